@@ -1,0 +1,133 @@
+"""The route table of the core contract: one row per endpoint.
+
+The single source the OpenAPI document, the client and the reference core are checked against.
+Paths use ``{name}`` parameters; ``auth`` names who may call; ``retry`` says whether a client
+may safely resend the request after a transport failure (the call is idempotent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode as E
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    operation_id: str
+    method: str
+    path: str
+    summary: str
+    auth: str  # "clarify", "clarify+apikey", "any", "dev", "none"
+    request: type[BaseModel] | None = None
+    response: type[BaseModel] | None = None
+    success: tuple[int, ...] = (200,)
+    errors: tuple[E, ...] = ()
+    query: tuple[str, ...] = ()
+    retry: bool = False
+    tags: tuple[str, ...] = field(default=())
+
+
+_AUTH = (E.UNAUTHENTICATED, E.AUDIENCE_FORBIDDEN)
+_BODY = (E.MALFORMED_BODY, E.VALIDATION_FAILED, E.PAYLOAD_TOO_LARGE)
+_LEASE = (E.JOB_NOT_FOUND, E.LEASE_MISMATCH, E.LEASE_EXPIRED)
+
+ROUTES: tuple[Route, ...] = (
+    Route("pollJobs", "POST", "/v1/jobs/poll", "Lease available jobs of the given kind prefixes.",
+          "clarify", m.PollRequest, m.PollResponse,
+          errors=(*_AUTH, *_BODY, E.JOB_KIND_FORBIDDEN), tags=("jobs",)),
+    Route("heartbeatJob", "POST", "/v1/jobs/{jobId}/heartbeat", "Extend a held lease.",
+          "clarify", m.HeartbeatRequest, m.LeasedJob,
+          errors=(*_AUTH, *_BODY, *_LEASE), retry=True, tags=("jobs",)),
+    Route("advanceJob", "POST", "/v1/jobs/{jobId}/advance",
+          "Skip forward inside the lease: raise attempts without a backoff.",
+          "clarify", m.AdvanceRequest, m.LeasedJob,
+          errors=(*_AUTH, *_BODY, *_LEASE, E.ATTEMPTS_EXHAUSTED), retry=True, tags=("jobs",)),
+    Route("completeJob", "POST", "/v1/jobs/{jobId}/complete", "Finish a job.",
+          "clarify", m.CompleteRequest, m.JobView,
+          errors=(*_AUTH, *_BODY, *_LEASE), retry=True, tags=("jobs",)),
+    Route("failJob", "POST", "/v1/jobs/{jobId}/fail",
+          "Give a job back: retryable failures back off, others dead-letter.",
+          "clarify", m.FailRequest, m.JobView,
+          errors=(*_AUTH, *_BODY, *_LEASE), tags=("jobs",)),
+    Route("getJob", "GET", "/v1/jobs/{jobId}", "Read one job.",
+          "clarify", None, m.JobView,
+          errors=(*_AUTH, E.JOB_NOT_FOUND), retry=True, tags=("jobs",)),
+    Route("listJobs", "GET", "/v1/jobs", "List jobs by state and kind prefix (dead letters).",
+          "clarify", None, m.JobPage, query=("state", "kind", "cursor", "limit"),
+          errors=(*_AUTH, E.VALIDATION_FAILED), retry=True, tags=("jobs",)),
+    Route("listClarifications", "GET", "/v1/clarifications",
+          "Tenant-scoped list with filters and a cursor.",
+          "clarify+apikey", None, m.ClarificationPage,
+          query=("state", "severity", "tenantId", "cursor", "limit"),
+          errors=(*_AUTH, E.VALIDATION_FAILED, E.TENANT_SCOPE_MISMATCH), retry=True,
+          tags=("clarifications",)),
+    Route("getClarification", "GET", "/v1/clarifications/{clarificationId}",
+          "Everything delivery needs about one clarification.",
+          "clarify+apikey", None, m.Clarification,
+          errors=(*_AUTH, E.CLARIFICATION_NOT_FOUND), retry=True, tags=("clarifications",)),
+    Route("answerClarification", "POST", "/v1/clarifications/{clarificationId}/answer",
+          "Record a response; evaluate quorum; bind when the policy is met.",
+          "clarify+apikey", m.AnswerRequest, m.AnswerResult, success=(200, 202),
+          errors=(*_AUTH, *_BODY, E.ANSWER_INDEX_OUT_OF_RANGE, E.ANSWER_UNNORMALISABLE,
+                  E.CLARIFICATION_NOT_FOUND, E.TENANT_SCOPE_MISMATCH,
+                  E.RESPONDER_ASSERTION_FORBIDDEN, E.PRINCIPAL_REQUIRED,
+                  E.STEWARD_OVERRIDE_FORBIDDEN, E.CLARIFY_ALREADY_ANSWERED,
+                  E.STEWARD_OVERRIDE_NOT_ALLOWED),
+          retry=True, tags=("clarifications",)),
+    Route("reportDelivery", "POST", "/v1/clarifications/{clarificationId}/deliveries",
+          "Report a message sent to a person; idempotent on deliveryId.",
+          "clarify", m.DeliveryReport, m.DeliveryRecord,
+          errors=(*_AUTH, *_BODY, E.CLARIFICATION_NOT_FOUND, E.TENANT_SCOPE_MISMATCH),
+          retry=True, tags=("clarifications",)),
+    Route("reportEvent", "POST", "/v1/clarifications/{clarificationId}/events",
+          "Report a skip, escalation or notice with its reason code; idempotent on eventId.",
+          "clarify", m.EventReport, m.ClarificationEvent,
+          errors=(*_AUTH, *_BODY, E.CLARIFICATION_NOT_FOUND), retry=True,
+          tags=("clarifications",)),
+    Route("resolvePerson", "POST", "/v1/people/resolve",
+          "Resolve a Slack or Teams identity to a PERSON, tenant-scoped.",
+          "clarify", m.ResolveRequest, m.ResolvedPerson,
+          errors=(*_AUTH, *_BODY, E.PERSON_NOT_FOUND, E.ALIAS_AMBIGUOUS,
+                  E.TENANT_SCOPE_MISMATCH), retry=True, tags=("people",)),
+    Route("getPerson", "GET", "/v1/people/{personId}",
+          "A person's delivery aliases, memberships and roles.",
+          "clarify", None, m.Person, query=("tenantId",),
+          errors=(*_AUTH, E.PERSON_NOT_FOUND, E.TENANT_SCOPE_MISMATCH, E.VALIDATION_FAILED),
+          retry=True, tags=("people",)),
+    Route("getFact", "GET", "/v1/facts/{logicalId}",
+          "The fact version believed at asOfTx (default now).",
+          "clarify+apikey", None, m.FactVersion, query=("asOfTx",),
+          errors=(*_AUTH, E.FACT_NOT_FOUND, E.VALIDATION_FAILED), retry=True, tags=("facts",)),
+    Route("getFactHistory", "GET", "/v1/facts/{logicalId}/versions",
+          "Every version of a fact, oldest first.",
+          "clarify+apikey", None, m.FactHistory,
+          errors=(*_AUTH, E.FACT_NOT_FOUND), retry=True, tags=("facts",)),
+    Route("devCreateClarification", "POST", "/dev/v1/clarifications",
+          "Create a clarification as ingestion would (dedup identity applies).",
+          "dev", m.CreateClarificationRequest, m.CreateClarificationResponse,
+          success=(200, 201),
+          errors=(E.UNAUTHENTICATED, *_BODY, E.TENANT_SCOPE_MISMATCH), tags=("dev",)),
+    Route("devGetClock", "GET", "/dev/v1/clock", "Read the reference core's clock.",
+          "dev", None, m.ClockView, errors=(E.UNAUTHENTICATED,), retry=True, tags=("dev",)),
+    Route("devMoveClock", "POST", "/dev/v1/clock", "Move the clock forward (never back).",
+          "dev", m.ClockRequest, m.ClockView,
+          errors=(E.UNAUTHENTICATED, *_BODY), tags=("dev",)),
+    Route("devLoadScenario", "POST", "/dev/v1/scenario",
+          "Load a scenario (tenants, workspaces, people, tokens, clarifications).",
+          "dev", None, m.ScenarioLoaded,
+          errors=(E.UNAUTHENTICATED, *_BODY), tags=("dev",)),
+)
+
+OPENAPI_PATH = "/openapi.json"
+HEALTH_PATH = "/healthz"
+
+
+def route(operation_id: str) -> Route:
+    for r in ROUTES:
+        if r.operation_id == operation_id:
+            return r
+    raise KeyError(operation_id)
