@@ -40,3 +40,25 @@ class ManualClock:
             raise ValueError("a manual clock never goes backwards")
         self._now = when.astimezone(UTC)
         return self._now
+
+
+class OffsetClock:
+    """System time plus an offset that only grows: a served reference core's movable clock."""
+
+    def __init__(self) -> None:
+        self._offset = timedelta(0)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self._offset
+
+    def advance(self, delta: timedelta | float) -> datetime:
+        step = delta if isinstance(delta, timedelta) else timedelta(seconds=delta)
+        if step < timedelta(0):
+            raise ValueError("the clock never goes backwards")
+        self._offset += step
+        return self.now()
+
+    def set(self, when: datetime) -> datetime:
+        if when.tzinfo is None:
+            raise ValueError("the clock needs a timezone-aware time")
+        return self.advance(when - self.now())

@@ -1,0 +1,302 @@
+"""The reference core over HTTP (aiohttp): routes from the contract's route table, one error shape.
+
+This layer only translates: bearer token, JSON body and query parameters in; the core's models and
+``CoreFault`` codes out. Every failure, including a crash, leaves as a documented error body.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+import structlog
+from aiohttp import web
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode
+from bot.core.routes import HEALTH_PATH, OPENAPI_PATH, ROUTES, Route
+from devcore.core import ReferenceCore, load_scenario
+from devcore.directory import Token
+from devcore.faults import CoreFault
+from devcore.scenario import ScenarioError
+
+log = structlog.get_logger("devcore")
+MAX_BODY = 1024 * 1024
+CORE_KEY: web.AppKey[ReferenceCore] = web.AppKey("core", ReferenceCore)
+
+Handler = Callable[["Call"], Awaitable[tuple[BaseModel, int]]]
+
+
+class Call:
+    """One request after authentication: the core, the token, the parsed body and parameters."""
+
+    def __init__(self, core: ReferenceCore, request: web.Request, token: Token | None,
+                 body: BaseModel | dict[str, Any] | None) -> None:
+        self.core = core
+        self.request = request
+        self.token = token
+        self.body = body
+
+    @property
+    def caller(self) -> Token:
+        assert self.token is not None
+        return self.token
+
+    def path(self, name: str) -> str:
+        return self.request.match_info[name]
+
+    def query(self, name: str, adapter: TypeAdapter[Any] | None = None) -> Any:
+        raw = self.request.query.get(name)
+        if raw is None or adapter is None:
+            return raw
+        try:
+            return adapter.validate_python(raw)
+        except ValidationError:
+            raise CoreFault(ErrorCode.VALIDATION_FAILED, f"Query parameter {name} is invalid.")\
+                from None
+
+
+def error_response(fault: CoreFault, details: list[dict[str, Any]] | None = None) -> web.Response:
+    body = m.ErrorBody(code=fault.code, message=fault.message, status=fault.status,
+                       details=[m.ValidationIssue(**d) for d in details] if details else None)
+    return web.json_response(body.wire(), status=fault.status)
+
+
+def _bearer(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    scheme, _, value = header.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def _authorise(core: ReferenceCore, route: Route, request: web.Request) -> Token | None:
+    bearer = _bearer(request)
+    if route.auth == "dev":
+        if not core.is_dev(bearer):
+            raise CoreFault(ErrorCode.UNAUTHENTICATED)
+        return None
+    token = core.authenticate(bearer)
+    if route.operation_id == "pollJobs":
+        return token  # every service audience may poll; the fence decides the kinds
+    if route.auth == "clarify" and token.audience is not m.Audience.CLARIFY:
+        raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
+    if route.auth == "clarify+apikey" and token.audience not in (m.Audience.CLARIFY, None):
+        raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
+    return token
+
+
+async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any] | None:
+    if route.method != "POST":
+        return None
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise CoreFault(ErrorCode.PAYLOAD_TOO_LARGE)
+    raw = await request.content.read(MAX_BODY + 1)
+    if len(raw) > MAX_BODY:
+        raise CoreFault(ErrorCode.PAYLOAD_TOO_LARGE)
+    try:
+        data = json.loads(raw) if raw.strip() else None
+    except (ValueError, UnicodeDecodeError):
+        raise CoreFault(ErrorCode.MALFORMED_BODY) from None
+    if not isinstance(data, dict):
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "The body must be a JSON object.")
+    if route.request is None:
+        return data
+    return route.request.model_validate(data)
+
+
+def _issues(exc: ValidationError) -> list[dict[str, Any]]:
+    # value-free: location and message only, never the offending input
+    return [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
+
+
+def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def endpoint(request: web.Request) -> web.Response:
+        core = request.app[CORE_KEY]
+        try:
+            token = _authorise(core, route, request)
+            body = await _body(route, request)
+            model, status = await handler(Call(core, request, token, body))
+        except CoreFault as fault:
+            return error_response(fault)
+        except ValidationError as exc:
+            return error_response(CoreFault(ErrorCode.VALIDATION_FAILED), _issues(exc))
+        log.info("core.request", operation=route.operation_id, status=status)
+        return web.json_response(model.wire(), status=status)
+
+    return endpoint
+
+
+# ------------------------------------------------------------------- handlers
+
+_STATE = TypeAdapter(m.ClarificationState)
+_SEVERITY = TypeAdapter(m.Severity)
+_JOB_STATE = TypeAdapter(m.JobState)
+_WHEN = TypeAdapter(m.AwareDatetime)
+_LIMIT = TypeAdapter(int)
+
+
+def _page_window(call: Call) -> tuple[int, int]:
+    limit = call.query("limit", _LIMIT) or 50
+    if not 1 <= limit <= 200:
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter limit is invalid.")
+    cursor = call.query("cursor")
+    if cursor is None:
+        return 0, limit
+    try:
+        offset = int(base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii"))
+    except (ValueError, UnicodeError, binascii.Error):
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.")\
+            from None
+    if offset < 0:
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.")
+    return offset, limit
+
+
+def _next_cursor(offset: int, limit: int, total: int) -> str | None:
+    end = offset + limit
+    return base64.urlsafe_b64encode(str(end).encode()).decode().rstrip("=") if end < total else None
+
+
+async def list_clarifications(call: Call) -> tuple[BaseModel, int]:
+    offset, limit = _page_window(call)
+    items = call.core.list_clarifications(
+        call.caller, state=call.query("state", _STATE), severity=call.query("severity", _SEVERITY),
+        tenant_id=call.query("tenantId"),
+    )
+    return m.ClarificationPage(items=items[offset:offset + limit],
+                               next_cursor=_next_cursor(offset, limit, len(items))), 200
+
+
+async def list_jobs(call: Call) -> tuple[BaseModel, int]:
+    offset, limit = _page_window(call)
+    items = call.core.list_jobs(call.caller, state=call.query("state", _JOB_STATE),
+                                kind=call.query("kind"))
+    return m.JobPage(items=items[offset:offset + limit],
+                     next_cursor=_next_cursor(offset, limit, len(items))), 200
+
+
+async def answer(call: Call) -> tuple[BaseModel, int]:
+    assert isinstance(call.body, m.AnswerRequest)
+    return call.core.answer(call.caller, call.path("clarificationId"), call.body)
+
+
+async def create(call: Call) -> tuple[BaseModel, int]:
+    assert isinstance(call.body, m.CreateClarificationRequest)
+    response, created = call.core.create_clarification(call.body)
+    return response, 201 if created else 200
+
+
+async def move_clock(call: Call) -> tuple[BaseModel, int]:
+    assert isinstance(call.body, m.ClockRequest)
+    clock = call.core.clock
+    try:
+        if call.body.set is not None:
+            clock.set(call.body.set)
+        if call.body.advance_seconds is not None:
+            clock.advance(call.body.advance_seconds)
+    except ValueError:
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "The clock never goes backwards.") from None
+    return m.ClockView(now=call.core.now()), 200
+
+
+async def scenario(call: Call) -> tuple[BaseModel, int]:
+    assert isinstance(call.body, dict)
+    try:
+        return load_scenario(call.core, call.body), 200
+    except ScenarioError as exc:
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, str(exc)) from None
+
+
+def _job_op(name: str) -> Handler:
+    async def op(call: Call) -> tuple[BaseModel, int]:
+        return getattr(call.core, name)(call.caller, call.path("jobId"), call.body), 200
+
+    return op
+
+
+async def _poll(call: Call) -> tuple[BaseModel, int]:
+    assert isinstance(call.body, m.PollRequest)
+    return m.PollResponse(jobs=call.core.poll(call.caller, call.body)), 200
+
+
+async def _as_of(call: Call) -> tuple[BaseModel, int]:
+    when: datetime | None = call.query("asOfTx", _WHEN)
+    return call.core.get_fact(call.caller, call.path("logicalId"), when), 200
+
+
+HANDLERS: dict[str, Handler] = {
+    "pollJobs": _poll,
+    "heartbeatJob": _job_op("heartbeat"),
+    "advanceJob": _job_op("advance"),
+    "completeJob": _job_op("complete"),
+    "failJob": _job_op("fail"),
+    "getJob": lambda c: _ok(c.core.get_job(c.caller, c.path("jobId"))),
+    "listJobs": list_jobs,
+    "listClarifications": list_clarifications,
+    "getClarification": lambda c: _ok(c.core.get_clarification(c.caller, c.path("clarificationId"))),
+    "answerClarification": answer,
+    "reportDelivery": lambda c: _ok(c.core.report_delivery(c.caller, c.path("clarificationId"),
+                                                           c.body)),  # type: ignore[arg-type]
+    "reportEvent": lambda c: _ok(c.core.report_event(c.caller, c.path("clarificationId"),
+                                                     c.body)),  # type: ignore[arg-type]
+    "resolvePerson": lambda c: _ok(c.core.resolve(c.caller, c.body)),  # type: ignore[arg-type]
+    "getPerson": lambda c: _ok(c.core.get_person(c.caller, c.path("personId"),
+                                                 c.query("tenantId"))),
+    "getFact": _as_of,
+    "getFactHistory": lambda c: _ok(c.core.fact_history(c.caller, c.path("logicalId"))),
+    "devCreateClarification": create,
+    "devGetClock": lambda c: _ok(m.ClockView(now=c.core.now())),
+    "devMoveClock": move_clock,
+    "devLoadScenario": scenario,
+}
+
+
+async def _ok(model: BaseModel) -> tuple[BaseModel, int]:
+    return model, 200
+
+
+# ------------------------------------------------------------------- application
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+                  ) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPNotFound:
+        return error_response(CoreFault(ErrorCode.ROUTE_NOT_FOUND))
+    except web.HTTPMethodNotAllowed:
+        return error_response(CoreFault(ErrorCode.METHOD_NOT_ALLOWED))
+    except web.HTTPRequestEntityTooLarge:
+        return error_response(CoreFault(ErrorCode.PAYLOAD_TOO_LARGE))
+    except web.HTTPException as exc:
+        if exc.status >= 400:
+            return error_response(CoreFault(ErrorCode.VALIDATION_FAILED))
+        raise
+    except Exception:  # the contract promises an error body even for a crash
+        log.exception("core.crash", path=request.path)
+        return error_response(CoreFault(ErrorCode.INTERNAL))
+
+
+def create_app(core: ReferenceCore) -> web.Application:
+    from bot.core.openapi import build_openapi
+
+    app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY * 2)
+    app[CORE_KEY] = core
+    document = build_openapi()
+
+    async def openapi(_: web.Request) -> web.Response:
+        return web.json_response(document)
+
+    async def health(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    app.router.add_get(OPENAPI_PATH, openapi)
+    app.router.add_get(HEALTH_PATH, health)
+    for route in ROUTES:
+        app.router.add_route(route.method, route.path, _endpoint(route, HANDLERS[route.operation_id]))
+    return app

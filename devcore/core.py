@@ -1,0 +1,392 @@
+"""The reference core: an in-memory, clock-driven double of the Telha core's clarify surface.
+
+Every public method takes the caller's resolved token and raises ``CoreFault`` with a documented
+error code; the web layer only translates. Reading the clock reaps expired leases first, so moving
+the clock is all a test needs to make escalation windows pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode
+from devcore.answers import Answer, AnswerBook, decide, http_status
+from devcore.directory import Directory, Token
+from devcore.facts import FactStore
+from devcore.faults import CoreFault
+from devcore.jobs import CLARIFY_PREFIX, JobQueue, JobRecord
+from devcore.normalise import NotNormalisable, Span, normalise_custom
+
+CLARIFY_KIND = "clarify:temporal"
+_FENCE = {m.Audience.CLARIFY: CLARIFY_PREFIX, m.Audience.INGEST: "ingest:"}
+
+
+class MovableClock(Protocol):
+    def now(self) -> datetime: ...
+    def advance(self, delta: timedelta | float) -> datetime: ...
+    def set(self, when: datetime) -> datetime: ...
+
+
+@dataclass(slots=True)
+class Record:
+    model: m.Clarification
+    dedup_key: tuple[object, ...]
+    book: AnswerBook = field(default_factory=AnswerBook)
+    event_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+
+class ReferenceCore:
+    def __init__(self, *, clock: MovableClock, directory: Directory | None = None) -> None:
+        self.clock = clock
+        self.reset(directory or Directory())
+
+    def reset(self, directory: Directory) -> None:
+        """Forget everything and start from this directory (a loaded scenario)."""
+        self.directory = directory
+        self.facts = FactStore()
+        self.fact_tenants: dict[str, str] = {}
+        self.records: dict[str, Record] = {}
+        self.dedup: dict[tuple[object, ...], str] = {}
+        self.jobs = JobQueue(on_expired=self._on_expired, on_dead_letter=self._on_dead_letter)
+        self._ids = itertools.count(1)
+
+    def now(self) -> datetime:
+        now = self.clock.now()
+        self.jobs.reap(now)
+        return now
+
+    # ---------------------------------------------------------------- auth
+
+    def authenticate(self, bearer: str | None) -> Token:
+        token = self.directory.tokens.get(bearer or "")
+        if token is None:
+            raise CoreFault(ErrorCode.UNAUTHENTICATED)
+        return token
+
+    def is_dev(self, bearer: str | None) -> bool:
+        return bool(bearer) and bearer in self.directory.dev_tokens
+
+    # ---------------------------------------------------------------- events
+
+    def _event(
+        self, c: m.Clarification, type_: str, message: str, *, person_id: str | None = None,
+        actor: str | None = None, attempt: int | None = None,
+        reason_code: m.ReasonCode | None = None, event_id: str | None = None,
+    ) -> m.ClarificationEvent:
+        record = self.records[c.id]
+        event = m.ClarificationEvent(
+            event_id=event_id or f"ev-{next(record.event_ids):05d}", type=type_,
+            at=self.clock.now(), actor=actor, person_id=person_id, attempt=attempt,
+            reason_code=reason_code, message=message,
+        )
+        c.events.append(event)
+        return event
+
+    def _on_expired(self, job: JobRecord, ran_out: int, now: datetime) -> None:
+        record = self.records.get(job.payload.clarification_id)
+        if record is None:
+            return
+        c = record.model
+        ranking = job.payload.ranking
+        person = ranking[ran_out] if ran_out < len(ranking) else c.workspace.steward_id
+        if c.state is m.ClarificationState.OPEN:
+            c.state = m.ClarificationState.EXPIRED
+            c.updated_at = now
+        self._event(c, "expired", "The escalation window ran out for this attempt.",
+                    person_id=person, attempt=ran_out)
+
+    def _on_dead_letter(self, job: JobRecord, at: datetime) -> None:
+        record = self.records.get(job.payload.clarification_id)
+        if record is None:
+            return
+        c = record.model
+        if c.state is not m.ClarificationState.ANSWERED:
+            c.state = m.ClarificationState.DEAD_LETTERED
+            c.updated_at = at
+        self._event(c, "dead_lettered", "The ranking is exhausted; listed in the steward digest.",
+                    attempt=job.attempts)
+
+    # ---------------------------------------------------------------- clarifications
+
+    def _record(self, token: Token, clarification_id: str) -> Record:
+        record = self.records.get(clarification_id)
+        if record is None or record.model.tenant_id not in token.tenants:
+            raise CoreFault(ErrorCode.CLARIFICATION_NOT_FOUND)
+        return record
+
+    def create_clarification(
+        self, req: m.CreateClarificationRequest
+    ) -> tuple[m.CreateClarificationResponse, bool]:
+        from devcore.creation import build_clarification
+
+        now = self.now()
+        key = (req.tenant_id, req.document.document_id, req.document.content_hash,
+               req.span.start, req.span.end, req.kind)
+        if key in self.dedup:
+            existing = self.records[self.dedup[key]].model
+            return m.CreateClarificationResponse(
+                clarification=summary(existing), deduplicated=True, job_id=existing.job_id,
+            ), False
+        tenant = self.directory.tenant(req.tenant_id)
+        c = build_clarification(
+            req, clarification_id=f"clr-{next(self._ids):05d}", tenant=tenant,
+            directory=self.directory, now=now,
+        )
+        self.records[c.id] = Record(model=c, dedup_key=key)
+        self.dedup[key] = c.id
+        best = c.candidates[0]
+        self.fact_tenants[c.target] = c.tenant_id
+        self.facts.append(
+            logical_id=c.target, now=now, valid_from=best.valid_from, valid_to=best.valid_to,
+            confidence=c.applied_candidate_confidence, pending_clarification_id=c.id,
+            provenance=m.Provenance(evidence_class=m.EvidenceClass.SYSTEM_EXTRACTION,
+                                    source_version_tx=c.document.source_version_tx),
+        )
+        self._event(c, "created", f"Clarification created with severity {c.severity}.")
+        if c.severity is not m.Severity.LOW:
+            window = tenant.policy.escalation_window
+            job = self.jobs.enqueue(
+                tenant_id=c.tenant_id, kind=CLARIFY_KIND,
+                payload=m.JobPayload(clarification_id=c.id, ranking=list(c.ranking)),
+                max_attempts=len(c.ranking) + 1, now=now, backoff=(window, window),
+            )
+            c.job_id = job.id
+        return m.CreateClarificationResponse(
+            clarification=summary(c), deduplicated=False, job_id=c.job_id
+        ), True
+
+    def list_clarifications(
+        self, token: Token, *, state: m.ClarificationState | None, severity: m.Severity | None,
+        tenant_id: str | None,
+    ) -> list[m.ClarificationSummary]:
+        self.now()
+        if tenant_id is not None and tenant_id not in token.tenants:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        tenants = {tenant_id} if tenant_id else token.tenants
+        chosen = [
+            r.model for r in self.records.values()
+            if r.model.tenant_id in tenants
+            and (state is None or r.model.state is state)
+            and (severity is None or r.model.severity is severity)
+        ]
+        chosen.sort(key=lambda c: (c.created_at, c.id), reverse=True)
+        return [summary(c) for c in chosen]
+
+    def get_clarification(self, token: Token, clarification_id: str) -> m.Clarification:
+        self.now()
+        return self._record(token, clarification_id).model
+
+    def answer(
+        self, token: Token, clarification_id: str, req: m.AnswerRequest
+    ) -> tuple[m.AnswerResult, int]:
+        now = self.now()
+        responder, rights = _responder_of(token, req)
+        record = self._record(token, clarification_id)
+        c = record.model
+        if self.directory.person_in(tenant_id=c.tenant_id, person_id=responder) is None:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        answer = Answer(
+            responder=responder, rights=rights, span=_normalise(c, req),
+            answer_index=req.answer_index, answer_custom=req.answer_custom,
+            channel=req.channel, message_ref=req.message_ref,
+            steward_override=req.steward_override,
+        )
+        decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
+        result = decision.result
+        if decision.bind is not None and decision.evidence is not None:
+            version = self.facts.append(
+                logical_id=c.target, now=now, valid_from=decision.bind.valid_from,
+                valid_to=decision.bind.valid_to, confidence=1.0,
+                provenance=m.Provenance(
+                    evidence_class=decision.evidence, clarification_id=c.id,
+                    source_version_tx=c.document.source_version_tx,
+                    confirmed_by=list(c.quorum.confirmed_by),
+                ),
+            )
+            c.bound_fact_version_tx = version.version_tx
+            result = result.model_copy(update={"fact_version_tx": version.version_tx})
+            for response_id, prior in record.book.outcomes.items():
+                if prior.outcome is result.outcome and prior.fact_version_tx is None:
+                    record.book.outcomes[response_id] = prior.model_copy(
+                        update={"fact_version_tx": version.version_tx})
+        return result, http_status(result.outcome)
+
+    def report_delivery(
+        self, token: Token, clarification_id: str, req: m.DeliveryReport
+    ) -> m.DeliveryRecord:
+        now = self.now()
+        c = self._record(token, clarification_id).model
+        for existing in c.deliveries:
+            if existing.delivery_id == req.delivery_id:
+                return existing
+        if self.directory.person_in(tenant_id=c.tenant_id, person_id=req.person_id) is None:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        delivery = m.DeliveryRecord(
+            delivery_id=req.delivery_id, person_id=req.person_id, channel=req.channel,
+            kind=req.kind, attempt=req.attempt, message_ref=req.message_ref, delivered_at=now,
+        )
+        c.deliveries.append(delivery)
+        if req.kind is not m.DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
+            c.asked.append(req.person_id)
+        c.updated_at = now
+        self._event(c, "delivered", f"A {req.kind} was delivered on {req.channel}.",
+                    person_id=req.person_id, attempt=req.attempt, actor="clarify-bot")
+        return delivery
+
+    def report_event(
+        self, token: Token, clarification_id: str, req: m.EventReport
+    ) -> m.ClarificationEvent:
+        self.now()
+        c = self._record(token, clarification_id).model
+        for existing in c.events:
+            if existing.event_id == req.event_id:
+                return existing
+        return self._event(
+            c, req.type, req.message, person_id=req.person_id, attempt=req.attempt,
+            reason_code=req.reason_code, actor="clarify-bot", event_id=req.event_id,
+        )
+
+    # ---------------------------------------------------------------- jobs
+
+    def poll(self, token: Token, req: m.PollRequest) -> list[m.LeasedJob]:
+        now = self.now()
+        if token.audience is None:
+            raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
+        allowed = _FENCE[token.audience]
+        if any(not kind.startswith(allowed) for kind in req.kinds):
+            raise CoreFault(ErrorCode.JOB_KIND_FORBIDDEN)
+        jobs = self.jobs.poll(
+            prefixes=req.kinds, tenants=token.tenants, max_jobs=req.max_jobs,
+            lease=timedelta(seconds=req.lease_seconds), now=now,
+        )
+        return [job.leased() for job in jobs]
+
+    def held(self, token: Token, job_id: str, lease_token: str) -> JobRecord:
+        self.now()
+        return self.jobs.held(job_id, lease_token=lease_token, tenants=token.tenants)
+
+    def heartbeat(self, token: Token, job_id: str, req: m.HeartbeatRequest) -> m.LeasedJob:
+        job = self.held(token, job_id, req.lease_token)
+        assert job.lease_expires_at is not None
+        now = self.clock.now()
+        seconds = req.lease_seconds or max((job.lease_expires_at - now).total_seconds(), 5)
+        return self.jobs.heartbeat(job, lease=timedelta(seconds=seconds), now=now).leased()
+
+    def advance(self, token: Token, job_id: str, req: m.AdvanceRequest) -> m.LeasedJob:
+        job = self.held(token, job_id, req.lease_token)
+        before = job.attempts
+        self.jobs.advance(job, attempt=req.attempt)
+        record = self.records.get(job.payload.clarification_id)
+        if record is not None and req.attempt != before:
+            self._event(record.model, "advanced", "Skipped forward inside the lease.",
+                        attempt=req.attempt, reason_code=req.reason_code, actor="clarify-bot")
+        return job.leased()
+
+    def complete(self, token: Token, job_id: str, req: m.CompleteRequest) -> m.JobView:
+        if self.jobs.repeat_complete(job_id, lease_token=req.lease_token, tenants=token.tenants):
+            return self.jobs.get(job_id, tenants=token.tenants).view()
+        return self.jobs.complete(self.held(token, job_id, req.lease_token)).view()
+
+    def fail(self, token: Token, job_id: str, req: m.FailRequest) -> m.JobView:
+        job = self.held(token, job_id, req.lease_token)
+        return self.jobs.fail(
+            job, retryable=req.retryable, reason=req.reason, now=self.clock.now()
+        ).view()
+
+    def get_job(self, token: Token, job_id: str) -> m.JobView:
+        self.now()
+        return self.jobs.get(job_id, tenants=token.tenants).view()
+
+    def list_jobs(
+        self, token: Token, *, state: m.JobState | None, kind: str | None
+    ) -> list[m.JobView]:
+        self.now()
+        return [j.view() for j in self.jobs.listing(tenants=token.tenants, state=state, kind=kind)]
+
+    # ---------------------------------------------------------------- people and facts
+
+    def resolve(self, token: Token, req: m.ResolveRequest) -> m.ResolvedPerson:
+        if req.tenant_id not in token.tenants:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        return self.directory.resolve(tenant_id=req.tenant_id, identity=req.identity)
+
+    def get_person(self, token: Token, person_id: str, tenant_id: str | None) -> m.Person:
+        if tenant_id is not None and tenant_id not in token.tenants:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        person = self.directory.people.get(person_id)
+        scope = {tenant_id} if tenant_id else token.tenants
+        if person is None or person.tenant_id not in scope:
+            raise CoreFault(ErrorCode.PERSON_NOT_FOUND)
+        return person
+
+    def _fact_scope(self, token: Token, logical_id: str) -> None:
+        if self.fact_tenants.get(logical_id) not in token.tenants:
+            raise CoreFault(ErrorCode.FACT_NOT_FOUND)
+
+    def get_fact(self, token: Token, logical_id: str, as_of: datetime | None) -> m.FactVersion:
+        self._fact_scope(token, logical_id)
+        if as_of is None:
+            return self.facts.history(logical_id)[-1]
+        return self.facts.as_of(logical_id, as_of)
+
+    def fact_history(self, token: Token, logical_id: str) -> m.FactHistory:
+        self._fact_scope(token, logical_id)
+        return m.FactHistory(logical_id=logical_id, versions=self.facts.history(logical_id))
+
+
+def summary(c: m.Clarification) -> m.ClarificationSummary:
+    return m.ClarificationSummary(
+        id=c.id, tenant_id=c.tenant_id, workspace_id=c.workspace.workspace_id, kind=c.kind,
+        severity=c.severity, state=c.state, quorum_state=c.quorum.state,
+        document_title=c.document.title, created_at=c.created_at, updated_at=c.updated_at,
+    )
+
+
+def _responder_of(token: Token, req: m.AnswerRequest) -> tuple[str, m.Role]:
+    """The responder assertion rule (spec §6, approval condition 2026-07-04)."""
+    if token.audience is m.Audience.CLARIFY:
+        if req.responder is None or req.rights is None:
+            raise CoreFault(ErrorCode.VALIDATION_FAILED,
+                            "A clarify-audience caller must name the responder and their rights.")
+        return req.responder, req.rights
+    if token.audience is not None:
+        raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
+    if req.rights is not None or (req.responder is not None and req.responder != token.principal):
+        raise CoreFault(ErrorCode.RESPONDER_ASSERTION_FORBIDDEN)
+    if token.principal is None or token.role is None:
+        raise CoreFault(ErrorCode.PRINCIPAL_REQUIRED)
+    return token.principal, token.role
+
+
+def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
+    if req.answer_index is not None:
+        if req.answer_index >= len(c.candidates):
+            raise CoreFault(ErrorCode.ANSWER_INDEX_OUT_OF_RANGE)
+        chosen = c.candidates[req.answer_index]
+        return Span(chosen.valid_from, chosen.valid_to)
+    assert req.answer_custom is not None
+    try:
+        return normalise_custom(
+            valid_from=req.answer_custom.valid_from, valid_to=req.answer_custom.valid_to,
+            source_text=req.answer_custom.source_text,
+        )
+    except NotNormalisable:
+        raise CoreFault(ErrorCode.ANSWER_UNNORMALISABLE) from None
+
+
+def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoaded:
+    """Replace the core's state with a scenario's directory and create its clarifications."""
+    from devcore.scenario import parse_scenario
+
+    directory, requests = parse_scenario(dict(data))
+    core.reset(directory)
+    for req in requests:
+        core.create_clarification(req)
+    return m.ScenarioLoaded(
+        tenants=len(directory.tenants), people=len(directory.people),
+        clarifications=len(core.records),
+    )

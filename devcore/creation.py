@@ -1,0 +1,68 @@
+"""Creating a clarification as ingestion does: severity, quorum policy, ranking (spec §3.2, §5)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode
+from devcore.directory import Directory, Tenant
+from devcore.faults import CoreFault
+
+
+def authority_ranking(
+    authority: m.AuthorityInput, *, tenant_id: str, directory: Directory, cap: int
+) -> list[str]:
+    """Author, then people named, then owner; first seen wins; people of the tenant only."""
+    ranking: list[str] = []
+    for person_id in (*authority.authored_by, *authority.named, *authority.owned_by):
+        if person_id in ranking:
+            continue
+        if directory.person_in(tenant_id=tenant_id, person_id=person_id) is None:
+            continue
+        ranking.append(person_id)
+    return ranking[:cap]
+
+
+def build_clarification(
+    req: m.CreateClarificationRequest, *, clarification_id: str, tenant: Tenant,
+    directory: Directory, now: datetime,
+) -> m.Clarification:
+    workspace = directory.workspaces.get(req.workspace_id)
+    if workspace is None or workspace.tenant_id != tenant.id:
+        raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+    if req.document.acl.workspace_id != workspace.id:
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "The source ACL names another workspace.")
+    if req.span.end < req.span.start:
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "The span ends before it starts.")
+    severity = tenant.policy.severity_for(kind=req.kind, hint=req.severity_hint)
+    policy = tenant.policy.quorum_policy_for(severity)
+    quorum_required = policy.required_confirmations > 1 or severity is m.Severity.CRITICAL
+    doc = req.document
+    return m.Clarification(
+        id=clarification_id, tenant_id=tenant.id,
+        workspace=m.WorkspaceRef(workspace_id=workspace.id, name=workspace.name,
+                                 steward_id=workspace.steward_id),
+        target=req.target, kind=req.kind, severity=severity, state=m.ClarificationState.OPEN,
+        quorum_policy=policy,
+        quorum=m.QuorumStatus(
+            state=m.QuorumState.PENDING if quorum_required else m.QuorumState.NOT_REQUIRED,
+            required=policy.required_confirmations, confirmations=0,
+            remaining=policy.required_confirmations,
+        ),
+        candidates=[
+            m.DateCandidate(index=i, label=c.label, valid_from=c.valid_from, valid_to=c.valid_to)
+            for i, c in enumerate(req.candidates)
+        ],
+        question=req.question, span_excerpt=req.span.text, span_start=req.span.start,
+        span_end=req.span.end,
+        document=m.SourceDocument(
+            document_id=doc.document_id, title=doc.title, url=doc.url,
+            source_version_tx=doc.source_version_tx or now, acl=doc.acl,
+        ),
+        detector_confidence=req.detector_confidence,
+        applied_candidate_confidence=req.applied_candidate_confidence,
+        ranking=authority_ranking(req.authority, tenant_id=tenant.id, directory=directory,
+                                  cap=tenant.policy.max_candidates),
+        created_at=now, updated_at=now,
+    )

@@ -1,0 +1,131 @@
+"""The reference core's directory: tenants and their clarify policy, workspaces, people, tokens."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode
+from devcore.faults import CoreFault
+
+
+@dataclass(slots=True)
+class TenantPolicy:
+    """The tenant's [clarify] tables as the core applies them (spec §8)."""
+
+    escalation_window_hours: float = 48
+    max_candidates: int = 3
+    default_severity: m.Severity = m.Severity.NORMAL
+    quorum_enabled: bool = True
+    critical_required_confirmations: int = 2
+    required_roles: tuple[m.Role, ...] = (m.Role.EDITOR,)
+    allow_steward_override: bool = True
+    elevate: dict[m.AmbiguityKind, m.Severity] = field(default_factory=dict)
+
+    @property
+    def escalation_window(self) -> timedelta:
+        return timedelta(hours=self.escalation_window_hours)
+
+    def severity_for(self, *, kind: m.AmbiguityKind, hint: m.Severity | None) -> m.Severity:
+        base = hint or self.default_severity
+        floor = self.elevate.get(kind, m.Severity.LOW)
+        return base if base.rank >= floor.rank else floor
+
+    def quorum_policy_for(self, severity: m.Severity) -> m.QuorumPolicy:
+        required = 1
+        if severity is m.Severity.CRITICAL and self.quorum_enabled:
+            required = self.critical_required_confirmations
+        return m.QuorumPolicy(
+            required_confirmations=required,
+            required_roles=list(self.required_roles),
+            allow_steward_override=self.allow_steward_override,
+        )
+
+
+@dataclass(slots=True)
+class Tenant:
+    id: str
+    name: str
+    policy: TenantPolicy
+
+
+@dataclass(slots=True)
+class Workspace:
+    id: str
+    tenant_id: str
+    name: str
+    steward_id: str | None
+
+
+@dataclass(slots=True)
+class Token:
+    """A bearer credential: a service token (audience + tenants) or an API key (tenant + principal)."""
+
+    value: str
+    audience: m.Audience | None
+    tenants: frozenset[str]
+    principal: str | None = None
+    role: m.Role | None = None
+
+    @property
+    def is_api_key(self) -> bool:
+        return self.audience is None
+
+
+@dataclass(slots=True)
+class Directory:
+    tenants: dict[str, Tenant] = field(default_factory=dict)
+    workspaces: dict[str, Workspace] = field(default_factory=dict)
+    people: dict[str, m.Person] = field(default_factory=dict)
+    tokens: dict[str, Token] = field(default_factory=dict)
+    dev_tokens: set[str] = field(default_factory=set)
+
+    def tenant(self, tenant_id: str) -> Tenant:
+        try:
+            return self.tenants[tenant_id]
+        except KeyError:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH) from None
+
+    def person_in(self, *, tenant_id: str, person_id: str) -> m.Person | None:
+        person = self.people.get(person_id)
+        return person if person is not None and person.tenant_id == tenant_id else None
+
+    def resolve(self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity) -> m.ResolvedPerson:
+        matches: list[tuple[m.Person, bool]] = []
+        for person in self.people.values():
+            if person.tenant_id != tenant_id:
+                continue
+            verified = _match(person.aliases, identity)
+            if verified is not None:
+                matches.append((person, verified))
+        if not matches:
+            raise CoreFault(ErrorCode.PERSON_NOT_FOUND)
+        if len(matches) > 1:
+            raise CoreFault(ErrorCode.ALIAS_AMBIGUOUS)
+        person, alias_verified = matches[0]
+        return m.ResolvedPerson(
+            person=person, verified=alias_verified and person.verified_enterprise_identity
+        )
+
+
+def _match(aliases: m.PersonAliases, identity: m.SlackIdentity | m.TeamsIdentity) -> bool | None:
+    """Whether (and how verified) an alias matches the identity; None when none matches."""
+    if isinstance(identity, m.SlackIdentity):
+        for alias in aliases.slack:
+            if alias.user_id != identity.user_id:
+                continue
+            same_org = (
+                (identity.enterprise_id is not None and alias.enterprise_id == identity.enterprise_id)
+                or (identity.team_id is not None and alias.team_id == identity.team_id)
+            )
+            if same_org:
+                return alias.verified
+        return None
+    for team_alias in aliases.teams:
+        if (
+            team_alias.aad_object_id == identity.aad_object_id
+            and team_alias.tenant_id == identity.tenant_id
+        ):
+            return team_alias.verified
+    return None

@@ -1,0 +1,201 @@
+"""The reference core's job queue: leases, heartbeats, in-lease advance, backoff and dead letters.
+
+Lease expiry without completion is a retryable failure (spec changelog v0.9): attempts + 1 and the
+job becomes visible again after the per-kind backoff, whose base for ``clarify:temporal`` is the
+tenant's escalation window. That is how a clarification escalates to the next candidate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode
+from devcore.faults import CoreFault
+
+CLARIFY_PREFIX = "clarify:"
+DEFAULT_BACKOFF = (timedelta(seconds=10), timedelta(hours=1))
+
+
+@dataclass(slots=True)
+class JobRecord:
+    id: str
+    tenant_id: str
+    kind: str
+    payload: m.JobPayload
+    max_attempts: int
+    visible_at: datetime
+    backoff_base: timedelta
+    backoff_cap: timedelta
+    attempts: int = 0
+    state: m.JobState = m.JobState.AVAILABLE
+    lease_token: str | None = None
+    lease_expires_at: datetime | None = None
+    last_lease_token: str | None = None
+    last_error: str | None = None
+    dead_lettered_at: datetime | None = None
+
+    def view(self) -> m.JobView:
+        return m.JobView(
+            id=self.id, kind=self.kind, state=self.state, payload=self.payload,
+            attempts=self.attempts, max_attempts=self.max_attempts, visible_at=self.visible_at,
+            lease_expires_at=self.lease_expires_at, last_error=self.last_error,
+            dead_lettered_at=self.dead_lettered_at,
+        )
+
+    def leased(self) -> m.LeasedJob:
+        assert self.lease_token is not None and self.lease_expires_at is not None
+        return m.LeasedJob(
+            id=self.id, kind=self.kind, payload=self.payload, attempts=self.attempts,
+            max_attempts=self.max_attempts, lease_token=self.lease_token,
+            lease_expires_at=self.lease_expires_at,
+        )
+
+    def backoff(self) -> timedelta:
+        exponent = max(self.attempts - 1, 0)
+        return min(self.backoff_base * (2**exponent), self.backoff_cap)
+
+
+# called with (job, attempt that ran out, now) and (job, now)
+Listener = Callable[[JobRecord, int, datetime], None]
+
+
+@dataclass(slots=True)
+class JobQueue:
+    on_expired: Listener | None = None
+    on_dead_letter: Callable[[JobRecord, datetime], None] | None = None
+    jobs: dict[str, JobRecord] = field(default_factory=dict)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def enqueue(
+        self,
+        *,
+        tenant_id: str,
+        kind: str,
+        payload: m.JobPayload,
+        max_attempts: int,
+        now: datetime,
+        backoff: tuple[timedelta, timedelta] = DEFAULT_BACKOFF,
+    ) -> JobRecord:
+        job = JobRecord(
+            id=f"job-{next(self._ids):06d}", tenant_id=tenant_id, kind=kind, payload=payload,
+            max_attempts=max_attempts, visible_at=now, backoff_base=backoff[0],
+            backoff_cap=backoff[1],
+        )
+        self.jobs[job.id] = job
+        return job
+
+    # -------------------------------------------------------------- time
+
+    def reap(self, now: datetime) -> None:
+        """Turn every lease that ran out into a retryable failure."""
+        for job in list(self.jobs.values()):
+            if job.state is m.JobState.LEASED and job.lease_expires_at is not None:
+                if job.lease_expires_at <= now:
+                    expired_at = job.lease_expires_at
+                    ran_out = job.attempts
+                    self._release(job)
+                    job.last_error = "lease_expired"
+                    self._retry(job, at=expired_at)
+                    if job.state is not m.JobState.DEAD_LETTERED and self.on_expired:
+                        self.on_expired(job, ran_out, now)
+
+    def _release(self, job: JobRecord) -> None:
+        job.last_lease_token = job.lease_token
+        job.lease_token = None
+        job.lease_expires_at = None
+        job.state = m.JobState.AVAILABLE
+
+    def _retry(self, job: JobRecord, *, at: datetime) -> None:
+        job.attempts += 1
+        if job.attempts >= job.max_attempts:
+            self._dead_letter(job, at)
+            return
+        job.visible_at = at + job.backoff()
+
+    def _dead_letter(self, job: JobRecord, at: datetime) -> None:
+        job.state = m.JobState.DEAD_LETTERED
+        job.dead_lettered_at = at
+        if self.on_dead_letter:
+            self.on_dead_letter(job, at)
+
+    # -------------------------------------------------------------- operations
+
+    def poll(
+        self, *, prefixes: list[str], tenants: frozenset[str], max_jobs: int,
+        lease: timedelta, now: datetime,
+    ) -> list[JobRecord]:
+        ready = sorted(
+            (
+                j for j in self.jobs.values()
+                if j.state is m.JobState.AVAILABLE and j.visible_at <= now
+                and j.tenant_id in tenants and any(j.kind.startswith(p) for p in prefixes)
+            ),
+            key=lambda j: (j.visible_at, j.id),
+        )
+        for job in ready[:max_jobs]:
+            job.state = m.JobState.LEASED
+            job.lease_token = secrets.token_urlsafe(18)
+            job.lease_expires_at = now + lease
+        return ready[:max_jobs]
+
+    def get(self, job_id: str, *, tenants: frozenset[str]) -> JobRecord:
+        job = self.jobs.get(job_id)
+        if job is None or job.tenant_id not in tenants:
+            raise CoreFault(ErrorCode.JOB_NOT_FOUND)
+        return job
+
+    def held(self, job_id: str, *, lease_token: str, tenants: frozenset[str]) -> JobRecord:
+        job = self.get(job_id, tenants=tenants)
+        if job.lease_token is None:
+            if job.last_lease_token == lease_token and job.last_error == "lease_expired":
+                raise CoreFault(ErrorCode.LEASE_EXPIRED)
+            raise CoreFault(ErrorCode.LEASE_MISMATCH)
+        if not secrets.compare_digest(job.lease_token, lease_token):
+            raise CoreFault(ErrorCode.LEASE_MISMATCH)
+        return job
+
+    def heartbeat(self, job: JobRecord, *, lease: timedelta, now: datetime) -> JobRecord:
+        job.lease_expires_at = now + lease
+        return job
+
+    def advance(self, job: JobRecord, *, attempt: int) -> JobRecord:
+        if attempt < job.attempts:
+            raise CoreFault(ErrorCode.VALIDATION_FAILED, "An advance never goes backwards.")
+        if attempt > job.max_attempts - 1:
+            raise CoreFault(ErrorCode.ATTEMPTS_EXHAUSTED)
+        job.attempts = attempt
+        return job
+
+    def complete(self, job: JobRecord) -> JobRecord:
+        self._release(job)
+        job.state = m.JobState.COMPLETED
+        return job
+
+    def fail(self, job: JobRecord, *, retryable: bool, reason: str, now: datetime) -> JobRecord:
+        self._release(job)
+        job.last_error = reason or "failed"
+        if retryable:
+            self._retry(job, at=now)
+        else:
+            self._dead_letter(job, now)
+        return job
+
+    def repeat_complete(self, job_id: str, *, lease_token: str, tenants: frozenset[str]) -> bool:
+        """A repeated complete with the token that completed the job is a no-op success."""
+        job = self.get(job_id, tenants=tenants)
+        return job.state is m.JobState.COMPLETED and job.last_lease_token == lease_token
+
+    def listing(
+        self, *, tenants: frozenset[str], state: m.JobState | None, kind: str | None
+    ) -> list[JobRecord]:
+        return [
+            j for j in self.jobs.values()
+            if j.tenant_id in tenants
+            and (state is None or j.state is state)
+            and (kind is None or j.kind.startswith(kind))
+        ]

@@ -1,0 +1,110 @@
+"""Free-form answer normalisation: a person's dates or words to a structured interval, or nothing.
+
+Spec §3.10: a free-form answer binds only once normalised into a valid interval; anything that cannot
+be safely normalised is refused (422, nothing recorded), never coerced.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        [
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{4})$")
+_MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
+_YEAR_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_QUARTER = re.compile(r"^q([1-4])\s+(\d{4})$")
+_MIN_YEAR, _MAX_YEAR = 1900, 2200
+
+
+class NotNormalisable(ValueError):
+    """The answer cannot be turned into a valid interval."""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    valid_from: datetime | None
+    valid_to: datetime | None
+
+
+def _midnight(d: date) -> datetime:
+    if not _MIN_YEAR <= d.year <= _MAX_YEAR:
+        raise NotNormalisable("year out of range")
+    return datetime(d.year, d.month, d.day, tzinfo=UTC)
+
+
+def parse_point(text: str) -> datetime:
+    """An ISO date or date-time (naive means UTC) as an aware UTC datetime."""
+    raw = text.strip()
+    try:
+        if len(raw) == 10:
+            return _midnight(date.fromisoformat(raw))
+        value = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise NotNormalisable("not an ISO date") from exc
+    if not _MIN_YEAR <= value.year <= _MAX_YEAR:
+        raise NotNormalisable("year out of range")
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _month_start(year: int, month: int) -> datetime:
+    return _midnight(date(year, month, 1))
+
+
+def _next_month(year: int, month: int) -> datetime:
+    return _month_start(year + month // 12, month % 12 + 1)
+
+
+def _words(text: str) -> Span:
+    raw = " ".join(text.strip().lower().split())
+    if not raw:
+        raise NotNormalisable("empty")
+    try:
+        return Span(parse_point(raw), None)
+    except NotNormalisable:
+        pass
+    try:
+        if m := _DAY_MONTH_YEAR.match(raw):
+            day, month, year = int(m[1]), _MONTHS[m[2]], int(m[3])
+            return Span(_midnight(date(year, month, day)), None)
+        if m := _MONTH_DAY_YEAR.match(raw):
+            month, day, year = _MONTHS[m[1]], int(m[2]), int(m[3])
+            return Span(_midnight(date(year, month, day)), None)
+        if m := _YEAR_MONTH.match(raw):
+            year, month = int(m[1]), int(m[2])
+            return Span(_month_start(year, month), _next_month(year, month))
+        if m := _QUARTER.match(raw):
+            quarter, year = int(m[1]), int(m[2])
+            first = 3 * (quarter - 1) + 1
+            return Span(_month_start(year, first), _next_month(year, first + 2))
+    except (KeyError, ValueError) as exc:
+        raise NotNormalisable("not a date") from exc
+    raise NotNormalisable("not a recognised date form")
+
+
+def normalise_custom(
+    *, valid_from: str | None, valid_to: str | None, source_text: str | None
+) -> Span:
+    """The interval a free-form answer stands for; raises NotNormalisable."""
+    if valid_from is None and valid_to is None:
+        if source_text is None:
+            raise NotNormalisable("no dates and no text")
+        return _words(source_text)
+    start = parse_point(valid_from) if valid_from is not None else None
+    end = parse_point(valid_to) if valid_to is not None else None
+    if start is not None and end is not None and end < start:
+        raise NotNormalisable("interval ends before it starts")
+    return Span(start, end)

@@ -1,0 +1,50 @@
+"""Serving the reference core: an async context manager for tests and the demo, and a blocking run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from aiohttp import web
+
+from bot.clock import OffsetClock
+from devcore.app import create_app
+from devcore.core import MovableClock, ReferenceCore, load_scenario
+from devcore.scenario import read_scenario
+
+
+@contextlib.asynccontextmanager
+async def serve(core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0
+                ) -> AsyncIterator[str]:
+    """Run the core's HTTP app until the block ends; yields its base URL."""
+    runner = web.AppRunner(create_app(core), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    server = site._server  # aiohttp exposes the bound port only through the server sockets
+    assert server is not None
+    bound = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+    try:
+        yield f"http://{host}:{bound}"
+    finally:
+        await runner.cleanup()
+
+
+def build_core(scenario: str | Path | None = None, *, clock: MovableClock | None = None
+               ) -> ReferenceCore:
+    core = ReferenceCore(clock=clock or OffsetClock())
+    load_scenario(core, read_scenario(scenario))
+    return core
+
+
+def run(*, scenario: str | Path | None, host: str, port: int) -> None:  # pragma: no cover - CLI
+    async def main() -> None:
+        core = build_core(scenario)
+        async with serve(core, host=host, port=port) as url:
+            print(f"reference core listening on {url} (contract at {url}/openapi.json)", flush=True)
+            await asyncio.Event().wait()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main())

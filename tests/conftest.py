@@ -1,0 +1,65 @@
+"""Fixtures shared by every test: the reference core over real HTTP on 127.0.0.1, with a clock."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.clock import ManualClock
+from bot.core.client import CoreClient, RetryPolicy
+from bot.core.devclient import DevCoreClient
+from devcore.core import ReferenceCore
+from devcore.server import build_core, serve
+
+CLARIFY_TOKEN = "dev-clarify-token-acme"
+INGEST_TOKEN = "dev-ingest-token-acme"
+DEV_TOKEN = "dev-admin-token-local"
+START = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(START)
+
+
+@pytest.fixture
+def core(clock: ManualClock) -> ReferenceCore:
+    return build_core("acme", clock=clock)
+
+
+@pytest.fixture
+async def core_url(core: ReferenceCore) -> AsyncIterator[str]:
+    async with serve(core) as url:
+        yield url
+
+
+@pytest.fixture
+async def bot_client(core_url: str) -> AsyncIterator[CoreClient]:
+    """The bot's own client: clarify-audience service token, no retries (tests see every error)."""
+    async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN,
+                          retry=RetryPolicy(max_attempts=1)) as client:
+        yield client
+
+
+@pytest.fixture
+async def dev_client(core_url: str) -> AsyncIterator[DevCoreClient]:
+    async with DevCoreClient(base_url=core_url, token=DEV_TOKEN,
+                             retry=RetryPolicy(max_attempts=1)) as client:
+        yield client
+
+
+@pytest.fixture
+async def client_for(core_url: str) -> AsyncIterator[Callable[[str], CoreClient]]:
+    """Clients for other tokens (API keys, the ingest audience), closed after the test."""
+    made: list[CoreClient] = []
+
+    def make(token: str) -> CoreClient:
+        client = CoreClient(base_url=core_url, token=token, retry=RetryPolicy(max_attempts=1))
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        await client.aclose()

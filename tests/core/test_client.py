@@ -1,0 +1,514 @@
+"""Behaviour of the core client: request shapes, error mapping, retries, secrecy and lifecycle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import SecretStr
+from structlog.testing import capture_logs
+
+from bot.core import models as m
+from bot.core.client import (
+    DEFAULT_TIMEOUT,
+    AnswerReceipt,
+    CoreClient,
+    RetryPolicy,
+    UnexpectedResponse,
+)
+from bot.core.errors import (
+    ERROR_TABLE,
+    EXCEPTION_FOR_CODE,
+    AnswerUnnormalisable,
+    AuthenticationFailed,
+    Conflict,
+    CoreAPIError,
+    CoreConnectError,
+    CoreError,
+    CoreTimeout,
+    CoreTransportError,
+    InvalidRequest,
+    LeaseMismatch,
+    MethodNotAllowed,
+    NotFound,
+    PermissionDenied,
+    RateLimited,
+    ServerError,
+    Unavailable,
+)
+from bot.core.routes import ROUTES, route
+
+from .conftest import (
+    T0,
+    TOKEN,
+    answer_result,
+    clarification,
+    delivery_record,
+    error_body,
+    event,
+    fact_version,
+    job_view,
+    leased_job,
+    person,
+    summary,
+)
+
+ANSWER = m.AnswerRequest(answer_index=0, responder="p-ana", rights=m.Role.EDITOR,
+                         channel=m.Channel.SLACK, message_ref="C1:1.2")
+DELIVERY = m.DeliveryReport(delivery_id="d-1", person_id="p-ana", channel=m.Channel.SLACK,
+                            kind=m.DeliveryKind.QUESTION, attempt=1, message_ref="C1:1.2")
+EVENT = m.EventReport(event_id="e-1", type="skipped", person_id="p-ben",
+                      reason_code=m.ReasonCode.NO_DELIVERY_ALIAS, message="no alias")
+CREATE = m.CreateClarificationRequest.model_validate({
+    "tenantId": "t-1", "workspaceId": "w-1", "target": "node-9",
+    "document": {"documentId": "doc-1", "title": "Q3", "url": "https://docs.test/1",
+                 "contentHash": "h1", "acl": {"workspaceId": "w-1"}},
+    "span": {"start": 0, "end": 4, "text": "soon"}, "question": "When?",
+    "kind": "relative_date", "candidates": [{"label": "1 Sept"}],
+    "detectorConfidence": 0.9, "appliedCandidateConfidence": 0.4,
+})
+
+
+@dataclass(frozen=True)
+class Case:
+    method: str
+    kwargs: dict[str, Any]
+    operation_id: str
+    path: str
+    reply: Any
+    body: Any = None
+    query: tuple[tuple[str, str], ...] = ()
+    dev: bool = False
+    status: int = 200
+
+
+CASES = [
+    Case("poll_jobs", {"kinds": ["clarify:"], "max_jobs": 5}, "pollJobs", "/v1/jobs/poll",
+         {"jobs": [leased_job()]}, body={"kinds": ["clarify:"], "maxJobs": 5, "leaseSeconds": 60}),
+    Case("heartbeat_job", {"job_id": "job-1", "lease_token": "lease-1", "lease_seconds": 90},
+         "heartbeatJob", "/v1/jobs/job-1/heartbeat", leased_job(),
+         body={"leaseToken": "lease-1", "leaseSeconds": 90}),
+    Case("advance_job", {"job_id": "job-1", "lease_token": "lease-1", "attempt": 2,
+                         "reason_code": m.ReasonCode.NO_READ_PERMISSION},
+         "advanceJob", "/v1/jobs/job-1/advance", leased_job(),
+         body={"leaseToken": "lease-1", "attempt": 2, "reasonCode": "NO_READ_PERMISSION"}),
+    Case("complete_job", {"job_id": "job-1", "lease_token": "lease-1"}, "completeJob",
+         "/v1/jobs/job-1/complete", job_view("completed"), body={"leaseToken": "lease-1"}),
+    Case("fail_job", {"job_id": "job-1", "lease_token": "lease-1", "reason": "DELIVERY_FAILED"},
+         "failJob", "/v1/jobs/job-1/fail", job_view("available"),
+         body={"leaseToken": "lease-1", "retryable": True, "reason": "DELIVERY_FAILED"}),
+    Case("get_job", {"job_id": "job-1"}, "getJob", "/v1/jobs/job-1", job_view()),
+    Case("list_jobs", {"state": m.JobState.DEAD_LETTERED, "kind": "clarify:", "limit": 10},
+         "listJobs", "/v1/jobs", {"items": [job_view("dead_lettered")], "nextCursor": "c2"},
+         query=(("state", "dead_lettered"), ("kind", "clarify:"), ("limit", "10"))),
+    Case("list_clarifications", {"state": m.ClarificationState.OPEN, "severity": m.Severity.HIGH,
+                                 "tenant_id": "t-1", "cursor": "c1"},
+         "listClarifications", "/v1/clarifications", {"items": [summary()]},
+         query=(("state", "open"), ("severity", "high"), ("tenantId", "t-1"), ("cursor", "c1"))),
+    Case("get_clarification", {"clarification_id": "clar-1"}, "getClarification",
+         "/v1/clarifications/clar-1", clarification()),
+    Case("answer_clarification", {"clarification_id": "clar-1", "request": ANSWER},
+         "answerClarification", "/v1/clarifications/clar-1/answer", answer_result(),
+         body={"answerIndex": 0, "responder": "p-ana", "rights": "editor", "channel": "slack",
+               "messageRef": "C1:1.2", "stewardOverride": False}),
+    Case("report_delivery", {"clarification_id": "clar-1", "report": DELIVERY}, "reportDelivery",
+         "/v1/clarifications/clar-1/deliveries", delivery_record(), body=DELIVERY.wire()),
+    Case("report_event", {"clarification_id": "clar-1", "report": EVENT}, "reportEvent",
+         "/v1/clarifications/clar-1/events", event(), body=EVENT.wire()),
+    Case("resolve_person", {"tenant_id": "t-1", "identity": m.SlackIdentity(user_id="U1",
+                                                                             team_id="T1")},
+         "resolvePerson", "/v1/people/resolve", {"person": person(), "verified": True},
+         body={"tenantId": "t-1", "identity": {"platform": "slack", "userId": "U1",
+                                               "teamId": "T1"}}),
+    Case("get_person", {"person_id": "p-ana", "tenant_id": "t-1"}, "getPerson",
+         "/v1/people/p-ana", person(), query=(("tenantId", "t-1"),)),
+    Case("get_fact", {"logical_id": "fact-9", "as_of_tx": datetime(2026, 7, 4, 9, tzinfo=UTC)},
+         "getFact", "/v1/facts/fact-9", fact_version(),
+         query=(("asOfTx", "2026-07-04T09:00:00+00:00"),)),
+    Case("get_fact_history", {"logical_id": "fact-9"}, "getFactHistory",
+         "/v1/facts/fact-9/versions", {"logicalId": "fact-9", "versions": [fact_version()]}),
+    Case("create_clarification", {"request": CREATE}, "devCreateClarification",
+         "/dev/v1/clarifications", {"clarification": summary(), "deduplicated": False,
+                                    "jobId": "job-1"},
+         body=CREATE.wire(), dev=True, status=201),
+    Case("get_clock", {}, "devGetClock", "/dev/v1/clock", {"now": T0}, dev=True),
+    Case("move_clock", {"advance_seconds": 3600}, "devMoveClock", "/dev/v1/clock",
+         {"now": "2026-07-04T10:00:00Z"}, body={"advanceSeconds": 3600.0}, dev=True),
+    Case("load_scenario", {"scenario": {"tenants": [{"id": "t-1"}]}}, "devLoadScenario",
+         "/dev/v1/scenario", {"tenants": 1, "people": 0, "clarifications": 0},
+         body={"tenants": [{"id": "t-1"}]}, dev=True),
+]
+
+
+def test_every_route_has_a_client_method_case():
+    """Each route of the contract is exercised by exactly one request-shape case below."""
+    assert sorted(c.operation_id for c in CASES) == sorted(r.operation_id for r in ROUTES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.method)
+async def test_method_sends_route_request_and_parses_reply(case: Case, core, make_client):
+    """Each method sends its route's method, path, query and camelCase body and parses the reply."""
+    core.script(httpx.Response(case.status, json=case.reply))
+    async with make_client(dev=case.dev) as client:
+        result = await getattr(client, case.method)(**case.kwargs)
+    sent = core.requests[0]
+    r = route(case.operation_id)
+    assert sent.method == r.method
+    assert sent.url.path == case.path
+    assert tuple(sent.url.params.multi_items()) == case.query
+    assert core.last_json == case.body
+    if isinstance(result, AnswerReceipt):
+        result = result.result
+    assert isinstance(result, r.response)
+    assert result.wire() == r.response.model_validate(case.reply).wire()
+
+
+@pytest.mark.parametrize(("status", "outcome"), [(200, "bound"), (202, "partially_confirmed")])
+async def test_answer_returns_result_with_http_status(status, outcome, core, client):
+    """An answer returns the parsed outcome together with the 200/202 status that carried it."""
+    core.script(httpx.Response(status, json=answer_result(outcome)))
+    receipt = await client.answer_clarification(clarification_id="clar-1", request=ANSWER)
+    assert receipt.http_status == status
+    assert receipt.result.outcome == m.AnswerOutcome(outcome)
+
+
+async def test_path_parameters_are_percent_encoded(core, client):
+    """Slashes, spaces and non-ASCII in ids stay inside their one path segment."""
+    core.script(httpx.Response(200, json=fact_version()))
+    await client.get_fact(logical_id="fact/9 é")
+    assert core.requests[0].url.raw_path == b"/v1/facts/fact%2F9%20%C3%A9"
+
+
+@pytest.mark.parametrize("bad", ["", ".", ".."])
+async def test_dot_and_empty_path_parameters_are_refused(bad, core, client):
+    """An id that URL normalisation would collapse onto another route is refused before sending."""
+    with pytest.raises(ValueError):
+        await client.get_job(job_id=bad)
+    assert core.requests == []
+
+
+async def test_base_url_path_prefix_is_kept(core, make_client):
+    """A core mounted under a path prefix receives the route path below that prefix."""
+    core.script(httpx.Response(200, json=job_view()))
+    async with make_client(base_url="http://core.test/telha") as client:
+        await client.get_job(job_id="job-1")
+    assert core.requests[0].url.path == "/telha/v1/jobs/job-1"
+
+
+async def test_token_is_sent_as_bearer(core, client):
+    """Every request carries the service token in the Authorization header."""
+    core.script(httpx.Response(200, json=job_view()))
+    await client.get_job(job_id="job-1")
+    assert core.requests[0].headers["Authorization"] == f"Bearer {TOKEN}"
+
+
+async def test_secret_str_token_is_accepted(core, make_client, sleeps):
+    """A pydantic SecretStr token is unwrapped only for the header."""
+    client = CoreClient(base_url="http://core.test", token=SecretStr(TOKEN),
+                        transport=httpx.MockTransport(core), sleep=sleeps)
+    core.script(httpx.Response(200, json=job_view()))
+    async with client:
+        await client.get_job(job_id="job-1")
+    assert core.requests[0].headers["Authorization"] == f"Bearer {TOKEN}"
+    assert TOKEN not in repr(client)
+
+
+def test_malformed_token_is_refused_without_echo():
+    """A token that would make an illegal header is refused, and the error does not repeat it."""
+    with pytest.raises(ValueError) as info:
+        CoreClient(base_url="http://core.test", token="abc def\n")
+    assert "abc def" not in str(info.value)
+
+
+def test_default_timeouts_are_explicit():
+    """The default timeout sets connect, read, write and pool limits explicitly."""
+    assert (DEFAULT_TIMEOUT.connect, DEFAULT_TIMEOUT.read,
+            DEFAULT_TIMEOUT.write, DEFAULT_TIMEOUT.pool) == (2.0, 10.0, 5.0, 2.0)
+
+
+# ---------------------------------------------------------------- error mapping
+
+
+@pytest.mark.parametrize("code", list(ERROR_TABLE), ids=str)
+async def test_every_error_code_maps_to_its_exception(code, core, make_client):
+    """Each documented code raises its own class with status, code and the body's message."""
+    status = ERROR_TABLE[code][0]
+    core.script(httpx.Response(status, json=error_body(code, status)))
+    async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
+        with pytest.raises(CoreAPIError) as info:
+            await client.get_job(job_id="job-1")
+    assert type(info.value) is EXCEPTION_FOR_CODE[code]
+    assert (info.value.status, info.value.code) == (status, code)
+    assert info.value.message == "Value-free message."
+
+
+@pytest.mark.parametrize(("status", "cls"), [
+    (400, InvalidRequest), (401, AuthenticationFailed), (403, PermissionDenied),
+    (404, NotFound), (405, MethodNotAllowed), (409, Conflict), (413, InvalidRequest),
+    (422, InvalidRequest), (429, RateLimited), (500, ServerError), (503, ServerError),
+    (418, CoreAPIError),
+])
+async def test_unknown_code_falls_back_by_status(status, cls, core, make_client):
+    """An undocumented code raises the class for its HTTP status and keeps the code."""
+    core.script(httpx.Response(status, json=error_body("SOMETHING_NEW", status)))
+    async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
+        with pytest.raises(CoreAPIError) as info:
+            await client.get_job(job_id="job-1")
+    assert type(info.value) is cls
+    assert info.value.code == "SOMETHING_NEW"
+
+
+@pytest.mark.parametrize("reply", [
+    httpx.Response(502, text="<html>Bad gateway</html>"),
+    httpx.Response(502, json={"error": "upstream"}),
+    httpx.Response(502, json=["not", "an", "object"]),
+])
+async def test_error_without_code_uses_status_class_and_generic_message(reply, core, client):
+    """A non-JSON or code-less error body raises the status class, code "" and a generic text."""
+    core.script(reply)
+    with pytest.raises(ServerError) as info:
+        await client.fail_job(job_id="job-1", lease_token="lease-1")
+    assert info.value.code == ""
+    assert info.value.message == "The core answered HTTP 502 without an error body."
+    assert "upstream" not in str(info.value) and "html" not in str(info.value)
+
+
+async def test_success_body_off_contract_raises_value_free_error(core, client):
+    """A 200 whose body breaks the contract raises UnexpectedResponse naming fields, not values."""
+    bad = clarification() | {"state": "span text: ship on Friday", "quorum": None}
+    core.script(httpx.Response(200, json=bad))
+    with pytest.raises(UnexpectedResponse) as info:
+        await client.get_clarification(clarification_id="clar-1")
+    assert "state" in info.value.message and "quorum" in info.value.message
+    assert "Friday" not in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+async def test_unused_success_status_raises_unexpected_response(core, client):
+    """A 2xx status the route never answers with is not parsed as a success."""
+    core.script(httpx.Response(204))
+    with pytest.raises(UnexpectedResponse) as info:
+        await client.get_job(job_id="job-1")
+    assert info.value.status == 204
+
+
+# ---------------------------------------------------------------- retries
+
+
+async def test_idempotent_route_retries_503_with_full_jitter(core, sleeps, client):
+    """A 503 on an idempotent route is resent after exponentially growing jittered delays."""
+    core.script(httpx.Response(503, json=error_body("UNAVAILABLE", 503)),
+                httpx.Response(503, json=error_body("UNAVAILABLE", 503)),
+                httpx.Response(200, json=job_view()))
+    job = await client.get_job(job_id="job-1")
+    assert job.id == "job-1"
+    assert len(core.requests) == 3
+    assert sleeps.calls == [0.5 * 0.25, 0.5 * 0.5]
+
+
+async def test_retries_stop_after_the_limit_and_raise_the_last_error(core, sleeps, client):
+    """After max_attempts failures the last error is raised and no further request is sent."""
+    core.script(httpx.Response(503, json=error_body("UNAVAILABLE", 503)))
+    with pytest.raises(Unavailable):
+        await client.heartbeat_job(job_id="job-1", lease_token="lease-1")
+    assert len(core.requests) == 4
+    assert len(sleeps.calls) == 3
+
+
+@pytest.mark.parametrize("status", [502, 504])
+async def test_gateway_errors_are_retried(status, core, sleeps, client):
+    """502 and 504 from a proxy are resent on an idempotent route."""
+    core.script(httpx.Response(status), httpx.Response(200, json=job_view()))
+    await client.get_job(job_id="job-1")
+    assert len(core.requests) == 2
+
+
+async def test_429_honours_retry_after_seconds(core, sleeps, client):
+    """A 429 with Retry-After waits exactly that long before resending."""
+    core.script(httpx.Response(429, headers={"Retry-After": "7"},
+                               json=error_body("RATE_LIMITED", 429)),
+                httpx.Response(200, json=answer_result()))
+    receipt = await client.answer_clarification(clarification_id="clar-1", request=ANSWER)
+    assert receipt.http_status == 200
+    assert sleeps.calls == [7.0]
+    assert core.requests[0].content == core.requests[1].content
+
+
+async def test_retry_after_http_date_is_measured_on_the_injected_clock(core, sleeps, clock, client):
+    """A Retry-After HTTP date becomes the seconds between the clock's now and that date."""
+    when = format_datetime(clock.now() + timedelta(seconds=12), usegmt=True)
+    core.script(httpx.Response(429, headers={"Retry-After": when}),
+                httpx.Response(200, json=job_view()))
+    await client.get_job(job_id="job-1")
+    assert sleeps.calls == [12.0]
+
+
+async def test_retry_after_is_capped_and_reported(core, sleeps, client):
+    """A huge Retry-After is capped by the policy; the final error carries the server's value."""
+    core.script(httpx.Response(429, headers={"Retry-After": "3600"},
+                               json=error_body("RATE_LIMITED", 429)))
+    with pytest.raises(RateLimited) as info:
+        await client.get_job(job_id="job-1")
+    assert sleeps.calls == [30.0, 30.0, 30.0]
+    assert info.value.retry_after == 3600.0
+
+
+async def test_connect_error_is_retried_then_succeeds(core, sleeps, client):
+    """A refused connection on an idempotent route is retried."""
+    core.script(httpx.ConnectError("refused"), httpx.Response(200, json=job_view()))
+    await client.get_job(job_id="job-1")
+    assert len(core.requests) == 2 and sleeps.calls == [0.125]
+
+
+@pytest.mark.parametrize(("exc", "cls"), [
+    (httpx.ReadTimeout("slow"), CoreTimeout),
+    (httpx.ConnectTimeout("slow"), CoreTimeout),
+    (httpx.ConnectError("refused"), CoreConnectError),
+    (httpx.ReadError("reset"), CoreTransportError),
+    (httpx.RemoteProtocolError("closed"), CoreTransportError),
+])
+async def test_transport_errors_are_translated_after_retries(exc, cls, core, sleeps, client):
+    """Persistent httpx failures become the client's transport errors, chained to the cause."""
+    core.script(exc)
+    with pytest.raises(cls) as info:
+        await client.get_job(job_id="job-1")
+    assert type(info.value) is cls
+    assert info.value.__cause__ is exc
+    assert len(core.requests) == 4
+
+
+async def test_local_transport_mistakes_are_not_retried(core, sleeps, client):
+    """An error that would repeat identically (unsupported protocol) is raised at once."""
+    core.script(httpx.UnsupportedProtocol("nope"))
+    with pytest.raises(CoreTransportError):
+        await client.get_job(job_id="job-1")
+    assert len(core.requests) == 1 and sleeps.calls == []
+
+
+async def test_client_errors_other_than_429_are_not_retried(core, sleeps, client):
+    """A 409 on an idempotent route is final: one request, no sleep."""
+    core.script(httpx.Response(409, json=error_body("LEASE_MISMATCH", 409)))
+    with pytest.raises(LeaseMismatch):
+        await client.complete_job(job_id="job-1", lease_token="lease-1")
+    assert len(core.requests) == 1 and sleeps.calls == []
+
+
+NOT_RETRIED = [
+    ("poll_jobs", {"kinds": ["clarify:"]}, False),
+    ("fail_job", {"job_id": "job-1", "lease_token": "lease-1"}, False),
+    ("create_clarification", {"request": CREATE}, True),
+    ("move_clock", {"advance_seconds": 1}, True),
+    ("load_scenario", {"scenario": {}}, True),
+]
+
+
+@pytest.mark.parametrize(("method", "kwargs", "dev"), NOT_RETRIED,
+                         ids=[name for name, *_ in NOT_RETRIED])
+@pytest.mark.parametrize("failure", [
+    httpx.Response(503, json=error_body("UNAVAILABLE", 503)),
+    httpx.Response(429, headers={"Retry-After": "1"}, json=error_body("RATE_LIMITED", 429)),
+    httpx.ConnectError("refused"),
+], ids=["503", "429", "connect"])
+async def test_non_idempotent_routes_are_sent_once(method, kwargs, dev, failure, core, sleeps,
+                                                   make_client):
+    """Routes without retry=True are never resent, whatever the failure."""
+    core.script(failure)
+    async with make_client(dev=dev) as client:
+        with pytest.raises(CoreError):
+            await getattr(client, method)(**kwargs)
+    assert len(core.requests) == 1 and sleeps.calls == []
+
+
+def test_backoff_is_capped():
+    """Full jitter never exceeds the cap however many attempts have failed."""
+    policy = RetryPolicy(base=1.0, cap=5.0)
+    assert policy.backoff(10, 0.999) < 5.0
+    assert policy.backoff(1, 0.0) == 0.0
+
+
+# ---------------------------------------------------------------- secrecy, logging, lifecycle
+
+
+async def test_token_and_bodies_appear_in_no_error_or_log(core, client):
+    """Across success, error and transport failures the token and body values are never exposed."""
+    secret_answer = m.AnswerRequest(
+        answer_custom=m.AnswerCustom(source_text="the secret launch is Friday"))
+    replies = [
+        httpx.Response(200, json=answer_result()),
+        httpx.Response(422, json=error_body("ANSWER_UNNORMALISABLE", 422)),
+        httpx.Response(401, text=f"bad token {TOKEN}"),
+        httpx.ReadTimeout(f"timed out sending {TOKEN}"),
+        httpx.ConnectError(f"refused while sending {TOKEN}"),
+    ]
+    errors: list[CoreError] = []
+    with capture_logs() as logs:
+        for reply in replies:
+            core.script(reply)
+            try:
+                await client.answer_clarification(clarification_id="clar-1", request=secret_answer)
+            except CoreError as exc:
+                errors.append(exc)
+    assert [type(e) for e in errors] == [
+        AnswerUnnormalisable, AuthenticationFailed, CoreTimeout, CoreConnectError]
+    assert all(b"Friday" in r.content for r in core.requests)  # the body was really sent
+    texts = [str(e) + repr(e) for e in errors] + [repr(event) for event in logs]
+    assert len(logs) == len(core.requests)
+    assert all(TOKEN not in t and "Friday" not in t for t in texts)
+
+
+async def test_one_log_event_per_attempt(core, client):
+    """Each attempt logs operation, attempt number, status and duration."""
+    core.script(httpx.Response(503), httpx.ConnectError("refused"),
+                httpx.Response(200, json=job_view()))
+    with capture_logs() as logs:
+        await client.get_job(job_id="job-1")
+    events = [e for e in logs if e["event"] == "core_request"]
+    assert [(e["operation"], e["attempt"], e["status"]) for e in events] == [
+        ("getJob", 1, 503), ("getJob", 2, None), ("getJob", 3, 200)]
+    assert all(isinstance(e["duration_ms"], float) for e in events)
+    assert events[1]["error"] == "CoreConnectError"
+
+
+async def test_iter_clarifications_follows_cursors(core, client):
+    """The iterator walks every page, passing each nextCursor back, and stops at the last page."""
+    first = {"items": [summary("a"), summary("b")], "nextCursor": "c2"}
+    core.script(httpx.Response(200, json=first),
+                httpx.Response(200, json={"items": [summary("c")], "nextCursor": "c3"}),
+                httpx.Response(200, json={"items": []}))
+    ids = [c.id async for c in client.iter_clarifications(state=m.ClarificationState.OPEN, limit=2)]
+    assert ids == ["a", "b", "c"]
+    assert [r.url.params.get("cursor") for r in core.requests] == [None, "c2", "c3"]
+    assert all(r.url.params["state"] == "open" for r in core.requests)
+
+
+async def test_iter_clarifications_refuses_a_repeated_cursor(core, client):
+    """A core that hands back a cursor twice cannot trap the iterator in a loop."""
+    core.script(httpx.Response(200, json={"items": [summary()], "nextCursor": "same"}))
+    with pytest.raises(UnexpectedResponse):
+        async for _ in client.iter_clarifications():
+            pass
+    assert len(core.requests) == 2
+
+
+async def test_aclose_twice_is_safe(core, make_client):
+    """Closing twice (explicitly, then by the context manager) raises nothing."""
+    async with make_client() as client:
+        await client.aclose()
+        await client.aclose()
+    await client.aclose()
+
+
+async def test_move_clock_needs_exactly_one_of_advance_and_set(core, make_client):
+    """move_clock refuses both or neither of advance_seconds and set, and sends set as ISO time."""
+    core.script(httpx.Response(200, json={"now": "2026-07-05T00:00:00Z"}))
+    async with make_client(dev=True) as dev:
+        with pytest.raises(ValueError):
+            await dev.move_clock()
+        with pytest.raises(ValueError):
+            await dev.move_clock(advance_seconds=1, set=datetime(2026, 7, 5, tzinfo=UTC))
+        await dev.move_clock(set=datetime(2026, 7, 5, tzinfo=UTC))
+    assert core.last_json == {"set": "2026-07-05T00:00:00Z"}
