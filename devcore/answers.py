@@ -64,7 +64,11 @@ class AnswerBook:
 
 
 def decide(
-    c: m.Clarification, answer: Answer, *, book: AnswerBook, now: datetime,
+    c: m.Clarification,
+    answer: Answer,
+    *,
+    book: AnswerBook,
+    now: datetime,
     add_event: EventSink,
 ) -> Decision:
     """Apply one answer to the clarification and return what happened."""
@@ -83,7 +87,12 @@ class EventSink(Protocol):
     """Appends one audit event to the clarification; the core supplies it."""
 
     def __call__(
-        self, c: m.Clarification, type_: str, message: str, *, person_id: str | None = None,
+        self,
+        c: m.Clarification,
+        type_: str,
+        message: str,
+        *,
+        person_id: str | None = None,
         actor: str | None = None,
     ) -> None: ...
 
@@ -93,7 +102,10 @@ def _check_override(c: m.Clarification, answer: Answer) -> None:
         return
     if answer.rights is not m.Role.STEWARD:
         raise CoreFault(ErrorCode.STEWARD_OVERRIDE_FORBIDDEN)
-    if c.state is not m.ClarificationState.CONFLICTED and not c.quorum_policy.allow_steward_override:
+    if (
+        c.state is not m.ClarificationState.CONFLICTED
+        and not c.quorum_policy.allow_steward_override
+    ):
         raise CoreFault(ErrorCode.STEWARD_OVERRIDE_NOT_ALLOWED)
 
 
@@ -116,16 +128,27 @@ def _replay(c: m.Clarification, answer: Answer, book: AnswerBook) -> m.AnswerRes
 
 
 def _append(
-    c: m.Clarification, answer: Answer, status: m.BindingStatus, *, book: AnswerBook,
+    c: m.Clarification,
+    answer: Answer,
+    status: m.BindingStatus,
+    *,
+    book: AnswerBook,
     now: datetime,
 ) -> m.ResponseRecord:
     previous = _latest(c, answer.responder)
     record = m.ResponseRecord(
-        response_id=book.next_id(), responder=answer.responder,
-        rights_at_answer_time=answer.rights, answer_index=answer.answer_index,
-        answer_custom=answer.answer_custom, interval=answer.interval(), channel=answer.channel,
-        message_ref=answer.message_ref, response_tx=now, binding_status=status,
-        supersedes=previous.response_id if previous and c.state is not m.ClarificationState.ANSWERED
+        response_id=book.next_id(),
+        responder=answer.responder,
+        rights_at_answer_time=answer.rights,
+        answer_index=answer.answer_index,
+        answer_custom=answer.answer_custom,
+        interval=answer.interval(),
+        channel=answer.channel,
+        message_ref=answer.message_ref,
+        response_tx=now,
+        binding_status=status,
+        supersedes=previous.response_id
+        if previous and c.state is not m.ClarificationState.ANSWERED
         else None,
     )
     c.responses.append(record)
@@ -134,54 +157,94 @@ def _append(
 
 
 def _result(
-    c: m.Clarification, record: m.ResponseRecord, outcome: m.AnswerOutcome, *,
-    book: AnswerBook, fact_tx: datetime | None = None,
+    c: m.Clarification,
+    record: m.ResponseRecord,
+    outcome: m.AnswerOutcome,
+    *,
+    book: AnswerBook,
+    fact_tx: datetime | None = None,
 ) -> m.AnswerResult:
     result = m.AnswerResult(
-        outcome=outcome, clarification_id=c.id, state=c.state, quorum_state=c.quorum.state,
+        outcome=outcome,
+        clarification_id=c.id,
+        state=c.state,
+        quorum_state=c.quorum.state,
         response_id=record.response_id,
         quorum_satisfied=c.state is m.ClarificationState.ANSWERED,
-        quorum_remaining=c.quorum.remaining, confirmed_by=list(c.quorum.confirmed_by),
-        fact_version_tx=fact_tx, bound_interval=c.bound_interval,
+        quorum_remaining=c.quorum.remaining,
+        confirmed_by=list(c.quorum.confirmed_by),
+        fact_version_tx=fact_tx,
+        bound_interval=c.bound_interval,
     )
     book.outcomes[record.response_id] = result
     return result
 
 
 def _override(
-    c: m.Clarification, answer: Answer, *, book: AnswerBook, now: datetime, add_event: EventSink,
+    c: m.Clarification,
+    answer: Answer,
+    *,
+    book: AnswerBook,
+    now: datetime,
+    add_event: EventSink,
 ) -> Decision:
     record = _append(c, answer, m.BindingStatus.STEWARD_OVERRIDE, book=book, now=now)
     c.state = m.ClarificationState.ANSWERED
-    c.quorum = c.quorum.model_copy(update={
-        "state": m.QuorumState.SATISFIED, "remaining": 0, "confirmed_by": [answer.responder],
-    })
+    c.quorum = c.quorum.model_copy(
+        update={
+            "state": m.QuorumState.SATISFIED,
+            "remaining": 0,
+            "confirmed_by": [answer.responder],
+        }
+    )
     c.bound_interval = answer.interval()
-    add_event(c, "steward_override", "A steward override was recorded; prior responses are kept.",
-              person_id=answer.responder, actor=answer.responder)
+    add_event(
+        c,
+        "steward_override",
+        "A steward override was recorded; prior responses are kept.",
+        person_id=answer.responder,
+        actor=answer.responder,
+    )
     result = _result(c, record, m.AnswerOutcome.STEWARD_OVERRIDE, book=book)
-    return Decision(result=result, bind=answer.interval(), evidence=m.EvidenceClass.STEWARD_OVERRIDE)
+    return Decision(
+        result=result, bind=answer.interval(), evidence=m.EvidenceClass.STEWARD_OVERRIDE
+    )
 
 
 def _after_binding(
-    c: m.Clarification, answer: Answer, *, book: AnswerBook, now: datetime, add_event: EventSink,
+    c: m.Clarification,
+    answer: Answer,
+    *,
+    book: AnswerBook,
+    now: datetime,
+    add_event: EventSink,
 ) -> Decision:
     assert c.bound_interval is not None
     if same_interval(c.bound_interval, answer.interval()):
         if answer.responder in c.quorum.confirmed_by:
             counted = next(
-                r for r in reversed(c.responses)
+                r
+                for r in reversed(c.responses)
                 if r.responder == answer.responder and r.binding_status in _COUNTED
             )
-            return Decision(result=book.outcomes[counted.response_id].model_copy(
-                update={"replayed": True}))
+            return Decision(
+                result=book.outcomes[counted.response_id].model_copy(update={"replayed": True})
+            )
         raise CoreFault(ErrorCode.CLARIFY_ALREADY_ANSWERED)
     record = _append(c, answer, m.BindingStatus.CONFLICTING, book=book, now=now)
-    add_event(c, "post_binding_conflict",
-              "A conflicting answer arrived after binding; recorded as a conflicting attestation.",
-              person_id=answer.responder, actor=answer.responder)
-    add_event(c, "steward_notified", "The steward was notified of a post-binding conflict.",
-              person_id=c.workspace.steward_id)
+    add_event(
+        c,
+        "post_binding_conflict",
+        "A conflicting answer arrived after binding; recorded as a conflicting attestation.",
+        person_id=answer.responder,
+        actor=answer.responder,
+    )
+    add_event(
+        c,
+        "steward_notified",
+        "The steward was notified of a post-binding conflict.",
+        person_id=c.workspace.steward_id,
+    )
     return Decision(result=_result(c, record, m.AnswerOutcome.CONFLICTING_ATTESTATION, book=book))
 
 
@@ -202,24 +265,43 @@ def _active(c: m.Clarification) -> list[m.ResponseRecord]:
 
 
 def _before_binding(
-    c: m.Clarification, answer: Answer, *, book: AnswerBook, now: datetime, add_event: EventSink,
+    c: m.Clarification,
+    answer: Answer,
+    *,
+    book: AnswerBook,
+    now: datetime,
+    add_event: EventSink,
 ) -> Decision:
     capable = binding_capable(c, answer.rights)
     status = m.BindingStatus.BINDING_CANDIDATE if capable else m.BindingStatus.ATTESTATION
     record = _append(c, answer, status, book=book, now=now)
     if not capable:
-        add_event(c, "attestation_recorded", "A viewer's answer was recorded as an attestation.",
-                  person_id=answer.responder, actor=answer.responder)
+        add_event(
+            c,
+            "attestation_recorded",
+            "A viewer's answer was recorded as an attestation.",
+            person_id=answer.responder,
+            actor=answer.responder,
+        )
     else:
-        add_event(c, "response_recorded", "A binding-capable response was recorded.",
-                  person_id=answer.responder, actor=answer.responder)
+        add_event(
+            c,
+            "response_recorded",
+            "A binding-capable response was recorded.",
+            person_id=answer.responder,
+            actor=answer.responder,
+        )
     if c.state is m.ClarificationState.CONFLICTED:
         return Decision(result=_result(c, record, m.AnswerOutcome.CONFLICTED, book=book))
     return _evaluate_quorum(c, record, book=book, add_event=add_event)
 
 
 def _evaluate_quorum(
-    c: m.Clarification, record: m.ResponseRecord, *, book: AnswerBook, add_event: EventSink,
+    c: m.Clarification,
+    record: m.ResponseRecord,
+    *,
+    book: AnswerBook,
+    add_event: EventSink,
 ) -> Decision:
     active = _active(c)
     distinct: list[m.Interval] = []
@@ -229,13 +311,21 @@ def _evaluate_quorum(
     required = c.quorum_policy.required_confirmations
     if len(distinct) > 1:
         c.state = m.ClarificationState.CONFLICTED
-        c.quorum = c.quorum.model_copy(update={
-            "state": m.QuorumState.CONFLICTED, "confirmations": 0, "remaining": required,
-            "confirmed_by": [],
-        })
+        c.quorum = c.quorum.model_copy(
+            update={
+                "state": m.QuorumState.CONFLICTED,
+                "confirmations": 0,
+                "remaining": required,
+                "confirmed_by": [],
+            }
+        )
         add_event(c, "conflict_entered", "Binding-capable responses disagree.")
-        add_event(c, "steward_review_requested", "The steward must review the conflict.",
-                  person_id=c.workspace.steward_id)
+        add_event(
+            c,
+            "steward_review_requested",
+            "The steward must review the conflict.",
+            person_id=c.workspace.steward_id,
+        )
         return Decision(result=_result(c, record, m.AnswerOutcome.CONFLICTED, book=book))
     confirmations = len(active)
     confirmed_by = [r.responder for r in active]
@@ -243,38 +333,54 @@ def _evaluate_quorum(
         return _bind(c, record, active, book=book, add_event=add_event)
     if confirmations >= 1:
         c.state = m.ClarificationState.PARTIALLY_CONFIRMED
-        c.quorum = c.quorum.model_copy(update={
-            "state": m.QuorumState.PENDING, "confirmations": confirmations,
-            "remaining": required - confirmations, "confirmed_by": confirmed_by,
-        })
+        c.quorum = c.quorum.model_copy(
+            update={
+                "state": m.QuorumState.PENDING,
+                "confirmations": confirmations,
+                "remaining": required - confirmations,
+                "confirmed_by": confirmed_by,
+            }
+        )
         add_event(c, "quorum_pending", f"{required - confirmations} more confirmation(s) required.")
-        outcome = (m.AnswerOutcome.PARTIALLY_CONFIRMED
-                   if record.binding_status is m.BindingStatus.BINDING_CANDIDATE
-                   else m.AnswerOutcome.ATTESTATION)
+        outcome = (
+            m.AnswerOutcome.PARTIALLY_CONFIRMED
+            if record.binding_status is m.BindingStatus.BINDING_CANDIDATE
+            else m.AnswerOutcome.ATTESTATION
+        )
         return Decision(result=_result(c, record, outcome, book=book))
     c.state = m.ClarificationState.ATTESTED
     return Decision(result=_result(c, record, m.AnswerOutcome.ATTESTATION, book=book))
 
 
 def _bind(
-    c: m.Clarification, record: m.ResponseRecord, active: list[m.ResponseRecord], *,
-    book: AnswerBook, add_event: EventSink,
+    c: m.Clarification,
+    record: m.ResponseRecord,
+    active: list[m.ResponseRecord],
+    *,
+    book: AnswerBook,
+    add_event: EventSink,
 ) -> Decision:
     for r in active:
         r.binding_status = m.BindingStatus.BOUND
     quorum_required = c.quorum.state is not m.QuorumState.NOT_REQUIRED
     c.state = m.ClarificationState.ANSWERED
     c.bound_interval = record.interval
-    c.quorum = c.quorum.model_copy(update={
-        "state": m.QuorumState.SATISFIED if quorum_required else m.QuorumState.NOT_REQUIRED,
-        "confirmations": len(active), "remaining": 0,
-        "confirmed_by": [r.responder for r in active],
-    })
+    c.quorum = c.quorum.model_copy(
+        update={
+            "state": m.QuorumState.SATISFIED if quorum_required else m.QuorumState.NOT_REQUIRED,
+            "confirmations": len(active),
+            "remaining": 0,
+            "confirmed_by": [r.responder for r in active],
+        }
+    )
     if quorum_required:
         add_event(c, "quorum_satisfied", "The required confirmations were received.")
     add_event(c, "bound", "The corrected fact version was created.")
-    evidence = (m.EvidenceClass.QUORUM_CONFIRMATION if quorum_required
-                else m.EvidenceClass.HUMAN_CLARIFICATION)
+    evidence = (
+        m.EvidenceClass.QUORUM_CONFIRMATION
+        if quorum_required
+        else m.EvidenceClass.HUMAN_CLARIFICATION
+    )
     result = _result(c, record, m.AnswerOutcome.BOUND, book=book)
     # earlier confirmations now replay as bound too
     for r in active:

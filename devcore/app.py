@@ -35,8 +35,13 @@ Handler = Callable[["Call"], Awaitable[tuple[BaseModel, int]]]
 class Call:
     """One request after authentication: the core, the token, the parsed body and parameters."""
 
-    def __init__(self, core: ReferenceCore, request: web.Request, token: Token | None,
-                 body: BaseModel | dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        core: ReferenceCore,
+        request: web.Request,
+        token: Token | None,
+        body: BaseModel | dict[str, Any] | None,
+    ) -> None:
         self.core = core
         self.request = request
         self.token = token
@@ -57,13 +62,18 @@ class Call:
         try:
             return adapter.validate_python(raw)
         except ValidationError:
-            raise CoreFault(ErrorCode.VALIDATION_FAILED, f"Query parameter {name} is invalid.")\
-                from None
+            raise CoreFault(
+                ErrorCode.VALIDATION_FAILED, f"Query parameter {name} is invalid."
+            ) from None
 
 
 def error_response(fault: CoreFault, details: list[dict[str, Any]] | None = None) -> web.Response:
-    body = m.ErrorBody(code=fault.code, message=fault.message, status=fault.status,
-                       details=[m.ValidationIssue(**d) for d in details] if details else None)
+    body = m.ErrorBody(
+        code=fault.code,
+        message=fault.message,
+        status=fault.status,
+        details=[m.ValidationIssue(**d) for d in details] if details else None,
+    )
     return web.json_response(body.wire(), status=fault.status)
 
 
@@ -149,8 +159,7 @@ def _page_window(call: Call) -> tuple[int, int]:
     try:
         offset = int(base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii"))
     except (ValueError, UnicodeError, binascii.Error):
-        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.")\
-            from None
+        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.") from None
     if offset < 0:
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.")
     return offset, limit
@@ -164,19 +173,24 @@ def _next_cursor(offset: int, limit: int, total: int) -> str | None:
 async def list_clarifications(call: Call) -> tuple[BaseModel, int]:
     offset, limit = _page_window(call)
     items = call.core.list_clarifications(
-        call.caller, state=call.query("state", _STATE), severity=call.query("severity", _SEVERITY),
+        call.caller,
+        state=call.query("state", _STATE),
+        severity=call.query("severity", _SEVERITY),
         tenant_id=call.query("tenantId"),
     )
-    return m.ClarificationPage(items=items[offset:offset + limit],
-                               next_cursor=_next_cursor(offset, limit, len(items))), 200
+    return m.ClarificationPage(
+        items=items[offset : offset + limit], next_cursor=_next_cursor(offset, limit, len(items))
+    ), 200
 
 
 async def list_jobs(call: Call) -> tuple[BaseModel, int]:
     offset, limit = _page_window(call)
-    items = call.core.list_jobs(call.caller, state=call.query("state", _JOB_STATE),
-                                kind=call.query("kind"))
-    return m.JobPage(items=items[offset:offset + limit],
-                     next_cursor=_next_cursor(offset, limit, len(items))), 200
+    items = call.core.list_jobs(
+        call.caller, state=call.query("state", _JOB_STATE), kind=call.query("kind")
+    )
+    return m.JobPage(
+        items=items[offset : offset + limit], next_cursor=_next_cursor(offset, limit, len(items))
+    ), 200
 
 
 async def answer(call: Call) -> tuple[BaseModel, int]:
@@ -237,15 +251,18 @@ HANDLERS: dict[str, Handler] = {
     "getJob": lambda c: _ok(c.core.get_job(c.caller, c.path("jobId"))),
     "listJobs": list_jobs,
     "listClarifications": list_clarifications,
-    "getClarification": lambda c: _ok(c.core.get_clarification(c.caller, c.path("clarificationId"))),
+    "getClarification": lambda c: _ok(
+        c.core.get_clarification(c.caller, c.path("clarificationId"))
+    ),
     "answerClarification": answer,
-    "reportDelivery": lambda c: _ok(c.core.report_delivery(c.caller, c.path("clarificationId"),
-                                                           c.body)),  # type: ignore[arg-type]
-    "reportEvent": lambda c: _ok(c.core.report_event(c.caller, c.path("clarificationId"),
-                                                     c.body)),  # type: ignore[arg-type]
+    "reportDelivery": lambda c: _ok(
+        c.core.report_delivery(c.caller, c.path("clarificationId"), c.body)
+    ),  # type: ignore[arg-type]
+    "reportEvent": lambda c: _ok(c.core.report_event(c.caller, c.path("clarificationId"), c.body)),  # type: ignore[arg-type]
     "resolvePerson": lambda c: _ok(c.core.resolve(c.caller, c.body)),  # type: ignore[arg-type]
-    "getPerson": lambda c: _ok(c.core.get_person(c.caller, c.path("personId"),
-                                                 c.query("tenantId"))),
+    "getPerson": lambda c: _ok(
+        c.core.get_person(c.caller, c.path("personId"), c.query("tenantId"))
+    ),
     "getFact": _as_of,
     "getFactHistory": lambda c: _ok(c.core.fact_history(c.caller, c.path("logicalId"))),
     "devCreateClarification": create,
@@ -263,8 +280,9 @@ async def _ok(model: BaseModel) -> tuple[BaseModel, int]:
 
 
 @web.middleware
-async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-                  ) -> web.StreamResponse:
+async def _errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
     try:
         return await handler(request)
     except web.HTTPNotFound:
@@ -298,5 +316,7 @@ def create_app(core: ReferenceCore) -> web.Application:
     app.router.add_get(OPENAPI_PATH, openapi)
     app.router.add_get(HEALTH_PATH, health)
     for route in ROUTES:
-        app.router.add_route(route.method, route.path, _endpoint(route, HANDLERS[route.operation_id]))
+        app.router.add_route(
+            route.method, route.path, _endpoint(route, HANDLERS[route.operation_id])
+        )
     return app

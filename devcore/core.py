@@ -73,15 +73,27 @@ class ReferenceCore:
     # ---------------------------------------------------------------- events
 
     def _event(
-        self, c: m.Clarification, type_: str, message: str, *, person_id: str | None = None,
-        actor: str | None = None, attempt: int | None = None,
-        reason_code: m.ReasonCode | None = None, event_id: str | None = None,
+        self,
+        c: m.Clarification,
+        type_: str,
+        message: str,
+        *,
+        person_id: str | None = None,
+        actor: str | None = None,
+        attempt: int | None = None,
+        reason_code: m.ReasonCode | None = None,
+        event_id: str | None = None,
     ) -> m.ClarificationEvent:
         record = self.records[c.id]
         event = m.ClarificationEvent(
-            event_id=event_id or f"ev-{next(record.event_ids):05d}", type=type_,
-            at=self.clock.now(), actor=actor, person_id=person_id, attempt=attempt,
-            reason_code=reason_code, message=message,
+            event_id=event_id or f"ev-{next(record.event_ids):05d}",
+            type=type_,
+            at=self.clock.now(),
+            actor=actor,
+            person_id=person_id,
+            attempt=attempt,
+            reason_code=reason_code,
+            message=message,
         )
         c.events.append(event)
         return event
@@ -96,8 +108,13 @@ class ReferenceCore:
         if c.state is m.ClarificationState.OPEN:
             c.state = m.ClarificationState.EXPIRED
             c.updated_at = now
-        self._event(c, "expired", "The escalation window ran out for this attempt.",
-                    person_id=person, attempt=ran_out)
+        self._event(
+            c,
+            "expired",
+            "The escalation window ran out for this attempt.",
+            person_id=person,
+            attempt=ran_out,
+        )
 
     def _on_dead_letter(self, job: JobRecord, at: datetime) -> None:
         record = self.records.get(job.payload.clarification_id)
@@ -107,8 +124,12 @@ class ReferenceCore:
         if c.state is not m.ClarificationState.ANSWERED:
             c.state = m.ClarificationState.DEAD_LETTERED
             c.updated_at = at
-        self._event(c, "dead_lettered", "The ranking is exhausted; listed in the steward digest.",
-                    attempt=job.attempts)
+        self._event(
+            c,
+            "dead_lettered",
+            "The ranking is exhausted; listed in the steward digest.",
+            attempt=job.attempts,
+        )
 
     # ---------------------------------------------------------------- clarifications
 
@@ -124,35 +145,55 @@ class ReferenceCore:
         from devcore.creation import build_clarification
 
         now = self.now()
-        key = (req.tenant_id, req.document.document_id, req.document.content_hash,
-               req.span.start, req.span.end, req.kind)
+        key = (
+            req.tenant_id,
+            req.document.document_id,
+            req.document.content_hash,
+            req.span.start,
+            req.span.end,
+            req.kind,
+        )
         if key in self.dedup:
             existing = self.records[self.dedup[key]].model
             return m.CreateClarificationResponse(
-                clarification=summary(existing), deduplicated=True, job_id=existing.job_id,
+                clarification=summary(existing),
+                deduplicated=True,
+                job_id=existing.job_id,
             ), False
         tenant = self.directory.tenant(req.tenant_id)
         c = build_clarification(
-            req, clarification_id=f"clr-{next(self._ids):05d}", tenant=tenant,
-            directory=self.directory, now=now,
+            req,
+            clarification_id=f"clr-{next(self._ids):05d}",
+            tenant=tenant,
+            directory=self.directory,
+            now=now,
         )
         self.records[c.id] = Record(model=c, dedup_key=key)
         self.dedup[key] = c.id
         best = c.candidates[0]
         self.fact_tenants[c.target] = c.tenant_id
         self.facts.append(
-            logical_id=c.target, now=now, valid_from=best.valid_from, valid_to=best.valid_to,
-            confidence=c.applied_candidate_confidence, pending_clarification_id=c.id,
-            provenance=m.Provenance(evidence_class=m.EvidenceClass.SYSTEM_EXTRACTION,
-                                    source_version_tx=c.document.source_version_tx),
+            logical_id=c.target,
+            now=now,
+            valid_from=best.valid_from,
+            valid_to=best.valid_to,
+            confidence=c.applied_candidate_confidence,
+            pending_clarification_id=c.id,
+            provenance=m.Provenance(
+                evidence_class=m.EvidenceClass.SYSTEM_EXTRACTION,
+                source_version_tx=c.document.source_version_tx,
+            ),
         )
         self._event(c, "created", f"Clarification created with severity {c.severity}.")
         if c.severity is not m.Severity.LOW:
             window = tenant.policy.escalation_window
             job = self.jobs.enqueue(
-                tenant_id=c.tenant_id, kind=CLARIFY_KIND,
+                tenant_id=c.tenant_id,
+                kind=CLARIFY_KIND,
                 payload=m.JobPayload(clarification_id=c.id, ranking=list(c.ranking)),
-                max_attempts=len(c.ranking) + 1, now=now, backoff=(window, window),
+                max_attempts=len(c.ranking) + 1,
+                now=now,
+                backoff=(window, window),
             )
             c.job_id = job.id
         return m.CreateClarificationResponse(
@@ -160,7 +201,11 @@ class ReferenceCore:
         ), True
 
     def list_clarifications(
-        self, token: Token, *, state: m.ClarificationState | None, severity: m.Severity | None,
+        self,
+        token: Token,
+        *,
+        state: m.ClarificationState | None,
+        severity: m.Severity | None,
         tenant_id: str | None,
     ) -> list[m.ClarificationSummary]:
         self.now()
@@ -168,7 +213,8 @@ class ReferenceCore:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
         tenants = {tenant_id} if tenant_id else token.tenants
         chosen = [
-            r.model for r in self.records.values()
+            r.model
+            for r in self.records.values()
             if r.model.tenant_id in tenants
             and (state is None or r.model.state is state)
             and (severity is None or r.model.severity is severity)
@@ -190,19 +236,27 @@ class ReferenceCore:
         if self.directory.person_in(tenant_id=c.tenant_id, person_id=responder) is None:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
         answer = Answer(
-            responder=responder, rights=rights, span=_normalise(c, req),
-            answer_index=req.answer_index, answer_custom=req.answer_custom,
-            channel=req.channel, message_ref=req.message_ref,
+            responder=responder,
+            rights=rights,
+            span=_normalise(c, req),
+            answer_index=req.answer_index,
+            answer_custom=req.answer_custom,
+            channel=req.channel,
+            message_ref=req.message_ref,
             steward_override=req.steward_override,
         )
         decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
         result = decision.result
         if decision.bind is not None and decision.evidence is not None:
             version = self.facts.append(
-                logical_id=c.target, now=now, valid_from=decision.bind.valid_from,
-                valid_to=decision.bind.valid_to, confidence=1.0,
+                logical_id=c.target,
+                now=now,
+                valid_from=decision.bind.valid_from,
+                valid_to=decision.bind.valid_to,
+                confidence=1.0,
                 provenance=m.Provenance(
-                    evidence_class=decision.evidence, clarification_id=c.id,
+                    evidence_class=decision.evidence,
+                    clarification_id=c.id,
                     source_version_tx=c.document.source_version_tx,
                     confirmed_by=list(c.quorum.confirmed_by),
                 ),
@@ -212,7 +266,8 @@ class ReferenceCore:
             for response_id, prior in record.book.outcomes.items():
                 if prior.outcome is result.outcome and prior.fact_version_tx is None:
                     record.book.outcomes[response_id] = prior.model_copy(
-                        update={"fact_version_tx": version.version_tx})
+                        update={"fact_version_tx": version.version_tx}
+                    )
         return result, http_status(result.outcome)
 
     def report_delivery(
@@ -226,15 +281,26 @@ class ReferenceCore:
         if self.directory.person_in(tenant_id=c.tenant_id, person_id=req.person_id) is None:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
         delivery = m.DeliveryRecord(
-            delivery_id=req.delivery_id, person_id=req.person_id, channel=req.channel,
-            kind=req.kind, attempt=req.attempt, message_ref=req.message_ref, delivered_at=now,
+            delivery_id=req.delivery_id,
+            person_id=req.person_id,
+            channel=req.channel,
+            kind=req.kind,
+            attempt=req.attempt,
+            message_ref=req.message_ref,
+            delivered_at=now,
         )
         c.deliveries.append(delivery)
         if req.kind is not m.DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
             c.asked.append(req.person_id)
         c.updated_at = now
-        self._event(c, "delivered", f"A {req.kind} was delivered on {req.channel}.",
-                    person_id=req.person_id, attempt=req.attempt, actor="clarify-bot")
+        self._event(
+            c,
+            "delivered",
+            f"A {req.kind} was delivered on {req.channel}.",
+            person_id=req.person_id,
+            attempt=req.attempt,
+            actor="clarify-bot",
+        )
         return delivery
 
     def report_event(
@@ -246,8 +312,14 @@ class ReferenceCore:
             if existing.event_id == req.event_id:
                 return existing
         return self._event(
-            c, req.type, req.message, person_id=req.person_id, attempt=req.attempt,
-            reason_code=req.reason_code, actor="clarify-bot", event_id=req.event_id,
+            c,
+            req.type,
+            req.message,
+            person_id=req.person_id,
+            attempt=req.attempt,
+            reason_code=req.reason_code,
+            actor="clarify-bot",
+            event_id=req.event_id,
         )
 
     # ---------------------------------------------------------------- jobs
@@ -260,8 +332,11 @@ class ReferenceCore:
         if any(not kind.startswith(allowed) for kind in req.kinds):
             raise CoreFault(ErrorCode.JOB_KIND_FORBIDDEN)
         jobs = self.jobs.poll(
-            prefixes=req.kinds, tenants=token.tenants, max_jobs=req.max_jobs,
-            lease=timedelta(seconds=req.lease_seconds), now=now,
+            prefixes=req.kinds,
+            tenants=token.tenants,
+            max_jobs=req.max_jobs,
+            lease=timedelta(seconds=req.lease_seconds),
+            now=now,
         )
         return [job.leased() for job in jobs]
 
@@ -282,8 +357,14 @@ class ReferenceCore:
         self.jobs.advance(job, attempt=req.attempt)
         record = self.records.get(job.payload.clarification_id)
         if record is not None and req.attempt != before:
-            self._event(record.model, "advanced", "Skipped forward inside the lease.",
-                        attempt=req.attempt, reason_code=req.reason_code, actor="clarify-bot")
+            self._event(
+                record.model,
+                "advanced",
+                "Skipped forward inside the lease.",
+                attempt=req.attempt,
+                reason_code=req.reason_code,
+                actor="clarify-bot",
+            )
         return job.leased()
 
     def complete(self, token: Token, job_id: str, req: m.CompleteRequest) -> m.JobView:
@@ -340,9 +421,16 @@ class ReferenceCore:
 
 def summary(c: m.Clarification) -> m.ClarificationSummary:
     return m.ClarificationSummary(
-        id=c.id, tenant_id=c.tenant_id, workspace_id=c.workspace.workspace_id, kind=c.kind,
-        severity=c.severity, state=c.state, quorum_state=c.quorum.state,
-        document_title=c.document.title, created_at=c.created_at, updated_at=c.updated_at,
+        id=c.id,
+        tenant_id=c.tenant_id,
+        workspace_id=c.workspace.workspace_id,
+        kind=c.kind,
+        severity=c.severity,
+        state=c.state,
+        quorum_state=c.quorum.state,
+        document_title=c.document.title,
+        created_at=c.created_at,
+        updated_at=c.updated_at,
     )
 
 
@@ -350,8 +438,10 @@ def _responder_of(token: Token, req: m.AnswerRequest) -> tuple[str, m.Role]:
     """The responder assertion rule (spec §6, approval condition 2026-07-04)."""
     if token.audience is m.Audience.CLARIFY:
         if req.responder is None or req.rights is None:
-            raise CoreFault(ErrorCode.VALIDATION_FAILED,
-                            "A clarify-audience caller must name the responder and their rights.")
+            raise CoreFault(
+                ErrorCode.VALIDATION_FAILED,
+                "A clarify-audience caller must name the responder and their rights.",
+            )
         return req.responder, req.rights
     if token.audience is not None:
         raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
@@ -371,7 +461,8 @@ def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
     assert req.answer_custom is not None
     try:
         return normalise_custom(
-            valid_from=req.answer_custom.valid_from, valid_to=req.answer_custom.valid_to,
+            valid_from=req.answer_custom.valid_from,
+            valid_to=req.answer_custom.valid_to,
             source_text=req.answer_custom.source_text,
         )
     except NotNormalisable:
@@ -387,6 +478,7 @@ def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoa
     for req in requests:
         core.create_clarification(req)
     return m.ScenarioLoaded(
-        tenants=len(directory.tenants), people=len(directory.people),
+        tenants=len(directory.tenants),
+        people=len(directory.people),
         clarifications=len(core.records),
     )

@@ -25,8 +25,12 @@ def authority_ranking(
 
 
 def build_clarification(
-    req: m.CreateClarificationRequest, *, clarification_id: str, tenant: Tenant,
-    directory: Directory, now: datetime,
+    req: m.CreateClarificationRequest,
+    *,
+    clarification_id: str,
+    tenant: Tenant,
+    directory: Directory,
+    now: datetime,
 ) -> m.Clarification:
     workspace = directory.workspaces.get(req.workspace_id)
     if workspace is None or workspace.tenant_id != tenant.id:
@@ -40,29 +44,45 @@ def build_clarification(
     quorum_required = policy.required_confirmations > 1 or severity is m.Severity.CRITICAL
     doc = req.document
     return m.Clarification(
-        id=clarification_id, tenant_id=tenant.id,
-        workspace=m.WorkspaceRef(workspace_id=workspace.id, name=workspace.name,
-                                 steward_id=workspace.steward_id),
-        target=req.target, kind=req.kind, severity=severity, state=m.ClarificationState.OPEN,
+        id=clarification_id,
+        tenant_id=tenant.id,
+        workspace=m.WorkspaceRef(
+            workspace_id=workspace.id, name=workspace.name, steward_id=workspace.steward_id
+        ),
+        target=req.target,
+        kind=req.kind,
+        severity=severity,
+        state=m.ClarificationState.OPEN,
         quorum_policy=policy,
         quorum=m.QuorumStatus(
             state=m.QuorumState.PENDING if quorum_required else m.QuorumState.NOT_REQUIRED,
-            required=policy.required_confirmations, confirmations=0,
+            required=policy.required_confirmations,
+            confirmations=0,
             remaining=policy.required_confirmations,
         ),
         candidates=[
             m.DateCandidate(index=i, label=c.label, valid_from=c.valid_from, valid_to=c.valid_to)
             for i, c in enumerate(req.candidates)
         ],
-        question=req.question, span_excerpt=req.span.text, span_start=req.span.start,
+        question=req.question,
+        span_excerpt=req.span.text,
+        span_start=req.span.start,
         span_end=req.span.end,
         document=m.SourceDocument(
-            document_id=doc.document_id, title=doc.title, url=doc.url,
-            source_version_tx=doc.source_version_tx or now, acl=doc.acl,
+            document_id=doc.document_id,
+            title=doc.title,
+            url=doc.url,
+            source_version_tx=doc.source_version_tx or now,
+            acl=doc.acl,
         ),
         detector_confidence=req.detector_confidence,
         applied_candidate_confidence=req.applied_candidate_confidence,
-        ranking=authority_ranking(req.authority, tenant_id=tenant.id, directory=directory,
-                                  cap=tenant.policy.max_candidates),
-        created_at=now, updated_at=now,
+        ranking=authority_ranking(
+            req.authority,
+            tenant_id=tenant.id,
+            directory=directory,
+            cap=tenant.policy.max_candidates,
+        ),
+        created_at=now,
+        updated_at=now,
     )

@@ -60,7 +60,7 @@ class Workspace:
 
 @dataclass(slots=True)
 class Token:
-    """A bearer credential: a service token (audience + tenants) or an API key (tenant + principal)."""
+    """A bearer credential: a service token (audience, tenants) or an API key (principal)."""
 
     value: str
     audience: m.Audience | None
@@ -91,7 +91,9 @@ class Directory:
         person = self.people.get(person_id)
         return person if person is not None and person.tenant_id == tenant_id else None
 
-    def resolve(self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity) -> m.ResolvedPerson:
+    def resolve(
+        self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
+    ) -> m.ResolvedPerson:
         matches: list[tuple[m.Person, bool]] = []
         for person in self.people.values():
             if person.tenant_id != tenant_id:
@@ -116,9 +118,8 @@ def _match(aliases: m.PersonAliases, identity: m.SlackIdentity | m.TeamsIdentity
             if alias.user_id != identity.user_id:
                 continue
             same_org = (
-                (identity.enterprise_id is not None and alias.enterprise_id == identity.enterprise_id)
-                or (identity.team_id is not None and alias.team_id == identity.team_id)
-            )
+                identity.enterprise_id is not None and alias.enterprise_id == identity.enterprise_id
+            ) or (identity.team_id is not None and alias.team_id == identity.team_id)
             if same_org:
                 return alias.verified
         return None

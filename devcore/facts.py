@@ -33,8 +33,12 @@ class FactStore:
         if versions:
             versions[-1].tx_to = tx
         version = m.FactVersion(
-            logical_id=logical_id, version_tx=tx, valid_from=valid_from, valid_to=valid_to,
-            confidence=confidence, pending_clarification_id=pending_clarification_id,
+            logical_id=logical_id,
+            version_tx=tx,
+            valid_from=valid_from,
+            valid_to=valid_to,
+            confidence=confidence,
+            pending_clarification_id=pending_clarification_id,
             provenance=provenance,
         )
         versions.append(version)

@@ -41,17 +41,27 @@ class JobRecord:
 
     def view(self) -> m.JobView:
         return m.JobView(
-            id=self.id, kind=self.kind, state=self.state, payload=self.payload,
-            attempts=self.attempts, max_attempts=self.max_attempts, visible_at=self.visible_at,
-            lease_expires_at=self.lease_expires_at, last_error=self.last_error,
+            id=self.id,
+            kind=self.kind,
+            state=self.state,
+            payload=self.payload,
+            attempts=self.attempts,
+            max_attempts=self.max_attempts,
+            visible_at=self.visible_at,
+            lease_expires_at=self.lease_expires_at,
+            last_error=self.last_error,
             dead_lettered_at=self.dead_lettered_at,
         )
 
     def leased(self) -> m.LeasedJob:
         assert self.lease_token is not None and self.lease_expires_at is not None
         return m.LeasedJob(
-            id=self.id, kind=self.kind, payload=self.payload, attempts=self.attempts,
-            max_attempts=self.max_attempts, lease_token=self.lease_token,
+            id=self.id,
+            kind=self.kind,
+            payload=self.payload,
+            attempts=self.attempts,
+            max_attempts=self.max_attempts,
+            lease_token=self.lease_token,
             lease_expires_at=self.lease_expires_at,
         )
 
@@ -82,8 +92,13 @@ class JobQueue:
         backoff: tuple[timedelta, timedelta] = DEFAULT_BACKOFF,
     ) -> JobRecord:
         job = JobRecord(
-            id=f"job-{next(self._ids):06d}", tenant_id=tenant_id, kind=kind, payload=payload,
-            max_attempts=max_attempts, visible_at=now, backoff_base=backoff[0],
+            id=f"job-{next(self._ids):06d}",
+            tenant_id=tenant_id,
+            kind=kind,
+            payload=payload,
+            max_attempts=max_attempts,
+            visible_at=now,
+            backoff_base=backoff[0],
             backoff_cap=backoff[1],
         )
         self.jobs[job.id] = job
@@ -126,14 +141,22 @@ class JobQueue:
     # -------------------------------------------------------------- operations
 
     def poll(
-        self, *, prefixes: list[str], tenants: frozenset[str], max_jobs: int,
-        lease: timedelta, now: datetime,
+        self,
+        *,
+        prefixes: list[str],
+        tenants: frozenset[str],
+        max_jobs: int,
+        lease: timedelta,
+        now: datetime,
     ) -> list[JobRecord]:
         ready = sorted(
             (
-                j for j in self.jobs.values()
-                if j.state is m.JobState.AVAILABLE and j.visible_at <= now
-                and j.tenant_id in tenants and any(j.kind.startswith(p) for p in prefixes)
+                j
+                for j in self.jobs.values()
+                if j.state is m.JobState.AVAILABLE
+                and j.visible_at <= now
+                and j.tenant_id in tenants
+                and any(j.kind.startswith(p) for p in prefixes)
             ),
             key=lambda j: (j.visible_at, j.id),
         )
@@ -194,7 +217,8 @@ class JobQueue:
         self, *, tenants: frozenset[str], state: m.JobState | None, kind: str | None
     ) -> list[JobRecord]:
         return [
-            j for j in self.jobs.values()
+            j
+            for j in self.jobs.values()
             if j.tenant_id in tenants
             and (state is None or j.state is state)
             and (kind is None or j.kind.startswith(kind))

@@ -1,7 +1,7 @@
 """Free-form answer normalisation: a person's dates or words to a structured interval, or nothing.
 
-Spec §3.10: a free-form answer binds only once normalised into a valid interval; anything that cannot
-be safely normalised is refused (422, nothing recorded), never coerced.
+Spec §3.10: a free-form answer binds only once normalised into a valid interval; anything
+that cannot be safely normalised is refused (422, nothing recorded), never coerced.
 """
 
 from __future__ import annotations
@@ -14,9 +14,17 @@ _MONTHS = {
     name: i
     for i, names in enumerate(
         [
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
             ("december", "dec"),
         ],
         start=1,

@@ -1,7 +1,8 @@
 """Scenario files: tenants, workspaces, people with aliases and roles, tokens and clarifications.
 
 A scenario is TOML on disk (see ``devcore/scenarios/acme.toml``) or the same shape as a JSON object
-posted to ``/dev/v1/scenario``. Keys are snake_case; clarifications use the creation request's fields.
+posted to ``/dev/v1/scenario``. Keys are snake_case; clarifications take the creation
+request's fields.
 """
 
 from __future__ import annotations
@@ -131,16 +132,25 @@ def _directory(s: Scenario) -> Directory:
     d = Directory()
     for t in s.tenants:
         p = t.clarify
-        d.tenants[t.id] = Tenant(id=t.id, name=t.name, policy=TenantPolicy(
-            escalation_window_hours=p.escalation_window_hours, max_candidates=p.max_candidates,
-            default_severity=p.severity.default, quorum_enabled=p.quorum.enabled,
-            critical_required_confirmations=p.quorum.critical_required_confirmations,
-            required_roles=tuple(p.quorum.required_roles),
-            allow_steward_override=p.quorum.allow_steward_override, elevate=dict(p.severity.elevate),
-        ))
+        d.tenants[t.id] = Tenant(
+            id=t.id,
+            name=t.name,
+            policy=TenantPolicy(
+                escalation_window_hours=p.escalation_window_hours,
+                max_candidates=p.max_candidates,
+                default_severity=p.severity.default,
+                quorum_enabled=p.quorum.enabled,
+                critical_required_confirmations=p.quorum.critical_required_confirmations,
+                required_roles=tuple(p.quorum.required_roles),
+                allow_steward_override=p.quorum.allow_steward_override,
+                elevate=dict(p.severity.elevate),
+            ),
+        )
     for w in s.workspaces:
         _require(w.tenant in d.tenants, f"workspace {w.id}: unknown tenant")
-        d.workspaces[w.id] = Workspace(id=w.id, tenant_id=w.tenant, name=w.name, steward_id=w.steward)
+        d.workspaces[w.id] = Workspace(
+            id=w.id, tenant_id=w.tenant, name=w.name, steward_id=w.steward
+        )
     for person in s.people:
         _require(person.tenant in d.tenants, f"person {person.id}: unknown tenant")
         d.people[person.id] = _person(person)
@@ -152,10 +162,15 @@ def _directory(s: Scenario) -> Directory:
 
 def _person(p: _Person) -> m.Person:
     return m.Person(
-        person_id=p.id, tenant_id=p.tenant, display_name=p.display_name, locale=p.locale,
-        time_zone=p.time_zone, verified_enterprise_identity=p.verified,
+        person_id=p.id,
+        tenant_id=p.tenant,
+        display_name=p.display_name,
+        locale=p.locale,
+        time_zone=p.time_zone,
+        verified_enterprise_identity=p.verified,
         aliases=m.PersonAliases(
-            email=p.email, upn=p.upn,
+            email=p.email,
+            upn=p.upn,
             slack=[m.SlackAlias(**a.model_dump()) for a in p.slack],
             teams=[m.TeamsAlias(**a.model_dump()) for a in p.teams],
         ),
@@ -170,10 +185,17 @@ def _token(t: _Token, d: Directory) -> Token:
     _require(t.tenant in d.tenants, "api key: unknown tenant")
     assert t.tenant is not None
     if t.person is not None:
-        _require(d.person_in(tenant_id=t.tenant, person_id=t.person) is not None,
-                 "api key: principal is not a person of its tenant")
-    return Token(value=t.token, audience=None, tenants=frozenset({t.tenant}),
-                 principal=t.person, role=t.role if t.person else None)
+        _require(
+            d.person_in(tenant_id=t.tenant, person_id=t.person) is not None,
+            "api key: principal is not a person of its tenant",
+        )
+    return Token(
+        value=t.token,
+        audience=None,
+        tenants=frozenset({t.tenant}),
+        principal=t.person,
+        role=t.role if t.person else None,
+    )
 
 
 def _require(ok: bool, message: str) -> None:

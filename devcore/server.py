@@ -1,4 +1,4 @@
-"""Serving the reference core: an async context manager for tests and the demo, and a blocking run."""
+"""Serving the reference core: a context manager for tests and the demo, and a blocking run."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from devcore.scenario import read_scenario
 
 
 @contextlib.asynccontextmanager
-async def serve(core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0
-                ) -> AsyncIterator[str]:
+async def serve(
+    core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0
+) -> AsyncIterator[str]:
     """Run the core's HTTP app until the block ends; yields its base URL."""
     runner = web.AppRunner(create_app(core), access_log=None)
     await runner.setup()
@@ -32,8 +33,9 @@ async def serve(core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0
         await runner.cleanup()
 
 
-def build_core(scenario: str | Path | None = None, *, clock: MovableClock | None = None
-               ) -> ReferenceCore:
+def build_core(
+    scenario: str | Path | None = None, *, clock: MovableClock | None = None
+) -> ReferenceCore:
     core = ReferenceCore(clock=clock or OffsetClock())
     load_scenario(core, read_scenario(scenario))
     return core

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 
 import pytest
+import structlog
 
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
@@ -17,6 +18,13 @@ CLARIFY_TOKEN = "dev-clarify-token-acme"
 INGEST_TOKEN = "dev-ingest-token-acme"
 DEV_TOKEN = "dev-admin-token-local"
 START = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Iterator[None]:
+    """A command under test may configure structlog; no test inherits another's set-up."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture
@@ -38,15 +46,17 @@ async def core_url(core: ReferenceCore) -> AsyncIterator[str]:
 @pytest.fixture
 async def bot_client(core_url: str) -> AsyncIterator[CoreClient]:
     """The bot's own client: clarify-audience service token, no retries (tests see every error)."""
-    async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN,
-                          retry=RetryPolicy(max_attempts=1)) as client:
+    async with CoreClient(
+        base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1)
+    ) as client:
         yield client
 
 
 @pytest.fixture
 async def dev_client(core_url: str) -> AsyncIterator[DevCoreClient]:
-    async with DevCoreClient(base_url=core_url, token=DEV_TOKEN,
-                             retry=RetryPolicy(max_attempts=1)) as client:
+    async with DevCoreClient(
+        base_url=core_url, token=DEV_TOKEN, retry=RetryPolicy(max_attempts=1)
+    ) as client:
         yield client
 
 

@@ -20,17 +20,31 @@ from devcore.scenario import read_scenario
 from tests.conftest import INGEST_TOKEN
 
 CRITICAL, NORMAL, HIGH = "clr-00001", "clr-00002", "clr-00003"
-ROLE_OF = {"p-sarah": m.Role.EDITOR, "p-ahmed": m.Role.EDITOR, "p-priya": m.Role.VIEWER,
-           "p-maria": m.Role.STEWARD, "p-lee": m.Role.EDITOR}
+ROLE_OF = {
+    "p-sarah": m.Role.EDITOR,
+    "p-ahmed": m.Role.EDITOR,
+    "p-priya": m.Role.VIEWER,
+    "p-maria": m.Role.STEWARD,
+    "p-lee": m.Role.EDITOR,
+}
 
 
 async def answer(
-    client: CoreClient, cid: str, responder: str, *, index: int | None = None,
-    custom: m.AnswerCustom | None = None, override: bool = False,
+    client: CoreClient,
+    cid: str,
+    responder: str,
+    *,
+    index: int | None = None,
+    custom: m.AnswerCustom | None = None,
+    override: bool = False,
 ) -> AnswerReceipt:
     request = m.AnswerRequest(
-        answer_index=index, answer_custom=custom, responder=responder,
-        rights=ROLE_OF[responder], channel=m.Channel.SLACK, message_ref=f"D0{responder}:1.0",
+        answer_index=index,
+        answer_custom=custom,
+        responder=responder,
+        rights=ROLE_OF[responder],
+        channel=m.Channel.SLACK,
+        message_ref=f"D0{responder}:1.0",
         steward_override=override,
     )
     return await client.answer_clarification(clarification_id=cid, request=request)
@@ -105,8 +119,11 @@ async def test_clarify_steward_override(
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert c.state is m.ClarificationState.ANSWERED
     assert [r.binding_status for r in c.responses] == [
-        m.BindingStatus.BINDING_CANDIDATE, m.BindingStatus.BINDING_CANDIDATE,
-        m.BindingStatus.BINDING_CANDIDATE, m.BindingStatus.STEWARD_OVERRIDE]
+        m.BindingStatus.BINDING_CANDIDATE,
+        m.BindingStatus.BINDING_CANDIDATE,
+        m.BindingStatus.BINDING_CANDIDATE,
+        m.BindingStatus.STEWARD_OVERRIDE,
+    ]
     assert c.responses[-1].channel is m.Channel.CLI
     assert "steward_override" in [ev.type for ev in c.events]
     history = await bot_client.get_fact_history(logical_id=c.target)
@@ -148,8 +165,9 @@ async def test_clarify_freeform_validation(bot_client: CoreClient) -> None:
     after = await bot_client.get_clarification(clarification_id=NORMAL)
     assert after.responses == [] and after.events == before.events
     assert len((await bot_client.get_fact_history(logical_id=after.target)).versions) == 1
-    receipt = await answer(bot_client, NORMAL, "p-ahmed", custom=m.AnswerCustom(
-        source_text="Q4 2026"))
+    receipt = await answer(
+        bot_client, NORMAL, "p-ahmed", custom=m.AnswerCustom(source_text="Q4 2026")
+    )
     assert receipt.result.outcome is m.AnswerOutcome.BOUND
     fact = await bot_client.get_fact(logical_id=after.target)
     assert fact.valid_from == datetime(2026, 10, 1, tzinfo=UTC)
@@ -190,7 +208,10 @@ async def test_clarify_responder_supersede(bot_client: CoreClient) -> None:
     assert bound.result.outcome is m.AnswerOutcome.BOUND
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert [r.binding_status for r in c.responses] == [
-        m.BindingStatus.BINDING_CANDIDATE, m.BindingStatus.BOUND, m.BindingStatus.BOUND]
+        m.BindingStatus.BINDING_CANDIDATE,
+        m.BindingStatus.BOUND,
+        m.BindingStatus.BOUND,
+    ]
 
 
 async def test_clarify_answer_responder_assertion(
@@ -207,19 +228,22 @@ async def test_clarify_answer_responder_assertion(
     unbound = client_for("acme-key-unbound")
     with pytest.raises(e.PrincipalRequired):
         await unbound.answer_clarification(
-            clarification_id=CRITICAL, request=m.AnswerRequest(answer_index=0))
+            clarification_id=CRITICAL, request=m.AnswerRequest(answer_index=0)
+        )
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert c.responses == []
     assert len((await bot_client.get_fact_history(logical_id=c.target)).versions) == 1
     own = await sarah_key.answer_clarification(
-        clarification_id=CRITICAL,
-        request=m.AnswerRequest(answer_index=0, channel=m.Channel.CLI))
+        clarification_id=CRITICAL, request=m.AnswerRequest(answer_index=0, channel=m.Channel.CLI)
+    )
     assert own.result.outcome is m.AnswerOutcome.PARTIALLY_CONFIRMED
     asserted = await answer(bot_client, CRITICAL, "p-ahmed", index=0)
     assert asserted.result.outcome is m.AnswerOutcome.BOUND
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert [(r.responder, r.rights_at_answer_time, r.channel) for r in c.responses] == [
-        ("p-sarah", m.Role.EDITOR, m.Channel.CLI), ("p-ahmed", m.Role.EDITOR, m.Channel.SLACK)]
+        ("p-sarah", m.Role.EDITOR, m.Channel.CLI),
+        ("p-ahmed", m.Role.EDITOR, m.Channel.SLACK),
+    ]
 
 
 async def test_clarify_bitemporal_correction(bot_client: CoreClient, clock: ManualClock) -> None:
@@ -246,18 +270,22 @@ async def test_clarify_dedup(bot_client: CoreClient, dev_client: DevCoreClient) 
     await answer(bot_client, NORMAL, "p-ahmed", index=0)
     spec = read_scenario("acme")["clarifications"][1]
     again = await dev_client.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec))
+        request=m.CreateClarificationRequest.model_validate(spec)
+    )
     assert again.deduplicated and again.clarification.id == NORMAL
     assert again.clarification.state is m.ClarificationState.ANSWERED
     jobs = await bot_client.list_jobs()
     assert len(jobs.items) == 3
     spec["document"]["content_hash"] = "sha256:new-version"
     fresh = await dev_client.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec))
+        request=m.CreateClarificationRequest.model_validate(spec)
+    )
     assert not fresh.deduplicated and fresh.clarification.id != NORMAL
 
 
-async def test_clarify_fence(bot_client: CoreClient, client_for: Callable[[str], CoreClient]) -> None:
+async def test_clarify_fence(
+    bot_client: CoreClient, client_for: Callable[[str], CoreClient]
+) -> None:
     """An ingest-audience token cannot lease clarify: jobs; the clarify token leases only them."""
     ingest = client_for(INGEST_TOKEN)
     for kinds in (["clarify:"], ["clarify:temporal"], ["c"], ["clar"], ["ingest:", "clarify:"]):
@@ -275,7 +303,7 @@ async def test_clarify_fence(bot_client: CoreClient, client_for: Callable[[str],
 async def test_lease_expiry_advances_after_window_then_dead_letters(
     bot_client: CoreClient, clock: ManualClock
 ) -> None:
-    """An unfinished lease is a retryable failure: attempts + 1 after the window; then dead letter."""
+    """An unfinished lease fails retryably: attempts + 1 after the window, then dead letter."""
     leased = (await bot_client.poll_jobs(kinds=["clarify:"], max_jobs=10, lease_seconds=60)).jobs
     for other in leased:
         if other.payload.clarification_id != CRITICAL:
@@ -306,13 +334,18 @@ async def test_lease_expiry_advances_after_window_then_dead_letters(
 async def test_advance_inside_lease_burns_no_window(bot_client: CoreClient) -> None:
     """A skip raises attempts at once, idempotently; wrong or expired lease tokens are 409."""
     job = (await bot_client.poll_jobs(kinds=["clarify:"], lease_seconds=60)).jobs[0]
-    moved = await bot_client.advance_job(job_id=job.id, lease_token=job.lease_token, attempt=2,
-                                         reason_code=m.ReasonCode.NO_READ_PERMISSION)
+    moved = await bot_client.advance_job(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        attempt=2,
+        reason_code=m.ReasonCode.NO_READ_PERMISSION,
+    )
     again = await bot_client.advance_job(job_id=job.id, lease_token=job.lease_token, attempt=2)
     assert moved.attempts == again.attempts == 2
     with pytest.raises(e.AttemptsExhausted):
-        await bot_client.advance_job(job_id=job.id, lease_token=job.lease_token,
-                                     attempt=job.max_attempts)
+        await bot_client.advance_job(
+            job_id=job.id, lease_token=job.lease_token, attempt=job.max_attempts
+        )
     with pytest.raises(e.LeaseMismatch):
         await bot_client.heartbeat_job(job_id=job.id, lease_token="not-the-lease")
     done = await bot_client.complete_job(job_id=job.id, lease_token=job.lease_token)
