@@ -32,6 +32,14 @@ CORE_KEY: web.AppKey[ReferenceCore] = web.AppKey("core", ReferenceCore)
 Handler = Callable[["Call"], Awaitable[tuple[BaseModel, int]]]
 
 
+class BodyInvalid(Exception):
+    """The request body does not match its model; carries value-free issue locations."""
+
+    def __init__(self, issues: list[dict[str, Any]]) -> None:
+        super().__init__("invalid body")
+        self.issues = issues
+
+
 class Call:
     """One request after authentication: the core, the token, the parsed body and parameters."""
 
@@ -115,7 +123,10 @@ async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "The body must be a JSON object.")
     if route.request is None:
         return data
-    return route.request.model_validate(data)
+    try:
+        return route.request.model_validate(data)
+    except ValidationError as exc:
+        raise BodyInvalid(_issues(exc)) from None
 
 
 def _issues(exc: ValidationError) -> list[dict[str, Any]]:
@@ -130,10 +141,10 @@ def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitab
             token = _authorise(core, route, request)
             body = await _body(route, request)
             model, status = await handler(Call(core, request, token, body))
+        except BodyInvalid as invalid:
+            return error_response(CoreFault(ErrorCode.VALIDATION_FAILED), invalid.issues)
         except CoreFault as fault:
             return error_response(fault)
-        except ValidationError as exc:
-            return error_response(CoreFault(ErrorCode.VALIDATION_FAILED), _issues(exc))
         log.info("core.request", operation=route.operation_id, status=status)
         return web.json_response(model.wire(), status=status)
 

@@ -240,7 +240,9 @@ class ReferenceCore:
             rights=rights,
             span=_normalise(c, req),
             answer_index=req.answer_index,
-            answer_custom=req.answer_custom,
+            answer_custom=m.AnswerCustom.model_validate(req.answer_custom.model_dump())
+            if req.answer_custom is not None
+            else None,
             channel=req.channel,
             message_ref=req.message_ref,
             steward_override=req.steward_override,

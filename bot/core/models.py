@@ -282,9 +282,15 @@ class WorkspaceRef(WireModel):
 
 
 class AnswerCustom(WireModel):
-    """A free-form answer: an interval, or only the person's own words to normalise."""
+    """A free-form answer as recorded: an interval, or only the person's own words."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    valid_from: str | None = None
+    valid_to: str | None = None
+    source_text: str | None = None
+
+
+class AnswerCustomInput(RequestModel):
+    """A free-form answer to normalise: ISO dates, or only the person's own words."""
 
     valid_from: str | None = Field(default=None, max_length=64)
     valid_to: str | None = Field(default=None, max_length=64)
@@ -378,7 +384,7 @@ class Clarification(WireModel):
 
 class AnswerRequest(RequestModel):
     answer_index: int | None = Field(default=None, ge=0)
-    answer_custom: AnswerCustom | None = None
+    answer_custom: AnswerCustomInput | None = None
     responder: Id | None = None
     rights: Role | None = None
     channel: Channel = Channel.API
@@ -575,6 +581,12 @@ class CreateClarificationResponse(WireModel):
 class ClockRequest(RequestModel):
     advance_seconds: float | None = Field(default=None, ge=0, le=10 * 365 * 86400)
     set: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_move(self) -> ClockRequest:
+        if (self.advance_seconds is None) == (self.set is None):
+            raise ValueError("exactly one of advanceSeconds and set is required")
+        return self
 
 
 class ClockView(WireModel):

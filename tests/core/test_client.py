@@ -436,7 +436,7 @@ def test_backoff_is_capped():
 async def test_token_and_bodies_appear_in_no_error_or_log(core, client):
     """Across success, error and transport failures the token and body values are never exposed."""
     secret_answer = m.AnswerRequest(
-        answer_custom=m.AnswerCustom(source_text="the secret launch is Friday"))
+        answer_custom=m.AnswerCustomInput(source_text="the secret launch is Friday"))
     replies = [
         httpx.Response(200, json=answer_result()),
         httpx.Response(422, json=error_body("ANSWER_UNNORMALISABLE", 422)),

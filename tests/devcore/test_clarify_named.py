@@ -35,7 +35,7 @@ async def answer(
     responder: str,
     *,
     index: int | None = None,
-    custom: m.AnswerCustom | None = None,
+    custom: m.AnswerCustomInput | None = None,
     override: bool = False,
 ) -> AnswerReceipt:
     request = m.AnswerRequest(
@@ -153,10 +153,10 @@ async def test_clarify_freeform_validation(bot_client: CoreClient) -> None:
     """Unnormalisable free-form answers are 422 with nothing recorded; a valid one binds."""
     before = await bot_client.get_clarification(clarification_id=NORMAL)
     for custom in (
-        m.AnswerCustom(source_text="sometime after the board meets"),
-        m.AnswerCustom(valid_from="2026-10-01", valid_to="2026-07-01"),
-        m.AnswerCustom(valid_from="not a date"),
-        m.AnswerCustom(),
+        m.AnswerCustomInput(source_text="sometime after the board meets"),
+        m.AnswerCustomInput(valid_from="2026-10-01", valid_to="2026-07-01"),
+        m.AnswerCustomInput(valid_from="not a date"),
+        m.AnswerCustomInput(),
     ):
         with pytest.raises(e.AnswerUnnormalisable):
             await answer(bot_client, NORMAL, "p-ahmed", custom=custom)
@@ -166,7 +166,7 @@ async def test_clarify_freeform_validation(bot_client: CoreClient) -> None:
     assert after.responses == [] and after.events == before.events
     assert len((await bot_client.get_fact_history(logical_id=after.target)).versions) == 1
     receipt = await answer(
-        bot_client, NORMAL, "p-ahmed", custom=m.AnswerCustom(source_text="Q4 2026")
+        bot_client, NORMAL, "p-ahmed", custom=m.AnswerCustomInput(source_text="Q4 2026")
     )
     assert receipt.result.outcome is m.AnswerOutcome.BOUND
     fact = await bot_client.get_fact(logical_id=after.target)

@@ -1,0 +1,117 @@
+"""Audit: every delivery, skip, escalation, digest, steward notice and dead letter, as an event.
+
+Each event goes to the bot's audit sink (JSON lines by default) and to the core's event trail with
+its reason code and a human-readable, value-free message. Events never carry span text, answers,
+tokens or secrets: their fields are ids, codes and fixed sentences.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Protocol
+
+import structlog
+
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+
+log = structlog.get_logger("clarify.audit")
+
+# what each reason code means, in words an admin can act on
+REASON_TEXT: dict[m.ReasonCode, str] = {
+    m.ReasonCode.NO_READ_PERMISSION: "may not read the source, so was not shown its text",
+    m.ReasonCode.NO_DELIVERY_ALIAS: "has no Slack or Teams identity on the configured channels",
+    m.ReasonCode.ALIAS_AMBIGUOUS: "maps to more than one chat identity in this tenant",
+    m.ReasonCode.DELIVERY_FAILED: "could not be reached: the chat platform refused the message",
+    m.ReasonCode.DAILY_CAP_EXCEEDED: "has reached the daily limit of questions",
+    m.ReasonCode.DIGESTED: "will receive this question in their next digest",
+    m.ReasonCode.TENANT_SCOPE_MISMATCH: "is outside this tenant's workspaces",
+    m.ReasonCode.RESPONDER_NOT_AUTHORISED: "answered from an identity that is not verified",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    type: str
+    at: datetime
+    clarification_id: str
+    message: str
+    person_id: str | None = None
+    attempt: int | None = None
+    reason_code: m.ReasonCode | None = None
+    job_id: str | None = None
+    channel: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def event_id(self) -> str:
+        # deterministic, so that a retried job reports the same event once (core idempotency)
+        parts = [self.type, self.clarification_id, self.person_id or "-", str(self.attempt)]
+        if self.reason_code:
+            parts.append(self.reason_code.value)
+        return "bot." + ".".join(p.replace("|", "_") for p in parts)[:190]
+
+    def line(self) -> str:
+        body = asdict(self)
+        body["at"] = self.at.isoformat()
+        body["event_id"] = self.event_id
+        return json.dumps({k: v for k, v in body.items() if v not in (None, {})}, sort_keys=True)
+
+
+class AuditSink(Protocol):
+    def write(self, event: AuditEvent) -> None: ...
+
+
+class JsonLinesSink:
+    """One JSON object a line, to a file (appended) or a stream (stdout by default)."""
+
+    def __init__(self, path: Path | None = None, stream: IO[str] | None = None) -> None:
+        self._path = path
+        self._stream = stream or sys.stdout
+
+    def write(self, event: AuditEvent) -> None:
+        if self._path is not None:
+            with self._path.open("a", encoding="utf-8") as out:
+                out.write(event.line() + "\n")
+        else:
+            self._stream.write(event.line() + "\n")
+            self._stream.flush()
+
+
+@dataclass
+class MemorySink:
+    events: list[AuditEvent] = field(default_factory=list)
+
+    def write(self, event: AuditEvent) -> None:
+        self.events.append(event)
+
+    def of(self, type_: str) -> list[AuditEvent]:
+        return [ev for ev in self.events if ev.type == type_]
+
+
+class Audit:
+    """Writes each event to the sink, then reports it to the core's trail (best effort)."""
+
+    def __init__(self, *, sink: AuditSink, core: CoreClient) -> None:
+        self._sink = sink
+        self._core = core
+
+    async def emit(self, event: AuditEvent, *, to_core: bool = True) -> None:
+        self._sink.write(event)
+        log.info("audit", type=event.type, clarification_id=event.clarification_id,
+                 reason_code=event.reason_code, attempt=event.attempt)
+        if not to_core:
+            return
+        report = m.EventReport(
+            event_id=event.event_id, type=event.type, person_id=event.person_id,
+            attempt=event.attempt, reason_code=event.reason_code, message=event.message[:500],
+        )
+        try:
+            await self._core.report_event(clarification_id=event.clarification_id, report=report)
+        except e.CoreError as exc:
+            log.warning("audit.core_report_failed", type=event.type, error=type(exc).__name__)

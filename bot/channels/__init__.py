@@ -1,0 +1,1 @@
+"""Platform-free channels: the recording channel for tests and the demo."""

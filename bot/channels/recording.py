@@ -1,0 +1,56 @@
+"""An in-memory channel that records every message: the delivery log tests assert on."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from bot.channel import Address, ChannelError, Message
+from bot.store.base import CardRecord, DeliveryKey
+from cards.views import OutcomeView, QuestionView
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    ref: str
+    address: Address
+    key: DeliveryKey
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Updated:
+    card: CardRecord
+    view: OutcomeView | QuestionView
+
+
+@dataclass
+class RecordingChannel:
+    """Records sends and updates; can be told to fail, or to crash right after a send."""
+
+    platform: str = "slack"
+    sent: list[Sent] = field(default_factory=list)
+    updates: list[Updated] = field(default_factory=list)
+    fail_for: set[str] = field(default_factory=set)  # person ids whose sends fail
+    after_send: Callable[[Sent], None] | None = None  # e.g. raise to simulate a crash
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        if address.person_id in self.fail_for:
+            raise ChannelError("send refused", certain=True, retryable=True)
+        record = Sent(ref=f"{self.platform}-msg-{next(self._ids):05d}", address=address, key=key,
+                      message=message)
+        self.sent.append(record)
+        if self.after_send is not None:
+            self.after_send(record)
+        return record.ref
+
+    async def update(self, card: CardRecord, view: OutcomeView | QuestionView) -> None:
+        self.updates.append(Updated(card=card, view=view))
+
+    async def find(self, address: Address, key: DeliveryKey) -> str | None:
+        return next((s.ref for s in self.sent if s.key == key), None)
+
+    def to(self, person_id: str) -> list[Sent]:
+        return [s for s in self.sent if s.address.person_id == person_id]

@@ -1,0 +1,102 @@
+"""Idempotent delivery: reserve, send, record; after a crash, reconcile instead of resending.
+
+A card is never sent twice for the same (clarification, person, attempt, kind): the reservation is
+taken before the send and the message reference recorded after. A reservation found without a
+reference means a worker died mid-send: the channel is asked whether the message exists, and only a
+certain "no" allows sending.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+import structlog
+
+from bot.channel import Address, Channel, ChannelError, Message
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
+
+log = structlog.get_logger("clarify.delivery")
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class Sent(StrEnum):
+    NEW = "new"  # sent now
+    EARLIER = "earlier"  # it had been sent before (found on reconciliation or recorded)
+    FAILED = "failed"  # not sent after retries: DELIVERY_FAILED
+    UNCERTAIN = "uncertain"  # a prior send may exist and the platform cannot tell: not resent
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    status: Sent
+    message_ref: str | None = None
+
+
+@dataclass
+class Deliverer:
+    store: Store
+    core: CoreClient
+    channels: dict[str, Channel]
+    worker_id: str
+    sleep: Sleep
+    send_attempts: int = 3
+    backoff_seconds: float = 1.0
+
+    async def deliver(self, key: DeliveryKey, address: Address, message: Message, *,
+                      now: datetime, report: bool = True) -> Result:
+        channel = self.channels[address.platform]
+        slot, created = await self.store.reserve(key, worker_id=self.worker_id, now=now)
+        if not created:
+            if slot.state is SlotState.SENT and slot.message_ref is not None:
+                return Result(Sent.EARLIER, slot.message_ref)
+            try:
+                found = await channel.find(address, key)
+            except ChannelError:  # the platform cannot tell: never risk a second card
+                return Result(Sent.UNCERTAIN)
+            if found is not None:
+                return await self._recorded(key, address, found, report=report, status=Sent.EARLIER)
+        try:
+            ref = await self._send(channel, address, message, key)
+        except ChannelError as exc:
+            if exc.certain:
+                await self.store.release(key)
+            log.warning("delivery.failed", platform=address.platform, reason=exc.reason,
+                        kind=key.kind)
+            return Result(Sent.FAILED)
+        return await self._recorded(key, address, ref, report=report, status=Sent.NEW)
+
+    async def _send(self, channel: Channel, address: Address, message: Message,
+                    key: DeliveryKey) -> str:
+        for attempt in range(1, self.send_attempts + 1):
+            try:
+                return await channel.send(address, message, key=key)
+            except ChannelError as exc:
+                if not (exc.retryable and exc.certain) or attempt == self.send_attempts:
+                    raise
+                await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")
+
+    async def _recorded(self, key: DeliveryKey, address: Address, ref: str, *, report: bool,
+                        status: Sent) -> Result:
+        await self.store.mark_sent(key, message_ref=ref)
+        await self.store.add_card(CardRecord(delivery=key, platform=address.platform,
+                                             message_ref=ref))
+        if report:
+            await self.core.report_delivery(
+                clarification_id=key.clarification_id,
+                report=m.DeliveryReport(
+                    delivery_id=_delivery_id(key), person_id=key.person_id,
+                    channel=m.Channel(address.platform), kind=m.DeliveryKind(key.kind),
+                    attempt=key.attempt, message_ref=ref[:500],
+                ),
+            )
+        return Result(status, ref)
+
+
+def _delivery_id(key: DeliveryKey) -> str:
+    return "dl." + key.token().replace("|", ".")[:190]

@@ -1,0 +1,170 @@
+"""The store: state the bot shares between replicas and keeps across restarts.
+
+One Protocol, two implementations (Redis for production and replicas, memory for the demo and
+single-process runs), one contract test suite run against both. Every multi-step operation is
+atomic (a Lua script on Redis, a lock in memory) so caps and windows hold across workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+
+class SlotState(StrEnum):
+    RESERVED = "reserved"  # about to send; a crash here means "reconcile before resending"
+    SENT = "sent"  # the message exists; message_ref says where
+    DIGESTED = "digested"  # waiting in a digest batch; the digest's send records the ref
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryKey:
+    """One card for one person at one attempt: never sent twice."""
+
+    clarification_id: str
+    person_id: str
+    attempt: int
+    kind: str  # bot.core.models.DeliveryKind value
+
+    def token(self) -> str:
+        return f"{self.clarification_id}|{self.person_id}|{self.attempt}|{self.kind}"
+
+
+@dataclass(frozen=True, slots=True)
+class DeliverySlot:
+    key: DeliveryKey
+    state: SlotState
+    worker_id: str
+    reserved_at: datetime
+    message_ref: str | None = None
+    batch_id: str | None = None
+
+
+class Decision(StrEnum):
+    DIRECT = "direct"  # send a card now
+    DIGESTED = "digested"  # queued for the person's digest at the window's end
+    CAPPED = "capped"  # the person's daily cap is reached: skip (DAILY_CAP_EXCEEDED)
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    decision: Decision
+    batch_id: str | None = None  # set when DIGESTED
+    due_at: datetime | None = None  # when that digest goes out
+    replayed: bool = False  # the same delivery key was admitted before: same decision
+
+
+@dataclass(frozen=True, slots=True)
+class CardRecord:
+    """A card (or digest entry) that was delivered: where it is, so that it can be updated."""
+
+    delivery: DeliveryKey
+    platform: str  # "slack" | "teams" | "recording"
+    message_ref: str  # opaque to the engine, meaningful to the adapter
+
+
+@dataclass(frozen=True, slots=True)
+class DigestItem:
+    clarification_id: str
+    person_id: str
+    attempt: int
+    job_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DigestBatch:
+    batch_id: str
+    person_id: str
+    due_at: datetime
+    items: tuple[DigestItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    entry_id: str
+    payload: str  # JSON of the pending answer; may hold answer text, so never logged
+    attempts: int
+    created_at: datetime
+
+
+class Store(Protocol):
+    # ------------------------------------------------ idempotent delivery
+    async def reserve(self, key: DeliveryKey, *, worker_id: str, now: datetime
+                      ) -> tuple[DeliverySlot, bool]:
+        """Reserve a delivery; returns the slot and True when this call created it."""
+        ...
+
+    async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
+        """Record the message reference after a successful send (state SENT)."""
+        ...
+
+    async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
+                            now: datetime) -> DeliverySlot:
+        """Record that the card waits in a digest batch (creating the slot when none exists)."""
+        ...
+
+    async def release(self, key: DeliveryKey) -> None:
+        """Forget a reservation whose send certainly did not happen (so it may be retried)."""
+        ...
+
+    async def slot(self, key: DeliveryKey) -> DeliverySlot | None: ...
+
+    # ------------------------------------------------ cards to update
+    async def add_card(self, card: CardRecord) -> None: ...
+
+    async def cards(self, clarification_id: str) -> list[CardRecord]: ...
+
+    # ------------------------------------------------ caps and digest batching
+    async def admit(
+        self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
+        threshold: int, window_seconds: int, batched: bool,
+    ) -> Admission:
+        """Decide DIRECT, DIGESTED or CAPPED for one delivery, atomically and idempotently.
+
+        ``day`` is the person's local calendar day (the cap's key). ``batched`` is True for
+        normal severity: inside a person's window (opened by their first normal card, lasting
+        ``window_seconds``) the first ``threshold`` normal cards are DIRECT and the rest join one
+        digest due at the window's end. A DIRECT card costs 1 against the cap; a whole digest
+        costs 1, charged when its first item joins. High and critical (batched=False) are DIRECT
+        or CAPPED only. Admitting the same key again returns the first decision (replayed=True).
+        """
+        ...
+
+    async def due_batches(self, *, now: datetime, limit: int = 100) -> list[str]:
+        """Batch ids whose window has ended and that no live claim holds."""
+        ...
+
+    async def claim_batch(self, batch_id: str, *, now: datetime, lease_seconds: int
+                          ) -> DigestBatch | None:
+        """Claim a due batch for sending (None when not due or claimed by another worker)."""
+        ...
+
+    async def finish_batch(self, batch_id: str) -> None:
+        """The digest was sent: forget the batch."""
+        ...
+
+    # ------------------------------------------------ once-only markers
+    async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
+        """True the first time (namespace, key) is marked within ttl; False after."""
+        ...
+
+    # ------------------------------------------------ answer outbox (durable)
+    async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:
+        """Add an answer to forward; False when the entry id is already there (a duplicate)."""
+        ...
+
+    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int
+                           ) -> list[OutboxEntry]:
+        """Entries due now, each claimed for lease_seconds and its attempts raised by one."""
+        ...
+
+    async def outbox_retry(self, entry_id: str, *, at: datetime) -> None: ...
+
+    async def outbox_done(self, entry_id: str) -> None: ...
+
+    async def outbox_size(self) -> int: ...
+
+    # ------------------------------------------------ lifecycle
+    async def aclose(self) -> None: ...

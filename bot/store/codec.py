@@ -1,0 +1,96 @@
+"""How the Redis store writes its values: JSON documents, times as epoch seconds.
+
+Aware UTC datetimes outside, epoch floats inside; the conversions live here so that every
+value round-trips exactly (to the microsecond).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from bot.store.base import (
+    CardRecord,
+    DeliveryKey,
+    DeliverySlot,
+    DigestBatch,
+    DigestItem,
+    OutboxEntry,
+    SlotState,
+)
+
+
+def epoch(when: datetime) -> float:
+    if when.tzinfo is None:
+        raise ValueError("the store needs timezone-aware times")
+    return when.timestamp()
+
+
+def num(value: float) -> str:
+    """A float as the shortest string that reads back exactly (Lua would drop digits)."""
+    return repr(float(value))
+
+
+def when(seconds: float | str) -> datetime:
+    return datetime.fromtimestamp(float(seconds), UTC)
+
+
+def slot_json(slot: DeliverySlot) -> str:
+    return json.dumps({
+        "state": slot.state.value, "worker_id": slot.worker_id,
+        "reserved_at": epoch(slot.reserved_at), "message_ref": slot.message_ref,
+        "batch_id": slot.batch_id,
+    })
+
+
+def slot_from(key: DeliveryKey, raw: str | bytes) -> DeliverySlot:
+    doc = json.loads(raw)
+    return DeliverySlot(
+        key=key, state=SlotState(doc["state"]), worker_id=doc["worker_id"],
+        reserved_at=when(doc["reserved_at"]), message_ref=doc["message_ref"],
+        batch_id=doc["batch_id"],
+    )
+
+
+def item_json(item: DigestItem) -> str:
+    return json.dumps({"clarification_id": item.clarification_id, "person_id": item.person_id,
+                       "attempt": item.attempt, "job_id": item.job_id})
+
+
+def batch_from(batch_id: str, fields: dict[str, str]) -> DigestBatch:
+    entries = []
+    for name, value in fields.items():
+        if name.startswith("i:"):
+            seq, _, doc = value.partition("|")
+            entries.append((int(seq), DigestItem(**json.loads(doc))))
+    items = tuple(item for _, item in sorted(entries, key=lambda entry: entry[0]))
+    return DigestBatch(batch_id=batch_id, person_id=fields["person"],
+                       due_at=when(fields["due"]), items=items)
+
+
+def card_json(card: CardRecord) -> str:
+    d = card.delivery
+    return json.dumps({"delivery": [d.clarification_id, d.person_id, d.attempt, d.kind],
+                       "platform": card.platform, "message_ref": card.message_ref})
+
+
+def card_from(raw: str | bytes) -> CardRecord:
+    doc = json.loads(raw)
+    clarification_id, person_id, attempt, kind = doc["delivery"]
+    delivery = DeliveryKey(clarification_id, person_id, attempt, kind)
+    return CardRecord(delivery=delivery, platform=doc["platform"], message_ref=doc["message_ref"])
+
+
+def card_order(card: CardRecord) -> tuple[int, str, str]:
+    """Cards list in attempt order, then by person and kind: the same order in every store."""
+    return (card.delivery.attempt, card.delivery.person_id, card.delivery.kind)
+
+
+def outbox_json(payload: str, *, created_at: datetime) -> str:
+    return json.dumps({"payload": payload, "created_at": epoch(created_at)})
+
+
+def outbox_from(entry_id: str, raw: str, *, attempts: int) -> OutboxEntry:
+    doc = json.loads(raw)
+    return OutboxEntry(entry_id=entry_id, payload=doc["payload"], attempts=attempts,
+                       created_at=when(doc["created_at"]))

@@ -1,0 +1,76 @@
+"""Every Redis key name, prefix and TTL the store uses, in one place (the arq way).
+
+Keys are ``{prefix}:{kind}:...``; the prefix comes from the store's constructor so that several
+deployments (or tests) can share one Redis without seeing each other's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_PREFIX = "clarify"
+
+DAY = 24 * 60 * 60
+# Slots and admissions outlive any escalation (48 h per candidate over a ranking of a few people);
+# the store takes the real value from its constructor, this is only the default.
+SLOT_TTL_SECONDS = 8 * DAY
+CAP_TTL_SECONDS = 2 * DAY  # a person's local day plus time-zone slack
+WINDOW_GRACE_SECONDS = DAY  # a digest window's record outlives the window by a day
+CARDS_TTL_SECONDS = 30 * DAY
+# Outbox entries never expire: an answer that reached the bot is never lost.
+
+
+def window_ttl(window_seconds: int) -> int:
+    return window_seconds + WINDOW_GRACE_SECONDS
+
+
+def batch_id(person_id: str, start_epoch: float) -> str:
+    """A digest batch is named by its person and its window's start (epoch milliseconds)."""
+    return f"{person_id}|{round(start_epoch * 1000)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Keys:
+    prefix: str = DEFAULT_PREFIX
+
+    def slot(self, token: str) -> str:
+        return f"{self.prefix}:slot:{token}"
+
+    def admission(self, token: str) -> str:
+        return f"{self.prefix}:adm:{token}"
+
+    def cap(self, day: str, person_id: str) -> str:
+        return f"{self.prefix}:cap:{day}:{person_id}"
+
+    def window(self, person_id: str) -> str:
+        return f"{self.prefix}:win:{person_id}"
+
+    @property
+    def batch_prefix(self) -> str:
+        """The admit script names a window's batch key itself (the window holds its id)."""
+        return f"{self.prefix}:batch:"
+
+    def batch(self, batch_id: str) -> str:
+        return f"{self.batch_prefix}{batch_id}"
+
+    @property
+    def batches_due(self) -> str:
+        return f"{self.prefix}:batches:due"  # zset: batch id -> due (or lease end) epoch
+
+    def cards(self, clarification_id: str) -> str:
+        return f"{self.prefix}:cards:{clarification_id}"  # hash: delivery token -> card JSON
+
+    def once(self, namespace: str, key: str) -> str:
+        return f"{self.prefix}:once:{namespace}:{key}"
+
+    @property
+    def outbox_entries(self) -> str:
+        return f"{self.prefix}:outbox:entries"  # hash: entry id -> {payload, created_at} JSON
+
+    @property
+    def outbox_attempts(self) -> str:
+        return f"{self.prefix}:outbox:attempts"  # hash: entry id -> claims so far
+
+    @property
+    def outbox_due(self) -> str:
+        return f"{self.prefix}:outbox:due"  # zset: entry id -> due (or lease end) epoch

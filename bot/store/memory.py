@@ -1,0 +1,266 @@
+"""The in-memory store: the Redis store's behaviour for one process (the demo, tests).
+
+One asyncio.Lock around each operation stands in for Redis's atomic scripts. Only once-markers
+expire (they are read against the injected clock); a single process never lives long enough for
+the other TTLs to matter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Self
+
+from bot.clock import Clock, SystemClock
+from bot.store import keys as k
+from bot.store.base import (
+    Admission,
+    CardRecord,
+    Decision,
+    DeliveryKey,
+    DeliverySlot,
+    DigestBatch,
+    DigestItem,
+    OutboxEntry,
+    SlotState,
+)
+from bot.store.codec import card_order
+from bot.store.errors import SlotNotFound
+
+
+@dataclass(slots=True)
+class _Window:
+    start: datetime
+    due: datetime
+    batch_id: str
+    direct: int = 0
+    charged: bool = False
+
+
+@dataclass(slots=True)
+class _Batch:
+    person_id: str
+    due: datetime
+    items: dict[str, DigestItem] = field(default_factory=dict)  # by clarification, in order
+    claimed: bool = False
+
+
+@dataclass(slots=True)
+class _Entry:
+    payload: str
+    created_at: datetime
+    attempts: int = 0
+
+
+def _due_first[T](scores: dict[str, datetime], now: datetime, limit: int) -> list[str]:
+    """Ids scored at or before now, soonest first, ties by id: a Redis sorted set's order."""
+    ready = sorted((score, name) for name, score in scores.items() if score <= now)
+    return [name for _, name in ready[:limit]]
+
+
+class MemoryStore:
+    def __init__(self, *, clock: Clock | None = None) -> None:
+        self._clock = clock or SystemClock()
+        self._lock = asyncio.Lock()
+        self._slots: dict[str, DeliverySlot] = {}
+        self._cards: dict[str, dict[str, CardRecord]] = {}
+        self._admissions: dict[str, Admission] = {}
+        self._caps: dict[tuple[str, str], int] = {}
+        self._windows: dict[str, _Window] = {}
+        self._batches: dict[str, _Batch] = {}
+        self._batches_due: dict[str, datetime] = {}
+        self._once: dict[tuple[str, str], datetime] = {}
+        self._outbox: dict[str, _Entry] = {}
+        self._outbox_due: dict[str, datetime] = {}
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        return None
+
+    # ------------------------------------------------ idempotent delivery
+    async def reserve(self, key: DeliveryKey, *, worker_id: str, now: datetime
+                      ) -> tuple[DeliverySlot, bool]:
+        async with self._lock:
+            held = self._slots.get(key.token())
+            if held is not None:
+                return held, False
+            slot = DeliverySlot(key=key, state=SlotState.RESERVED, worker_id=worker_id,
+                                reserved_at=now)
+            self._slots[key.token()] = slot
+            return slot, True
+
+    async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
+        return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
+
+    async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
+                            now: datetime) -> DeliverySlot:
+        """A digested card is not sent on its own, so it may have no reservation: make one."""
+        async with self._lock:
+            if key.token() not in self._slots:
+                self._slots[key.token()] = DeliverySlot(
+                    key=key, state=SlotState.DIGESTED, worker_id=worker_id,
+                    reserved_at=now, batch_id=batch_id)
+                return self._slots[key.token()]
+        return await self._update(key, state=SlotState.DIGESTED, batch_id=batch_id)
+
+    async def _update(self, key: DeliveryKey, *, state: SlotState, message_ref: str | None = None,
+                      batch_id: str | None = None) -> DeliverySlot:
+        async with self._lock:
+            slot = self._slots.get(key.token())
+            if slot is None:
+                raise SlotNotFound()
+            slot = replace(slot, state=state, message_ref=message_ref or slot.message_ref,
+                           batch_id=batch_id or slot.batch_id)
+            self._slots[key.token()] = slot
+            return slot
+
+    async def release(self, key: DeliveryKey) -> None:
+        async with self._lock:
+            self._slots.pop(key.token(), None)
+
+    async def slot(self, key: DeliveryKey) -> DeliverySlot | None:
+        async with self._lock:
+            return self._slots.get(key.token())
+
+    # ------------------------------------------------ cards to update
+    async def add_card(self, card: CardRecord) -> None:
+        async with self._lock:
+            by_token = self._cards.setdefault(card.delivery.clarification_id, {})
+            by_token[card.delivery.token()] = card
+
+    async def cards(self, clarification_id: str) -> list[CardRecord]:
+        async with self._lock:
+            return sorted(self._cards.get(clarification_id, {}).values(), key=card_order)
+
+    # ------------------------------------------------ caps and digest batching
+    async def admit(
+        self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
+        threshold: int, window_seconds: int, batched: bool,
+    ) -> Admission:
+        async with self._lock:
+            prior = self._admissions.get(key.token())
+            if prior is not None:
+                return replace(prior, replayed=True)
+            if batched:
+                window = self._open_window(key.person_id, now=now, seconds=window_seconds)
+                admission = self._admit_batched(key, item, day=day, cap=cap,
+                                                threshold=threshold, window=window)
+            else:
+                admission = Admission(self._direct_or_capped(day, key.person_id, cap))
+            self._admissions[key.token()] = admission
+            return admission
+
+    def _charge(self, day: str, person_id: str, cap: int) -> bool:
+        used = self._caps.get((day, person_id), 0)
+        if used >= cap:
+            return False
+        self._caps[(day, person_id)] = used + 1
+        return True
+
+    def _direct_or_capped(self, day: str, person_id: str, cap: int) -> Decision:
+        return Decision.DIRECT if self._charge(day, person_id, cap) else Decision.CAPPED
+
+    def _open_window(self, person_id: str, *, now: datetime, seconds: int) -> _Window:
+        window = self._windows.get(person_id)
+        if window is not None and now < window.due and not self._batch_gone(window):
+            return window
+        window = _Window(start=now, due=now + timedelta(seconds=seconds),
+                         batch_id=k.batch_id(person_id, now.timestamp()))
+        self._windows[person_id] = window
+        return window
+
+    def _batch_gone(self, window: _Window) -> bool:
+        """A batch already claimed for sending (a late clock) takes no more items."""
+        batch = self._batches.get(window.batch_id)
+        return window.charged and (batch is None or batch.claimed)
+
+    def _admit_batched(self, key: DeliveryKey, item: DigestItem, *, day: str, cap: int,
+                       threshold: int, window: _Window) -> Admission:
+        if window.direct < threshold:
+            decision = self._direct_or_capped(day, key.person_id, cap)
+            if decision is Decision.DIRECT:
+                window.direct += 1
+            return Admission(decision)
+        if not window.charged:
+            # the whole digest costs one unit, charged when its first item joins
+            if not self._charge(day, key.person_id, cap):
+                return Admission(Decision.CAPPED)
+            window.charged = True
+            self._batches[window.batch_id] = _Batch(person_id=key.person_id, due=window.due)
+            self._batches_due[window.batch_id] = window.due
+        self._batches[window.batch_id].items.setdefault(item.clarification_id, item)
+        return Admission(Decision.DIGESTED, batch_id=window.batch_id, due_at=window.due)
+
+    async def due_batches(self, *, now: datetime, limit: int = 100) -> list[str]:
+        async with self._lock:
+            return _due_first(self._batches_due, now, limit)
+
+    async def claim_batch(self, batch_id: str, *, now: datetime, lease_seconds: int
+                          ) -> DigestBatch | None:
+        async with self._lock:
+            score = self._batches_due.get(batch_id)
+            batch = self._batches.get(batch_id)
+            if score is None or score > now or batch is None:
+                return None
+            self._batches_due[batch_id] = now + timedelta(seconds=lease_seconds)
+            batch.claimed = True
+            return DigestBatch(batch_id=batch_id, person_id=batch.person_id, due_at=batch.due,
+                               items=tuple(batch.items.values()))
+
+    async def finish_batch(self, batch_id: str) -> None:
+        async with self._lock:
+            self._batches.pop(batch_id, None)
+            self._batches_due.pop(batch_id, None)
+
+    # ------------------------------------------------ once-only markers
+    async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
+        async with self._lock:
+            now = self._clock.now()
+            expires = self._once.get((namespace, key))
+            if expires is not None and now < expires:
+                return False
+            self._once[(namespace, key)] = now + timedelta(seconds=ttl_seconds)
+            return True
+
+    # ------------------------------------------------ answer outbox (durable)
+    async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:
+        async with self._lock:
+            if entry_id in self._outbox:
+                return False
+            self._outbox[entry_id] = _Entry(payload=payload, created_at=now)
+            self._outbox_due[entry_id] = now
+            return True
+
+    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int
+                           ) -> list[OutboxEntry]:
+        async with self._lock:
+            claimed = []
+            for entry_id in _due_first(self._outbox_due, now, limit):
+                entry = self._outbox[entry_id]
+                entry.attempts += 1
+                self._outbox_due[entry_id] = now + timedelta(seconds=lease_seconds)
+                claimed.append(OutboxEntry(entry_id=entry_id, payload=entry.payload,
+                                           attempts=entry.attempts, created_at=entry.created_at))
+            return claimed
+
+    async def outbox_retry(self, entry_id: str, *, at: datetime) -> None:
+        async with self._lock:
+            if entry_id in self._outbox_due:
+                self._outbox_due[entry_id] = at
+
+    async def outbox_done(self, entry_id: str) -> None:
+        async with self._lock:
+            self._outbox.pop(entry_id, None)
+            self._outbox_due.pop(entry_id, None)
+
+    async def outbox_size(self) -> int:
+        async with self._lock:
+            return len(self._outbox)

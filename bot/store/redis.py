@@ -1,0 +1,256 @@
+"""The Redis store: state shared between replicas, every multi-step operation one Lua script.
+
+Values are JSON; times are epoch seconds inside Redis and aware UTC datetimes outside. Nothing
+here logs, so no span text, answer payload or token can reach a log line from the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Coroutine
+from datetime import datetime, timedelta
+from functools import wraps
+from types import TracebackType
+from typing import Any, Self, cast
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from bot.store import codec, scripts
+from bot.store import keys as k
+from bot.store.base import (
+    Admission,
+    CardRecord,
+    Decision,
+    DeliveryKey,
+    DeliverySlot,
+    DigestBatch,
+    DigestItem,
+    OutboxEntry,
+    SlotState,
+)
+from bot.store.errors import SlotNotFound, StoreError, StoreUnavailable
+
+_CAS_TRIES = 5
+
+
+def _seconds(ttl: timedelta | int) -> int:
+    return int(ttl.total_seconds()) if isinstance(ttl, timedelta) else int(ttl)
+
+
+def _translated[**P, R](
+    method: Callable[P, Coroutine[Any, Any, R]],
+) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Turn the client library's errors into the store's own, value-free ones."""
+
+    @wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except StoreError:
+            raise
+        except RedisError as exc:
+            raise StoreUnavailable() from exc
+
+    return call
+
+
+class RedisStore:
+    """The production store. It closes the client on ``aclose`` only when it made the client."""
+
+    def __init__(self, redis: aioredis.Redis, *, prefix: str = k.DEFAULT_PREFIX,
+                 slot_ttl: timedelta | int = k.SLOT_TTL_SECONDS,
+                 owns_client: bool = False) -> None:
+        if not redis.get_connection_kwargs().get("decode_responses"):
+            raise ValueError("the store needs a Redis client with decode_responses=True")
+        self._redis = redis
+        self._keys = k.Keys(prefix)
+        self._slot_ttl = _seconds(slot_ttl)
+        self._owns_client = owns_client
+        self._closed = False
+        self._reserve = redis.register_script(scripts.RESERVE)
+        self._cas = redis.register_script(scripts.COMPARE_AND_SET)
+        self._admit = redis.register_script(scripts.ADMIT)
+        self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
+        self._outbox_put = redis.register_script(scripts.OUTBOX_PUT)
+        self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)
+
+    @classmethod
+    def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
+                 slot_ttl: timedelta | int = k.SLOT_TTL_SECONDS,
+                 max_connections: int = 50) -> RedisStore:
+        """A store with its own client; a burst past max_connections waits for a free one."""
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, password=password, decode_responses=True, max_connections=max_connections)
+        client = aioredis.Redis.from_pool(pool)
+        return cls(client, prefix=prefix, slot_ttl=slot_ttl, owns_client=True)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None,
+                        exc: BaseException | None, tb: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._owns_client and not self._closed:
+            await self._redis.aclose()
+        self._closed = True
+
+    # ------------------------------------------------ idempotent delivery
+    @_translated
+    async def reserve(self, key: DeliveryKey, *, worker_id: str, now: datetime
+                      ) -> tuple[DeliverySlot, bool]:
+        fresh = DeliverySlot(key=key, state=SlotState.RESERVED, worker_id=worker_id,
+                             reserved_at=now)
+        raw, created = await self._reserve(keys=[self._keys.slot(key.token())],
+                                           args=[codec.slot_json(fresh), self._slot_ttl])
+        return codec.slot_from(key, raw), bool(created)
+
+    async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
+        return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
+
+    @_translated
+    async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
+                            now: datetime) -> DeliverySlot:
+        """A digested card is not sent on its own, so it may have no reservation: make one."""
+        fresh = DeliverySlot(key=key, state=SlotState.DIGESTED, worker_id=worker_id,
+                             reserved_at=now, batch_id=batch_id)
+        _, created = await self._reserve(keys=[self._keys.slot(key.token())],
+                                         args=[codec.slot_json(fresh), self._slot_ttl])
+        if created:
+            return fresh
+        return await self._update(key, state=SlotState.DIGESTED, batch_id=batch_id)
+
+    @_translated
+    async def _update(self, key: DeliveryKey, *, state: SlotState, message_ref: str | None = None,
+                      batch_id: str | None = None) -> DeliverySlot:
+        """Compare-and-set, so a concurrent update is re-read, never overwritten blindly."""
+        name = self._keys.slot(key.token())
+        for _ in range(_CAS_TRIES):
+            raw = await self._redis.get(name)
+            if raw is None:
+                raise SlotNotFound()
+            slot = codec.slot_from(key, raw)
+            new = DeliverySlot(key=key, state=state, worker_id=slot.worker_id,
+                               reserved_at=slot.reserved_at,
+                               message_ref=message_ref or slot.message_ref,
+                               batch_id=batch_id or slot.batch_id)
+            swapped = await self._cas(keys=[name], args=[raw, codec.slot_json(new)])
+            if swapped == 1:
+                return new
+            if swapped == -1:
+                raise SlotNotFound()
+        raise StoreError("delivery slot update contended")
+
+    @_translated
+    async def release(self, key: DeliveryKey) -> None:
+        await self._redis.delete(self._keys.slot(key.token()))
+
+    @_translated
+    async def slot(self, key: DeliveryKey) -> DeliverySlot | None:
+        raw = await self._redis.get(self._keys.slot(key.token()))
+        return None if raw is None else codec.slot_from(key, raw)
+
+    # ------------------------------------------------ cards to update
+    @_translated
+    async def add_card(self, card: CardRecord) -> None:
+        name = self._keys.cards(card.delivery.clarification_id)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(name, card.delivery.token(), codec.card_json(card))
+            pipe.expire(name, k.CARDS_TTL_SECONDS)
+            await pipe.execute()
+
+    @_translated
+    async def cards(self, clarification_id: str) -> list[CardRecord]:
+        raw = await self._redis.hgetall(self._keys.cards(clarification_id))
+        return sorted((codec.card_from(doc) for doc in raw.values()), key=codec.card_order)
+
+    # ------------------------------------------------ caps and digest batching
+    @_translated
+    async def admit(
+        self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
+        threshold: int, window_seconds: int, batched: bool,
+    ) -> Admission:
+        start = codec.epoch(now)
+        names = [self._keys.admission(key.token()), self._keys.cap(day, key.person_id),
+                 self._keys.window(key.person_id), self._keys.batches_due]
+        args: list[str | int] = [
+            codec.num(start), cap, threshold, int(batched), codec.num(start + window_seconds),
+            k.batch_id(key.person_id, start), self._keys.batch_prefix, key.person_id,
+            item.clarification_id, codec.item_json(item),
+            self._slot_ttl, k.CAP_TTL_SECONDS, k.window_ttl(window_seconds), self._slot_ttl,
+        ]
+        raw, replayed = await self._admit(keys=names, args=args)
+        doc: dict[str, Any] = json.loads(raw)
+        due = doc.get("due_at")
+        return Admission(decision=Decision(doc["decision"]), batch_id=doc.get("batch_id"),
+                         due_at=None if due is None else codec.when(due), replayed=bool(replayed))
+
+    @_translated
+    async def due_batches(self, *, now: datetime, limit: int = 100) -> list[str]:
+        until = codec.num(codec.epoch(now))
+        ids = await self._redis.zrangebyscore(self._keys.batches_due, "-inf", until,
+                                              start=0, num=limit)
+        return cast(list[str], ids)
+
+    @_translated
+    async def claim_batch(self, batch_id: str, *, now: datetime, lease_seconds: int
+                          ) -> DigestBatch | None:
+        at = codec.epoch(now)
+        flat = await self._claim_batch(
+            keys=[self._keys.batch(batch_id), self._keys.batches_due],
+            args=[batch_id, codec.num(at), codec.num(at + lease_seconds)],
+        )
+        if not flat:
+            return None
+        return codec.batch_from(batch_id, dict(zip(flat[::2], flat[1::2], strict=True)))
+
+    @_translated
+    async def finish_batch(self, batch_id: str) -> None:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self._keys.batch(batch_id))
+            pipe.zrem(self._keys.batches_due, batch_id)
+            await pipe.execute()
+
+    # ------------------------------------------------ once-only markers
+    @_translated
+    async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
+        done = await self._redis.set(self._keys.once(namespace, key), 1, nx=True, ex=ttl_seconds)
+        return bool(done)
+
+    # ------------------------------------------------ answer outbox (durable)
+    @_translated
+    async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:
+        doc = codec.outbox_json(payload, created_at=now)
+        added = await self._outbox_put(keys=[self._keys.outbox_entries, self._keys.outbox_due],
+                                       args=[entry_id, doc, codec.num(codec.epoch(now))])
+        return added == 1
+
+    @_translated
+    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int
+                           ) -> list[OutboxEntry]:
+        at = codec.epoch(now)
+        flat = await self._outbox_claim(
+            keys=[self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts],
+            args=[codec.num(at), codec.num(at + lease_seconds), limit],
+        )
+        return [codec.outbox_from(entry_id, raw, attempts=int(attempts))
+                for entry_id, raw, attempts in zip(flat[::3], flat[1::3], flat[2::3], strict=True)]
+
+    @_translated
+    async def outbox_retry(self, entry_id: str, *, at: datetime) -> None:
+        # XX: a retry never brings back an entry that is already done
+        await self._redis.zadd(self._keys.outbox_due, {entry_id: codec.epoch(at)}, xx=True)
+
+    @_translated
+    async def outbox_done(self, entry_id: str) -> None:
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hdel(self._keys.outbox_entries, entry_id)
+            pipe.hdel(self._keys.outbox_attempts, entry_id)
+            pipe.zrem(self._keys.outbox_due, entry_id)
+            await pipe.execute()
+
+    @_translated
+    async def outbox_size(self) -> int:
+        return await self._redis.hlen(self._keys.outbox_entries)

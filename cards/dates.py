@@ -1,0 +1,77 @@
+"""Dates as people read them: babel formatting in the viewer's locale and time zone.
+
+Instants (when an answer was recorded) are shown in the viewer's time zone. Validity bounds
+that fall exactly on midnight UTC are calendar dates (the core stores a date that way) and are
+shown as that date everywhere; converting them would turn 12 June into 11 June in America.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, time
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from babel import Locale, UnknownLocaleError
+from babel.dates import format_date, format_skeleton
+from babel.lists import format_list
+
+# The spec's examples ("12 June", "4 Jul 2026") are British English; a bare "en" (the core's
+# default) renders that way, while "en-US" from Slack or Teams gets "June 12".
+DEFAULT_LOCALE = "en_GB"
+_BARE_ALIASES = {"en": "en_GB"}
+
+
+def resolve_locale(tag: str | None) -> Locale:
+    """A babel Locale for a tag like ``en-US``; unknown or malformed tags give the default."""
+    normalised = (tag or "").replace("-", "_").strip()
+    normalised = _BARE_ALIASES.get(normalised, normalised)
+    try:
+        return Locale.parse(normalised or DEFAULT_LOCALE)
+    except (UnknownLocaleError, ValueError, TypeError):
+        return Locale.parse(DEFAULT_LOCALE)
+
+
+def resolve_zone(name: str | None) -> ZoneInfo:
+    """The ZoneInfo for an IANA name; unknown names give UTC."""
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def calendar_day(moment: datetime, zone: str | None) -> date:
+    """The day a validity bound names, as seen by a viewer in ``zone``."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    in_utc = aware.astimezone(UTC)
+    if in_utc.time() == time(0, 0):
+        return in_utc.date()
+    return aware.astimezone(resolve_zone(zone)).date()
+
+
+def instant_day(moment: datetime, zone: str | None) -> date:
+    """The day an instant falls on in the viewer's time zone."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return aware.astimezone(resolve_zone(zone)).date()
+
+
+def day_label(day: date, *, locale: str | None, reference_year: int | None = None) -> str:
+    """ "12 June", or "12 June 2027" when the year differs from the reference year."""
+    babel_locale = resolve_locale(locale)
+    if reference_year is not None and day.year != reference_year:
+        return format_date(day, "long", locale=babel_locale)
+    return format_skeleton("MMMMd", day, locale=babel_locale)
+
+
+def short_date(day: date, *, locale: str | None) -> str:
+    """ "4 Jul 2026": the date an answer was recorded."""
+    return format_date(day, "medium", locale=resolve_locale(locale))
+
+
+def names_list(names: list[str] | tuple[str, ...], *, locale: str | None) -> str:
+    """ "Sarah and Ahmed", joined by the locale's rules."""
+    if not names:
+        return ""
+    return format_list(list(names), locale=resolve_locale(locale))
+
+
+def is_right_to_left(locale: str | None) -> bool:
+    return resolve_locale(locale).character_order == "right-to-left"

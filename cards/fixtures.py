@@ -1,0 +1,188 @@
+"""Sample view models for every card state, used by the preview gallery and the golden tests.
+
+The signing key here is a public, preview-only value; real deployments pass their own key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime
+
+from bot.core.models import ReasonCode, Severity
+from cards import slack, teams
+from cards.actions import ActionCodec
+from cards.views import (
+    AnswerView,
+    CandidateView,
+    CustomError,
+    CustomFormView,
+    DeadLetterDigestView,
+    DeadLetterItem,
+    DigestView,
+    DocumentView,
+    OutcomeKind,
+    OutcomeView,
+    QuestionView,
+    QuorumBanner,
+    SkippedCandidate,
+    StewardConflictView,
+    StewardEscalationView,
+    Viewer,
+)
+
+PREVIEW_KEY = b"clarify-bot preview key, not a secret"
+NOW = datetime(2026, 7, 4, 9, 30, tzinfo=UTC)
+VIEWER = Viewer(locale="en", time_zone="Europe/London")
+STEWARD = Viewer(locale="en", time_zone="Europe/Berlin")
+
+MSA = DocumentView(title="Master Services Agreement – Northwind Traders",
+                   url="https://docs.example.com/contracts/northwind-msa-2026.pdf")
+LEASE = DocumentView(title="Office lease, 3rd floor, Harbour Street",
+                     url="https://docs.example.com/facilities/harbour-street-lease.docx")
+POLICY = DocumentView(title="Travel policy v4", url="https://docs.example.com/hr/travel-v4")
+
+SIGNATURE = CandidateView(index=0, label="signature",
+                          valid_from=datetime(2026, 6, 12, tzinfo=UTC))
+COUNTERSIGNATURE = CandidateView(index=1, label="countersignature",
+                                 valid_from=datetime(2026, 7, 3, tzinfo=UTC))
+JUNE_12 = AnswerView.of(SIGNATURE)
+
+QUESTION = QuestionView(
+    clarification_id="clr_7f3a9c", card_ref="dlv_01J2ZK8Q4M",
+    question="When does the Northwind Master Services Agreement take effect?",
+    candidates=(SIGNATURE, COUNTERSIGNATURE), document=MSA, severity=Severity.NORMAL,
+    required_confirmations=1, viewer=VIEWER, asked_at=NOW)
+CRITICAL = replace(QUESTION, clarification_id="clr_c41b02", card_ref="dlv_01J2ZK9R7T",
+                   question="On which date does the Harbour Street lease terminate?",
+                   document=LEASE, severity=Severity.CRITICAL, required_confirmations=2,
+                   candidates=(
+                       CandidateView(index=0, label="termination clause",
+                                     valid_to=datetime(2026, 12, 31, tzinfo=UTC)),
+                       CandidateView(index=1, label="notice letter",
+                                     valid_to=datetime(2027, 3, 31, tzinfo=UTC))),
+                   refresh_user_ids=("29:1sarah-aad-object-id", "29:1ahmed-aad-object-id"))
+AWAITING_SECOND = replace(CRITICAL, card_ref="dlv_01J2ZKA0B8", banner=QuorumBanner(
+    answer=AnswerView(valid_to=datetime(2026, 12, 31, tzinfo=UTC)), confirmed_by=("Sarah",)))
+TRAVEL = replace(QUESTION, clarification_id="clr_5d20e1", card_ref="dlv_01J2ZKB3C1",
+                 question="From when does travel policy v4 apply?", document=POLICY,
+                 candidates=(CandidateView(index=0, label="approval minutes",
+                                           valid_from=datetime(2026, 9, 1, tzinfo=UTC)),
+                             CandidateView(index=1, label="intranet notice",
+                                           valid_from=datetime(2026, 10, 1, tzinfo=UTC))))
+
+
+def _outcome(kind: OutcomeKind, **changes: object) -> OutcomeView:
+    base = OutcomeView(kind=kind, clarification_id=QUESTION.clarification_id,
+                       question=QUESTION.question, document=MSA, viewer=VIEWER, as_of=NOW,
+                       answer=JUNE_12, confirmed_by=("Sarah",), recorded_at=NOW)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+OUTCOMES = {
+    "outcome_recorded": _outcome(OutcomeKind.RECORDED),
+    "outcome_first_confirmation": _outcome(
+        OutcomeKind.FIRST_CONFIRMATION, remaining=1, question=CRITICAL.question,
+        document=LEASE, answer=AWAITING_SECOND.banner.answer),  # type: ignore[union-attr]
+    "outcome_binding": _outcome(OutcomeKind.BINDING, confirmed_by=("Sarah", "Ahmed")),
+    "outcome_attestation": _outcome(OutcomeKind.ATTESTATION, confirmed_by=()),
+    "outcome_conflict": _outcome(OutcomeKind.CONFLICT, answer=AnswerView.of(COUNTERSIGNATURE)),
+    "outcome_conflicting_attestation": _outcome(OutcomeKind.CONFLICTING_ATTESTATION,
+                                                answer=AnswerView.of(COUNTERSIGNATURE)),
+    "outcome_steward_override": _outcome(OutcomeKind.STEWARD_OVERRIDE, confirmed_by=("Dana",)),
+    "outcome_moved_on": _outcome(OutcomeKind.MOVED_ON, settled=JUNE_12,
+                                 recorded_at=datetime(2026, 7, 3, 16, 5, tzinfo=UTC)),
+    "outcome_identity_unverified": _outcome(OutcomeKind.IDENTITY_UNVERIFIED),
+    "outcome_recording": _outcome(OutcomeKind.RECORDING, recorded_at=None),
+}
+
+SKIPPED = (SkippedCandidate(person="Sarah Okafor", reason=ReasonCode.NO_READ_PERMISSION),
+           SkippedCandidate(person="Ahmed Haddad", reason=ReasonCode.NO_DELIVERY_ALIAS),
+           SkippedCandidate(person="Lena Brandt", reason=ReasonCode.DAILY_CAP_EXCEEDED))
+ESCALATION = StewardEscalationView(clarification_id=CRITICAL.clarification_id,
+                                   card_ref="dlv_01J2ZKC5D9", document=LEASE,
+                                   severity=Severity.CRITICAL, skipped=SKIPPED, viewer=STEWARD)
+CONFLICT_NOTICE = StewardConflictView(clarification_id=QUESTION.clarification_id, document=MSA,
+                                      severity=Severity.HIGH, responders=("Sarah", "Ahmed"),
+                                      viewer=STEWARD)
+DEAD_LETTERS = DeadLetterDigestView(viewer=STEWARD, items=(
+    DeadLetterItem(clarification_id="clr_0a11", document=LEASE, severity=Severity.CRITICAL,
+                   skipped=SKIPPED),
+    DeadLetterItem(clarification_id="clr_0a12", document=POLICY, severity=Severity.NORMAL,
+                   skipped=(SkippedCandidate("Marta Nowak", ReasonCode.ALIAS_AMBIGUOUS),
+                            SkippedCandidate("Tom Becker", ReasonCode.TENANT_SCOPE_MISMATCH))),
+    DeadLetterItem(clarification_id="clr_0a13", document=MSA, severity=Severity.HIGH,
+                   skipped=(SkippedCandidate("Sarah Okafor", ReasonCode.DELIVERY_FAILED),
+                            SkippedCandidate("Ahmed Haddad",
+                                             ReasonCode.RESPONDER_NOT_AUTHORISED))),
+))
+DIGEST = DigestView(digest_ref="dig_01J2ZKD7E2", viewer=VIEWER,
+                    questions=(QUESTION, replace(TRAVEL, card_ref="dlv_01J2ZKE8F3"),
+                               replace(QUESTION, clarification_id="clr_91aa07",
+                                       card_ref="dlv_01J2ZKF9G4",
+                                       question="When does the Northwind price schedule end?",
+                                       candidates=(replace(COUNTERSIGNATURE, index=0),))))
+OVERFLOW = DigestView(digest_ref="dig_01J2ZKG0H5", viewer=VIEWER, questions=tuple(
+    replace(TRAVEL, clarification_id=f"clr_ov{n:03d}", card_ref=f"dlv_ov{n:03d}")
+    for n in range(14)))
+INVALID = CustomFormView(question=QUESTION, error=CustomError.END_BEFORE_START,
+                         entered_from=date(2026, 6, 30), entered_to=date(2026, 6, 1),
+                         entered_note="Per the countersigned copy in the shared drive")
+
+
+@dataclass(frozen=True)
+class State:
+    """One card state with its Slack and Teams rendering."""
+
+    name: str
+    title: str
+    slack: Callable[[ActionCodec], dict]
+    teams: Callable[[ActionCodec], dict]
+
+
+def _question(view: QuestionView, name: str, title: str) -> State:
+    return State(name, title, lambda c: slack.render_question(view, codec=c),
+                 lambda c: teams.render_question(view, codec=c))
+
+
+def _outcome_state(name: str, view: OutcomeView) -> State:
+    title = name.removeprefix("outcome_").replace("_", " ").capitalize()
+    return State(name, f"After an answer: {title.lower()}", lambda c: slack.render_outcome(view),
+                 lambda c: teams.render_outcome(view))
+
+
+def states() -> list[State]:
+    """Every state the product shows, in gallery order."""
+    form = CustomFormView(question=QUESTION)
+    return [
+        _question(QUESTION, "question_normal", "Question (normal severity)"),
+        _question(CRITICAL, "question_critical", "Question (critical: two confirmations)"),
+        _question(AWAITING_SECOND, "question_awaiting_second",
+                  "Question after the first confirmation (other asked people)"),
+        State("custom_form", "Something else… (Slack modal / Teams form)",
+              lambda c: slack.render_custom_modal(form, codec=c),
+              lambda c: teams.render_custom_form(form, codec=c)),
+        State("custom_invalid", "Something else… with an inline field error",
+              lambda c: slack.render_custom_errors(INVALID),
+              lambda c: teams.render_custom_form(INVALID, codec=c)),
+        *[_outcome_state(name, view) for name, view in OUTCOMES.items()],
+        State("steward_escalation", "Steward: redacted escalation",
+              lambda c: slack.render_steward_escalation(ESCALATION),
+              lambda c: teams.render_steward_escalation(ESCALATION)),
+        State("steward_conflict", "Steward: conflict notice",
+              lambda c: slack.render_steward_conflict(CONFLICT_NOTICE),
+              lambda c: teams.render_steward_conflict(CONFLICT_NOTICE)),
+        State("steward_dead_letter_digest", "Steward: dead-letter digest",
+              lambda c: slack.render_dead_letter_digest(DEAD_LETTERS),
+              lambda c: teams.render_dead_letter_digest(DEAD_LETTERS)),
+        State("digest", "Digest: three questions",
+              lambda c: slack.render_digest(DIGEST, codec=c),
+              lambda c: teams.render_digest(DIGEST, codec=c)),
+        State("digest_overflow", "Digest: fourteen questions (overflow)",
+              lambda c: slack.render_digest(OVERFLOW, codec=c),
+              lambda c: teams.render_digest(OVERFLOW, codec=c)),
+    ]
+
+
+def preview_codec() -> ActionCodec:
+    return ActionCodec(PREVIEW_KEY)

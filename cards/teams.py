@@ -1,0 +1,285 @@
+"""Adaptive Card 1.5 renderers with Universal Actions (``Action.Execute``) for Teams.
+
+Cards are kept under 28 KB; a digest that would not fit ends in a "more questions" line whose
+button fetches the next page.
+"""
+
+from __future__ import annotations
+
+from cards import dates, limits, text
+from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
+from cards.views import (
+    CustomError,
+    CustomFormView,
+    DeadLetterDigestView,
+    DigestView,
+    DocumentView,
+    OutcomeView,
+    QuestionView,
+    SkippedCandidate,
+    StewardConflictView,
+    StewardEscalationView,
+    Viewer,
+)
+
+SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
+ANSWER_VERB = "clarify.answer"
+CUSTOM_VERB = "clarify.custom"
+REFRESH_VERB = "clarify.refresh"
+DIGEST_NEXT_VERB = "clarify.digest.next"
+QUESTION_CHARS = 1000
+TITLE_CHARS = 200
+LINE_CHARS = 1000
+DIGEST_MAX_QUESTIONS = 10
+# Room kept for the overflow footer when filling a digest up to the size limit.
+FOOTER_RESERVE_BYTES = 2048
+
+
+def _card(viewer: Viewer, body: list[dict], actions: list[dict] | None = None) -> dict:
+    card: dict = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": "1.5", "body": body}
+    if actions:
+        card["actions"] = actions
+    if dates.is_right_to_left(viewer.locale):
+        card["rtl"] = True
+    return card
+
+
+def _text(value: str, *, limit: int = LINE_CHARS, **style: object) -> dict:
+    return {"type": "TextBlock", "text": limits.clip(value, limit), "wrap": True, **style}
+
+
+def md_link(document: DocumentView) -> str:
+    """The document as a markdown link; brackets in the title would end the link early."""
+    title = limits.clip(document.title, TITLE_CHARS).replace("[", "(").replace("]", ")")
+    url = document.url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{title}]({url})"
+
+
+def _source_line(document: DocumentView, viewer: Viewer) -> dict:
+    line = text.catalog_of(viewer).text("question.source", link=md_link(document))
+    return {"type": "TextBlock", "text": f"📄 {line}", "wrap": True, "size": "Small",
+            "isSubtle": True}
+
+
+def _execute(title: str, verb: str, data: dict) -> dict:
+    return {"type": "Action.Execute", "title": limits.clip(title, 75), "verb": verb,
+            "data": data}
+
+
+def _action_sets(actions: list[dict], prefix: str) -> list[dict]:
+    step = limits.TEAMS_ACTIONS_PER_SET
+    return [{"type": "ActionSet", "id": f"{prefix}.{n // step}", "actions": actions[n:n + step]}
+            for n in range(0, len(actions), step)]
+
+
+# ---------------------------------------------------------------- the question
+
+
+def _answer_actions(view: QuestionView, codec: ActionCodec, slot: int) -> list[dict]:
+    year = text.asked_year(view)
+    return [_execute(text.candidate_text(c, view.viewer, reference_year=year), ANSWER_VERB,
+                     codec.teams_data(ActionRef(kind=ActionKind.ANSWER, card_ref=view.card_ref,
+                                                clarification_id=view.clarification_id,
+                                                candidate=c.index, slot=slot)))
+            for c in text.shown_candidates(view)]
+
+
+def _question_parts(view: QuestionView, slot: int) -> list[dict]:
+    parts = [_text(view.question, limit=QUESTION_CHARS, weight="Bolder", size="Medium")]
+    notice = text.quorum_notice(view)
+    if notice:
+        parts.append(_text(f"⚠️ {notice}", color="Attention"))
+    banner = text.banner_text(view)
+    if banner:
+        parts.append(_text(f"☑️ {banner}", color="Good"))
+    return parts
+
+
+def _custom_fields(form: CustomFormView) -> list[dict]:
+    """The free-form inputs; a server-side error is shown right under its field."""
+    ids, viewer = custom_input_ids(form.slot), form.question.viewer
+    cat = text.catalog_of(viewer)
+    start: dict = {"type": "Input.Date", "id": ids.start, "label": cat.text("custom.start"),
+                   "isRequired": True, "errorMessage": cat.text("custom.error.start_required")}
+    end: dict = {"type": "Input.Date", "id": ids.end, "label": cat.text("custom.end")}
+    note: dict = {"type": "Input.Text", "id": ids.note, "label": cat.text("custom.note"),
+                  "isMultiline": True, "maxLength": 2000,
+                  "placeholder": cat.text("custom.note_placeholder")}
+    for field, value in ((start, form.entered_from), (end, form.entered_to)):
+        if value is not None:
+            field["value"] = value.isoformat()
+    if form.entered_note:
+        note["value"] = limits.clip(form.entered_note, 2000)
+    fields = [_text(cat.text("custom.intro"), isSubtle=True), start, end, note]
+    if form.error is not None:
+        where = 2 if form.error is CustomError.END_BEFORE_START else 1
+        fields.insert(where + 1, _text(text.custom_error_text(form.error, viewer),
+                                       color="Attention", size="Small", spacing="None"))
+    return fields
+
+
+def _custom_submit(form: CustomFormView, codec: ActionCodec) -> dict:
+    view = form.question
+    ref = ActionRef(kind=ActionKind.CUSTOM_SUBMIT, card_ref=view.card_ref,
+                    clarification_id=view.clarification_id, slot=form.slot)
+    submit = _execute(text.catalog_of(view.viewer).text("custom.submit"), CUSTOM_VERB,
+                      codec.teams_data(ref))
+    # Only this question's fields travel with the submit, even inside a digest.
+    submit["associatedInputs"] = "auto"
+    return submit
+
+
+def _something_else(view: QuestionView, codec: ActionCodec, slot: int) -> dict:
+    form = CustomFormView(question=view, slot=slot)
+    return {"type": "Action.ShowCard",
+            "title": text.catalog_of(view.viewer).text("question.something_else"),
+            "card": {"type": "AdaptiveCard", "body": _custom_fields(form),
+                     "actions": [_custom_submit(form, codec)]}}
+
+
+def question_container(view: QuestionView, *, codec: ActionCodec, slot: int = 0) -> list[dict]:
+    """The body elements of one question: text, notices, buttons, "Something else…", source."""
+    actions = [*_answer_actions(view, codec, slot), _something_else(view, codec, slot)]
+    return [*_question_parts(view, slot), *_action_sets(actions, f"q{slot}.answers"),
+            _source_line(view.document, view.viewer)]
+
+
+def _refresh(view: QuestionView, codec: ActionCodec) -> dict | None:
+    if not view.refresh_user_ids:
+        return None
+    ref = ActionRef(kind=ActionKind.REFRESH, card_ref=view.card_ref,
+                    clarification_id=view.clarification_id)
+    return {"action": _execute("refresh", REFRESH_VERB, codec.teams_data(ref)),
+            "userIds": list(view.refresh_user_ids[:limits.TEAMS_REFRESH_USERS])}
+
+
+def render_question(view: QuestionView, *, codec: ActionCodec) -> dict:
+    card = _card(view.viewer, question_container(view, codec=codec))
+    refresh = _refresh(view, codec)
+    if refresh:
+        card["refresh"] = refresh
+    return card
+
+
+def render_custom_form(form: CustomFormView, *, codec: ActionCodec) -> dict:
+    """The free-form card (sent back with an inline error when an answer cannot be read)."""
+    view = form.question
+    body = [*_question_parts(view, form.slot)]
+    if form.error is not None:
+        body.append(_text("⚠️ " + text.catalog_of(view.viewer).text("custom.error.heading"),
+                          color="Attention"))
+    body += _custom_fields(form)
+    body.append(_source_line(view.document, view.viewer))
+    return _card(view.viewer, body, [_custom_submit(form, codec)])
+
+
+# ---------------------------------------------------------------- after an answer
+
+
+def render_outcome(view: OutcomeView) -> dict:
+    words = text.outcome_text(view)
+    colour = "Good" if words.positive else "Default"
+    body = [_text(words.headline, weight="Bolder", color=colour),
+            *[_text(line, isSubtle=True, size="Small") for line in words.details],
+            _source_line(view.document, view.viewer)]
+    return _card(view.viewer, body)
+
+
+# ---------------------------------------------------------------- stewards
+
+
+def _skip_blocks(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[dict]:
+    return [_text(line if n == 0 and not skipped else f"• {line}", spacing="None")
+            for n, line in enumerate(text.skip_texts(skipped, viewer))]
+
+
+def render_steward_escalation(view: StewardEscalationView) -> dict:
+    """The redacted question: document link and skip reasons, never the question or span."""
+    cat = text.catalog_of(view.viewer)
+    body = [_text(cat.text("escalation.title"), weight="Bolder", size="Medium"),
+            _text(cat.text("escalation.body", document=md_link(view.document)), limit=3000),
+            _text(cat.text("escalation.skipped_heading"), weight="Bolder"),
+            *_skip_blocks(view.skipped, view.viewer),
+            _text(cat.text("escalation.next_step"), isSubtle=True, size="Small")]
+    actions = [{"type": "Action.OpenUrl", "title": cat.text("question.open_document"),
+                "url": view.document.url}]
+    return _fit(_card(view.viewer, body, actions), keep=4)
+
+
+def render_steward_conflict(view: StewardConflictView) -> dict:
+    cat = text.catalog_of(view.viewer)
+    names = limits.clip(dates.names_list(view.responders, locale=view.viewer.locale),
+                        LINE_CHARS)
+    body = [_text(cat.text("steward_conflict.title"), weight="Bolder", size="Medium"),
+            _text(cat.text("steward_conflict.body", names=names,
+                           document=md_link(view.document)), limit=3000),
+            _text(cat.text("steward_conflict.reference", id=view.clarification_id),
+                  isSubtle=True, size="Small")]
+    return _card(view.viewer, body)
+
+
+def _fit(card: dict, *, keep: int) -> dict:
+    """Drops trailing body lines past ``keep`` until the card fits (very long skip lists)."""
+    while limits.card_bytes(card) > limits.TEAMS_CARD_BYTES and len(card["body"]) > keep:
+        card["body"].pop(-2)  # keep the final "next step" line, drop the last skip line
+    return card
+
+
+def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
+    cat = text.catalog_of(view.viewer)
+    count = len(view.items)
+    body = [_text(cat.text("dead_letter.title"), weight="Bolder", size="Medium"),
+            _text(cat.plural("dead_letter.intro", count))]
+    card = _card(view.viewer, body)
+    shown = 0
+    for item in view.items[:DIGEST_MAX_QUESTIONS]:
+        heading = cat.text("dead_letter.item", document=md_link(item.document),
+                           severity=text.severity_text(item.severity, view.viewer))
+        entry = {"type": "Container", "separator": True, "spacing": "Medium",
+                 "items": [_text(heading, weight="Bolder"),
+                           *_skip_blocks(item.skipped, view.viewer)]}
+        if not _fits_with(card, entry):
+            break
+        body.append(entry)
+        shown += 1
+    if shown < count:
+        body.append(_text(cat.plural("dead_letter.more", count - shown), isSubtle=True))
+    return card
+
+
+def _fits_with(card: dict, element: dict) -> bool:
+    budget = limits.TEAMS_CARD_BYTES - FOOTER_RESERVE_BYTES
+    return limits.card_bytes(card) + limits.card_bytes(element) + 1 <= budget
+
+
+# ---------------------------------------------------------------- the digest
+
+
+def render_digest(view: DigestView, *, codec: ActionCodec) -> dict:
+    """Several questions, each answerable in place; the rest wait behind a "next" button."""
+    cat = text.catalog_of(view.viewer)
+    total = len(view.questions)
+    body = [_text(cat.text("digest.title"), weight="Bolder", size="Medium"),
+            _text(cat.plural("digest.intro", total), isSubtle=True)]
+    card = _card(view.viewer, body)
+    shown = 0
+    for slot, question in enumerate(view.questions[:DIGEST_MAX_QUESTIONS]):
+        entry = {"type": "Container", "id": f"q{slot}", "separator": True, "spacing": "Large",
+                 "items": question_container(question, codec=codec, slot=slot)}
+        if not _fits_with(card, entry):
+            break
+        body.append(entry)
+        shown += 1
+    if shown < total:
+        body.append(_digest_more(view, codec=codec, shown=shown))
+    return card
+
+
+def _digest_more(view: DigestView, *, codec: ActionCodec, shown: int) -> dict:
+    cat = text.catalog_of(view.viewer)
+    ref = ActionRef(kind=ActionKind.DIGEST_NEXT, card_ref=view.digest_ref,
+                    offset=view.offset + shown)
+    return {"type": "Container", "id": "digest.more", "separator": True, "items": [
+        _text(cat.plural("digest.more", len(view.questions) - shown), weight="Bolder"),
+        {"type": "ActionSet", "id": "digest.more.actions", "actions": [
+            _execute(cat.text("digest.show_more"), DIGEST_NEXT_VERB, codec.teams_data(ref))]}]}

@@ -1,0 +1,187 @@
+"""The sentences of every card, built from a view and the catalog, shared by both renderers.
+
+Renderers decide structure and markup; every word a person reads is decided here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.core.models import Severity
+from cards import dates
+from cards.catalog import Catalog, catalog_for
+from cards.limits import clip
+from cards.views import (
+    AnswerView,
+    CandidateView,
+    CustomError,
+    OutcomeKind,
+    OutcomeView,
+    QuestionView,
+    SkippedCandidate,
+    Viewer,
+)
+
+QUESTION_CHARS = 1000
+MAX_CANDIDATE_BUTTONS = 20
+PERSON_CHARS = 100
+# Rankings are short (max_candidates is 3 by default); past this many, the rest are counted.
+MAX_SKIP_LINES = 12
+
+
+def catalog_of(viewer: Viewer) -> Catalog:
+    return catalog_for(viewer.locale)
+
+
+def _day(moment: datetime, viewer: Viewer, reference_year: int | None) -> str:
+    day = dates.calendar_day(moment, viewer.time_zone)
+    return dates.day_label(day, locale=viewer.locale, reference_year=reference_year)
+
+
+def interval_text(answer: AnswerView, viewer: Viewer, *, reference_year: int | None) -> str:
+    """ "12 June", "12 June – 30 June", "from 12 June", "until 30 June" or "No date"."""
+    cat = catalog_of(viewer)
+    start, end = answer.valid_from, answer.valid_to
+    if start and end and dates.calendar_day(start, viewer.time_zone) != dates.calendar_day(
+            end, viewer.time_zone):
+        return cat.text("candidate.range", start=_day(start, viewer, reference_year),
+                        end=_day(end, viewer, reference_year))
+    if start:
+        return _day(start, viewer, reference_year)
+    if end:
+        return cat.text("candidate.until", date=_day(end, viewer, reference_year))
+    return cat.text("candidate.undated")
+
+
+def candidate_text(candidate: CandidateView, viewer: Viewer, *, reference_year: int) -> str:
+    """The button label from the spec: "12 June (signature)"."""
+    when = interval_text(AnswerView.of(candidate), viewer, reference_year=reference_year)
+    return catalog_of(viewer).text("candidate.label", date=when, origin=candidate.label)
+
+
+def shown_candidates(view: QuestionView) -> tuple[CandidateView, ...]:
+    """The candidates that get a button: the core sends at most 20, and so do we, so that a
+    single question always fits a card; any other date is one "Something else…" away."""
+    return view.candidates[:MAX_CANDIDATE_BUTTONS]
+
+
+def asked_year(view: QuestionView) -> int:
+    return dates.instant_day(view.asked_at, view.viewer.time_zone).year
+
+
+def quorum_notice(view: QuestionView) -> str | None:
+    """The severity notice; its count comes from the quorum policy, never a constant."""
+    if view.required_confirmations <= 1:
+        return None
+    cat = catalog_of(view.viewer)
+    key = "question.notice.critical" if view.severity is Severity.CRITICAL else (
+        "question.notice.quorum")
+    return cat.text(key, count=cat.count_word(view.required_confirmations))
+
+
+def banner_text(view: QuestionView) -> str | None:
+    if view.banner is None:
+        return None
+    answer = interval_text(view.banner.answer, view.viewer, reference_year=asked_year(view))
+    names = dates.names_list(view.banner.confirmed_by, locale=view.viewer.locale)
+    return catalog_of(view.viewer).text("banner.first_confirmation", answer=answer, names=names)
+
+
+@dataclass(frozen=True)
+class OutcomeText:
+    headline: str
+    details: tuple[str, ...]
+    positive: bool  # a "✓" outcome (recorded) rather than a notice needing attention
+
+
+_POSITIVE = {OutcomeKind.RECORDED, OutcomeKind.BINDING, OutcomeKind.STEWARD_OVERRIDE}
+
+
+def outcome_text(view: OutcomeView) -> OutcomeText:
+    """The sentence saying honestly what the answer did, plus supporting lines."""
+    cat = catalog_of(view.viewer)
+    year = dates.instant_day(view.as_of, view.viewer.time_zone).year
+    answer = interval_text(view.answer, view.viewer, reference_year=year) if view.answer else ""
+    names = dates.names_list(view.confirmed_by, locale=view.viewer.locale)
+    when = _recorded_on(view)
+    headline = _headline(cat, view, answer=answer, names=names, when=when, year=year)
+    details: list[str] = []
+    if view.kind is OutcomeKind.FIRST_CONFIRMATION:
+        details.append(cat.plural("outcome.remaining", view.remaining))
+    if view.answer and view.kind in _SHOWS_OWN_ANSWER:
+        details.append(cat.text("outcome.your_answer", answer=answer))
+    details.append(cat.text("outcome.question_was", question=clip(view.question, QUESTION_CHARS)))
+    return OutcomeText(headline=headline, details=tuple(details),
+                       positive=view.kind in _POSITIVE)
+
+
+_SHOWS_OWN_ANSWER = {OutcomeKind.ATTESTATION, OutcomeKind.CONFLICT,
+                     OutcomeKind.CONFLICTING_ATTESTATION}
+
+
+def _recorded_on(view: OutcomeView) -> str:
+    moment = view.recorded_at or view.as_of
+    return dates.short_date(dates.instant_day(moment, view.viewer.time_zone),
+                            locale=view.viewer.locale)
+
+
+def _moved_on(cat: Catalog, view: OutcomeView, year: int, when: str) -> str:
+    text = cat.text("outcome.moved_on")
+    if view.settled is not None:
+        settled = interval_text(view.settled, view.viewer, reference_year=year)
+        text = f"{text} {cat.text('outcome.moved_on.settled', answer=settled, date=when)}"
+    return text
+
+
+_PLAIN_KEYS = {
+    OutcomeKind.ATTESTATION: "outcome.attestation",
+    OutcomeKind.CONFLICT: "outcome.conflict",
+    OutcomeKind.CONFLICTING_ATTESTATION: "outcome.conflicting_attestation",
+    OutcomeKind.IDENTITY_UNVERIFIED: "outcome.identity_unverified",
+}
+_ANSWER_KEYS = {
+    OutcomeKind.RECORDED: "outcome.recorded",
+    OutcomeKind.BINDING: "outcome.binding",
+    OutcomeKind.STEWARD_OVERRIDE: "outcome.steward_override",
+    OutcomeKind.FIRST_CONFIRMATION: "outcome.first_confirmation",
+    OutcomeKind.RECORDING: "outcome.recording",
+}
+
+
+def _headline(cat: Catalog, view: OutcomeView, *, answer: str, names: str, when: str,
+              year: int) -> str:
+    if view.kind is OutcomeKind.MOVED_ON:
+        return _moved_on(cat, view, year, when)
+    if view.kind in _PLAIN_KEYS:
+        return cat.text(_PLAIN_KEYS[view.kind])
+    key = _ANSWER_KEYS[view.kind]
+    if view.kind is OutcomeKind.FIRST_CONFIRMATION and len(view.confirmed_by) > 1:
+        key = "outcome.confirmations_so_far"
+    return cat.text(key, answer=answer, names=names, date=when)
+
+
+def custom_error_text(error: CustomError, viewer: Viewer) -> str:
+    return catalog_of(viewer).text(f"custom.error.{error.value}")
+
+
+def skip_text(skipped: SkippedCandidate, viewer: Viewer) -> str:
+    """A skip reason in plain words: "Dana Whitfield cannot read this document, …"."""
+    cat = catalog_of(viewer)
+    return cat.text("escalation.skip_line", person=clip(skipped.person, PERSON_CHARS),
+                    reason=cat.text(f"reason.{skipped.reason.value}"))
+
+
+def skip_texts(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[str]:
+    """The skip reasons to list, at most MAX_SKIP_LINES, then "…and N more"."""
+    cat = catalog_of(viewer)
+    if not skipped:
+        return [cat.text("escalation.nobody")]
+    lines = [skip_text(entry, viewer) for entry in skipped[:MAX_SKIP_LINES]]
+    if len(skipped) > MAX_SKIP_LINES:
+        lines.append(cat.plural("escalation.more_skipped", len(skipped) - MAX_SKIP_LINES))
+    return lines
+
+
+def severity_text(severity: Severity, viewer: Viewer) -> str:
+    return catalog_of(viewer).text(f"severity.{severity.value}")

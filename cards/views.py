@@ -1,0 +1,196 @@
+"""View models: everything a card shows, filled by the engine from the core's Clarification.
+
+The steward views have no field for the question or the span excerpt: a redacted card cannot
+leak span text because there is nothing to leak it from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from enum import StrEnum
+
+from bot.core.models import AnswerOutcome, ReasonCode, Severity
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whom the card is for: their locale (BCP 47 or POSIX form) and IANA time zone."""
+
+    locale: str = "en"
+    time_zone: str = "UTC"
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    """One candidate interval; ``label`` is its origin in the document ("signature")."""
+
+    index: int
+    label: str
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AnswerView:
+    """An answer as dates: a chosen candidate's interval or a free-form one."""
+
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+
+    @classmethod
+    def of(cls, candidate: CandidateView) -> AnswerView:
+        return cls(valid_from=candidate.valid_from, valid_to=candidate.valid_to)
+
+
+@dataclass(frozen=True)
+class QuorumBanner:
+    """Shown on the other asked people's cards once some confirmations are in."""
+
+    answer: AnswerView
+    confirmed_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    """The one-tap question. ``card_ref`` is the opaque delivery reference for callbacks."""
+
+    clarification_id: str
+    card_ref: str
+    question: str
+    candidates: tuple[CandidateView, ...]
+    document: DocumentView
+    severity: Severity
+    required_confirmations: int
+    viewer: Viewer
+    asked_at: datetime
+    banner: QuorumBanner | None = None
+    # Teams user ids whose card refreshes itself on view (Universal Actions; at most 60 used).
+    refresh_user_ids: tuple[str, ...] = ()
+
+
+class CustomError(StrEnum):
+    START_REQUIRED = "start_required"
+    END_BEFORE_START = "end_before_start"
+    UNPARSEABLE = "unparseable"
+
+
+@dataclass(frozen=True)
+class CustomFormView:
+    """The "Something else…" form, possibly re-shown with an inline error."""
+
+    question: QuestionView
+    slot: int = 0
+    error: CustomError | None = None
+    entered_from: date | None = None
+    entered_to: date | None = None
+    entered_note: str = ""
+
+
+class OutcomeKind(StrEnum):
+    RECORDED = "recorded"
+    FIRST_CONFIRMATION = "first_confirmation"
+    BINDING = "binding"
+    ATTESTATION = "attestation"
+    CONFLICT = "conflict"
+    CONFLICTING_ATTESTATION = "conflicting_attestation"
+    STEWARD_OVERRIDE = "steward_override"
+    MOVED_ON = "moved_on"
+    IDENTITY_UNVERIFIED = "identity_unverified"
+    RECORDING = "recording"
+
+
+@dataclass(frozen=True)
+class OutcomeView:
+    """What an answer did, shown in place of the question."""
+
+    kind: OutcomeKind
+    clarification_id: str
+    question: str
+    document: DocumentView
+    viewer: Viewer
+    as_of: datetime
+    answer: AnswerView | None = None
+    confirmed_by: tuple[str, ...] = ()
+    recorded_at: datetime | None = None
+    remaining: int = 0
+    settled: AnswerView | None = None
+
+
+def outcome_kind(outcome: AnswerOutcome, *, required_confirmations: int) -> OutcomeKind:
+    """The card state for a core answer outcome (spec §6 matrix, §7 wording)."""
+    if outcome is AnswerOutcome.BOUND:
+        return OutcomeKind.BINDING if required_confirmations > 1 else OutcomeKind.RECORDED
+    return _OUTCOME_KINDS[outcome]
+
+
+_OUTCOME_KINDS = {
+    AnswerOutcome.PARTIALLY_CONFIRMED: OutcomeKind.FIRST_CONFIRMATION,
+    AnswerOutcome.ATTESTATION: OutcomeKind.ATTESTATION,
+    AnswerOutcome.CONFLICTED: OutcomeKind.CONFLICT,
+    AnswerOutcome.CONFLICTING_ATTESTATION: OutcomeKind.CONFLICTING_ATTESTATION,
+    AnswerOutcome.STEWARD_OVERRIDE: OutcomeKind.STEWARD_OVERRIDE,
+}
+
+
+@dataclass(frozen=True)
+class SkippedCandidate:
+    """A ranked person who was not asked, and the reason code why."""
+
+    person: str
+    reason: ReasonCode
+
+
+@dataclass(frozen=True)
+class StewardEscalationView:
+    """The redacted question for the steward: document link and skip reasons only."""
+
+    clarification_id: str
+    card_ref: str
+    document: DocumentView
+    severity: Severity
+    skipped: tuple[SkippedCandidate, ...]
+    viewer: Viewer
+
+
+@dataclass(frozen=True)
+class StewardConflictView:
+    """Tells the steward that binding-capable answers disagree; no dates, no span text."""
+
+    clarification_id: str
+    document: DocumentView
+    severity: Severity
+    responders: tuple[str, ...]
+    viewer: Viewer
+
+
+@dataclass(frozen=True)
+class DeadLetterItem:
+    clarification_id: str
+    document: DocumentView
+    severity: Severity
+    skipped: tuple[SkippedCandidate, ...]
+
+
+@dataclass(frozen=True)
+class DeadLetterDigestView:
+    """The steward's list of clarifications whose ranking ran out."""
+
+    items: tuple[DeadLetterItem, ...]
+    viewer: Viewer
+
+
+@dataclass(frozen=True)
+class DigestView:
+    """Several questions for one person in one message; ``offset`` counts earlier pages."""
+
+    digest_ref: str
+    questions: tuple[QuestionView, ...]
+    viewer: Viewer
+    offset: int = 0

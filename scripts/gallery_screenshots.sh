@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Renders the card gallery (clarify-bot preview) and screenshots it in headless Chromium into
+# docs/cards/. Needs Debian's chromium (apt-get install -y chromium fonts-noto-color-emoji) and
+# the renderer from .ci/setup-cards.sh. Not part of CI.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="$(mktemp -d)"
+profile="$(mktemp -d)"
+trap 'rm -rf "$out" "$profile"' EXIT
+bash "$root/.ci/setup-cards.sh"
+"$root/.venv/bin/clarify-bot" preview --out "$out/gallery"
+shot() {  # name, height, state-name prefixes to show
+    local url="file://$out/gallery/gallery.html?only=$3"
+    chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile" --hide-scrollbars --window-size="1200,$2" \
+        --screenshot="$root/docs/cards/$1.png" "$url" 2>/dev/null
+}
+mkdir -p "$root/docs/cards"
+shot gallery-questions 2000 "question_,custom_"
+shot gallery-outcomes-1 1900 "outcome_recorded,outcome_first,outcome_binding,outcome_attestation,outcome_conflict"
+shot gallery-outcomes-2 1600 "outcome_steward,outcome_moved,outcome_identity,outcome_recording"
+shot gallery-stewards 1500 "steward_"
+shot gallery-digest 2000 "digest"
+echo "screenshots written to docs/cards/"

@@ -1,0 +1,96 @@
+"""The largest inputs the product can meet, checked by both validators including Microsoft's."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from bot.core.models import ReasonCode, Severity
+from cards import fixtures, limits, slack, teams
+from cards.views import (
+    CandidateView,
+    CustomError,
+    CustomFormView,
+    DeadLetterDigestView,
+    DeadLetterItem,
+    DigestView,
+    DocumentView,
+    OutcomeKind,
+    OutcomeView,
+    QuorumBanner,
+    SkippedCandidate,
+    StewardEscalationView,
+    Viewer,
+)
+
+EMOJI = "👩🏽‍💼"  # five code points, seven UTF-16 units, 15 UTF-8 bytes
+RTL = Viewer(locale="ar", time_zone="Asia/Riyadh")
+DOC = DocumentView(title=("عقد الإيجار " + EMOJI) * 40, url="https://d.example/" + "x" * 1980)
+WORST = replace(
+    fixtures.CRITICAL, question=EMOJI * 400, document=DOC, viewer=RTL, required_confirmations=9,
+    candidates=tuple(CandidateView(index=n, label=EMOJI * 60,
+                                   valid_from=datetime(2000 + n, 1, 2, tzinfo=UTC),
+                                   valid_to=datetime(2100, 12, 31, tzinfo=UTC))
+                     for n in range(60)),
+    banner=QuorumBanner(answer=fixtures.JUNE_12, confirmed_by=(EMOJI * 50,) * 30),
+    refresh_user_ids=tuple(f"29:user{n}" for n in range(100)))
+SKIPS = tuple(SkippedCandidate(person=EMOJI * 80, reason=code)
+              for code in list(ReasonCode) * 8)
+
+
+def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
+    digest = DigestView(digest_ref="dig_x", viewer=RTL,
+                        questions=tuple(replace(WORST, card_ref=f"d{n}") for n in range(200)))
+    form = CustomFormView(question=WORST, error=CustomError.END_BEFORE_START,
+                          entered_note=EMOJI * 800)
+    outcome = OutcomeView(kind=OutcomeKind.FIRST_CONFIRMATION, clarification_id="c",
+                          question=WORST.question, document=DOC, viewer=RTL,
+                          as_of=fixtures.NOW, answer=fixtures.JUNE_12,
+                          confirmed_by=(EMOJI * 50,) * 30, remaining=7)
+    escalation = StewardEscalationView(clarification_id="c", card_ref="d", document=DOC,
+                                       severity=Severity.CRITICAL, skipped=SKIPS, viewer=RTL)
+    dead = DeadLetterDigestView(viewer=RTL, items=tuple(
+        DeadLetterItem(clarification_id=f"c{n}", document=DOC, severity=Severity.HIGH,
+                       skipped=SKIPS) for n in range(200)))
+    return {
+        "question": (slack.render_question(WORST, codec=codec),
+                     teams.render_question(WORST, codec=codec)),
+        "form": (slack.render_custom_modal(form, codec=codec),
+                 teams.render_custom_form(form, codec=codec)),
+        "outcome": (slack.render_outcome(outcome), teams.render_outcome(outcome)),
+        "escalation": (slack.render_steward_escalation(escalation),
+                       teams.render_steward_escalation(escalation)),
+        "dead_letters": (slack.render_dead_letter_digest(dead),
+                         teams.render_dead_letter_digest(dead)),
+        "digest": (slack.render_digest(digest, codec=codec),
+                   teams.render_digest(digest, codec=codec)),
+    }
+
+
+def test_worst_cases_keep_every_limit(codec, slack_validator, adaptive_validator) -> None:
+    """Maximal text, 60 candidates, RTL, emoji and 200-question digests fit both platforms."""
+    payloads = _worst_payloads(codec)
+    for message, _ in payloads.values():
+        slack_validator(message)
+    for _, card in payloads.values():
+        assert limits.teams_card_problems(card) == []
+    report = adaptive_validator({name: card for name, (_, card) in payloads.items()})
+    assert {name: problems for name, problems in report.items() if problems} == {}
+
+
+def test_worst_digest_still_answers_in_place(codec) -> None:
+    """Even the largest questions leave room for at least one answerable question a page."""
+    message, card = _worst_payloads(codec)["digest"]
+    assert any(b["block_id"] == "q0.question" for b in message["blocks"])
+    assert any(item.get("id") == "q0" for item in card["body"])
+    assert len(WORST.refresh_user_ids) > limits.TEAMS_REFRESH_USERS
+    single = teams.render_question(WORST, codec=codec)
+    assert len(single["refresh"]["userIds"]) == limits.TEAMS_REFRESH_USERS
+
+
+def test_worst_dead_letter_digest_still_lists_items(codec) -> None:
+    """Huge skip lists are cut per item, so the steward digest always lists some clarifications."""
+    message, card = _worst_payloads(codec)["dead_letters"]
+    assert any(b["block_id"] == "dead_letter.0" for b in message["blocks"])
+    assert any(b["type"] == "Container" for b in card["body"])
+    assert "more people" in str(card) and "more people" in str(message)

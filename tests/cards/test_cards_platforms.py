@@ -1,0 +1,50 @@
+"""Every state validates: Block Kit through slack_sdk.models and our limit checks, Adaptive
+Cards through Microsoft's renderer and the 28 KB / Universal Actions rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from cards import limits
+from cards.preview import rendered_states
+
+RENDERED = rendered_states()
+
+
+@pytest.mark.parametrize("state", RENDERED, ids=[s["name"] for s in RENDERED])
+def test_block_kit_is_valid(state: dict, slack_validator) -> None:
+    """Each Slack payload passes slack_sdk.models validation and the PLATFORMS.md limits."""
+    slack_validator(state["slack"])
+
+
+@pytest.mark.parametrize("state", RENDERED, ids=[s["name"] for s in RENDERED])
+def test_adaptive_card_rules(state: dict) -> None:
+    """Each Teams card is version 1.5, uses Action.Execute with verbs and fits 28 KB."""
+    assert limits.teams_card_problems(state["teams"]) == []
+
+
+def test_adaptive_cards_pass_the_official_renderer(adaptive_validator) -> None:
+    """Microsoft's adaptivecards renderer parses, validates and renders every card cleanly."""
+    report = adaptive_validator({s["name"]: s["teams"] for s in RENDERED})
+    assert set(report) == {s["name"] for s in RENDERED}
+    assert {name: problems for name, problems in report.items() if problems} == {}
+
+
+def test_the_renderer_check_can_fail(adaptive_validator) -> None:
+    """The validator reports an unknown property, an unknown element and a bad enum value."""
+    report = adaptive_validator({"bad": {
+        "type": "AdaptiveCard", "version": "1.5",
+        "body": [{"type": "TextBlock", "txt": "x"}, {"type": "Fancy"},
+                 {"type": "TextBlock", "text": "x", "color": "Purple"}]}})
+    assert len(report["bad"]) == 3
+
+
+def test_limit_checks_can_fail() -> None:
+    """Our own limit checks catch an over-long button and too many blocks."""
+    button = {"type": "button", "action_id": "a", "text": {"type": "plain_text", "text": "x" * 76}}
+    message = {"text": "t", "blocks": [{"type": "actions", "elements": [button]}] * 51}
+    assert len(limits.slack_message_problems(message)) >= 2
+    card = {"type": "AdaptiveCard", "version": "1.5",
+            "body": [{"type": "TextBlock", "text": "x" * 30_000}],
+            "refresh": {"userIds": ["u"] * 61}}
+    assert len(limits.teams_card_problems(card)) == 2

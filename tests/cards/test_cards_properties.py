@@ -1,0 +1,149 @@
+"""Property-based: hostile text and sizes never push either renderer past a platform limit."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.core.models import ReasonCode, Severity
+from cards import fixtures, limits, slack, teams
+from cards.actions import ActionCodec
+from cards.views import (
+    AnswerView,
+    CandidateView,
+    CustomError,
+    CustomFormView,
+    DeadLetterDigestView,
+    DeadLetterItem,
+    DigestView,
+    DocumentView,
+    OutcomeKind,
+    OutcomeView,
+    QuestionView,
+    QuorumBanner,
+    SkippedCandidate,
+    StewardConflictView,
+    StewardEscalationView,
+    Viewer,
+)
+
+CODEC = ActionCodec(fixtures.PREVIEW_KEY)
+SETTINGS = settings(max_examples=35, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# Right-to-left scripts, emoji (outside the BMP), mrkdwn/markdown control characters, quotes.
+PIECES = ["signature", "توقيع العقد", "חתימה", "👩🏽‍💼", "📄🗓️", "<!channel>", "&amp;", "*_~`",
+          "[x](y)", "|", "\u200f", "e\u0301", "😀" * 3, "Ω", "\n", '"', " "]
+piece = st.sampled_from(PIECES)
+short = st.lists(piece, min_size=1, max_size=8).map("".join)
+long_text = st.one_of(short, st.tuples(short, st.integers(1, 400)).map(lambda t: t[0] * t[1]))
+moments = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1),
+                       timezones=st.just(UTC))
+viewers = st.builds(Viewer, locale=st.sampled_from(["en", "en-US", "de", "ar", "he", "ja", "xx"]),
+                    time_zone=st.sampled_from(["UTC", "America/Los_Angeles", "Asia/Kolkata",
+                                               "Pacific/Kiritimati", "Nowhere/Else"]))
+documents = st.builds(DocumentView, title=long_text,
+                      url=st.sampled_from(["https://d.example/x", "https://d.example/" + "a" * 1990,
+                                           "https://d.example/a b|c(d)"]))
+candidates = st.lists(st.builds(CandidateView, index=st.integers(0, 999), label=long_text,
+                                valid_from=st.none() | moments, valid_to=st.none() | moments),
+                      min_size=1, max_size=40, unique_by=lambda c: c.index)
+names = st.lists(long_text, max_size=30).map(tuple)
+questions = st.builds(
+    QuestionView, clarification_id=st.from_regex(r"[A-Za-z0-9_]{1,200}", fullmatch=True),
+    card_ref=st.from_regex(r"[A-Za-z0-9_]{1,200}", fullmatch=True), question=long_text,
+    candidates=candidates.map(tuple), document=documents, severity=st.sampled_from(Severity),
+    required_confirmations=st.integers(1, 12), viewer=viewers, asked_at=moments,
+    banner=st.none() | st.builds(QuorumBanner, answer=st.builds(AnswerView, moments, moments),
+                                 confirmed_by=names),
+    refresh_user_ids=st.lists(st.just("29:user"), max_size=100).map(tuple))
+skipped = st.lists(st.builds(SkippedCandidate, person=long_text,
+                             reason=st.sampled_from(ReasonCode)), max_size=60).map(tuple)
+
+
+def _check(slack_payload: dict, card: dict, slack_validator) -> None:
+    slack_validator(slack_payload)
+    assert limits.teams_card_problems(card) == []
+
+
+@SETTINGS
+@given(view=questions)
+def test_questions_stay_inside_limits(view: QuestionView, slack_validator) -> None:
+    """Any question, however long or many its candidates, fits both platforms."""
+    _check(slack.render_question(view, codec=CODEC), teams.render_question(view, codec=CODEC),
+           slack_validator)
+
+
+@SETTINGS
+@given(view=questions, error=st.none() | st.sampled_from(CustomError), note=long_text)
+def test_custom_forms_stay_inside_limits(view, error, note, slack_validator) -> None:
+    """The free-form modal, its inline errors and the Teams form stay inside the limits."""
+    form = CustomFormView(question=view, error=error, entered_note=note)
+    slack_validator(slack.render_custom_modal(form, codec=CODEC))
+    slack_validator(slack.render_custom_errors(form))
+    assert limits.teams_card_problems(teams.render_custom_form(form, codec=CODEC)) == []
+
+
+@SETTINGS
+@given(kind=st.sampled_from(OutcomeKind), question=long_text, document=documents,
+       viewer=viewers, answer=st.none() | st.builds(AnswerView, moments, moments),
+       confirmed=names, remaining=st.integers(0, 20), as_of=moments)
+def test_outcomes_stay_inside_limits(kind, question, document, viewer, answer, confirmed,
+                                     remaining, as_of, slack_validator) -> None:
+    """Every outcome card fits, with long names lists and hostile question text."""
+    view = OutcomeView(kind=kind, clarification_id="clr_1", question=question,
+                       document=document, viewer=viewer, as_of=as_of, answer=answer,
+                       confirmed_by=confirmed, recorded_at=as_of, remaining=remaining,
+                       settled=answer)
+    _check(slack.render_outcome(view), teams.render_outcome(view), slack_validator)
+
+
+@SETTINGS
+@given(document=documents, skipped_people=skipped, viewer=viewers, responders=names)
+def test_steward_cards_stay_inside_limits(document, skipped_people, viewer, responders,
+                                          slack_validator) -> None:
+    """Escalations with many long skip lines and conflict notices fit both platforms."""
+    escalation = StewardEscalationView(clarification_id="clr_1", card_ref="d", document=document,
+                                       severity=Severity.HIGH, skipped=skipped_people,
+                                       viewer=viewer)
+    _check(slack.render_steward_escalation(escalation),
+           teams.render_steward_escalation(escalation), slack_validator)
+    notice = StewardConflictView(clarification_id="clr_1", document=document,
+                                 severity=Severity.CRITICAL, responders=responders, viewer=viewer)
+    _check(slack.render_steward_conflict(notice), teams.render_steward_conflict(notice),
+           slack_validator)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sample=st.lists(questions, min_size=1, max_size=3), count=st.integers(1, 200),
+       viewer=viewers)
+def test_digests_of_up_to_200_questions_stay_inside_limits(sample, count, viewer,
+                                                           slack_validator) -> None:
+    """A digest of up to 200 questions shows what fits and counts the rest in a final line."""
+    many = tuple(replace(sample[n % len(sample)], card_ref=f"dlv{n}") for n in range(count))
+    view = DigestView(digest_ref="dig_1", questions=many, viewer=viewer)
+    message, card = slack.render_digest(view, codec=CODEC), teams.render_digest(view, codec=CODEC)
+    _check(message, card, slack_validator)
+    answered_in_place = sum(b["block_id"].endswith(".question") for b in message["blocks"])
+    has_more = any(b["block_id"] == "digest.more" for b in message["blocks"])
+    assert 1 <= answered_in_place <= min(count, slack.DIGEST_MAX_QUESTIONS)
+    assert has_more == (answered_in_place < count)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(documents=st.lists(documents, min_size=1, max_size=5), count=st.integers(1, 200),
+       skipped_people=skipped, viewer=viewers)
+def test_dead_letter_digests_stay_inside_limits(documents, count, skipped_people, viewer,
+                                                slack_validator) -> None:
+    """A steward digest of up to 200 dead letters fits both platforms."""
+    items = tuple(DeadLetterItem(clarification_id=f"c{n}", document=documents[n % len(documents)],
+                                 severity=Severity.NORMAL, skipped=skipped_people)
+                  for n in range(count))
+    view = DeadLetterDigestView(items=items, viewer=viewer)
+    _check(slack.render_dead_letter_digest(view), teams.render_dead_letter_digest(view),
+           slack_validator)

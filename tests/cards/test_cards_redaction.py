@@ -1,0 +1,68 @@
+"""Steward cards never carry span text, and person-supplied text is never obeyed as markup."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import replace
+
+from cards import fixtures, slack, teams
+from cards.views import (
+    DeadLetterDigestView,
+    DeadLetterItem,
+    StewardConflictView,
+    StewardEscalationView,
+)
+
+SPAN_FIELDS = {"question", "span", "span_excerpt", "excerpt", "candidates", "answer"}
+
+
+def test_steward_views_have_nowhere_to_put_span_text() -> None:
+    """The redacted views have no question, excerpt, candidate or answer field at all."""
+    for view_type in (StewardEscalationView, StewardConflictView, DeadLetterDigestView,
+                      DeadLetterItem):
+        names = {f.name for f in dataclasses.fields(view_type)}
+        assert not names & SPAN_FIELDS, view_type
+
+
+def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:
+    """Escalation, conflict notice and dead-letter digest mention no question or candidate."""
+    rendered = json.dumps([
+        slack.render_steward_escalation(fixtures.ESCALATION),
+        teams.render_steward_escalation(fixtures.ESCALATION),
+        slack.render_steward_conflict(fixtures.CONFLICT_NOTICE),
+        teams.render_steward_conflict(fixtures.CONFLICT_NOTICE),
+        slack.render_dead_letter_digest(fixtures.DEAD_LETTERS),
+        teams.render_dead_letter_digest(fixtures.DEAD_LETTERS),
+    ], ensure_ascii=False)
+    for withheld in (fixtures.CRITICAL.question, fixtures.QUESTION.question, "31 December",
+                     "12 June", "termination clause", "signature"):
+        assert withheld not in rendered
+    assert fixtures.LEASE.url in rendered
+    assert "cannot read this document" in rendered
+
+
+def test_escalation_lists_each_skip_reason_in_plain_words() -> None:
+    """Each skipped person appears with the catalog's sentence for their reason code."""
+    message = json.dumps(slack.render_steward_escalation(fixtures.ESCALATION))
+    for line in ("Sarah Okafor cannot read this document",
+                 "Ahmed Haddad has no linked Slack or Teams account",
+                 "Lena Brandt had already received today's maximum"):
+        assert line in message
+
+
+def test_mrkdwn_control_text_is_escaped(codec) -> None:
+    """A title like <!channel> or a forged link is shown as text, never obeyed by Slack."""
+    document = replace(fixtures.MSA, title="<!channel> <https://evil.example|click> & co")
+    message = slack.render_question(replace(fixtures.QUESTION, document=document,
+                                            question="Is <@U123> right?"), codec=codec)
+    dumped = json.dumps(message)
+    assert "<!channel>" not in dumped and "<@U123>" not in dumped
+    assert "&lt;!channel&gt;" in dumped and "&amp; co" in dumped
+
+
+def test_markdown_link_title_cannot_break_out(codec) -> None:
+    """Brackets in a Teams link title cannot end the link and start another."""
+    document = replace(fixtures.MSA, title="a](https://evil.example) [b")
+    card = teams.render_question(replace(fixtures.QUESTION, document=document), codec=codec)
+    assert "](https://evil.example)" not in json.dumps(card)

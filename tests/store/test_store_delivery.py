@@ -1,0 +1,114 @@
+"""Contract: idempotent delivery slots, cards to update and once-only markers."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.store.base import CardRecord, SlotState, Store
+from bot.store.errors import SlotNotFound
+
+from .conftest import T0, at, delivery
+
+
+async def test_reserve_twice_returns_the_first_slot_uncreated(store: Store) -> None:
+    """A second reservation of the same delivery does not create one and sees the first."""
+    key = delivery("c1")
+    first, created = await store.reserve(key, worker_id="w1", now=T0)
+    second, again = await store.reserve(key, worker_id="w2", now=at(5))
+    assert created and not again
+    assert second == first
+    assert first.state is SlotState.RESERVED
+    assert (first.worker_id, first.reserved_at, first.key) == ("w1", T0, key)
+
+
+async def test_other_attempts_and_kinds_are_other_slots(store: Store) -> None:
+    """The attempt and the kind are part of the delivery key."""
+    await store.reserve(delivery("c1"), worker_id="w1", now=T0)
+    _, next_attempt = await store.reserve(delivery("c1", attempt=1), worker_id="w1", now=T0)
+    _, other_kind = await store.reserve(delivery("c1", kind="digest"), worker_id="w1", now=T0)
+    assert next_attempt and other_kind
+
+
+async def test_reserved_at_keeps_microseconds(store: Store) -> None:
+    """Times round-trip exactly, microseconds included."""
+    now = at(0.123457)
+    slot, _ = await store.reserve(delivery("c1"), worker_id="w1", now=now)
+    assert slot.reserved_at == now
+    assert (await store.slot(delivery("c1"))) == slot
+
+
+async def test_mark_sent_records_the_message_ref(store: Store) -> None:
+    """After a send the slot is SENT with its reference, and reading it back agrees."""
+    key = delivery("c1")
+    await store.reserve(key, worker_id="w1", now=T0)
+    sent = await store.mark_sent(key, message_ref="D1:1720000000.1")
+    assert sent.state is SlotState.SENT
+    assert sent.message_ref == "D1:1720000000.1"
+    assert (sent.worker_id, sent.reserved_at) == ("w1", T0)
+    assert await store.slot(key) == sent
+
+
+async def test_mark_digested_records_the_batch(store: Store) -> None:
+    """A digested delivery's slot names its batch."""
+    key = delivery("c1")
+    await store.reserve(key, worker_id="w1", now=T0)
+    slot = await store.mark_digested(key, batch_id="p1|1", worker_id="w1", now=T0)
+    assert (slot.state, slot.batch_id, slot.message_ref) == (SlotState.DIGESTED, "p1|1", None)
+    assert await store.slot(key) == slot
+
+
+async def test_release_lets_the_delivery_be_reserved_again(store: Store) -> None:
+    """A released reservation is forgotten, so the next reserve creates a new slot."""
+    key = delivery("c1")
+    await store.reserve(key, worker_id="w1", now=T0)
+    await store.release(key)
+    assert await store.slot(key) is None
+    slot, created = await store.reserve(key, worker_id="w2", now=at(60))
+    assert created and slot.worker_id == "w2"
+
+
+async def test_mark_sent_without_a_reservation_fails(store: Store) -> None:
+    """Recording a send for a slot never reserved (or released) raises SlotNotFound."""
+    with pytest.raises(SlotNotFound):
+        await store.mark_sent(delivery("c1"), message_ref="m")
+    assert await store.slot(delivery("c1")) is None
+
+
+async def test_mark_digested_without_a_reservation_creates_the_slot(store: Store) -> None:
+    """A digested card needs no reservation first: marking it records a DIGESTED slot."""
+    key = delivery("c1")
+    slot = await store.mark_digested(key, batch_id="p1|1", worker_id="w1", now=T0)
+    assert (slot.state, slot.batch_id, slot.worker_id) == (SlotState.DIGESTED, "p1|1", "w1")
+    assert slot.reserved_at == T0
+    assert await store.slot(key) == slot
+    again, created = await store.reserve(key, worker_id="w1", now=T0)
+    assert not created and again == slot
+
+
+def _card(clarification_id: str, person_id: str, ref: str, *, attempt: int = 0) -> CardRecord:
+    return CardRecord(delivery(clarification_id, person_id, attempt=attempt), "slack", ref)
+
+
+async def test_cards_are_listed_per_clarification(store: Store) -> None:
+    """Cards come back for their own clarification only, in attempt order."""
+    await store.add_card(_card("c1", "p2", "m2", attempt=1))
+    await store.add_card(_card("c1", "p1", "m1"))
+    await store.add_card(_card("c2", "p1", "m3"))
+    assert await store.cards("c1") == [_card("c1", "p1", "m1"), _card("c1", "p2", "m2", attempt=1)]
+    assert await store.cards("c2") == [_card("c2", "p1", "m3")]
+    assert await store.cards("c3") == []
+
+
+async def test_adding_a_card_twice_keeps_one(store: Store) -> None:
+    """The same delivery recorded again replaces its card instead of listing it twice."""
+    await store.add_card(_card("c1", "p1", "m1"))
+    await store.add_card(_card("c1", "p1", "m1-moved"))
+    assert await store.cards("c1") == [_card("c1", "p1", "m1-moved")]
+
+
+async def test_mark_once_is_true_only_the_first_time(store: Store) -> None:
+    """A marker is granted once per (namespace, key); other keys and namespaces are separate."""
+    assert await store.mark_once("steward", "c1", ttl_seconds=3600)
+    assert not await store.mark_once("steward", "c1", ttl_seconds=3600)
+    assert await store.mark_once("steward", "c2", ttl_seconds=3600)
+    assert await store.mark_once("conflict", "c1", ttl_seconds=3600)

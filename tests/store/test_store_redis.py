@@ -1,0 +1,105 @@
+"""What only the Redis store does: key names and TTLs, restarts, client checks, errors."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+import redis.asyncio as aioredis
+
+from bot.store import keys as k
+from bot.store.base import CardRecord, Decision
+from bot.store.errors import StoreUnavailable
+from bot.store.redis import RedisStore
+
+from .conftest import DAY, REDIS_URL, T0, WINDOW, admit, at, delivery
+
+PREFIX = "tredis"
+
+
+async def test_keys_carry_their_ttls(redis_db: aioredis.Redis) -> None:
+    """Slots, admissions, caps, windows, batches and cards expire; the outbox never does."""
+    store = RedisStore(redis_db, prefix=PREFIX, slot_ttl=timedelta(days=3))
+    keys = k.Keys(PREFIX)
+    key = delivery("c1")
+    await store.reserve(key, worker_id="w1", now=T0)
+    await store.mark_sent(key, message_ref="m1")  # an update keeps the slot's TTL
+    await admit(store, "c1", threshold=0)
+    await store.add_card(CardRecord(key, "slack", "m1"))
+    await store.outbox_put("a1", "{}", now=T0)
+    batch_id = k.batch_id("p1", T0.timestamp())
+    expected = {
+        keys.slot(key.token()): 3 * k.DAY, keys.admission(key.token()): 3 * k.DAY,
+        keys.cap(DAY, "p1"): k.CAP_TTL_SECONDS, keys.window("p1"): k.window_ttl(WINDOW),
+        keys.batch(batch_id): 3 * k.DAY, keys.cards("c1"): k.CARDS_TTL_SECONDS,
+    }
+    for name, ttl in expected.items():
+        assert ttl - 5 <= await redis_db.ttl(name) <= ttl, name
+    for name in [keys.outbox_entries, keys.outbox_due, keys.batches_due]:
+        assert await redis_db.ttl(name) == -1, name
+    names = [str(name) for name in await redis_db.keys("*")]
+    assert names and all(name.startswith(f"{PREFIX}:") for name in names)
+
+
+async def test_mark_once_sets_its_ttl(redis_db: aioredis.Redis) -> None:
+    """A once-marker expires after the ttl it was given."""
+    store = RedisStore(redis_db, prefix=PREFIX)
+    await store.mark_once("steward", "c1", ttl_seconds=120)
+    assert 115 <= await redis_db.ttl(k.Keys(PREFIX).once("steward", "c1")) <= 120
+
+
+async def test_a_restarted_store_keeps_its_state(redis_db: aioredis.Redis) -> None:
+    """A new store on the same prefix, over a new connection, sees caps, windows and the outbox."""
+    before = RedisStore.from_url(REDIS_URL, prefix=PREFIX)
+    await admit(before, "h1", batched=False)
+    await admit(before, "c1")  # the window opens
+    await before.outbox_put("a1", "{}", now=T0)
+    await before.aclose()
+
+    async with RedisStore.from_url(REDIS_URL, prefix=PREFIX) as after:
+        got = [(await admit(after, name)).decision for name in ["c2", "c3", "c4", "c5"]]
+        assert got == [Decision.DIRECT, Decision.DIRECT, Decision.DIGESTED, Decision.DIGESTED]
+        assert (await admit(after, "h2", batched=False)).decision is Decision.CAPPED
+        assert (await admit(after, "c1")).replayed
+        assert len(await after.due_batches(now=at(WINDOW))) == 1
+        assert await after.outbox_size() == 1
+
+
+async def test_a_burst_waits_for_pooled_connections(redis_db: aioredis.Redis) -> None:
+    """More concurrent calls than pooled connections wait their turn instead of failing."""
+    async with RedisStore.from_url(REDIS_URL, prefix=PREFIX, max_connections=4) as store:
+        marks = await asyncio.gather(*(
+            store.mark_once("ns", str(n), ttl_seconds=60) for n in range(200)))
+    assert all(marks)
+
+
+async def test_prefixes_keep_deployments_apart(redis_db: aioredis.Redis) -> None:
+    """Two stores on different prefixes in one database share nothing."""
+    one = RedisStore(redis_db, prefix="one")
+    two = RedisStore(redis_db, prefix="two")
+    await admit(one, "c1", cap=1, batched=False)
+    assert (await admit(two, "c2", cap=1, batched=False)).decision is Decision.DIRECT
+
+
+async def test_a_client_without_decoded_responses_is_refused() -> None:
+    """The store needs str replies, so a bytes client is refused at construction."""
+    client = aioredis.from_url(REDIS_URL)
+    with pytest.raises(ValueError):
+        RedisStore(client)
+    await client.aclose()
+
+
+async def test_an_unreachable_redis_is_a_store_error() -> None:
+    """A connection failure surfaces as StoreUnavailable, with a value-free message."""
+    async with RedisStore.from_url("redis://127.0.0.1:1/0", prefix=PREFIX) as store:
+        with pytest.raises(StoreUnavailable) as caught:
+            await store.mark_once("ns", "secret-key", ttl_seconds=5)
+    assert "secret" not in str(caught.value)
+
+
+async def test_aclose_is_safe_to_repeat() -> None:
+    """Closing a store twice is harmless."""
+    store = RedisStore.from_url(REDIS_URL, prefix=PREFIX)
+    await store.aclose()
+    await store.aclose()
