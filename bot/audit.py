@@ -103,13 +103,22 @@ class Audit:
 
     async def emit(self, event: AuditEvent, *, to_core: bool = True) -> None:
         self._sink.write(event)
-        log.info("audit", type=event.type, clarification_id=event.clarification_id,
-                 reason_code=event.reason_code, attempt=event.attempt)
+        log.info(
+            "audit",
+            type=event.type,
+            clarification_id=event.clarification_id,
+            reason_code=event.reason_code,
+            attempt=event.attempt,
+        )
         if not to_core:
             return
         report = m.EventReport(
-            event_id=event.event_id, type=event.type, person_id=event.person_id,
-            attempt=event.attempt, reason_code=event.reason_code, message=event.message[:500],
+            event_id=event.event_id,
+            type=event.type,
+            person_id=event.person_id,
+            attempt=event.attempt,
+            reason_code=event.reason_code,
+            message=event.message[:500],
         )
         try:
             await self._core.report_event(clarification_id=event.clarification_id, report=report)

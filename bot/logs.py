@@ -12,14 +12,20 @@ import structlog
 
 
 def configure_logging(*, level: str = "info", fmt: str = "json") -> None:
+    # tracebacks without local variables: locals could hold tokens, span text or answers
     renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer()
+        structlog.processors.JSONRenderer()
+        if fmt == "json"
+        else structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
     )
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            ),
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(

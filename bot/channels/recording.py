@@ -39,8 +39,12 @@ class RecordingChannel:
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         if address.person_id in self.fail_for:
             raise ChannelError("send refused", certain=True, retryable=True)
-        record = Sent(ref=f"{self.platform}-msg-{next(self._ids):05d}", address=address, key=key,
-                      message=message)
+        record = Sent(
+            ref=f"{self.platform}-msg-{next(self._ids):05d}",
+            address=address,
+            key=key,
+            message=message,
+        )
         self.sent.append(record)
         if self.after_send is not None:
             self.after_send(record)

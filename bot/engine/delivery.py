@@ -47,8 +47,15 @@ class Deliverer:
     send_attempts: int = 3
     backoff_seconds: float = 1.0
 
-    async def deliver(self, key: DeliveryKey, address: Address, message: Message, *,
-                      now: datetime, report: bool = True) -> Result:
+    async def deliver(
+        self,
+        key: DeliveryKey,
+        address: Address,
+        message: Message,
+        *,
+        now: datetime,
+        report: bool = True,
+    ) -> Result:
         channel = self.channels[address.platform]
         slot, created = await self.store.reserve(key, worker_id=self.worker_id, now=now)
         if not created:
@@ -65,13 +72,15 @@ class Deliverer:
         except ChannelError as exc:
             if exc.certain:
                 await self.store.release(key)
-            log.warning("delivery.failed", platform=address.platform, reason=exc.reason,
-                        kind=key.kind)
+            log.warning(
+                "delivery.failed", platform=address.platform, reason=exc.reason, kind=key.kind
+            )
             return Result(Sent.FAILED)
         return await self._recorded(key, address, ref, report=report, status=Sent.NEW)
 
-    async def _send(self, channel: Channel, address: Address, message: Message,
-                    key: DeliveryKey) -> str:
+    async def _send(
+        self, channel: Channel, address: Address, message: Message, key: DeliveryKey
+    ) -> str:
         for attempt in range(1, self.send_attempts + 1):
             try:
                 return await channel.send(address, message, key=key)
@@ -81,18 +90,23 @@ class Deliverer:
                 await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
         raise AssertionError("unreachable")
 
-    async def _recorded(self, key: DeliveryKey, address: Address, ref: str, *, report: bool,
-                        status: Sent) -> Result:
+    async def _recorded(
+        self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Sent
+    ) -> Result:
         await self.store.mark_sent(key, message_ref=ref)
-        await self.store.add_card(CardRecord(delivery=key, platform=address.platform,
-                                             message_ref=ref))
+        await self.store.add_card(
+            CardRecord(delivery=key, platform=address.platform, message_ref=ref)
+        )
         if report:
             await self.core.report_delivery(
                 clarification_id=key.clarification_id,
                 report=m.DeliveryReport(
-                    delivery_id=_delivery_id(key), person_id=key.person_id,
-                    channel=m.Channel(address.platform), kind=m.DeliveryKind(key.kind),
-                    attempt=key.attempt, message_ref=ref[:500],
+                    delivery_id=_delivery_id(key),
+                    person_id=key.person_id,
+                    channel=m.Channel(address.platform),
+                    kind=m.DeliveryKind(key.kind),
+                    attempt=key.attempt,
+                    message_ref=ref[:500],
                 ),
             )
         return Result(status, ref)

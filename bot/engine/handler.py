@@ -70,8 +70,9 @@ class JobHandler:
 
     async def handle(self, job: m.LeasedJob) -> Outcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
-        structlog.contextvars.bind_contextvars(clarification_id=c.id, job_id=job.id,
-                                               attempt=job.attempts)
+        structlog.contextvars.bind_contextvars(
+            clarification_id=c.id, job_id=job.id, attempt=job.attempts
+        )
         if c.state is m.ClarificationState.CONFLICTED:
             await self.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
@@ -118,14 +119,18 @@ class JobHandler:
                 await self._advance(job, index + 1, skip.reason)
         return walk
 
-    async def ask(self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int
-                  ) -> Skip | None:
+    async def ask(
+        self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int
+    ) -> Skip | None:
         """Ask one candidate, or say why not."""
         try:
             person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
         except e.PersonNotFound:
-            return Skip(person_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
-                        "the candidate is not a person of this tenant")
+            return Skip(
+                person_id,
+                m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                "the candidate is not a person of this tenant",
+            )
         address = self.routing.address(person, tenant_id=c.tenant_id)
         if isinstance(address, Unroutable):
             return Skip(person_id, address.reason, address.why)
@@ -135,22 +140,33 @@ class JobHandler:
         now = self.clock.now()
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
         admission = await self.store.admit(
-            key, item=DigestItem(c.id, person_id, index, job.id), day=local_day(person, now),
-            now=now, cap=self.settings.per_person_daily_cap,
+            key,
+            item=DigestItem(c.id, person_id, index, job.id),
+            day=local_day(person, now),
+            now=now,
+            cap=self.settings.per_person_daily_cap,
             threshold=self.settings.digest_threshold,
             window_seconds=int(self.settings.digest_window.total_seconds()),
             batched=c.severity is m.Severity.NORMAL,
         )
         if admission.decision is Decision.CAPPED:
-            return Skip(person_id, m.ReasonCode.DAILY_CAP_EXCEEDED,
-                        "the person's daily cap is reached")
+            return Skip(
+                person_id, m.ReasonCode.DAILY_CAP_EXCEEDED, "the person's daily cap is reached"
+            )
         if admission.decision is Decision.DIGESTED:
             assert admission.batch_id is not None
-            await self.store.mark_digested(key, batch_id=admission.batch_id,
-                                            worker_id=self.deliverer.worker_id, now=now)
-            await self._event(c, job, "digested", person_id=person_id, attempt=index,
-                              reason=m.ReasonCode.DIGESTED,
-                              message="Queued for the person's digest at the window's end.")
+            await self.store.mark_digested(
+                key, batch_id=admission.batch_id, worker_id=self.deliverer.worker_id, now=now
+            )
+            await self._event(
+                c,
+                job,
+                "digested",
+                person_id=person_id,
+                attempt=index,
+                reason=m.ReasonCode.DIGESTED,
+                message="Queued for the person's digest at the window's end.",
+            )
             return None
         view = views.question(c, key=key, person=person, now=now)
         result = await self.deliverer.deliver(key, address, view, now=now)
@@ -161,32 +177,52 @@ class JobHandler:
 
     # ---------------------------------------------------------------- steward paths
 
-    async def escalate(self, c: m.Clarification, job: m.LeasedJob, *, skipped: list[Skip]
-                       ) -> Outcome:
+    async def escalate(
+        self, c: m.Clarification, job: m.LeasedJob, *, skipped: list[Skip]
+    ) -> Outcome:
         """The last attempt: the redacted question goes to the workspace steward."""
         steward, address = await self._steward(c)
         attempt = len(job.payload.ranking)
         reasons = await self._skip_reasons(c, skipped)
         if steward is None or address is None:
-            await self._event(c, job, "escalation_failed", person_id=c.workspace.steward_id,
-                              attempt=attempt, reason=m.ReasonCode.NO_DELIVERY_ALIAS,
-                              message="The workspace steward cannot be reached on any channel.")
+            await self._event(
+                c,
+                job,
+                "escalation_failed",
+                person_id=c.workspace.steward_id,
+                attempt=attempt,
+                reason=m.ReasonCode.NO_DELIVERY_ALIAS,
+                message="The workspace steward cannot be reached on any channel.",
+            )
             return Outcome.FAILED
         key = DeliveryKey(c.id, steward.person_id, attempt, m.DeliveryKind.STEWARD_ESCALATION.value)
         message = views.escalation(c, key=key, steward=steward, skipped=reasons)
-        if not self.settings.redact_fallback and may_read(
-            steward, acl=c.document.acl, tenant_id=c.tenant_id
-        ).allowed:
+        if (
+            not self.settings.redact_fallback
+            and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed
+        ):
             message = views.question(c, key=key, person=steward, now=self.clock.now())
         result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
         if result.status is Sent.FAILED:
-            await self._event(c, job, "escalation_failed", person_id=steward.person_id,
-                              attempt=attempt, reason=m.ReasonCode.DELIVERY_FAILED,
-                              message="The steward escalation could not be delivered.")
+            await self._event(
+                c,
+                job,
+                "escalation_failed",
+                person_id=steward.person_id,
+                attempt=attempt,
+                reason=m.ReasonCode.DELIVERY_FAILED,
+                message="The steward escalation could not be delivered.",
+            )
             return Outcome.FAILED
         codes = ", ".join(sorted({code.value for _, code in reasons})) or "none"
-        await self._event(c, job, "escalated", person_id=steward.person_id, attempt=attempt,
-                          message=f"Redacted escalation sent to the steward; skip reasons: {codes}.")
+        await self._event(
+            c,
+            job,
+            "escalated",
+            person_id=steward.person_id,
+            attempt=attempt,
+            message=f"Redacted escalation sent to the steward; skip reasons: {codes}.",
+        )
         return Outcome.ESCALATED
 
     async def notify_high(self, c: m.Clarification, job: m.LeasedJob) -> None:
@@ -198,9 +234,14 @@ class JobHandler:
         message = views.escalation(c, key=key, steward=steward, skipped=[])
         result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
         if result.status is Sent.NEW:
-            await self._event(c, job, "steward_notified", person_id=steward.person_id,
-                              attempt=job.attempts,
-                              message="The steward was told a high-severity question was sent.")
+            await self._event(
+                c,
+                job,
+                "steward_notified",
+                person_id=steward.person_id,
+                attempt=job.attempts,
+                message="The steward was told a high-severity question was sent.",
+            )
 
     async def notify_conflict(self, c: m.Clarification) -> None:
         """Conflicted: the steward gets one conflict notice (no dates, no span text)."""
@@ -216,15 +257,17 @@ class JobHandler:
         if c.workspace.steward_id is None:
             return None, None
         try:
-            steward = await self.core.get_person(person_id=c.workspace.steward_id,
-                                                 tenant_id=c.tenant_id)
+            steward = await self.core.get_person(
+                person_id=c.workspace.steward_id, tenant_id=c.tenant_id
+            )
         except e.PersonNotFound:
             return None, None
         address = self.routing.address(steward, tenant_id=c.tenant_id)
         return steward, address if isinstance(address, Address) else None
 
-    async def _skip_reasons(self, c: m.Clarification, now_skipped: list[Skip]
-                            ) -> list[tuple[str, m.ReasonCode]]:
+    async def _skip_reasons(
+        self, c: m.Clarification, now_skipped: list[Skip]
+    ) -> list[tuple[str, m.ReasonCode]]:
         """Every candidate's skip reason: earlier passes (the core's trail) and this one."""
         pairs: dict[tuple[str, m.ReasonCode], None] = {}
         for ev in c.events:
@@ -247,30 +290,66 @@ class JobHandler:
     # ---------------------------------------------------------------- bookkeeping
 
     async def _advance(self, job: m.LeasedJob, attempt: int, reason: m.ReasonCode | None) -> None:
-        await self.core.advance_job(job_id=job.id, lease_token=job.lease_token,
-                                    attempt=min(attempt, job.max_attempts - 1), reason_code=reason)
+        await self.core.advance_job(
+            job_id=job.id,
+            lease_token=job.lease_token,
+            attempt=min(attempt, job.max_attempts - 1),
+            reason_code=reason,
+        )
 
     async def _skipped(self, c: m.Clarification, job: m.LeasedJob, skip: Skip, index: int) -> None:
-        await self._event(c, job, "skipped", person_id=skip.person_id, attempt=index,
-                          reason=skip.reason,
-                          message=f"Candidate {REASON_TEXT[skip.reason]} ({skip.why}).")
+        await self._event(
+            c,
+            job,
+            "skipped",
+            person_id=skip.person_id,
+            attempt=index,
+            reason=skip.reason,
+            message=f"Candidate {REASON_TEXT[skip.reason]} ({skip.why}).",
+        )
 
-    async def _delivered(self, c: m.Clarification, job: m.LeasedJob, address: Address,
-                         index: int, status: Sent) -> None:
+    async def _delivered(
+        self, c: m.Clarification, job: m.LeasedJob, address: Address, index: int, status: Sent
+    ) -> None:
         what = "sent" if status is Sent.NEW else "already sent; not sent again"
-        await self._event(c, job, "delivery", person_id=address.person_id, attempt=index,
-                          channel=address.platform, to_core=False,
-                          message=f"Question card {what} on {address.platform}.")
+        await self._event(
+            c,
+            job,
+            "delivery",
+            person_id=address.person_id,
+            attempt=index,
+            channel=address.platform,
+            to_core=False,
+            message=f"Question card {what} on {address.platform}.",
+        )
 
-    async def _event(self, c: m.Clarification, job: m.LeasedJob, type_: str, *,
-                     message: str, person_id: str | None = None, attempt: int | None = None,
-                     reason: m.ReasonCode | None = None, channel: str | None = None,
-                     to_core: bool = True) -> None:
-        await self.audit.emit(AuditEvent(
-            type=type_, at=self.clock.now(), clarification_id=c.id, message=message,
-            person_id=person_id, attempt=attempt, reason_code=reason, job_id=job.id,
-            channel=channel,
-        ), to_core=to_core)
+    async def _event(
+        self,
+        c: m.Clarification,
+        job: m.LeasedJob,
+        type_: str,
+        *,
+        message: str,
+        person_id: str | None = None,
+        attempt: int | None = None,
+        reason: m.ReasonCode | None = None,
+        channel: str | None = None,
+        to_core: bool = True,
+    ) -> None:
+        await self.audit.emit(
+            AuditEvent(
+                type=type_,
+                at=self.clock.now(),
+                clarification_id=c.id,
+                message=message,
+                person_id=person_id,
+                attempt=attempt,
+                reason_code=reason,
+                job_id=job.id,
+                channel=channel,
+            ),
+            to_core=to_core,
+        )
 
 
 def local_day(person: m.Person, now: datetime) -> str:

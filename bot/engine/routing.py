@@ -1,4 +1,4 @@
-"""Alias resolution: a ranked PERSON to one delivery address, tenant-scoped, from the core's aliases.
+"""Alias resolution: a ranked PERSON to one delivery address, tenant-scoped, via the core."""
 
 The bot keeps no routing table: aliases come from the core's person record; the settings only say
 which Slack workspaces and Teams tenants belong to which tenant (the deny-by-default scope).
@@ -30,34 +30,47 @@ class Routing:
             return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "person of another tenant")
         foreign = False
         for channel in self.channels:
-            found = self._slack(person, tenant_id) if channel is m.Channel.SLACK else \
-                self._teams(person, tenant_id)
+            found = (
+                self._slack(person, tenant_id)
+                if channel is m.Channel.SLACK
+                else self._teams(person, tenant_id)
+            )
             if isinstance(found, Address):
                 return found
             if found is not None and found.reason is not m.ReasonCode.TENANT_SCOPE_MISMATCH:
                 return found
             foreign = foreign or found is not None
         if foreign:
-            return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH,
-                              "the person's chat aliases belong to another tenant's workspace")
-        return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
-                          "the person has no alias on the configured channels")
+            return Unroutable(
+                m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                "the person's chat aliases belong to another tenant's workspace",
+            )
+        return Unroutable(
+            m.ReasonCode.NO_DELIVERY_ALIAS, "the person has no alias on the configured channels"
+        )
 
     def _slack(self, person: m.Person, tenant_id: str) -> Address | Unroutable | None:
         aliases = person.aliases.slack
         if not aliases:
             return None
-        mine = [a for a in aliases
-                if self.slack.tenant_for(team_id=a.team_id, enterprise_id=a.enterprise_id)
-                == tenant_id]
+        mine = [
+            a
+            for a in aliases
+            if self.slack.tenant_for(team_id=a.team_id, enterprise_id=a.enterprise_id) == tenant_id
+        ]
         if not mine:
             return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "Slack alias in another tenant")
         if len({a.user_id for a in mine}) > 1:
             return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS, "several Slack users in scope")
         a = mine[0]
-        return Address(platform="slack", person_id=person.person_id, user_id=a.user_id,
-                       team_id=a.team_id, enterprise_id=a.enterprise_id,
-                       verified=a.verified and person.verified_enterprise_identity)
+        return Address(
+            platform="slack",
+            person_id=person.person_id,
+            user_id=a.user_id,
+            team_id=a.team_id,
+            enterprise_id=a.enterprise_id,
+            verified=a.verified and person.verified_enterprise_identity,
+        )
 
     def _teams(self, person: m.Person, tenant_id: str) -> Address | Unroutable | None:
         aliases = person.aliases.teams
@@ -69,6 +82,10 @@ class Routing:
         if len({a.aad_object_id for a in mine}) > 1:
             return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS, "several Teams users in scope")
         a = mine[0]
-        return Address(platform="teams", person_id=person.person_id, user_id=a.aad_object_id,
-                       aad_tenant_id=a.tenant_id,
-                       verified=a.verified and person.verified_enterprise_identity)
+        return Address(
+            platform="teams",
+            person_id=person.person_id,
+            user_id=a.aad_object_id,
+            aad_tenant_id=a.tenant_id,
+            verified=a.verified and person.verified_enterprise_identity,
+        )

@@ -31,38 +31,60 @@ def document(c: m.Clarification) -> DocumentView:
     return DocumentView(title=c.document.title, url=c.document.url)
 
 
-def question(c: m.Clarification, *, key: DeliveryKey, person: m.Person, now: datetime
-             ) -> QuestionView:
+def question(
+    c: m.Clarification, *, key: DeliveryKey, person: m.Person, now: datetime
+) -> QuestionView:
     """The full question: only for someone who passed the RBAC gate."""
     return QuestionView(
-        clarification_id=c.id, card_ref=card_ref(key), question=c.question,
+        clarification_id=c.id,
+        card_ref=card_ref(key),
+        question=c.question,
         candidates=tuple(
-            CandidateView(index=x.index, label=x.label, valid_from=x.valid_from,
-                          valid_to=x.valid_to)
+            CandidateView(
+                index=x.index, label=x.label, valid_from=x.valid_from, valid_to=x.valid_to
+            )
             for x in c.candidates
         ),
-        document=document(c), severity=c.severity,
-        required_confirmations=c.quorum_policy.required_confirmations, viewer=viewer(person),
+        document=document(c),
+        severity=c.severity,
+        required_confirmations=c.quorum_policy.required_confirmations,
+        viewer=viewer(person),
         asked_at=now,
     )
 
 
-def escalation(c: m.Clarification, *, key: DeliveryKey, steward: m.Person,
-               skipped: list[tuple[str, m.ReasonCode]]) -> StewardEscalationView:
+def escalation(
+    c: m.Clarification,
+    *,
+    key: DeliveryKey,
+    steward: m.Person,
+    skipped: list[tuple[str, m.ReasonCode]],
+) -> StewardEscalationView:
     """The redacted escalation: document link and skip reasons; no span text, no candidates."""
     return StewardEscalationView(
-        clarification_id=c.id, card_ref=card_ref(key), document=document(c),
+        clarification_id=c.id,
+        card_ref=card_ref(key),
+        document=document(c),
         severity=c.severity,
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
         viewer=viewer(steward),
     )
 
 
-def conflict(c: m.Clarification, *, steward: m.Person, names: dict[str, str]
-             ) -> StewardConflictView:
-    responders = tuple(dict.fromkeys(
-        names.get(r.responder, r.responder) for r in c.responses
-        if r.binding_status in (m.BindingStatus.BINDING_CANDIDATE, m.BindingStatus.CONFLICTING)
-    ))
-    return StewardConflictView(clarification_id=c.id, document=document(c), severity=c.severity,
-                               responders=responders, viewer=viewer(steward))
+def conflict(
+    c: m.Clarification, *, steward: m.Person, names: dict[str, str]
+) -> StewardConflictView:
+    responders = tuple(
+        dict.fromkeys(
+            names.get(r.responder, r.responder)
+            for r in c.responses
+            if r.binding_status in (m.BindingStatus.BINDING_CANDIDATE, m.BindingStatus.CONFLICTING)
+        )
+    )
+    return StewardConflictView(
+        clarification_id=c.id,
+        document=document(c),
+        severity=c.severity,
+        responders=responders,
+        viewer=viewer(steward),
+    )

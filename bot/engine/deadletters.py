@@ -1,0 +1,140 @@
+"""The steward dead-letter digest: clarifications whose ranking ran out, with every skip reason.
+
+Each dead-lettered clarification is listed once (its own delivery key per steward); a steward
+gets one message listing all their new dead letters, so admins can repair identity, RBAC or
+connector gaps (spec §6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass
+
+from bot.audit import Audit, AuditEvent
+from bot.channel import Address
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine import views
+from bot.engine.delivery import Deliverer, Sent
+from bot.engine.routing import Routing
+from bot.store.base import DeliveryKey, SlotState, Store
+from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
+
+KIND = "dead_letter"
+
+
+@dataclass
+class DeadLetterReporter:
+    core: CoreClient
+    store: Store
+    deliverer: Deliverer
+    routing: Routing
+    audit: Audit
+    clock: Clock
+
+    async def report(self) -> int:
+        """List new dead letters to their stewards; returns how many clarifications were listed."""
+        groups: dict[str, list[m.Clarification]] = defaultdict(list)
+        async for c in self._dead_lettered():
+            steward = c.workspace.steward_id
+            if steward is None or c.state is m.ClarificationState.ANSWERED:
+                continue
+            slot = await self.store.slot(_key(c, steward))
+            if slot is None or slot.state is not SlotState.SENT:
+                groups[steward].append(c)
+        listed = 0
+        for steward_id, items in groups.items():
+            listed += await self._send(steward_id, items)
+        return listed
+
+    async def _dead_lettered(self):  # type: ignore[no-untyped-def]
+        cursor: str | None = None
+        while True:
+            page = await self.core.list_jobs(
+                state=m.JobState.DEAD_LETTERED, kind="clarify:", cursor=cursor
+            )
+            for job in page.items:
+                try:
+                    yield await self.core.get_clarification(
+                        clarification_id=job.payload.clarification_id
+                    )
+                except e.ClarificationNotFound:
+                    continue
+            cursor = page.next_cursor
+            if cursor is None:
+                return
+
+    async def _send(self, steward_id: str, items: list[m.Clarification]) -> int:
+        tenant_id = items[0].tenant_id
+        try:
+            steward = await self.core.get_person(person_id=steward_id, tenant_id=tenant_id)
+        except e.PersonNotFound:
+            return 0
+        address = self.routing.address(steward, tenant_id=tenant_id)
+        if not isinstance(address, Address):
+            return 0
+        now = self.clock.now()
+        fresh = []
+        for c in items:
+            slot, created = await self.store.reserve(
+                _key(c, steward_id), worker_id="deadletters", now=now
+            )
+            if created or slot.state is SlotState.RESERVED:
+                fresh.append(c)
+        if not fresh:
+            return 0
+        view = DeadLetterDigestView(
+            items=tuple([await self._item(c) for c in fresh]), viewer=views.viewer(steward)
+        )
+        digest_id = hashlib.sha256("|".join(sorted(c.id for c in fresh)).encode()).hexdigest()[:16]
+        digest_key = DeliveryKey(f"deadletters.{digest_id}", steward_id, 0, KIND)
+        result = await self.deliverer.deliver(digest_key, address, view, now=now, report=False)
+        if result.status not in (Sent.NEW, Sent.EARLIER) or result.message_ref is None:
+            for c in fresh:
+                await self.store.release(_key(c, steward_id))
+            return 0
+        for c in fresh:
+            await self.store.mark_sent(_key(c, steward_id), message_ref=result.message_ref)
+            codes = sorted({ev.reason_code.value for ev in c.events if ev.reason_code})
+            await self.audit.emit(
+                AuditEvent(
+                    type="dead_letter_reported",
+                    at=now,
+                    clarification_id=c.id,
+                    person_id=steward_id,
+                    channel=address.platform,
+                    message="Listed in the steward's dead-letter digest; reason codes: "
+                    + (", ".join(codes) or "none")
+                    + ".",
+                )
+            )
+        return len(fresh)
+
+    async def _item(self, c: m.Clarification) -> DeadLetterItem:
+        pairs = dict.fromkeys(
+            (ev.person_id, ev.reason_code)
+            for ev in c.events
+            if ev.type == "skipped" and ev.person_id and ev.reason_code
+        )
+        names: dict[str, str] = {}
+        for person_id, _ in pairs:
+            if person_id not in names:
+                try:
+                    names[person_id] = (
+                        await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
+                    ).display_name
+                except e.CoreAPIError:
+                    names[person_id] = person_id
+        return DeadLetterItem(
+            clarification_id=c.id,
+            document=views.document(c),
+            severity=c.severity,
+            skipped=tuple(SkippedCandidate(person=names[p], reason=code) for p, code in pairs),
+        )
+
+
+def _key(c: m.Clarification, steward_id: str) -> DeliveryKey:
+    return DeliveryKey(c.id, steward_id, 0, KIND)

@@ -1,0 +1,156 @@
+"""Digests: the normal-severity questions held back in a window go out as one message at its end.
+
+At send time every item is checked again: a question that has been answered meanwhile is dropped,
+and the RBAC gate runs again (memberships can change inside a window). Each question in the digest
+keeps its own delivery key, so answers and card updates work exactly as for a single card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from bot.audit import Audit, AuditEvent
+from bot.channel import Address
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine import views
+from bot.engine.delivery import Deliverer, Sent
+from bot.engine.handler import SETTLED
+from bot.engine.rbac import may_read
+from bot.engine.routing import Routing
+from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Store
+from cards.views import DigestView, QuestionView
+
+log = structlog.get_logger("clarify.digests")
+
+
+@dataclass
+class DigestSender:
+    core: CoreClient
+    store: Store
+    deliverer: Deliverer
+    routing: Routing
+    audit: Audit
+    clock: Clock
+    claim_seconds: int = 300
+
+    async def flush(self) -> int:
+        """Send every digest whose window has ended; returns how many went out."""
+        sent = 0
+        now = self.clock.now()
+        for batch_id in await self.store.due_batches(now=now):
+            batch = await self.store.claim_batch(
+                batch_id, now=now, lease_seconds=self.claim_seconds
+            )
+            if batch is None:
+                continue  # another worker holds it
+            if await self.send(batch):
+                sent += 1
+            await self.store.finish_batch(batch_id)
+        return sent
+
+    async def send(self, batch: DigestBatch) -> bool:
+        person: m.Person | None = None
+        address: Address | None = None
+        entries: list[tuple[DigestItem, QuestionView, m.Clarification]] = []
+        for item in batch.items:
+            c = await self.core.get_clarification(clarification_id=item.clarification_id)
+            if person is None:
+                person = await self.core.get_person(
+                    person_id=batch.person_id, tenant_id=c.tenant_id
+                )
+                routed = self.routing.address(person, tenant_id=c.tenant_id)
+                address = routed if isinstance(routed, Address) else None
+            if c.state in SETTLED:
+                continue  # answered while it waited: nothing to ask
+            if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
+                await self._event(
+                    c,
+                    item,
+                    "skipped",
+                    m.ReasonCode.NO_READ_PERMISSION,
+                    "Dropped from the digest: the person may no longer read it.",
+                )
+                continue
+            key = _question_key(item)
+            view = views.question(c, key=key, person=person, now=self.clock.now())
+            entries.append((item, view, c))
+        if not entries or person is None or address is None:
+            return False
+        digest = DigestView(
+            digest_ref=_digest_ref(batch),
+            questions=tuple(v for _, v, _ in entries),
+            viewer=views.viewer(person),
+        )
+        digest_key = DeliveryKey(
+            f"digest.{_digest_ref(batch)}", batch.person_id, 0, m.DeliveryKind.DIGEST.value
+        )
+        result = await self.deliverer.deliver(
+            digest_key, address, digest, now=self.clock.now(), report=False
+        )
+        if result.status not in (Sent.NEW, Sent.EARLIER) or result.message_ref is None:
+            for item, _, c in entries:
+                await self._event(
+                    c,
+                    item,
+                    "delivery_failed",
+                    m.ReasonCode.DELIVERY_FAILED,
+                    "The digest could not be delivered.",
+                )
+            return False
+        for item, _, c in entries:
+            await self._record(item, c, address, result.message_ref)
+        return True
+
+    async def _record(
+        self, item: DigestItem, c: m.Clarification, address: Address, ref: str
+    ) -> None:
+        key = _question_key(item)
+        await self.store.mark_sent(key, message_ref=ref)
+        await self.store.add_card(
+            CardRecord(delivery=key, platform=address.platform, message_ref=ref)
+        )
+        try:
+            await self.core.report_delivery(
+                clarification_id=c.id,
+                report=m.DeliveryReport(
+                    delivery_id="dl." + key.token().replace("|", ".")[:190],
+                    person_id=item.person_id,
+                    channel=m.Channel(address.platform),
+                    kind=m.DeliveryKind.DIGEST,
+                    attempt=item.attempt,
+                    message_ref=ref[:500],
+                ),
+            )
+        except e.CoreError as exc:
+            log.warning("digest.report_failed", error=type(exc).__name__)
+
+    async def _event(
+        self, c: m.Clarification, item: DigestItem, type_: str, reason: m.ReasonCode, message: str
+    ) -> None:
+        await self.audit.emit(
+            AuditEvent(
+                type=type_,
+                at=self.clock.now(),
+                clarification_id=c.id,
+                message=message,
+                person_id=item.person_id,
+                attempt=item.attempt,
+                reason_code=reason,
+                job_id=item.job_id,
+            )
+        )
+
+
+def _question_key(item: DigestItem) -> DeliveryKey:
+    return DeliveryKey(
+        item.clarification_id, item.person_id, item.attempt, m.DeliveryKind.QUESTION.value
+    )
+
+
+def _digest_ref(batch: DigestBatch) -> str:
+    return views.card_ref(DeliveryKey(batch.batch_id, batch.person_id, 0, "digest"))

@@ -1,0 +1,153 @@
+"""The worker: lease ``clarify:`` jobs, handle them with bounded concurrency, heartbeat meanwhile.
+
+A handled job is not completed once its cards are out: heartbeats stop, the lease runs out, and the
+core's backoff (base: the escalation window) brings the job back at the next attempt if nobody has
+answered (spec changelog v0.9). ``run_burst`` works until nothing is due, for tests and the demo;
+``run`` polls until stopped, and on SIGTERM/SIGINT stops polling and lets in-flight jobs finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import structlog
+
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine.deadletters import DeadLetterReporter
+from bot.engine.digests import DigestSender
+from bot.engine.handler import JobHandler, Outcome
+
+log = structlog.get_logger("clarify.worker")
+KINDS = ["clarify:"]
+
+
+@dataclass
+class WorkerConfig:
+    concurrency: int = 4
+    lease_seconds: int = 60
+    heartbeat_seconds: float = 20
+    poll_interval_seconds: float = 2
+    shutdown_grace_seconds: float = 30
+    housekeeping_every: int = 15  # poll iterations between digest flushes and dead-letter scans
+
+
+@dataclass
+class Worker:
+    core: CoreClient
+    handler: JobHandler
+    digests: DigestSender
+    dead_letters: DeadLetterReporter
+    config: WorkerConfig = field(default_factory=WorkerConfig)
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    outcomes: dict[Outcome, int] = field(default_factory=dict)
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    # ---------------------------------------------------------------- one iteration
+
+    async def poll_iteration(self) -> int:
+        """Lease as many jobs as there are free slots and start them; returns how many."""
+        free = self.config.concurrency - len(self._tasks)
+        if free <= 0 or self._stopping.is_set():
+            return 0
+        leased = await self.core.poll_jobs(
+            kinds=KINDS, max_jobs=free, lease_seconds=self.config.lease_seconds
+        )
+        for job in leased.jobs:
+            task = asyncio.create_task(self._work(job))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        return len(leased.jobs)
+
+    async def housekeeping(self) -> None:
+        """Send due digests and list new dead letters to stewards."""
+        try:
+            await self.digests.flush()
+            await self.dead_letters.report()
+        except e.CoreError as exc:
+            log.warning("worker.housekeeping_failed", error=type(exc).__name__)
+
+    async def _work(self, job: m.LeasedJob) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat(job))
+        try:
+            outcome = await self.handler.handle(job)
+            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+            log.info("worker.job_done", job_id=job.id, attempt=job.attempts, outcome=outcome)
+        except e.CoreError as exc:
+            # the lease runs out and the core retries the job: nothing was sent twice
+            log.warning("worker.job_failed", job_id=job.id, error=type(exc).__name__)
+        except Exception as exc:  # a bug in one job must not stop the worker
+            log.error("worker.job_crashed", job_id=job.id, error=type(exc).__name__)
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            structlog.contextvars.clear_contextvars()
+
+    async def _heartbeat(self, job: m.LeasedJob) -> None:
+        while True:
+            await self.sleep(self.config.heartbeat_seconds)
+            try:
+                await self.core.heartbeat_job(
+                    job_id=job.id,
+                    lease_token=job.lease_token,
+                    lease_seconds=self.config.lease_seconds,
+                )
+            except e.CoreError as exc:
+                log.warning("worker.heartbeat_failed", job_id=job.id, error=type(exc).__name__)
+                return
+
+    # ---------------------------------------------------------------- loops
+
+    async def drain(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def run_burst(self) -> None:
+        """Work until no job is due, then send due digests and dead letters; never sleeps."""
+        while await self.poll_iteration():
+            await self.drain()
+        await self.drain()
+        await self.housekeeping()
+
+    async def run(self) -> None:
+        """Poll until stopped; on stop, let in-flight jobs finish within the grace period."""
+        iteration = 0
+        while not self._stopping.is_set():
+            try:
+                leased = await self.poll_iteration()
+            except e.CoreError as exc:
+                log.warning("worker.poll_failed", error=type(exc).__name__)
+                leased = 0
+            iteration += 1
+            if iteration % self.config.housekeeping_every == 0:
+                await self.housekeeping()
+            if leased == 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), self.config.poll_interval_seconds)
+        await self.shutdown()
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    async def shutdown(self) -> None:
+        self._stopping.set()
+        if not self._tasks:
+            return
+        done, pending = await asyncio.wait(
+            list(self._tasks), timeout=self.config.shutdown_grace_seconds
+        )
+        for task in pending:  # their leases run out; reservations make a retry safe
+            task.cancel()
+        log.info("worker.stopped", finished=len(done), cancelled=len(pending))
+
+    def install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stop)

@@ -1,0 +1,208 @@
+"""The delivery engine against the reference core over HTTP, with a recording channel.
+
+Each test gets a fresh reference core (``acme`` scenario, manual clock), a store (memory, or a real
+Redis on database 14 with a key prefix of its own), the engine wired as in production, and helpers
+to create clarifications and to move time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from uuid import uuid4
+
+import pytest
+import redis.asyncio as aioredis
+
+from bot.audit import MemorySink
+from bot.channels.recording import RecordingChannel, Sent
+from bot.clock import ManualClock
+from bot.core import models as m
+from bot.core.client import CoreClient, RetryPolicy
+from bot.core.devclient import DevCoreClient
+from bot.runtime import Engine, EngineParts, build_engine
+from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
+from bot.store.base import Store
+from bot.store.memory import MemoryStore
+from bot.store.redis import RedisStore
+from bot.worker import WorkerConfig
+from cards import slack as slack_cards
+from cards.actions import ActionCodec
+from devcore.core import ReferenceCore, load_scenario
+from devcore.scenario import read_scenario
+
+REDIS_URL = "redis://127.0.0.1:6379/14"
+ACME_SLACK = SlackSettings(
+    workspaces=(
+        SlackWorkspace(team_id="T0ACME", enterprise_id="E0ACME", tenant="acme"),
+        SlackWorkspace(team_id="T0GLOBEX", tenant="globex"),
+    )
+)
+CODEC = ActionCodec(b"engine tests signing key, 32+ bytes long")
+
+
+async def no_sleep(_: float) -> None:
+    return None
+
+
+@dataclass
+class Rig:
+    core: ReferenceCore
+    clock: ManualClock
+    bot: CoreClient
+    dev: DevCoreClient
+    channel: RecordingChannel
+    sink: MemorySink
+    store: Store
+    engine: Engine
+
+    async def burst(self) -> None:
+        await self.engine.worker.run_burst()
+
+    async def later(self, delta: timedelta) -> None:
+        """Move time forward, then let the worker do whatever is due."""
+        self.clock.advance(delta)
+        await self.burst()
+
+    async def create(
+        self,
+        *,
+        authority: dict[str, list[str]],
+        severity: str | None = None,
+        workspace: str = "acme-legal",
+        read_roles: list[str] | None = None,
+        tag: str | None = None,
+        kind: str = "relative_date",
+    ) -> str:
+        spec: dict[str, Any] = json.loads(json.dumps(read_scenario("acme")["clarifications"][1]))
+        tag = tag or uuid4().hex[:10]
+        spec["workspace_id"] = workspace
+        spec["kind"] = kind
+        spec["target"] = f"fact-{tag}"
+        spec["document"]["document_id"] = f"doc-{tag}"
+        spec["document"]["content_hash"] = f"sha256:{tag}"
+        spec["document"]["acl"] = {
+            "workspace_id": workspace,
+            "read_roles": read_roles or ["viewer", "editor", "steward"],
+        }
+        spec["authority"] = {
+            "authored_by": authority.get("authored_by", []),
+            "named": authority.get("named", []),
+            "owned_by": authority.get("owned_by", []),
+        }
+        if severity:
+            spec["severity_hint"] = severity
+        created = await self.dev.create_clarification(
+            request=m.CreateClarificationRequest.model_validate(spec)
+        )
+        return created.clarification.id
+
+    def rendered(self, sent: Sent) -> str:
+        """The message as Slack would receive it: what a person could read."""
+        message = sent.message
+        name = type(message).__name__
+        if name == "QuestionView":
+            body = slack_cards.render_question(message, codec=CODEC)  # type: ignore[arg-type]
+        elif name == "DigestView":
+            body = slack_cards.render_digest(message, codec=CODEC)  # type: ignore[arg-type]
+        elif name == "StewardEscalationView":
+            body = slack_cards.render_steward_escalation(message)  # type: ignore[arg-type]
+        elif name == "StewardConflictView":
+            body = slack_cards.render_steward_conflict(message)  # type: ignore[arg-type]
+        else:
+            body = slack_cards.render_dead_letter_digest(message)  # type: ignore[arg-type]
+        return json.dumps(body, ensure_ascii=False)
+
+    def events(self, type_: str, clarification_id: str | None = None) -> list[Any]:
+        return [
+            ev
+            for ev in self.sink.of(type_)
+            if clarification_id is None or ev.clarification_id == clarification_id
+        ]
+
+
+def clarify_settings(**overrides: Any) -> ClarifySettings:
+    return ClarifySettings(channels=("slack",), **overrides)
+
+
+@pytest.fixture
+def core(clock: ManualClock) -> ReferenceCore:
+    """The acme directory without its sample clarifications: each test creates its own."""
+    data = read_scenario("acme")
+    data["clarifications"] = []
+    reference = ReferenceCore(clock=clock)
+    load_scenario(reference, data)
+    return reference
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest, clock: ManualClock) -> AsyncIterator[Store]:
+    if request.param == "memory":
+        yield MemoryStore(clock=clock)
+        return
+    client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+    await client.flushdb()
+    store = RedisStore(client, prefix=f"t-{uuid4().hex[:8]}")
+    yield store
+    await client.flushdb()
+    await client.aclose()
+
+
+@pytest.fixture
+def make_rig(
+    core: ReferenceCore,
+    clock: ManualClock,
+    core_url: str,
+    store: Store,
+    bot_client: CoreClient,
+    dev_client: DevCoreClient,
+) -> Callable[..., Rig]:
+    def make(
+        *,
+        clarify: ClarifySettings | None = None,
+        channel: RecordingChannel | None = None,
+        worker_id: str = "worker-1",
+    ) -> Rig:
+        channel = channel or RecordingChannel()
+        sink = MemorySink()
+        engine = build_engine(
+            EngineParts(
+                core=bot_client,
+                store=store,
+                channels={"slack": channel},
+                clarify=clarify or clarify_settings(),
+                clock=clock,
+                audit_sink=sink,
+                slack=ACME_SLACK,
+                worker_id=worker_id,
+                sleep=no_sleep,
+                worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600),
+            )
+        )
+        return Rig(
+            core=core,
+            clock=clock,
+            bot=bot_client,
+            dev=dev_client,
+            channel=channel,
+            sink=sink,
+            store=store,
+            engine=engine,
+        )
+
+    return make
+
+
+@pytest.fixture
+def rig(make_rig: Callable[..., Rig]) -> Rig:
+    return make_rig()
+
+
+def retry_once() -> RetryPolicy:
+    return RetryPolicy(max_attempts=1)
+
+
+__all__ = ["Rig", "clarify_settings", "retry_once", "no_sleep", "timedelta"]

@@ -1,0 +1,157 @@
+"""The spec's named delivery tests (§12): the worker against the reference core over HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from bot.core import models as m
+from bot.engine.handler import Outcome
+from tests.engine.conftest import Rig, clarify_settings
+
+SPAN = "The renewed term is effective next quarter."
+QUESTION = "When does the Harbor Street lease renewal take effect?"
+WINDOW = timedelta(hours=48)
+
+
+async def test_clarify_rbac_gate(rig: Rig) -> None:
+    """Workspace-A span text never reaches a workspace-B candidate; no one passing → redacted."""
+    mixed = await rig.create(
+        authority={"authored_by": ["p-tom"], "named": ["p-jonas"], "owned_by": ["p-sarah"]}
+    )
+    finance_only = await rig.create(authority={"authored_by": ["p-tom", "p-jonas"]})
+    await rig.burst()
+    for outsider in ("p-tom", "p-jonas"):
+        for sent in rig.channel.to(outsider):
+            text = rig.rendered(sent)
+            assert SPAN not in text and QUESTION not in text
+            assert type(sent.message).__name__ != "QuestionView"
+    asked = [s for s in rig.channel.to("p-sarah") if s.key.clarification_id == mixed]
+    assert len(asked) == 1 and QUESTION in rig.rendered(asked[0])
+    skips = {(ev.person_id, ev.reason_code) for ev in rig.events("skipped", mixed)}
+    assert skips == {
+        ("p-tom", m.ReasonCode.NO_READ_PERMISSION),
+        ("p-jonas", m.ReasonCode.NO_READ_PERMISSION),
+    }
+    escalations = [s for s in rig.channel.to("p-maria") if s.key.clarification_id == finance_only]
+    assert [s.key.kind for s in escalations] == ["steward_escalation"]
+    redacted = rig.rendered(escalations[0])
+    assert SPAN not in redacted and QUESTION not in redacted
+    assert "Tom Becker" in redacted and "Jonas Weber" in redacted
+    escalated = rig.events("escalated", finance_only)
+    assert len(escalated) == 1 and "NO_READ_PERMISSION" in escalated[0].message
+    c = await rig.bot.get_clarification(clarification_id=finance_only)
+    trail = [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"]
+    assert trail == [
+        ("p-tom", m.ReasonCode.NO_READ_PERMISSION),
+        ("p-jonas", m.ReasonCode.NO_READ_PERMISSION),
+    ]
+    job = await rig.bot.get_job(job_id=c.job_id or "")
+    assert job.attempts == job.max_attempts - 1  # skips advanced inside the lease
+
+
+async def test_clarify_escalation(rig: Rig) -> None:
+    """Unanswered past the window → next candidate; exhausted → dead letter → steward digest."""
+    cid = await rig.create(
+        authority={"authored_by": ["p-olga"], "named": ["p-lee"], "owned_by": ["p-sarah"]}
+    )
+    await rig.burst()
+    assert [s.address.person_id for s in rig.channel.sent] == ["p-lee"]
+    await rig.later(WINDOW - timedelta(hours=1))
+    assert [s.address.person_id for s in rig.channel.sent] == ["p-lee"]  # still inside the window
+    await rig.later(timedelta(hours=2))
+    assert [s.address.person_id for s in rig.channel.sent] == ["p-lee", "p-sarah"]
+    await rig.later(WINDOW + timedelta(minutes=5))
+    escalation = rig.channel.sent[-1]
+    assert (escalation.address.person_id, escalation.key.kind) == ("p-maria", "steward_escalation")
+    assert "Olga Ivanova" in rig.rendered(escalation)
+    await rig.later(WINDOW + timedelta(minutes=5))
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    assert c.state is m.ClarificationState.DEAD_LETTERED
+    digest = rig.channel.sent[-1]
+    assert type(digest.message).__name__ == "DeadLetterDigestView"
+    assert digest.address.person_id == "p-maria"
+    item = digest.message.items[0]  # type: ignore[union-attr]
+    assert item.clarification_id == cid
+    assert [(s.person, s.reason) for s in item.skipped] == [
+        ("Olga Ivanova", m.ReasonCode.NO_DELIVERY_ALIAS)
+    ]
+    reported = rig.events("dead_letter_reported", cid)
+    assert len(reported) == 1 and "NO_DELIVERY_ALIAS" in reported[0].message
+    await rig.later(timedelta(days=3))
+    assert rig.channel.sent[-1] is digest  # listed once per clarification
+
+
+async def test_clarify_caps(make_rig: Callable[..., Rig]) -> None:
+    """Per-person daily cap and digest batching: 3 direct, the rest one digest, then capped."""
+    rig = make_rig(
+        clarify=clarify_settings(
+            per_person_daily_cap=5, digest_threshold=3, digest_window_minutes=30
+        )
+    )
+    normal = [
+        await rig.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+        for _ in range(7)
+    ]
+    await rig.burst()
+    to_ahmed = rig.channel.to("p-ahmed")
+    assert len(to_ahmed) == 3 and all(s.key.kind == "question" for s in to_ahmed)
+    direct = {s.key.clarification_id for s in to_ahmed}
+    assert len(rig.events("digested")) == 4
+    high = [
+        await rig.create(
+            authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]}, severity="high"
+        )
+        for _ in range(3)
+    ]
+    await rig.burst()
+    assert len(rig.channel.to("p-ahmed")) == 4  # 3 + one high card: the digest holds a unit
+    capped = rig.events("skipped")
+    assert [ev.reason_code for ev in capped] == [m.ReasonCode.DAILY_CAP_EXCEEDED] * 2
+    assert {ev.person_id for ev in capped} == {"p-ahmed"}
+    assert {s.key.clarification_id for s in rig.channel.to("p-sarah")} >= set(high[1:])
+    await rig.later(timedelta(minutes=31))
+    digests = [s for s in rig.channel.to("p-ahmed") if s.key.kind == "digest"]
+    assert len(digests) == 1
+    held = {q.clarification_id for q in digests[0].message.questions}  # type: ignore[union-attr]
+    assert held == set(normal) - direct and len(held) == 4
+    assert len(rig.channel.to("p-ahmed")) == 5  # never more than the cap in one day
+    c = await rig.bot.get_clarification(clarification_id=sorted(held)[0])
+    assert [d.kind for d in c.deliveries] == [m.DeliveryKind.DIGEST]
+    await rig.later(timedelta(days=1))
+    fresh = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
+    await rig.burst()
+    assert rig.channel.to("p-ahmed")[-1].key.clarification_id == fresh  # a new day, a new cap
+
+
+async def test_settled_clarification_completes_its_job(rig: Rig) -> None:
+    """A job whose clarification is already answered is completed without asking anyone."""
+    cid = await rig.create(authority={"authored_by": ["p-ahmed"]})
+    await rig.bot.answer_clarification(
+        clarification_id=cid,
+        request=m.AnswerRequest(
+            answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.CLI
+        ),
+    )
+    await rig.burst()
+    assert rig.channel.sent == []
+    assert rig.engine.worker.outcomes == {Outcome.COMPLETED: 1}
+
+
+async def test_critical_asks_as_many_as_quorum_needs(rig: Rig) -> None:
+    """A critical question goes to two eligible editors at once, skipping the ineligible."""
+    cid = await rig.create(
+        authority={
+            "authored_by": ["p-tom"],
+            "named": ["p-sarah", "p-ahmed"],
+            "owned_by": ["p-lee"],
+        },
+        severity="critical",
+    )
+    await rig.burst()
+    asked = sorted(s.address.person_id for s in rig.channel.sent if s.key.kind == "question")
+    assert asked == ["p-ahmed", "p-sarah"]
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    job = await rig.bot.get_job(job_id=c.job_id or "")
+    assert job.attempts == 2  # the next escalation asks the next person (Lee)
+    assert sorted(c.asked) == ["p-ahmed", "p-sarah"]
