@@ -1,4 +1,4 @@
-"""Alias resolution: a ranked PERSON to one delivery address, tenant-scoped, via the core."""
+"""Alias resolution: a ranked PERSON to one delivery address, tenant-scoped, via the core.
 
 The bot keeps no routing table: aliases come from the core's person record; the settings only say
 which Slack workspaces and Teams tenants belong to which tenant (the deny-by-default scope).
