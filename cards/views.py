@@ -171,6 +171,19 @@ class StewardConflictView:
 
 
 @dataclass(frozen=True)
+class StewardNoticeView:
+    """Tells the steward a high-severity question went out directly: whom it was sent to and
+    the document link, never the question, the span excerpt or the candidates."""
+
+    clarification_id: str
+    card_ref: str
+    document: DocumentView
+    severity: Severity
+    asked: tuple[str, ...]  # display names of the people asked
+    viewer: Viewer
+
+
+@dataclass(frozen=True)
 class DeadLetterItem:
     clarification_id: str
     document: DocumentView
