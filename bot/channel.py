@@ -19,10 +19,16 @@ from cards.views import (
     QuestionView,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticeView,
 )
 
 Message = (
-    QuestionView | DigestView | StewardEscalationView | StewardConflictView | DeadLetterDigestView
+    QuestionView
+    | DigestView
+    | StewardEscalationView
+    | StewardNoticeView
+    | StewardConflictView
+    | DeadLetterDigestView
 )
 
 

@@ -28,6 +28,7 @@ from cards.views import (
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticeView,
     Viewer,
 )
 
@@ -105,6 +106,9 @@ ESCALATION = StewardEscalationView(clarification_id=CRITICAL.clarification_id,
 CONFLICT_NOTICE = StewardConflictView(clarification_id=QUESTION.clarification_id, document=MSA,
                                       severity=Severity.HIGH, responders=("Sarah", "Ahmed"),
                                       viewer=STEWARD)
+HIGH_NOTICE = StewardNoticeView(clarification_id="clr_8e21d4", card_ref="dlv_01J2ZKH1J6",
+                                document=MSA, severity=Severity.HIGH, asked=("Sarah Chen",),
+                                viewer=STEWARD)
 DEAD_LETTERS = DeadLetterDigestView(viewer=STEWARD, items=(
     DeadLetterItem(clarification_id="clr_0a11", document=LEASE, severity=Severity.CRITICAL,
                    skipped=SKIPPED),
@@ -172,6 +176,9 @@ def states() -> list[State]:
         State("steward_conflict", "Steward: conflict notice",
               lambda c: slack.render_steward_conflict(CONFLICT_NOTICE),
               lambda c: teams.render_steward_conflict(CONFLICT_NOTICE)),
+        State("steward_notice", "Steward: high-severity question sent directly",
+              lambda c: slack.render_steward_notice(HIGH_NOTICE),
+              lambda c: teams.render_steward_notice(HIGH_NOTICE)),
         State("steward_dead_letter_digest", "Steward: dead-letter digest",
               lambda c: slack.render_dead_letter_digest(DEAD_LETTERS),
               lambda c: teams.render_dead_letter_digest(DEAD_LETTERS)),

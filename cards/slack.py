@@ -18,6 +18,7 @@ from cards.views import (
     QuestionView,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticeView,
     Viewer,
 )
 
@@ -267,6 +268,29 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
     ]
     title = limits.clip(view.document.title, TITLE_CHARS)
     return _message(cat.text("steward_conflict.fallback", document=title), blocks)
+
+
+def render_steward_notice(view: StewardNoticeView) -> dict:
+    """High severity: the steward hears whom a direct question went to; no answer buttons."""
+    cat = text.catalog_of(view.viewer)
+    names = esc_clip(text.dates.names_list(view.asked, locale=view.viewer.locale), LINE_CHARS)
+    blocks = [
+        {"type": "header", "block_id": "notice.title",
+         "text": _plain(cat.text("steward_notice.title"), limits.SLACK_HEADER_TEXT)},
+        _section("notice.body", text.steward_notice_body(view, document=link(view.document),
+                                                         names=names)),
+        _context("notice.redacted", escape(cat.text("steward_notice.redacted"))),
+        _context("notice.reference", esc_clip(cat.text(
+            "steward_notice.reference", id=view.clarification_id), LINE_CHARS)),
+    ]
+    if len(view.document.url) <= limits.SLACK_BUTTON_URL:
+        blocks.append({"type": "actions", "block_id": "notice.actions", "elements": [
+            _button(cat.text("question.open_document"), action_id=OPEN_DOCUMENT_ACTION,
+                    url=view.document.url)]})
+    title = limits.clip(view.document.title, TITLE_CHARS)
+    severity = text.severity_text(view.severity, view.viewer)
+    return _message(cat.text("steward_notice.fallback", severity=severity, document=title),
+                    blocks)
 
 
 def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:

@@ -19,6 +19,7 @@ from cards.views import (
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticeView,
     Viewer,
 )
 
@@ -216,6 +217,21 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
             _text(cat.text("steward_conflict.reference", id=view.clarification_id),
                   isSubtle=True, size="Small")]
     return _card(view.viewer, body)
+
+
+def render_steward_notice(view: StewardNoticeView) -> dict:
+    """High severity: the steward hears whom a direct question went to; no answer buttons."""
+    cat = text.catalog_of(view.viewer)
+    names = limits.clip(dates.names_list(view.asked, locale=view.viewer.locale), LINE_CHARS)
+    body = [_text(cat.text("steward_notice.title"), weight="Bolder", size="Medium"),
+            _text(text.steward_notice_body(view, document=md_link(view.document), names=names),
+                  limit=3000),
+            _text(cat.text("steward_notice.redacted"), isSubtle=True, size="Small"),
+            _text(cat.text("steward_notice.reference", id=view.clarification_id),
+                  isSubtle=True, size="Small", spacing="None")]
+    actions = [{"type": "Action.OpenUrl", "title": cat.text("question.open_document"),
+                "url": view.document.url}]
+    return _card(view.viewer, body, actions)
 
 
 def _fit(card: dict, *, keep: int) -> dict:

@@ -20,6 +20,7 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     SkippedCandidate,
+    StewardNoticeView,
     Viewer,
 )
 
@@ -185,3 +186,14 @@ def skip_texts(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[st
 
 def severity_text(severity: Severity, viewer: Viewer) -> str:
     return catalog_of(viewer).text(f"severity.{severity.value}")
+
+
+def steward_notice_body(view: StewardNoticeView, *, document: str, names: str) -> str:
+    """ "A high-severity date question about <document> was sent to Sarah Chen. …"; ``document``
+    and ``names`` come already marked up (and escaped) by the renderer."""
+    cat = catalog_of(view.viewer)
+    severity = severity_text(view.severity, view.viewer)
+    if not view.asked:
+        # Names can be missing (an erased attribution); the sentence still reads naturally.
+        return cat.text("steward_notice.body_unnamed", severity=severity, document=document)
+    return cat.text("steward_notice.body", severity=severity, document=document, names=names)

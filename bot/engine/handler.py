@@ -86,7 +86,7 @@ class JobHandler:
             if walk.last_index > job.attempts:
                 await self._advance(job, walk.last_index, None)
             if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
-                await self.notify_high(c, job)
+                await self.notify_high(c, job, asked=walk.asked)
             return Outcome.ASKED
         await self._advance(job, len(ranking), walk.skipped[-1].reason if walk.skipped else None)
         return await self.escalate(c, job, skipped=walk.skipped)
@@ -225,23 +225,21 @@ class JobHandler:
         )
         return Outcome.ESCALATED
 
-    async def notify_high(self, c: m.Clarification, job: m.LeasedJob) -> None:
+    async def notify_high(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str]
+                          ) -> None:
         """High severity: the steward hears that a direct question went out (once, redacted)."""
         steward, address = await self._steward(c)
         if steward is None or address is None:
             return
         key = DeliveryKey(c.id, steward.person_id, 0, m.DeliveryKind.STEWARD_NOTICE.value)
-        message = views.escalation(c, key=key, steward=steward, skipped=[])
+        names = await self._names(asked)
+        message = views.notice(c, key=key, steward=steward,
+                               asked=[names.get(p, p) for p in asked])
         result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
         if result.status is Sent.NEW:
             await self._event(
-                c,
-                job,
-                "steward_notified",
-                person_id=steward.person_id,
-                attempt=job.attempts,
-                message="The steward was told a high-severity question was sent.",
-            )
+                c, job, "steward_notified", person_id=steward.person_id, attempt=job.attempts,
+                message="The steward was told a high-severity question was sent.")
 
     async def notify_conflict(self, c: m.Clarification) -> None:
         """Conflicted: the steward gets one conflict notice (no dates, no span text)."""

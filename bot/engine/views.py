@@ -14,6 +14,7 @@ from cards.views import (
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticeView,
     Viewer,
 )
 
@@ -88,3 +89,10 @@ def conflict(
         responders=responders,
         viewer=viewer(steward),
     )
+
+
+def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str]
+           ) -> StewardNoticeView:
+    """High severity: the steward hears whom a question went to; no span text, no dates."""
+    return StewardNoticeView(clarification_id=c.id, card_ref=card_ref(key), document=document(c),
+                             severity=c.severity, asked=tuple(asked), viewer=viewer(steward))

@@ -150,6 +150,22 @@ class Store(Protocol):
         """True the first time (namespace, key) is marked within ttl; False after."""
         ...
 
+    async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
+                          ) -> str | None:
+        """Remember ``value`` as the latest for (namespace, key); returns the previous one."""
+        ...
+
+    # ------------------------------------------------ platform rate limits (shared by replicas)
+    async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
+                        now: datetime) -> float:
+        """Take one token; returns how many seconds to wait before using it (0: go now)."""
+        ...
+
+    async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,
+                         burst: int, now: datetime) -> None:
+        """The platform said 429: nobody takes from this bucket for ``seconds``."""
+        ...
+
     # ------------------------------------------------ answer outbox (durable)
     async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:
         """Add an answer to forward; False when the entry id is already there (a duplicate)."""

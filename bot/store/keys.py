@@ -63,6 +63,12 @@ class Keys:
     def once(self, namespace: str, key: str) -> str:
         return f"{self.prefix}:once:{namespace}:{key}"
 
+    def rate(self, bucket: str) -> str:
+        return f"{self.prefix}:rate:{bucket}"
+
+    def latest(self, namespace: str, key: str) -> str:
+        return f"{self.prefix}:latest:{namespace}:{key}"
+
     @property
     def outbox_entries(self) -> str:
         return f"{self.prefix}:outbox:entries"  # hash: entry id -> {payload, created_at} JSON

@@ -65,6 +65,8 @@ class MemoryStore:
         self._clock = clock or SystemClock()
         self._lock = asyncio.Lock()
         self._slots: dict[str, DeliverySlot] = {}
+        self._latest: dict[tuple[str, str], tuple[str, datetime]] = {}
+        self._buckets: dict[str, tuple[float, datetime]] = {}
         self._cards: dict[str, dict[str, CardRecord]] = {}
         self._admissions: dict[str, Admission] = {}
         self._caps: dict[tuple[str, str], int] = {}
@@ -229,6 +231,35 @@ class MemoryStore:
                 return False
             self._once[(namespace, key)] = now + timedelta(seconds=ttl_seconds)
             return True
+
+    async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
+                          ) -> str | None:
+        async with self._lock:
+            now = self._clock.now()
+            previous = self._latest.get((namespace, key))
+            self._latest[(namespace, key)] = (value, now + timedelta(seconds=ttl_seconds))
+            if previous is None or previous[1] <= now:
+                return None
+            return previous[0]
+
+    async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
+                        now: datetime) -> float:
+        return await self._rate(bucket, rate_per_second, burst, now, block=0.0)
+
+    async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,
+                         burst: int, now: datetime) -> None:
+        await self._rate(bucket, rate_per_second, burst, now, block=seconds)
+
+    async def _rate(self, bucket: str, rate: float, burst: int, now: datetime, *,
+                    block: float) -> float:
+        async with self._lock:
+            tokens, at = self._buckets.get(bucket, (float(burst), now))
+            if now > at:
+                tokens = min(float(burst), tokens + (now - at).total_seconds() * rate)
+                at = now
+            tokens = min(tokens, -block * rate) if block > 0 else tokens - 1
+            self._buckets[bucket] = (tokens, at)
+            return 0.0 if tokens >= 0 else -tokens / rate
 
     # ------------------------------------------------ answer outbox (durable)
     async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:

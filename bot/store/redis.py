@@ -55,6 +55,9 @@ def _translated[**P, R](
     return call
 
 
+_RATE_TTL = 3600
+
+
 class RedisStore:
     """The production store. It closes the client on ``aclose`` only when it made the client."""
 
@@ -74,6 +77,7 @@ class RedisStore:
         self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
         self._outbox_put = redis.register_script(scripts.OUTBOX_PUT)
         self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)
+        self._rate_take = redis.register_script(scripts.RATE_TAKE)
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
@@ -218,6 +222,26 @@ class RedisStore:
     async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
         done = await self._redis.set(self._keys.once(namespace, key), 1, nx=True, ex=ttl_seconds)
         return bool(done)
+
+    @_translated
+    async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
+                          ) -> str | None:
+        previous = await self._redis.set(self._keys.latest(namespace, key), value,
+                                         ex=ttl_seconds, get=True)
+        return previous if isinstance(previous, str) else None
+
+    @_translated
+    async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
+                        now: datetime) -> float:
+        wait = await self._rate_take(keys=[self._keys.rate(bucket)], args=[
+            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, 0])
+        return float(wait)
+
+    @_translated
+    async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,
+                         burst: int, now: datetime) -> None:
+        await self._rate_take(keys=[self._keys.rate(bucket)], args=[
+            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, seconds])
 
     # ------------------------------------------------ answer outbox (durable)
     @_translated

@@ -133,3 +133,28 @@ for _, id in ipairs(ids) do
 end
 return out
 """
+
+
+# KEYS: bucket | ARGV: rate per second, burst, now, ttl, block seconds (0: take one token)
+# -> seconds to wait before the taken token may be used ("0" when now); a token bucket that lets
+#    callers go into debt, so that concurrent callers across replicas queue up fairly
+RATE_TAKE = """
+local t = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local tokens = tonumber(t[1]) or burst
+local at = tonumber(t[2]) or now
+if now > at then
+  tokens = math.min(burst, tokens + (now - at) * rate)
+  at = now
+end
+local block = tonumber(ARGV[5])
+if block > 0 then
+  tokens = math.min(tokens, -block * rate)
+else
+  tokens = tokens - 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(at))
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+if tokens >= 0 then return '0' end
+return tostring(-tokens / rate)
+"""

@@ -20,6 +20,7 @@ from cards.views import (
     QuorumBanner,
     SkippedCandidate,
     StewardEscalationView,
+    StewardNoticeView,
     Viewer,
 )
 
@@ -49,6 +50,8 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
                           confirmed_by=(EMOJI * 50,) * 30, remaining=7)
     escalation = StewardEscalationView(clarification_id="c", card_ref="d", document=DOC,
                                        severity=Severity.CRITICAL, skipped=SKIPS, viewer=RTL)
+    notice = StewardNoticeView(clarification_id="c", card_ref="d", document=DOC,
+                               severity=Severity.HIGH, asked=(EMOJI * 50,) * 30, viewer=RTL)
     dead = DeadLetterDigestView(viewer=RTL, items=tuple(
         DeadLetterItem(clarification_id=f"c{n}", document=DOC, severity=Severity.HIGH,
                        skipped=SKIPS) for n in range(200)))
@@ -60,6 +63,8 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
         "outcome": (slack.render_outcome(outcome), teams.render_outcome(outcome)),
         "escalation": (slack.render_steward_escalation(escalation),
                        teams.render_steward_escalation(escalation)),
+        "steward_notice": (slack.render_steward_notice(notice),
+                           teams.render_steward_notice(notice)),
         "dead_letters": (slack.render_dead_letter_digest(dead),
                          teams.render_dead_letter_digest(dead)),
         "digest": (slack.render_digest(digest, codec=codec),

@@ -27,6 +27,7 @@ from cards.views import (
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticeView,
     Viewer,
 )
 
@@ -105,7 +106,8 @@ def test_outcomes_stay_inside_limits(kind, question, document, viewer, answer, c
 @given(document=documents, skipped_people=skipped, viewer=viewers, responders=names)
 def test_steward_cards_stay_inside_limits(document, skipped_people, viewer, responders,
                                           slack_validator) -> None:
-    """Escalations with many long skip lines and conflict notices fit both platforms."""
+    """Escalations with many long skip lines, conflict notices and high-severity notices with
+    long lists of asked people fit both platforms."""
     escalation = StewardEscalationView(clarification_id="clr_1", card_ref="d", document=document,
                                        severity=Severity.HIGH, skipped=skipped_people,
                                        viewer=viewer)
@@ -115,6 +117,9 @@ def test_steward_cards_stay_inside_limits(document, skipped_people, viewer, resp
                                  severity=Severity.CRITICAL, responders=responders, viewer=viewer)
     _check(slack.render_steward_conflict(notice), teams.render_steward_conflict(notice),
            slack_validator)
+    sent = StewardNoticeView(clarification_id="clr_1", card_ref="d", document=document,
+                             severity=Severity.HIGH, asked=responders, viewer=viewer)
+    _check(slack.render_steward_notice(sent), teams.render_steward_notice(sent), slack_validator)
 
 
 @settings(max_examples=15, deadline=None,

@@ -12,6 +12,7 @@ from cards.views import (
     DeadLetterItem,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticeView,
 )
 
 SPAN_FIELDS = {"question", "span", "span_excerpt", "excerpt", "candidates", "answer"}
@@ -19,14 +20,15 @@ SPAN_FIELDS = {"question", "span", "span_excerpt", "excerpt", "candidates", "ans
 
 def test_steward_views_have_nowhere_to_put_span_text() -> None:
     """The redacted views have no question, excerpt, candidate or answer field at all."""
-    for view_type in (StewardEscalationView, StewardConflictView, DeadLetterDigestView,
-                      DeadLetterItem):
+    for view_type in (StewardEscalationView, StewardConflictView, StewardNoticeView,
+                      DeadLetterDigestView, DeadLetterItem):
         names = {f.name for f in dataclasses.fields(view_type)}
         assert not names & SPAN_FIELDS, view_type
 
 
 def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:
-    """Escalation, conflict notice and dead-letter digest mention no question or candidate."""
+    """Escalation, conflict notice, high-severity notice and dead-letter digest mention no
+    question or candidate."""
     rendered = json.dumps([
         slack.render_steward_escalation(fixtures.ESCALATION),
         teams.render_steward_escalation(fixtures.ESCALATION),
@@ -34,12 +36,15 @@ def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:
         teams.render_steward_conflict(fixtures.CONFLICT_NOTICE),
         slack.render_dead_letter_digest(fixtures.DEAD_LETTERS),
         teams.render_dead_letter_digest(fixtures.DEAD_LETTERS),
+        slack.render_steward_notice(fixtures.HIGH_NOTICE),
+        teams.render_steward_notice(fixtures.HIGH_NOTICE),
     ], ensure_ascii=False)
     for withheld in (fixtures.CRITICAL.question, fixtures.QUESTION.question, "31 December",
                      "12 June", "termination clause", "signature"):
         assert withheld not in rendered
     assert fixtures.LEASE.url in rendered
     assert "cannot read this document" in rendered
+    assert fixtures.MSA.url in rendered and "Sarah Chen" in rendered
 
 
 def test_escalation_lists_each_skip_reason_in_plain_words() -> None:
@@ -66,3 +71,12 @@ def test_markdown_link_title_cannot_break_out(codec) -> None:
     document = replace(fixtures.MSA, title="a](https://evil.example) [b")
     card = teams.render_question(replace(fixtures.QUESTION, document=document), codec=codec)
     assert "](https://evil.example)" not in json.dumps(card)
+
+
+def test_steward_notice_escapes_names_and_title() -> None:
+    """Asked names and a document title holding mrkdwn control text are shown, never obeyed."""
+    notice = replace(fixtures.HIGH_NOTICE, asked=("<!here>", "Ana & Bo"),
+                     document=replace(fixtures.MSA, title="<!channel> plan"))
+    dumped = json.dumps(slack.render_steward_notice(notice))
+    assert "<!here>" not in dumped and "<!channel>" not in dumped
+    assert "&lt;!here&gt;" in dumped and "Ana &amp; Bo" in dumped and "&lt;!channel&gt;" in dumped

@@ -101,3 +101,29 @@ def test_right_to_left_locales_mark_the_card(codec) -> None:
     view = replace(fixtures.QUESTION, viewer=replace(fixtures.VIEWER, locale="ar"))
     assert teams.render_question(view, codec=codec).get("rtl") is True
     assert "rtl" not in teams.render_question(fixtures.QUESTION, codec=codec)
+
+
+def test_steward_notice_says_who_was_asked() -> None:
+    """The high-severity notice names the document and the people asked, in both formats."""
+    sentence = "was sent to Sarah Chen. You will hear again if nobody answers."
+    message = slack.render_steward_notice(fixtures.HIGH_NOTICE)
+    card = teams.render_steward_notice(fixtures.HIGH_NOTICE)
+    assert "A high-severity date question about <https://docs.example.com/" in str(message)
+    assert "A high-severity date question about [Master Services Agreement" in str(card)
+    assert sentence in str(message) and sentence in str(card)
+    two = replace(fixtures.HIGH_NOTICE, asked=("Sarah Chen", "Ahmed Haddad"))
+    assert "was sent to Sarah Chen and Ahmed Haddad." in str(slack.render_steward_notice(two))
+    nobody = replace(fixtures.HIGH_NOTICE, asked=())
+    assert "sent to the people best placed to answer it." in str(
+        teams.render_steward_notice(nobody))
+
+
+def test_steward_notice_offers_no_answer() -> None:
+    """The notice has one "Open document" link and no button that could answer the question."""
+    message = slack.render_steward_notice(fixtures.HIGH_NOTICE)
+    buttons = [e for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert [(b["text"]["text"], b.get("url"), "value" in b) for b in buttons] == [
+        ("Open document", fixtures.MSA.url, False)]
+    card = teams.render_steward_notice(fixtures.HIGH_NOTICE)
+    assert [a["type"] for a in card["actions"]] == ["Action.OpenUrl"]
+    assert "Action.Execute" not in str(card) and "ActionSet" not in str(card)

@@ -110,6 +110,8 @@ class Rig:
             body = slack_cards.render_digest(message, codec=CODEC)  # type: ignore[arg-type]
         elif name == "StewardEscalationView":
             body = slack_cards.render_steward_escalation(message)  # type: ignore[arg-type]
+        elif name == "StewardNoticeView":
+            body = slack_cards.render_steward_notice(message)  # type: ignore[arg-type]
         elif name == "StewardConflictView":
             body = slack_cards.render_steward_conflict(message)  # type: ignore[arg-type]
         else:

@@ -155,3 +155,19 @@ async def test_critical_asks_as_many_as_quorum_needs(rig: Rig) -> None:
     job = await rig.bot.get_job(job_id=c.job_id or "")
     assert job.attempts == 2  # the next escalation asks the next person (Lee)
     assert sorted(c.asked) == ["p-ahmed", "p-sarah"]
+
+
+async def test_high_severity_notifies_the_steward_once(rig: Rig) -> None:
+    """High severity asks directly and sends the steward one redacted notice naming whom."""
+    cid = await rig.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]},
+                           severity="high")
+    await rig.burst()
+    notices = [s for s in rig.channel.to("p-maria") if s.key.kind == "steward_notice"]
+    assert len(notices) == 1 and notices[0].key.clarification_id == cid
+    assert notices[0].message.asked == ("Ahmed Karimi",)  # type: ignore[union-attr]
+    text = rig.rendered(notices[0])
+    assert SPAN not in text and QUESTION not in text
+    await rig.later(WINDOW + timedelta(minutes=2))
+    assert [s.address.person_id for s in rig.channel.sent if s.key.kind == "question"] == [
+        "p-ahmed", "p-sarah"]
+    assert len([s for s in rig.channel.sent if s.key.kind == "steward_notice"]) == 1

@@ -112,3 +112,30 @@ async def test_mark_once_is_true_only_the_first_time(store: Store) -> None:
     assert not await store.mark_once("steward", "c1", ttl_seconds=3600)
     assert await store.mark_once("steward", "c2", ttl_seconds=3600)
     assert await store.mark_once("conflict", "c1", ttl_seconds=3600)
+
+
+async def test_swap_latest_returns_the_previous_value(store: Store) -> None:
+    """swap_latest remembers the newest value per key and hands back the one it replaced."""
+    assert await store.swap_latest("answer", "c1|p1", "0", ttl_seconds=60) is None
+    assert await store.swap_latest("answer", "c1|p1", "0", ttl_seconds=60) == "0"
+    assert await store.swap_latest("answer", "c1|p1", "1", ttl_seconds=60) == "0"
+    assert await store.swap_latest("answer", "c1|p2", "1", ttl_seconds=60) is None
+    assert await store.swap_latest("answer", "c1|p1", "0", ttl_seconds=60) == "1"
+
+
+async def test_rate_take_spaces_callers_by_the_rate(store: Store) -> None:
+    """A bucket of burst 2 at 1/s: two go at once, the next waits 1 s, the one after 2 s."""
+    waits = [await store.rate_take("slack:T1:chat.postMessage", rate_per_second=1.0, burst=2,
+                                   now=T0) for _ in range(4)]
+    assert waits == [0.0, 0.0, pytest.approx(1.0), pytest.approx(2.0)]
+    later = await store.rate_take("slack:T1:chat.postMessage", rate_per_second=1.0, burst=2,
+                                  now=at(10))
+    assert later == 0.0  # refilled, never above the burst
+
+
+async def test_rate_block_holds_everyone_back(store: Store) -> None:
+    """After a 429 with Retry-After 30 s, the next taker waits about 30 s."""
+    await store.rate_block("slack:T1:chat.update", seconds=30, rate_per_second=0.5, burst=5,
+                           now=T0)
+    wait = await store.rate_take("slack:T1:chat.update", rate_per_second=0.5, burst=5, now=T0)
+    assert wait == pytest.approx(32.0)

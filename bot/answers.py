@@ -1,0 +1,386 @@
+"""Answers: a verified button callback → a responder the core knows → the core, exactly once.
+
+Adapters verify the request (Slack signature, Bot Framework token), acknowledge it, and hand over
+a ``Callback`` holding only what the verified request says (tenant, chat identity) and the opaque
+references the card carried. Here the chat identity becomes a PERSON through the core (only a
+verified enterprise identity answers), the person's rights are read at answer time, and the answer
+is written to the durable outbox before it is forwarded, so that an answer that reached the bot is
+never lost, and a double click, a platform retry or a replayed payload reaches the core once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import asdict, dataclass, replace
+from datetime import date, datetime, timedelta
+from enum import StrEnum
+
+import structlog
+
+from bot.audit import Audit, AuditEvent
+from bot.channel import Channel, ChannelError
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine import views
+from bot.engine.rbac import may_read, role_in
+from bot.store.base import CardRecord, DeliveryKey, Store
+from cards.views import (
+    AnswerView,
+    DocumentView,
+    OutcomeKind,
+    OutcomeView,
+    QuestionView,
+    QuorumBanner,
+    Viewer,
+    outcome_kind,
+)
+
+log = structlog.get_logger("clarify.answers")
+DEDUPE_SECONDS = 7 * 24 * 3600
+OUTBOX_LEASE_SECONDS = 60
+OUTBOX_BACKOFF_CAP = timedelta(minutes=5)
+
+
+@dataclass(frozen=True, slots=True)
+class Callback:
+    """A verified callback, reduced to facts: whom it is from, which card, which answer."""
+
+    platform: str  # "slack" | "teams"
+    tenant_id: str | None  # from the verified workspace → tenant mapping; None: unmapped
+    user_id: str
+    team_id: str | None  # Slack team, or None
+    enterprise_id: str | None  # Slack Enterprise Grid, or None
+    aad_tenant_id: str | None  # Teams
+    clarification_id: str
+    card_ref: str
+    message_ref: str | None  # the clicked card, in the adapter's own form
+    answer_index: int | None = None
+    custom_from: date | None = None
+    custom_to: date | None = None
+    custom_note: str = ""
+    received_at: datetime | None = None
+
+    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
+        if self.platform == "teams":
+            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
+        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
+                               enterprise_id=self.enterprise_id)
+
+    def fingerprint(self) -> str:
+        """The answer itself, hashed: equal answers from one person are one answer."""
+        if self.answer_index is not None:
+            raw = f"i:{self.answer_index}"
+        else:
+            raw = f"c:{self.custom_from}:{self.custom_to}:{self.custom_note}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+    def to_json(self) -> str:
+        body = asdict(self)
+        for name in ("custom_from", "custom_to", "received_at"):
+            value = body[name]
+            body[name] = value.isoformat() if value is not None else None
+        return json.dumps(body)
+
+    @classmethod
+    def from_json(cls, raw: str) -> Callback:
+        body = json.loads(raw)
+        for name in ("custom_from", "custom_to"):
+            if body[name] is not None:
+                body[name] = date.fromisoformat(body[name])
+        if body["received_at"] is not None:
+            body["received_at"] = datetime.fromisoformat(body["received_at"])
+        return cls(**body)
+
+
+class Verdict(StrEnum):
+    FORWARDED = "forwarded"  # the core took it; ``result`` says what it did
+    QUEUED = "queued"  # the core is unreachable: in the outbox, the card says "being recorded"
+    DUPLICATE = "duplicate"  # the same person's same answer again: not forwarded a second time
+    UNVERIFIED = "unverified"  # RESPONDER_NOT_AUTHORISED: nothing forwarded
+    OUT_OF_SCOPE = "out_of_scope"  # TENANT_SCOPE_MISMATCH: nothing forwarded
+    NOT_ALLOWED = "not_allowed"  # unknown clarification, no read permission, refused by the core
+    INVALID = "invalid"  # the core could not normalise the free-form answer: nothing bound
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    verdict: Verdict
+    view: OutcomeView | None = None  # what the clicked card should now show
+    result: m.AnswerResult | None = None
+
+
+@dataclass
+class AnswerService:
+    core: CoreClient
+    store: Store
+    channels: dict[str, Channel]
+    audit: Audit
+    clock: Clock
+
+    async def receive(self, cb: Callback) -> Receipt:
+        """Handle one callback after the platform's acknowledgement."""
+        if cb.tenant_id is None:
+            await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                               "A callback came from a workspace mapped to no tenant.")
+            return Receipt(Verdict.OUT_OF_SCOPE)
+        entry_id = f"{cb.clarification_id}|{cb.fingerprint()}|{uuid.uuid4().hex[:12]}"
+        # durable first: from here on the answer survives a crash or an unreachable core
+        await self.store.outbox_put(entry_id, cb.to_json(), now=self.clock.now())
+        return await self._process(entry_id, cb, first=True)
+
+    async def flush_outbox(self, *, limit: int = 50) -> int:
+        """Forward queued answers whose time has come; returns how many were settled."""
+        settled = 0
+        entries = await self.store.outbox_claim(now=self.clock.now(),
+                                                lease_seconds=OUTBOX_LEASE_SECONDS, limit=limit)
+        for entry in entries:
+            cb = Callback.from_json(entry.payload)
+            receipt = await self._process(entry.entry_id, cb, first=False)
+            if receipt.verdict is Verdict.QUEUED:
+                delay = min(timedelta(seconds=5 * 2 ** min(entry.attempts, 10)), OUTBOX_BACKOFF_CAP)
+                await self.store.outbox_retry(entry.entry_id, at=self.clock.now() + delay)
+                continue
+            settled += 1
+            if receipt.view is not None and cb.message_ref is not None:
+                await self._update_clicked(cb, receipt.view)
+        return settled
+
+    # ---------------------------------------------------------------- the pipeline
+
+    async def _process(self, entry_id: str, cb: Callback, *, first: bool) -> Receipt:
+        try:
+            receipt = await self._forward(cb, first=first)
+        except (e.CoreTransportError, e.ServerError, e.RateLimited) as exc:
+            log.warning("answers.core_unreachable", error=type(exc).__name__)
+            return Receipt(Verdict.QUEUED, self._recording_view(cb))
+        await self.store.outbox_done(entry_id)
+        return receipt
+
+    async def _forward(self, cb: Callback, *, first: bool) -> Receipt:
+        assert cb.tenant_id is not None
+        person = await self._responder(cb)
+        if person is None:
+            return Receipt(Verdict.UNVERIFIED, self._unverified_view(cb))
+        try:
+            c = await self.core.get_clarification(clarification_id=cb.clarification_id)
+        except e.ClarificationNotFound:
+            return Receipt(Verdict.NOT_ALLOWED)
+        if c.tenant_id != cb.tenant_id:
+            await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                               "A callback named a clarification of another tenant.")
+            return Receipt(Verdict.OUT_OF_SCOPE)
+        if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
+            await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                               "The responder may not read this clarification's source.",
+                               to_core=True)
+            return Receipt(Verdict.NOT_ALLOWED)
+        if first and await self._duplicate(cb, person):
+            return Receipt(Verdict.DUPLICATE)
+        settled_before = c.state is m.ClarificationState.ANSWERED
+        request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id))
+        try:
+            answered = await self.core.answer_clarification(clarification_id=c.id,
+                                                            request=request)
+        except (e.AnswerUnnormalisable, e.AnswerIndexOutOfRange):
+            await self.store.swap_latest("answer", _who(cb, person), "", ttl_seconds=1)
+            return Receipt(Verdict.INVALID)
+        except e.AlreadyAnswered:
+            return Receipt(Verdict.FORWARDED, await self._view(c, person, None, moved_on=True))
+        except e.PermissionDenied:
+            return Receipt(Verdict.NOT_ALLOWED)
+        result = answered.result
+        await self._audit_answer(c, person, cb, result)
+        view = await self._view(c, person, result, moved_on=settled_before)
+        await self.refresh_cards(c.id, except_ref=cb.message_ref)
+        return Receipt(Verdict.FORWARDED, view, result)
+
+    async def _responder(self, cb: Callback) -> m.Person | None:
+        """The verified PERSON behind the chat identity, or None (RESPONDER_NOT_AUTHORISED)."""
+        assert cb.tenant_id is not None
+        try:
+            resolved = await self.core.resolve_person(tenant_id=cb.tenant_id,
+                                                      identity=cb.identity())
+        except (e.PersonNotFound, e.AliasAmbiguous, e.TenantScopeMismatch):
+            resolved = None
+        if resolved is None or not resolved.verified:
+            await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                               "The chat identity is not a verified enterprise identity; "
+                               "nothing was forwarded.", to_core=True)
+            return None
+        return resolved.person
+
+    async def _duplicate(self, cb: Callback, person: m.Person) -> bool:
+        previous = await self.store.swap_latest("answer", _who(cb, person), cb.fingerprint(),
+                                                ttl_seconds=DEDUPE_SECONDS)
+        return previous == cb.fingerprint()
+
+    # ---------------------------------------------------------------- card views
+
+    async def _view(self, c: m.Clarification, person: m.Person, result: m.AnswerResult | None,
+                    *, moved_on: bool) -> OutcomeView:
+        fresh = await self.core.get_clarification(clarification_id=c.id)
+        viewer = views.viewer(person)
+        now = self.clock.now()
+        settled = _answer_view(fresh.bound_interval)
+        if moved_on or result is None:
+            return OutcomeView(kind=OutcomeKind.MOVED_ON, clarification_id=c.id,
+                               question=c.question, document=views.document(c), viewer=viewer,
+                               as_of=now, settled=settled)
+        kind = outcome_kind(result.outcome,
+                            required_confirmations=c.quorum_policy.required_confirmations)
+        own = next((r for r in reversed(fresh.responses) if r.response_id == result.response_id),
+                   None)
+        names = await self._names(result.confirmed_by)
+        return OutcomeView(
+            kind=kind, clarification_id=c.id, question=c.question, document=views.document(c),
+            viewer=viewer, as_of=now, answer=_answer_view(own.interval) if own else None,
+            confirmed_by=tuple(names), recorded_at=now, remaining=result.quorum_remaining,
+            settled=settled,
+        )
+
+    async def refresh_cards(self, clarification_id: str, *, except_ref: str | None) -> int:
+        """Show every other delivered card of the clarification its new state."""
+        c = await self.core.get_clarification(clarification_id=clarification_id)
+        cards = await self.store.cards(clarification_id)
+        shared = _shared_messages(cards)
+        updated = 0
+        for card in cards:
+            if card.message_ref == except_ref or card.message_ref in shared:
+                continue  # the clicked card is the adapter's; digests are not rewritten
+            if card.delivery.kind != m.DeliveryKind.QUESTION.value:
+                continue
+            view = await self._card_view(c, card)
+            if view is None:
+                continue
+            try:
+                await self.channels[card.platform].update(card, view)
+                updated += 1
+            except (ChannelError, KeyError) as exc:
+                log.warning("answers.card_update_failed", error=type(exc).__name__)
+        return updated
+
+    async def _card_view(self, c: m.Clarification, card: CardRecord
+                         ) -> OutcomeView | QuestionView | None:
+        person = await self.core.get_person(person_id=card.delivery.person_id,
+                                            tenant_id=c.tenant_id)
+        now = self.clock.now()
+        names = tuple(await self._names(c.quorum.confirmed_by))
+        base = {"clarification_id": c.id, "question": c.question,
+                "document": views.document(c), "viewer": views.viewer(person), "as_of": now}
+        if c.state is m.ClarificationState.ANSWERED:
+            override = any(r.binding_status is m.BindingStatus.STEWARD_OVERRIDE
+                           for r in c.responses)
+            kind = (OutcomeKind.STEWARD_OVERRIDE if override else
+                    OutcomeKind.BINDING if c.quorum_policy.required_confirmations > 1 else
+                    OutcomeKind.RECORDED)
+            return OutcomeView(kind=kind, answer=_answer_view(c.bound_interval),
+                               confirmed_by=names, recorded_at=now, **base)
+        if c.state is m.ClarificationState.CONFLICTED:
+            return OutcomeView(kind=OutcomeKind.CONFLICT, **base)
+        if c.state is m.ClarificationState.PARTIALLY_CONFIRMED:
+            mine = [r for r in c.responses if r.responder == person.person_id]
+            active = [r for r in c.responses if r.binding_status is
+                      m.BindingStatus.BINDING_CANDIDATE]
+            if mine:
+                return OutcomeView(kind=OutcomeKind.FIRST_CONFIRMATION,
+                                   answer=_answer_view(mine[-1].interval), confirmed_by=names,
+                                   remaining=c.quorum.remaining, **base)
+            question = views.question(c, key=card.delivery, person=person, now=now)
+            banner = QuorumBanner(answer=_answer_view(active[-1].interval) or AnswerView(),
+                                  confirmed_by=names) if active else None
+            return replace(question, banner=banner)
+        return None
+
+    async def _names(self, person_ids: list[str]) -> list[str]:
+        names = []
+        for person_id in person_ids:
+            try:
+                names.append((await self.core.get_person(person_id=person_id)).display_name)
+            except e.CoreAPIError:
+                names.append(person_id)
+        return names
+
+    def _recording_view(self, cb: Callback) -> OutcomeView:
+        return OutcomeView(kind=OutcomeKind.RECORDING, clarification_id=cb.clarification_id,
+                           question="", document=DocumentView(title="", url=""),
+                           viewer=Viewer(), as_of=self.clock.now(), answer=_cb_answer(cb))
+
+    def _unverified_view(self, cb: Callback) -> OutcomeView:
+        return OutcomeView(kind=OutcomeKind.IDENTITY_UNVERIFIED,
+                           clarification_id=cb.clarification_id, question="",
+                           document=DocumentView(title="", url=""), viewer=Viewer(),
+                           as_of=self.clock.now())
+
+    async def _update_clicked(self, cb: Callback, view: OutcomeView) -> None:
+        assert cb.message_ref is not None
+        card = CardRecord(delivery=DeliveryKey(cb.clarification_id, cb.user_id, 0, "question"),
+                          platform=cb.platform, message_ref=cb.message_ref)
+        try:
+            await self.channels[cb.platform].update(card, view)
+        except (ChannelError, KeyError) as exc:
+            log.warning("answers.card_update_failed", error=type(exc).__name__)
+
+    # ---------------------------------------------------------------- audit
+
+    async def _refuse(self, cb: Callback, reason: m.ReasonCode, message: str, *,
+                      to_core: bool = False) -> None:
+        await self.audit.emit(AuditEvent(
+            type="answer_refused", at=self.clock.now(), clarification_id=cb.clarification_id,
+            message=message, reason_code=reason, channel=cb.platform,
+            extra={"chat_user": cb.user_id},
+        ), to_core=to_core)
+
+    async def _audit_answer(self, c: m.Clarification, person: m.Person, cb: Callback,
+                            result: m.AnswerResult) -> None:
+        await self.audit.emit(AuditEvent(
+            type="answer_forwarded", at=self.clock.now(), clarification_id=c.id,
+            person_id=person.person_id, channel=cb.platform,
+            message=f"Answer forwarded; the core's outcome: {result.outcome}.",
+        ), to_core=False)
+
+
+def _who(cb: Callback, person: m.Person) -> str:
+    return f"{cb.clarification_id}|{person.person_id}"
+
+
+def _request(cb: Callback, person: m.Person, *, rights: m.Role | None) -> m.AnswerRequest:
+    custom = None
+    if cb.answer_index is None:
+        custom = m.AnswerCustomInput(
+            valid_from=cb.custom_from.isoformat() if cb.custom_from else None,
+            valid_to=cb.custom_to.isoformat() if cb.custom_to else None,
+            source_text=cb.custom_note or None,
+        )
+    return m.AnswerRequest(
+        answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
+        rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
+        message_ref=cb.message_ref[:500] if cb.message_ref else None,
+    )
+
+
+def _answer_view(interval: m.Interval | None) -> AnswerView | None:
+    if interval is None:
+        return None
+    return AnswerView(valid_from=interval.valid_from, valid_to=interval.valid_to)
+
+
+def _cb_answer(cb: Callback) -> AnswerView | None:
+    if cb.answer_index is not None:
+        return None
+    start = datetime(cb.custom_from.year, cb.custom_from.month, cb.custom_from.day) \
+        if cb.custom_from else None
+    end = datetime(cb.custom_to.year, cb.custom_to.month, cb.custom_to.day) \
+        if cb.custom_to else None
+    return AnswerView(valid_from=start, valid_to=end)
+
+
+def _shared_messages(cards: list[CardRecord]) -> set[str]:
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for card in cards:
+        (shared if card.message_ref in seen else seen).add(card.message_ref)
+    return shared
