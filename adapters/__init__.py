@@ -1,1 +1,1 @@
-"""adapters."""
+"""Chat platform adapters: each translates between its platform and ``bot.channel``."""

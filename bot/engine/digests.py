@@ -7,6 +7,7 @@ keeps its own delivery key, so answers and card updates work exactly as for a si
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import structlog
@@ -26,6 +27,7 @@ from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Sto
 from cards.views import DigestView, QuestionView
 
 log = structlog.get_logger("clarify.digests")
+DIGEST_MEMORY_SECONDS = 14 * 24 * 3600
 
 
 @dataclass
@@ -104,7 +106,37 @@ class DigestSender:
             return False
         for item, _, c in entries:
             await self._record(item, c, address, result.message_ref)
+        await self.store.kv_put("digest", digest.digest_ref, json.dumps({
+            "person": batch.person_id, "tenant": entries[0][2].tenant_id,
+            "items": [[item.clarification_id, item.attempt, item.job_id] for item, _, _ in entries],
+        }), ttl_seconds=DIGEST_MEMORY_SECONDS)
         return True
+
+    async def page(self, *, digest_ref: str, person: m.Person, offset: int) -> DigestView | None:
+        """The digest's questions from ``offset`` on, for its "next questions" button.
+
+        Only the person the digest was for gets a page, questions answered meanwhile are left
+        out, and the RBAC gate runs again.
+        """
+        raw = await self.store.kv_get("digest", digest_ref)
+        if raw is None:
+            return None
+        saved = json.loads(raw)
+        if saved["person"] != person.person_id or saved["tenant"] != person.tenant_id:
+            return None
+        questions: list[QuestionView] = []
+        for clarification_id, attempt, job_id in saved["items"][offset:]:
+            c = await self.core.get_clarification(clarification_id=clarification_id)
+            if c.state in SETTLED:
+                continue
+            if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
+                continue
+            key = _question_key(DigestItem(clarification_id, person.person_id, attempt, job_id))
+            questions.append(views.question(c, key=key, person=person, now=self.clock.now()))
+        if not questions:
+            return None
+        return DigestView(digest_ref=digest_ref, questions=tuple(questions),
+                          viewer=views.viewer(person), offset=offset)
 
     async def _record(
         self, item: DigestItem, c: m.Clarification, address: Address, ref: str

@@ -150,6 +150,12 @@ class Store(Protocol):
         """True the first time (namespace, key) is marked within ttl; False after."""
         ...
 
+    async def kv_put(self, namespace: str, key: str, value: str, *, ttl_seconds: int) -> None:
+        """Keep a small document (e.g. a digest's contents, for its next page)."""
+        ...
+
+    async def kv_get(self, namespace: str, key: str) -> str | None: ...
+
     async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
                           ) -> str | None:
         """Remember ``value`` as the latest for (namespace, key); returns the previous one."""

@@ -232,6 +232,18 @@ class MemoryStore:
             self._once[(namespace, key)] = now + timedelta(seconds=ttl_seconds)
             return True
 
+    async def kv_put(self, namespace: str, key: str, value: str, *, ttl_seconds: int) -> None:
+        async with self._lock:
+            expires = self._clock.now() + timedelta(seconds=ttl_seconds)
+            self._latest[(namespace, key)] = (value, expires)
+
+    async def kv_get(self, namespace: str, key: str) -> str | None:
+        async with self._lock:
+            found = self._latest.get((namespace, key))
+            if found is None or found[1] <= self._clock.now():
+                return None
+            return found[0]
+
     async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
                           ) -> str | None:
         async with self._lock:

@@ -224,6 +224,15 @@ class RedisStore:
         return bool(done)
 
     @_translated
+    async def kv_put(self, namespace: str, key: str, value: str, *, ttl_seconds: int) -> None:
+        await self._redis.set(self._keys.latest(namespace, key), value, ex=ttl_seconds)
+
+    @_translated
+    async def kv_get(self, namespace: str, key: str) -> str | None:
+        value = await self._redis.get(self._keys.latest(namespace, key))
+        return value if isinstance(value, str) else None
+
+    @_translated
     async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
                           ) -> str | None:
         previous = await self._redis.set(self._keys.latest(namespace, key), value,

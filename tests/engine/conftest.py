@@ -67,38 +67,8 @@ class Rig:
         self.clock.advance(delta)
         await self.burst()
 
-    async def create(
-        self,
-        *,
-        authority: dict[str, list[str]],
-        severity: str | None = None,
-        workspace: str = "acme-legal",
-        read_roles: list[str] | None = None,
-        tag: str | None = None,
-        kind: str = "relative_date",
-    ) -> str:
-        spec: dict[str, Any] = json.loads(json.dumps(read_scenario("acme")["clarifications"][1]))
-        tag = tag or uuid4().hex[:10]
-        spec["workspace_id"] = workspace
-        spec["kind"] = kind
-        spec["target"] = f"fact-{tag}"
-        spec["document"]["document_id"] = f"doc-{tag}"
-        spec["document"]["content_hash"] = f"sha256:{tag}"
-        spec["document"]["acl"] = {
-            "workspace_id": workspace,
-            "read_roles": read_roles or ["viewer", "editor", "steward"],
-        }
-        spec["authority"] = {
-            "authored_by": authority.get("authored_by", []),
-            "named": authority.get("named", []),
-            "owned_by": authority.get("owned_by", []),
-        }
-        if severity:
-            spec["severity_hint"] = severity
-        created = await self.dev.create_clarification(
-            request=m.CreateClarificationRequest.model_validate(spec)
-        )
-        return created.clarification.id
+    async def create(self, **kwargs: Any) -> str:
+        return await new_clarification(self.dev, **kwargs)
 
     def rendered(self, sent: Sent) -> str:
         """The message as Slack would receive it: what a person could read."""
@@ -124,6 +94,31 @@ class Rig:
             for ev in self.sink.of(type_)
             if clarification_id is None or ev.clarification_id == clarification_id
         ]
+
+
+async def new_clarification(
+    dev: DevCoreClient, *, authority: dict[str, list[str]], severity: str | None = None,
+    workspace: str = "acme-legal", read_roles: list[str] | None = None, tag: str | None = None,
+    kind: str = "relative_date",
+) -> str:
+    """Create a clarification as ingestion would: the acme lease question, with its own ids."""
+    spec: dict[str, Any] = json.loads(json.dumps(read_scenario("acme")["clarifications"][1]))
+    tag = tag or uuid4().hex[:10]
+    spec["workspace_id"] = workspace
+    spec["kind"] = kind
+    spec["target"] = f"fact-{tag}"
+    spec["document"]["document_id"] = f"doc-{tag}"
+    spec["document"]["content_hash"] = f"sha256:{tag}"
+    spec["document"]["acl"] = {"workspace_id": workspace,
+                               "read_roles": read_roles or ["viewer", "editor", "steward"]}
+    spec["authority"] = {"authored_by": authority.get("authored_by", []),
+                         "named": authority.get("named", []),
+                         "owned_by": authority.get("owned_by", [])}
+    if severity:
+        spec["severity_hint"] = severity
+    created = await dev.create_clarification(
+        request=m.CreateClarificationRequest.model_validate(spec))
+    return created.clarification.id
 
 
 def clarify_settings(**overrides: Any) -> ClarifySettings:

@@ -139,3 +139,12 @@ async def test_rate_block_holds_everyone_back(store: Store) -> None:
                            now=T0)
     wait = await store.rate_take("slack:T1:chat.update", rate_per_second=0.5, burst=5, now=T0)
     assert wait == pytest.approx(32.0)
+
+
+async def test_kv_keeps_a_document_until_replaced(store: Store) -> None:
+    """kv_put stores a small document that kv_get reads back; unknown keys read as None."""
+    assert await store.kv_get("digest", "d.1") is None
+    await store.kv_put("digest", "d.1", '{"items": []}', ttl_seconds=60)
+    assert await store.kv_get("digest", "d.1") == '{"items": []}'
+    await store.kv_put("digest", "d.1", '{"items": [1]}', ttl_seconds=60)
+    assert await store.kv_get("digest", "d.1") == '{"items": [1]}'

@@ -1,0 +1,1 @@
+"""The Slack adapter: slack-bolt AsyncApp for callbacks, slack_sdk for delivery."""

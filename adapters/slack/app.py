@@ -1,0 +1,364 @@
+"""Slack callbacks on slack-bolt's AsyncApp: verify, acknowledge first, then answer.
+
+HTTP mode serves ``POST /slack/events``: the signature (Slack's v0 scheme, 5-minute window) is
+checked before anything is parsed (401), a malformed interaction is a 400, an unmapped workspace a
+403 with ``TENANT_SCOPE_MISMATCH`` in the audit; everything else goes to bolt, whose listeners call
+``ack()`` first and hand the slow work (the core) to a task, so Slack always gets its answer well
+inside 3 seconds. Socket Mode feeds the same listeners through bolt's socket-mode handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.signature import SignatureVerifier
+
+from adapters.slack import payloads
+from adapters.slack.channel import SlackChannel
+from adapters.slack.render import render
+from bot.answers import AnswerService, Callback, Verdict
+from bot.audit import Audit, AuditEvent
+from bot.channel import ChannelError
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine import views
+from bot.engine.digests import DigestSender
+from bot.engine.rbac import may_read
+from bot.settings import SlackSettings
+from bot.store.base import CardRecord, DeliveryKey
+from cards import slack as blocks
+from cards import text as card_text
+from cards.actions import ActionCodec, ActionKind, custom_input_ids, read_custom_answer
+from cards.views import CustomError, CustomFormView, OutcomeView, Viewer
+
+log = structlog.get_logger("clarify.slack")
+EVENTS_PATH = "/slack/events"
+MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
+
+
+class _EpochClock:
+    """The signature check's clock: seconds since the epoch from an injectable clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+
+    def now(self) -> float:
+        return self._clock.now().timestamp()
+
+
+@dataclass
+class SlackAdapter:
+    app: AsyncApp
+    answers: AnswerService
+    digests: DigestSender
+    channel: SlackChannel
+    core: CoreClient
+    codec: ActionCodec
+    settings: SlackSettings
+    audit: Audit
+    clock: Clock
+    verifier: SignatureVerifier
+    tasks: set[asyncio.Task[object]] = field(default_factory=set)
+
+    # ---------------------------------------------------------------- HTTP mode
+
+    async def handle_http(self, request: web.Request) -> web.Response:
+        raw = await request.content.read(payloads.MAX_BODY + 1)
+        if len(raw) > payloads.MAX_BODY:
+            return _refusal(413, "too_large")
+        if not self.verifier.is_valid_request(raw, dict(request.headers)):
+            return _refusal(401, "invalid_signature")
+        try:
+            body = _form_or_json(raw, request.content_type)
+            tenant = self._check(body)
+        except payloads.MalformedPayload:
+            return _refusal(400, "malformed_payload")
+        if body.get("type") in ("block_actions", "view_submission") and tenant is None:
+            await self._unmapped(body)
+            return _refusal(403, "workspace_not_served")
+        bolt_request = AsyncBoltRequest(body=raw.decode("utf-8"), query=request.query_string,
+                                        headers=dict(request.headers))
+        return await to_aiohttp_response(await self.app.async_dispatch(bolt_request))
+
+    def _check(self, body: dict[str, Any]) -> str | None:
+        """Validates what the listeners will read; returns the tenant (None: unmapped)."""
+        kind = body.get("type")
+        if kind == "block_actions":
+            actions = body.get("actions")
+            action_id = actions[0].get("action_id") if isinstance(actions, list) and actions \
+                and isinstance(actions[0], dict) else None
+            if action_id == blocks.OPEN_DOCUMENT_ACTION:
+                who = payloads.who(body)
+            else:
+                who = payloads.click(body, self.codec).who
+        elif kind == "view_submission":
+            who = payloads.submission(body, self.codec).who
+        elif kind in ("view_closed", "url_verification", "event_callback"):
+            return None
+        else:
+            raise payloads.MalformedPayload("not an interaction the bot handles")
+        return self.settings.tenant_for(team_id=who.team_id, enterprise_id=who.enterprise_id)
+
+    async def _unmapped(self, body: dict[str, Any]) -> None:
+        await self.audit.emit(AuditEvent(
+            type="callback_refused", at=self.clock.now(), clarification_id="-",
+            reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH, channel="slack",
+            message="A callback came from a Slack workspace mapped to no tenant; refused.",
+        ), to_core=False)
+
+    def routes(self) -> list[web.RouteDef]:
+        return [web.post(EVENTS_PATH, self.handle_http)]
+
+    # ---------------------------------------------------------------- listeners
+
+    def register(self) -> None:
+        self.app.action(re.compile(r"^clarify\.answer\.\d+$"))(self.on_answer)
+        self.app.action(blocks.CUSTOM_ACTION)(self.on_custom_open)
+        self.app.action(blocks.OPEN_DOCUMENT_ACTION)(_ack_only)
+        self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
+        self.app.view(blocks.CUSTOM_CALLBACK)(self.on_custom_submit)
+
+    async def on_answer(self, ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        try:
+            click = payloads.click(body, self.codec)
+        except payloads.MalformedPayload:
+            return  # Socket Mode has no 400: nothing to do with a malformed click
+        if click.ref.kind is not ActionKind.ANSWER or click.ref.clarification_id is None:
+            return
+        cb = self._callback(click.who, click.ref.clarification_id, click.ref.card_ref,
+                            click.message_ref, answer_index=click.ref.candidate)
+        self._spawn(self._answer(cb, click.channel_id, digest=_is_digest(body)))
+
+    async def on_custom_open(self, ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        try:
+            click = payloads.click(body, self.codec)
+        except payloads.MalformedPayload:
+            return
+        if click.trigger_id is None or click.ref.clarification_id is None:
+            return
+        try:  # trigger_id lives 3 s: the modal must open inside that
+            modal = await asyncio.wait_for(self._modal(click), MODAL_DECISION_SECONDS)
+        except (TimeoutError, e.CoreError):
+            modal = None
+        if modal is None:
+            await self._ephemeral(click.channel_id, click.who.user_id,
+                                  key="answer.form_unavailable")
+            return
+        await self.channel.open_modal(click.trigger_id, modal, workspace=click.who.team_id)
+
+    async def _modal(self, click: payloads.Click) -> dict[str, Any] | None:
+        tenant = self.settings.tenant_for(team_id=click.who.team_id,
+                                          enterprise_id=click.who.enterprise_id)
+        if tenant is None or click.ref.clarification_id is None:
+            return None
+        resolved = await self.core.resolve_person(tenant_id=tenant, identity=_identity(click.who))
+        c = await self.core.get_clarification(clarification_id=click.ref.clarification_id)
+        if c.tenant_id != tenant or not may_read(resolved.person, acl=c.document.acl,
+                                                  tenant_id=tenant).allowed:
+            return None
+        key = DeliveryKey(c.id, resolved.person.person_id, 0, m.DeliveryKind.QUESTION.value)
+        question = views.question(c, key=key, person=resolved.person, now=self.clock.now())
+        question = _with_card_ref(question, click.ref.card_ref)
+        modal = blocks.render_custom_modal(CustomFormView(question=question, slot=click.ref.slot),
+                                           codec=self.codec)
+        modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
+                                                "m": click.message_ref})
+        return modal
+
+    async def on_custom_submit(self, ack: Any, body: dict[str, Any]) -> None:
+        try:
+            sub = payloads.submission(body, self.codec)
+        except payloads.MalformedPayload:
+            await ack()
+            return
+        ids = custom_input_ids(sub.ref.slot)
+        parsed = read_custom_answer(start=_input(sub.values, ids.start, "selected_date"),
+                                    end=_input(sub.values, ids.end, "selected_date"),
+                                    note=_input(sub.values, ids.note, "value"))
+        if isinstance(parsed, CustomError):
+            await ack(response_action="errors", errors=_errors(parsed, ids))
+            return
+        assert sub.ref.clarification_id is not None
+        cb = self._callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
+                            custom=(parsed.start, parsed.end, parsed.note))
+        task = self._spawn(self._answer(cb, _channel_of(sub.message_ref), digest=False))
+        done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
+        if task in done and not task.cancelled() and task.exception() is None \
+                and task.result() is Verdict.INVALID:
+            await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
+            return
+        await ack()
+
+    async def on_digest_next(self, ack: Any, body: dict[str, Any]) -> None:
+        await ack()
+        try:
+            click = payloads.click(body, self.codec)
+        except payloads.MalformedPayload:
+            return
+        if click.ref.offset is not None and click.channel_id is not None:
+            self._spawn(self._next_page(click))
+
+    async def _next_page(self, click: payloads.Click) -> None:
+        """The digest's next questions, as a new message in the same DM."""
+        assert click.ref.offset is not None and click.channel_id is not None
+        tenant = self.settings.tenant_for(team_id=click.who.team_id,
+                                          enterprise_id=click.who.enterprise_id)
+        page = None
+        if tenant is not None:
+            try:
+                resolved = await self.core.resolve_person(tenant_id=tenant,
+                                                          identity=_identity(click.who))
+                page = await self.digests.page(digest_ref=click.ref.card_ref,
+                                               person=resolved.person, offset=click.ref.offset)
+            except e.CoreError as exc:
+                log.warning("slack.digest_page_failed", error=type(exc).__name__)
+        if page is None:
+            await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more")
+            return
+        await self.channel.post(click.channel_id, render(page, codec=self.codec),
+                                workspace=click.who.enterprise_id or click.who.team_id)
+
+    # ---------------------------------------------------------------- the answer
+
+    def _callback(self, who: payloads.Who, clarification_id: str, card_ref: str,
+                  message_ref: str | None, *, answer_index: int | None = None,
+                  custom: tuple[Any, Any, str] | None = None) -> Callback:
+        start, end, note = custom or (None, None, "")
+        return Callback(
+            platform="slack",
+            tenant_id=self.settings.tenant_for(team_id=who.team_id,
+                                               enterprise_id=who.enterprise_id),
+            user_id=who.user_id, team_id=who.team_id, enterprise_id=who.enterprise_id,
+            aad_tenant_id=None, clarification_id=clarification_id, card_ref=card_ref,
+            message_ref=message_ref, answer_index=answer_index, custom_from=start,
+            custom_to=end, custom_note=note, received_at=self.clock.now(),
+        )
+
+    async def _answer(self, cb: Callback, channel_id: str | None, *, digest: bool) -> Verdict:
+        """Forward one answer, then show its outcome: on the card, or privately to the person."""
+        receipt = await self.answers.receive(cb)
+        if receipt.verdict in (Verdict.DUPLICATE, Verdict.INVALID):
+            return receipt.verdict
+        try:
+            if receipt.view is None or receipt.verdict is Verdict.UNVERIFIED or digest:
+                # the question stays answerable: the person is told privately
+                await self._ephemeral(channel_id, cb.user_id, view=receipt.view)
+            elif cb.message_ref is not None:
+                card = CardRecord(delivery=DeliveryKey(cb.clarification_id, cb.user_id, 0,
+                                                       m.DeliveryKind.QUESTION.value),
+                                  platform="slack", message_ref=cb.message_ref)
+                await self.channel.update(card, receipt.view)
+        except ChannelError as exc:
+            log.warning("slack.outcome_not_shown", error=exc.reason)
+        return receipt.verdict
+
+    async def _ephemeral(self, channel_id: str | None, user_id: str, *,
+                         view: OutcomeView | None = None, key: str = "answer.not_available"
+                         ) -> None:
+        if channel_id is None:
+            return
+        if view is None:
+            words = card_text.catalog_of(Viewer()).text(key)
+            body: dict[str, Any] = {"text": words, "blocks": []}
+        else:
+            body = render(view, codec=self.codec)
+        await self.channel.ephemeral(channel_id, user_id, body)
+
+    def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        task = asyncio.create_task(work)
+        self.tasks.add(task)  # type: ignore[arg-type]
+        task.add_done_callback(self.tasks.discard)  # type: ignore[arg-type]
+        return task
+
+    async def drain(self) -> None:
+        """Wait for every answer still being handled after its acknowledgement (tests, shutdown)."""
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+
+
+def _identity(who: payloads.Who) -> m.SlackIdentity:
+    return m.SlackIdentity(user_id=who.user_id, team_id=who.team_id,
+                           enterprise_id=who.enterprise_id)
+
+
+async def _ack_only(ack: Any) -> None:
+    await ack()
+
+
+def _refusal(status: int, error: str) -> web.Response:
+    return web.json_response({"ok": False, "error": error}, status=status)
+
+
+def _form_or_json(raw: bytes, content_type: str) -> dict[str, Any]:
+    if content_type == "application/json":
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            raise payloads.MalformedPayload("not JSON") from None
+        if not isinstance(body, dict):
+            raise payloads.MalformedPayload("not an object")
+        return body
+    try:
+        return payloads.interaction(raw)
+    except UnicodeDecodeError:
+        raise payloads.MalformedPayload("not UTF-8") from None
+
+
+def _is_digest(body: dict[str, Any]) -> bool:
+    message = body.get("message") if isinstance(body.get("message"), dict) else {}
+    found = message.get("blocks") if isinstance(message.get("blocks"), list) else []
+    return any(isinstance(b, dict) and b.get("block_id") == "digest.title" for b in found)
+
+
+def _input(values: dict[str, dict[str, Any]], block_id: str, field_name: str) -> object:
+    block = values.get(block_id)
+    if not isinstance(block, dict):
+        return None
+    element = block.get("value")
+    return element.get(field_name) if isinstance(element, dict) else None
+
+
+def _errors(error: CustomError, ids: Any) -> dict[str, str]:
+    field_id = ids.end if error is CustomError.END_BEFORE_START else ids.start
+    return {field_id: card_text.custom_error_text(error, Viewer())}
+
+
+def _channel_of(message_ref: str | None) -> str | None:
+    return message_ref.partition(":")[0] if message_ref else None
+
+
+def _with_card_ref(question: Any, card_ref: str) -> Any:
+    from dataclasses import replace
+
+    return replace(question, card_ref=card_ref)
+
+
+def build_slack_adapter(
+    *, bot_token: str, signing_secret: str, client: Any, answers: AnswerService,
+    digests: DigestSender, channel: SlackChannel, core: CoreClient, codec: ActionCodec,
+    settings: SlackSettings, audit: Audit, clock: Clock, signature_clock: Clock | None = None,
+) -> SlackAdapter:
+    """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``."""
+    app = AsyncApp(token=bot_token, signing_secret=signing_secret, client=client,
+                   request_verification_enabled=True,
+                   raise_error_for_unhandled_request=False)
+    verifier = SignatureVerifier(signing_secret, clock=_EpochClock(signature_clock or clock))
+    adapter = SlackAdapter(app=app, answers=answers, digests=digests, channel=channel, core=core,
+                           codec=codec, settings=settings, audit=audit, clock=clock,
+                           verifier=verifier)
+    adapter.register()
+    return adapter

@@ -1,0 +1,220 @@
+"""The Slack channel: DMs with Block Kit cards through slack_sdk, inside Slack's rate limits.
+
+Every Web API call first takes a token from a bucket the store shares across replicas (per
+workspace and method, and per DM for chat.postMessage); a 429 blocks that bucket for Retry-After
+for every replica, then the call is retried. 5xx and connection failures are retried with backoff;
+a post whose outcome is unknown is looked up by its message metadata before it is retried, so a
+card is never posted twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import structlog
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.render import render
+from bot.channel import Address, ChannelError, Message
+from bot.clock import Clock
+from bot.store.base import CardRecord, DeliveryKey, Store
+from cards.actions import ActionCodec
+from cards.views import OutcomeView, QuestionView
+
+log = structlog.get_logger("clarify.slack")
+METADATA_EVENT = "clarify_card"
+HISTORY_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Limit:
+    rate_per_second: float
+    burst: int
+
+
+# Slack's published tiers (PLATFORMS.md), kept a little under the documented rates
+LIMITS: dict[str, Limit] = {
+    "chat.postMessage": Limit(5.0, 20),  # workspace-wide; plus 1/s per DM below
+    "chat.postMessage:dm": Limit(1.0, 3),
+    "chat.update": Limit(0.8, 10),  # Tier 3: 50+/min
+    "conversations.open": Limit(0.8, 10),
+    "conversations.history": Limit(0.8, 10),
+    "views.open": Limit(1.6, 10),  # Tier 4: 100+/min
+}
+
+
+@dataclass
+class SlackChannel:
+    client: AsyncWebClient
+    codec: ActionCodec
+    store: Store
+    clock: Clock
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    attempts: int = 4
+    backoff_seconds: float = 1.0
+    platform: str = "slack"
+    _dms: dict[str, str] = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- Channel
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        dm = await self.dm(address)
+        body = render(message, codec=self.codec)
+        args = {"channel": dm, "text": body["text"], "blocks": body["blocks"],
+                "unfurl_links": False, "unfurl_media": False,
+                "metadata": {"event_type": METADATA_EVENT,
+                             "event_payload": {"delivery": key.token()}}}
+        workspace = _workspace(address)
+        for attempt in range(1, self.attempts + 1):
+            try:
+                response = await self._call("chat.postMessage", workspace, args, dm=dm)
+                return f"{response['channel']}:{response['ts']}"
+            except _Ambiguous as exc:
+                # the post may have landed: look before posting again
+                found = await self._lookup(dm, workspace, key)
+                if found is not None:
+                    return found
+                if attempt == self.attempts:
+                    raise ChannelError(exc.reason, certain=False, retryable=True) from None
+                await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")
+
+    async def update(self, card: CardRecord, view: OutcomeView | QuestionView) -> None:
+        dm, _, ts = card.message_ref.partition(":")
+        if not dm or not ts:
+            raise ChannelError("not a Slack message reference", certain=True, retryable=False)
+        body = render(view, codec=self.codec)
+        await self._call_retrying("chat.update", None,
+                                  {"channel": dm, "ts": ts, "text": body["text"],
+                                   "blocks": body["blocks"]})
+
+    async def find(self, address: Address, key: DeliveryKey) -> str | None:
+        dm = await self.dm(address)
+        found = await self._lookup(dm, _workspace(address), key)
+        return found
+
+    # ---------------------------------------------------------------- Slack-only extras
+
+    async def open_modal(self, trigger_id: str, view: dict[str, Any], *,
+                         workspace: str | None) -> None:
+        await self._call_retrying("views.open", workspace, {"trigger_id": trigger_id,
+                                                            "view": view})
+
+    async def ephemeral(self, channel: str, user: str, body: dict[str, Any], *,
+                        workspace: str | None = None) -> None:
+        await self._call_retrying("chat.postEphemeral", workspace,
+                                  {"channel": channel, "user": user, "text": body["text"],
+                                   "blocks": body.get("blocks", [])})
+
+    async def post(self, channel: str, body: dict[str, Any], *, workspace: str | None) -> str:
+        response = await self._call("chat.postMessage", workspace,
+                                    {"channel": channel, "text": body["text"],
+                                     "blocks": body["blocks"], "unfurl_links": False},
+                                    dm=channel)
+        return f"{response['channel']}:{response['ts']}"
+
+    # ---------------------------------------------------------------- helpers
+
+    async def dm(self, address: Address) -> str:
+        cached = self._dms.get(address.user_id)
+        if cached is not None:
+            return cached
+        response = await self._call_retrying("conversations.open", _workspace(address),
+                                             {"users": address.user_id})
+        channel = response["channel"]["id"]
+        self._dms[address.user_id] = channel
+        return channel
+
+    async def _lookup(self, dm: str, workspace: str | None, key: DeliveryKey) -> str | None:
+        try:
+            response = await self._call_retrying(
+                "conversations.history", workspace,
+                {"channel": dm, "limit": HISTORY_LIMIT, "include_all_metadata": True})
+        except ChannelError as exc:
+            raise ChannelError("history unavailable", certain=False, retryable=True) from exc
+        for message in response.get("messages", []):
+            payload = (message.get("metadata") or {}).get("event_payload") or {}
+            if payload.get("delivery") == key.token():
+                return f"{dm}:{message['ts']}"
+        return None
+
+    async def _call_retrying(self, method: str, workspace: str | None, args: dict[str, Any]
+                             ) -> Any:
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return await self._call(method, workspace, args)
+            except _Ambiguous as exc:
+                if attempt == self.attempts:
+                    raise ChannelError(exc.reason, certain=False, retryable=True) from None
+                await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
+        raise AssertionError("unreachable")
+
+    async def _call(self, method: str, workspace: str | None, args: dict[str, Any], *,
+                    dm: str | None = None) -> Any:
+        """One Web API call inside the rate limits; 429s are waited out here."""
+        for _ in range(self.attempts):
+            await self._take(method, workspace)
+            if dm is not None:
+                await self._take(f"{method}:dm", workspace, suffix=dm)
+            try:
+                return await self.client.api_call(method, json=args)
+            except SlackApiError as exc:
+                status = exc.response.status_code
+                error = str(exc.response.get("error", "unknown"))
+                if status == 429:
+                    await self._blocked(method, workspace, exc)
+                    continue
+                if status >= 500:
+                    raise _Ambiguous(f"slack_{status}") from None
+                log.warning("slack.call_refused", method=method, error=error)
+                raise ChannelError(error, certain=True, retryable=False) from None
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise _Ambiguous(type(exc).__name__) from None
+        raise ChannelError("rate_limited", certain=True, retryable=True)
+
+    async def _take(self, method: str, workspace: str | None, *, suffix: str = "") -> None:
+        limit = LIMITS.get(method)
+        if limit is None:
+            return
+        bucket = f"slack:{workspace or '-'}:{method}{':' + suffix if suffix else ''}"
+        wait = await self.store.rate_take(bucket, rate_per_second=limit.rate_per_second,
+                                          burst=limit.burst, now=self.clock.now())
+        if wait > 0:
+            await self.sleep(wait)
+
+    async def _blocked(self, method: str, workspace: str | None, exc: SlackApiError) -> None:
+        retry_after = _retry_after(exc)
+        log.info("slack.rate_limited", method=method, retry_after=retry_after)
+        limit = LIMITS.get(method, Limit(1.0, 1))
+        await self.store.rate_block(f"slack:{workspace or '-'}:{method}", seconds=retry_after,
+                                    rate_per_second=limit.rate_per_second, burst=limit.burst,
+                                    now=self.clock.now())
+        if method not in LIMITS:
+            await self.sleep(retry_after)
+
+
+class _Ambiguous(Exception):
+    """The call may or may not have taken effect (5xx, connection trouble)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _retry_after(exc: SlackApiError) -> float:
+    headers = {k.lower(): v for k, v in (exc.response.headers or {}).items()}
+    raw = headers.get("retry-after")
+    value = raw[0] if isinstance(raw, list) else raw
+    try:
+        return max(float(value), 1.0) if value is not None else 1.0
+    except (TypeError, ValueError):
+        return 1.0
+
+
+def _workspace(address: Address) -> str | None:
+    return address.enterprise_id or address.team_id

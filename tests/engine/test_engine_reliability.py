@@ -1,0 +1,691 @@
+"""Reliability of the delivery engine: three workers on one Redis, crashes around a send, no span
+or question text in any trail, and a graceful shutdown; the reference core over HTTP, manual clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+from zoneinfo import ZoneInfo
+
+import pytest
+import redis.asyncio as aioredis
+import structlog
+
+from bot.audit import AuditEvent, JsonLinesSink, MemorySink
+from bot.channel import Address, Message
+from bot.channels.recording import RecordingChannel, Sent
+from bot.clock import ManualClock
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.core.devclient import DevCoreClient
+from bot.engine.handler import Outcome
+from bot.runtime import Engine, EngineParts, build_engine
+from bot.settings import ClarifySettings
+from bot.store.base import DeliveryKey, SlotState, Store
+from bot.store.memory import MemoryStore
+from bot.store.redis import RedisStore
+from bot.worker import Worker, WorkerConfig
+from devcore.scenario import read_scenario
+from tests.conftest import CLARIFY_TOKEN
+from tests.engine.conftest import ACME_SLACK, clarify_settings, no_sleep
+
+REDIS_URL = "redis://127.0.0.1:6379/13"  # DEBUG
+
+LEASE = timedelta(seconds=60)
+WINDOW = timedelta(hours=48)  # the acme escalation window = the clarify:temporal backoff
+DIGEST_WAIT = timedelta(minutes=31)
+SPAN_MARK, QUESTION_MARK = "zqspan", "zqquestion"  # in every span / question, nowhere else
+PERSON_KINDS = ("question", "digest")  # what counts against a person's cap (steward mail does not)
+LEGAL = ["p-sarah", "p-ahmed", "p-priya", "p-lee", "p-maria", "p-olga", "p-tom"]
+FINANCE = ["p-tom", "p-jonas", "p-sarah", "p-olga"]
+
+
+# ---------------------------------------------------------------- parts
+
+
+@pytest.fixture(autouse=True)
+def _quiet_logs() -> None:
+    """Thousands of requests: keep warnings and errors only (the shared fixture resets this)."""
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+
+
+@dataclass
+class TimedChannel(RecordingChannel):
+    """The recording channel, noting the (manual) time each message went out."""
+
+    clock: ManualClock | None = None
+    at: dict[str, datetime] = field(default_factory=dict)
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        ref = await super().send(address, message, key=key)
+        if self.clock is not None:
+            self.at[ref] = self.clock.now()
+        return ref
+
+
+@dataclass
+class DiesBeforeSend(RecordingChannel):
+    """The first send for ``key`` dies before reaching the platform (not a ChannelError)."""
+
+    key: DeliveryKey | None = None
+    died: bool = False
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        if key == self.key and not self.died:
+            self.died = True
+            raise RuntimeError("process died before the send")
+        return await super().send(address, message, key=key)
+
+
+class TeeSink:
+    """Audit events kept in memory and written as JSON lines to a file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.memory = MemorySink()
+        self._lines = JsonLinesSink(path)
+
+    def write(self, event: AuditEvent) -> None:
+        self.memory.write(event)
+        self._lines.write(event)
+
+    def of(self, type_: str) -> list[AuditEvent]:
+        return self.memory.of(type_)
+
+
+@dataclass
+class Node:
+    """One worker process: its own core client and store client; leases counted."""
+
+    engine: Engine
+    leased: int = 0
+
+    @property
+    def worker(self) -> Worker:
+        return self.engine.worker
+
+
+def node(
+    *,
+    core: CoreClient,
+    store: Store,
+    channel: RecordingChannel,
+    sink: TeeSink | MemorySink,
+    clock: ManualClock,
+    worker_id: str,
+    clarify: ClarifySettings | None = None,
+    config: WorkerConfig | None = None,
+) -> Node:
+    engine = build_engine(
+        EngineParts(
+            core=core,
+            store=store,
+            channels={"slack": channel},
+            clarify=clarify or clarify_settings(),
+            clock=clock,
+            audit_sink=sink,
+            slack=ACME_SLACK,
+            worker_id=worker_id,
+            sleep=no_sleep,
+            worker=config or WorkerConfig(concurrency=4, heartbeat_seconds=3600),
+        )
+    )
+    made = Node(engine)
+    poll = engine.worker.poll_iteration
+
+    async def counted() -> int:
+        leased = await poll()
+        made.leased += leased
+        return leased
+
+    engine.worker.poll_iteration = counted  # type: ignore[method-assign]
+    return made
+
+
+async def settle(nodes: list[Node]) -> None:
+    """Run every worker's burst at once, again, until a round leases nothing anywhere."""
+    while True:
+        before = sum(n.leased for n in nodes)
+        await asyncio.gather(*(n.worker.run_burst() for n in nodes))
+        if sum(n.leased for n in nodes) == before:
+            return
+
+
+async def create(
+    dev: DevCoreClient,
+    *,
+    authority: dict[str, list[str]],
+    severity: str | None = None,
+    workspace: str = "acme-legal",
+) -> str:
+    """As the rig's helper, with a span and a question of its own (so leaks can be grepped)."""
+    tag = uuid4().hex[:10]
+    spec: dict[str, Any] = json.loads(json.dumps(read_scenario("acme")["clarifications"][1]))
+    span = f"The renewed term ({SPAN_MARK}-{tag}) is effective next quarter."
+    spec["workspace_id"] = workspace
+    spec["target"] = f"fact-{tag}"
+    spec["question"] = f"When does renewal {QUESTION_MARK}-{tag} take effect?"
+    spec["span"] = {"start": 220, "end": 220 + len(span), "text": span}
+    spec["document"]["document_id"] = f"doc-{tag}"
+    spec["document"]["content_hash"] = f"sha256:{tag}"
+    spec["document"]["acl"] = {
+        "workspace_id": workspace,
+        "read_roles": ["viewer", "editor", "steward"],
+    }
+    spec["authority"] = {
+        part: authority.get(part, []) for part in ("authored_by", "named", "owned_by")
+    }
+    if severity:
+        spec["severity_hint"] = severity
+    created = await dev.create_clarification(
+        request=m.CreateClarificationRequest.model_validate(spec)
+    )
+    return created.clarification.id
+
+
+async def assert_no_text_leak(bot: CoreClient, ids: list[str], sink_path: Path) -> None:
+    """Neither the audit file nor the core's event and delivery trail holds span/question text."""
+    lines = sink_path.read_text(encoding="utf-8").splitlines()
+    assert lines, "the run audited nothing"
+    for line in lines:
+        json.loads(line)
+        assert SPAN_MARK not in line and QUESTION_MARK not in line
+    for cid in ids:
+        c = await bot.get_clarification(clarification_id=cid)
+        assert SPAN_MARK in c.span_excerpt and QUESTION_MARK in c.question  # the marks are there
+        trail = json.dumps(
+            [ev.model_dump(mode="json") for ev in c.events]
+            + [d.model_dump(mode="json") for d in c.deliveries]
+        )
+        assert SPAN_MARK not in trail and QUESTION_MARK not in trail
+        assert c.span_excerpt not in trail and c.question not in trail
+
+
+@pytest.fixture
+async def redis_store() -> AsyncIterator[Callable[[], RedisStore]]:
+    """Stores on database 14, each with a Redis client of its own, all under one fresh prefix."""
+    prefix = f"rel-{uuid4().hex[:8]}"
+    admin = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+    clients: list[aioredis.Redis] = []
+
+    async def forget() -> None:
+        # the prefix's keys only: other suites may share database 14
+        async for name in admin.scan_iter(f"{prefix}:*"):
+            await admin.delete(name)
+
+    def make() -> RedisStore:
+        client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+        clients.append(client)
+        return RedisStore(client, prefix=prefix)
+
+    await forget()
+    yield make
+    for client in clients:
+        await client.aclose()
+    await forget()
+    await admin.aclose()
+
+
+# ---------------------------------------------------------------- three workers
+
+
+def _authority(rng: random.Random, pool: list[str]) -> dict[str, list[str]]:
+    people = rng.sample(pool, k=rng.choice([1, 2, 3, 3, 4]))
+    return {"authored_by": people[:1], "named": people[1:-1], "owned_by": people[1:][-1:]}
+
+
+def _severity(rng: random.Random) -> str | None:
+    roll = rng.random()
+    return None if roll < 0.8 else "high" if roll < 0.93 else "critical"
+
+
+def _carried(sent: Sent) -> list[tuple[str, str]]:
+    """(clarification, card ref) of every question a message puts in front of its person."""
+    name = type(sent.message).__name__
+    if name == "QuestionView":
+        return [(sent.message.clarification_id, sent.message.card_ref)]  # type: ignore[union-attr]
+    if name == "DigestView":
+        return [(q.clarification_id, q.card_ref) for q in sent.message.questions]  # type: ignore[union-attr]
+    return []
+
+
+async def test_three_workers_never_duplicate_and_respect_caps(
+    core_url: str,
+    clock: ManualClock,
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+    client_for: Callable[[str], CoreClient],
+    redis_store: Callable[[], RedisStore],
+    tmp_path: Path,
+) -> None:
+    """Three workers on one Redis and one core: no duplicate card, caps and windows hold, and every
+    clarification's candidates, escalation and dead letter are accounted for."""
+    settings = clarify_settings()
+    channel = TimedChannel(clock=clock)
+    sink = TeeSink(tmp_path / "audit.jsonl")
+    nodes = [
+        node(core=client_for(CLARIFY_TOKEN), store=redis_store(), channel=channel, sink=sink,
+             clock=clock, worker_id=f"worker-{i}", clarify=settings)
+        for i in range(3)
+    ]
+    rng = random.Random(20260706)
+    ids = []
+    for _ in range(300):
+        legal = rng.random() < 0.85
+        ids.append(
+            await create(
+                dev_client,
+                authority=_authority(rng, LEGAL if legal else FINANCE),
+                severity=_severity(rng),
+                workspace="acme-legal" if legal else "acme-finance",
+            )
+        )
+    await settle(nodes)
+
+    # checkpoint: each clarification went to someone, waits in a digest, or was escalated
+    digested = {ev.clarification_id for ev in sink.of("digested")}
+    escalated = {ev.clarification_id for ev in sink.of("escalated")}
+    for cid in ids:
+        c = await bot_client.get_clarification(clarification_id=cid)
+        direct = [d for d in c.deliveries if d.kind is m.DeliveryKind.QUESTION]
+        trail = {ev.type for ev in c.events}
+        assert direct or (cid in digested and "digested" in trail) or (
+            cid in escalated and "escalated" in trail
+        ), cid
+    assert digested and escalated
+
+    clock.advance(DIGEST_WAIT)
+    await settle(nodes)
+    for _ in range(3):  # every candidate's window, then the steward's
+        clock.advance(WINDOW)
+        await settle(nodes)
+        clock.advance(DIGEST_WAIT)
+        await settle(nodes)
+
+    records = {cid: await bot_client.get_clarification(clarification_id=cid) for cid in ids}
+    people = {p: await bot_client.get_person(person_id=p) for p in set(LEGAL + FINANCE)}
+    sent = channel.sent
+
+    # every leased job was handled by a worker (none crashed), and all three did work
+    outcomes: Counter[Outcome] = Counter()
+    for n in nodes:
+        outcomes.update(n.worker.outcomes)
+        assert n.leased > 0
+    assert sum(outcomes.values()) == sum(n.leased for n in nodes)
+    assert outcomes[Outcome.FAILED] == 0
+
+    # no card twice for one (clarification, person, attempt, kind); no question twice either
+    assert [k for k, n in Counter(s.key for s in sent).items() if n > 1] == []
+    carried = Counter((s.address.person_id, ref) for s in sent for _, ref in _carried(s))
+    assert [k for k, n in carried.items() if n > 1] == []
+
+    # the daily cap per person and local day (a digest is one message)
+    per_day: Counter[tuple[str, str]] = Counter()
+    for s in sent:
+        if s.key.kind in PERSON_KINDS:
+            zone = ZoneInfo(people[s.address.person_id].time_zone or "UTC")
+            per_day[(s.address.person_id, channel.at[s.ref].astimezone(zone).date().isoformat())] += 1
+    assert per_day and max(per_day.values()) <= settings.per_person_daily_cap
+
+    # inside a digest window (opened by the person's first normal card) at most threshold cards
+    normal_at: dict[str, list[datetime]] = defaultdict(list)
+    for s in sent:
+        if s.key.kind == "question" and records[s.key.clarification_id].severity is m.Severity.NORMAL:
+            normal_at[s.address.person_id].append(channel.at[s.ref])
+    for times in normal_at.values():
+        opened, count = None, 0
+        for at in sorted(times):
+            if opened is None or at >= opened + settings.digest_window:
+                opened, count = at, 0
+            count += 1
+            assert count <= settings.digest_threshold
+
+    # every core delivery record names a message that exists, to that person
+    by_ref = {s.ref: s for s in sent}
+    for c in records.values():
+        for d in c.deliveries:
+            message = by_ref[d.message_ref or ""]
+            assert message.address.person_id == d.person_id
+            assert c.id in {cid for cid, _ in _carried(message)} or message.key.clarification_id == c.id
+
+    # accounted: each candidate asked (card or digest) or skipped with a reason code, in both
+    # trails; then exactly one redacted escalation, a dead letter, and one dead-letter listing
+    asked = {(cid, s.address.person_id) for s in sent for cid, _ in _carried(s)}
+    skipped = {(ev.clarification_id, ev.person_id) for ev in sink.of("skipped")}
+    listed = Counter(
+        (item.clarification_id, s.address.person_id)
+        for s in sent
+        if s.key.kind == "dead_letter"
+        for item in s.message.items  # type: ignore[union-attr]
+    )
+    escalations = Counter(s.key.clarification_id for s in sent if s.key.kind == "steward_escalation")
+    for cid, c in records.items():
+        core_skips = {ev.person_id for ev in c.events if ev.type == "skipped" and ev.reason_code}
+        for person in c.ranking:
+            assert (cid, person) in asked or ((cid, person) in skipped and person in core_skips)
+        assert escalations[cid] == 1
+        assert [ev.type for ev in c.events].count("escalated") == 1
+        assert c.state is m.ClarificationState.DEAD_LETTERED
+        assert listed[(cid, c.workspace.steward_id)] == 1
+    assert sum(listed.values()) == len(ids)
+    for ev in sink.of("digested"):  # every question held for a digest reached its person in one
+        assert (ev.clarification_id, ev.person_id) in asked
+    assert sink.of("escalation_failed") == [] and sink.of("delivery_failed") == []
+    await assert_no_text_leak(bot_client, ids[:40], sink.path)
+
+
+# ---------------------------------------------------------------- crashes around a send
+
+# (severity, ranking, the delivery the crash hits): each comes back with the same key
+SAME_KEY_CASES = [
+    pytest.param(
+        "critical",
+        ["p-sarah", "p-ahmed", "p-lee"],
+        ("p-ahmed", 1, "question"),
+        id="critical-second-candidate",
+    ),
+    pytest.param(
+        "high", ["p-sarah", "p-ahmed"], ("p-maria", 0, "steward_notice"), id="high-steward-notice"
+    ),
+]
+
+
+@dataclass
+class Restart:
+    """A crashing worker, then a fresh one on the same store prefix, core and channel."""
+
+    clock: ManualClock
+    make_store: Callable[[], RedisStore]
+    client_for: Callable[[str], CoreClient]
+    channel: RecordingChannel
+    sink: TeeSink
+    stores: list[RedisStore] = field(default_factory=list)
+
+    def worker(self, name: str) -> Node:
+        store = self.make_store()
+        self.stores.append(store)
+        return node(core=self.client_for(CLARIFY_TOKEN), store=store, channel=self.channel,
+                    sink=self.sink, clock=self.clock, worker_id=name)
+
+
+@pytest.fixture
+def restart(
+    clock: ManualClock,
+    redis_store: Callable[[], RedisStore],
+    client_for: Callable[[str], CoreClient],
+    tmp_path: Path,
+) -> Callable[[RecordingChannel], Restart]:
+    def make(channel: RecordingChannel) -> Restart:
+        return Restart(clock, redis_store, client_for, channel, TeeSink(tmp_path / "audit.jsonl"))
+
+    return make
+
+
+def _crash_after(channel: RecordingChannel, target: DeliveryKey) -> None:
+    def hook(sent: Sent) -> None:
+        if sent.key == target:
+            channel.after_send = None
+            raise RuntimeError("process died after the platform accepted the message")
+
+    channel.after_send = hook
+
+
+@pytest.mark.parametrize(("severity", "ranking", "hit"), SAME_KEY_CASES)
+async def test_crash_after_send_reconciles_instead_of_resending(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+    severity: str,
+    ranking: list[str],
+    hit: tuple[str, int, str],
+) -> None:
+    """A worker dying between send and record leaves a reservation; the restarted worker finds
+    the message on the platform, records its reference, and sends no second card."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ranking}, severity=severity)
+    target = DeliveryKey(cid, *hit)
+    _crash_after(rig.channel, target)
+    first = rig.worker("worker-crashes")
+    await first.worker.run_burst()
+    assert first.worker.outcomes == {}  # the job died with the process
+    (original,) = [s for s in rig.channel.sent if s.key == target]
+    slot = await rig.stores[0].slot(target)
+    assert slot is not None and slot.state is SlotState.RESERVED and slot.message_ref is None
+
+    rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))  # the job comes back at attempt 1
+    fresh = rig.worker("worker-restarted")
+    await fresh.worker.run_burst()
+    assert fresh.worker.outcomes == {Outcome.ASKED: 1}
+    assert [s.ref for s in rig.channel.sent if s.key == target] == [original.ref]
+    to_person = [s for s in rig.channel.to(target.person_id) if s.key.clarification_id == cid]
+    assert to_person == [original]
+    slot = await rig.stores[1].slot(target)
+    assert slot is not None and slot.state is SlotState.SENT and slot.message_ref == original.ref
+    assert original.ref in {card.message_ref for card in await rig.stores[1].cards(cid)}
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert (target.person_id, original.ref) in {(d.person_id, d.message_ref) for d in c.deliveries}
+    await assert_no_text_leak(bot_client, [cid], rig.sink.path)
+
+
+@pytest.mark.parametrize(("severity", "ranking", "hit"), SAME_KEY_CASES)
+async def test_crash_before_send_sends_exactly_once_after_restart(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+    severity: str,
+    ranking: list[str],
+    hit: tuple[str, int, str],
+) -> None:
+    """A worker dying after the reservation but before the send: the platform has no such
+    message, so the restarted worker sends exactly one card and records it."""
+    channel = DiesBeforeSend()
+    rig = restart(channel)
+    cid = await create(dev_client, authority={"authored_by": ranking}, severity=severity)
+    target = DeliveryKey(cid, *hit)
+    channel.key = target
+    await rig.worker("worker-crashes").worker.run_burst()
+    assert channel.died and [s for s in channel.sent if s.key == target] == []
+    slot = await rig.stores[0].slot(target)
+    assert slot is not None and slot.state is SlotState.RESERVED
+
+    rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))
+    await rig.worker("worker-restarted").worker.run_burst()
+    (card,) = [s for s in channel.sent if s.key == target]
+    to_person = [s for s in channel.to(target.person_id) if s.key.clarification_id == cid]
+    assert to_person == [card]
+    slot = await rig.stores[1].slot(target)
+    assert slot is not None and slot.state is SlotState.SENT and slot.message_ref == card.ref
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert (target.person_id, card.ref) in {(d.person_id, d.message_ref) for d in c.deliveries}
+    await assert_no_text_leak(bot_client, [cid], rig.sink.path)
+
+
+async def test_crash_after_first_card_never_resends_it(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+) -> None:
+    """A crash right after ranking[0]'s card: the job returns at attempt 1 (the lease expiry
+    counts as an attempt), so ranking[1] is asked next and ranking[0] never gets a second card."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]})
+    _crash_after(rig.channel, DeliveryKey(cid, "p-sarah", 0, "question"))
+    await rig.worker("worker-crashes").worker.run_burst()
+    rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))
+    await rig.worker("worker-restarted").worker.run_burst()
+    assert [(s.address.person_id, s.key.attempt) for s in rig.channel.sent] == [
+        ("p-sarah", 0),
+        ("p-ahmed", 1),
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine gap: a crash between send and mark_sent at attempt N leaves slot N RESERVED "
+    "forever; the job returns at attempt N+1 and nothing reconciles slot N, so the card's "
+    "reference is never recorded (no CardRecord for updates) nor reported to the core",
+)
+async def test_crash_after_first_card_is_reconciled_later(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+) -> None:
+    """The card a crashed worker sent at attempt 0 ends recorded (slot SENT with its reference,
+    a card record, a delivery in the core) once a fresh worker has handled the job."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]})
+    target = DeliveryKey(cid, "p-sarah", 0, "question")
+    _crash_after(rig.channel, target)
+    await rig.worker("worker-crashes").worker.run_burst()
+    (original,) = rig.channel.sent
+    rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))
+    fresh = rig.worker("worker-restarted")
+    await fresh.worker.run_burst()
+    slot = await rig.stores[1].slot(target)
+    assert slot is not None and slot.state is SlotState.SENT and slot.message_ref == original.ref
+    assert original.ref in {card.message_ref for card in await rig.stores[1].cards(cid)}
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert ("p-sarah", original.ref) in {(d.person_id, d.message_ref) for d in c.deliveries}
+
+
+async def test_crash_after_digest_send_reconciles_the_digest(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+) -> None:
+    """A worker dying right after a digest went out: once the batch claim lapses a fresh worker
+    finds the digest, records it for every question, and sends no second digest."""
+    rig = restart(RecordingChannel())
+    ids = [await create(dev_client, authority={"authored_by": ["p-ahmed"]}) for _ in range(5)]
+    first = rig.worker("worker-crashes")
+    await first.worker.run_burst()
+    assert [s.key.kind for s in rig.channel.sent] == ["question"] * 3
+
+    def hook(sent: Sent) -> None:
+        if sent.key.kind == "digest":
+            raise RuntimeError("process died after the platform accepted the digest")
+
+    rig.channel.after_send = hook
+    rig.clock.advance(DIGEST_WAIT)
+    with pytest.raises(RuntimeError):  # the digest flush runs in the dying process itself
+        await first.worker.run_burst()
+    rig.channel.after_send = None
+    (digest,) = [s for s in rig.channel.sent if s.key.kind == "digest"]
+    held = [q.clarification_id for q in digest.message.questions]  # type: ignore[union-attr]
+    assert sorted(held) == sorted(ids[3:])
+
+    rig.clock.advance(timedelta(minutes=6))  # past the batch claim (5 minutes)
+    await rig.worker("worker-restarted").worker.run_burst()
+    assert [s for s in rig.channel.sent if s.key.kind == "digest"] == [digest]
+    for cid in held:
+        slot = await rig.stores[1].slot(DeliveryKey(cid, "p-ahmed", 0, "question"))
+        assert slot is not None and slot.state is SlotState.SENT and slot.message_ref == digest.ref
+        c = await bot_client.get_clarification(clarification_id=cid)
+        assert [(d.kind, d.message_ref) for d in c.deliveries] == [
+            (m.DeliveryKind.DIGEST, digest.ref)
+        ]
+    await assert_no_text_leak(bot_client, ids, rig.sink.path)
+
+
+# ---------------------------------------------------------------- no text in any trail
+
+
+async def test_no_span_or_question_text_in_audit_or_core_trail(
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+    clock: ManualClock,
+    tmp_path: Path,
+) -> None:
+    """Across cards, digests, skips, high notices, conflicts, escalations and dead letters, the
+    JSON-lines audit file and the core's event trail never carry span or question text."""
+    channel = RecordingChannel()
+    sink = TeeSink(tmp_path / "audit.jsonl")
+    rig = node(core=bot_client, store=MemoryStore(clock=clock), channel=channel, sink=sink,
+               clock=clock, worker_id="worker-1")
+    ids = [await create(dev_client, authority={"authored_by": ["p-sarah"]}) for _ in range(5)]
+    ids.append(await create(dev_client, authority={"authored_by": ["p-tom", "p-olga"]}))
+    ids.append(await create(dev_client, authority={"authored_by": ["p-ahmed"]}, severity="high"))
+    critical = await create(
+        dev_client, authority={"authored_by": ["p-ahmed", "p-priya", "p-lee"]}, severity="critical"
+    )
+    ids.append(critical)
+    await rig.worker.run_burst()
+    for person, index in (("p-ahmed", 0), ("p-lee", 1)):  # two editors disagree: conflicted
+        await bot_client.answer_clarification(
+            clarification_id=critical,
+            request=m.AnswerRequest(
+                answer_index=index, responder=person, rights=m.Role.EDITOR, channel=m.Channel.SLACK
+            ),
+        )
+    for _ in range(4):
+        clock.advance(DIGEST_WAIT)
+        await rig.worker.run_burst()
+        clock.advance(WINDOW)
+        await rig.worker.run_burst()
+    kinds = {s.key.kind for s in channel.sent}
+    assert {"question", "digest", "steward_escalation", "steward_notice", "steward_conflict",
+            "dead_letter"} <= kinds
+    assert {ev.type for ev in sink.memory.events} >= {"skipped", "digested", "escalated",
+                                                      "dead_letter_reported", "delivery"}
+    await assert_no_text_leak(bot_client, ids, sink.path)
+
+
+# ---------------------------------------------------------------- graceful shutdown
+
+
+@dataclass
+class GatedChannel(RecordingChannel):
+    """A send that waits until the test lets it through."""
+
+    entered: asyncio.Event = field(default_factory=asyncio.Event)
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        self.entered.set()
+        await self.gate.wait()
+        return await super().send(address, message, key=key)
+
+
+async def test_stop_finishes_the_in_flight_job_and_leases_nothing_more(
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+    clock: ManualClock,
+) -> None:
+    """``stop()`` during a send: ``run()`` leases nothing more, waits for the job, then returns."""
+    channel = GatedChannel()
+    store = MemoryStore(clock=clock)
+    config = WorkerConfig(concurrency=1, poll_interval_seconds=0.01, heartbeat_seconds=3600,
+                          housekeeping_every=1)
+    rig = node(core=bot_client, store=store, channel=channel, sink=MemorySink(), clock=clock,
+               worker_id="worker-1", config=config)
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah"]})
+    running = asyncio.create_task(rig.worker.run())
+    await asyncio.wait_for(channel.entered.wait(), timeout=10)  # a guard, not a pacing sleep
+    rig.worker.stop()
+    waiting = await create(dev_client, authority={"authored_by": ["p-ahmed"]})
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert not running.done()  # held by the in-flight send
+    assert channel.sent == []
+    channel.gate.set()
+    await asyncio.wait_for(running, timeout=10)
+    assert [(s.key.clarification_id, s.address.person_id) for s in channel.sent] == [
+        (cid, "p-sarah")
+    ]
+    assert rig.worker.outcomes == {Outcome.ASKED: 1} and rig.leased == 1
+    slot = await store.slot(DeliveryKey(cid, "p-sarah", 0, "question"))
+    assert slot is not None and slot.state is SlotState.SENT
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [d.person_id for d in c.deliveries] == ["p-sarah"]
+    later = await bot_client.get_clarification(clarification_id=waiting)
+    job = await bot_client.get_job(job_id=later.job_id or "")
+    assert (job.state, job.attempts) == (m.JobState.AVAILABLE, 0)

@@ -1,0 +1,245 @@
+"""The whole stack for Slack tests: reference core + worker + Slack adapter + a fake Slack.
+
+The worker delivers through the real slack_sdk client to ``FakeSlack`` on 127.0.0.1; people
+"click" by sending real signed HTTP requests (Slack's v0 scheme) to the adapter's running aiohttp
+server. The core's clock is a ManualClock; signatures use real time, as Slack's do.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack.app import SlackAdapter, build_slack_adapter
+from adapters.slack.channel import SlackChannel
+from bot.answers import AnswerService
+from bot.audit import MemorySink
+from bot.clock import ManualClock, SystemClock
+from bot.core.client import CoreClient
+from bot.core.devclient import DevCoreClient
+from bot.runtime import Engine, EngineParts, build_engine
+from bot.settings import ClarifySettings
+from bot.store.base import Store
+from bot.store.memory import MemoryStore
+from bot.worker import WorkerConfig
+from cards.actions import ActionCodec
+from devcore.core import ReferenceCore, load_scenario
+from devcore.scenario import read_scenario
+from tests.engine.conftest import ACME_SLACK, new_clarification, no_sleep
+from tests.slack.fakeslack import BOT_TOKEN, FakeSlack, Message
+
+SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CODEC_KEY = b"slack e2e tests: action signing key"
+PEOPLE = {"U0SARAH": "p-sarah", "U0AHMED": "p-ahmed", "U0PRIYA": "p-priya",
+          "U0MARIA": "p-maria", "U0TOM": "p-tom", "U0JONAS": "p-jonas", "U0LEE": "p-lee"}
+
+
+@pytest.fixture
+def core(clock: ManualClock) -> ReferenceCore:
+    data = read_scenario("acme")
+    data["clarifications"] = []
+    reference = ReferenceCore(clock=clock)
+    load_scenario(reference, data)
+    return reference
+
+
+@pytest.fixture
+async def fake_slack() -> AsyncIterator[FakeSlack]:
+    async with FakeSlack() as slack:
+        for user_id in PEOPLE:
+            slack.add_user(user_id)
+        yield slack
+
+
+@dataclass
+class Stack:
+    core: ReferenceCore
+    clock: ManualClock
+    bot: CoreClient
+    dev: DevCoreClient
+    slack: FakeSlack
+    store: Store
+    engine: Engine
+    answers: AnswerService
+    adapter: SlackAdapter
+    sink: MemorySink
+    url: str
+    http: aiohttp.ClientSession
+    signing_secret: str = SIGNING_SECRET
+
+    async def burst(self) -> None:
+        await self.engine.worker.run_burst()
+
+    async def later(self, delta: timedelta) -> None:
+        self.clock.advance(delta)
+        await self.burst()
+
+    async def create(self, **kwargs: Any) -> str:
+        return await new_clarification(self.dev, **kwargs)
+
+    def cards_of(self, user_id: str, clarification_id: str | None = None) -> list[Message]:
+        """The bot's messages in a person's DM (newest last), optionally for one clarification."""
+        found = []
+        for message in self.slack.dm_of(user_id):
+            delivery = ((message.metadata or {}).get("event_payload") or {}).get("delivery", "")
+            if clarification_id is None or delivery.startswith(f"{clarification_id}|") \
+                    or clarification_id in json.dumps(message.blocks):
+                found.append(message)
+        return found
+
+    def card(self, user_id: str, clarification_id: str) -> Message:
+        cards = self.cards_of(user_id, clarification_id)
+        assert cards, f"no card for {user_id}"
+        return cards[-1]
+
+    def text_of(self, message: Message) -> str:
+        """Everything a person can read in the message."""
+        current = next(m for m in self.slack.messages
+                       if m.channel == message.channel and m.ts == message.ts)
+        return current.text + json.dumps(current.blocks, ensure_ascii=False)
+
+    async def click(self, user_id: str, message: Message, action_id: str, *,
+                    team_id: str = "T0ACME", enterprise_id: str | None = "E0ACME",
+                    payload_edit: Any = None, timestamp: float | None = None,
+                    secret: str | None = None) -> aiohttp.ClientResponse:
+        """Press a button of a message as Slack would report it (signed block_actions)."""
+        current = next(m for m in self.slack.messages
+                       if m.channel == message.channel and m.ts == message.ts)
+        element = _element(current.blocks, action_id)
+        payload: dict[str, Any] = {
+            "type": "block_actions",
+            "user": {"id": user_id, "username": user_id.lower(), "team_id": team_id},
+            "team": {"id": team_id, "domain": "acme",
+                     **({"enterprise_id": enterprise_id} if enterprise_id else {})},
+            "enterprise": {"id": enterprise_id} if enterprise_id else None,
+            "api_app_id": "A0CLARIFY", "token": "legacy-verification-token",
+            "container": {"type": "message", "message_ts": current.ts,
+                          "channel_id": current.channel, "is_ephemeral": False},
+            "trigger_id": self.slack.new_trigger_id(),
+            "channel": {"id": current.channel, "name": "directmessage"},
+            "message": {"ts": current.ts, "text": current.text, "blocks": current.blocks},
+            "response_url": "https://hooks.slack.invalid/actions/T0ACME/1/x",
+            "actions": [{"type": "button", "action_id": element["action_id"],
+                         "block_id": element["_block_id"], "value": element.get("value"),
+                         "text": element["text"], "action_ts": f"{time.time():.6f}"}],
+        }
+        if payload_edit is not None:
+            payload_edit(payload)
+        return await self.post_payload(payload, timestamp=timestamp, secret=secret)
+
+    async def submit(self, user_id: str, view: dict[str, Any], values: dict[str, Any], *,
+                     team_id: str = "T0ACME", enterprise_id: str | None = "E0ACME"
+                     ) -> aiohttp.ClientResponse:
+        """Submit an open modal with the given input values (block_id → element state)."""
+        payload = {
+            "type": "view_submission",
+            "user": {"id": user_id, "team_id": team_id},
+            "team": {"id": team_id, **({"enterprise_id": enterprise_id} if enterprise_id else {})},
+            "enterprise": {"id": enterprise_id} if enterprise_id else None,
+            "api_app_id": "A0CLARIFY", "trigger_id": self.slack.new_trigger_id(),
+            "view": {**view, "id": "V0001", "state": {"values": values}},
+        }
+        return await self.post_payload(payload)
+
+    async def post_payload(self, payload: dict[str, Any], *, timestamp: float | None = None,
+                           secret: str | None = None, raw: bytes | None = None
+                           ) -> aiohttp.ClientResponse:
+        body = raw if raw is not None else urlencode({"payload": json.dumps(payload)}).encode()
+        return await self.post_signed(body, timestamp=timestamp, secret=secret)
+
+    async def post_signed(self, body: bytes, *, timestamp: float | None = None,
+                          secret: str | None = None, headers: dict[str, str] | None = None,
+                          content_type: str = "application/x-www-form-urlencoded"
+                          ) -> aiohttp.ClientResponse:
+        stamp = str(int(timestamp if timestamp is not None else time.time()))
+        signature = SignatureVerifier(secret or self.signing_secret).generate_signature(
+            timestamp=stamp, body=body)
+        sent_headers = {"Content-Type": content_type, "X-Slack-Request-Timestamp": stamp,
+                        "X-Slack-Signature": signature or ""}
+        sent_headers.update(headers or {})
+        response = await self.http.post(f"{self.url}/slack/events", data=body,
+                                        headers=sent_headers)
+        await response.read()
+        return response
+
+    async def settle(self) -> None:
+        """Let every answer that was acknowledged finish (core, card updates)."""
+        await self.adapter.drain()
+
+
+def _element(blocks: list[dict[str, Any]], action_id: str) -> dict[str, Any]:
+    for block in blocks:
+        elements = block.get("elements", []) if block.get("type") == "actions" else []
+        if block.get("accessory"):
+            elements = [*elements, block["accessory"]]
+        for element in elements:
+            if element.get("action_id") == action_id:
+                return {**element, "_block_id": block.get("block_id")}
+    raise AssertionError(f"no element {action_id} in the message")
+
+
+def clarify_settings(**overrides: Any) -> ClarifySettings:
+    return ClarifySettings(channels=("slack",), **overrides)
+
+
+@pytest.fixture
+async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreClient,
+                     dev_client: DevCoreClient, fake_slack: FakeSlack):
+    """Build a stack (optionally with other settings or store); servers close after the test."""
+    runners: list[web.AppRunner] = []
+    sessions: list[aiohttp.ClientSession] = []
+
+    async def make(*, clarify: ClarifySettings | None = None, store: Store | None = None,
+                   core_client: CoreClient | None = None) -> Stack:
+        store = store or MemoryStore(clock=clock)
+        client = core_client or bot_client
+        sink = MemorySink()
+        codec = ActionCodec(CODEC_KEY)
+        web_client = AsyncWebClient(token=BOT_TOKEN, base_url=fake_slack.url)
+        channel = SlackChannel(client=web_client, codec=codec, store=store, clock=clock,
+                               sleep=no_sleep)
+        engine = build_engine(EngineParts(
+            core=client, store=store, channels={"slack": channel},
+            clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink,
+            slack=ACME_SLACK, sleep=no_sleep,
+            worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
+        answers = AnswerService(core=client, store=store, channels={"slack": channel},
+                                audit=engine.audit, clock=clock)
+        adapter = build_slack_adapter(
+            bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, client=web_client,
+            answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
+            settings=ACME_SLACK, audit=engine.audit, clock=clock, signature_clock=SystemClock())
+        app = web.Application()
+        app.add_routes(adapter.routes())
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        runners.append(runner)
+        port = runner.addresses[0][1]
+        http = aiohttp.ClientSession()
+        sessions.append(http)
+        return Stack(core=core, clock=clock, bot=client, dev=dev_client, slack=fake_slack,
+                     store=store, engine=engine, answers=answers, adapter=adapter, sink=sink,
+                     url=f"http://127.0.0.1:{port}", http=http)
+
+    yield make
+    for http in sessions:
+        await http.close()
+    for runner in runners:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def stack(make_stack: Any) -> Stack:
+    return await make_stack()
