@@ -27,6 +27,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.rbac import may_read, role_in
+from bot.metrics import REGISTRY
 from bot.store.base import CardRecord, DeliveryKey, Store
 from cards.views import (
     AnswerView,
@@ -156,8 +157,10 @@ class AnswerService:
             receipt = await self._forward(cb, first=first)
         except (e.CoreTransportError, e.ServerError, e.RateLimited) as exc:
             log.warning("answers.core_unreachable", error=type(exc).__name__)
+            REGISTRY.inc("clarify_answers_total", verdict=Verdict.QUEUED.value)
             return Receipt(Verdict.QUEUED, self._recording_view(cb))
         await self.store.outbox_done(entry_id)
+        REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         return receipt
 
     async def _forward(self, cb: Callback, *, first: bool) -> Receipt:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
 from pathlib import Path
 
 import click
@@ -39,6 +41,51 @@ def devcore(scenario: str, host: str, port: int) -> None:
 
     configure_logging(level="info")
     run(scenario=scenario, host=host, port=port)
+
+
+@main.command()
+@click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None,
+              help="The TOML settings file (default: $CLARIFY_BOT_CONFIG).")
+@click.option("--role", type=click.Choice(["all", "web", "worker"]), default="all",
+              show_default=True, help="web: callbacks and outbox; worker: jobs; all: both.")
+def serve(config: Path | None, role: str) -> None:
+    """Run the bot: callbacks, health and metrics over HTTP, and the job worker."""
+    from bot.logs import configure_logging
+    from bot.service import open_service
+    from bot.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings(config)
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    configure_logging(level=settings.log.level, fmt=settings.log.format)
+
+    async def run() -> None:
+        try:
+            async with open_service(settings) as service:
+                loop = asyncio.get_running_loop()
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    loop.add_signal_handler(sig, service.stop)
+                await service.run(role=role)
+        except SettingsError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    asyncio.run(run())
+
+
+@main.command("check-config")
+@click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None)
+def check_config(config: Path | None) -> None:
+    """Validate the settings and the secrets they need; print the effective values (no secrets)."""
+    from bot.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings(config)
+        settings.require_secrets()
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    shown = settings.model_dump(mode="json", exclude={"secrets"})
+    click.echo(json.dumps(shown, indent=2, sort_keys=True))
 
 
 @main.command()

@@ -22,6 +22,7 @@ from bot.core.client import CoreClient
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler, Outcome
+from bot.metrics import REGISTRY
 
 log = structlog.get_logger("clarify.worker")
 KINDS = ["clarify:"]
@@ -78,6 +79,7 @@ class Worker:
         try:
             outcome = await self.handler.handle(job)
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+            REGISTRY.inc("clarify_jobs_total", outcome=outcome.value)
             log.info("worker.job_done", job_id=job.id, attempt=job.attempts, outcome=outcome)
         except e.CoreError as exc:
             # the lease runs out and the core retries the job: nothing was sent twice

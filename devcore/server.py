@@ -24,9 +24,7 @@ async def serve(
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    server = site._server  # aiohttp exposes the bound port only through the server sockets
-    assert server is not None
-    bound = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+    bound = runner.addresses[0][1]
     try:
         yield f"http://{host}:{bound}"
     finally:

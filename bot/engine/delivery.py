@@ -18,6 +18,7 @@ import structlog
 from bot.channel import Address, Channel, ChannelError, Message
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.metrics import REGISTRY
 from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
 
 log = structlog.get_logger("clarify.delivery")
@@ -76,6 +77,7 @@ class Deliverer:
                 "delivery.failed", platform=address.platform, reason=exc.reason, kind=key.kind
             )
             return Result(Sent.FAILED)
+        REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Sent.NEW)
 
     async def _send(

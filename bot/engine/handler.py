@@ -27,6 +27,7 @@ from bot.engine import views
 from bot.engine.delivery import Deliverer, Sent
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
+from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import Decision, DeliveryKey, DigestItem, Store
 
@@ -296,6 +297,7 @@ class JobHandler:
         )
 
     async def _skipped(self, c: m.Clarification, job: m.LeasedJob, skip: Skip, index: int) -> None:
+        REGISTRY.inc("clarify_skips_total", reason=skip.reason.value)
         await self._event(
             c,
             job,

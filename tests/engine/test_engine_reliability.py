@@ -154,10 +154,12 @@ def node(
 
 async def settle(nodes: list[Node]) -> None:
     """Run every worker's burst at once, again, until a round leases nothing anywhere."""
+    import time; t0=time.perf_counter()
     while True:
         before = sum(n.leased for n in nodes)
         await asyncio.gather(*(n.worker.run_burst() for n in nodes))
         if sum(n.leased for n in nodes) == before:
+            print("SETTLE", round(time.perf_counter()-t0,2), sum(n.leased for n in nodes), flush=True)
             return
 
 
@@ -278,6 +280,7 @@ async def test_three_workers_never_duplicate_and_respect_caps(
              clock=clock, worker_id=f"worker-{i}", clarify=settings)
         for i in range(3)
     ]
+    import time; T0=time.perf_counter()
     rng = random.Random(20260706)
     ids = []
     for _ in range(300):
@@ -290,6 +293,7 @@ async def test_three_workers_never_duplicate_and_respect_caps(
                 workspace="acme-legal" if legal else "acme-finance",
             )
         )
+    print("CREATE", time.perf_counter()-T0)
     await settle(nodes)
 
     # checkpoint: each clarification went to someone, waits in a digest, or was escalated
@@ -312,6 +316,7 @@ async def test_three_workers_never_duplicate_and_respect_caps(
         clock.advance(DIGEST_WAIT)
         await settle(nodes)
 
+    print("RUN", time.perf_counter()-T0)
     records = {cid: await bot_client.get_clarification(clarification_id=cid) for cid in ids}
     people = {p: await bot_client.get_person(person_id=p) for p in set(LEGAL + FINANCE)}
     sent = channel.sent

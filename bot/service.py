@@ -1,0 +1,200 @@
+"""The long-running service: settings → clients, store, engine, adapters, web server, loops.
+
+Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
+Roles: ``web`` serves callbacks, health and metrics and forwards the answer outbox; ``worker``
+polls jobs and sends cards and digests; ``all`` does both in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import structlog
+from aiohttp import web
+
+from bot.answers import AnswerService
+from bot.audit import JsonLinesSink
+from bot.channel import Channel
+from bot.clock import SystemClock
+from bot.core import errors as e
+from bot.core.client import CoreClient
+from bot.metrics import REGISTRY
+from bot.runtime import Engine, EngineParts, build_engine
+from bot.settings import Settings
+from bot.store.base import Store
+from bot.store.memory import MemoryStore
+from bot.store.redis import RedisStore
+from bot.worker import WorkerConfig
+from cards.actions import ActionCodec
+
+log = structlog.get_logger("clarify.service")
+OUTBOX_EVERY_SECONDS = 5.0
+
+
+@dataclass
+class Service:
+    settings: Settings
+    core: CoreClient
+    store: Store
+    engine: Engine
+    answers: AnswerService
+    web_app: web.Application
+    socket_handler: Any = None
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def run(self, *, role: str = "all") -> None:
+        runner = web.AppRunner(self.web_app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, self.settings.server.host, self.settings.server.port)
+        await site.start()
+        log.info("service.listening", host=self.settings.server.host,
+                 port=self.settings.server.port, role=role)
+        loops = [asyncio.create_task(self._outbox_loop())]
+        if role in ("all", "worker") and self.settings.clarify.enabled:
+            loops.append(asyncio.create_task(self.engine.worker.run()))
+        elif not self.settings.clarify.enabled:
+            log.warning("service.clarify_disabled")
+        if self.socket_handler is not None and role in ("all", "web"):
+            await self.socket_handler.connect_async()
+        try:
+            await self.stopping.wait()
+        finally:
+            self.engine.worker.stop()
+            await asyncio.gather(*loops, return_exceptions=True)
+            if self.socket_handler is not None:
+                await self.socket_handler.close_async()
+            await runner.cleanup()
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    async def _outbox_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                await self.answers.flush_outbox()
+            except Exception as exc:  # the loop must outlive any one failure
+                log.warning("service.outbox_failed", error=type(exc).__name__)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), OUTBOX_EVERY_SECONDS)
+
+
+def _store(settings: Settings) -> Store:
+    if settings.store.backend == "memory":
+        return MemoryStore()
+    password = settings.secrets.redis_password
+    return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
+                               password=password.get_secret_value() if password else None)
+
+
+def _audit_sink(settings: Settings) -> JsonLinesSink:
+    return JsonLinesSink(path=settings.audit.path if settings.audit.sink == "jsonl" else None)
+
+
+def health_routes(service: Service) -> list[web.RouteDef]:
+    async def healthz(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def readyz(_: web.Request) -> web.Response:
+        checks = {"store": "ok", "core": "ok"}
+        try:
+            await service.store.outbox_size()
+        except Exception:
+            checks["store"] = "unavailable"
+        try:
+            await service.core.list_clarifications(limit=1)
+        except e.CoreError:
+            checks["core"] = "unavailable"
+        ready = all(v == "ok" for v in checks.values())
+        return web.json_response({"status": "ok" if ready else "degraded", "checks": checks},
+                                 status=200 if ready else 503)
+
+    async def metrics(_: web.Request) -> web.Response:
+        return web.Response(text=await REGISTRY.render(), content_type="text/plain")
+
+    return [web.get("/healthz", healthz), web.get("/readyz", readyz),
+            web.get("/metrics", metrics)]
+
+
+@contextlib.asynccontextmanager
+async def open_service(settings: Settings) -> AsyncIterator[Service]:
+    """Open every resource the settings call for; close them in reverse order on exit."""
+    settings.require_secrets()
+    secrets = settings.secrets
+    clock = SystemClock()
+    async with contextlib.AsyncExitStack() as stack:
+        core = CoreClient(
+            base_url=settings.core.url, token=secrets.require("core_token"),
+            timeout=httpx.Timeout(settings.core.read_timeout_seconds,
+                                  connect=settings.core.connect_timeout_seconds))
+        stack.push_async_callback(core.aclose)
+        store = _store(settings)
+        stack.push_async_callback(store.aclose)
+        codec = ActionCodec(secrets.require("action_signing_key").encode())
+        channels: dict[str, Channel] = {}
+        slack_parts = None
+        if "slack" in settings.clarify.channels:
+            slack_parts = _slack_channel(settings, store=store, codec=codec, clock=clock)
+            channels["slack"] = slack_parts[1]
+        engine = build_engine(EngineParts(
+            core=core, store=store, channels=channels, clarify=settings.clarify, clock=clock,
+            audit_sink=_audit_sink(settings), slack=settings.slack, teams=settings.teams,
+            worker=WorkerConfig(concurrency=settings.worker.concurrency,
+                                lease_seconds=settings.worker.lease_seconds,
+                                heartbeat_seconds=settings.worker.heartbeat_seconds,
+                                poll_interval_seconds=settings.worker.poll_interval_seconds)))
+        answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
+                                clock=clock)
+        REGISTRY.gauges["clarify_outbox_entries"] = _outbox_size(store)
+        app = web.Application(client_max_size=256 * 1024)
+        service = Service(settings=settings, core=core, store=store, engine=engine,
+                          answers=answers, web_app=app)
+        app.add_routes(health_routes(service))
+        if slack_parts is not None:
+            service.socket_handler = _mount_slack(settings, app, slack_parts, service=service,
+                                                  codec=codec, clock=clock)
+        yield service
+
+
+def _outbox_size(store: Store) -> Any:
+    async def size() -> float:
+        return float(await store.outbox_size())
+
+    return size
+
+
+def _slack_channel(settings: Settings, *, store: Store, codec: ActionCodec, clock: SystemClock
+                   ) -> tuple[Any, Any]:
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from adapters.slack.channel import SlackChannel
+
+    client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
+                            base_url=settings.slack.api_url)
+    return client, SlackChannel(client=client, codec=codec, store=store, clock=clock)
+
+
+def _mount_slack(settings: Settings, app: web.Application, parts: tuple[Any, Any], *,
+                 service: Service, codec: ActionCodec, clock: SystemClock) -> Any:
+    from adapters.slack.app import build_slack_adapter
+
+    client, channel = parts
+    secrets = settings.secrets
+    socket = settings.slack.mode == "socket"
+    adapter = build_slack_adapter(
+        bot_token=secrets.require("slack_bot_token"),
+        # Socket Mode requests are authenticated by the app-level token, not signed
+        signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
+        client=client, answers=service.answers, digests=service.engine.digests,
+        channel=channel, core=service.core, codec=codec, settings=settings.slack,
+        audit=service.engine.audit, clock=clock)
+    if not socket:
+        app.add_routes(adapter.routes())
+        return None
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    return AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))

@@ -1,0 +1,24 @@
+"""The Slack app manifest matches what the adapter needs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from adapters.slack.app import EVENTS_PATH
+
+MANIFEST = Path(__file__).resolve().parents[2] / "manifest" / "slack" / "manifest.yaml"
+
+
+def test_slack_manifest_grants_what_the_adapter_uses() -> None:
+    """Scopes for DMs and history, interactivity at the adapter's path, a bot user."""
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+    assert {"chat:write", "im:write", "im:history"} <= scopes
+    assert manifest["features"]["bot_user"]["display_name"]
+    interactivity = manifest["settings"]["interactivity"]
+    assert interactivity["is_enabled"] is True
+    assert interactivity["request_url"].endswith(EVENTS_PATH)
+    assert manifest["settings"]["socket_mode_enabled"] in (True, False)
+    assert len(manifest["display_information"]["name"]) <= 35

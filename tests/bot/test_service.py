@@ -1,0 +1,106 @@
+"""The production wiring: `clarify-bot serve`'s service against a reference core and a fake Slack."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.service import open_service
+from bot.settings import SettingsError, load_settings
+from devcore.core import ReferenceCore
+from tests.conftest import CLARIFY_TOKEN
+from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
+
+CONFIG = """
+[clarify]
+enabled = true
+channels = "slack"
+
+[core]
+url = "{core}"
+
+[server]
+host = "127.0.0.1"
+port = {port}
+
+[store]
+backend = "memory"
+
+[slack]
+api_url = "{slack}"
+[[slack.workspaces]]
+team_id = "T0ACME"
+enterprise_id = "E0ACME"
+tenant = "acme"
+
+[worker]
+poll_interval_seconds = 0.05
+lease_seconds = 60
+heartbeat_seconds = 20
+"""
+SECRETS = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
+           "SLACK_SIGNING_SECRET": "service-test-signing-secret",
+           "CLARIFY_BOT_ACTION_SIGNING_KEY": "service-test-action-key-0123456789abcdef"}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_service_serves_health_metrics_and_delivers(
+    tmp_path: Path, core: ReferenceCore, core_url: str
+) -> None:
+    """The assembled service answers /healthz and /readyz, and its worker DMs the first candidate."""
+    async with FakeSlack() as slack:
+        for user in ("U0SARAH", "U0AHMED", "U0MARIA", "U0TOM", "U0JONAS", "U0PRIYA"):
+            slack.add_user(user)
+        port = _free_port()
+        config = tmp_path / "clarify-bot.toml"
+        config.write_text(CONFIG.format(core=core_url, port=port, slack=slack.url))
+        settings = load_settings(config, environ=SECRETS)
+        async with open_service(settings) as service:
+            running = asyncio.create_task(service.run(role="all"))
+            try:
+                async with aiohttp.ClientSession() as http:
+                    for _ in range(100):
+                        if slack.dm_of("U0SARAH"):
+                            break
+                        await asyncio.sleep(0.05)
+                    health = await http.get(f"http://127.0.0.1:{port}/healthz")
+                    ready = await http.get(f"http://127.0.0.1:{port}/readyz")
+                    metrics = await (await http.get(f"http://127.0.0.1:{port}/metrics")).text()
+                    unsigned = await http.post(f"http://127.0.0.1:{port}/slack/events",
+                                               data=b"payload=%7B%7D")
+            finally:
+                service.stop()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(running, 10)
+        assert health.status == 200 and ready.status == 200
+        assert unsigned.status == 401
+        assert slack.dm_of("U0SARAH"), "the critical question reached its first candidate"
+        assert 'clarify_deliveries_total{kind="question",platform="slack"}' in metrics
+        assert CLARIFY_TOKEN not in metrics and BOT_TOKEN not in metrics
+
+
+def test_service_refuses_to_start_without_its_secrets(tmp_path: Path) -> None:
+    """Missing secrets fail start-up naming each variable, before anything is opened."""
+    config = tmp_path / "c.toml"
+    config.write_text('[store]\nbackend = "memory"\n[clarify]\nchannels = "slack"\n')
+    settings = load_settings(config, environ={})
+
+    async def start() -> None:
+        async with open_service(settings):
+            pass
+
+    with pytest.raises(SettingsError) as caught:
+        asyncio.run(start())
+    assert "SLACK_SIGNING_SECRET" in str(caught.value)
+    assert "CLARIFY_BOT_CORE_TOKEN" in str(caught.value)
