@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, replace
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
 import structlog
@@ -44,6 +45,8 @@ log = structlog.get_logger("clarify.answers")
 DEDUPE_SECONDS = 7 * 24 * 3600
 OUTBOX_LEASE_SECONDS = 60
 OUTBOX_BACKOFF_CAP = timedelta(minutes=5)
+# Tells the workspace steward about a conflict (the engine's JobHandler.notify_conflict).
+ConflictNotifier = Callable[[m.Clarification], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,8 @@ class AnswerService:
     channels: dict[str, Channel]
     audit: Audit
     clock: Clock
+    # Without it the steward hears of a conflict only when the job comes back, a window later.
+    on_conflict: ConflictNotifier | None = None
 
     async def receive(self, cb: Callback) -> Receipt:
         """Handle one callback after the platform's acknowledgement."""
@@ -199,7 +204,19 @@ class AnswerService:
         await self._audit_answer(c, person, cb, result)
         view = await self._view(c, person, result, moved_on=settled_before)
         await self.refresh_cards(c.id, except_ref=cb.message_ref)
+        if result.state is m.ClarificationState.CONFLICTED:
+            await self._tell_steward(c.id)
         return Receipt(Verdict.FORWARDED, view, result)
+
+    async def _tell_steward(self, clarification_id: str) -> None:
+        """Conflicted: the steward is told now (once; the notice is idempotent per clarification)."""
+        if self.on_conflict is None:
+            return
+        try:
+            fresh = await self.core.get_clarification(clarification_id=clarification_id)
+            await self.on_conflict(fresh)
+        except e.CoreError as exc:  # the worker's next pass over the job tells the steward
+            log.warning("answers.steward_not_told", error=type(exc).__name__)
 
     async def _responder(self, cb: Callback) -> m.Person | None:
         """The verified PERSON behind the chat identity, or None (RESPONDER_NOT_AUTHORISED)."""
@@ -353,9 +370,11 @@ def _who(cb: Callback, person: m.Person) -> str:
 def _request(cb: Callback, person: m.Person, *, rights: m.Role | None) -> m.AnswerRequest:
     custom = None
     if cb.answer_index is None:
+        # people pick the last valid day; the core's intervals end exclusively the day after
+        end = cb.custom_to + timedelta(days=1) if cb.custom_to else None
         custom = m.AnswerCustomInput(
             valid_from=cb.custom_from.isoformat() if cb.custom_from else None,
-            valid_to=cb.custom_to.isoformat() if cb.custom_to else None,
+            valid_to=end.isoformat() if end else None,
             source_text=cb.custom_note or None,
         )
     return m.AnswerRequest(
@@ -374,10 +393,10 @@ def _answer_view(interval: m.Interval | None) -> AnswerView | None:
 def _cb_answer(cb: Callback) -> AnswerView | None:
     if cb.answer_index is not None:
         return None
-    start = datetime(cb.custom_from.year, cb.custom_from.month, cb.custom_from.day) \
+    start = datetime(cb.custom_from.year, cb.custom_from.month, cb.custom_from.day, tzinfo=UTC) \
         if cb.custom_from else None
-    end = datetime(cb.custom_to.year, cb.custom_to.month, cb.custom_to.day) \
-        if cb.custom_to else None
+    after = cb.custom_to + timedelta(days=1) if cb.custom_to else None
+    end = datetime(after.year, after.month, after.day, tzinfo=UTC) if after else None
     return AnswerView(valid_from=start, valid_to=end)
 
 

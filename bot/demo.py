@@ -1,9 +1,11 @@
-"""The demo: the whole loop on embedded defaults, with no Slack, Teams, Redis or external core.
+"""The demo: the bot's whole job on embedded defaults, with no Slack, Teams, Redis or core.
 
-It starts the reference core in-process on 127.0.0.1 with the bundled ``acme`` scenario and a
-manual clock, then walks the spec's story through the typed client over real HTTP: lease the
-routing jobs, ask, answer (quorum, attestation, conflict, steward override), move the clock past an
-escalation window, and show the bitemporal correction. Returns a summary for tests.
+It starts the reference core in-process on 127.0.0.1 (bundled ``acme`` scenario, manual clock),
+wires the real engine to an in-memory store and a recording channel, and plays a few days: the
+worker leases the routing jobs and sends cards (printed as people would read them), people tap
+answers that go through the real answer pipeline (identity → PERSON, rights, outbox, core), cards
+update, an unanswered question escalates window by window to the steward and the dead-letter
+digest, and the corrected fact keeps its history. Returns a summary that the tests check.
 """
 
 from __future__ import annotations
@@ -12,130 +14,143 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from bot.answers import AnswerService, Callback
+from bot.audit import MemorySink
+from bot.channels.recording import RecordingChannel, Sent
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
+from bot.runtime import EngineParts, build_engine
+from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
+from bot.store.memory import MemoryStore
+from cards import text
+from cards.views import (
+    DeadLetterDigestView,
+    OutcomeView,
+    QuestionView,
+    StewardEscalationView,
+    StewardNoticeView,
+)
 from devcore.server import build_core, serve
 
 CLARIFY_TOKEN = "dev-clarify-token-acme"
-STEWARD_KEY = "acme-key-maria-steward"
-NAMES = {
-    "p-sarah": "Sarah Chen",
-    "p-ahmed": "Ahmed Karimi",
-    "p-priya": "Priya Natarajan",
-    "p-maria": "Maria Lopez",
-    "p-tom": "Tom Becker",
-    "p-jonas": "Jonas Weber",
-}
-RIGHTS = {
-    "p-sarah": m.Role.EDITOR,
-    "p-ahmed": m.Role.EDITOR,
-    "p-priya": m.Role.VIEWER,
-    "p-maria": m.Role.STEWARD,
-}
+SLACK = SlackSettings(workspaces=(SlackWorkspace(team_id="T0ACME", enterprise_id="E0ACME",
+                                                 tenant="acme"),))
+SLACK_USERS = {"p-sarah": "U0SARAH", "p-ahmed": "U0AHMED", "p-priya": "U0PRIYA",
+               "p-maria": "U0MARIA", "p-tom": "U0TOM", "p-jonas": "U0JONAS"}
+WINDOW = timedelta(hours=48, minutes=5)
 
 
 @dataclass
 class DemoSummary:
-    outcomes: list[tuple[str, str, int]] = field(default_factory=list)
+    outcomes: list[tuple[str, str, str]] = field(default_factory=list)  # (clarification, who, what)
     states: dict[str, str] = field(default_factory=dict)
     dead_letters: list[str] = field(default_factory=list)
+    messages: int = 0
+    fact_versions: int = 0
 
 
-def _when(value: datetime | None) -> str:
-    return value.strftime("%-d %b %Y") if value else "open-ended"
+async def _no_sleep(_: float) -> None:
+    return None
+
+
+def describe(sent: Sent) -> str:
+    """A card as the person would read it, on one or a few lines (never logged: printed)."""
+    message = sent.message
+    if isinstance(message, QuestionView):
+        year = text.asked_year(message)
+        options = " | ".join(text.candidate_text(c, message.viewer, reference_year=year)
+                             for c in text.shown_candidates(message))
+        notice = text.quorum_notice(message)
+        lines = [f"“{message.question}”", f"[{options} | Something else…]"]
+        return "\n      ".join(lines + ([notice] if notice else []))
+    if isinstance(message, StewardEscalationView):
+        skipped = "; ".join(text.skip_texts(message.skipped, message.viewer))
+        return f"redacted escalation about “{message.document.title}”: {skipped}"
+    if isinstance(message, StewardNoticeView):
+        return f"notice: a {message.severity} question went to {', '.join(message.asked)}"
+    if isinstance(message, DeadLetterDigestView):
+        return "dead-letter digest: " + ", ".join(i.document.title for i in message.items)
+    return type(message).__name__
+
+
+def outcome_line(view: OutcomeView | None) -> str:
+    return text.outcome_text(view).headline if view is not None else "(nothing shown)"
 
 
 async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
     clock = ManualClock(datetime(2026, 7, 6, 9, 0, tzinfo=UTC))
     core = build_core("acme", clock=clock)
     summary = DemoSummary()
-    async with (
-        serve(core) as url,
-        CoreClient(
-            base_url=url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=2, base=0.05)
-        ) as bot,
-        CoreClient(base_url=url, token=STEWARD_KEY) as steward,
-    ):
-        echo(
-            f"Reference core on {url} with the 'acme' scenario;"
-            f" clock at {clock.now():%d %b %Y %H:%M} UTC."
-        )
-        leased = await bot.poll_jobs(kinds=["clarify:"], max_jobs=10, lease_seconds=120)
-        echo(f"\nLeased {len(leased.jobs)} clarify: jobs (low severity is never asked).")
-        for job in leased.jobs:
-            c = await bot.get_clarification(clarification_id=job.payload.clarification_id)
-            asked = job.payload.ranking[job.attempts]
-            options = ", ".join(f"{_when(x.valid_from)} ({x.label})" for x in c.candidates)
-            echo(
-                f"  [{c.severity}] {c.question}\n      would ask {NAMES.get(asked, asked)}:"
-                f" {options}, or something else"
-            )
+    channel = RecordingChannel()
+    store = MemoryStore(clock=clock)
+    async with serve(core) as url, CoreClient(
+        base_url=url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=2, base=0.05)
+    ) as client:
+        engine = build_engine(EngineParts(
+            core=client, store=store, channels={"slack": channel},
+            clarify=ClarifySettings(enabled=True, channels=("slack",)), clock=clock,
+            audit_sink=MemorySink(), slack=SLACK, sleep=_no_sleep))
+        answers = AnswerService(core=client, store=store, channels={"slack": channel},
+                                audit=engine.audit, clock=clock)
+        names = {p.person_id: p.display_name for p in core.directory.people.values()}
+        shown = 0
 
-        async def answer(cid: str, who: str, index: int) -> None:
-            request = m.AnswerRequest(
-                answer_index=index, responder=who, rights=RIGHTS[who], channel=m.Channel.SLACK
-            )
-            receipt = await bot.answer_clarification(clarification_id=cid, request=request)
-            r = receipt.result
-            summary.outcomes.append((cid, r.outcome.value, receipt.http_status))
-            waiting = r.outcome in (
-                m.AnswerOutcome.PARTIALLY_CONFIRMED,
-                m.AnswerOutcome.ATTESTATION,
-            )
-            extra = f", {r.quorum_remaining} more needed" if waiting else ""
-            echo(
-                f"  {NAMES[who]} ({RIGHTS[who]}) answers #{index} -> {receipt.http_status}"
-                f" {r.outcome}{extra}"
-            )
+        async def work(label: str) -> None:
+            nonlocal shown
+            await engine.worker.run_burst()
+            echo(f"\n{label}")
+            for sent in channel.sent[shown:]:
+                who = names.get(sent.address.person_id, sent.address.person_id)
+                echo(f"  → DM to {who}: {describe(sent)}")
+            if len(channel.sent) == shown:
+                echo("  (nothing new was sent)")
+            shown = len(channel.sent)
 
-        echo("\nCritical contract date: two confirmations are required.")
-        await answer("clr-00001", "p-sarah", 1)
-        await answer("clr-00001", "p-ahmed", 0)
-        echo("  The editors disagree; Maria, the Legal steward, overrides:")
-        override = m.AnswerRequest(answer_index=1, steward_override=True, channel=m.Channel.CLI)
-        receipt = await steward.answer_clarification(clarification_id="clr-00001", request=override)
-        summary.outcomes.append(("clr-00001", receipt.result.outcome.value, receipt.http_status))
-        echo(
-            f"  Maria (steward, CLI) overrides with #1 -> {receipt.http_status}"
-            f" {receipt.result.outcome}"
-        )
-        echo("\nRelative renewal date: a viewer attests, an editor confirms.")
-        await answer("clr-00002", "p-priya", 0)
-        await answer("clr-00002", "p-ahmed", 0)
-        echo("  Then a late, different answer arrives after binding:")
-        await answer("clr-00002", "p-sarah", 1)
+        async def tap(person_id: str, clarification_id: str, index: int) -> None:
+            card = next(s for s in reversed(channel.sent)
+                        if s.address.person_id == person_id
+                        and s.key.clarification_id == clarification_id)
+            receipt = await answers.receive(Callback(
+                platform="slack", tenant_id="acme", user_id=SLACK_USERS[person_id],
+                team_id="T0ACME", enterprise_id="E0ACME", aad_tenant_id=None,
+                clarification_id=clarification_id, card_ref=card.key.token(),
+                message_ref=card.ref, answer_index=index, received_at=clock.now()))
+            summary.outcomes.append((clarification_id, person_id, receipt.verdict.value))
+            shown_outcome = outcome_line(receipt.view)
+            echo(f"  {names[person_id]} taps option {index + 1}: {shown_outcome}")
 
-        fact = await bot.get_fact(logical_id="fact-northwind-msa-termination")
-        history = await bot.get_fact_history(logical_id="fact-northwind-msa-termination")
-        echo(
-            f"\nNorthwind termination fact: {len(history.versions)} versions; now"
-            f" {_when(fact.valid_from)} at confidence {fact.confidence:.2f}"
-            f" ({fact.provenance.evidence_class}); before: {_when(history.versions[0].valid_from)}"
-            f" at {history.versions[0].confidence:.2f}."
-        )
+        echo(f"Reference core on {url}, scenario 'acme',"
+             f" clock at {clock.now():%d %b %Y %H:%M} UTC.")
+        await work("Monday 09:00: the worker leases the clarify: jobs (low severity is never asked).")
 
-        echo("\nNobody answers the invoice question: the clock moves past escalation windows.")
-        for _ in range(3):
-            clock.advance(timedelta(hours=49))
-            again = await bot.poll_jobs(kinds=["clarify:"], max_jobs=10, lease_seconds=60)
-            for job in again.jobs:
-                done = job.payload.clarification_id != "clr-00003"
-                if done:
-                    await bot.complete_job(job_id=job.id, lease_token=job.lease_token)
-                else:
-                    last = job.attempts == job.max_attempts - 1
-                    who = (
-                        "the redacted steward escalation"
-                        if last
-                        else NAMES.get(job.payload.ranking[job.attempts], "next candidate")
-                    )
-                    echo(f"  attempt {job.attempts} for {job.payload.clarification_id}: {who}")
-        clock.advance(timedelta(hours=49))
-        dead = await bot.list_jobs(state=m.JobState.DEAD_LETTERED)
+        echo("\nThe critical contract date needs two confirmations:")
+        await tap("p-sarah", "clr-00001", 1)
+        await tap("p-ahmed", "clr-00001", 1)
+        updates = [u for u in channel.updates if u.card.delivery.clarification_id == "clr-00001"]
+        for update in updates[-1:]:
+            echo(f"  Sarah's card now reads: {outcome_line(update.view)}")  # type: ignore[arg-type]
+        echo("\nThe lease renewal (normal severity): Ahmed answers.")
+        await tap("p-ahmed", "clr-00002", 0)
+        echo("  A day later Sarah taps a different date on her stale card:")
+        clock.advance(timedelta(days=1))
+        await tap("p-sarah", "clr-00001", 0)
+
+        for day in ("Wednesday", "Friday", "Sunday"):
+            clock.advance(WINDOW)
+            await work(f"{day}: nobody answered the invoice question inside its window.")
+
+        history = await client.get_fact_history(logical_id="fact-northwind-msa-termination")
+        summary.fact_versions = len(history.versions)
+        before, after = history.versions[0], history.versions[-1]
+        echo(f"\nNorthwind termination fact: the best guess {before.valid_from:%d %b %Y} "
+             f"(confidence {before.confidence:.2f}) was corrected to {after.valid_from:%d %b %Y} "
+             f"({after.provenance.evidence_class}, confidence {after.confidence:.2f}); "
+             f"{len(history.versions)} versions, the first still answers as-of queries.")
+        dead = await client.list_jobs(state=m.JobState.DEAD_LETTERED)
         summary.dead_letters = [j.payload.clarification_id for j in dead.items]
-        echo(f"  dead-lettered: {', '.join(summary.dead_letters) or 'none'}")
-        async for item in bot.iter_clarifications():
+        async for item in client.iter_clarifications():
             summary.states[item.id] = item.state.value
+        summary.messages = len(channel.sent)
         echo("\nFinal states: " + ", ".join(f"{k}={v}" for k, v in sorted(summary.states.items())))
     return summary

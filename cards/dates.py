@@ -7,7 +7,7 @@ shown as that date everywhere; converting them would turn 12 June into 11 June i
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel import Locale, UnknownLocaleError
@@ -45,6 +45,15 @@ def calendar_day(moment: datetime, zone: str | None) -> date:
     if in_utc.time() == time(0, 0):
         return in_utc.date()
     return aware.astimezone(resolve_zone(zone)).date()
+
+
+def last_day(end: datetime, zone: str | None) -> date:
+    """The last day inside a range whose end is exclusive: a bound at midnight UTC is the first
+    day no longer valid (the core's intervals are half-open), so the day before is shown."""
+    aware = end if end.tzinfo else end.replace(tzinfo=UTC)
+    if aware.astimezone(UTC).time() == time(0, 0):
+        return aware.astimezone(UTC).date() - timedelta(days=1)
+    return calendar_day(end, zone)
 
 
 def instant_day(moment: datetime, zone: str | None) -> date:

@@ -44,10 +44,13 @@ def interval_text(answer: AnswerView, viewer: Viewer, *, reference_year: int | N
     """ "12 June", "12 June – 30 June", "from 12 June", "until 30 June" or "No date"."""
     cat = catalog_of(viewer)
     start, end = answer.valid_from, answer.valid_to
-    if start and end and dates.calendar_day(start, viewer.time_zone) != dates.calendar_day(
-            end, viewer.time_zone):
-        return cat.text("candidate.range", start=_day(start, viewer, reference_year),
-                        end=_day(end, viewer, reference_year))
+    if start and end:
+        first = dates.calendar_day(start, viewer.time_zone)
+        last = max(dates.last_day(end, viewer.time_zone), first)
+        if last != first:  # "12 June – 30 June": both days inside the half-open interval
+            return cat.text("candidate.range", start=_day(start, viewer, reference_year),
+                            end=dates.day_label(last, locale=viewer.locale,
+                                                reference_year=reference_year))
     if start:
         return _day(start, viewer, reference_year)
     if end:

@@ -1,4 +1,4 @@
-"""The README's first command: the demo runs the loop end to end on embedded defaults."""
+"""The README's first command: the demo runs the bot's whole job on embedded defaults."""
 
 from __future__ import annotations
 
@@ -9,21 +9,21 @@ from bot.demo import run_demo
 
 
 async def test_demo_walks_the_loop_to_the_documented_states() -> None:
-    """The demo binds by override and by confirmation, records a late conflict, dead-letters."""
+    """Cards go out, two confirmations bind, a late tap has moved on, an invoice dead-letters."""
     lines: list[str] = []
     summary = await run_demo(echo=lines.append)
-    assert ("clr-00001", "steward_override", 200) in summary.outcomes
-    assert ("clr-00002", "attestation", 202) in summary.outcomes
-    assert ("clr-00002", "bound", 200) in summary.outcomes
-    assert ("clr-00002", "conflicting_attestation", 202) in summary.outcomes
+    assert summary.states == {"clr-00001": "answered", "clr-00002": "answered",
+                              "clr-00003": "dead_lettered", "clr-00004": "open"}
     assert summary.dead_letters == ["clr-00003"]
-    assert summary.states == {
-        "clr-00001": "answered",
-        "clr-00002": "answered",
-        "clr-00003": "dead_lettered",
-        "clr-00004": "open",
-    }
-    assert any("redacted steward escalation" in line for line in lines)
+    assert summary.fact_versions == 2
+    assert [o for o in summary.outcomes if o[0] == "clr-00001"] == [
+        ("clr-00001", "p-sarah", "forwarded"), ("clr-00001", "p-ahmed", "forwarded"),
+        ("clr-00001", "p-sarah", "forwarded")]
+    joined = "\n".join(lines)
+    assert "requires two confirmations" in joined
+    assert "Recorded as binding evidence" in joined and "Sarah Chen and Ahmed Karimi" in joined
+    assert "has moved on" in joined
+    assert "redacted escalation" in joined and "dead-letter digest" in joined
 
 
 def test_demo_command_exits_cleanly() -> None:

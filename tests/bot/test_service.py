@@ -1,4 +1,4 @@
-"""The production wiring: `clarify-bot serve`'s service against a reference core and a fake Slack."""
+"""The production wiring: the `serve` service against a reference core and a fake Slack."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def _free_port() -> int:
 async def test_service_serves_health_metrics_and_delivers(
     tmp_path: Path, core: ReferenceCore, core_url: str
 ) -> None:
-    """The assembled service answers /healthz and /readyz, and its worker DMs the first candidate."""
+    """The assembled service answers /healthz and /readyz; its worker DMs the first candidate."""
     async with FakeSlack() as slack:
         for user in ("U0SARAH", "U0AHMED", "U0MARIA", "U0TOM", "U0JONAS", "U0PRIYA"):
             slack.add_user(user)

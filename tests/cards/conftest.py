@@ -29,9 +29,17 @@ def codec() -> ActionCodec:
 def _renderer_missing() -> str | None:
     if shutil.which("node") is None:
         return "node is not installed"
-    if not (JS_DIR / "node_modules" / "adaptivecards" / "dist" / "adaptivecards.js").is_file():
+    if not _installed() and shutil.which("npm") is not None:
+        # a fresh checkout: install the pinned renderer once, as .ci/run does
+        subprocess.run(["bash", str(ROOT / ".ci" / "setup-cards.sh")], capture_output=True,
+                       timeout=600, check=False)
+    if not _installed():
         return "cards/js is not installed: run .ci/setup-cards.sh"
     return None
+
+
+def _installed() -> bool:
+    return (JS_DIR / "node_modules" / "adaptivecards" / "dist" / "adaptivecards.js").is_file()
 
 
 @pytest.fixture(scope="session")

@@ -49,3 +49,19 @@ def test_bad_locale_and_zone_fall_back() -> None:
 def test_names_are_joined_by_the_locale() -> None:
     """Confirmers read "Sarah and Ahmed"."""
     assert dates.names_list(("Sarah", "Ahmed"), locale="en") == "Sarah and Ahmed"
+
+
+def test_ranges_show_their_last_day_because_ends_are_exclusive() -> None:
+    """The core's intervals are half-open: [1 Jul, 1 Oct) reads "1 July – 30 September"."""
+    from datetime import UTC, datetime
+
+    from cards.text import interval_text
+    from cards.views import AnswerView, Viewer
+
+    viewer = Viewer(locale="en", time_zone="Europe/London")
+    quarter = AnswerView(valid_from=datetime(2026, 7, 1, tzinfo=UTC),
+                         valid_to=datetime(2026, 10, 1, tzinfo=UTC))
+    assert interval_text(quarter, viewer, reference_year=2026) == "1 July – 30 September"
+    one_day = AnswerView(valid_from=datetime(2026, 6, 12, tzinfo=UTC),
+                         valid_to=datetime(2026, 6, 13, tzinfo=UTC))
+    assert interval_text(one_day, viewer, reference_year=2026) == "12 June"
