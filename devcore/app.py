@@ -162,7 +162,8 @@ _LIMIT = TypeAdapter(int)
 
 
 def _page_window(call: Call) -> tuple[int, int]:
-    limit = call.query("limit", _LIMIT) or 50
+    limit = call.query("limit", _LIMIT)
+    limit = 50 if limit is None else limit
     if not 1 <= limit <= 200:
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter limit is invalid.")
     cursor = call.query("cursor")
