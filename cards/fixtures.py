@@ -103,6 +103,10 @@ SKIPPED = (SkippedCandidate(person="Sarah Okafor", reason=ReasonCode.NO_READ_PER
 ESCALATION = StewardEscalationView(clarification_id=CRITICAL.clarification_id,
                                    card_ref="dlv_01J2ZKC5D9", document=LEASE,
                                    severity=Severity.CRITICAL, skipped=SKIPPED, viewer=STEWARD)
+# The last attempt after the escalation windows ran out: two people asked, one skipped.
+ESCALATION_UNANSWERED = replace(
+    ESCALATION, card_ref="dlv_01J2ZKJ2K7", unanswered=("Tom Becker", "Jonas Weber"),
+    skipped=(SkippedCandidate("Lena Brandt", ReasonCode.DAILY_CAP_EXCEEDED),))
 CONFLICT_NOTICE = StewardConflictView(clarification_id=QUESTION.clarification_id, document=MSA,
                                       severity=Severity.HIGH, responders=("Sarah", "Ahmed"),
                                       viewer=STEWARD)
@@ -173,6 +177,10 @@ def states() -> list[State]:
         State("steward_escalation", "Steward: redacted escalation",
               lambda c: slack.render_steward_escalation(ESCALATION),
               lambda c: teams.render_steward_escalation(ESCALATION)),
+        State("steward_escalation_unanswered",
+              "Steward: escalation after the people asked did not answer",
+              lambda c: slack.render_steward_escalation(ESCALATION_UNANSWERED),
+              lambda c: teams.render_steward_escalation(ESCALATION_UNANSWERED)),
         State("steward_conflict", "Steward: conflict notice",
               lambda c: slack.render_steward_conflict(CONFLICT_NOTICE),
               lambda c: teams.render_steward_conflict(CONFLICT_NOTICE)),

@@ -229,21 +229,48 @@ def _skip_lines(skipped: tuple, viewer: Viewer, *, room: int) -> str:
     return "\n".join(lines)
 
 
-def _with_lines(heading: str, skipped: tuple, viewer: Viewer) -> str:
-    """A heading (which may hold a link, so it is never cut) over the skip reasons that fit."""
+def _with_lines(heading: str, skipped: tuple, viewer: Viewer, *,
+                unanswered: tuple[str, ...] = ()) -> str:
+    """A heading (which may hold a link, so it is never cut) over the skip reasons that fit,
+    then the "Asked, no answer" line; "No one was ranked" only when both lists are empty."""
+    tail = text.unanswered_text(unanswered, viewer)
+    lines = [heading]
     room = limits.SLACK_SECTION_TEXT - limits.text_length(heading) - 1
-    return f"{heading}\n{_skip_lines(skipped, viewer, room=room)}"
+    if tail is not None:
+        tail = esc_clip(tail, LINE_CHARS)
+        room -= limits.text_length(tail) + 1
+    if skipped or tail is None:
+        lines.append(_skip_lines(skipped, viewer, room=room))
+    if tail is not None:
+        lines.append(tail)
+    return "\n".join(lines)
+
+
+def _escalation_people(view: StewardEscalationView) -> list[dict]:
+    """Who was asked and did not answer, then why each other person was skipped; "No one was
+    ranked" only when nobody was asked or skipped."""
+    cat = text.catalog_of(view.viewer)
+    blocks = []
+    unanswered = text.unanswered_text(view.unanswered, view.viewer)
+    if unanswered is not None:
+        blocks.append(_section("escalation.unanswered", esc_clip(unanswered, LINE_CHARS)))
+    if view.skipped:
+        blocks.append(_section("escalation.skipped", _with_lines(
+            f"*{escape(cat.text('escalation.skipped_heading'))}*", view.skipped, view.viewer)))
+    elif unanswered is None:
+        blocks.append(_section("escalation.nobody", escape(cat.text("escalation.nobody"))))
+    return blocks
 
 
 def render_steward_escalation(view: StewardEscalationView) -> dict:
-    """The redacted question: document link and skip reasons, never the question or span."""
+    """The redacted question: document link, unanswered names and skip reasons, never the
+    question or span."""
     cat = text.catalog_of(view.viewer)
     blocks = [
         {"type": "header", "block_id": "escalation.title",
          "text": _plain(cat.text("escalation.title"), limits.SLACK_HEADER_TEXT)},
-        _section("escalation.body", cat.text("escalation.body", document=link(view.document))),
-        _section("escalation.skipped", _with_lines(
-            f"*{escape(cat.text('escalation.skipped_heading'))}*", view.skipped, view.viewer)),
+        _section("escalation.body", text.escalation_body(view, document=link(view.document))),
+        *_escalation_people(view),
         _context("escalation.next", escape(cat.text("escalation.next_step"))),
     ]
     if len(view.document.url) <= limits.SLACK_BUTTON_URL:
@@ -299,15 +326,15 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     count = len(view.items)
     blocks = [{"type": "header", "block_id": "dead_letter.title",
                "text": _plain(cat.text("dead_letter.title"), limits.SLACK_HEADER_TEXT)},
-              _section("dead_letter.intro", escape(cat.plural("dead_letter.intro", count)))]
+              _section("dead_letter.intro", escape(text.dead_letter_intro(view)))]
     # One block per item, one left for the overflow line, and never more than a page.
     budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, DIGEST_MAX_QUESTIONS)
     shown = view.items if count <= budget else view.items[:budget]
     for n, item in enumerate(shown):
         heading = cat.text("dead_letter.item", document=link(item.document),
                            severity=escape(text.severity_text(item.severity, view.viewer)))
-        blocks.append(_section(f"dead_letter.{n}",
-                               _with_lines(f"*{heading}*", item.skipped, view.viewer)))
+        blocks.append(_section(f"dead_letter.{n}", _with_lines(
+            f"*{heading}*", item.skipped, view.viewer, unanswered=item.unanswered)))
     if len(shown) < count:
         blocks.append(_context("dead_letter.more",
                                escape(cat.plural("dead_letter.more", count - len(shown)))))

@@ -194,17 +194,37 @@ def _skip_blocks(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[
             for n, line in enumerate(text.skip_texts(skipped, viewer))]
 
 
+def _people_blocks(skipped: tuple[SkippedCandidate, ...], unanswered: tuple[str, ...],
+                   viewer: Viewer) -> list[dict]:
+    """Skip reasons (or "No one was ranked" when nobody was asked either), then the
+    "Asked, no answer" line."""
+    line = text.unanswered_text(unanswered, viewer)
+    blocks = _skip_blocks(skipped, viewer) if skipped or line is None else []
+    if line is not None:
+        blocks.append(_text(line, spacing="None"))
+    return blocks
+
+
 def render_steward_escalation(view: StewardEscalationView) -> dict:
-    """The redacted question: document link and skip reasons, never the question or span."""
+    """The redacted question: document link, unanswered names and skip reasons, never the
+    question or span."""
     cat = text.catalog_of(view.viewer)
     body = [_text(cat.text("escalation.title"), weight="Bolder", size="Medium"),
-            _text(cat.text("escalation.body", document=md_link(view.document)), limit=3000),
-            _text(cat.text("escalation.skipped_heading"), weight="Bolder"),
-            *_skip_blocks(view.skipped, view.viewer),
-            _text(cat.text("escalation.next_step"), isSubtle=True, size="Small")]
+            _text(text.escalation_body(view, document=md_link(view.document)), limit=3000)]
+    unanswered = text.unanswered_text(view.unanswered, view.viewer)
+    if unanswered is not None:
+        body.append(_text(unanswered))
+    if view.skipped:
+        body.append(_text(cat.text("escalation.skipped_heading"), weight="Bolder"))
+    kept = len(body) + 1  # everything above the skip lines, plus the final "next step" line
+    if view.skipped:
+        body += _skip_blocks(view.skipped, view.viewer)
+    elif unanswered is None:
+        body.append(_text(cat.text("escalation.nobody")))
+    body.append(_text(cat.text("escalation.next_step"), isSubtle=True, size="Small"))
     actions = [{"type": "Action.OpenUrl", "title": cat.text("question.open_document"),
                 "url": view.document.url}]
-    return _fit(_card(view.viewer, body, actions), keep=4)
+    return _fit(_card(view.viewer, body, actions), keep=kept)
 
 
 def render_steward_conflict(view: StewardConflictView) -> dict:
@@ -245,7 +265,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     cat = text.catalog_of(view.viewer)
     count = len(view.items)
     body = [_text(cat.text("dead_letter.title"), weight="Bolder", size="Medium"),
-            _text(cat.plural("dead_letter.intro", count))]
+            _text(text.dead_letter_intro(view))]
     card = _card(view.viewer, body)
     shown = 0
     for item in view.items[:DIGEST_MAX_QUESTIONS]:
@@ -253,7 +273,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
                            severity=text.severity_text(item.severity, view.viewer))
         entry = {"type": "Container", "separator": True, "spacing": "Medium",
                  "items": [_text(heading, weight="Bolder"),
-                           *_skip_blocks(item.skipped, view.viewer)]}
+                           *_people_blocks(item.skipped, item.unanswered, view.viewer)]}
         if not _fits_with(card, entry):
             break
         body.append(entry)

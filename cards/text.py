@@ -11,15 +11,17 @@ from datetime import datetime
 from bot.core.models import Severity
 from cards import dates
 from cards.catalog import Catalog, catalog_for
-from cards.limits import clip
+from cards.limits import clip, text_length
 from cards.views import (
     AnswerView,
     CandidateView,
     CustomError,
+    DeadLetterDigestView,
     OutcomeKind,
     OutcomeView,
     QuestionView,
     SkippedCandidate,
+    StewardEscalationView,
     StewardNoticeView,
     Viewer,
 )
@@ -29,6 +31,8 @@ MAX_CANDIDATE_BUTTONS = 20
 PERSON_CHARS = 100
 # Rankings are short (max_candidates is 3 by default); past this many, the rest are counted.
 MAX_SKIP_LINES = 12
+# The "Asked, no answer: …" line fits one renderer line; names past this are counted instead.
+UNANSWERED_CHARS = 1000
 
 
 def catalog_of(viewer: Viewer) -> Catalog:
@@ -187,6 +191,43 @@ def skip_texts(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[st
     if len(skipped) > MAX_SKIP_LINES:
         lines.append(cat.plural("escalation.more_skipped", len(skipped) - MAX_SKIP_LINES))
     return lines
+
+
+def unanswered_text(unanswered: tuple[str, ...], viewer: Viewer) -> str | None:
+    """ "Asked, no answer: Tom Becker and Jonas Weber", joined in the viewer's locale. Names are
+    clipped like the skip lines; at most MAX_SKIP_LINES are named, and fewer when the line would
+    pass UNANSWERED_CHARS, so the count of the rest ("and 3 more people") is kept."""
+    if not unanswered:
+        return None
+    cat = catalog_of(viewer)
+    names = [clip(name, PERSON_CHARS) for name in unanswered]
+    line = ""
+    for shown in range(min(len(names), MAX_SKIP_LINES), 0, -1):
+        listed = names[:shown]
+        if shown < len(names):
+            listed.append(cat.plural("escalation.more_unanswered", len(names) - shown))
+        line = cat.text("escalation.unanswered",
+                        names=dates.names_list(listed, locale=viewer.locale))
+        if text_length(line) <= UNANSWERED_CHARS:
+            break
+    return line
+
+
+def escalation_body(view: StewardEscalationView, *, document: str) -> str:
+    """Says truthfully why the steward is asked: the people asked did not answer in time, or
+    nobody could be asked; ``document`` comes already marked up by the renderer."""
+    cat = catalog_of(view.viewer)
+    if view.unanswered:
+        return cat.text("escalation.body_unanswered", document=document)
+    return cat.text("escalation.body", document=document)
+
+
+def dead_letter_intro(view: DeadLetterDigestView) -> str:
+    """The digest's opening line; it mentions unanswered people only when an item has some."""
+    cat = catalog_of(view.viewer)
+    if any(item.unanswered for item in view.items):
+        return cat.plural("dead_letter.intro_unanswered", len(view.items))
+    return cat.plural("dead_letter.intro", len(view.items))
 
 
 def severity_text(severity: Severity, viewer: Viewer) -> str:

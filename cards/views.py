@@ -149,7 +149,8 @@ class SkippedCandidate:
 
 @dataclass(frozen=True)
 class StewardEscalationView:
-    """The redacted question for the steward: document link and skip reasons only."""
+    """The redacted question for the steward: document link, skip reasons and the names of the
+    people asked who did not answer; nothing from the document itself."""
 
     clarification_id: str
     card_ref: str
@@ -157,6 +158,9 @@ class StewardEscalationView:
     severity: Severity
     skipped: tuple[SkippedCandidate, ...]
     viewer: Viewer
+    # Display names of people who were asked and did not answer before the escalation windows
+    # ran out; empty when nobody in the ranking could be asked at all.
+    unanswered: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -189,6 +193,7 @@ class DeadLetterItem:
     document: DocumentView
     severity: Severity
     skipped: tuple[SkippedCandidate, ...]
+    unanswered: tuple[str, ...] = ()  # display names of people asked who did not answer
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ WORST = replace(
     refresh_user_ids=tuple(f"29:user{n}" for n in range(100)))
 SKIPS = tuple(SkippedCandidate(person=EMOJI * 80, reason=code)
               for code in list(ReasonCode) * 8)
+UNANSWERED = (EMOJI * 80,) * 40  # asked, no answer: forty people with 560-unit names
 
 
 def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
@@ -49,12 +50,13 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
                           as_of=fixtures.NOW, answer=fixtures.JUNE_12,
                           confirmed_by=(EMOJI * 50,) * 30, remaining=7)
     escalation = StewardEscalationView(clarification_id="c", card_ref="d", document=DOC,
-                                       severity=Severity.CRITICAL, skipped=SKIPS, viewer=RTL)
+                                       severity=Severity.CRITICAL, skipped=SKIPS, viewer=RTL,
+                                       unanswered=UNANSWERED)
     notice = StewardNoticeView(clarification_id="c", card_ref="d", document=DOC,
                                severity=Severity.HIGH, asked=(EMOJI * 50,) * 30, viewer=RTL)
     dead = DeadLetterDigestView(viewer=RTL, items=tuple(
         DeadLetterItem(clarification_id=f"c{n}", document=DOC, severity=Severity.HIGH,
-                       skipped=SKIPS) for n in range(200)))
+                       skipped=SKIPS, unanswered=UNANSWERED) for n in range(200)))
     return {
         "question": (slack.render_question(WORST, codec=codec),
                      teams.render_question(WORST, codec=codec)),
@@ -99,3 +101,15 @@ def test_worst_dead_letter_digest_still_lists_items(codec) -> None:
     assert any(b["block_id"] == "dead_letter.0" for b in message["blocks"])
     assert any(b["type"] == "Container" for b in card["body"])
     assert "more people" in str(card) and "more people" in str(message)
+
+
+def test_worst_escalation_keeps_the_unanswered_count(codec) -> None:
+    """Forty long unanswered names are cut to a line that still counts the people not named,
+    and the skip heading survives in both formats."""
+    message, card = _worst_payloads(codec)["escalation"]
+    line = next(b["text"]["text"] for b in message["blocks"]
+                if b["block_id"] == "escalation.unanswered")
+    assert line.startswith("Asked, no answer: ") and line.endswith(" more people")
+    assert limits.text_length(line) <= 1000
+    texts = [b["text"] for b in card["body"]]
+    assert texts[2] == line and texts[3] == "Why each person was skipped:"

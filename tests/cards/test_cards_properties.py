@@ -103,14 +103,16 @@ def test_outcomes_stay_inside_limits(kind, question, document, viewer, answer, c
 
 
 @SETTINGS
-@given(document=documents, skipped_people=skipped, viewer=viewers, responders=names)
+@given(document=documents, skipped_people=skipped, viewer=viewers, responders=names,
+       unanswered=names)
 def test_steward_cards_stay_inside_limits(document, skipped_people, viewer, responders,
-                                          slack_validator) -> None:
-    """Escalations with many long skip lines, conflict notices and high-severity notices with
-    long lists of asked people fit both platforms."""
+                                          unanswered, slack_validator) -> None:
+    """Escalations with many long skip lines and long lists of people asked without an answer,
+    conflict notices and high-severity notices with long lists of asked people fit both
+    platforms."""
     escalation = StewardEscalationView(clarification_id="clr_1", card_ref="d", document=document,
                                        severity=Severity.HIGH, skipped=skipped_people,
-                                       viewer=viewer)
+                                       viewer=viewer, unanswered=unanswered)
     _check(slack.render_steward_escalation(escalation),
            teams.render_steward_escalation(escalation), slack_validator)
     notice = StewardConflictView(clarification_id="clr_1", document=document,
@@ -142,12 +144,14 @@ def test_digests_of_up_to_200_questions_stay_inside_limits(sample, count, viewer
 @settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(documents=st.lists(documents, min_size=1, max_size=5), count=st.integers(1, 200),
-       skipped_people=skipped, viewer=viewers)
-def test_dead_letter_digests_stay_inside_limits(documents, count, skipped_people, viewer,
-                                                slack_validator) -> None:
-    """A steward digest of up to 200 dead letters fits both platforms."""
+       skipped_people=skipped, unanswered=names, viewer=viewers)
+def test_dead_letter_digests_stay_inside_limits(documents, count, skipped_people, unanswered,
+                                                viewer, slack_validator) -> None:
+    """A steward digest of up to 200 dead letters, with skip lines and unanswered names, fits
+    both platforms."""
     items = tuple(DeadLetterItem(clarification_id=f"c{n}", document=documents[n % len(documents)],
-                                 severity=Severity.NORMAL, skipped=skipped_people)
+                                 severity=Severity.NORMAL, skipped=skipped_people,
+                                 unanswered=unanswered)
                   for n in range(count))
     view = DeadLetterDigestView(items=items, viewer=viewer)
     _check(slack.render_dead_letter_digest(view), teams.render_dead_letter_digest(view),

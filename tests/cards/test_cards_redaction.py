@@ -27,11 +27,13 @@ def test_steward_views_have_nowhere_to_put_span_text() -> None:
 
 
 def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:
-    """Escalation, conflict notice, high-severity notice and dead-letter digest mention no
-    question or candidate."""
+    """Escalations (all skipped, or asked without an answer), conflict notice, high-severity
+    notice and dead-letter digest mention no question or candidate."""
     rendered = json.dumps([
         slack.render_steward_escalation(fixtures.ESCALATION),
         teams.render_steward_escalation(fixtures.ESCALATION),
+        slack.render_steward_escalation(fixtures.ESCALATION_UNANSWERED),
+        teams.render_steward_escalation(fixtures.ESCALATION_UNANSWERED),
         slack.render_steward_conflict(fixtures.CONFLICT_NOTICE),
         teams.render_steward_conflict(fixtures.CONFLICT_NOTICE),
         slack.render_dead_letter_digest(fixtures.DEAD_LETTERS),
@@ -45,6 +47,7 @@ def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:
     assert fixtures.LEASE.url in rendered
     assert "cannot read this document" in rendered
     assert fixtures.MSA.url in rendered and "Sarah Chen" in rendered
+    assert "Tom Becker and Jonas Weber" in rendered
 
 
 def test_escalation_lists_each_skip_reason_in_plain_words() -> None:
@@ -80,3 +83,14 @@ def test_steward_notice_escapes_names_and_title() -> None:
     dumped = json.dumps(slack.render_steward_notice(notice))
     assert "<!here>" not in dumped and "<!channel>" not in dumped
     assert "&lt;!here&gt;" in dumped and "Ana &amp; Bo" in dumped and "&lt;!channel&gt;" in dumped
+
+
+def test_unanswered_names_are_escaped() -> None:
+    """Names of people asked without an answer are shown as text in Slack, never obeyed."""
+    view = replace(fixtures.ESCALATION_UNANSWERED, unanswered=("<!here>", "Ana & Bo"))
+    dead = replace(fixtures.DEAD_LETTERS, items=(
+        replace(fixtures.DEAD_LETTERS.items[0], unanswered=("<!here>", "Ana & Bo")),))
+    dumped = json.dumps([slack.render_steward_escalation(view),
+                         slack.render_dead_letter_digest(dead)])
+    assert "<!here>" not in dumped
+    assert dumped.count("&lt;!here&gt; and Ana &amp; Bo") == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -9,7 +10,7 @@ import pytest
 
 from bot.core.models import AnswerOutcome, Severity
 from cards import fixtures, slack, teams, text
-from cards.views import OutcomeKind, outcome_kind
+from cards.views import OutcomeKind, Viewer, outcome_kind
 
 
 def _headline(name: str) -> str:
@@ -127,3 +128,83 @@ def test_steward_notice_offers_no_answer() -> None:
     card = teams.render_steward_notice(fixtures.HIGH_NOTICE)
     assert [a["type"] for a in card["actions"]] == ["Action.OpenUrl"]
     assert "Action.Execute" not in str(card) and "ActionSet" not in str(card)
+
+
+ASKED = ("Tom Becker", "Jonas Weber")
+BODY_NOBODY_ASKED = "none of the people best placed to answer could be asked"
+BODY_UNANSWERED = "the people asked have not answered in time"
+HEADING = "Why each person was skipped:"
+NOBODY = "No one was ranked for this document."
+ASKED_LINE = "Asked, no answer: Tom Becker and Jonas Weber"
+
+
+def _escalation_texts(**changes: object) -> list[str]:
+    view = replace(fixtures.ESCALATION, **changes)  # type: ignore[arg-type]
+    return [json.dumps(slack.render_steward_escalation(view), ensure_ascii=False),
+            json.dumps(teams.render_steward_escalation(view), ensure_ascii=False)]
+
+
+@pytest.mark.parametrize(("skipped", "unanswered", "present", "absent"), [
+    (fixtures.SKIPPED, (), {BODY_NOBODY_ASKED, HEADING, "Sarah Okafor cannot read"},
+     {BODY_UNANSWERED, "Asked, no answer", NOBODY}),
+    (fixtures.SKIPPED[2:], ASKED, {BODY_UNANSWERED, ASKED_LINE, HEADING, "Lena Brandt had"},
+     {BODY_NOBODY_ASKED, NOBODY}),
+    ((), ASKED, {BODY_UNANSWERED, ASKED_LINE}, {BODY_NOBODY_ASKED, HEADING, NOBODY}),
+    ((), (), {BODY_NOBODY_ASKED, NOBODY}, {BODY_UNANSWERED, HEADING, "Asked, no answer"}),
+], ids=["all_skipped", "asked_and_skipped", "asked_only", "nobody_ranked"])
+def test_escalation_says_truthfully_who_was_asked(skipped, unanswered, present,
+                                                   absent) -> None:
+    """Each mix of skipped and unanswered people gets only the sentences that are true of it,
+    in the Slack message and the Adaptive Card alike."""
+    for rendered in _escalation_texts(skipped=skipped, unanswered=unanswered):
+        assert {s for s in present if s not in rendered} == set()
+        assert {s for s in absent if s in rendered} == set()
+
+
+def test_unanswered_line_follows_the_body() -> None:
+    """The "Asked, no answer" line comes right after the body and before the skip heading."""
+    message = slack.render_steward_escalation(fixtures.ESCALATION_UNANSWERED)
+    assert [b["block_id"] for b in message["blocks"]][1:4] == [
+        "escalation.body", "escalation.unanswered", "escalation.skipped"]
+    card = teams.render_steward_escalation(fixtures.ESCALATION_UNANSWERED)
+    assert [b["text"] for b in card["body"]][2:4] == [ASKED_LINE, HEADING]
+
+
+def test_unanswered_names_are_joined_in_the_viewer_locale_and_clipped() -> None:
+    """Names are joined by the locale's list rules, each cut like a skip line, at most twelve
+    named and the rest counted."""
+    german = Viewer(locale="de", time_zone="Europe/Berlin")
+    assert text.unanswered_text(ASKED, german) == "Asked, no answer: Tom Becker und Jonas Weber"
+    assert text.unanswered_text((), fixtures.STEWARD) is None
+    many = tuple(f"Person {n}" for n in range(20))
+    line = text.unanswered_text(many, fixtures.STEWARD) or ""
+    assert "Person 11" in line and "Person 12" not in line
+    assert line.endswith("Person 11 and 8 more people")
+    long_names = ("x" * 500,) * 20
+    line = text.unanswered_text(long_names, fixtures.STEWARD) or ""
+    assert "x" * 100 not in line and "x" * 98 + "…" in line
+    assert len(line) <= text.UNANSWERED_CHARS and line.endswith("more people")
+
+
+def test_dead_letter_items_list_unanswered_names_under_skip_lines() -> None:
+    """A dead letter lists who was asked without answering after its skip reasons, and says
+    "No one was ranked" only when nobody was asked or skipped."""
+    items = (replace(fixtures.DEAD_LETTERS.items[1], unanswered=ASKED),
+             replace(fixtures.DEAD_LETTERS.items[2], skipped=(), unanswered=("Sarah Chen",)))
+    view = replace(fixtures.DEAD_LETTERS, items=items)
+    message = slack.render_dead_letter_digest(view)
+    sections = [b["text"]["text"] for b in message["blocks"] if b["type"] == "section"]
+    assert "who was asked and did not answer" in sections[0]
+    assert sections[1].endswith(
+        "• Tom Becker belongs to a different organisation, so they may not be asked.\n"
+        + ASKED_LINE)
+    assert sections[2].endswith("· high*\nAsked, no answer: Sarah Chen")
+    card = teams.render_dead_letter_digest(view)
+    entries = [[b["text"] for b in e["items"]] for e in card["body"]
+               if e["type"] == "Container"]
+    assert entries[0][-1] == ASKED_LINE and entries[0][-2].startswith("• Tom Becker")
+    assert entries[1][1:] == ["Asked, no answer: Sarah Chen"]
+    assert NOBODY not in json.dumps([message, card])
+    empty = replace(view, items=(replace(items[1], unanswered=()),))
+    assert NOBODY in json.dumps(slack.render_dead_letter_digest(empty))
+    assert "who was asked" not in json.dumps(slack.render_dead_letter_digest(empty))
