@@ -65,8 +65,10 @@ def describe(sent: Sent) -> str:
         lines = [f"“{message.question}”", f"[{options} | Something else…]"]
         return "\n      ".join(lines + ([notice] if notice else []))
     if isinstance(message, StewardEscalationView):
-        skipped = "; ".join(text.skip_texts(message.skipped, message.viewer))
-        return f"redacted escalation about “{message.document.title}”: {skipped}"
+        why = [*text.skip_texts(message.skipped, message.viewer)] if message.skipped else []
+        if message.unanswered:
+            why.insert(0, "asked, no answer: " + ", ".join(message.unanswered))
+        return f"redacted escalation about “{message.document.title}”: {'; '.join(why)}"
     if isinstance(message, StewardNoticeView):
         return f"notice: a {message.severity} question went to {', '.join(message.asked)}"
     if isinstance(message, DeadLetterDigestView):

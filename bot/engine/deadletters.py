@@ -119,8 +119,9 @@ class DeadLetterReporter:
             for ev in c.events
             if ev.type == "skipped" and ev.person_id and ev.reason_code
         )
+        waiting = views.unanswered(c)
         names: dict[str, str] = {}
-        for person_id, _ in pairs:
+        for person_id in [*(p for p, _ in pairs), *waiting]:
             if person_id not in names:
                 try:
                     names[person_id] = (
@@ -133,6 +134,7 @@ class DeadLetterReporter:
             document=views.document(c),
             severity=c.severity,
             skipped=tuple(SkippedCandidate(person=names[p], reason=code) for p, code in pairs),
+            unanswered=tuple(names[p] for p in waiting),
         )
 
 

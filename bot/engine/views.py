@@ -60,14 +60,16 @@ def escalation(
     key: DeliveryKey,
     steward: m.Person,
     skipped: list[tuple[str, m.ReasonCode]],
+    unanswered: list[str] | None = None,
 ) -> StewardEscalationView:
-    """The redacted escalation: document link and skip reasons; no span text, no candidates."""
+    """The redacted escalation: document link, who did not answer, skip reasons; no span text."""
     return StewardEscalationView(
         clarification_id=c.id,
         card_ref=card_ref(key),
         document=document(c),
         severity=c.severity,
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
+        unanswered=tuple(unanswered or ()),
         viewer=viewer(steward),
     )
 
@@ -96,3 +98,11 @@ def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: li
     """High severity: the steward hears whom a question went to; no span text, no dates."""
     return StewardNoticeView(clarification_id=c.id, card_ref=card_ref(key), document=document(c),
                              severity=c.severity, asked=tuple(asked), viewer=viewer(steward))
+
+
+def unanswered(c: m.Clarification) -> list[str]:
+    """People asked (a card or a digest entry) who have not answered: ids, in asking order."""
+    answered = {r.responder for r in c.responses}
+    asked = [d.person_id for d in c.deliveries
+             if d.kind in (m.DeliveryKind.QUESTION, m.DeliveryKind.DIGEST)]
+    return [p for p in dict.fromkeys(asked) if p not in answered]
