@@ -65,6 +65,7 @@ async def test_clarify_escalation(rig: Rig) -> None:
     escalation = rig.channel.sent[-1]
     assert (escalation.address.person_id, escalation.key.kind) == ("p-maria", "steward_escalation")
     assert "Olga Ivanova" in rig.rendered(escalation)
+    assert escalation.message.unanswered == ("Lee Park", "Sarah Chen")  # type: ignore[union-attr]
     await rig.later(WINDOW + timedelta(minutes=5))
     c = await rig.bot.get_clarification(clarification_id=cid)
     assert c.state is m.ClarificationState.DEAD_LETTERED
@@ -76,6 +77,7 @@ async def test_clarify_escalation(rig: Rig) -> None:
     assert [(s.person, s.reason) for s in item.skipped] == [
         ("Olga Ivanova", m.ReasonCode.NO_DELIVERY_ALIAS)
     ]
+    assert item.unanswered == ("Lee Park", "Sarah Chen")
     reported = rig.events("dead_letter_reported", cid)
     assert len(reported) == 1 and "NO_DELIVERY_ALIAS" in reported[0].message
     await rig.later(timedelta(days=3))
