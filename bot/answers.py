@@ -209,7 +209,7 @@ class AnswerService:
         return Receipt(Verdict.FORWARDED, view, result)
 
     async def _tell_steward(self, clarification_id: str) -> None:
-        """Conflicted: the steward is told now (once; the notice is idempotent per clarification)."""
+        """Conflicted: the steward is told now (the notice is idempotent per clarification)."""
         if self.on_conflict is None:
             return
         try:
@@ -247,9 +247,11 @@ class AnswerService:
         now = self.clock.now()
         settled = _answer_view(fresh.bound_interval)
         if moved_on or result is None:
+            # "settled … on <date>" is the binding's date, not the late answer's
             return OutcomeView(kind=OutcomeKind.MOVED_ON, clarification_id=c.id,
                                question=c.question, document=views.document(c), viewer=viewer,
-                               as_of=now, settled=settled)
+                               as_of=now, settled=settled,
+                               recorded_at=fresh.bound_fact_version_tx)
         kind = outcome_kind(result.outcome,
                             required_confirmations=c.quorum_policy.required_confirmations)
         own = next((r for r in reversed(fresh.responses) if r.response_id == result.response_id),

@@ -94,7 +94,8 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
             clarify=ClarifySettings(enabled=True, channels=("slack",)), clock=clock,
             audit_sink=MemorySink(), slack=SLACK, sleep=_no_sleep))
         answers = AnswerService(core=client, store=store, channels={"slack": channel},
-                                audit=engine.audit, clock=clock)
+                                audit=engine.audit, clock=clock,
+                                on_conflict=engine.handler.notify_conflict)
         names = {p.person_id: p.display_name for p in core.directory.people.values()}
         shown = 0
 

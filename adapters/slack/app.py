@@ -10,9 +10,11 @@ inside 3 seconds. Socket Mode feeds the same listeners through bolt's socket-mod
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
 import json
 import re
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +48,8 @@ from cards.views import CustomError, CustomFormView, OutcomeView, Viewer
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
+SIGNATURE_WINDOW = 5 * 60  # seconds either side of now, as Slack documents
+_STAMP = re.compile(r"[0-9]{1,12}")
 
 
 class _EpochClock:
@@ -78,7 +82,7 @@ class SlackAdapter:
         raw = await request.content.read(payloads.MAX_BODY + 1)
         if len(raw) > payloads.MAX_BODY:
             return _refusal(413, "too_large")
-        if not self.verifier.is_valid_request(raw, dict(request.headers)):
+        if not _signed(self.verifier, raw, request.headers):
             return _refusal(401, "invalid_signature")
         try:
             body = _form_or_json(raw, request.content_type)
@@ -90,7 +94,10 @@ class SlackAdapter:
             return _refusal(403, "workspace_not_served")
         bolt_request = AsyncBoltRequest(body=raw.decode("utf-8"), query=request.query_string,
                                         headers=dict(request.headers))
-        return await to_aiohttp_response(await self.app.async_dispatch(bolt_request))
+        answered = await self.app.async_dispatch(bolt_request)
+        if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
+            return web.Response(status=200)
+        return await to_aiohttp_response(answered)
 
     def _check(self, body: dict[str, Any]) -> str | None:
         """Validates what the listeners will read; returns the tenant (None: unmapped)."""
@@ -150,15 +157,22 @@ class SlackAdapter:
             return
         if click.trigger_id is None or click.ref.clarification_id is None:
             return
+        self._spawn(self._open_custom(click))  # a task of ours: drain() waits for it too
+
+    async def _open_custom(self, click: payloads.Click) -> None:
+        assert click.trigger_id is not None
         try:  # trigger_id lives 3 s: the modal must open inside that
             modal = await asyncio.wait_for(self._modal(click), MODAL_DECISION_SECONDS)
         except (TimeoutError, e.CoreError):
             modal = None
-        if modal is None:
-            await self._ephemeral(click.channel_id, click.who.user_id,
-                                  key="answer.form_unavailable")
-            return
-        await self.channel.open_modal(click.trigger_id, modal, workspace=click.who.team_id)
+        try:
+            if modal is None:
+                await self._ephemeral(click.channel_id, click.who.user_id,
+                                      key="answer.form_unavailable")
+                return
+            await self.channel.open_modal(click.trigger_id, modal, workspace=click.who.team_id)
+        except ChannelError as exc:
+            log.warning("slack.modal_not_opened", error=exc.reason)
 
     async def _modal(self, click: payloads.Click) -> dict[str, Any] | None:
         tenant = self.settings.tenant_for(team_id=click.who.team_id,
@@ -299,15 +313,27 @@ async def _ack_only(ack: Any) -> None:
     await ack()
 
 
+def _signed(verifier: SignatureVerifier, raw: bytes, headers: Mapping[str, str]) -> bool:
+    """Slack's v0 check over the raw bytes: malformed headers or a body slack_sdk cannot decode
+    are a 401 or a 400, never a 500 (``is_valid_request`` raises on both)."""
+    stamp = headers.get("X-Slack-Request-Timestamp", "")
+    signature = headers.get("X-Slack-Signature", "")
+    if not _STAMP.fullmatch(stamp) or abs(verifier.clock.now() - int(stamp)) > SIGNATURE_WINDOW:
+        return False
+    base = b"v0:" + stamp.encode() + b":" + raw
+    mac = hmac.new(verifier.signing_secret.encode(), base, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(f"v0={mac}".encode(), signature.encode("utf-8", "surrogateescape"))
+
+
 def _refusal(status: int, error: str) -> web.Response:
     return web.json_response({"ok": False, "error": error}, status=status)
 
 
 def _form_or_json(raw: bytes, content_type: str) -> dict[str, Any]:
     if content_type == "application/json":
-        try:
-            body = json.loads(raw)
-        except ValueError:
+        try:  # decoded first: json.loads would take UTF-16 bytes that bolt then cannot read
+            body = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):
             raise payloads.MalformedPayload("not JSON") from None
         if not isinstance(body, dict):
             raise payloads.MalformedPayload("not an object")

@@ -74,7 +74,7 @@ def interaction(body: bytes | str) -> dict[str, Any]:
         raise MalformedPayload("no payload")
     try:
         payload = json.loads(values[0])
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting too deep to decode
         raise MalformedPayload("the payload is not JSON") from None
     if not isinstance(payload, dict):
         raise MalformedPayload("the payload is not an object")
@@ -121,8 +121,9 @@ def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
     view = payload.get("view")
     if not isinstance(view, dict) or view.get("callback_id") != MODAL_CALLBACK:
         raise MalformedPayload("not a clarify modal")
+    raw_meta = view.get("private_metadata")
     try:
-        meta = json.loads(view.get("private_metadata") or "")
+        meta = json.loads(raw_meta if isinstance(raw_meta, str) else "")
     except ValueError:
         raise MalformedPayload("modal metadata is not JSON") from None
     if not isinstance(meta, dict):

@@ -8,7 +8,7 @@ keeps its own delivery key, so answers and card updates work exactly as for a si
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -143,8 +143,10 @@ class DigestSender:
     ) -> None:
         key = _question_key(item)
         await self.store.mark_sent(key, message_ref=ref)
+        # recorded as a digest entry: a card refresh must never rewrite the whole digest message
+        entry = replace(key, kind=m.DeliveryKind.DIGEST.value)
         await self.store.add_card(
-            CardRecord(delivery=key, platform=address.platform, message_ref=ref)
+            CardRecord(delivery=entry, platform=address.platform, message_ref=ref)
         )
         try:
             await self.core.report_delivery(

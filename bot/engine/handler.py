@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import structlog
 
 from bot.audit import REASON_TEXT, Audit, AuditEvent
-from bot.channel import Address
+from bot.channel import Address, Message
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
@@ -197,7 +197,9 @@ class JobHandler:
             )
             return Outcome.FAILED
         key = DeliveryKey(c.id, steward.person_id, attempt, m.DeliveryKind.STEWARD_ESCALATION.value)
-        message = views.escalation(c, key=key, steward=steward, skipped=reasons)
+        waiting = await self._names(views.unanswered(c))
+        message: Message = views.escalation(c, key=key, steward=steward, skipped=reasons,
+                                            unanswered=list(waiting.values()))
         if (
             not self.settings.redact_fallback
             and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed
@@ -250,7 +252,13 @@ class JobHandler:
         key = DeliveryKey(c.id, steward.person_id, 0, "steward_conflict")
         names = await self._names([r.responder for r in c.responses])
         message = views.conflict(c, steward=steward, names=names)
-        await self.deliverer.deliver(key, address, message, now=self.clock.now(), report=False)
+        result = await self.deliverer.deliver(key, address, message, now=self.clock.now(),
+                                              report=False)
+        if result.status is Sent.NEW:
+            await self.audit.emit(AuditEvent(
+                type="steward_notified", at=self.clock.now(), clarification_id=c.id,
+                person_id=steward.person_id, channel=address.platform,
+                message="The steward was told that binding-capable answers disagree."))
 
     async def _steward(self, c: m.Clarification) -> tuple[m.Person | None, Address | None]:
         if c.workspace.steward_id is None:

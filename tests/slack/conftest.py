@@ -112,10 +112,12 @@ class Stack:
     async def click(self, user_id: str, message: Message, action_id: str, *,
                     team_id: str = "T0ACME", enterprise_id: str | None = "E0ACME",
                     payload_edit: Any = None, timestamp: float | None = None,
-                    secret: str | None = None) -> aiohttp.ClientResponse:
-        """Press a button of a message as Slack would report it (signed block_actions)."""
-        current = next(m for m in self.slack.messages
-                       if m.channel == message.channel and m.ts == message.ts)
+                    secret: str | None = None, seen: Message | None = None
+                    ) -> aiohttp.ClientResponse:
+        """Press a button of a message as Slack would report it (signed block_actions);
+        ``seen`` is the message as the person still sees it (a copy taken before an update)."""
+        current = seen or next(m for m in self.slack.messages
+                               if m.channel == message.channel and m.ts == message.ts)
         element = _element(current.blocks, action_id)
         payload: dict[str, Any] = {
             "type": "block_actions",
@@ -215,7 +217,8 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
             slack=ACME_SLACK, sleep=no_sleep,
             worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
         answers = AnswerService(core=client, store=store, channels={"slack": channel},
-                                audit=engine.audit, clock=clock)
+                                audit=engine.audit, clock=clock,
+                                on_conflict=engine.handler.notify_conflict)
         adapter = build_slack_adapter(
             bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
@@ -243,3 +246,19 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
 @pytest.fixture
 async def stack(make_stack: Any) -> Stack:
     return await make_stack()
+
+
+async def payload_of(stack: Stack, user_id: str, message: Message, action_id: str,
+                     **kwargs: Any) -> dict[str, Any]:
+    """The block_actions payload ``stack.click`` would send, without sending it."""
+    kept: dict[str, Any] = {}
+
+    async def keep(payload: dict[str, Any], **_: Any) -> None:
+        kept.update(json.loads(json.dumps(payload)))
+
+    stack.post_payload = keep  # type: ignore[method-assign]
+    try:
+        await stack.click(user_id, message, action_id, **kwargs)
+    finally:
+        del stack.post_payload
+    return kept
