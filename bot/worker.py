@@ -71,7 +71,7 @@ class Worker:
         try:
             await self.digests.flush()
             await self.dead_letters.report()
-        except e.CoreError as exc:
+        except Exception as exc:  # a store or platform blip must not stop the worker
             log.warning("worker.housekeeping_failed", error=type(exc).__name__)
 
     async def _work(self, job: m.LeasedJob) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 from bot.audit import Audit, AuditEvent
 from bot.channel import Address
@@ -24,6 +26,9 @@ from bot.store.base import DeliveryKey, SlotState, Store
 from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
 
 KIND = "dead_letter"
+LISTED = "dead-letter-listed"
+LISTED_TTL_SECONDS = 400 * 24 * 3600
+STALE_CLAIM = timedelta(minutes=10)
 
 
 @dataclass
@@ -50,13 +55,16 @@ class DeadLetterReporter:
             listed += await self._send(steward_id, items)
         return listed
 
-    async def _dead_lettered(self):  # type: ignore[no-untyped-def]
+    async def _dead_lettered(self) -> AsyncIterator[m.Clarification]:
+        """Dead-lettered clarifications not yet listed (listed ones cost no core read)."""
         cursor: str | None = None
         while True:
             page = await self.core.list_jobs(
                 state=m.JobState.DEAD_LETTERED, kind="clarify:", cursor=cursor
             )
             for job in page.items:
+                if await self.store.kv_get(LISTED, job.payload.clarification_id):
+                    continue
                 try:
                     yield await self.core.get_clarification(
                         clarification_id=job.payload.clarification_id
@@ -80,9 +88,11 @@ class DeadLetterReporter:
         fresh = []
         for c in items:
             slot, created = await self.store.reserve(
-                _key(c, steward_id), worker_id="deadletters", now=now
+                _key(c, steward_id), worker_id=self.deliverer.worker_id, now=now
             )
-            if created or slot.state is SlotState.RESERVED:
+            # another live worker's claim is left alone; only a stale one (a crash) is taken over
+            if created or (slot.state is SlotState.RESERVED
+                           and now - slot.reserved_at >= STALE_CLAIM):
                 fresh.append(c)
         if not fresh:
             return 0
@@ -98,6 +108,7 @@ class DeadLetterReporter:
             return 0
         for c in fresh:
             await self.store.mark_sent(_key(c, steward_id), message_ref=result.message_ref)
+            await self.store.kv_put(LISTED, c.id, "1", ttl_seconds=LISTED_TTL_SECONDS)
             codes = sorted({ev.reason_code.value for ev in c.events if ev.reason_code})
             await self.audit.emit(
                 AuditEvent(

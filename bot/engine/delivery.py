@@ -80,6 +80,19 @@ class Deliverer:
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Sent.NEW)
 
+    async def reconcile(self, key: DeliveryKey, address: Address) -> Result:
+        """A reservation left by a worker that died mid-send: record the message if it exists."""
+        slot = await self.store.slot(key)
+        if slot is None or slot.state is not SlotState.RESERVED:
+            return Result(Sent.EARLIER, slot.message_ref if slot else None)
+        try:
+            found = await self.channels[address.platform].find(address, key)
+        except ChannelError:
+            return Result(Sent.UNCERTAIN)
+        if found is None:
+            return Result(Sent.FAILED)
+        return await self._recorded(key, address, found, report=True, status=Sent.EARLIER)
+
     async def _send(
         self, channel: Channel, address: Address, message: Message, key: DeliveryKey
     ) -> str:

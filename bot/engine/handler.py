@@ -29,11 +29,13 @@ from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import Decision, DeliveryKey, DigestItem, Store
+from bot.store.base import Decision, DeliveryKey, DigestItem, SlotState, Store
 
 log = structlog.get_logger("clarify.handler")
 
 SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
+# Delivery kind of the steward's notice about an answer that differs from a bound date.
+LATE_CONFLICT_KIND = "steward_conflict_late"
 
 
 class Outcome(StrEnum):
@@ -80,6 +82,7 @@ class JobHandler:
             await self.core.complete_job(job_id=job.id, lease_token=job.lease_token)
             return Outcome.COMPLETED
         ranking = job.payload.ranking
+        await self.reconcile_earlier(c, job)
         if job.attempts >= len(ranking):
             return await self.escalate(c, job, skipped=[])
         walk = await self.walk(c, job)
@@ -91,6 +94,24 @@ class JobHandler:
             return Outcome.ASKED
         await self._advance(job, len(ranking), walk.skipped[-1].reason if walk.skipped else None)
         return await self.escalate(c, job, skipped=walk.skipped)
+
+    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob) -> None:
+        """Cards of earlier attempts whose worker died between sending and recording: find
+        them on the platform and record them, so they can be updated and the core knows."""
+        ranking = job.payload.ranking
+        for index in range(min(job.attempts, len(ranking))):
+            key = DeliveryKey(c.id, ranking[index], index, m.DeliveryKind.QUESTION.value)
+            slot = await self.store.slot(key)
+            if slot is None or slot.state is not SlotState.RESERVED:
+                continue
+            try:
+                person = await self.core.get_person(person_id=ranking[index],
+                                                    tenant_id=c.tenant_id)
+            except e.PersonNotFound:
+                continue
+            address = self.routing.address(person, tenant_id=c.tenant_id)
+            if isinstance(address, Address):
+                await self.deliverer.reconcile(key, address)
 
     # ---------------------------------------------------------------- the ranking walk
 
@@ -260,6 +281,29 @@ class JobHandler:
                 person_id=steward.person_id, channel=address.platform,
                 message="The steward was told that binding-capable answers disagree."))
 
+    async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
+        """After binding: the steward hears once per late responder whose answer differs from
+        the bound date (no dates, no span text); the bound correction is not touched."""
+        index = responder_index(c, responder)
+        steward, address = await self._steward(c)
+        if index is None or steward is None or address is None:
+            return
+        # One notice per responder, not per response: the same person re-tapping, or changing
+        # their late answer again, tells the steward nothing new; another person's answer does.
+        key = DeliveryKey(c.id, steward.person_id, index, LATE_CONFLICT_KIND)
+        names = await self._names([responder])
+        message = views.late_conflict(c, steward=steward,
+                                      responder=names.get(responder, responder))
+        result = await self.deliverer.deliver(key, address, message, now=self.clock.now(),
+                                              report=False)
+        if result.status is Sent.NEW:
+            await self.audit.emit(AuditEvent(
+                type="steward_notified", at=self.clock.now(), clarification_id=c.id,
+                person_id=steward.person_id, attempt=index, channel=address.platform,
+                extra={"responder": responder},
+                message="The steward was told that an answer after binding differs from the "
+                        "bound date; the bound correction is unchanged."))
+
     async def _steward(self, c: m.Clarification) -> tuple[m.Person | None, Address | None]:
         if c.workspace.steward_id is None:
             return None, None
@@ -358,6 +402,15 @@ class JobHandler:
             ),
             to_core=to_core,
         )
+
+
+def responder_index(c: m.Clarification, responder: str) -> int | None:
+    """Where the responder's first response sits in the append-only record: a number that
+    stays the same for that person and differs between people."""
+    for index, record in enumerate(c.responses):
+        if record.responder == responder:
+            return index
+    return None
 
 
 def local_day(person: m.Person, now: datetime) -> str:

@@ -93,6 +93,14 @@ def conflict(
     )
 
 
+def late_conflict(c: m.Clarification, *, steward: m.Person, responder: str
+                  ) -> StewardConflictView:
+    """After binding: ``responder`` (a display name) answered differently from the bound date;
+    names and the document link only."""
+    return StewardConflictView(clarification_id=c.id, document=document(c), severity=c.severity,
+                               responders=(responder,), viewer=viewer(steward), bound=True)
+
+
 def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str]
            ) -> StewardNoticeView:
     """High severity: the steward hears whom a question went to; no span text, no dates."""

@@ -141,10 +141,12 @@ async def store(request: pytest.FixtureRequest, clock: ManualClock) -> AsyncIter
         yield MemoryStore(clock=clock)
         return
     client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
-    await client.flushdb()
-    store = RedisStore(client, prefix=f"t-{uuid4().hex[:8]}")
+    prefix = f"t-{uuid4().hex[:8]}"
+    store = RedisStore(client, prefix=prefix)
     yield store
-    await client.flushdb()
+    # only this test's keys: a concurrent run on the same database keeps its own
+    async for name in client.scan_iter(match=f"{prefix}:*", count=500):
+        await client.delete(name)
     await client.aclose()
 
 
