@@ -95,7 +95,8 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
             audit_sink=MemorySink(), slack=SLACK, sleep=_no_sleep))
         answers = AnswerService(core=client, store=store, channels={"slack": channel},
                                 audit=engine.audit, clock=clock,
-                                on_conflict=engine.handler.notify_conflict)
+                                on_conflict=engine.handler.notify_conflict,
+                                on_late_conflict=engine.handler.notify_late_conflict)
         names = {p.person_id: p.display_name for p in core.directory.people.values()}
         shown = 0
 
@@ -125,7 +126,7 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
 
         echo(f"Reference core on {url}, scenario 'acme',"
              f" clock at {clock.now():%d %b %Y %H:%M} UTC.")
-        await work("Monday 09:00: the worker leases the clarify: jobs (low severity is never asked).")
+        await work("Monday 09:00: the worker leases the clarify: jobs (low severity never asks).")
 
         echo("\nThe critical contract date needs two confirmations:")
         await tap("p-sarah", "clr-00001", 1)
