@@ -47,6 +47,9 @@ OUTBOX_LEASE_SECONDS = 60
 OUTBOX_BACKOFF_CAP = timedelta(minutes=5)
 # Tells the workspace steward about a conflict (the engine's JobHandler.notify_conflict).
 ConflictNotifier = Callable[[m.Clarification], Awaitable[None]]
+# Tells the steward that a responder's answer after binding differs from the bound date
+# (the engine's JobHandler.notify_late_conflict); called with the responder's person id.
+LateConflictNotifier = Callable[[m.Clarification, str], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +129,8 @@ class AnswerService:
     clock: Clock
     # Without it the steward hears of a conflict only when the job comes back, a window later.
     on_conflict: ConflictNotifier | None = None
+    # After binding no job comes back: without it the steward never hears of a late conflict.
+    on_late_conflict: LateConflictNotifier | None = None
 
     async def receive(self, cb: Callback) -> Receipt:
         """Handle one callback after the platform's acknowledgement."""
@@ -135,7 +140,10 @@ class AnswerService:
             return Receipt(Verdict.OUT_OF_SCOPE)
         entry_id = f"{cb.clarification_id}|{cb.fingerprint()}|{uuid.uuid4().hex[:12]}"
         # durable first: from here on the answer survives a crash or an unreachable core
-        await self.store.outbox_put(entry_id, cb.to_json(), now=self.clock.now())
+        now = self.clock.now()
+        await self.store.outbox_put(entry_id, cb.to_json(), now=now)
+        # held by this attempt for a lease, so that the outbox loop does not forward it too
+        await self.store.outbox_retry(entry_id, at=now + timedelta(seconds=OUTBOX_LEASE_SECONDS))
         return await self._process(entry_id, cb, first=True)
 
     async def flush_outbox(self, *, limit: int = 50) -> int:
@@ -159,7 +167,7 @@ class AnswerService:
 
     async def _process(self, entry_id: str, cb: Callback, *, first: bool) -> Receipt:
         try:
-            receipt = await self._forward(cb, first=first)
+            receipt = await self._forward(entry_id, cb, first=first)
         except (e.CoreTransportError, e.ServerError, e.RateLimited) as exc:
             log.warning("answers.core_unreachable", error=type(exc).__name__)
             REGISTRY.inc("clarify_answers_total", verdict=Verdict.QUEUED.value)
@@ -168,7 +176,7 @@ class AnswerService:
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         return receipt
 
-    async def _forward(self, cb: Callback, *, first: bool) -> Receipt:
+    async def _forward(self, entry_id: str, cb: Callback, *, first: bool) -> Receipt:
         assert cb.tenant_id is not None
         person = await self._responder(cb)
         if person is None:
@@ -201,22 +209,34 @@ class AnswerService:
         except e.PermissionDenied:
             return Receipt(Verdict.NOT_ALLOWED)
         result = answered.result
+        # the core has it: never forwarded again, or a replay could supersede a later answer
+        await self.store.outbox_done(entry_id)
         await self._audit_answer(c, person, cb, result)
-        view = await self._view(c, person, result, moved_on=settled_before)
-        await self.refresh_cards(c.id, except_ref=cb.message_ref)
-        if result.state is m.ClarificationState.CONFLICTED:
-            await self._tell_steward(c.id)
+        try:
+            view = await self._view(c, person, result, moved_on=settled_before)
+            await self.refresh_cards(c.id, except_ref=cb.message_ref)
+        except (e.CoreTransportError, e.ServerError, e.RateLimited) as exc:
+            log.warning("answers.follow_up_failed", error=type(exc).__name__)
+            view = self._taken_view(c, person, cb, result)
+        await self._tell_steward(c.id, result, responder=person.person_id)
         return Receipt(Verdict.FORWARDED, view, result)
 
-    async def _tell_steward(self, clarification_id: str) -> None:
-        """Conflicted: the steward is told now (the notice is idempotent per clarification)."""
-        if self.on_conflict is None:
+    async def _tell_steward(self, clarification_id: str, result: m.AnswerResult, *,
+                            responder: str) -> None:
+        """A conflict reaches the steward now: before binding one notice per clarification,
+        after binding (a conflicting attestation) one per late responder; both are idempotent."""
+        conflicted = result.state is m.ClarificationState.CONFLICTED
+        late = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+        if not (conflicted and self.on_conflict) and not (late and self.on_late_conflict):
             return
         try:
             fresh = await self.core.get_clarification(clarification_id=clarification_id)
-            await self.on_conflict(fresh)
-        except e.CoreError as exc:  # the worker's next pass over the job tells the steward
-            log.warning("answers.steward_not_told", error=type(exc).__name__)
+            if conflicted and self.on_conflict is not None:
+                await self.on_conflict(fresh)
+            elif late and self.on_late_conflict is not None:
+                await self.on_late_conflict(fresh, responder)
+        except e.CoreError as exc:  # conflicted: the worker's next pass over the job tells them
+            log.warning("answers.steward_not_told", error=type(exc).__name__, late=late)
 
     async def _responder(self, cb: Callback) -> m.Person | None:
         """The verified PERSON behind the chat identity, or None (RESPONDER_NOT_AUTHORISED)."""
@@ -325,6 +345,24 @@ class AnswerService:
             except e.CoreAPIError:
                 names.append(person_id)
         return names
+
+    def _taken_view(self, c: m.Clarification, person: m.Person, cb: Callback,
+                    result: m.AnswerResult) -> OutcomeView:
+        """The outcome as the core's result states it, when the core is gone again."""
+        chosen = next((x for x in c.candidates if x.index == cb.answer_index), None)
+        kind = outcome_kind(result.outcome,
+                            required_confirmations=c.quorum_policy.required_confirmations)
+        now = self.clock.now()
+        return OutcomeView(
+            kind=kind, clarification_id=c.id, question=c.question, document=views.document(c),
+            viewer=views.viewer(person), as_of=now, recorded_at=now,
+            answer=AnswerView(valid_from=chosen.valid_from, valid_to=chosen.valid_to)
+            if chosen else _cb_answer(cb),
+            # other confirmers' names need the core; the person's own is known
+            confirmed_by=(person.display_name,) if person.person_id in result.confirmed_by
+            else (), remaining=result.quorum_remaining,
+            settled=_answer_view(result.bound_interval),
+        )
 
     def _recording_view(self, cb: Callback) -> OutcomeView:
         return OutcomeView(kind=OutcomeKind.RECORDING, clarification_id=cb.clarification_id,

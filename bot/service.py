@@ -148,7 +148,8 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
                                 heartbeat_seconds=settings.worker.heartbeat_seconds,
                                 poll_interval_seconds=settings.worker.poll_interval_seconds)))
         answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
-                                clock=clock, on_conflict=engine.handler.notify_conflict)
+                                clock=clock, on_conflict=engine.handler.notify_conflict,
+                                on_late_conflict=engine.handler.notify_late_conflict)
         REGISTRY.gauges["clarify_outbox_entries"] = _outbox_size(store)
         app = web.Application(client_max_size=256 * 1024)
         service = Service(settings=settings, core=core, store=store, engine=engine,

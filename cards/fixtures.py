@@ -110,6 +110,8 @@ ESCALATION_UNANSWERED = replace(
 CONFLICT_NOTICE = StewardConflictView(clarification_id=QUESTION.clarification_id, document=MSA,
                                       severity=Severity.HIGH, responders=("Sarah", "Ahmed"),
                                       viewer=STEWARD)
+# After binding: Ahmed's late answer differs from the bound date, which stays.
+LATE_CONFLICT_NOTICE = replace(CONFLICT_NOTICE, responders=("Ahmed",), bound=True)
 HIGH_NOTICE = StewardNoticeView(clarification_id="clr_8e21d4", card_ref="dlv_01J2ZKH1J6",
                                 document=MSA, severity=Severity.HIGH, asked=("Sarah Chen",),
                                 viewer=STEWARD)
@@ -184,6 +186,9 @@ def states() -> list[State]:
         State("steward_conflict", "Steward: conflict notice",
               lambda c: slack.render_steward_conflict(CONFLICT_NOTICE),
               lambda c: teams.render_steward_conflict(CONFLICT_NOTICE)),
+        State("steward_conflict_bound", "Steward: late answer differs from the bound date",
+              lambda c: slack.render_steward_conflict(LATE_CONFLICT_NOTICE),
+              lambda c: teams.render_steward_conflict(LATE_CONFLICT_NOTICE)),
         State("steward_notice", "Steward: high-severity question sent directly",
               lambda c: slack.render_steward_notice(HIGH_NOTICE),
               lambda c: teams.render_steward_notice(HIGH_NOTICE)),

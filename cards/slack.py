@@ -282,19 +282,21 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
 
 
 def render_steward_conflict(view: StewardConflictView) -> dict:
+    """Who disagreed (before binding, or late against a bound date): names and the document
+    link only."""
     cat = text.catalog_of(view.viewer)
     names = text.dates.names_list(view.responders, locale=view.viewer.locale)
+    words = text.steward_conflict_text(
+        view, title=limits.clip(view.document.title, TITLE_CHARS),
+        document=link(view.document), names=esc_clip(names, LINE_CHARS))
     blocks = [
         {"type": "header", "block_id": "conflict.title",
-         "text": _plain(cat.text("steward_conflict.title"), limits.SLACK_HEADER_TEXT)},
-        _section("conflict.body", cat.text(
-            "steward_conflict.body", names=esc_clip(names, LINE_CHARS),
-            document=link(view.document))),
+         "text": _plain(words.title, limits.SLACK_HEADER_TEXT)},
+        _section("conflict.body", words.body),
         _context("conflict.reference", esc_clip(cat.text(
             "steward_conflict.reference", id=view.clarification_id), LINE_CHARS)),
     ]
-    title = limits.clip(view.document.title, TITLE_CHARS)
-    return _message(cat.text("steward_conflict.fallback", document=title), blocks)
+    return _message(words.fallback, blocks)
 
 
 def render_steward_notice(view: StewardNoticeView) -> dict:

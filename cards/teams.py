@@ -228,12 +228,15 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
 
 
 def render_steward_conflict(view: StewardConflictView) -> dict:
+    """Who disagreed (before binding, or late against a bound date): names and the document
+    link only."""
     cat = text.catalog_of(view.viewer)
     names = limits.clip(dates.names_list(view.responders, locale=view.viewer.locale),
                         LINE_CHARS)
-    body = [_text(cat.text("steward_conflict.title"), weight="Bolder", size="Medium"),
-            _text(cat.text("steward_conflict.body", names=names,
-                           document=md_link(view.document)), limit=3000),
+    words = text.steward_conflict_text(view, title=view.document.title,
+                                       document=md_link(view.document), names=names)
+    body = [_text(words.title, weight="Bolder", size="Medium"),
+            _text(words.body, limit=3000),
             _text(cat.text("steward_conflict.reference", id=view.clarification_id),
                   isSubtle=True, size="Small")]
     return _card(view.viewer, body)

@@ -21,6 +21,7 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     SkippedCandidate,
+    StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
     Viewer,
@@ -243,3 +244,27 @@ def steward_notice_body(view: StewardNoticeView, *, document: str, names: str) -
         # Names can be missing (an erased attribution); the sentence still reads naturally.
         return cat.text("steward_notice.body_unnamed", severity=severity, document=document)
     return cat.text("steward_notice.body", severity=severity, document=document, names=names)
+
+
+@dataclass(frozen=True)
+class ConflictText:
+    fallback: str
+    title: str
+    body: str
+
+
+def steward_conflict_text(view: StewardConflictView, *, title: str, document: str, names: str
+                          ) -> ConflictText:
+    """The conflict notice's sentences; ``title`` is the plain document title for the
+    notification, ``document`` and ``names`` come marked up (and escaped) by the renderer."""
+    cat = catalog_of(view.viewer)
+    if view.bound:
+        # A date is bound: saying "no correction has been made" would be false here.
+        return ConflictText(
+            fallback=cat.text("steward_conflict.bound_fallback", document=title),
+            title=cat.text("steward_conflict.bound_title"),
+            body=cat.text("steward_conflict.bound_body", names=names, document=document))
+    return ConflictText(
+        fallback=cat.text("steward_conflict.fallback", document=title),
+        title=cat.text("steward_conflict.title"),
+        body=cat.text("steward_conflict.body", names=names, document=document))

@@ -165,13 +165,16 @@ class StewardEscalationView:
 
 @dataclass(frozen=True)
 class StewardConflictView:
-    """Tells the steward that binding-capable answers disagree; no dates, no span text."""
+    """Tells the steward that answers disagree; no dates, no span text. With ``bound`` the
+    answers of ``responders`` arrived after a date was bound and differ from it: they are
+    conflicting attestations and the bound date stays until a steward decides."""
 
     clarification_id: str
     document: DocumentView
     severity: Severity
     responders: tuple[str, ...]
     viewer: Viewer
+    bound: bool = False
 
 
 @dataclass(frozen=True)

@@ -104,19 +104,20 @@ def test_outcomes_stay_inside_limits(kind, question, document, viewer, answer, c
 
 @SETTINGS
 @given(document=documents, skipped_people=skipped, viewer=viewers, responders=names,
-       unanswered=names)
+       unanswered=names, bound=st.booleans())
 def test_steward_cards_stay_inside_limits(document, skipped_people, viewer, responders,
-                                          unanswered, slack_validator) -> None:
+                                          unanswered, bound, slack_validator) -> None:
     """Escalations with many long skip lines and long lists of people asked without an answer,
-    conflict notices and high-severity notices with long lists of asked people fit both
-    platforms."""
+    conflict notices (before and after binding) and high-severity notices with long lists of
+    asked people fit both platforms."""
     escalation = StewardEscalationView(clarification_id="clr_1", card_ref="d", document=document,
                                        severity=Severity.HIGH, skipped=skipped_people,
                                        viewer=viewer, unanswered=unanswered)
     _check(slack.render_steward_escalation(escalation),
            teams.render_steward_escalation(escalation), slack_validator)
     notice = StewardConflictView(clarification_id="clr_1", document=document,
-                                 severity=Severity.CRITICAL, responders=responders, viewer=viewer)
+                                 severity=Severity.CRITICAL, responders=responders, viewer=viewer,
+                                 bound=bound)
     _check(slack.render_steward_conflict(notice), teams.render_steward_conflict(notice),
            slack_validator)
     sent = StewardNoticeView(clarification_id="clr_1", card_ref="d", document=document,

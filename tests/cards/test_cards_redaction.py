@@ -27,8 +27,8 @@ def test_steward_views_have_nowhere_to_put_span_text() -> None:
 
 
 def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:
-    """Escalations (all skipped, or asked without an answer), conflict notice, high-severity
-    notice and dead-letter digest mention no question or candidate."""
+    """Escalations (all skipped, or asked without an answer), conflict notices (before and after
+    binding), high-severity notice and dead-letter digest mention no question or candidate."""
     rendered = json.dumps([
         slack.render_steward_escalation(fixtures.ESCALATION),
         teams.render_steward_escalation(fixtures.ESCALATION),
@@ -36,6 +36,8 @@ def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:
         teams.render_steward_escalation(fixtures.ESCALATION_UNANSWERED),
         slack.render_steward_conflict(fixtures.CONFLICT_NOTICE),
         teams.render_steward_conflict(fixtures.CONFLICT_NOTICE),
+        slack.render_steward_conflict(fixtures.LATE_CONFLICT_NOTICE),
+        teams.render_steward_conflict(fixtures.LATE_CONFLICT_NOTICE),
         slack.render_dead_letter_digest(fixtures.DEAD_LETTERS),
         teams.render_dead_letter_digest(fixtures.DEAD_LETTERS),
         slack.render_steward_notice(fixtures.HIGH_NOTICE),
@@ -94,3 +96,18 @@ def test_unanswered_names_are_escaped() -> None:
                          slack.render_dead_letter_digest(dead)])
     assert "<!here>" not in dumped
     assert dumped.count("&lt;!here&gt; and Ana &amp; Bo") == 2
+
+
+def test_late_conflict_notice_holds_names_and_link_only() -> None:
+    """The after-binding notice shows the responder's name (escaped in Slack) and the document
+    link, and no date, question, span, candidate label or the bound interval."""
+    notice = replace(fixtures.LATE_CONFLICT_NOTICE, responders=("<!here>", "Ana & Bo"))
+    message = json.dumps(slack.render_steward_conflict(notice), ensure_ascii=False)
+    card = json.dumps(teams.render_steward_conflict(notice), ensure_ascii=False)
+    assert "<!here>" not in message and "&lt;!here&gt; and Ana &amp; Bo" in message
+    assert "<!here> and Ana & Bo" in card
+    for rendered in (message, card):
+        assert fixtures.MSA.url in rendered
+        for withheld in (fixtures.QUESTION.question, "12 June", "3 July", "June", "July",
+                         "signature"):
+            assert withheld not in rendered

@@ -119,6 +119,24 @@ def test_steward_notice_says_who_was_asked() -> None:
         teams.render_steward_notice(nobody))
 
 
+def test_conflict_notice_says_whether_a_date_is_bound() -> None:
+    """Before binding the notice says nothing was corrected; after binding it says a date is
+    bound, who answered differently, and that the bound date stays until a steward decides."""
+    before = str(slack.render_steward_conflict(fixtures.CONFLICT_NOTICE))
+    assert "No correction has been made" in before and "already bound" not in before
+    late = ("A date is already bound for this clarification in {document}, and Ahmed answered "
+            "differently. The answer is recorded as a conflicting attestation; the bound date "
+            "stays as it is until a steward decides.")
+    message = slack.render_steward_conflict(fixtures.LATE_CONFLICT_NOTICE)
+    card = teams.render_steward_conflict(fixtures.LATE_CONFLICT_NOTICE)
+    assert late.format(document=f"<{fixtures.MSA.url}|{fixtures.MSA.title}>") in str(message)
+    assert late.format(document=f"[{fixtures.MSA.title}]({fixtures.MSA.url})") in str(card)
+    assert message["text"].startswith("A late answer about")
+    for rendered in (str(message), str(card)):
+        assert "A late answer differs from the bound date" in rendered
+        assert "No correction has been made" not in rendered
+
+
 def test_steward_notice_offers_no_answer() -> None:
     """The notice has one "Open document" link and no button that could answer the question."""
     message = slack.render_steward_notice(fixtures.HIGH_NOTICE)

@@ -218,7 +218,8 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
             worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
         answers = AnswerService(core=client, store=store, channels={"slack": channel},
                                 audit=engine.audit, clock=clock,
-                                on_conflict=engine.handler.notify_conflict)
+                                on_conflict=engine.handler.notify_conflict,
+                                on_late_conflict=engine.handler.notify_late_conflict)
         adapter = build_slack_adapter(
             bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,

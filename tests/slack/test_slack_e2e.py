@@ -299,6 +299,59 @@ async def test_answer_after_binding_is_told_it_moved_on_and_recorded_as_conflict
     assert after.versions == before.versions
 
 
+async def test_late_disagreeing_answer_tells_the_steward_once_per_responder(
+        stack: Stack) -> None:
+    """A different date tapped after binding DMs the steward a post-binding notice (names and
+    the document link, no dates, no question, no span text); the same late tap again tells her
+    nothing new, another person's late answer does, and the bound fact never changes."""
+    cid = await stack.create(authority={"authored_by": ["p-priya"], "named": ["p-ahmed"],
+                                        "owned_by": ["p-sarah"]})
+    await stack.burst()
+    priya = snapshot(stack, stack.card("U0PRIYA", cid))
+    await stack.later(timedelta(hours=49))
+    ahmed = snapshot(stack, stack.card("U0AHMED", cid))
+    await stack.later(timedelta(hours=49))
+    await stack.click("U0SARAH", stack.card("U0SARAH", cid), "clarify.answer.0")
+    await stack.settle()
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert c.state is m.ClarificationState.ANSWERED
+    before = await stack.bot.get_fact_history(logical_id=c.target)
+    assert stack.slack.dm_of("U0MARIA") == []
+
+    await stack.click("U0AHMED", ahmed, "clarify.answer.1", seen=ahmed)
+    await stack.settle()
+    (notice,) = stack.slack.dm_of("U0MARIA")
+    words = shown(stack, notice)
+    assert "A late answer differs from the bound date" in words
+    assert "A date is already bound for this clarification in" in words
+    assert "Ahmed Karimi answered differently" in words
+    assert "the bound date stays as it is until a steward decides" in words
+    assert "No correction has been made" not in words
+    for secret in (SPAN_TEXT, QUESTION, FIRST, SECOND, "July", "October"):
+        assert secret not in words
+    assert [ev.person_id for ev in stack.sink.of("steward_notified")] == ["p-maria"]
+
+    await stack.click("U0AHMED", ahmed, "clarify.answer.1", seen=ahmed)  # the same late tap
+    await stack.settle()
+    assert len(stack.slack.dm_of("U0MARIA")) == 1
+    assert len(stack.sink.of("steward_notified")) == 1
+
+    await stack.click("U0PRIYA", priya, "clarify.answer.1", seen=priya)  # someone else, late
+    await stack.settle()
+    to_maria = stack.slack.dm_of("U0MARIA")
+    assert len(to_maria) == 2
+    assert "Priya Natarajan answered differently" in shown(stack, to_maria[-1])
+    assert len(stack.sink.of("steward_notified")) == 2
+
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert c.state is m.ClarificationState.ANSWERED
+    assert [(r.responder, r.binding_status) for r in c.responses] == [
+        ("p-sarah", m.BindingStatus.BOUND), ("p-ahmed", m.BindingStatus.CONFLICTING),
+        ("p-priya", m.BindingStatus.CONFLICTING)]
+    after = await stack.bot.get_fact_history(logical_id=c.target)
+    assert after.versions == before.versions
+
+
 # ---------------------------------------------------------------- the redacted escalation
 
 
