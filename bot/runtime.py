@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from bot.audit import Audit, AuditSink
 from bot.channel import Channel
 from bot.clock import Clock
+from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
@@ -56,7 +57,7 @@ class EngineParts:
 
 def build_engine(parts: EngineParts) -> Engine:
     routing = Routing(
-        channels=tuple(c for c in parts.clarify.channels if c.value in parts.channels),
+        channels=tuple(m.Channel(c) for c in parts.clarify.channels if str(c) in parts.channels),
         slack=parts.slack,
         teams=parts.teams,
     )

@@ -94,7 +94,7 @@ class EventSink(Protocol):
         *,
         person_id: str | None = None,
         actor: str | None = None,
-    ) -> None: ...
+    ) -> object: ...
 
 
 def _check_override(c: m.Clarification, answer: Answer) -> None:

@@ -147,7 +147,8 @@ def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitab
         except CoreFault as fault:
             return error_response(fault)
         log.info("core.request", operation=route.operation_id, status=status)
-        return web.json_response(model.wire(), status=status)
+        body = model.wire() if isinstance(model, m.WireModel) else model.model_dump(mode="json")
+        return web.json_response(body, status=status)
 
     return endpoint
 
@@ -269,10 +270,12 @@ HANDLERS: dict[str, Handler] = {
     ),
     "answerClarification": answer,
     "reportDelivery": lambda c: _ok(
-        c.core.report_delivery(c.caller, c.path("clarificationId"), c.body)
-    ),  # type: ignore[arg-type]
-    "reportEvent": lambda c: _ok(c.core.report_event(c.caller, c.path("clarificationId"), c.body)),  # type: ignore[arg-type]
-    "resolvePerson": lambda c: _ok(c.core.resolve(c.caller, c.body)),  # type: ignore[arg-type]
+        c.core.report_delivery(c.caller, c.path("clarificationId"), _typed(c, m.DeliveryReport))
+    ),
+    "reportEvent": lambda c: _ok(
+        c.core.report_event(c.caller, c.path("clarificationId"), _typed(c, m.EventReport))
+    ),
+    "resolvePerson": lambda c: _ok(c.core.resolve(c.caller, _typed(c, m.ResolveRequest))),
     "getPerson": lambda c: _ok(
         c.core.get_person(c.caller, c.path("personId"), c.query("tenantId"))
     ),
@@ -283,6 +286,12 @@ HANDLERS: dict[str, Handler] = {
     "devMoveClock": move_clock,
     "devLoadScenario": scenario,
 }
+
+
+def _typed[T: BaseModel](call: Call, model: type[T]) -> T:
+    """The parsed body, as the route table promises it (checked, not assumed)."""
+    assert isinstance(call.body, model)
+    return call.body
 
 
 async def _ok(model: BaseModel) -> tuple[BaseModel, int]:
