@@ -1,0 +1,33 @@
+"""Settings errors: ``Problem`` is one bad key, ``SettingsError`` the one exception start-up raises,
+listing every problem without ever echoing a secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One bad key: ``value`` is already rendered, and None whenever it must not be shown."""
+
+    key: str
+    value: str | None
+    reason: str
+    source: str | None = None
+
+    def __str__(self) -> str:
+        shown = f" = {self.value}" if self.value is not None else ""
+        where = f" (from {self.source})" if self.source else ""
+        return f"{self.key}{shown}: {self.reason}{where}"
+
+
+class SettingsError(ValueError):
+    """The settings cannot be used; the message names every bad key, never a secret."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = tuple(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"invalid clarify-bot settings ({len(self.problems)}):\n{lines}")
+

@@ -1,0 +1,98 @@
+"""Field helpers shared by the settings tables: the frozen ``_Table`` base, validators, and
+``_allowed`` fields whose error message says in words what a key accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+from bot.core.models import Channel, Role, Severity
+
+_TENANT = r"^[A-Za-z0-9._:@-]{1,200}$"
+_GUID = r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$"
+
+
+# ---------------------------------------------------------------- field helpers
+
+
+def _no_bool(value: object) -> object:
+    # pydantic's lax mode reads `true` as 1; a boolean in a numeric key is always a mistake.
+    if isinstance(value, bool):
+        raise ValueError("a boolean is not a number")
+    return value
+
+
+def _csv(value: object) -> object:
+    """TOML and the environment write lists as "a,b"; TOML may also use a real list."""
+    items = value.split(",") if isinstance(value, str) else value
+    if isinstance(items, list | tuple):
+        cleaned = (i.strip().lower() if isinstance(i, str) else i for i in items)
+        return tuple(i for i in cleaned if i != "")
+    return value
+
+
+def _distinct(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    if not value or len(set(value)) != len(value):
+        raise ValueError("must be non-empty without duplicates")
+    return value
+
+
+def _lower(value: object) -> object:
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _url(schemes: tuple[str, ...], secret_env: str) -> Any:
+    def check(value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in schemes or not (parts.hostname or parts.scheme == "unix"):
+            raise ValueError("bad url")
+        if parts.password:
+            message = f"a URL without a password (set {secret_env})"
+            raise PydanticCustomError("url_password", message)
+        return value
+
+    return AfterValidator(check)
+
+
+def _allowed(default: Any, allowed: str, **constraints: Any) -> Any:
+    """A field whose error message says what is allowed, in words."""
+    return Field(default, json_schema_extra={"allowed": allowed}, **constraints)
+
+
+def _ints(default: int, lo: int, hi: int) -> Any:
+    return _allowed(default, f"an integer from {lo} to {hi}", ge=lo, le=hi)
+
+
+def _seconds(default: float, hi: float) -> Any:
+    return _allowed(default, f"a number of seconds greater than 0 and at most {hi:g}", gt=0, le=hi)
+
+
+def _choice(default: Any, *choices: str) -> Any:
+    return _allowed(default, "one of: " + ", ".join(choices))
+
+
+def _cross(field: str, value: object, allowed: str) -> PydanticCustomError:
+    """A cross-field error that still names the one key to change."""
+    return PydanticCustomError("cross_field", allowed, {"field": field, "value": value})
+
+
+Int = Annotated[int, BeforeValidator(_no_bool)]
+Num = Annotated[float, BeforeValidator(_no_bool)]
+Channels = Annotated[
+    tuple[Literal["teams", "slack"], ...],
+    BeforeValidator(_csv), AfterValidator(_distinct),
+    AfterValidator(lambda names: tuple(Channel(n) for n in names)),
+]
+Roles = Annotated[tuple[Role, ...], BeforeValidator(_csv), AfterValidator(_distinct)]
+MaybeSeverity = Annotated[Severity | None, BeforeValidator(_lower)]
+TenantId = Annotated[str, Field(pattern=_TENANT)]
+Guid = Annotated[str, Field(pattern=_GUID)]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+

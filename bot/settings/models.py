@@ -1,0 +1,249 @@
+"""The settings tables: the spec's [clarify] tables (§5, §8), the bot's own tables, and the root
+``Settings`` that holds them and the secrets.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, model_validator
+
+from bot.core.models import AmbiguityKind, Channel, QuorumPolicy, Role, Severity
+from bot.settings.errors import Problem, SettingsError
+from bot.settings.fields import (
+    Channels,
+    Guid,
+    Int,
+    MaybeSeverity,
+    Num,
+    Roles,
+    TenantId,
+    _allowed,
+    _choice,
+    _cross,
+    _ints,
+    _lower,
+    _seconds,
+    _Table,
+    _url,
+)
+from bot.settings.secrets import _UNSET, SECRET_ENV, Secrets
+
+# ---------------------------------------------------------------- spec §8 tables
+
+
+class QuorumSettings(_Table):
+    enabled: bool = True
+    critical_required_confirmations: Int = _ints(2, 1, 10)
+    required_roles: Roles = _allowed(
+        (Role.EDITOR,), "one or more of: viewer, editor, steward (comma-separated, no duplicates)")
+    allow_steward_override: bool = True
+
+
+class Elevations(_Table):
+    """Kind → minimum severity; the field names are exactly ``AmbiguityKind``'s values."""
+
+    relative_date: MaybeSeverity = _choice(None, *Severity)
+    conflicting_dates: MaybeSeverity = _choice(None, *Severity)
+    undated: MaybeSeverity = _choice(None, *Severity)
+    low_confidence_extraction: MaybeSeverity = _choice(None, *Severity)
+
+
+class SeveritySettings(_Table):
+    high_notifies_steward: bool = True
+    elevate: Elevations = Elevations()
+
+    def minimum(self, kind: AmbiguityKind) -> Severity | None:
+        minimum: Severity | None = getattr(self.elevate, kind.value)
+        return minimum
+
+    def effective(self, kind: AmbiguityKind, severity: Severity) -> Severity:
+        """The severity raised to the kind's configured minimum, never lowered."""
+        floor = self.minimum(kind)
+        return floor if floor is not None and floor.rank > severity.rank else severity
+
+
+class ClarifySettings(_Table):
+    enabled: bool = False
+    escalation_window_hours: Num = _allowed(
+        48.0, "a number of hours greater than 0 and at most 8760", gt=0, le=8760)
+    max_candidates: Int = _ints(3, 1, 20)
+    per_person_daily_cap: Int = _ints(5, 1, 1000)
+    digest_threshold: Int = _ints(3, 1, 100)
+    digest_window_minutes: Int = _ints(30, 1, 1440)
+    redact_fallback: bool = True
+    channels: Channels = _allowed((Channel.TEAMS, Channel.SLACK),
+                                  "one or more of: teams, slack (comma-separated, no duplicates)")
+    quorum: QuorumSettings = QuorumSettings()
+    severity: SeveritySettings = SeveritySettings()
+
+    @property
+    def escalation_window(self) -> timedelta:
+        return timedelta(hours=self.escalation_window_hours)
+
+    @property
+    def digest_window(self) -> timedelta:
+        return timedelta(minutes=self.digest_window_minutes)
+
+    def quorum_policy(self, severity: Severity) -> QuorumPolicy:
+        """Spec §5: critical needs the configured confirmations while quorum is on; else one."""
+        quorum = self.quorum
+        critical = severity is Severity.CRITICAL and quorum.enabled
+        return QuorumPolicy(
+            required_confirmations=quorum.critical_required_confirmations if critical else 1,
+            required_roles=list(quorum.required_roles),
+            allow_steward_override=quorum.allow_steward_override,
+        )
+
+
+# ---------------------------------------------------------------- the bot's own tables
+
+
+class CoreSettings(_Table):
+    url: Annotated[str, _url(("http", "https"), "CLARIFY_BOT_CORE_TOKEN")] = _allowed(
+        "http://127.0.0.1:8700", "an http(s) URL without credentials")
+    connect_timeout_seconds: Num = _seconds(3.0, 60)
+    read_timeout_seconds: Num = _seconds(10.0, 300)
+
+
+class RedisSettings(_Table):
+    url: Annotated[str, _url(("redis", "rediss", "unix"), "REDIS_PASSWORD")] = _allowed(
+        "redis://127.0.0.1:6379/0", "a redis://, rediss:// or unix:// URL without a password")
+    key_prefix: str = _allowed("clarify-bot:", "1 to 64 characters from A-Z a-z 0-9 . _ : -",
+                               pattern=r"^[A-Za-z0-9._:-]{1,64}$")
+
+
+class WorkerSettings(_Table):
+    concurrency: Int = _ints(4, 1, 64)
+    poll_interval_seconds: Num = _seconds(2.0, 300)
+    lease_seconds: Int = _ints(60, 10, 3600)
+    heartbeat_seconds: Int = _ints(20, 1, 1800)
+
+    @model_validator(mode="after")
+    def _heartbeat_inside_lease(self) -> WorkerSettings:
+        # At most half the lease, so one late heartbeat does not lose the lease.
+        if self.heartbeat_seconds * 2 > self.lease_seconds:
+            raise _cross("heartbeat_seconds", self.heartbeat_seconds,
+                         f"at most half of worker.lease_seconds ({self.lease_seconds})")
+        return self
+
+
+class ServerSettings(_Table):
+    host: str = _allowed("127.0.0.1", "a host name or IP address", min_length=1)
+    port: Int = _ints(3978, 1, 65535)
+
+
+class SlackWorkspace(_Table):
+    team_id: str | None = _allowed(
+        None, "a Slack team id such as T0123ABCD", pattern=r"^T[A-Z0-9]+$")
+    enterprise_id: str | None = _allowed(
+        None, "a Slack enterprise id such as E0123ABCD", pattern=r"^E[A-Z0-9]+$")
+    tenant: TenantId = _allowed(..., "a tenant id (1-200 of A-Z a-z 0-9 . _ : @ -)")
+
+    @model_validator(mode="after")
+    def _keyed(self) -> SlackWorkspace:
+        if self.team_id is None and self.enterprise_id is None:
+            raise _cross("team_id", None, "team_id or enterprise_id (at least one)")
+        return self
+
+
+class SlackSettings(_Table):
+    mode: Literal["http", "socket"] = _choice("http", "http", "socket")
+    api_url: Annotated[str, _url(("http", "https"), "SLACK_BOT_TOKEN")] = _allowed(
+        "https://slack.com/api/", "an http(s) URL without credentials")
+    workspaces: tuple[SlackWorkspace, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique(self) -> SlackSettings:
+        keys = [(w.team_id, w.enterprise_id) for w in self.workspaces]
+        if len(set(keys)) != len(keys):
+            raise _cross("workspaces", None, "each team_id/enterprise_id pair at most once")
+        return self
+
+    def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None:
+        """The tenant of a verified Slack request, or None (deny by default)."""
+        # The most specific entry wins: team within enterprise, then team, then enterprise.
+        wanted = [(team_id, enterprise_id), (team_id, None), (None, enterprise_id)]
+        for want in (w for w in wanted if w != (None, None)):
+            for workspace in self.workspaces:
+                if (workspace.team_id, workspace.enterprise_id) == want:
+                    return workspace.tenant
+        return None
+
+
+class TeamsTenant(_Table):
+    aad_tenant_id: Guid = _allowed(..., "an Entra (AAD) tenant id, a GUID")
+    tenant: TenantId = _allowed(..., "a tenant id (1-200 of A-Z a-z 0-9 . _ : @ -)")
+
+
+class TeamsSettings(_Table):
+    app_id: Guid | None = _allowed(None, "the bot's Entra app (client) id, a GUID")
+    app_tenant_id: Guid | None = _allowed(None, "the Entra tenant id of the app registration")
+    tenants: tuple[TeamsTenant, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique(self) -> TeamsSettings:
+        ids = [t.aad_tenant_id.lower() for t in self.tenants]
+        if len(set(ids)) != len(ids):
+            raise _cross("tenants", None, "each aad_tenant_id at most once")
+        return self
+
+    def tenant_for(self, aad_tenant_id: str) -> str | None:
+        """The tenant of a verified Teams activity, or None (deny by default)."""
+        wanted = aad_tenant_id.lower()
+        return next((t.tenant for t in self.tenants if t.aad_tenant_id.lower() == wanted), None)
+
+
+class StoreSettings(_Table):
+    backend: Literal["memory", "redis"] = _choice("redis", "memory", "redis")
+
+
+class AuditSettings(_Table):
+    sink: Literal["stdout", "jsonl"] = _choice("stdout", "stdout", "jsonl")
+    path: Path | None = _allowed(None, "a file path (required when sink is jsonl)")
+
+    @model_validator(mode="after")
+    def _path_for_jsonl(self) -> AuditSettings:
+        if self.sink == "jsonl" and self.path is None:
+            raise _cross("path", None, "a file path when audit.sink is jsonl")
+        return self
+
+
+class LogSettings(_Table):
+    level: Annotated[Literal["debug", "info", "warning", "error"], BeforeValidator(_lower)] = (
+        _choice("info", "debug", "info", "warning", "error"))
+    format: Literal["json", "console"] = _choice("json", "json", "console")
+
+
+
+class Settings(_Table):
+    clarify: ClarifySettings = ClarifySettings()
+    core: CoreSettings = CoreSettings()
+    redis: RedisSettings = RedisSettings()
+    worker: WorkerSettings = WorkerSettings()
+    server: ServerSettings = ServerSettings()
+    slack: SlackSettings = SlackSettings()
+    teams: TeamsSettings = TeamsSettings()
+    store: StoreSettings = StoreSettings()
+    audit: AuditSettings = AuditSettings()
+    log: LogSettings = LogSettings()
+    secrets: Secrets = Secrets()
+
+    def missing_secrets(self) -> tuple[str, ...]:
+        """Environment variables this configuration needs that are unset."""
+        needed = ["core_token", "action_signing_key"]
+        if Channel.SLACK in self.clarify.channels:
+            socket = self.slack.mode == "socket"
+            needed += ["slack_bot_token", "slack_app_token" if socket else "slack_signing_secret"]
+        if Channel.TEAMS in self.clarify.channels and self.teams.app_id is not None:
+            needed.append("teams_app_password")
+        return tuple(SECRET_ENV[n] for n in needed if getattr(self.secrets, n) is None)
+
+    def require_secrets(self) -> None:
+        """Fail start-up, naming every missing variable, before anything is sent."""
+        missing = self.missing_secrets()
+        if missing:
+            raise SettingsError([Problem(m, None, _UNSET) for m in missing])
+

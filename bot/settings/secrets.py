@@ -1,0 +1,62 @@
+"""The secrets model: tokens and keys read from their own environment variables only (names in
+``SECRET_ENV``), held as ``SecretStr`` so they never appear in repr or errors.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, SecretStr
+
+from bot.settings.errors import Problem, SettingsError
+from bot.settings.fields import _allowed, _Table
+
+SECRET_ENV: dict[str, str] = {
+    "core_token": "CLARIFY_BOT_CORE_TOKEN",
+    "slack_bot_token": "SLACK_BOT_TOKEN",
+    "slack_signing_secret": "SLACK_SIGNING_SECRET",
+    "slack_app_token": "SLACK_APP_TOKEN",
+    "teams_app_password": "TEAMS_APP_PASSWORD",
+    "redis_password": "REDIS_PASSWORD",
+    "action_signing_key": "CLARIFY_BOT_ACTION_SIGNING_KEY",
+}
+
+_UNSET = "not set (secrets are read from the environment only)"
+
+
+def _prefixed(prefix: str) -> Any:
+    def check(value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(prefix):
+            raise ValueError(prefix)
+        return value
+
+    return AfterValidator(check)
+
+
+def _long(value: SecretStr | None) -> SecretStr | None:
+    if value is not None and len(value.get_secret_value()) < 32:
+        raise ValueError("short")
+    return value
+
+
+class Secrets(_Table):
+    """Read from the environment only (names in ``SECRET_ENV``); empty means unset."""
+
+    core_token: SecretStr | None = None
+    slack_bot_token: Annotated[SecretStr | None, _prefixed("xoxb-")] = _allowed(
+        None, "a bot token starting with xoxb-")
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: Annotated[SecretStr | None, _prefixed("xapp-")] = _allowed(
+        None, "an app-level token starting with xapp-")
+    teams_app_password: SecretStr | None = None
+    redis_password: SecretStr | None = None
+    action_signing_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
+        None, "at least 32 characters")
+
+    def require(self, name: str) -> str:
+        """The secret's value, or a SettingsError naming its environment variable."""
+        value: SecretStr | None = getattr(self, name)
+        if value is None:
+            raise SettingsError([Problem(SECRET_ENV[name], None, _UNSET)])
+        return value.get_secret_value()
+
