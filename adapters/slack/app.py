@@ -92,8 +92,11 @@ class SlackAdapter:
         if body.get("type") in ("block_actions", "view_submission") and tenant is None:
             await self._unmapped(body)
             return _refusal(403, "workspace_not_served")
-        bolt_request = AsyncBoltRequest(body=raw.decode("utf-8"), query=request.query_string,
-                                        headers=dict(request.headers))
+        try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
+            bolt_request = AsyncBoltRequest(body=raw.decode("utf-8"), query=request.query_string,
+                                            headers=dict(request.headers))
+        except (TypeError, KeyError, AttributeError, ValueError):
+            return _refusal(400, "malformed_payload")
         answered = await self.app.async_dispatch(bolt_request)
         if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
             return web.Response(status=200)

@@ -1,0 +1,301 @@
+"""Reliability of the Slack path: the core down or slow, Slack rate-limiting or failing, retries.
+
+The core client's transport can be switched off (connection refused) or slowed down; Slack faults
+come from the fake's injection; the channel's sleep records what it was asked to wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from bot.clock import ManualClock
+from bot.core import models as m
+from bot.core.client import CoreClient, RetryPolicy
+from tests.conftest import CLARIFY_TOKEN
+from tests.slack.conftest import Stack, payload_of
+from tests.slack.fakeslack import FakeSlack, Message, SlackError
+
+RECORDING_WORDS = "is being recorded"
+
+
+class Switchable(httpx.AsyncBaseTransport):
+    """A real transport that can be switched off (connection refused) or slowed for some calls."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.down = False
+        self.delay = 0.0
+        self.slow: Callable[[httpx.Request], bool] = lambda _: True
+        self.fail_after: Callable[[httpx.Request], bool] = lambda _: False
+        self.answers_taken = 0  # answer POSTs the core actually received
+        self.answering = asyncio.Event()  # set when an answer POST is sent
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.down:
+            raise httpx.ConnectError("the core is switched off", request=request)
+        is_answer = request.method == "POST" and request.url.path.endswith("/answer")
+        if is_answer:
+            self.answering.set()
+        if self.delay and self.slow(request):
+            await asyncio.sleep(self.delay)  # a slow core, in real time: the ack must not wait
+        response = await self.inner.handle_async_request(request)
+        if is_answer:
+            self.answers_taken += 1
+        if self.fail_after(request):
+            self.down = True  # the core answered, then went away before anything else
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.fixture
+def transport() -> Switchable:
+    return Switchable()
+
+
+@pytest.fixture
+async def switchable_client(core_url: str, transport: Switchable) -> AsyncIterator[CoreClient]:
+    async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN, transport=transport,
+                          retry=RetryPolicy(max_attempts=1)) as client:
+        yield client
+
+
+@pytest.fixture
+async def flaky(make_stack: Any, switchable_client: CoreClient) -> Stack:
+    return await make_stack(core_client=switchable_client)
+
+
+class RecordingSleep:
+    """The channel's sleep: remembers every wait and moves the manual clock by it."""
+
+    def __init__(self, clock: ManualClock) -> None:
+        self.clock = clock
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.clock.advance(timedelta(seconds=seconds))
+
+
+def recording_sleep(stack: Stack) -> RecordingSleep:
+    sleep = RecordingSleep(stack.clock)
+    stack.adapter.channel.sleep = sleep  # the one channel the worker, answers and adapter share
+    return sleep
+
+
+def posted(slack: FakeSlack) -> Counter[str]:
+    """Successful chat.postMessage calls per delivery token."""
+    return Counter(
+        call.args["metadata"]["event_payload"]["delivery"]
+        for call in slack.calls_to("chat.postMessage")
+        if call.status == 200 and isinstance(call.args.get("metadata"), dict))
+
+
+async def responders(reader: CoreClient, cid: str) -> list[tuple[str, int | None]]:
+    """Who answered what, read through a client that is never switched off."""
+    c = await reader.get_clarification(clarification_id=cid)
+    return [(r.responder, r.answer_index) for r in c.responses]
+
+
+# ---------------------------------------------------------------- the core down or slow
+
+
+async def test_answers_wait_in_the_outbox_while_the_core_is_down(
+        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+    """Answers given while the core is down are recorded exactly once when it is back."""
+    cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
+                             severity="critical")
+    await flaky.burst()
+    cards = {user: flaky.card(user, cid) for user in ("U0AHMED", "U0SARAH")}
+    transport.down = True
+    for user, card in cards.items():
+        assert (await flaky.click(user, card, "clarify.answer.0")).status == 200
+    await flaky.settle()
+    for card in cards.values():
+        assert RECORDING_WORDS in flaky.text_of(card)
+    assert await responders(bot_client, cid) == []
+    assert await flaky.store.outbox_size() == 2
+    assert await flaky.answers.flush_outbox() == 0  # still down: nothing lost, nothing settled
+    assert await flaky.store.outbox_size() == 2
+    transport.down = False
+    flaky.clock.advance(timedelta(minutes=6))
+    assert await flaky.answers.flush_outbox() == 2
+    assert await flaky.answers.flush_outbox() == 0
+    assert sorted(await responders(bot_client, cid)) == [("p-ahmed", 0), ("p-sarah", 0)]
+    assert transport.answers_taken == 2
+    assert await flaky.store.outbox_size() == 0
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert c.state is m.ClarificationState.ANSWERED
+    for card in cards.values():
+        shown = flaky.text_of(card)
+        assert RECORDING_WORDS not in shown and "Recorded as binding evidence" in shown
+
+
+async def test_ack_is_fast_while_the_core_is_slow(
+        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+    """A click is acknowledged well under a second while the core takes 1.5 s to answer."""
+    cid = await flaky.create(authority={"authored_by": ["p-ahmed"]})
+    await flaky.burst()
+    card = flaky.card("U0AHMED", cid)
+    transport.delay = 1.5
+    transport.slow = lambda request: request.method == "POST"
+    started = time.monotonic()
+    response = await flaky.click("U0AHMED", card, "clarify.answer.0")
+    acked = time.monotonic() - started
+    assert response.status == 200
+    assert acked < 0.75, f"the ack took {acked:.2f} s"
+    await flaky.settle()
+    assert await responders(bot_client, cid) == [("p-ahmed", 0)]
+
+
+async def test_a_flush_during_a_slow_answer_does_not_forward_it_again(
+        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+    """The outbox loop running while an answer is in flight does not send it a second time."""
+    cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
+                             severity="critical")  # a second answer would be recorded
+    await flaky.burst()
+    card = flaky.card("U0AHMED", cid)
+    transport.delay = 0.5
+    transport.slow = lambda request: request.url.path.endswith("/answer")
+    assert (await flaky.click("U0AHMED", card, "clarify.answer.0")).status == 200
+    await asyncio.wait_for(transport.answering.wait(), 5)  # the answer is on its way to the core
+    await flaky.answers.flush_outbox()
+    await flaky.settle()
+    assert await responders(bot_client, cid) == [("p-ahmed", 0)]
+    assert transport.answers_taken == 1
+    assert await flaky.store.outbox_size() == 0
+
+
+async def test_core_lost_right_after_taking_an_answer_does_not_duplicate_it(
+        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+    """If the core goes away just after recording answer A, a later answer B stays the latest."""
+    cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
+                             severity="critical")  # unbound after one answer: B supersedes A
+    await flaky.burst()
+    card = flaky.card("U0AHMED", cid)
+    shown = Message(**{**vars(card), "blocks": list(card.blocks)})  # the card before it changes
+    transport.fail_after = lambda request: request.url.path.endswith("/answer")
+    assert (await flaky.click("U0AHMED", card, "clarify.answer.0")).status == 200
+    await flaky.settle()
+    transport.down = False
+    transport.fail_after = lambda _: False
+    assert (await flaky.click("U0AHMED", card, "clarify.answer.1", seen=shown)).status == 200
+    await flaky.settle()
+    flaky.clock.advance(timedelta(minutes=6))
+    await flaky.answers.flush_outbox()
+    assert await responders(bot_client, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
+    assert transport.answers_taken == 2
+    assert await flaky.store.outbox_size() == 0
+
+
+# ---------------------------------------------------------------- Slack failing
+
+
+async def test_rate_limited_burst_delivers_each_card_once(stack: Stack) -> None:
+    """Slack's 429s on a burst are waited out for Retry-After and every card arrives once."""
+    sleep = recording_sleep(stack)
+    people = {"p-ahmed": "U0AHMED", "p-sarah": "U0SARAH", "p-maria": "U0MARIA"}
+    cids = [await stack.create(authority={"authored_by": [person]}) for person in people]
+    stack.slack.fail_next("chat.postMessage", status=429, retry_after=7, times=2)
+    await stack.burst()
+    limited = [c for c in stack.slack.calls_to("chat.postMessage") if c.status == 429]
+    assert len(limited) == 2
+    for cid, user in zip(cids, people.values(), strict=True):
+        assert len(stack.cards_of(user, cid)) == 1
+    counts = posted(stack.slack)
+    assert len(counts) == 3 and set(counts.values()) == {1}
+    for call in limited:  # the refused deliveries were posted afterwards, once each
+        assert counts[call.args["metadata"]["event_payload"]["delivery"]] == 1
+    assert len([w for w in sleep.waits if w >= 7]) >= 2
+
+
+async def test_slack_5xx_once_is_retried_into_one_card(stack: Stack) -> None:
+    """A 500 on chat.postMessage is looked up, then retried: one card."""
+    recording_sleep(stack)
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    stack.slack.fail_next("chat.postMessage", status=500)
+    await stack.burst()
+    assert len(stack.cards_of("U0AHMED", cid)) == 1
+    assert [c.status for c in stack.slack.calls_to("chat.postMessage")] == [500, 200]
+    assert stack.slack.counts["conversations.history"] >= 1
+    assert (await stack.click("U0AHMED", stack.card("U0AHMED", cid),
+                              "clarify.answer.0")).status == 200
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]
+
+
+async def test_post_that_landed_despite_a_500_is_found_not_reposted(stack: Stack) -> None:
+    """A post Slack stored but answered with 500 is found by its metadata and not posted again."""
+    recording_sleep(stack)
+    slack = stack.slack
+    original = slack._post_message
+    failed: list[str] = []
+
+    def landed_then_500(args: dict[str, Any]) -> dict[str, Any]:
+        answer = original(args)
+        if not failed:
+            failed.append(answer["ts"])
+            raise SlackError("fatal_error", status=500, html=True)
+        return answer
+
+    slack._post_message = landed_then_500  # type: ignore[method-assign]
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    assert failed
+    assert [c.status for c in slack.calls_to("chat.postMessage")] == [500]
+    cards = stack.cards_of("U0AHMED", cid)
+    assert [c.ts for c in cards] == failed
+    assert (await stack.click("U0AHMED", cards[0], "clarify.answer.0")).status == 200
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]
+    assert "Recorded as evidence" in stack.text_of(cards[0])
+
+
+# ---------------------------------------------------------------- clicks repeated
+
+
+async def test_same_click_three_times_is_one_response(stack: Stack) -> None:
+    """One signed click delivered three times (Slack retries 1 and 2) records one response."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    body = json.dumps(await payload_of(stack, "U0AHMED", card, "clarify.answer.0"))
+    raw = urlencode({"payload": body}).encode()
+    stamp = time.time()
+    retries = ({}, {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"},
+               {"X-Slack-Retry-Num": "2", "X-Slack-Retry-Reason": "http_timeout"})
+    for headers in retries:
+        response = await stack.post_signed(raw, timestamp=stamp, headers=headers)
+        assert response.status == 200
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]
+    updates = [c for c in stack.slack.calls_to("chat.update") if c.args.get("ts") == card.ts]
+    assert len(updates) == 1
+    assert "Recorded as evidence" in stack.text_of(card)
+    assert await stack.store.outbox_size() == 0
+
+
+async def test_two_different_buttons_quickly_reach_the_core_in_order(stack: Stack) -> None:
+    """Answer A then B tapped quickly by one person: both reach the core, B after A."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
+                             severity="critical")
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    first = await payload_of(stack, "U0AHMED", card, "clarify.answer.0")
+    second = await payload_of(stack, "U0AHMED", card, "clarify.answer.1")
+    assert first["actions"][0]["value"] != second["actions"][0]["value"]
+    for payload in (first, second):
+        assert (await stack.post_payload(payload)).status == 200
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
