@@ -14,32 +14,23 @@ import hashlib
 import json
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, replace
-from datetime import UTC, date, datetime, timedelta
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 
 import structlog
 
+from bot import outcomes
 from bot.audit import Audit, AuditEvent
 from bot.channel import Channel, ChannelError
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine import views
 from bot.engine.rbac import may_read, role_in
 from bot.metrics import REGISTRY
 from bot.store.base import CardRecord, DeliveryKey, Store
-from cards.views import (
-    AnswerView,
-    DocumentView,
-    OutcomeKind,
-    OutcomeView,
-    QuestionView,
-    QuorumBanner,
-    Viewer,
-    outcome_kind,
-)
+from cards.views import AnswerView, OutcomeKind, OutcomeView, QuestionView
 
 log = structlog.get_logger("clarify.answers")
 DEDUPE_SECONDS = 7 * 24 * 3600
@@ -263,26 +254,9 @@ class AnswerService:
     async def _view(self, c: m.Clarification, person: m.Person, result: m.AnswerResult | None,
                     *, moved_on: bool) -> OutcomeView:
         fresh = await self.core.get_clarification(clarification_id=c.id)
-        viewer = views.viewer(person)
-        now = self.clock.now()
-        settled = _answer_view(fresh.bound_interval)
-        if moved_on or result is None:
-            # "settled … on <date>" is the binding's date, not the late answer's
-            return OutcomeView(kind=OutcomeKind.MOVED_ON, clarification_id=c.id,
-                               question=c.question, document=views.document(c), viewer=viewer,
-                               as_of=now, settled=settled,
-                               recorded_at=fresh.bound_fact_version_tx)
-        kind = outcome_kind(result.outcome,
-                            required_confirmations=c.quorum_policy.required_confirmations)
-        own = next((r for r in reversed(fresh.responses) if r.response_id == result.response_id),
-                   None)
-        names = await self._names(result.confirmed_by)
-        return OutcomeView(
-            kind=kind, clarification_id=c.id, question=c.question, document=views.document(c),
-            viewer=viewer, as_of=now, answer=_answer_view(own.interval) if own else None,
-            confirmed_by=tuple(names), recorded_at=now, remaining=result.quorum_remaining,
-            settled=settled,
-        )
+        names = await self._names(result.confirmed_by) if result is not None else []
+        return outcomes.after_answer(c, fresh, person, result, names=names,
+                                     now=self.clock.now(), moved_on=moved_on)
 
     async def refresh_cards(self, clarification_id: str, *, except_ref: str | None) -> int:
         """Show every other delivered card of the clarification its new state."""
@@ -309,33 +283,8 @@ class AnswerService:
                          ) -> OutcomeView | QuestionView | None:
         person = await self.core.get_person(person_id=card.delivery.person_id,
                                             tenant_id=c.tenant_id)
-        now = self.clock.now()
-        names = tuple(await self._names(c.quorum.confirmed_by))
-        base = {"clarification_id": c.id, "question": c.question,
-                "document": views.document(c), "viewer": views.viewer(person), "as_of": now}
-        if c.state is m.ClarificationState.ANSWERED:
-            override = any(r.binding_status is m.BindingStatus.STEWARD_OVERRIDE
-                           for r in c.responses)
-            kind = (OutcomeKind.STEWARD_OVERRIDE if override else
-                    OutcomeKind.BINDING if c.quorum_policy.required_confirmations > 1 else
-                    OutcomeKind.RECORDED)
-            return OutcomeView(kind=kind, answer=_answer_view(c.bound_interval),
-                               confirmed_by=names, recorded_at=now, **base)
-        if c.state is m.ClarificationState.CONFLICTED:
-            return OutcomeView(kind=OutcomeKind.CONFLICT, **base)
-        if c.state is m.ClarificationState.PARTIALLY_CONFIRMED:
-            mine = [r for r in c.responses if r.responder == person.person_id]
-            active = [r for r in c.responses if r.binding_status is
-                      m.BindingStatus.BINDING_CANDIDATE]
-            if mine:
-                return OutcomeView(kind=OutcomeKind.FIRST_CONFIRMATION,
-                                   answer=_answer_view(mine[-1].interval), confirmed_by=names,
-                                   remaining=c.quorum.remaining, **base)
-            question = views.question(c, key=card.delivery, person=person, now=now)
-            banner = QuorumBanner(answer=_answer_view(active[-1].interval) or AnswerView(),
-                                  confirmed_by=names) if active else None
-            return replace(question, banner=banner)
-        return None
+        names = await self._names(c.quorum.confirmed_by)
+        return outcomes.card_state(c, person, card.delivery, names=names, now=self.clock.now())
 
     async def _names(self, person_ids: list[str]) -> list[str]:
         names = []
@@ -348,32 +297,18 @@ class AnswerService:
 
     def _taken_view(self, c: m.Clarification, person: m.Person, cb: Callback,
                     result: m.AnswerResult) -> OutcomeView:
-        """The outcome as the core's result states it, when the core is gone again."""
         chosen = next((x for x in c.candidates if x.index == cb.answer_index), None)
-        kind = outcome_kind(result.outcome,
-                            required_confirmations=c.quorum_policy.required_confirmations)
-        now = self.clock.now()
-        return OutcomeView(
-            kind=kind, clarification_id=c.id, question=c.question, document=views.document(c),
-            viewer=views.viewer(person), as_of=now, recorded_at=now,
-            answer=AnswerView(valid_from=chosen.valid_from, valid_to=chosen.valid_to)
-            if chosen else _cb_answer(cb),
-            # other confirmers' names need the core; the person's own is known
-            confirmed_by=(person.display_name,) if person.person_id in result.confirmed_by
-            else (), remaining=result.quorum_remaining,
-            settled=_answer_view(result.bound_interval),
-        )
+        answer = AnswerView(valid_from=chosen.valid_from, valid_to=chosen.valid_to) \
+            if chosen else _cb_answer(cb)
+        return outcomes.as_the_core_said(c, person, result, chosen=answer, now=self.clock.now())
 
     def _recording_view(self, cb: Callback) -> OutcomeView:
-        return OutcomeView(kind=OutcomeKind.RECORDING, clarification_id=cb.clarification_id,
-                           question="", document=DocumentView(title="", url=""),
-                           viewer=Viewer(), as_of=self.clock.now(), answer=_cb_answer(cb))
+        return outcomes.placeholder(OutcomeKind.RECORDING, cb.clarification_id,
+                                    answer=_cb_answer(cb), now=self.clock.now())
 
     def _unverified_view(self, cb: Callback) -> OutcomeView:
-        return OutcomeView(kind=OutcomeKind.IDENTITY_UNVERIFIED,
-                           clarification_id=cb.clarification_id, question="",
-                           document=DocumentView(title="", url=""), viewer=Viewer(),
-                           as_of=self.clock.now())
+        return outcomes.placeholder(OutcomeKind.IDENTITY_UNVERIFIED, cb.clarification_id,
+                                    answer=None, now=self.clock.now())
 
     async def _update_clicked(self, cb: Callback, view: OutcomeView) -> None:
         assert cb.message_ref is not None
@@ -424,20 +359,10 @@ def _request(cb: Callback, person: m.Person, *, rights: m.Role | None) -> m.Answ
     )
 
 
-def _answer_view(interval: m.Interval | None) -> AnswerView | None:
-    if interval is None:
-        return None
-    return AnswerView(valid_from=interval.valid_from, valid_to=interval.valid_to)
-
-
 def _cb_answer(cb: Callback) -> AnswerView | None:
     if cb.answer_index is not None:
         return None
-    start = datetime(cb.custom_from.year, cb.custom_from.month, cb.custom_from.day, tzinfo=UTC) \
-        if cb.custom_from else None
-    after = cb.custom_to + timedelta(days=1) if cb.custom_to else None
-    end = datetime(after.year, after.month, after.day, tzinfo=UTC) if after else None
-    return AnswerView(valid_from=start, valid_to=end)
+    return outcomes.custom_answer_view(cb.custom_from, cb.custom_to)
 
 
 def _shared_messages(cards: list[CardRecord]) -> set[str]:

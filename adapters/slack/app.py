@@ -23,6 +23,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_sdk.signature import Clock as SignatureClock
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.slack import payloads
@@ -52,7 +53,7 @@ SIGNATURE_WINDOW = 5 * 60  # seconds either side of now, as Slack documents
 _STAMP = re.compile(r"[0-9]{1,12}")
 
 
-class _EpochClock:
+class _EpochClock(SignatureClock):
     """The signature check's clock: seconds since the epoch from an injectable clock."""
 
     def __init__(self, clock: Clock) -> None:
@@ -348,8 +349,9 @@ def _form_or_json(raw: bytes, content_type: str) -> dict[str, Any]:
 
 
 def _is_digest(body: dict[str, Any]) -> bool:
-    message = body.get("message") if isinstance(body.get("message"), dict) else {}
-    found = message.get("blocks") if isinstance(message.get("blocks"), list) else []
+    found = payloads.obj(body.get("message")).get("blocks")
+    if not isinstance(found, list):
+        return False
     return any(isinstance(b, dict) and b.get("block_id") == "digest.title" for b in found)
 
 

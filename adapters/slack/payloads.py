@@ -55,6 +55,11 @@ class Submission:
     values: dict[str, dict[str, Any]]
 
 
+def obj(value: object) -> dict[str, Any]:
+    """The value when it is a JSON object, else an empty one (Slack omits fields freely)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _str(value: object, *, field: str, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
@@ -85,8 +90,8 @@ def who(payload: dict[str, Any]) -> Who:
     user = payload.get("user")
     if not isinstance(user, dict):
         raise MalformedPayload("no user")
-    team = payload.get("team") if isinstance(payload.get("team"), dict) else {}
-    enterprise = payload.get("enterprise") if isinstance(payload.get("enterprise"), dict) else {}
+    team = obj(payload.get("team"))
+    enterprise = obj(payload.get("enterprise"))
     team_id = _str(user.get("team_id") or team.get("id"), field="team", optional=True)
     enterprise_id = _str(enterprise.get("id") or team.get("enterprise_id"), field="enterprise",
                          optional=True)
@@ -102,8 +107,8 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
     action_id = _str(action.get("action_id"), field="action_id") or ""
     if not action_id.startswith(ACTION_PREFIX):
         raise MalformedPayload("not a clarify action")
-    container = payload.get("container") if isinstance(payload.get("container"), dict) else {}
-    channel = payload.get("channel") if isinstance(payload.get("channel"), dict) else {}
+    container = obj(payload.get("container"))
+    channel = obj(payload.get("channel"))
     try:
         ref = codec.decode(action.get("value"))
     except InvalidActionPayload as exc:
@@ -134,7 +139,6 @@ def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
         raise MalformedPayload("the modal reference is not valid") from exc
     if ref.kind is not ActionKind.CUSTOM_SUBMIT:
         raise MalformedPayload("the modal reference is not a submission")
-    state = view.get("state") if isinstance(view.get("state"), dict) else {}
-    values = state.get("values") if isinstance(state.get("values"), dict) else {}
+    values = obj(obj(view.get("state")).get("values"))
     message_ref = meta.get("m") if isinstance(meta.get("m"), str) else None
     return Submission(who=who(payload), ref=ref, message_ref=message_ref, values=values)

@@ -1,0 +1,112 @@
+"""What a card shows after an answer: outcome views built from the core's records.
+
+Pure functions of the clarification, the person the card is for and names already looked up;
+the answer service fetches, these decide (spec §7 wording lives in cards/).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from bot.core import models as m
+from bot.engine import views
+from bot.store.base import DeliveryKey
+from cards.views import (
+    AnswerView,
+    DocumentView,
+    OutcomeKind,
+    OutcomeView,
+    QuestionView,
+    QuorumBanner,
+    Viewer,
+    outcome_kind,
+)
+
+
+def answer_view(interval: m.Interval | None) -> AnswerView | None:
+    if interval is None:
+        return None
+    return AnswerView(valid_from=interval.valid_from, valid_to=interval.valid_to)
+
+
+def custom_answer_view(start: date | None, last: date | None) -> AnswerView:
+    """A free-form answer as picked: ``last`` is the last valid day (the end is exclusive)."""
+    def midnight(day: date) -> datetime:
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+    return AnswerView(valid_from=midnight(start) if start else None,
+                      valid_to=midnight(last + timedelta(days=1)) if last else None)
+
+
+def after_answer(c: m.Clarification, fresh: m.Clarification, person: m.Person,
+                 result: m.AnswerResult | None, *, names: list[str], now: datetime,
+                 moved_on: bool) -> OutcomeView:
+    """The answering person's card: what their answer did, or that the question moved on."""
+    base = _base(c, person, now)
+    settled = answer_view(fresh.bound_interval)
+    if moved_on or result is None:
+        # "settled … on <date>" is the binding's date, not the late answer's
+        return OutcomeView(kind=OutcomeKind.MOVED_ON, settled=settled,
+                           recorded_at=fresh.bound_fact_version_tx, **base)
+    own = next((r for r in reversed(fresh.responses) if r.response_id == result.response_id),
+               None)
+    kind = outcome_kind(result.outcome,
+                        required_confirmations=c.quorum_policy.required_confirmations)
+    return OutcomeView(kind=kind, answer=answer_view(own.interval) if own else None,
+                       confirmed_by=tuple(names), recorded_at=now,
+                       remaining=result.quorum_remaining, settled=settled, **base)
+
+
+def card_state(c: m.Clarification, person: m.Person, key: DeliveryKey, *, names: list[str],
+               now: datetime) -> OutcomeView | QuestionView | None:
+    """Another recipient's card after someone answered; None: leave it as it is."""
+    base = _base(c, person, now)
+    confirmed = tuple(names)
+    if c.state is m.ClarificationState.ANSWERED:
+        override = any(r.binding_status is m.BindingStatus.STEWARD_OVERRIDE for r in c.responses)
+        kind = (OutcomeKind.STEWARD_OVERRIDE if override else
+                OutcomeKind.BINDING if c.quorum_policy.required_confirmations > 1 else
+                OutcomeKind.RECORDED)
+        return OutcomeView(kind=kind, answer=answer_view(c.bound_interval),
+                           confirmed_by=confirmed, recorded_at=now, **base)
+    if c.state is m.ClarificationState.CONFLICTED:
+        return OutcomeView(kind=OutcomeKind.CONFLICT, **base)
+    if c.state is not m.ClarificationState.PARTIALLY_CONFIRMED:
+        return None
+    mine = [r for r in c.responses if r.responder == person.person_id]
+    if mine:
+        return OutcomeView(kind=OutcomeKind.FIRST_CONFIRMATION,
+                           answer=answer_view(mine[-1].interval), confirmed_by=confirmed,
+                           remaining=c.quorum.remaining, **base)
+    active = [r for r in c.responses if r.binding_status is m.BindingStatus.BINDING_CANDIDATE]
+    question = views.question(c, key=key, person=person, now=now)
+    banner = QuorumBanner(answer=answer_view(active[-1].interval) or AnswerView(),
+                          confirmed_by=confirmed) if active else None
+    return replace(question, banner=banner)
+
+
+def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResult, *,
+                     chosen: AnswerView | None, now: datetime) -> OutcomeView:
+    """The outcome from the core's answer alone, when the core is gone again right after."""
+    kind = outcome_kind(result.outcome,
+                        required_confirmations=c.quorum_policy.required_confirmations)
+    # other confirmers' names need the core; the person's own is known
+    names = (person.display_name,) if person.person_id in result.confirmed_by else ()
+    return OutcomeView(kind=kind, answer=chosen, confirmed_by=names, recorded_at=now,
+                       remaining=result.quorum_remaining,
+                       settled=answer_view(result.bound_interval), **_base(c, person, now))
+
+
+def placeholder(kind: OutcomeKind, clarification_id: str, *, answer: AnswerView | None,
+                now: datetime) -> OutcomeView:
+    """"Being recorded" or "identity not verified", when nothing else is known."""
+    return OutcomeView(kind=kind, clarification_id=clarification_id, question="",
+                       document=DocumentView(title="", url=""), viewer=Viewer(), as_of=now,
+                       answer=answer)
+
+
+def _base(c: m.Clarification, person: m.Person, now: datetime) -> dict[str, Any]:
+    return {"clarification_id": c.id, "question": c.question, "document": views.document(c),
+            "viewer": views.viewer(person), "as_of": now}
