@@ -66,8 +66,6 @@ class Service:
         finally:
             self.engine.worker.stop()
             await asyncio.gather(*loops, return_exceptions=True)
-            if self.socket_handler is not None:
-                await self.socket_handler.close_async()
             await runner.cleanup()
 
     def stop(self) -> None:
@@ -158,6 +156,8 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         if slack_parts is not None:
             service.socket_handler = _mount_slack(settings, app, slack_parts, service=service,
                                                   codec=codec, clock=clock)
+            if service.socket_handler is not None:
+                stack.push_async_callback(service.socket_handler.close_async)
         yield service
 
 

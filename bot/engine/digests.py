@@ -162,9 +162,14 @@ class DigestSender:
             )
         except e.CoreError as exc:
             log.warning("digest.report_failed", error=type(exc).__name__)
+        # the core has the delivery already; the bot's own sink gets the event too
+        await self._event(c, item, "digest_sent", None,
+                          f"Question delivered in a digest on {address.platform}.",
+                          to_core=False)
 
     async def _event(
-        self, c: m.Clarification, item: DigestItem, type_: str, reason: m.ReasonCode, message: str
+        self, c: m.Clarification, item: DigestItem, type_: str, reason: m.ReasonCode | None,
+        message: str, *, to_core: bool = True,
     ) -> None:
         await self.audit.emit(
             AuditEvent(
@@ -176,7 +181,8 @@ class DigestSender:
                 attempt=item.attempt,
                 reason_code=reason,
                 job_id=item.job_id,
-            )
+            ),
+            to_core=to_core,
         )
 
 

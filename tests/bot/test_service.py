@@ -104,3 +104,19 @@ def test_service_refuses_to_start_without_its_secrets(tmp_path: Path) -> None:
         asyncio.run(start())
     assert "SLACK_SIGNING_SECRET" in str(caught.value)
     assert "CLARIFY_BOT_CORE_TOKEN" in str(caught.value)
+
+
+async def test_socket_mode_is_chosen_by_configuration(tmp_path: Path, core_url: str) -> None:
+    """slack.mode = "socket": no /slack/events route, a Socket Mode handler with the app token."""
+    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+
+    config = tmp_path / "socket.toml"
+    text = CONFIG.format(core=core_url, port=_free_port(), slack="http://127.0.0.1:9/api/")
+    config.write_text(text.replace("[slack]\n", '[slack]\nmode = "socket"\n'))
+    environ = {k: v for k, v in SECRETS.items() if k != "SLACK_SIGNING_SECRET"}
+    environ["SLACK_APP_TOKEN"] = "xapp-1-A0CLARIFY-test-token"
+    settings = load_settings(config, environ=environ)
+    async with open_service(settings) as service:
+        assert isinstance(service.socket_handler, AsyncSocketModeHandler)
+        paths = {r.resource.canonical for r in service.web_app.router.routes() if r.resource}
+        assert "/slack/events" not in paths and "/healthz" in paths

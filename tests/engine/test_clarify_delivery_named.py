@@ -115,6 +115,7 @@ async def test_clarify_caps(make_rig: Callable[..., Rig]) -> None:
     await rig.later(timedelta(minutes=31))
     digests = [s for s in rig.channel.to("p-ahmed") if s.key.kind == "digest"]
     assert len(digests) == 1
+    assert len(rig.events("digest_sent")) == 4  # one audit event per question in the digest
     held = {q.clarification_id for q in digests[0].message.questions}  # type: ignore[union-attr]
     assert held == set(normal) - direct and len(held) == 4
     assert len(rig.channel.to("p-ahmed")) == 5  # never more than the cap in one day

@@ -1,0 +1,84 @@
+"""Alias routing and the RBAC gate as pure functions: every reason code they can give."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.core import models as m
+from bot.engine.rbac import may_read
+from bot.engine.routing import Routing, Unroutable
+from bot.settings import SlackSettings, SlackWorkspace, TeamsSettings, TeamsTenant
+
+ACME_AAD = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"
+ROUTING = Routing(
+    channels=(m.Channel.TEAMS, m.Channel.SLACK),
+    slack=SlackSettings(workspaces=(SlackWorkspace(team_id="T0ACME", tenant="acme"),
+                                    SlackWorkspace(team_id="T0GLOBEX", tenant="globex"))),
+    teams=TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ACME_AAD, tenant="acme"),)),
+)
+
+
+def person(*, slack: list[m.SlackAlias] | None = None, teams: list[m.TeamsAlias] | None = None,
+           tenant: str = "acme", roles: dict[str, m.Role] | None = None,
+           verified: bool = True) -> m.Person:
+    return m.Person(
+        person_id="p-x", tenant_id=tenant, display_name="X", verified_enterprise_identity=verified,
+        aliases=m.PersonAliases(slack=slack or [], teams=teams or []),
+        memberships=[m.Membership(workspace_id=w, role=r) for w, r in (roles or {}).items()],
+    )
+
+
+def test_the_first_configured_channel_with_an_alias_in_scope_wins() -> None:
+    """Teams is listed first, so a person with both aliases is reached on Teams."""
+    both = person(slack=[m.SlackAlias(user_id="U1", team_id="T0ACME", verified=True)],
+                  teams=[m.TeamsAlias(aad_object_id="aad-1", tenant_id=ACME_AAD, verified=True)])
+    address = ROUTING.address(both, tenant_id="acme")
+    assert not isinstance(address, Unroutable)
+    assert (address.platform, address.user_id, address.verified) == ("teams", "aad-1", True)
+
+
+@pytest.mark.parametrize(("who", "reason"), [
+    (person(), m.ReasonCode.NO_DELIVERY_ALIAS),
+    (person(slack=[m.SlackAlias(user_id="U1", team_id="T0ACME"),
+                   m.SlackAlias(user_id="U2", team_id="T0ACME")]), m.ReasonCode.ALIAS_AMBIGUOUS),
+    (person(slack=[m.SlackAlias(user_id="U9", team_id="T0GLOBEX")]),
+     m.ReasonCode.TENANT_SCOPE_MISMATCH),
+    (person(slack=[m.SlackAlias(user_id="U9", team_id="T0UNKNOWN")]),
+     m.ReasonCode.TENANT_SCOPE_MISMATCH),
+    (person(tenant="globex", slack=[m.SlackAlias(user_id="U1", team_id="T0ACME")]),
+     m.ReasonCode.TENANT_SCOPE_MISMATCH),
+])
+def test_unroutable_people_get_their_reason_code(who: m.Person, reason: m.ReasonCode) -> None:
+    """No alias, two users in scope, or aliases only in other tenants' workspaces: skipped."""
+    address = ROUTING.address(who, tenant_id="acme")
+    assert isinstance(address, Unroutable) and address.reason is reason
+
+
+def test_an_unverified_alias_routes_but_is_marked_unverified() -> None:
+    """Chat identities route; only a verified enterprise identity binds (answers are refused)."""
+    contractor = person(slack=[m.SlackAlias(user_id="U1", team_id="T0ACME", verified=False)])
+    address = ROUTING.address(contractor, tenant_id="acme")
+    assert not isinstance(address, Unroutable) and address.verified is False
+
+
+ACL = m.SourceAcl(workspace_id="legal", read_roles=[m.Role.EDITOR, m.Role.STEWARD],
+                  allow_people=["p-guest"], deny_people=["p-x"])
+
+
+@pytest.mark.parametrize(("who", "acl", "allowed"), [
+    (person(roles={"legal": m.Role.EDITOR}), ACL.model_copy(update={"deny_people": []}), True),
+    (person(roles={"legal": m.Role.VIEWER}), ACL.model_copy(update={"deny_people": []}), False),
+    (person(roles={"finance": m.Role.EDITOR}), ACL.model_copy(update={"deny_people": []}), False),
+    (person(roles={"legal": m.Role.EDITOR}), ACL, False),  # the deny list wins
+    (person(roles={}), ACL.model_copy(update={"deny_people": [], "allow_people": ["p-x"]}), True),
+    (person(tenant="globex", roles={"legal": m.Role.EDITOR}),
+     ACL.model_copy(update={"deny_people": []}), False),
+    (person(roles={"legal": m.Role.EDITOR}), None, False),  # no ACL: deny by default
+    (person(roles={"legal": m.Role.EDITOR}), ACL.model_copy(
+        update={"deny_people": [], "read_roles": []}), False),
+])
+def test_rbac_gate_is_an_allowlist_denying_by_default(
+    who: m.Person, acl: m.SourceAcl | None, allowed: bool
+) -> None:
+    """Tenant, deny list, allow list, then a workspace role the ACL lists; else deny."""
+    assert may_read(who, acl=acl, tenant_id="acme").allowed is allowed
