@@ -37,9 +37,14 @@ def demo() -> None:
 def devcore(scenario: str, host: str, port: int) -> None:
     """Start the reference core alone (development and tests only; never in production)."""
     from bot.logs import configure_logging
-    from devcore.server import run
+    from devcore.scenario import ScenarioError
+    from devcore.server import build_core, run
 
-    configure_logging(level="info")
+    try:  # fail with the scenario's own words before anything listens
+        build_core(scenario)
+    except ScenarioError as exc:
+        raise click.ClickException(str(exc)) from None
+    configure_logging(level="info", fmt="console")
     run(scenario=scenario, host=host, port=port)
 
 

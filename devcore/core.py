@@ -473,12 +473,15 @@ def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
 
 def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoaded:
     """Replace the core's state with a scenario's directory and create its clarifications."""
-    from devcore.scenario import parse_scenario
+    from devcore.scenario import ScenarioError, parse_scenario
 
     directory, requests = parse_scenario(dict(data))
     core.reset(directory)
-    for req in requests:
-        core.create_clarification(req)
+    for number, req in enumerate(requests):
+        try:
+            core.create_clarification(req)
+        except CoreFault as fault:
+            raise ScenarioError(f"scenario: clarifications.{number}: {fault.message}") from None
     return m.ScenarioLoaded(
         tenants=len(directory.tenants),
         people=len(directory.people),

@@ -34,7 +34,8 @@ def build_clarification(
 ) -> m.Clarification:
     workspace = directory.workspaces.get(req.workspace_id)
     if workspace is None or workspace.tenant_id != tenant.id:
-        raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH,
+                        "The workspace is not one of the tenant's workspaces.")
     if req.document.acl.workspace_id != workspace.id:
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "The source ACL names another workspace.")
     if req.span.end < req.span.start:

@@ -204,12 +204,22 @@ def _require(ok: bool, message: str) -> None:
 
 
 def read_scenario(path: Path | str | None = None) -> dict[str, Any]:
-    """A scenario file as data: a path, a bundled name (``acme``), or the default."""
-    if path is None or (isinstance(path, str) and "/" not in path and not path.endswith(".toml")):
+    """A scenario file as data: a path to a TOML file, a bundled name (``acme``), or the default."""
+    if path is None or (isinstance(path, str) and not path.endswith(".toml") and "/" not in path):
         name = path or DEFAULT_SCENARIO
-        text = resources.files("devcore.scenarios").joinpath(f"{name}.toml").read_text("utf-8")
+        bundled = resources.files("devcore.scenarios").joinpath(f"{name}.toml")
+        if not bundled.is_file():
+            known = sorted(p.name.removesuffix(".toml") for p in
+                           resources.files("devcore.scenarios").iterdir()
+                           if p.name.endswith(".toml"))
+            raise ScenarioError(f"scenario: no bundled scenario named {name!r}; bundled: "
+                                f"{', '.join(known)} (or give the path of a .toml file)")
+        text = bundled.read_text("utf-8")
     else:
-        text = Path(path).read_text("utf-8")
+        try:
+            text = Path(path).read_text("utf-8")
+        except OSError as exc:
+            raise ScenarioError(f"scenario: cannot read {str(path)!r} ({exc.strerror})") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
