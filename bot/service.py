@@ -187,7 +187,6 @@ def _mount_slack(settings: Settings, app: web.Application, parts: tuple[Any, Any
     secrets = settings.secrets
     socket = settings.slack.mode == "socket"
     adapter = build_slack_adapter(
-        bot_token=secrets.require("slack_bot_token"),
         # Socket Mode requests are authenticated by the app-level token, not signed
         signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
         client=client, answers=service.answers, digests=service.engine.digests,

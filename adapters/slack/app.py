@@ -379,12 +379,13 @@ def _with_card_ref(question: Any, card_ref: str) -> Any:
 
 
 def build_slack_adapter(
-    *, bot_token: str, signing_secret: str, client: Any, answers: AnswerService,
+    *, signing_secret: str, client: Any, answers: AnswerService,
     digests: DigestSender, channel: SlackChannel, core: CoreClient, codec: ActionCodec,
     settings: SlackSettings, audit: Audit, clock: Clock, signature_clock: Clock | None = None,
 ) -> SlackAdapter:
     """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``."""
-    app = AsyncApp(token=bot_token, signing_secret=signing_secret, client=client,
+    # the client carries the bot token (bolt reads it from there)
+    app = AsyncApp(signing_secret=signing_secret, client=client,
                    request_verification_enabled=True,
                    raise_error_for_unhandled_request=False)
     verifier = SignatureVerifier(signing_secret, clock=_EpochClock(signature_clock or clock))

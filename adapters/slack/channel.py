@@ -173,9 +173,13 @@ class SlackChannel:
                     raise _Ambiguous(f"slack_{status}") from None
                 log.warning("slack.call_refused", method=method, error=error)
                 raise ChannelError(error, certain=True, retryable=False) from None
+            except aiohttp.ClientConnectorError:
+                # no connection was made, so nothing was sent: wait and try again
+                await self.sleep(self.backoff_seconds)
+                continue
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise _Ambiguous(type(exc).__name__) from None
-        raise ChannelError("rate_limited", certain=True, retryable=True)
+        raise ChannelError("unavailable", certain=True, retryable=True)
 
     async def _take(self, method: str, workspace: str | None, *, suffix: str = "") -> None:
         limit = LIMITS.get(method)

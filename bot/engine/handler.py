@@ -193,7 +193,7 @@ class JobHandler:
         view = views.question(c, key=key, person=person, now=now)
         result = await self.deliverer.deliver(key, address, view, now=now)
         if result.status is Sent.FAILED:
-            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "the platform refused the card")
+            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "retries exhausted")
         await self._delivered(c, job, address, index, result.status)
         return None
 

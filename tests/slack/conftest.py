@@ -221,7 +221,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
                                 on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
         adapter = build_slack_adapter(
-            bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, client=web_client,
+            signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
             settings=ACME_SLACK, audit=engine.audit, clock=clock, signature_clock=SystemClock())
         app = web.Application()
