@@ -76,11 +76,12 @@ def decide(
     replay = _replay(c, answer, book)
     if replay is not None:
         return Decision(result=replay)
+    turn = _Turn(c=c, answer=answer, book=book, now=now, add_event=add_event)
     if answer.steward_override:
-        return _override(c, answer, book=book, now=now, add_event=add_event)
+        return turn.override()
     if c.state is m.ClarificationState.ANSWERED:
-        return _after_binding(c, answer, book=book, now=now, add_event=add_event)
-    return _before_binding(c, answer, book=book, now=now, add_event=add_event)
+        return turn.after_binding()
+    return turn.before_binding()
 
 
 class EventSink(Protocol):
@@ -127,127 +128,6 @@ def _replay(c: m.Clarification, answer: Answer, book: AnswerBook) -> m.AnswerRes
     return prior.model_copy(update={"replayed": True})
 
 
-def _append(
-    c: m.Clarification,
-    answer: Answer,
-    status: m.BindingStatus,
-    *,
-    book: AnswerBook,
-    now: datetime,
-) -> m.ResponseRecord:
-    previous = _latest(c, answer.responder)
-    record = m.ResponseRecord(
-        response_id=book.next_id(),
-        responder=answer.responder,
-        rights_at_answer_time=answer.rights,
-        answer_index=answer.answer_index,
-        answer_custom=answer.answer_custom,
-        interval=answer.interval(),
-        channel=answer.channel,
-        message_ref=answer.message_ref,
-        response_tx=now,
-        binding_status=status,
-        supersedes=previous.response_id
-        if previous and c.state is not m.ClarificationState.ANSWERED
-        else None,
-    )
-    c.responses.append(record)
-    c.updated_at = now
-    return record
-
-
-def _result(
-    c: m.Clarification,
-    record: m.ResponseRecord,
-    outcome: m.AnswerOutcome,
-    *,
-    book: AnswerBook,
-    fact_tx: datetime | None = None,
-) -> m.AnswerResult:
-    result = m.AnswerResult(
-        outcome=outcome,
-        clarification_id=c.id,
-        state=c.state,
-        quorum_state=c.quorum.state,
-        response_id=record.response_id,
-        quorum_satisfied=c.state is m.ClarificationState.ANSWERED,
-        quorum_remaining=c.quorum.remaining,
-        confirmed_by=list(c.quorum.confirmed_by),
-        fact_version_tx=fact_tx,
-        bound_interval=c.bound_interval,
-    )
-    book.outcomes[record.response_id] = result
-    return result
-
-
-def _override(
-    c: m.Clarification,
-    answer: Answer,
-    *,
-    book: AnswerBook,
-    now: datetime,
-    add_event: EventSink,
-) -> Decision:
-    record = _append(c, answer, m.BindingStatus.STEWARD_OVERRIDE, book=book, now=now)
-    c.state = m.ClarificationState.ANSWERED
-    c.quorum = c.quorum.model_copy(
-        update={
-            "state": m.QuorumState.SATISFIED,
-            "remaining": 0,
-            "confirmed_by": [answer.responder],
-        }
-    )
-    c.bound_interval = answer.interval()
-    add_event(
-        c,
-        "steward_override",
-        "A steward override was recorded; prior responses are kept.",
-        person_id=answer.responder,
-        actor=answer.responder,
-    )
-    result = _result(c, record, m.AnswerOutcome.STEWARD_OVERRIDE, book=book)
-    return Decision(
-        result=result, bind=answer.interval(), evidence=m.EvidenceClass.STEWARD_OVERRIDE
-    )
-
-
-def _after_binding(
-    c: m.Clarification,
-    answer: Answer,
-    *,
-    book: AnswerBook,
-    now: datetime,
-    add_event: EventSink,
-) -> Decision:
-    assert c.bound_interval is not None
-    if same_interval(c.bound_interval, answer.interval()):
-        if answer.responder in c.quorum.confirmed_by:
-            counted = next(
-                r
-                for r in reversed(c.responses)
-                if r.responder == answer.responder and r.binding_status in _COUNTED
-            )
-            return Decision(
-                result=book.outcomes[counted.response_id].model_copy(update={"replayed": True})
-            )
-        raise CoreFault(ErrorCode.CLARIFY_ALREADY_ANSWERED)
-    record = _append(c, answer, m.BindingStatus.CONFLICTING, book=book, now=now)
-    add_event(
-        c,
-        "post_binding_conflict",
-        "A conflicting answer arrived after binding; recorded as a conflicting attestation.",
-        person_id=answer.responder,
-        actor=answer.responder,
-    )
-    add_event(
-        c,
-        "steward_notified",
-        "The steward was notified of a post-binding conflict.",
-        person_id=c.workspace.steward_id,
-    )
-    return Decision(result=_result(c, record, m.AnswerOutcome.CONFLICTING_ATTESTATION, book=book))
-
-
 _COUNTED = (m.BindingStatus.BOUND, m.BindingStatus.STEWARD_OVERRIDE)
 
 
@@ -264,126 +144,164 @@ def _active(c: m.Clarification) -> list[m.ResponseRecord]:
     return [r for r in latest.values() if r.binding_status is m.BindingStatus.BINDING_CANDIDATE]
 
 
-def _before_binding(
-    c: m.Clarification,
-    answer: Answer,
-    *,
-    book: AnswerBook,
-    now: datetime,
-    add_event: EventSink,
-) -> Decision:
-    capable = binding_capable(c, answer.rights)
-    status = m.BindingStatus.BINDING_CANDIDATE if capable else m.BindingStatus.ATTESTATION
-    record = _append(c, answer, status, book=book, now=now)
-    if not capable:
-        add_event(
-            c,
-            "attestation_recorded",
-            "A viewer's answer was recorded as an attestation.",
-            person_id=answer.responder,
-            actor=answer.responder,
-        )
-    else:
-        add_event(
-            c,
-            "response_recorded",
-            "A binding-capable response was recorded.",
-            person_id=answer.responder,
-            actor=answer.responder,
-        )
-    if c.state is m.ClarificationState.CONFLICTED:
-        return Decision(result=_result(c, record, m.AnswerOutcome.CONFLICTED, book=book))
-    return _evaluate_quorum(c, record, book=book, add_event=add_event)
-
-
-def _evaluate_quorum(
-    c: m.Clarification,
-    record: m.ResponseRecord,
-    *,
-    book: AnswerBook,
-    add_event: EventSink,
-) -> Decision:
-    active = _active(c)
+def _distinct(records: list[m.ResponseRecord]) -> list[m.Interval]:
     distinct: list[m.Interval] = []
-    for r in active:
+    for r in records:
         if not any(same_interval(r.interval, d) for d in distinct):
             distinct.append(r.interval)
-    required = c.quorum_policy.required_confirmations
-    if len(distinct) > 1:
-        c.state = m.ClarificationState.CONFLICTED
-        c.quorum = c.quorum.model_copy(
-            update={
-                "state": m.QuorumState.CONFLICTED,
-                "confirmations": 0,
-                "remaining": required,
-                "confirmed_by": [],
-            }
-        )
-        add_event(c, "conflict_entered", "Binding-capable responses disagree.")
-        add_event(
-            c,
-            "steward_review_requested",
-            "The steward must review the conflict.",
-            person_id=c.workspace.steward_id,
-        )
-        return Decision(result=_result(c, record, m.AnswerOutcome.CONFLICTED, book=book))
-    confirmations = len(active)
-    confirmed_by = [r.responder for r in active]
-    if confirmations >= required:
-        return _bind(c, record, active, book=book, add_event=add_event)
-    if confirmations >= 1:
-        c.state = m.ClarificationState.PARTIALLY_CONFIRMED
-        c.quorum = c.quorum.model_copy(
-            update={
-                "state": m.QuorumState.PENDING,
-                "confirmations": confirmations,
-                "remaining": required - confirmations,
-                "confirmed_by": confirmed_by,
-            }
-        )
-        add_event(c, "quorum_pending", f"{required - confirmations} more confirmation(s) required.")
-        outcome = (
-            m.AnswerOutcome.PARTIALLY_CONFIRMED
-            if record.binding_status is m.BindingStatus.BINDING_CANDIDATE
-            else m.AnswerOutcome.ATTESTATION
-        )
-        return Decision(result=_result(c, record, outcome, book=book))
-    c.state = m.ClarificationState.ATTESTED
-    return Decision(result=_result(c, record, m.AnswerOutcome.ATTESTATION, book=book))
+    return distinct
 
 
-def _bind(
-    c: m.Clarification,
-    record: m.ResponseRecord,
-    active: list[m.ResponseRecord],
-    *,
-    book: AnswerBook,
-    add_event: EventSink,
-) -> Decision:
-    for r in active:
-        r.binding_status = m.BindingStatus.BOUND
-    quorum_required = c.quorum.state is not m.QuorumState.NOT_REQUIRED
-    c.state = m.ClarificationState.ANSWERED
-    c.bound_interval = record.interval
-    c.quorum = c.quorum.model_copy(
-        update={
-            "state": m.QuorumState.SATISFIED if quorum_required else m.QuorumState.NOT_REQUIRED,
-            "confirmations": len(active),
-            "remaining": 0,
-            "confirmed_by": [r.responder for r in active],
-        }
-    )
-    if quorum_required:
-        add_event(c, "quorum_satisfied", "The required confirmations were received.")
-    add_event(c, "bound", "The corrected fact version was created.")
-    evidence = (
-        m.EvidenceClass.QUORUM_CONFIRMATION
-        if quorum_required
-        else m.EvidenceClass.HUMAN_CLARIFICATION
-    )
-    result = _result(c, record, m.AnswerOutcome.BOUND, book=book)
-    # earlier confirmations now replay as bound too
-    for r in active:
-        if r.response_id != record.response_id:
-            book.outcomes[r.response_id] = result.model_copy(update={"response_id": r.response_id})
-    return Decision(result=result, bind=record.interval, evidence=evidence)
+@dataclass(slots=True)
+class _Turn:
+    """One answer being applied: the clarification, the answer and where outcomes go."""
+
+    c: m.Clarification
+    answer: Answer
+    book: AnswerBook
+    now: datetime
+    add_event: EventSink
+
+    def event(self, type_: str, message: str, *, by_responder: bool = False,
+              to_steward: bool = False) -> None:
+        who = self.answer.responder if by_responder else None
+        person = self.c.workspace.steward_id if to_steward else who
+        self.add_event(self.c, type_, message, person_id=person, actor=who)
+
+    def append(self, status: m.BindingStatus) -> m.ResponseRecord:
+        c, answer = self.c, self.answer
+        previous = _latest(c, answer.responder)
+        record = m.ResponseRecord(
+            response_id=self.book.next_id(),
+            responder=answer.responder,
+            rights_at_answer_time=answer.rights,
+            answer_index=answer.answer_index,
+            answer_custom=answer.answer_custom,
+            interval=answer.interval(),
+            channel=answer.channel,
+            message_ref=answer.message_ref,
+            response_tx=self.now,
+            binding_status=status,
+            supersedes=previous.response_id
+            if previous and c.state is not m.ClarificationState.ANSWERED
+            else None,
+        )
+        c.responses.append(record)
+        c.updated_at = self.now
+        return record
+
+    def result(self, record: m.ResponseRecord, outcome: m.AnswerOutcome) -> m.AnswerResult:
+        c = self.c
+        result = m.AnswerResult(
+            outcome=outcome,
+            clarification_id=c.id,
+            state=c.state,
+            quorum_state=c.quorum.state,
+            response_id=record.response_id,
+            quorum_satisfied=c.state is m.ClarificationState.ANSWERED,
+            quorum_remaining=c.quorum.remaining,
+            confirmed_by=list(c.quorum.confirmed_by),
+            bound_interval=c.bound_interval,
+        )
+        self.book.outcomes[record.response_id] = result
+        return result
+
+    def quorum(self, state: m.QuorumState, *, counted: list[str], remaining: int) -> None:
+        self.c.quorum = self.c.quorum.model_copy(update={
+            "state": state, "confirmations": len(counted), "remaining": remaining,
+            "confirmed_by": counted,
+        })
+
+    # ------------------------------------------------------------ the outcome matrix
+
+    def override(self) -> Decision:
+        record = self.append(m.BindingStatus.STEWARD_OVERRIDE)
+        self.c.state = m.ClarificationState.ANSWERED
+        self.quorum(m.QuorumState.SATISFIED, counted=[self.answer.responder], remaining=0)
+        self.c.bound_interval = self.answer.interval()
+        self.event("steward_override", "A steward override was recorded; prior responses are "
+                   "kept.", by_responder=True)
+        result = self.result(record, m.AnswerOutcome.STEWARD_OVERRIDE)
+        return Decision(result=result, bind=self.answer.interval(),
+                        evidence=m.EvidenceClass.STEWARD_OVERRIDE)
+
+    def after_binding(self) -> Decision:
+        c, answer = self.c, self.answer
+        assert c.bound_interval is not None
+        if same_interval(c.bound_interval, answer.interval()):
+            if answer.responder in c.quorum.confirmed_by:
+                counted = next(
+                    r for r in reversed(c.responses)
+                    if r.responder == answer.responder and r.binding_status in _COUNTED
+                )
+                prior = self.book.outcomes[counted.response_id]
+                return Decision(result=prior.model_copy(update={"replayed": True}))
+            raise CoreFault(ErrorCode.CLARIFY_ALREADY_ANSWERED)
+        record = self.append(m.BindingStatus.CONFLICTING)
+        self.event("post_binding_conflict", "A conflicting answer arrived after binding; "
+                   "recorded as a conflicting attestation.", by_responder=True)
+        self.event("steward_notified", "The steward was notified of a post-binding conflict.",
+                   to_steward=True)
+        return Decision(result=self.result(record, m.AnswerOutcome.CONFLICTING_ATTESTATION))
+
+    def before_binding(self) -> Decision:
+        capable = binding_capable(self.c, self.answer.rights)
+        if capable:
+            record = self.append(m.BindingStatus.BINDING_CANDIDATE)
+            self.event("response_recorded", "A binding-capable response was recorded.",
+                       by_responder=True)
+        else:
+            record = self.append(m.BindingStatus.ATTESTATION)
+            self.event("attestation_recorded", "A viewer's answer was recorded as an attestation.",
+                       by_responder=True)
+        if self.c.state is m.ClarificationState.CONFLICTED:
+            return Decision(result=self.result(record, m.AnswerOutcome.CONFLICTED))
+        return self.evaluate_quorum(record)
+
+    def evaluate_quorum(self, record: m.ResponseRecord) -> Decision:
+        c = self.c
+        active = _active(c)
+        required = c.quorum_policy.required_confirmations
+        if len(_distinct(active)) > 1:
+            c.state = m.ClarificationState.CONFLICTED
+            self.quorum(m.QuorumState.CONFLICTED, counted=[], remaining=required)
+            self.event("conflict_entered", "Binding-capable responses disagree.")
+            self.event("steward_review_requested", "The steward must review the conflict.",
+                       to_steward=True)
+            return Decision(result=self.result(record, m.AnswerOutcome.CONFLICTED))
+        if len(active) >= required:
+            return self.bind(record, active)
+        if active:
+            c.state = m.ClarificationState.PARTIALLY_CONFIRMED
+            remaining = required - len(active)
+            self.quorum(m.QuorumState.PENDING, counted=[r.responder for r in active],
+                        remaining=remaining)
+            self.event("quorum_pending", f"{remaining} more confirmation(s) required.")
+            capable = record.binding_status is m.BindingStatus.BINDING_CANDIDATE
+            outcome = (m.AnswerOutcome.PARTIALLY_CONFIRMED if capable
+                       else m.AnswerOutcome.ATTESTATION)
+            return Decision(result=self.result(record, outcome))
+        c.state = m.ClarificationState.ATTESTED
+        return Decision(result=self.result(record, m.AnswerOutcome.ATTESTATION))
+
+    def bind(self, record: m.ResponseRecord, active: list[m.ResponseRecord]) -> Decision:
+        c = self.c
+        for r in active:
+            r.binding_status = m.BindingStatus.BOUND
+        quorum_required = c.quorum.state is not m.QuorumState.NOT_REQUIRED
+        c.state = m.ClarificationState.ANSWERED
+        c.bound_interval = record.interval
+        state = m.QuorumState.SATISFIED if quorum_required else m.QuorumState.NOT_REQUIRED
+        self.quorum(state, counted=[r.responder for r in active], remaining=0)
+        if quorum_required:
+            self.event("quorum_satisfied", "The required confirmations were received.")
+        self.event("bound", "The corrected fact version was created.")
+        evidence = (m.EvidenceClass.QUORUM_CONFIRMATION if quorum_required
+                    else m.EvidenceClass.HUMAN_CLARIFICATION)
+        result = self.result(record, m.AnswerOutcome.BOUND)
+        # earlier confirmations now replay as bound too
+        for r in active:
+            if r.response_id != record.response_id:
+                self.book.outcomes[r.response_id] = result.model_copy(
+                    update={"response_id": r.response_id})
+        return Decision(result=result, bind=record.interval, evidence=evidence)
