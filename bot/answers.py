@@ -258,6 +258,10 @@ class AnswerService:
         return outcomes.after_answer(c, fresh, person, result, names=names,
                                      now=self.clock.now(), moved_on=moved_on)
 
+    async def refresh_settled(self, clarification_id: str) -> int:
+        """Every delivered card of a clarification that was settled elsewhere (core CLI, API)."""
+        return await self.refresh_cards(clarification_id, except_ref=None)
+
     async def refresh_cards(self, clarification_id: str, *, except_ref: str | None) -> int:
         """Show every other delivered card of the clarification its new state."""
         c = await self.core.get_clarification(clarification_id=clarification_id)

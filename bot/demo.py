@@ -97,6 +97,7 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
                                 audit=engine.audit, clock=clock,
                                 on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
+        engine.handler.on_settled = answers.refresh_settled
         names = {p.person_id: p.display_name for p in core.directory.people.values()}
         shown = 0
 

@@ -148,6 +148,7 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
                                 clock=clock, on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
+        engine.handler.on_settled = answers.refresh_settled
         REGISTRY.gauges["clarify_outbox_entries"] = _outbox_size(store)
         app = web.Application(client_max_size=256 * 1024)
         service = Service(settings=settings, core=core, store=store, engine=engine,

@@ -10,6 +10,7 @@ window) brings the job back at the next attempt if nobody has answered.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -70,6 +71,9 @@ class JobHandler:
     audit: Audit
     clock: Clock
     settings: ClarifySettings
+    # shows every delivered card of a settled clarification its final state; set where the
+    # answer service exists (a state can change without the bot: the core's CLI, an API key)
+    on_settled: Callable[[str], Awaitable[object]] | None = None
 
     async def handle(self, job: m.LeasedJob) -> Outcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
@@ -80,6 +84,8 @@ class JobHandler:
             await self.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
             await self.core.complete_job(job_id=job.id, lease_token=job.lease_token)
+            if c.state in SETTLED and self.on_settled is not None:
+                await self.on_settled(c.id)
             return Outcome.COMPLETED
         ranking = job.payload.ranking
         await self.reconcile_earlier(c, job)

@@ -77,6 +77,7 @@ class Stack:
     url: str
     http: aiohttp.ClientSession
     signing_secret: str = SIGNING_SECRET
+    core_url: str = ""
 
     async def burst(self) -> None:
         await self.engine.worker.run_burst()
@@ -196,7 +197,8 @@ def clarify_settings(**overrides: Any) -> ClarifySettings:
 
 
 @pytest.fixture
-async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreClient,
+async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
+                     bot_client: CoreClient,
                      dev_client: DevCoreClient, fake_slack: FakeSlack):
     """Build a stack (optionally with other settings or store); servers close after the test."""
     runners: list[web.AppRunner] = []
@@ -220,6 +222,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
                                 audit=engine.audit, clock=clock,
                                 on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
+        engine.handler.on_settled = answers.refresh_settled
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
@@ -235,7 +238,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
         sessions.append(http)
         return Stack(core=core, clock=clock, bot=client, dev=dev_client, slack=fake_slack,
                      store=store, engine=engine, answers=answers, adapter=adapter, sink=sink,
-                     url=f"http://127.0.0.1:{port}", http=http)
+                     url=f"http://127.0.0.1:{port}", http=http, core_url=core_url)
 
     yield make
     for http in sessions:

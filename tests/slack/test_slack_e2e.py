@@ -472,3 +472,25 @@ async def test_a_digest_is_not_rewritten_when_someone_else_settles_one_of_its_qu
     assert "✓ Recorded as evidence" in shown(stack, ahmed)
     now = snapshot(stack, digest)
     assert (now.blocks, now.edited_ts) == (before.blocks, None)
+
+
+async def test_cards_follow_a_decision_made_outside_the_bot(stack: Stack) -> None:
+    """A steward settles a conflict with the core's CLI; at the next lease every card shows it."""
+    from bot.core.client import CoreClient
+
+    cid = await stack.create(authority={"authored_by": ["p-sarah"], "named": ["p-ahmed"]},
+                             severity="critical")
+    await stack.burst()
+    sarah, ahmed = stack.card("U0SARAH", cid), stack.card("U0AHMED", cid)
+    await stack.click("U0SARAH", sarah, "clarify.answer.0")
+    await stack.click("U0AHMED", ahmed, "clarify.answer.1")
+    await stack.settle()
+    assert "requires steward review" in stack.text_of(sarah)
+    steward = CoreClient(base_url=stack.core_url, token="acme-key-maria-steward")
+    async with steward:
+        await steward.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
+            answer_index=1, steward_override=True, channel=m.Channel.CLI))
+    await stack.later(timedelta(hours=49))
+    for card in (sarah, ahmed):
+        shown = stack.text_of(card)
+        assert "Recorded as a steward decision" in shown and "Maria Lopez" in shown
