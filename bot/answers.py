@@ -188,7 +188,8 @@ class AnswerService:
         if first and await self._duplicate(cb, person):
             return Receipt(Verdict.DUPLICATE)
         settled_before = c.state is m.ClarificationState.ANSWERED
-        request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id))
+        request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id),
+                           request_id=_request_id(entry_id))
         try:
             answered = await self.core.answer_clarification(clarification_id=c.id,
                                                             request=request)
@@ -346,7 +347,13 @@ def _who(cb: Callback, person: m.Person) -> str:
     return f"{cb.clarification_id}|{person.person_id}"
 
 
-def _request(cb: Callback, person: m.Person, *, rights: m.Role | None) -> m.AnswerRequest:
+def _request_id(entry_id: str) -> str:
+    """The outbox entry as the core's idempotency key: a resend is answered, never re-applied."""
+    return "ans." + hashlib.sha256(entry_id.encode()).hexdigest()[:40]
+
+
+def _request(cb: Callback, person: m.Person, *, rights: m.Role | None,
+             request_id: str | None = None) -> m.AnswerRequest:
     custom = None
     if cb.answer_index is None:
         # people pick the last valid day; the core's intervals end exclusively the day after
@@ -359,7 +366,7 @@ def _request(cb: Callback, person: m.Person, *, rights: m.Role | None) -> m.Answ
     return m.AnswerRequest(
         answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
         rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
-        message_ref=cb.message_ref[:500] if cb.message_ref else None,
+        message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
     )
 
 

@@ -56,6 +56,9 @@ class AnswerBook:
 
     def __init__(self) -> None:
         self.outcomes: dict[str, m.AnswerResult] = {}
+        # (responder, requestId) → the response it produced: a resent request is answered, not
+        # applied again (a replay after a newer answer must not supersede it)
+        self.requests: dict[tuple[str, str], str] = {}
         self._ids = 0
 
     def next_id(self) -> str:

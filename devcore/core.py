@@ -235,6 +235,10 @@ class ReferenceCore:
         c = record.model
         if self.directory.person_in(tenant_id=c.tenant_id, person_id=responder) is None:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        seen = record.book.requests.get((responder, req.request_id or ""))
+        if req.request_id is not None and seen is not None:
+            prior = record.book.outcomes[seen].model_copy(update={"replayed": True})
+            return prior, http_status(prior.outcome)
         answer = Answer(
             responder=responder,
             rights=rights,
@@ -249,6 +253,8 @@ class ReferenceCore:
         )
         decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
         result = decision.result
+        if req.request_id is not None:
+            record.book.requests[(responder, req.request_id)] = result.response_id
         if decision.bind is not None and decision.evidence is not None:
             version = self.facts.append(
                 logical_id=c.target,

@@ -390,6 +390,11 @@ class AnswerRequest(RequestModel):
     channel: Channel = Channel.API
     message_ref: str | None = Field(default=None, max_length=500)
     steward_override: bool = False
+    request_id: Id | None = Field(
+        default=None,
+        description="The caller's idempotency key: the same responder sending the same "
+        "requestId again gets the first outcome back, even after answering differently since.",
+    )
 
     @model_validator(mode="after")
     def _exactly_one_answer(self) -> AnswerRequest:

@@ -360,3 +360,20 @@ async def test_expired_lease_token_is_refused(bot_client: CoreClient, clock: Man
     clock.advance(timedelta(seconds=31))
     with pytest.raises(e.LeaseExpired):
         await bot_client.heartbeat_job(job_id=job.id, lease_token=job.lease_token)
+
+
+async def test_a_resent_request_id_never_supersedes_a_newer_answer(bot_client: CoreClient) -> None:
+    """requestId: resending answer A after B gets A's outcome back; B stays the active answer."""
+
+    def request(index: int, request_id: str) -> m.AnswerRequest:
+        return m.AnswerRequest(answer_index=index, responder="p-sarah", rights=m.Role.EDITOR,
+                               channel=m.Channel.SLACK, request_id=request_id)
+
+    first = await bot_client.answer_clarification(clarification_id=CRITICAL,
+                                                  request=request(0, "req-a"))
+    await bot_client.answer_clarification(clarification_id=CRITICAL, request=request(1, "req-b"))
+    again = await bot_client.answer_clarification(clarification_id=CRITICAL,
+                                                  request=request(0, "req-a"))
+    assert again.result.replayed and again.result.response_id == first.result.response_id
+    c = await bot_client.get_clarification(clarification_id=CRITICAL)
+    assert [r.answer_index for r in c.responses] == [0, 1]  # nothing appended by the resend
