@@ -299,3 +299,37 @@ async def test_two_different_buttons_quickly_reach_the_core_in_order(stack: Stac
         assert (await stack.post_payload(payload)).status == 200
     await stack.settle()
     assert await responders(stack.bot, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
+
+
+async def test_an_answer_resent_after_a_crash_never_supersedes_a_newer_one(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process dies after the core took answer A, before the outbox forgot it; B follows;
+    the restarted outbox resends A with its idempotency key and the core keeps B active."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
+                             severity="critical")
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    forget = stack.store.outbox_done
+    lost: list[str] = []
+
+    async def crash_before_forgetting(entry_id: str) -> None:
+        lost[:] = lost or [entry_id]  # the first answer's entry is never forgotten
+        if entry_id != lost[0]:
+            await forget(entry_id)
+
+    monkeypatch.setattr(stack.store, "outbox_done", crash_before_forgetting)
+    answer_a = await payload_of(stack, "U0AHMED", card, "clarify.answer.0")
+    answer_b = await payload_of(stack, "U0AHMED", card, "clarify.answer.1")  # the card as seen
+    await stack.post_payload(answer_a)
+    await stack.settle()
+    assert await stack.store.outbox_size() == 1  # A is still queued, as after a crash
+    await stack.post_payload(answer_b)
+    await stack.settle()
+    monkeypatch.setattr(stack.store, "outbox_done", forget)  # the restarted process
+    stack.clock.advance(timedelta(minutes=5))
+    await stack.answers.flush_outbox()
+    assert await stack.store.outbox_size() == 0
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert c.quorum.confirmed_by == ["p-ahmed"] and c.responses[-1].answer_index == 1
