@@ -260,6 +260,7 @@ class JobHandler:
         """High severity: the steward hears that a direct question went out (once, redacted)."""
         steward, address = await self._steward(c)
         if steward is None or address is None:
+            await self._steward_unreachable(c, "high-severity notice")
             return
         key = DeliveryKey(c.id, steward.person_id, 0, m.DeliveryKind.STEWARD_NOTICE.value)
         names = await self._names(asked)
@@ -275,6 +276,7 @@ class JobHandler:
         """Conflicted: the steward gets one conflict notice (no dates, no span text)."""
         steward, address = await self._steward(c)
         if steward is None or address is None:
+            await self._steward_unreachable(c, "conflict notice")
             return
         key = DeliveryKey(c.id, steward.person_id, 0, "steward_conflict")
         names = await self._names([r.responder for r in c.responses])
@@ -292,7 +294,10 @@ class JobHandler:
         the bound date (no dates, no span text); the bound correction is not touched."""
         index = responder_index(c, responder)
         steward, address = await self._steward(c)
-        if index is None or steward is None or address is None:
+        if index is None:
+            return
+        if steward is None or address is None:
+            await self._steward_unreachable(c, "late-conflict notice")
             return
         # One notice per responder, not per response: the same person re-tapping, or changing
         # their late answer again, tells the steward nothing new; another person's answer does.
@@ -309,6 +314,15 @@ class JobHandler:
                 extra={"responder": responder},
                 message="The steward was told that an answer after binding differs from the "
                         "bound date; the bound correction is unchanged."))
+
+    async def _steward_unreachable(self, c: m.Clarification, what: str) -> None:
+        """A steward message that cannot go anywhere is still on record, with its reason."""
+        await self.audit.emit(AuditEvent(
+            type="steward_unreachable", at=self.clock.now(), clarification_id=c.id,
+            person_id=c.workspace.steward_id, reason_code=m.ReasonCode.NO_DELIVERY_ALIAS,
+            message=f"The workspace steward cannot be reached on any channel; the {what} "
+                    "was not sent.",
+        ))
 
     async def _steward(self, c: m.Clarification) -> tuple[m.Person | None, Address | None]:
         if c.workspace.steward_id is None:

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from bot.core import models as m
 from bot.engine.handler import Outcome
+from devcore.core import ReferenceCore
 from tests.engine.conftest import Rig, clarify_settings
 
 SPAN = "The renewed term is effective next quarter."
@@ -174,3 +175,17 @@ async def test_high_severity_notifies_the_steward_once(rig: Rig) -> None:
     assert [s.address.person_id for s in rig.channel.sent if s.key.kind == "question"] == [
         "p-ahmed", "p-sarah"]
     assert len([s for s in rig.channel.sent if s.key.kind == "steward_notice"]) == 1
+
+
+async def test_a_steward_with_no_alias_is_on_record_not_silently_skipped(
+    rig: Rig, core: ReferenceCore
+) -> None:
+    """High severity in a workspace whose steward has no chat alias: audited, with its code."""
+    core.directory.people["p-maria"].aliases.slack.clear()
+    cid = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
+    await rig.burst()
+    assert [s.address.person_id for s in rig.channel.sent] == ["p-ahmed"]
+    (event,) = rig.events("steward_unreachable", cid)
+    assert event.reason_code is m.ReasonCode.NO_DELIVERY_ALIAS and event.person_id == "p-maria"
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    assert "steward_unreachable" in [ev.type for ev in c.events]
