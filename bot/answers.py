@@ -27,6 +27,7 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.engine.people import display_names
 from bot.engine.rbac import may_read, role_in
 from bot.metrics import REGISTRY
 from bot.store.base import CardRecord, DeliveryKey, Store
@@ -292,13 +293,8 @@ class AnswerService:
         return outcomes.card_state(c, person, card.delivery, names=names, now=self.clock.now())
 
     async def _names(self, person_ids: list[str]) -> list[str]:
-        names = []
-        for person_id in person_ids:
-            try:
-                names.append((await self.core.get_person(person_id=person_id)).display_name)
-            except e.CoreAPIError:
-                names.append(person_id)
-        return names
+        names = await display_names(self.core, person_ids)
+        return [names.get(person_id, person_id) for person_id in person_ids]
 
     def _taken_view(self, c: m.Clarification, person: m.Person, cb: Callback,
                     result: m.AnswerResult) -> OutcomeView:

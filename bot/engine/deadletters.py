@@ -21,6 +21,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.delivery import Deliverer, Sent
+from bot.engine.people import display_names
 from bot.engine.routing import Routing
 from bot.store.base import DeliveryKey, SlotState, Store
 from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
@@ -131,21 +132,15 @@ class DeadLetterReporter:
             if ev.type == "skipped" and ev.person_id and ev.reason_code
         )
         waiting = views.unanswered(c)
-        names: dict[str, str] = {}
-        for person_id in [*(p for p, _ in pairs), *waiting]:
-            if person_id not in names:
-                try:
-                    names[person_id] = (
-                        await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
-                    ).display_name
-                except e.CoreAPIError:
-                    names[person_id] = person_id
+        names = await display_names(self.core, [*(p for p, _ in pairs), *waiting],
+                                    tenant_id=c.tenant_id)
         return DeadLetterItem(
             clarification_id=c.id,
             document=views.document(c),
             severity=c.severity,
-            skipped=tuple(SkippedCandidate(person=names[p], reason=code) for p, code in pairs),
-            unanswered=tuple(names[p] for p in waiting),
+            skipped=tuple(SkippedCandidate(person=names.get(p, p), reason=code)
+                          for p, code in pairs),
+            unanswered=tuple(names.get(p, p) for p in waiting),
         )
 
 

@@ -116,7 +116,7 @@ class Deliverer:
             await self.core.report_delivery(
                 clarification_id=key.clarification_id,
                 report=m.DeliveryReport(
-                    delivery_id=_delivery_id(key),
+                    delivery_id=delivery_id(key),
                     person_id=key.person_id,
                     channel=m.Channel(address.platform),
                     kind=m.DeliveryKind(key.kind),
@@ -127,5 +127,6 @@ class Deliverer:
         return Result(status, ref)
 
 
-def _delivery_id(key: DeliveryKey) -> str:
+def delivery_id(key: DeliveryKey) -> str:
+    """The core's idempotency key for a delivery report: one per delivery key."""
     return "dl." + key.token().replace("|", ".")[:190]

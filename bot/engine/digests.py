@@ -19,7 +19,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Deliverer, Sent
+from bot.engine.delivery import Deliverer, Sent, delivery_id
 from bot.engine.handler import SETTLED
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing
@@ -152,7 +152,7 @@ class DigestSender:
             await self.core.report_delivery(
                 clarification_id=c.id,
                 report=m.DeliveryReport(
-                    delivery_id="dl." + key.token().replace("|", ".")[:190],
+                    delivery_id=delivery_id(key),
                     person_id=item.person_id,
                     channel=m.Channel(address.platform),
                     kind=m.DeliveryKind.DIGEST,

@@ -26,6 +26,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.delivery import Deliverer, Sent
+from bot.engine.people import display_names
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
 from bot.metrics import REGISTRY
@@ -350,13 +351,7 @@ class JobHandler:
         return [(names.get(p, p), code) for p, code in pairs]
 
     async def _names(self, person_ids: list[str]) -> dict[str, str]:
-        names: dict[str, str] = {}
-        for person_id in dict.fromkeys(person_ids):
-            try:
-                names[person_id] = (await self.core.get_person(person_id=person_id)).display_name
-            except e.CoreAPIError:
-                continue
-        return names
+        return await display_names(self.core, person_ids)
 
     # ---------------------------------------------------------------- bookkeeping
 
