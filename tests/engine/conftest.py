@@ -17,7 +17,8 @@ from uuid import uuid4
 import pytest
 import redis.asyncio as aioredis
 
-from bot.audit import MemorySink
+from bot.audit import AuditSink, MemorySink
+from bot.channel import Channel
 from bot.channels.recording import RecordingChannel, Sent
 from bot.clock import ManualClock
 from bot.core import models as m
@@ -127,12 +128,28 @@ def clarify_settings(**overrides: Any) -> ClarifySettings:
 
 @pytest.fixture
 def core(clock: ManualClock) -> ReferenceCore:
+    return acme_core(clock)
+
+
+def acme_core(clock: ManualClock) -> ReferenceCore:
     """The acme directory without its sample clarifications: each test creates its own."""
     data = read_scenario("acme")
     data["clarifications"] = []
     reference = ReferenceCore(clock=clock)
     load_scenario(reference, data)
     return reference
+
+
+def acme_engine(*, core: CoreClient, store: Store, channel: Channel, sink: AuditSink,
+                clock: ManualClock, worker_id: str = "worker-1",
+                clarify: ClarifySettings | None = None,
+                worker: WorkerConfig | None = None) -> Engine:
+    """The engine as production wires it, on one channel with the acme Slack workspaces."""
+    return build_engine(EngineParts(
+        core=core, store=store, channels={"slack": channel},
+        clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink, slack=ACME_SLACK,
+        worker_id=worker_id, sleep=no_sleep,
+        worker=worker or WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -167,20 +184,8 @@ def make_rig(
     ) -> Rig:
         channel = channel or RecordingChannel()
         sink = MemorySink()
-        engine = build_engine(
-            EngineParts(
-                core=bot_client,
-                store=store,
-                channels={"slack": channel},
-                clarify=clarify or clarify_settings(),
-                clock=clock,
-                audit_sink=sink,
-                slack=ACME_SLACK,
-                worker_id=worker_id,
-                sleep=no_sleep,
-                worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600),
-            )
-        )
+        engine = acme_engine(core=bot_client, store=store, channel=channel, sink=sink,
+                             clock=clock, worker_id=worker_id, clarify=clarify)
         return Rig(
             core=core,
             clock=clock,

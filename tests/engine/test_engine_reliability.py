@@ -29,7 +29,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.devclient import DevCoreClient
 from bot.engine.handler import Outcome
-from bot.runtime import Engine, EngineParts, build_engine
+from bot.runtime import Engine
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, SlotState, Store
 from bot.store.memory import MemoryStore
@@ -38,7 +38,7 @@ from bot.worker import Worker, WorkerConfig
 from cards.views import DeadLetterDigestView, DigestView, QuestionView
 from devcore.scenario import read_scenario
 from tests.conftest import CLARIFY_TOKEN
-from tests.engine.conftest import ACME_SLACK, REDIS_URL, clarify_settings, no_sleep
+from tests.engine.conftest import REDIS_URL, acme_engine, clarify_settings
 
 LEASE = timedelta(seconds=60)
 WINDOW = timedelta(hours=48)  # the acme escalation window = the clarify:temporal backoff
@@ -126,20 +126,8 @@ def node(
     clarify: ClarifySettings | None = None,
     config: WorkerConfig | None = None,
 ) -> Node:
-    engine = build_engine(
-        EngineParts(
-            core=core,
-            store=store,
-            channels={"slack": channel},
-            clarify=clarify or clarify_settings(),
-            clock=clock,
-            audit_sink=sink,
-            slack=ACME_SLACK,
-            worker_id=worker_id,
-            sleep=no_sleep,
-            worker=config or WorkerConfig(concurrency=4, heartbeat_seconds=3600),
-        )
-    )
+    engine = acme_engine(core=core, store=store, channel=channel, sink=sink, clock=clock,
+                         worker_id=worker_id, clarify=clarify, worker=config)
     made = Node(engine)
     poll = engine.worker.poll_iteration
 

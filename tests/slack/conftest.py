@@ -28,15 +28,19 @@ from bot.audit import MemorySink
 from bot.clock import ManualClock, SystemClock
 from bot.core.client import CoreClient
 from bot.core.devclient import DevCoreClient
-from bot.runtime import Engine, EngineParts, build_engine
+from bot.runtime import Engine
 from bot.settings import ClarifySettings
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
-from bot.worker import WorkerConfig
 from cards.actions import ActionCodec
-from devcore.core import ReferenceCore, load_scenario
-from devcore.scenario import read_scenario
-from tests.engine.conftest import ACME_SLACK, new_clarification, no_sleep
+from devcore.core import ReferenceCore
+from tests.engine.conftest import (
+    ACME_SLACK,
+    acme_core,
+    acme_engine,
+    new_clarification,
+    no_sleep,
+)
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack, Message
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -47,11 +51,7 @@ PEOPLE = {"U0SARAH": "p-sarah", "U0AHMED": "p-ahmed", "U0PRIYA": "p-priya",
 
 @pytest.fixture
 def core(clock: ManualClock) -> ReferenceCore:
-    data = read_scenario("acme")
-    data["clarifications"] = []
-    reference = ReferenceCore(clock=clock)
-    load_scenario(reference, data)
-    return reference
+    return acme_core(clock)
 
 
 @pytest.fixture
@@ -192,10 +192,6 @@ def _element(blocks: list[dict[str, Any]], action_id: str) -> dict[str, Any]:
     raise AssertionError(f"no element {action_id} in the message")
 
 
-def clarify_settings(**overrides: Any) -> ClarifySettings:
-    return ClarifySettings(channels=("slack",), **overrides)
-
-
 @pytest.fixture
 async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
                      bot_client: CoreClient,
@@ -213,11 +209,8 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         web_client = AsyncWebClient(token=BOT_TOKEN, base_url=fake_slack.url)
         channel = SlackChannel(client=web_client, codec=codec, store=store, clock=clock,
                                sleep=no_sleep)
-        engine = build_engine(EngineParts(
-            core=client, store=store, channels={"slack": channel},
-            clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink,
-            slack=ACME_SLACK, sleep=no_sleep,
-            worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
+        engine = acme_engine(core=client, store=store, channel=channel, sink=sink, clock=clock,
+                             clarify=clarify)
         answers = AnswerService(core=client, store=store, channels={"slack": channel},
                                 audit=engine.audit, clock=clock,
                                 on_conflict=engine.handler.notify_conflict,

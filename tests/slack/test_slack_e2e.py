@@ -8,7 +8,8 @@ from typing import Any
 
 from bot.core import models as m
 from cards.actions import ActionCodec
-from tests.slack.conftest import CODEC_KEY, Stack, clarify_settings
+from tests.engine.conftest import clarify_settings
+from tests.slack.conftest import CODEC_KEY, Stack
 from tests.slack.fakeslack import Message
 
 
