@@ -205,17 +205,19 @@ class AnswerService:
         # the core has it: never forwarded again, or a replay could supersede a later answer
         await self.store.outbox_done(entry_id)
         await self._audit_answer(c, person, cb, result)
-        try:
-            view = await self._view(c, person, result, moved_on=settled_before)
-            await self.refresh_cards(c.id, except_ref=cb.message_ref)
+        fresh: m.Clarification | None = None
+        try:  # one read of the clarification after the answer serves every follow-up
+            fresh = await self.core.get_clarification(clarification_id=c.id)
+            view = await self._view(c, person, result, moved_on=settled_before, fresh=fresh)
+            await self._refresh(fresh, except_ref=cb.message_ref)
         except (e.CoreTransportError, e.ServerError, e.RateLimited) as exc:
             log.warning("answers.follow_up_failed", error=type(exc).__name__)
             view = self._taken_view(c, person, cb, result)
-        await self._tell_steward(c.id, result, responder=person.person_id)
+        await self._tell_steward(c.id, fresh, result, responder=person.person_id)
         return Receipt(Verdict.FORWARDED, view, result)
 
-    async def _tell_steward(self, clarification_id: str, result: m.AnswerResult, *,
-                            responder: str) -> None:
+    async def _tell_steward(self, clarification_id: str, fresh: m.Clarification | None,
+                            result: m.AnswerResult, *, responder: str) -> None:
         """A conflict reaches the steward now: before binding one notice per clarification,
         after binding (a conflicting attestation) one per late responder; both are idempotent."""
         conflicted = result.state is m.ClarificationState.CONFLICTED
@@ -223,7 +225,8 @@ class AnswerService:
         if not (conflicted and self.on_conflict) and not (late and self.on_late_conflict):
             return
         try:
-            fresh = await self.core.get_clarification(clarification_id=clarification_id)
+            if fresh is None:  # the follow-up read failed: one more try for the steward's sake
+                fresh = await self.core.get_clarification(clarification_id=clarification_id)
             if conflicted and self.on_conflict is not None:
                 await self.on_conflict(fresh)
             elif late and self.on_late_conflict is not None:
@@ -254,8 +257,10 @@ class AnswerService:
     # ---------------------------------------------------------------- card views
 
     async def _view(self, c: m.Clarification, person: m.Person, result: m.AnswerResult | None,
-                    *, moved_on: bool) -> OutcomeView:
-        fresh = await self.core.get_clarification(clarification_id=c.id)
+                    *, moved_on: bool, fresh: m.Clarification | None = None) -> OutcomeView:
+        """The answering person's card; ``fresh`` is the clarification after the answer."""
+        if fresh is None:
+            fresh = await self.core.get_clarification(clarification_id=c.id)
         names = await self._names(result.confirmed_by) if result is not None else []
         return outcomes.after_answer(c, fresh, person, result, names=names,
                                      now=self.clock.now(), moved_on=moved_on)
@@ -267,7 +272,10 @@ class AnswerService:
     async def refresh_cards(self, clarification_id: str, *, except_ref: str | None) -> int:
         """Show every other delivered card of the clarification its new state."""
         c = await self.core.get_clarification(clarification_id=clarification_id)
-        cards = await self.store.cards(clarification_id)
+        return await self._refresh(c, except_ref=except_ref)
+
+    async def _refresh(self, c: m.Clarification, *, except_ref: str | None) -> int:
+        cards = await self.store.cards(c.id)
         shared = _shared_messages(cards)
         updated = 0
         for card in cards:
