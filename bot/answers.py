@@ -276,13 +276,12 @@ class AnswerService:
 
     async def _refresh(self, c: m.Clarification, *, except_ref: str | None) -> int:
         cards = await self.store.cards(c.id)
-        shared = _shared_messages(cards)
         updated = 0
         for card in cards:
-            if card.message_ref == except_ref or card.message_ref in shared:
-                continue  # the clicked card is the adapter's; digests are not rewritten
+            if card.message_ref == except_ref:
+                continue  # the clicked card is the adapter's
             if card.delivery.kind != m.DeliveryKind.QUESTION.value:
-                continue
+                continue  # digest entries (recorded as such) are never rewritten
             view = await self._card_view(c, card)
             if view is None:
                 continue
@@ -378,11 +377,3 @@ def _cb_answer(cb: Callback) -> AnswerView | None:
     if cb.answer_index is not None:
         return None
     return outcomes.custom_answer_view(cb.custom_from, cb.custom_to)
-
-
-def _shared_messages(cards: list[CardRecord]) -> set[str]:
-    seen: set[str] = set()
-    shared: set[str] = set()
-    for card in cards:
-        (shared if card.message_ref in seen else seen).add(card.message_ref)
-    return shared
