@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from bot.aio import drain
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -108,8 +109,7 @@ class Worker:
     # ---------------------------------------------------------------- loops
 
     async def drain(self) -> None:
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await drain(self._tasks)
 
     async def run_burst(self) -> None:
         """Work until no job is due, then send due digests and dead letters; never sleeps."""

@@ -29,6 +29,7 @@ from slack_sdk.signature import SignatureVerifier
 from adapters.slack import payloads
 from adapters.slack.channel import SlackChannel
 from adapters.slack.render import render
+from bot.aio import drain
 from bot.answers import AnswerService, Callback, Verdict
 from bot.audit import Audit, AuditEvent
 from bot.channel import ChannelError
@@ -304,8 +305,7 @@ class SlackAdapter:
 
     async def drain(self) -> None:
         """Wait for every answer still being handled after its acknowledgement (tests, shutdown)."""
-        while self.tasks:
-            await asyncio.gather(*list(self.tasks), return_exceptions=True)
+        await drain(self.tasks)
 
 
 def _identity(who: payloads.Who) -> m.SlackIdentity:
