@@ -34,8 +34,9 @@ from cards import slack as slack_cards
 from cards.actions import ActionCodec
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
+from tests.redis_url import TEST_REDIS
 
-REDIS_URL = "redis://127.0.0.1:6379/14"
+REDIS_URL = f"{TEST_REDIS}/14"
 ACME_SLACK = SlackSettings(
     workspaces=(
         SlackWorkspace(team_id="T0ACME", enterprise_id="E0ACME", tenant="acme"),

@@ -17,8 +17,9 @@ from bot.clock import ManualClock
 from bot.store.base import Admission, DeliveryKey, DigestItem, Store
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
+from tests.redis_url import TEST_REDIS
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
+REDIS_URL = f"{TEST_REDIS}/15"
 T0 = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
 DAY = "2026-07-06"
 WINDOW = 1800  # the default digest window: 30 minutes
