@@ -18,7 +18,7 @@ def test_the_bundled_scenario_loads_every_kind_of_record() -> None:
     core = ReferenceCore(clock=ManualClock())
     loaded = load_scenario(core, read_scenario("acme"))
     assert (loaded.tenants, loaded.clarifications) == (2, 4)
-    assert core.directory.people["p-lee"].verified_enterprise_identity is False
+    assert core.directory.people[("acme", "p-lee")].verified_enterprise_identity is False
     assert core.directory.tokens["acme-key-unbound"].principal is None
 
 
