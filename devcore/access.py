@@ -1,4 +1,7 @@
-"""Who may see and who may assert what: the read gate on clarifications and answer provenance.
+"""Who may see and who may assert what: tenant scope, the read gate, answer provenance.
+
+Scope: a request reads the tenants of its token, or the one it names (403 outside the scope);
+ids are unique only within a tenant, so an id held by two tenants of the scope needs the tenant.
 
 Reads: the clarify audience gets the full record (the bot runs the RBAC gate before each delivery);
 an API key gets it only when its person may read the source under ``bot.core.access.may_read``,
@@ -18,6 +21,30 @@ from devcore.directory import Directory, Token
 from devcore.faults import CoreFault
 
 _KEY_CHANNELS = (m.Channel.CLI, m.Channel.API)  # "api" is the request's default: no chat claim
+
+
+def scope(token: Token, tenant_id: str | None) -> frozenset[str]:
+    """The tenants a request reads: the one it names (which must be in scope) or the scope."""
+    if tenant_id is None:
+        return token.tenants
+    if tenant_id not in token.tenants:
+        raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+    return frozenset({tenant_id})
+
+
+def one_tenant(
+    token: Token, tenant_id: str | None, holders: set[str], missing: ErrorCode
+) -> str:
+    """The single tenant of the scope that holds an id; ids are only unique within a tenant."""
+    found = sorted(holders & scope(token, tenant_id))
+    if not found:
+        raise CoreFault(missing)
+    if len(found) > 1:
+        raise CoreFault(
+            ErrorCode.VALIDATION_FAILED,
+            "This id exists in more than one tenant of the token's scope; name one with tenantId.",
+        )
+    return found[0]
 
 
 def full_view(token: Token, c: m.Clarification, directory: Directory) -> bool:

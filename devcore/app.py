@@ -226,23 +226,18 @@ async def _poll(call: Call) -> tuple[BaseModel, int]:
     return m.PollResponse(jobs=call.core.poll(call.caller, call.body)), 200
 
 
-async def _fact(call: Call) -> tuple[BaseModel, int]:
-    return call.core.get_fact(
-        call.caller,
-        call.path("logicalId"),
-        tenant_id=call.query("tenantId"),
-        as_of_tx=call.query("asOfTx", _WHEN),
-        as_of_valid=call.query("asOfValid", _WHEN),
-    ), 200
+def _fact_read(*, history: bool) -> Handler:
+    async def read(call: Call) -> tuple[BaseModel, int]:
+        logical_id, tenant_id = call.path("logicalId"), call.query("tenantId")
+        as_of_valid = call.query("asOfValid", _WHEN)
+        if history:
+            return call.core.fact_history(
+                call.caller, logical_id, tenant_id=tenant_id, as_of_valid=as_of_valid), 200
+        return call.core.get_fact(
+            call.caller, logical_id, tenant_id=tenant_id, as_of_valid=as_of_valid,
+            as_of_tx=call.query("asOfTx", _WHEN)), 200
 
-
-async def _fact_history(call: Call) -> tuple[BaseModel, int]:
-    return call.core.fact_history(
-        call.caller,
-        call.path("logicalId"),
-        tenant_id=call.query("tenantId"),
-        as_of_valid=call.query("asOfValid", _WHEN),
-    ), 200
+    return read
 
 
 HANDLERS: dict[str, Handler] = {
@@ -268,8 +263,8 @@ HANDLERS: dict[str, Handler] = {
     "getPerson": lambda c: _ok(
         c.core.get_person(c.caller, c.path("personId"), c.query("tenantId"))
     ),
-    "getFact": _fact,
-    "getFactHistory": _fact_history,
+    "getFact": _fact_read(history=False),
+    "getFactHistory": _fact_read(history=True),
     "devCreateClarification": create,
     "devGetClock": lambda c: _ok(m.ClockView(now=c.core.now())),
     "devMoveClock": move_clock,

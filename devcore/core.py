@@ -14,7 +14,7 @@ from typing import Protocol
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
-from devcore.access import asserted, full_view, redacted, redacted_summary
+from devcore.access import asserted, full_view, one_tenant, redacted, redacted_summary, scope
 from devcore.answers import Answer, AnswerBook, decide, http_status
 from devcore.directory import Directory, Token
 from devcore.facts import FactKey, FactStore
@@ -213,7 +213,7 @@ class ReferenceCore:
     ) -> tuple[list[m.ClarificationSummary], str | None]:
         """Newest first (creation order), keyset-paged; titles only where the caller may read."""
         self.now()
-        tenants = _scope(token, tenant_id)
+        tenants = scope(token, tenant_id)
         chosen = [
             r
             for r in self.records.values()
@@ -416,14 +416,14 @@ class ReferenceCore:
 
     def get_person(self, token: Token, person_id: str, tenant_id: str | None) -> m.Person:
         holders = {t for t, p in self.directory.people if p == person_id}
-        tenant = _one_tenant(token, tenant_id, holders, ErrorCode.PERSON_NOT_FOUND)
+        tenant = one_tenant(token, tenant_id, holders, ErrorCode.PERSON_NOT_FOUND)
         person = self.directory.person_in(tenant_id=tenant, person_id=person_id)
         assert person is not None
         return person
 
     def _fact_key(self, token: Token, logical_id: str, tenant_id: str | None) -> FactKey:
         holders = self.facts.tenants_of(logical_id)
-        return _one_tenant(token, tenant_id, holders, ErrorCode.FACT_NOT_FOUND), logical_id
+        return one_tenant(token, tenant_id, holders, ErrorCode.FACT_NOT_FOUND), logical_id
 
     def get_fact(
         self, token: Token, logical_id: str, *, tenant_id: str | None,
@@ -456,30 +456,6 @@ def summary(c: m.Clarification) -> m.ClarificationSummary:
         created_at=c.created_at,
         updated_at=c.updated_at,
     )
-
-
-def _scope(token: Token, tenant_id: str | None) -> frozenset[str]:
-    """The tenants a request reads: the one it names (which must be in scope) or the scope."""
-    if tenant_id is None:
-        return token.tenants
-    if tenant_id not in token.tenants:
-        raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
-    return frozenset({tenant_id})
-
-
-def _one_tenant(
-    token: Token, tenant_id: str | None, holders: set[str], missing: ErrorCode
-) -> str:
-    """The single tenant of the scope that holds an id; ids are only unique within a tenant."""
-    found = sorted(holders & _scope(token, tenant_id))
-    if not found:
-        raise CoreFault(missing)
-    if len(found) > 1:
-        raise CoreFault(
-            ErrorCode.VALIDATION_FAILED,
-            "This id exists in more than one tenant of the token's scope; name one with tenantId.",
-        )
-    return found[0]
 
 
 def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
