@@ -75,8 +75,10 @@ _SECURITY_SCHEMES: Json = {
     "apiKey": (
         "Tenant API key. Bound to a principal (tenant, person, role) it may read and answer "
         "as that principal only; unbound (tenant only) it may read but answering is 403 "
-        "`PRINCIPAL_REQUIRED`. Asserting another `responder`, or any `rights`, is 403 "
-        "`RESPONDER_ASSERTION_FORBIDDEN`."
+        "`PRINCIPAL_REQUIRED`. Asserting another `responder`, any `rights`, a chat `channel` or "
+        "a `messageRef` is 403 `RESPONDER_ASSERTION_FORBIDDEN`; its answers are recorded with "
+        "channel `cli`. It reads a clarification in full only when its person may read the "
+        "source; otherwise, and always when unbound, it gets the redacted view."
     ),
     "ingestToken": (
         "Service token with audience `ingest` (ingestion workers). No operation here accepts "
