@@ -476,15 +476,20 @@ def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
 
 
 def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoaded:
-    """Replace the core's state with a scenario's directory and create its clarifications."""
+    """Replace the core's state with a scenario's directory and create its clarifications.
+
+    All or nothing: a scenario refused anywhere leaves the previous state loaded.
+    """
     from devcore.scenario import ScenarioError, parse_scenario
 
     directory, requests = parse_scenario(dict(data))
+    previous = dict(vars(core))  # reset() rebinds every piece of state, so these stay intact
     core.reset(directory)
     for number, req in enumerate(requests):
         try:
             core.create_clarification(req)
         except CoreFault as fault:
+            vars(core).update(previous)
             detail = {"loc": ["clarifications", number], "rule": "invalid", "msg": fault.message}
             raise ScenarioError(f"scenario: clarifications.{number}: {fault.message}",
                                 [detail]) from None
