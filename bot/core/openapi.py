@@ -418,7 +418,7 @@ def _error_response(codes: list[ErrorCode]) -> Json:
 def _example(code: ErrorCode) -> Json:
     body: Json = {"code": code.value, "message": message_of(code), "status": status_of(code)}
     if code is ErrorCode.VALIDATION_FAILED:
-        body["details"] = [{"loc": ["leaseToken"], "msg": "Field required"}]
+        body["details"] = [{"loc": ["leaseToken"], "rule": "required", "msg": "field required"}]
     return body
 
 
