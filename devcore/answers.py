@@ -74,11 +74,15 @@ def decide(
     now: datetime,
     add_event: EventSink,
 ) -> Decision:
-    """Apply one answer to the clarification and return what happened."""
-    _check_override(c, answer)
+    """Apply one answer to the clarification and return what happened.
+
+    Replays come first: the same (responder, answer) gets its first outcome back whatever changed
+    since, so a resent steward override is never refused by a policy check it once passed.
+    """
     replay = _replay(c, answer, book)
     if replay is not None:
         return Decision(result=replay)
+    _check_override(c, answer)
     turn = _Turn(c=c, answer=answer, book=book, now=now, add_event=add_event)
     if answer.steward_override:
         return turn.override()

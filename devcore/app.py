@@ -6,11 +6,9 @@ This layer only translates: bearer token, JSON body and query parameters in; the
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -23,6 +21,8 @@ from bot.core.routes import HEALTH_PATH, OPENAPI_PATH, ROUTES, Route
 from devcore.core import ReferenceCore, load_scenario
 from devcore.directory import Token
 from devcore.faults import CoreFault
+from devcore.issues import issues
+from devcore.paging import Window, window
 from devcore.scenario import ScenarioError
 
 log = structlog.get_logger("devcore")
@@ -127,12 +127,7 @@ async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any
     try:
         return route.request.model_validate(data)
     except ValidationError as exc:
-        raise BodyInvalid(_issues(exc)) from None
-
-
-def _issues(exc: ValidationError) -> list[dict[str, Any]]:
-    # value-free: location and message only, never the offending input
-    return [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
+        raise BodyInvalid(issues(exc, route.request)) from None
 
 
 def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -162,49 +157,29 @@ _WHEN = TypeAdapter(m.AwareDatetime)
 _LIMIT = TypeAdapter(int)
 
 
-def _page_window(call: Call) -> tuple[int, int]:
-    limit = call.query("limit", _LIMIT)
-    limit = 50 if limit is None else limit
-    if not 1 <= limit <= 200:
-        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter limit is invalid.")
-    cursor = call.query("cursor")
-    if cursor is None:
-        return 0, limit
-    try:
-        offset = int(base64.urlsafe_b64decode(cursor.encode("ascii") + b"==").decode("ascii"))
-    except (ValueError, UnicodeError, binascii.Error):
-        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.") from None
-    if offset < 0:
-        raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.")
-    return offset, limit
-
-
-def _next_cursor(offset: int, limit: int, total: int) -> str | None:
-    end = offset + limit
-    return base64.urlsafe_b64encode(str(end).encode()).decode().rstrip("=") if end < total else None
-
-
 async def list_clarifications(call: Call) -> tuple[BaseModel, int]:
-    offset, limit = _page_window(call)
-    items = call.core.list_clarifications(
+    items, cursor = call.core.list_clarifications(
         call.caller,
         state=call.query("state", _STATE),
         severity=call.query("severity", _SEVERITY),
         tenant_id=call.query("tenantId"),
+        window=_window(call, "clarifications"),
     )
-    return m.ClarificationPage(
-        items=items[offset : offset + limit], next_cursor=_next_cursor(offset, limit, len(items))
-    ), 200
+    return m.ClarificationPage(items=items, next_cursor=cursor), 200
 
 
 async def list_jobs(call: Call) -> tuple[BaseModel, int]:
-    offset, limit = _page_window(call)
-    items = call.core.list_jobs(
-        call.caller, state=call.query("state", _JOB_STATE), kind=call.query("kind")
+    items, cursor = call.core.list_jobs(
+        call.caller,
+        state=call.query("state", _JOB_STATE),
+        kind=call.query("kind"),
+        window=_window(call, "jobs"),
     )
-    return m.JobPage(
-        items=items[offset : offset + limit], next_cursor=_next_cursor(offset, limit, len(items))
-    ), 200
+    return m.JobPage(items=items, next_cursor=cursor), 200
+
+
+def _window(call: Call, listing: str) -> Window:
+    return window(listing=listing, cursor=call.query("cursor"), limit=call.query("limit", _LIMIT))
 
 
 async def answer(call: Call) -> tuple[BaseModel, int]:
@@ -235,8 +210,8 @@ async def scenario(call: Call) -> tuple[BaseModel, int]:
     assert isinstance(call.body, dict)
     try:
         return load_scenario(call.core, call.body), 200
-    except ScenarioError as exc:
-        raise CoreFault(ErrorCode.VALIDATION_FAILED, str(exc)) from None
+    except ScenarioError as exc:  # str(exc) may name a key the caller chose: details only
+        raise BodyInvalid(exc.details) from None
 
 
 def _job_op(name: str) -> Handler:
@@ -251,9 +226,18 @@ async def _poll(call: Call) -> tuple[BaseModel, int]:
     return m.PollResponse(jobs=call.core.poll(call.caller, call.body)), 200
 
 
-async def _as_of(call: Call) -> tuple[BaseModel, int]:
-    when: datetime | None = call.query("asOfTx", _WHEN)
-    return call.core.get_fact(call.caller, call.path("logicalId"), when), 200
+def _fact_read(*, history: bool) -> Handler:
+    async def read(call: Call) -> tuple[BaseModel, int]:
+        logical_id, tenant_id = call.path("logicalId"), call.query("tenantId")
+        as_of_valid = call.query("asOfValid", _WHEN)
+        if history:
+            return call.core.fact_history(
+                call.caller, logical_id, tenant_id=tenant_id, as_of_valid=as_of_valid), 200
+        return call.core.get_fact(
+            call.caller, logical_id, tenant_id=tenant_id, as_of_valid=as_of_valid,
+            as_of_tx=call.query("asOfTx", _WHEN)), 200
+
+    return read
 
 
 HANDLERS: dict[str, Handler] = {
@@ -279,8 +263,8 @@ HANDLERS: dict[str, Handler] = {
     "getPerson": lambda c: _ok(
         c.core.get_person(c.caller, c.path("personId"), c.query("tenantId"))
     ),
-    "getFact": _as_of,
-    "getFactHistory": lambda c: _ok(c.core.fact_history(c.caller, c.path("logicalId"))),
+    "getFact": _fact_read(history=False),
+    "getFactHistory": _fact_read(history=True),
     "devCreateClarification": create,
     "devGetClock": lambda c: _ok(m.ClockView(now=c.core.now())),
     "devMoveClock": move_clock,

@@ -14,12 +14,14 @@ from typing import Protocol
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
+from devcore.access import asserted, full_view, one_tenant, redacted, redacted_summary, scope
 from devcore.answers import Answer, AnswerBook, decide, http_status
 from devcore.directory import Directory, Token
-from devcore.facts import FactStore
+from devcore.facts import FactKey, FactStore
 from devcore.faults import CoreFault
 from devcore.jobs import CLARIFY_PREFIX, JobQueue, JobRecord
 from devcore.normalise import NotNormalisable, Span, normalise_custom
+from devcore.paging import Window, page
 
 CLARIFY_KIND = "clarify:temporal"
 _FENCE = {m.Audience.CLARIFY: CLARIFY_PREFIX, m.Audience.INGEST: "ingest:"}
@@ -34,6 +36,7 @@ class MovableClock(Protocol):
 @dataclass(slots=True)
 class Record:
     model: m.Clarification
+    seq: int  # creation order: the key of the clarification list's keyset paging
     dedup_key: tuple[object, ...]
     book: AnswerBook = field(default_factory=AnswerBook)
     event_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -48,7 +51,6 @@ class ReferenceCore:
         """Forget everything and start from this directory (a loaded scenario)."""
         self.directory = directory
         self.facts = FactStore()
-        self.fact_tenants: dict[str, str] = {}
         self.records: dict[str, Record] = {}
         self.dedup: dict[tuple[object, ...], str] = {}
         self.jobs = JobQueue(on_expired=self._on_expired, on_dead_letter=self._on_dead_letter)
@@ -161,19 +163,19 @@ class ReferenceCore:
                 job_id=existing.job_id,
             ), False
         tenant = self.directory.tenant(req.tenant_id)
+        seq = next(self._ids)
         c = build_clarification(
             req,
-            clarification_id=f"clr-{next(self._ids):05d}",
+            clarification_id=f"clr-{seq:05d}",
             tenant=tenant,
             directory=self.directory,
             now=now,
         )
-        self.records[c.id] = Record(model=c, dedup_key=key)
+        self.records[c.id] = Record(model=c, seq=seq, dedup_key=key)
         self.dedup[key] = c.id
         best = c.candidates[0]
-        self.fact_tenants[c.target] = c.tenant_id
         self.facts.append(
-            logical_id=c.target,
+            (c.tenant_id, c.target),
             now=now,
             valid_from=best.valid_from,
             valid_to=best.valid_to,
@@ -207,57 +209,64 @@ class ReferenceCore:
         state: m.ClarificationState | None,
         severity: m.Severity | None,
         tenant_id: str | None,
-    ) -> list[m.ClarificationSummary]:
+        window: Window,
+    ) -> tuple[list[m.ClarificationSummary], str | None]:
+        """Newest first (creation order), keyset-paged; titles only where the caller may read."""
         self.now()
-        if tenant_id is not None and tenant_id not in token.tenants:
-            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
-        tenants = {tenant_id} if tenant_id else token.tenants
+        tenants = scope(token, tenant_id)
         chosen = [
-            r.model
+            r
             for r in self.records.values()
             if r.model.tenant_id in tenants
             and (state is None or r.model.state is state)
             and (severity is None or r.model.severity is severity)
         ]
-        chosen.sort(key=lambda c: (c.created_at, c.id), reverse=True)
-        return [summary(c) for c in chosen]
+        shown, cursor = page(chosen, key=lambda r: r.seq, win=window, newest_first=True,
+                             listing="clarifications")
+        return [self._summary_for(token, r.model) for r in shown], cursor
+
+    def _summary_for(self, token: Token, c: m.Clarification) -> m.ClarificationSummary:
+        brief = summary(c)
+        return brief if full_view(token, c, self.directory) else redacted_summary(brief)
 
     def get_clarification(self, token: Token, clarification_id: str) -> m.Clarification:
         self.now()
-        return self._record(token, clarification_id).model
+        c = self._record(token, clarification_id).model
+        return c if full_view(token, c, self.directory) else redacted(c)
 
     def answer(
         self, token: Token, clarification_id: str, req: m.AnswerRequest
     ) -> tuple[m.AnswerResult, int]:
         now = self.now()
-        responder, rights = _responder_of(token, req)
+        who = asserted(token, req)
         record = self._record(token, clarification_id)
         c = record.model
-        if self.directory.person_in(tenant_id=c.tenant_id, person_id=responder) is None:
+        if self.directory.person_in(tenant_id=c.tenant_id, person_id=who.responder) is None:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
-        seen = record.book.requests.get((responder, req.request_id or ""))
+        seen = record.book.requests.get((who.responder, req.request_id or ""))
         if req.request_id is not None and seen is not None:
+            # replays first: the first outcome, whatever changed since (policy checks come later)
             prior = record.book.outcomes[seen].model_copy(update={"replayed": True})
             return prior, http_status(prior.outcome)
         answer = Answer(
-            responder=responder,
-            rights=rights,
+            responder=who.responder,
+            rights=who.rights,
             span=_normalise(c, req),
             answer_index=req.answer_index,
             answer_custom=m.AnswerCustom.model_validate(req.answer_custom.model_dump())
             if req.answer_custom is not None
             else None,
-            channel=req.channel,
-            message_ref=req.message_ref,
+            channel=who.channel,
+            message_ref=who.message_ref,
             steward_override=req.steward_override,
         )
         decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
         result = decision.result
         if req.request_id is not None:
-            record.book.requests[(responder, req.request_id)] = result.response_id
+            record.book.requests[(who.responder, req.request_id)] = result.response_id
         if decision.bind is not None and decision.evidence is not None:
             version = self.facts.append(
-                logical_id=c.target,
+                (c.tenant_id, c.target),
                 now=now,
                 valid_from=decision.bind.valid_from,
                 valid_to=decision.bind.valid_to,
@@ -354,10 +363,8 @@ class ReferenceCore:
 
     def heartbeat(self, token: Token, job_id: str, req: m.HeartbeatRequest) -> m.LeasedJob:
         job = self.held(token, job_id, req.lease_token)
-        assert job.lease_expires_at is not None
-        now = self.clock.now()
-        seconds = req.lease_seconds or max((job.lease_expires_at - now).total_seconds(), 5)
-        return self.jobs.heartbeat(job, lease=timedelta(seconds=seconds), now=now).leased()
+        lease = None if req.lease_seconds is None else timedelta(seconds=req.lease_seconds)
+        return self.jobs.heartbeat(job, lease=lease, now=self.clock.now()).leased()
 
     def advance(self, token: Token, job_id: str, req: m.AdvanceRequest) -> m.LeasedJob:
         job = self.held(token, job_id, req.lease_token)
@@ -391,10 +398,14 @@ class ReferenceCore:
         return self.jobs.get(job_id, tenants=token.tenants).view()
 
     def list_jobs(
-        self, token: Token, *, state: m.JobState | None, kind: str | None
-    ) -> list[m.JobView]:
+        self, token: Token, *, state: m.JobState | None, kind: str | None, window: Window
+    ) -> tuple[list[m.JobView], str | None]:
+        """Oldest first (creation order), keyset-paged."""
         self.now()
-        return [j.view() for j in self.jobs.listing(tenants=token.tenants, state=state, kind=kind)]
+        chosen = self.jobs.listing(tenants=token.tenants, state=state, kind=kind)
+        shown, cursor = page(chosen, key=lambda j: j.seq, win=window, newest_first=False,
+                             listing="jobs")
+        return [j.view() for j in shown], cursor
 
     # ---------------------------------------------------------------- people and facts
 
@@ -404,27 +415,32 @@ class ReferenceCore:
         return self.directory.resolve(tenant_id=req.tenant_id, identity=req.identity)
 
     def get_person(self, token: Token, person_id: str, tenant_id: str | None) -> m.Person:
-        if tenant_id is not None and tenant_id not in token.tenants:
-            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
-        person = self.directory.people.get(person_id)
-        scope = {tenant_id} if tenant_id else token.tenants
-        if person is None or person.tenant_id not in scope:
-            raise CoreFault(ErrorCode.PERSON_NOT_FOUND)
+        holders = {t for t, p in self.directory.people if p == person_id}
+        tenant = one_tenant(token, tenant_id, holders, ErrorCode.PERSON_NOT_FOUND)
+        person = self.directory.person_in(tenant_id=tenant, person_id=person_id)
+        assert person is not None
         return person
 
-    def _fact_scope(self, token: Token, logical_id: str) -> None:
-        if self.fact_tenants.get(logical_id) not in token.tenants:
-            raise CoreFault(ErrorCode.FACT_NOT_FOUND)
+    def _fact_key(self, token: Token, logical_id: str, tenant_id: str | None) -> FactKey:
+        holders = self.facts.tenants_of(logical_id)
+        return one_tenant(token, tenant_id, holders, ErrorCode.FACT_NOT_FOUND), logical_id
 
-    def get_fact(self, token: Token, logical_id: str, as_of: datetime | None) -> m.FactVersion:
-        self._fact_scope(token, logical_id)
-        if as_of is None:
-            return self.facts.history(logical_id)[-1]
-        return self.facts.as_of(logical_id, as_of)
+    def get_fact(
+        self, token: Token, logical_id: str, *, tenant_id: str | None,
+        as_of_tx: datetime | None, as_of_valid: datetime | None,
+    ) -> m.FactVersion:
+        """The version believed at ``as_of_tx`` (default now), if it holds at ``as_of_valid``."""
+        key = self._fact_key(token, logical_id, tenant_id)
+        return self.facts.as_of(key, tx=as_of_tx, valid_at=as_of_valid)
 
-    def fact_history(self, token: Token, logical_id: str) -> m.FactHistory:
-        self._fact_scope(token, logical_id)
-        return m.FactHistory(logical_id=logical_id, versions=self.facts.history(logical_id))
+    def fact_history(
+        self, token: Token, logical_id: str, *, tenant_id: str | None,
+        as_of_valid: datetime | None,
+    ) -> m.FactHistory:
+        key = self._fact_key(token, logical_id, tenant_id)
+        return m.FactHistory(
+            logical_id=logical_id, versions=self.facts.history(key, valid_at=as_of_valid)
+        )
 
 
 def summary(c: m.Clarification) -> m.ClarificationSummary:
@@ -440,24 +456,6 @@ def summary(c: m.Clarification) -> m.ClarificationSummary:
         created_at=c.created_at,
         updated_at=c.updated_at,
     )
-
-
-def _responder_of(token: Token, req: m.AnswerRequest) -> tuple[str, m.Role]:
-    """The responder assertion rule (spec §6, approval condition 2026-07-04)."""
-    if token.audience is m.Audience.CLARIFY:
-        if req.responder is None or req.rights is None:
-            raise CoreFault(
-                ErrorCode.VALIDATION_FAILED,
-                "A clarify-audience caller must name the responder and their rights.",
-            )
-        return req.responder, req.rights
-    if token.audience is not None:
-        raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
-    if req.rights is not None or (req.responder is not None and req.responder != token.principal):
-        raise CoreFault(ErrorCode.RESPONDER_ASSERTION_FORBIDDEN)
-    if token.principal is None or token.role is None:
-        raise CoreFault(ErrorCode.PRINCIPAL_REQUIRED)
-    return token.principal, token.role
 
 
 def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
@@ -478,16 +476,23 @@ def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
 
 
 def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoaded:
-    """Replace the core's state with a scenario's directory and create its clarifications."""
+    """Replace the core's state with a scenario's directory and create its clarifications.
+
+    All or nothing: a scenario refused anywhere leaves the previous state loaded.
+    """
     from devcore.scenario import ScenarioError, parse_scenario
 
     directory, requests = parse_scenario(dict(data))
+    previous = dict(vars(core))  # reset() rebinds every piece of state, so these stay intact
     core.reset(directory)
     for number, req in enumerate(requests):
         try:
             core.create_clarification(req)
         except CoreFault as fault:
-            raise ScenarioError(f"scenario: clarifications.{number}: {fault.message}") from None
+            vars(core).update(previous)
+            detail = {"loc": ["clarifications", number], "rule": "invalid", "msg": fault.message}
+            raise ScenarioError(f"scenario: clarifications.{number}: {fault.message}",
+                                [detail]) from None
     return m.ScenarioLoaded(
         tenants=len(directory.tenants),
         people=len(directory.people),

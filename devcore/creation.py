@@ -32,8 +32,8 @@ def build_clarification(
     directory: Directory,
     now: datetime,
 ) -> m.Clarification:
-    workspace = directory.workspaces.get(req.workspace_id)
-    if workspace is None or workspace.tenant_id != tenant.id:
+    workspace = directory.workspace_in(tenant_id=tenant.id, workspace_id=req.workspace_id)
+    if workspace is None:
         raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH,
                         "The workspace is not one of the tenant's workspaces.")
     if req.document.acl.workspace_id != workspace.id:

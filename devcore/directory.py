@@ -7,12 +7,26 @@ from datetime import timedelta
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.policy import critical_quorum_problem
 from devcore.faults import CoreFault
 
 
-@dataclass(slots=True)
+class PolicyRefused(ValueError):
+    """A tenant policy breaks a spec rule; ``field`` is the key to change under ``quorum``."""
+
+    def __init__(self, field: str, allowed: str) -> None:
+        super().__init__(f"quorum.{field}: expected {allowed}")
+        self.field = field
+        self.allowed = allowed
+
+
+@dataclass(frozen=True, slots=True)
 class TenantPolicy:
-    """The tenant's [clarify] tables as the core applies them (spec §8)."""
+    """The tenant's [clarify] tables as the core applies them (spec §8).
+
+    Frozen and checked on construction, so every policy the core holds, including one changed
+    with ``dataclasses.replace``, keeps spec §3.7 (see ``bot.core.policy``).
+    """
 
     escalation_window_hours: float = 48
     max_candidates: int = 3
@@ -22,6 +36,18 @@ class TenantPolicy:
     required_roles: tuple[m.Role, ...] = (m.Role.EDITOR,)
     allow_steward_override: bool = True
     elevate: dict[m.AmbiguityKind, m.Severity] = field(default_factory=dict)
+    # the tenant wrote allow_steward_override itself (§3.7 needs an explicit permission)
+    override_set_explicitly: bool = False
+
+    def __post_init__(self) -> None:
+        problem = critical_quorum_problem(
+            enabled=self.quorum_enabled,
+            critical_required_confirmations=self.critical_required_confirmations,
+            allow_steward_override=self.allow_steward_override,
+            override_set_explicitly=self.override_set_explicitly,
+        )
+        if problem is not None:
+            raise PolicyRefused(problem.field, problem.allowed)
 
     @property
     def escalation_window(self) -> timedelta:
@@ -75,9 +101,11 @@ class Token:
 
 @dataclass(slots=True)
 class Directory:
+    """Everything here is keyed by tenant first: two tenants may use the same ids."""
+
     tenants: dict[str, Tenant] = field(default_factory=dict)
-    workspaces: dict[str, Workspace] = field(default_factory=dict)
-    people: dict[str, m.Person] = field(default_factory=dict)
+    workspaces: dict[tuple[str, str], Workspace] = field(default_factory=dict)
+    people: dict[tuple[str, str], m.Person] = field(default_factory=dict)
     tokens: dict[str, Token] = field(default_factory=dict)
     dev_tokens: set[str] = field(default_factory=set)
 
@@ -88,15 +116,17 @@ class Directory:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH) from None
 
     def person_in(self, *, tenant_id: str, person_id: str) -> m.Person | None:
-        person = self.people.get(person_id)
-        return person if person is not None and person.tenant_id == tenant_id else None
+        return self.people.get((tenant_id, person_id))
+
+    def workspace_in(self, *, tenant_id: str, workspace_id: str) -> Workspace | None:
+        return self.workspaces.get((tenant_id, workspace_id))
 
     def resolve(
         self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
     ) -> m.ResolvedPerson:
         matches: list[tuple[m.Person, bool]] = []
-        for person in self.people.values():
-            if person.tenant_id != tenant_id:
+        for (tenant, _), person in self.people.items():
+            if tenant != tenant_id:
                 continue
             verified = _match(person.aliases, identity)
             if verified is not None:

@@ -24,6 +24,7 @@ DEFAULT_BACKOFF = (timedelta(seconds=10), timedelta(hours=1))
 @dataclass(slots=True)
 class JobRecord:
     id: str
+    seq: int  # creation order: the key of the job list's keyset paging
     tenant_id: str
     kind: str
     payload: m.JobPayload
@@ -35,6 +36,7 @@ class JobRecord:
     state: m.JobState = m.JobState.AVAILABLE
     lease_token: str | None = None
     lease_expires_at: datetime | None = None
+    lease_duration: timedelta | None = None  # what a heartbeat extends by unless told otherwise
     last_lease_token: str | None = None
     last_error: str | None = None
     dead_lettered_at: datetime | None = None
@@ -91,8 +93,10 @@ class JobQueue:
         now: datetime,
         backoff: tuple[timedelta, timedelta] = DEFAULT_BACKOFF,
     ) -> JobRecord:
+        seq = next(self._ids)
         job = JobRecord(
-            id=f"job-{next(self._ids):06d}",
+            id=f"job-{seq:06d}",
+            seq=seq,
             tenant_id=tenant_id,
             kind=kind,
             payload=payload,
@@ -123,6 +127,7 @@ class JobQueue:
         job.last_lease_token = job.lease_token
         job.lease_token = None
         job.lease_expires_at = None
+        job.lease_duration = None
         job.state = m.JobState.AVAILABLE
 
     def _retry(self, job: JobRecord, *, at: datetime) -> None:
@@ -164,6 +169,7 @@ class JobQueue:
             job.state = m.JobState.LEASED
             job.lease_token = secrets.token_urlsafe(18)
             job.lease_expires_at = now + lease
+            job.lease_duration = lease
         return ready[:max_jobs]
 
     def get(self, job_id: str, *, tenants: frozenset[str]) -> JobRecord:
@@ -182,8 +188,15 @@ class JobQueue:
             raise CoreFault(ErrorCode.LEASE_MISMATCH)
         return job
 
-    def heartbeat(self, job: JobRecord, *, lease: timedelta, now: datetime) -> JobRecord:
-        job.lease_expires_at = now + lease
+    def heartbeat(self, job: JobRecord, *, lease: timedelta | None, now: datetime) -> JobRecord:
+        """Extend from now by ``lease``, or by the lease's own duration when none is given.
+
+        A given duration becomes the lease's own from then on.
+        """
+        if lease is not None:
+            job.lease_duration = lease
+        assert job.lease_duration is not None
+        job.lease_expires_at = now + job.lease_duration
         return job
 
     def advance(self, job: JobRecord, *, attempt: int) -> JobRecord:

@@ -1,7 +1,16 @@
 """Free-form answer normalisation: a person's dates or words to a structured interval, or nothing.
 
-Spec §3.10: a free-form answer binds only once normalised into a valid interval; anything
-that cannot be safely normalised is refused (422, nothing recorded), never coerced.
+Spec §3.10: a free-form answer binds only once normalised into a valid interval; anything that
+cannot be safely normalised is refused (422, nothing recorded), never coerced. What is accepted:
+
+- ``validFrom`` / ``validTo``: calendar dates ``YYYY-MM-DD`` only (years 1900-2200). No times,
+  ISO week dates (``2026-W27-1``), ordinal dates (``2026-183``) or compact forms (``20260612``).
+- ``sourceText`` alone (no dates): one of the textual forms below, case and spacing free:
+  a day (``2026-06-12``, ``12 June 2026``, ``12th Jun 2026``, ``June 12, 2026``), which is a
+  point (``validFrom`` alone, like a candidate's signature date); a month (``2026-06``), which is
+  ``[first day, first day of the next month)``; a quarter (``Q3 2026``), likewise.
+- The interval is half-open, ``validTo`` exclusive, so it must be non-empty: ``validTo`` after
+  ``validFrom``. Equal or reversed ends are refused.
 """
 
 from __future__ import annotations
@@ -31,10 +40,10 @@ _MONTHS = {
     )
     for name in names
 }
-_DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+(\d{4})$")
-_MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})$")
-_YEAR_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
-_QUARTER = re.compile(r"^q([1-4])\s+(\d{4})$")
+_DAY_MONTH_YEAR = re.compile(r"^([0-9]{1,2})(?:st|nd|rd|th)?\s+([a-z]+)\.?,?\s+([0-9]{4})$")
+_MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.?\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})$")
+_YEAR_MONTH = re.compile(r"^([0-9]{4})-([0-9]{2})$")
+_QUARTER = re.compile(r"^q([1-4])\s+([0-9]{4})$")
 _MIN_YEAR, _MAX_YEAR = 1900, 2200
 
 
@@ -54,18 +63,17 @@ def _midnight(d: date) -> datetime:
     return datetime(d.year, d.month, d.day, tzinfo=UTC)
 
 
+_CALENDAR_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def parse_point(text: str) -> datetime:
-    """An ISO date or date-time (naive means UTC) as an aware UTC datetime."""
-    raw = text.strip()
+    """A calendar date ``YYYY-MM-DD`` as midnight UTC; any other form is refused."""
+    if not _CALENDAR_DATE.fullmatch(text):
+        raise NotNormalisable("not a calendar date")
     try:
-        if len(raw) == 10:
-            return _midnight(date.fromisoformat(raw))
-        value = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        return _midnight(date.fromisoformat(text))
     except ValueError as exc:
-        raise NotNormalisable("not an ISO date") from exc
-    if not _MIN_YEAR <= value.year <= _MAX_YEAR:
-        raise NotNormalisable("year out of range")
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        raise NotNormalisable("not a calendar date") from exc
 
 
 def _month_start(year: int, month: int) -> datetime:
@@ -113,6 +121,6 @@ def normalise_custom(
         return _words(source_text)
     start = parse_point(valid_from) if valid_from is not None else None
     end = parse_point(valid_to) if valid_to is not None else None
-    if start is not None and end is not None and end < start:
-        raise NotNormalisable("interval ends before it starts")
+    if start is not None and end is not None and end <= start:
+        raise NotNormalisable("the interval is empty: validTo is exclusive")
     return Span(start, end)

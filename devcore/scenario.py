@@ -15,13 +15,27 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.core import models as m
-from devcore.directory import Directory, Tenant, TenantPolicy, Token, Workspace
+from devcore.directory import Directory, PolicyRefused, Tenant, TenantPolicy, Token, Workspace
+from devcore.issues import issues
 
 DEFAULT_SCENARIO = "acme"
 
 
 class ScenarioError(ValueError):
-    """The scenario does not have the documented shape; the message names the place."""
+    """The scenario does not have the documented shape; the message names the place.
+
+    ``str()`` is for the operator reading their own file (it may name an unknown key);
+    ``details`` is the value-free form an HTTP caller gets: schema path, rule, fixed message.
+    """
+
+    def __init__(self, text: str, details: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(text)
+        self.details = details or []
+
+
+def _refuse(loc: list[str | int], rule: str, msg: str) -> ScenarioError:
+    where = ".".join(str(p) for p in loc)
+    return ScenarioError(f"scenario: {where}: {msg}", [{"loc": loc, "rule": rule, "msg": msg}])
 
 
 class _Strict(BaseModel):
@@ -118,46 +132,66 @@ class Scenario(_Strict):
 
 
 def parse_scenario(data: dict[str, Any]) -> tuple[Directory, list[m.CreateClarificationRequest]]:
+    scenario = _validated(Scenario, data, at=[])
+    requests = [
+        _validated(m.CreateClarificationRequest, c, at=["clarifications", i])
+        for i, c in enumerate(scenario.clarifications)
+    ]
+    return _directory(scenario), requests
+
+
+def _validated[T: BaseModel](model: type[T], data: object, *, at: list[str | int]) -> T:
     try:
-        scenario = Scenario.model_validate(data)
-        requests = [m.CreateClarificationRequest.model_validate(c) for c in scenario.clarifications]
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ScenarioError(f"scenario: {where}: {first['msg']}") from None
-    return _directory(scenario), requests
+        where = ".".join(str(p) for p in (*at, *first["loc"]))
+        details = [{**d, "loc": [*at, *d["loc"]]} for d in issues(exc, model)]
+        raise ScenarioError(f"scenario: {where}: {first['msg']}", details) from None
 
 
 def _directory(s: Scenario) -> Directory:
     d = Directory()
-    for t in s.tenants:
-        p = t.clarify
-        d.tenants[t.id] = Tenant(
-            id=t.id,
-            name=t.name,
-            policy=TenantPolicy(
-                escalation_window_hours=p.escalation_window_hours,
-                max_candidates=p.max_candidates,
-                default_severity=p.severity.default,
-                quorum_enabled=p.quorum.enabled,
-                critical_required_confirmations=p.quorum.critical_required_confirmations,
-                required_roles=tuple(p.quorum.required_roles),
-                allow_steward_override=p.quorum.allow_steward_override,
-                elevate=dict(p.severity.elevate),
-            ),
-        )
-    for w in s.workspaces:
-        _require(w.tenant in d.tenants, f"workspace {w.id}: unknown tenant")
-        d.workspaces[w.id] = Workspace(
+    for i, t in enumerate(s.tenants):
+        d.tenants[t.id] = Tenant(id=t.id, name=t.name, policy=_policy(t.clarify, at=i))
+    for i, w in enumerate(s.workspaces):
+        _require(w.tenant in d.tenants, ["workspaces", i, "tenant"], "unknown tenant")
+        d.workspaces[(w.tenant, w.id)] = Workspace(
             id=w.id, tenant_id=w.tenant, name=w.name, steward_id=w.steward
         )
-    for person in s.people:
-        _require(person.tenant in d.tenants, f"person {person.id}: unknown tenant")
-        d.people[person.id] = _person(person)
-    for tok in s.tokens:
-        d.tokens[tok.token] = _token(tok, d)
+    for i, person in enumerate(s.people):
+        _require(person.tenant in d.tenants, ["people", i, "tenant"], "unknown tenant")
+        for j, ms in enumerate(person.memberships):
+            _require(d.workspace_in(tenant_id=person.tenant, workspace_id=ms.workspace) is not None,
+                     ["people", i, "memberships", j, "workspace"],
+                     "not a workspace of the person's tenant")
+        d.people[(person.tenant, person.id)] = _person(person)
+    for i, w in enumerate(s.workspaces):
+        if w.steward is not None:
+            _require(d.person_in(tenant_id=w.tenant, person_id=w.steward) is not None,
+                     ["workspaces", i, "steward"], "not a person of the workspace's tenant")
+    for i, tok in enumerate(s.tokens):
+        d.tokens[tok.token] = _token(tok, d, at=["tokens", i])
     d.dev_tokens.update(s.dev.tokens)
     return d
+
+
+def _policy(p: _Policy, *, at: int) -> TenantPolicy:
+    try:
+        return TenantPolicy(
+            escalation_window_hours=p.escalation_window_hours,
+            max_candidates=p.max_candidates,
+            default_severity=p.severity.default,
+            quorum_enabled=p.quorum.enabled,
+            critical_required_confirmations=p.quorum.critical_required_confirmations,
+            required_roles=tuple(p.quorum.required_roles),
+            allow_steward_override=p.quorum.allow_steward_override,
+            elevate=dict(p.severity.elevate),
+            override_set_explicitly="allow_steward_override" in p.quorum.model_fields_set,
+        )
+    except PolicyRefused as refused:
+        loc: list[str | int] = ["tenants", at, "clarify", "quorum", refused.field]
+        raise _refuse(loc, "policy", f"expected {refused.allowed}") from None
 
 
 def _person(p: _Person) -> m.Person:
@@ -178,16 +212,17 @@ def _person(p: _Person) -> m.Person:
     )
 
 
-def _token(t: _Token, d: Directory) -> Token:
+def _token(t: _Token, d: Directory, *, at: list[str | int]) -> Token:
     if t.audience is not None:
-        _require(all(x in d.tenants for x in t.tenants), "token: unknown tenant")
+        _require(all(x in d.tenants for x in t.tenants), [*at, "tenants"], "unknown tenant")
         return Token(value=t.token, audience=t.audience, tenants=frozenset(t.tenants))
-    _require(t.tenant in d.tenants, "api key: unknown tenant")
+    _require(t.tenant in d.tenants, [*at, "tenant"], "unknown tenant")
     assert t.tenant is not None
     if t.person is not None:
         _require(
             d.person_in(tenant_id=t.tenant, person_id=t.person) is not None,
-            "api key: principal is not a person of its tenant",
+            [*at, "person"],
+            "the principal is not a person of the key's tenant",
         )
     return Token(
         value=t.token,
@@ -198,9 +233,9 @@ def _token(t: _Token, d: Directory) -> Token:
     )
 
 
-def _require(ok: bool, message: str) -> None:
+def _require(ok: bool, loc: list[str | int], message: str) -> None:
     if not ok:
-        raise ScenarioError(f"scenario: {message}")
+        raise _refuse(loc, "reference", message)
 
 
 def read_scenario(path: Path | str | None = None) -> dict[str, Any]:

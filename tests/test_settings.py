@@ -86,9 +86,39 @@ def test_quorum_policy_per_severity(tmp_path: Path) -> None:
 
 
 def test_quorum_disabled_means_one_confirmation(tmp_path: Path) -> None:
-    """With [clarify.quorum] enabled = false a critical clarification binds on one answer."""
-    clarify = load(tmp_path, "[clarify.quorum]\nenabled = false\n").clarify
+    """Quorum off with the steward override explicitly allowed: critical binds on one answer."""
+    clarify = load(tmp_path, "[clarify.quorum]\nenabled = false\n"
+                   "allow_steward_override = true\n").clarify
     assert clarify.quorum_policy(Severity.CRITICAL).required_confirmations == 1
+
+
+@pytest.mark.parametrize(("toml", "key", "shown"), [
+    ("critical_required_confirmations = 1\nallow_steward_override = false\n",
+     "clarify.quorum.critical_required_confirmations", "1"),
+    ("critical_required_confirmations = 1\n",  # the default permission is not explicit
+     "clarify.quorum.critical_required_confirmations", "1"),
+    ("enabled = false\n", "clarify.quorum.enabled", "false"),
+    ("enabled = false\nallow_steward_override = false\n", "clarify.quorum.enabled", "false"),
+])
+def test_single_response_critical_binding_is_refused(
+        tmp_path: Path, toml: str, key: str, shown: str) -> None:
+    """Spec §3.7: a policy binding critical on one answer needs an explicit override permission."""
+    error = failure(tmp_path, "[clarify.quorum]\n" + toml)
+    [problem] = error.problems
+    assert (problem.key, problem.value) == (key, shown)
+    assert "§3.7" in problem.reason and "allow_steward_override = true" in problem.reason
+
+
+def test_single_response_critical_refused_from_the_environment(tmp_path: Path) -> None:
+    """The same rule holds for a policy given by variables, and names the variable."""
+    error = failure(tmp_path, CLARIFY_BOT_CLARIFY__QUORUM__CRITICAL_REQUIRED_CONFIRMATIONS="1",
+                    CLARIFY_BOT_CLARIFY__QUORUM__ALLOW_STEWARD_OVERRIDE="false")
+    [problem] = error.problems
+    assert problem.key == "clarify.quorum.critical_required_confirmations"
+    assert problem.source == "CLARIFY_BOT_CLARIFY__QUORUM__CRITICAL_REQUIRED_CONFIRMATIONS"
+    ok = load(tmp_path, CLARIFY_BOT_CLARIFY__QUORUM__CRITICAL_REQUIRED_CONFIRMATIONS="1",
+              CLARIFY_BOT_CLARIFY__QUORUM__ALLOW_STEWARD_OVERRIDE="true")
+    assert ok.clarify.quorum_policy(Severity.CRITICAL).required_confirmations == 1
 
 
 def test_elevation_raises_but_never_lowers(tmp_path: Path) -> None:
@@ -170,6 +200,7 @@ def test_nested_env_variables(tmp_path: Path) -> None:
         tmp_path,
         CLARIFY_BOT_CLARIFY__QUORUM__CRITICAL_REQUIRED_CONFIRMATIONS="3",
         CLARIFY_BOT_CLARIFY__QUORUM__ENABLED="false",
+        CLARIFY_BOT_CLARIFY__QUORUM__ALLOW_STEWARD_OVERRIDE="true",  # §3.7: quorum off needs it
         CLARIFY_BOT_CLARIFY__SEVERITY__ELEVATE__UNDATED="high",
         CLARIFY_BOT_CORE__URL="http://core.internal:9000",
         CLARIFY_BOT_WORKER__POLL_INTERVAL_SECONDS="0.5",

@@ -305,13 +305,29 @@ class CoreClient(BaseCoreClient):
         path, query = {"personId": person_id}, {"tenantId": tenant_id}
         return (await self._call("getPerson", m.Person, path=path, query=query))[0]
 
-    async def get_fact(self, *, logical_id: str, as_of_tx: datetime | None = None) -> m.FactVersion:
-        path, query = {"logicalId": logical_id}, {"asOfTx": as_of_tx}
+    async def get_fact(
+        self,
+        *,
+        logical_id: str,
+        as_of_tx: datetime | None = None,
+        as_of_valid: datetime | None = None,
+        tenant_id: str | None = None,
+    ) -> m.FactVersion:
+        """The version believed at ``as_of_tx`` (default now), if it holds at ``as_of_valid``."""
+        path = {"logicalId": logical_id}
+        query = {"asOfTx": as_of_tx, "asOfValid": as_of_valid, "tenantId": tenant_id}
         return (await self._call("getFact", m.FactVersion, path=path, query=query))[0]
 
-    async def get_fact_history(self, *, logical_id: str) -> m.FactHistory:
+    async def get_fact_history(
+        self,
+        *,
+        logical_id: str,
+        as_of_valid: datetime | None = None,
+        tenant_id: str | None = None,
+    ) -> m.FactHistory:
         path = {"logicalId": logical_id}
-        return (await self._call("getFactHistory", m.FactHistory, path=path))[0]
+        query = {"asOfValid": as_of_valid, "tenantId": tenant_id}
+        return (await self._call("getFactHistory", m.FactHistory, path=path, query=query))[0]
 
 
 # ---------------------------------------------------------------- helpers

@@ -81,7 +81,8 @@ ERROR_TABLE: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.TENANT_SCOPE_MISMATCH: (403, "The request is outside this token's tenant scope."),
     ErrorCode.RESPONDER_ASSERTION_FORBIDDEN: (
         403,
-        "Only a clarify-audience token may assert a responder or rights; nothing was recorded.",
+        "Only a clarify-audience token may assert a responder, rights, a chat channel or a "
+        "message reference; nothing was recorded.",
     ),
     ErrorCode.PRINCIPAL_REQUIRED: (403, "This API key is bound to no principal and cannot answer."),
     ErrorCode.STEWARD_OVERRIDE_FORBIDDEN: (403, "Only a steward may submit a steward override."),

@@ -146,8 +146,14 @@ class Audience(StrEnum):
 
 
 class ValidationIssue(WireModel):
-    loc: list[str | int]
+    """One failed rule: a path of the contract's schema and a code, never the value sent."""
+
+    loc: list[str | int] = Field(
+        description="Field path in the schema; an unknown field is reported at its parent.")
     msg: str
+    rule: str | None = Field(default=None, description=(
+        "required, unknown_field, type, format, enum, pattern, too_small, too_large, too_short, "
+        "too_long, exactly_one, policy, reference or invalid."))
 
 
 class ErrorBody(WireModel):
@@ -187,7 +193,9 @@ class PollResponse(WireModel):
 
 class HeartbeatRequest(RequestModel):
     lease_token: ShortText
-    lease_seconds: int | None = Field(default=None, ge=5, le=3600)
+    lease_seconds: int | None = Field(default=None, ge=5, le=3600, description=(
+        "Extend from now by this many seconds, which become the lease's duration; absent: by "
+        "the lease's own duration (the leaseSeconds it was polled or last extended with)."))
 
 
 class AdvanceRequest(RequestModel):
@@ -239,7 +247,7 @@ class Interval(WireModel):
 
 class DateCandidate(WireModel):
     index: int
-    label: str
+    label: str = Field(description="Empty in a redacted view.")
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
 
@@ -269,7 +277,7 @@ class SourceAcl(WireModel):
 
 class SourceDocument(WireModel):
     document_id: str
-    title: str
+    title: str = Field(description="Empty in a redacted view.")
     url: str
     source_version_tx: AwareDatetime
     acl: SourceAcl
@@ -340,9 +348,11 @@ class ClarificationSummary(WireModel):
     severity: Severity
     state: ClarificationState
     quorum_state: QuorumState
-    document_title: str
+    document_title: str = Field(description="Empty in a redacted view.")
     created_at: AwareDatetime
     updated_at: AwareDatetime
+    redacted: bool = Field(default=False, description=(
+        "The caller may not read the source: text taken from the document is withheld."))
 
 
 class ClarificationPage(WireModel):
@@ -363,8 +373,8 @@ class Clarification(WireModel):
     quorum_policy: QuorumPolicy
     quorum: QuorumStatus
     candidates: list[DateCandidate]
-    question: str
-    span_excerpt: str
+    question: str = Field(description="Empty in a redacted view.")
+    span_excerpt: str = Field(description="Empty in a redacted view.")
     span_start: int | None = None
     span_end: int | None = None
     document: SourceDocument
@@ -380,6 +390,10 @@ class Clarification(WireModel):
     bound_fact_version_tx: AwareDatetime | None = None
     created_at: AwareDatetime
     updated_at: AwareDatetime
+    redacted: bool = Field(default=False, description=(
+        "The caller may not read the source (an API key whose person fails the read check, or "
+        "one bound to no person): spanExcerpt, question, document.title and candidate labels "
+        "are empty and free-form answers carry no sourceText."))
 
 
 class AnswerRequest(RequestModel):
@@ -387,8 +401,11 @@ class AnswerRequest(RequestModel):
     answer_custom: AnswerCustomInput | None = None
     responder: Id | None = None
     rights: Role | None = None
-    channel: Channel = Channel.API
-    message_ref: str | None = Field(default=None, max_length=500)
+    channel: Channel = Field(default=Channel.API, description=(
+        "Asserted by the clarify audience only. An API key may omit it or send cli (or api); "
+        "its answers are recorded with channel cli."))
+    message_ref: str | None = Field(default=None, max_length=500, description=(
+        "The chat message answered; clarify audience only (from an API key: 403)."))
     steward_override: bool = False
     request_id: Id | None = Field(
         default=None,

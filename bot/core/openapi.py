@@ -47,12 +47,21 @@ an endpoint is 403 `AUDIENCE_FORBIDDEN`.
 **Audience fence.** A `clarify` token leases only `clarify:` job kinds; an `ingest` token never \
 does (403 `JOB_KIND_FORBIDDEN`), and it may call no other endpoint here.
 
-**Tenancy.** A resource of a tenant outside the token's scope is 404 (existence is not leaked); \
-naming such a tenant explicitly (people resolve and lookup, list filter, dev create) is \
-403 `TENANT_SCOPE_MISMATCH`.
+**Tenancy.** Everything is stored per tenant, facts included: ids are only unique within a \
+tenant. A resource of a tenant outside the token's scope is 404 (existence is not leaked); \
+naming such a tenant explicitly (people resolve and lookup, fact reads, list filter, dev create) \
+is 403 `TENANT_SCOPE_MISMATCH`.
+
+**Reads.** The clarify audience reads the full clarification (the bot gates each delivery); an API \
+key reads it in full only when its person passes the same source read check the bot uses, \
+otherwise (and always for a key bound to no person) it gets the redacted view (`redacted: true`).
+
+**Lists.** Keyset paging: `nextCursor` is the position of the last item shown, so items created \
+between two pages are never repeated and none is skipped.
 
 **Errors.** Every error body is `ErrorBody` `{code, message, status, details?}`; messages and \
-validation `details` never echo input values. Malformed JSON is 400 `MALFORMED_BODY`, a body over \
+validation `details` never echo input values or caller-chosen keys (`loc` is a schema path; an \
+unknown field is reported at its parent). Malformed JSON is 400 `MALFORMED_BODY`, a body over \
 1 MiB is 413 `PAYLOAD_TOO_LARGE`, a schema violation is 422 `VALIDATION_FAILED`, an unknown path \
 is 404 `ROUTE_NOT_FOUND` and a wrong method is 405 `METHOD_NOT_ALLOWED`.
 """
@@ -66,8 +75,10 @@ _SECURITY_SCHEMES: Json = {
     "apiKey": (
         "Tenant API key. Bound to a principal (tenant, person, role) it may read and answer "
         "as that principal only; unbound (tenant only) it may read but answering is 403 "
-        "`PRINCIPAL_REQUIRED`. Asserting another `responder`, or any `rights`, is 403 "
-        "`RESPONDER_ASSERTION_FORBIDDEN`."
+        "`PRINCIPAL_REQUIRED`. Asserting another `responder`, any `rights`, a chat `channel` or "
+        "a `messageRef` is 403 `RESPONDER_ASSERTION_FORBIDDEN`; its answers are recorded with "
+        "channel `cli`. It reads a clarification in full only when its person may read the "
+        "source; otherwise, and always when unbound, it gets the redacted view."
     ),
     "ingestToken": (
         "Service token with audience `ingest` (ingestion workers). No operation here accepts "
@@ -105,7 +116,10 @@ _NOTES = {
         "`clarify:temporal` the tenant's escalation window); at `maxAttempts` the job is "
         "dead-lettered."
     ),
-    "heartbeatJob": "Extends a held lease (by `leaseSeconds` when given).",
+    "heartbeatJob": (
+        "Extends a held lease from now by `leaseSeconds` when given (which then becomes the "
+        "lease's duration), otherwise by the lease's own duration."
+    ),
     "advanceJob": (
         "Sets `attempts` to `attempt` inside the lease with no backoff, so a skipped "
         "candidate never burns an escalation window. Advancing to the current attempt is a "
@@ -116,16 +130,42 @@ _NOTES = {
         "Retryable: attempts + 1 and visible again after the per-kind backoff "
         "(min(base * 2^(n-1), cap)); not retryable: dead-lettered at once."
     ),
-    "listJobs": "`state=dead_lettered&kind=clarify:` lists dead letters (the steward digest).",
-    "listClarifications": "Newest first; `cursor` is opaque (take it from `nextCursor`).",
+    "listJobs": (
+        "Oldest first, keyset-paged. `state=dead_lettered&kind=clarify:` lists dead letters "
+        "(the steward digest)."
+    ),
+    "listClarifications": (
+        "Newest first, keyset-paged; `cursor` is opaque (take it from `nextCursor`). "
+        "`documentTitle` is empty (`redacted: true`) where the caller may not read the source."
+    ),
+    "getClarification": (
+        "The full record for the clarify audience and for an API key whose person may read the "
+        "source; otherwise the redacted view (`redacted: true`: no span excerpt, question, "
+        "document title, candidate labels or free-form `sourceText`)."
+    ),
+    "getFact": (
+        "Bitemporal read: the version believed at transaction time `asOfTx` (default now); with "
+        "`asOfValid`, 404 `FACT_NOT_FOUND` unless that version's validity `[validFrom, "
+        "validTo)` contains the instant. `tenantId` is needed only when the logical id exists in "
+        "more than one tenant of the token's scope (422 otherwise)."
+    ),
+    "getFactHistory": (
+        "Every version, oldest first; with `asOfValid` only the versions valid at that instant."
+    ),
     "answerClarification": (
         "**Responder assertion.** A `clarify` token must send `responder` and `rights` "
         "(missing: 422); any other caller answers as its own principal: a different "
         "`responder`, or any `rights`, is 403 `RESPONDER_ASSERTION_FORBIDDEN` and nothing is "
-        "recorded. Exactly one of `answerIndex` and `answerCustom`; a free-form answer that "
-        "cannot be normalised is 422 `ANSWER_UNNORMALISABLE` (nothing recorded). The same "
-        "normalised answer from the same responder again returns the prior outcome with "
-        "`replayed: true`.\n\n**Outcome matrix.** 200 `bound` (quorum met, new fact version, "
+        "recorded. Only the clarify audience asserts `channel` and `messageRef`: an API key's "
+        "answer is recorded with channel `cli` and no message ref, and a key sending `slack`, "
+        "`teams` or any `messageRef` is 403 `RESPONDER_ASSERTION_FORBIDDEN`.\n\n"
+        "Exactly one of `answerIndex` and `answerCustom`. A free-form answer takes calendar "
+        "dates `YYYY-MM-DD` (half-open: `validTo` is exclusive and must be after `validFrom`) or, "
+        "without dates, a `sourceText` in a documented textual form; anything else is 422 "
+        "`ANSWER_UNNORMALISABLE` (nothing recorded).\n\n**Replays first.** A resent "
+        "`requestId`, or the same normalised answer from the same responder, returns the first "
+        "outcome with `replayed: true` before any policy check, whatever changed since.\n\n"
+        "**Outcome matrix.** 200 `bound` (quorum met, new fact version, "
         "`factVersionTx`) or `steward_override`; 202 `partially_confirmed` "
         "(`quorumRemaining`), `attestation` (rights below the required role), `conflicted` "
         "(binding-capable responses disagree: steward review), `conflicting_attestation` "
@@ -164,6 +204,8 @@ _QUERY: dict[str, tuple[Json, str]] = {
     "tenantId": ({"$ref": f"{_SCHEMAS}Id"}, "Tenant id (must be in the token's scope)."),
     "kind": ({"type": "string", "maxLength": 64}, "Job kind prefix, e.g. `clarify:`."),
     "asOfTx": ({"type": "string", "format": "date-time"}, "Transaction time; default now."),
+    "asOfValid": ({"type": "string", "format": "date-time"},
+                  "Valid time: only a version whose [validFrom, validTo) contains it."),
 }
 # the rule pydantic's model validator enforces, stated so that generators can honour it
 _EXACTLY_ONE: dict[type[BaseModel], tuple[str, str]] = {
@@ -376,7 +418,7 @@ def _error_response(codes: list[ErrorCode]) -> Json:
 def _example(code: ErrorCode) -> Json:
     body: Json = {"code": code.value, "message": message_of(code), "status": status_of(code)}
     if code is ErrorCode.VALIDATION_FAILED:
-        body["details"] = [{"loc": ["leaseToken"], "msg": "Field required"}]
+        body["details"] = [{"loc": ["leaseToken"], "rule": "required", "msg": "field required"}]
     return body
 
 

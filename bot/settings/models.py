@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, model_validator
 
 from bot.core.models import AmbiguityKind, Channel, QuorumPolicy, Role, Severity
+from bot.core.policy import critical_quorum_problem
 from bot.settings.errors import Problem, SettingsError
 from bot.settings.fields import (
     Channels,
@@ -40,6 +41,18 @@ class QuorumSettings(_Table):
     required_roles: Roles = _allowed(
         (Role.EDITOR,), "one or more of: viewer, editor, steward (comma-separated, no duplicates)")
     allow_steward_override: bool = True
+
+    @model_validator(mode="after")
+    def _critical_never_binds_on_one_answer(self) -> QuorumSettings:
+        problem = critical_quorum_problem(
+            enabled=self.enabled,
+            critical_required_confirmations=self.critical_required_confirmations,
+            allow_steward_override=self.allow_steward_override,
+            override_set_explicitly="allow_steward_override" in self.model_fields_set,
+        )
+        if problem is not None:
+            raise _cross(problem.field, getattr(self, problem.field), problem.allowed)
+        return self
 
 
 class Elevations(_Table):

@@ -196,6 +196,8 @@ def test_query_parameters_are_typed(doc: Json) -> None:
     assert param("/v1/clarifications", "limit") == {
         "type": "integer", "minimum": 1, "maximum": 200}
     assert param("/v1/facts/{logicalId}", "asOfTx")["format"] == "date-time"
+    assert param("/v1/facts/{logicalId}", "asOfValid")["format"] == "date-time"
+    assert param("/v1/facts/{logicalId}/versions", "asOfValid")["format"] == "date-time"
 
 
 def test_path_parameters_match_the_paths(doc: Json) -> None:

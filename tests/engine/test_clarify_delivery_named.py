@@ -181,7 +181,7 @@ async def test_a_steward_with_no_alias_is_on_record_not_silently_skipped(
     rig: Rig, core: ReferenceCore
 ) -> None:
     """High severity in a workspace whose steward has no chat alias: audited, with its code."""
-    core.directory.people["p-maria"].aliases.slack.clear()
+    core.directory.people[("acme", "p-maria")].aliases.slack.clear()
     cid = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
     await rig.burst()
     assert [s.address.person_id for s in rig.channel.sent] == ["p-ahmed"]
