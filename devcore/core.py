@@ -83,6 +83,7 @@ class ReferenceCore:
         attempt: int | None = None,
         reason_code: m.ReasonCode | None = None,
         event_id: str | None = None,
+        report: m.EventReport | None = None,
     ) -> m.ClarificationEvent:
         record = self.records[c.id]
         event = m.ClarificationEvent(
@@ -93,6 +94,9 @@ class ReferenceCore:
             person_id=person_id,
             attempt=attempt,
             reason_code=reason_code,
+            reason_codes=report.reason_codes if report else [],
+            skips=[m.SkipEntry(person_id=s.person_id, reason_code=s.reason_code)
+                   for s in (report.skips if report else [])],
             message=message,
         )
         c.events.append(event)
@@ -328,6 +332,7 @@ class ReferenceCore:
             reason_code=req.reason_code,
             actor="clarify-bot",
             event_id=req.event_id,
+            report=req,
         )
 
     # ---------------------------------------------------------------- jobs
