@@ -11,7 +11,8 @@ import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 import pytest
@@ -35,6 +36,9 @@ from cards.actions import ActionCodec
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
 from tests.redis_url import TEST_REDIS
+
+if TYPE_CHECKING:
+    from tests.engine.kit import Restart
 
 REDIS_URL = f"{TEST_REDIS}/14"
 ACME_SLACK = SlackSettings(
@@ -204,6 +208,47 @@ def make_rig(
 @pytest.fixture
 def rig(make_rig: Callable[..., Rig]) -> Rig:
     return make_rig()
+
+
+@pytest.fixture
+async def redis_store() -> AsyncIterator[Callable[[], RedisStore]]:
+    """Stores on database 14, each with a Redis client of its own, all under one fresh prefix."""
+    prefix = f"rel-{uuid4().hex[:8]}"
+    admin = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+    clients: list[aioredis.Redis] = []
+
+    async def forget() -> None:
+        # the prefix's keys only: other suites may share database 14
+        async for name in admin.scan_iter(f"{prefix}:*"):
+            await admin.delete(name)
+
+    def make() -> RedisStore:
+        client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+        clients.append(client)
+        return RedisStore(client, prefix=prefix)
+
+    await forget()
+    yield make
+    for client in clients:
+        await client.aclose()
+    await forget()
+    await admin.aclose()
+
+
+@pytest.fixture
+def restart(
+    clock: ManualClock,
+    redis_store: Callable[[], RedisStore],
+    client_for: Callable[[str], CoreClient],
+    tmp_path: Path,
+) -> Callable[[RecordingChannel], Restart]:
+    """A crashing worker and its successors on one Redis prefix, core and channel."""
+    from tests.engine.kit import Restart, TeeSink  # the kit builds on this module
+
+    def make(channel: RecordingChannel) -> Restart:
+        return Restart(clock, redis_store, client_for, channel, TeeSink(tmp_path / "audit.jsonl"))
+
+    return make
 
 
 def retry_once() -> RetryPolicy:
