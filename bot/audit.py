@@ -129,7 +129,7 @@ class Audit:
             type=event.type,
             clarification_id=event.clarification_id,
             reason_code=event.reason_code,
-            reason_codes=event.reason_codes or None,
+            reason_codes=[code.value for code in event.reason_codes] or None,
             attempt=event.attempt,
         )
         if not to_core:

@@ -18,6 +18,7 @@ from uuid import uuid4
 import pytest
 import redis.asyncio as aioredis
 
+from adapters.slack.render import render
 from bot.audit import AuditSink, MemorySink
 from bot.channel import Channel
 from bot.channels.recording import RecordingChannel, Sent
@@ -31,7 +32,6 @@ from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from bot.worker import WorkerConfig
-from cards import slack as slack_cards
 from cards.actions import ActionCodec
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
@@ -78,21 +78,7 @@ class Rig:
 
     def rendered(self, sent: Sent) -> str:
         """The message as Slack would receive it: what a person could read."""
-        message = sent.message
-        name = type(message).__name__
-        if name == "QuestionView":
-            body = slack_cards.render_question(message, codec=CODEC)  # type: ignore[arg-type]
-        elif name == "DigestView":
-            body = slack_cards.render_digest(message, codec=CODEC)  # type: ignore[arg-type]
-        elif name == "StewardEscalationView":
-            body = slack_cards.render_steward_escalation(message)  # type: ignore[arg-type]
-        elif name == "StewardNoticeView":
-            body = slack_cards.render_steward_notice(message)  # type: ignore[arg-type]
-        elif name == "StewardConflictView":
-            body = slack_cards.render_steward_conflict(message)  # type: ignore[arg-type]
-        else:
-            body = slack_cards.render_dead_letter_digest(message)  # type: ignore[arg-type]
-        return json.dumps(body, ensure_ascii=False)
+        return json.dumps(render(sent.message, codec=CODEC), ensure_ascii=False)
 
     def events(self, type_: str, clarification_id: str | None = None) -> list[Any]:
         return [
