@@ -14,7 +14,7 @@ from uuid import uuid4
 
 from bot.audit import AuditEvent, JsonLinesSink, MemorySink
 from bot.channel import Address, Message
-from bot.channels.recording import RecordingChannel
+from bot.channels.recording import RecordingChannel, Sent
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -29,6 +29,17 @@ from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import acme_engine
 
 SPAN_MARK, QUESTION_MARK = "zqspan", "zqquestion"  # in every span / question, nowhere else
+
+
+def crash_after(channel: RecordingChannel, target: DeliveryKey) -> None:
+    """The send for ``target`` reaches the platform, then the process dies (before the store
+    records it)."""
+    def hook(sent: Sent) -> None:
+        if sent.key == target:
+            channel.after_send = None
+            raise RuntimeError("process died after the platform accepted the message")
+
+    channel.after_send = hook
 
 
 @dataclass

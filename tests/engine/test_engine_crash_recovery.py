@@ -12,13 +12,13 @@ from datetime import timedelta
 
 import pytest
 
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.devclient import DevCoreClient
 from bot.store.base import DeliveryKey, SlotState
 from cards.views import StewardEscalationView
-from tests.engine.kit import DiesBeforeSend, Restart, create, read_lines
+from tests.engine.kit import DiesBeforeSend, Restart, crash_after, create, read_lines
 
 LEASE = timedelta(seconds=60)
 WINDOW = timedelta(hours=48)
@@ -100,15 +100,6 @@ async def test_crash_before_send_in_the_same_attempt_asks_exactly_once(
     assert ("p-ahmed", to_ahmed[0].ref) in {(d.person_id, d.message_ref) for d in c.deliveries}
 
 
-def _crash_after(channel: RecordingChannel, target: DeliveryKey) -> None:
-    def hook(sent: Sent) -> None:
-        if sent.key == target:
-            channel.after_send = None
-            raise RuntimeError("process died after the platform accepted the message")
-
-    channel.after_send = hook
-
-
 @pytest.mark.parametrize(("severity", "ranking", "hit"), [
     pytest.param(None, ["p-sarah", "p-ahmed"], ("p-sarah", 0), id="earlier-attempt"),
     pytest.param("critical", ["p-sarah", "p-ahmed", "p-lee"], ("p-ahmed", 1), id="same-attempt"),
@@ -125,7 +116,7 @@ async def test_recovered_delivery_writes_its_audit_event(
     rig = restart(RecordingChannel())
     cid = await create(dev_client, authority={"authored_by": ranking}, severity=severity)
     target = DeliveryKey(cid, *hit, "question")
-    _crash_after(rig.channel, target)
+    crash_after(rig.channel, target)
     await rig.worker("worker-killed").worker.run_burst()
     rig.clock.advance(NEXT_ATTEMPT)
     await rig.worker("worker-restarted").worker.run_burst()

@@ -41,6 +41,7 @@ from tests.engine.kit import (
     Node,
     Restart,
     TeeSink,
+    crash_after,
     create,
     node,
     read_lines,
@@ -325,15 +326,6 @@ SAME_KEY_CASES = [
 ]
 
 
-def _crash_after(channel: RecordingChannel, target: DeliveryKey) -> None:
-    def hook(sent: Sent) -> None:
-        if sent.key == target:
-            channel.after_send = None
-            raise RuntimeError("process died after the platform accepted the message")
-
-    channel.after_send = hook
-
-
 @pytest.mark.parametrize(("severity", "ranking", "hit"), SAME_KEY_CASES)
 async def test_crash_after_send_reconciles_instead_of_resending(
     restart: Callable[[RecordingChannel], Restart],
@@ -348,7 +340,7 @@ async def test_crash_after_send_reconciles_instead_of_resending(
     rig = restart(RecordingChannel())
     cid = await create(dev_client, authority={"authored_by": ranking}, severity=severity)
     target = DeliveryKey(cid, *hit)
-    _crash_after(rig.channel, target)
+    crash_after(rig.channel, target)
     first = rig.worker("worker-crashes")
     await first.worker.run_burst()
     assert first.worker.outcomes == {}  # the job died with the process
@@ -412,7 +404,7 @@ async def test_crash_after_first_card_never_resends_it(
     counts as an attempt), so ranking[1] is asked next and ranking[0] never gets a second card."""
     rig = restart(RecordingChannel())
     cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]})
-    _crash_after(rig.channel, DeliveryKey(cid, "p-sarah", 0, "question"))
+    crash_after(rig.channel, DeliveryKey(cid, "p-sarah", 0, "question"))
     await rig.worker("worker-crashes").worker.run_burst()
     rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))
     await rig.worker("worker-restarted").worker.run_burst()
@@ -432,7 +424,7 @@ async def test_crash_after_first_card_is_reconciled_later(
     rig = restart(RecordingChannel())
     cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]})
     target = DeliveryKey(cid, "p-sarah", 0, "question")
-    _crash_after(rig.channel, target)
+    crash_after(rig.channel, target)
     await rig.worker("worker-crashes").worker.run_burst()
     (original,) = rig.channel.sent
     rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))
