@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from bot.channel import Address
 from bot.core import errors as e
 from bot.core import models as m
@@ -62,7 +64,12 @@ class Routing:
         if isinstance(address, Unroutable):
             return address
         try:
-            resolved = await core.resolve_person(tenant_id=tenant_id, identity=identity(address))
+            chat_user = identity(address)
+        except ValidationError:  # an alias the contract's id rules refuse: never sent to
+            return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
+                              f"the {address.platform} alias is malformed")
+        try:
+            resolved = await core.resolve_person(tenant_id=tenant_id, identity=chat_user)
         except e.AliasAmbiguous:
             return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS,
                               f"the {address.platform} user is claimed by several people")
