@@ -235,12 +235,18 @@ class AnswerService:
             log.warning("answers.steward_not_told", error=type(exc).__name__, late=late)
 
     async def _responder(self, cb: Callback) -> m.Person | None:
-        """The verified PERSON behind the chat identity, or None (RESPONDER_NOT_AUTHORISED)."""
+        """The verified PERSON behind the chat identity, or None, refused with its reason:
+        ALIAS_AMBIGUOUS for a chat id several people claim, else RESPONDER_NOT_AUTHORISED."""
         assert cb.tenant_id is not None
         try:
             resolved = await self.core.resolve_person(tenant_id=cb.tenant_id,
                                                       identity=cb.identity())
-        except (e.PersonNotFound, e.AliasAmbiguous, e.TenantScopeMismatch):
+        except e.AliasAmbiguous:  # one chat id claimed by several people: nobody answers by it
+            await self._refuse(cb, m.ReasonCode.ALIAS_AMBIGUOUS,
+                               "The chat identity is claimed by more than one person; "
+                               "nothing was forwarded.", to_core=True)
+            return None
+        except (e.PersonNotFound, e.TenantScopeMismatch):
             resolved = None
         if resolved is None or not resolved.verified:
             await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,

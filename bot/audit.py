@@ -26,13 +26,23 @@ log = structlog.get_logger("clarify.audit")
 REASON_TEXT: dict[m.ReasonCode, str] = {
     m.ReasonCode.NO_READ_PERMISSION: "may not read the source, so was not shown its text",
     m.ReasonCode.NO_DELIVERY_ALIAS: "has no Slack or Teams identity on the configured channels",
-    m.ReasonCode.ALIAS_AMBIGUOUS: "maps to more than one chat identity in this tenant",
+    m.ReasonCode.ALIAS_AMBIGUOUS: "has an ambiguous chat identity in this tenant (several "
+                                  "users on one platform, or one shared with another person)",
     m.ReasonCode.DELIVERY_FAILED: "could not be reached: the chat platform refused the message",
     m.ReasonCode.DAILY_CAP_EXCEEDED: "has reached the daily limit of questions",
     m.ReasonCode.DIGESTED: "will receive this question in their next digest",
     m.ReasonCode.TENANT_SCOPE_MISMATCH: "is outside this tenant's workspaces",
     m.ReasonCode.RESPONDER_NOT_AUTHORISED: "answered from an identity that is not verified",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class SkipPair:
+    """A candidate who was not asked and the reason code why: a structured field of an
+    escalation, a quorum notice or a dead letter, not only words in its message."""
+
+    person_id: str
+    reason_code: m.ReasonCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +57,15 @@ class AuditEvent:
     job_id: str | None = None
     channel: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    skips: tuple[SkipPair, ...] = ()
+
+    @property
+    def reason_codes(self) -> list[m.ReasonCode]:
+        """Every code the event stands for, each once, sorted: its own and its skips'."""
+        codes = {pair.reason_code for pair in self.skips}
+        if self.reason_code is not None:
+            codes.add(self.reason_code)
+        return sorted(codes)
 
     @property
     def event_id(self) -> str:
@@ -60,7 +79,9 @@ class AuditEvent:
         body = asdict(self)
         body["at"] = self.at.isoformat()
         body["event_id"] = self.event_id
-        return json.dumps({k: v for k, v in body.items() if v not in (None, {})}, sort_keys=True)
+        body["reason_codes"] = [code.value for code in self.reason_codes]
+        return json.dumps({k: v for k, v in body.items() if v not in (None, {}, [], ())},
+                          sort_keys=True)
 
 
 class AuditSink(Protocol):
@@ -108,6 +129,7 @@ class Audit:
             type=event.type,
             clarification_id=event.clarification_id,
             reason_code=event.reason_code,
+            reason_codes=[code.value for code in event.reason_codes] or None,
             attempt=event.attempt,
         )
         if not to_core:
@@ -118,6 +140,9 @@ class Audit:
             person_id=event.person_id,
             attempt=event.attempt,
             reason_code=event.reason_code,
+            reason_codes=event.reason_codes,
+            skips=[m.SkipInput(person_id=pair.person_id, reason_code=pair.reason_code)
+                   for pair in event.skips[:200]],
             message=event.message[:500],
         )
         try:

@@ -20,6 +20,7 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
 )
 
 Message = (
@@ -28,6 +29,7 @@ Message = (
     | StewardEscalationView
     | StewardNoticeView
     | StewardConflictView
+    | StewardQuorumView
     | DeadLetterDigestView
 )
 

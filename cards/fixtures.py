@@ -29,6 +29,7 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
     Viewer,
 )
 
@@ -107,6 +108,20 @@ ESCALATION = StewardEscalationView(clarification_id=CRITICAL.clarification_id,
 ESCALATION_UNANSWERED = replace(
     ESCALATION, card_ref="dlv_01J2ZKJ2K7", unanswered=("Tom Becker", "Jonas Weber"),
     skipped=(SkippedCandidate("Lena Brandt", ReasonCode.DAILY_CAP_EXCEEDED),))
+# A critical question's last attempt: one confirmation in, nobody else could be asked.
+ESCALATION_PARTIAL = replace(
+    ESCALATION, card_ref="dlv_01J2ZKK3L8", confirmed=("Sarah Chen",),
+    skipped=(SkippedCandidate("Ahmed Haddad", ReasonCode.NO_READ_PERMISSION),))
+# A steward who may not read the lease: no title, no link, a neutral reference instead.
+WITHHELD = DocumentView.neutral(workspace="Facilities", reference=CRITICAL.clarification_id)
+ESCALATION_WITHHELD = replace(ESCALATION, card_ref="dlv_01J2ZKL4M9", document=WITHHELD)
+# Two confirmations needed, only Sarah Chen could be asked: told at once, in the same pass.
+QUORUM = StewardQuorumView(
+    clarification_id=CRITICAL.clarification_id, card_ref="dlv_01J2ZKM5N0", document=LEASE,
+    severity=Severity.CRITICAL, required=2, missing=1, asked=("Sarah Chen",),
+    skipped=(SkippedCandidate("Ahmed Haddad", ReasonCode.ALIAS_AMBIGUOUS),
+             SkippedCandidate("Lena Brandt", ReasonCode.NO_READ_PERMISSION)),
+    viewer=STEWARD)
 CONFLICT_NOTICE = StewardConflictView(clarification_id=QUESTION.clarification_id, document=MSA,
                                       severity=Severity.HIGH, responders=("Sarah", "Ahmed"),
                                       viewer=STEWARD)
@@ -183,6 +198,18 @@ def states() -> list[State]:
               "Steward: escalation after the people asked did not answer",
               lambda c: slack.render_steward_escalation(ESCALATION_UNANSWERED),
               lambda c: teams.render_steward_escalation(ESCALATION_UNANSWERED)),
+        State("steward_escalation_partial",
+              "Steward: escalation with a quorum still short after everyone answered",
+              lambda c: slack.render_steward_escalation(ESCALATION_PARTIAL),
+              lambda c: teams.render_steward_escalation(ESCALATION_PARTIAL)),
+        State("steward_escalation_withheld",
+              "Steward: escalation for a steward who may not read the document",
+              lambda c: slack.render_steward_escalation(ESCALATION_WITHHELD),
+              lambda c: teams.render_steward_escalation(ESCALATION_WITHHELD)),
+        State("steward_quorum_unreachable",
+              "Steward: too few people can confirm a critical date",
+              lambda c: slack.render_steward_quorum(QUORUM),
+              lambda c: teams.render_steward_quorum(QUORUM)),
         State("steward_conflict", "Steward: conflict notice",
               lambda c: slack.render_steward_conflict(CONFLICT_NOTICE),
               lambda c: teams.render_steward_conflict(CONFLICT_NOTICE)),

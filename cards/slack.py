@@ -19,6 +19,7 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
     Viewer,
 )
 
@@ -55,8 +56,11 @@ def esc_clip(raw: str, limit: int) -> str:
     return "".join(kept) + "…"
 
 
-def link(document: DocumentView) -> str:
-    """The document as a mrkdwn link; a URL too long to fit a text block shows the title only."""
+def link(document: DocumentView, viewer: Viewer) -> str:
+    """The document as a mrkdwn link; a URL too long to fit a text block shows the title only,
+    and a neutral reference (a steward who may not read it) is plain text with no link."""
+    if document.withheld:
+        return esc_clip(text.document_name(document, viewer), LINE_CHARS)
     title = esc_clip(document.title, TITLE_CHARS)
     if len(document.url) > LINK_URL_CHARS:
         return title
@@ -121,7 +125,7 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
                     compact: bool = False) -> list[dict]:
     """The blocks of one question; ``compact`` folds the source link into the question."""
     cat = text.catalog_of(view.viewer)
-    source = cat.text("question.source", link=link(view.document))
+    source = cat.text("question.source", link=link(view.document, view.viewer))
     heading = f"*{esc_clip(view.question, QUESTION_CHARS)}*"
     blocks = [_section(f"q{slot}.question", f"{heading}\n{source}" if compact else heading)]
     for suffix, icon, line in (("notice", "⚠️", text.quorum_notice(view)),
@@ -206,7 +210,8 @@ def render_outcome(view: OutcomeView) -> dict:
     cat = text.catalog_of(view.viewer)
     blocks = [_section("outcome", esc_clip(words.headline, LINE_CHARS))]
     detail_lines = [esc_clip(line, LINE_CHARS) for line in words.details]
-    detail_lines.append("📄 " + cat.text("question.source", link=link(view.document)))
+    detail_lines.append("📄 " + cat.text("question.source",
+                                         link=link(view.document, view.viewer)))
     blocks.append(_context("outcome.details", "\n".join(detail_lines)))
     return _message(words.headline, blocks)
 
@@ -262,23 +267,55 @@ def _escalation_people(view: StewardEscalationView) -> list[dict]:
     return blocks
 
 
+def _open_document(block_id: str, document: DocumentView, viewer: Viewer) -> list[dict]:
+    """The "Open document" button, when there is a link that fits (never on a neutral one)."""
+    if document.withheld or len(document.url) > limits.SLACK_BUTTON_URL:
+        return []
+    return [{"type": "actions", "block_id": block_id, "elements": [
+        _button(text.catalog_of(viewer).text("question.open_document"),
+                action_id=OPEN_DOCUMENT_ACTION, url=document.url)]}]
+
+
 def render_steward_escalation(view: StewardEscalationView) -> dict:
     """The redacted question: document link, unanswered names and skip reasons, never the
     question or span."""
     cat = text.catalog_of(view.viewer)
+    document = link(view.document, view.viewer)
+    confirmed = text.confirmed_text(view.confirmed, view.viewer)
     blocks = [
         {"type": "header", "block_id": "escalation.title",
          "text": _plain(cat.text("escalation.title"), limits.SLACK_HEADER_TEXT)},
-        _section("escalation.body", text.escalation_body(view, document=link(view.document))),
+        _section("escalation.body", text.escalation_body(view, document=document)),
+        *([_section("escalation.confirmed", esc_clip(confirmed, LINE_CHARS))]
+          if confirmed else []),
         *_escalation_people(view),
-        _context("escalation.next", escape(cat.text("escalation.next_step"))),
+        _context("escalation.next", escape(text.escalation_next_step(view))),
+        *_open_document("escalation.actions", view.document, view.viewer),
     ]
-    if len(view.document.url) <= limits.SLACK_BUTTON_URL:
-        blocks.append({"type": "actions", "block_id": "escalation.actions", "elements": [
-            _button(cat.text("question.open_document"), action_id=OPEN_DOCUMENT_ACTION,
-                    url=view.document.url)]})
-    title = limits.clip(view.document.title, TITLE_CHARS)
-    return _message(cat.text("escalation.fallback", document=title), blocks)
+    fallback = text.quoted_document(view.document, view.viewer)
+    return _message(cat.text("escalation.fallback", document=fallback), blocks)
+
+
+def render_steward_quorum(view: StewardQuorumView) -> dict:
+    """A critical question cannot reach its quorum: whom it was asked, how many confirmations
+    are still missing, why the others were skipped; never the question or span."""
+    cat = text.catalog_of(view.viewer)
+    words = text.quorum_text(view, document=link(view.document, view.viewer))
+    blocks = [
+        {"type": "header", "block_id": "quorum.title",
+         "text": _plain(words.title, limits.SLACK_HEADER_TEXT)},
+        _section("quorum.body", words.body),
+        *([_section("quorum.asked", esc_clip(words.asked, LINE_CHARS))] if words.asked else []),
+        _section("quorum.missing", f"*{esc_clip(words.missing, LINE_CHARS)}*"),
+        _context("quorum.reference", esc_clip(cat.text(
+            "steward_notice.reference", id=view.clarification_id), LINE_CHARS)),
+    ]
+    if view.skipped:
+        blocks.append(_section("quorum.skipped", _with_lines(
+            f"*{escape(cat.text('escalation.skipped_heading'))}*", view.skipped, view.viewer)))
+    blocks += [_context("quorum.next", escape(words.next_step)),
+               *_open_document("quorum.actions", view.document, view.viewer)]
+    return _message(words.fallback, blocks)
 
 
 def render_steward_conflict(view: StewardConflictView) -> dict:
@@ -287,8 +324,7 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
     cat = text.catalog_of(view.viewer)
     names = text.dates.names_list(view.responders, locale=view.viewer.locale)
     words = text.steward_conflict_text(
-        view, title=limits.clip(view.document.title, TITLE_CHARS),
-        document=link(view.document), names=esc_clip(names, LINE_CHARS))
+        view, document=link(view.document, view.viewer), names=esc_clip(names, LINE_CHARS))
     blocks = [
         {"type": "header", "block_id": "conflict.title",
          "text": _plain(words.title, limits.SLACK_HEADER_TEXT)},
@@ -306,19 +342,16 @@ def render_steward_notice(view: StewardNoticeView) -> dict:
     blocks = [
         {"type": "header", "block_id": "notice.title",
          "text": _plain(cat.text("steward_notice.title"), limits.SLACK_HEADER_TEXT)},
-        _section("notice.body", text.steward_notice_body(view, document=link(view.document),
-                                                         names=names)),
+        _section("notice.body", text.steward_notice_body(
+            view, document=link(view.document, view.viewer), names=names)),
         _context("notice.redacted", escape(cat.text("steward_notice.redacted"))),
         _context("notice.reference", esc_clip(cat.text(
             "steward_notice.reference", id=view.clarification_id), LINE_CHARS)),
+        *_open_document("notice.actions", view.document, view.viewer),
     ]
-    if len(view.document.url) <= limits.SLACK_BUTTON_URL:
-        blocks.append({"type": "actions", "block_id": "notice.actions", "elements": [
-            _button(cat.text("question.open_document"), action_id=OPEN_DOCUMENT_ACTION,
-                    url=view.document.url)]})
-    title = limits.clip(view.document.title, TITLE_CHARS)
+    fallback = text.quoted_document(view.document, view.viewer)
     severity = text.severity_text(view.severity, view.viewer)
-    return _message(cat.text("steward_notice.fallback", severity=severity, document=title),
+    return _message(cat.text("steward_notice.fallback", severity=severity, document=fallback),
                     blocks)
 
 
@@ -333,7 +366,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, DIGEST_MAX_QUESTIONS)
     shown = view.items if count <= budget else view.items[:budget]
     for n, item in enumerate(shown):
-        heading = cat.text("dead_letter.item", document=link(item.document),
+        heading = cat.text("dead_letter.item", document=link(item.document, view.viewer),
                            severity=escape(text.severity_text(item.severity, view.viewer)))
         blocks.append(_section(f"dead_letter.{n}", _with_lines(
             f"*{heading}*", item.skipped, view.viewer, unanswered=item.unanswered)))

@@ -20,6 +20,7 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
     Viewer,
 )
 
@@ -49,15 +50,18 @@ def _text(value: str, *, limit: int = LINE_CHARS, **style: object) -> dict:
     return {"type": "TextBlock", "text": limits.clip(value, limit), "wrap": True, **style}
 
 
-def md_link(document: DocumentView) -> str:
-    """The document as a markdown link; brackets in the title would end the link early."""
+def md_link(document: DocumentView, viewer: Viewer) -> str:
+    """The document as a markdown link; brackets in the title would end the link early. A
+    neutral reference (a steward who may not read it) is plain text with no link."""
+    if document.withheld:
+        return text.document_name(document, viewer).replace("[", "(").replace("]", ")")
     title = limits.clip(document.title, TITLE_CHARS).replace("[", "(").replace("]", ")")
     url = document.url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
     return f"[{title}]({url})"
 
 
 def _source_line(document: DocumentView, viewer: Viewer) -> dict:
-    line = text.catalog_of(viewer).text("question.source", link=md_link(document))
+    line = text.catalog_of(viewer).text("question.source", link=md_link(document, viewer))
     return {"type": "TextBlock", "text": f"📄 {line}", "wrap": True, "size": "Small",
             "isSubtle": True}
 
@@ -210,7 +214,11 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
     question or span."""
     cat = text.catalog_of(view.viewer)
     body = [_text(cat.text("escalation.title"), weight="Bolder", size="Medium"),
-            _text(text.escalation_body(view, document=md_link(view.document)), limit=3000)]
+            _text(text.escalation_body(view, document=md_link(view.document, view.viewer)),
+                  limit=3000)]
+    confirmed = text.confirmed_text(view.confirmed, view.viewer)
+    if confirmed is not None:
+        body.append(_text(confirmed))
     unanswered = text.unanswered_text(view.unanswered, view.viewer)
     if unanswered is not None:
         body.append(_text(unanswered))
@@ -221,10 +229,35 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
         body += _skip_blocks(view.skipped, view.viewer)
     elif unanswered is None:
         body.append(_text(cat.text("escalation.nobody")))
-    body.append(_text(cat.text("escalation.next_step"), isSubtle=True, size="Small"))
-    actions = [{"type": "Action.OpenUrl", "title": cat.text("question.open_document"),
-                "url": view.document.url}]
-    return _fit(_card(view.viewer, body, actions), keep=kept)
+    body.append(_text(text.escalation_next_step(view), isSubtle=True, size="Small"))
+    return _fit(_card(view.viewer, body, _open_document(view.document, view.viewer)), keep=kept)
+
+
+def _open_document(document: DocumentView, viewer: Viewer) -> list[dict]:
+    """The "Open document" action; none for a neutral reference (there is no link to give)."""
+    if document.withheld:
+        return []
+    return [{"type": "Action.OpenUrl", "title": text.catalog_of(viewer).text(
+        "question.open_document"), "url": document.url}]
+
+
+def render_steward_quorum(view: StewardQuorumView) -> dict:
+    """A critical question cannot reach its quorum: whom it was asked, how many confirmations
+    are still missing, why the others were skipped; never the question or span."""
+    cat = text.catalog_of(view.viewer)
+    words = text.quorum_text(view, document=md_link(view.document, view.viewer))
+    body = [_text(words.title, weight="Bolder", size="Medium"), _text(words.body, limit=3000)]
+    if words.asked is not None:
+        body.append(_text(words.asked))
+    body += [_text(words.missing, weight="Bolder"),
+             _text(cat.text("steward_notice.reference", id=view.clarification_id),
+                   isSubtle=True, size="Small", spacing="None")]
+    if view.skipped:
+        body.append(_text(cat.text("escalation.skipped_heading"), weight="Bolder"))
+    kept = len(body) + 1  # everything above the skip lines, plus the final "next step" line
+    body += _skip_blocks(view.skipped, view.viewer) if view.skipped else []
+    body.append(_text(words.next_step, isSubtle=True, size="Small"))
+    return _fit(_card(view.viewer, body, _open_document(view.document, view.viewer)), keep=kept)
 
 
 def render_steward_conflict(view: StewardConflictView) -> dict:
@@ -233,8 +266,8 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
     cat = text.catalog_of(view.viewer)
     names = limits.clip(dates.names_list(view.responders, locale=view.viewer.locale),
                         LINE_CHARS)
-    words = text.steward_conflict_text(view, title=view.document.title,
-                                       document=md_link(view.document), names=names)
+    words = text.steward_conflict_text(view, document=md_link(view.document, view.viewer),
+                                       names=names)
     body = [_text(words.title, weight="Bolder", size="Medium"),
             _text(words.body, limit=3000),
             _text(cat.text("steward_conflict.reference", id=view.clarification_id),
@@ -247,14 +280,12 @@ def render_steward_notice(view: StewardNoticeView) -> dict:
     cat = text.catalog_of(view.viewer)
     names = limits.clip(dates.names_list(view.asked, locale=view.viewer.locale), LINE_CHARS)
     body = [_text(cat.text("steward_notice.title"), weight="Bolder", size="Medium"),
-            _text(text.steward_notice_body(view, document=md_link(view.document), names=names),
-                  limit=3000),
+            _text(text.steward_notice_body(view, document=md_link(view.document, view.viewer),
+                                           names=names), limit=3000),
             _text(cat.text("steward_notice.redacted"), isSubtle=True, size="Small"),
             _text(cat.text("steward_notice.reference", id=view.clarification_id),
                   isSubtle=True, size="Small", spacing="None")]
-    actions = [{"type": "Action.OpenUrl", "title": cat.text("question.open_document"),
-                "url": view.document.url}]
-    return _card(view.viewer, body, actions)
+    return _card(view.viewer, body, _open_document(view.document, view.viewer))
 
 
 def _fit(card: dict, *, keep: int) -> dict:
@@ -272,7 +303,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     card = _card(view.viewer, body)
     shown = 0
     for item in view.items[:DIGEST_MAX_QUESTIONS]:
-        heading = cat.text("dead_letter.item", document=md_link(item.document),
+        heading = cat.text("dead_letter.item", document=md_link(item.document, view.viewer),
                            severity=text.severity_text(item.severity, view.viewer))
         entry = {"type": "Container", "separator": True, "spacing": "Medium",
                  "items": [_text(heading, weight="Bolder"),

@@ -17,6 +17,7 @@ from cards.views import (
     CandidateView,
     CustomError,
     DeadLetterDigestView,
+    DocumentView,
     OutcomeKind,
     OutcomeView,
     QuestionView,
@@ -24,10 +25,12 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
     Viewer,
 )
 
 QUESTION_CHARS = 1000
+TITLE_CHARS = 200
 MAX_CANDIDATE_BUTTONS = 20
 PERSON_CHARS = 100
 # Rankings are short (max_candidates is 3 by default); past this many, the rest are counted.
@@ -194,10 +197,12 @@ def skip_texts(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[st
     return lines
 
 
-def unanswered_text(unanswered: tuple[str, ...], viewer: Viewer) -> str | None:
-    """ "Asked, no answer: Tom Becker and Jonas Weber", joined in the viewer's locale. Names are
-    clipped like the skip lines; at most MAX_SKIP_LINES are named, and fewer when the line would
-    pass UNANSWERED_CHARS, so the count of the rest ("and 3 more people") is kept."""
+def unanswered_text(unanswered: tuple[str, ...], viewer: Viewer, *,
+                    key: str = "escalation.unanswered") -> str | None:
+    """ "Asked, no answer: Tom Becker and Jonas Weber", joined in the viewer's locale (``key``
+    names another "<label>: {names}" line). Names are clipped like the skip lines; at most
+    MAX_SKIP_LINES are named, and fewer when the line would pass UNANSWERED_CHARS, so the count
+    of the rest ("and 3 more people") is kept."""
     if not unanswered:
         return None
     cat = catalog_of(viewer)
@@ -207,11 +212,32 @@ def unanswered_text(unanswered: tuple[str, ...], viewer: Viewer) -> str | None:
         listed = names[:shown]
         if shown < len(names):
             listed.append(cat.plural("escalation.more_unanswered", len(names) - shown))
-        line = cat.text("escalation.unanswered",
-                        names=dates.names_list(listed, locale=viewer.locale))
+        line = cat.text(key, names=dates.names_list(listed, locale=viewer.locale))
         if text_length(line) <= UNANSWERED_CHARS:
             break
     return line
+
+
+def confirmed_text(confirmed: tuple[str, ...], viewer: Viewer) -> str | None:
+    """ "Confirmed so far: Sarah Chen", clipped like the unanswered line."""
+    return unanswered_text(confirmed, viewer, key="escalation.confirmed")
+
+
+def document_name(document: DocumentView, viewer: Viewer) -> str:
+    """The document in plain text: its title, or for a steward who may not read it the neutral
+    reference ("a document in the Legal workspace (clarification clr-00012)")."""
+    if document.withheld:
+        return catalog_of(viewer).text("document.withheld", workspace=clip(
+            document.workspace or "", PERSON_CHARS), reference=clip(document.reference,
+                                                                   PERSON_CHARS))
+    return clip(document.title, TITLE_CHARS)
+
+
+def quoted_document(document: DocumentView, viewer: Viewer) -> str:
+    """The document for a notification line: the title in quotes, or the neutral reference."""
+    if document.withheld:
+        return document_name(document, viewer)
+    return catalog_of(viewer).text("document.quoted", title=document_name(document, viewer))
 
 
 def escalation_body(view: StewardEscalationView, *, document: str) -> str:
@@ -220,7 +246,40 @@ def escalation_body(view: StewardEscalationView, *, document: str) -> str:
     cat = catalog_of(view.viewer)
     if view.unanswered:
         return cat.text("escalation.body_unanswered", document=document)
+    if view.confirmed:
+        return cat.text("escalation.body_partial", document=document)
     return cat.text("escalation.body", document=document)
+
+
+@dataclass(frozen=True)
+class QuorumText:
+    fallback: str
+    title: str
+    body: str
+    asked: str | None  # "Asked: Sarah Chen"
+    missing: str  # "Even if everyone asked confirms, one more confirmation is still missing."
+    next_step: str
+
+
+def quorum_text(view: StewardQuorumView, *, document: str) -> QuorumText:
+    """The unreachable-quorum notice's sentences; ``document`` comes marked up by the renderer."""
+    cat = catalog_of(view.viewer)
+    return QuorumText(
+        fallback=cat.text("quorum.fallback",
+                          document=quoted_document(view.document, view.viewer)),
+        title=cat.text("quorum.title"),
+        body=cat.text("quorum.body", document=document, count=cat.count_word(view.required)),
+        asked=unanswered_text(view.asked, view.viewer, key="quorum.asked"),
+        missing=cat.plural("quorum.missing", view.missing),
+        next_step=cat.text("quorum.next_step" if view.skipped else "quorum.next_step_unranked"))
+
+
+def escalation_next_step(view: StewardEscalationView) -> str:
+    """What to do next; with a neutral reference there is no document to open."""
+    cat = catalog_of(view.viewer)
+    if view.document.withheld:
+        return cat.text("escalation.next_step_withheld")
+    return cat.text("escalation.next_step")
 
 
 def dead_letter_intro(view: DeadLetterDigestView) -> str:
@@ -253,18 +312,19 @@ class ConflictText:
     body: str
 
 
-def steward_conflict_text(view: StewardConflictView, *, title: str, document: str, names: str
+def steward_conflict_text(view: StewardConflictView, *, document: str, names: str
                           ) -> ConflictText:
-    """The conflict notice's sentences; ``title`` is the plain document title for the
-    notification, ``document`` and ``names`` come marked up (and escaped) by the renderer."""
+    """The conflict notice's sentences; ``document`` and ``names`` come marked up (and
+    escaped) by the renderer; the notification line names the document in plain text."""
     cat = catalog_of(view.viewer)
+    plain = quoted_document(view.document, view.viewer)
     if view.bound:
         # A date is bound: saying "no correction has been made" would be false here.
         return ConflictText(
-            fallback=cat.text("steward_conflict.bound_fallback", document=title),
+            fallback=cat.text("steward_conflict.bound_fallback", document=plain),
             title=cat.text("steward_conflict.bound_title"),
             body=cat.text("steward_conflict.bound_body", names=names, document=document))
     return ConflictText(
-        fallback=cat.text("steward_conflict.fallback", document=title),
+        fallback=cat.text("steward_conflict.fallback", document=plain),
         title=cat.text("steward_conflict.title"),
         body=cat.text("steward_conflict.body", names=names, document=document))

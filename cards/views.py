@@ -23,8 +23,23 @@ class Viewer:
 
 @dataclass(frozen=True)
 class DocumentView:
+    """The source document as a card names it. For a steward who may not read it, ``neutral``:
+    no title and no link (URLs often carry the file name), only "a document in the <workspace>
+    workspace" and a reference the steward review tools take (the clarification id)."""
+
     title: str
     url: str
+    workspace: str | None = None  # set only on a neutral reference
+    reference: str = ""
+
+    @classmethod
+    def neutral(cls, *, workspace: str, reference: str) -> DocumentView:
+        return cls(title="", url="", workspace=workspace, reference=reference)
+
+    @property
+    def withheld(self) -> bool:
+        """True for a neutral reference: there is no title or link to show."""
+        return self.workspace is not None
 
 
 @dataclass(frozen=True)
@@ -161,6 +176,9 @@ class StewardEscalationView:
     # Display names of people who were asked and did not answer before the escalation windows
     # ran out; empty when nobody in the ranking could be asked at all.
     unanswered: tuple[str, ...] = ()
+    # Display names of people whose answers count toward a quorum that is still not met (a
+    # critical question whose eligible people all answered, and it still needs more).
+    confirmed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +205,23 @@ class StewardNoticeView:
     document: DocumentView
     severity: Severity
     asked: tuple[str, ...]  # display names of the people asked
+    viewer: Viewer
+
+
+@dataclass(frozen=True)
+class StewardQuorumView:
+    """A critical question has fewer eligible people than confirmations it needs: told at once,
+    with whom it was asked and how many confirmations are still missing even if they all
+    confirm; names, counts, skip reasons and the document reference only."""
+
+    clarification_id: str
+    card_ref: str
+    document: DocumentView
+    severity: Severity
+    required: int  # confirmations the quorum policy asks for
+    missing: int  # confirmations still missing if everyone asked confirms
+    asked: tuple[str, ...]  # display names of the people asked who may still answer
+    skipped: tuple[SkippedCandidate, ...]
     viewer: Viewer
 
 

@@ -85,6 +85,7 @@ class ReferenceCore:
         attempt: int | None = None,
         reason_code: m.ReasonCode | None = None,
         event_id: str | None = None,
+        report: m.EventReport | None = None,
     ) -> m.ClarificationEvent:
         record = self.records[c.id]
         event = m.ClarificationEvent(
@@ -95,6 +96,9 @@ class ReferenceCore:
             person_id=person_id,
             attempt=attempt,
             reason_code=reason_code,
+            reason_codes=report.reason_codes if report else [],
+            skips=[m.SkipEntry(person_id=s.person_id, reason_code=s.reason_code)
+                   for s in (report.skips if report else [])],
             message=message,
         )
         c.events.append(event)
@@ -337,6 +341,7 @@ class ReferenceCore:
             reason_code=req.reason_code,
             actor="clarify-bot",
             event_id=req.event_id,
+            report=req,
         )
 
     # ---------------------------------------------------------------- jobs

@@ -14,6 +14,7 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
 )
 
 
@@ -30,6 +31,8 @@ def render(view: object, *, codec: ActionCodec) -> dict[str, Any]:
             return blocks.render_steward_escalation(view)
         case StewardNoticeView():
             return blocks.render_steward_notice(view)
+        case StewardQuorumView():
+            return blocks.render_steward_quorum(view)
         case StewardConflictView():
             return blocks.render_steward_conflict(view)
         case DeadLetterDigestView():

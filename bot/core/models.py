@@ -329,6 +329,13 @@ class DeliveryRecord(WireModel):
     delivered_at: AwareDatetime
 
 
+class SkipEntry(WireModel):
+    """One candidate who was not asked, and the reason code why (on escalations, digests)."""
+
+    person_id: str
+    reason_code: ReasonCode
+
+
 class ClarificationEvent(WireModel):
     event_id: str
     type: str
@@ -337,6 +344,8 @@ class ClarificationEvent(WireModel):
     person_id: str | None = None
     attempt: int | None = None
     reason_code: ReasonCode | None = None
+    reason_codes: list[ReasonCode] = []
+    skips: list[SkipEntry] = []
     message: str = ""
 
 
@@ -445,6 +454,13 @@ class DeliveryReport(RequestModel):
     message_ref: str | None = Field(default=None, max_length=500)
 
 
+class SkipInput(RequestModel):
+    """A ``SkipEntry`` as the bot reports it."""
+
+    person_id: Id
+    reason_code: ReasonCode
+
+
 class EventReport(RequestModel):
     """The bot reports a skip, escalation or notice; idempotent on ``eventId``."""
 
@@ -453,7 +469,18 @@ class EventReport(RequestModel):
     person_id: Id | None = None
     attempt: int | None = Field(default=None, ge=0)
     reason_code: ReasonCode | None = None
+    reason_codes: list[ReasonCode] = Field(
+        default=[], max_length=len(ReasonCode),
+        description="Every reason code the event stands for (an escalation's or a dead letter's "
+        "skip reasons, a skip's own code), each once, sorted.")
+    skips: list[SkipInput] = Field(
+        default=[], max_length=200,
+        description="The candidates the event concerns who were not asked, with the code why.")
     message: Annotated[str, Field(max_length=500)] = ""
+
+    def wire(self) -> dict[str, object]:
+        # empty lists stay off the wire: a core that predates them still takes a plain skip
+        return {k: v for k, v in super().wire().items() if v != []}
 
 
 # ---------------------------------------------------------------- people

@@ -23,6 +23,7 @@ from bot.engine import views
 from bot.engine.delivery import Deliverer, Sent
 from bot.engine.people import display_names
 from bot.engine.routing import Routing
+from bot.engine.trail import pairs
 from bot.store.base import DeliveryKey, SlotState, Store
 from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
 
@@ -82,7 +83,7 @@ class DeadLetterReporter:
             steward = await self.core.get_person(person_id=steward_id, tenant_id=tenant_id)
         except e.PersonNotFound:
             return 0
-        address = self.routing.address(steward, tenant_id=tenant_id)
+        address = await self.routing.route(self.core, steward, tenant_id=tenant_id)
         if not isinstance(address, Address):
             return 0
         now = self.clock.now()
@@ -98,7 +99,8 @@ class DeadLetterReporter:
         if not fresh:
             return 0
         view = DeadLetterDigestView(
-            items=tuple([await self._item(c) for c in fresh]), viewer=views.viewer(steward)
+            items=tuple([await self._item(c, steward) for c in fresh]),
+            viewer=views.viewer(steward),
         )
         digest_id = hashlib.sha256("|".join(sorted(c.id for c in fresh)).encode()).hexdigest()[:16]
         digest_key = DeliveryKey(f"deadletters.{digest_id}", steward_id, 0, KIND)
@@ -110,7 +112,8 @@ class DeadLetterReporter:
         for c in fresh:
             await self.store.mark_sent(_key(c, steward_id), message_ref=result.message_ref)
             await self.store.kv_put(LISTED, c.id, "1", ttl_seconds=LISTED_TTL_SECONDS)
-            codes = sorted({ev.reason_code.value for ev in c.events if ev.reason_code})
+            skips = pairs(c)
+            codes = sorted({s.reason_code.value for s in skips})
             await self.audit.emit(
                 AuditEvent(
                     type="dead_letter_reported",
@@ -118,6 +121,9 @@ class DeadLetterReporter:
                     clarification_id=c.id,
                     person_id=steward_id,
                     channel=address.platform,
+                    skips=tuple(skips),
+                    extra={"unanswered": ",".join(waiting)} if (
+                        waiting := views.unanswered(c)) else {},
                     message="Listed in the steward's dead-letter digest; reason codes: "
                     + (", ".join(codes) or "none")
                     + ".",
@@ -125,21 +131,17 @@ class DeadLetterReporter:
             )
         return len(fresh)
 
-    async def _item(self, c: m.Clarification) -> DeadLetterItem:
-        pairs = dict.fromkeys(
-            (ev.person_id, ev.reason_code)
-            for ev in c.events
-            if ev.type == "skipped" and ev.person_id and ev.reason_code
-        )
+    async def _item(self, c: m.Clarification, steward: m.Person) -> DeadLetterItem:
+        skips = pairs(c)
         waiting = views.unanswered(c)
-        names = await display_names(self.core, [*(p for p, _ in pairs), *waiting],
+        names = await display_names(self.core, [*(s.person_id for s in skips), *waiting],
                                     tenant_id=c.tenant_id)
         return DeadLetterItem(
             clarification_id=c.id,
-            document=views.document(c),
+            document=views.steward_document(c, steward),
             severity=c.severity,
-            skipped=tuple(SkippedCandidate(person=names.get(p, p), reason=code)
-                          for p, code in pairs),
+            skipped=tuple(SkippedCandidate(person=names.get(s.person_id, s.person_id),
+                                           reason=s.reason_code) for s in skips),
             unanswered=tuple(names.get(p, p) for p in waiting),
         )
 

@@ -36,6 +36,8 @@ class Sent(StrEnum):
 class Result:
     status: Sent
     message_ref: str | None = None
+    # found on the platform after a crash and recorded now (the audit says so)
+    recovered: bool = False
 
 
 @dataclass
@@ -67,7 +69,8 @@ class Deliverer:
             except ChannelError:  # the platform cannot tell: never risk a second card
                 return Result(Sent.UNCERTAIN)
             if found is not None:
-                return await self._recorded(key, address, found, report=report, status=Sent.EARLIER)
+                return await self._recorded(key, address, found, report=report,
+                                            status=Sent.EARLIER, recovered=True)
         try:
             ref = await self._send(channel, address, message, key)
         except ChannelError as exc:
@@ -81,7 +84,11 @@ class Deliverer:
         return await self._recorded(key, address, ref, report=report, status=Sent.NEW)
 
     async def reconcile(self, key: DeliveryKey, address: Address) -> Result:
-        """A reservation left by a worker that died mid-send: record the message if it exists."""
+        """A reservation left by a worker that died mid-send: record the message if it exists.
+
+        Certainly absent: the reservation is released and the result is FAILED (the caller
+        skips the person with a reason code); the platform cannot tell: UNCERTAIN, kept.
+        """
         slot = await self.store.slot(key)
         if slot is None or slot.state is not SlotState.RESERVED:
             return Result(Sent.EARLIER, slot.message_ref if slot else None)
@@ -90,8 +97,10 @@ class Deliverer:
         except ChannelError:
             return Result(Sent.UNCERTAIN)
         if found is None:
+            await self.store.release(key)
             return Result(Sent.FAILED)
-        return await self._recorded(key, address, found, report=True, status=Sent.EARLIER)
+        return await self._recorded(key, address, found, report=True, status=Sent.EARLIER,
+                                    recovered=True)
 
     async def _send(
         self, channel: Channel, address: Address, message: Message, key: DeliveryKey
@@ -106,7 +115,8 @@ class Deliverer:
         raise AssertionError("unreachable")
 
     async def _recorded(
-        self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Sent
+        self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Sent,
+        recovered: bool = False,
     ) -> Result:
         await self.store.mark_sent(key, message_ref=ref)
         await self.store.add_card(
@@ -124,7 +134,7 @@ class Deliverer:
                     message_ref=ref[:500],
                 ),
             )
-        return Result(status, ref)
+        return Result(status, ref, recovered)
 
 
 def delivery_id(key: DeliveryKey) -> str:

@@ -22,7 +22,7 @@ from bot.engine import views
 from bot.engine.delivery import Deliverer, Sent, delivery_id
 from bot.engine.handler import SETTLED
 from bot.engine.rbac import may_read
-from bot.engine.routing import Routing
+from bot.engine.routing import Routing, Unroutable
 from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Store
 from cards.views import DigestView, QuestionView
 
@@ -57,7 +57,7 @@ class DigestSender:
 
     async def send(self, batch: DigestBatch) -> bool:
         person: m.Person | None = None
-        address: Address | None = None
+        address: Address | Unroutable | None = None
         entries: list[tuple[DigestItem, QuestionView, m.Clarification]] = []
         for item in batch.items:
             c = await self.core.get_clarification(clarification_id=item.clarification_id)
@@ -65,8 +65,8 @@ class DigestSender:
                 person = await self.core.get_person(
                     person_id=batch.person_id, tenant_id=c.tenant_id
                 )
-                routed = self.routing.address(person, tenant_id=c.tenant_id)
-                address = routed if isinstance(routed, Address) else None
+                # routed again: a chat user claimed by someone else meanwhile gets nothing
+                address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
             if c.state in SETTLED:
                 continue  # answered while it waited: nothing to ask
             if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
@@ -81,6 +81,11 @@ class DigestSender:
             key = _question_key(item)
             view = views.question(c, key=key, person=person, now=self.clock.now())
             entries.append((item, view, c))
+        if isinstance(address, Unroutable):
+            for item, _, c in entries:
+                await self._event(c, item, "skipped", address.reason,
+                                  f"Dropped from the digest: {address.why}.")
+            return False
         if not entries or person is None or address is None:
             return False
         digest = DigestView(

@@ -3,9 +3,10 @@
 Attempt N asks ranking[N]; the last attempt is the redacted steward escalation. A candidate who
 cannot be asked (no alias, not in scope, no read permission, capped, delivery failed) is skipped
 inside the lease with a reason code, so a skip never burns an escalation window. When nobody
-eligible remains, the steward is escalated to at once with every skip reason. After delivery the
-handler returns without completing: the lease runs out, and the core's backoff (the escalation
-window) brings the job back at the next attempt if nobody has answered.
+eligible remains, the steward is escalated to at once with every skip reason; when a critical
+question has fewer eligible people than confirmations it needs, the steward hears that at once
+too. After delivery the handler returns without completing: the lease runs out, and the core's
+backoff (the escalation window) brings the job back at the next attempt if nobody has answered.
 """
 
 from __future__ import annotations
@@ -18,26 +19,24 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import structlog
 
-from bot.audit import REASON_TEXT, Audit, AuditEvent
-from bot.channel import Address, Message
+from bot.audit import Audit
+from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Deliverer, Sent
-from bot.engine.people import display_names
-from bot.engine.rbac import may_read
+from bot.engine.delivery import Deliverer, Result, Sent
+from bot.engine.rbac import may_confirm, may_read
 from bot.engine.routing import Routing, Unroutable
-from bot.metrics import REGISTRY
+from bot.engine.stewards import Stewards
+from bot.engine.trail import Skip, Trail
 from bot.settings import ClarifySettings
 from bot.store.base import Decision, DeliveryKey, DigestItem, SlotState, Store
 
 log = structlog.get_logger("clarify.handler")
 
 SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
-# Delivery kind of the steward's notice about an answer that differs from a bound date.
-LATE_CONFLICT_KIND = "steward_conflict_late"
 
 
 class Outcome(StrEnum):
@@ -47,13 +46,6 @@ class Outcome(StrEnum):
     FAILED = "failed"  # nothing could be sent, not even to the steward
 
 
-@dataclass(frozen=True, slots=True)
-class Skip:
-    person_id: str
-    reason: m.ReasonCode
-    why: str
-
-
 @dataclass
 class Walk:
     """What one pass over the ranking did."""
@@ -61,6 +53,16 @@ class Walk:
     asked: list[str] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     last_index: int = -1
+    exhausted: bool = False  # the pass reached the end of the ranking
+    can_confirm: set[str] = field(default_factory=set)  # asked people whose answer can count
+
+
+@dataclass
+class Earlier:
+    """Reservations of earlier attempts left by a crash: recovered cards, or skips."""
+
+    recovered: list[str] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
 
 
 @dataclass
@@ -75,6 +77,13 @@ class JobHandler:
     # shows every delivered card of a settled clarification its final state; set where the
     # answer service exists (a state can change without the bot: the core's CLI, an API key)
     on_settled: Callable[[str], Awaitable[object]] | None = None
+    trail: Trail = field(init=False)
+    stewards: Stewards = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.trail = Trail(self.audit, self.clock)
+        self.stewards = Stewards(self.core, self.deliverer, self.routing, self.trail, self.clock,
+                                 self.settings)
 
     async def handle(self, job: m.LeasedJob) -> Outcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
@@ -89,36 +98,79 @@ class JobHandler:
                 await self.on_settled(c.id)
             return Outcome.COMPLETED
         ranking = job.payload.ranking
-        await self.reconcile_earlier(c, job)
+        earlier = await self.reconcile_earlier(c, job)
         if job.attempts >= len(ranking):
-            return await self.escalate(c, job, skipped=[])
+            return await self.escalate(c, job, earlier.skipped, earlier.recovered)
         walk = await self.walk(c, job)
-        if walk.asked:
-            if walk.last_index > job.attempts:
-                await self._advance(job, walk.last_index, None)
-            if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
-                await self.notify_high(c, job, asked=walk.asked)
-            return Outcome.ASKED
-        await self._advance(job, len(ranking), walk.skipped[-1].reason if walk.skipped else None)
-        return await self.escalate(c, job, skipped=walk.skipped)
+        if not walk.asked:
+            last = walk.skipped[-1].reason if walk.skipped else None
+            await self._advance(job, len(ranking), last)
+            return await self.escalate(c, job, [*earlier.skipped, *walk.skipped],
+                                       earlier.recovered)
+        # past the last person asked; the whole ranking when it was walked to its end, so
+        # the next escalation window ends in the steward escalation, not in re-skipping
+        target = len(ranking) - 1 if walk.exhausted else walk.last_index
+        if target > job.attempts:
+            await self._advance(job, target, None)
+        if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
+            await self.stewards.notify_high(c, job, asked=walk.asked)
+        await self.check_quorum(c, job, walk, earlier)
+        return Outcome.ASKED
 
-    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob) -> None:
-        """Cards of earlier attempts whose worker died between sending and recording: find
-        them on the platform and record them, so they can be updated and the core knows."""
+    async def escalate(self, c: m.Clarification, job: m.LeasedJob, skipped: list[Skip],
+                       recovered: list[str]) -> Outcome:
+        sent = await self.stewards.escalate(c, job, skipped=skipped, recovered=recovered)
+        return Outcome.ESCALATED if sent else Outcome.FAILED
+
+    async def notify_conflict(self, c: m.Clarification) -> None:
+        await self.stewards.notify_conflict(c)
+
+    async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
+        await self.stewards.notify_late_conflict(c, responder)
+
+    # ---------------------------------------------------------------- after a crash
+
+    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob) -> Earlier:
+        """Reservations of earlier attempts left without a message reference (a worker died
+        between reserving and recording): a card found on the platform is recorded and
+        audited; one that never reached it is a DELIVERY_FAILED skip (that person's turn has
+        passed), so nobody asked or skipped vanishes from the trail or the escalation."""
+        earlier = Earlier()
         ranking = job.payload.ranking
         for index in range(min(job.attempts, len(ranking))):
             key = DeliveryKey(c.id, ranking[index], index, m.DeliveryKind.QUESTION.value)
             slot = await self.store.slot(key)
             if slot is None or slot.state is not SlotState.RESERVED:
                 continue
-            try:
-                person = await self.core.get_person(person_id=ranking[index],
-                                                    tenant_id=c.tenant_id)
-            except e.PersonNotFound:
-                continue
-            address = self.routing.address(person, tenant_id=c.tenant_id)
-            if isinstance(address, Address):
-                await self.deliverer.reconcile(key, address)
+            outcome = await self._recover(c, key)
+            if isinstance(outcome, Skip):
+                earlier.skipped.append(outcome)
+                await self.trail.skipped(c.id, outcome, attempt=index, job_id=job.id)
+            elif outcome is not None:
+                earlier.recovered.append(key.person_id)
+                await self._delivered(c, job, outcome, key, recovered=True)
+        return earlier
+
+    async def _recover(self, c: m.Clarification, key: DeliveryKey) -> Address | Skip | None:
+        """One reservation: the address its card was found at, or why it counts as skipped."""
+        try:
+            person = await self.core.get_person(person_id=key.person_id, tenant_id=c.tenant_id)
+        except e.PersonNotFound:
+            return Skip(key.person_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                        "the candidate is no longer a person of this tenant")
+        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
+        if isinstance(address, Unroutable):
+            return Skip(key.person_id, address.reason, address.why)
+        result = await self.deliverer.reconcile(key, address)
+        if result.status is Sent.FAILED:
+            return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
+                        "the card never reached the platform: the worker stopped between "
+                        "reserving and sending, and this person's turn has passed")
+        if result.status is Sent.UNCERTAIN:
+            return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
+                        "a worker stopped mid-send and the platform cannot say whether the card "
+                        "arrived; it is not sent again")
+        return address if result.recovered else None
 
     # ---------------------------------------------------------------- the ranking walk
 
@@ -134,24 +186,30 @@ class JobHandler:
         ranking = job.payload.ranking
         for index in range(job.attempts, len(ranking)):
             person_id = ranking[index]
-            skip = await self.ask(c, job, person_id=person_id, index=index)
-            if skip is None:
+            asked = await self.ask(c, job, person_id=person_id, index=index)
+            if not isinstance(asked, Skip):
                 walk.asked.append(person_id)
                 walk.last_index = index
-                if len(walk.asked) >= wanted:
+                if may_confirm(asked, c):
+                    walk.can_confirm.add(person_id)
+                # a critical question counts only people whose answer can count to its quorum
+                counted = walk.can_confirm if c.severity is m.Severity.CRITICAL else walk.asked
+                if len(counted) >= wanted:
                     break
                 continue
-            walk.skipped.append(skip)
-            await self._skipped(c, job, skip, index)
+            walk.skipped.append(asked)
+            await self.trail.skipped(c.id, asked, attempt=index, job_id=job.id)
             if not walk.asked:
                 # skip forward inside the lease so a crash here does not burn a window
-                await self._advance(job, index + 1, skip.reason)
+                await self._advance(job, index + 1, asked.reason)
+        else:
+            walk.exhausted = True
         return walk
 
     async def ask(
         self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int
-    ) -> Skip | None:
-        """Ask one candidate, or say why not."""
+    ) -> m.Person | Skip:
+        """Ask one candidate (a card, or a place in their digest), or say why not."""
         try:
             person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
         except e.PersonNotFound:
@@ -160,17 +218,36 @@ class JobHandler:
                 m.ReasonCode.TENANT_SCOPE_MISMATCH,
                 "the candidate is not a person of this tenant",
             )
-        address = self.routing.address(person, tenant_id=c.tenant_id)
+        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
         if isinstance(address, Unroutable):
             return Skip(person_id, address.reason, address.why)
         verdict = may_read(person, acl=c.document.acl, tenant_id=c.tenant_id)
         if not verdict.allowed:
             return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
-        now = self.clock.now()
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
+        held = await self._admit(c, job, key, person)
+        if held is not None:
+            return held if isinstance(held, Skip) else person
+        now = self.clock.now()
+        view = views.question(c, key=key, person=person, now=now)
+        result = await self.deliverer.deliver(key, address, view, now=now)
+        if result.status is Sent.FAILED:
+            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "retries exhausted")
+        if result.status is Sent.UNCERTAIN:
+            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
+                        "a worker stopped mid-send and the platform cannot say whether the card "
+                        "arrived; it is not sent again")
+        await self._delivered(c, job, address, key, recovered=result.recovered, result=result)
+        return person
+
+    async def _admit(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey,
+                     person: m.Person) -> Skip | bool | None:
+        """The daily cap and digest batching: a skip, True when the question joined the
+        person's digest (they count as asked), None to send a card now."""
+        now = self.clock.now()
         admission = await self.store.admit(
             key,
-            item=DigestItem(c.id, person_id, index, job.id),
+            item=DigestItem(c.id, key.person_id, key.attempt, job.id),
             day=local_day(person, now),
             now=now,
             cap=self.settings.per_person_daily_cap,
@@ -179,179 +256,43 @@ class JobHandler:
             batched=c.severity is m.Severity.NORMAL,
         )
         if admission.decision is Decision.CAPPED:
-            return Skip(
-                person_id, m.ReasonCode.DAILY_CAP_EXCEEDED, "the person's daily cap is reached"
-            )
-        if admission.decision is Decision.DIGESTED:
-            assert admission.batch_id is not None
-            await self.store.mark_digested(
-                key, batch_id=admission.batch_id, worker_id=self.deliverer.worker_id, now=now
-            )
-            await self._event(
-                c,
-                job,
-                "digested",
-                person_id=person_id,
-                attempt=index,
-                reason=m.ReasonCode.DIGESTED,
-                message="Queued for the person's digest at the window's end.",
-            )
+            return Skip(key.person_id, m.ReasonCode.DAILY_CAP_EXCEEDED,
+                        "the person's daily cap is reached")
+        if admission.decision is Decision.DIRECT:
             return None
-        view = views.question(c, key=key, person=person, now=now)
-        result = await self.deliverer.deliver(key, address, view, now=now)
-        if result.status is Sent.FAILED:
-            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "retries exhausted")
-        await self._delivered(c, job, address, index, result.status)
-        return None
-
-    # ---------------------------------------------------------------- steward paths
-
-    async def escalate(
-        self, c: m.Clarification, job: m.LeasedJob, *, skipped: list[Skip]
-    ) -> Outcome:
-        """The last attempt: the redacted question goes to the workspace steward."""
-        steward, address = await self._steward(c)
-        attempt = len(job.payload.ranking)
-        reasons = await self._skip_reasons(c, skipped)
-        if steward is None or address is None:
-            await self._event(
-                c,
-                job,
-                "escalation_failed",
-                person_id=c.workspace.steward_id,
-                attempt=attempt,
-                reason=m.ReasonCode.NO_DELIVERY_ALIAS,
-                message="The workspace steward cannot be reached on any channel.",
-            )
-            return Outcome.FAILED
-        key = DeliveryKey(c.id, steward.person_id, attempt, m.DeliveryKind.STEWARD_ESCALATION.value)
-        waiting = await self._names(views.unanswered(c))
-        message: Message = views.escalation(c, key=key, steward=steward, skipped=reasons,
-                                            unanswered=list(waiting.values()))
-        if (
-            not self.settings.redact_fallback
-            and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed
-        ):
-            message = views.question(c, key=key, person=steward, now=self.clock.now())
-        result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
-        if result.status is Sent.FAILED:
-            await self._event(
-                c,
-                job,
-                "escalation_failed",
-                person_id=steward.person_id,
-                attempt=attempt,
-                reason=m.ReasonCode.DELIVERY_FAILED,
-                message="The steward escalation could not be delivered.",
-            )
-            return Outcome.FAILED
-        codes = ", ".join(sorted({code.value for _, code in reasons})) or "none"
-        await self._event(
-            c,
-            job,
-            "escalated",
-            person_id=steward.person_id,
-            attempt=attempt,
-            message=f"Redacted escalation sent to the steward; skip reasons: {codes}.",
+        assert admission.batch_id is not None
+        await self.store.mark_digested(
+            key, batch_id=admission.batch_id, worker_id=self.deliverer.worker_id, now=now
         )
-        return Outcome.ESCALATED
+        await self.trail.event(
+            c.id, "digested", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
+            reason=m.ReasonCode.DIGESTED,
+            message="Queued for the person's digest at the window's end.")
+        return True
 
-    async def notify_high(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str]
-                          ) -> None:
-        """High severity: the steward hears that a direct question went out (once, redacted)."""
-        steward, address = await self._steward(c)
-        if steward is None or address is None:
-            await self._steward_unreachable(c, "high-severity notice")
+    # ---------------------------------------------------------------- quorum
+
+    async def check_quorum(self, c: m.Clarification, job: m.LeasedJob, walk: Walk,
+                           earlier: Earlier) -> None:
+        """A critical question whose whole ranking has been walked: if the people who may
+        still answer cannot reach the quorum even if all confirm, the steward hears it now."""
+        if c.severity is not m.Severity.CRITICAL or not walk.exhausted:
             return
-        key = DeliveryKey(c.id, steward.person_id, 0, m.DeliveryKind.STEWARD_NOTICE.value)
-        names = await self._names(asked)
-        message = views.notice(c, key=key, steward=steward,
-                               asked=[names.get(p, p) for p in asked])
-        result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
-        if result.status is Sent.NEW:
-            await self._event(
-                c, job, "steward_notified", person_id=steward.person_id, attempt=job.attempts,
-                message="The steward was told a high-severity question was sent.")
-
-    async def notify_conflict(self, c: m.Clarification) -> None:
-        """Conflicted: the steward gets one conflict notice (no dates, no span text)."""
-        steward, address = await self._steward(c)
-        if steward is None or address is None:
-            await self._steward_unreachable(c, "conflict notice")
-            return
-        key = DeliveryKey(c.id, steward.person_id, 0, "steward_conflict")
-        names = await self._names([r.responder for r in c.responses])
-        message = views.conflict(c, steward=steward, names=names)
-        result = await self.deliverer.deliver(key, address, message, now=self.clock.now(),
-                                              report=False)
-        if result.status is Sent.NEW:
-            await self.audit.emit(AuditEvent(
-                type="steward_notified", at=self.clock.now(), clarification_id=c.id,
-                person_id=steward.person_id, channel=address.platform,
-                message="The steward was told that binding-capable answers disagree."))
-
-    async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
-        """After binding: the steward hears once per late responder whose answer differs from
-        the bound date (no dates, no span text); the bound correction is not touched."""
-        index = responder_index(c, responder)
-        steward, address = await self._steward(c)
-        if index is None:
-            return
-        if steward is None or address is None:
-            await self._steward_unreachable(c, "late-conflict notice")
-            return
-        # One notice per responder, not per response: the same person re-tapping, or changing
-        # their late answer again, tells the steward nothing new; another person's answer does.
-        key = DeliveryKey(c.id, steward.person_id, index, LATE_CONFLICT_KIND)
-        names = await self._names([responder])
-        message = views.late_conflict(c, steward=steward,
-                                      responder=names.get(responder, responder))
-        result = await self.deliverer.deliver(key, address, message, now=self.clock.now(),
-                                              report=False)
-        if result.status is Sent.NEW:
-            await self.audit.emit(AuditEvent(
-                type="steward_notified", at=self.clock.now(), clarification_id=c.id,
-                person_id=steward.person_id, attempt=index, channel=address.platform,
-                extra={"responder": responder},
-                message="The steward was told that an answer after binding differs from the "
-                        "bound date; the bound correction is unchanged."))
-
-    async def _steward_unreachable(self, c: m.Clarification, what: str) -> None:
-        """A steward message that cannot go anywhere is still on record, with its reason."""
-        await self.audit.emit(AuditEvent(
-            type="steward_unreachable", at=self.clock.now(), clarification_id=c.id,
-            person_id=c.workspace.steward_id, reason_code=m.ReasonCode.NO_DELIVERY_ALIAS,
-            message=f"The workspace steward cannot be reached on any channel; the {what} "
-                    "was not sent.",
-        ))
-
-    async def _steward(self, c: m.Clarification) -> tuple[m.Person | None, Address | None]:
-        if c.workspace.steward_id is None:
-            return None, None
-        try:
-            steward = await self.core.get_person(
-                person_id=c.workspace.steward_id, tenant_id=c.tenant_id
-            )
-        except e.PersonNotFound:
-            return None, None
-        address = self.routing.address(steward, tenant_id=c.tenant_id)
-        return steward, address if isinstance(address, Address) else None
-
-    async def _skip_reasons(
-        self, c: m.Clarification, now_skipped: list[Skip]
-    ) -> list[tuple[str, m.ReasonCode]]:
-        """Every candidate's skip reason: earlier passes (the core's trail) and this one."""
-        pairs: dict[tuple[str, m.ReasonCode], None] = {}
-        for ev in c.events:
-            if ev.type == "skipped" and ev.person_id and ev.reason_code:
-                pairs[(ev.person_id, ev.reason_code)] = None
-        for skip in now_skipped:
-            pairs[(skip.person_id, skip.reason)] = None
-        names = await self._names([p for p, _ in pairs])
-        return [(names.get(p, p), code) for p, code in pairs]
-
-    async def _names(self, person_ids: list[str]) -> dict[str, str]:
-        return await display_names(self.core, person_ids)
+        before = [p for p in dict.fromkeys([*views.unanswered(c), *earlier.recovered])
+                  if p not in walk.asked]
+        capable = set(walk.can_confirm)
+        for person_id in before:
+            try:
+                person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
+            except e.PersonNotFound:
+                continue
+            if may_confirm(person, c):
+                capable.add(person_id)
+        missing = c.quorum.remaining - len(capable)
+        if missing > 0:
+            await self.stewards.notify_quorum(c, job, asked=[*before, *walk.asked],
+                                              missing=missing,
+                                              skipped=[*earlier.skipped, *walk.skipped])
 
     # ---------------------------------------------------------------- bookkeeping
 
@@ -363,69 +304,21 @@ class JobHandler:
             reason_code=reason,
         )
 
-    async def _skipped(self, c: m.Clarification, job: m.LeasedJob, skip: Skip, index: int) -> None:
-        REGISTRY.inc("clarify_skips_total", reason=skip.reason.value)
-        await self._event(
-            c,
-            job,
-            "skipped",
-            person_id=skip.person_id,
-            attempt=index,
-            reason=skip.reason,
-            message=f"Candidate {REASON_TEXT[skip.reason]} ({skip.why}).",
-        )
-
-    async def _delivered(
-        self, c: m.Clarification, job: m.LeasedJob, address: Address, index: int, status: Sent
-    ) -> None:
-        what = "sent" if status is Sent.NEW else "already sent; not sent again"
-        await self._event(
-            c,
-            job,
-            "delivery",
-            person_id=address.person_id,
-            attempt=index,
-            channel=address.platform,
-            to_core=False,
-            message=f"Question card {what} on {address.platform}.",
-        )
-
-    async def _event(
-        self,
-        c: m.Clarification,
-        job: m.LeasedJob,
-        type_: str,
-        *,
-        message: str,
-        person_id: str | None = None,
-        attempt: int | None = None,
-        reason: m.ReasonCode | None = None,
-        channel: str | None = None,
-        to_core: bool = True,
-    ) -> None:
-        await self.audit.emit(
-            AuditEvent(
-                type=type_,
-                at=self.clock.now(),
-                clarification_id=c.id,
-                message=message,
-                person_id=person_id,
-                attempt=attempt,
-                reason_code=reason,
-                job_id=job.id,
-                channel=channel,
-            ),
-            to_core=to_core,
-        )
-
-
-def responder_index(c: m.Clarification, responder: str) -> int | None:
-    """Where the responder's first response sits in the append-only record: a number that
-    stays the same for that person and differs between people."""
-    for index, record in enumerate(c.responses):
-        if record.responder == responder:
-            return index
-    return None
+    async def _delivered(self, c: m.Clarification, job: m.LeasedJob, address: Address,
+                         key: DeliveryKey, *, recovered: bool, result: Result | None = None
+                         ) -> None:
+        """The bot's own sink records each card (the core has it as a delivery report)."""
+        if recovered:
+            what = "found on the platform after a crash and recorded; not sent again"
+        elif result is not None and result.status is Sent.NEW:
+            what = "sent"
+        else:
+            what = "already sent; not sent again"
+        await self.trail.event(
+            c.id, "delivery", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
+            channel=address.platform, to_core=False,
+            extra={"recovered": "true"} if recovered else None,
+            message=f"Question card {what} on {address.platform}.")
 
 
 def local_day(person: m.Person, now: datetime) -> str:

@@ -16,3 +16,12 @@ def role_in(person: m.Person, workspace_id: str) -> m.Role | None:
     """The person's highest role in a workspace, or None when not a member."""
     roles = [ms.role for ms in person.memberships if ms.workspace_id == workspace_id]
     return max(roles, key=lambda r: r.rank) if roles else None
+
+
+def may_confirm(person: m.Person, c: m.Clarification) -> bool:
+    """Whether the person's answer could count toward the quorum: a verified enterprise
+    identity (others are refused as unverified) whose role in the clarification's workspace
+    (the rights the bot asserts) reaches the policy's lowest required role."""
+    role = role_in(person, c.workspace.workspace_id)
+    lowest = min((r.rank for r in c.quorum_policy.required_roles), default=m.Role.EDITOR.rank)
+    return person.verified_enterprise_identity and role is not None and role.rank >= lowest

@@ -2,14 +2,21 @@
 
 The bot keeps no routing table: aliases come from the core's person record; the settings only say
 which Slack workspaces and Teams tenants belong to which tenant (the deny-by-default scope).
+ALIAS_AMBIGUOUS holds in both directions: one person with several chat users on a platform, and
+one chat user claimed by several people of the tenant (the core's resolve says so); neither is
+delivered to, since a card sent there could be read, and answered, by the wrong person.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from bot.channel import Address
+from bot.core import errors as e
 from bot.core import models as m
+from bot.core.client import CoreClient
 from bot.settings import SlackSettings, TeamsSettings
 
 
@@ -48,6 +55,32 @@ class Routing:
         return Unroutable(
             m.ReasonCode.NO_DELIVERY_ALIAS, "the person has no alias on the configured channels"
         )
+
+    async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str
+                    ) -> Address | Unroutable:
+        """``address``, then the reverse check: the chat user must resolve back to this person
+        alone. Core errors other than the resolve's answers propagate (the job is retried)."""
+        address = self.address(person, tenant_id=tenant_id)
+        if isinstance(address, Unroutable):
+            return address
+        try:
+            chat_user = identity(address)
+        except ValidationError:  # an alias the contract's id rules refuse: never sent to
+            return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
+                              f"the {address.platform} alias is malformed")
+        try:
+            resolved = await core.resolve_person(tenant_id=tenant_id, identity=chat_user)
+        except e.AliasAmbiguous:
+            return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS,
+                              f"the {address.platform} user is claimed by several people")
+        except (e.PersonNotFound, e.TenantScopeMismatch):
+            # deny by default: the core does not map this chat user back to anyone
+            return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
+                              f"the core does not resolve the {address.platform} user")
+        if resolved.person.person_id != person.person_id:
+            return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS,
+                              f"the {address.platform} user resolves to another person")
+        return address
 
     def _slack(self, person: m.Person, tenant_id: str) -> Address | Unroutable | None:
         aliases = person.aliases.slack
@@ -89,3 +122,12 @@ class Routing:
             aad_tenant_id=a.tenant_id,
             verified=a.verified and person.verified_enterprise_identity,
         )
+
+
+def identity(address: Address) -> m.SlackIdentity | m.TeamsIdentity:
+    """The chat identity an address sends to, as the core's resolve takes it."""
+    if address.platform == "teams":
+        return m.TeamsIdentity(aad_object_id=address.user_id,
+                               tenant_id=address.aad_tenant_id or "")
+    return m.SlackIdentity(user_id=address.user_id, team_id=address.team_id,
+                           enterprise_id=address.enterprise_id)

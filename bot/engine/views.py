@@ -6,6 +6,7 @@ import hashlib
 from datetime import datetime
 
 from bot.core import models as m
+from bot.engine.rbac import may_read
 from bot.store.base import DeliveryKey
 from cards.views import (
     CandidateView,
@@ -15,6 +16,7 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
     Viewer,
 )
 
@@ -30,6 +32,15 @@ def viewer(person: m.Person) -> Viewer:
 
 def document(c: m.Clarification) -> DocumentView:
     return DocumentView(title=c.document.title, url=c.document.url)
+
+
+def steward_document(c: m.Clarification, steward: m.Person) -> DocumentView:
+    """The document as a steward message names it: its title and link when the steward passes
+    the RBAC gate, otherwise a neutral reference (workspace name and clarification id), since a
+    title (and a URL, which often carries the file name) is document content too."""
+    if may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
+        return document(c)
+    return DocumentView.neutral(workspace=c.workspace.name, reference=c.id)
 
 
 def question(
@@ -61,17 +72,34 @@ def escalation(
     steward: m.Person,
     skipped: list[tuple[str, m.ReasonCode]],
     unanswered: list[str] | None = None,
+    confirmed: list[str] | None = None,
 ) -> StewardEscalationView:
-    """The redacted escalation: document link, who did not answer, skip reasons; no span text."""
+    """The redacted escalation: document link, who did not answer, who confirmed a quorum that
+    is still short, skip reasons; no span text."""
     return StewardEscalationView(
         clarification_id=c.id,
         card_ref=card_ref(key),
-        document=document(c),
+        document=steward_document(c, steward),
         severity=c.severity,
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
         unanswered=tuple(unanswered or ()),
+        confirmed=tuple(confirmed or ()),
         viewer=viewer(steward),
     )
+
+
+def quorum_unreachable(
+    c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str], missing: int,
+    skipped: list[tuple[str, m.ReasonCode]],
+) -> StewardQuorumView:
+    """Too few people can confirm a critical question: whom it was asked (display names), how
+    many confirmations are still missing, skip reasons; no span text."""
+    return StewardQuorumView(
+        clarification_id=c.id, card_ref=card_ref(key), document=steward_document(c, steward),
+        severity=c.severity, required=c.quorum_policy.required_confirmations, missing=missing,
+        asked=tuple(asked),
+        skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
+        viewer=viewer(steward))
 
 
 def conflict(
@@ -86,7 +114,7 @@ def conflict(
     )
     return StewardConflictView(
         clarification_id=c.id,
-        document=document(c),
+        document=steward_document(c, steward),
         severity=c.severity,
         responders=responders,
         viewer=viewer(steward),
@@ -97,15 +125,17 @@ def late_conflict(c: m.Clarification, *, steward: m.Person, responder: str
                   ) -> StewardConflictView:
     """After binding: ``responder`` (a display name) answered differently from the bound date;
     names and the document link only."""
-    return StewardConflictView(clarification_id=c.id, document=document(c), severity=c.severity,
-                               responders=(responder,), viewer=viewer(steward), bound=True)
+    return StewardConflictView(clarification_id=c.id, document=steward_document(c, steward),
+                               severity=c.severity, responders=(responder,),
+                               viewer=viewer(steward), bound=True)
 
 
 def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str]
            ) -> StewardNoticeView:
     """High severity: the steward hears whom a question went to; no span text, no dates."""
-    return StewardNoticeView(clarification_id=c.id, card_ref=card_ref(key), document=document(c),
-                             severity=c.severity, asked=tuple(asked), viewer=viewer(steward))
+    return StewardNoticeView(clarification_id=c.id, card_ref=card_ref(key),
+                             document=steward_document(c, steward), severity=c.severity,
+                             asked=tuple(asked), viewer=viewer(steward))
 
 
 def unanswered(c: m.Clarification) -> list[str]:

@@ -21,6 +21,7 @@ from cards.views import (
     SkippedCandidate,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
     Viewer,
 )
 
@@ -54,6 +55,9 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
                                        unanswered=UNANSWERED)
     notice = StewardNoticeView(clarification_id="c", card_ref="d", document=DOC,
                                severity=Severity.HIGH, asked=(EMOJI * 50,) * 30, viewer=RTL)
+    quorum = StewardQuorumView(clarification_id="c", card_ref="d", document=DOC,
+                               severity=Severity.CRITICAL, required=12, missing=11,
+                               asked=UNANSWERED, skipped=SKIPS, viewer=RTL)
     dead = DeadLetterDigestView(viewer=RTL, items=tuple(
         DeadLetterItem(clarification_id=f"c{n}", document=DOC, severity=Severity.HIGH,
                        skipped=SKIPS, unanswered=UNANSWERED) for n in range(200)))
@@ -67,6 +71,7 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
                        teams.render_steward_escalation(escalation)),
         "steward_notice": (slack.render_steward_notice(notice),
                            teams.render_steward_notice(notice)),
+        "quorum": (slack.render_steward_quorum(quorum), teams.render_steward_quorum(quorum)),
         "dead_letters": (slack.render_dead_letter_digest(dead),
                          teams.render_dead_letter_digest(dead)),
         "digest": (slack.render_digest(digest, codec=codec),

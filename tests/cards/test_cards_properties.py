@@ -28,6 +28,7 @@ from cards.views import (
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
     Viewer,
 )
 
@@ -46,9 +47,11 @@ moments = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 
 viewers = st.builds(Viewer, locale=st.sampled_from(["en", "en-US", "de", "ar", "he", "ja", "xx"]),
                     time_zone=st.sampled_from(["UTC", "America/Los_Angeles", "Asia/Kolkata",
                                                "Pacific/Kiritimati", "Nowhere/Else"]))
-documents = st.builds(DocumentView, title=long_text,
-                      url=st.sampled_from(["https://d.example/x", "https://d.example/" + "a" * 1990,
-                                           "https://d.example/a b|c(d)"]))
+documents = st.one_of(
+    st.builds(DocumentView, title=long_text,
+              url=st.sampled_from(["https://d.example/x", "https://d.example/" + "a" * 1990,
+                                   "https://d.example/a b|c(d)"])),
+    st.builds(DocumentView.neutral, workspace=long_text, reference=long_text))
 candidates = st.lists(st.builds(CandidateView, index=st.integers(0, 999), label=long_text,
                                 valid_from=st.none() | moments, valid_to=st.none() | moments),
                       min_size=1, max_size=40, unique_by=lambda c: c.index)
@@ -123,6 +126,22 @@ def test_steward_cards_stay_inside_limits(document, skipped_people, viewer, resp
     sent = StewardNoticeView(clarification_id="clr_1", card_ref="d", document=document,
                              severity=Severity.HIGH, asked=responders, viewer=viewer)
     _check(slack.render_steward_notice(sent), teams.render_steward_notice(sent), slack_validator)
+    partial = replace(escalation, unanswered=(), confirmed=responders)
+    _check(slack.render_steward_escalation(partial), teams.render_steward_escalation(partial),
+           slack_validator)
+
+
+@SETTINGS
+@given(document=documents, skipped_people=skipped, viewer=viewers, asked=names,
+       required=st.integers(2, 12), missing=st.integers(1, 12))
+def test_quorum_notices_stay_inside_limits(document, skipped_people, viewer, asked, required,
+                                           missing, slack_validator) -> None:
+    """The unreachable-quorum notice fits both platforms with long lists of people asked,
+    many long skip lines, hostile workspace names and any counts."""
+    view = StewardQuorumView(clarification_id="clr_1", card_ref="d", document=document,
+                             severity=Severity.CRITICAL, required=required, missing=missing,
+                             asked=asked, skipped=skipped_people, viewer=viewer)
+    _check(slack.render_steward_quorum(view), teams.render_steward_quorum(view), slack_validator)
 
 
 @settings(max_examples=15, deadline=None,

@@ -11,12 +11,14 @@ import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
 import pytest
 import redis.asyncio as aioredis
 
+from adapters.slack.render import render
 from bot.audit import AuditSink, MemorySink
 from bot.channel import Channel
 from bot.channels.recording import RecordingChannel, Sent
@@ -30,11 +32,13 @@ from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from bot.worker import WorkerConfig
-from cards import slack as slack_cards
 from cards.actions import ActionCodec
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
 from tests.redis_url import TEST_REDIS
+
+if TYPE_CHECKING:
+    from tests.engine.kit import Restart
 
 REDIS_URL = f"{TEST_REDIS}/14"
 ACME_SLACK = SlackSettings(
@@ -74,21 +78,7 @@ class Rig:
 
     def rendered(self, sent: Sent) -> str:
         """The message as Slack would receive it: what a person could read."""
-        message = sent.message
-        name = type(message).__name__
-        if name == "QuestionView":
-            body = slack_cards.render_question(message, codec=CODEC)  # type: ignore[arg-type]
-        elif name == "DigestView":
-            body = slack_cards.render_digest(message, codec=CODEC)  # type: ignore[arg-type]
-        elif name == "StewardEscalationView":
-            body = slack_cards.render_steward_escalation(message)  # type: ignore[arg-type]
-        elif name == "StewardNoticeView":
-            body = slack_cards.render_steward_notice(message)  # type: ignore[arg-type]
-        elif name == "StewardConflictView":
-            body = slack_cards.render_steward_conflict(message)  # type: ignore[arg-type]
-        else:
-            body = slack_cards.render_dead_letter_digest(message)  # type: ignore[arg-type]
-        return json.dumps(body, ensure_ascii=False)
+        return json.dumps(render(sent.message, codec=CODEC), ensure_ascii=False)
 
     def events(self, type_: str, clarification_id: str | None = None) -> list[Any]:
         return [
@@ -204,6 +194,47 @@ def make_rig(
 @pytest.fixture
 def rig(make_rig: Callable[..., Rig]) -> Rig:
     return make_rig()
+
+
+@pytest.fixture
+async def redis_store() -> AsyncIterator[Callable[[], RedisStore]]:
+    """Stores on database 14, each with a Redis client of its own, all under one fresh prefix."""
+    prefix = f"rel-{uuid4().hex[:8]}"
+    admin = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+    clients: list[aioredis.Redis] = []
+
+    async def forget() -> None:
+        # the prefix's keys only: other suites may share database 14
+        async for name in admin.scan_iter(f"{prefix}:*"):
+            await admin.delete(name)
+
+    def make() -> RedisStore:
+        client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
+        clients.append(client)
+        return RedisStore(client, prefix=prefix)
+
+    await forget()
+    yield make
+    for client in clients:
+        await client.aclose()
+    await forget()
+    await admin.aclose()
+
+
+@pytest.fixture
+def restart(
+    clock: ManualClock,
+    redis_store: Callable[[], RedisStore],
+    client_for: Callable[[str], CoreClient],
+    tmp_path: Path,
+) -> Callable[[RecordingChannel], Restart]:
+    """A crashing worker and its successors on one Redis prefix, core and channel."""
+    from tests.engine.kit import Restart, TeeSink  # the kit builds on this module
+
+    def make(channel: RecordingChannel) -> Restart:
+        return Restart(clock, redis_store, client_for, channel, TeeSink(tmp_path / "audit.jsonl"))
+
+    return make
 
 
 def retry_once() -> RetryPolicy:

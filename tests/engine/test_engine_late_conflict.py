@@ -4,7 +4,7 @@ clarify_post_binding_conflict), through the handler's idempotent delivery."""
 from __future__ import annotations
 
 from bot.core import models as m
-from bot.engine.handler import LATE_CONFLICT_KIND
+from bot.engine.stewards import LATE_CONFLICT_KIND
 from tests.engine.conftest import Rig
 
 SPAN = "The renewed term is effective next quarter."

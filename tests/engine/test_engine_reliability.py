@@ -9,19 +9,16 @@ import json
 import logging
 import random
 from collections import Counter, defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
-from uuid import uuid4
 from zoneinfo import ZoneInfo
 
 import pytest
-import redis.asyncio as aioredis
 import structlog
 
-from bot.audit import AuditEvent, JsonLinesSink, MemorySink
+from bot.audit import MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel, Sent
 from bot.clock import ManualClock
@@ -29,21 +26,30 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.devclient import DevCoreClient
 from bot.engine.handler import Outcome
-from bot.runtime import Engine
 from bot.settings import ClarifySettings
-from bot.store.base import DeliveryKey, SlotState, Store
+from bot.store.base import DeliveryKey, SlotState
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
-from bot.worker import Worker, WorkerConfig
+from bot.worker import WorkerConfig
 from cards.views import DeadLetterDigestView, DigestView, QuestionView
-from devcore.scenario import read_scenario
 from tests.conftest import CLARIFY_TOKEN
-from tests.engine.conftest import REDIS_URL, acme_engine, clarify_settings
+from tests.engine.conftest import clarify_settings
+from tests.engine.kit import (
+    QUESTION_MARK,
+    SPAN_MARK,
+    DiesBeforeSend,
+    Node,
+    Restart,
+    TeeSink,
+    crash_after,
+    create,
+    node,
+    read_lines,
+)
 
 LEASE = timedelta(seconds=60)
 WINDOW = timedelta(hours=48)  # the acme escalation window = the clarify:temporal backoff
 DIGEST_WAIT = timedelta(minutes=31)
-SPAN_MARK, QUESTION_MARK = "zqspan", "zqquestion"  # in every span / question, nowhere else
 PERSON_KINDS = ("question", "digest")  # what counts against a person's cap (steward mail does not)
 CLARIFICATIONS = 200  # ~35 s of CPU: most of it the engine re-scanning every dead letter
 LEGAL = ["p-sarah", "p-ahmed", "p-priya", "p-lee", "p-maria", "p-olga", "p-tom"]
@@ -73,73 +79,6 @@ class TimedChannel(RecordingChannel):
         return ref
 
 
-@dataclass
-class DiesBeforeSend(RecordingChannel):
-    """The first send for ``key`` dies before reaching the platform (not a ChannelError)."""
-
-    key: DeliveryKey | None = None
-    died: bool = False
-
-    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
-        if key == self.key and not self.died:
-            self.died = True
-            raise RuntimeError("process died before the send")
-        return await super().send(address, message, key=key)
-
-
-class TeeSink:
-    """Audit events kept in memory and written as JSON lines to a file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.memory = MemorySink()
-        self._lines = JsonLinesSink(path)
-
-    def write(self, event: AuditEvent) -> None:
-        self.memory.write(event)
-        self._lines.write(event)
-
-    def of(self, type_: str) -> list[AuditEvent]:
-        return self.memory.of(type_)
-
-
-@dataclass
-class Node:
-    """One worker process: its own core client and store client; leases counted."""
-
-    engine: Engine
-    leased: int = 0
-
-    @property
-    def worker(self) -> Worker:
-        return self.engine.worker
-
-
-def node(
-    *,
-    core: CoreClient,
-    store: Store,
-    channel: RecordingChannel,
-    sink: TeeSink | MemorySink,
-    clock: ManualClock,
-    worker_id: str,
-    clarify: ClarifySettings | None = None,
-    config: WorkerConfig | None = None,
-) -> Node:
-    engine = acme_engine(core=core, store=store, channel=channel, sink=sink, clock=clock,
-                         worker_id=worker_id, clarify=clarify, worker=config)
-    made = Node(engine)
-    poll = engine.worker.poll_iteration
-
-    async def counted() -> int:
-        leased = await poll()
-        made.leased += leased
-        return leased
-
-    engine.worker.poll_iteration = counted  # type: ignore[method-assign]
-    return made
-
-
 async def settle(nodes: list[Node], *, bot: CoreClient, clock: ManualClock) -> None:
     """Run every worker's burst at once, again while any job is still there to be leased."""
     while True:
@@ -162,45 +101,9 @@ async def leasable(bot: CoreClient, *, now: datetime) -> bool:
             return False
 
 
-async def create(
-    dev: DevCoreClient,
-    *,
-    authority: dict[str, list[str]],
-    severity: str | None = None,
-    workspace: str = "acme-legal",
-) -> str:
-    """As the rig's helper, with a span and a question of its own (so leaks can be grepped)."""
-    tag = uuid4().hex[:10]
-    spec: dict[str, Any] = json.loads(json.dumps(read_scenario("acme")["clarifications"][1]))
-    span = f"The renewed term ({SPAN_MARK}-{tag}) is effective next quarter."
-    spec["workspace_id"] = workspace
-    spec["target"] = f"fact-{tag}"
-    spec["question"] = f"When does renewal {QUESTION_MARK}-{tag} take effect?"
-    spec["span"] = {"start": 220, "end": 220 + len(span), "text": span}
-    spec["document"]["document_id"] = f"doc-{tag}"
-    spec["document"]["content_hash"] = f"sha256:{tag}"
-    spec["document"]["acl"] = {
-        "workspace_id": workspace,
-        "read_roles": ["viewer", "editor", "steward"],
-    }
-    spec["authority"] = {
-        part: authority.get(part, []) for part in ("authored_by", "named", "owned_by")
-    }
-    if severity:
-        spec["severity_hint"] = severity
-    created = await dev.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec)
-    )
-    return created.clarification.id
-
-
-def _read_lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines()
-
-
 async def assert_no_text_leak(bot: CoreClient, ids: list[str], sink_path: Path) -> None:
     """Neither the audit file nor the core's event and delivery trail holds span/question text."""
-    lines = _read_lines(sink_path)
+    lines = read_lines(sink_path)
     assert lines, "the run audited nothing"
     for line in lines:
         json.loads(line)
@@ -214,31 +117,6 @@ async def assert_no_text_leak(bot: CoreClient, ids: list[str], sink_path: Path) 
         )
         assert SPAN_MARK not in trail and QUESTION_MARK not in trail
         assert c.span_excerpt not in trail and c.question not in trail
-
-
-@pytest.fixture
-async def redis_store() -> AsyncIterator[Callable[[], RedisStore]]:
-    """Stores on database 14, each with a Redis client of its own, all under one fresh prefix."""
-    prefix = f"rel-{uuid4().hex[:8]}"
-    admin = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
-    clients: list[aioredis.Redis] = []
-
-    async def forget() -> None:
-        # the prefix's keys only: other suites may share database 14
-        async for name in admin.scan_iter(f"{prefix}:*"):
-            await admin.delete(name)
-
-    def make() -> RedisStore:
-        client = aioredis.Redis.from_url(REDIS_URL, decode_responses=True)
-        clients.append(client)
-        return RedisStore(client, prefix=prefix)
-
-    await forget()
-    yield make
-    for client in clients:
-        await client.aclose()
-    await forget()
-    await admin.aclose()
 
 
 # ---------------------------------------------------------------- three workers
@@ -448,52 +326,6 @@ SAME_KEY_CASES = [
 ]
 
 
-@dataclass
-class Restart:
-    """A crashing worker, then a fresh one on the same store prefix, core and channel."""
-
-    clock: ManualClock
-    make_store: Callable[[], RedisStore]
-    client_for: Callable[[str], CoreClient]
-    channel: RecordingChannel
-    sink: TeeSink
-    stores: list[RedisStore] = field(default_factory=list)
-
-    def worker(self, name: str) -> Node:
-        store = self.make_store()
-        self.stores.append(store)
-        return node(
-            core=self.client_for(CLARIFY_TOKEN),
-            store=store,
-            channel=self.channel,
-            sink=self.sink,
-            clock=self.clock,
-            worker_id=name,
-        )
-
-
-@pytest.fixture
-def restart(
-    clock: ManualClock,
-    redis_store: Callable[[], RedisStore],
-    client_for: Callable[[str], CoreClient],
-    tmp_path: Path,
-) -> Callable[[RecordingChannel], Restart]:
-    def make(channel: RecordingChannel) -> Restart:
-        return Restart(clock, redis_store, client_for, channel, TeeSink(tmp_path / "audit.jsonl"))
-
-    return make
-
-
-def _crash_after(channel: RecordingChannel, target: DeliveryKey) -> None:
-    def hook(sent: Sent) -> None:
-        if sent.key == target:
-            channel.after_send = None
-            raise RuntimeError("process died after the platform accepted the message")
-
-    channel.after_send = hook
-
-
 @pytest.mark.parametrize(("severity", "ranking", "hit"), SAME_KEY_CASES)
 async def test_crash_after_send_reconciles_instead_of_resending(
     restart: Callable[[RecordingChannel], Restart],
@@ -508,7 +340,7 @@ async def test_crash_after_send_reconciles_instead_of_resending(
     rig = restart(RecordingChannel())
     cid = await create(dev_client, authority={"authored_by": ranking}, severity=severity)
     target = DeliveryKey(cid, *hit)
-    _crash_after(rig.channel, target)
+    crash_after(rig.channel, target)
     first = rig.worker("worker-crashes")
     await first.worker.run_burst()
     assert first.worker.outcomes == {}  # the job died with the process
@@ -572,7 +404,7 @@ async def test_crash_after_first_card_never_resends_it(
     counts as an attempt), so ranking[1] is asked next and ranking[0] never gets a second card."""
     rig = restart(RecordingChannel())
     cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]})
-    _crash_after(rig.channel, DeliveryKey(cid, "p-sarah", 0, "question"))
+    crash_after(rig.channel, DeliveryKey(cid, "p-sarah", 0, "question"))
     await rig.worker("worker-crashes").worker.run_burst()
     rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))
     await rig.worker("worker-restarted").worker.run_burst()
@@ -592,7 +424,7 @@ async def test_crash_after_first_card_is_reconciled_later(
     rig = restart(RecordingChannel())
     cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]})
     target = DeliveryKey(cid, "p-sarah", 0, "question")
-    _crash_after(rig.channel, target)
+    crash_after(rig.channel, target)
     await rig.worker("worker-crashes").worker.run_burst()
     (original,) = rig.channel.sent
     rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))

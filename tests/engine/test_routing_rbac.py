@@ -82,3 +82,13 @@ def test_rbac_gate_is_an_allowlist_denying_by_default(
 ) -> None:
     """Tenant, deny list, allow list, then a workspace role the ACL lists; else deny."""
     assert may_read(who, acl=acl, tenant_id="acme").allowed is allowed
+
+
+async def test_a_malformed_alias_is_unroutable_without_asking_the_core() -> None:
+    """An alias whose user id breaks the contract's id rules is NO_DELIVERY_ALIAS, not a
+    crash of the job (the core is never asked to resolve it)."""
+    odd = person(slack=[m.SlackAlias(user_id="U 1/<x>", team_id="T0ACME", verified=True)],
+                 roles={"ws": m.Role.EDITOR})
+    routed = await ROUTING.route(None, odd, tenant_id="acme")  # type: ignore[arg-type]
+    assert isinstance(routed, Unroutable)
+    assert routed.reason is m.ReasonCode.NO_DELIVERY_ALIAS

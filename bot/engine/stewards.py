@@ -1,0 +1,215 @@
+"""Messages to the workspace steward: the redacted escalation, the high-severity notice, the
+conflict notices and the unreachable-quorum notice.
+
+Each is redacted (no span text, no question, no dates), sent once per delivery key, and on record
+with its reason codes as fields. A steward who may not read the document gets a neutral reference
+instead of its title and link (``views.steward_document``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.audit import SkipPair
+from bot.channel import Address, Message
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine import views
+from bot.engine.delivery import Deliverer, Sent
+from bot.engine.people import display_names
+from bot.engine.rbac import may_read
+from bot.engine.routing import Routing
+from bot.engine.trail import Skip, Trail, pairs
+from bot.settings import ClarifySettings
+from bot.store.base import DeliveryKey
+
+# Delivery kinds of steward messages that the core's DeliveryKind does not name (not reported
+# as deliveries; their audit events say they went out).
+CONFLICT_KIND = "steward_conflict"
+LATE_CONFLICT_KIND = "steward_conflict_late"
+QUORUM_KIND = "steward_quorum"
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    person: m.Person
+    address: Address
+
+
+@dataclass
+class Stewards:
+    core: CoreClient
+    deliverer: Deliverer
+    routing: Routing
+    trail: Trail
+    clock: Clock
+    settings: ClarifySettings
+
+    async def reach(self, c: m.Clarification) -> Reached | Skip:
+        """The workspace steward and where to reach them, or why they cannot be reached."""
+        steward_id = c.workspace.steward_id
+        if steward_id is None:
+            return Skip("-", m.ReasonCode.NO_DELIVERY_ALIAS, "the workspace has no steward")
+        try:
+            steward = await self.core.get_person(person_id=steward_id, tenant_id=c.tenant_id)
+        except e.PersonNotFound:
+            return Skip(steward_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                        "the steward is not a person of this tenant")
+        address = await self.routing.route(self.core, steward, tenant_id=c.tenant_id)
+        if isinstance(address, Address):
+            return Reached(steward, address)
+        return Skip(steward_id, address.reason, address.why)
+
+    async def escalate(self, c: m.Clarification, job: m.LeasedJob, *, skipped: list[Skip],
+                       recovered: list[str]) -> bool:
+        """The last attempt: the redacted question goes to the workspace steward, with every
+        skip reason as words on the card and as fields on the event."""
+        attempt = len(job.payload.ranking)
+        skips = pairs(c, skipped)
+        reached = await self.reach(c)
+        if isinstance(reached, Skip):
+            await self._failed(c, job, attempt, reached.reason, skips,
+                               f"The workspace steward cannot be reached ({reached.why}).")
+            return False
+        steward, address = reached.person, reached.address
+        key = DeliveryKey(c.id, steward.person_id, attempt,
+                          m.DeliveryKind.STEWARD_ESCALATION.value)
+        waiting = list(dict.fromkeys([*views.unanswered(c), *recovered]))
+        confirmed = c.quorum.confirmed_by if c.quorum.remaining > 0 else []
+        names = await self.names([*(s.person_id for s in skips), *waiting, *confirmed])
+        message: Message = views.escalation(
+            c, key=key, steward=steward,
+            skipped=[(names[s.person_id], s.reason_code) for s in skips],
+            unanswered=[names[p] for p in waiting], confirmed=[names[p] for p in confirmed])
+        if (not self.settings.redact_fallback
+                and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed):
+            message = views.question(c, key=key, person=steward, now=self.clock.now())
+        result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
+        if result.status is Sent.FAILED:
+            await self._failed(c, job, attempt, m.ReasonCode.DELIVERY_FAILED, skips,
+                               "The steward escalation could not be delivered.",
+                               steward_id=steward.person_id)
+            return False
+        codes = ", ".join(sorted({s.reason_code.value for s in skips})) or "none"
+        await self.trail.event(
+            c.id, "escalated", job_id=job.id, person_id=steward.person_id, attempt=attempt,
+            channel=address.platform, skips=skips,
+            message=f"Redacted escalation sent to the steward; skip reasons: {codes}.")
+        return True
+
+    async def notify_quorum(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str],
+                            missing: int, skipped: list[Skip]) -> None:
+        """Too few people can confirm a critical question: the steward hears it in the same
+        pass (once per clarification), with whom it was asked and how many are missing."""
+        reached = await self.reach(c)
+        skips = pairs(c, skipped)
+        extra = {"asked": ",".join(asked), "missing": str(missing),
+                 "required": str(c.quorum_policy.required_confirmations)}
+        if isinstance(reached, Skip):
+            await self._unreachable(c, "unreachable-quorum notice", reached)
+            return
+        key = DeliveryKey(c.id, reached.person.person_id, 0, QUORUM_KIND)
+        names = await self.names([*(s.person_id for s in skips), *asked])
+        view = views.quorum_unreachable(
+            c, key=key, steward=reached.person, asked=[names[p] for p in asked], missing=missing,
+            skipped=[(names[s.person_id], s.reason_code) for s in skips])
+        result = await self.deliverer.deliver(key, reached.address, view, now=self.clock.now(),
+                                              report=False)
+        if result.status is Sent.NEW:
+            await self.trail.event(
+                c.id, "quorum_unreachable", job_id=job.id, person_id=reached.person.person_id,
+                attempt=job.attempts, channel=reached.address.platform, skips=skips, extra=extra,
+                message=f"Too few eligible people for the quorum: {len(asked)} asked, {missing} "
+                        f"of {c.quorum_policy.required_confirmations} confirmations still "
+                        "missing if all of them confirm; the steward was told.")
+
+    async def notify_high(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str]
+                          ) -> None:
+        """High severity: the steward hears that a direct question went out (once, redacted)."""
+        reached = await self.reach(c)
+        if isinstance(reached, Skip):
+            await self._unreachable(c, "high-severity notice", reached)
+            return
+        key = DeliveryKey(c.id, reached.person.person_id, 0,
+                          m.DeliveryKind.STEWARD_NOTICE.value)
+        names = await self.names(asked)
+        message = views.notice(c, key=key, steward=reached.person,
+                               asked=[names[p] for p in asked])
+        result = await self.deliverer.deliver(key, reached.address, message,
+                                              now=self.clock.now())
+        if result.status is Sent.NEW:
+            await self.trail.event(
+                c.id, "steward_notified", job_id=job.id, person_id=reached.person.person_id,
+                attempt=job.attempts,
+                message="The steward was told a high-severity question was sent.")
+
+    async def notify_conflict(self, c: m.Clarification) -> None:
+        """Conflicted: the steward gets one conflict notice (no dates, no span text)."""
+        reached = await self.reach(c)
+        if isinstance(reached, Skip):
+            await self._unreachable(c, "conflict notice", reached)
+            return
+        key = DeliveryKey(c.id, reached.person.person_id, 0, CONFLICT_KIND)
+        names = await self.names([r.responder for r in c.responses])
+        message = views.conflict(c, steward=reached.person, names=names)
+        result = await self.deliverer.deliver(key, reached.address, message,
+                                              now=self.clock.now(), report=False)
+        if result.status is Sent.NEW:
+            await self.trail.event(
+                c.id, "steward_notified", person_id=reached.person.person_id,
+                channel=reached.address.platform,
+                message="The steward was told that binding-capable answers disagree.")
+
+    async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
+        """After binding: the steward hears once per late responder whose answer differs from
+        the bound date (no dates, no span text); the bound correction is not touched."""
+        index = responder_index(c, responder)
+        if index is None:
+            return
+        reached = await self.reach(c)
+        if isinstance(reached, Skip):
+            await self._unreachable(c, "late-conflict notice", reached)
+            return
+        # One notice per responder, not per response: the same person re-tapping, or changing
+        # their late answer again, tells the steward nothing new; another person's answer does.
+        key = DeliveryKey(c.id, reached.person.person_id, index, LATE_CONFLICT_KIND)
+        names = await self.names([responder])
+        message = views.late_conflict(c, steward=reached.person, responder=names[responder])
+        result = await self.deliverer.deliver(key, reached.address, message,
+                                              now=self.clock.now(), report=False)
+        if result.status is Sent.NEW:
+            await self.trail.event(
+                c.id, "steward_notified", person_id=reached.person.person_id, attempt=index,
+                channel=reached.address.platform, extra={"responder": responder},
+                message="The steward was told that an answer after binding differs from the "
+                        "bound date; the bound correction is unchanged.")
+
+    async def names(self, person_ids: list[str]) -> dict[str, str]:
+        """Display names by id; an id the core does not know stands for itself."""
+        found = await display_names(self.core, person_ids)
+        return {p: found.get(p, p) for p in person_ids}
+
+    async def _unreachable(self, c: m.Clarification, what: str, why: Skip) -> None:
+        """A steward message that cannot go anywhere is still on record, with its reason."""
+        await self.trail.event(
+            c.id, "steward_unreachable", person_id=c.workspace.steward_id, reason=why.reason,
+            message=f"The workspace steward cannot be reached ({why.why}); the {what} was not "
+                    "sent.")
+
+    async def _failed(self, c: m.Clarification, job: m.LeasedJob, attempt: int,
+                      reason: m.ReasonCode, skips: list[SkipPair], message: str, *,
+                      steward_id: str | None = None) -> None:
+        await self.trail.event(c.id, "escalation_failed", job_id=job.id,
+                               person_id=steward_id or c.workspace.steward_id, attempt=attempt,
+                               reason=reason, skips=skips, message=message)
+
+
+def responder_index(c: m.Clarification, responder: str) -> int | None:
+    """Where the responder's first response sits in the append-only record: a number that
+    stays the same for that person and differs between people."""
+    for index, record in enumerate(c.responses):
+        if record.responder == responder:
+            return index
+    return None

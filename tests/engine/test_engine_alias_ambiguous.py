@@ -1,0 +1,89 @@
+"""ALIAS_AMBIGUOUS in both directions, against the reference core over HTTP: one person with
+several chat users, and one chat user claimed by several people, who is asked by nobody and
+whose callbacks are refused with that code (not as unverified)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.answers import AnswerService, Callback, Verdict
+from bot.audit import Audit
+from bot.core import errors as e
+from bot.core import models as m
+from devcore.core import ReferenceCore
+from tests.engine.conftest import Rig
+
+SHARED = m.SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME", verified=True)
+
+
+def share_sarahs_slack_user(core: ReferenceCore) -> None:
+    """Ahmed's only Slack alias becomes Sarah's user: one chat user, two people."""
+    core.directory.people["p-ahmed"].aliases.slack[:] = [SHARED]
+
+
+async def test_reference_core_refuses_to_resolve_a_chat_user_claimed_twice(
+    rig: Rig, core: ReferenceCore
+) -> None:
+    """POST /v1/people/resolve answers 409 ALIAS_AMBIGUOUS for a user two people claim."""
+    share_sarahs_slack_user(core)
+    identity = m.SlackIdentity(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME")
+    with pytest.raises(e.AliasAmbiguous):
+        await rig.bot.resolve_person(tenant_id="acme", identity=identity)
+
+
+async def test_alias_ambiguous_shared_chat_user_is_asked_by_nobody(
+    rig: Rig, core: ReferenceCore
+) -> None:
+    """Both people claiming one Slack user are skipped with ALIAS_AMBIGUOUS (audit and core
+    trail); no card reaches that user; the next candidate is asked instead."""
+    share_sarahs_slack_user(core)
+    cid = await rig.create(authority={"authored_by": ["p-sarah", "p-ahmed", "p-priya"]},
+                           severity="high")
+    await rig.burst()
+    assert [s.address.user_id for s in rig.channel.sent if s.key.kind == "question"] == [
+        "U0PRIYA"]
+    assert "U0SARAH" not in {s.address.user_id for s in rig.channel.sent}
+    audited = {(ev.person_id, ev.reason_code) for ev in rig.events("skipped", cid)}
+    assert audited == {("p-sarah", m.ReasonCode.ALIAS_AMBIGUOUS),
+                       ("p-ahmed", m.ReasonCode.ALIAS_AMBIGUOUS)}
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    trail = {(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"}
+    assert trail == audited
+    assert c.asked == ["p-priya"]
+
+
+async def test_alias_ambiguous_steward_gets_no_escalation(rig: Rig, core: ReferenceCore) -> None:
+    """A steward whose Slack user someone else claims is not written to either: the
+    escalation fails on record with ALIAS_AMBIGUOUS instead of reaching a shared account."""
+    core.directory.people["p-olga"].aliases.slack[:] = [
+        m.SlackAlias(user_id="U0MARIA", team_id="T0ACME", enterprise_id="E0ACME")]
+    cid = await rig.create(authority={"authored_by": ["p-tom"]})
+    await rig.burst()
+    assert rig.channel.sent == []
+    (failed,) = rig.events("escalation_failed", cid)
+    assert failed.reason_code is m.ReasonCode.ALIAS_AMBIGUOUS
+    assert failed.skips[0].reason_code is m.ReasonCode.NO_READ_PERMISSION
+
+
+async def test_callback_from_a_shared_chat_user_is_refused_as_ambiguous(
+    rig: Rig, core: ReferenceCore
+) -> None:
+    """A click from a Slack user two people claim is refused with ALIAS_AMBIGUOUS (audit and
+    core trail), not RESPONDER_NOT_AUTHORISED, and nothing reaches the core's answers."""
+    cid = await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
+    await rig.burst()
+    (card,) = [s for s in rig.channel.sent if s.key.kind == "question"]
+    share_sarahs_slack_user(core)
+    answers = AnswerService(core=rig.bot, store=rig.store, channels={"slack": rig.channel},
+                            audit=Audit(sink=rig.sink, core=rig.bot), clock=rig.clock)
+    receipt = await answers.receive(Callback(
+        platform="slack", tenant_id="acme", user_id="U0SARAH", team_id="T0ACME",
+        enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
+        card_ref=card.message.card_ref, message_ref=card.ref, answer_index=0))  # type: ignore[union-attr]
+    assert receipt.verdict is Verdict.UNVERIFIED and receipt.result is None
+    (refused,) = rig.events("answer_refused", cid)
+    assert refused.reason_code is m.ReasonCode.ALIAS_AMBIGUOUS
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    assert c.responses == []
+    codes = [ev.reason_code for ev in c.events if ev.type == "answer_refused"]
+    assert codes == [m.ReasonCode.ALIAS_AMBIGUOUS]

@@ -1,0 +1,126 @@
+"""Nobody vanishes after a crash: a worker stopped between reserving a card and sending it, with
+the Redis store and the reference core over HTTP. The person is either asked exactly once (the
+job comes back at the reservation's own attempt and the platform shows no card) or skipped with
+DELIVERY_FAILED in the audit file, the core's trail and the steward's escalation; a card that did
+reach the platform before the crash is recovered and audited."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+
+from bot.channels.recording import RecordingChannel
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.core.devclient import DevCoreClient
+from bot.store.base import DeliveryKey, SlotState
+from cards.views import StewardEscalationView
+from tests.engine.kit import DiesBeforeSend, Restart, crash_after, create, read_lines
+
+LEASE = timedelta(seconds=60)
+WINDOW = timedelta(hours=48)
+NEXT_ATTEMPT = LEASE + WINDOW + timedelta(minutes=1)
+
+
+def audit_lines(rig: Restart, type_: str) -> list[dict]:
+    """The audit file's events of one type, parsed from their JSON lines."""
+    events = [json.loads(line) for line in read_lines(rig.sink.path)]
+    return [ev for ev in events if ev["type"] == type_]
+
+
+async def test_crash_before_send_of_an_earlier_attempt_is_a_reason_coded_skip(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+) -> None:
+    """The first candidate's send is cancelled after the reservation: the job returns at the
+    next attempt, the platform has no card, so that person is skipped with DELIVERY_FAILED in
+    the audit file, the core's trail and (one window later) the escalation's skipped list, with
+    the reason as a field; they never get a card, and the next candidate is asked."""
+    channel = DiesBeforeSend(cancel=True)
+    rig = restart(channel)
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]})
+    channel.key = DeliveryKey(cid, "p-sarah", 0, "question")
+    await rig.worker("worker-killed").worker.run_burst()
+    assert channel.died and channel.sent == []
+    slot = await rig.stores[0].slot(channel.key)
+    assert slot is not None and slot.state is SlotState.RESERVED
+
+    rig.clock.advance(NEXT_ATTEMPT)
+    await rig.worker("worker-restarted").worker.run_burst()
+    assert [(s.address.person_id, s.key.attempt) for s in channel.sent] == [("p-ahmed", 1)]
+    (skip,) = [ev for ev in audit_lines(rig, "skipped") if ev["person_id"] == "p-sarah"]
+    assert (skip["reason_code"], skip["attempt"]) == ("DELIVERY_FAILED", 0)
+    assert skip["reason_codes"] == ["DELIVERY_FAILED"]
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"] == [
+        ("p-sarah", m.ReasonCode.DELIVERY_FAILED)]
+    assert await rig.stores[1].slot(channel.key) is None  # released: nothing to reconcile again
+
+    rig.clock.advance(NEXT_ATTEMPT)
+    await rig.worker("worker-escalates").worker.run_burst()
+    (escalation,) = [s for s in channel.sent if s.key.kind == "steward_escalation"]
+    assert isinstance(escalation.message, StewardEscalationView)
+    assert [(s.person, s.reason) for s in escalation.message.skipped] == [
+        ("Sarah Chen", m.ReasonCode.DELIVERY_FAILED)]
+    assert escalation.message.unanswered == ("Ahmed Karimi",)
+    (escalated,) = audit_lines(rig, "escalated")
+    assert escalated["skips"] == [{"person_id": "p-sarah", "reason_code": "DELIVERY_FAILED"}]
+    c = await bot_client.get_clarification(clarification_id=cid)
+    (core_escalated,) = [ev for ev in c.events if ev.type == "escalated"]
+    assert [(s.person_id, s.reason_code) for s in core_escalated.skips] == [
+        ("p-sarah", m.ReasonCode.DELIVERY_FAILED)]
+    assert core_escalated.reason_codes == [m.ReasonCode.DELIVERY_FAILED]
+    assert channel.to("p-sarah") == []
+
+
+async def test_crash_before_send_in_the_same_attempt_asks_exactly_once(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+) -> None:
+    """A critical question's second card is cancelled after its reservation: the job comes
+    back at that card's own attempt, the platform shows nothing, so it is sent then, exactly
+    once, and nobody is recorded as skipped."""
+    channel = DiesBeforeSend(cancel=True)
+    rig = restart(channel)
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed", "p-lee"]},
+                       severity="critical")
+    channel.key = DeliveryKey(cid, "p-ahmed", 1, "question")
+    await rig.worker("worker-killed").worker.run_burst()
+    rig.clock.advance(NEXT_ATTEMPT)
+    await rig.worker("worker-restarted").worker.run_burst()
+    to_ahmed = [s for s in channel.to("p-ahmed") if s.key.clarification_id == cid]
+    assert [s.key for s in to_ahmed] == [channel.key]
+    assert [ev for ev in audit_lines(rig, "skipped") if ev["person_id"] == "p-ahmed"] == []
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert ("p-ahmed", to_ahmed[0].ref) in {(d.person_id, d.message_ref) for d in c.deliveries}
+
+
+@pytest.mark.parametrize(("severity", "ranking", "hit"), [
+    pytest.param(None, ["p-sarah", "p-ahmed"], ("p-sarah", 0), id="earlier-attempt"),
+    pytest.param("critical", ["p-sarah", "p-ahmed", "p-lee"], ("p-ahmed", 1), id="same-attempt"),
+])
+async def test_recovered_delivery_writes_its_audit_event(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    severity: str | None,
+    ranking: list[str],
+    hit: tuple[str, int],
+) -> None:
+    """A card the platform accepted before the crash is found by the next worker, recorded,
+    and written to the audit file as a delivery marked recovered, exactly once."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ranking}, severity=severity)
+    target = DeliveryKey(cid, *hit, "question")
+    crash_after(rig.channel, target)
+    await rig.worker("worker-killed").worker.run_burst()
+    rig.clock.advance(NEXT_ATTEMPT)
+    await rig.worker("worker-restarted").worker.run_burst()
+    recovered = [ev for ev in audit_lines(rig, "delivery") if ev.get("extra", {}).get("recovered")]
+    assert [(ev["person_id"], ev["attempt"]) for ev in recovered] == [hit]
+    assert "after a crash" in recovered[0]["message"]
+    assert len([s for s in rig.channel.sent if s.key == target]) == 1
