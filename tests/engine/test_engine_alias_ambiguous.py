@@ -18,7 +18,7 @@ SHARED = m.SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME
 
 def share_sarahs_slack_user(core: ReferenceCore) -> None:
     """Ahmed's only Slack alias becomes Sarah's user: one chat user, two people."""
-    core.directory.people["p-ahmed"].aliases.slack[:] = [SHARED]
+    core.directory.people[("acme", "p-ahmed")].aliases.slack[:] = [SHARED]
 
 
 async def test_reference_core_refuses_to_resolve_a_chat_user_claimed_twice(
@@ -55,7 +55,7 @@ async def test_alias_ambiguous_shared_chat_user_is_asked_by_nobody(
 async def test_alias_ambiguous_steward_gets_no_escalation(rig: Rig, core: ReferenceCore) -> None:
     """A steward whose Slack user someone else claims is not written to either: the
     escalation fails on record with ALIAS_AMBIGUOUS instead of reaching a shared account."""
-    core.directory.people["p-olga"].aliases.slack[:] = [
+    core.directory.people[("acme", "p-olga")].aliases.slack[:] = [
         m.SlackAlias(user_id="U0MARIA", team_id="T0ACME", enterprise_id="E0ACME")]
     cid = await rig.create(authority={"authored_by": ["p-tom"]})
     await rig.burst()
