@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -303,7 +304,8 @@ class FakeSlack:
 
     def new_trigger_id(self) -> str:
         """A trigger_id as a click would carry: one use, within TRIGGER_TTL seconds."""
-        trigger = f"{next(self._serial)}.{TEAM_ID}.fake-trigger"
+        # Slack's shape: two numbers and a hex tail ("13345224609.738474920.8088930838d88f008e0")
+        trigger = f"{1_000_000 + next(self._serial)}.{4_242_424}.{secrets.token_hex(10)}"
         self._triggers[trigger] = self.clock()
         return trigger
 
