@@ -9,6 +9,7 @@ import pytest
 import structlog
 
 from bot.clock import ManualClock
+from bot.logs import reset_logging
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.devclient import DevCoreClient
 from devcore.core import ReferenceCore
@@ -25,6 +26,7 @@ def _fresh_logging() -> Iterator[None]:
     """A command under test may configure structlog; no test inherits another's set-up."""
     yield
     structlog.reset_defaults()
+    reset_logging()
 
 
 @pytest.fixture
