@@ -17,6 +17,11 @@ from types import TracebackType
 import structlog
 
 HANDLER_NAME = "clarify-bot"
+# Library loggers held above the configured level: slack_sdk and slack_bolt log request and
+# response bodies (card text) at debug; httpx logs every core request at info, which the core
+# client already does in its own words.
+LIBRARY_FLOORS = {"slack_sdk": logging.INFO, "slack_bolt": logging.INFO,
+                  "httpx": logging.WARNING, "httpcore": logging.WARNING}
 
 
 class _StderrHandler(logging.Handler):
@@ -54,6 +59,8 @@ def configure_logging(*, level: str = "info", fmt: str = "json") -> None:
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(numeric)
+    for name, floor in LIBRARY_FLOORS.items():
+        logging.getLogger(name).setLevel(max(numeric, floor))
     logging.captureWarnings(True)
     sys.excepthook = _log_uncaught
     threading.excepthook = lambda args: _log_uncaught(
@@ -65,6 +72,7 @@ def reset_logging() -> None:
     root = logging.getLogger()
     for handler in [h for h in root.handlers if h.name == HANDLER_NAME]:
         root.removeHandler(handler)
+    logging.captureWarnings(False)
     sys.excepthook = sys.__excepthook__
     threading.excepthook = threading.__excepthook__
 

@@ -9,9 +9,9 @@ import pytest
 import structlog
 
 from bot.clock import ManualClock
-from bot.logs import reset_logging
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.devclient import DevCoreClient
+from bot.logs import reset_logging
 from devcore.core import ReferenceCore
 from devcore.server import build_core, serve
 

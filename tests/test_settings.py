@@ -303,6 +303,18 @@ def test_url_credentials_refused_and_masked(tmp_path: Path) -> None:
     assert "REDIS_PASSWORD" in str(error)
 
 
+def test_platform_port_wins_over_the_file_and_loses_to_the_explicit_variable(tmp_path: Path
+                                                                           ) -> None:
+    """$PORT (set by Heroku-like platforms) overrides server.port from the file; an explicit
+    CLARIFY_BOT_SERVER__PORT overrides $PORT; a $PORT that is not a port names PORT."""
+    toml = "[server]\nport = 3978\n"
+    assert load(tmp_path, toml).server.port == 3978
+    assert load(tmp_path, toml, PORT="8080").server.port == 8080
+    assert load(tmp_path, toml, PORT="8080", CLARIFY_BOT_SERVER__PORT="9000").server.port == 9000
+    error = failure(tmp_path, toml, PORT="eighty")
+    assert [(p.key, p.source) for p in error.problems] == [("server.port", "PORT")]
+
+
 def test_duplicate_workspace_mapping_refused(tmp_path: Path) -> None:
     """The same Slack workspace mapped twice is an error rather than a silent first-wins."""
     entry = '[[slack.workspaces]]\nteam_id = "T1"\ntenant = "a"\n'

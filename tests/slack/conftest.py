@@ -217,6 +217,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
                                 on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
         engine.handler.on_settled = answers.refresh_settled
+        engine.worker.credentials = channel.check_credentials
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
