@@ -21,16 +21,24 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from multidict import CIMultiDictProxy
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.signature import Clock as SignatureClock
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.slack import payloads
 from adapters.slack.channel import SlackChannel
+from adapters.slack.edge import (
+    EpochClock,
+    Refusal,
+    form_or_json,
+    log_ids,
+    read_body,
+    refusal_response,
+    signed,
+    who_of,
+)
 from adapters.slack.render import render
 from bot.aio import drain
 from bot.answers import AnswerService, Callback, Verdict
@@ -50,7 +58,6 @@ from cards import text as card_text
 from cards.actions import (
     ActionCodec,
     ActionKind,
-    InvalidActionPayload,
     custom_input_ids,
     read_custom_answer,
 )
@@ -59,24 +66,6 @@ from cards.views import CustomError, CustomFormView, OutcomeView, Viewer
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
-TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
-SIGNATURE_HEADER = "X-Slack-Signature"
-# slack_sdk's verifier raises on other shapes (int() of junk, a non-ASCII signature); none of
-# them could ever be valid, so they are refused before it is asked
-_STAMP = re.compile(r"[0-9]{1,12}")
-_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
-
-
-class _EpochClock(SignatureClock):
-    """The signature check's clock: seconds since the epoch from an injectable clock."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-
-    def now(self) -> float:
-        return self._clock.now().timestamp()
-
-
 @dataclass
 class SlackAdapter:
     app: AsyncApp
@@ -94,29 +83,29 @@ class SlackAdapter:
     # ---------------------------------------------------------------- HTTP mode
 
     async def handle_http(self, request: web.Request) -> web.Response:
-        raw = await _read_body(request, limit=payloads.MAX_BODY)
+        raw = await read_body(request, limit=payloads.MAX_BODY)
         if raw is None:
-            return _refusal(413, "too_large")
+            return refusal_response(413, "too_large")
         try:  # Slack signs UTF-8 text; slack_sdk cannot even check anything else
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            return _refusal(400, "not_utf8")
-        if not _signed(self.verifier, text, request.headers):
-            return _refusal(401, "invalid_signature")
+            return refusal_response(400, "not_utf8")
+        if not signed(self.verifier, text, request.headers):
+            return refusal_response(401, "invalid_signature")
+        refusal: Refusal | None
         try:
-            body = _form_or_json(text, request.content_type)
-            who = _who(body, self.codec)
-        except payloads.ScopeMismatch:
-            return await self._out_of_scope()
+            body = form_or_json(text, request.content_type)
         except payloads.MalformedPayload as exc:
-            return await self._malformed(exc)
-        if who is not None and self.tenant(who) is None:
-            return await self._out_of_scope()
+            refusal = await self._refused(Refusal(400, "malformed_payload", exc.field))
+        else:
+            refusal = await self._screen(body)
+        if refusal is not None:
+            return refusal_response(refusal.status, refusal.reason, field_name=refusal.field)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
                                             headers=dict(request.headers))
         except (TypeError, KeyError, AttributeError, ValueError):
-            return _refusal(400, "malformed_payload")
+            return refusal_response(400, "malformed_payload")
         answered = await self.app.async_dispatch(bolt_request)
         if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
             return web.Response(status=200)
@@ -126,29 +115,46 @@ class SlackAdapter:
         """The tenant a callback acts in: the one place it is decided (docs/slack.md)."""
         return self.settings.tenant_for(team_id=who.team_id, enterprise_id=who.enterprise_id)
 
-    async def _out_of_scope(self) -> web.Response:
-        await self._refused(403, "A callback came from a Slack workspace mapped to no tenant.",
-                            reason=m.ReasonCode.TENANT_SCOPE_MISMATCH)
-        return _refusal(403, "workspace_not_served")
+    async def _screen(self, body: dict[str, Any]) -> Refusal | None:
+        """The edge's checks on a verified callback's body (identity shapes, tenant): None to
+        go on, else the refusal, audited."""
+        try:
+            who = who_of(body, self.codec)
+        except payloads.ScopeMismatch:
+            return await self._refused(Refusal(403, "workspace_not_served"))
+        except payloads.MalformedPayload as exc:
+            return await self._refused(Refusal(400, "malformed_payload", exc.field))
+        if who is not None and self.tenant(who) is None:
+            return await self._refused(Refusal(403, "workspace_not_served"))
+        return None
 
-    async def _malformed(self, exc: payloads.MalformedPayload) -> web.Response:
-        await self._refused(400, "A signed callback was not a well-formed Slack interaction.",
-                            field_name=exc.field)
-        return _refusal(400, "malformed_payload", field_name=exc.field)
-
-    async def _refused(self, status: int, message: str, *, reason: m.ReasonCode | None = None,
-                       field_name: str | None = None) -> None:
-        extra = {"status": str(status), **({"field": field_name} if field_name else {})}
+    async def _refused(self, refusal: Refusal) -> Refusal:
+        out_of_scope = refusal.status == 403
+        extra = {"status": str(refusal.status),
+                 **({"field": refusal.field} if refusal.field else {})}
         await self.audit.emit(AuditEvent(
             type="callback_refused", at=self.clock.now(), clarification_id="-",
-            reason_code=reason, channel="slack", message=message + " Refused.", extra=extra,
+            reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH if out_of_scope else None,
+            channel="slack", extra=extra,
+            message="A callback came from a Slack workspace mapped to no tenant. Refused."
+            if out_of_scope else "A signed callback was not a well-formed Slack interaction. "
+            "Refused.",
         ), to_core=False)
+        return refusal
 
-    async def _bind_ids(self, body: dict[str, Any], next: Callable[[], Awaitable[BoltResponse]]
-                        ) -> BoltResponse:
-        """Bolt middleware (HTTP and Socket Mode): every log line of the callback's work, in
-        the listeners and the tasks they start, carries the callback's ids."""
-        with structlog.contextvars.bound_contextvars(**_log_ids(body, self.codec)):
+    async def _edge(self, req: AsyncBoltRequest, body: dict[str, Any],
+                    next: Callable[[], Awaitable[BoltResponse]]) -> BoltResponse:
+        """Bolt middleware, HTTP and Socket Mode: Socket Mode callbacks get the checks HTTP ones
+        had in ``handle_http`` (a refused one is acknowledged, so Slack does not resend it, and
+        reaches no listener); every log line of the callback's work, in the listeners and the
+        tasks they start, carries the callback's ids."""
+        if req.mode == "socket_mode":
+            refusal = await self._screen(body)
+            if refusal is not None:
+                log.info("slack.request_refused", status=refusal.status, reason=refusal.reason,
+                         field=refusal.field, mode="socket")
+                return BoltResponse(status=200, body="")
+        with structlog.contextvars.bound_contextvars(**log_ids(body, self.codec)):
             return await next()
 
     def routes(self) -> list[web.RouteDef]:
@@ -157,7 +163,7 @@ class SlackAdapter:
     # ---------------------------------------------------------------- listeners
 
     def register(self) -> None:
-        self.app.use(self._bind_ids)
+        self.app.use(self._edge)
         self.app.action(re.compile(r"^clarify\.answer\.\d+$"))(self.on_answer)
         self.app.action(blocks.CUSTOM_ACTION)(self.on_custom_open)
         self.app.action(blocks.OPEN_DOCUMENT_ACTION)(_ack_only)
@@ -336,83 +342,6 @@ async def _ack_only(ack: Any) -> None:
     await ack()
 
 
-async def _read_body(request: web.Request, *, limit: int) -> bytes | None:
-    """The whole body, however many reads it takes, or None when it is over ``limit``: judged on
-    the declared length first, then while reading (chunked), so it is never buffered whole."""
-    if request.content_length is not None and request.content_length > limit:
-        return None
-    body = bytearray()
-    while chunk := await request.content.read(limit + 1 - len(body)):
-        body += chunk
-        if len(body) > limit:
-            return None
-    return bytes(body)
-
-
-def _signed(verifier: SignatureVerifier, body: str, headers: CIMultiDictProxy[str]) -> bool:
-    """Slack's v0 check by slack_sdk, once; a missing, doubled or malformed header is False."""
-    stamps = headers.getall(TIMESTAMP_HEADER, [])
-    signatures = headers.getall(SIGNATURE_HEADER, [])
-    if len(stamps) != 1 or len(signatures) != 1:  # which one was signed? neither is trusted
-        return False
-    stamp, signature = stamps[0], signatures[0]
-    if not _STAMP.fullmatch(stamp) or not _SIGNATURE.fullmatch(signature):
-        return False
-    return verifier.is_valid(body=body, timestamp=stamp, signature=signature)
-
-
-def _refusal(status: int, error: str, *, field_name: str | None = None) -> web.Response:
-    # status and reason only: never a header, an id or a byte of the body
-    log.info("slack.request_refused", status=status, reason=error, field=field_name)
-    return web.json_response({"ok": False, "error": error}, status=status)
-
-
-def _form_or_json(text: str, content_type: str) -> dict[str, Any]:
-    if content_type == "application/json":
-        try:
-            body = json.loads(text)
-        except (ValueError, RecursionError):
-            raise payloads.MalformedPayload("not JSON") from None
-        if not isinstance(body, dict):
-            raise payloads.MalformedPayload("not an object")
-        return body
-    return payloads.interaction(text)
-
-
-def _who(body: dict[str, Any], codec: ActionCodec) -> payloads.Who | None:
-    """Validates what the listeners will read; the actor, or None for a callback that acts in
-    no tenant (a closed view, url_verification, an event)."""
-    kind = body.get("type")
-    if kind == "block_actions":
-        actions = body.get("actions")
-        action_id = actions[0].get("action_id") if isinstance(actions, list) and actions \
-            and isinstance(actions[0], dict) else None
-        if action_id == blocks.OPEN_DOCUMENT_ACTION:
-            return payloads.who(body)
-        return payloads.click(body, codec).who
-    if kind == "view_submission":
-        return payloads.submission(body, codec).who
-    if kind in ("view_closed", "url_verification", "event_callback"):
-        return None
-    raise payloads.MalformedPayload("not an interaction the bot handles", field="type")
-
-
-def _log_ids(body: dict[str, Any], codec: ActionCodec) -> dict[str, str]:
-    """Ids (never values) to bind to a callback's log lines: its type, user, clarification."""
-    ids = {"callback": str(body.get("type"))[:40]}
-    user = payloads.obj(body.get("user")).get("id")
-    if isinstance(user, str) and payloads.USER_ID.fullmatch(user):
-        ids["slack_user"] = user
-    actions = body.get("actions")
-    value = actions[0].get("value") if isinstance(actions, list) and actions \
-        and isinstance(actions[0], dict) else None
-    try:
-        ids["clarification_id"] = codec.decode(value).clarification_id or "-"
-    except InvalidActionPayload:
-        pass
-    return ids
-
-
 def _is_digest(body: dict[str, Any]) -> bool:
     found = payloads.obj(body.get("message")).get("blocks")
     if not isinstance(found, list):
@@ -455,7 +384,7 @@ def build_slack_adapter(
     app = AsyncApp(signing_secret=signing_secret, client=client,
                    request_verification_enabled=False,
                    raise_error_for_unhandled_request=False)
-    verifier = SignatureVerifier(signing_secret, clock=_EpochClock(signature_clock or clock))
+    verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
     adapter = SlackAdapter(app=app, answers=answers, digests=digests, channel=channel, core=core,
                            codec=codec, settings=settings, audit=audit, clock=clock,
                            verifier=verifier)

@@ -20,13 +20,15 @@ def _lines(err: str) -> list[dict[str, Any]]:
 
 async def test_every_logger_writes_one_json_object_per_line(capsys: Any) -> None:
     """structlog, slack_bolt, slack_sdk, aiohttp, asyncio, warnings and uncaught exceptions all
-    come out as single JSON lines; tracebacks are a structured field, and bound ids are merged."""
+    come out as single JSON lines; tracebacks are a structured field, and bound ids are merged.
+    slack_sdk's debug lines (request bodies: card text) stay out even at debug level."""
     configure_logging(level="debug")
     capsys.readouterr()
     with structlog.contextvars.bound_contextvars(clarification_id="clr-1"):
         structlog.get_logger("clarify.test").info("bot.event", job_id="job-1")
         logging.getLogger("slack_bolt.AsyncApp").warning("Unhandled request\n  with\n  lines")
-        logging.getLogger("slack_sdk.web.async_base_client").debug("Sending a request")
+        logging.getLogger("slack_sdk.web.async_base_client").debug("Sending a request: body")
+        logging.getLogger("slack_sdk.web.async_base_client").info("Received a response")
         try:
             raise ValueError("inner")
         except ValueError:
@@ -44,6 +46,7 @@ async def test_every_logger_writes_one_json_object_per_line(capsys: Any) -> None
     assert loggers == ["clarify.test", "slack_bolt.AsyncApp", "slack_sdk.web.async_base_client",
                        "aiohttp.server", "asyncio", "py.warnings", "clarify"]
     assert all(line["clarification_id"] == "clr-1" for line in lines)
+    assert "Sending a request: body" not in json.dumps(lines)
     with_traces = [line for line in lines if "exception" in line]
     assert [t["exception"][0]["exc_type"] for t in with_traces] == [
         "ValueError", "RuntimeError", "KeyError"]

@@ -26,22 +26,15 @@ import pytest
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from tests.bot.test_service import CONFIG, SECRETS
+from tests.bot.test_service import _free_port as free_port
 from tests.conftest import CLARIFY_TOKEN
+from tests.slack.conftest import fake_slack  # noqa: F401 (a fixture, used by `slack`)
 from tests.slack.fakeslack import APP_TOKEN, BOT_TOKEN, FakeSlack
 
-SIGNING_SECRET = "serve-test-signing-secret"
-SECRETS = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
-           "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_APP_TOKEN": APP_TOKEN,
-           "CLARIFY_BOT_ACTION_SIGNING_KEY": "serve-test-action-key-0123456789abcdef"}
+SIGNING_SECRET = SECRETS["SLACK_SIGNING_SECRET"]
 EXIT_WITHIN = 10.0  # seconds from SIGTERM to exit, as platforms allow before SIGKILL
-PEOPLE = ("U0SARAH", "U0AHMED", "U0MARIA", "U0TOM", "U0JONAS", "U0PRIYA")
 BIN = Path(sys.executable).parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def port_open(port: int) -> bool:
@@ -89,11 +82,8 @@ async def _holds(condition: Any) -> bool:
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        for user in PEOPLE:
-            fake.add_user(user)
-        yield fake
+def slack(fake_slack: FakeSlack) -> FakeSlack:  # noqa: F811
+    return fake_slack
 
 
 @pytest.fixture
@@ -146,14 +136,14 @@ async def start(tmp_path: Path) -> AsyncIterator[Any]:
                   ) -> Bot:
         port = port or free_port()
         config = tmp_path / f"serve-{len(started)}.toml"
-        config.write_text(CONFIG.format(core=core, port=port, slack=slack.url, mode=mode,
-                                        level=level))
+        config.write_text(CONFIG.format(core=core, port=port, slack=slack.url).replace(
+            "[slack]\n", f'[log]\nlevel = "{level}"\n[slack]\nmode = "{mode}"\n'))
         stderr = tmp_path / f"serve-{len(started)}.stderr"
         process = await asyncio.create_subprocess_exec(
             str(BIN / "clarify-bot"), "serve", "--config", str(config), "--role", role,
             stdout=asyncio.subprocess.DEVNULL, stderr=stderr.open("wb"),
             env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
-                 **SECRETS, **(env or {})})
+                 **SECRETS, "SLACK_APP_TOKEN": APP_TOKEN, **(env or {})})
         bot = Bot(process, port, stderr)
         started.append(bot)
         return bot
@@ -163,31 +153,6 @@ async def start(tmp_path: Path) -> AsyncIterator[Any]:
         with contextlib.suppress(ProcessLookupError):
             bot.process.kill()
         await bot.process.wait()
-
-
-CONFIG = """
-[clarify]
-enabled = true
-channels = "slack"
-[core]
-url = "{core}"
-[server]
-host = "127.0.0.1"
-port = {port}
-[store]
-backend = "memory"
-[log]
-level = "{level}"
-[slack]
-mode = "{mode}"
-api_url = "{slack}"
-[[slack.workspaces]]
-team_id = "T0ACME"
-enterprise_id = "E0ACME"
-tenant = "acme"
-[worker]
-poll_interval_seconds = 0.1
-"""
 
 
 async def healthy(bot: Bot) -> bool:

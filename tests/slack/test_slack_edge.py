@@ -338,3 +338,27 @@ async def test_refusals_log_status_and_reason_never_values(stack: Stack, capsys:
     text = json.dumps(lines)
     assert "U0SECRETVALUE" not in text and stack.signing_secret not in text
     assert "X-Slack-Signature" not in text
+
+
+async def test_socket_mode_callbacks_get_the_same_checks(stack: Stack) -> None:
+    """Through bolt's Socket Mode path, a bad identity field or an unmapped workspace is audited
+    and acknowledged without reaching a listener; a good click still answers."""
+    from slack_bolt.request.async_request import AsyncBoltRequest
+
+    cid, card = await delivered(stack, "U0SARAH", authority={"authored_by": ["p-sarah"]})
+    before = Snapshot(stack)
+
+    async def over_socket(**kwargs: Any) -> int:
+        payload = await payload_of(stack, "U0SARAH", card, "clarify.answer.1", **kwargs)
+        answered = await stack.adapter.app.async_dispatch(
+            AsyncBoltRequest(body=payload, mode="socket_mode"))
+        return answered.status
+
+    assert await over_socket(payload_edit=_put("user.id", "not-a-user")) == 200
+    assert await over_socket(team_id="T0NOBODY", enterprise_id=None) == 200
+    await before.assert_unchanged(cid)
+    assert [(ev.extra["status"], ev.extra.get("field"), ev.reason_code)
+            for ev in stack.sink.of("callback_refused")] == [
+        ("400", "user.id", None), ("403", None, m.ReasonCode.TENANT_SCOPE_MISMATCH)]
+    assert await over_socket() == 200
+    assert await answers_of(stack, cid) == [("p-sarah", 1)]
