@@ -83,6 +83,7 @@ class SlackAdapter:
     # ---------------------------------------------------------------- HTTP mode
 
     async def handle_http(self, request: web.Request) -> web.Response:
+        structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
         raw = await read_body(request, limit=payloads.MAX_BODY)
         if raw is None:
             return refusal_response(413, "too_large")
@@ -154,8 +155,11 @@ class SlackAdapter:
                 log.info("slack.request_refused", status=refusal.status, reason=refusal.reason,
                          field=refusal.field, mode="socket")
                 return BoltResponse(status=200, body="")
-        with structlog.contextvars.bound_contextvars(**log_ids(body, self.codec)):
-            return await next()
+        # bound, not scoped: bolt runs the listeners after its middleware chain has returned;
+        # each callback starts from a clean context (handle_http clears it for HTTP mode too)
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(**log_ids(body, self.codec))
+        return await next()
 
     def routes(self) -> list[web.RouteDef]:
         return [web.post(EVENTS_PATH, self.handle_http)]

@@ -362,3 +362,20 @@ async def test_socket_mode_callbacks_get_the_same_checks(stack: Stack) -> None:
         ("400", "user.id", None), ("403", None, m.ReasonCode.TENANT_SCOPE_MISMATCH)]
     assert await over_socket() == 200
     assert await answers_of(stack, cid) == [("p-sarah", 1)]
+
+
+async def test_a_clicks_work_logs_with_the_callbacks_ids(stack: Stack, capsys: Any) -> None:
+    """Log lines written by the work a click starts (after its acknowledgement) carry the
+    callback's ids, bound once at the edge."""
+    from bot.logs import configure_logging
+
+    cid, card = await delivered(stack, "U0SARAH", authority={"authored_by": ["p-sarah"]})
+    configure_logging(level="info")
+    capsys.readouterr()
+    await stack.click("U0SARAH", card, "clarify.answer.0")
+    await stack.settle()
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    forwarded = [x for x in lines if x.get("type") == "answer_forwarded"]
+    assert forwarded, lines
+    assert {(x["callback"], x["slack_user"], x["clarification_id"]) for x in forwarded} == {
+        ("block_actions", "U0SARAH", cid)}
