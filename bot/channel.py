@@ -57,6 +57,19 @@ class ChannelError(Exception):
         self.retryable = retryable
 
 
+class CredentialsRejected(ChannelError):
+    """The platform refused the bot's own credentials (wrong, revoked, inactive): nothing can be
+    sent by anyone until an operator fixes ``setting`` (an environment variable's name).
+
+    Never a reason to skip a person: the engine re-raises it untouched and the worker pauses
+    delivery until a credentials check passes again.
+    """
+
+    def __init__(self, reason: str, *, setting: str) -> None:
+        super().__init__(reason, certain=True, retryable=False)
+        self.setting = setting
+
+
 class Channel(Protocol):
     platform: str
 

@@ -55,8 +55,10 @@ def devcore(scenario: str, host: str, port: int) -> None:
               show_default=True, help="web: callbacks and outbox; worker: jobs; all: both.")
 def serve(config: Path | None, role: str) -> None:
     """Run the bot: callbacks, health and metrics over HTTP, and the job worker."""
+    import structlog
+
     from bot.logs import configure_logging
-    from bot.service import open_service
+    from bot.service import CannotListen, open_service
     from bot.settings import SettingsError, load_settings
 
     try:
@@ -74,6 +76,11 @@ def serve(config: Path | None, role: str) -> None:
                 await service.run(role=role)
         except SettingsError as exc:
             raise click.ClickException(str(exc)) from None
+        except CannotListen as exc:  # one line in the log's own format, no traceback
+            structlog.get_logger("clarify.service").error(
+                "service.cannot_listen", host=exc.host, port=exc.port, reason=exc.reason,
+                error=str(exc))
+            raise SystemExit(1) from None
 
     asyncio.run(run())
 

@@ -1,36 +1,91 @@
-"""Logging set-up: structlog to JSON lines (or console), with bound context variables.
+"""Logging set-up: one JSON object per line on stderr (or console lines) from every logger.
 
-Log events carry identifiers and codes only; callers never pass span text, answers or secrets.
+structlog's own events and every standard-library logger (slack_bolt, slack_sdk, aiohttp, asyncio,
+warnings, uncaught exceptions) go through one ``ProcessorFormatter`` on the root logger, so
+tracebacks become a structured ``exception`` field instead of extra lines. Context variables bound
+with ``structlog.contextvars`` (job and clarification ids) are merged into both. Log events carry
+identifiers and codes only; callers never pass span text, answers or secrets.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import threading
+from types import TracebackType
 
 import structlog
 
+HANDLER_NAME = "clarify-bot"
+# Library loggers held above the configured level: slack_sdk and slack_bolt log request and
+# response bodies (card text) at debug; httpx logs every core request at info, which the core
+# client already does in its own words.
+LIBRARY_FLOORS = {"slack_sdk": logging.INFO, "slack_bolt": logging.INFO,
+                  "httpx": logging.WARNING, "httpcore": logging.WARNING}
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is when a record arrives (tests swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:
+            self.handleError(record)
+
 
 def configure_logging(*, level: str = "info", fmt: str = "json") -> None:
-    # tracebacks without local variables: locals could hold tokens, span text or answers
-    renderer: structlog.typing.Processor = (
-        structlog.processors.JSONRenderer()
-        if fmt == "json"
-        else structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
-    )
+    numeric = logging.getLevelNamesMapping()[level.upper()]
+    shared: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.ExceptionRenderer(
-                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
-            ),
-            renderer,
-        ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.getLevelNamesMapping()[level.upper()]
-        ),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.stdlib.LoggerFactory(),
         cache_logger_on_first_use=False,
     )
+    handler = _StderrHandler()
+    handler.name = HANDLER_NAME
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *_render(fmt)],
+    ))
+    reset_logging()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(numeric)
+    for name, floor in LIBRARY_FLOORS.items():
+        logging.getLogger(name).setLevel(max(numeric, floor))
+    logging.captureWarnings(True)
+    sys.excepthook = _log_uncaught
+    threading.excepthook = lambda args: _log_uncaught(
+        args.exc_type, args.exc_value or args.exc_type(), args.exc_traceback)
+
+
+def reset_logging() -> None:
+    """Remove what ``configure_logging`` installed on the root logger (tests, reconfiguring)."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if h.name == HANDLER_NAME]:
+        root.removeHandler(handler)
+    logging.captureWarnings(False)
+    sys.excepthook = sys.__excepthook__
+    threading.excepthook = threading.__excepthook__
+
+
+def _render(fmt: str) -> list[structlog.typing.Processor]:
+    if fmt == "console":
+        return [structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)]
+    # tracebacks without local variables: locals could hold tokens, span text or answers
+    return [structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)),
+            structlog.processors.JSONRenderer()]
+
+
+def _log_uncaught(kind: type[BaseException], error: BaseException,
+                  trace: TracebackType | None) -> None:
+    logging.getLogger("clarify").critical("uncaught_exception", exc_info=(kind, error, trace))

@@ -2,7 +2,9 @@
 
 Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
 Roles: ``web`` serves callbacks, health and metrics and forwards the answer outbox; ``worker``
-polls jobs and sends cards and digests; ``all`` does both in one process.
+polls jobs and sends cards and digests and opens no port; ``all`` does both in one process.
+On stop (SIGTERM) the service stops taking requests first (Socket Mode connection, then the
+listening socket), then finishes acknowledged answers and in-flight jobs, all within 10 seconds.
 """
 
 from __future__ import annotations
@@ -19,21 +21,35 @@ from aiohttp import web
 
 from bot.answers import AnswerService
 from bot.audit import JsonLinesSink
-from bot.channel import Channel
+from bot.channel import Channel, CredentialsRejected
 from bot.clock import SystemClock
 from bot.core import errors as e
 from bot.core.client import CoreClient
+from bot.health import Check, Readiness, Refused
 from bot.metrics import REGISTRY
 from bot.runtime import Engine, EngineParts, build_engine
 from bot.settings import Settings
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
-from bot.worker import WorkerConfig
+from bot.worker import CORE_TOKEN_SETTING, WorkerConfig
 from cards.actions import ActionCodec
 
 log = structlog.get_logger("clarify.service")
 OUTBOX_EVERY_SECONDS = 5.0
+# Stopping: each step bounded so SIGTERM to exit stays well inside the 10 s platforms allow
+# before SIGKILL. Closing Socket Mode, then the HTTP listener (in-flight requests get this long),
+# then finishing acknowledged answers and in-flight jobs side by side.
+STOP_STEP_SECONDS = 1.5
+FINISH_WORK_SECONDS = 5.0
+
+
+class CannotListen(Exception):
+    """The web server's address cannot be bound (in use, not permitted): a one-line error."""
+
+    def __init__(self, host: str, port: int, reason: str) -> None:
+        super().__init__(f"cannot listen on {host}:{port}: {reason} (set server.port or $PORT)")
+        self.host, self.port, self.reason = host, port, reason
 
 
 @dataclass
@@ -44,29 +60,63 @@ class Service:
     engine: Engine
     answers: AnswerService
     web_app: web.Application
+    readiness: Readiness = field(default_factory=Readiness)
     socket_handler: Any = None
+    slack_adapter: Any = None  # its acknowledged answers are finished on stop
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def run(self, *, role: str = "all") -> None:
-        runner = web.AppRunner(self.web_app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self.settings.server.host, self.settings.server.port)
-        await site.start()
-        log.info("service.listening", host=self.settings.server.host,
-                 port=self.settings.server.port, role=role)
+        runner = await self._listen(role) if role != "worker" else None
+        await self.readiness.log_problems()  # names any setting a dependency refuses
         loops = [asyncio.create_task(self._outbox_loop())]
         if role in ("all", "worker") and self.settings.clarify.enabled:
             loops.append(asyncio.create_task(self.engine.worker.run()))
         elif not self.settings.clarify.enabled:
             log.warning("service.clarify_disabled")
+        socket = None
         if self.socket_handler is not None and role in ("all", "web"):
-            await self.socket_handler.connect_async()
+            # a task: connecting retries for as long as Slack does not answer, and stop must win
+            socket = asyncio.create_task(self.socket_handler.connect_async())
         try:
             await self.stopping.wait()
         finally:
-            self.engine.worker.stop()
-            await asyncio.gather(*loops, return_exceptions=True)
+            await self._stop_taking_requests(runner, socket)
+            await self._finish_work(loops)
+
+    async def _listen(self, role: str) -> web.AppRunner:
+        host, port = self.settings.server.host, self.settings.server.port
+        runner = web.AppRunner(self.web_app, access_log=None, shutdown_timeout=STOP_STEP_SECONDS)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, host, port).start()
+        except OSError as exc:
             await runner.cleanup()
+            raise CannotListen(host, port, (exc.strerror or "refused").lower()) from None
+        log.info("service.listening", host=host, port=port, role=role)
+        return runner
+
+    async def _stop_taking_requests(self, runner: web.AppRunner | None,
+                                    socket: asyncio.Task[None] | None) -> None:
+        log.info("service.stopping")
+        self.engine.worker.stop()
+        if socket is not None:
+            socket.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.socket_handler.close_async(), STOP_STEP_SECONDS)
+        if runner is not None:
+            await runner.cleanup()
+
+    async def _finish_work(self, loops: list[asyncio.Task[None]]) -> None:
+        """Acknowledged answers and in-flight jobs, within FINISH_WORK_SECONDS; the rest is
+        cancelled (its lease runs out; the outbox keeps what reached it)."""
+        work: list[asyncio.Future[Any]] = list(loops)
+        if self.slack_adapter is not None:
+            work.append(asyncio.ensure_future(self.slack_adapter.drain()))
+        _, unfinished = await asyncio.wait(work, timeout=FINISH_WORK_SECONDS)
+        for task in unfinished:
+            task.cancel()
+        await asyncio.gather(*work, return_exceptions=True)
+        log.info("service.stopped", unfinished=len(unfinished))
 
     def stop(self) -> None:
         self.stopping.set()
@@ -93,20 +143,36 @@ def _audit_sink(settings: Settings) -> JsonLinesSink:
     return JsonLinesSink(path=settings.audit.path if settings.audit.sink == "jsonl" else None)
 
 
-def health_routes(service: Service) -> list[web.RouteDef]:
+def readiness_checks(*, store: Store, core: CoreClient, slack: Any = None) -> Readiness:
+    """The store and the core every few seconds; Slack's auth.test at most once a minute."""
+    async def store_answers() -> None:
+        await store.outbox_size()
+
+    async def core_answers() -> None:
+        try:
+            await core.list_clarifications(limit=1)
+        except e.AuthenticationFailed:
+            raise Refused(CORE_TOKEN_SETTING) from None
+
+    checks = [Check("store", store_answers, ttl_seconds=5), Check("core", core_answers,
+                                                                 ttl_seconds=5)]
+    if slack is not None:
+        async def slack_accepts_the_token() -> None:
+            try:
+                await slack.check_credentials()
+            except CredentialsRejected as exc:
+                raise Refused(exc.setting) from None
+
+        checks.append(Check("slack", slack_accepts_the_token, ttl_seconds=60))
+    return Readiness(checks)
+
+
+def health_routes(readiness: Readiness) -> list[web.RouteDef]:
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
     async def readyz(_: web.Request) -> web.Response:
-        checks = {"store": "ok", "core": "ok"}
-        try:
-            await service.store.outbox_size()
-        except Exception:
-            checks["store"] = "unavailable"
-        try:
-            await service.core.list_clarifications(limit=1)
-        except e.CoreError:
-            checks["core"] = "unavailable"
+        checks = await readiness.results()
         ready = all(v == "ok" for v in checks.values())
         return web.json_response({"status": "ok" if ready else "degraded", "checks": checks},
                                  status=200 if ready else 503)
@@ -144,16 +210,21 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
             worker=WorkerConfig(concurrency=settings.worker.concurrency,
                                 lease_seconds=settings.worker.lease_seconds,
                                 heartbeat_seconds=settings.worker.heartbeat_seconds,
-                                poll_interval_seconds=settings.worker.poll_interval_seconds)))
+                                poll_interval_seconds=settings.worker.poll_interval_seconds,
+                                shutdown_grace_seconds=FINISH_WORK_SECONDS)))
         answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
                                 clock=clock, on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
         engine.handler.on_settled = answers.refresh_settled
         REGISTRY.gauges["clarify_outbox_entries"] = _outbox_size(store)
         app = web.Application(client_max_size=256 * 1024)
+        slack_channel = slack_parts[1] if slack_parts is not None else None
+        if slack_channel is not None:
+            engine.worker.credentials = slack_channel.check_credentials
         service = Service(settings=settings, core=core, store=store, engine=engine,
-                          answers=answers, web_app=app)
-        app.add_routes(health_routes(service))
+                          answers=answers, web_app=app,
+                          readiness=readiness_checks(store=store, core=core, slack=slack_channel))
+        app.add_routes(health_routes(service.readiness))
         if slack_parts is not None:
             service.socket_handler = _mount_slack(settings, app, slack_parts, service=service,
                                                   codec=codec, clock=clock)
@@ -193,6 +264,7 @@ def _mount_slack(settings: Settings, app: web.Application, parts: tuple[Any, Any
         client=client, answers=service.answers, digests=service.engine.digests,
         channel=channel, core=service.core, codec=codec, settings=settings.slack,
         audit=service.engine.audit, clock=clock)
+    service.slack_adapter = adapter
     if not socket:
         app.add_routes(adapter.routes())
         return None

@@ -4,6 +4,11 @@ A handled job is not completed once its cards are out: heartbeats stop, the leas
 core's backoff (base: the escalation window) brings the job back at the next attempt if nobody has
 answered (spec changelog v0.9). ``run_burst`` works until nothing is due, for tests and the demo;
 ``run`` polls until stopped, and on SIGTERM/SIGINT stops polling and lets in-flight jobs finish.
+
+Credentials are checked, not assumed: ``run`` starts with the injected credentials check (Slack's
+``auth.test``), and a platform refusing the bot's token (at start or mid-job) pauses delivery:
+no polling, jobs in hand held with their leases kept alive (nobody skipped, no attempt spent), the
+setting to fix logged; the check is repeated until it passes, then the held jobs go on.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from bot.aio import drain
+from bot.channel import CredentialsRejected
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -27,6 +33,8 @@ from bot.metrics import REGISTRY
 
 log = structlog.get_logger("clarify.worker")
 KINDS = ["clarify:"]
+CORE_TOKEN_SETTING = "CLARIFY_BOT_CORE_TOKEN"
+CredentialsCheck = Callable[[], Awaitable[None]]  # returns, or raises CredentialsRejected
 
 
 @dataclass
@@ -37,6 +45,7 @@ class WorkerConfig:
     poll_interval_seconds: float = 2
     shutdown_grace_seconds: float = 30
     housekeeping_every: int = 15  # poll iterations between digest flushes and dead-letter scans
+    credentials_recheck_seconds: float = 30  # while paused on refused credentials
 
 
 @dataclass
@@ -48,15 +57,22 @@ class Worker:
     config: WorkerConfig = field(default_factory=WorkerConfig)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     outcomes: dict[Outcome, int] = field(default_factory=dict)
+    credentials: CredentialsCheck | None = None
+    paused: CredentialsRejected | None = None  # why delivery is paused, if it is
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _resumed: asyncio.Event = field(default_factory=asyncio.Event)
+    _pausing: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self._resumed.set()
 
     # ---------------------------------------------------------------- one iteration
 
     async def poll_iteration(self) -> int:
         """Lease as many jobs as there are free slots and start them; returns how many."""
         free = self.config.concurrency - len(self._tasks)
-        if free <= 0 or self._stopping.is_set():
+        if free <= 0 or self._stopping.is_set() or self.paused is not None:
             return 0
         leased = await self.core.poll_jobs(
             kinds=KINDS, max_jobs=free, lease_seconds=self.config.lease_seconds
@@ -72,13 +88,17 @@ class Worker:
         try:
             await self.digests.flush()
             await self.dead_letters.report()
+        except CredentialsRejected as exc:  # the claimed digest batch is retried when resumed
+            self.pause(exc)
         except Exception as exc:  # a store or platform blip must not stop the worker
             log.warning("worker.housekeeping_failed", error=type(exc).__name__)
 
     async def _work(self, job: m.LeasedJob) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(job))
         try:
-            outcome = await self.handler.handle(job)
+            outcome = await self._handle_holding(job, heartbeat)
+            if outcome is None:
+                return
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
             REGISTRY.inc("clarify_jobs_total", outcome=outcome.value)
             log.info("worker.job_done", job_id=job.id, attempt=job.attempts, outcome=outcome)
@@ -92,6 +112,64 @@ class Worker:
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
             structlog.contextvars.clear_contextvars()
+
+    async def _handle_holding(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]
+                              ) -> Outcome | None:
+        """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
+        handle it again once they pass. None: given up (stopping, or the lease was lost), so
+        the lease runs out."""
+        while True:
+            try:
+                return await self.handler.handle(job)
+            except CredentialsRejected as exc:
+                self.pause(exc)
+                if not await self._until_resumed(heartbeat):
+                    log.warning("worker.held_job_released", job_id=job.id)
+                    return None
+
+    async def _until_resumed(self, heartbeat: asyncio.Task[None]) -> bool:
+        waits = [asyncio.ensure_future(self._resumed.wait()),
+                 asyncio.ensure_future(self._stopping.wait())]
+        try:
+            await asyncio.wait([*waits, heartbeat], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+        return self._resumed.is_set() and not self._stopping.is_set() and not heartbeat.done()
+
+    # ---------------------------------------------------------------- credentials
+
+    def pause(self, refused: CredentialsRejected) -> None:
+        """Stop delivering: the platform refuses the bot's credentials (see ``refused.setting``)."""
+        if self.paused is None:
+            log.error("worker.delivery_paused", setting=refused.setting, error=refused.reason,
+                      hint=f"fix {refused.setting}; delivery resumes once it is accepted")
+        self.paused = refused
+        self._resumed.clear()
+        self._pausing.set()
+
+    def resume(self) -> None:
+        if self.paused is not None:
+            log.info("worker.delivery_resumed", setting=self.paused.setting)
+        self.paused = None
+        self._pausing.clear()
+        self._resumed.set()
+
+    async def check_credentials(self) -> bool:
+        """Run the credentials check: pause on a refusal, resume on success; when the platform
+        cannot be asked, nothing changes. True while delivery may run."""
+        if self.credentials is None:
+            return self.paused is None
+        try:
+            await self.credentials()
+        except CredentialsRejected as exc:
+            self.pause(exc)
+            return False
+        except Exception as exc:  # unreachable or slow: no news about the credentials
+            log.warning("worker.credentials_unknown", error=type(exc).__name__)
+            return self.paused is None
+        self.resume()
+        return True
 
     async def _heartbeat(self, job: m.LeasedJob) -> None:
         while True:
@@ -112,18 +190,36 @@ class Worker:
         await drain(self._tasks)
 
     async def run_burst(self) -> None:
-        """Work until no job is due, then send due digests and dead letters; never sleeps."""
+        """Work until no job is due, then send due digests and dead letters; never sleeps.
+        Stops early when delivery pauses (held jobs wait for ``check_credentials``)."""
         while await self.poll_iteration():
-            await self.drain()
-        await self.drain()
-        await self.housekeeping()
+            await self._drain_unless_paused()
+        await self._drain_unless_paused()
+        if self.paused is None:
+            await self.housekeeping()
+
+    async def _drain_unless_paused(self) -> None:
+        while (pending := [t for t in self._tasks if not t.done()]) and self.paused is None:
+            paused = asyncio.ensure_future(self._pausing.wait())
+            try:
+                await asyncio.wait([*pending, paused], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                paused.cancel()
 
     async def run(self) -> None:
         """Poll until stopped; on stop, let in-flight jobs finish within the grace period."""
         iteration = 0
+        await self.check_credentials()
         while not self._stopping.is_set():
+            if self.paused is not None:
+                await self._idle(self.config.credentials_recheck_seconds)
+                await self.check_credentials()
+                continue
             try:
                 leased = await self.poll_iteration()
+            except e.AuthenticationFailed:
+                log.error("worker.core_token_rejected", setting=CORE_TOKEN_SETTING)
+                leased = 0
             except e.CoreError as exc:
                 log.warning("worker.poll_failed", error=type(exc).__name__)
                 leased = 0
@@ -131,9 +227,12 @@ class Worker:
             if iteration % self.config.housekeeping_every == 0:
                 await self.housekeeping()
             if leased == 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stopping.wait(), self.config.poll_interval_seconds)
+                await self._idle(self.config.poll_interval_seconds)
         await self.shutdown()
+
+    async def _idle(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
 
     def stop(self) -> None:
         self._stopping.set()

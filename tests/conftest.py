@@ -11,6 +11,7 @@ import structlog
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.devclient import DevCoreClient
+from bot.logs import reset_logging
 from devcore.core import ReferenceCore
 from devcore.server import build_core, serve
 
@@ -25,6 +26,7 @@ def _fresh_logging() -> Iterator[None]:
     """A command under test may configure structlog; no test inherits another's set-up."""
     yield
     structlog.reset_defaults()
+    reset_logging()
 
 
 @pytest.fixture

@@ -334,6 +334,18 @@ def test_url_credentials_refused_and_masked(tmp_path: Path) -> None:
     assert "REDIS_PASSWORD" in str(error)
 
 
+def test_platform_port_wins_over_the_file_and_loses_to_the_explicit_variable(tmp_path: Path
+                                                                           ) -> None:
+    """$PORT (set by Heroku-like platforms) overrides server.port from the file; an explicit
+    CLARIFY_BOT_SERVER__PORT overrides $PORT; a $PORT that is not a port names PORT."""
+    toml = "[server]\nport = 3978\n"
+    assert load(tmp_path, toml).server.port == 3978
+    assert load(tmp_path, toml, PORT="8080").server.port == 8080
+    assert load(tmp_path, toml, PORT="8080", CLARIFY_BOT_SERVER__PORT="9000").server.port == 9000
+    error = failure(tmp_path, toml, PORT="eighty")
+    assert [(p.key, p.source) for p in error.problems] == [("server.port", "PORT")]
+
+
 def test_duplicate_workspace_mapping_refused(tmp_path: Path) -> None:
     """The same Slack workspace mapped twice is an error rather than a silent first-wins."""
     entry = '[[slack.workspaces]]\nteam_id = "T1"\ntenant = "a"\n'
@@ -522,25 +534,37 @@ def test_channels_from_environment(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- tenant mapping
 
 
-def test_slack_tenant_most_specific_entry_wins(tmp_path: Path) -> None:
-    """Team within enterprise beats team alone, which beats the whole enterprise; else None."""
+def test_slack_tenant_listed_team_then_whole_org(tmp_path: Path) -> None:
+    """A listed team maps with or without its org named (never with another org); an org-only
+    entry covers the org's other teams and team-less requests; anything else maps to None."""
     slack = load(tmp_path, """
 [[slack.workspaces]]
 enterprise_id = "E1"
 tenant = "org"
 [[slack.workspaces]]
 team_id = "T1"
-tenant = "team"
-[[slack.workspaces]]
-team_id = "T1"
 enterprise_id = "E1"
 tenant = "both"
+[[slack.workspaces]]
+team_id = "T2"
+tenant = "team"
 """).slack
     assert slack.tenant_for(team_id="T1", enterprise_id="E1") == "both"
-    assert slack.tenant_for(team_id="T1", enterprise_id=None) == "team"
+    assert slack.tenant_for(team_id="T1", enterprise_id=None) == "both"
+    assert slack.tenant_for(team_id="T1", enterprise_id="E2") is None
+    assert slack.tenant_for(team_id="T2", enterprise_id=None) == "team"
+    assert slack.tenant_for(team_id="T2", enterprise_id="E7") == "team"
     assert slack.tenant_for(team_id="T9", enterprise_id="E1") == "org"
+    assert slack.tenant_for(team_id=None, enterprise_id="E1") == "org"
     assert slack.tenant_for(team_id="T9", enterprise_id=None) is None
     assert slack.tenant_for(team_id=None, enterprise_id=None) is None
+
+
+def test_slack_team_listed_twice_refused(tmp_path: Path) -> None:
+    """One team under two entries (with and without its org) is an error, not a precedence."""
+    error = failure(tmp_path, '[[slack.workspaces]]\nteam_id = "T1"\ntenant = "a"\n'
+                    '[[slack.workspaces]]\nteam_id = "T1"\nenterprise_id = "E1"\ntenant = "b"\n')
+    assert error.problems[0].key == "slack.workspaces"
 
 
 def test_teams_tenant_mapping(tmp_path: Path) -> None:

@@ -1,20 +1,21 @@
 """Slack callbacks on slack-bolt's AsyncApp: verify, acknowledge first, then answer.
 
-HTTP mode serves ``POST /slack/events``: the signature (Slack's v0 scheme, 5-minute window) is
-checked before anything is parsed (401), a malformed interaction is a 400, an unmapped workspace a
-403 with ``TENANT_SCOPE_MISMATCH`` in the audit; everything else goes to bolt, whose listeners call
-``ack()`` first and hand the slow work (the core) to a task, so Slack always gets its answer well
-inside 3 seconds. Socket Mode feeds the same listeners through bolt's socket-mode handler.
+HTTP mode serves ``POST /slack/events``: the whole body is read (over 64 KiB: 413, judged on the
+declared length first, then while reading), the signature is verified once, with slack_sdk's
+``SignatureVerifier`` (401; bolt's own check is off because this one runs before bolt sees the
+request), identity fields are checked for Slack's shapes (400, audited), and a workspace mapped to
+no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit. Everything else goes to bolt,
+whose listeners call ``ack()`` first and hand the slow work (the core) to a task, so Slack always
+gets its answer well inside 3 seconds. Socket Mode feeds the same listeners through bolt's
+socket-mode handler (the connection is authenticated by the app-level token).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 import re
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,11 +24,21 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
-from slack_sdk.signature import Clock as SignatureClock
+from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.slack import payloads
 from adapters.slack.channel import SlackChannel
+from adapters.slack.edge import (
+    EpochClock,
+    Refusal,
+    form_or_json,
+    log_ids,
+    read_body,
+    refusal_response,
+    signed,
+    who_of,
+)
 from adapters.slack.render import render
 from bot.aio import drain
 from bot.answers import AnswerService, Callback, Verdict
@@ -44,26 +55,17 @@ from bot.settings import SlackSettings
 from bot.store.base import CardRecord, DeliveryKey
 from cards import slack as blocks
 from cards import text as card_text
-from cards.actions import ActionCodec, ActionKind, custom_input_ids, read_custom_answer
+from cards.actions import (
+    ActionCodec,
+    ActionKind,
+    custom_input_ids,
+    read_custom_answer,
+)
 from cards.views import CustomError, CustomFormView, OutcomeView, Viewer
 
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
-SIGNATURE_WINDOW = 5 * 60  # seconds either side of now, as Slack documents
-_STAMP = re.compile(r"[0-9]{1,12}")
-
-
-class _EpochClock(SignatureClock):
-    """The signature check's clock: seconds since the epoch from an injectable clock."""
-
-    def __init__(self, clock: Clock) -> None:
-        self._clock = clock
-
-    def now(self) -> float:
-        return self._clock.now().timestamp()
-
-
 @dataclass
 class SlackAdapter:
     app: AsyncApp
@@ -81,54 +83,83 @@ class SlackAdapter:
     # ---------------------------------------------------------------- HTTP mode
 
     async def handle_http(self, request: web.Request) -> web.Response:
-        raw = await request.content.read(payloads.MAX_BODY + 1)
-        if len(raw) > payloads.MAX_BODY:
-            return _refusal(413, "too_large")
-        if not _signed(self.verifier, raw, request.headers):
-            return _refusal(401, "invalid_signature")
+        structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
+        raw = await read_body(request, limit=payloads.MAX_BODY)
+        if raw is None:
+            return refusal_response(413, "too_large")
+        try:  # Slack signs UTF-8 text; slack_sdk cannot even check anything else
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return refusal_response(400, "not_utf8")
+        if not signed(self.verifier, text, request.headers):
+            return refusal_response(401, "invalid_signature")
+        refusal: Refusal | None
         try:
-            body = _form_or_json(raw, request.content_type)
-            tenant = self._check(body)
-        except payloads.MalformedPayload:
-            return _refusal(400, "malformed_payload")
-        if body.get("type") in ("block_actions", "view_submission") and tenant is None:
-            await self._unmapped(body)
-            return _refusal(403, "workspace_not_served")
+            body = form_or_json(text, request.content_type)
+        except payloads.MalformedPayload as exc:
+            refusal = await self._refused(Refusal(400, "malformed_payload", exc.field))
+        else:
+            refusal = await self._screen(body)
+        if refusal is not None:
+            return refusal_response(refusal.status, refusal.reason, field_name=refusal.field)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
-            bolt_request = AsyncBoltRequest(body=raw.decode("utf-8"), query=request.query_string,
+            bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
                                             headers=dict(request.headers))
         except (TypeError, KeyError, AttributeError, ValueError):
-            return _refusal(400, "malformed_payload")
+            return refusal_response(400, "malformed_payload")
         answered = await self.app.async_dispatch(bolt_request)
         if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
             return web.Response(status=200)
         return await to_aiohttp_response(answered)
 
-    def _check(self, body: dict[str, Any]) -> str | None:
-        """Validates what the listeners will read; returns the tenant (None: unmapped)."""
-        kind = body.get("type")
-        if kind == "block_actions":
-            actions = body.get("actions")
-            action_id = actions[0].get("action_id") if isinstance(actions, list) and actions \
-                and isinstance(actions[0], dict) else None
-            if action_id == blocks.OPEN_DOCUMENT_ACTION:
-                who = payloads.who(body)
-            else:
-                who = payloads.click(body, self.codec).who
-        elif kind == "view_submission":
-            who = payloads.submission(body, self.codec).who
-        elif kind in ("view_closed", "url_verification", "event_callback"):
-            return None
-        else:
-            raise payloads.MalformedPayload("not an interaction the bot handles")
+    def tenant(self, who: payloads.Who) -> str | None:
+        """The tenant a callback acts in: the one place it is decided (docs/slack.md)."""
         return self.settings.tenant_for(team_id=who.team_id, enterprise_id=who.enterprise_id)
 
-    async def _unmapped(self, body: dict[str, Any]) -> None:
+    async def _screen(self, body: dict[str, Any]) -> Refusal | None:
+        """The edge's checks on a verified callback's body (identity shapes, tenant): None to
+        go on, else the refusal, audited."""
+        try:
+            who = who_of(body, self.codec)
+        except payloads.ScopeMismatch:
+            return await self._refused(Refusal(403, "workspace_not_served"))
+        except payloads.MalformedPayload as exc:
+            return await self._refused(Refusal(400, "malformed_payload", exc.field))
+        if who is not None and self.tenant(who) is None:
+            return await self._refused(Refusal(403, "workspace_not_served"))
+        return None
+
+    async def _refused(self, refusal: Refusal) -> Refusal:
+        out_of_scope = refusal.status == 403
+        extra = {"status": str(refusal.status),
+                 **({"field": refusal.field} if refusal.field else {})}
         await self.audit.emit(AuditEvent(
             type="callback_refused", at=self.clock.now(), clarification_id="-",
-            reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH, channel="slack",
-            message="A callback came from a Slack workspace mapped to no tenant; refused.",
+            reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH if out_of_scope else None,
+            channel="slack", extra=extra,
+            message="A callback came from a Slack workspace mapped to no tenant. Refused."
+            if out_of_scope else "A signed callback was not a well-formed Slack interaction. "
+            "Refused.",
         ), to_core=False)
+        return refusal
+
+    async def _edge(self, req: AsyncBoltRequest, body: dict[str, Any],
+                    next: Callable[[], Awaitable[BoltResponse]]) -> BoltResponse:
+        """Bolt middleware, HTTP and Socket Mode: Socket Mode callbacks get the checks HTTP ones
+        had in ``handle_http`` (a refused one is acknowledged, so Slack does not resend it, and
+        reaches no listener); every log line of the callback's work, in the listeners and the
+        tasks they start, carries the callback's ids."""
+        if req.mode == "socket_mode":
+            refusal = await self._screen(body)
+            if refusal is not None:
+                log.info("slack.request_refused", status=refusal.status, reason=refusal.reason,
+                         field=refusal.field, mode="socket")
+                return BoltResponse(status=200, body="")
+        # bound, not scoped: bolt runs the listeners after its middleware chain has returned;
+        # each callback starts from a clean context (handle_http clears it for HTTP mode too)
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(**log_ids(body, self.codec))
+        return await next()
 
     def routes(self) -> list[web.RouteDef]:
         return [web.post(EVENTS_PATH, self.handle_http)]
@@ -136,6 +167,7 @@ class SlackAdapter:
     # ---------------------------------------------------------------- listeners
 
     def register(self) -> None:
+        self.app.use(self._edge)
         self.app.action(re.compile(r"^clarify\.answer\.\d+$"))(self.on_answer)
         self.app.action(blocks.CUSTOM_ACTION)(self.on_custom_open)
         self.app.action(blocks.OPEN_DOCUMENT_ACTION)(_ack_only)
@@ -180,8 +212,7 @@ class SlackAdapter:
             log.warning("slack.modal_not_opened", error=exc.reason)
 
     async def _modal(self, click: payloads.Click) -> dict[str, Any] | None:
-        tenant = self.settings.tenant_for(team_id=click.who.team_id,
-                                          enterprise_id=click.who.enterprise_id)
+        tenant = self.tenant(click.who)
         if tenant is None or click.ref.clarification_id is None:
             return None
         resolved = await self.core.resolve_person(tenant_id=tenant, identity=_identity(click.who))
@@ -234,8 +265,7 @@ class SlackAdapter:
     async def _next_page(self, click: payloads.Click) -> None:
         """The digest's next questions, as a new message in the same DM."""
         assert click.ref.offset is not None and click.channel_id is not None
-        tenant = self.settings.tenant_for(team_id=click.who.team_id,
-                                          enterprise_id=click.who.enterprise_id)
+        tenant = self.tenant(click.who)
         page = None
         if tenant is not None:
             try:
@@ -259,8 +289,7 @@ class SlackAdapter:
         start, end, note = custom or (None, None, "")
         return Callback(
             platform="slack",
-            tenant_id=self.settings.tenant_for(team_id=who.team_id,
-                                               enterprise_id=who.enterprise_id),
+            tenant_id=self.tenant(who),
             user_id=who.user_id, team_id=who.team_id, enterprise_id=who.enterprise_id,
             aad_tenant_id=None, clarification_id=clarification_id, card_ref=card_ref,
             message_ref=message_ref, answer_index=answer_index, custom_from=start,
@@ -317,37 +346,6 @@ async def _ack_only(ack: Any) -> None:
     await ack()
 
 
-def _signed(verifier: SignatureVerifier, raw: bytes, headers: Mapping[str, str]) -> bool:
-    """Slack's v0 check over the raw bytes: malformed headers or a body slack_sdk cannot decode
-    are a 401 or a 400, never a 500 (``is_valid_request`` raises on both)."""
-    stamp = headers.get("X-Slack-Request-Timestamp", "")
-    signature = headers.get("X-Slack-Signature", "")
-    if not _STAMP.fullmatch(stamp) or abs(verifier.clock.now() - int(stamp)) > SIGNATURE_WINDOW:
-        return False
-    base = b"v0:" + stamp.encode() + b":" + raw
-    mac = hmac.new(verifier.signing_secret.encode(), base, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(f"v0={mac}".encode(), signature.encode("utf-8", "surrogateescape"))
-
-
-def _refusal(status: int, error: str) -> web.Response:
-    return web.json_response({"ok": False, "error": error}, status=status)
-
-
-def _form_or_json(raw: bytes, content_type: str) -> dict[str, Any]:
-    if content_type == "application/json":
-        try:  # decoded first: json.loads would take UTF-16 bytes that bolt then cannot read
-            body = json.loads(raw.decode("utf-8"))
-        except (ValueError, RecursionError):
-            raise payloads.MalformedPayload("not JSON") from None
-        if not isinstance(body, dict):
-            raise payloads.MalformedPayload("not an object")
-        return body
-    try:
-        return payloads.interaction(raw)
-    except UnicodeDecodeError:
-        raise payloads.MalformedPayload("not UTF-8") from None
-
-
 def _is_digest(body: dict[str, Any]) -> bool:
     found = payloads.obj(body.get("message")).get("blocks")
     if not isinstance(found, list):
@@ -385,10 +383,12 @@ def build_slack_adapter(
 ) -> SlackAdapter:
     """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``."""
     # the client carries the bot token (bolt reads it from there)
+    # bolt's own signature check is off: handle_http verifies every HTTP request once, before
+    # bolt sees it, and Socket Mode requests are not signed
     app = AsyncApp(signing_secret=signing_secret, client=client,
-                   request_verification_enabled=True,
+                   request_verification_enabled=False,
                    raise_error_for_unhandled_request=False)
-    verifier = SignatureVerifier(signing_secret, clock=_EpochClock(signature_clock or clock))
+    verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
     adapter = SlackAdapter(app=app, answers=answers, digests=digests, channel=channel, core=core,
                            codec=codec, settings=settings, audit=audit, clock=clock,
                            verifier=verifier)

@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.render import render
-from bot.channel import Address, ChannelError, Message
+from bot.channel import Address, ChannelError, CredentialsRejected, Message
 from bot.clock import Clock
 from bot.store.base import CardRecord, DeliveryKey, Store
 from cards.actions import ActionCodec
@@ -29,6 +29,11 @@ from cards.views import OutcomeView, QuestionView
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
 HISTORY_LIMIT = 100
+TOKEN_SETTING = "SLACK_BOT_TOKEN"
+# Web API errors that mean the bot token itself is refused, whatever the method: fixing the
+# setting is the only cure, so they pause delivery instead of failing one person's card
+CREDENTIAL_ERRORS = frozenset({"invalid_auth", "not_authed", "token_revoked", "token_expired",
+                               "account_inactive", "not_allowed_token_type"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +103,18 @@ class SlackChannel:
         found = await self._lookup(dm, _workspace(address), key)
         return found
 
+    async def check_credentials(self) -> None:
+        """``auth.test``, once: returns when Slack accepts the bot token; CredentialsRejected when
+        it refuses it, ChannelError when Slack cannot be asked now."""
+        try:
+            await self.client.api_call("auth.test")
+        except SlackApiError as exc:
+            error = str(exc.response.get("error", "unknown"))
+            _raise_if_credentials(error)
+            raise ChannelError(error, certain=True, retryable=True) from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ChannelError(type(exc).__name__, certain=True, retryable=True) from None
+
     # ---------------------------------------------------------------- Slack-only extras
 
     async def open_modal(self, trigger_id: str, view: dict[str, Any], *,
@@ -135,6 +152,8 @@ class SlackChannel:
             response = await self._call_retrying(
                 "conversations.history", workspace,
                 {"channel": dm, "limit": HISTORY_LIMIT, "include_all_metadata": True})
+        except CredentialsRejected:
+            raise
         except ChannelError as exc:
             raise ChannelError("history unavailable", certain=False, retryable=True) from exc
         for message in response.get("messages", []):
@@ -171,6 +190,7 @@ class SlackChannel:
                     continue
                 if status >= 500:
                     raise _Ambiguous(f"slack_{status}") from None
+                _raise_if_credentials(error)
                 log.warning("slack.call_refused", method=method, error=error)
                 raise ChannelError(error, certain=True, retryable=False) from None
             except aiohttp.ClientConnectorError:
@@ -218,6 +238,12 @@ def _retry_after(exc: SlackApiError) -> float:
         return max(float(value), 1.0) if value is not None else 1.0
     except (TypeError, ValueError):
         return 1.0
+
+
+def _raise_if_credentials(error: str) -> None:
+    if error in CREDENTIAL_ERRORS:
+        log.error("slack.credentials_rejected", error=error, setting=TOKEN_SETTING)
+        raise CredentialsRejected(error, setting=TOKEN_SETTING)
 
 
 def _workspace(address: Address) -> str | None:

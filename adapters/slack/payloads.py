@@ -1,12 +1,15 @@
 """Slack interaction payloads → validated facts, or ``MalformedPayload`` (answered with HTTP 400).
 
-Only identity and scope fields of a request whose signature was verified are read as facts; every
-button value and modal metadata is an opaque, signed reference decoded by the cards' codec.
+Only identity and scope fields of a request whose signature was verified are read as facts, and
+each is checked for Slack's id shape before anything uses it; every button value and modal
+metadata is an opaque, signed reference decoded by the cards' codec. Which workspace a callback
+comes from (``Who.team_id`` / ``Who.enterprise_id``) is read here, by the rules in docs/slack.md.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -17,14 +20,35 @@ ACTION_PREFIX = "clarify"
 MODAL_CALLBACK = "clarify.custom"
 MAX_BODY = 64 * 1024
 
+# Slack's id shapes: a kind letter, then capitals and digits (ids seen are 9 to 11 characters;
+# Slack promises no length, so up to 32 is taken). W users and E teams come with Enterprise Grid.
+USER_ID = re.compile(r"[UW][A-Z0-9]{2,31}")
+TEAM_ID = re.compile(r"T[A-Z0-9]{2,31}")
+ENTERPRISE_ID = re.compile(r"E[A-Z0-9]{2,31}")
+USER_TEAM_ID = re.compile(r"[TE][A-Z0-9]{2,31}")  # an org id on org-wide installs
+CHANNEL_ID = re.compile(r"[CDG][A-Z0-9]{2,31}")
+MESSAGE_TS = re.compile(r"[0-9]{1,12}\.[0-9]{1,9}")
+TRIGGER_ID = re.compile(r"[0-9]{1,24}\.[0-9]{1,24}\.[0-9A-Za-z]{1,64}")
+
 
 class MalformedPayload(ValueError):
-    """The request does not have the shape of a Slack interaction the bot handles."""
+    """The request does not have the shape of a Slack interaction the bot handles.
+
+    ``field`` names the offending field (never its value) when one field is to blame.
+    """
+
+    def __init__(self, reason: str, *, field: str | None = None) -> None:
+        super().__init__(reason)
+        self.field = field
+
+
+class ScopeMismatch(MalformedPayload):
+    """The payload's ids contradict each other about the Enterprise Grid org (HTTP 403)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Who:
-    """The verified actor: Slack user, their team and Enterprise Grid org."""
+    """The verified actor: Slack user, the workspace the callback came from, its Grid org."""
 
     user_id: str
     team_id: str | None
@@ -64,7 +88,24 @@ def _str(value: object, *, field: str, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value or len(value) > 255:
-        raise MalformedPayload(f"{field} is missing or invalid")
+        raise MalformedPayload(f"{field} is missing or invalid", field=field)
+    return value
+
+
+def _id(value: object, shape: re.Pattern[str], *, field: str, optional: bool = False
+        ) -> str | None:
+    """An identity field, checked against its Slack shape (absent is allowed if ``optional``)."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not shape.fullmatch(value):
+        raise MalformedPayload(f"{field} is not a Slack id of the expected shape", field=field)
+    return value
+
+
+def _nullable_object(payload: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = payload.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise MalformedPayload(f"{key} is not an object", field=key)
     return value
 
 
@@ -87,16 +128,34 @@ def interaction(body: bytes | str) -> dict[str, Any]:
 
 
 def who(payload: dict[str, Any]) -> Who:
+    """The actor and the workspace of a callback, from every published payload shape.
+
+    The workspace is ``team.id``; when ``team`` is null (org-wide installs) it is ``user.team_id``
+    if that is a team id, else ``view.team_id``. The org is whichever of ``enterprise.id``,
+    ``team.enterprise_id`` and an org id in ``user.team_id`` are present: they must agree.
+    """
     user = payload.get("user")
     if not isinstance(user, dict):
-        raise MalformedPayload("no user")
-    team = obj(payload.get("team"))
-    enterprise = obj(payload.get("enterprise"))
-    team_id = _str(user.get("team_id") or team.get("id"), field="team", optional=True)
-    enterprise_id = _str(enterprise.get("id") or team.get("enterprise_id"), field="enterprise",
-                         optional=True)
-    return Who(user_id=_str(user.get("id"), field="user.id") or "", team_id=team_id,
-               enterprise_id=enterprise_id)
+        raise MalformedPayload("no user", field="user")
+    user_id = _id(user.get("id"), USER_ID, field="user.id")
+    assert user_id is not None
+    team = _nullable_object(payload, "team")
+    enterprise = _nullable_object(payload, "enterprise")
+    user_team = _id(user.get("team_id"), USER_TEAM_ID, field="user.team_id", optional=True)
+    orgs = {_id(enterprise.get("id"), ENTERPRISE_ID, field="enterprise.id") if enterprise else None,
+            _id(team.get("enterprise_id"), ENTERPRISE_ID, field="team.enterprise_id",
+                optional=True) if team else None,
+            user_team if user_team and user_team.startswith("E") else None} - {None}
+    if len(orgs) > 1:
+        raise ScopeMismatch("the payload names more than one Enterprise Grid org")
+    if team is not None:
+        team_id = _id(team.get("id"), TEAM_ID, field="team.id")
+    elif user_team is not None and user_team.startswith("T"):
+        team_id = user_team
+    else:
+        view = obj(payload.get("view"))
+        team_id = _id(view.get("team_id"), TEAM_ID, field="view.team_id", optional=True)
+    return Who(user_id=user_id, team_id=team_id, enterprise_id=next(iter(orgs), None))
 
 
 def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
@@ -115,10 +174,11 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
         raise MalformedPayload("the action value is not a valid reference") from exc
     return Click(
         who=who(payload), ref=ref, action_id=action_id,
-        channel_id=_str(container.get("channel_id") or channel.get("id"), field="channel",
-                        optional=True),
-        message_ts=_str(container.get("message_ts"), field="message_ts", optional=True),
-        trigger_id=_str(payload.get("trigger_id"), field="trigger_id", optional=True),
+        channel_id=_id(container.get("channel_id") or channel.get("id"), CHANNEL_ID,
+                       field="container.channel_id", optional=True),
+        message_ts=_id(container.get("message_ts"), MESSAGE_TS, field="container.message_ts",
+                       optional=True),
+        trigger_id=_id(payload.get("trigger_id"), TRIGGER_ID, field="trigger_id", optional=True),
     )
 
 
@@ -140,5 +200,15 @@ def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
     if ref.kind is not ActionKind.CUSTOM_SUBMIT:
         raise MalformedPayload("the modal reference is not a submission")
     values = obj(obj(view.get("state")).get("values"))
-    message_ref = meta.get("m") if isinstance(meta.get("m"), str) else None
-    return Submission(who=who(payload), ref=ref, message_ref=message_ref, values=values)
+    return Submission(who=who(payload), ref=ref, message_ref=_message_ref(meta.get("m")),
+                      values=values)
+
+
+def _message_ref(value: object) -> str | None:
+    """The card a modal was opened from, ``CHANNEL:TS`` as the bot wrote it, or None."""
+    if not isinstance(value, str):
+        return None
+    channel, _, ts = value.partition(":")
+    _id(channel, CHANNEL_ID, field="view.private_metadata")
+    _id(ts, MESSAGE_TS, field="view.private_metadata")
+    return value

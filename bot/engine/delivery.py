@@ -15,7 +15,7 @@ from enum import StrEnum
 
 import structlog
 
-from bot.channel import Address, Channel, ChannelError, Message
+from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Message
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.metrics import REGISTRY
@@ -66,6 +66,8 @@ class Deliverer:
                 return Result(Sent.EARLIER, slot.message_ref)
             try:
                 found = await channel.find(address, key)
+            except CredentialsRejected:
+                raise
             except ChannelError:  # the platform cannot tell: never risk a second card
                 return Result(Sent.UNCERTAIN)
             if found is not None:
@@ -73,6 +75,8 @@ class Deliverer:
                                             status=Sent.EARLIER, recovered=True)
         try:
             ref = await self._send(channel, address, message, key)
+        except CredentialsRejected:
+            raise  # nobody can be reached: the worker pauses; the reservation stays for later
         except ChannelError as exc:
             if exc.certain:
                 await self.store.release(key)
@@ -94,6 +98,8 @@ class Deliverer:
             return Result(Sent.EARLIER, slot.message_ref if slot else None)
         try:
             found = await self.channels[address.platform].find(address, key)
+        except CredentialsRejected:
+            raise
         except ChannelError:
             return Result(Sent.UNCERTAIN)
         if found is None:

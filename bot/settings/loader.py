@@ -24,6 +24,9 @@ from bot.settings.secrets import SECRET_ENV
 
 ENV_PREFIX = "CLARIFY_BOT_"
 CONFIG_ENV = "CLARIFY_BOT_CONFIG"
+# Set by platforms (Heroku, Cloud Run, Render…) to the port they route to: wins over the file,
+# loses to an explicit CLARIFY_BOT_SERVER__PORT.
+PLATFORM_PORT_ENV = "PORT"
 # Where an operator would naturally write a secret in TOML, so the refusal names the right variable.
 _SECRET_HINTS: dict[str, str] = {
     "core.token": "CLARIFY_BOT_CORE_TOKEN", "slack.bot_token": "SLACK_BOT_TOKEN",
@@ -65,6 +68,8 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     sources: dict[tuple[str, ...], str] = {}
     if file is not None:
         _merge(raw, _read_toml(file), sources, str(file), ())
+    if env.get(PLATFORM_PORT_ENV):
+        _merge(raw, {"port": env[PLATFORM_PORT_ENV]}, sources, PLATFORM_PORT_ENV, ("server",))
     for var, keys, value in _env_settings(env):
         _merge(raw, {keys[-1]: value}, sources, var, keys[:-1])
     problems = _refuse_fixed_and_secret(raw, sources, ())

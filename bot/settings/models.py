@@ -170,20 +170,31 @@ class SlackSettings(_Table):
 
     @model_validator(mode="after")
     def _unique(self) -> SlackSettings:
-        keys = [(w.team_id, w.enterprise_id) for w in self.workspaces]
-        if len(set(keys)) != len(keys):
-            raise _cross("workspaces", None, "each team_id/enterprise_id pair at most once")
+        # a workspace belongs to one org, so one entry per team; one entry per whole org
+        teams = [w.team_id for w in self.workspaces if w.team_id is not None]
+        orgs = [w.enterprise_id for w in self.workspaces if w.team_id is None]
+        if len(set(teams)) != len(teams) or len(set(orgs)) != len(orgs):
+            raise _cross("workspaces", None,
+                         "each team_id at most once, and each enterprise-only entry at most once")
         return self
 
     def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None:
-        """The tenant of a verified Slack request, or None (deny by default)."""
-        # The most specific entry wins: team within enterprise, then team, then enterprise.
-        wanted = [(team_id, enterprise_id), (team_id, None), (None, enterprise_id)]
-        for want in (w for w in wanted if w != (None, None)):
-            for workspace in self.workspaces:
-                if (workspace.team_id, workspace.enterprise_id) == want:
-                    return workspace.tenant
-        return None
+        """The tenant of a Slack workspace (a verified callback's or an alias's), or None.
+
+        A listed team decides, whether or not the request names its org (team ids are unique
+        across Slack), unless the request names another org than the entry; an entry with only
+        an enterprise id covers the org's other workspaces and requests naming no team. Anything
+        else is unmapped (deny by default). The payload side is ``adapters.slack.payloads.who``.
+        """
+        listed = next((w for w in self.workspaces if team_id and w.team_id == team_id), None)
+        if listed is not None:
+            other_org = None not in (listed.enterprise_id, enterprise_id) \
+                and listed.enterprise_id != enterprise_id
+            return None if other_org else listed.tenant
+        if enterprise_id is None:
+            return None
+        return next((w.tenant for w in self.workspaces
+                     if w.team_id is None and w.enterprise_id == enterprise_id), None)
 
 
 class TeamsTenant(_Table):

@@ -29,7 +29,7 @@ from bot.clock import ManualClock, SystemClock
 from bot.core.client import CoreClient
 from bot.core.devclient import DevCoreClient
 from bot.runtime import Engine
-from bot.settings import ClarifySettings
+from bot.settings import ClarifySettings, SlackSettings
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
@@ -201,7 +201,8 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
     sessions: list[aiohttp.ClientSession] = []
 
     async def make(*, clarify: ClarifySettings | None = None, store: Store | None = None,
-                   core_client: CoreClient | None = None) -> Stack:
+                   core_client: CoreClient | None = None, slack: SlackSettings | None = None
+                   ) -> Stack:
         store = store or MemoryStore(clock=clock)
         client = core_client or bot_client
         sink = MemorySink()
@@ -216,10 +217,12 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
                                 on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
         engine.handler.on_settled = answers.refresh_settled
+        engine.worker.credentials = channel.check_credentials
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
-            settings=ACME_SLACK, audit=engine.audit, clock=clock, signature_clock=SystemClock())
+            settings=slack or ACME_SLACK, audit=engine.audit, clock=clock,
+            signature_clock=SystemClock())
         app = web.Application()
         app.add_routes(adapter.routes())
         runner = web.AppRunner(app, access_log=None)

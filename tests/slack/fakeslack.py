@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ from slack_sdk.models.views import View
 from cards import limits
 
 BOT_TOKEN = "xoxb-fake-bot-token"
+APP_TOKEN = "xapp-1-A0FAKEAPP-fake-app-token"  # Socket Mode's app-level token
 TEAM_ID = "T0FAKE"
 BOT_USER_ID = "U0FAKEBOT"
 BOT_ID = "B0FAKEBOT"
@@ -251,6 +253,8 @@ class FakeSlack:
     """
 
     tokens: frozenset[str] = frozenset({BOT_TOKEN})
+    app_tokens: frozenset[str] = frozenset({APP_TOKEN})
+    socket_url: str = ""  # what apps.connections.open hands out (Socket Mode's WebSocket)
     clock: Callable[[], float] = time.monotonic
     url: str = ""
     calls: list[Call] = field(default_factory=list)
@@ -303,7 +307,8 @@ class FakeSlack:
 
     def new_trigger_id(self) -> str:
         """A trigger_id as a click would carry: one use, within TRIGGER_TTL seconds."""
-        trigger = f"{next(self._serial)}.{TEAM_ID}.fake-trigger"
+        # Slack's shape: two numbers and a hex tail ("13345224609.738474920.8088930838d88f008e0")
+        trigger = f"{1_000_000 + next(self._serial)}.{4_242_424}.{secrets.token_hex(10)}"
         self._triggers[trigger] = self.clock()
         return trigger
 
@@ -367,7 +372,7 @@ class FakeSlack:
             handler = self._handlers().get(method)
             if handler is None:
                 raise SlackError("unknown_method")
-            self._check_auth(token)
+            self._check_auth(token, app_level=method == "apps.connections.open")
             self._inject_faults(method, args, now)
             body = {"ok": True, **handler(args)}
         except SlackError as exc:
@@ -379,10 +384,10 @@ class FakeSlack:
         self.calls.append(Call(method, args, now, 200, None))
         return web.json_response(body)
 
-    def _check_auth(self, token: str | None) -> None:
+    def _check_auth(self, token: str | None, *, app_level: bool = False) -> None:
         if not token:
             raise SlackError("not_authed")
-        if token not in self.tokens:
+        if token not in (self.app_tokens if app_level else self.tokens):
             raise SlackError("invalid_auth")
 
     def _inject_faults(self, method: str, args: Json, now: float) -> None:
@@ -403,6 +408,7 @@ class FakeSlack:
     def _handlers(self) -> dict[str, Handler]:
         return {
             "auth.test": self._auth_test,
+            "apps.connections.open": self._connections_open,
             "conversations.open": self._conversations_open,
             "conversations.history": self._conversations_history,
             "chat.postMessage": self._post_message,
@@ -449,6 +455,11 @@ class FakeSlack:
         return {"url": "https://fake.slack.com/", "team": "Fake Workspace", "user": "clarify",
                 "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID,
                 "is_enterprise_install": False}
+
+    def _connections_open(self, args: Json) -> Json:
+        if not self.socket_url:
+            raise SlackError("internal_error", status=500)
+        return {"url": self.socket_url}
 
     def _conversations_open(self, args: Json) -> Json:
         users = args.get("users")

@@ -1,0 +1,130 @@
+"""The receiving edge of the Slack adapter: the whole body, one signature check, the shape of
+what was sent, and the ids a callback's log lines carry. No decisions beyond refusing.
+
+``read_body`` reads however many chunks a body arrives in and stops at the size limit;
+``signed`` asks slack_sdk's ``SignatureVerifier`` once, after refusing anything it would raise
+on; ``who_of`` validates what the listeners will read (``adapters.slack.payloads``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from aiohttp import web
+from multidict import CIMultiDictProxy
+from slack_sdk.signature import Clock as SignatureClock
+from slack_sdk.signature import SignatureVerifier
+
+from adapters.slack import payloads
+from bot.clock import Clock
+from cards import slack as blocks
+from cards.actions import ActionCodec, InvalidActionPayload
+
+log = structlog.get_logger("clarify.slack")
+TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
+SIGNATURE_HEADER = "X-Slack-Signature"
+# slack_sdk's verifier raises on other shapes (int() of junk, a non-ASCII signature); none of
+# them could ever be valid, so they are refused before it is asked
+_STAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+
+
+class EpochClock(SignatureClock):
+    """The signature check's clock: seconds since the epoch from an injectable clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
+
+    def now(self) -> float:
+        return self._clock.now().timestamp()
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A callback refused at the edge: its HTTP status (the equivalent one in Socket Mode), a
+    reason word and the offending field's name (never its value)."""
+
+    status: int
+    reason: str
+    field: str | None = None
+
+
+async def read_body(request: web.Request, *, limit: int) -> bytes | None:
+    """The whole body, however many reads it takes, or None when it is over ``limit``: judged on
+    the declared length first, then while reading (chunked), so it is never buffered whole."""
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    body = bytearray()
+    while chunk := await request.content.read(limit + 1 - len(body)):
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+def signed(verifier: SignatureVerifier, body: str, headers: CIMultiDictProxy[str]) -> bool:
+    """Slack's v0 check by slack_sdk, once; a missing, doubled or malformed header is False."""
+    stamps = headers.getall(TIMESTAMP_HEADER, [])
+    signatures = headers.getall(SIGNATURE_HEADER, [])
+    if len(stamps) != 1 or len(signatures) != 1:  # which one was signed? neither is trusted
+        return False
+    stamp, signature = stamps[0], signatures[0]
+    if not _STAMP.fullmatch(stamp) or not _SIGNATURE.fullmatch(signature):
+        return False
+    return verifier.is_valid(body=body, timestamp=stamp, signature=signature)
+
+
+def refusal_response(status: int, error: str, *, field_name: str | None = None) -> web.Response:
+    # status and reason only: never a header, an id or a byte of the body
+    log.info("slack.request_refused", status=status, reason=error, field=field_name)
+    return web.json_response({"ok": False, "error": error}, status=status)
+
+
+def form_or_json(text: str, content_type: str) -> dict[str, Any]:
+    if content_type == "application/json":
+        try:
+            body = json.loads(text)
+        except (ValueError, RecursionError):
+            raise payloads.MalformedPayload("not JSON") from None
+        if not isinstance(body, dict):
+            raise payloads.MalformedPayload("not an object")
+        return body
+    return payloads.interaction(text)
+
+
+def who_of(body: dict[str, Any], codec: ActionCodec) -> payloads.Who | None:
+    """Validates what the listeners will read; the actor, or None for a callback that acts in
+    no tenant (a closed view, url_verification, an event)."""
+    kind = body.get("type")
+    if kind == "block_actions":
+        actions = body.get("actions")
+        action_id = actions[0].get("action_id") if isinstance(actions, list) and actions \
+            and isinstance(actions[0], dict) else None
+        if action_id == blocks.OPEN_DOCUMENT_ACTION:
+            return payloads.who(body)
+        return payloads.click(body, codec).who
+    if kind == "view_submission":
+        return payloads.submission(body, codec).who
+    if kind in ("view_closed", "url_verification", "event_callback"):
+        return None
+    raise payloads.MalformedPayload("not an interaction the bot handles", field="type")
+
+
+def log_ids(body: dict[str, Any], codec: ActionCodec) -> dict[str, str]:
+    """Ids (never values) to bind to a callback's log lines: its type, user, clarification."""
+    ids = {"callback": str(body.get("type"))[:40]}
+    user = payloads.obj(body.get("user")).get("id")
+    if isinstance(user, str) and payloads.USER_ID.fullmatch(user):
+        ids["slack_user"] = user
+    actions = body.get("actions")
+    value = actions[0].get("value") if isinstance(actions, list) and actions \
+        and isinstance(actions[0], dict) else None
+    try:
+        ids["clarification_id"] = codec.decode(value).clarification_id or "-"
+    except InvalidActionPayload:
+        pass
+    return ids

@@ -1,0 +1,85 @@
+"""Readiness: the store, the core and each chat platform's credentials, checked concurrently,
+each bounded by a timeout and cached, so ``/readyz`` answers within 2 seconds whatever they do.
+
+A check is an async callable that returns when its dependency is fine and raises otherwise; a
+``Refused`` names the setting an operator must fix (a token the dependency rejects). Results are
+short words, never values: ``ok``, ``unavailable``, ``timeout``, ``rejected: SETTING``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import structlog
+
+log = structlog.get_logger("clarify.health")
+CHECK_TIMEOUT_SECONDS = 1.5  # each check; they run side by side, so /readyz stays under 2 s
+OK = "ok"
+
+
+class Refused(Exception):
+    """The dependency refuses the bot's credentials; ``setting`` is what to fix."""
+
+    def __init__(self, setting: str) -> None:
+        super().__init__(setting)
+        self.setting = setting
+
+
+Probe = Callable[[], Awaitable[None]]
+
+
+@dataclass
+class Check:
+    name: str
+    probe: Probe
+    ttl_seconds: float  # how long a result is reused
+    timeout_seconds: float = CHECK_TIMEOUT_SECONDS
+    now: Callable[[], float] = time.monotonic
+    _result: str | None = None
+    _at: float = 0.0
+    _running: asyncio.Task[str] | None = None
+
+    async def result(self) -> str:
+        """The cached result while fresh, else a new one (one probe at a time, however many
+        requests ask)."""
+        if self._result is not None and self.now() - self._at < self.ttl_seconds:
+            return self._result
+        if self._running is None or self._running.done():
+            self._running = asyncio.create_task(self._run())
+        return await asyncio.shield(self._running)
+
+    async def _run(self) -> str:
+        try:
+            await asyncio.wait_for(self.probe(), self.timeout_seconds)
+            result = OK
+        except Refused as exc:
+            result = f"rejected: {exc.setting}"
+        except TimeoutError:
+            result = "timeout"
+        except Exception as exc:  # whatever the dependency did, readiness only says "not ok"
+            log.info("health.check_failed", check=self.name, error=type(exc).__name__)
+            result = "unavailable"
+        self._result, self._at = result, self.now()
+        return result
+
+
+@dataclass
+class Readiness:
+    checks: list[Check] = field(default_factory=list)
+
+    async def results(self) -> dict[str, str]:
+        found = await asyncio.gather(*(check.result() for check in self.checks))
+        return {check.name: result for check, result in zip(self.checks, found, strict=True)}
+
+    async def log_problems(self) -> dict[str, str]:
+        """Run every check once (start-up) and log each that is not ok, naming its setting."""
+        results = await self.results()
+        for name, result in results.items():
+            if result != OK:
+                setting = result.removeprefix("rejected: ") if result.startswith("rejected") \
+                    else None
+                log.error("service.check_failed", check=name, result=result, setting=setting)
+        return results

@@ -1,0 +1,375 @@
+"""`clarify-bot serve` as a real process: SIGTERM, roles, ports, readiness and its logs.
+
+Each test runs the reference core (`clarify-bot devcore`) and the bot (`clarify-bot serve`,
+memory store) as subprocesses; the fake Slack Web API runs in the test's own event loop, and the
+test signs clicks as Slack would. Every line the bot writes to stderr must parse as JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import pytest
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+from tests.bot.test_service import CONFIG, SECRETS
+from tests.bot.test_service import _free_port as free_port
+from tests.conftest import CLARIFY_TOKEN
+from tests.slack.conftest import fake_slack  # noqa: F401 (a fixture, used by `slack`)
+from tests.slack.fakeslack import APP_TOKEN, BOT_TOKEN, FakeSlack
+
+SIGNING_SECRET = SECRETS["SLACK_SIGNING_SECRET"]
+EXIT_WITHIN = 10.0  # seconds from SIGTERM to exit, as platforms allow before SIGKILL
+BIN = Path(sys.executable).parent
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class Bot:
+    process: asyncio.subprocess.Process
+    port: int
+    stderr: Path
+    url: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def lines(self) -> list[dict[str, Any]]:
+        """Every stderr line, parsed: a line that is not one JSON object fails the test."""
+        return [json.loads(line) for line in self.stderr.read_text().splitlines()]
+
+    def events(self) -> list[str]:
+        return [line["event"] for line in self.lines()]
+
+    async def terminate(self) -> tuple[int, float]:
+        """SIGTERM; the exit code and the seconds it took."""
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(self.process.wait(), 30)
+        return code, time.monotonic() - started
+
+
+async def until(condition: Any, what: str, seconds: float = 20) -> None:
+    """Wait for something another process does (polling real time: not the bot's clock)."""
+    deadline = time.monotonic() + seconds
+    while not await _holds(condition):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def _holds(condition: Any) -> bool:
+    result = condition()
+    return bool(await result) if asyncio.iscoroutine(result) else bool(result)
+
+
+@pytest.fixture
+def slack(fake_slack: FakeSlack) -> FakeSlack:  # noqa: F811
+    return fake_slack
+
+
+@pytest.fixture
+async def devcore_url() -> AsyncIterator[str]:
+    """The reference core in its own process, on a port it picked."""
+    process = await asyncio.create_subprocess_exec(
+        str(BIN / "clarify-bot"), "devcore", "--port", "0",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    assert process.stdout is not None
+    line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
+    try:
+        yield line.split("listening on ")[1].split()[0]
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+
+
+@pytest.fixture
+async def slow_core(devcore_url: str) -> AsyncIterator[str]:
+    """A proxy to the core that holds every answer for 1.5 s (a slow core), so work is still
+    in flight when SIGTERM arrives."""
+    async def forward(request: web.Request) -> web.Response:
+        if request.path.endswith("/answer"):
+            await asyncio.sleep(1.5)
+        async with aiohttp.ClientSession() as http, http.request(
+                request.method, devcore_url + request.path_qs, data=await request.read(),
+                headers={k: v for k, v in request.headers.items() if k.lower() != "host"}) as got:
+            return web.Response(status=got.status, body=await got.read(),
+                                content_type=got.content_type)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", forward)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def start(tmp_path: Path) -> AsyncIterator[Any]:
+    """Start `clarify-bot serve` with a TOML written from the arguments; killed after the test."""
+    started: list[Bot] = []
+
+    async def run(*, core: str, slack: FakeSlack, role: str = "all", mode: str = "http",
+                  port: int | None = None, level: str = "info", env: dict[str, str] | None = None
+                  ) -> Bot:
+        port = port or free_port()
+        config = tmp_path / f"serve-{len(started)}.toml"
+        config.write_text(CONFIG.format(core=core, port=port, slack=slack.url).replace(
+            "[slack]\n", f'[log]\nlevel = "{level}"\n[slack]\nmode = "{mode}"\n'))
+        stderr = tmp_path / f"serve-{len(started)}.stderr"
+        process = await asyncio.create_subprocess_exec(
+            str(BIN / "clarify-bot"), "serve", "--config", str(config), "--role", role,
+            stdout=asyncio.subprocess.DEVNULL, stderr=stderr.open("wb"),
+            env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
+                 **SECRETS, "SLACK_APP_TOKEN": APP_TOKEN, **(env or {})})
+        bot = Bot(process, port, stderr)
+        started.append(bot)
+        return bot
+
+    yield run
+    for bot in started:
+        with contextlib.suppress(ProcessLookupError):
+            bot.process.kill()
+        await bot.process.wait()
+
+
+async def healthy(bot: Bot) -> bool:
+    try:
+        async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/healthz") as got:
+            return got.status == 200
+    except aiohttp.ClientError:
+        return False
+
+
+def signed_click(slack: FakeSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
+    """The first answer button of the newest card in ``user_id``'s DM, as Slack would post it."""
+    card = slack.dm_of(user_id)[-1]
+    button = next(e for b in card.blocks if b.get("type") == "actions"
+                  for e in b["elements"] if e["action_id"] == "clarify.answer.0")
+    payload = {
+        "type": "block_actions", "user": {"id": user_id, "team_id": "T0ACME"},
+        "team": {"id": "T0ACME", "enterprise_id": "E0ACME"}, "enterprise": {"id": "E0ACME"},
+        "api_app_id": "A0CLARIFY", "trigger_id": slack.new_trigger_id(),
+        "container": {"type": "message", "channel_id": card.channel, "message_ts": card.ts},
+        "channel": {"id": card.channel}, "message": {"ts": card.ts, "blocks": card.blocks},
+        "actions": [{"type": "button", "action_id": "clarify.answer.0", "value": button["value"],
+                     "block_id": "answers", "action_ts": f"{time.time():.6f}"}],
+    }
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    stamp = str(int(time.time()))
+    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
+    return body, {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature or "",
+                  "Content-Type": "application/x-www-form-urlencoded"}
+
+
+async def responses_at_core(core: str, clarification_id: str) -> list[tuple[str, int | None]]:
+    from bot.core.client import CoreClient
+
+    async with CoreClient(base_url=core, token=CLARIFY_TOKEN) as client:
+        c = await client.get_clarification(clarification_id=clarification_id)
+        return [(r.responder, r.answer_index) for r in c.responses]
+
+
+def clarification_of(slack: FakeSlack, user_id: str) -> str:
+    """The clarification of the newest card in the person's DM (from its message metadata)."""
+    metadata = slack.dm_of(user_id)[-1].metadata or {}
+    return str(metadata["event_payload"]["delivery"]).split("|")[0]
+
+
+# ---------------------------------------------------------------- HTTP mode
+
+
+async def test_sigterm_finishes_an_acknowledged_answer_and_exits_in_time(
+        start: Any, slack: FakeSlack, slow_core: str, devcore_url: str) -> None:
+    """SIGTERM right after a click was acknowledged (its answer still on its way to a slow
+    core): the port closes, the answer reaches the core, the process exits 0 within 10 s, and
+    every stderr line is one JSON object."""
+    bot = await start(core=slow_core, slack=slack, level="debug")
+    await until(lambda: slack.dm_of("U0SARAH"), "the first card")
+    body, headers = signed_click(slack, "U0SARAH")
+    async with aiohttp.ClientSession() as http, http.post(
+            f"{bot.url}/slack/events", data=body, headers=headers) as acked:
+        assert acked.status == 200
+    code, took = await bot.terminate()
+    assert code == 0 and took < EXIT_WITHIN, (code, took)
+    assert await responses_at_core(devcore_url, clarification_of(slack, "U0SARAH")) == [
+        ("p-sarah", 0)]
+    assert not port_open(bot.port)
+    events = bot.events()
+    assert events.index("service.stopping") < events.index("service.stopped")
+    assert "worker.delivery_paused" not in events
+
+
+async def test_serve_logs_only_json_lines_whatever_the_libraries_log(
+        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+    """At debug level, bolt's unhandled-request warning, aiohttp's bad-request error with its
+    traceback, asyncio and refused requests all come out as one JSON object per line."""
+    bot = await start(core=devcore_url, slack=slack, level="debug")
+    await until(lambda: healthy(bot), "the bot to listen")
+    reader, writer = await asyncio.open_connection("127.0.0.1", bot.port)
+    writer.write(b"NOT HTTP AT ALL\r\n\r\n")
+    await writer.drain()
+    await reader.read()
+    writer.close()
+    stamp = str(int(time.time()))
+    closed = b"payload=" + json.dumps({"type": "view_closed", "user": {"id": "U0SARAH"}}).encode()
+    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=closed)
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{bot.url}/slack/events", data=b"payload=%7B%7D") as unsigned:
+            assert unsigned.status == 401
+        async with http.post(f"{bot.url}/slack/events", data=closed, headers={
+                "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature or "",
+                "Content-Type": "application/x-www-form-urlencoded"}) as acknowledged:
+            assert acknowledged.status == 200
+    code, _ = await bot.terminate()
+    assert code == 0
+    lines = bot.lines()  # raises if any line is not JSON
+    loggers = {line.get("logger", "") for line in lines}
+    assert {"asyncio", "aiohttp.server"} <= loggers and any(n.startswith("slack_bolt")
+                                                            for n in loggers)
+    assert any("exception" in line for line in lines if line["logger"] == "aiohttp.server")
+    refused = [line for line in lines if line["event"] == "slack.request_refused"]
+    assert [(r["status"], r["reason"]) for r in refused] == [(401, "invalid_signature")]
+    text = bot.stderr.read_text()
+    assert BOT_TOKEN not in text and SIGNING_SECRET not in text and CLARIFY_TOKEN not in text
+
+
+async def test_worker_role_opens_no_port(start: Any, slack: FakeSlack, devcore_url: str
+                                         ) -> None:
+    """`--role worker` delivers cards but listens on nothing; SIGTERM still exits in time."""
+    bot = await start(core=devcore_url, slack=slack, role="worker")
+    await until(lambda: slack.dm_of("U0SARAH"), "the worker's first card")
+    assert not port_open(bot.port)
+    assert "service.listening" not in bot.events()
+    code, took = await bot.terminate()
+    assert code == 0 and took < EXIT_WITHIN
+
+
+async def test_port_in_use_is_one_clear_line_and_a_failure_exit(
+        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+    """A port already taken: exit code 1, one JSON error line naming the port, no traceback."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        bot = await start(core=devcore_url, slack=slack, role="web", port=port)
+        code = await asyncio.wait_for(bot.process.wait(), 30)
+    assert code == 1
+    errors = [line for line in bot.lines() if line["level"] in ("error", "critical")]
+    assert [(e["event"], e["port"]) for e in errors] == [("service.cannot_listen", port)]
+    assert "in use" in errors[0]["error"] and "PORT" in errors[0]["error"]
+    assert "Traceback" not in bot.stderr.read_text()
+
+
+async def test_platform_port_is_honoured(start: Any, slack: FakeSlack, devcore_url: str
+                                         ) -> None:
+    """$PORT, as Heroku-like platforms set it, is the port the bot listens on."""
+    port = free_port()
+    bot = await start(core=devcore_url, slack=slack, role="web", env={"PORT": str(port)})
+    bot.port, bot.url = port, f"http://127.0.0.1:{port}"
+    await until(lambda: healthy(bot), "the bot on $PORT")
+    code, _ = await bot.terminate()
+    assert code == 0
+
+
+# ---------------------------------------------------------------- readiness and credentials
+
+
+async def test_readyz_names_a_rejected_slack_token_and_the_worker_pauses(
+        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+    """With Slack refusing the bot token, /readyz is 503 naming SLACK_BOT_TOKEN, the log says
+    which setting to fix, and no card is attempted, so nobody is failed."""
+    slack.tokens = frozenset({"xoxb-some-other-token"})
+    bot = await start(core=devcore_url, slack=slack)
+    await until(lambda: healthy(bot), "the bot to listen")
+    async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/readyz") as ready:
+        assert ready.status == 503
+        assert (await ready.json())["checks"]["slack"] == "rejected: SLACK_BOT_TOKEN"
+    await until(lambda: "worker.delivery_paused" in bot.events(), "the worker to pause")
+    assert not slack.calls_to("chat.postMessage") and not slack.calls_to("conversations.open")
+    paused = next(line for line in bot.lines() if line["event"] == "worker.delivery_paused")
+    assert paused["setting"] == "SLACK_BOT_TOKEN"
+    code, took = await bot.terminate()
+    assert code == 0 and took < EXIT_WITHIN
+
+
+async def test_readyz_names_a_rejected_core_token(start: Any, slack: FakeSlack,
+                                                  devcore_url: str) -> None:
+    """A core token the core rejects (401) is named in /readyz and in the log."""
+    bot = await start(core=devcore_url, slack=slack, env={"CLARIFY_BOT_CORE_TOKEN": "wrong"})
+    await until(lambda: healthy(bot), "the bot to listen")
+    async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/readyz") as ready:
+        assert ready.status == 503
+        assert (await ready.json())["checks"]["core"] == "rejected: CLARIFY_BOT_CORE_TOKEN"
+    await until(lambda: "worker.core_token_rejected" in bot.events(), "the worker's log")
+    assert "wrong" not in bot.stderr.read_text().replace("wrong_", "")
+    await bot.terminate()
+
+
+# ---------------------------------------------------------------- Socket Mode
+
+
+@pytest.fixture
+async def silent_server() -> AsyncIterator[tuple[str, list[object]]]:
+    """A TCP server that accepts connections and never answers (a WebSocket that hangs)."""
+    accepted: list[object] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer)
+        await reader.read()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    try:
+        yield f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}/link", accepted
+    finally:
+        server.close()
+        for writer in accepted:
+            writer.close()  # type: ignore[attr-defined]
+
+
+async def test_sigterm_while_socket_mode_hangs_connecting(
+        start: Any, slack: FakeSlack, devcore_url: str,
+        silent_server: tuple[str, list[object]]) -> None:
+    """Socket Mode whose WebSocket never answers: SIGTERM still exits 0 within 10 s."""
+    slack.socket_url, accepted = silent_server
+    bot = await start(core=devcore_url, slack=slack, mode="socket")
+    await until(lambda: accepted, "the bot to try the WebSocket")
+    code, took = await bot.terminate()
+    assert code == 0 and took < EXIT_WITHIN, (code, took)
+    bot.lines()
+
+
+async def test_sigterm_while_socket_mode_is_refused_and_retrying(
+        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+    """Socket Mode whose WebSocket URL refuses connections (slack_sdk retrying, logging each
+    failure with its traceback): SIGTERM exits 0 within 10 s; the log stays JSON."""
+    slack.socket_url = f"ws://127.0.0.1:{free_port()}/link"
+    bot = await start(core=devcore_url, slack=slack, mode="socket")
+    await until(lambda: any("exception" in line for line in bot.lines()
+                            if line.get("logger", "").startswith(("slack_sdk", "slack_bolt"))),
+                "a logged connection failure")
+    code, took = await bot.terminate()
+    assert code == 0 and took < EXIT_WITHIN, (code, took)
+    assert slack.calls_to("apps.connections.open")

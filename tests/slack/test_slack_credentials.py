@@ -1,0 +1,105 @@
+"""Credentials are checked, not assumed: a refused bot token pauses delivery, skips nobody."""
+
+from __future__ import annotations
+
+import structlog
+
+from bot.core import models as m
+from bot.store.base import DeliveryKey
+from devcore.jobs import JobRecord
+from tests.slack.conftest import Stack
+from tests.slack.fakeslack import BOT_TOKEN
+
+CRITICAL = {"authority": {"authored_by": ["p-sarah"], "named": ["p-ahmed"]},
+            "severity": "critical"}
+
+
+def revoke(stack: Stack) -> None:
+    stack.slack.tokens = frozenset()  # Slack now answers invalid_auth to the bot's token
+
+
+def restore(stack: Stack) -> None:
+    stack.slack.tokens = frozenset({BOT_TOKEN})
+
+
+def job_of(stack: Stack, cid: str) -> JobRecord:
+    return next(j for j in stack.core.jobs.jobs.values()
+                if j.payload.clarification_id == cid)
+
+
+def delivery_failures(stack: Stack) -> list[object]:
+    return [ev for ev in stack.sink.events
+            if ev.reason_code is m.ReasonCode.DELIVERY_FAILED or ev.type == "escalation_failed"]
+
+
+async def test_refused_token_pauses_delivery_and_burns_nobody(stack: Stack) -> None:
+    """With Slack refusing the bot token mid-job, no candidate or steward is failed, the job is
+    held on the same attempt, polling stops, and the log names SLACK_BOT_TOKEN."""
+    cid = await stack.create(**CRITICAL)
+    revoke(stack)
+    with structlog.testing.capture_logs() as logs:
+        await stack.burst()
+        assert await stack.engine.worker.poll_iteration() == 0  # paused: nothing more is leased
+    worker = stack.engine.worker
+    assert worker.paused is not None and worker.paused.setting == "SLACK_BOT_TOKEN"
+    paused = [x for x in logs if x["event"] == "worker.delivery_paused"]
+    assert [(x["log_level"], x["setting"]) for x in paused] == [("error", "SLACK_BOT_TOKEN")]
+    assert BOT_TOKEN not in repr(logs)
+    assert delivery_failures(stack) == [] and not stack.sink.of("skipped")
+    job = job_of(stack, cid)
+    assert (job.state, job.attempts) == (m.JobState.LEASED, 0)
+    assert not stack.slack.messages
+    await stack.engine.worker.check_credentials()  # still refused: still paused
+    assert worker.paused is not None
+    restore(stack)
+    assert await worker.check_credentials() is True
+    await worker.drain()  # the held job goes on, on the same attempt and lease
+    assert stack.card("U0SARAH", cid) and stack.card("U0AHMED", cid)
+    assert delivery_failures(stack) == []
+    job = job_of(stack, cid)  # critical: ranking[0] and [1] asked at once, as without a pause
+    assert (job.state, job.attempts) == (m.JobState.LEASED, 1)
+
+
+async def test_refused_token_at_start_pauses_before_anything_is_leased(stack: Stack) -> None:
+    """A token refused by the start-up check (auth.test) leases no job until it is accepted."""
+    cid = await stack.create(**CRITICAL)
+    revoke(stack)
+    assert await stack.engine.worker.check_credentials() is False
+    await stack.burst()
+    assert job_of(stack, cid).state is m.JobState.AVAILABLE
+    assert [c.error for c in stack.slack.calls_to("auth.test")] == ["invalid_auth"]
+    restore(stack)
+    await stack.engine.worker.check_credentials()
+    await stack.burst()
+    assert stack.card("U0SARAH", cid)
+
+
+async def test_unreachable_slack_does_not_pause_or_resume(stack: Stack) -> None:
+    """A credentials check that cannot reach Slack (5xx) changes nothing either way."""
+    worker = stack.engine.worker
+    stack.slack.fail_next("auth.test", status=503)
+    assert await worker.check_credentials() is True and worker.paused is None
+    revoke(stack)
+    await worker.check_credentials()
+    restore(stack)
+    stack.slack.fail_next("auth.test", status=503)
+    assert await worker.check_credentials() is False and worker.paused is not None
+
+
+async def test_reservation_left_by_a_refused_send_is_sent_once_after_resume(stack: Stack
+                                                                            ) -> None:
+    """The reservation taken before the refused send stays; after the resume the card is found
+    missing and sent exactly once, recorded against the same delivery key."""
+    cid = await stack.create(authority={"authored_by": ["p-sarah"]}, severity="high")
+    # conversations.open is allowed, the post is refused: the reservation exists, nothing sent
+    stack.slack.fail_next("chat.postMessage", status=200, error="token_revoked")
+    await stack.burst()
+    key = DeliveryKey(cid, "p-sarah", 0, m.DeliveryKind.QUESTION.value)
+    slot = await stack.store.slot(key)
+    assert slot is not None and slot.message_ref is None
+    await stack.engine.worker.check_credentials()
+    await stack.engine.worker.drain()
+    assert len(stack.cards_of("U0SARAH", cid)) == 1
+    slot = await stack.store.slot(key)
+    assert slot is not None and slot.message_ref is not None
+    assert delivery_failures(stack) == []
