@@ -14,13 +14,18 @@ from devcore.app import create_app
 from devcore.core import MovableClock, ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
 
+MAX_LINE = 64 * 1024
+
 
 @contextlib.asynccontextmanager
 async def serve(
     core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0
 ) -> AsyncIterator[str]:
     """Run the core's HTTP app until the block ends; yields its base URL."""
-    runner = web.AppRunner(create_app(core), access_log=None)
+    # Request lines and headers up to 64 KiB reach the app, so every parameter the contract allows
+    # (percent-encoded, at up to 12 bytes a character) gets a coded answer, not aiohttp's text 400.
+    runner = web.AppRunner(create_app(core), access_log=None, max_line_size=MAX_LINE,
+                           max_field_size=MAX_LINE)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

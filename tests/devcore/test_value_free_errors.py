@@ -160,3 +160,14 @@ async def test_a_scenario_with_a_chosen_key_is_refused_without_naming_it(core_ur
     assert response.status_code == 422 and MARK not in response.text
     assert response.json()["details"] == [
         {"loc": ["tenants", 0], "rule": "unknown_field", "msg": "unknown field"}]
+
+
+async def test_a_query_as_long_as_the_contract_allows_gets_a_coded_answer(core_url: str) -> None:
+    """The longest cursor the contract allows, percent-encoded from 4-byte characters and then
+    doubled past its maxLength, reaches the app: a coded 422 body, never aiohttp's text 400."""
+    cursor = "\U0001f600" * 1000  # 12 KB once percent-encoded, over the 8 KiB aiohttp default
+    async with httpx.AsyncClient(base_url=core_url) as http:
+        response = await http.get("/v1/clarifications", params={"cursor": cursor},
+                                  headers={"Authorization": f"Bearer {CLARIFY_TOKEN}"})
+    assert response.status_code == 422
+    assert response.json()["code"] and "\U0001f600" not in response.text
