@@ -1,15 +1,16 @@
 """The long-running service: settings → clients, store, engine, adapters, web server, loops.
 
 Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
-Roles: ``web`` serves callbacks, health and metrics and forwards the answer outbox; ``worker``
-polls jobs and sends cards and digests; ``all`` does both in one process.
+Roles: ``web`` serves callbacks (each answer is made durable in the outbox before it is
+acknowledged), health and metrics; ``worker`` polls jobs, sends cards and digests, and forwards
+the answer outbox; ``all`` does both in one process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,13 +18,14 @@ import httpx
 import structlog
 from aiohttp import web
 
-from bot.answers import AnswerService
+from bot.answers import AnswerService, OutboxPolicy
 from bot.audit import JsonLinesSink
 from bot.channel import Channel
 from bot.clock import SystemClock
 from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.metrics import REGISTRY
+from bot.outbox import ConsumerConfig, OutboxConsumers
 from bot.runtime import Engine, EngineParts, build_engine
 from bot.settings import Settings
 from bot.store.base import Store
@@ -33,7 +35,6 @@ from bot.worker import WorkerConfig
 from cards.actions import ActionCodec
 
 log = structlog.get_logger("clarify.service")
-OUTBOX_EVERY_SECONDS = 5.0
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Service:
     store: Store
     engine: Engine
     answers: AnswerService
+    consumers: OutboxConsumers
     web_app: web.Application
     socket_handler: Any = None
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
@@ -54,7 +56,9 @@ class Service:
         await site.start()
         log.info("service.listening", host=self.settings.server.host,
                  port=self.settings.server.port, role=role)
-        loops = [asyncio.create_task(self._outbox_loop())]
+        # the outbox's consumers live with the worker, off the event loop that acknowledges
+        # clicks (docs/operations.md); a web-only process makes answers durable and wakes none
+        loops = [asyncio.create_task(self.consumers.run())] if role in ("all", "worker") else []
         if role in ("all", "worker") and self.settings.clarify.enabled:
             loops.append(asyncio.create_task(self.engine.worker.run()))
         elif not self.settings.clarify.enabled:
@@ -65,20 +69,12 @@ class Service:
             await self.stopping.wait()
         finally:
             self.engine.worker.stop()
+            self.consumers.stop()
             await asyncio.gather(*loops, return_exceptions=True)
             await runner.cleanup()
 
     def stop(self) -> None:
         self.stopping.set()
-
-    async def _outbox_loop(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                await self.answers.flush_outbox()
-            except Exception as exc:  # the loop must outlive any one failure
-                log.warning("service.outbox_failed", error=type(exc).__name__)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), OUTBOX_EVERY_SECONDS)
 
 
 def _store(settings: Settings) -> Store:
@@ -128,7 +124,10 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         core = CoreClient(
             base_url=settings.core.url, token=secrets.require("core_token"),
             timeout=httpx.Timeout(settings.core.read_timeout_seconds,
-                                  connect=settings.core.connect_timeout_seconds))
+                                  connect=settings.core.connect_timeout_seconds),
+            limits=httpx.Limits(
+                max_connections=settings.core.max_connections,
+                max_keepalive_connections=settings.core.max_keepalive_connections))
         stack.push_async_callback(core.aclose)
         store = _store(settings)
         stack.push_async_callback(store.aclose)
@@ -145,14 +144,11 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
                                 lease_seconds=settings.worker.lease_seconds,
                                 heartbeat_seconds=settings.worker.heartbeat_seconds,
                                 poll_interval_seconds=settings.worker.poll_interval_seconds)))
-        answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
-                                clock=clock, on_conflict=engine.handler.notify_conflict,
-                                on_late_conflict=engine.handler.notify_late_conflict)
-        engine.handler.on_settled = answers.refresh_settled
-        REGISTRY.gauges["clarify_outbox_entries"] = _outbox_size(store)
+        answers, consumers = _answers(settings, core=core, store=store, channels=channels,
+                                      engine=engine, clock=clock)
         app = web.Application(client_max_size=256 * 1024)
         service = Service(settings=settings, core=core, store=store, engine=engine,
-                          answers=answers, web_app=app)
+                          answers=answers, consumers=consumers, web_app=app)
         app.add_routes(health_routes(service))
         if slack_parts is not None:
             service.socket_handler = _mount_slack(settings, app, slack_parts, service=service,
@@ -162,11 +158,33 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         yield service
 
 
-def _outbox_size(store: Store) -> Any:
-    async def size() -> float:
-        return float(await store.outbox_size())
+def _answers(settings: Settings, *, core: CoreClient, store: Store,
+             channels: dict[str, Channel], engine: Engine, clock: SystemClock
+             ) -> tuple[AnswerService, OutboxConsumers]:
+    table = settings.answers
+    policy = OutboxPolicy(lease_seconds=table.lease_seconds,
+                          forward_timeout_seconds=table.lease_seconds * 0.75,
+                          backoff_base_seconds=table.backoff_base_seconds,
+                          backoff_cap_seconds=table.backoff_cap_seconds,
+                          max_failures=table.max_failures)
+    answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
+                            clock=clock, on_conflict=engine.handler.notify_conflict,
+                            on_late_conflict=engine.handler.notify_late_conflict, policy=policy)
+    answers.followups.workers = table.followup_workers
+    consumers = OutboxConsumers(answers, ConsumerConfig(consumers=table.consumers,
+                                                        poll_seconds=table.poll_seconds))
+    answers.on_queued = consumers.wake
+    engine.handler.on_settled = answers.refresh_settled
+    REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
+    REGISTRY.gauges["clarify_outbox_parked"] = _gauge(store.outbox_parked)
+    return answers, consumers
 
-    return size
+
+def _gauge(read: Callable[[], Awaitable[int]]) -> Callable[[], Awaitable[float]]:
+    async def value() -> float:
+        return float(await read())
+
+    return value
 
 
 def _slack_channel(settings: Settings, *, store: Store, codec: ActionCodec, clock: SystemClock

@@ -7,6 +7,7 @@ button value and modal metadata is an opaque, signed reference decoded by the ca
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -16,6 +17,8 @@ from cards.actions import ActionCodec, ActionKind, ActionRef, InvalidActionPaylo
 ACTION_PREFIX = "clarify"
 MODAL_CALLBACK = "clarify.custom"
 MAX_BODY = 64 * 1024
+# Slack's action_ts: seconds since the epoch with up to microseconds, e.g. "1720000000.123456"
+_ACTION_TS = re.compile(r"[0-9]{1,11}\.[0-9]{1,6}")
 
 
 class MalformedPayload(ValueError):
@@ -39,6 +42,7 @@ class Click:
     channel_id: str | None
     message_ts: str | None
     trigger_id: str | None
+    action_ts: str | None = None  # when the person clicked, by Slack's clock
 
     @property
     def message_ref(self) -> str | None:
@@ -119,7 +123,22 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
                         optional=True),
         message_ts=_str(container.get("message_ts"), field="message_ts", optional=True),
         trigger_id=_str(payload.get("trigger_id"), field="trigger_id", optional=True),
+        action_ts=_action_ts(action.get("action_ts")),
     )
+
+
+def _action_ts(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _ACTION_TS.fullmatch(value):
+        raise MalformedPayload("action_ts is not a Slack timestamp")
+    return value
+
+
+def micros(stamp: str) -> int:
+    """A Slack timestamp ("1720000000.123456", or whole seconds) in microseconds."""
+    seconds, _, fraction = stamp.partition(".")
+    return int(seconds) * 1_000_000 + int(fraction.ljust(6, "0")[:6] or 0)
 
 
 def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:

@@ -24,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import SlackChannel
 from bot.answers import AnswerService
+from bot.outbox import OutboxConsumers
 from bot.audit import MemorySink
 from bot.clock import ManualClock, SystemClock
 from bot.core.client import CoreClient
@@ -72,6 +73,7 @@ class Stack:
     store: Store
     engine: Engine
     answers: AnswerService
+    consumers: OutboxConsumers
     adapter: SlackAdapter
     sink: MemorySink
     url: str
@@ -177,8 +179,10 @@ class Stack:
         return response
 
     async def settle(self) -> None:
-        """Let every answer that was acknowledged finish (core, card updates)."""
+        """Let every answer that was acknowledged finish (outbox, core, card updates)."""
         await self.adapter.drain()
+        await self.consumers.run_burst()
+        await self.answers.followups.drain()
 
 
 def _element(blocks: list[dict[str, Any]], action_id: str) -> dict[str, Any]:
@@ -216,6 +220,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
                                 on_conflict=engine.handler.notify_conflict,
                                 on_late_conflict=engine.handler.notify_late_conflict)
         engine.handler.on_settled = answers.refresh_settled
+        consumers = OutboxConsumers(answers)
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
@@ -230,7 +235,8 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         http = aiohttp.ClientSession()
         sessions.append(http)
         return Stack(core=core, clock=clock, bot=client, dev=dev_client, slack=fake_slack,
-                     store=store, engine=engine, answers=answers, adapter=adapter, sink=sink,
+                     store=store, engine=engine, answers=answers, consumers=consumers,
+                     adapter=adapter, sink=sink,
                      url=f"http://127.0.0.1:{port}", http=http, core_url=core_url)
 
     yield make
