@@ -24,11 +24,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import SlackChannel
 from bot.answers import AnswerService
-from bot.outbox import OutboxConsumers
 from bot.audit import MemorySink
 from bot.clock import ManualClock, SystemClock
 from bot.core.client import CoreClient
 from bot.core.devclient import DevCoreClient
+from bot.outbox import OutboxConsumers
 from bot.runtime import Engine
 from bot.settings import ClarifySettings
 from bot.store.base import Store
