@@ -10,68 +10,22 @@ import asyncio
 import json
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-import httpx
 import pytest
 
 from bot.clock import ManualClock
 from bot.core import models as m
-from bot.core.client import CoreClient, RetryPolicy
+from bot.core.client import CoreClient
 from bot.outbox import OutboxConsumers
 from bot.store.base import OutboxEntry
 from bot.store.errors import StoreUnavailable
-from tests.conftest import CLARIFY_TOKEN
-from tests.slack.conftest import Stack, payload_of
+from tests.slack.conftest import Stack, Switchable, payload_of, responders
 from tests.slack.fakeslack import FakeSlack, Message, SlackError
 
 RECORDING_WORDS = "is being recorded"
-
-
-class Switchable(httpx.AsyncBaseTransport):
-    """A real transport that can be switched off (connection refused) or slowed for some calls."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.down = False
-        self.delay = 0.0
-        self.slow: Callable[[httpx.Request], bool] = lambda _: True
-        self.fail_after: Callable[[httpx.Request], bool] = lambda _: False
-        self.answers_taken = 0  # answer POSTs the core actually received
-        self.answering = asyncio.Event()  # set when an answer POST is sent
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if self.down:
-            raise httpx.ConnectError("the core is switched off", request=request)
-        is_answer = request.method == "POST" and request.url.path.endswith("/answer")
-        if is_answer:
-            self.answering.set()
-        if self.delay and self.slow(request):
-            await asyncio.sleep(self.delay)  # a slow core, in real time: the ack must not wait
-        response = await self.inner.handle_async_request(request)
-        if is_answer:
-            self.answers_taken += 1
-        if self.fail_after(request):
-            self.down = True  # the core answered, then went away before anything else
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-@pytest.fixture
-def transport() -> Switchable:
-    return Switchable()
-
-
-@pytest.fixture
-async def switchable_client(core_url: str, transport: Switchable) -> AsyncIterator[CoreClient]:
-    async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN, transport=transport,
-                          retry=RetryPolicy(max_attempts=1)) as client:
-        yield client
 
 
 @pytest.fixture
@@ -103,12 +57,6 @@ def posted(slack: FakeSlack) -> Counter[str]:
         call.args["metadata"]["event_payload"]["delivery"]
         for call in slack.calls_to("chat.postMessage")
         if call.status == 200 and isinstance(call.args.get("metadata"), dict))
-
-
-async def responders(reader: CoreClient, cid: str) -> list[tuple[str, int | None]]:
-    """Who answered what, read through a client that is never switched off."""
-    c = await reader.get_clarification(clarification_id=cid)
-    return [(r.responder, r.answer_index) for r in c.responses]
 
 
 # ---------------------------------------------------------------- the core down or slow
