@@ -6,6 +6,7 @@ button value and modal metadata is an opaque, signed reference decoded by the ca
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -114,7 +115,8 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
     container = obj(payload.get("container"))
     channel = obj(payload.get("channel"))
     try:
-        ref = codec.decode(action.get("value"))
+        value = action.get("value")
+        ref = _decoded(codec, value) if isinstance(value, str) else codec.decode(value)
     except InvalidActionPayload as exc:
         raise MalformedPayload("the action value is not a valid reference") from exc
     return Click(
@@ -125,6 +127,13 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
         trigger_id=_str(payload.get("trigger_id"), field="trigger_id", optional=True),
         action_ts=_action_ts(action.get("action_ts")),
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(codec: ActionCodec, value: str) -> ActionRef:
+    """A button value's reference: a click is read before bolt dispatches it and again by its
+    listener, and the signed token is checked once (only valid tokens are remembered)."""
+    return codec.decode(value)
 
 
 def _action_ts(value: object) -> str | None:

@@ -167,3 +167,16 @@ async def test_entries_are_not_claimable_before_they_are_due(store: Store) -> No
     """An entry accepted at a time is not claimed by a caller whose now is earlier."""
     await accept(store, "a1", acted=1, now=10)
     assert await claim(store, 9) == []
+
+
+async def test_concurrent_offers_of_one_entry_store_it_once(store: Store) -> None:
+    """Many offers at once (Redis sends them in one pipeline): one is queued, the rest are
+    duplicates, and different entries offered together are each queued."""
+    import asyncio
+
+    offers = [accept(store, "same", acted=5) for _ in range(10)]
+    offers += [accept(store, f"e{n}", acted=5, key=f"k{n}") for n in range(10)]
+    got = await asyncio.gather(*offers)
+    assert got[:10].count(Acceptance.QUEUED) == 1
+    assert got[10:] == [Acceptance.QUEUED] * 10
+    assert await store.outbox_size() == 11
