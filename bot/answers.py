@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime, timedelta
@@ -33,6 +34,7 @@ from bot.core.client import CoreClient
 from bot.engine.rbac import may_read, role_in
 from bot.followups import Answered, ConflictNotifier, Followups, LateConflictNotifier, Note
 from bot.metrics import REGISTRY
+from bot.recent import Recent
 from bot.store.base import Acceptance, OutboxEntry, Store
 from cards.views import OutcomeView
 
@@ -76,6 +78,11 @@ class Callback:
         else:
             raw = f"c:{self.custom_from}:{self.custom_to}:{self.custom_note}"
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+    def who(self) -> tuple[str, str, str, str | None, str | None]:
+        """The verified chat identity, as the key of what the core said about it."""
+        return (self.tenant_id or "-", self.platform, self.user_id, self.team_id,
+                self.enterprise_id or self.aad_tenant_id)
 
     def order_key(self) -> str:
         """One chat user's answers to one clarification: accepted, and forwarded, in order."""
@@ -133,6 +140,7 @@ class OutboxPolicy:
     backoff_base_seconds: float = 2.0
     backoff_cap_seconds: float = 300.0
     max_failures: int = 5  # failures other than "the core is unavailable" before parking
+    cache_seconds: float = 10.0  # verified responders and clarifications read (bot.recent)
 
     def backoff(self, attempts: int) -> timedelta:
         seconds = self.backoff_base_seconds * 2 ** min(max(attempts - 1, 0), 20)
@@ -154,8 +162,12 @@ class AnswerService:
     # called after an entry is queued, to wake the local consumers (``bot.outbox``)
     on_queued: Callable[[], None] | None = None
     followups: Followups = field(init=False)
+    identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
+    clarifications: Recent[str, m.Clarification] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
+        self.clarifications = Recent(ttl_seconds=self.policy.cache_seconds)
         self.followups = Followups(core=self.core, store=self.store, channels=self.channels,
                                    clock=self.clock, on_conflict=self.on_conflict,
                                    on_late_conflict=self.on_late_conflict)
@@ -263,13 +275,19 @@ class AnswerService:
     async def _forward(self, entry: OutboxEntry, cb: Callback) -> Receipt:
         if cb.tenant_id is None:
             return Receipt(Verdict.OUT_OF_SCOPE, shown=Note(cb=cb))
-        person = await self._responder(cb)
+        person = self.identities.get(cb.who(), now=self.clock.now())
         if person is None:
-            return Receipt(Verdict.UNVERIFIED, shown=Note(cb=cb, unverified=True))
-        try:
-            c = await self.core.get_clarification(clarification_id=cb.clarification_id)
-        except e.ClarificationNotFound:
-            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
+            person = await self._responder(cb)
+            if person is None:
+                return Receipt(Verdict.UNVERIFIED, shown=Note(cb=cb, unverified=True))
+            self.identities.keep(cb.who(), person, now=self.clock.now())
+        c = self.clarifications.get(cb.clarification_id, now=self.clock.now())
+        if c is None:  # its tenant, workspace and document ACL: fixed for its lifetime
+            try:
+                c = await self.core.get_clarification(clarification_id=cb.clarification_id)
+            except e.ClarificationNotFound:
+                return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
+            self.clarifications.keep(c.id, c, now=self.clock.now())
         if c.tenant_id != cb.tenant_id:
             await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback named a clarification of another tenant.")
@@ -279,7 +297,6 @@ class AnswerService:
                                "The responder may not read this clarification's source.",
                                to_core=True)
             return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
-        settled_before = c.state is m.ClarificationState.ANSWERED
         request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id),
                            request_id=_request_id(entry.entry_id))
         try:
@@ -289,13 +306,19 @@ class AnswerService:
             return Receipt(Verdict.INVALID)
         except e.AlreadyAnswered:
             return Receipt(Verdict.FORWARDED, shown=Answered(
-                cb=cb, person=person, before=c, result=None, settled_before=True))
+                cb=cb, person=person, before=c, result=None, settled_before=True,
+                answered_at=time.monotonic()))
         except e.PermissionDenied:
             return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
+        answered_at = time.monotonic()
         result = answered.result
         await self._audit_answer(c, person, cb, result)
+        # after binding an answer is a conflicting attestation (or refused as the same, above):
+        # "settled before" comes from the core's answer, not from the (maybe remembered) read
+        settled_before = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
         return Receipt(Verdict.FORWARDED, result=result, shown=Answered(
-            cb=cb, person=person, before=c, result=result, settled_before=settled_before))
+            cb=cb, person=person, before=c, result=result, settled_before=settled_before,
+            answered_at=answered_at))
 
     async def _responder(self, cb: Callback) -> m.Person | None:
         """The verified PERSON behind the chat identity, or None (RESPONDER_NOT_AUTHORISED)."""

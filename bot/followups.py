@@ -12,6 +12,7 @@ view computed from an older state of the clarification never replaces a newer on
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -41,9 +42,11 @@ ConflictNotifier = Callable[[m.Clarification], Awaitable[None]]
 LateConflictNotifier = Callable[[m.Clarification, str], Awaitable[None]]
 _FOLLOW_UP_UNAVAILABLE = (e.CoreTransportError, e.ServerError, e.RateLimited)
 _PAINTED_KEPT = 100_000  # cards whose last painted state is remembered (oldest forgotten first)
-# A paint's version: (responses the clarification had when the view was computed, 1 for the
-# answering person's own outcome, 0 for a card's state). Higher wins; equal replaces.
-Version = tuple[int, int]
+# A paint's version: (when what it shows was known: the start of the read it was computed from,
+# or the arrival of the core's answer; 1 for the answering person's own outcome, 0 for a card's
+# state), on this process's monotonic clock. A card never goes back to an older version; so a
+# state read after an answer replaces that answer's outcome, one read before it does not.
+Version = tuple[float, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,7 @@ class Answered:
     before: m.Clarification
     result: m.AnswerResult | None
     settled_before: bool
+    answered_at: float = 0.0  # time.monotonic() when the core's answer arrived
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,20 +124,21 @@ class Followups:
         c, person, result = job.before, job.person, job.result
         cards = await self.store.cards(c.id)
         fresh: m.Clarification | None = None
+        read_at = time.monotonic()
         if _needs_fresh(job, cards):
             try:  # one read of the clarification after the answer serves every follow-up
                 fresh = await self.core.get_clarification(clarification_id=c.id)
             except _FOLLOW_UP_UNAVAILABLE as exc:
                 log.warning("answers.follow_up_failed", error=type(exc).__name__)
-        view, version = await self._own_view(job, fresh)
+        view, version = await self._own_view(job, fresh, read_at)
         await self._show_own(job, view, version, cards)
         if fresh is not None:
-            await self._paint_states(fresh, cards)
+            await self._paint_states(fresh, cards, read_at)
         if result is not None:
             await self._tell_steward(c.id, fresh, result, responder=person.person_id)
         return view
 
-    async def _own_view(self, job: Answered, fresh: m.Clarification | None
+    async def _own_view(self, job: Answered, fresh: m.Clarification | None, read_at: float
                         ) -> tuple[OutcomeView | None, Version]:
         """The answering person's outcome, unless later answers already changed the state (then
         their cards show that state, like everyone else's). Without ``fresh`` (not needed, or
@@ -141,16 +146,16 @@ class Followups:
         c, result = job.before, job.result
         if fresh is None:
             if result is None:
-                return None, (0, 0)
-            return _as_the_core_said(job, self.clock), (len(c.responses) + 1, 1)
+                return None, (0.0, 0)
+            return _as_the_core_said(job, self.clock), (job.answered_at, 1)
         if result is not None and fresh.responses \
                 and fresh.responses[-1].response_id != result.response_id:
-            return None, (len(fresh.responses), 0)
+            return None, (read_at, 0)
         names = await self._names(result.confirmed_by) if result is not None else []
         view = outcomes.after_answer(c, fresh, job.person, result, names=names,
                                      now=self.clock.now(),
                                      moved_on=job.settled_before or result is None)
-        return view, (len(fresh.responses), 1)
+        return view, (read_at, 1)
 
     async def _show_own(self, job: Answered, view: OutcomeView | None, version: Version,
                         cards: list[CardRecord]) -> None:
@@ -190,10 +195,12 @@ class Followups:
 
     async def refresh_now(self, clarification_id: str) -> int:
         """Show every delivered card of a clarification its current state; returns how many."""
+        read_at = time.monotonic()
         c = await self.core.get_clarification(clarification_id=clarification_id)
-        return await self._paint_states(c, await self.store.cards(c.id))
+        return await self._paint_states(c, await self.store.cards(c.id), read_at)
 
-    async def _paint_states(self, c: m.Clarification, cards: list[CardRecord]) -> int:
+    async def _paint_states(self, c: m.Clarification, cards: list[CardRecord],
+                            read_at: float) -> int:
         names = await self._names(c.quorum.confirmed_by)
         painted = 0
         for card in cards:
@@ -203,7 +210,7 @@ class Followups:
                                                 tenant_id=c.tenant_id)
             view = outcomes.card_state(c, person, card.delivery, names=names,
                                        now=self.clock.now())
-            if view is not None and await self.paint(card, view, (len(c.responses), 0)):
+            if view is not None and await self.paint(card, view, (read_at, 0)):
                 painted += 1
         return painted
 
@@ -213,7 +220,7 @@ class Followups:
         token = card.delivery.token()
         lock = self._locks.setdefault(token, asyncio.Lock())
         async with lock:
-            if self._painted.get(token, (-1, -1)) > version:
+            if self._painted.get(token, (-1.0, -1)) > version:
                 return False
             self._remember(token, version)
             try:

@@ -168,7 +168,8 @@ def _answers(settings: Settings, *, core: CoreClient, store: Store,
                           forward_timeout_seconds=table.lease_seconds * 0.75,
                           backoff_base_seconds=table.backoff_base_seconds,
                           backoff_cap_seconds=table.backoff_cap_seconds,
-                          max_failures=table.max_failures)
+                          max_failures=table.max_failures,
+                          cache_seconds=table.cache_seconds)
     answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
                             clock=clock, on_conflict=engine.handler.notify_conflict,
                             on_late_conflict=engine.handler.notify_late_conflict, policy=policy)

@@ -143,6 +143,7 @@ class AnswersSettings(_Table):
     max_failures: Int = _ints(5, 1, 100)
     backoff_base_seconds: Num = _seconds(2.0, 3600)
     backoff_cap_seconds: Num = _seconds(300.0, 86400)
+    cache_seconds: Num = _allowed(10.0, "a number of seconds from 0 (off) to 300", ge=0, le=300)
 
 
 class ServerSettings(_Table):
