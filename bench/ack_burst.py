@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/ack_burst.py [--clicks 5000] [--concurrency 50]
          [--redis redis://127.0.0.1:6379/13] [--people 5] [--consumers 8] [--role split|all]
-         [--nice 10] [--profile]
+         [--workers 1] [--nice 10] [--profile]
 
 Both sides run in one run, on 127.0.0.1, every server in its own process:
 (a) the bot: ``clarify-bot serve --role web`` (verifies, makes each answer durable, acknowledges)
@@ -352,15 +352,15 @@ async def run(args: argparse.Namespace) -> None:
     procs = Processes(logs)
     prefix = f"bench{uuid4().hex[:8]}"
     try:
-        core_port, web_port, worker_port, bare_port = (_free_port() for _ in range(4))
+        core_port, web_port, bare_port = (_free_port() for _ in range(3))
         core_url = f"http://127.0.0.1:{core_port}"
         scenario_file = logs / "scenario.toml"
         scenario_file.write_text(toml(scenario(per_person, args.people)))
         procs.start("devcore", [str(BIN / "clarify-bot"), "devcore", "--port", str(core_port),
-                                "--scenario", str(scenario_file)], nice=args.nice)
+                                "--scenario", str(scenario_file)])
         slack_proc = procs.start("fakeslack", [sys.executable, __file__, "--serve", "fakeslack",
                                                "--people", str(args.people)],
-                                 stdout=subprocess.PIPE, nice=args.nice)
+                                 stdout=subprocess.PIPE)
         await _until_up(f"{core_url}/healthz")
         assert slack_proc.stdout is not None
         slack_url = slack_proc.stdout.readline().decode().strip()
@@ -368,18 +368,19 @@ async def run(args: argparse.Namespace) -> None:
                              str(bare_port), "--slack", slack_url])
         env = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
                "SLACK_SIGNING_SECRET": SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY}
-        roles = [("web", web_port), ("worker", worker_port)] if args.role == "split" \
-            else [("all", web_port)]
-        for role, port in roles:
-            (logs / f"{role}.toml").write_text(bot_config(
+        roles = [("web", "web", web_port)] + [
+            (f"worker{n}" if n else "worker", "worker", _free_port()) for n in range(args.workers)
+        ] if args.role == "split" else [("all", "all", web_port)]
+        for name, role, port in roles:
+            (logs / f"{name}.toml").write_text(bot_config(
                 core=core_url, slack=slack_url, redis=args.redis, prefix=prefix, port=port,
                 consumers=args.consumers))
             command = [str(BIN / "clarify-bot"), "serve", "--config",
-                       str(logs / f"{role}.toml"), "--role", role]
+                       str(logs / f"{name}.toml"), "--role", role]
             if args.profile:  # cProfile of each bot process, written when it stops
-                command = [sys.executable, "-m", "cProfile", "-o", str(logs / f"{role}.prof"),
+                command = [sys.executable, "-m", "cProfile", "-o", str(logs / f"{name}.prof"),
                            *command]
-            procs.start(role, command, env=env, nice=args.nice if role == "worker" else 0)
+            procs.start(name, command, env=env, nice=args.nice if role == "worker" else 0)
         await _until_up(f"http://127.0.0.1:{web_port}/healthz")
         await _until_up(f"http://127.0.0.1:{bare_port}/slack/events", ok=(404, 405))
 
@@ -424,7 +425,8 @@ def report(args: argparse.Namespace, bare: Burst, bot: Burst, drained: float, pa
     once = all(counts[key] == 1 for key in wanted) and set(counts) == wanted
     duplicates = sum(n - 1 for n in counts.values() if n > 1)
     print(f"\n{args.clicks} clicks at concurrency {args.concurrency}; bot role {args.role}, "
-          f"{args.consumers} consumers, nice {args.nice}; logs in {logs}")
+          f"{args.workers} worker(s) of {args.consumers} consumers at nice {args.nice}; "
+          f"logs in {logs}")
     print("| side | clicks | p50 ms | p95 ms | p99 ms | max ms | acks/s | non-200 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     print(bare.row("bare bolt app (ack only)"))
@@ -463,10 +465,11 @@ def main() -> None:
     parser.add_argument("--consumers", type=int, default=8)
     parser.add_argument("--role", choices=["split", "all"], default="split")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="worker processes (outbox consumers) beside the one web process")
     parser.add_argument("--nice", type=int, default=0,
-                        help="run the worker, the reference core and the fake Slack at this "
-                             "nice level (they stand for other machines; the web process and "
-                             "the bare app keep 0)")
+                        help="run the worker processes at this nice level (background work "
+                             "beside the web process on one host; everything else keeps 0)")
     parser.add_argument("--profile", action="store_true",
                         help="profile each bot process with cProfile (.prof files in the logs folder)")
     parser.add_argument("--serve", choices=["bare", "fakeslack"])
