@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python bench/ack_burst.py [--clicks 5000] [--concurrency 50]
          [--redis redis://127.0.0.1:6379/13] [--people 5] [--consumers 8] [--role split|all]
-         [--workers 1] [--nice 10] [--profile]
+         [--workers 1] [--nice 10] [--cache-seconds 10] [--profile]
 
 Both sides run in one run, on 127.0.0.1, every server in its own process:
 (a) the bot: ``clarify-bot serve --role web`` (verifies, makes each answer durable, acknowledges)
@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -36,139 +34,31 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlencode
 from uuid import uuid4
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
-from slack_sdk.signature import SignatureVerifier  # noqa: E402
+from ack_burst_world import (  # noqa: E402
+    ACTION_KEY,
+    BOT_TOKEN,
+    CLARIFY_TOKEN,
+    SECRET,
+    TEAM,
+    Click,
+    scenario,
+    serve_bare,
+    serve_fake_slack,
+    signed,
+    toml,
+)
 
-SECRET = "bench-signing-secret-0123456789abcdef"
-ACTION_KEY = "bench-action-signing-key-0123456789abcdef"
-CLARIFY_TOKEN = "bench-clarify-token"
-DEV_TOKEN = "bench-dev-token"
-ACME_DEV_TOKEN = "dev-admin-token-local"
-BOT_TOKEN = "xoxb-fake-bot-token"  # the fake Slack's  # the bundled scenario's, replaced by the bench's own
-TEAM = "T0BENCH"
 WARM_UP = 200
 BIN = Path(sys.executable).parent
 
 
-# ---------------------------------------------------------------- the servers' own processes
-
-
-def serve_bare(port: int, slack_url: str) -> None:
-    """(b): a bolt AsyncApp on aiohttp whose only listener acknowledges (bolt's defaults; its
-    Web API client, like the bot's, points at the fake Slack for bolt's one auth.test)."""
-    from aiohttp import web
-    from slack_bolt.async_app import AsyncApp
-    from slack_sdk.web.async_client import AsyncWebClient
-
-    client = AsyncWebClient(token=BOT_TOKEN, base_url=slack_url)
-    app = AsyncApp(signing_secret=SECRET, client=client)
-
-    @app.action(re.compile(".*"))
-    async def ack_only(ack: Any) -> None:
-        await ack()
-
-    web.run_app(app.web_app(path="/slack/events"), host="127.0.0.1", port=port,
-                access_log=None, print=None)
-
-
-def serve_fake_slack(people: int) -> None:
-    from tests.slack.fakeslack import FakeSlack
-
-    async def main() -> None:
-        async with FakeSlack() as slack:
-            for n in range(people):
-                slack.add_user(_user(n))
-            print(slack.url, flush=True)
-            await asyncio.Event().wait()
-
-    asyncio.run(main())
-
-
-# ---------------------------------------------------------------- the scenario
-
-
-def _user(n: int) -> str:
-    return f"U0B{n:05d}"
-
-
-def scenario(clarifications: int, people: int) -> dict[str, Any]:
-    """One tenant, one workspace, verified viewers, and the clarifications they answer."""
-    persons = [{"id": f"p-{n}", "tenant": "bench", "display_name": f"Person {n}",
-                "memberships": [{"workspace": "bench-ws", "role": "viewer"}],
-                "slack": [{"user_id": _user(n), "team_id": TEAM}]} for n in range(people)]
-    items = [{
-        "tenant_id": "bench", "workspace_id": "bench-ws", "target": f"fact-{n}",
-        "question": "When does the lease renewal take effect?", "kind": "relative_date",
-        "detector_confidence": 0.9, "applied_candidate_confidence": 0.5,
-        "candidates": [{"label": "next quarter", "valid_from": "2026-07-01T00:00:00Z"},
-                       {"label": "next year", "valid_from": "2027-01-01T00:00:00Z"}],
-        "authority": {"authored_by": ["p-0"]},
-        "document": {"document_id": f"doc-{n}", "title": f"Lease {n}",
-                     "url": f"https://docs.bench.example/{n}", "content_hash": f"sha256:{n:08x}",
-                     "acl": {"workspace_id": "bench-ws",
-                             "read_roles": ["viewer", "editor", "steward"]}},
-        "span": {"start": 0, "end": 10, "text": "next quarter"},
-    } for n in range(clarifications)]
-    return {
-        "name": "ack-burst", "tenants": [{"id": "bench", "name": "Bench"}],
-        "workspaces": [{"id": "bench-ws", "tenant": "bench", "name": "Leases",
-                        "steward": "p-0"}],
-        "people": persons, "dev": {"tokens": [DEV_TOKEN]},
-        "tokens": [{"token": CLARIFY_TOKEN, "audience": "clarify", "tenants": ["bench"]}],
-        "clarifications": items,
-    }
-
-
-def toml(data: dict[str, Any]) -> str:
-    """The scenario as TOML (inline tables on one line each; strings as JSON writes them)."""
-    def value(v: Any) -> str:
-        if isinstance(v, bool):
-            return "true" if v else "false"
-        if isinstance(v, list):
-            return "[" + ", ".join(value(x) for x in v) + "]"
-        if isinstance(v, dict):
-            return "{ " + ", ".join(f"{k} = {value(x)}" for k, x in v.items()) + " }"
-        return json.dumps(v)
-
-    return "".join(f"{key} = {value(v)}\n" for key, v in data.items())
-
-
-# ---------------------------------------------------------------- clicks
-
-
-@dataclass(frozen=True, slots=True)
-class Click:
-    clarification_id: str
-    user: int
-    candidate: int
-
-
-def signed(click: Click, *, codec: Any, stamp: str, acted: float) -> tuple[bytes, dict[str, str]]:
-    from cards.actions import ActionKind, ActionRef
-
-    value = codec.encode(ActionRef(kind=ActionKind.ANSWER, card_ref=f"d.{click.clarification_id}",
-                                   clarification_id=click.clarification_id,
-                                   candidate=click.candidate))
-    user = _user(click.user)
-    payload = {
-        "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "team": {"id": TEAM},
-        "api_app_id": "A0BENCH", "trigger_id": "1.2.3",
-        "container": {"type": "message", "channel_id": f"D{user}", "message_ts": "1.000100"},
-        "channel": {"id": f"D{user}"},
-        "actions": [{"type": "button", "action_id": f"clarify.answer.{click.candidate}",
-                     "block_id": "answers", "value": value, "action_ts": f"{acted:.6f}"}],
-    }
-    body = urlencode({"payload": json.dumps(payload)}).encode()
-    signature = SignatureVerifier(SECRET).generate_signature(timestamp=stamp, body=body)
-    return body, {"Content-Type": "application/x-www-form-urlencoded",
-                  "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature or ""}
+# ---------------------------------------------------------------- measuring
 
 
 @dataclass
@@ -227,8 +117,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _until_up(url: str, *, ok: tuple[int, ...] = (200,), timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
+async def _until_up(url: str, *, ok: tuple[int, ...] = (200,), within: float = 60) -> None:
+    deadline = time.monotonic() + within
     async with aiohttp.ClientSession() as http:
         while time.monotonic() < deadline:
             try:
@@ -282,7 +172,7 @@ class Processes:
 
 
 def bot_config(*, core: str, slack: str, redis: str, prefix: str, port: int,
-               consumers: int) -> str:
+               consumers: int, cache_seconds: float = 10.0) -> str:
     return f"""
 [clarify]
 enabled = false
@@ -304,6 +194,7 @@ team_id = "{TEAM}"
 tenant = "bench"
 [answers]
 consumers = {consumers}
+cache_seconds = {cache_seconds}
 """
 
 
@@ -318,13 +209,15 @@ async def count_responses(core_url: str, ids: list[str]) -> Counter[tuple[str, s
     return counts
 
 
-async def until_drained(redis_url: str, prefix: str, timeout: float) -> tuple[float, int]:
-    """Seconds until the outbox is empty (polled every 20 ms), and how many are parked."""
+async def until_drained(redis_url: str, prefix: str, within: float) -> tuple[float, int]:
+    """Seconds until the outbox is empty (looked at every 20 ms), and how many are parked."""
     from bot.store.redis import RedisStore
 
     started = time.perf_counter()
     async with RedisStore.from_url(redis_url, prefix=prefix) as store:
-        while await store.outbox_size() and time.perf_counter() - started < timeout:
+        while time.perf_counter() - started < within:  # noqa: ASYNC110 - another process's work
+            if not await store.outbox_size():
+                break
             await asyncio.sleep(0.02)
         return time.perf_counter() - started, await store.outbox_parked()
 
@@ -338,6 +231,50 @@ async def forget(redis_url: str, prefix: str) -> None:
     await client.aclose()
 
 
+@dataclass(frozen=True, slots=True)
+class Servers:
+    core_url: str
+    bot_url: str
+    bare_url: str
+
+
+async def start_servers(args: argparse.Namespace, procs: Processes, *, prefix: str,
+                        clarifications: int) -> Servers:
+    """The reference core, the fake Slack, the bare app and the bot, each its own process."""
+    core_port, web_port, bare_port = (_free_port() for _ in range(3))
+    core_url = f"http://127.0.0.1:{core_port}"
+    scenario_file = procs.logs / "scenario.toml"
+    scenario_file.write_text(toml(scenario(clarifications, args.people)))
+    procs.start("devcore", [str(BIN / "clarify-bot"), "devcore", "--port", str(core_port),
+                            "--scenario", str(scenario_file)])
+    slack_proc = procs.start("fakeslack", [sys.executable, __file__, "--serve", "fakeslack",
+                                           "--people", str(args.people)], stdout=subprocess.PIPE)
+    await _until_up(f"{core_url}/healthz")
+    assert slack_proc.stdout is not None
+    slack_url = slack_proc.stdout.readline().decode().strip()
+    procs.start("bare", [sys.executable, __file__, "--serve", "bare", "--port", str(bare_port),
+                         "--slack", slack_url])
+    env = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
+           "SLACK_SIGNING_SECRET": SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY}
+    roles = [("web", "web", web_port)] + [
+        (f"worker{n}" if n else "worker", "worker", _free_port()) for n in range(args.workers)
+    ] if args.role == "split" else [("all", "all", web_port)]
+    for name, role, port in roles:
+        (procs.logs / f"{name}.toml").write_text(bot_config(
+            core=core_url, slack=slack_url, redis=args.redis, prefix=prefix, port=port,
+            consumers=args.consumers, cache_seconds=args.cache_seconds))
+        command = [str(BIN / "clarify-bot"), "serve", "--config",
+                   str(procs.logs / f"{name}.toml"), "--role", role]
+        if args.profile:  # cProfile of each bot process, written when it stops
+            command = [sys.executable, "-m", "cProfile", "-o", str(procs.logs / f"{name}.prof"),
+                       *command]
+        procs.start(name, command, env=env, nice=args.nice if role == "worker" else 0)
+    await _until_up(f"http://127.0.0.1:{web_port}/healthz")
+    await _until_up(f"http://127.0.0.1:{bare_port}/slack/events", ok=(404, 405))
+    return Servers(core_url=core_url, bot_url=f"http://127.0.0.1:{web_port}/slack/events",
+                   bare_url=f"http://127.0.0.1:{bare_port}/slack/events")
+
+
 async def run(args: argparse.Namespace) -> None:
     import logging
 
@@ -346,72 +283,35 @@ async def run(args: argparse.Namespace) -> None:
     from cards.actions import ActionCodec
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-
     per_person = -(-(args.clicks + WARM_UP) // args.people)
-    logs = Path(tempfile.mkdtemp(prefix="ack-burst-"))
-    procs = Processes(logs)
+    procs = Processes(Path(tempfile.mkdtemp(prefix="ack-burst-")))
     prefix = f"bench{uuid4().hex[:8]}"
-    try:
-        core_port, web_port, bare_port = (_free_port() for _ in range(3))
-        core_url = f"http://127.0.0.1:{core_port}"
-        scenario_file = logs / "scenario.toml"
-        scenario_file.write_text(toml(scenario(per_person, args.people)))
-        procs.start("devcore", [str(BIN / "clarify-bot"), "devcore", "--port", str(core_port),
-                                "--scenario", str(scenario_file)])
-        slack_proc = procs.start("fakeslack", [sys.executable, __file__, "--serve", "fakeslack",
-                                               "--people", str(args.people)],
-                                 stdout=subprocess.PIPE)
-        await _until_up(f"{core_url}/healthz")
-        assert slack_proc.stdout is not None
-        slack_url = slack_proc.stdout.readline().decode().strip()
-        procs.start("bare", [sys.executable, __file__, "--serve", "bare", "--port",
-                             str(bare_port), "--slack", slack_url])
-        env = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
-               "SLACK_SIGNING_SECRET": SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY}
-        roles = [("web", "web", web_port)] + [
-            (f"worker{n}" if n else "worker", "worker", _free_port()) for n in range(args.workers)
-        ] if args.role == "split" else [("all", "all", web_port)]
-        for name, role, port in roles:
-            (logs / f"{name}.toml").write_text(bot_config(
-                core=core_url, slack=slack_url, redis=args.redis, prefix=prefix, port=port,
-                consumers=args.consumers))
-            command = [str(BIN / "clarify-bot"), "serve", "--config",
-                       str(logs / f"{name}.toml"), "--role", role]
-            if args.profile:  # cProfile of each bot process, written when it stops
-                command = [sys.executable, "-m", "cProfile", "-o", str(logs / f"{name}.prof"),
-                           *command]
-            procs.start(name, command, env=env, nice=args.nice if role == "worker" else 0)
-        await _until_up(f"http://127.0.0.1:{web_port}/healthz")
-        await _until_up(f"http://127.0.0.1:{bare_port}/slack/events", ok=(404, 405))
+    codec = ActionCodec(ACTION_KEY.encode())
 
+    def requests(batch: list[Click]) -> list[tuple[bytes, dict[str, str]]]:
+        stamp, now = str(int(time.time())), time.time()
+        return [signed(c, codec=codec, stamp=stamp, acted=now + n / 1e6)
+                for n, c in enumerate(batch)]
+
+    try:
+        servers = await start_servers(args, procs, prefix=prefix, clarifications=per_person)
         ids = [f"clr-{n:05d}" for n in range(1, per_person + 1)]
         clicks = [Click(cid, user, (n + user) % 2) for n, cid in enumerate(ids)
-                  for user in range(args.people)]
-        warm, measured = clicks[:WARM_UP], clicks[WARM_UP:WARM_UP + args.clicks]
-        codec = ActionCodec(ACTION_KEY.encode())
-
-        def requests(batch: list[Click]) -> list[tuple[bytes, dict[str, str]]]:
-            stamp, now = str(int(time.time())), time.time()
-            return [signed(c, codec=codec, stamp=stamp, acted=now + n / 1e6)
-                    for n, c in enumerate(batch)]
-
-        bare_url = f"http://127.0.0.1:{bare_port}/slack/events"
-        bot_url = f"http://127.0.0.1:{web_port}/slack/events"
-        await burst(bare_url, requests(warm), args.concurrency)
-        await burst(bot_url, requests(warm), args.concurrency)
+                  for user in range(args.people)][:WARM_UP + args.clicks]
+        warm, measured = clicks[:WARM_UP], clicks[WARM_UP:]
+        await burst(servers.bare_url, requests(warm), args.concurrency)
+        await burst(servers.bot_url, requests(warm), args.concurrency)
         await until_drained(args.redis, prefix, 120)
-        load_before = os.getloadavg()
-        cpu = [procs.cpu()]
-        bare = await burst(bare_url, requests(measured), args.concurrency)
+        load_before, cpu = os.getloadavg(), [procs.cpu()]
+        bare = await burst(servers.bare_url, requests(measured), args.concurrency)
         cpu.append(procs.cpu())
-        bot = await burst(bot_url, requests(measured), args.concurrency)
+        bot = await burst(servers.bot_url, requests(measured), args.concurrency)
         cpu.append(procs.cpu())
         drained, parked = await until_drained(args.redis, prefix, 300)
         cpu.append(procs.cpu())
-        load_after = os.getloadavg()
-        counts = await count_responses(core_url, ids)
-        report(args, bare, bot, drained, parked, counts, clicks[:WARM_UP + args.clicks],
-               (load_before, load_after), logs)
+        load = (load_before, os.getloadavg())
+        counts = await count_responses(servers.core_url, ids)
+        report(args, bare, bot, drained, parked, counts, clicks, load, procs.logs)
         print_cpu(cpu, args.clicks)
     finally:
         procs.stop()
@@ -425,7 +325,8 @@ def report(args: argparse.Namespace, bare: Burst, bot: Burst, drained: float, pa
     once = all(counts[key] == 1 for key in wanted) and set(counts) == wanted
     duplicates = sum(n - 1 for n in counts.values() if n > 1)
     print(f"\n{args.clicks} clicks at concurrency {args.concurrency}; bot role {args.role}, "
-          f"{args.workers} worker(s) of {args.consumers} consumers at nice {args.nice}; "
+          f"{args.workers} worker(s) of {args.consumers} consumers at nice {args.nice}, "
+          f"{args.people} people, cache {args.cache_seconds:g} s; "
           f"logs in {logs}")
     print("| side | clicks | p50 ms | p95 ms | p99 ms | max ms | acks/s | non-200 |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -448,15 +349,6 @@ def print_cpu(cpu: list[dict[str, float]], clicks: int) -> None:
         print(f"| {name} | " + " | ".join(f"{ms:.2f} ms" for ms in phases) + " |")
 
 
-def print_cpu(cpu: list[dict[str, float]], clicks: int) -> None:
-    """CPU milliseconds per click of each process, in each phase."""
-    print("\n| process | bare burst | bot burst | bot: last ack → outbox empty |")
-    print("|---|---:|---:|---:|")
-    for name in cpu[0]:
-        phases = [(cpu[n + 1][name] - cpu[n][name]) * 1000 / clicks for n in range(3)]
-        print(f"| {name} | " + " | ".join(f"{ms:.2f} ms" for ms in phases) + " |")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--clicks", type=int, default=5000)
@@ -465,13 +357,17 @@ def main() -> None:
     parser.add_argument("--consumers", type=int, default=8)
     parser.add_argument("--role", choices=["split", "all"], default="split")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--cache-seconds", type=float, default=10.0,
+                        help="answers.cache_seconds of the bot (0: read every answer's "
+                             "responder and clarification from the core)")
     parser.add_argument("--workers", type=int, default=1,
                         help="worker processes (outbox consumers) beside the one web process")
     parser.add_argument("--nice", type=int, default=0,
                         help="run the worker processes at this nice level (background work "
                              "beside the web process on one host; everything else keeps 0)")
     parser.add_argument("--profile", action="store_true",
-                        help="profile each bot process with cProfile (.prof files in the logs folder)")
+                        help="profile each bot process with cProfile (.prof files in the logs "
+                             "folder)")
     parser.add_argument("--serve", choices=["bare", "fakeslack"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--slack")
