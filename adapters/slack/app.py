@@ -286,11 +286,17 @@ class SlackAdapter:
     def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.create_task(work)
         self.tasks.add(task)  # type: ignore[arg-type]
-        task.add_done_callback(self.tasks.discard)  # type: ignore[arg-type]
+        task.add_done_callback(self._finished)  # type: ignore[arg-type]
         return task
 
+    def _finished(self, task: asyncio.Task[object]) -> None:
+        """Forget the task; a failure is logged (type only) here, so none goes unretrieved."""
+        self.tasks.discard(task)
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            log.error("slack.task_failed", error=type(failure).__name__)
+
     async def drain(self) -> None:
-        """Wait for every answer still being handled after its acknowledgement (tests, shutdown)."""
+        """Wait for the work still running after its acknowledgement (tests, shutdown)."""
         await drain(self.tasks)
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import structlog
 
 from bot.metrics import REGISTRY
 from bot.outbox import ConsumerConfig, OutboxConsumers
@@ -248,3 +249,22 @@ def stack_callback(stack: Stack, cid: str, user_id: str) -> Any:
                     enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
                     card_ref="d.bench", message_ref=None, answer_index=0,
                     received_at=stack.clock.now())
+
+
+async def test_work_after_an_ack_that_fails_unexpectedly_is_logged_not_lost(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in work started after an acknowledgement (opening the form) is logged by its type;
+    no task is left with an exception nobody retrieved (the suite fails on those)."""
+    _, card = await two_editors(stack)
+
+    async def broken(click: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(stack.adapter, "_modal", broken)
+    with structlog.testing.capture_logs() as logs:
+        assert (await stack.click("U0AHMED", card, "clarify.custom")).status == 200
+        if stack.adapter.tasks:  # finished, but awaited by no one: only the adapter sees it
+            await asyncio.wait(set(stack.adapter.tasks))
+        await asyncio.sleep(0)
+    assert {"event": "slack.task_failed", "error": "RuntimeError",
+            "log_level": "error"} in logs
