@@ -281,13 +281,13 @@ class AnswerService:
             if person is None:
                 return Receipt(Verdict.UNVERIFIED, shown=Note(cb=cb, unverified=True))
             self.identities.keep(cb.who(), person, now=self.clock.now())
-        c = self.clarifications.get(cb.clarification_id, now=self.clock.now())
-        if c is None:  # its tenant, workspace and document ACL: fixed for its lifetime
-            try:
-                c = await self.core.get_clarification(clarification_id=cb.clarification_id)
-            except e.ClarificationNotFound:
-                return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
-            self.clarifications.keep(c.id, c, now=self.clock.now())
+        cid = cb.clarification_id
+        try:  # its tenant, workspace and document ACL: fixed for its lifetime
+            c = await self.clarifications.read(
+                cid, lambda: self.core.get_clarification(clarification_id=cid),
+                now=self.clock.now())
+        except e.ClarificationNotFound:
+            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
         if c.tenant_id != cb.tenant_id:
             await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback named a clarification of another tenant.")

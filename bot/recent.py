@@ -12,7 +12,9 @@ answers as before. 0 turns it off.
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -22,6 +24,27 @@ class Recent[K, V]:
     ttl_seconds: float = 10.0
     max_size: int = 10_000
     _kept: OrderedDict[K, tuple[V, datetime]] = field(default_factory=OrderedDict)
+    _reading: dict[K, asyncio.Future[V]] = field(default_factory=dict)
+
+    async def read(self, key: K, load: Callable[[], Awaitable[V]], *, now: datetime) -> V:
+        """The remembered value, or what ``load`` returns (then remembered). Callers asking for
+        one key at the same time share one load: a burst on one question reads it once."""
+        found = self.get(key, now=now)
+        if found is not None:
+            return found
+        loading = self._reading.get(key)
+        if loading is None:
+            loading = asyncio.ensure_future(load())
+            self._reading[key] = loading
+            loading.add_done_callback(lambda done: self._loaded(key, done))
+        value = await asyncio.shield(loading)  # one caller giving up does not cancel the rest
+        self.keep(key, value, now=now)
+        return value
+
+    def _loaded(self, key: K, done: asyncio.Future[V]) -> None:
+        self._reading.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved here: every caller may have given up meanwhile
 
     def get(self, key: K, *, now: datetime) -> V | None:
         found = self._kept.get(key)
