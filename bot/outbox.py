@@ -27,7 +27,7 @@ log = structlog.get_logger("clarify.outbox")
 class ConsumerConfig:
     consumers: int = 8
     poll_seconds: float = 0.5
-    shutdown_grace_seconds: float = 8.0
+    shutdown_grace_seconds: float = 4.0  # inside the service's 10 s from SIGTERM to exit
 
 
 @dataclass

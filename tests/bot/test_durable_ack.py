@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from bot.store.redis import RedisStore
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from tests.engine.conftest import acme_core, new_clarification
 from tests.redis_url import TEST_REDIS
+from tests.bot.test_service import _free_port
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 
 REDIS_URL = f"{TEST_REDIS}/14"
@@ -85,12 +85,6 @@ async def slack() -> AsyncIterator[FakeSlack]:
     async with FakeSlack() as fake:
         fake.add_user("U0AHMED")
         yield fake
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _start(config: Path, role: str) -> subprocess.Popen[bytes]:
