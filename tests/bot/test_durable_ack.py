@@ -28,9 +28,9 @@ from bot.core.client import CoreClient
 from bot.core.devclient import DevCoreClient
 from bot.store.redis import RedisStore
 from cards.actions import ActionCodec, ActionKind, ActionRef
+from tests.bot.test_service import _free_port
 from tests.engine.conftest import acme_core, new_clarification
 from tests.redis_url import TEST_REDIS
-from tests.bot.test_service import _free_port
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 
 REDIS_URL = f"{TEST_REDIS}/14"
