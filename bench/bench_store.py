@@ -39,7 +39,8 @@ async def bench(name: str, store: Store, n: int) -> None:
     await _timed("admit", n, lambda i: store.admit(
         key(i), item=DigestItem(f"c{i}", f"p{i % 100}", 0, "j"), day="2026-07-06",
         now=T0 + timedelta(seconds=i), cap=5, threshold=3, window_seconds=1800, batched=True))
-    await _timed("outbox_put", n, lambda i: store.outbox_put(f"a{i}", "{}", now=T0))
+    await _timed("outbox_accept", n, lambda i: store.outbox_accept(
+        f"a{i}", "{}", order_key=f"k{i}", acted_at=i, now=T0))
     await _timed("outbox_claim", n // 10, lambda i: store.outbox_claim(
         now=T0, lease_seconds=30, limit=10))
 

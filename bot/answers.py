@@ -1,52 +1,51 @@
-"""Answers: a verified button callback → a responder the core knows → the core, exactly once.
+"""Answers: a verified button callback → the durable outbox → a responder the core knows → the core.
 
-Adapters verify the request (Slack signature, Bot Framework token), acknowledge it, and hand over
-a ``Callback`` holding only what the verified request says (tenant, chat identity) and the opaque
-references the card carried. Here the chat identity becomes a PERSON through the core (only a
-verified enterprise identity answers), the person's rights are read at answer time, and the answer
-is written to the durable outbox before it is forwarded, so that an answer that reached the bot is
-never lost, and a double click, a platform retry or a replayed payload reaches the core once.
+Adapters verify the request (Slack signature, Bot Framework token) and, before acknowledging it,
+hand ``accept`` a ``Callback`` holding only what the verified request says (tenant, chat identity,
+the platform's time of the action) and the opaque references the card carried. ``accept`` is one
+store call: the answer is durable, and ordered against the same person's other answers to the same
+clarification, before the platform hears "ok". The outbox's consumers (``bot.outbox``) then call
+``process`` for each entry: the chat identity becomes a PERSON through the core (only a verified
+enterprise identity answers), the person's rights are read at answer time, the answer is
+forwarded with the entry's idempotency key, and what the cards show is handed to
+``bot.followups``. A double click, a platform retry or a replayed payload reaches the core once;
+an older action arriving after a newer one never reaches it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime, timedelta
 from enum import StrEnum
 
 import structlog
 
-from bot import outcomes
 from bot.audit import Audit, AuditEvent
-from bot.channel import Channel, ChannelError
+from bot.channel import Channel
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine.people import display_names
 from bot.engine.rbac import may_read, role_in
+from bot.followups import Answered, ConflictNotifier, Followups, LateConflictNotifier, Note
 from bot.metrics import REGISTRY
-from bot.store.base import CardRecord, DeliveryKey, Store
-from cards.views import AnswerView, OutcomeKind, OutcomeView, QuestionView
+from bot.recent import Recent
+from bot.store.base import Acceptance, OutboxEntry, Store
+from cards.views import OutcomeView
 
 log = structlog.get_logger("clarify.answers")
-DEDUPE_SECONDS = 7 * 24 * 3600
-OUTBOX_LEASE_SECONDS = 60
-OUTBOX_BACKOFF_CAP = timedelta(minutes=5)
-# Tells the workspace steward about a conflict (the engine's JobHandler.notify_conflict).
-ConflictNotifier = Callable[[m.Clarification], Awaitable[None]]
-# Tells the steward that a responder's answer after binding differs from the bound date
-# (the engine's JobHandler.notify_late_conflict); called with the responder's person id.
-LateConflictNotifier = Callable[[m.Clarification, str], Awaitable[None]]
+# The core cannot take answers now: the entry waits, and this never counts towards parking.
+UNAVAILABLE = (e.CoreTransportError, e.ServerError, e.RateLimited, TimeoutError)
 
 
 @dataclass(frozen=True, slots=True)
 class Callback:
-    """A verified callback, reduced to facts: whom it is from, which card, which answer."""
+    """A verified callback, reduced to facts: whom it is from, which card, which answer, when."""
 
     platform: str  # "slack" | "teams"
     tenant_id: str | None  # from the verified workspace → tenant mapping; None: unmapped
@@ -62,6 +61,9 @@ class Callback:
     custom_to: date | None = None
     custom_note: str = ""
     received_at: datetime | None = None
+    # the platform's time of the action (Slack: action_ts, or the signed request timestamp of a
+    # form submission), microseconds since the epoch; 0: unknown, the time of receipt is used
+    acted_at: int = 0
 
     def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
         if self.platform == "teams":
@@ -77,8 +79,22 @@ class Callback:
             raw = f"c:{self.custom_from}:{self.custom_to}:{self.custom_note}"
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
+    def who(self) -> tuple[str, str, str, str | None, str | None]:
+        """The verified chat identity, as the key of what the core said about it."""
+        return (self.tenant_id or "-", self.platform, self.user_id, self.team_id,
+                self.enterprise_id or self.aad_tenant_id)
+
+    def order_key(self) -> str:
+        """One chat user's answers to one clarification: accepted, and forwarded, in order."""
+        return f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+
+    def entry_id(self) -> str:
+        """The same action (a retry or replay of it) is the same entry, whenever it arrives."""
+        return f"{self.order_key()}|{self.acted_at}|{self.fingerprint()}"
+
     def to_json(self) -> str:
-        body = asdict(self)
+        # field by field: dataclasses.asdict deep-copies, a cost paid before every ack
+        body = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in ("custom_from", "custom_to", "received_at"):
             value = body[name]
             body[name] = value.isoformat() if value is not None else None
@@ -97,19 +113,38 @@ class Callback:
 
 class Verdict(StrEnum):
     FORWARDED = "forwarded"  # the core took it; ``result`` says what it did
-    QUEUED = "queued"  # the core is unreachable: in the outbox, the card says "being recorded"
-    DUPLICATE = "duplicate"  # the same person's same answer again: not forwarded a second time
+    QUEUED = "queued"  # in the outbox: forwarded when a consumer (or the core) is free
+    DUPLICATE = "duplicate"  # the same action again: held or settled already, not forwarded
+    STALE = "stale"  # the same person acted later on the same clarification: never forwarded
     UNVERIFIED = "unverified"  # RESPONDER_NOT_AUTHORISED: nothing forwarded
     OUT_OF_SCOPE = "out_of_scope"  # TENANT_SCOPE_MISMATCH: nothing forwarded
     NOT_ALLOWED = "not_allowed"  # unknown clarification, no read permission, refused by the core
     INVALID = "invalid"  # the core could not normalise the free-form answer: nothing bound
+    PARKED = "parked"  # failed too often: set aside for an operator, never forwarded again
 
 
 @dataclass(frozen=True, slots=True)
 class Receipt:
     verdict: Verdict
-    view: OutcomeView | None = None  # what the clicked card should now show
+    view: OutcomeView | None = None  # what the answering person's card shows (``receive`` only)
     result: m.AnswerResult | None = None
+    shown: Answered | Note | None = None  # what follows, for ``bot.followups``
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxPolicy:
+    """How the outbox retries an entry; see docs/delivery.md ("The answer outbox")."""
+
+    lease_seconds: int = 60  # an entry (and its person's key) is held this long per attempt
+    forward_timeout_seconds: float = 45.0  # one attempt ends before its lease does
+    backoff_base_seconds: float = 2.0
+    backoff_cap_seconds: float = 300.0
+    max_failures: int = 5  # failures other than "the core is unavailable" before parking
+    cache_seconds: float = 10.0  # verified responders and clarifications read (bot.recent)
+
+    def backoff(self, attempts: int) -> timedelta:
+        seconds = self.backoff_base_seconds * 2 ** min(max(attempts - 1, 0), 20)
+        return timedelta(seconds=min(seconds, self.backoff_cap_seconds))
 
 
 @dataclass
@@ -123,116 +158,171 @@ class AnswerService:
     on_conflict: ConflictNotifier | None = None
     # After binding no job comes back: without it the steward never hears of a late conflict.
     on_late_conflict: LateConflictNotifier | None = None
+    policy: OutboxPolicy = field(default_factory=OutboxPolicy)
+    # called after an entry is queued, to wake the local consumers (``bot.outbox``)
+    on_queued: Callable[[], None] | None = None
+    followups: Followups = field(init=False)
+    identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
+    clarifications: Recent[str, m.Clarification] = field(init=False)
 
-    async def receive(self, cb: Callback) -> Receipt:
-        """Handle one callback after the platform's acknowledgement."""
+    def __post_init__(self) -> None:
+        self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
+        self.clarifications = Recent(ttl_seconds=self.policy.cache_seconds)
+        self.followups = Followups(core=self.core, store=self.store, channels=self.channels,
+                                   clock=self.clock, on_conflict=self.on_conflict,
+                                   on_late_conflict=self.on_late_conflict)
+
+    # ---------------------------------------------------------------- before the acknowledgement
+
+    async def accept(self, cb: Callback, *, wake: bool = True) -> Verdict:
+        """Make the answer durable and ordered: one store call, before the platform's ack.
+        ``wake`` False: the caller forwards it itself (``forward_now``)."""
         if cb.tenant_id is None:
             await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback came from a workspace mapped to no tenant.")
-            return Receipt(Verdict.OUT_OF_SCOPE)
-        entry_id = f"{cb.clarification_id}|{cb.fingerprint()}|{uuid.uuid4().hex[:12]}"
-        # durable first: from here on the answer survives a crash or an unreachable core
-        now = self.clock.now()
-        await self.store.outbox_put(entry_id, cb.to_json(), now=now)
-        # held by this attempt for a lease, so that the outbox loop does not forward it too
-        await self.store.outbox_retry(entry_id, at=now + timedelta(seconds=OUTBOX_LEASE_SECONDS))
-        return await self._process(entry_id, cb, first=True)
+            return Verdict.OUT_OF_SCOPE
+        cb = _with_acted(cb, self.clock)
+        got = await self.store.outbox_accept(cb.entry_id(), cb.to_json(),
+                                             order_key=cb.order_key(), acted_at=cb.acted_at,
+                                             now=self.clock.now())
+        if got is Acceptance.QUEUED:
+            if wake and self.on_queued is not None:
+                self.on_queued()
+            return Verdict.QUEUED
+        verdict = Verdict.STALE if got is Acceptance.STALE else Verdict.DUPLICATE
+        if verdict is Verdict.STALE:
+            await self._stale(cb)
+        REGISTRY.inc("clarify_answers_total", verdict=verdict.value)
+        return verdict
 
-    async def flush_outbox(self, *, limit: int = 50) -> int:
-        """Forward queued answers whose time has come; returns how many were settled."""
-        settled = 0
-        entries = await self.store.outbox_claim(now=self.clock.now(),
-                                                lease_seconds=OUTBOX_LEASE_SECONDS, limit=limit)
-        for entry in entries:
-            cb = Callback.from_json(entry.payload)
-            receipt = await self._process(entry.entry_id, cb, first=False)
-            if receipt.verdict is Verdict.QUEUED:
-                delay = min(timedelta(seconds=5 * 2 ** min(entry.attempts, 10)), OUTBOX_BACKOFF_CAP)
-                await self.store.outbox_retry(entry.entry_id, at=self.clock.now() + delay)
-                continue
-            settled += 1
-            if receipt.view is not None and cb.message_ref is not None:
-                await self._update_clicked(cb, receipt.view)
-        return settled
+    # ---------------------------------------------------------------- one outbox entry
+
+    async def process(self, entry: OutboxEntry, *, inline: bool = False) -> Receipt:
+        """Forward one claimed entry and settle it: done, retried with backoff, or parked. Never
+        raises for the entry's sake: a bug, a malformed entry or a refusal ends here."""
+        with structlog.contextvars.bound_contextvars(**_log_ids(entry)):
+            return await self._process(entry, inline=inline)
+
+    async def _process(self, entry: OutboxEntry, *, inline: bool) -> Receipt:
+        try:
+            receipt = await self._attempt(entry)
+        except UNAVAILABLE as exc:
+            log.warning("answers.core_unavailable", error=type(exc).__name__)
+            return await self._later(entry, failed=False)
+        except Exception as exc:  # whatever it is, it stays with this entry
+            log.error("answers.entry_failed", error=type(exc).__name__,
+                      attempts=entry.attempts, failures=entry.failures + 1)
+            if entry.failures + 1 >= self.policy.max_failures:
+                return await self._park(entry, reason=type(exc).__name__)
+            return await self._later(entry, failed=True)
+        await self.store.outbox_done(entry)
+        REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
+        if receipt.shown is None:
+            return receipt
+        if inline:
+            return replace(receipt, view=await self.followups.run_now(receipt.shown))
+        self.followups.submit(receipt.shown)
+        return receipt
+
+    async def receive(self, cb: Callback) -> Receipt:
+        """Accept and forward at once, showing the outcome before returning (the demo, forms)."""
+        cb = _with_acted(cb, self.clock)
+        verdict = await self.accept(cb)
+        if verdict is not Verdict.QUEUED:
+            return Receipt(verdict)
+        return await self.forward_now(cb, inline=True)
+
+    async def forward_now(self, cb: Callback, *, inline: bool = False) -> Receipt:
+        """Forward an accepted answer in this task (unless a consumer holds it already);
+        ``inline`` shows its outcome before returning too."""
+        claimed = await self.store.outbox_claim(now=self.clock.now(),
+                                                lease_seconds=self.policy.lease_seconds,
+                                                limit=1, entry_id=cb.entry_id())
+        if not claimed:
+            return Receipt(Verdict.QUEUED)
+        return await self.process(claimed[0], inline=inline)
+
+    async def _attempt(self, entry: OutboxEntry) -> Receipt:
+        cb = Callback.from_json(entry.payload)
+        if entry.stale:
+            await self._stale(cb)
+            return Receipt(Verdict.STALE)
+        async with asyncio.timeout(self.policy.forward_timeout_seconds):
+            return await self._forward(entry, cb)
+
+    async def _later(self, entry: OutboxEntry, *, failed: bool) -> Receipt:
+        await self.store.outbox_retry(entry, at=self.clock.now() + self.policy.backoff(
+            entry.attempts), failed=failed)
+        REGISTRY.inc("clarify_answers_total", verdict=Verdict.QUEUED.value)
+        if entry.attempts != 1 or failed:
+            return Receipt(Verdict.QUEUED)
+        # the first try found the core away: the person learns that it is being recorded
+        note = Note(cb=Callback.from_json(entry.payload), recording=True)
+        self.followups.submit(note)
+        return Receipt(Verdict.QUEUED, shown=note)
+
+    async def _park(self, entry: OutboxEntry, *, reason: str) -> Receipt:
+        await self.store.outbox_park(entry, reason=reason, now=self.clock.now())
+        REGISTRY.inc("clarify_outbox_parked_total")
+        REGISTRY.inc("clarify_answers_total", verdict=Verdict.PARKED.value)
+        await self.audit.emit(AuditEvent(
+            type="answer_parked", at=self.clock.now(),
+            clarification_id=entry.order_key.partition("|")[0] or "-",
+            message=f"An answer failed {entry.failures + 1} times ({reason}) and was set aside "
+                    "in the outbox for an operator; it will not be forwarded on its own.",
+            extra={"entry": _request_id(entry.entry_id), "error": reason},
+        ), to_core=False)
+        return Receipt(Verdict.PARKED)
 
     # ---------------------------------------------------------------- the pipeline
 
-    async def _process(self, entry_id: str, cb: Callback, *, first: bool) -> Receipt:
-        try:
-            receipt = await self._forward(entry_id, cb, first=first)
-        except (e.CoreTransportError, e.ServerError, e.RateLimited) as exc:
-            log.warning("answers.core_unreachable", error=type(exc).__name__)
-            REGISTRY.inc("clarify_answers_total", verdict=Verdict.QUEUED.value)
-            return Receipt(Verdict.QUEUED, self._recording_view(cb))
-        await self.store.outbox_done(entry_id)
-        REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
-        return receipt
-
-    async def _forward(self, entry_id: str, cb: Callback, *, first: bool) -> Receipt:
-        assert cb.tenant_id is not None
-        person = await self._responder(cb)
+    async def _forward(self, entry: OutboxEntry, cb: Callback) -> Receipt:
+        if cb.tenant_id is None:
+            return Receipt(Verdict.OUT_OF_SCOPE, shown=Note(cb=cb))
+        person = self.identities.get(cb.who(), now=self.clock.now())
         if person is None:
-            return Receipt(Verdict.UNVERIFIED, self._unverified_view(cb))
-        try:
-            c = await self.core.get_clarification(clarification_id=cb.clarification_id)
+            person = await self._responder(cb)
+            if person is None:
+                return Receipt(Verdict.UNVERIFIED, shown=Note(cb=cb, unverified=True))
+            self.identities.keep(cb.who(), person, now=self.clock.now())
+        cid = cb.clarification_id
+        try:  # its tenant, workspace and document ACL: fixed for its lifetime
+            c = await self.clarifications.read(
+                cid, lambda: self.core.get_clarification(clarification_id=cid),
+                now=self.clock.now())
         except e.ClarificationNotFound:
-            return Receipt(Verdict.NOT_ALLOWED)
+            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
         if c.tenant_id != cb.tenant_id:
             await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback named a clarification of another tenant.")
-            return Receipt(Verdict.OUT_OF_SCOPE)
+            return Receipt(Verdict.OUT_OF_SCOPE, shown=Note(cb=cb))
         if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
             await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
                                "The responder may not read this clarification's source.",
                                to_core=True)
-            return Receipt(Verdict.NOT_ALLOWED)
-        if first and await self._duplicate(cb, person):
-            return Receipt(Verdict.DUPLICATE)
-        settled_before = c.state is m.ClarificationState.ANSWERED
+            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
         request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id),
-                           request_id=_request_id(entry_id))
+                           request_id=_request_id(entry.entry_id))
         try:
             answered = await self.core.answer_clarification(clarification_id=c.id,
                                                             request=request)
         except (e.AnswerUnnormalisable, e.AnswerIndexOutOfRange):
-            await self.store.swap_latest("answer", _who(cb, person), "", ttl_seconds=1)
             return Receipt(Verdict.INVALID)
         except e.AlreadyAnswered:
-            return Receipt(Verdict.FORWARDED, await self._view(c, person, None, moved_on=True))
+            return Receipt(Verdict.FORWARDED, shown=Answered(
+                cb=cb, person=person, before=c, result=None, settled_before=True,
+                answered_at=time.monotonic()))
         except e.PermissionDenied:
-            return Receipt(Verdict.NOT_ALLOWED)
+            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
+        answered_at = time.monotonic()
         result = answered.result
-        # the core has it: never forwarded again, or a replay could supersede a later answer
-        await self.store.outbox_done(entry_id)
         await self._audit_answer(c, person, cb, result)
-        fresh: m.Clarification | None = None
-        try:  # one read of the clarification after the answer serves every follow-up
-            fresh = await self.core.get_clarification(clarification_id=c.id)
-            view = await self._view(c, person, result, moved_on=settled_before, fresh=fresh)
-            await self._refresh(fresh, except_ref=cb.message_ref)
-        except (e.CoreTransportError, e.ServerError, e.RateLimited) as exc:
-            log.warning("answers.follow_up_failed", error=type(exc).__name__)
-            view = self._taken_view(c, person, cb, result)
-        await self._tell_steward(c.id, fresh, result, responder=person.person_id)
-        return Receipt(Verdict.FORWARDED, view, result)
-
-    async def _tell_steward(self, clarification_id: str, fresh: m.Clarification | None,
-                            result: m.AnswerResult, *, responder: str) -> None:
-        """A conflict reaches the steward now: before binding one notice per clarification,
-        after binding (a conflicting attestation) one per late responder; both are idempotent."""
-        conflicted = result.state is m.ClarificationState.CONFLICTED
-        late = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
-        if not (conflicted and self.on_conflict) and not (late and self.on_late_conflict):
-            return
-        try:
-            if fresh is None:  # the follow-up read failed: one more try for the steward's sake
-                fresh = await self.core.get_clarification(clarification_id=clarification_id)
-            if conflicted and self.on_conflict is not None:
-                await self.on_conflict(fresh)
-            elif late and self.on_late_conflict is not None:
-                await self.on_late_conflict(fresh, responder)
-        except e.CoreError as exc:  # conflicted: the worker's next pass over the job tells them
-            log.warning("answers.steward_not_told", error=type(exc).__name__, late=late)
+        # after binding an answer is a conflicting attestation (or refused as the same, above):
+        # "settled before" comes from the core's answer, not from the (maybe remembered) read
+        settled_before = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+        return Receipt(Verdict.FORWARDED, result=result, shown=Answered(
+            cb=cb, person=person, before=c, result=result, settled_before=settled_before,
+            answered_at=answered_at))
 
     async def _responder(self, cb: Callback) -> m.Person | None:
         """The verified PERSON behind the chat identity, or None, refused with its reason:
@@ -255,85 +345,21 @@ class AnswerService:
             return None
         return resolved.person
 
-    async def _duplicate(self, cb: Callback, person: m.Person) -> bool:
-        previous = await self.store.swap_latest("answer", _who(cb, person), cb.fingerprint(),
-                                                ttl_seconds=DEDUPE_SECONDS)
-        return previous == cb.fingerprint()
-
-    # ---------------------------------------------------------------- card views
-
-    async def _view(self, c: m.Clarification, person: m.Person, result: m.AnswerResult | None,
-                    *, moved_on: bool, fresh: m.Clarification | None = None) -> OutcomeView:
-        """The answering person's card; ``fresh`` is the clarification after the answer."""
-        if fresh is None:
-            fresh = await self.core.get_clarification(clarification_id=c.id)
-        names = await self._names(result.confirmed_by) if result is not None else []
-        return outcomes.after_answer(c, fresh, person, result, names=names,
-                                     now=self.clock.now(), moved_on=moved_on)
+    # ---------------------------------------------------------------- cards of settled work
 
     async def refresh_settled(self, clarification_id: str) -> int:
         """Every delivered card of a clarification that was settled elsewhere (core CLI, API)."""
-        return await self.refresh_cards(clarification_id, except_ref=None)
-
-    async def refresh_cards(self, clarification_id: str, *, except_ref: str | None) -> int:
-        """Show every other delivered card of the clarification its new state."""
-        c = await self.core.get_clarification(clarification_id=clarification_id)
-        return await self._refresh(c, except_ref=except_ref)
-
-    async def _refresh(self, c: m.Clarification, *, except_ref: str | None) -> int:
-        cards = await self.store.cards(c.id)
-        updated = 0
-        for card in cards:
-            if card.message_ref == except_ref:
-                continue  # the clicked card is the adapter's
-            if card.delivery.kind != m.DeliveryKind.QUESTION.value:
-                continue  # digest entries (recorded as such) are never rewritten
-            view = await self._card_view(c, card)
-            if view is None:
-                continue
-            try:
-                await self.channels[card.platform].update(card, view)
-                updated += 1
-            except (ChannelError, KeyError) as exc:
-                log.warning("answers.card_update_failed", error=type(exc).__name__)
-        return updated
-
-    async def _card_view(self, c: m.Clarification, card: CardRecord
-                         ) -> OutcomeView | QuestionView | None:
-        person = await self.core.get_person(person_id=card.delivery.person_id,
-                                            tenant_id=c.tenant_id)
-        names = await self._names(c.quorum.confirmed_by)
-        return outcomes.card_state(c, person, card.delivery, names=names, now=self.clock.now())
-
-    async def _names(self, person_ids: list[str]) -> list[str]:
-        names = await display_names(self.core, person_ids)
-        return [names.get(person_id, person_id) for person_id in person_ids]
-
-    def _taken_view(self, c: m.Clarification, person: m.Person, cb: Callback,
-                    result: m.AnswerResult) -> OutcomeView:
-        chosen = next((x for x in c.candidates if x.index == cb.answer_index), None)
-        answer = AnswerView(valid_from=chosen.valid_from, valid_to=chosen.valid_to) \
-            if chosen else _cb_answer(cb)
-        return outcomes.as_the_core_said(c, person, result, chosen=answer, now=self.clock.now())
-
-    def _recording_view(self, cb: Callback) -> OutcomeView:
-        return outcomes.placeholder(OutcomeKind.RECORDING, cb.clarification_id,
-                                    answer=_cb_answer(cb), now=self.clock.now())
-
-    def _unverified_view(self, cb: Callback) -> OutcomeView:
-        return outcomes.placeholder(OutcomeKind.IDENTITY_UNVERIFIED, cb.clarification_id,
-                                    answer=None, now=self.clock.now())
-
-    async def _update_clicked(self, cb: Callback, view: OutcomeView) -> None:
-        assert cb.message_ref is not None
-        card = CardRecord(delivery=DeliveryKey(cb.clarification_id, cb.user_id, 0, "question"),
-                          platform=cb.platform, message_ref=cb.message_ref)
-        try:
-            await self.channels[cb.platform].update(card, view)
-        except (ChannelError, KeyError) as exc:
-            log.warning("answers.card_update_failed", error=type(exc).__name__)
+        return await self.followups.refresh_now(clarification_id)
 
     # ---------------------------------------------------------------- audit
+
+    async def _stale(self, cb: Callback) -> None:
+        await self.audit.emit(AuditEvent(
+            type="answer_stale", at=self.clock.now(), clarification_id=cb.clarification_id,
+            channel=cb.platform, extra={"chat_user": cb.user_id},
+            message="An answer arrived after a later answer of the same person to the same "
+                    "question; it was not forwarded and is shown to no one.",
+        ), to_core=False)
 
     async def _refuse(self, cb: Callback, reason: m.ReasonCode, message: str, *,
                       to_core: bool = False) -> None:
@@ -352,8 +378,19 @@ class AnswerService:
         ), to_core=False)
 
 
-def _who(cb: Callback, person: m.Person) -> str:
-    return f"{cb.clarification_id}|{person.person_id}"
+def _with_acted(cb: Callback, clock: Clock) -> Callback:
+    """The callback as ``accept`` stored it (the time of receipt when the platform gave none)."""
+    if cb.acted_at > 0:
+        return cb
+    received = cb.received_at or clock.now()
+    return replace(cb, acted_at=round(received.timestamp() * 1_000_000))
+
+
+def _log_ids(entry: OutboxEntry) -> dict[str, str]:
+    """The ids every log line of one entry's work carries: its clarification and chat user,
+    read from the entry's order key (``Callback.order_key``), never from its answer."""
+    clarification_id, platform, _, user = (entry.order_key.split("|") + ["-"] * 4)[:4]
+    return {"clarification_id": clarification_id, "platform": platform, "chat_user": user}
 
 
 def _request_id(entry_id: str) -> str:
@@ -377,9 +414,3 @@ def _request(cb: Callback, person: m.Person, *, rights: m.Role | None,
         rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
         message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
     )
-
-
-def _cb_answer(cb: Callback) -> AnswerView | None:
-    if cb.answer_index is not None:
-        return None
-    return outcomes.custom_answer_view(cb.custom_from, cb.custom_to)

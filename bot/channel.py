@@ -81,6 +81,12 @@ class Channel(Protocol):
         """Replace a delivered card with its new state. Raises ChannelError."""
         ...
 
+    async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
+        """Tell one person privately, next to a message (a reference this channel returned, or
+        the one a verified callback came from): ``view``, or None for "this is not available".
+        Nobody else sees it (Slack: an ephemeral message). Raises ChannelError."""
+        ...
+
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         """The reference of a message already sent for this key, if any (crash reconciliation).
 

@@ -52,7 +52,9 @@ def devcore(scenario: str, host: str, port: int) -> None:
 @click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None,
               help="The TOML settings file (default: $CLARIFY_BOT_CONFIG).")
 @click.option("--role", type=click.Choice(["all", "web", "worker"]), default="all",
-              show_default=True, help="web: callbacks and outbox; worker: jobs; all: both.")
+              show_default=True,
+              help="web: callbacks (answers made durable); worker: jobs and answer forwarding; "
+                   "all: both.")
 def serve(config: Path | None, role: str) -> None:
     """Run the bot: callbacks, health and metrics over HTTP, and the job worker."""
     import structlog

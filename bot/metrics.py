@@ -16,6 +16,8 @@ _HELP = {
     "clarify_skips_total": "Candidates skipped, by reason code.",
     "clarify_answers_total": "Callbacks handled, by verdict.",
     "clarify_outbox_entries": "Answers waiting in the outbox for the core.",
+    "clarify_outbox_parked": "Answers set aside in the outbox after failing too often.",
+    "clarify_outbox_parked_total": "Answers parked since the process started.",
 }
 
 

@@ -1,25 +1,27 @@
 """The long-running service: settings → clients, store, engine, adapters, web server, loops.
 
 Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
-Roles: ``web`` serves callbacks, health and metrics and forwards the answer outbox; ``worker``
-polls jobs and sends cards and digests and opens no port; ``all`` does both in one process.
-On stop (SIGTERM) the service stops taking requests first (Socket Mode connection, then the
-listening socket), then finishes acknowledged answers and in-flight jobs, all within 10 seconds.
+Roles: ``web`` serves callbacks (each answer is made durable in the outbox before it is
+acknowledged), health and metrics; ``worker`` polls jobs, sends cards and digests, forwards the
+answer outbox and opens no port; ``all`` does both in one process. On stop (SIGTERM) the service
+stops taking requests first (Socket Mode connection, then the listening socket), then finishes
+acknowledged answers and in-flight jobs, all within 10 seconds.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import httpx
 import structlog
 from aiohttp import web
 
-from bot.answers import AnswerService
+from bot.answers import AnswerService, OutboxPolicy
 from bot.audit import JsonLinesSink
 from bot.channel import Channel, CredentialsRejected
 from bot.clock import SystemClock
@@ -27,6 +29,7 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.health import Check, Readiness, Refused
 from bot.metrics import REGISTRY
+from bot.outbox import ConsumerConfig, OutboxConsumers
 from bot.runtime import Engine, EngineParts, build_engine
 from bot.settings import Settings
 from bot.store.base import Store
@@ -36,7 +39,6 @@ from bot.worker import CORE_TOKEN_SETTING, WorkerConfig
 from cards.actions import ActionCodec
 
 log = structlog.get_logger("clarify.service")
-OUTBOX_EVERY_SECONDS = 5.0
 # Stopping: each step bounded so SIGTERM to exit stays well inside the 10 s platforms allow
 # before SIGKILL. Closing Socket Mode, then the HTTP listener (in-flight requests get this long),
 # then finishing acknowledged answers and in-flight jobs side by side.
@@ -59,6 +61,7 @@ class Service:
     store: Store
     engine: Engine
     answers: AnswerService
+    consumers: OutboxConsumers
     web_app: web.Application
     readiness: Readiness = field(default_factory=Readiness)
     socket_handler: Any = None
@@ -68,7 +71,9 @@ class Service:
     async def run(self, *, role: str = "all") -> None:
         runner = await self._listen(role) if role != "worker" else None
         await self.readiness.log_problems()  # names any setting a dependency refuses
-        loops = [asyncio.create_task(self._outbox_loop())]
+        # the outbox's consumers live with the worker, off the event loop that acknowledges
+        # clicks (docs/operations.md); a web-only process makes answers durable and wakes none
+        loops = [asyncio.create_task(self.consumers.run())] if role in ("all", "worker") else []
         if role in ("all", "worker") and self.settings.clarify.enabled:
             loops.append(asyncio.create_task(self.engine.worker.run()))
         elif not self.settings.clarify.enabled:
@@ -99,6 +104,7 @@ class Service:
                                     socket: asyncio.Task[None] | None) -> None:
         log.info("service.stopping")
         self.engine.worker.stop()
+        self.consumers.stop()
         if socket is not None:
             socket.cancel()
             with contextlib.suppress(Exception):
@@ -120,15 +126,6 @@ class Service:
 
     def stop(self) -> None:
         self.stopping.set()
-
-    async def _outbox_loop(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                await self.answers.flush_outbox()
-            except Exception as exc:  # the loop must outlive any one failure
-                log.warning("service.outbox_failed", error=type(exc).__name__)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), OUTBOX_EVERY_SECONDS)
 
 
 def _store(settings: Settings) -> Store:
@@ -194,7 +191,10 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         core = CoreClient(
             base_url=settings.core.url, token=secrets.require("core_token"),
             timeout=httpx.Timeout(settings.core.read_timeout_seconds,
-                                  connect=settings.core.connect_timeout_seconds))
+                                  connect=settings.core.connect_timeout_seconds),
+            limits=httpx.Limits(
+                max_connections=settings.core.max_connections,
+                max_keepalive_connections=settings.core.max_keepalive_connections))
         stack.push_async_callback(core.aclose)
         store = _store(settings)
         stack.push_async_callback(store.aclose)
@@ -204,6 +204,7 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         if "slack" in settings.clarify.channels:
             slack_parts = _slack_channel(settings, store=store, codec=codec, clock=clock)
             channels["slack"] = slack_parts[1]
+            stack.push_async_callback(slack_parts[0].session.close)
         engine = build_engine(EngineParts(
             core=core, store=store, channels=channels, clarify=settings.clarify, clock=clock,
             audit_sink=_audit_sink(settings), slack=settings.slack, teams=settings.teams,
@@ -212,17 +213,14 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
                                 heartbeat_seconds=settings.worker.heartbeat_seconds,
                                 poll_interval_seconds=settings.worker.poll_interval_seconds,
                                 shutdown_grace_seconds=FINISH_WORK_SECONDS)))
-        answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
-                                clock=clock, on_conflict=engine.handler.notify_conflict,
-                                on_late_conflict=engine.handler.notify_late_conflict)
-        engine.handler.on_settled = answers.refresh_settled
-        REGISTRY.gauges["clarify_outbox_entries"] = _outbox_size(store)
+        answers, consumers = _answers(settings, core=core, store=store, channels=channels,
+                                      engine=engine, clock=clock)
         app = web.Application(client_max_size=256 * 1024)
         slack_channel = slack_parts[1] if slack_parts is not None else None
         if slack_channel is not None:
             engine.worker.credentials = slack_channel.check_credentials
         service = Service(settings=settings, core=core, store=store, engine=engine,
-                          answers=answers, web_app=app,
+                          answers=answers, consumers=consumers, web_app=app,
                           readiness=readiness_checks(store=store, core=core, slack=slack_channel))
         app.add_routes(health_routes(service.readiness))
         if slack_parts is not None:
@@ -233,11 +231,34 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         yield service
 
 
-def _outbox_size(store: Store) -> Any:
-    async def size() -> float:
-        return float(await store.outbox_size())
+def _answers(settings: Settings, *, core: CoreClient, store: Store,
+             channels: dict[str, Channel], engine: Engine, clock: SystemClock
+             ) -> tuple[AnswerService, OutboxConsumers]:
+    table = settings.answers
+    policy = OutboxPolicy(lease_seconds=table.lease_seconds,
+                          forward_timeout_seconds=table.lease_seconds * 0.75,
+                          backoff_base_seconds=table.backoff_base_seconds,
+                          backoff_cap_seconds=table.backoff_cap_seconds,
+                          max_failures=table.max_failures,
+                          cache_seconds=table.cache_seconds)
+    answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
+                            clock=clock, on_conflict=engine.handler.notify_conflict,
+                            on_late_conflict=engine.handler.notify_late_conflict, policy=policy)
+    answers.followups.workers = table.followup_workers
+    consumers = OutboxConsumers(answers, ConsumerConfig(consumers=table.consumers,
+                                                        poll_seconds=table.poll_seconds))
+    answers.on_queued = consumers.wake
+    engine.handler.on_settled = answers.refresh_settled
+    REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
+    REGISTRY.gauges["clarify_outbox_parked"] = _gauge(store.outbox_parked)
+    return answers, consumers
 
-    return size
+
+def _gauge(read: Callable[[], Awaitable[int]]) -> Callable[[], Awaitable[float]]:
+    async def value() -> float:
+        return float(await read())
+
+    return value
 
 
 def _slack_channel(settings: Settings, *, store: Store, codec: ActionCodec, clock: SystemClock
@@ -246,8 +267,10 @@ def _slack_channel(settings: Settings, *, store: Store, codec: ActionCodec, cloc
 
     from adapters.slack.channel import SlackChannel
 
+    # one pooled session for every Web API call: without it slack_sdk opens a session, a
+    # connection and a TLS context per call, which under a burst costs more than the call
     client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
-                            base_url=settings.slack.api_url)
+                            base_url=settings.slack.api_url, session=aiohttp.ClientSession())
     return client, SlackChannel(client=client, codec=codec, store=store, clock=clock)
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 import structlog
@@ -19,6 +22,34 @@ CLARIFY_TOKEN = "dev-clarify-token-acme"
 INGEST_TOKEN = "dev-ingest-token-acme"
 DEV_TOKEN = "dev-admin-token-local"
 START = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
+
+
+# Every context an event loop reported for a task or future whose exception nobody retrieved.
+# Recorded at the loop (not the ``asyncio`` logger, which a command under test may reconfigure).
+_UNRETRIEVED: list[dict[str, Any]] = []
+_report = asyncio.BaseEventLoop.call_exception_handler
+
+
+def _recording(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if "never retrieved" in str(context.get("message", "")):
+        _UNRETRIEVED.append(context)
+    _report(loop, context)  # type: ignore[arg-type]
+
+
+asyncio.BaseEventLoop.call_exception_handler = _recording  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _no_unretrieved_task_exceptions() -> Iterator[None]:
+    """A test fails when a task it started ended with an exception nobody retrieved."""
+    gc.collect()
+    _UNRETRIEVED.clear()
+    yield
+    gc.collect()  # a finished task reports its lost exception when it is collected
+    found, _UNRETRIEVED[:] = list(_UNRETRIEVED), []
+    if found:
+        shown = "; ".join(f"{c.get('message')}: {c.get('exception')!r}" for c in found)
+        pytest.fail(f"Task exception was never retrieved ({len(found)}): {shown}")
 
 
 @pytest.fixture(autouse=True)

@@ -52,20 +52,17 @@ from bot.engine import views
 from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read
 from bot.settings import SlackSettings
-from bot.store.base import CardRecord, DeliveryKey
+from bot.store.base import DeliveryKey
 from cards import slack as blocks
 from cards import text as card_text
-from cards.actions import (
-    ActionCodec,
-    ActionKind,
-    custom_input_ids,
-    read_custom_answer,
-)
-from cards.views import CustomError, CustomFormView, OutcomeView, Viewer
+from cards.actions import ActionCodec, ActionKind, custom_input_ids, read_custom_answer
+from cards.views import CustomError, CustomFormView, Viewer
 
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
+
+
 @dataclass
 class SlackAdapter:
     app: AsyncApp
@@ -174,17 +171,21 @@ class SlackAdapter:
         self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
         self.app.view(blocks.CUSTOM_CALLBACK)(self.on_custom_submit)
 
-    async def on_answer(self, ack: Any, body: dict[str, Any]) -> None:
-        await ack()
+    async def on_answer(self, ack: Any, body: dict[str, Any], request: AsyncBoltRequest) -> None:
         try:
             click = payloads.click(body, self.codec)
         except payloads.MalformedPayload:
-            return  # Socket Mode has no 400: nothing to do with a malformed click
-        if click.ref.kind is not ActionKind.ANSWER or click.ref.clarification_id is None:
+            await ack()  # Socket Mode has no 400: nothing to do with a malformed click
             return
+        if click.ref.kind is not ActionKind.ANSWER or click.ref.clarification_id is None:
+            await ack()
+            return
+        acted = click.action_ts or _signed_stamp(request)
         cb = self._callback(click.who, click.ref.clarification_id, click.ref.card_ref,
-                            click.message_ref, answer_index=click.ref.candidate)
-        self._spawn(self._answer(cb, click.channel_id, digest=_is_digest(body)))
+                            click.message_ref, answer_index=click.ref.candidate,
+                            acted_at=payloads.micros(acted) if acted else 0)
+        await self.answers.accept(cb)  # durable (and ordered) before Slack hears "ok"
+        await ack()
 
     async def on_custom_open(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -229,7 +230,8 @@ class SlackAdapter:
                                                 "m": click.message_ref})
         return modal
 
-    async def on_custom_submit(self, ack: Any, body: dict[str, Any]) -> None:
+    async def on_custom_submit(self, ack: Any, body: dict[str, Any],
+                               request: AsyncBoltRequest) -> None:
         try:
             sub = payloads.submission(body, self.codec)
         except payloads.MalformedPayload:
@@ -243,14 +245,19 @@ class SlackAdapter:
             await ack(response_action="errors", errors=_errors(parsed, ids))
             return
         assert sub.ref.clarification_id is not None
+        acted = _signed_stamp(request)  # a submission carries no action time of its own
         cb = self._callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
-                            custom=(parsed.start, parsed.end, parsed.note))
-        task = self._spawn(self._answer(cb, _channel_of(sub.message_ref), digest=False))
-        done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
-        if task in done and not task.cancelled() and task.exception() is None \
-                and task.result() is Verdict.INVALID:
-            await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
-            return
+                            custom=(parsed.start, parsed.end, parsed.note),
+                            acted_at=payloads.micros(acted) if acted else 0)
+        # durable first; then this request forwards it itself, so that a date the core cannot
+        # read comes back as a field error while the form is still open
+        if await self.answers.accept(cb, wake=False) is Verdict.QUEUED:
+            task = self._spawn(self.answers.forward_now(cb))
+            done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
+            if task in done and not task.cancelled() and task.exception() is None \
+                    and task.result().verdict is Verdict.INVALID:
+                await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
+                return
         await ack()
 
     async def on_digest_next(self, ack: Any, body: dict[str, Any]) -> None:
@@ -285,7 +292,7 @@ class SlackAdapter:
 
     def _callback(self, who: payloads.Who, clarification_id: str, card_ref: str,
                   message_ref: str | None, *, answer_index: int | None = None,
-                  custom: tuple[Any, Any, str] | None = None) -> Callback:
+                  custom: tuple[Any, Any, str] | None = None, acted_at: int = 0) -> Callback:
         start, end, note = custom or (None, None, "")
         return Callback(
             platform="slack",
@@ -293,47 +300,29 @@ class SlackAdapter:
             user_id=who.user_id, team_id=who.team_id, enterprise_id=who.enterprise_id,
             aad_tenant_id=None, clarification_id=clarification_id, card_ref=card_ref,
             message_ref=message_ref, answer_index=answer_index, custom_from=start,
-            custom_to=end, custom_note=note, received_at=self.clock.now(),
+            custom_to=end, custom_note=note, received_at=self.clock.now(), acted_at=acted_at,
         )
 
-    async def _answer(self, cb: Callback, channel_id: str | None, *, digest: bool) -> Verdict:
-        """Forward one answer, then show its outcome: on the card, or privately to the person."""
-        receipt = await self.answers.receive(cb)
-        if receipt.verdict in (Verdict.DUPLICATE, Verdict.INVALID):
-            return receipt.verdict
-        try:
-            if receipt.view is None or receipt.verdict is Verdict.UNVERIFIED or digest:
-                # the question stays answerable: the person is told privately
-                await self._ephemeral(channel_id, cb.user_id, view=receipt.view)
-            elif cb.message_ref is not None:
-                card = CardRecord(delivery=DeliveryKey(cb.clarification_id, cb.user_id, 0,
-                                                       m.DeliveryKind.QUESTION.value),
-                                  platform="slack", message_ref=cb.message_ref)
-                await self.channel.update(card, receipt.view)
-        except ChannelError as exc:
-            log.warning("slack.outcome_not_shown", error=exc.reason)
-        return receipt.verdict
-
-    async def _ephemeral(self, channel_id: str | None, user_id: str, *,
-                         view: OutcomeView | None = None, key: str = "answer.not_available"
-                         ) -> None:
+    async def _ephemeral(self, channel_id: str | None, user_id: str, *, key: str) -> None:
         if channel_id is None:
             return
-        if view is None:
-            words = card_text.catalog_of(Viewer()).text(key)
-            body: dict[str, Any] = {"text": words, "blocks": []}
-        else:
-            body = render(view, codec=self.codec)
-        await self.channel.ephemeral(channel_id, user_id, body)
+        words = card_text.catalog_of(Viewer()).text(key)
+        await self.channel.ephemeral(channel_id, user_id, {"text": words, "blocks": []})
 
     def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.create_task(work)
         self.tasks.add(task)  # type: ignore[arg-type]
-        task.add_done_callback(self.tasks.discard)  # type: ignore[arg-type]
+        task.add_done_callback(self._finished)  # type: ignore[arg-type]
         return task
 
+    def _finished(self, task: asyncio.Task[object]) -> None:
+        """Forget the task; a failure is logged (type only) here, so none goes unretrieved."""
+        self.tasks.discard(task)
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            log.error("slack.task_failed", error=type(failure).__name__)
+
     async def drain(self) -> None:
-        """Wait for every answer still being handled after its acknowledgement (tests, shutdown)."""
+        """Wait for the work still running after its acknowledgement (tests, shutdown)."""
         await drain(self.tasks)
 
 
@@ -346,11 +335,12 @@ async def _ack_only(ack: Any) -> None:
     await ack()
 
 
-def _is_digest(body: dict[str, Any]) -> bool:
-    found = payloads.obj(body.get("message")).get("blocks")
-    if not isinstance(found, list):
-        return False
-    return any(isinstance(b, dict) and b.get("block_id") == "digest.title" for b in found)
+def _signed_stamp(request: AsyncBoltRequest) -> str | None:
+    """The request's X-Slack-Request-Timestamp (checked with the signature in HTTP mode); None
+    in Socket Mode, whose envelopes carry none."""
+    found = request.headers.get("x-slack-request-timestamp") or []
+    stamp = found[0] if found else ""
+    return stamp if stamp.isascii() and stamp.isdigit() and len(stamp) <= 12 else None
 
 
 def _input(values: dict[str, dict[str, Any]], block_id: str, field_name: str) -> object:
@@ -364,10 +354,6 @@ def _input(values: dict[str, dict[str, Any]], block_id: str, field_name: str) ->
 def _errors(error: CustomError, ids: Any) -> dict[str, str]:
     field_id = ids.end if error is CustomError.END_BEFORE_START else ids.start
     return {field_id: card_text.custom_error_text(error, Viewer())}
-
-
-def _channel_of(message_ref: str | None) -> str | None:
-    return message_ref.partition(":")[0] if message_ref else None
 
 
 def _with_card_ref(question: Any, card_ref: str) -> Any:
@@ -384,9 +370,11 @@ def build_slack_adapter(
     """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``."""
     # the client carries the bot token (bolt reads it from there)
     # bolt's own signature check is off: handle_http verifies every HTTP request once, before
-    # bolt sees it, and Socket Mode requests are not signed
+    # bolt sees it, and Socket Mode requests are not signed. process_before_response: every
+    # listener acknowledges within a local store call and hands slow work to the outbox or a
+    # task, so bolt need not poll (every 10 ms) for the ack
     app = AsyncApp(signing_secret=signing_secret, client=client,
-                   request_verification_enabled=False,
+                   request_verification_enabled=False, process_before_response=True,
                    raise_error_for_unhandled_request=False)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
     adapter = SlackAdapter(app=app, answers=answers, digests=digests, channel=channel, core=core,

@@ -23,8 +23,9 @@ from adapters.slack.render import render
 from bot.channel import Address, ChannelError, CredentialsRejected, Message
 from bot.clock import Clock
 from bot.store.base import CardRecord, DeliveryKey, Store
+from cards import text as card_text
 from cards.actions import ActionCodec
-from cards.views import OutcomeView, QuestionView
+from cards.views import OutcomeView, QuestionView, Viewer
 
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
@@ -97,6 +98,18 @@ class SlackChannel:
         await self._call_retrying("chat.update", None,
                                   {"channel": dm, "ts": ts, "text": body["text"],
                                    "blocks": body["blocks"]})
+
+    async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
+        """An ephemeral message in the conversation of ``near``: only ``user_id`` sees it."""
+        dm, _, _ = near.partition(":")
+        if not dm:
+            raise ChannelError("not a Slack message reference", certain=True, retryable=False)
+        if view is None:
+            body: dict[str, Any] = {"text": card_text.catalog_of(Viewer()).text(
+                "answer.not_available"), "blocks": []}
+        else:
+            body = render(view, codec=self.codec)
+        await self.ephemeral(dm, user_id, body)
 
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         dm = await self.dm(address)

@@ -8,6 +8,7 @@ comes from (``Who.team_id`` / ``Who.enterprise_id``) is read here, by the rules 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from cards.actions import ActionCodec, ActionKind, ActionRef, InvalidActionPaylo
 ACTION_PREFIX = "clarify"
 MODAL_CALLBACK = "clarify.custom"
 MAX_BODY = 64 * 1024
+# Slack's action_ts: seconds since the epoch with up to microseconds, e.g. "1720000000.123456"
+_ACTION_TS = re.compile(r"[0-9]{1,11}\.[0-9]{1,6}")
 
 # Slack's id shapes: a kind letter, then capitals and digits (ids seen are 9 to 11 characters;
 # Slack promises no length, so up to 32 is taken). W users and E teams come with Enterprise Grid.
@@ -63,6 +66,7 @@ class Click:
     channel_id: str | None
     message_ts: str | None
     trigger_id: str | None
+    action_ts: str | None = None  # when the person clicked, by Slack's clock
 
     @property
     def message_ref(self) -> str | None:
@@ -169,7 +173,8 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
     container = obj(payload.get("container"))
     channel = obj(payload.get("channel"))
     try:
-        ref = codec.decode(action.get("value"))
+        value = action.get("value")
+        ref = _decoded(codec, value) if isinstance(value, str) else codec.decode(value)
     except InvalidActionPayload as exc:
         raise MalformedPayload("the action value is not a valid reference") from exc
     return Click(
@@ -179,7 +184,29 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
         message_ts=_id(container.get("message_ts"), MESSAGE_TS, field="container.message_ts",
                        optional=True),
         trigger_id=_id(payload.get("trigger_id"), TRIGGER_ID, field="trigger_id", optional=True),
+        action_ts=_action_ts(action.get("action_ts")),
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _decoded(codec: ActionCodec, value: str) -> ActionRef:
+    """A button value's reference: a click is read before bolt dispatches it and again by its
+    listener, and the signed token is checked once (only valid tokens are remembered)."""
+    return codec.decode(value)
+
+
+def _action_ts(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _ACTION_TS.fullmatch(value):
+        raise MalformedPayload("action_ts is not a Slack timestamp", field="actions.action_ts")
+    return value
+
+
+def micros(stamp: str) -> int:
+    """A Slack timestamp ("1720000000.123456", or whole seconds) in microseconds."""
+    seconds, _, fraction = stamp.partition(".")
+    return int(seconds) * 1_000_000 + int(fraction.ljust(6, "0")[:6] or 0)
 
 
 def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:

@@ -25,6 +25,13 @@ class Updated:
     view: OutcomeView | QuestionView
 
 
+@dataclass(frozen=True, slots=True)
+class Noted:
+    near: str
+    user_id: str
+    view: OutcomeView | None
+
+
 @dataclass
 class RecordingChannel:
     """Records sends and updates; can be told to fail, or to crash right after a send."""
@@ -32,6 +39,7 @@ class RecordingChannel:
     platform: str = "slack"
     sent: list[Sent] = field(default_factory=list)
     updates: list[Updated] = field(default_factory=list)
+    notes: list[Noted] = field(default_factory=list)
     fail_for: set[str] = field(default_factory=set)  # person ids whose sends fail
     after_send: Callable[[Sent], None] | None = None  # e.g. raise to simulate a crash
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -52,6 +60,9 @@ class RecordingChannel:
 
     async def update(self, card: CardRecord, view: OutcomeView | QuestionView) -> None:
         self.updates.append(Updated(card=card, view=view))
+
+    async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
+        self.notes.append(Noted(near=near, user_id=user_id, view=view))
 
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         return next((s.ref for s in self.sent if s.key == key), None)

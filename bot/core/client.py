@@ -42,6 +42,8 @@ log = structlog.get_logger("bot.core.client")
 Sleep = Callable[[float], Awaitable[object]]
 
 DEFAULT_TIMEOUT = httpx.Timeout(connect=2.0, read=10.0, write=5.0, pool=2.0)
+# explicit, and sized by the service from [core] max_connections (docs/configuration.md)
+DEFAULT_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=32)
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _TOKEN_SHAPE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: a safe header value
 _MAX_MESSAGE = 300
@@ -87,6 +89,7 @@ class BaseCoreClient:
         token: SecretStr | str,
         transport: httpx.AsyncBaseTransport | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
+        limits: httpx.Limits = DEFAULT_LIMITS,
         retry: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
         random: Callable[[], float] = _random.random,
@@ -106,6 +109,7 @@ class BaseCoreClient:
             base_url=base_url,
             transport=transport,
             timeout=timeout,
+            limits=limits,
             follow_redirects=False,  # a redirect must never carry the token elsewhere
             headers={"Accept": "application/json", "User-Agent": "clarify-bot"},
         )

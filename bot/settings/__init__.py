@@ -10,6 +10,7 @@ from bot.settings.errors import Problem, SettingsError
 from bot.settings.fields import Channels, Guid, Int, MaybeSeverity, Num, Roles, TenantId
 from bot.settings.loader import CONFIG_ENV, ENV_PREFIX, env_var, load_settings, setting_keys
 from bot.settings.models import (
+    AnswersSettings,
     AuditSettings,
     ClarifySettings,
     CoreSettings,
@@ -33,6 +34,7 @@ __all__ = [
     "CONFIG_ENV",
     "ENV_PREFIX",
     "SECRET_ENV",
+    "AnswersSettings",
     "AuditSettings",
     "Channels",
     "ClarifySettings",

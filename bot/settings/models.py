@@ -119,6 +119,9 @@ class CoreSettings(_Table):
         "http://127.0.0.1:8700", "an http(s) URL without credentials")
     connect_timeout_seconds: Num = _seconds(3.0, 60)
     read_timeout_seconds: Num = _seconds(10.0, 300)
+    # the HTTP connection pool to the core, per process; a request past it waits for a free one
+    max_connections: Int = _ints(32, 1, 1000)
+    max_keepalive_connections: Int = _ints(32, 0, 1000)
 
 
 class RedisSettings(_Table):
@@ -141,6 +144,19 @@ class WorkerSettings(_Table):
             raise _cross("heartbeat_seconds", self.heartbeat_seconds,
                          f"at most half of worker.lease_seconds ({self.lease_seconds})")
         return self
+
+
+class AnswersSettings(_Table):
+    """The answer outbox: its consumers and how an entry is retried, then parked."""
+
+    consumers: Int = _ints(8, 1, 256)
+    followup_workers: Int = _ints(2, 1, 64)
+    poll_seconds: Num = _seconds(0.5, 60)
+    lease_seconds: Int = _ints(60, 10, 3600)
+    max_failures: Int = _ints(5, 1, 100)
+    backoff_base_seconds: Num = _seconds(2.0, 3600)
+    backoff_cap_seconds: Num = _seconds(300.0, 86400)
+    cache_seconds: Num = _allowed(10.0, "a number of seconds from 0 (off) to 300", ge=0, le=300)
 
 
 class ServerSettings(_Table):
@@ -247,6 +263,7 @@ class Settings(_Table):
     core: CoreSettings = CoreSettings()
     redis: RedisSettings = RedisSettings()
     worker: WorkerSettings = WorkerSettings()
+    answers: AnswersSettings = AnswersSettings()
     server: ServerSettings = ServerSettings()
     slack: SlackSettings = SlackSettings()
     teams: TeamsSettings = TeamsSettings()
@@ -254,6 +271,16 @@ class Settings(_Table):
     audit: AuditSettings = AuditSettings()
     log: LogSettings = LogSettings()
     secrets: Secrets = Secrets()
+
+    @model_validator(mode="after")
+    def _answers_fit_the_core_pool(self) -> Settings:
+        # every consumer, follow-up worker and job holds at most one core request at a time
+        busy = self.answers.consumers + self.answers.followup_workers + self.worker.concurrency
+        if busy > self.core.max_connections:
+            raise _cross("answers.consumers", self.answers.consumers,
+                         "answers.consumers + answers.followup_workers + worker.concurrency at "
+                         f"most core.max_connections ({self.core.max_connections})")
+        return self
 
     def missing_secrets(self) -> tuple[str, ...]:
         """Environment variables this configuration needs that are unset."""

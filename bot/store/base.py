@@ -81,12 +81,24 @@ class DigestBatch:
     items: tuple[DigestItem, ...]
 
 
+class Acceptance(StrEnum):
+    """What the outbox did with an answer offered to it (before the platform's acknowledgement)."""
+
+    QUEUED = "queued"  # stored: a consumer forwards it
+    DUPLICATE = "duplicate"  # the same action again (a platform retry, a replay): already held
+    STALE = "stale"  # the same person acted later on the same clarification: never forwarded
+
+
 @dataclass(frozen=True, slots=True)
 class OutboxEntry:
     entry_id: str
     payload: str  # JSON of the pending answer; may hold answer text, so never logged
-    attempts: int
+    attempts: int  # claims so far, this one included
     created_at: datetime
+    order_key: str  # one person's answers to one clarification: forwarded one at a time
+    acted_at: int  # the platform's time of the action, microseconds since the epoch
+    failures: int = 0  # attempts that failed other than by the core being unavailable
+    stale: bool = False  # an action of the same order key acted later was accepted meanwhile
 
 
 class Store(Protocol):
@@ -173,20 +185,40 @@ class Store(Protocol):
         ...
 
     # ------------------------------------------------ answer outbox (durable)
-    async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:
-        """Add an answer to forward; False when the entry id is already there (a duplicate)."""
+    async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
+                            now: datetime) -> Acceptance:
+        """Store an answer to forward and raise its order key's "latest action" marker, at once.
+
+        STALE (nothing stored) when an action of the same key acted later was accepted before;
+        DUPLICATE (nothing stored) when the entry is held already or was the key's last entry
+        settled. The marker is only ever raised.
+        """
         ...
 
-    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int
-                           ) -> list[OutboxEntry]:
-        """Entries due now, each claimed for lease_seconds and its attempts raised by one."""
+    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int,
+                           entry_id: str | None = None) -> list[OutboxEntry]:
+        """Entries due now (only ``entry_id`` when given), at most one per order key and none
+        whose key another claim holds; each is held, with its key, for ``lease_seconds``, its
+        attempts raised by one, and flagged stale when a later action of its key was accepted."""
         ...
 
-    async def outbox_retry(self, entry_id: str, *, at: datetime) -> None: ...
+    async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
+        """Try again at ``at`` and free the key; ``failed`` counts the attempt as a failure."""
+        ...
 
-    async def outbox_done(self, entry_id: str) -> None: ...
+    async def outbox_done(self, entry: OutboxEntry) -> None:
+        """Settled: forget the entry, free its key, remember its action time as settled."""
+        ...
 
-    async def outbox_size(self) -> int: ...
+    async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
+        """Set aside for an operator (kept, never forwarded again); frees the key."""
+        ...
+
+    async def outbox_size(self) -> int:
+        """Entries waiting to be forwarded (parked ones not counted)."""
+        ...
+
+    async def outbox_parked(self) -> int: ...
 
     # ------------------------------------------------ lifecycle
     async def aclose(self) -> None: ...

@@ -86,11 +86,15 @@ def card_order(card: CardRecord) -> tuple[int, str, str]:
     return (card.delivery.attempt, card.delivery.person_id, card.delivery.kind)
 
 
-def outbox_json(payload: str, *, created_at: datetime) -> str:
-    return json.dumps({"payload": payload, "created_at": epoch(created_at)})
+def outbox_json(payload: str, *, created_at: datetime, order_key: str, acted_at: int) -> str:
+    """The entry as stored; the claim script reads ``key`` and ``acted`` from it."""
+    return json.dumps({"payload": payload, "created_at": epoch(created_at), "key": order_key,
+                       "acted": acted_at})
 
 
-def outbox_from(entry_id: str, raw: str, *, attempts: int) -> OutboxEntry:
+def outbox_from(entry_id: str, raw: str, *, attempts: int, failures: int = 0,
+                stale: bool = False) -> OutboxEntry:
     doc = json.loads(raw)
     return OutboxEntry(entry_id=entry_id, payload=doc["payload"], attempts=attempts,
-                       created_at=when(doc["created_at"]))
+                       created_at=when(doc["created_at"]), order_key=doc["key"],
+                       acted_at=int(doc["acted"]), failures=failures, stale=stale)

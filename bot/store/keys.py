@@ -18,6 +18,9 @@ CAP_TTL_SECONDS = 2 * DAY  # a person's local day plus time-zone slack
 WINDOW_GRACE_SECONDS = DAY  # a digest window's record outlives the window by a day
 CARDS_TTL_SECONDS = 30 * DAY
 # Outbox entries never expire: an answer that reached the bot is never lost.
+# A person's "latest action" marker per clarification outlives any platform retry or replay
+# (Slack's signatures hold for 5 minutes, its retries come within one) by far.
+ORDER_TTL_SECONDS = 7 * DAY
 
 
 def window_ttl(window_seconds: int) -> int:
@@ -80,3 +83,26 @@ class Keys:
     @property
     def outbox_due(self) -> str:
         return f"{self.prefix}:outbox:due"  # zset: entry id -> due (or lease end) epoch
+
+    @property
+    def outbox_failures(self) -> str:
+        return f"{self.prefix}:outbox:failures"  # hash: entry id -> failed attempts so far
+
+    @property
+    def outbox_parked(self) -> str:
+        return f"{self.prefix}:outbox:parked"  # hash: entry id -> {entry, reason, parked_at} JSON
+
+    # The claim script names each entry's order keys itself (the entry holds its order key).
+    @property
+    def order_prefix(self) -> str:
+        return f"{self.prefix}:order:"
+
+    @property
+    def order_lease_prefix(self) -> str:
+        return f"{self.prefix}:order-lease:"
+
+    def order(self, order_key: str) -> str:
+        return f"{self.order_prefix}{order_key}"  # hash: seen, settled (action times, µs)
+
+    def order_lease(self, order_key: str) -> str:
+        return f"{self.order_lease_prefix}{order_key}"  # the entry being forwarded for the key

@@ -16,6 +16,7 @@ from typing import Self
 from bot.clock import Clock, SystemClock
 from bot.store import keys as k
 from bot.store.base import (
+    Acceptance,
     Admission,
     CardRecord,
     Decision,
@@ -51,7 +52,19 @@ class _Batch:
 class _Entry:
     payload: str
     created_at: datetime
+    order_key: str
+    acted_at: int
     attempts: int = 0
+    failures: int = 0
+
+
+@dataclass(slots=True)
+class _Order:
+    seen: int = 0  # the latest action time accepted (µs)
+    settled: int = -1  # the action time of the last entry settled
+    settled_id: str = ""
+    held_by: str | None = None  # the entry being forwarded
+    held_until: datetime | None = None
 
 
 def _due_first[T](scores: dict[str, datetime], now: datetime, limit: int) -> list[str]:
@@ -76,6 +89,8 @@ class MemoryStore:
         self._once: dict[tuple[str, str], datetime] = {}
         self._outbox: dict[str, _Entry] = {}
         self._outbox_due: dict[str, datetime] = {}
+        self._parked: dict[str, tuple[_Entry, str]] = {}
+        self._orders: dict[str, _Order] = {}
 
     async def __aenter__(self) -> Self:
         return self
@@ -274,36 +289,87 @@ class MemoryStore:
             return 0.0 if tokens >= 0 else -tokens / rate
 
     # ------------------------------------------------ answer outbox (durable)
-    async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:
+    async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
+                            now: datetime) -> Acceptance:
         async with self._lock:
-            if entry_id in self._outbox:
-                return False
-            self._outbox[entry_id] = _Entry(payload=payload, created_at=now)
+            order = self._orders.setdefault(order_key, _Order())
+            if acted_at < order.seen:
+                return Acceptance.STALE
+            if (order.settled_id == entry_id and acted_at <= order.settled) \
+                    or entry_id in self._outbox:
+                return Acceptance.DUPLICATE
+            self._outbox[entry_id] = _Entry(payload=payload, created_at=now,
+                                            order_key=order_key, acted_at=acted_at)
             self._outbox_due[entry_id] = now
-            return True
+            order.seen = max(order.seen, acted_at)
+            return Acceptance.QUEUED
 
-    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int
-                           ) -> list[OutboxEntry]:
+    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int,
+                           entry_id: str | None = None) -> list[OutboxEntry]:
         async with self._lock:
-            claimed = []
-            for entry_id in _due_first(self._outbox_due, now, limit):
-                entry = self._outbox[entry_id]
-                entry.attempts += 1
-                self._outbox_due[entry_id] = now + timedelta(seconds=lease_seconds)
-                claimed.append(OutboxEntry(entry_id=entry_id, payload=entry.payload,
-                                           attempts=entry.attempts, created_at=entry.created_at))
+            if entry_id is None:
+                ids = _due_first(self._outbox_due, now, len(self._outbox_due))
+            else:
+                ids = [entry_id] if self._outbox_due.get(entry_id, now) <= now else []
+            claimed: list[OutboxEntry] = []
+            for found in ids:
+                if len(claimed) >= limit:
+                    break
+                if found in self._outbox and self._hold(found, now, lease_seconds):
+                    claimed.append(self._claimed(found, now, lease_seconds))
             return claimed
 
-    async def outbox_retry(self, entry_id: str, *, at: datetime) -> None:
-        async with self._lock:
-            if entry_id in self._outbox_due:
-                self._outbox_due[entry_id] = at
+    def _hold(self, entry_id: str, now: datetime, lease_seconds: int) -> bool:
+        """Hold the entry's order key for it, unless another claim holds the key."""
+        order = self._orders.setdefault(self._outbox[entry_id].order_key, _Order())
+        if order.held_by is not None and order.held_until is not None \
+                and order.held_until > now:
+            return False
+        order.held_by, order.held_until = entry_id, now + timedelta(seconds=lease_seconds)
+        return True
 
-    async def outbox_done(self, entry_id: str) -> None:
+    def _claimed(self, entry_id: str, now: datetime, lease_seconds: int) -> OutboxEntry:
+        entry = self._outbox[entry_id]
+        entry.attempts += 1
+        self._outbox_due[entry_id] = now + timedelta(seconds=lease_seconds)
+        return OutboxEntry(entry_id=entry_id, payload=entry.payload, attempts=entry.attempts,
+                           created_at=entry.created_at, order_key=entry.order_key,
+                           acted_at=entry.acted_at, failures=entry.failures,
+                           stale=entry.acted_at < self._orders[entry.order_key].seen)
+
+    def _release(self, entry: OutboxEntry) -> None:
+        order = self._orders.get(entry.order_key)
+        if order is not None and order.held_by == entry.entry_id:
+            order.held_by = order.held_until = None
+
+    async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
         async with self._lock:
-            self._outbox.pop(entry_id, None)
-            self._outbox_due.pop(entry_id, None)
+            self._release(entry)
+            if entry.entry_id in self._outbox_due:
+                self._outbox_due[entry.entry_id] = at
+                self._outbox[entry.entry_id].failures += int(failed)
+
+    async def outbox_done(self, entry: OutboxEntry) -> None:
+        async with self._lock:
+            self._release(entry)
+            self._outbox.pop(entry.entry_id, None)
+            self._outbox_due.pop(entry.entry_id, None)
+            order = self._orders.setdefault(entry.order_key, _Order())
+            if entry.acted_at >= order.settled:
+                order.settled, order.settled_id = entry.acted_at, entry.entry_id
+
+    async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
+        async with self._lock:
+            self._release(entry)
+            held = self._outbox.pop(entry.entry_id, None)
+            self._outbox_due.pop(entry.entry_id, None)
+            if held is not None:
+                self._parked[entry.entry_id] = (held, reason)
 
     async def outbox_size(self) -> int:
         async with self._lock:
             return len(self._outbox)
+
+    async def outbox_parked(self) -> int:
+        async with self._lock:
+            return len(self._parked)

@@ -6,19 +6,22 @@ here logs, so no span text, answer payload or token can reach a log line from th
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
 from functools import wraps
 from types import TracebackType
 from typing import Any, Self, cast
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError, RedisError
 
 from bot.store import codec, scripts
 from bot.store import keys as k
 from bot.store.base import (
+    Acceptance,
     Admission,
     CardRecord,
     Decision,
@@ -56,6 +59,66 @@ def _translated[**P, R](
 
 
 _RATE_TTL = 3600
+# A claim looks at this many due entries per wanted one (some keys may be held by other claims);
+# an entry whose key is held is looked at again this much later, behind the other due entries.
+_CLAIM_LOOKAHEAD = 4
+_HELD_KEY_RECHECK_SECONDS = 0.2
+_LEFTOVER_SECONDS = 3600  # Redis drops a dead holder's lease this long after it ended
+
+
+class _GroupCommit:
+    """Concurrent calls of one script, sent together: every call made in one turn of the event
+    loop goes to Redis in one pipeline. Under a burst of clicks each acknowledgement then waits
+    for one round trip shared with the others, instead of a pooled connection and a round trip
+    of its own (which on a busy host costs more than the script itself)."""
+
+    def __init__(self, redis: aioredis.Redis, script: AsyncScript) -> None:
+        self._redis = redis
+        self._script = script
+        self._waiting: list[tuple[Sequence[str], Sequence[str | int], asyncio.Future[Any]]] = []
+        self._sending: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, *, keys: Sequence[str], args: Sequence[str | int]) -> Any:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = loop.create_future()
+        self._waiting.append((keys, args, done))
+        if len(self._waiting) == 1:
+            loop.call_soon(self._send_waiting)
+        return await done
+
+    def _send_waiting(self) -> None:
+        batch, self._waiting = self._waiting, []
+        task = asyncio.ensure_future(self._send(batch))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _send(self, batch: list[tuple[Sequence[str], Sequence[str | int],
+                                            asyncio.Future[Any]]]) -> None:
+        try:
+            if len(batch) == 1:  # alone: a plain call is cheaper than a pipeline of one
+                keys, args, _ = batch[0]
+                results = [await self._script(keys=keys, args=args)]
+            else:
+                results = await self._pipeline(batch)
+            if any(isinstance(r, NoScriptError) for r in results):  # Redis forgot it: restarted
+                await self._redis.script_load(self._script.script)
+                results = await self._pipeline(batch)
+        except Exception as exc:  # every caller gets it; none is left waiting
+            results = [exc] * len(batch)
+        for (_, _, done), result in zip(batch, results, strict=True):
+            if done.done():
+                continue  # the caller went away
+            if isinstance(result, BaseException):
+                done.set_exception(result)
+            else:
+                done.set_result(result)
+
+    async def _pipeline(self, batch: list[tuple[Sequence[str], Sequence[str | int],
+                                                asyncio.Future[Any]]]) -> list[Any]:
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for keys, args, _ in batch:
+                pipe.evalsha(self._script.sha, len(keys), *keys, *args)
+            return cast(list[Any], await pipe.execute(raise_on_error=False))
 
 
 class RedisStore:
@@ -75,8 +138,11 @@ class RedisStore:
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
         self._admit = redis.register_script(scripts.ADMIT)
         self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
-        self._outbox_put = redis.register_script(scripts.OUTBOX_PUT)
+        self._outbox_accept = _GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
         self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)
+        self._outbox_retry = redis.register_script(scripts.OUTBOX_RETRY)
+        self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
+        self._outbox_park = redis.register_script(scripts.OUTBOX_PARK)
         self._rate_take = redis.register_script(scripts.RATE_TAKE)
 
     @classmethod
@@ -254,36 +320,56 @@ class RedisStore:
 
     # ------------------------------------------------ answer outbox (durable)
     @_translated
-    async def outbox_put(self, entry_id: str, payload: str, *, now: datetime) -> bool:
-        doc = codec.outbox_json(payload, created_at=now)
-        added = await self._outbox_put(keys=[self._keys.outbox_entries, self._keys.outbox_due],
-                                       args=[entry_id, doc, codec.num(codec.epoch(now))])
-        return added == 1
+    async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
+                            now: datetime) -> Acceptance:
+        doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at)
+        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key)]
+        verdict = await self._outbox_accept(keys=names, args=[
+            entry_id, doc, codec.num(codec.epoch(now)), acted_at, k.ORDER_TTL_SECONDS])
+        return Acceptance(verdict)
 
     @_translated
-    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int
-                           ) -> list[OutboxEntry]:
+    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int,
+                           entry_id: str | None = None) -> list[OutboxEntry]:
         at = codec.epoch(now)
-        flat = await self._outbox_claim(
-            keys=[self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts],
-            args=[codec.num(at), codec.num(at + lease_seconds), limit],
-        )
-        return [codec.outbox_from(entry_id, raw, attempts=int(attempts))
-                for entry_id, raw, attempts in zip(flat[::3], flat[1::3], flat[2::3], strict=True)]
+        names = [self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts,
+                 self._keys.outbox_failures]
+        flat = await self._outbox_claim(keys=names, args=[
+            codec.num(at), codec.num(at + lease_seconds), lease_seconds + _LEFTOVER_SECONDS, limit,
+            limit * _CLAIM_LOOKAHEAD + 16, self._keys.order_prefix, self._keys.order_lease_prefix,
+            entry_id or "", codec.num(at + _HELD_KEY_RECHECK_SECONDS)])
+        rows = zip(flat[::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
+        return [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
+                                  stale=bool(stale))
+                for entry_id, raw, attempts, failures, stale in rows]
 
     @_translated
-    async def outbox_retry(self, entry_id: str, *, at: datetime) -> None:
-        # XX: a retry never brings back an entry that is already done
-        await self._redis.zadd(self._keys.outbox_due, {entry_id: codec.epoch(at)}, xx=True)
+    async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
+        names = [self._keys.outbox_due, self._keys.outbox_failures,
+                 self._keys.order_lease(entry.order_key)]
+        await self._outbox_retry(keys=names, args=[entry.entry_id, codec.num(codec.epoch(at)),
+                                                   int(failed)])
 
     @_translated
-    async def outbox_done(self, entry_id: str) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hdel(self._keys.outbox_entries, entry_id)
-            pipe.hdel(self._keys.outbox_attempts, entry_id)
-            pipe.zrem(self._keys.outbox_due, entry_id)
-            await pipe.execute()
+    async def outbox_done(self, entry: OutboxEntry) -> None:
+        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
+                 self._keys.outbox_failures, self._keys.order(entry.order_key),
+                 self._keys.order_lease(entry.order_key)]
+        await self._outbox_done(keys=names, args=[entry.entry_id, entry.acted_at,
+                                                  k.ORDER_TTL_SECONDS])
+
+    @_translated
+    async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
+        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
+                 self._keys.outbox_failures, self._keys.outbox_parked,
+                 self._keys.order_lease(entry.order_key)]
+        await self._outbox_park(keys=names, args=[entry.entry_id, reason,
+                                                  codec.num(codec.epoch(now))])
 
     @_translated
     async def outbox_size(self) -> int:
         return await self._redis.hlen(self._keys.outbox_entries)
+
+    @_translated
+    async def outbox_parked(self) -> int:
+        return await self._redis.hlen(self._keys.outbox_parked)

@@ -108,30 +108,129 @@ redis.call('HSET', KEYS[1], 'claimed', 1)
 return redis.call('HGETALL', KEYS[1])
 """
 
-# KEYS: entries, due | ARGV: entry id, entry JSON, now -> 1 added, 0 duplicate
-OUTBOX_PUT = """
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+# KEYS: entries, due, order | ARGV: entry id, entry JSON, now, action time (µs), order ttl
+# -> 'queued', 'duplicate' or 'stale'. Durable and ordered in one step, before the acknowledgement:
+#    the order hash keeps the latest action time accepted ('seen') and the last entry settled
+#    ('settled' and 'settled_id'; a form submission's time is whole seconds, so two different
+#    submissions may share one).
+OUTBOX_ACCEPT = """
+local acted = tonumber(ARGV[4])
+local o = redis.call('HMGET', KEYS[3], 'seen', 'settled', 'settled_id')
+if o[1] and acted < tonumber(o[1]) then return 'stale' end
+if o[3] == ARGV[1] and o[2] and acted <= tonumber(o[2]) then return 'duplicate' end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 'duplicate' end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-return 1
+if not o[1] or acted > tonumber(o[1]) then redis.call('HSET', KEYS[3], 'seen', ARGV[4]) end
+redis.call('EXPIRE', KEYS[3], ARGV[5])
+return 'queued'
 """
 
-# KEYS: due, entries, attempts | ARGV: now, lease end, limit -> flat {id, JSON, attempts, ...}
-OUTBOX_CLAIM = """
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[3])
-local out = {}
+# An order key's lease is "<lease end> <entry id>": held while the end is after the caller's now
+# (the caller's clock, like every due time here); Redis's own expiry only collects leftovers.
+_HOLDER = """
+local function holder(lease, now)
+  local held = redis.call('GET', lease)
+  if not held then return nil end
+  local space = string.find(held, ' ', 1, true)
+  if not space or tonumber(string.sub(held, 1, space - 1)) <= tonumber(now) then return nil end
+  return string.sub(held, space + 1)
+end
+"""
+
+# KEYS: due, entries, attempts, failures
+# ARGV: now, lease end, leftover expiry (s), limit, how many due ids to look at, order prefix,
+#       order lease prefix, only this entry id ('' for any), when to look again at a held key's
+# -> flat {id, JSON, attempts, failures, stale (1/0), ...}
+# One entry per order key, and none whose key is held: one person's answers to one clarification
+# are forwarded one at a time, in order, whichever consumer or replica claims them.
+OUTBOX_CLAIM = _HOLDER + """
+local ids
+if ARGV[8] ~= '' then
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[8])
+  if not score or tonumber(score) > tonumber(ARGV[1]) then return {} end
+  ids = {ARGV[8]}
+else
+  ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[5])
+end
+local out, taken, n = {}, {}, 0
 for _, id in ipairs(ids) do
+  if n >= tonumber(ARGV[4]) then break end
   local doc = redis.call('HGET', KEYS[2], id)
-  if doc then
-    local attempts = redis.call('HINCRBY', KEYS[3], id, 1)
-    redis.call('ZADD', KEYS[1], ARGV[2], id)
-    table.insert(out, id)
-    table.insert(out, doc)
-    table.insert(out, attempts)
-  else
+  if not doc then
     redis.call('ZREM', KEYS[1], id)
+  else
+    local ok, meta = pcall(cjson.decode, doc)
+    if not ok or type(meta) ~= 'table' then meta = {} end
+    local key = type(meta.key) == 'string' and meta.key or id
+    local acted = tonumber(meta.acted) or 0
+    local lease = ARGV[7] .. key
+    if taken[key] or holder(lease, ARGV[1]) then
+      redis.call('ZADD', KEYS[1], ARGV[9], id)
+    else
+      taken[key] = true
+      n = n + 1
+      redis.call('SET', lease, ARGV[2] .. ' ' .. id, 'EX', ARGV[3])
+      redis.call('ZADD', KEYS[1], ARGV[2], id)
+      local seen = tonumber(redis.call('HGET', ARGV[6] .. key, 'seen') or '0')
+      table.insert(out, id)
+      table.insert(out, doc)
+      table.insert(out, redis.call('HINCRBY', KEYS[3], id, 1))
+      table.insert(out, tonumber(redis.call('HGET', KEYS[4], id) or '0'))
+      table.insert(out, acted < seen and 1 or 0)
+    end
   end
 end
 return out
+"""
+
+# Frees an order key held by the entry ARGV[1] (KEYS[n] its lease).
+_RELEASE = """
+local function release(lease, id)
+  local held = redis.call('GET', lease)
+  if held and string.sub(held, (string.find(held, ' ', 1, true) or 0) + 1) == id then
+    redis.call('DEL', lease)
+  end
+end
+"""
+
+# KEYS: due, failures, order lease | ARGV: entry id, when, failed (1/0)
+OUTBOX_RETRY = _RELEASE + """
+redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])
+if ARGV[3] == '1' and redis.call('ZSCORE', KEYS[1], ARGV[1]) then
+  redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+end
+release(KEYS[3], ARGV[1])
+"""
+
+# KEYS: entries, due, attempts, failures, order, order lease | ARGV: entry id, action time, ttl
+OUTBOX_DONE = _RELEASE + """
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+local settled = redis.call('HGET', KEYS[5], 'settled')
+if not settled or tonumber(ARGV[2]) >= tonumber(settled) then
+  redis.call('HSET', KEYS[5], 'settled', ARGV[2], 'settled_id', ARGV[1])
+  redis.call('EXPIRE', KEYS[5], ARGV[3])
+end
+release(KEYS[6], ARGV[1])
+"""
+
+# KEYS: entries, due, attempts, failures, parked, order lease
+# ARGV: entry id, reason, parked at -> 1 parked, 0 gone already
+OUTBOX_PARK = _RELEASE + """
+release(KEYS[6], ARGV[1])
+local doc = redis.call('HGET', KEYS[1], ARGV[1])
+if not doc then return 0 end
+redis.call('HSET', KEYS[5], ARGV[1], cjson.encode({
+  entry = doc, reason = ARGV[2], parked_at = ARGV[3],
+  attempts = redis.call('HGET', KEYS[3], ARGV[1]),
+  failures = redis.call('HGET', KEYS[4], ARGV[1])}))
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+return 1
 """
 
 

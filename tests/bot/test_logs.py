@@ -34,7 +34,7 @@ async def test_every_logger_writes_one_json_object_per_line(capsys: Any) -> None
         except ValueError:
             logging.getLogger("aiohttp.server").exception("Error handling request")
         loop = asyncio.get_running_loop()
-        loop.call_exception_handler({"message": "Task exception was never retrieved",
+        loop.call_exception_handler({"message": "Exception in callback cb()",
                                      "exception": RuntimeError("lost")})
         warnings.warn("a library warning", stacklevel=1)
         try:

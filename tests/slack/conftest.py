@@ -7,15 +7,17 @@ server. The core's clock is a ManualClock; signatures use real time, as Slack's 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
+import httpx
 import pytest
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
@@ -26,14 +28,16 @@ from adapters.slack.channel import SlackChannel
 from bot.answers import AnswerService
 from bot.audit import MemorySink
 from bot.clock import ManualClock, SystemClock
-from bot.core.client import CoreClient
+from bot.core.client import CoreClient, RetryPolicy
 from bot.core.devclient import DevCoreClient
+from bot.outbox import OutboxConsumers
 from bot.runtime import Engine
 from bot.settings import ClarifySettings, SlackSettings
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
 from devcore.core import ReferenceCore
+from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import (
     ACME_SLACK,
     acme_core,
@@ -72,6 +76,7 @@ class Stack:
     store: Store
     engine: Engine
     answers: AnswerService
+    consumers: OutboxConsumers
     adapter: SlackAdapter
     sink: MemorySink
     url: str
@@ -177,8 +182,59 @@ class Stack:
         return response
 
     async def settle(self) -> None:
-        """Let every answer that was acknowledged finish (core, card updates)."""
+        """Let every answer that was acknowledged finish (outbox, core, card updates)."""
         await self.adapter.drain()
+        await self.consumers.run_burst()
+        await self.answers.followups.drain()
+
+
+class Switchable(httpx.AsyncBaseTransport):
+    """A real transport that can be switched off (connection refused) or slowed for some calls."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.down = False
+        self.delay = 0.0
+        self.slow: Callable[[httpx.Request], bool] = lambda _: True
+        self.fail_after: Callable[[httpx.Request], bool] = lambda _: False
+        self.answers_taken = 0  # answer POSTs the core actually received
+        self.answering = asyncio.Event()  # set when an answer POST is sent
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.down:
+            raise httpx.ConnectError("the core is switched off", request=request)
+        is_answer = request.method == "POST" and request.url.path.endswith("/answer")
+        if is_answer:
+            self.answering.set()
+        if self.delay and self.slow(request):
+            await asyncio.sleep(self.delay)  # a slow core, in real time: the ack must not wait
+        response = await self.inner.handle_async_request(request)
+        if is_answer:
+            self.answers_taken += 1
+        if self.fail_after(request):
+            self.down = True  # the core answered, then went away before anything else
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.fixture
+def transport() -> Switchable:
+    return Switchable()
+
+
+@pytest.fixture
+async def switchable_client(core_url: str, transport: Switchable) -> AsyncIterator[CoreClient]:
+    async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN, transport=transport,
+                          retry=RetryPolicy(max_attempts=1)) as client:
+        yield client
+
+
+async def responders(reader: CoreClient, cid: str) -> list[tuple[str, int | None]]:
+    """Who answered what, read through a client that is never switched off."""
+    c = await reader.get_clarification(clarification_id=cid)
+    return [(r.responder, r.answer_index) for r in c.responses]
 
 
 def _element(blocks: list[dict[str, Any]], action_id: str) -> dict[str, Any]:
@@ -218,6 +274,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
                                 on_late_conflict=engine.handler.notify_late_conflict)
         engine.handler.on_settled = answers.refresh_settled
         engine.worker.credentials = channel.check_credentials
+        consumers = OutboxConsumers(answers)
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
@@ -233,7 +290,8 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         http = aiohttp.ClientSession()
         sessions.append(http)
         return Stack(core=core, clock=clock, bot=client, dev=dev_client, slack=fake_slack,
-                     store=store, engine=engine, answers=answers, adapter=adapter, sink=sink,
+                     store=store, engine=engine, answers=answers, consumers=consumers,
+                     adapter=adapter, sink=sink,
                      url=f"http://127.0.0.1:{port}", http=http, core_url=core_url)
 
     yield make

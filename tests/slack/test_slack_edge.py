@@ -365,8 +365,8 @@ async def test_socket_mode_callbacks_get_the_same_checks(stack: Stack) -> None:
 
 
 async def test_a_clicks_work_logs_with_the_callbacks_ids(stack: Stack, capsys: Any) -> None:
-    """Log lines written by the work a click starts (after its acknowledgement) carry the
-    callback's ids, bound once at the edge."""
+    """Log lines written by the work a click starts (the outbox consumer forwarding it, after
+    the acknowledgement) carry the callback's ids: its clarification and chat user."""
     from bot.logs import configure_logging
 
     cid, card = await delivered(stack, "U0SARAH", authority={"authored_by": ["p-sarah"]})
@@ -377,5 +377,5 @@ async def test_a_clicks_work_logs_with_the_callbacks_ids(stack: Stack, capsys: A
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     forwarded = [x for x in lines if x.get("type") == "answer_forwarded"]
     assert forwarded, lines
-    assert {(x["callback"], x["slack_user"], x["clarification_id"]) for x in forwarded} == {
-        ("block_actions", "U0SARAH", cid)}
+    assert {(x["platform"], x["chat_user"], x["clarification_id"]) for x in forwarded} == {
+        ("slack", "U0SARAH", cid)}

@@ -10,65 +10,22 @@ import asyncio
 import json
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-import httpx
 import pytest
 
 from bot.clock import ManualClock
 from bot.core import models as m
-from bot.core.client import CoreClient, RetryPolicy
-from tests.conftest import CLARIFY_TOKEN
-from tests.slack.conftest import Stack, payload_of
+from bot.core.client import CoreClient
+from bot.outbox import OutboxConsumers
+from bot.store.base import OutboxEntry
+from bot.store.errors import StoreUnavailable
+from tests.slack.conftest import Stack, Switchable, payload_of, responders
 from tests.slack.fakeslack import FakeSlack, Message, SlackError
 
 RECORDING_WORDS = "is being recorded"
-
-
-class Switchable(httpx.AsyncBaseTransport):
-    """A real transport that can be switched off (connection refused) or slowed for some calls."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.down = False
-        self.delay = 0.0
-        self.slow: Callable[[httpx.Request], bool] = lambda _: True
-        self.fail_after: Callable[[httpx.Request], bool] = lambda _: False
-        self.answers_taken = 0  # answer POSTs the core actually received
-        self.answering = asyncio.Event()  # set when an answer POST is sent
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if self.down:
-            raise httpx.ConnectError("the core is switched off", request=request)
-        is_answer = request.method == "POST" and request.url.path.endswith("/answer")
-        if is_answer:
-            self.answering.set()
-        if self.delay and self.slow(request):
-            await asyncio.sleep(self.delay)  # a slow core, in real time: the ack must not wait
-        response = await self.inner.handle_async_request(request)
-        if is_answer:
-            self.answers_taken += 1
-        if self.fail_after(request):
-            self.down = True  # the core answered, then went away before anything else
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-@pytest.fixture
-def transport() -> Switchable:
-    return Switchable()
-
-
-@pytest.fixture
-async def switchable_client(core_url: str, transport: Switchable) -> AsyncIterator[CoreClient]:
-    async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN, transport=transport,
-                          retry=RetryPolicy(max_attempts=1)) as client:
-        yield client
 
 
 @pytest.fixture
@@ -102,18 +59,13 @@ def posted(slack: FakeSlack) -> Counter[str]:
         if call.status == 200 and isinstance(call.args.get("metadata"), dict))
 
 
-async def responders(reader: CoreClient, cid: str) -> list[tuple[str, int | None]]:
-    """Who answered what, read through a client that is never switched off."""
-    c = await reader.get_clarification(clarification_id=cid)
-    return [(r.responder, r.answer_index) for r in c.responses]
-
-
 # ---------------------------------------------------------------- the core down or slow
 
 
 async def test_answers_wait_in_the_outbox_while_the_core_is_down(
         flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
-    """Answers given while the core is down are recorded exactly once when it is back."""
+    """Answers given while the core is down are told privately that they are being recorded,
+    and are recorded exactly once, and shown on the cards, when the core is back."""
     cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
                              severity="critical")
     await flaky.burst()
@@ -122,24 +74,28 @@ async def test_answers_wait_in_the_outbox_while_the_core_is_down(
     for user, card in cards.items():
         assert (await flaky.click(user, card, "clarify.answer.0")).status == 200
     await flaky.settle()
-    for card in cards.values():
-        assert RECORDING_WORDS in flaky.text_of(card)
+    told = {note["user"]: note["text"] for note in flaky.slack.ephemerals}
+    assert set(told) == {"U0AHMED", "U0SARAH"}
+    assert all(RECORDING_WORDS in text for text in told.values())
     assert await responders(bot_client, cid) == []
     assert await flaky.store.outbox_size() == 2
-    assert await flaky.answers.flush_outbox() == 0  # still down: nothing lost, nothing settled
+    assert await flaky.consumers.run_burst() == 0  # waiting for their retry time
+    flaky.clock.advance(timedelta(seconds=2))
+    assert await flaky.consumers.run_burst() == 2  # still down: nothing lost, nothing settled
     assert await flaky.store.outbox_size() == 2
     transport.down = False
     flaky.clock.advance(timedelta(minutes=6))
-    assert await flaky.answers.flush_outbox() == 2
-    assert await flaky.answers.flush_outbox() == 0
+    assert await flaky.consumers.run_burst() == 2
+    await flaky.answers.followups.drain()
+    assert await flaky.consumers.run_burst() == 0
     assert sorted(await responders(bot_client, cid)) == [("p-ahmed", 0), ("p-sarah", 0)]
     assert transport.answers_taken == 2
     assert await flaky.store.outbox_size() == 0
     c = await bot_client.get_clarification(clarification_id=cid)
     assert c.state is m.ClarificationState.ANSWERED
     for card in cards.values():
-        shown = flaky.text_of(card)
-        assert RECORDING_WORDS not in shown and "Recorded as binding evidence" in shown
+        assert "Recorded as binding evidence" in flaky.text_of(card)
+    assert len(flaky.slack.ephemerals) == 2  # told once each, not at every retry
 
 
 async def test_ack_is_fast_while_the_core_is_slow(
@@ -159,9 +115,10 @@ async def test_ack_is_fast_while_the_core_is_slow(
     assert await responders(bot_client, cid) == [("p-ahmed", 0)]
 
 
-async def test_a_flush_during_a_slow_answer_does_not_forward_it_again(
+async def test_a_second_consumer_during_a_slow_answer_does_not_forward_it_again(
         flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
-    """The outbox loop running while an answer is in flight does not send it a second time."""
+    """Another consumer (another replica) looking at the outbox while an answer is on its way
+    to the core does not send it a second time."""
     cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
                              severity="critical")  # a second answer would be recorded
     await flaky.burst()
@@ -169,8 +126,10 @@ async def test_a_flush_during_a_slow_answer_does_not_forward_it_again(
     transport.delay = 0.5
     transport.slow = lambda request: request.url.path.endswith("/answer")
     assert (await flaky.click("U0AHMED", card, "clarify.answer.0")).status == 200
+    first = asyncio.create_task(flaky.consumers.run_burst())
     await asyncio.wait_for(transport.answering.wait(), 5)  # the answer is on its way to the core
-    await flaky.answers.flush_outbox()
+    assert await OutboxConsumers(flaky.answers).run_burst() == 0
+    assert await first == 1
     await flaky.settle()
     assert await responders(bot_client, cid) == [("p-ahmed", 0)]
     assert transport.answers_taken == 1
@@ -193,7 +152,7 @@ async def test_core_lost_right_after_taking_an_answer_does_not_duplicate_it(
     assert (await flaky.click("U0AHMED", card, "clarify.answer.1", seen=shown)).status == 200
     await flaky.settle()
     flaky.clock.advance(timedelta(minutes=6))
-    await flaky.answers.flush_outbox()
+    await flaky.settle()
     assert await responders(bot_client, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
     assert transport.answers_taken == 2
     assert await flaky.store.outbox_size() == 0
@@ -286,8 +245,9 @@ async def test_same_click_three_times_is_one_response(stack: Stack) -> None:
     assert await stack.store.outbox_size() == 0
 
 
-async def test_two_different_buttons_quickly_reach_the_core_in_order(stack: Stack) -> None:
-    """Answer A then B tapped quickly by one person: both reach the core, B after A."""
+async def test_two_different_buttons_quickly_leave_the_later_answer_active(stack: Stack) -> None:
+    """Answer A then B tapped quickly by one person, both waiting in the outbox: B reaches the
+    core, A is superseded before it is sent (audited as stale, shown to no one)."""
     cid = await stack.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
                              severity="critical")
     await stack.burst()
@@ -298,38 +258,41 @@ async def test_two_different_buttons_quickly_reach_the_core_in_order(stack: Stac
     for payload in (first, second):
         assert (await stack.post_payload(payload)).status == 200
     await stack.settle()
-    assert await responders(stack.bot, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
+    assert await responders(stack.bot, cid) == [("p-ahmed", 1)]
+    assert len(stack.sink.of("answer_stale")) == 1
+    assert stack.slack.ephemerals == []
 
 
 async def test_an_answer_resent_after_a_crash_never_supersedes_a_newer_one(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The process dies after the core took answer A, before the outbox forgot it; B follows;
-    the restarted outbox resends A with its idempotency key and the core keeps B active."""
+    """The process dies after the core took answer A, before the outbox forgot it; B follows
+    and waits for A's lease to end; then B is forwarded and the restarted outbox never resends
+    A (older than B): the core keeps B active."""
     cid = await stack.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
                              severity="critical")
     await stack.burst()
     card = stack.card("U0AHMED", cid)
     forget = stack.store.outbox_done
-    lost: list[str] = []
 
-    async def crash_before_forgetting(entry_id: str) -> None:
-        lost[:] = lost or [entry_id]  # the first answer's entry is never forgotten
-        if entry_id != lost[0]:
-            await forget(entry_id)
+    async def crash_before_forgetting(entry: OutboxEntry) -> None:
+        raise StoreUnavailable()  # the process is gone: A stays held until its lease ends
 
     monkeypatch.setattr(stack.store, "outbox_done", crash_before_forgetting)
     answer_a = await payload_of(stack, "U0AHMED", card, "clarify.answer.0")
     answer_b = await payload_of(stack, "U0AHMED", card, "clarify.answer.1")  # the card as seen
     await stack.post_payload(answer_a)
     await stack.settle()
-    assert await stack.store.outbox_size() == 1  # A is still queued, as after a crash
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]
+    assert await stack.store.outbox_size() == 1  # A is still there, as after a crash
+    monkeypatch.setattr(stack.store, "outbox_done", forget)  # the restarted process
     await stack.post_payload(answer_b)
     await stack.settle()
-    monkeypatch.setattr(stack.store, "outbox_done", forget)  # the restarted process
-    stack.clock.advance(timedelta(minutes=5))
-    await stack.answers.flush_outbox()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]  # B waits for A's key
+    stack.clock.advance(timedelta(seconds=61))
+    await stack.settle()
     assert await stack.store.outbox_size() == 0
     assert await responders(stack.bot, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert c.quorum.confirmed_by == ["p-ahmed"] and c.responses[-1].answer_index == 1
+    assert len(stack.sink.of("answer_stale")) == 1

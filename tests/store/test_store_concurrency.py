@@ -44,11 +44,14 @@ async def test_two_stores_claiming_one_batch_one_wins(backend: Backend) -> None:
 
 
 async def test_concurrent_outbox_claims_do_not_share_entries(backend: Backend) -> None:
-    """Workers claiming the outbox at once never get the same entry twice."""
+    """Workers claiming the outbox at once never get the same entry twice, nor two entries of
+    one person's answers to one clarification."""
     stores = [backend.open() for _ in range(4)]
     for n in range(20):
-        await stores[0].outbox_put(f"a{n}", "{}", now=at(0))
+        await stores[0].outbox_accept(f"a{n}", "{}", order_key=f"k{n % 10}", acted_at=n,
+                                      now=at(0))
     batches = await asyncio.gather(*(
         s.outbox_claim(now=at(1), lease_seconds=30, limit=3) for s in stores * 2))
     ids = [entry.entry_id for batch in batches for entry in batch]
-    assert len(ids) == len(set(ids)) == 20
+    keys = [entry.order_key for batch in batches for entry in batch]
+    assert len(ids) == len(set(ids)) == len(keys) == len(set(keys)) == 10

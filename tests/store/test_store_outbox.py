@@ -1,73 +1,182 @@
-"""Contract: the durable answer outbox (put, claim with a lease, retry, done)."""
+"""Contract: the durable answer outbox (accept in order, claim one per key with a lease, retry,
+park, done)."""
 
 from __future__ import annotations
 
-from bot.store.base import Store
+from bot.store.base import Acceptance, OutboxEntry, Store
 
 from .conftest import T0, at
 
+KEY = "clr-1|slack|acme|U1"
 
-async def test_put_twice_is_a_duplicate(store: Store) -> None:
-    """The same entry id is added once; the second put returns False and changes nothing."""
-    assert await store.outbox_put("a1", '{"answer": 1}', now=T0)
-    assert not await store.outbox_put("a1", '{"answer": 2}', now=at(5))
+
+async def accept(store: Store, entry_id: str, *, acted: int, key: str = KEY, payload: str = "{}",
+                 now: float = 0) -> Acceptance:
+    return await store.outbox_accept(entry_id, payload, order_key=key, acted_at=acted,
+                                     now=at(now))
+
+
+async def claim(store: Store, now: float = 0, *, limit: int = 10, lease: int = 30,
+                entry_id: str | None = None) -> list[OutboxEntry]:
+    return await store.outbox_claim(now=at(now), lease_seconds=lease, limit=limit,
+                                    entry_id=entry_id)
+
+
+async def test_accept_twice_is_a_duplicate(store: Store) -> None:
+    """The same entry id is stored once; the second offer is a duplicate and changes nothing."""
+    assert await accept(store, "a1", acted=100, payload='{"answer": 1}') is Acceptance.QUEUED
+    assert await accept(store, "a1", acted=100, payload='{"answer": 2}', now=5) \
+        is Acceptance.DUPLICATE
     assert await store.outbox_size() == 1
-    [entry] = await store.outbox_claim(now=at(5), lease_seconds=30, limit=10)
-    assert (entry.payload, entry.created_at) == ('{"answer": 1}', T0)
+    [entry] = await claim(store, 5)
+    assert (entry.payload, entry.created_at, entry.order_key, entry.acted_at) == (
+        '{"answer": 1}', T0, KEY, 100)
+
+
+async def test_an_action_older_than_an_accepted_one_is_stale(store: Store) -> None:
+    """An action of the same key that acted before the latest accepted one is refused as stale;
+    another key or a later action is not affected."""
+    assert await accept(store, "new", acted=200) is Acceptance.QUEUED
+    assert await accept(store, "old", acted=100) is Acceptance.STALE
+    assert await accept(store, "other", acted=100, key="clr-1|slack|acme|U2") \
+        is Acceptance.QUEUED
+    assert await accept(store, "newer", acted=300) is Acceptance.QUEUED
+    assert await store.outbox_size() == 3
+
+
+async def test_an_entry_overtaken_while_waiting_is_claimed_as_stale(store: Store) -> None:
+    """An entry accepted before a later action of its key is flagged stale when claimed."""
+    await accept(store, "a", acted=100)
+    await accept(store, "b", acted=200)
+    [first] = await claim(store)
+    assert (first.entry_id, first.stale) == ("a", True)
+    await store.outbox_done(first)
+    [second] = await claim(store, 1)
+    assert (second.entry_id, second.stale) == ("b", False)
+
+
+async def test_a_settled_action_offered_again_is_a_duplicate(store: Store) -> None:
+    """A retry of an action that was already settled is not stored again."""
+    await accept(store, "a", acted=100)
+    [entry] = await claim(store)
+    await store.outbox_done(entry)
+    assert await accept(store, "a", acted=100) is Acceptance.DUPLICATE
+    assert await store.outbox_size() == 0
+    assert await accept(store, "b", acted=101) is Acceptance.QUEUED
+
+
+async def test_claim_takes_one_entry_per_key_and_skips_held_keys(store: Store) -> None:
+    """Two entries of one key are never held at once: the second waits until the first is
+    settled or retried, whichever claim asks; other keys are not held up."""
+    await accept(store, "a", acted=100)
+    await accept(store, "b", acted=200)
+    await accept(store, "x", acted=150, key="clr-2|slack|acme|U1")
+    got = await claim(store)
+    assert sorted(e.entry_id for e in got) == ["a", "x"]
+    assert await claim(store, 1) == []  # b's key is held by a's claim
+    a = next(e for e in got if e.entry_id == "a")
+    await store.outbox_retry(a, at=at(60), failed=False)
+    [b] = await claim(store, 2)
+    assert b.entry_id == "b"
+
+
+async def test_a_held_key_is_free_again_when_the_lease_ends(store: Store) -> None:
+    """A claim whose holder died (no retry, no done) frees its key when its lease ends."""
+    await accept(store, "a", acted=100)
+    await accept(store, "b", acted=200)
+    [a] = await claim(store, lease=30)
+    assert a.entry_id == "a"
+    assert await claim(store, 29, lease=30) == []
+    [b] = await claim(store, 31, lease=30)  # one of them, never both
+    assert (b.entry_id, b.stale) == ("b", False)
+    await store.outbox_done(b)
+    [a] = await claim(store, 32, lease=30)
+    assert (a.entry_id, a.attempts, a.stale) == ("a", 2, True)
 
 
 async def test_claim_leases_and_counts_attempts(store: Store) -> None:
     """A claimed entry is hidden for the lease, then claimable again with attempts raised."""
-    await store.outbox_put("a1", "{}", now=T0)
-    [first] = await store.outbox_claim(now=T0, lease_seconds=30, limit=10)
-    assert (first.entry_id, first.attempts) == ("a1", 1)
-    assert await store.outbox_claim(now=at(29), lease_seconds=30, limit=10) == []
-    [second] = await store.outbox_claim(now=at(30), lease_seconds=30, limit=10)
+    await accept(store, "a1", acted=1)
+    [first] = await claim(store, 0, lease=30)
+    assert (first.entry_id, first.attempts, first.failures) == ("a1", 1, 0)
+    assert await claim(store, 29, lease=30) == []
+    [second] = await claim(store, 30, lease=30)
     assert second.attempts == 2
 
 
-async def test_retry_sets_the_next_due_time(store: Store) -> None:
-    """A retried entry comes back at the time given, not before."""
-    await store.outbox_put("a1", "{}", now=T0)
-    await store.outbox_claim(now=T0, lease_seconds=30, limit=10)
-    await store.outbox_retry("a1", at=at(100))
-    assert await store.outbox_claim(now=at(99), lease_seconds=30, limit=10) == []
-    [entry] = await store.outbox_claim(now=at(100), lease_seconds=30, limit=10)
-    assert entry.attempts == 2
+async def test_retry_sets_the_next_due_time_and_counts_failures(store: Store) -> None:
+    """A retried entry comes back at the time given, not before; only failed tries count."""
+    await accept(store, "a1", acted=1)
+    [entry] = await claim(store)
+    await store.outbox_retry(entry, at=at(100), failed=True)
+    assert await claim(store, 99) == []
+    [entry] = await claim(store, 100)
+    assert (entry.attempts, entry.failures) == (2, 1)
+    await store.outbox_retry(entry, at=at(200), failed=False)
+    [entry] = await claim(store, 200)
+    assert (entry.attempts, entry.failures) == (3, 1)
+
+
+async def test_claim_of_one_entry_takes_only_that_one(store: Store) -> None:
+    """A claim naming an entry takes it when it is due and its key is free, nothing else."""
+    await accept(store, "a", acted=1)
+    await accept(store, "x", acted=1, key="clr-2|slack|acme|U1")
+    [entry] = await claim(store, entry_id="x")
+    assert entry.entry_id == "x"
+    assert await claim(store, entry_id="x") == []  # held now
+    assert await claim(store, entry_id="missing") == []
+
+
+async def test_park_sets_an_entry_aside(store: Store) -> None:
+    """A parked entry is kept aside: never claimed again, counted apart, its key freed."""
+    await accept(store, "poison", acted=1)
+    await accept(store, "next", acted=2, now=1)
+    [entry] = await claim(store, 1)
+    assert entry.entry_id == "poison"
+    await store.outbox_park(entry, reason="KeyError", now=at(1))
+    assert (await store.outbox_size(), await store.outbox_parked()) == (1, 1)
+    [entry] = await claim(store, 2)
+    assert entry.entry_id == "next"
+    await store.outbox_done(entry)
+    assert await claim(store, 3600) == []
+    assert await store.outbox_parked() == 1
 
 
 async def test_done_removes_the_entry(store: Store) -> None:
     """A forwarded entry leaves the outbox and a late retry does not bring it back."""
-    await store.outbox_put("a1", "{}", now=T0)
-    await store.outbox_claim(now=T0, lease_seconds=30, limit=10)
-    await store.outbox_done("a1")
-    await store.outbox_retry("a1", at=at(1))
+    await accept(store, "a1", acted=1)
+    [entry] = await claim(store)
+    await store.outbox_done(entry)
+    await store.outbox_retry(entry, at=at(1), failed=True)
     assert await store.outbox_size() == 0
-    assert await store.outbox_claim(now=at(3600), lease_seconds=30, limit=10) == []
-
-
-async def test_a_new_entry_after_done_starts_at_one_attempt(store: Store) -> None:
-    """Attempts belong to one entry's life: a re-put id after done counts from one again."""
-    await store.outbox_put("a1", "{}", now=T0)
-    await store.outbox_claim(now=T0, lease_seconds=30, limit=10)
-    await store.outbox_done("a1")
-    assert await store.outbox_put("a1", "{}", now=at(1))
-    [entry] = await store.outbox_claim(now=at(1), lease_seconds=30, limit=10)
-    assert entry.attempts == 1
+    assert await claim(store, 3600) == []
 
 
 async def test_claim_takes_the_earliest_up_to_the_limit(store: Store) -> None:
     """A claim returns at most limit entries, the earliest due first; the rest wait."""
     for n, entry_id in enumerate(["a3", "a1", "a2"]):
-        await store.outbox_put(entry_id, "{}", now=at(n))
-    got = await store.outbox_claim(now=at(10), lease_seconds=30, limit=2)
+        await accept(store, entry_id, acted=1, key=f"k{entry_id}", now=n)
+    got = await claim(store, 10, limit=2)
     assert [e.entry_id for e in got] == ["a3", "a1"]
-    rest = await store.outbox_claim(now=at(10), lease_seconds=30, limit=2)
+    rest = await claim(store, 10, limit=2)
     assert [e.entry_id for e in rest] == ["a2"]
     assert await store.outbox_size() == 3
 
 
 async def test_entries_are_not_claimable_before_they_are_due(store: Store) -> None:
-    """An entry put at a time is not claimed by a caller whose now is earlier."""
-    await store.outbox_put("a1", "{}", now=at(10))
-    assert await store.outbox_claim(now=at(9), lease_seconds=30, limit=10) == []
+    """An entry accepted at a time is not claimed by a caller whose now is earlier."""
+    await accept(store, "a1", acted=1, now=10)
+    assert await claim(store, 9) == []
+
+
+async def test_concurrent_offers_of_one_entry_store_it_once(store: Store) -> None:
+    """Many offers at once (Redis sends them in one pipeline): one is queued, the rest are
+    duplicates, and different entries offered together are each queued."""
+    import asyncio
+
+    offers = [accept(store, "same", acted=5) for _ in range(10)]
+    offers += [accept(store, f"e{n}", acted=5, key=f"k{n}") for n in range(10)]
+    got = await asyncio.gather(*offers)
+    assert got[:10].count(Acceptance.QUEUED) == 1
+    assert got[10:] == [Acceptance.QUEUED] * 10
+    assert await store.outbox_size() == 11

@@ -19,7 +19,8 @@ PREFIX = "tredis"
 
 
 async def test_keys_carry_their_ttls(redis_db: aioredis.Redis) -> None:
-    """Slots, admissions, caps, windows, batches and cards expire; the outbox never does."""
+    """Slots, admissions, caps, windows, batches, cards and order markers expire; the outbox
+    never does."""
     store = RedisStore(redis_db, prefix=PREFIX, slot_ttl=timedelta(days=3))
     keys = k.Keys(PREFIX)
     key = delivery("c1")
@@ -27,12 +28,13 @@ async def test_keys_carry_their_ttls(redis_db: aioredis.Redis) -> None:
     await store.mark_sent(key, message_ref="m1")  # an update keeps the slot's TTL
     await admit(store, "c1", threshold=0)
     await store.add_card(CardRecord(key, "slack", "m1"))
-    await store.outbox_put("a1", "{}", now=T0)
+    await store.outbox_accept("a1", "{}", order_key="k1", acted_at=1, now=T0)
     batch_id = k.batch_id("p1", T0.timestamp())
     expected = {
         keys.slot(key.token()): 3 * k.DAY, keys.admission(key.token()): 3 * k.DAY,
         keys.cap(DAY, "p1"): k.CAP_TTL_SECONDS, keys.window("p1"): k.window_ttl(WINDOW),
         keys.batch(batch_id): 3 * k.DAY, keys.cards("c1"): k.CARDS_TTL_SECONDS,
+        keys.order("k1"): k.ORDER_TTL_SECONDS,
     }
     for name, ttl in expected.items():
         assert ttl - 5 <= await redis_db.ttl(name) <= ttl, name
@@ -54,7 +56,7 @@ async def test_a_restarted_store_keeps_its_state(redis_db: aioredis.Redis) -> No
     before = RedisStore.from_url(REDIS_URL, prefix=PREFIX)
     await admit(before, "h1", batched=False)
     await admit(before, "c1")  # the window opens
-    await before.outbox_put("a1", "{}", now=T0)
+    await before.outbox_accept("a1", "{}", order_key="k1", acted_at=1, now=T0)
     await before.aclose()
 
     async with RedisStore.from_url(REDIS_URL, prefix=PREFIX) as after:

@@ -1,0 +1,298 @@
+"""What follows a settled answer: the cards' new state, private notes, the steward's notice.
+
+The outbox's consumers hand each settled answer here and move on to the next one, so that card
+updates (which the chat platform rate-limits hard) never hold up forwarding. A few workers read
+the clarification once more, show the answering person the outcome on their own cards (found in
+the store's card records for that PERSON, never a message the callback names), tell them
+privately where a card cannot show it (digest entries, no card, refusals), repaint every other
+card and tell the steward about conflicts. Each card is painted by one worker at a time, and a
+view computed from an older state of the clarification never replaces a newer one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict, deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import structlog
+
+from bot import outcomes
+from bot.aio import drain
+from bot.channel import Channel, ChannelError
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine.people import display_names
+from bot.store.base import CardRecord, Store
+from cards.views import AnswerView, OutcomeKind, OutcomeView, QuestionView
+
+if TYPE_CHECKING:
+    from bot.answers import Callback
+
+log = structlog.get_logger("clarify.followups")
+# Tells the workspace steward about a conflict (the engine's JobHandler.notify_conflict).
+ConflictNotifier = Callable[[m.Clarification], Awaitable[None]]
+# Tells the steward that a responder's answer after binding differs from the bound date
+# (the engine's JobHandler.notify_late_conflict); called with the responder's person id.
+LateConflictNotifier = Callable[[m.Clarification, str], Awaitable[None]]
+_FOLLOW_UP_UNAVAILABLE = (e.CoreTransportError, e.ServerError, e.RateLimited)
+_PAINTED_KEPT = 100_000  # cards whose last painted state is remembered (oldest forgotten first)
+# A paint's version: (when what it shows was known: the start of the read it was computed from,
+# or the arrival of the core's answer; 1 for the answering person's own outcome, 0 for a card's
+# state), on this process's monotonic clock. A card never goes back to an older version; so a
+# state read after an answer replaces that answer's outcome, one read before it does not.
+Version = tuple[float, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """The core took (or, with ``result`` None, refused as moved on) a person's answer."""
+
+    cb: Callback
+    person: m.Person
+    before: m.Clarification
+    result: m.AnswerResult | None
+    settled_before: bool
+    answered_at: float = 0.0  # time.monotonic() when the core's answer arrived
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Tell the person privately, next to the message they clicked: "not available" unless
+    ``unverified`` or ``recording`` says otherwise."""
+
+    cb: Callback
+    unverified: bool = False
+    recording: bool = False
+
+
+@dataclass
+class Followups:
+    core: CoreClient
+    store: Store
+    channels: dict[str, Channel]
+    clock: Clock
+    on_conflict: ConflictNotifier | None = None
+    on_late_conflict: LateConflictNotifier | None = None
+    workers: int = 2
+    _jobs: deque[Answered | Note] = field(default_factory=deque)
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _painted: OrderedDict[str, Version] = field(default_factory=OrderedDict)
+    _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- the queue
+
+    def submit(self, job: Answered | Note) -> None:
+        """Queue what follows an answer; a few workers take it in order."""
+        self._jobs.append(job)
+        while len(self._tasks) < min(self.workers, len(self._jobs)):
+            task = asyncio.create_task(self._work())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def pending(self) -> int:
+        return len(self._jobs)
+
+    async def drain(self) -> None:
+        """Wait until everything queued so far has been shown (tests, shutdown)."""
+        await drain(self._tasks)
+
+    async def _work(self) -> None:
+        while self._jobs:
+            await self.run_now(self._jobs.popleft())
+
+    async def run_now(self, job: Answered | Note) -> OutcomeView | None:
+        """Show one job's outcome now; returns the answering person's view. Never raises: a
+        card that cannot be updated stays as it was, the answer itself is safe in the core."""
+        try:
+            if isinstance(job, Note):
+                await self._note(job.cb, job.cb.message_ref, _note_view(job, self.clock))
+                return None
+            return await self._answered(job)
+        except Exception as exc:  # one job's failure must not stop the others
+            log.warning("followups.failed", error=type(exc).__name__)
+            return None
+
+    # ---------------------------------------------------------------- after an answer
+
+    async def _answered(self, job: Answered) -> OutcomeView | None:
+        c, person, result = job.before, job.person, job.result
+        cards = await self.store.cards(c.id)
+        fresh: m.Clarification | None = None
+        read_at = time.monotonic()
+        if _needs_fresh(job, cards):
+            try:  # one read of the clarification after the answer serves every follow-up
+                fresh = await self.core.get_clarification(clarification_id=c.id)
+            except _FOLLOW_UP_UNAVAILABLE as exc:
+                log.warning("answers.follow_up_failed", error=type(exc).__name__)
+        view, version = await self._own_view(job, fresh, read_at)
+        await self._show_own(job, view, version, cards)
+        if fresh is not None:
+            await self._paint_states(fresh, cards, read_at)
+        if result is not None:
+            await self._tell_steward(c.id, fresh, result, responder=person.person_id)
+        return view
+
+    async def _own_view(self, job: Answered, fresh: m.Clarification | None, read_at: float
+                        ) -> tuple[OutcomeView | None, Version]:
+        """The answering person's outcome, unless later answers already changed the state (then
+        their cards show that state, like everyone else's). Without ``fresh`` (not needed, or
+        the core is gone again) it is told from the core's answer alone."""
+        c, result = job.before, job.result
+        if fresh is None:
+            if result is None:
+                return None, (0.0, 0)
+            return _as_the_core_said(job, self.clock), (job.answered_at, 1)
+        if result is not None and fresh.responses \
+                and fresh.responses[-1].response_id != result.response_id:
+            return None, (read_at, 0)
+        names = await self._names(result.confirmed_by) if result is not None else []
+        view = outcomes.after_answer(c, fresh, job.person, result, names=names,
+                                     now=self.clock.now(),
+                                     moved_on=job.settled_before or result is None)
+        return view, (read_at, 1)
+
+    async def _show_own(self, job: Answered, view: OutcomeView | None, version: Version,
+                        cards: list[CardRecord]) -> None:
+        own = [card for card in cards if card.delivery.person_id == job.person.person_id]
+        if view is None:
+            return
+        if not own:  # no card of theirs on record: tell them where they clicked
+            await self._note(job.cb, job.cb.message_ref, view)
+            return
+        noted: set[str] = set()
+        for card in own:
+            if card.delivery.kind == m.DeliveryKind.QUESTION.value:
+                await self.paint(card, view, version)
+            elif card.message_ref not in noted:  # a digest is never rewritten: told privately
+                noted.add(card.message_ref)
+                await self._note(job.cb, card.message_ref, view, platform=card.platform)
+
+    async def _tell_steward(self, clarification_id: str, fresh: m.Clarification | None,
+                            result: m.AnswerResult, *, responder: str) -> None:
+        """A conflict reaches the steward now: before binding one notice per clarification,
+        after binding (a conflicting attestation) one per late responder; both are idempotent."""
+        conflicted = result.state is m.ClarificationState.CONFLICTED
+        late = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+        if not (conflicted and self.on_conflict) and not (late and self.on_late_conflict):
+            return
+        try:
+            if fresh is None:  # the follow-up read failed: one more try for the steward's sake
+                fresh = await self.core.get_clarification(clarification_id=clarification_id)
+            if conflicted and self.on_conflict is not None:
+                await self.on_conflict(fresh)
+            elif late and self.on_late_conflict is not None:
+                await self.on_late_conflict(fresh, responder)
+        except e.CoreError as exc:  # conflicted: the worker's next pass over the job tells them
+            log.warning("answers.steward_not_told", error=type(exc).__name__, late=late)
+
+    # ---------------------------------------------------------------- every card's state
+
+    async def refresh_now(self, clarification_id: str) -> int:
+        """Show every delivered card of a clarification its current state; returns how many."""
+        read_at = time.monotonic()
+        c = await self.core.get_clarification(clarification_id=clarification_id)
+        return await self._paint_states(c, await self.store.cards(c.id), read_at)
+
+    async def _paint_states(self, c: m.Clarification, cards: list[CardRecord],
+                            read_at: float) -> int:
+        names = await self._names(c.quorum.confirmed_by)
+        painted = 0
+        for card in cards:
+            if card.delivery.kind != m.DeliveryKind.QUESTION.value:
+                continue  # digest entries (recorded as such) are never rewritten
+            person = await self.core.get_person(person_id=card.delivery.person_id,
+                                                tenant_id=c.tenant_id)
+            view = outcomes.card_state(c, person, card.delivery, names=names,
+                                       now=self.clock.now())
+            if view is not None and await self.paint(card, view, (read_at, 0)):
+                painted += 1
+        return painted
+
+    async def paint(self, card: CardRecord, view: OutcomeView | QuestionView,
+                    version: Version) -> bool:
+        """Update one card, unless it already shows a newer state; True when updated."""
+        token = card.delivery.token()
+        lock = self._locks.setdefault(token, asyncio.Lock())
+        async with lock:
+            if self._painted.get(token, (-1.0, -1)) > version:
+                return False
+            self._remember(token, version)
+            try:
+                await self.channels[card.platform].update(card, view)
+            except (ChannelError, KeyError) as exc:
+                log.warning("answers.card_update_failed", error=type(exc).__name__)
+                return False
+        if not lock.locked():
+            self._locks.pop(token, None)
+        return True
+
+    def _remember(self, token: str, version: Version) -> None:
+        self._painted[token] = version
+        self._painted.move_to_end(token)
+        while len(self._painted) > _PAINTED_KEPT:
+            self._painted.popitem(last=False)
+
+    # ---------------------------------------------------------------- helpers
+
+    async def _note(self, cb: Callback, near: str | None, view: OutcomeView | None, *,
+                    platform: str | None = None) -> None:
+        channel = self.channels.get(platform or cb.platform)
+        if channel is None or near is None:
+            return
+        try:
+            await channel.note(near, cb.user_id, view)
+        except ChannelError as exc:
+            log.warning("answers.note_not_shown", error=exc.reason)
+
+    async def _names(self, person_ids: list[str]) -> list[str]:
+        names = await display_names(self.core, person_ids)
+        return [names.get(person_id, person_id) for person_id in person_ids]
+
+
+def _needs_fresh(job: Answered, cards: list[CardRecord]) -> bool:
+    """Whether showing this answer needs the clarification as it is now: another person's card
+    to repaint, other confirmers to name, a conflict for the steward, a replayed or refused
+    answer. Otherwise the core's answer says all the person's card shows (one core call less
+    per answer, which under a burst is a third of the follow-up's cost)."""
+    result, person = job.result, job.person.person_id
+    if result is None or result.replayed or job.settled_before:
+        return True
+    if set(result.confirmed_by) - {person}:
+        return True
+    if result.state is m.ClarificationState.CONFLICTED \
+            or result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION:
+        return True
+    return any(card.delivery.person_id != person
+               and card.delivery.kind == m.DeliveryKind.QUESTION.value for card in cards)
+
+
+def _note_view(note: Note, clock: Clock) -> OutcomeView | None:
+    if note.unverified:
+        return outcomes.placeholder(OutcomeKind.IDENTITY_UNVERIFIED, note.cb.clarification_id,
+                                    answer=None, now=clock.now())
+    if note.recording:
+        return outcomes.placeholder(OutcomeKind.RECORDING, note.cb.clarification_id,
+                                    answer=_cb_answer(note.cb), now=clock.now())
+    return None
+
+
+def _as_the_core_said(job: Answered, clock: Clock) -> OutcomeView:
+    """The outcome from the core's answer alone, when the core is gone again right after."""
+    assert job.result is not None
+    c, cb = job.before, job.cb
+    chosen = next((x for x in c.candidates if x.index == cb.answer_index), None)
+    answer = AnswerView(valid_from=chosen.valid_from, valid_to=chosen.valid_to) \
+        if chosen else _cb_answer(cb)
+    return outcomes.as_the_core_said(c, job.person, job.result, chosen=answer, now=clock.now())
+
+
+def _cb_answer(cb: Callback) -> AnswerView | None:
+    if cb.answer_index is not None:
+        return None
+    return outcomes.custom_answer_view(cb.custom_from, cb.custom_to)
