@@ -151,11 +151,10 @@ class Processes:
         return used
 
     def start(self, name: str, command: list[str], env: dict[str, str] | None = None,
-              stdout: int | None = None, nice: int = 0) -> subprocess.Popen[bytes]:
+              stdout: int | None = None) -> subprocess.Popen[bytes]:
         log = open(self.logs / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         proc = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **(env or {})},
-                                stdout=stdout if stdout is not None else log, stderr=log,
-                                preexec_fn=(lambda: os.nice(nice)) if nice else None)
+                                stdout=stdout if stdout is not None else log, stderr=log)
         self.running.append(proc)
         self.names.append(name)
         return proc
@@ -268,7 +267,9 @@ async def start_servers(args: argparse.Namespace, procs: Processes, *, prefix: s
         if args.profile:  # cProfile of each bot process, written when it stops
             command = [sys.executable, "-m", "cProfile", "-o", str(procs.logs / f"{name}.prof"),
                        *command]
-        procs.start(name, command, env=env, nice=args.nice if role == "worker" else 0)
+        # a worker lowers its own priority by worker.nice (the bot's setting, default 10)
+        nice = {} if args.nice is None else {"CLARIFY_BOT_WORKER__NICE": str(args.nice)}
+        procs.start(name, command, env={**env, **nice})
     await _until_up(f"http://127.0.0.1:{web_port}/healthz")
     await _until_up(f"http://127.0.0.1:{bare_port}/slack/events", ok=(404, 405))
     return Servers(core_url=core_url, bot_url=f"http://127.0.0.1:{web_port}/slack/events",
@@ -325,7 +326,8 @@ def report(args: argparse.Namespace, bare: Burst, bot: Burst, drained: float, pa
     once = all(counts[key] == 1 for key in wanted) and set(counts) == wanted
     duplicates = sum(n - 1 for n in counts.values() if n > 1)
     print(f"\n{args.clicks} clicks at concurrency {args.concurrency}; bot role {args.role}, "
-          f"{args.workers} worker(s) of {args.consumers} consumers at nice {args.nice}, "
+          f"{args.workers} worker(s) of {args.consumers} consumers at worker.nice "
+          f"{10 if args.nice is None else args.nice}, "
           f"{args.people} people, cache {args.cache_seconds:g} s; "
           f"logs in {logs}")
     print("| side | clicks | p50 ms | p95 ms | p99 ms | max ms | acks/s | non-200 |")
@@ -362,9 +364,9 @@ def main() -> None:
                              "responder and clarification from the core)")
     parser.add_argument("--workers", type=int, default=1,
                         help="worker processes (outbox consumers) beside the one web process")
-    parser.add_argument("--nice", type=int, default=0,
-                        help="run the worker processes at this nice level (background work "
-                             "beside the web process on one host; everything else keeps 0)")
+    parser.add_argument("--nice", type=int, default=None,
+                        help="the worker processes' worker.nice (default: the bot's own, 10; "
+                             "0 keeps them at the web process's priority)")
     parser.add_argument("--profile", action="store_true",
                         help="profile each bot process with cProfile (.prof files in the logs "
                              "folder)")

@@ -30,14 +30,17 @@ from slack_sdk.signature import SignatureVerifier
 from adapters.slack import payloads
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
+    TIMESTAMP_HEADER,
     EpochClock,
+    Read,
     Refusal,
+    click_log_ids,
     form_or_json,
     log_ids,
     read_body,
+    read_callback,
     refusal_response,
     signed,
-    who_of,
 )
 from adapters.slack.render import render
 from bot.aio import drain
@@ -60,6 +63,7 @@ from cards.views import CustomError, CustomFormView, Viewer
 
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
+_ANSWER_ACTION = re.compile(r"^clarify\.answer\.\d+$")
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
 
 
@@ -90,15 +94,20 @@ class SlackAdapter:
             return refusal_response(400, "not_utf8")
         if not signed(self.verifier, text, request.headers):
             return refusal_response(401, "invalid_signature")
-        refusal: Refusal | None
         try:
             body = form_or_json(text, request.content_type)
         except payloads.MalformedPayload as exc:
-            refusal = await self._refused(Refusal(400, "malformed_payload", exc.field))
-        else:
-            refusal = await self._screen(body)
-        if refusal is not None:
-            return refusal_response(refusal.status, refusal.reason, field_name=refusal.field)
+            refused = await self._refused(Refusal(400, "malformed_payload", exc.field))
+            return refusal_response(refused.status, refused.reason, field_name=refused.field)
+        read = await self._screen(body)
+        if isinstance(read, Refusal):
+            return refusal_response(read.status, read.reason, field_name=read.field)
+        if read.click is not None and _is_answer(read.click):
+            # the one callback that comes in bursts, read and checked once above: made durable
+            # and acknowledged here; bolt would only route it (docs/slack.md, "Answer clicks")
+            structlog.contextvars.bind_contextvars(**click_log_ids(read.click))
+            await self._accept_click(read.click, request.headers.get(TIMESTAMP_HEADER))
+            return web.Response(status=200)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
                                             headers=dict(request.headers))
@@ -113,18 +122,18 @@ class SlackAdapter:
         """The tenant a callback acts in: the one place it is decided (docs/slack.md)."""
         return self.settings.tenant_for(team_id=who.team_id, enterprise_id=who.enterprise_id)
 
-    async def _screen(self, body: dict[str, Any]) -> Refusal | None:
-        """The edge's checks on a verified callback's body (identity shapes, tenant): None to
-        go on, else the refusal, audited."""
+    async def _screen(self, body: dict[str, Any]) -> Read | Refusal:
+        """The edge's checks on a verified callback's body (identity shapes, tenant): what was
+        read, to go on with, else the refusal, audited."""
         try:
-            who = who_of(body, self.codec)
+            read = read_callback(body, self.codec)
         except payloads.ScopeMismatch:
             return await self._refused(Refusal(403, "workspace_not_served"))
         except payloads.MalformedPayload as exc:
             return await self._refused(Refusal(400, "malformed_payload", exc.field))
-        if who is not None and self.tenant(who) is None:
+        if read.who is not None and self.tenant(read.who) is None:
             return await self._refused(Refusal(403, "workspace_not_served"))
-        return None
+        return read
 
     async def _refused(self, refusal: Refusal) -> Refusal:
         out_of_scope = refusal.status == 403
@@ -148,7 +157,7 @@ class SlackAdapter:
         tasks they start, carries the callback's ids."""
         if req.mode == "socket_mode":
             refusal = await self._screen(body)
-            if refusal is not None:
+            if isinstance(refusal, Refusal):
                 log.info("slack.request_refused", status=refusal.status, reason=refusal.reason,
                          field=refusal.field, mode="socket")
                 return BoltResponse(status=200, body="")
@@ -165,7 +174,7 @@ class SlackAdapter:
 
     def register(self) -> None:
         self.app.use(self._edge)
-        self.app.action(re.compile(r"^clarify\.answer\.\d+$"))(self.on_answer)
+        self.app.action(_ANSWER_ACTION)(self.on_answer)
         self.app.action(blocks.CUSTOM_ACTION)(self.on_custom_open)
         self.app.action(blocks.OPEN_DOCUMENT_ACTION)(_ack_only)
         self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
@@ -177,15 +186,19 @@ class SlackAdapter:
         except payloads.MalformedPayload:
             await ack()  # Socket Mode has no 400: nothing to do with a malformed click
             return
-        if click.ref.kind is not ActionKind.ANSWER or click.ref.clarification_id is None:
-            await ack()
-            return
-        acted = click.action_ts or _signed_stamp(request)
+        if _is_answer(click):
+            await self._accept_click(click, _signed_stamp(request))
+        await ack()
+
+    async def _accept_click(self, click: payloads.Click, signed_stamp: str | None) -> None:
+        """Durable (and ordered) before Slack hears "ok": one local store call."""
+        assert click.ref.clarification_id is not None
+        acted = click.action_ts or (signed_stamp if signed_stamp and signed_stamp.isdigit()
+                                    else None)
         cb = self._callback(click.who, click.ref.clarification_id, click.ref.card_ref,
                             click.message_ref, answer_index=click.ref.candidate,
                             acted_at=payloads.micros(acted) if acted else 0)
-        await self.answers.accept(cb)  # durable (and ordered) before Slack hears "ok"
-        await ack()
+        await self.answers.accept(cb)
 
     async def on_custom_open(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -324,6 +337,11 @@ class SlackAdapter:
     async def drain(self) -> None:
         """Wait for the work still running after its acknowledgement (tests, shutdown)."""
         await drain(self.tasks)
+
+
+def _is_answer(click: payloads.Click) -> bool:
+    return click.ref.kind is ActionKind.ANSWER and click.ref.clarification_id is not None \
+        and _ANSWER_ACTION.fullmatch(click.action_id) is not None
 
 
 def _identity(who: payloads.Who) -> m.SlackIdentity:

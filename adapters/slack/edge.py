@@ -3,7 +3,7 @@ what was sent, and the ids a callback's log lines carry. No decisions beyond ref
 
 ``read_body`` reads however many chunks a body arrives in and stops at the size limit;
 ``signed`` asks slack_sdk's ``SignatureVerifier`` once, after refusing anything it would raise
-on; ``who_of`` validates what the listeners will read (``adapters.slack.payloads``).
+on; ``read_callback`` validates what the listeners will read, once (``adapters.slack.payloads``).
 """
 
 from __future__ import annotations
@@ -96,21 +96,30 @@ def form_or_json(text: str, content_type: str) -> dict[str, Any]:
     return payloads.interaction(text)
 
 
-def who_of(body: dict[str, Any], codec: ActionCodec) -> payloads.Who | None:
-    """Validates what the listeners will read; the actor, or None for a callback that acts in
-    no tenant (a closed view, url_verification, an event)."""
+@dataclass(frozen=True, slots=True)
+class Read:
+    """What the edge read of a verified callback: its actor (None for one that acts in no
+    tenant: a closed view, url_verification, an event) and, for a button, the whole click."""
+
+    who: payloads.Who | None
+    click: payloads.Click | None = None
+
+
+def read_callback(body: dict[str, Any], codec: ActionCodec) -> Read:
+    """Validates what the listeners will read, once; raises ``MalformedPayload``."""
     kind = body.get("type")
     if kind == "block_actions":
         actions = body.get("actions")
         action_id = actions[0].get("action_id") if isinstance(actions, list) and actions \
             and isinstance(actions[0], dict) else None
         if action_id == blocks.OPEN_DOCUMENT_ACTION:
-            return payloads.who(body)
-        return payloads.click(body, codec).who
+            return Read(payloads.who(body))
+        click = payloads.click(body, codec)
+        return Read(click.who, click)
     if kind == "view_submission":
-        return payloads.submission(body, codec).who
+        return Read(payloads.submission(body, codec).who)
     if kind in ("view_closed", "url_verification", "event_callback"):
-        return None
+        return Read(None)
     raise payloads.MalformedPayload("not an interaction the bot handles", field="type")
 
 
@@ -128,3 +137,9 @@ def log_ids(body: dict[str, Any], codec: ActionCodec) -> dict[str, str]:
     except InvalidActionPayload:
         pass
     return ids
+
+
+def click_log_ids(click: payloads.Click) -> dict[str, str]:
+    """``log_ids`` of a click already read."""
+    return {"callback": "block_actions", "slack_user": click.who.user_id,
+            "clarification_id": click.ref.clarification_id or "-"}

@@ -136,6 +136,9 @@ class WorkerSettings(_Table):
     poll_interval_seconds: Num = _seconds(2.0, 300)
     lease_seconds: Int = _ints(60, 10, 3600)
     heartbeat_seconds: Int = _ints(20, 1, 1800)
+    # how much a `--role worker` process lowers its own CPU priority (a nice increment; 0 keeps
+    # it): forwarding and delivery are background work, acknowledgements are not
+    nice: Int = _ints(10, 0, 19)
 
     @model_validator(mode="after")
     def _heartbeat_inside_lease(self) -> WorkerSettings:

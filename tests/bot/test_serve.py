@@ -263,6 +263,8 @@ async def test_worker_role_opens_no_port(start: Any, slack: FakeSlack, devcore_u
     await until(lambda: slack.dm_of("U0SARAH"), "the worker's first card")
     assert not port_open(bot.port)
     assert "service.listening" not in bot.events()
+    # worker.nice (default 10): background work yields CPU to a web process on the same host
+    assert os.getpriority(os.PRIO_PROCESS, bot.process.pid) == min(19, os.nice(0) + 10)
     code, took = await bot.terminate()
     assert code == 0 and took < EXIT_WITHIN
 
@@ -290,6 +292,7 @@ async def test_platform_port_is_honoured(start: Any, slack: FakeSlack, devcore_u
     bot = await start(core=devcore_url, slack=slack, role="web", env={"PORT": str(port)})
     bot.port, bot.url = port, f"http://127.0.0.1:{port}"
     await until(lambda: healthy(bot), "the bot on $PORT")
+    assert os.getpriority(os.PRIO_PROCESS, bot.process.pid) == os.nice(0)  # web: not lowered
     code, _ = await bot.terminate()
     assert code == 0
 
