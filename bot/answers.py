@@ -123,6 +123,9 @@ class Verdict(StrEnum):
     PARKED = "parked"  # failed too often: set aside for an operator, never forwarded again
 
 
+REGISTRY.preset("clarify_answers_total", verdict=Verdict)
+
+
 @dataclass(frozen=True, slots=True)
 class Receipt:
     verdict: Verdict

@@ -30,7 +30,7 @@ from bot.clock import SystemClock
 from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.health import Check, Readiness, Refused
-from bot.metrics import REGISTRY
+from bot.metrics import CONTENT_TYPE, REGISTRY
 from bot.outbox import ConsumerConfig, OutboxConsumers
 from bot.runtime import Engine, EngineParts, build_engine
 from bot.settings import Settings
@@ -184,7 +184,7 @@ def health_routes(readiness: Readiness) -> list[web.RouteDef]:
                                  status=200 if ready else 503)
 
     async def metrics(_: web.Request) -> web.Response:
-        return web.Response(text=await REGISTRY.render(), content_type="text/plain")
+        return web.Response(body=await REGISTRY.render(), headers={"Content-Type": CONTENT_TYPE})
 
     return [web.get("/healthz", healthz), web.get("/readyz", readyz),
             web.get("/metrics", metrics)]
@@ -259,7 +259,9 @@ def _answers(settings: Settings, *, core: CoreClient, store: Store,
     answers.on_queued = consumers.wake
     engine.handler.on_settled = answers.refresh_settled
     REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
-    REGISTRY.gauges["clarify_outbox_parked"] = _gauge(store.outbox_parked)
+    REGISTRY.gauges["clarify_outbox_parked_entries"] = _gauge(store.outbox_parked)
+    REGISTRY.gauges["clarify_outbox_oldest_due_seconds"] = \
+        lambda: store.outbox_overdue(now=clock.now())
     return answers, consumers
 
 

@@ -145,6 +145,7 @@ class Worker:
             log.error("worker.delivery_paused", setting=refused.setting, error=refused.reason,
                       hint=f"fix {refused.setting}; delivery resumes once it is accepted")
         self.paused = refused
+        REGISTRY.set("clarify_delivery_paused", 1)
         self._resumed.clear()
         self._pausing.set()
 
@@ -152,6 +153,7 @@ class Worker:
         if self.paused is not None:
             log.info("worker.delivery_resumed", setting=self.paused.setting)
         self.paused = None
+        REGISTRY.set("clarify_delivery_paused", 0)
         self._pausing.clear()
         self._resumed.set()
 

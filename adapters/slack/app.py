@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,7 @@ from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read
+from bot.metrics import REGISTRY
 from bot.settings import SlackSettings
 from bot.store.base import DeliveryKey
 from cards import slack as blocks
@@ -84,6 +86,14 @@ class SlackAdapter:
     # ---------------------------------------------------------------- HTTP mode
 
     async def handle_http(self, request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        try:
+            return await self._handle_http(request)
+        finally:
+            REGISTRY.observe("clarify_ack_seconds", time.perf_counter() - started,
+                             platform="slack")
+
+    async def _handle_http(self, request: web.Request) -> web.Response:
         structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
         raw = await read_body(request, limit=payloads.MAX_BODY)
         if raw is None:

@@ -31,6 +31,7 @@ from bot.engine.rbac import may_confirm, may_read
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
+from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import Decision, DeliveryKey, DigestItem, SlotState, Store
 
@@ -44,6 +45,9 @@ class Outcome(StrEnum):
     ASKED = "asked"  # cards (or digest entries) went out; the lease is left to run out
     ESCALATED = "escalated"  # the redacted steward escalation went out (last attempt)
     FAILED = "failed"  # nothing could be sent, not even to the steward
+
+
+REGISTRY.preset("clarify_jobs_total", outcome=Outcome)
 
 
 @dataclass
