@@ -13,7 +13,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import AwareDatetime, BaseModel, TypeAdapter, ValidationError
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
@@ -153,7 +153,7 @@ def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitab
 _STATE = TypeAdapter(m.ClarificationState)
 _SEVERITY = TypeAdapter(m.Severity)
 _JOB_STATE = TypeAdapter(m.JobState)
-_WHEN = TypeAdapter(m.AwareDatetime)
+_WHEN = TypeAdapter(AwareDatetime)
 _LIMIT = TypeAdapter(int)
 
 
