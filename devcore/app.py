@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from bot.core import models as m
@@ -113,12 +114,13 @@ async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any
         return None
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise CoreFault(ErrorCode.PAYLOAD_TOO_LARGE)
-    raw = await request.content.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        raise CoreFault(ErrorCode.PAYLOAD_TOO_LARGE)
+    try:  # read() gathers every piece (one read of the stream may return only the first)
+        raw = await request.read()  # over client_max_size (MAX_BODY): 413 from the middleware
+    except RequestPayloadError:  # e.g. a Content-Encoding the body does not have
+        raise CoreFault(ErrorCode.MALFORMED_BODY) from None
     try:
         data = json.loads(raw) if raw.strip() else None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nesting past the parser's depth
         raise CoreFault(ErrorCode.MALFORMED_BODY) from None
     if not isinstance(data, dict):
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "The body must be a JSON object.")
@@ -310,7 +312,7 @@ async def _errors(
 def create_app(core: ReferenceCore) -> web.Application:
     from bot.core.openapi import build_openapi
 
-    app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY * 2)
+    app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[CORE_KEY] = core
     document = build_openapi()
 
