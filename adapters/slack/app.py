@@ -65,6 +65,8 @@ log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 _ANSWER_ACTION = re.compile(r"^clarify\.answer\.\d+$")
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
+# Slack sends a body at once; one not complete by then can no longer be acknowledged in time
+BODY_SECONDS = 10.0
 
 
 @dataclass
@@ -80,12 +82,16 @@ class SlackAdapter:
     clock: Clock
     verifier: SignatureVerifier
     tasks: set[asyncio.Task[object]] = field(default_factory=set)
+    body_seconds: float = BODY_SECONDS
 
     # ---------------------------------------------------------------- HTTP mode
 
     async def handle_http(self, request: web.Request) -> web.Response:
         structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
-        raw = await read_body(request, limit=payloads.MAX_BODY)
+        try:
+            raw = await read_body(request, limit=payloads.MAX_BODY, seconds=self.body_seconds)
+        except TimeoutError:
+            return refusal_response(408, "body_incomplete")
         if raw is None:
             return refusal_response(413, "too_large")
         try:  # Slack signs UTF-8 text; slack_sdk cannot even check anything else
