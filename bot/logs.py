@@ -15,6 +15,7 @@ import threading
 from types import TracebackType
 
 import structlog
+from aiohttp.http_exceptions import HttpProcessingError
 
 HANDLER_NAME = "clarify-bot"
 # Library loggers held above the configured level: slack_sdk and slack_bolt log request and
@@ -22,6 +23,25 @@ HANDLER_NAME = "clarify-bot"
 # client already does in its own words.
 LIBRARY_FLOORS = {"slack_sdk": logging.INFO, "slack_bolt": logging.INFO,
                   "httpx": logging.WARNING, "httpcore": logging.WARNING}
+
+
+class _UnparsedRequests(logging.Filter):
+    """aiohttp's server logs a request it cannot parse (a Content-Length shorter than the body,
+    a bad header) with a traceback whose message quotes the offending bytes: a header value or
+    the body, which can hold an answer. Such a request is a refusal like any other: its line
+    says ``http.request_refused`` with the status and the error's kind, never its message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if record.name == "aiohttp.server" and isinstance(error, HttpProcessingError):
+            record.msg, record.args, record.exc_info, record.exc_text = (
+                "http.request_refused", (), None, None)
+            # at info like the bot's other refusals (aiohttp's debug ones stay debug)
+            record.levelno = min(record.levelno, logging.INFO)
+            record.levelname = logging.getLevelName(record.levelno)
+            record.status, record.reason = error.code or 400, type(error).__name__
+            return record.levelno >= logging.getLogger().getEffectiveLevel()
+        return True
 
 
 class _StderrHandler(logging.Handler):
@@ -51,6 +71,7 @@ def configure_logging(*, level: str = "info", fmt: str = "json") -> None:
     )
     handler = _StderrHandler()
     handler.name = HANDLER_NAME
+    handler.addFilter(_UnparsedRequests())
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *_render(fmt)],

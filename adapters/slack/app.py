@@ -58,6 +58,7 @@ from bot.engine.rbac import may_read
 from bot.metrics import REGISTRY
 from bot.settings import SlackSettings
 from bot.store.base import DeliveryKey
+from bot.store.errors import StoreError
 from cards import slack as blocks
 from cards import text as card_text
 from cards.actions import ActionCodec, ActionKind, custom_input_ids, read_custom_answer
@@ -67,6 +68,12 @@ log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 _ANSWER_ACTION = re.compile(r"^clarify\.answer\.\d+$")
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
+# Slack sends a body at once; one not complete by then can no longer be acknowledged in time
+BODY_SECONDS = 10.0
+# the store write that makes an answer durable: a store that takes longer is treated as down, so
+# Slack hears a failure inside its 3 s and the person sees it (a write that lands later is
+# forwarded once: Slack's retry, or the person's next click, is a duplicate of it)
+ACCEPT_SECONDS = 2.0
 
 
 @dataclass
@@ -82,6 +89,8 @@ class SlackAdapter:
     clock: Clock
     verifier: SignatureVerifier
     tasks: set[asyncio.Task[object]] = field(default_factory=set)
+    body_seconds: float = BODY_SECONDS
+    accept_seconds: float = ACCEPT_SECONDS
 
     # ---------------------------------------------------------------- HTTP mode
 
@@ -95,7 +104,10 @@ class SlackAdapter:
 
     async def _handle_http(self, request: web.Request) -> web.Response:
         structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
-        raw = await read_body(request, limit=payloads.MAX_BODY)
+        try:
+            raw = await read_body(request, limit=payloads.MAX_BODY, seconds=self.body_seconds)
+        except TimeoutError:
+            return refusal_response(408, "body_incomplete")
         if raw is None:
             return refusal_response(413, "too_large")
         try:  # Slack signs UTF-8 text; slack_sdk cannot even check anything else
@@ -116,7 +128,10 @@ class SlackAdapter:
             # the one callback that comes in bursts, read and checked once above: made durable
             # and acknowledged here; bolt would only route it (docs/slack.md, "Answer clicks")
             structlog.contextvars.bind_contextvars(**click_log_ids(read.click))
-            await self._accept_click(read.click, request.headers.get(TIMESTAMP_HEADER))
+            try:
+                await self._accept_click(read.click, request.headers.get(TIMESTAMP_HEADER))
+            except NotDurable as exc:
+                return refusal_response(503, "answer_not_durable", field_name=exc.cause)
             return web.Response(status=200)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
@@ -208,7 +223,16 @@ class SlackAdapter:
         cb = self._callback(click.who, click.ref.clarification_id, click.ref.card_ref,
                             click.message_ref, answer_index=click.ref.candidate,
                             acted_at=payloads.micros(acted) if acted else 0)
-        await self.answers.accept(cb)
+        await self._durable(cb)
+
+    async def _durable(self, cb: Callback, *, wake: bool = True) -> Verdict:
+        """``answers.accept`` within ``accept_seconds``; NotDurable when the store fails or
+        does not answer in time (the callback is then not acknowledged)."""
+        try:
+            return await asyncio.wait_for(self.answers.accept(cb, wake=wake), self.accept_seconds)
+        except (TimeoutError, StoreError) as exc:
+            log.error("slack.answer_not_durable", error=type(exc).__name__)
+            raise NotDurable(type(exc).__name__) from None
 
     async def on_custom_open(self, ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -274,7 +298,7 @@ class SlackAdapter:
                             acted_at=payloads.micros(acted) if acted else 0)
         # durable first; then this request forwards it itself, so that a date the core cannot
         # read comes back as a field error while the form is still open
-        if await self.answers.accept(cb, wake=False) is Verdict.QUEUED:
+        if await self._durable(cb, wake=False) is Verdict.QUEUED:
             task = self._spawn(self.answers.forward_now(cb))
             done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
             if task in done and not task.cancelled() and task.exception() is None \
@@ -347,6 +371,14 @@ class SlackAdapter:
     async def drain(self) -> None:
         """Wait for the work still running after its acknowledgement (tests, shutdown)."""
         await drain(self.tasks)
+
+
+class NotDurable(Exception):
+    """An answer could not be made durable in time; ``cause`` is the error's type name."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
 
 
 def _is_answer(click: payloads.Click) -> bool:

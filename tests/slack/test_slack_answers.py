@@ -4,6 +4,7 @@ failing entry never holding up the others, and outcomes only on the clicker's ow
 from __future__ import annotations
 
 import asyncio
+import copy
 from datetime import timedelta
 from typing import Any
 
@@ -101,6 +102,29 @@ async def test_a_click_that_cannot_be_made_durable_is_not_acknowledged(
     monkeypatch.setattr(stack.store, "outbox_accept", unavailable)
     response = await stack.click("U0AHMED", card, "clarify.answer.0")
     assert response.status >= 500
+
+
+async def test_a_store_that_hangs_is_a_503_inside_slacks_deadline_and_the_retry_lands_once(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store that does not answer is treated as down after ``accept_seconds``: 503, logged
+    by reason; Slack's retry, once the store answers again, is forwarded exactly once."""
+    cid, card = await two_editors(stack)
+    seen = copy.deepcopy(card)
+    accept = stack.store.outbox_accept
+
+    async def hangs(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.Event().wait()
+
+    stack.adapter.accept_seconds = 0.2
+    monkeypatch.setattr(stack.store, "outbox_accept", hangs)
+    response = await stack.click("U0AHMED", card, "clarify.answer.0")
+    assert response.status == 503
+    assert (await response.json())["error"] == "answer_not_durable"
+    monkeypatch.setattr(stack.store, "outbox_accept", accept)
+    assert (await stack.click("U0AHMED", card, "clarify.answer.0", seen=seen)).status == 200
+    assert (await stack.click("U0AHMED", card, "clarify.answer.0", seen=seen)).status == 200
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]
 
 
 async def test_the_answer_is_in_the_outbox_when_the_ack_arrives(stack: Stack) -> None:
