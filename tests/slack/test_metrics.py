@@ -7,6 +7,8 @@ before it.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -88,6 +90,7 @@ async def test_metrics_move_as_a_scenario_runs(stack: Stack) -> None:
     assert moved("clarify_core_request_seconds_count", operation="answerClarification") == 1
     assert moved("clarify_core_request_seconds_count", operation="pollJobs") >= 1
     assert moved("clarify_jobs_total", outcome="asked") >= 1
+    assert moved("clarify_job_lag_seconds_count") >= 1
     assert at(after, "clarify_outbox_entries") == 0
     # values, ids and secrets never reach the exposition
     for secret in (SIGNING_SECRET, cid, "U0AHMED", "p-ahmed", "Harbor Street"):
@@ -102,3 +105,17 @@ async def test_a_failing_core_call_counts_its_code(stack: Stack) -> None:
     _, after = await scrape()
     assert at(after, "clarify_core_errors_total", code="404") \
         - at(before, "clarify_core_errors_total", code="404") == 1
+
+
+async def test_job_lag_is_the_wait_from_available_to_leased(stack: Stack) -> None:
+    """A job that waited 20 minutes at the core before a worker leased it is observed as such
+    (the core's visibleAt against the engine's clock)."""
+    _, before = await scrape()
+    await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.later(timedelta(minutes=20))
+    _, after = await scrape()
+    count = at(after, "clarify_job_lag_seconds_count") - at(before, "clarify_job_lag_seconds_count")
+    waited = at(after, "clarify_job_lag_seconds_sum") - at(before, "clarify_job_lag_seconds_sum")
+    within_five_minutes = at(after, "clarify_job_lag_seconds_bucket", le="300.0") \
+        - at(before, "clarify_job_lag_seconds_bucket", le="300.0")
+    assert count >= 1 and waited >= 1200 * count and within_five_minutes == 0
