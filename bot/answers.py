@@ -26,13 +26,12 @@ from enum import StrEnum
 import structlog
 
 from bot.audit import Audit, AuditEvent
-from bot.channel import Channel
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.rbac import may_read, role_in
-from bot.followups import Answered, ConflictNotifier, Followups, LateConflictNotifier, Note
+from bot.followups import Answered, Followups, Note
 from bot.metrics import REGISTRY
 from bot.recent import Recent
 from bot.store.base import Acceptance, OutboxEntry, Store
@@ -151,26 +150,18 @@ class OutboxPolicy:
 class AnswerService:
     core: CoreClient
     store: Store
-    channels: dict[str, Channel]
     audit: Audit
     clock: Clock
-    # Without it the steward hears of a conflict only when the job comes back, a window later.
-    on_conflict: ConflictNotifier | None = None
-    # After binding no job comes back: without it the steward never hears of a late conflict.
-    on_late_conflict: LateConflictNotifier | None = None
+    followups: Followups  # what the cards show after an answer, and the steward's notices
     policy: OutboxPolicy = field(default_factory=OutboxPolicy)
     # called after an entry is queued, to wake the local consumers (``bot.outbox``)
     on_queued: Callable[[], None] | None = None
-    followups: Followups = field(init=False)
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)
 
     def __post_init__(self) -> None:
         self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
         self.clarifications = Recent(ttl_seconds=self.policy.cache_seconds)
-        self.followups = Followups(core=self.core, store=self.store, channels=self.channels,
-                                   clock=self.clock, on_conflict=self.on_conflict,
-                                   on_late_conflict=self.on_late_conflict)
 
     # ---------------------------------------------------------------- before the acknowledgement
 
@@ -344,12 +335,6 @@ class AnswerService:
                                "nothing was forwarded.", to_core=True)
             return None
         return resolved.person
-
-    # ---------------------------------------------------------------- cards of settled work
-
-    async def refresh_settled(self, clarification_id: str) -> int:
-        """Every delivered card of a clarification that was settled elsewhere (core CLI, API)."""
-        return await self.followups.refresh_now(clarification_id)
 
     # ---------------------------------------------------------------- audit
 

@@ -11,7 +11,6 @@ backoff (the escalation window) brings the job back at the next attempt if nobod
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -19,7 +18,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import structlog
 
-from bot.audit import Audit
 from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
@@ -28,6 +26,7 @@ from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.delivery import Deliverer, Result, Sent
 from bot.engine.rbac import may_confirm, may_read
+from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
@@ -71,19 +70,13 @@ class JobHandler:
     store: Store
     deliverer: Deliverer
     routing: Routing
-    audit: Audit
     clock: Clock
     settings: ClarifySettings
-    # shows every delivered card of a settled clarification its final state; set where the
-    # answer service exists (a state can change without the bot: the core's CLI, an API key)
-    on_settled: Callable[[str], Awaitable[object]] | None = None
-    trail: Trail = field(init=False)
-    stewards: Stewards = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.trail = Trail(self.audit, self.clock)
-        self.stewards = Stewards(self.core, self.deliverer, self.routing, self.trail, self.clock,
-                                 self.settings)
+    trail: Trail
+    stewards: Stewards
+    # shows every delivered card of a settled clarification its final state (a state can
+    # change without the bot: the core's CLI, an API key)
+    refresher: CardRefresher
 
     async def handle(self, job: m.LeasedJob) -> Outcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
@@ -91,11 +84,11 @@ class JobHandler:
             clarification_id=c.id, job_id=job.id, attempt=job.attempts
         )
         if c.state is m.ClarificationState.CONFLICTED:
-            await self.notify_conflict(c)
+            await self.stewards.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
             await self.core.complete_job(job_id=job.id, lease_token=job.lease_token)
-            if c.state in SETTLED and self.on_settled is not None:
-                await self.on_settled(c.id)
+            if c.state in SETTLED:
+                await self.refresher.refresh_now(c.id)
             return Outcome.COMPLETED
         ranking = job.payload.ranking
         earlier = await self.reconcile_earlier(c, job)
@@ -121,12 +114,6 @@ class JobHandler:
                        recovered: list[str]) -> Outcome:
         sent = await self.stewards.escalate(c, job, skipped=skipped, recovered=recovered)
         return Outcome.ESCALATED if sent else Outcome.FAILED
-
-    async def notify_conflict(self, c: m.Clarification) -> None:
-        await self.stewards.notify_conflict(c)
-
-    async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
-        await self.stewards.notify_late_conflict(c, responder)
 
     # ---------------------------------------------------------------- after a crash
 

@@ -18,12 +18,12 @@ from bot.channels.recording import RecordingChannel, Sent
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.runtime import Engine
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, Store
 from bot.store.redis import RedisStore
 from bot.worker import Worker, WorkerConfig
+from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import acme_engine

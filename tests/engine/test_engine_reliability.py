@@ -24,7 +24,6 @@ from bot.channels.recording import RecordingChannel, Sent
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.engine.handler import Outcome
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, SlotState
@@ -32,6 +31,7 @@ from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from bot.worker import WorkerConfig
 from cards.views import DeadLetterDigestView, DigestView, QuestionView
+from devcore.client import DevCoreClient
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import clarify_settings
 from tests.engine.kit import (

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from bot.answers import AnswerService, Callback
+from bot.answers import Callback
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel, Sent
 from bot.clock import ManualClock
@@ -93,11 +93,7 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
             core=client, store=store, channels={"slack": channel},
             clarify=ClarifySettings(enabled=True, channels=("slack",)), clock=clock,
             audit_sink=MemorySink(), slack=SLACK, sleep=_no_sleep))
-        answers = AnswerService(core=client, store=store, channels={"slack": channel},
-                                audit=engine.audit, clock=clock,
-                                on_conflict=engine.handler.notify_conflict,
-                                on_late_conflict=engine.handler.notify_late_conflict)
-        engine.handler.on_settled = answers.refresh_settled
+        answers = engine.answers
         names = {p.person_id: p.display_name for p in core.directory.people.values()}
         shown = 0
 
