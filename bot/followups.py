@@ -28,6 +28,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.refresh import CardRefresher, Version
 from bot.engine.stewards import Stewards
+from bot.interactions import placement
 from bot.store.base import CardRecord, Store
 from cards.views import AnswerView, OutcomeKind, OutcomeView
 
@@ -148,19 +149,14 @@ class Followups:
 
     async def _show_own(self, job: Answered, view: OutcomeView | None, version: Version,
                         cards: list[CardRecord]) -> None:
-        own = [card for card in cards if card.delivery.person_id == job.person.person_id]
         if view is None:
             return
-        if not own:  # no card of theirs on record: tell them where they clicked
-            await self._note(job.cb, job.cb.message_ref, view)
-            return
-        noted: set[str] = set()
-        for card in own:
-            if card.delivery.kind == m.DeliveryKind.QUESTION.value:
-                await self.refresher.paint(card, view, version)
-            elif card.message_ref not in noted:  # a digest is never rewritten: told privately
-                noted.add(card.message_ref)
-                await self._note(job.cb, card.message_ref, view, platform=card.platform)
+        own = [card for card in cards if card.delivery.person_id == job.person.person_id]
+        shown = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref)
+        for card in shown.paint:
+            await self.refresher.paint(card, view, version)
+        for platform, near in shown.notes:
+            await self._note(job.cb, near, view, platform=platform)
 
     async def _tell_steward(self, clarification_id: str, fresh: m.Clarification | None,
                             result: m.AnswerResult, *, responder: str) -> None:

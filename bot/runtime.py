@@ -28,6 +28,7 @@ from bot.engine.routing import Routing
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Trail
 from bot.followups import Followups
+from bot.interactions import Interactions
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
 from bot.worker import Worker, WorkerConfig
@@ -48,6 +49,7 @@ class Engine:
     dead_letters: DeadLetterReporter
     worker: Worker
     answers: AnswerService
+    interactions: Interactions
 
 
 @dataclass
@@ -97,6 +99,9 @@ def build_engine(parts: EngineParts) -> Engine:
                           workers=parts.followup_workers)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
                             followups=followups, policy=parts.outbox)
+    interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,
+                                teams=parts.teams)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
-                  digests=digests, dead_letters=dead_letters, worker=worker, answers=answers)
+                  digests=digests, dead_letters=dead_letters, worker=worker, answers=answers,
+                  interactions=interactions)

@@ -32,6 +32,7 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.health import Check, Readiness, Refused
+from bot.interactions import Interactions
 from bot.metrics import REGISTRY
 from bot.outbox import OutboxConsumers
 from bot.runtime import Engine
@@ -91,8 +92,8 @@ class Parts:
     base: Base
     channel: Channel  # the one ``Platform.open_channel`` made
     answers: AnswerService
+    interactions: Interactions
     audit: Audit
-    engine: Engine
 
 
 class Platform(Protocol):

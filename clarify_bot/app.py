@@ -76,7 +76,8 @@ async def open_service(settings: Settings) -> AsyncIterator[Service]:
         app.add_routes(health_routes(service.readiness))
         for name, hook in mounted.items():
             hook.mount(service, Parts(base=base, channel=channels[name], answers=engine.answers,
-                                      audit=engine.audit, engine=engine), settings)
+                                      interactions=engine.interactions, audit=engine.audit),
+                       settings)
         yield service
 
 

@@ -82,6 +82,12 @@ def test_cards_import_no_http_and_no_core_client() -> None:
     assert outside == []
 
 
+def test_adapters_never_import_the_core_client() -> None:
+    """adapters/ translate; whatever needs the core is decided in bot/ (bot.interactions)."""
+    assert broken("adapters", (*CORE_CLIENTS, "clarify_bot")) == []
+
+
+
 @pytest.mark.parametrize("rule", ["bot", "cards", "adapters"])
 def test_the_rules_catch_a_forbidden_import(tmp_path: Path, rule: str,
                                             monkeypatch: pytest.MonkeyPatch) -> None:

@@ -39,9 +39,8 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
     adapter = build_slack_adapter(
         # Socket Mode requests are authenticated by the app-level token, not signed
         signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
-        client=channel.client, answers=parts.answers, digests=parts.engine.digests,
-        channel=channel, core=parts.engine.core, codec=parts.base.codec, settings=settings.slack,
-        audit=parts.audit, clock=parts.base.clock)
+        client=channel.client, answers=parts.answers, interactions=parts.interactions,
+        channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock)
     handler = None
     if socket:
         handler = AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))

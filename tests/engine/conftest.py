@@ -134,12 +134,12 @@ def acme_core(clock: ManualClock) -> ReferenceCore:
 def acme_engine(*, core: CoreClient, store: Store, channel: Channel, sink: AuditSink,
                 clock: ManualClock, worker_id: str = "worker-1",
                 clarify: ClarifySettings | None = None,
-                worker: WorkerConfig | None = None) -> Engine:
+                worker: WorkerConfig | None = None, slack: SlackSettings | None = None) -> Engine:
     """The engine as production wires it, on one channel with the acme Slack workspaces."""
     return build_engine(EngineParts(
         core=core, store=store, channels={"slack": channel},
-        clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink, slack=ACME_SLACK,
-        worker_id=worker_id, sleep=no_sleep,
+        clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink,
+        slack=slack or ACME_SLACK, worker_id=worker_id, sleep=no_sleep,
         worker=worker or WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
 
 
