@@ -128,7 +128,8 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
         echo("\nThe critical contract date needs two confirmations:")
         await tap("p-sarah", "clr-00001", 1)
         await tap("p-ahmed", "clr-00001", 1)
-        updates = [u for u in channel.updates if u.card.delivery.clarification_id == "clr-00001"]
+        cards = {s.ref for s in channel.sent if s.key.clarification_id == "clr-00001"}
+        updates = [u for u in channel.updates if u.ref in cards]
         for update in updates[-1:]:
             echo(f"  Sarah's card now reads: {outcome_line(update.view)}")  # type: ignore[arg-type]
         echo("\nThe lease renewal (normal severity): Ahmed answers.")

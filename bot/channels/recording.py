@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.channel import Address, ChannelError, Message
-from bot.store.base import CardRecord, DeliveryKey
+from bot.store.base import DeliveryKey
 from cards.views import OutcomeView, QuestionView
 
 
@@ -21,7 +21,7 @@ class Sent:
 
 @dataclass(frozen=True, slots=True)
 class Updated:
-    card: CardRecord
+    ref: str
     view: OutcomeView | QuestionView
 
 
@@ -37,6 +37,8 @@ class RecordingChannel:
     """Records sends and updates; can be told to fail, or to crash right after a send."""
 
     platform: str = "slack"
+    can_find: bool = True
+    idempotent: bool = False
     sent: list[Sent] = field(default_factory=list)
     updates: list[Updated] = field(default_factory=list)
     notes: list[Noted] = field(default_factory=list)
@@ -58,8 +60,8 @@ class RecordingChannel:
             self.after_send(record)
         return record.ref
 
-    async def update(self, card: CardRecord, view: OutcomeView | QuestionView) -> None:
-        self.updates.append(Updated(card=card, view=view))
+    async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
+        self.updates.append(Updated(ref=ref, view=view))
 
     async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
         self.notes.append(Noted(near=near, user_id=user_id, view=view))

@@ -2,8 +2,9 @@
 
 A card is never sent twice for the same (clarification, person, attempt, kind): the reservation is
 taken before the send and the message reference recorded after. A reservation found without a
-reference means a worker died mid-send: the channel is asked whether the message exists, and only a
-certain "no" allows sending.
+reference means a worker died mid-send: a channel that can look up what it sent is asked whether
+the message exists, and only a certain "no" allows sending; a channel whose platform deduplicates
+sends by the delivery key is sent to again with the same key; with neither, nothing is resent.
 """
 
 from __future__ import annotations
@@ -64,13 +65,10 @@ class Deliverer:
         if not created:
             if slot.state is SlotState.SENT and slot.message_ref is not None:
                 return Result(Sent.EARLIER, slot.message_ref)
-            try:
-                found = await channel.find(address, key)
-            except CredentialsRejected:
-                raise
-            except ChannelError:  # the platform cannot tell: never risk a second card
+            found = await _look(channel, address, key)
+            if found is _UNKNOWN:  # the platform cannot tell: never risk a second card
                 return Result(Sent.UNCERTAIN)
-            if found is not None:
+            if isinstance(found, str):
                 return await self._recorded(key, address, found, report=report,
                                             status=Sent.EARLIER, recovered=True)
         try:
@@ -96,15 +94,15 @@ class Deliverer:
         slot = await self.store.slot(key)
         if slot is None or slot.state is not SlotState.RESERVED:
             return Result(Sent.EARLIER, slot.message_ref if slot else None)
-        try:
-            found = await self.channels[address.platform].find(address, key)
-        except CredentialsRejected:
-            raise
-        except ChannelError:
+        channel = self.channels[address.platform]
+        # resending an earlier attempt would ask a person whose turn has passed
+        found = await _look(channel, address, key) if channel.can_find else _UNKNOWN
+        if found is _UNKNOWN:
             return Result(Sent.UNCERTAIN)
         if found is None:
             await self.store.release(key)
             return Result(Sent.FAILED)
+        assert isinstance(found, str)
         return await self._recorded(key, address, found, report=True, status=Sent.EARLIER,
                                     recovered=True)
 
@@ -141,6 +139,22 @@ class Deliverer:
                 ),
             )
         return Result(status, ref, recovered)
+
+
+_UNKNOWN = object()  # the platform cannot say whether the message exists
+
+
+async def _look(channel: Channel, address: Address, key: DeliveryKey) -> str | None | object:
+    """A reserved delivery's message: its reference, None when certainly absent (or when the
+    platform deduplicates a send again by the key), or ``_UNKNOWN``."""
+    if not channel.can_find:
+        return None if channel.idempotent else _UNKNOWN
+    try:
+        return await channel.find(address, key)
+    except CredentialsRejected:
+        raise
+    except ChannelError:
+        return _UNKNOWN
 
 
 def delivery_id(key: DeliveryKey) -> str:

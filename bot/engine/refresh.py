@@ -75,7 +75,7 @@ class CardRefresher:
                 return False
             self._remember(token, version)
             try:
-                await self.channels[card.platform].update(card, view)
+                await self.channels[card.platform].update(card.message_ref, view)
             except (ChannelError, KeyError) as exc:
                 log.warning("answers.card_update_failed", error=type(exc).__name__)
                 return False
