@@ -5,6 +5,7 @@
     │   └── CredentialsRejected   the platform refuses the bot's own credentials
     ├── StoreError                the store failed (bot.store.errors)
     │   ├── SlotNotFound
+    │   ├── SlotContended
     │   └── StoreUnavailable
     └── SettingsError             start-up settings are wrong (bot.settings.errors)
 

@@ -7,13 +7,15 @@ This layer only translates: bearer token, JSON body and query parameters in; the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
 from aiohttp import web
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from aiohttp.web_protocol import RequestPayloadError
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, TypeAdapter, ValidationError
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
@@ -113,12 +115,13 @@ async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any
         return None
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise CoreFault(ErrorCode.PAYLOAD_TOO_LARGE)
-    raw = await request.content.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        raise CoreFault(ErrorCode.PAYLOAD_TOO_LARGE)
+    try:  # read() gathers every piece (one read of the stream may return only the first)
+        raw = await request.read()  # over client_max_size (MAX_BODY): 413 from the middleware
+    except RequestPayloadError:  # e.g. a Content-Encoding the body does not have
+        raise CoreFault(ErrorCode.MALFORMED_BODY) from None
     try:
         data = json.loads(raw) if raw.strip() else None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nesting past the parser's depth
         raise CoreFault(ErrorCode.MALFORMED_BODY) from None
     if not isinstance(data, dict):
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "The body must be a JSON object.")
@@ -153,7 +156,17 @@ def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitab
 _STATE = TypeAdapter(m.ClarificationState)
 _SEVERITY = TypeAdapter(m.Severity)
 _JOB_STATE = TypeAdapter(m.JobState)
-_WHEN = TypeAdapter(m.AwareDatetime)
+_DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt].+")
+
+
+def _date_time(raw: object) -> object:
+    """RFC 3339 shape first: pydantic alone would read "1700000000" as seconds since 1970."""
+    if isinstance(raw, str) and not _DATE_TIME.fullmatch(raw):
+        raise ValueError("not an RFC 3339 date-time")
+    return raw
+
+
+_WHEN = TypeAdapter(Annotated[AwareDatetime, BeforeValidator(_date_time)])
 _LIMIT = TypeAdapter(int)
 
 
@@ -310,7 +323,7 @@ async def _errors(
 def create_app(core: ReferenceCore) -> web.Application:
     from bot.core.openapi import build_openapi
 
-    app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY * 2)
+    app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[CORE_KEY] = core
     document = build_openapi()
 

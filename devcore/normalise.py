@@ -3,7 +3,8 @@
 Spec §3.10: a free-form answer binds only once normalised into a valid interval; anything that
 cannot be safely normalised is refused (422, nothing recorded), never coerced. What is accepted:
 
-- ``validFrom`` / ``validTo``: calendar dates ``YYYY-MM-DD`` only (years 1900-2200). No times,
+- ``validFrom`` / ``validTo``: calendar dates ``YYYY-MM-DD`` only (years 1900-2200; an exclusive
+  ``validTo`` may be 2201-01-01, the end of a range that reaches the last day of 2200). No times,
   ISO week dates (``2026-W27-1``), ordinal dates (``2026-183``) or compact forms (``20260612``).
 - ``sourceText`` alone (no dates): one of the textual forms below, case and spacing free:
   a day (``2026-06-12``, ``12 June 2026``, ``12th Jun 2026``, ``June 12, 2026``), which is a
@@ -57,8 +58,9 @@ class Span:
     valid_to: datetime | None
 
 
-def _midnight(d: date) -> datetime:
-    if not _MIN_YEAR <= d.year <= _MAX_YEAR:
+def _midnight(d: date, *, end: bool = False) -> datetime:
+    """Midnight UTC of a day in 1900-2200; an exclusive end may also be the day after 2200."""
+    if not _MIN_YEAR <= d.year <= _MAX_YEAR and not (end and d == date(_MAX_YEAR + 1, 1, 1)):
         raise NotNormalisable("year out of range")
     return datetime(d.year, d.month, d.day, tzinfo=UTC)
 
@@ -66,12 +68,12 @@ def _midnight(d: date) -> datetime:
 _CALENDAR_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-def parse_point(text: str) -> datetime:
+def parse_point(text: str, *, end: bool = False) -> datetime:
     """A calendar date ``YYYY-MM-DD`` as midnight UTC; any other form is refused."""
     if not _CALENDAR_DATE.fullmatch(text):
         raise NotNormalisable("not a calendar date")
     try:
-        return _midnight(date.fromisoformat(text))
+        return _midnight(date.fromisoformat(text), end=end)
     except ValueError as exc:
         raise NotNormalisable("not a calendar date") from exc
 
@@ -81,7 +83,7 @@ def _month_start(year: int, month: int) -> datetime:
 
 
 def _next_month(year: int, month: int) -> datetime:
-    return _month_start(year + month // 12, month % 12 + 1)
+    return _midnight(date(year + month // 12, month % 12 + 1, 1), end=True)
 
 
 def _words(text: str) -> Span:
@@ -120,7 +122,7 @@ def normalise_custom(
             raise NotNormalisable("no dates and no text")
         return _words(source_text)
     start = parse_point(valid_from) if valid_from is not None else None
-    end = parse_point(valid_to) if valid_to is not None else None
+    end = parse_point(valid_to, end=True) if valid_to is not None else None
     if start is not None and end is not None and end <= start:
         raise NotNormalisable("the interval is empty: validTo is exclusive")
     return Span(start, end)

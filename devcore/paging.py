@@ -58,7 +58,7 @@ def _decode(cursor: str, listing: str) -> int:
         padded = cursor.encode("ascii") + b"=" * (-len(cursor) % 4)
         data = json.loads(base64.urlsafe_b64decode(padded))
         key = data["k"] if data["l"] == listing else None
-    except (ValueError, UnicodeError, binascii.Error, TypeError, KeyError):
+    except (ValueError, UnicodeError, binascii.Error, TypeError, KeyError, RecursionError):
         key = None
     if not isinstance(key, int) or isinstance(key, bool) or key < 0:
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter cursor is invalid.")

@@ -11,8 +11,9 @@ from aiohttp import web
 
 from bot.clock import OffsetClock
 from devcore.app import create_app
-from devcore.core import MovableClock, ReferenceCore, load_scenario
+from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
+from devcore.state import MovableClock
 
 MAX_LINE = 64 * 1024
 

@@ -14,23 +14,25 @@ from bot.core import models as m
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ReadDecision:
+    """The read rule's answer for one person and one source: allowed or not, and why."""
+
     allowed: bool
     why: str  # a value-free explanation for the audit message
 
 
-def may_read(person: m.Person, *, acl: m.SourceAcl | None, tenant_id: str) -> Verdict:
+def may_read(person: m.Person, *, acl: m.SourceAcl | None, tenant_id: str) -> ReadDecision:
     if acl is None:
-        return Verdict(False, "the source has no ACL")
+        return ReadDecision(False, "the source has no ACL")
     if person.tenant_id != tenant_id:
-        return Verdict(False, "the person belongs to another tenant")
+        return ReadDecision(False, "the person belongs to another tenant")
     if person.person_id in acl.deny_people:
-        return Verdict(False, "the source ACL denies this person")
+        return ReadDecision(False, "the source ACL denies this person")
     if person.person_id in acl.allow_people:
-        return Verdict(True, "the source ACL names this person")
+        return ReadDecision(True, "the source ACL names this person")
     roles = {ms.role for ms in person.memberships if ms.workspace_id == acl.workspace_id}
     if not roles:
-        return Verdict(False, "the person is not a member of the source's workspace")
+        return ReadDecision(False, "the person is not a member of the source's workspace")
     if roles.isdisjoint(acl.read_roles):
-        return Verdict(False, "the person's workspace role may not read this source")
-    return Verdict(True, "the person's workspace role may read this source")
+        return ReadDecision(False, "the person's workspace role may not read this source")
+    return ReadDecision(True, "the person's workspace role may read this source")

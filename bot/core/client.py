@@ -1,74 +1,26 @@
 """The bot's typed async client for the Telha core: one method per route of ``routes.ROUTES``.
 
-Paths come from the route table, idempotent routes are retried with full-jitter backoff, and
-every failure surfaces as a ``bot.core.errors.CoreError`` whose message holds no token or body.
-Small job calls take the request fields as keyword arguments; calls whose body the bot stores
-(answers, delivery and event reports) take the request model itself.
+Transport, retries and error mapping live in ``bot.core.transport`` (re-exported here, so
+``from bot.core.client import CoreClient, RetryPolicy`` keeps working); every failure surfaces as
+a ``bot.core.errors.CoreError`` whose message holds no token or body. Small job calls take the
+request fields as keyword arguments; calls whose body the bot stores (answers, delivery and
+event reports) take the request model itself.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random as _random
-import re
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
-from email.utils import parsedate_to_datetime
-from enum import Enum
-from typing import Any, Self
-from urllib.parse import quote
 
-import httpx
-import structlog
-from pydantic import BaseModel, SecretStr, ValidationError
-
-from bot.clock import Clock, SystemClock
 from bot.core import models as m
-from bot.core.errors import (
-    CoreAPIError,
-    CoreConnectError,
-    CoreTimeout,
-    CoreTransportError,
-    ErrorCode,
-    exception_for,
-    message_of,
-)
-from bot.core.routes import Route, route
+from bot.core.errors import UnexpectedResponse
+from bot.core.transport import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
 
-log = structlog.get_logger("bot.core.client")
-
-Sleep = Callable[[float], Awaitable[object]]
-
-DEFAULT_TIMEOUT = httpx.Timeout(connect=2.0, read=10.0, write=5.0, pool=2.0)
-# explicit, and sized by the service from [core] max_connections (docs/configuration.md)
-DEFAULT_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=32)
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
-_TOKEN_SHAPE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: a safe header value
-_MAX_MESSAGE = 300
-
-
-class UnexpectedResponse(CoreAPIError):
-    """A success status whose body does not match the contract (or a status it never uses)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Full-jitter exponential backoff: attempt n sleeps uniform(0, min(cap, base * 2**(n-1)))."""
-
-    max_attempts: int = 4
-    base: float = 0.25
-    cap: float = 8.0
-    retry_after_cap: float = 30.0
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1 or self.base < 0 or self.cap < 0 or self.retry_after_cap < 0:
-            raise ValueError("a retry policy needs max_attempts >= 1 and non-negative delays")
-
-    def backoff(self, attempt: int, jitter: float) -> float:
-        """The delay after failed attempt ``attempt`` (1-based) for a jitter draw in [0, 1)."""
-        return jitter * min(self.cap, self.base * 2 ** (attempt - 1))
+__all__ = [
+    "DEFAULT_TIMEOUT", "AnswerReceipt", "BaseCoreClient", "CoreClient", "RetryPolicy",
+    "UnexpectedResponse",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,106 +29,6 @@ class AnswerReceipt:
 
     result: m.AnswerResult
     http_status: int
-
-
-class BaseCoreClient:
-    """Transport, auth, retries, logging and error mapping shared by the core clients."""
-
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        token: SecretStr | str,
-        transport: httpx.AsyncBaseTransport | None = None,
-        timeout: httpx.Timeout = DEFAULT_TIMEOUT,
-        limits: httpx.Limits = DEFAULT_LIMITS,
-        retry: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-        random: Callable[[], float] = _random.random,
-        clock: Clock | None = None,
-    ) -> None:
-        secret = token if isinstance(token, SecretStr) else SecretStr(token)
-        if not _TOKEN_SHAPE.match(secret.get_secret_value()):
-            # checked here so that httpx never builds an error message around a bad header
-            raise ValueError("the core token must be non-empty printable ASCII without spaces")
-        self._token = secret
-        self._base_url = base_url
-        self._retry = retry or RetryPolicy()
-        self._sleep = sleep
-        self._random = random
-        self._clock = clock or SystemClock()
-        self._http = httpx.AsyncClient(
-            base_url=base_url,
-            transport=transport,
-            timeout=timeout,
-            limits=limits,
-            follow_redirects=False,  # a redirect must never carry the token elsewhere
-            headers={"Accept": "application/json", "User-Agent": "clarify-bot"},
-        )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self._base_url!r})"
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-    async def aclose(self) -> None:
-        """Close the connection pool; safe to call more than once."""
-        if not self._http.is_closed:
-            await self._http.aclose()
-
-    # ------------------------------------------------------------ one call
-
-    async def _call[T: BaseModel](
-        self,
-        operation_id: str,
-        response_model: type[T],
-        *,
-        path: Mapping[str, str] | None = None,
-        query: Mapping[str, object] | None = None,
-        body: m.WireModel | Mapping[str, Any] | None = None,
-    ) -> tuple[T, int]:
-        r = route(operation_id)
-        url = _build_path(r, path or {})
-        params = _build_query(r, query or {})
-        payload = body.wire() if isinstance(body, m.WireModel) else body
-        response = await self._send(r, url=url, params=params, payload=payload)
-        if response.status_code not in r.success:
-            raise _api_error(response, now=self._clock.now())
-        return _parse(r, response, response_model), response.status_code
-
-    async def _send(
-        self, r: Route, *, url: str, params: dict[str, str], payload: object
-    ) -> httpx.Response:
-        attempts = self._retry.max_attempts if r.retry else 1
-        headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
-        for attempt in range(1, attempts + 1):
-            started = time.perf_counter()
-            try:
-                response = await self._http.request(
-                    r.method, url, params=params, json=payload, headers=headers
-                )
-            except httpx.TransportError as exc:
-                error = _translate(exc, r)
-                _log_attempt(r, attempt, started, status=None, error=type(error).__name__)
-                if attempt == attempts or not _resendable(exc):
-                    raise error from exc
-                await self._sleep(self._retry.backoff(attempt, self._random()))
-                continue
-            _log_attempt(r, attempt, started, status=response.status_code, error=None)
-            if response.status_code not in RETRY_STATUSES or attempt == attempts:
-                return response
-            await self._sleep(self._delay(attempt, response))
-        raise AssertionError("unreachable: the last attempt returns or raises")
-
-    def _delay(self, attempt: int, response: httpx.Response) -> float:
-        after = _retry_after(response, self._clock.now())
-        if after is not None:
-            return min(after, self._retry.retry_after_cap)
-        return self._retry.backoff(attempt, self._random())
 
 
 class CoreClient(BaseCoreClient):
@@ -341,117 +193,3 @@ def _given(**fields: object) -> dict[str, object]:
     """The keyword arguments actually given, so the model's own defaults apply to the rest."""
     return {k: v for k, v in fields.items() if v is not None}
 
-
-def _build_path(r: Route, params: Mapping[str, str]) -> str:
-    for value in params.values():
-        # "." and ".." would be collapsed by URL normalisation and reach another route
-        if value in ("", ".", ".."):
-            raise ValueError(f"{r.operation_id}: a path parameter cannot be empty, '.' or '..'")
-    return r.path.format(**{k: quote(v, safe="") for k, v in params.items()})
-
-
-def _build_query(r: Route, query: Mapping[str, object]) -> dict[str, str]:
-    unknown = set(query) - set(r.query)
-    if unknown:
-        raise ValueError(f"{r.operation_id} takes no query parameter {sorted(unknown)}")
-    return {k: _query_value(v) for k, v in query.items() if v is not None}
-
-
-def _query_value(value: object) -> str:
-    if isinstance(value, Enum):
-        return str(value.value)
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise ValueError("a time in a query must be timezone-aware")
-        return value.isoformat()
-    return str(value)
-
-
-def _resendable(exc: httpx.TransportError) -> bool:
-    # local mistakes (bad URL, proxy set-up, our own protocol errors) fail the same way again
-    return isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError)
-
-
-def _translate(exc: httpx.TransportError, r: Route) -> CoreTransportError:
-    if isinstance(exc, httpx.TimeoutException):
-        return CoreTimeout(f"{r.operation_id}: the core did not answer in time")
-    if isinstance(exc, httpx.ConnectError):
-        return CoreConnectError(f"{r.operation_id}: could not connect to the core")
-    return CoreTransportError(f"{r.operation_id}: the connection to the core failed")
-
-
-def _retry_after(response: httpx.Response, now: datetime) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
-    raw = response.headers.get("Retry-After")
-    if raw is None:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, (when - now).total_seconds())
-
-
-def _api_error(response: httpx.Response, *, now: datetime) -> CoreAPIError:
-    status = response.status_code
-    retry_after = _retry_after(response, now)
-    if status < 400:
-        message = f"The core answered HTTP {status}, which this call never uses."
-        return UnexpectedResponse(status=status, code="", message=message)
-    code, message = _error_fields(response)
-    cls = exception_for(status=status, code=code)
-    return cls(status=status, code=code, message=message, retry_after=retry_after)
-
-
-def _error_fields(response: httpx.Response) -> tuple[str, str]:
-    """The body's code and value-free message, or ("", a generic message) without a JSON body."""
-    generic = f"The core answered HTTP {response.status_code} without an error body."
-    try:
-        body = response.json()
-    except ValueError:
-        return "", generic
-    code = body.get("code") if isinstance(body, dict) else None
-    if not isinstance(code, str) or not code:
-        return "", generic
-    message = body.get("message")
-    if not isinstance(message, str) or not message:
-        message = message_of(ErrorCode(code)) if code in ErrorCode else generic
-    # the core promises value-free messages; trimming keeps a misbehaving one from flooding logs
-    return code[:64], " ".join(message.split())[:_MAX_MESSAGE]
-
-
-def _parse[T: BaseModel](r: Route, response: httpx.Response, model: type[T]) -> T:
-    try:
-        return model.model_validate(response.json())
-    except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError
-        where = ""
-        if isinstance(exc, ValidationError):
-            where = " at " + ", ".join(".".join(map(str, e["loc"])) for e in exc.errors()[:5])
-        # `from None`: a ValidationError's text repeats the input, which may hold span text
-        raise UnexpectedResponse(
-            status=response.status_code,
-            code="",
-            message=f"The core's {r.operation_id} response does not match the contract{where}.",
-        ) from None
-
-
-def _log_attempt(
-    r: Route, attempt: int, started: float, *, status: int | None, error: str | None
-) -> None:
-    fields = {
-        "operation": r.operation_id,
-        "method": r.method,
-        "attempt": attempt,
-        "status": status,
-        "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-    }
-    if error is None and status is not None and status < 400:
-        log.debug("core_request", **fields)
-    else:
-        log.info("core_request", **fields, error=error)

@@ -23,8 +23,14 @@ class; an unknown code falls back to the class for its HTTP status::
         │   ├── AlreadyAnswered, StewardOverrideNotAllowed, AliasAmbiguous
         │   └── LeaseMismatch, LeaseExpired, AttemptsExhausted
         ├── RateLimited               429 (``retry_after`` seconds)
-        └── ServerError               5xx
-            └── Internal, Unavailable
+        ├── ServerError               5xx
+        │   └── Internal, Unavailable
+        └── UnexpectedResponse        a success body that does not match the contract, a status
+                                      the call never uses, or a repeated pagination cursor
+
+Catching ``CoreError`` catches everything the core client raises because of the core or the
+network. Misuse by the caller (a malformed token, an empty path parameter, a naive datetime in a
+query) is a ``ValueError`` raised before anything is sent, never a ``CoreError``.
 
 Messages are value-free: they never repeat span text, answers, tokens or identifiers.
 """
@@ -281,6 +287,10 @@ class Internal(ServerError):
 
 class Unavailable(ServerError):
     pass
+
+
+class UnexpectedResponse(CoreAPIError):
+    """A success status whose body does not match the contract (or a status it never uses)."""
 
 
 EXCEPTION_FOR_CODE: dict[ErrorCode, type[CoreAPIError]] = {

@@ -7,9 +7,9 @@ reads; the engine uses it before every delivery that carries span text.
 from __future__ import annotations
 
 from bot.core import models as m
-from bot.core.access import Verdict, may_read
+from bot.core.access import ReadDecision, may_read
 
-__all__ = ["Verdict", "may_read", "role_in"]
+__all__ = ["ReadDecision", "may_read", "role_in"]
 
 
 def role_in(person: m.Person, workspace_id: str) -> m.Role | None:

@@ -12,12 +12,12 @@ from bot.store.base import (
     SlotState,
     Store,
 )
-from bot.store.errors import SlotNotFound, StoreError, StoreUnavailable
+from bot.store.errors import SlotContended, SlotNotFound, StoreError, StoreUnavailable
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 
 __all__ = [
     "Admission", "CardRecord", "Decision", "DeliveryKey", "DeliverySlot", "DigestBatch",
-    "DigestItem", "MemoryStore", "OutboxEntry", "RedisStore", "SlotNotFound", "SlotState",
-    "Store", "StoreError", "StoreUnavailable",
+    "DigestItem", "MemoryStore", "OutboxEntry", "RedisStore", "SlotContended", "SlotNotFound",
+    "SlotState", "Store", "StoreError", "StoreUnavailable",
 ]

@@ -12,6 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from bot.store.keys import delivery_token
+
 
 class SlotState(StrEnum):
     RESERVED = "reserved"  # about to send; a crash here means "reconcile before resending"
@@ -29,7 +31,7 @@ class DeliveryKey:
     kind: str  # bot.core.models.DeliveryKind value
 
     def token(self) -> str:
-        return f"{self.clarification_id}|{self.person_id}|{self.attempt}|{self.kind}"
+        return delivery_token(self.clarification_id, self.person_id, self.attempt, self.kind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,13 @@
 
     StoreError
     ├── SlotNotFound        the delivery slot to update does not exist (released or expired)
-    └── StoreUnavailable    the backing service could not be reached or failed
+    ├── SlotContended       the slot kept changing under a compare-and-set; nothing was written
+    └── StoreUnavailable    the backing service could not be reached or failed (Redis's own
+                            errors arrive as its ``__cause__``, never raised as they are)
+
+Catching ``StoreError`` catches every failure the store reports: a missing or contended slot,
+an unreachable or failing backend. Misuse (a Redis client without ``decode_responses``, a naive
+datetime) is a ``ValueError``, never a ``StoreError``.
 
 Messages are value-free: they never repeat keys, tokens or payloads.
 """
@@ -19,6 +25,11 @@ class StoreError(BotError):
 class SlotNotFound(StoreError, LookupError):
     def __init__(self) -> None:
         super().__init__("delivery slot not found")
+
+
+class SlotContended(StoreError):
+    def __init__(self) -> None:
+        super().__init__("delivery slot update contended")
 
 
 class StoreUnavailable(StoreError):

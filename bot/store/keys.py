@@ -1,7 +1,11 @@
 """Every Redis key name, prefix and TTL the store uses, in one place (the arq way).
 
 Keys are ``{prefix}:{kind}:...``; the prefix comes from the store's constructor so that several
-deployments (or tests) can share one Redis without seeing each other's state.
+deployments (or tests) can share one Redis without seeing each other's state. The ids that end a
+key are built here too (a delivery's token, a digest batch's id). Two Lua scripts name keys they
+only learn while running (a window's batch, an entry's order key): they join a prefix taken from
+``Keys`` (``batch_prefix``, ``order_prefix``, ``order_lease_prefix``) with that id, so the
+layout still lives only here.
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ ORDER_TTL_SECONDS = 7 * DAY
 
 def window_ttl(window_seconds: int) -> int:
     return window_seconds + WINDOW_GRACE_SECONDS
+
+
+def delivery_token(clarification_id: str, person_id: str, attempt: int, kind: str) -> str:
+    """One delivery's id: it ends its slot and admission keys and names its card in a hash."""
+    return f"{clarification_id}|{person_id}|{attempt}|{kind}"
 
 
 def batch_id(person_id: str, start_epoch: float) -> str:

@@ -32,7 +32,7 @@ from bot.store.base import (
     OutboxEntry,
     SlotState,
 )
-from bot.store.errors import SlotNotFound, StoreError, StoreUnavailable
+from bot.store.errors import SlotContended, SlotNotFound, StoreError, StoreUnavailable
 
 _CAS_TRIES = 5
 
@@ -211,7 +211,7 @@ class RedisStore:
                 return new
             if swapped == -1:
                 raise SlotNotFound()
-        raise StoreError("delivery slot update contended")
+        raise SlotContended()
 
     @_translated
     async def release(self, key: DeliveryKey) -> None:

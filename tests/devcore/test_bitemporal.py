@@ -79,3 +79,17 @@ async def test_a_valid_time_must_be_an_aware_date_time(core_url: str, value: str
                                   headers={"Authorization": f"Bearer {CLARIFY_TOKEN}"})
     assert response.status_code == 422 and "asOfValid" in response.json()["message"]
     assert value not in response.text
+
+
+@pytest.mark.parametrize("name", ["asOfTx", "asOfValid"])
+@pytest.mark.parametrize("value", ["1700000000", "1700000000.5", "0", "-1"])
+async def test_an_epoch_number_is_not_a_date_time(core_url: str, name: str, value: str) -> None:
+    """Seconds since 1970 are no RFC 3339 date-time: 422 on both axes, not read as an instant."""
+    async with httpx.AsyncClient(base_url=core_url) as http:
+        for path in (f"/v1/facts/{FACT}", f"/v1/facts/{FACT}/versions"):
+            if name == "asOfTx" and path.endswith("versions"):
+                continue  # the history takes no transaction time
+            response = await http.get(path, params={name: value},
+                                      headers={"Authorization": f"Bearer {CLARIFY_TOKEN}"})
+            assert response.status_code == 422, (path, response.text)
+            assert name in response.json()["message"]

@@ -41,6 +41,8 @@ async def answer(client: CoreClient, custom: m.AnswerCustomInput) -> AnswerRecei
     {"valid_from": "１２０２６-06-12"},
     {"valid_from": "12/06/2026"},
     {"valid_from": "1850-01-01"},
+    {"valid_from": "2201-01-01"},  # only an exclusive end may be the day after 2200
+    {"valid_to": "2201-01-02"},
     {"source_text": "2026-W27"},
     {"source_text": "2026-W27-1"},
     {"source_text": "2026-06-12T09:00:00+02:00"},
@@ -74,6 +76,11 @@ async def test_anything_but_the_documented_forms_is_refused_with_nothing_recorde
     ({"source_text": "June 12, 2026"}, day(2026, 6, 12), None),
     ({"source_text": "2026-06"}, day(2026, 6, 1), day(2026, 7, 1)),
     ({"source_text": "q4  2026"}, day(2026, 10, 1), day(2027, 1, 1)),
+    # the last year in range, whose exclusive end is the first day after it
+    ({"source_text": "2200-12"}, day(2200, 12, 1), day(2201, 1, 1)),
+    ({"source_text": "Q4 2200"}, day(2200, 10, 1), day(2201, 1, 1)),
+    ({"valid_from": "2200-12-31", "valid_to": "2201-01-01"}, day(2200, 12, 31), day(2201, 1, 1)),
+    ({"source_text": "29 Feb 2028"}, day(2028, 2, 29), None),
 ])
 async def test_the_documented_forms_bind_as_documented(
     bot_client: CoreClient, custom: dict[str, str], start: datetime | None, end: datetime | None

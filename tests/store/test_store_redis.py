@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 
 from bot.store import keys as k
 from bot.store.base import CardRecord, Decision
-from bot.store.errors import StoreUnavailable
+from bot.store.errors import SlotContended, StoreError, StoreUnavailable
 from bot.store.redis import RedisStore
 
 from .conftest import DAY, REDIS_URL, T0, WINDOW, admit, at, delivery
@@ -98,6 +98,24 @@ async def test_an_unreachable_redis_is_a_store_error() -> None:
         with pytest.raises(StoreUnavailable) as caught:
             await store.mark_once("ns", "secret-key", ttl_seconds=5)
     assert "secret" not in str(caught.value)
+
+
+async def test_a_slot_that_keeps_changing_is_contended(redis_db: aioredis.Redis) -> None:
+    """A compare-and-set that loses every try gives up with SlotContended, a store error, and
+    leaves the slot as it was."""
+    store = RedisStore(redis_db, prefix=PREFIX)
+    key = delivery("c1")
+    await store.reserve(key, worker_id="w1", now=T0)
+
+    async def always_changed(*, keys: list[str], args: list[str]) -> int:
+        return 0  # what the script answers when another writer got there first
+
+    store._cas = always_changed  # type: ignore[assignment]  # contention on demand
+    with pytest.raises(SlotContended) as caught:
+        await store.mark_sent(key, message_ref="m1")
+    assert isinstance(caught.value, StoreError) and "c1" not in str(caught.value)
+    slot = await store.slot(key)
+    assert slot is not None and slot.message_ref is None
 
 
 async def test_aclose_is_safe_to_repeat() -> None:

@@ -1,0 +1,92 @@
+"""Answers: what a responder sends, what the core records and what it decides.
+
+``Interval`` lives here because an answer is where an interval comes from; the
+clarification's bound interval is the answer that bound it.
+"""
+
+from __future__ import annotations
+
+from pydantic import AwareDatetime, Field, model_validator
+
+from bot.core.models.enums import (
+    AnswerOutcome,
+    BindingStatus,
+    Channel,
+    ClarificationState,
+    QuorumState,
+    Role,
+)
+from bot.core.models.wire import Id, RequestModel, WireModel
+
+
+class Interval(WireModel):
+    valid_from: AwareDatetime | None = None
+    valid_to: AwareDatetime | None = None
+
+
+class AnswerCustom(WireModel):
+    """A free-form answer as recorded: an interval, or only the person's own words."""
+
+    valid_from: str | None = None
+    valid_to: str | None = None
+    source_text: str | None = None
+
+
+class AnswerCustomInput(RequestModel):
+    """A free-form answer to normalise: ISO dates, or only the person's own words."""
+
+    valid_from: str | None = Field(default=None, max_length=64)
+    valid_to: str | None = Field(default=None, max_length=64)
+    source_text: str | None = Field(default=None, max_length=2000)
+
+
+class ResponseRecord(WireModel):
+    response_id: str
+    responder: str
+    rights_at_answer_time: Role
+    answer_index: int | None = None
+    answer_custom: AnswerCustom | None = None
+    interval: Interval
+    channel: Channel
+    message_ref: str | None = None
+    response_tx: AwareDatetime
+    binding_status: BindingStatus
+    supersedes: str | None = None
+
+
+class AnswerRequest(RequestModel):
+    answer_index: int | None = Field(default=None, ge=0)
+    answer_custom: AnswerCustomInput | None = None
+    responder: Id | None = None
+    rights: Role | None = None
+    channel: Channel = Field(default=Channel.API, description=(
+        "Asserted by the clarify audience only. An API key may omit it or send cli (or api); "
+        "its answers are recorded with channel cli."))
+    message_ref: str | None = Field(default=None, max_length=500, description=(
+        "The chat message answered; clarify audience only (from an API key: 403)."))
+    steward_override: bool = False
+    request_id: Id | None = Field(
+        default=None,
+        description="The caller's idempotency key: the same responder sending the same "
+        "requestId again gets the first outcome back, even after answering differently since.",
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one_answer(self) -> AnswerRequest:
+        if (self.answer_index is None) == (self.answer_custom is None):
+            raise ValueError("exactly one of answerIndex and answerCustom is required")
+        return self
+
+
+class AnswerResult(WireModel):
+    outcome: AnswerOutcome
+    clarification_id: str
+    state: ClarificationState
+    quorum_state: QuorumState
+    response_id: str
+    quorum_satisfied: bool
+    quorum_remaining: int
+    confirmed_by: list[str] = []
+    fact_version_tx: AwareDatetime | None = None
+    bound_interval: Interval | None = None
+    replayed: bool = False

@@ -1,0 +1,113 @@
+"""The contract's closed vocabularies (spec §5, §6): severities, states, roles, reason codes."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return list(Severity).index(self)
+
+
+class AmbiguityKind(StrEnum):
+    RELATIVE_DATE = "relative_date"
+    CONFLICTING_DATES = "conflicting_dates"
+    UNDATED = "undated"
+    LOW_CONFIDENCE_EXTRACTION = "low_confidence_extraction"
+
+
+class ClarificationState(StrEnum):
+    OPEN = "open"
+    ATTESTED = "attested"
+    PARTIALLY_CONFIRMED = "partially_confirmed"
+    ANSWERED = "answered"
+    CONFLICTED = "conflicted"
+    EXPIRED = "expired"
+    DEAD_LETTERED = "dead_lettered"
+
+
+class QuorumState(StrEnum):
+    NOT_REQUIRED = "not_required"
+    PENDING = "pending"
+    SATISFIED = "satisfied"
+    CONFLICTED = "conflicted"
+
+
+class Role(StrEnum):
+    VIEWER = "viewer"
+    EDITOR = "editor"
+    STEWARD = "steward"
+
+    @property
+    def rank(self) -> int:
+        return list(Role).index(self)
+
+
+class BindingStatus(StrEnum):
+    BINDING_CANDIDATE = "binding_candidate"
+    BOUND = "bound"
+    ATTESTATION = "attestation"
+    CONFLICTING = "conflicting"
+    STEWARD_OVERRIDE = "steward_override"
+
+
+class Channel(StrEnum):
+    SLACK = "slack"
+    TEAMS = "teams"
+    CLI = "cli"
+    API = "api"
+
+
+class AnswerOutcome(StrEnum):
+    BOUND = "bound"
+    PARTIALLY_CONFIRMED = "partially_confirmed"
+    ATTESTATION = "attestation"
+    CONFLICTED = "conflicted"
+    CONFLICTING_ATTESTATION = "conflicting_attestation"
+    STEWARD_OVERRIDE = "steward_override"
+
+
+class ReasonCode(StrEnum):
+    NO_READ_PERMISSION = "NO_READ_PERMISSION"
+    NO_DELIVERY_ALIAS = "NO_DELIVERY_ALIAS"
+    ALIAS_AMBIGUOUS = "ALIAS_AMBIGUOUS"
+    DELIVERY_FAILED = "DELIVERY_FAILED"
+    DAILY_CAP_EXCEEDED = "DAILY_CAP_EXCEEDED"
+    DIGESTED = "DIGESTED"
+    TENANT_SCOPE_MISMATCH = "TENANT_SCOPE_MISMATCH"
+    RESPONDER_NOT_AUTHORISED = "RESPONDER_NOT_AUTHORISED"
+
+
+class EvidenceClass(StrEnum):
+    SOURCE_SPAN = "source_span"
+    SYSTEM_EXTRACTION = "system_extraction"
+    HUMAN_CLARIFICATION = "human_clarification"
+    HUMAN_ATTESTATION = "human_attestation"
+    STEWARD_OVERRIDE = "steward_override"
+    QUORUM_CONFIRMATION = "quorum_confirmation"
+
+
+class JobState(StrEnum):
+    AVAILABLE = "available"
+    LEASED = "leased"
+    COMPLETED = "completed"
+    DEAD_LETTERED = "dead_lettered"
+
+
+class DeliveryKind(StrEnum):
+    QUESTION = "question"
+    DIGEST = "digest"
+    STEWARD_ESCALATION = "steward_escalation"
+    STEWARD_NOTICE = "steward_notice"
+
+
+class Audience(StrEnum):
+    CLARIFY = "clarify"
+    INGEST = "ingest"

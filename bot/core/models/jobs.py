@@ -1,0 +1,84 @@
+"""Leased ``clarify:`` jobs: polling, heartbeats, in-lease advance, completion and listing."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AwareDatetime, Field
+
+from bot.core.models.enums import (
+    JobState,
+    ReasonCode,
+)
+from bot.core.models.wire import Id, RequestModel, ShortText, WireModel
+
+
+class JobPayload(WireModel):
+    clarification_id: Id
+    ranking: list[str]
+
+
+class PollRequest(RequestModel):
+    kinds: list[Annotated[str, Field(min_length=1, max_length=64)]] = Field(min_length=1)
+    max_jobs: int = Field(default=1, ge=1, le=100)
+    lease_seconds: int = Field(default=60, ge=5, le=3600)
+
+
+class LeasedJob(WireModel):
+    id: Id
+    kind: str
+    payload: JobPayload
+    attempts: int
+    max_attempts: int
+    lease_token: str
+    lease_expires_at: AwareDatetime
+
+
+class PollResponse(WireModel):
+    jobs: list[LeasedJob]
+
+
+class HeartbeatRequest(RequestModel):
+    lease_token: ShortText
+    lease_seconds: int | None = Field(default=None, ge=5, le=3600, description=(
+        "Extend from now by this many seconds, which become the lease's duration; absent: by "
+        "the lease's own duration (the leaseSeconds it was polled or last extended with)."))
+
+
+class AdvanceRequest(RequestModel):
+    """Skip forward inside the lease: set ``attempts`` to ``attempt`` without a backoff.
+
+    Idempotent: advancing to the attempt the job is already at is a no-op.
+    """
+
+    lease_token: ShortText
+    attempt: int = Field(ge=1)
+    reason_code: ReasonCode | None = None
+
+
+class CompleteRequest(RequestModel):
+    lease_token: ShortText
+
+
+class FailRequest(RequestModel):
+    lease_token: ShortText
+    retryable: bool = True
+    reason: Annotated[str, Field(max_length=200, pattern=r"^[A-Za-z0-9_.: -]*$")] = ""
+
+
+class JobView(WireModel):
+    id: Id
+    kind: str
+    state: JobState
+    payload: JobPayload
+    attempts: int
+    max_attempts: int
+    visible_at: AwareDatetime
+    lease_expires_at: AwareDatetime | None = None
+    last_error: str | None = None
+    dead_lettered_at: AwareDatetime | None = None
+
+
+class JobPage(WireModel):
+    items: list[JobView]
+    next_cursor: str | None = None

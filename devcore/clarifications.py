@@ -1,0 +1,240 @@
+"""The reference core's clarification endpoints: create, list, read, answer, and the bot's reports.
+
+Creating one appends the extracted fact version and enqueues its ``clarify:temporal`` job (not for
+low severity); answering applies ``devcore.answers.decide`` and, when an answer binds, appends the
+corrected fact version.
+"""
+
+from __future__ import annotations
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode
+from devcore.access import asserted, full_view, redacted, redacted_summary, scope
+from devcore.answers import Answer, decide, http_status
+from devcore.directory import Token
+from devcore.faults import CoreFault
+from devcore.normalise import NotNormalisable, Span, normalise_custom
+from devcore.paging import Window, page
+from devcore.state import CoreState, Record, summary
+
+CLARIFY_KIND = "clarify:temporal"
+
+
+class ClarificationEndpoints(CoreState):
+    """Every ``/v1/clarifications`` endpoint and the development create."""
+
+    def create_clarification(
+        self, req: m.CreateClarificationRequest
+    ) -> tuple[m.CreateClarificationResponse, bool]:
+        from devcore.creation import build_clarification
+
+        now = self.now()
+        key = (
+            req.tenant_id,
+            req.document.document_id,
+            req.document.content_hash,
+            req.span.start,
+            req.span.end,
+            req.kind,
+        )
+        if key in self.dedup:
+            existing = self.records[self.dedup[key]].model
+            return m.CreateClarificationResponse(
+                clarification=summary(existing),
+                deduplicated=True,
+                job_id=existing.job_id,
+            ), False
+        tenant = self.directory.tenant(req.tenant_id)
+        seq = next(self._ids)
+        c = build_clarification(
+            req,
+            clarification_id=f"clr-{seq:05d}",
+            tenant=tenant,
+            directory=self.directory,
+            now=now,
+        )
+        self.records[c.id] = Record(model=c, seq=seq, dedup_key=key)
+        self.dedup[key] = c.id
+        best = c.candidates[0]
+        self.facts.append(
+            (c.tenant_id, c.target),
+            now=now,
+            valid_from=best.valid_from,
+            valid_to=best.valid_to,
+            confidence=c.applied_candidate_confidence,
+            pending_clarification_id=c.id,
+            provenance=m.Provenance(
+                evidence_class=m.EvidenceClass.SYSTEM_EXTRACTION,
+                source_version_tx=c.document.source_version_tx,
+            ),
+        )
+        self._event(c, "created", f"Clarification created with severity {c.severity}.")
+        if c.severity is not m.Severity.LOW:
+            window = tenant.policy.escalation_window
+            job = self.jobs.enqueue(
+                tenant_id=c.tenant_id,
+                kind=CLARIFY_KIND,
+                payload=m.JobPayload(clarification_id=c.id, ranking=list(c.ranking)),
+                max_attempts=len(c.ranking) + 1,
+                now=now,
+                backoff=(window, window),
+            )
+            c.job_id = job.id
+        return m.CreateClarificationResponse(
+            clarification=summary(c), deduplicated=False, job_id=c.job_id
+        ), True
+
+    def list_clarifications(
+        self,
+        token: Token,
+        *,
+        state: m.ClarificationState | None,
+        severity: m.Severity | None,
+        tenant_id: str | None,
+        window: Window,
+    ) -> tuple[list[m.ClarificationSummary], str | None]:
+        """Newest first (creation order), keyset-paged; titles only where the caller may read."""
+        self.now()
+        tenants = scope(token, tenant_id)
+        chosen = [
+            r
+            for r in self.records.values()
+            if r.model.tenant_id in tenants
+            and (state is None or r.model.state is state)
+            and (severity is None or r.model.severity is severity)
+        ]
+        shown, cursor = page(chosen, key=lambda r: r.seq, win=window, newest_first=True,
+                             listing="clarifications")
+        return [self._summary_for(token, r.model) for r in shown], cursor
+
+    def _summary_for(self, token: Token, c: m.Clarification) -> m.ClarificationSummary:
+        brief = summary(c)
+        return brief if full_view(token, c, self.directory) else redacted_summary(brief)
+
+    def get_clarification(self, token: Token, clarification_id: str) -> m.Clarification:
+        self.now()
+        c = self._record(token, clarification_id).model
+        return c if full_view(token, c, self.directory) else redacted(c)
+
+    def answer(
+        self, token: Token, clarification_id: str, req: m.AnswerRequest
+    ) -> tuple[m.AnswerResult, int]:
+        now = self.now()
+        who = asserted(token, req)
+        record = self._record(token, clarification_id)
+        c = record.model
+        if self.directory.person_in(tenant_id=c.tenant_id, person_id=who.responder) is None:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        seen = record.book.requests.get((who.responder, req.request_id or ""))
+        if req.request_id is not None and seen is not None:
+            # replays first: the first outcome, whatever changed since (policy checks come later)
+            prior = record.book.outcomes[seen].model_copy(update={"replayed": True})
+            return prior, http_status(prior.outcome)
+        answer = Answer(
+            responder=who.responder,
+            rights=who.rights,
+            span=_normalise(c, req),
+            answer_index=req.answer_index,
+            answer_custom=m.AnswerCustom.model_validate(req.answer_custom.model_dump())
+            if req.answer_custom is not None
+            else None,
+            channel=who.channel,
+            message_ref=who.message_ref,
+            steward_override=req.steward_override,
+        )
+        decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
+        result = decision.result
+        if req.request_id is not None:
+            record.book.requests[(who.responder, req.request_id)] = result.response_id
+        if decision.bind is not None and decision.evidence is not None:
+            version = self.facts.append(
+                (c.tenant_id, c.target),
+                now=now,
+                valid_from=decision.bind.valid_from,
+                valid_to=decision.bind.valid_to,
+                confidence=1.0,
+                provenance=m.Provenance(
+                    evidence_class=decision.evidence,
+                    clarification_id=c.id,
+                    source_version_tx=c.document.source_version_tx,
+                    confirmed_by=list(c.quorum.confirmed_by),
+                ),
+            )
+            c.bound_fact_version_tx = version.version_tx
+            result = result.model_copy(update={"fact_version_tx": version.version_tx})
+            for response_id, prior in record.book.outcomes.items():
+                if prior.outcome is result.outcome and prior.fact_version_tx is None:
+                    record.book.outcomes[response_id] = prior.model_copy(
+                        update={"fact_version_tx": version.version_tx}
+                    )
+        return result, http_status(result.outcome)
+
+    def report_delivery(
+        self, token: Token, clarification_id: str, req: m.DeliveryReport
+    ) -> m.DeliveryRecord:
+        now = self.now()
+        c = self._record(token, clarification_id).model
+        for existing in c.deliveries:
+            if existing.delivery_id == req.delivery_id:
+                return existing
+        if self.directory.person_in(tenant_id=c.tenant_id, person_id=req.person_id) is None:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        delivery = m.DeliveryRecord(
+            delivery_id=req.delivery_id,
+            person_id=req.person_id,
+            channel=req.channel,
+            kind=req.kind,
+            attempt=req.attempt,
+            message_ref=req.message_ref,
+            delivered_at=now,
+        )
+        c.deliveries.append(delivery)
+        if req.kind is not m.DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
+            c.asked.append(req.person_id)
+        c.updated_at = now
+        self._event(
+            c,
+            "delivered",
+            f"A {req.kind} was delivered on {req.channel}.",
+            person_id=req.person_id,
+            attempt=req.attempt,
+            actor="clarify-bot",
+        )
+        return delivery
+
+    def report_event(
+        self, token: Token, clarification_id: str, req: m.EventReport
+    ) -> m.ClarificationEvent:
+        self.now()
+        c = self._record(token, clarification_id).model
+        for existing in c.events:
+            if existing.event_id == req.event_id:
+                return existing
+        return self._event(
+            c,
+            req.type,
+            req.message,
+            person_id=req.person_id,
+            attempt=req.attempt,
+            reason_code=req.reason_code,
+            actor="clarify-bot",
+            event_id=req.event_id,
+            report=req,
+        )
+
+
+def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
+    if req.answer_index is not None:
+        if req.answer_index >= len(c.candidates):
+            raise CoreFault(ErrorCode.ANSWER_INDEX_OUT_OF_RANGE)
+        chosen = c.candidates[req.answer_index]
+        return Span(chosen.valid_from, chosen.valid_to)
+    assert req.answer_custom is not None
+    try:
+        return normalise_custom(
+            valid_from=req.answer_custom.valid_from,
+            valid_to=req.answer_custom.valid_to,
+            source_text=req.answer_custom.source_text,
+        )
+    except NotNormalisable:
+        raise CoreFault(ErrorCode.ANSWER_UNNORMALISABLE) from None

@@ -1,0 +1,159 @@
+"""The reference core's state and what every endpoint shares: records, auth, events, expiry.
+
+``CoreState`` holds the directory, the clarification records, the fact store and the job queue;
+reading its clock reaps expired leases first, so moving the clock is all a test needs to make
+escalation windows pass. The endpoints are added on top by ``devcore.clarifications`` and
+``devcore.core``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from bot.core import models as m
+from bot.core.errors import ErrorCode
+from devcore.answers import AnswerBook
+from devcore.directory import Directory, Token
+from devcore.facts import FactStore
+from devcore.faults import CoreFault
+from devcore.jobs import JobQueue, JobRecord
+
+
+class MovableClock(Protocol):
+    def now(self) -> datetime: ...
+    def advance(self, delta: timedelta | float) -> datetime: ...
+    def set(self, when: datetime) -> datetime: ...
+
+
+@dataclass(slots=True)
+class Record:
+    model: m.Clarification
+    seq: int  # creation order: the key of the clarification list's keyset paging
+    dedup_key: tuple[object, ...]
+    book: AnswerBook = field(default_factory=AnswerBook)
+    event_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+
+class CoreState:
+    """The core's state, its clock, token checks and the audit events every endpoint writes."""
+
+    def __init__(self, *, clock: MovableClock, directory: Directory | None = None) -> None:
+        self.clock = clock
+        self.reset(directory or Directory())
+
+    def reset(self, directory: Directory) -> None:
+        """Forget everything and start from this directory (a loaded scenario)."""
+        self.directory = directory
+        self.facts = FactStore()
+        self.records: dict[str, Record] = {}
+        self.dedup: dict[tuple[object, ...], str] = {}
+        self.jobs = JobQueue(on_expired=self._on_expired, on_dead_letter=self._on_dead_letter)
+        self._ids = itertools.count(1)
+
+    def now(self) -> datetime:
+        now = self.clock.now()
+        self.jobs.reap(now)
+        return now
+
+    # ---------------------------------------------------------------- auth
+
+    def authenticate(self, bearer: str | None) -> Token:
+        token = self.directory.tokens.get(bearer or "")
+        if token is None:
+            raise CoreFault(ErrorCode.UNAUTHENTICATED)
+        return token
+
+    def is_dev(self, bearer: str | None) -> bool:
+        return bool(bearer) and bearer in self.directory.dev_tokens
+
+    # ---------------------------------------------------------------- events
+
+    def _event(
+        self,
+        c: m.Clarification,
+        type_: str,
+        message: str,
+        *,
+        person_id: str | None = None,
+        actor: str | None = None,
+        attempt: int | None = None,
+        reason_code: m.ReasonCode | None = None,
+        event_id: str | None = None,
+        report: m.EventReport | None = None,
+    ) -> m.ClarificationEvent:
+        record = self.records[c.id]
+        event = m.ClarificationEvent(
+            event_id=event_id or f"ev-{next(record.event_ids):05d}",
+            type=type_,
+            at=self.clock.now(),
+            actor=actor,
+            person_id=person_id,
+            attempt=attempt,
+            reason_code=reason_code,
+            reason_codes=report.reason_codes if report else [],
+            skips=[m.SkipEntry(person_id=s.person_id, reason_code=s.reason_code)
+                   for s in (report.skips if report else [])],
+            message=message,
+        )
+        c.events.append(event)
+        return event
+
+    def _on_expired(self, job: JobRecord, ran_out: int, now: datetime) -> None:
+        record = self.records.get(job.payload.clarification_id)
+        if record is None:
+            return
+        c = record.model
+        ranking = job.payload.ranking
+        person = ranking[ran_out] if ran_out < len(ranking) else c.workspace.steward_id
+        if c.state is m.ClarificationState.OPEN:
+            c.state = m.ClarificationState.EXPIRED
+            c.updated_at = now
+        self._event(
+            c,
+            "expired",
+            "The escalation window ran out for this attempt.",
+            person_id=person,
+            attempt=ran_out,
+        )
+
+    def _on_dead_letter(self, job: JobRecord, at: datetime) -> None:
+        record = self.records.get(job.payload.clarification_id)
+        if record is None:
+            return
+        c = record.model
+        if c.state is not m.ClarificationState.ANSWERED:
+            c.state = m.ClarificationState.DEAD_LETTERED
+            c.updated_at = at
+        self._event(
+            c,
+            "dead_lettered",
+            "The ranking is exhausted; listed in the steward digest.",
+            attempt=job.attempts,
+        )
+
+    # ---------------------------------------------------------------- lookups
+
+    def _record(self, token: Token, clarification_id: str) -> Record:
+        record = self.records.get(clarification_id)
+        if record is None or record.model.tenant_id not in token.tenants:
+            raise CoreFault(ErrorCode.CLARIFICATION_NOT_FOUND)
+        return record
+
+
+def summary(c: m.Clarification) -> m.ClarificationSummary:
+    """The list view of a clarification, unredacted (callers redact for the reader)."""
+    return m.ClarificationSummary(
+        id=c.id,
+        tenant_id=c.tenant_id,
+        workspace_id=c.workspace.workspace_id,
+        kind=c.kind,
+        severity=c.severity,
+        state=c.state,
+        quorum_state=c.quorum.state,
+        document_title=c.document.title,
+        created_at=c.created_at,
+        updated_at=c.updated_at,
+    )
