@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.answers import Callback
 from bot.audit import MemorySink
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
@@ -54,7 +54,7 @@ async def _no_sleep(_: float) -> None:
     return None
 
 
-def describe(sent: Sent) -> str:
+def describe(sent: SentMessage) -> str:
     """A card as the person would read it, on one or a few lines (never logged: printed)."""
     message = sent.message
     if isinstance(message, QuestionView):

@@ -44,7 +44,7 @@ from adapters.slack.edge import (
 )
 from adapters.slack.render import render
 from bot.aio import drain
-from bot.answers import AnswerService, Callback, Verdict
+from bot.answers import AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
 from bot.channel import ChannelError
 from bot.clock import Clock
@@ -245,11 +245,11 @@ class SlackAdapter:
                             acted_at=payloads.micros(acted) if acted else 0)
         # durable first; then this request forwards it itself, so that a date the core cannot
         # read comes back as a field error while the form is still open
-        if await self.answers.accept(cb, wake=False) is Verdict.QUEUED:
+        if await self.answers.accept(cb, wake=False) is AnswerStatus.QUEUED:
             task = self._spawn(self.answers.forward_now(cb))
             done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
             if task in done and not task.cancelled() and task.exception() is None \
-                    and task.result().verdict is Verdict.INVALID:
+                    and task.result().verdict is AnswerStatus.INVALID:
                 await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
                 return
         await ack()

@@ -12,7 +12,7 @@ from cards.views import OutcomeView, QuestionView
 
 
 @dataclass(frozen=True, slots=True)
-class Sent:
+class SentMessage:
     ref: str
     address: Address
     key: DeliveryKey
@@ -39,17 +39,17 @@ class RecordingChannel:
     platform: str = "slack"
     can_find: bool = True
     idempotent: bool = False
-    sent: list[Sent] = field(default_factory=list)
+    sent: list[SentMessage] = field(default_factory=list)
     updates: list[Updated] = field(default_factory=list)
     notes: list[Noted] = field(default_factory=list)
     fail_for: set[str] = field(default_factory=set)  # person ids whose sends fail
-    after_send: Callable[[Sent], None] | None = None  # e.g. raise to simulate a crash
+    after_send: Callable[[SentMessage], None] | None = None  # e.g. raise to simulate a crash
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         if address.person_id in self.fail_for:
             raise ChannelError("send refused", certain=True, retryable=True)
-        record = Sent(
+        record = SentMessage(
             ref=f"{self.platform}-msg-{next(self._ids):05d}",
             address=address,
             key=key,
@@ -69,5 +69,5 @@ class RecordingChannel:
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         return next((s.ref for s in self.sent if s.key == key), None)
 
-    def to(self, person_id: str) -> list[Sent]:
+    def to(self, person_id: str) -> list[SentMessage]:
         return [s for s in self.sent if s.address.person_id == person_id]

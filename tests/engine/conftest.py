@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from adapters.slack.render import render
 from bot.audit import AuditSink, MemorySink
 from bot.channel import Channel
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
@@ -76,7 +76,7 @@ class Rig:
     async def create(self, **kwargs: Any) -> str:
         return await new_clarification(self.dev, **kwargs)
 
-    def rendered(self, sent: Sent) -> str:
+    def rendered(self, sent: SentMessage) -> str:
         """The message as Slack would receive it: what a person could read."""
         return json.dumps(render(sent.message, codec=CODEC), ensure_ascii=False)
 

@@ -14,7 +14,7 @@ from uuid import uuid4
 
 from bot.audit import AuditEvent, JsonLinesSink, MemorySink
 from bot.channel import Address, Message
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -34,7 +34,7 @@ SPAN_MARK, QUESTION_MARK = "zqspan", "zqquestion"  # in every span / question, n
 def crash_after(channel: RecordingChannel, target: DeliveryKey) -> None:
     """The send for ``target`` reaches the platform, then the process dies (before the store
     records it)."""
-    def hook(sent: Sent) -> None:
+    def hook(sent: SentMessage) -> None:
         if sent.key == target:
             channel.after_send = None
             raise RuntimeError("process died after the platform accepted the message")

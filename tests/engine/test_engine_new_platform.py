@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.answers import Callback, Verdict
+from bot.answers import AnswerStatus, Callback
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
@@ -59,7 +59,7 @@ async def test_a_new_platform_answers_a_question_end_to_end(
     tap = {"from": card.address.user_id, "org": ORG, "question": cid, "pick": 0,
            "card": card.message.card_ref, "message": card.ref}  # type: ignore[union-attr]
     receipt = await engine.answers.receive(translate(tap, engine.interactions))
-    assert receipt.verdict is Verdict.FORWARDED
+    assert receipt.verdict is AnswerStatus.FORWARDED
     c = await bot_client.get_clarification(clarification_id=cid)
     assert [(r.responder, r.answer_index, r.channel) for r in c.responses] == [
         ("p-sarah", 0, "teams")]

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.channel import Address
 from bot.channels.recording import RecordingChannel
-from bot.engine.delivery import Deliverer, Sent
+from bot.engine.delivery import Delivered, Deliverer
 from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
 from tests.engine.conftest import no_sleep
@@ -40,8 +40,8 @@ async def test_without_lookup_or_idempotency_nothing_is_resent() -> None:
     the delivery is uncertain and never sent a second time."""
     channel = NoLookup()
     result, deliverer = await reserved_then_delivered(channel)
-    assert result.status is Sent.UNCERTAIN and channel.sent == []
-    assert (await deliverer.reconcile(KEY, ADDRESS)).status is Sent.UNCERTAIN
+    assert result.status is Delivered.UNCERTAIN and channel.sent == []
+    assert (await deliverer.reconcile(KEY, ADDRESS)).status is Delivered.UNCERTAIN
 
 
 async def test_an_idempotent_platform_is_sent_to_again_with_the_same_key() -> None:
@@ -49,6 +49,6 @@ async def test_an_idempotent_platform_is_sent_to_again_with_the_same_key() -> No
     under the same key (the platform keeps one message) and recorded."""
     channel = NoLookup(idempotent=True)
     result, deliverer = await reserved_then_delivered(channel)
-    assert result.status is Sent.NEW and [s.key for s in channel.sent] == [KEY]
+    assert result.status is Delivered.NEW and [s.key for s in channel.sent] == [KEY]
     slot = await deliverer.store.slot(KEY)
     assert slot is not None and slot.message_ref == result.message_ref
