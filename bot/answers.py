@@ -26,13 +26,12 @@ from enum import StrEnum
 import structlog
 
 from bot.audit import Audit, AuditEvent
-from bot.channel import Channel
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.rbac import may_read, role_in
-from bot.followups import Answered, ConflictNotifier, Followups, LateConflictNotifier, Note
+from bot.followups import Answered, Followups, Note
 from bot.metrics import REGISTRY
 from bot.recent import Recent
 from bot.store.base import Acceptance, OutboxEntry, Store
@@ -111,7 +110,7 @@ class Callback:
         return cls(**body)
 
 
-class Verdict(StrEnum):
+class AnswerStatus(StrEnum):
     FORWARDED = "forwarded"  # the core took it; ``result`` says what it did
     QUEUED = "queued"  # in the outbox: forwarded when a consumer (or the core) is free
     DUPLICATE = "duplicate"  # the same action again: held or settled already, not forwarded
@@ -123,12 +122,12 @@ class Verdict(StrEnum):
     PARKED = "parked"  # failed too often: set aside for an operator, never forwarded again
 
 
-REGISTRY.preset("clarify_answers_total", verdict=Verdict)
+REGISTRY.preset("clarify_answers_total", verdict=AnswerStatus)
 
 
 @dataclass(frozen=True, slots=True)
 class Receipt:
-    verdict: Verdict
+    verdict: AnswerStatus
     view: OutcomeView | None = None  # what the answering person's card shows (``receive`` only)
     result: m.AnswerResult | None = None
     shown: Answered | Note | None = None  # what follows, for ``bot.followups``
@@ -154,36 +153,28 @@ class OutboxPolicy:
 class AnswerService:
     core: CoreClient
     store: Store
-    channels: dict[str, Channel]
     audit: Audit
     clock: Clock
-    # Without it the steward hears of a conflict only when the job comes back, a window later.
-    on_conflict: ConflictNotifier | None = None
-    # After binding no job comes back: without it the steward never hears of a late conflict.
-    on_late_conflict: LateConflictNotifier | None = None
+    followups: Followups  # what the cards show after an answer, and the steward's notices
     policy: OutboxPolicy = field(default_factory=OutboxPolicy)
     # called after an entry is queued, to wake the local consumers (``bot.outbox``)
     on_queued: Callable[[], None] | None = None
-    followups: Followups = field(init=False)
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)
 
     def __post_init__(self) -> None:
         self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
         self.clarifications = Recent(ttl_seconds=self.policy.cache_seconds)
-        self.followups = Followups(core=self.core, store=self.store, channels=self.channels,
-                                   clock=self.clock, on_conflict=self.on_conflict,
-                                   on_late_conflict=self.on_late_conflict)
 
     # ---------------------------------------------------------------- before the acknowledgement
 
-    async def accept(self, cb: Callback, *, wake: bool = True) -> Verdict:
+    async def accept(self, cb: Callback, *, wake: bool = True) -> AnswerStatus:
         """Make the answer durable and ordered: one store call, before the platform's ack.
         ``wake`` False: the caller forwards it itself (``forward_now``)."""
         if cb.tenant_id is None:
             await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback came from a workspace mapped to no tenant.")
-            return Verdict.OUT_OF_SCOPE
+            return AnswerStatus.OUT_OF_SCOPE
         cb = _with_acted(cb, self.clock)
         got = await self.store.outbox_accept(cb.entry_id(), cb.to_json(),
                                              order_key=cb.order_key(), acted_at=cb.acted_at,
@@ -191,9 +182,9 @@ class AnswerService:
         if got is Acceptance.QUEUED:
             if wake and self.on_queued is not None:
                 self.on_queued()
-            return Verdict.QUEUED
-        verdict = Verdict.STALE if got is Acceptance.STALE else Verdict.DUPLICATE
-        if verdict is Verdict.STALE:
+            return AnswerStatus.QUEUED
+        verdict = AnswerStatus.STALE if got is Acceptance.STALE else AnswerStatus.DUPLICATE
+        if verdict is AnswerStatus.STALE:
             await self._stale(cb)
         REGISTRY.inc("clarify_answers_total", verdict=verdict.value)
         return verdict
@@ -231,7 +222,7 @@ class AnswerService:
         """Accept and forward at once, showing the outcome before returning (the demo, forms)."""
         cb = _with_acted(cb, self.clock)
         verdict = await self.accept(cb)
-        if verdict is not Verdict.QUEUED:
+        if verdict is not AnswerStatus.QUEUED:
             return Receipt(verdict)
         return await self.forward_now(cb, inline=True)
 
@@ -242,32 +233,32 @@ class AnswerService:
                                                 lease_seconds=self.policy.lease_seconds,
                                                 limit=1, entry_id=cb.entry_id())
         if not claimed:
-            return Receipt(Verdict.QUEUED)
+            return Receipt(AnswerStatus.QUEUED)
         return await self.process(claimed[0], inline=inline)
 
     async def _attempt(self, entry: OutboxEntry) -> Receipt:
         cb = Callback.from_json(entry.payload)
         if entry.stale:
             await self._stale(cb)
-            return Receipt(Verdict.STALE)
+            return Receipt(AnswerStatus.STALE)
         async with asyncio.timeout(self.policy.forward_timeout_seconds):
             return await self._forward(entry, cb)
 
     async def _later(self, entry: OutboxEntry, *, failed: bool) -> Receipt:
         await self.store.outbox_retry(entry, at=self.clock.now() + self.policy.backoff(
             entry.attempts), failed=failed)
-        REGISTRY.inc("clarify_answers_total", verdict=Verdict.QUEUED.value)
+        REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
         if entry.attempts != 1 or failed:
-            return Receipt(Verdict.QUEUED)
+            return Receipt(AnswerStatus.QUEUED)
         # the first try found the core away: the person learns that it is being recorded
         note = Note(cb=Callback.from_json(entry.payload), recording=True)
         self.followups.submit(note)
-        return Receipt(Verdict.QUEUED, shown=note)
+        return Receipt(AnswerStatus.QUEUED, shown=note)
 
     async def _park(self, entry: OutboxEntry, *, reason: str) -> Receipt:
         await self.store.outbox_park(entry, reason=reason, now=self.clock.now())
         REGISTRY.inc("clarify_outbox_parked_total")
-        REGISTRY.inc("clarify_answers_total", verdict=Verdict.PARKED.value)
+        REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.PARKED.value)
         await self.audit.emit(AuditEvent(
             type="answer_parked", at=self.clock.now(),
             clarification_id=entry.order_key.partition("|")[0] or "-",
@@ -275,18 +266,18 @@ class AnswerService:
                     "in the outbox for an operator; it will not be forwarded on its own.",
             extra={"entry": _request_id(entry.entry_id), "error": reason},
         ), to_core=False)
-        return Receipt(Verdict.PARKED)
+        return Receipt(AnswerStatus.PARKED)
 
     # ---------------------------------------------------------------- the pipeline
 
     async def _forward(self, entry: OutboxEntry, cb: Callback) -> Receipt:
         if cb.tenant_id is None:
-            return Receipt(Verdict.OUT_OF_SCOPE, shown=Note(cb=cb))
+            return Receipt(AnswerStatus.OUT_OF_SCOPE, shown=Note(cb=cb))
         person = self.identities.get(cb.who(), now=self.clock.now())
         if person is None:
             person = await self._responder(cb)
             if person is None:
-                return Receipt(Verdict.UNVERIFIED, shown=Note(cb=cb, unverified=True))
+                return Receipt(AnswerStatus.UNVERIFIED, shown=Note(cb=cb, unverified=True))
             self.identities.keep(cb.who(), person, now=self.clock.now())
         cid = cb.clarification_id
         try:  # its tenant, workspace and document ACL: fixed for its lifetime
@@ -294,36 +285,36 @@ class AnswerService:
                 cid, lambda: self.core.get_clarification(clarification_id=cid),
                 now=self.clock.now())
         except e.ClarificationNotFound:
-            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
+            return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         if c.tenant_id != cb.tenant_id:
             await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback named a clarification of another tenant.")
-            return Receipt(Verdict.OUT_OF_SCOPE, shown=Note(cb=cb))
+            return Receipt(AnswerStatus.OUT_OF_SCOPE, shown=Note(cb=cb))
         if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
             await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
                                "The responder may not read this clarification's source.",
                                to_core=True)
-            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
+            return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id),
                            request_id=_request_id(entry.entry_id))
         try:
             answered = await self.core.answer_clarification(clarification_id=c.id,
                                                             request=request)
         except (e.AnswerUnnormalisable, e.AnswerIndexOutOfRange):
-            return Receipt(Verdict.INVALID)
+            return Receipt(AnswerStatus.INVALID)
         except e.AlreadyAnswered:
-            return Receipt(Verdict.FORWARDED, shown=Answered(
+            return Receipt(AnswerStatus.FORWARDED, shown=Answered(
                 cb=cb, person=person, before=c, result=None, settled_before=True,
                 answered_at=time.monotonic()))
         except e.PermissionDenied:
-            return Receipt(Verdict.NOT_ALLOWED, shown=Note(cb=cb))
+            return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         answered_at = time.monotonic()
         result = answered.result
         await self._audit_answer(c, person, cb, result)
         # after binding an answer is a conflicting attestation (or refused as the same, above):
         # "settled before" comes from the core's answer, not from the (maybe remembered) read
         settled_before = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
-        return Receipt(Verdict.FORWARDED, result=result, shown=Answered(
+        return Receipt(AnswerStatus.FORWARDED, result=result, shown=Answered(
             cb=cb, person=person, before=c, result=result, settled_before=settled_before,
             answered_at=answered_at))
 
@@ -347,12 +338,6 @@ class AnswerService:
                                "nothing was forwarded.", to_core=True)
             return None
         return resolved.person
-
-    # ---------------------------------------------------------------- cards of settled work
-
-    async def refresh_settled(self, clarification_id: str) -> int:
-        """Every delivered card of a clarification that was settled elsewhere (core CLI, API)."""
-        return await self.followups.refresh_now(clarification_id)
 
     # ---------------------------------------------------------------- audit
 

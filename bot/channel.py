@@ -1,9 +1,17 @@
 """The channel interface: what the engine asks of a chat platform, in platform-free terms.
 
 The engine hands a channel a delivery address and a card's view model; the channel renders it
-(cards/), sends it, and returns an opaque message reference. Adapters (adapters/slack, adapters/
+(cards/), sends it, and returns an opaque message reference, by which the engine later updates the
+card. An address's platform part is opaque to the engine too: Slack's workspace ids, or a Teams
+conversation reference (service URL and conversation id). Adapters (adapters/slack, adapters/
 teams) implement this Protocol; ``bot.channels.recording`` is the in-memory one for tests and
 the demo.
+
+After a crash between reserving a delivery and recording its reference, the engine asks a channel
+that ``can_find`` whether the message exists; a channel that cannot look up what it sent but whose
+platform deduplicates sends by the delivery key (``idempotent``) is simply sent to again with the
+same key; with neither, the delivery counts as uncertain and is never sent twice
+(``bot.engine.delivery``).
 """
 
 from __future__ import annotations
@@ -11,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from bot.store.base import CardRecord, DeliveryKey
+from bot.errors import BotError
+from bot.store.base import DeliveryKey
 from cards.views import (
     DeadLetterDigestView,
     DigestView,
@@ -35,19 +44,39 @@ Message = (
 
 
 @dataclass(frozen=True, slots=True)
-class Address:
-    """Where one person is reached on one platform (an alias the core knows, never a table)."""
+class SlackReach:
+    """Slack's part of an address: the workspace and Grid org the user is reached in."""
 
-    platform: str  # "slack" | "teams"
+    team_id: str | None = None
+    enterprise_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TeamsReach:
+    """Teams' part of an address: the user's AAD tenant and, once a conversation with them
+    exists, its reference (a Bot Framework send or update needs both)."""
+
+    aad_tenant_id: str
+    service_url: str | None = None
+    conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Address:
+    """Where one person is reached on one platform (an alias the core knows, never a table).
+
+    ``reach`` is the platform's own part (``SlackReach``, ``TeamsReach``, or another platform's):
+    only routing, which builds it from the core's aliases, and that platform's channel look
+    inside it."""
+
+    platform: str  # "slack" | "teams" | …
     person_id: str
     user_id: str  # Slack user id, or Teams AAD object id
-    team_id: str | None = None  # Slack team
-    enterprise_id: str | None = None  # Slack Enterprise Grid org
-    aad_tenant_id: str | None = None  # Teams
+    reach: object = None
     verified: bool = False  # the alias maps to a verified enterprise identity
 
 
-class ChannelError(Exception):
+class ChannelError(BotError):
     """A send failed. ``certain`` says the message certainly does not exist (safe to retry)."""
 
     def __init__(self, reason: str, *, certain: bool, retryable: bool) -> None:
@@ -72,13 +101,16 @@ class CredentialsRejected(ChannelError):
 
 class Channel(Protocol):
     platform: str
+    can_find: bool  # ``find`` can look up a message sent for a delivery key
+    idempotent: bool  # the platform deduplicates sends by the delivery key it is given
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         """Send one message; returns its reference. Raises ChannelError."""
         ...
 
-    async def update(self, card: CardRecord, view: OutcomeView | QuestionView) -> None:
-        """Replace a delivered card with its new state. Raises ChannelError."""
+    async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
+        """Replace a delivered card (the reference ``send`` returned) with its new state.
+        Raises ChannelError."""
         ...
 
     async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
@@ -88,8 +120,7 @@ class Channel(Protocol):
         ...
 
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
-        """The reference of a message already sent for this key, if any (crash reconciliation).
-
-        Raises ChannelError when the platform cannot tell.
+        """The reference of a message already sent for this key, if any (crash reconciliation);
+        asked only when ``can_find``. Raises ChannelError when the platform cannot tell now.
         """
         ...

@@ -5,16 +5,15 @@ updates (which the chat platform rate-limits hard) never hold up forwarding. A f
 the clarification once more, show the answering person the outcome on their own cards (found in
 the store's card records for that PERSON, never a message the callback names), tell them
 privately where a card cannot show it (digest entries, no card, refusals), repaint every other
-card and tell the steward about conflicts. Each card is painted by one worker at a time, and a
-view computed from an older state of the clarification never replaces a newer one.
+card (through ``bot.engine.refresh``, the one place cards are rewritten) and tell the steward
+about conflicts (``bot.engine.stewards``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -27,26 +26,17 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine.people import display_names
+from bot.engine.refresh import CardRefresher, Version
+from bot.engine.stewards import Stewards
+from bot.interactions import placement
 from bot.store.base import CardRecord, Store
-from cards.views import AnswerView, OutcomeKind, OutcomeView, QuestionView
+from cards.views import AnswerView, OutcomeKind, OutcomeView
 
 if TYPE_CHECKING:
     from bot.answers import Callback
 
 log = structlog.get_logger("clarify.followups")
-# Tells the workspace steward about a conflict (the engine's JobHandler.notify_conflict).
-ConflictNotifier = Callable[[m.Clarification], Awaitable[None]]
-# Tells the steward that a responder's answer after binding differs from the bound date
-# (the engine's JobHandler.notify_late_conflict); called with the responder's person id.
-LateConflictNotifier = Callable[[m.Clarification, str], Awaitable[None]]
 _FOLLOW_UP_UNAVAILABLE = (e.CoreTransportError, e.ServerError, e.RateLimited)
-_PAINTED_KEPT = 100_000  # cards whose last painted state is remembered (oldest forgotten first)
-# A paint's version: (when what it shows was known: the start of the read it was computed from,
-# or the arrival of the core's answer; 1 for the answering person's own outcome, 0 for a card's
-# state), on this process's monotonic clock. A card never goes back to an older version; so a
-# state read after an answer replaces that answer's outcome, one read before it does not.
-Version = tuple[float, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +67,13 @@ class Followups:
     store: Store
     channels: dict[str, Channel]
     clock: Clock
-    on_conflict: ConflictNotifier | None = None
-    on_late_conflict: LateConflictNotifier | None = None
+    refresher: CardRefresher
+    # without it the steward hears of a conflict only when the job comes back, a window later,
+    # and of a conflict after binding never (no job comes back)
+    stewards: Stewards | None = None
     workers: int = 2
     _jobs: deque[Answered | Note] = field(default_factory=deque)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    _painted: OrderedDict[str, Version] = field(default_factory=OrderedDict)
-    _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- the queue
 
@@ -133,7 +123,7 @@ class Followups:
         view, version = await self._own_view(job, fresh, read_at)
         await self._show_own(job, view, version, cards)
         if fresh is not None:
-            await self._paint_states(fresh, cards, read_at)
+            await self.refresher.paint_states(fresh, cards, read_at)
         if result is not None:
             await self._tell_steward(c.id, fresh, result, responder=person.person_id)
         return view
@@ -151,7 +141,7 @@ class Followups:
         if result is not None and fresh.responses \
                 and fresh.responses[-1].response_id != result.response_id:
             return None, (read_at, 0)
-        names = await self._names(result.confirmed_by) if result is not None else []
+        names = await self.refresher.names(result.confirmed_by) if result is not None else []
         view = outcomes.after_answer(c, fresh, job.person, result, names=names,
                                      now=self.clock.now(),
                                      moved_on=job.settled_before or result is None)
@@ -159,19 +149,14 @@ class Followups:
 
     async def _show_own(self, job: Answered, view: OutcomeView | None, version: Version,
                         cards: list[CardRecord]) -> None:
-        own = [card for card in cards if card.delivery.person_id == job.person.person_id]
         if view is None:
             return
-        if not own:  # no card of theirs on record: tell them where they clicked
-            await self._note(job.cb, job.cb.message_ref, view)
-            return
-        noted: set[str] = set()
-        for card in own:
-            if card.delivery.kind == m.DeliveryKind.QUESTION.value:
-                await self.paint(card, view, version)
-            elif card.message_ref not in noted:  # a digest is never rewritten: told privately
-                noted.add(card.message_ref)
-                await self._note(job.cb, card.message_ref, view, platform=card.platform)
+        own = [card for card in cards if card.delivery.person_id == job.person.person_id]
+        shown = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref)
+        for card in shown.paint:
+            await self.refresher.paint(card, view, version)
+        for platform, near in shown.notes:
+            await self._note(job.cb, near, view, platform=platform)
 
     async def _tell_steward(self, clarification_id: str, fresh: m.Clarification | None,
                             result: m.AnswerResult, *, responder: str) -> None:
@@ -179,64 +164,17 @@ class Followups:
         after binding (a conflicting attestation) one per late responder; both are idempotent."""
         conflicted = result.state is m.ClarificationState.CONFLICTED
         late = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
-        if not (conflicted and self.on_conflict) and not (late and self.on_late_conflict):
+        if self.stewards is None or not (conflicted or late):
             return
         try:
             if fresh is None:  # the follow-up read failed: one more try for the steward's sake
                 fresh = await self.core.get_clarification(clarification_id=clarification_id)
-            if conflicted and self.on_conflict is not None:
-                await self.on_conflict(fresh)
-            elif late and self.on_late_conflict is not None:
-                await self.on_late_conflict(fresh, responder)
+            if conflicted:
+                await self.stewards.notify_conflict(fresh)
+            else:
+                await self.stewards.notify_late_conflict(fresh, responder)
         except e.CoreError as exc:  # conflicted: the worker's next pass over the job tells them
             log.warning("answers.steward_not_told", error=type(exc).__name__, late=late)
-
-    # ---------------------------------------------------------------- every card's state
-
-    async def refresh_now(self, clarification_id: str) -> int:
-        """Show every delivered card of a clarification its current state; returns how many."""
-        read_at = time.monotonic()
-        c = await self.core.get_clarification(clarification_id=clarification_id)
-        return await self._paint_states(c, await self.store.cards(c.id), read_at)
-
-    async def _paint_states(self, c: m.Clarification, cards: list[CardRecord],
-                            read_at: float) -> int:
-        names = await self._names(c.quorum.confirmed_by)
-        painted = 0
-        for card in cards:
-            if card.delivery.kind != m.DeliveryKind.QUESTION.value:
-                continue  # digest entries (recorded as such) are never rewritten
-            person = await self.core.get_person(person_id=card.delivery.person_id,
-                                                tenant_id=c.tenant_id)
-            view = outcomes.card_state(c, person, card.delivery, names=names,
-                                       now=self.clock.now())
-            if view is not None and await self.paint(card, view, (read_at, 0)):
-                painted += 1
-        return painted
-
-    async def paint(self, card: CardRecord, view: OutcomeView | QuestionView,
-                    version: Version) -> bool:
-        """Update one card, unless it already shows a newer state; True when updated."""
-        token = card.delivery.token()
-        lock = self._locks.setdefault(token, asyncio.Lock())
-        async with lock:
-            if self._painted.get(token, (-1.0, -1)) > version:
-                return False
-            self._remember(token, version)
-            try:
-                await self.channels[card.platform].update(card, view)
-            except (ChannelError, KeyError) as exc:
-                log.warning("answers.card_update_failed", error=type(exc).__name__)
-                return False
-        if not lock.locked():
-            self._locks.pop(token, None)
-        return True
-
-    def _remember(self, token: str, version: Version) -> None:
-        self._painted[token] = version
-        self._painted.move_to_end(token)
-        while len(self._painted) > _PAINTED_KEPT:
-            self._painted.popitem(last=False)
 
     # ---------------------------------------------------------------- helpers
 
@@ -249,10 +187,6 @@ class Followups:
             await channel.note(near, cb.user_id, view)
         except ChannelError as exc:
             log.warning("answers.note_not_shown", error=exc.reason)
-
-    async def _names(self, person_ids: list[str]) -> list[str]:
-        names = await display_names(self.core, person_ids)
-        return [names.get(person_id, person_id) for person_id in person_ids]
 
 
 def _needs_fresh(job: Answered, cards: list[CardRecord]) -> bool:

@@ -15,7 +15,6 @@ import threading
 from types import TracebackType
 
 import structlog
-from aiohttp.http_exceptions import HttpProcessingError
 
 HANDLER_NAME = "clarify-bot"
 # Library loggers held above the configured level: slack_sdk and slack_bolt log request and
@@ -33,15 +32,24 @@ class _UnparsedRequests(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if record.name == "aiohttp.server" and isinstance(error, HttpProcessingError):
+        if record.name == "aiohttp.server" and _unparsed_request(error):
             record.msg, record.args, record.exc_info, record.exc_text = (
                 "http.request_refused", (), None, None)
             # at info like the bot's other refusals (aiohttp's debug ones stay debug)
             record.levelno = min(record.levelno, logging.INFO)
             record.levelname = logging.getLevelName(record.levelno)
-            record.status, record.reason = error.code or 400, type(error).__name__
+            record.status = getattr(error, "code", None) or 400
+            record.reason = type(error).__name__
             return record.levelno >= logging.getLogger().getEffectiveLevel()
         return True
+
+
+def _unparsed_request(error: BaseException | None) -> bool:
+    """aiohttp's ``HttpProcessingError`` (or a subclass), recognised by name: ``bot/`` imports no
+    web framework outside the service (tests/test_layers.py)."""
+    return error is not None and any(
+        cls.__name__ == "HttpProcessingError" and cls.__module__ == "aiohttp.http_exceptions"
+        for cls in type(error).__mro__)
 
 
 class _StderrHandler(logging.Handler):

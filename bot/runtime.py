@@ -1,6 +1,10 @@
-"""Assembling the engine: one place that wires the core client, store, channels, audit and worker.
+"""Assembling the engine: one place that wires the core client, store, channels, audit, worker
+and the answer path.
 
-Used by the long-running service, the demo and the tests, so all three run the same wiring.
+Used by the long-running service (``clarify_bot.app``), the demo and the tests, so all of them run
+the same wiring. Nothing is wired after construction: the pieces both the job handler and the
+answer path use (the steward's messages, card refresh) are built first and handed to each, so
+neither knows the other.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from bot.answers import AnswerService, OutboxPolicy
 from bot.audit import Audit, AuditSink
 from bot.channel import Channel
 from bot.clock import Clock
@@ -18,7 +23,12 @@ from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler
+from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing
+from bot.engine.stewards import Stewards
+from bot.engine.trail import Trail
+from bot.followups import Followups
+from bot.interactions import Interactions
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
 from bot.worker import Worker, WorkerConfig
@@ -32,10 +42,14 @@ class Engine:
     routing: Routing
     audit: Audit
     deliverer: Deliverer
+    stewards: Stewards
+    refresher: CardRefresher
     handler: JobHandler
     digests: DigestSender
     dead_letters: DeadLetterReporter
     worker: Worker
+    answers: AnswerService
+    interactions: Interactions
 
 
 @dataclass
@@ -52,65 +66,42 @@ class EngineParts:
     teams: TeamsSettings = field(default_factory=TeamsSettings)
     worker_id: str = "worker-1"
     worker: WorkerConfig = field(default_factory=WorkerConfig)
+    outbox: OutboxPolicy = field(default_factory=OutboxPolicy)
+    followup_workers: int = 2  # tasks showing what follows answers (card updates, notes)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # between send retries
 
 
 def build_engine(parts: EngineParts) -> Engine:
+    core, store, channels, clock = parts.core, parts.store, parts.channels, parts.clock
     routing = Routing(
-        channels=tuple(m.Channel(c) for c in parts.clarify.channels if str(c) in parts.channels),
+        channels=tuple(m.Channel(c) for c in parts.clarify.channels if str(c) in channels),
         slack=parts.slack,
         teams=parts.teams,
     )
-    audit = Audit(sink=parts.audit_sink, core=parts.core)
-    deliverer = Deliverer(
-        store=parts.store,
-        core=parts.core,
-        channels=parts.channels,
-        worker_id=parts.worker_id,
-        sleep=parts.sleep,
-    )
-    handler = JobHandler(
-        core=parts.core,
-        store=parts.store,
-        deliverer=deliverer,
-        routing=routing,
-        audit=audit,
-        clock=parts.clock,
-        settings=parts.clarify,
-    )
-    digests = DigestSender(
-        core=parts.core,
-        store=parts.store,
-        deliverer=deliverer,
-        routing=routing,
-        audit=audit,
-        clock=parts.clock,
-    )
-    dead_letters = DeadLetterReporter(
-        core=parts.core,
-        store=parts.store,
-        deliverer=deliverer,
-        routing=routing,
-        audit=audit,
-        clock=parts.clock,
-    )
+    audit = Audit(sink=parts.audit_sink, core=core)
+    deliverer = Deliverer(store=store, core=core, channels=channels, worker_id=parts.worker_id,
+                          sleep=parts.sleep)
+    trail = Trail(audit, clock)
+    stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify)
+    refresher = CardRefresher(core=core, store=store, channels=channels, clock=clock)
+    handler = JobHandler(core=core, store=store, deliverer=deliverer, routing=routing,
+                         clock=clock, settings=parts.clarify, trail=trail, stewards=stewards,
+                         refresher=refresher)
+    digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,
+                           audit=audit, clock=clock)
+    dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
+                                      routing=routing, audit=audit, clock=clock)
     # heartbeats pace themselves on real time; only send retries take the injected sleep
-    worker = Worker(
-        core=parts.core,
-        handler=handler,
-        digests=digests,
-        dead_letters=dead_letters,
-        config=parts.worker,
-    )
-    return Engine(
-        core=parts.core,
-        store=parts.store,
-        channels=parts.channels,
-        routing=routing,
-        audit=audit,
-        deliverer=deliverer,
-        handler=handler,
-        digests=digests,
-        dead_letters=dead_letters,
-        worker=worker,
-    )
+    worker = Worker(core=core, handler=handler, digests=digests, dead_letters=dead_letters,
+                    config=parts.worker)
+    followups = Followups(core=core, store=store, channels=channels, clock=clock,
+                          refresher=refresher, stewards=stewards,
+                          workers=parts.followup_workers)
+    answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
+                            followups=followups, policy=parts.outbox)
+    interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,
+                                teams=parts.teams)
+    return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
+                  deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
+                  digests=digests, dead_letters=dead_letters, worker=worker, answers=answers,
+                  interactions=interactions)

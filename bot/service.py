@@ -1,11 +1,16 @@
-"""The long-running service: settings → clients, store, engine, adapters, web server, loops.
+"""The long-running service: the web server, the worker and the answer outbox, run and stopped.
 
-Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
-Roles: ``web`` serves callbacks (each answer is made durable in the outbox before it is
-acknowledged), health and metrics; ``worker`` polls jobs, sends cards and digests, forwards the
-answer outbox and opens no port; ``all`` does both in one process. On stop (SIGTERM) the service
-stops taking requests first (Socket Mode connection, then the listening socket), then finishes
-acknowledged answers and in-flight jobs, all within 10 seconds.
+What it runs is assembled at the top (``clarify_bot.app``): the engine, once, and each configured
+platform mounted through its adapter's hook (``Platform``), which adds its routes, its readiness
+check and whatever connection of its own it keeps (``Hosted``). Roles: ``web`` serves callbacks
+(each answer is made durable in the outbox before it is acknowledged), health and metrics;
+``worker`` polls jobs, sends cards and digests, forwards the answer outbox and opens no port;
+``all`` does both in one process. On stop (SIGTERM) the service stops taking requests first (the
+platforms' own connections, then the listening socket), then finishes acknowledged answers and
+in-flight jobs, all within 10 seconds.
+
+This module and the composition are the only parts of ``bot/`` that know aiohttp's web server
+(tests/test_layers.py): a platform's routes are mounted on it, never written here.
 """
 
 from __future__ import annotations
@@ -14,30 +19,26 @@ import asyncio
 import contextlib
 import gc
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-import aiohttp
-import httpx
 import structlog
 from aiohttp import web
 
-from bot.answers import AnswerService, OutboxPolicy
-from bot.audit import JsonLinesSink
+from bot.answers import AnswerService
+from bot.audit import Audit
 from bot.channel import Channel, CredentialsRejected
-from bot.clock import SystemClock
+from bot.clock import Clock
 from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.health import Check, Readiness, Refused
+from bot.interactions import Interactions
 from bot.metrics import CONTENT_TYPE, REGISTRY
-from bot.outbox import ConsumerConfig, OutboxConsumers
-from bot.runtime import Engine, EngineParts, build_engine
+from bot.outbox import OutboxConsumers
+from bot.runtime import Engine
 from bot.settings import Settings
 from bot.store.base import Store
-from bot.store.memory import MemoryStore
-from bot.store.redis import RedisStore
-from bot.worker import CORE_TOKEN_SETTING, WorkerConfig
+from bot.worker import CORE_TOKEN_SETTING, CredentialsCheck
 from cards.actions import ActionCodec
 
 log = structlog.get_logger("clarify.service")
@@ -56,19 +57,71 @@ class CannotListen(Exception):
         self.host, self.port, self.reason = host, port, reason
 
 
+class Hosted(Protocol):
+    """What a mounted platform keeps running beside the web server."""
+
+    name: str
+
+    async def connect(self) -> None:
+        """Its own connection to the platform (Slack's Socket Mode), kept until cancelled;
+        returns at once when callbacks come over the service's HTTP routes."""
+        ...
+
+    async def disconnect(self) -> None: ...
+
+    async def drain(self) -> None:
+        """Finish the work its callbacks started after acknowledging them."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Base:
+    """What a platform's channel is made from, before the engine exists."""
+
+    store: Store
+    codec: ActionCodec
+    clock: Clock
+    stack: contextlib.AsyncExitStack  # what the adapter opens is closed here, in reverse
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """What the assembled bot hands a platform's adapter to mount its callbacks: the answer
+    path and the platform-free interactions, never the core client."""
+
+    base: Base
+    channel: Channel  # the one ``Platform.open_channel`` made
+    answers: AnswerService
+    interactions: Interactions
+    audit: Audit
+
+
+class Platform(Protocol):
+    """The hook each adapter package exposes (``adapters/<platform>/mount.py``)."""
+
+    def open_channel(self, settings: Settings, base: Base) -> Channel: ...
+
+    def mount(self, app: Service, parts: Parts, settings: Settings) -> None:
+        """Add the platform's routes to ``app.web_app`` and what it keeps running to
+        ``app.hosted``."""
+        ...
+
+
 @dataclass
 class Service:
     settings: Settings
     core: CoreClient
     store: Store
     engine: Engine
-    answers: AnswerService
     consumers: OutboxConsumers
     web_app: web.Application
     readiness: Readiness = field(default_factory=Readiness)
-    socket_handler: Any = None
-    slack_adapter: Any = None  # its acknowledged answers are finished on stop
+    hosted: list[Hosted] = field(default_factory=list)  # the mounted platforms
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def answers(self) -> AnswerService:
+        return self.engine.answers
 
     async def run(self, *, role: str = "all") -> None:
         runner = await self._listen(role) if role != "worker" else None
@@ -87,14 +140,13 @@ class Service:
             loops.append(asyncio.create_task(self.engine.worker.run()))
         elif not self.settings.clarify.enabled:
             log.warning("service.clarify_disabled")
-        socket = None
-        if self.socket_handler is not None and role in ("all", "web"):
-            # a task: connecting retries for as long as Slack does not answer, and stop must win
-            socket = asyncio.create_task(self.socket_handler.connect_async())
+        # tasks: connecting retries for as long as the platform does not answer; stop must win
+        connections = [asyncio.create_task(h.connect()) for h in self.hosted] \
+            if role in ("all", "web") else []
         try:
             await self.stopping.wait()
         finally:
-            await self._stop_taking_requests(runner, socket)
+            await self._stop_taking_requests(runner, connections)
             await self._finish_work(loops)
 
     async def _listen(self, role: str) -> web.AppRunner:
@@ -110,14 +162,15 @@ class Service:
         return runner
 
     async def _stop_taking_requests(self, runner: web.AppRunner | None,
-                                    socket: asyncio.Task[None] | None) -> None:
+                                    connections: list[asyncio.Task[None]]) -> None:
         log.info("service.stopping")
         self.engine.worker.stop()
         self.consumers.stop()
-        if socket is not None:
-            socket.cancel()
+        for connection in connections:
+            connection.cancel()
+        for hosted in self.hosted if connections else []:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.socket_handler.close_async(), STOP_STEP_SECONDS)
+                await asyncio.wait_for(hosted.disconnect(), STOP_STEP_SECONDS)
         if runner is not None:
             await runner.cleanup()
 
@@ -125,8 +178,7 @@ class Service:
         """Acknowledged answers and in-flight jobs, within FINISH_WORK_SECONDS; the rest is
         cancelled (its lease runs out; the outbox keeps what reached it)."""
         work: list[asyncio.Future[Any]] = list(loops)
-        if self.slack_adapter is not None:
-            work.append(asyncio.ensure_future(self.slack_adapter.drain()))
+        work.extend(asyncio.ensure_future(hosted.drain()) for hosted in self.hosted)
         _, unfinished = await asyncio.wait(work, timeout=FINISH_WORK_SECONDS)
         for task in unfinished:
             task.cancel()
@@ -137,20 +189,10 @@ class Service:
         self.stopping.set()
 
 
-def _store(settings: Settings) -> Store:
-    if settings.store.backend == "memory":
-        return MemoryStore()
-    password = settings.secrets.redis_password
-    return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
-                               password=password.get_secret_value() if password else None)
-
-
-def _audit_sink(settings: Settings) -> JsonLinesSink:
-    return JsonLinesSink(path=settings.audit.path if settings.audit.sink == "jsonl" else None)
-
-
-def readiness_checks(*, store: Store, core: CoreClient, slack: Any = None) -> Readiness:
-    """The store and the core every few seconds; Slack's auth.test at most once a minute."""
+def readiness_checks(*, store: Store, core: CoreClient,
+                     credentials: dict[str, CredentialsCheck] | None = None) -> Readiness:
+    """The store and the core every few seconds; each platform's credentials check (Slack's
+    auth.test) at most once a minute."""
     async def store_answers() -> None:
         await store.outbox_size()
 
@@ -162,15 +204,19 @@ def readiness_checks(*, store: Store, core: CoreClient, slack: Any = None) -> Re
 
     checks = [Check("store", store_answers, ttl_seconds=5), Check("core", core_answers,
                                                                  ttl_seconds=5)]
-    if slack is not None:
-        async def slack_accepts_the_token() -> None:
-            try:
-                await slack.check_credentials()
-            except CredentialsRejected as exc:
-                raise Refused(exc.setting) from None
-
-        checks.append(Check("slack", slack_accepts_the_token, ttl_seconds=60))
+    checks.extend(credentials_check(name, check) for name, check in (credentials or {}).items())
     return Readiness(checks)
+
+
+def credentials_check(name: str, check: CredentialsCheck) -> Check:
+    """A platform's own credentials as a readiness check, at most once a minute."""
+    async def accepts_the_token() -> None:
+        try:
+            await check()
+        except CredentialsRejected as exc:
+            raise Refused(exc.setting) from None
+
+    return Check(name, accepts_the_token, ttl_seconds=60)
 
 
 def health_routes(readiness: Readiness) -> list[web.RouteDef]:
@@ -188,120 +234,3 @@ def health_routes(readiness: Readiness) -> list[web.RouteDef]:
 
     return [web.get("/healthz", healthz), web.get("/readyz", readyz),
             web.get("/metrics", metrics)]
-
-
-@contextlib.asynccontextmanager
-async def open_service(settings: Settings) -> AsyncIterator[Service]:
-    """Open every resource the settings call for; close them in reverse order on exit."""
-    settings.require_secrets()
-    secrets = settings.secrets
-    clock = SystemClock()
-    async with contextlib.AsyncExitStack() as stack:
-        core = CoreClient(
-            base_url=settings.core.url, token=secrets.require("core_token"),
-            timeout=httpx.Timeout(settings.core.read_timeout_seconds,
-                                  connect=settings.core.connect_timeout_seconds),
-            limits=httpx.Limits(
-                max_connections=settings.core.max_connections,
-                max_keepalive_connections=settings.core.max_keepalive_connections))
-        stack.push_async_callback(core.aclose)
-        store = _store(settings)
-        stack.push_async_callback(store.aclose)
-        codec = ActionCodec(secrets.require("action_signing_key").encode())
-        channels: dict[str, Channel] = {}
-        slack_parts = None
-        if "slack" in settings.clarify.channels:
-            slack_parts = _slack_channel(settings, store=store, codec=codec, clock=clock)
-            channels["slack"] = slack_parts[1]
-            stack.push_async_callback(slack_parts[0].session.close)
-        engine = build_engine(EngineParts(
-            core=core, store=store, channels=channels, clarify=settings.clarify, clock=clock,
-            audit_sink=_audit_sink(settings), slack=settings.slack, teams=settings.teams,
-            worker=WorkerConfig(concurrency=settings.worker.concurrency,
-                                lease_seconds=settings.worker.lease_seconds,
-                                heartbeat_seconds=settings.worker.heartbeat_seconds,
-                                poll_interval_seconds=settings.worker.poll_interval_seconds,
-                                shutdown_grace_seconds=FINISH_WORK_SECONDS)))
-        answers, consumers = _answers(settings, core=core, store=store, channels=channels,
-                                      engine=engine, clock=clock)
-        app = web.Application(client_max_size=256 * 1024)
-        slack_channel = slack_parts[1] if slack_parts is not None else None
-        if slack_channel is not None:
-            engine.worker.credentials = slack_channel.check_credentials
-        service = Service(settings=settings, core=core, store=store, engine=engine,
-                          answers=answers, consumers=consumers, web_app=app,
-                          readiness=readiness_checks(store=store, core=core, slack=slack_channel))
-        app.add_routes(health_routes(service.readiness))
-        if slack_parts is not None:
-            service.socket_handler = _mount_slack(settings, app, slack_parts, service=service,
-                                                  codec=codec, clock=clock)
-            if service.socket_handler is not None:
-                stack.push_async_callback(service.socket_handler.close_async)
-        yield service
-
-
-def _answers(settings: Settings, *, core: CoreClient, store: Store,
-             channels: dict[str, Channel], engine: Engine, clock: SystemClock
-             ) -> tuple[AnswerService, OutboxConsumers]:
-    table = settings.answers
-    policy = OutboxPolicy(lease_seconds=table.lease_seconds,
-                          forward_timeout_seconds=table.lease_seconds * 0.75,
-                          backoff_base_seconds=table.backoff_base_seconds,
-                          backoff_cap_seconds=table.backoff_cap_seconds,
-                          max_failures=table.max_failures,
-                          cache_seconds=table.cache_seconds)
-    answers = AnswerService(core=core, store=store, channels=channels, audit=engine.audit,
-                            clock=clock, on_conflict=engine.handler.notify_conflict,
-                            on_late_conflict=engine.handler.notify_late_conflict, policy=policy)
-    answers.followups.workers = table.followup_workers
-    consumers = OutboxConsumers(answers, ConsumerConfig(consumers=table.consumers,
-                                                        poll_seconds=table.poll_seconds))
-    answers.on_queued = consumers.wake
-    engine.handler.on_settled = answers.refresh_settled
-    REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
-    REGISTRY.gauges["clarify_outbox_parked_entries"] = _gauge(store.outbox_parked)
-    REGISTRY.gauges["clarify_outbox_oldest_due_seconds"] = \
-        lambda: store.outbox_overdue(now=clock.now())
-    return answers, consumers
-
-
-def _gauge(read: Callable[[], Awaitable[int]]) -> Callable[[], Awaitable[float]]:
-    async def value() -> float:
-        return float(await read())
-
-    return value
-
-
-def _slack_channel(settings: Settings, *, store: Store, codec: ActionCodec, clock: SystemClock
-                   ) -> tuple[Any, Any]:
-    from slack_sdk.web.async_client import AsyncWebClient
-
-    from adapters.slack.channel import SlackChannel
-
-    # one pooled session for every Web API call: without it slack_sdk opens a session, a
-    # connection and a TLS context per call, which under a burst costs more than the call
-    client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
-                            base_url=settings.slack.api_url, session=aiohttp.ClientSession())
-    return client, SlackChannel(client=client, codec=codec, store=store, clock=clock)
-
-
-def _mount_slack(settings: Settings, app: web.Application, parts: tuple[Any, Any], *,
-                 service: Service, codec: ActionCodec, clock: SystemClock) -> Any:
-    from adapters.slack.app import build_slack_adapter
-
-    client, channel = parts
-    secrets = settings.secrets
-    socket = settings.slack.mode == "socket"
-    adapter = build_slack_adapter(
-        # Socket Mode requests are authenticated by the app-level token, not signed
-        signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
-        client=client, answers=service.answers, digests=service.engine.digests,
-        channel=channel, core=service.core, codec=codec, settings=settings.slack,
-        audit=service.engine.audit, clock=clock)
-    service.slack_adapter = adapter
-    if not socket:
-        app.add_routes(adapter.routes())
-        return None
-    from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
-
-    return AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))

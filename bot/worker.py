@@ -28,7 +28,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.digests import DigestSender
-from bot.engine.handler import JobHandler, Outcome
+from bot.engine.handler import JobHandler, JobOutcome
 from bot.metrics import REGISTRY
 
 log = structlog.get_logger("clarify.worker")
@@ -56,7 +56,7 @@ class Worker:
     dead_letters: DeadLetterReporter
     config: WorkerConfig = field(default_factory=WorkerConfig)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    outcomes: dict[Outcome, int] = field(default_factory=dict)
+    outcomes: dict[JobOutcome, int] = field(default_factory=dict)
     credentials: CredentialsCheck | None = None
     paused: CredentialsRejected | None = None  # why delivery is paused, if it is
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
@@ -118,7 +118,7 @@ class Worker:
             structlog.contextvars.clear_contextvars()
 
     async def _handle_holding(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]
-                              ) -> Outcome | None:
+                              ) -> JobOutcome | None:
         """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
         handle it again once they pass. None: given up (stopping, or the lease was lost), so
         the lease runs out."""

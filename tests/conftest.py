@@ -13,8 +13,8 @@ import structlog
 
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.core.devclient import DevCoreClient
 from bot.logs import reset_logging
+from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from devcore.server import build_core, serve
 

@@ -45,19 +45,13 @@ from adapters.slack.edge import (
 )
 from adapters.slack.render import render
 from bot.aio import drain
-from bot.answers import AnswerService, Callback, Verdict
+from bot.answers import AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
 from bot.channel import ChannelError
 from bot.clock import Clock
-from bot.core import errors as e
 from bot.core import models as m
-from bot.core.client import CoreClient
-from bot.engine import views
-from bot.engine.digests import DigestSender
-from bot.engine.rbac import may_read
+from bot.interactions import ChatUser, Interactions
 from bot.metrics import REGISTRY
-from bot.settings import SlackSettings
-from bot.store.base import DeliveryKey
 from bot.store.errors import StoreError
 from cards import slack as blocks
 from cards import text as card_text
@@ -74,17 +68,16 @@ BODY_SECONDS = 10.0
 # Slack hears a failure inside its 3 s and the person sees it (a write that lands later is
 # forwarded once: Slack's retry, or the person's next click, is a duplicate of it)
 ACCEPT_SECONDS = 2.0
+READ_KEY = "clarify_read"  # the bolt context's key for what the edge read, once
 
 
 @dataclass
 class SlackAdapter:
     app: AsyncApp
     answers: AnswerService
-    digests: DigestSender
+    interactions: Interactions
     channel: SlackChannel
-    core: CoreClient
     codec: ActionCodec
-    settings: SlackSettings
     audit: Audit
     clock: Clock
     verifier: SignatureVerifier
@@ -135,7 +128,8 @@ class SlackAdapter:
             return web.Response(status=200)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
-                                            headers=dict(request.headers))
+                                            headers=dict(request.headers),
+                                            context={READ_KEY: read})
         except (TypeError, KeyError, AttributeError, ValueError):
             return refusal_response(400, "malformed_payload")
         answered = await self.app.async_dispatch(bolt_request)
@@ -144,8 +138,8 @@ class SlackAdapter:
         return await to_aiohttp_response(answered)
 
     def tenant(self, who: payloads.Who) -> str | None:
-        """The tenant a callback acts in: the one place it is decided (docs/slack.md)."""
-        return self.settings.tenant_for(team_id=who.team_id, enterprise_id=who.enterprise_id)
+        """The tenant a callback acts in (decided in ``bot.interactions``)."""
+        return self.interactions.tenant(_user(who))
 
     async def _screen(self, body: dict[str, Any]) -> Read | Refusal:
         """The edge's checks on a verified callback's body (identity shapes, tenant): what was
@@ -181,11 +175,12 @@ class SlackAdapter:
         reaches no listener); every log line of the callback's work, in the listeners and the
         tasks they start, carries the callback's ids."""
         if req.mode == "socket_mode":
-            refusal = await self._screen(body)
-            if isinstance(refusal, Refusal):
-                log.info("slack.request_refused", status=refusal.status, reason=refusal.reason,
-                         field=refusal.field, mode="socket")
+            read = await self._screen(body)
+            if isinstance(read, Refusal):
+                log.info("slack.request_refused", status=read.status, reason=read.reason,
+                         field=read.field, mode="socket")
                 return BoltResponse(status=200, body="")
+            req.context[READ_KEY] = read
         # bound, not scoped: bolt runs the listeners after its middleware chain has returned;
         # each callback starts from a clean context (handle_http clears it for HTTP mode too)
         structlog.contextvars.clear_contextvars()
@@ -205,13 +200,9 @@ class SlackAdapter:
         self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
         self.app.view(blocks.CUSTOM_CALLBACK)(self.on_custom_submit)
 
-    async def on_answer(self, ack: Any, body: dict[str, Any], request: AsyncBoltRequest) -> None:
-        try:
-            click = payloads.click(body, self.codec)
-        except payloads.MalformedPayload:
-            await ack()  # Socket Mode has no 400: nothing to do with a malformed click
-            return
-        if _is_answer(click):
+    async def on_answer(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
+        click = _read(context).click
+        if click is not None and _is_answer(click):
             await self._accept_click(click, _signed_stamp(request))
         await ack()
 
@@ -225,7 +216,7 @@ class SlackAdapter:
                             acted_at=payloads.micros(acted) if acted else 0)
         await self._durable(cb)
 
-    async def _durable(self, cb: Callback, *, wake: bool = True) -> Verdict:
+    async def _durable(self, cb: Callback, *, wake: bool = True) -> AnswerStatus:
         """``answers.accept`` within ``accept_seconds``; NotDurable when the store fails or
         does not answer in time (the callback is then not acknowledged)."""
         try:
@@ -234,13 +225,10 @@ class SlackAdapter:
             log.error("slack.answer_not_durable", error=type(exc).__name__)
             raise NotDurable(type(exc).__name__) from None
 
-    async def on_custom_open(self, ack: Any, body: dict[str, Any]) -> None:
+    async def on_custom_open(self, ack: Any, context: Any) -> None:
         await ack()
-        try:
-            click = payloads.click(body, self.codec)
-        except payloads.MalformedPayload:
-            return
-        if click.trigger_id is None or click.ref.clarification_id is None:
+        click = _read(context).click
+        if click is None or click.trigger_id is None or click.ref.clarification_id is None:
             return
         self._spawn(self._open_custom(click))  # a task of ours: drain() waits for it too
 
@@ -248,7 +236,7 @@ class SlackAdapter:
         assert click.trigger_id is not None
         try:  # trigger_id lives 3 s: the modal must open inside that
             modal = await asyncio.wait_for(self._modal(click), MODAL_DECISION_SECONDS)
-        except (TimeoutError, e.CoreError):
+        except TimeoutError:
             modal = None
         try:
             if modal is None:
@@ -260,28 +248,21 @@ class SlackAdapter:
             log.warning("slack.modal_not_opened", error=exc.reason)
 
     async def _modal(self, click: payloads.Click) -> dict[str, Any] | None:
-        tenant = self.tenant(click.who)
-        if tenant is None or click.ref.clarification_id is None:
+        assert click.ref.clarification_id is not None
+        question = await self.interactions.custom_form(
+            _user(click.who), clarification_id=click.ref.clarification_id,
+            card_ref=click.ref.card_ref)
+        if question is None:
             return None
-        resolved = await self.core.resolve_person(tenant_id=tenant, identity=_identity(click.who))
-        c = await self.core.get_clarification(clarification_id=click.ref.clarification_id)
-        if c.tenant_id != tenant or not may_read(resolved.person, acl=c.document.acl,
-                                                  tenant_id=tenant).allowed:
-            return None
-        key = DeliveryKey(c.id, resolved.person.person_id, 0, m.DeliveryKind.QUESTION.value)
-        question = views.question(c, key=key, person=resolved.person, now=self.clock.now())
-        question = _with_card_ref(question, click.ref.card_ref)
         modal = blocks.render_custom_modal(CustomFormView(question=question, slot=click.ref.slot),
                                            codec=self.codec)
         modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
                                                 "m": click.message_ref})
         return modal
 
-    async def on_custom_submit(self, ack: Any, body: dict[str, Any],
-                               request: AsyncBoltRequest) -> None:
-        try:
-            sub = payloads.submission(body, self.codec)
-        except payloads.MalformedPayload:
+    async def on_custom_submit(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
+        sub = _read(context).submission
+        if sub is None:
             await ack()
             return
         ids = custom_input_ids(sub.ref.slot)
@@ -298,37 +279,26 @@ class SlackAdapter:
                             acted_at=payloads.micros(acted) if acted else 0)
         # durable first; then this request forwards it itself, so that a date the core cannot
         # read comes back as a field error while the form is still open
-        if await self._durable(cb, wake=False) is Verdict.QUEUED:
+        if await self._durable(cb, wake=False) is AnswerStatus.QUEUED:
             task = self._spawn(self.answers.forward_now(cb))
             done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
             if task in done and not task.cancelled() and task.exception() is None \
-                    and task.result().verdict is Verdict.INVALID:
+                    and task.result().verdict is AnswerStatus.INVALID:
                 await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
                 return
         await ack()
 
-    async def on_digest_next(self, ack: Any, body: dict[str, Any]) -> None:
+    async def on_digest_next(self, ack: Any, context: Any) -> None:
         await ack()
-        try:
-            click = payloads.click(body, self.codec)
-        except payloads.MalformedPayload:
-            return
-        if click.ref.offset is not None and click.channel_id is not None:
+        click = _read(context).click
+        if click is not None and click.ref.offset is not None and click.channel_id is not None:
             self._spawn(self._next_page(click))
 
     async def _next_page(self, click: payloads.Click) -> None:
         """The digest's next questions, as a new message in the same DM."""
         assert click.ref.offset is not None and click.channel_id is not None
-        tenant = self.tenant(click.who)
-        page = None
-        if tenant is not None:
-            try:
-                resolved = await self.core.resolve_person(tenant_id=tenant,
-                                                          identity=_identity(click.who))
-                page = await self.digests.page(digest_ref=click.ref.card_ref,
-                                               person=resolved.person, offset=click.ref.offset)
-            except e.CoreError as exc:
-                log.warning("slack.digest_page_failed", error=type(exc).__name__)
+        page = await self.interactions.digest_page(_user(click.who), digest_ref=click.ref.card_ref,
+                                                   offset=click.ref.offset)
         if page is None:
             await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more")
             return
@@ -386,9 +356,15 @@ def _is_answer(click: payloads.Click) -> bool:
         and _ANSWER_ACTION.fullmatch(click.action_id) is not None
 
 
-def _identity(who: payloads.Who) -> m.SlackIdentity:
-    return m.SlackIdentity(user_id=who.user_id, team_id=who.team_id,
-                           enterprise_id=who.enterprise_id)
+def _user(who: payloads.Who) -> ChatUser:
+    return ChatUser(platform="slack", user_id=who.user_id, team_id=who.team_id,
+                    enterprise_id=who.enterprise_id)
+
+
+def _read(context: Any) -> Read:
+    """What the edge read of this callback (``handle_http``, or ``_edge`` in Socket Mode)."""
+    read = context.get(READ_KEY)
+    return read if isinstance(read, Read) else Read(None)
 
 
 async def _ack_only(ack: Any) -> None:
@@ -416,16 +392,10 @@ def _errors(error: CustomError, ids: Any) -> dict[str, str]:
     return {field_id: card_text.custom_error_text(error, Viewer())}
 
 
-def _with_card_ref(question: Any, card_ref: str) -> Any:
-    from dataclasses import replace
-
-    return replace(question, card_ref=card_ref)
-
-
 def build_slack_adapter(
-    *, signing_secret: str, client: Any, answers: AnswerService,
-    digests: DigestSender, channel: SlackChannel, core: CoreClient, codec: ActionCodec,
-    settings: SlackSettings, audit: Audit, clock: Clock, signature_clock: Clock | None = None,
+    *, signing_secret: str, client: Any, answers: AnswerService, interactions: Interactions,
+    channel: SlackChannel, codec: ActionCodec, audit: Audit, clock: Clock,
+    signature_clock: Clock | None = None,
 ) -> SlackAdapter:
     """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``."""
     # the client carries the bot token (bolt reads it from there)
@@ -437,8 +407,7 @@ def build_slack_adapter(
                    request_verification_enabled=False, process_before_response=True,
                    raise_error_for_unhandled_request=False)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
-    adapter = SlackAdapter(app=app, answers=answers, digests=digests, channel=channel, core=core,
-                           codec=codec, settings=settings, audit=audit, clock=clock,
-                           verifier=verifier)
+    adapter = SlackAdapter(app=app, answers=answers, interactions=interactions, channel=channel,
+                           codec=codec, audit=audit, clock=clock, verifier=verifier)
     adapter.register()
     return adapter

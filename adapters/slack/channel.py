@@ -20,10 +20,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.render import render
-from bot.channel import Address, ChannelError, CredentialsRejected, Message
+from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
 from bot.clock import Clock
 from bot.metrics import REGISTRY
-from bot.store.base import CardRecord, DeliveryKey, Store
+from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
 from cards.views import OutcomeView, QuestionView, Viewer
@@ -65,6 +65,8 @@ class SlackChannel:
     attempts: int = 4
     backoff_seconds: float = 1.0
     platform: str = "slack"
+    can_find: bool = True  # conversations.history, by the metadata each card carries
+    idempotent: bool = False
     _dms: dict[str, str] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- Channel
@@ -91,8 +93,8 @@ class SlackChannel:
                 await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
         raise AssertionError("unreachable")
 
-    async def update(self, card: CardRecord, view: OutcomeView | QuestionView) -> None:
-        dm, _, ts = card.message_ref.partition(":")
+    async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
+        dm, _, ts = ref.partition(":")
         if not dm or not ts:
             raise ChannelError("not a Slack message reference", certain=True, retryable=False)
         body = render(view, codec=self.codec)
@@ -263,4 +265,5 @@ def _raise_if_credentials(error: str) -> None:
 
 
 def _workspace(address: Address) -> str | None:
-    return address.enterprise_id or address.team_id
+    reach = address.reach if isinstance(address.reach, SlackReach) else SlackReach()
+    return reach.enterprise_id or reach.team_id

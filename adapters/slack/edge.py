@@ -102,11 +102,13 @@ def form_or_json(text: str, content_type: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Read:
-    """What the edge read of a verified callback: its actor (None for one that acts in no
-    tenant: a closed view, url_verification, an event) and, for a button, the whole click."""
+    """What the edge read of a verified callback, once: its actor (None for one that acts in no
+    tenant: a closed view, url_verification, an event) and, for a button or a form, the whole
+    click or submission (the listeners take it from bolt's context, never parsing again)."""
 
     who: payloads.Who | None
     click: payloads.Click | None = None
+    submission: payloads.Submission | None = None
 
 
 def read_callback(body: dict[str, Any], codec: ActionCodec) -> Read:
@@ -121,7 +123,8 @@ def read_callback(body: dict[str, Any], codec: ActionCodec) -> Read:
         click = payloads.click(body, codec)
         return Read(click.who, click)
     if kind == "view_submission":
-        return Read(payloads.submission(body, codec).who)
+        submission = payloads.submission(body, codec)
+        return Read(submission.who, submission=submission)
     if kind in ("view_closed", "url_verification", "event_callback"):
         return Read(None)
     raise payloads.MalformedPayload("not an interaction the bot handles", field="type")

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.channel import Address, ChannelError, Message
-from bot.store.base import CardRecord, DeliveryKey
+from bot.store.base import DeliveryKey
 from cards.views import OutcomeView, QuestionView
 
 
 @dataclass(frozen=True, slots=True)
-class Sent:
+class SentMessage:
     ref: str
     address: Address
     key: DeliveryKey
@@ -21,7 +21,7 @@ class Sent:
 
 @dataclass(frozen=True, slots=True)
 class Updated:
-    card: CardRecord
+    ref: str
     view: OutcomeView | QuestionView
 
 
@@ -37,17 +37,19 @@ class RecordingChannel:
     """Records sends and updates; can be told to fail, or to crash right after a send."""
 
     platform: str = "slack"
-    sent: list[Sent] = field(default_factory=list)
+    can_find: bool = True
+    idempotent: bool = False
+    sent: list[SentMessage] = field(default_factory=list)
     updates: list[Updated] = field(default_factory=list)
     notes: list[Noted] = field(default_factory=list)
     fail_for: set[str] = field(default_factory=set)  # person ids whose sends fail
-    after_send: Callable[[Sent], None] | None = None  # e.g. raise to simulate a crash
+    after_send: Callable[[SentMessage], None] | None = None  # e.g. raise to simulate a crash
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         if address.person_id in self.fail_for:
             raise ChannelError("send refused", certain=True, retryable=True)
-        record = Sent(
+        record = SentMessage(
             ref=f"{self.platform}-msg-{next(self._ids):05d}",
             address=address,
             key=key,
@@ -58,8 +60,8 @@ class RecordingChannel:
             self.after_send(record)
         return record.ref
 
-    async def update(self, card: CardRecord, view: OutcomeView | QuestionView) -> None:
-        self.updates.append(Updated(card=card, view=view))
+    async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
+        self.updates.append(Updated(ref=ref, view=view))
 
     async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
         self.notes.append(Noted(near=near, user_id=user_id, view=view))
@@ -67,5 +69,5 @@ class RecordingChannel:
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         return next((s.ref for s in self.sent if s.key == key), None)
 
-    def to(self, person_id: str) -> list[Sent]:
+    def to(self, person_id: str) -> list[SentMessage]:
         return [s for s in self.sent if s.address.person_id == person_id]

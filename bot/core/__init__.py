@@ -10,7 +10,6 @@ from bot.core.client import (
     RetryPolicy,
     UnexpectedResponse,
 )
-from bot.core.devclient import DevCoreClient
 from bot.core.errors import (
     AliasAmbiguous,
     AlreadyAnswered,
@@ -70,7 +69,6 @@ __all__ = [
     "CoreError",
     "CoreTimeout",
     "CoreTransportError",
-    "DevCoreClient",
     "ErrorCode",
     "FactNotFound",
     "Internal",

@@ -20,7 +20,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Deliverer, Sent
+from bot.engine.delivery import Delivered, Deliverer
 from bot.engine.people import display_names
 from bot.engine.routing import Routing
 from bot.engine.trail import pairs
@@ -105,7 +105,7 @@ class DeadLetterReporter:
         digest_id = hashlib.sha256("|".join(sorted(c.id for c in fresh)).encode()).hexdigest()[:16]
         digest_key = DeliveryKey(f"deadletters.{digest_id}", steward_id, 0, KIND)
         result = await self.deliverer.deliver(digest_key, address, view, now=now, report=False)
-        if result.status not in (Sent.NEW, Sent.EARLIER) or result.message_ref is None:
+        if result.status not in (Delivered.NEW, Delivered.EARLIER) or result.message_ref is None:
             for c in fresh:
                 await self.store.release(_key(c, steward_id))
             return 0

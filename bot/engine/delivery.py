@@ -2,8 +2,9 @@
 
 A card is never sent twice for the same (clarification, person, attempt, kind): the reservation is
 taken before the send and the message reference recorded after. A reservation found without a
-reference means a worker died mid-send: the channel is asked whether the message exists, and only a
-certain "no" allows sending.
+reference means a worker died mid-send: a channel that can look up what it sent is asked whether
+the message exists, and only a certain "no" allows sending; a channel whose platform deduplicates
+sends by the delivery key is sent to again with the same key; with neither, nothing is resent.
 """
 
 from __future__ import annotations
@@ -25,19 +26,19 @@ log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
 
 
-class Sent(StrEnum):
+class Delivered(StrEnum):
     NEW = "new"  # sent now
     EARLIER = "earlier"  # it had been sent before (found on reconciliation or recorded)
     FAILED = "failed"  # not sent after retries: DELIVERY_FAILED
     UNCERTAIN = "uncertain"  # a prior send may exist and the platform cannot tell: not resent
 
 
-REGISTRY.preset("clarify_delivery_attempts_total", outcome=Sent, platform=PLATFORMS)
+REGISTRY.preset("clarify_delivery_attempts_total", outcome=Delivered, platform=PLATFORMS)
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    status: Sent
+    status: Delivered
     message_ref: str | None = None
     # found on the platform after a crash and recorded now (the audit says so)
     recovered: bool = False
@@ -73,16 +74,13 @@ class Deliverer:
         slot, created = await self.store.reserve(key, worker_id=self.worker_id, now=now)
         if not created:
             if slot.state is SlotState.SENT and slot.message_ref is not None:
-                return Result(Sent.EARLIER, slot.message_ref)
-            try:
-                found = await channel.find(address, key)
-            except CredentialsRejected:
-                raise
-            except ChannelError:  # the platform cannot tell: never risk a second card
-                return Result(Sent.UNCERTAIN)
-            if found is not None:
+                return Result(Delivered.EARLIER, slot.message_ref)
+            found = await _look(channel, address, key)
+            if found is _UNKNOWN:  # the platform cannot tell: never risk a second card
+                return Result(Delivered.UNCERTAIN)
+            if isinstance(found, str):
                 return await self._recorded(key, address, found, report=report,
-                                            status=Sent.EARLIER, recovered=True)
+                                            status=Delivered.EARLIER, recovered=True)
         try:
             ref = await self._send(channel, address, message, key)
         except CredentialsRejected:
@@ -93,9 +91,9 @@ class Deliverer:
             log.warning(
                 "delivery.failed", platform=address.platform, reason=exc.reason, kind=key.kind
             )
-            return Result(Sent.FAILED)
+            return Result(Delivered.FAILED)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
-        return await self._recorded(key, address, ref, report=report, status=Sent.NEW)
+        return await self._recorded(key, address, ref, report=report, status=Delivered.NEW)
 
     async def reconcile(self, key: DeliveryKey, address: Address) -> Result:
         """A reservation left by a worker that died mid-send: record the message if it exists.
@@ -105,17 +103,17 @@ class Deliverer:
         """
         slot = await self.store.slot(key)
         if slot is None or slot.state is not SlotState.RESERVED:
-            return Result(Sent.EARLIER, slot.message_ref if slot else None)
-        try:
-            found = await self.channels[address.platform].find(address, key)
-        except CredentialsRejected:
-            raise
-        except ChannelError:
-            return Result(Sent.UNCERTAIN)
+            return Result(Delivered.EARLIER, slot.message_ref if slot else None)
+        channel = self.channels[address.platform]
+        # resending an earlier attempt would ask a person whose turn has passed
+        found = await _look(channel, address, key) if channel.can_find else _UNKNOWN
+        if found is _UNKNOWN:
+            return Result(Delivered.UNCERTAIN)
         if found is None:
             await self.store.release(key)
-            return Result(Sent.FAILED)
-        return await self._recorded(key, address, found, report=True, status=Sent.EARLIER,
+            return Result(Delivered.FAILED)
+        assert isinstance(found, str)
+        return await self._recorded(key, address, found, report=True, status=Delivered.EARLIER,
                                     recovered=True)
 
     async def _send(
@@ -131,7 +129,7 @@ class Deliverer:
         raise AssertionError("unreachable")
 
     async def _recorded(
-        self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Sent,
+        self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Delivered,
         recovered: bool = False,
     ) -> Result:
         await self.store.mark_sent(key, message_ref=ref)
@@ -151,6 +149,22 @@ class Deliverer:
                 ),
             )
         return Result(status, ref, recovered)
+
+
+_UNKNOWN = object()  # the platform cannot say whether the message exists
+
+
+async def _look(channel: Channel, address: Address, key: DeliveryKey) -> str | None | object:
+    """A reserved delivery's message: its reference, None when certainly absent (or when the
+    platform deduplicates a send again by the key), or ``_UNKNOWN``."""
+    if not channel.can_find:
+        return None if channel.idempotent else _UNKNOWN
+    try:
+        return await channel.find(address, key)
+    except CredentialsRejected:
+        raise
+    except ChannelError:
+        return _UNKNOWN
 
 
 def delivery_id(key: DeliveryKey) -> str:

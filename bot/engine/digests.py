@@ -19,7 +19,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Deliverer, Sent, delivery_id
+from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.handler import SETTLED
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
@@ -99,7 +99,7 @@ class DigestSender:
         result = await self.deliverer.deliver(
             digest_key, address, digest, now=self.clock.now(), report=False
         )
-        if result.status not in (Sent.NEW, Sent.EARLIER) or result.message_ref is None:
+        if result.status not in (Delivered.NEW, Delivered.EARLIER) or result.message_ref is None:
             for item, _, c in entries:
                 await self._event(
                     c,

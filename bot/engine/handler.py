@@ -11,7 +11,6 @@ backoff (the escalation window) brings the job back at the next attempt if nobod
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -19,15 +18,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import structlog
 
-from bot.audit import Audit
 from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Deliverer, Result, Sent
+from bot.engine.delivery import Delivered, Deliverer, Result
 from bot.engine.rbac import may_confirm, may_read
+from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
@@ -40,14 +39,14 @@ log = structlog.get_logger("clarify.handler")
 SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
 
 
-class Outcome(StrEnum):
+class JobOutcome(StrEnum):
     COMPLETED = "completed"  # nothing more to do: the job was completed
     ASKED = "asked"  # cards (or digest entries) went out; the lease is left to run out
     ESCALATED = "escalated"  # the redacted steward escalation went out (last attempt)
     FAILED = "failed"  # nothing could be sent, not even to the steward
 
 
-REGISTRY.preset("clarify_jobs_total", outcome=Outcome)
+REGISTRY.preset("clarify_jobs_total", outcome=JobOutcome)
 
 
 @dataclass
@@ -75,32 +74,26 @@ class JobHandler:
     store: Store
     deliverer: Deliverer
     routing: Routing
-    audit: Audit
     clock: Clock
     settings: ClarifySettings
-    # shows every delivered card of a settled clarification its final state; set where the
-    # answer service exists (a state can change without the bot: the core's CLI, an API key)
-    on_settled: Callable[[str], Awaitable[object]] | None = None
-    trail: Trail = field(init=False)
-    stewards: Stewards = field(init=False)
+    trail: Trail
+    stewards: Stewards
+    # shows every delivered card of a settled clarification its final state (a state can
+    # change without the bot: the core's CLI, an API key)
+    refresher: CardRefresher
 
-    def __post_init__(self) -> None:
-        self.trail = Trail(self.audit, self.clock)
-        self.stewards = Stewards(self.core, self.deliverer, self.routing, self.trail, self.clock,
-                                 self.settings)
-
-    async def handle(self, job: m.LeasedJob) -> Outcome:
+    async def handle(self, job: m.LeasedJob) -> JobOutcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
         structlog.contextvars.bind_contextvars(
             clarification_id=c.id, job_id=job.id, attempt=job.attempts
         )
         if c.state is m.ClarificationState.CONFLICTED:
-            await self.notify_conflict(c)
+            await self.stewards.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
             await self.core.complete_job(job_id=job.id, lease_token=job.lease_token)
-            if c.state in SETTLED and self.on_settled is not None:
-                await self.on_settled(c.id)
-            return Outcome.COMPLETED
+            if c.state in SETTLED:
+                await self.refresher.refresh_now(c.id)
+            return JobOutcome.COMPLETED
         ranking = job.payload.ranking
         earlier = await self.reconcile_earlier(c, job)
         if job.attempts >= len(ranking):
@@ -119,18 +112,12 @@ class JobHandler:
         if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
             await self.stewards.notify_high(c, job, asked=walk.asked)
         await self.check_quorum(c, job, walk, earlier)
-        return Outcome.ASKED
+        return JobOutcome.ASKED
 
     async def escalate(self, c: m.Clarification, job: m.LeasedJob, skipped: list[Skip],
-                       recovered: list[str]) -> Outcome:
+                       recovered: list[str]) -> JobOutcome:
         sent = await self.stewards.escalate(c, job, skipped=skipped, recovered=recovered)
-        return Outcome.ESCALATED if sent else Outcome.FAILED
-
-    async def notify_conflict(self, c: m.Clarification) -> None:
-        await self.stewards.notify_conflict(c)
-
-    async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
-        await self.stewards.notify_late_conflict(c, responder)
+        return JobOutcome.ESCALATED if sent else JobOutcome.FAILED
 
     # ---------------------------------------------------------------- after a crash
 
@@ -166,11 +153,11 @@ class JobHandler:
         if isinstance(address, Unroutable):
             return Skip(key.person_id, address.reason, address.why)
         result = await self.deliverer.reconcile(key, address)
-        if result.status is Sent.FAILED:
+        if result.status is Delivered.FAILED:
             return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
                         "the card never reached the platform: the worker stopped between "
                         "reserving and sending, and this person's turn has passed")
-        if result.status is Sent.UNCERTAIN:
+        if result.status is Delivered.UNCERTAIN:
             return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "
                         "arrived; it is not sent again")
@@ -235,9 +222,9 @@ class JobHandler:
         now = self.clock.now()
         view = views.question(c, key=key, person=person, now=now)
         result = await self.deliverer.deliver(key, address, view, now=now)
-        if result.status is Sent.FAILED:
+        if result.status is Delivered.FAILED:
             return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "retries exhausted")
-        if result.status is Sent.UNCERTAIN:
+        if result.status is Delivered.UNCERTAIN:
             return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "
                         "arrived; it is not sent again")
@@ -314,7 +301,7 @@ class JobHandler:
         """The bot's own sink records each card (the core has it as a delivery report)."""
         if recovered:
             what = "found on the platform after a crash and recorded; not sent again"
-        elif result is not None and result.status is Sent.NEW:
+        elif result is not None and result.status is Delivered.NEW:
             what = "sent"
         else:
             what = "already sent; not sent again"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from bot.channel import Address
+from bot.channel import Address, SlackReach, TeamsReach
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -100,8 +100,7 @@ class Routing:
             platform="slack",
             person_id=person.person_id,
             user_id=a.user_id,
-            team_id=a.team_id,
-            enterprise_id=a.enterprise_id,
+            reach=SlackReach(team_id=a.team_id, enterprise_id=a.enterprise_id),
             verified=a.verified and person.verified_enterprise_identity,
         )
 
@@ -119,15 +118,16 @@ class Routing:
             platform="teams",
             person_id=person.person_id,
             user_id=a.aad_object_id,
-            aad_tenant_id=a.tenant_id,
+            reach=TeamsReach(aad_tenant_id=a.tenant_id),
             verified=a.verified and person.verified_enterprise_identity,
         )
 
 
 def identity(address: Address) -> m.SlackIdentity | m.TeamsIdentity:
     """The chat identity an address sends to, as the core's resolve takes it."""
-    if address.platform == "teams":
-        return m.TeamsIdentity(aad_object_id=address.user_id,
-                               tenant_id=address.aad_tenant_id or "")
-    return m.SlackIdentity(user_id=address.user_id, team_id=address.team_id,
-                           enterprise_id=address.enterprise_id)
+    reach = address.reach
+    if isinstance(reach, TeamsReach):
+        return m.TeamsIdentity(aad_object_id=address.user_id, tenant_id=reach.aad_tenant_id)
+    slack = reach if isinstance(reach, SlackReach) else SlackReach()
+    return m.SlackIdentity(user_id=address.user_id, team_id=slack.team_id,
+                           enterprise_id=slack.enterprise_id)

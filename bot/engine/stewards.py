@@ -17,7 +17,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Deliverer, Sent
+from bot.engine.delivery import Delivered, Deliverer
 from bot.engine.people import display_names
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing
@@ -87,7 +87,7 @@ class Stewards:
                 and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed):
             message = views.question(c, key=key, person=steward, now=self.clock.now())
         result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
-        if result.status is Sent.FAILED:
+        if result.status is Delivered.FAILED:
             await self._failed(c, job, attempt, m.ReasonCode.DELIVERY_FAILED, skips,
                                "The steward escalation could not be delivered.",
                                steward_id=steward.person_id)
@@ -117,7 +117,7 @@ class Stewards:
             skipped=[(names[s.person_id], s.reason_code) for s in skips])
         result = await self.deliverer.deliver(key, reached.address, view, now=self.clock.now(),
                                               report=False)
-        if result.status is Sent.NEW:
+        if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "quorum_unreachable", job_id=job.id, person_id=reached.person.person_id,
                 attempt=job.attempts, channel=reached.address.platform, skips=skips, extra=extra,
@@ -139,7 +139,7 @@ class Stewards:
                                asked=[names[p] for p in asked])
         result = await self.deliverer.deliver(key, reached.address, message,
                                               now=self.clock.now())
-        if result.status is Sent.NEW:
+        if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "steward_notified", job_id=job.id, person_id=reached.person.person_id,
                 attempt=job.attempts,
@@ -156,7 +156,7 @@ class Stewards:
         message = views.conflict(c, steward=reached.person, names=names)
         result = await self.deliverer.deliver(key, reached.address, message,
                                               now=self.clock.now(), report=False)
-        if result.status is Sent.NEW:
+        if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "steward_notified", person_id=reached.person.person_id,
                 channel=reached.address.platform,
@@ -179,7 +179,7 @@ class Stewards:
         message = views.late_conflict(c, steward=reached.person, responder=names[responder])
         result = await self.deliverer.deliver(key, reached.address, message,
                                               now=self.clock.now(), report=False)
-        if result.status is Sent.NEW:
+        if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "steward_notified", person_id=reached.person.person_id, attempt=index,
                 channel=reached.address.platform, extra={"responder": responder},

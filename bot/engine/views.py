@@ -47,9 +47,16 @@ def question(
     c: m.Clarification, *, key: DeliveryKey, person: m.Person, now: datetime
 ) -> QuestionView:
     """The full question: only for someone who passed the RBAC gate."""
+    return question_view(c, card_ref=card_ref(key), person=person, now=now)
+
+
+def question_view(
+    c: m.Clarification, *, card_ref: str, person: m.Person, now: datetime
+) -> QuestionView:
+    """``question`` for a card already delivered, named by the reference its buttons carry."""
     return QuestionView(
         clarification_id=c.id,
-        card_ref=card_ref(key),
+        card_ref=card_ref,
         question=c.question,
         candidates=tuple(
             CandidateView(

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from bot.errors import BotError
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -23,7 +25,7 @@ class Problem:
         return f"{self.key}{shown}: {self.reason}{where}"
 
 
-class SettingsError(ValueError):
+class SettingsError(BotError, ValueError):
     """The settings cannot be used; the message names every bad key, never a secret."""
 
     def __init__(self, problems: Iterable[Problem]) -> None:

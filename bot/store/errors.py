@@ -15,8 +15,10 @@ Messages are value-free: they never repeat keys, tokens or payloads.
 
 from __future__ import annotations
 
+from bot.errors import BotError
 
-class StoreError(Exception):
+
+class StoreError(BotError):
     """Root of the store's errors."""
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from bot.cli import main
-from bot.demo import run_demo
+from clarify_bot.cli import main
+from devcore.demo import run_demo
 
 
 async def test_demo_walks_the_loop_to_the_documented_states() -> None:

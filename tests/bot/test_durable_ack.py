@@ -25,9 +25,9 @@ import redis.asyncio as aioredis
 from slack_sdk.signature import SignatureVerifier
 
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.store.redis import RedisStore
 from cards.actions import ActionCodec, ActionKind, ActionRef
+from devcore.client import DevCoreClient
 from tests.bot.test_service import _free_port
 from tests.engine.conftest import acme_core, new_clarification
 from tests.redis_url import TEST_REDIS

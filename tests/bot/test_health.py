@@ -102,7 +102,9 @@ async def test_readyz_answers_within_two_seconds_when_core_and_slack_hang(silent
     async with CoreClient(base_url=silent_url.rstrip("/"), token="t",
                           retry=RetryPolicy(max_attempts=1)) as core:
         app = web.Application()
-        app.add_routes(health_routes(readiness_checks(store=store, core=core, slack=slack)))
+        checks = readiness_checks(store=store, core=core,
+                                  credentials={"slack": slack.check_credentials})
+        app.add_routes(health_routes(checks))
         runner = web.AppRunner(app)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()

@@ -10,8 +10,8 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.service import open_service
 from bot.settings import SettingsError, load_settings
+from clarify_bot.app import open_service
 from devcore.core import ReferenceCore
 from tests.conftest import CLARIFY_TOKEN
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
@@ -126,6 +126,6 @@ async def test_socket_mode_is_chosen_by_configuration(tmp_path: Path, core_url: 
     environ["SLACK_APP_TOKEN"] = "xapp-1-A0CLARIFY-test-token"
     settings = load_settings(config, environ=environ)
     async with open_service(settings) as service:
-        assert isinstance(service.socket_handler, AsyncSocketModeHandler)
+        assert isinstance(service.hosted[0].socket, AsyncSocketModeHandler)  # type: ignore[attr-defined]
         paths = {r.resource.canonical for r in service.web_app.router.routes() if r.resource}
         assert "/slack/events" not in paths and "/healthz" in paths

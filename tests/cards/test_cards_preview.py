@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from bot.cli import main
 from cards.fixtures import states
 from cards.preview import RENDERER, write_preview
+from clarify_bot.cli import main
 
 
 def test_preview_writes_one_file_per_state_and_format(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.core.devclient import DevCoreClient
+from devcore.client import DevCoreClient
 
 TOKEN = "tok-s3cr3t-bearer-value"
 T0 = "2026-07-04T09:00:00Z"

@@ -15,7 +15,7 @@ from bot.clock import ManualClock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import AnswerReceipt, CoreClient
-from bot.core.devclient import DevCoreClient
+from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 from tests.conftest import INGEST_TOKEN
 

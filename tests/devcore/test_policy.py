@@ -15,9 +15,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import main
 from bot.core import models as m
 from bot.core.client import CoreClient
+from clarify_bot.cli import main
 from devcore.directory import PolicyRefused, TenantPolicy
 from devcore.scenario import ScenarioError, parse_scenario, read_scenario
 from tests.conftest import DEV_TOKEN

@@ -14,8 +14,8 @@ import pytest
 
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.engine.rbac import may_read
+from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from devcore.scenario import read_scenario
 

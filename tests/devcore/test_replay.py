@@ -14,7 +14,7 @@ import pytest
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import AnswerReceipt, CoreClient
-from bot.core.devclient import DevCoreClient
+from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 
 CRITICAL = "clr-00001"

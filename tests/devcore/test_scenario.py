@@ -8,9 +8,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import main
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
+from clarify_bot.cli import main
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import ScenarioError, read_scenario
 from tests.conftest import DEV_TOKEN

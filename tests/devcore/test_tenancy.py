@@ -16,8 +16,8 @@ import pytest
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.core.routes import ROUTES, Route
+from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 
 UMBRA_CLARIFY, UMBRA_SARAH, UMBRA_UNBOUND = "umbra-clarify-token", "umbra-key-sarah", "umbra-key-x"

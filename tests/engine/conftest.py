@@ -21,11 +21,10 @@ import redis.asyncio as aioredis
 from adapters.slack.render import render
 from bot.audit import AuditSink, MemorySink
 from bot.channel import Channel
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
-from bot.core.devclient import DevCoreClient
 from bot.runtime import Engine, EngineParts, build_engine
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
 from bot.store.base import Store
@@ -33,6 +32,7 @@ from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from bot.worker import WorkerConfig
 from cards.actions import ActionCodec
+from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
 from tests.redis_url import TEST_REDIS
@@ -76,7 +76,7 @@ class Rig:
     async def create(self, **kwargs: Any) -> str:
         return await new_clarification(self.dev, **kwargs)
 
-    def rendered(self, sent: Sent) -> str:
+    def rendered(self, sent: SentMessage) -> str:
         """The message as Slack would receive it: what a person could read."""
         return json.dumps(render(sent.message, codec=CODEC), ensure_ascii=False)
 
@@ -134,12 +134,12 @@ def acme_core(clock: ManualClock) -> ReferenceCore:
 def acme_engine(*, core: CoreClient, store: Store, channel: Channel, sink: AuditSink,
                 clock: ManualClock, worker_id: str = "worker-1",
                 clarify: ClarifySettings | None = None,
-                worker: WorkerConfig | None = None) -> Engine:
+                worker: WorkerConfig | None = None, slack: SlackSettings | None = None) -> Engine:
     """The engine as production wires it, on one channel with the acme Slack workspaces."""
     return build_engine(EngineParts(
         core=core, store=store, channels={"slack": channel},
-        clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink, slack=ACME_SLACK,
-        worker_id=worker_id, sleep=no_sleep,
+        clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink,
+        slack=slack or ACME_SLACK, worker_id=worker_id, sleep=no_sleep,
         worker=worker or WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
 
 

@@ -14,16 +14,16 @@ from uuid import uuid4
 
 from bot.audit import AuditEvent, JsonLinesSink, MemorySink
 from bot.channel import Address, Message
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.runtime import Engine
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, Store
 from bot.store.redis import RedisStore
 from bot.worker import Worker, WorkerConfig
+from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import acme_engine
@@ -34,7 +34,7 @@ SPAN_MARK, QUESTION_MARK = "zqspan", "zqquestion"  # in every span / question, n
 def crash_after(channel: RecordingChannel, target: DeliveryKey) -> None:
     """The send for ``target`` reaches the platform, then the process dies (before the store
     records it)."""
-    def hook(sent: Sent) -> None:
+    def hook(sent: SentMessage) -> None:
         if sent.key == target:
             channel.after_send = None
             raise RuntimeError("process died after the platform accepted the message")

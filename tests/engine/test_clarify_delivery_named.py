@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from bot.core import models as m
-from bot.engine.handler import Outcome
+from bot.engine.handler import JobOutcome
 from devcore.core import ReferenceCore
 from tests.engine.conftest import Rig, clarify_settings
 
@@ -139,7 +139,7 @@ async def test_settled_clarification_completes_its_job(rig: Rig) -> None:
     )
     await rig.burst()
     assert rig.channel.sent == []
-    assert rig.engine.worker.outcomes == {Outcome.COMPLETED: 1}
+    assert rig.engine.worker.outcomes == {JobOutcome.COMPLETED: 1}
 
 
 async def test_critical_asks_as_many_as_quorum_needs(rig: Rig) -> None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answers import AnswerService, Callback, Verdict
-from bot.audit import Audit
+from bot.answers import AnswerStatus, Callback
 from bot.core import errors as e
 from bot.core import models as m
 from devcore.core import ReferenceCore
@@ -74,13 +73,11 @@ async def test_callback_from_a_shared_chat_user_is_refused_as_ambiguous(
     await rig.burst()
     (card,) = [s for s in rig.channel.sent if s.key.kind == "question"]
     share_sarahs_slack_user(core)
-    answers = AnswerService(core=rig.bot, store=rig.store, channels={"slack": rig.channel},
-                            audit=Audit(sink=rig.sink, core=rig.bot), clock=rig.clock)
-    receipt = await answers.receive(Callback(
+    receipt = await rig.engine.answers.receive(Callback(
         platform="slack", tenant_id="acme", user_id="U0SARAH", team_id="T0ACME",
         enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
         card_ref=card.message.card_ref, message_ref=card.ref, answer_index=0))  # type: ignore[union-attr]
-    assert receipt.verdict is Verdict.UNVERIFIED and receipt.result is None
+    assert receipt.verdict is AnswerStatus.UNVERIFIED and receipt.result is None
     (refused,) = rig.events("answer_refused", cid)
     assert refused.reason_code is m.ReasonCode.ALIAS_AMBIGUOUS
     c = await rig.bot.get_clarification(clarification_id=cid)

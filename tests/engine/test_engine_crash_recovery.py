@@ -15,9 +15,9 @@ import pytest
 from bot.channels.recording import RecordingChannel
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.store.base import DeliveryKey, SlotState
 from cards.views import StewardEscalationView
+from devcore.client import DevCoreClient
 from tests.engine.kit import DiesBeforeSend, Restart, crash_after, create, read_lines
 
 LEASE = timedelta(seconds=60)

@@ -31,18 +31,18 @@ async def test_late_conflict_notice_is_sent_once_per_responder(rig: Rig) -> None
     late = await _answer(rig, cid, "p-ahmed", index=1)
     assert late.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
     c = await rig.bot.get_clarification(clarification_id=cid)
-    await rig.engine.handler.notify_late_conflict(c, "p-ahmed")
-    await rig.engine.handler.notify_late_conflict(c, "p-ahmed")
+    await rig.engine.stewards.notify_late_conflict(c, "p-ahmed")
+    await rig.engine.stewards.notify_late_conflict(c, "p-ahmed")
     again = await _answer(rig, cid, "p-ahmed", custom=m.AnswerCustomInput(
         valid_from="2027-01-01", valid_to="2027-02-01"))
     assert again.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
     c = await rig.bot.get_clarification(clarification_id=cid)
-    await rig.engine.handler.notify_late_conflict(c, "p-ahmed")
+    await rig.engine.stewards.notify_late_conflict(c, "p-ahmed")
     assert len(_late_notices(rig)) == 1
 
     await _answer(rig, cid, "p-olga", index=1)
     c = await rig.bot.get_clarification(clarification_id=cid)
-    await rig.engine.handler.notify_late_conflict(c, "p-olga")
+    await rig.engine.stewards.notify_late_conflict(c, "p-olga")
     notices = _late_notices(rig)
     assert [n.message.responders for n in notices] == [  # type: ignore[union-attr]
         ("Ahmed Karimi",), ("Olga Ivanova",)]
@@ -62,5 +62,5 @@ async def test_no_late_notice_for_someone_who_never_answered(rig: Rig) -> None:
     cid = await rig.create(authority={"authored_by": ["p-ahmed"]})
     await _answer(rig, cid, "p-sarah", index=0)
     c = await rig.bot.get_clarification(clarification_id=cid)
-    await rig.engine.handler.notify_late_conflict(c, "p-ahmed")
+    await rig.engine.stewards.notify_late_conflict(c, "p-ahmed")
     assert _late_notices(rig) == [] and rig.events("steward_notified", cid) == []

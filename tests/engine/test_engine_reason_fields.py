@@ -11,8 +11,8 @@ from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
 from bot.store.memory import MemoryStore
+from devcore.client import DevCoreClient
 from tests.engine.kit import TeeSink, create, node, read_lines
 
 SKIPS = [{"person_id": "p-tom", "reason_code": "NO_READ_PERMISSION"},

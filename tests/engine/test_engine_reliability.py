@@ -20,18 +20,18 @@ import structlog
 
 from bot.audit import MemorySink
 from bot.channel import Address, Message
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.devclient import DevCoreClient
-from bot.engine.handler import Outcome
+from bot.engine.handler import JobOutcome
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, SlotState
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from bot.worker import WorkerConfig
 from cards.views import DeadLetterDigestView, DigestView, QuestionView
+from devcore.client import DevCoreClient
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import clarify_settings
 from tests.engine.kit import (
@@ -132,7 +132,7 @@ def _severity(rng: random.Random) -> str | None:
     return None if roll < 0.8 else "high" if roll < 0.93 else "critical"
 
 
-def _carried(sent: Sent) -> list[tuple[str, str]]:
+def _carried(sent: SentMessage) -> list[tuple[str, str]]:
     """(clarification, card ref) of every question a message puts in front of its person."""
     if isinstance(sent.message, QuestionView):
         return [(sent.message.clarification_id, sent.message.card_ref)]
@@ -141,7 +141,7 @@ def _carried(sent: Sent) -> list[tuple[str, str]]:
     return []
 
 
-def _listed(sent: list[Sent]) -> Counter[tuple[str, str]]:
+def _listed(sent: list[SentMessage]) -> Counter[tuple[str, str]]:
     """(clarification, steward) of every dead-letter digest entry."""
     return Counter(
         (item.clarification_id, s.address.person_id)
@@ -161,7 +161,7 @@ class Run:
     records: dict[str, m.Clarification]
     people: dict[str, m.Person]
 
-    def local_day(self, sent: Sent) -> str:
+    def local_day(self, sent: SentMessage) -> str:
         zone = ZoneInfo(self.people[sent.address.person_id].time_zone or "UTC")
         return self.channel.at[sent.ref].astimezone(zone).date().isoformat()
 
@@ -292,11 +292,11 @@ async def test_three_workers_never_duplicate_and_respect_caps(
         await settle(nodes, bot=bot_client, clock=clock)
 
     leased = sum(n.leased for n in nodes)
-    outcomes: Counter[Outcome] = Counter()
+    outcomes: Counter[JobOutcome] = Counter()
     for n in nodes:
         outcomes.update(n.worker.outcomes)
         assert n.leased > 0  # all three did work
-    assert sum(outcomes.values()) == leased and outcomes[Outcome.FAILED] == 0  # none crashed
+    assert sum(outcomes.values()) == leased and outcomes[JobOutcome.FAILED] == 0  # none crashed
     run = Run(
         settings=settings,
         channel=channel,
@@ -351,7 +351,7 @@ async def test_crash_after_send_reconciles_instead_of_resending(
     rig.clock.advance(LEASE + WINDOW + timedelta(minutes=1))  # the job comes back at attempt 1
     fresh = rig.worker("worker-restarted")
     await fresh.worker.run_burst()
-    assert fresh.worker.outcomes == {Outcome.ASKED: 1}
+    assert fresh.worker.outcomes == {JobOutcome.ASKED: 1}
     assert [s.ref for s in rig.channel.sent if s.key == target] == [original.ref]
     to_person = [s for s in rig.channel.to(target.person_id) if s.key.clarification_id == cid]
     assert to_person == [original]
@@ -451,7 +451,7 @@ async def test_crash_after_digest_send_reconciles_the_digest(
     assert [s.key.kind for s in rig.channel.sent] == ["question"] * 3
     direct = {s.key.clarification_id for s in rig.channel.sent}
 
-    def hook(sent: Sent) -> None:
+    def hook(sent: SentMessage) -> None:
         if sent.key.kind == "digest":
             raise RuntimeError("process died after the platform accepted the digest")
 
@@ -619,7 +619,7 @@ async def test_stop_finishes_the_in_flight_job_and_leases_nothing_more(
     assert [(s.key.clarification_id, s.address.person_id) for s in channel.sent] == [
         (cid, "p-sarah")
     ]
-    assert rig.worker.outcomes == {Outcome.ASKED: 1} and rig.leased == 1
+    assert rig.worker.outcomes == {JobOutcome.ASKED: 1} and rig.leased == 1
     slot = await store.slot(DeliveryKey(cid, "p-sarah", 0, "question"))
     assert slot is not None and slot.state is SlotState.SENT
     c = await bot_client.get_clarification(clarification_id=cid)

@@ -54,7 +54,7 @@ async def test_notices_to_a_steward_without_read_rights_are_neutral(rig: Rig) ->
         await rig.bot.answer_clarification(clarification_id=split, request=m.AnswerRequest(
             answer_index=index, responder=person, rights=m.Role.EDITOR,
             channel=m.Channel.SLACK))
-    await rig.engine.handler.notify_conflict(
+    await rig.engine.stewards.notify_conflict(
         await rig.bot.get_clarification(clarification_id=split))
     assert set(steward_texts(rig, high)) == {"steward_notice"}
     assert set(steward_texts(rig, short)) == {"steward_quorum"}

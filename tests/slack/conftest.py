@@ -29,17 +29,16 @@ from bot.answers import AnswerService
 from bot.audit import MemorySink
 from bot.clock import ManualClock, SystemClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.core.devclient import DevCoreClient
 from bot.outbox import OutboxConsumers
 from bot.runtime import Engine
 from bot.settings import ClarifySettings, SlackSettings
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
+from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import (
-    ACME_SLACK,
     acme_core,
     acme_engine,
     new_clarification,
@@ -267,18 +266,14 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         channel = SlackChannel(client=web_client, codec=codec, store=store, clock=clock,
                                sleep=no_sleep)
         engine = acme_engine(core=client, store=store, channel=channel, sink=sink, clock=clock,
-                             clarify=clarify)
-        answers = AnswerService(core=client, store=store, channels={"slack": channel},
-                                audit=engine.audit, clock=clock,
-                                on_conflict=engine.handler.notify_conflict,
-                                on_late_conflict=engine.handler.notify_late_conflict)
-        engine.handler.on_settled = answers.refresh_settled
+                             clarify=clarify, slack=slack)
+        answers = engine.answers
         engine.worker.credentials = channel.check_credentials
         consumers = OutboxConsumers(answers)
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,
-            answers=answers, digests=engine.digests, channel=channel, core=client, codec=codec,
-            settings=slack or ACME_SLACK, audit=engine.audit, clock=clock,
+            answers=answers, interactions=engine.interactions, channel=channel, codec=codec,
+            audit=engine.audit, clock=clock,
             signature_clock=SystemClock())
         app = web.Application()
         app.add_routes(adapter.routes())

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from bot.answers import AnswerService, Callback
+from bot.answers import Callback
 from bot.audit import MemorySink
-from bot.channels.recording import RecordingChannel, Sent
+from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
@@ -54,7 +54,7 @@ async def _no_sleep(_: float) -> None:
     return None
 
 
-def describe(sent: Sent) -> str:
+def describe(sent: SentMessage) -> str:
     """A card as the person would read it, on one or a few lines (never logged: printed)."""
     message = sent.message
     if isinstance(message, QuestionView):
@@ -93,11 +93,7 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
             core=client, store=store, channels={"slack": channel},
             clarify=ClarifySettings(enabled=True, channels=("slack",)), clock=clock,
             audit_sink=MemorySink(), slack=SLACK, sleep=_no_sleep))
-        answers = AnswerService(core=client, store=store, channels={"slack": channel},
-                                audit=engine.audit, clock=clock,
-                                on_conflict=engine.handler.notify_conflict,
-                                on_late_conflict=engine.handler.notify_late_conflict)
-        engine.handler.on_settled = answers.refresh_settled
+        answers = engine.answers
         names = {p.person_id: p.display_name for p in core.directory.people.values()}
         shown = 0
 
@@ -132,7 +128,8 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
         echo("\nThe critical contract date needs two confirmations:")
         await tap("p-sarah", "clr-00001", 1)
         await tap("p-ahmed", "clr-00001", 1)
-        updates = [u for u in channel.updates if u.card.delivery.clarification_id == "clr-00001"]
+        cards = {s.ref for s in channel.sent if s.key.clarification_id == "clr-00001"}
+        updates = [u for u in channel.updates if u.ref in cards]
         for update in updates[-1:]:
             echo(f"  Sarah's card now reads: {outcome_line(update.view)}")  # type: ignore[arg-type]
         echo("\nThe lease renewal (normal severity): Ahmed answers.")

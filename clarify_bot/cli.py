@@ -18,8 +18,8 @@ def main() -> None:
 @main.command()
 def demo() -> None:
     """Run the whole loop on embedded defaults: reference core, scenario, answers, escalation."""
-    from bot.demo import run_demo
     from bot.logs import configure_logging
+    from devcore.demo import run_demo
 
     configure_logging(level="warning")
     asyncio.run(run_demo(echo=click.echo))
@@ -60,8 +60,9 @@ def serve(config: Path | None, role: str) -> None:
     import structlog
 
     from bot.logs import configure_logging
-    from bot.service import CannotListen, open_service
+    from bot.service import CannotListen
     from bot.settings import SettingsError, load_settings
+    from clarify_bot.app import open_service
 
     try:
         settings = load_settings(config)

@@ -1,0 +1,125 @@
+"""Interactions: what a person's tap asks of the bot, decided once for every platform.
+
+An adapter verifies a callback, parses it once into a ``ChatUser`` and the references its card
+carried, acknowledges, and renders what comes back; the decisions are here: in which tenant a
+chat user acts (the one place it is resolved), whether the custom-answer form opens and with what,
+the digest's next page, whether a person may see a clarification, and where an answer's outcome
+is shown. Answers themselves go to ``bot.answers`` (``Callback``, ``AnswerService.accept``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import structlog
+
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine import views
+from bot.engine.digests import DigestSender
+from bot.engine.rbac import may_read
+from bot.settings import SlackSettings, TeamsSettings
+from bot.store.base import CardRecord
+from cards.views import DigestView, QuestionView
+
+log = structlog.get_logger("clarify.interactions")
+
+
+@dataclass(frozen=True, slots=True)
+class ChatUser:
+    """A verified chat identity: the user, and the workspace or tenant the callback came from."""
+
+    platform: str  # "slack" | "teams"
+    user_id: str  # Slack user id, or Teams AAD object id
+    team_id: str | None = None  # Slack workspace
+    enterprise_id: str | None = None  # Slack Enterprise Grid org
+    aad_tenant_id: str | None = None  # Teams
+
+    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
+        """The identity as the core's resolve takes it."""
+        if self.platform == "teams":
+            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
+        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
+                               enterprise_id=self.enterprise_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where an answering person's outcome is shown: the cards it repaints, and the messages
+    next to which they are told privately (a digest is never rewritten)."""
+
+    paint: tuple[CardRecord, ...] = ()
+    notes: tuple[tuple[str, str], ...] = ()  # (platform, message reference)
+
+
+def placement(own: list[CardRecord], *, platform: str, clicked: str | None) -> Placement:
+    """Where one person's outcome shows: on each of their question cards; next to each digest
+    holding one of their questions; with no card of theirs on record, next to what they
+    clicked (never a message the callback names when a card of theirs is known)."""
+    if not own:
+        return Placement(notes=((platform, clicked),) if clicked is not None else ())
+    paint = tuple(c for c in own if c.delivery.kind == m.DeliveryKind.QUESTION.value)
+    notes = dict.fromkeys((c.platform, c.message_ref) for c in own
+                          if c.delivery.kind != m.DeliveryKind.QUESTION.value)
+    return Placement(paint=paint, notes=tuple(notes))
+
+
+def may_see(person: m.Person, c: m.Clarification, *, tenant_id: str) -> bool:
+    """The RBAC gate for anything showing a clarification's content to a person."""
+    return c.tenant_id == tenant_id and may_read(person, acl=c.document.acl,
+                                                 tenant_id=tenant_id).allowed
+
+
+@dataclass
+class Interactions:
+    core: CoreClient
+    digests: DigestSender
+    clock: Clock
+    slack: SlackSettings
+    teams: TeamsSettings
+
+    def tenant(self, user: ChatUser) -> str | None:
+        """The tenant a callback acts in, or None (deny by default): the one place it is decided
+        (docs/slack.md; the Teams tenant list for Teams)."""
+        if user.platform == "teams":
+            return self.teams.tenant_for(user.aad_tenant_id or "")
+        return self.slack.tenant_for(team_id=user.team_id, enterprise_id=user.enterprise_id)
+
+    async def custom_form(self, user: ChatUser, *, clarification_id: str, card_ref: str
+                          ) -> QuestionView | None:
+        """The question the "Something else…" form asks, for the card it was opened from; None:
+        no form (no tenant, a person who may not see it, or the core cannot tell now)."""
+        try:
+            found = await self._person(user)
+            if found is None:
+                return None
+            person, tenant = found
+            c = await self.core.get_clarification(clarification_id=clarification_id)
+        except e.CoreError as exc:
+            log.warning("interactions.form_unavailable", error=type(exc).__name__)
+            return None
+        if not may_see(person, c, tenant_id=tenant):
+            return None
+        return views.question_view(c, card_ref=card_ref, person=person, now=self.clock.now())
+
+    async def digest_page(self, user: ChatUser, *, digest_ref: str, offset: int
+                          ) -> DigestView | None:
+        """The digest's questions from ``offset`` on, for the person it was sent to; None: no
+        more (answered meanwhile, not theirs, or the core cannot tell now)."""
+        try:
+            found = await self._person(user)
+            if found is None:
+                return None
+            return await self.digests.page(digest_ref=digest_ref, person=found[0], offset=offset)
+        except e.CoreError as exc:
+            log.warning("interactions.digest_page_failed", error=type(exc).__name__)
+            return None
+
+    async def _person(self, user: ChatUser) -> tuple[m.Person, str] | None:
+        tenant = self.tenant(user)
+        if tenant is None:
+            return None
+        resolved = await self.core.resolve_person(tenant_id=tenant, identity=user.identity())
+        return resolved.person, tenant

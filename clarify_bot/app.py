@@ -1,0 +1,138 @@
+"""Assembly: settings → core client, store, channels, the engine once, each platform mounted.
+
+Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
+A platform plugs in here with one line in ``PLATFORMS``: its adapter package's ``mount`` module
+(``bot.service.Platform``) makes its channel before the engine is built and mounts its callbacks
+after (docs/architecture.md, "Where a new platform plugs in").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import httpx
+from aiohttp import web
+
+from bot.answers import AnswerService, OutboxPolicy
+from bot.audit import JsonLinesSink
+from bot.channel import Channel
+from bot.clock import SystemClock
+from bot.core.client import CoreClient
+from bot.metrics import REGISTRY
+from bot.outbox import ConsumerConfig, OutboxConsumers
+from bot.runtime import EngineParts, build_engine
+from bot.service import (
+    FINISH_WORK_SECONDS,
+    Base,
+    Parts,
+    Platform,
+    Service,
+    health_routes,
+    readiness_checks,
+)
+from bot.settings import Settings
+from bot.store.base import Store
+from bot.store.memory import MemoryStore
+from bot.store.redis import RedisStore
+from bot.worker import WorkerConfig
+from cards.actions import ActionCodec
+
+# platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
+# when configured, so a deployment without a platform never loads its SDK
+PLATFORMS = {"slack": "adapters.slack.mount"}
+
+
+def platform(name: str) -> Platform:
+    module: Platform = importlib.import_module(PLATFORMS[name])  # type: ignore[assignment]
+    return module
+
+
+@contextlib.asynccontextmanager
+async def open_service(settings: Settings) -> AsyncIterator[Service]:
+    """Open every resource the settings call for; close them in reverse order on exit."""
+    settings.require_secrets()
+    secrets = settings.secrets
+    clock = SystemClock()
+    async with contextlib.AsyncExitStack() as stack:
+        core = _core(settings)
+        stack.push_async_callback(core.aclose)
+        store = _store(settings)
+        stack.push_async_callback(store.aclose)
+        base = Base(store=store, clock=clock, stack=stack,
+                    codec=ActionCodec(secrets.require("action_signing_key").encode()))
+        mounted = {str(name): platform(str(name)) for name in settings.clarify.channels
+                   if str(name) in PLATFORMS}
+        channels: dict[str, Channel] = {name: hook.open_channel(settings, base)
+                                        for name, hook in mounted.items()}
+        engine = build_engine(_engine_parts(settings, core=core, store=store, channels=channels,
+                                            clock=clock))
+        consumers = _consumers(settings, engine.answers, store)
+        app = web.Application(client_max_size=256 * 1024)
+        service = Service(settings=settings, core=core, store=store, engine=engine,
+                          consumers=consumers, web_app=app,
+                          readiness=readiness_checks(store=store, core=core))
+        app.add_routes(health_routes(service.readiness))
+        for name, hook in mounted.items():
+            hook.mount(service, Parts(base=base, channel=channels[name], answers=engine.answers,
+                                      interactions=engine.interactions, audit=engine.audit),
+                       settings)
+        yield service
+
+
+def _core(settings: Settings) -> CoreClient:
+    return CoreClient(
+        base_url=settings.core.url, token=settings.secrets.require("core_token"),
+        timeout=httpx.Timeout(settings.core.read_timeout_seconds,
+                              connect=settings.core.connect_timeout_seconds),
+        limits=httpx.Limits(max_connections=settings.core.max_connections,
+                            max_keepalive_connections=settings.core.max_keepalive_connections))
+
+
+def _store(settings: Settings) -> Store:
+    if settings.store.backend == "memory":
+        return MemoryStore()
+    password = settings.secrets.redis_password
+    return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
+                               password=password.get_secret_value() if password else None)
+
+
+def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
+                  channels: dict[str, Channel], clock: SystemClock) -> EngineParts:
+    table, audit = settings.answers, settings.audit
+    return EngineParts(
+        core=core, store=store, channels=channels, clarify=settings.clarify, clock=clock,
+        audit_sink=JsonLinesSink(path=audit.path if audit.sink == "jsonl" else None),
+        slack=settings.slack, teams=settings.teams,
+        worker=WorkerConfig(concurrency=settings.worker.concurrency,
+                            lease_seconds=settings.worker.lease_seconds,
+                            heartbeat_seconds=settings.worker.heartbeat_seconds,
+                            poll_interval_seconds=settings.worker.poll_interval_seconds,
+                            shutdown_grace_seconds=FINISH_WORK_SECONDS),
+        outbox=OutboxPolicy(lease_seconds=table.lease_seconds,
+                            forward_timeout_seconds=table.lease_seconds * 0.75,
+                            backoff_base_seconds=table.backoff_base_seconds,
+                            backoff_cap_seconds=table.backoff_cap_seconds,
+                            max_failures=table.max_failures,
+                            cache_seconds=table.cache_seconds),
+        followup_workers=table.followup_workers)
+
+
+def _consumers(settings: Settings, answers: AnswerService, store: Store) -> OutboxConsumers:
+    table = settings.answers
+    consumers = OutboxConsumers(answers, ConsumerConfig(consumers=table.consumers,
+                                                        poll_seconds=table.poll_seconds))
+    answers.on_queued = consumers.wake
+    REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
+    REGISTRY.gauges["clarify_outbox_parked_entries"] = _gauge(store.outbox_parked)
+    REGISTRY.gauges["clarify_outbox_oldest_due_seconds"] = \
+        lambda: store.outbox_overdue(now=answers.clock.now())
+    return consumers
+
+
+def _gauge(read: Callable[[], Awaitable[int]]) -> Callable[[], Awaitable[float]]:
+    async def value() -> float:
+        return float(await read())
+
+    return value

@@ -1,0 +1,66 @@
+"""Where a new platform plugs in: a fake one answers a question end to end, with nothing in bot/
+changed for it (docs/architecture.md, "Where a new platform plugs in").
+
+The platform is a Channel (sends recorded, as the recording channel does) and a callback
+translator: its own tap, verified by it, into the platform-free ``Callback``. It takes the
+``teams`` slot: the core's contract names the chat channels it keeps aliases for, and no Teams
+adapter exists yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from bot.answers import AnswerStatus, Callback
+from bot.audit import MemorySink
+from bot.channels.recording import RecordingChannel
+from bot.clock import ManualClock
+from bot.core.client import CoreClient
+from bot.interactions import ChatUser, Interactions
+from bot.runtime import EngineParts, build_engine
+from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
+from bot.store.memory import MemoryStore
+from devcore.client import DevCoreClient
+from tests.engine.conftest import new_clarification, no_sleep
+
+ORG = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"  # acme's Entra tenant (Sarah's Teams alias)
+
+
+@dataclass
+class Pigeon(RecordingChannel):  # the platform's Channel: it cannot look up what it sent
+    platform: str = "teams"
+    can_find: bool = False
+
+
+def translate(tap: dict[str, Any], interactions: Interactions) -> Callback:
+    """The platform's verified tap → the platform-free callback (the adapter's whole job)."""
+    user = ChatUser(platform="teams", user_id=tap["from"], aad_tenant_id=tap["org"])
+    return Callback(platform=user.platform, tenant_id=interactions.tenant(user),
+                    user_id=user.user_id, team_id=None, enterprise_id=None,
+                    aad_tenant_id=user.aad_tenant_id, clarification_id=tap["question"],
+                    card_ref=tap["card"], message_ref=tap["message"], answer_index=tap["pick"])
+
+
+async def test_a_new_platform_answers_a_question_end_to_end(
+    bot_client: CoreClient, dev_client: DevCoreClient, clock: ManualClock
+) -> None:
+    """The engine sends the question over the new platform's channel; the person's tap, through
+    its translator, reaches the core as their answer and their card shows the outcome."""
+    pigeon = Pigeon()
+    engine = build_engine(EngineParts(
+        core=bot_client, store=MemoryStore(clock=clock), channels={"teams": pigeon},
+        clarify=ClarifySettings(channels=("teams",)), clock=clock, audit_sink=MemorySink(),
+        teams=TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"),)),
+        sleep=no_sleep))
+    cid = await new_clarification(dev_client, authority={"authored_by": ["p-sarah"]})
+    await engine.worker.run_burst()
+    (card,) = pigeon.to("p-sarah")
+    tap = {"from": card.address.user_id, "org": ORG, "question": cid, "pick": 0,
+           "card": card.message.card_ref, "message": card.ref}  # type: ignore[union-attr]
+    receipt = await engine.answers.receive(translate(tap, engine.interactions))
+    assert receipt.verdict is AnswerStatus.FORWARDED
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [(r.responder, r.answer_index, r.channel) for r in c.responses] == [
+        ("p-sarah", 0, "teams")]
+    assert [u.ref for u in pigeon.updates] == [card.ref]
