@@ -122,6 +122,9 @@ class AnswerStatus(StrEnum):
     PARKED = "parked"  # failed too often: set aside for an operator, never forwarded again
 
 
+REGISTRY.preset("clarify_answers_total", verdict=AnswerStatus)
+
+
 @dataclass(frozen=True, slots=True)
 class Receipt:
     verdict: AnswerStatus

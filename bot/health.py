@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from bot.metrics import REGISTRY
+
 log = structlog.get_logger("clarify.health")
 CHECK_TIMEOUT_SECONDS = 1.5  # each check; they run side by side, so /readyz stays under 2 s
 OK = "ok"
@@ -57,12 +59,14 @@ class Check:
             result = OK
         except Refused as exc:
             result = f"rejected: {exc.setting}"
+            REGISTRY.inc("clarify_credential_failures_total", dependency=self.name)
         except TimeoutError:
             result = "timeout"
         except Exception as exc:  # whatever the dependency did, readiness only says "not ok"
             log.info("health.check_failed", check=self.name, error=type(exc).__name__)
             result = "unavailable"
         self._result, self._at = result, self.now()
+        REGISTRY.set("clarify_dependency_up", 1 if result == OK else 0, dependency=self.name)
         return result
 
 

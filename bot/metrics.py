@@ -1,51 +1,186 @@
-"""Counters and gauges in the Prometheus text format, served at ``/metrics``.
+"""The bot's metrics, kept by ``prometheus_client`` and served at ``/metrics``.
 
-Labels are codes and kinds only (reason code, delivery kind, verdict, outcome): never an id, a
-name, span text or an answer, so a metric cannot leak what a log line may not.
+Every family is declared here, up front, so that ``/metrics`` lists all of them from the first
+scrape: counters whose labels are known in advance (reason codes, delivery kinds, platforms,
+verdicts) start at zero for every value, and an alert on "rate of X" has a series to work with
+before X first happens. Process metrics (CPU, memory, open files) come from the client's own
+collectors.
+
+Labels are codes and kinds only (reason code, delivery kind, platform, verdict, operation): never
+an id, a name, span text or an answer, so a metric cannot leak what a log line may not.
+
+Gauges that depend on the store (outbox depth, the oldest waiting answer) are read when
+``/metrics`` is scraped, each within ``GAUGE_READ_SECONDS``; one that cannot be read keeps its
+last value and ``clarify_metric_read_failures_total`` counts the miss.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+from enum import StrEnum
 
-_HELP = {
-    "clarify_jobs_total": "Jobs handled, by outcome.",
-    "clarify_deliveries_total": "Messages sent, by kind and platform.",
-    "clarify_skips_total": "Candidates skipped, by reason code.",
-    "clarify_answers_total": "Callbacks handled, by verdict.",
-    "clarify_outbox_entries": "Answers waiting in the outbox for the core.",
-    "clarify_outbox_parked": "Answers set aside in the outbox after failing too often.",
-    "clarify_outbox_parked_total": "Answers parked since the process started.",
-}
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client import (
+    GCCollector as _GCCollector,
+)
+from prometheus_client import (
+    PlatformCollector as _PlatformCollector,
+)
+from prometheus_client import (
+    ProcessCollector as _ProcessCollector,
+)
+from prometheus_client.metrics import MetricWrapperBase
+
+from bot.core import models as m
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+GAUGE_READ_SECONDS = 1.0
+PLATFORMS = ("slack", "teams")
+# seconds: an acknowledgement must stay far inside Slack's 3 s and a Teams invoke's 5 s
+ACK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
+CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
-@dataclass
-class Registry:
-    counters: Counter[tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=Counter)
-    gauges: dict[str, Callable[[], Awaitable[float]]] = field(default_factory=dict)
+class Metrics:
+    """One process's metrics; ``REGISTRY`` below is the one the bot uses."""
 
-    def inc(self, name: str, **labels: str) -> None:
-        self.counters[(name, tuple(sorted(labels.items())))] += 1
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        self._families: dict[str, MetricWrapperBase] = {}
+        self.gauges: dict[str, Callable[[], Awaitable[float]]] = {}
+        kinds = [k.value for k in m.DeliveryKind]
+        reasons = [c.value for c in m.ReasonCode]
+        # label values defined elsewhere (job outcomes, delivery results, verdicts) are preset
+        # where they are defined, with ``preset``
+        self._counter("clarify_jobs_total", "Jobs handled, by outcome.", outcome=())
+        self._counter("clarify_deliveries_total",
+                      "Messages sent for the first time, by kind and platform.",
+                      kind=kinds, platform=PLATFORMS)
+        self._counter("clarify_delivery_attempts_total",
+                      "Delivery attempts, by what they ended as (new, earlier: sent before, "
+                      "failed, uncertain: not resent) and platform.",
+                      outcome=(), platform=PLATFORMS)
+        self._counter("clarify_skips_total", "Candidates skipped, by reason code.",
+                      reason=reasons)
+        self._counter("clarify_answers_total", "Callbacks handled, by verdict.", verdict=())
+        self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
+        self._counter("clarify_core_errors_total",
+                      "Core calls that failed, by error code (HTTP status or transport error).",
+                      code=())
+        self._counter("clarify_rate_limited_total",
+                      "Platform answers of 429 (rate limited), by platform and method.",
+                      platform=(), method=())
+        self._counter("clarify_credential_failures_total",
+                      "Credential checks a dependency refused, by dependency (store, core, "
+                      "slack, teams).", dependency=())
+        self._counter("clarify_metric_read_failures_total",
+                      "Gauges that could not be read at a scrape, by gauge.", gauge=())
+        self._histogram("clarify_ack_seconds",
+                        "Time from a callback's arrival to its acknowledgement, by platform.",
+                        ACK_BUCKETS, platform=PLATFORMS)
+        self._histogram("clarify_core_request_seconds",
+                        "Duration of each core call attempt, by operation.", CALL_BUCKETS,
+                        operation=())
+        self._histogram("clarify_rate_limit_wait_seconds",
+                        "Time a platform call waited for its rate-limit bucket, by platform.",
+                        WAIT_BUCKETS, platform=PLATFORMS)
+        self._histogram("clarify_job_lag_seconds",
+                        "Time from a job becoming available at the core to its lease here.",
+                        WAIT_BUCKETS)
+        self._gauge("clarify_outbox_entries", "Answers waiting in the outbox for the core.")
+        self._gauge("clarify_outbox_parked_entries",
+                    "Answers set aside in the outbox after failing too often.")
+        self._gauge("clarify_outbox_oldest_due_seconds",
+                    "How long the most overdue waiting answer has been due (0: none overdue).")
+        self._gauge("clarify_dependency_up",
+                    "1 while the last readiness check of a dependency passed, else 0.",
+                    dependency=())
+        self._gauge("clarify_delivery_paused",
+                    "1 while the worker holds delivery because a platform refuses the bot's "
+                    "credentials.")
+        _ProcessCollector(registry=r)
+        _PlatformCollector(registry=r)
+        _GCCollector(registry=r)
 
-    def value(self, name: str, **labels: str) -> int:
-        return self.counters[(name, tuple(sorted(labels.items())))]
+    # ---------------------------------------------------------------- declaring
 
-    async def render(self) -> str:
-        lines: list[str] = []
-        names = sorted({n for n, _ in self.counters} | set(self.gauges))
-        for name in names:
-            kind = "gauge" if name in self.gauges else "counter"
-            lines += [f"# HELP {name} {_HELP.get(name, name)}", f"# TYPE {name} {kind}"]
-            if name in self.gauges:
-                lines.append(f"{name} {await self.gauges[name]()}")
+    def _counter(self, name: str, doc: str, **labels: Iterable[str]) -> None:
+        # prometheus_client adds the ``_total`` suffix itself
+        family = Counter(name.removesuffix("_total"), doc, list(labels), registry=self.registry)
+        self._declare(name, family, labels)
+
+    def _histogram(self, name: str, doc: str, buckets: tuple[float, ...],
+                   **labels: Iterable[str]) -> None:
+        family = Histogram(name, doc, list(labels), buckets=buckets, registry=self.registry)
+        self._declare(name, family, labels)
+
+    def _gauge(self, name: str, doc: str, **labels: Iterable[str]) -> None:
+        self._declare(name, Gauge(name, doc, list(labels), registry=self.registry), labels)
+
+    def _declare(self, name: str, family: MetricWrapperBase,
+                 labels: dict[str, Iterable[str]]) -> None:
+        self._families[name] = family
+        if labels:
+            self.preset(name, **labels)
+
+    def preset(self, name: str, **labels: Iterable[str] | type[StrEnum]) -> None:
+        """Start every combination of these label values at zero (listed before first use).
+        Labels left out, or given no values, appear when first used."""
+        values = [[str(v) for v in vs] for vs in labels.values()]
+        if not values or not all(values):
+            return
+        family = self._families[name]
+        for combo in _product(values):
+            family.labels(*combo)
+
+    # ---------------------------------------------------------------- recording
+
+    def inc(self, name: str, amount: float = 1, **labels: str) -> None:
+        self._child(name, labels).inc(amount)  # type: ignore[attr-defined]
+
+    def observe(self, name: str, value: float, **labels: str) -> None:
+        self._child(name, labels).observe(value)  # type: ignore[attr-defined]
+
+    def set(self, name: str, value: float, **labels: str) -> None:
+        self._child(name, labels).set(value)  # type: ignore[attr-defined]
+
+    def value(self, name: str, **labels: str) -> float:
+        """A counter's or gauge's current value, 0 where nothing was recorded (tests)."""
+        return self.registry.get_sample_value(name, labels) or 0
+
+    def _child(self, name: str, labels: dict[str, str]) -> MetricWrapperBase:
+        family = self._families[name]
+        return family.labels(**labels) if labels else family
+
+    # ---------------------------------------------------------------- serving
+
+    async def render(self) -> bytes:
+        """The text exposition, with the store's gauges read now."""
+        for name, read in list(self.gauges.items()):
+            try:
+                value = await asyncio.wait_for(read(), GAUGE_READ_SECONDS)
+            except Exception:  # a slow or failing store: keep the last value, count the miss
+                self.inc("clarify_metric_read_failures_total", gauge=name)
                 continue
-            for (counter, labels), count in sorted(self.counters.items()):
-                if counter == name:
-                    shown = ",".join(f'{k}="{v}"' for k, v in labels)
-                    lines.append(f"{name}{{{shown}}} {count}")
-        return "\n".join(lines) + "\n"
+            self.set(name, value)
+        return generate_latest(self.registry)
 
 
-REGISTRY = Registry()
+def _product(values: list[list[str]]) -> list[tuple[str, ...]]:
+    combos: list[tuple[str, ...]] = [()]
+    for options in values:
+        combos = [(*c, v) for c in combos for v in options]
+    return combos
+
+
+disable_created_metrics()  # no ``_created`` series beside each counter: nobody here reads them
+REGISTRY = Metrics()

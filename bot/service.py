@@ -33,7 +33,7 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.health import Check, Readiness, Refused
 from bot.interactions import Interactions
-from bot.metrics import REGISTRY
+from bot.metrics import CONTENT_TYPE, REGISTRY
 from bot.outbox import OutboxConsumers
 from bot.runtime import Engine
 from bot.settings import Settings
@@ -230,7 +230,7 @@ def health_routes(readiness: Readiness) -> list[web.RouteDef]:
                                  status=200 if ready else 503)
 
     async def metrics(_: web.Request) -> web.Response:
-        return web.Response(text=await REGISTRY.render(), content_type="text/plain")
+        return web.Response(body=await REGISTRY.render(), headers={"Content-Type": CONTENT_TYPE})
 
     return [web.get("/healthz", healthz), web.get("/readyz", readyz),
             web.get("/metrics", metrics)]

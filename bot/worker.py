@@ -77,7 +77,11 @@ class Worker:
         leased = await self.core.poll_jobs(
             kinds=KINDS, max_jobs=free, lease_seconds=self.config.lease_seconds
         )
+        now = self.handler.clock.now()  # the engine's clock: tests move it
         for job in leased.jobs:
+            if job.visible_at is not None:  # a core may leave it out (docs/core-contract.md)
+                lag = max(0.0, (now - job.visible_at).total_seconds())
+                REGISTRY.observe("clarify_job_lag_seconds", lag)
             task = asyncio.create_task(self._work(job))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -145,6 +149,7 @@ class Worker:
             log.error("worker.delivery_paused", setting=refused.setting, error=refused.reason,
                       hint=f"fix {refused.setting}; delivery resumes once it is accepted")
         self.paused = refused
+        REGISTRY.set("clarify_delivery_paused", 1)
         self._resumed.clear()
         self._pausing.set()
 
@@ -152,6 +157,7 @@ class Worker:
         if self.paused is not None:
             log.info("worker.delivery_resumed", setting=self.paused.setting)
         self.paused = None
+        REGISTRY.set("clarify_delivery_paused", 0)
         self._pausing.clear()
         self._resumed.set()
 

@@ -125,7 +125,9 @@ def _consumers(settings: Settings, answers: AnswerService, store: Store) -> Outb
                                                         poll_seconds=table.poll_seconds))
     answers.on_queued = consumers.wake
     REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
-    REGISTRY.gauges["clarify_outbox_parked"] = _gauge(store.outbox_parked)
+    REGISTRY.gauges["clarify_outbox_parked_entries"] = _gauge(store.outbox_parked)
+    REGISTRY.gauges["clarify_outbox_oldest_due_seconds"] = \
+        lambda: store.outbox_overdue(now=answers.clock.now())
     return consumers
 
 

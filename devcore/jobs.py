@@ -65,6 +65,7 @@ class JobRecord:
             max_attempts=self.max_attempts,
             lease_token=self.lease_token,
             lease_expires_at=self.lease_expires_at,
+            visible_at=self.visible_at,
         )
 
     def backoff(self) -> timedelta:

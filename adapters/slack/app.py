@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ from bot.channel import ChannelError
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interactions import ChatUser, Interactions
+from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from cards import slack as blocks
 from cards import text as card_text
@@ -86,6 +88,14 @@ class SlackAdapter:
     # ---------------------------------------------------------------- HTTP mode
 
     async def handle_http(self, request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        try:
+            return await self._handle_http(request)
+        finally:
+            REGISTRY.observe("clarify_ack_seconds", time.perf_counter() - started,
+                             platform="slack")
+
+    async def _handle_http(self, request: web.Request) -> web.Response:
         structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
         try:
             raw = await read_body(request, limit=payloads.MAX_BODY, seconds=self.body_seconds)

@@ -22,6 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.render import render
 from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
 from bot.clock import Clock
+from bot.metrics import REGISTRY
 from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
@@ -224,10 +225,12 @@ class SlackChannel:
         wait = await self.store.rate_take(bucket, rate_per_second=limit.rate_per_second,
                                           burst=limit.burst, now=self.clock.now())
         if wait > 0:
+            REGISTRY.observe("clarify_rate_limit_wait_seconds", wait, platform="slack")
             await self.sleep(wait)
 
     async def _blocked(self, method: str, workspace: str | None, exc: SlackApiError) -> None:
         retry_after = _retry_after(exc)
+        REGISTRY.inc("clarify_rate_limited_total", platform="slack", method=method)
         log.info("slack.rate_limited", method=method, retry_after=retry_after)
         limit = LIMITS.get(method, Limit(1.0, 1))
         await self.store.rate_block(f"slack:{workspace or '-'}:{method}", seconds=retry_after,

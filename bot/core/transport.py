@@ -38,6 +38,7 @@ from bot.core.errors import (
     message_of,
 )
 from bot.core.routes import Route, route
+from bot.metrics import REGISTRY
 
 log = structlog.get_logger("bot.core.client")
 
@@ -281,6 +282,10 @@ def _log_attempt(
         "status": status,
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
     }
+    REGISTRY.observe("clarify_core_request_seconds", time.perf_counter() - started,
+                     operation=r.operation_id)
+    if error is not None or status is None or status >= 400:
+        REGISTRY.inc("clarify_core_errors_total", code=error or str(status))
     if error is None and status is not None and status < 400:
         log.debug("core_request", **fields)
     else:

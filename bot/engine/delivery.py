@@ -19,7 +19,7 @@ import structlog
 from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Message
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.metrics import REGISTRY
+from bot.metrics import PLATFORMS, REGISTRY
 from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
 
 log = structlog.get_logger("clarify.delivery")
@@ -31,6 +31,9 @@ class Delivered(StrEnum):
     EARLIER = "earlier"  # it had been sent before (found on reconciliation or recorded)
     FAILED = "failed"  # not sent after retries: DELIVERY_FAILED
     UNCERTAIN = "uncertain"  # a prior send may exist and the platform cannot tell: not resent
+
+
+REGISTRY.preset("clarify_delivery_attempts_total", outcome=Delivered, platform=PLATFORMS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +63,13 @@ class Deliverer:
         now: datetime,
         report: bool = True,
     ) -> Result:
+        result = await self._deliver(key, address, message, now=now, report=report)
+        REGISTRY.inc("clarify_delivery_attempts_total", outcome=result.status.value,
+                     platform=address.platform)
+        return result
+
+    async def _deliver(self, key: DeliveryKey, address: Address, message: Message, *,
+                       now: datetime, report: bool) -> Result:
         channel = self.channels[address.platform]
         slot, created = await self.store.reserve(key, worker_id=self.worker_id, now=now)
         if not created:

@@ -30,6 +30,7 @@ from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
+from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import Decision, DeliveryKey, DigestItem, SlotState, Store
 
@@ -43,6 +44,9 @@ class JobOutcome(StrEnum):
     ASKED = "asked"  # cards (or digest entries) went out; the lease is left to run out
     ESCALATED = "escalated"  # the redacted steward escalation went out (last attempt)
     FAILED = "failed"  # nothing could be sent, not even to the steward
+
+
+REGISTRY.preset("clarify_jobs_total", outcome=JobOutcome)
 
 
 @dataclass

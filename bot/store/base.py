@@ -222,5 +222,10 @@ class Store(Protocol):
 
     async def outbox_parked(self) -> int: ...
 
+    async def outbox_overdue(self, *, now: datetime) -> float:
+        """Seconds the most overdue waiting entry has been due (0 when none is): how far the
+        outbox's consumers are behind. Held entries are not due until their hold ends."""
+        ...
+
     # ------------------------------------------------ lifecycle
     async def aclose(self) -> None: ...

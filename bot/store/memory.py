@@ -373,3 +373,8 @@ class MemoryStore:
     async def outbox_parked(self) -> int:
         async with self._lock:
             return len(self._parked)
+
+    async def outbox_overdue(self, *, now: datetime) -> float:
+        async with self._lock:
+            earliest = min(self._outbox_due.values(), default=None)
+        return max(0.0, (now - earliest).total_seconds()) if earliest is not None else 0.0

@@ -373,3 +373,9 @@ class RedisStore:
     @_translated
     async def outbox_parked(self) -> int:
         return await self._redis.hlen(self._keys.outbox_parked)
+
+    async def outbox_overdue(self, *, now: datetime) -> float:
+        first = await self._redis.zrange(self._keys.outbox_due, 0, 0, withscores=True)
+        if not first:
+            return 0.0
+        return max(0.0, codec.epoch(now) - float(first[0][1]))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from bot.settings import SettingsError, load_settings
 from clarify_bot.app import open_service
@@ -76,7 +77,8 @@ async def test_service_serves_health_metrics_and_delivers(
                         await asyncio.sleep(0.05)
                     health = await http.get(f"http://127.0.0.1:{port}/healthz")
                     ready = await http.get(f"http://127.0.0.1:{port}/readyz")
-                    metrics = await (await http.get(f"http://127.0.0.1:{port}/metrics")).text()
+                    scraped = await http.get(f"http://127.0.0.1:{port}/metrics")
+                    metrics, metrics_type = await scraped.text(), scraped.headers["Content-Type"]
                     unsigned = await http.post(f"http://127.0.0.1:{port}/slack/events",
                                                data=b"payload=%7B%7D")
             finally:
@@ -86,7 +88,14 @@ async def test_service_serves_health_metrics_and_delivers(
         assert health.status == 200 and ready.status == 200
         assert unsigned.status == 401
         assert slack.dm_of("U0SARAH"), "the critical question reached its first candidate"
-        assert 'clarify_deliveries_total{kind="question",platform="slack"}' in metrics
+        families = {f.name: f for f in text_string_to_metric_families(metrics)}
+        sent = {tuple(sorted(s.labels.items())): s.value
+                for s in families["clarify_deliveries"].samples}
+        assert sent[(("kind", "question"), ("platform", "slack"))] >= 1
+        assert families["clarify_dependency_up"].type == "gauge"
+        assert {s.labels["dependency"]: s.value for s in families["clarify_dependency_up"].samples
+                } == {"store": 1, "core": 1, "slack": 1}
+        assert metrics_type.startswith("text/plain; version=0.0.4")
         assert CLARIFY_TOKEN not in metrics and BOT_TOKEN not in metrics
 
 

@@ -180,3 +180,19 @@ async def test_concurrent_offers_of_one_entry_store_it_once(store: Store) -> Non
     assert got[:10].count(Acceptance.QUEUED) == 1
     assert got[10:] == [Acceptance.QUEUED] * 10
     assert await store.outbox_size() == 11
+
+
+async def test_overdue_is_how_long_the_earliest_waiting_entry_has_been_due(store: Store) -> None:
+    """The outbox's lag: 0 when empty or when every entry is held; else the age of the most
+    overdue one, counted from when it became due (accepted, or its retry time)."""
+    assert await store.outbox_overdue(now=at(0)) == 0
+    await accept(store, "a", acted=100, now=10)
+    await accept(store, "b", acted=100, key="clr-2|slack|acme|U1", now=20)
+    assert await store.outbox_overdue(now=at(25)) == 15
+    [held] = await claim(store, 25, limit=1, lease=30)
+    assert held.entry_id == "a"
+    assert await store.outbox_overdue(now=at(26)) == 6  # "b", due since 20; "a" held
+    await store.outbox_retry(held, at=at(40), failed=False)
+    await store.outbox_done((await claim(store, 27, entry_id="b"))[0])
+    assert await store.outbox_overdue(now=at(30)) == 0  # "a" not due again before 40
+    assert await store.outbox_overdue(now=at(45)) == 5

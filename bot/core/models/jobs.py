@@ -32,6 +32,10 @@ class LeasedJob(WireModel):
     max_attempts: int
     lease_token: str
     lease_expires_at: AwareDatetime
+    visible_at: AwareDatetime | None = Field(default=None, description=(
+        "When the job became available to lease: created, or visible again after a retry's "
+        "backoff. Optional: a core that leaves it out still conforms; the bot then reports no "
+        "job lag."))
 
 
 class PollResponse(WireModel):

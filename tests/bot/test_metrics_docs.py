@@ -1,0 +1,68 @@
+"""The operator's metric docs, dashboard and alert rules name only metrics the bot exposes, and
+the docs name every one it does."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.metrics import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = ROOT / "docs" / "alerts" / "clarify-bot.rules.yml"
+DASHBOARD = ROOT / "docs" / "grafana" / "clarify-bot.json"
+OPERATIONS = ROOT / "docs" / "operations.md"
+_NAME = re.compile(r"\b((?:clarify|process|python)_[a-z_]+)\b")
+_SUFFIXES = ("_bucket", "_count", "_sum", "_total")
+
+
+async def exposed() -> set[str]:
+    """Every sample name /metrics can show (families with their suffixes)."""
+    text = (await REGISTRY.render()).decode()
+    names: set[str] = set()
+    for family in text_string_to_metric_families(text):
+        names.add(family.name)
+        names.update(s.name for s in family.samples)
+        if family.type == "histogram":
+            names.update(family.name + s for s in ("_bucket", "_count", "_sum"))
+        if family.type == "counter":  # listed with no sample until a label value is used
+            names.add(family.name + "_total")
+    return names
+
+
+def expressions() -> list[str]:
+    rules = yaml.safe_load(RULES.read_text())
+    found = [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+    dashboard = json.loads(DASHBOARD.read_text())
+    found += [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    return found
+
+
+async def test_dashboard_and_alerts_use_only_exposed_metrics() -> None:
+    names = await exposed()
+    used = {n for expr in expressions() for n in _NAME.findall(expr)}
+    assert used, "the rules and the dashboard query something"
+    assert not used - names, sorted(used - names)
+
+
+async def test_operations_doc_names_every_clarify_family() -> None:
+    text = (await REGISTRY.render()).decode()
+    families = {f.name + ("_total" if f.type == "counter" else "")
+                for f in text_string_to_metric_families(text) if f.name.startswith("clarify_")}
+    documented = set(_NAME.findall(OPERATIONS.read_text()))
+    assert not families - documented, sorted(families - documented)
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian: prometheus) "
+                    "is not installed; .ci/run installs it where it can")
+def test_alert_rules_pass_promtool() -> None:
+    run = subprocess.run(["promtool", "check", "rules", str(RULES)], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
