@@ -221,10 +221,38 @@ class TeamsTenant(_Table):
     tenant: TenantId = _allowed(..., "a tenant id (1-200 of A-Z a-z 0-9 . _ : @ -)")
 
 
+_HTTPS_URL = "an https URL without credentials"
+
+
+class TeamsPackageSettings(_Table):
+    """What ``clarify-bot teams-package`` writes into the app's manifest.json (the URLs have no
+    defaults: Teams shows them to every person who installs the app)."""
+
+    name: str = _allowed("Clarify", "1-30 characters", min_length=1, max_length=30)
+    full_name: str = _allowed("Clarify: one-tap date questions", "1-100 characters",
+                              min_length=1, max_length=100)
+    developer: str = _allowed("Clarify", "1-32 characters", min_length=1, max_length=32)
+    website_url: Annotated[str, _url(("https",), None)] | None = _allowed(
+        None, _HTTPS_URL)
+    privacy_url: Annotated[str, _url(("https",), None)] | None = _allowed(
+        None, _HTTPS_URL)
+    terms_url: Annotated[str, _url(("https",), None)] | None = _allowed(
+        None, _HTTPS_URL)
+    public_url: Annotated[str, _url(("https",), None)] | None = _allowed(
+        None, "the bot's public https base URL (its host becomes the app's valid domain)")
+    version: str = _allowed("1.0.0", "a version such as 1.0.0 (raise it for every upload)",
+                            pattern=r"^\d{1,5}\.\d{1,5}\.\d{1,5}$")
+    teams_app_id: Guid | None = _allowed(
+        None, "the Teams app id, a GUID (unset: the bot's app_id)")
+    accent_color: str = _allowed("#2E5AAC", "a colour such as #2E5AAC",
+                                 pattern=r"^#[0-9a-fA-F]{6}$")
+
+
 class TeamsSettings(_Table):
     app_id: Guid | None = _allowed(None, "the bot's Entra app (client) id, a GUID")
     app_tenant_id: Guid | None = _allowed(None, "the Entra tenant id of the app registration")
     tenants: tuple[TeamsTenant, ...] = ()
+    package: TeamsPackageSettings = TeamsPackageSettings()
 
     @model_validator(mode="after")
     def _unique(self) -> TeamsSettings:
