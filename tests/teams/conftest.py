@@ -8,17 +8,14 @@ from a recording stand-in for msal, so a test can tell whether the bot ever aske
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
-import jwt
 import pytest
 from aiohttp import web
-from cryptography.hazmat.primitives.asymmetric import rsa
 from microsoft_agents.hosting.core import (
     AccessTokenProviderBase,
     AgentAuthConfiguration,
@@ -43,41 +40,16 @@ from cards.actions import ActionCodec, ActionKind, ActionRef
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from tests.engine.conftest import ACME_SLACK, acme_core, no_sleep
+from tests.teams.tokens import APP_ID, SERVICE_URL, jwks
 
 ACME_AAD = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"
 GLOBEX_AAD = "7a7a7a7a-1b1b-4c2c-8d3d-4e4e4e4e4e4e"  # served by nobody here
 SARAH_AAD = "8f1c2d3e-0000-4000-8000-00000000a001"
 STRANGER_AAD = "9e9e9e9e-0000-4000-8000-00000000ffff"  # no PERSON has this alias
-APP_ID = "11111111-2222-4333-8444-555555555555"
 OTHER_APP_ID = "22222222-3333-4444-8555-666666666666"
-SERVICE_URL = "https://smba.trafficmanager.net/amer/"
-BOT_FRAMEWORK = "https://api.botframework.com"
-KID = "local-key-1"
 CODEC_KEY = b"teams tests: the action signing key"
 TEAMS = TeamsSettings(app_type="single-tenant", app_id=APP_ID, app_tenant_id=ACME_AAD,
                       tenants=(TeamsTenant(aad_tenant_id=ACME_AAD, tenant="acme"),))
-
-KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-
-def jwks() -> dict[str, Any]:
-    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key()))
-    return {"keys": [{**public, "kid": KID, "use": "sig", "alg": "RS256"}]}
-
-
-def claims(**changes: Any) -> dict[str, Any]:
-    """A Bot Framework channel token's claims for this bot; ``None`` removes a claim."""
-    now = int(time.time())
-    body = {"iss": BOT_FRAMEWORK, "aud": APP_ID, "exp": now + 600, "nbf": now - 60,
-            "serviceurl": SERVICE_URL, **changes}
-    return {k: v for k, v in body.items() if v is not None}
-
-
-def sign(body: dict[str, Any], *, kid: str | None = KID, key: Any = KEY) -> str:
-    headers = {"kid": kid} if kid is not None else {}
-    return jwt.encode(body, key, algorithm="RS256", headers=headers)
-
 
 def activity(kind: str = "message", *, user: str | None = SARAH_AAD, tenant: str = ACME_AAD,
              service_url: str = SERVICE_URL, conversation_type: str = "personal",

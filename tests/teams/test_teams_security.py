@@ -15,15 +15,13 @@ from tests.teams.conftest import (
     ACME_AAD,
     GLOBEX_AAD,
     OTHER_APP_ID,
-    OTHER_KEY,
     SARAH_AAD,
     TeamsStack,
     action_data,
     activity,
-    claims,
     invoke,
-    sign,
 )
+from tests.teams.tokens import OTHER_KEY, claims, sign
 
 ENTRA_V2 = "https://login.microsoftonline.com/{}/v2.0"
 
