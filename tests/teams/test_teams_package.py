@@ -32,6 +32,7 @@ APP_ID = "6f1c2a34-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
 COMPLETE = f"""
 [teams]
 app_id = "{APP_ID}"
+app_tenant_id = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"
 [teams.package]
 website_url = "https://example.com/clarify"
 privacy_url = "https://example.com/clarify/privacy"
