@@ -133,7 +133,7 @@ class Connector:
             log.error("teams.service_url_refused", what=what)
             raise ChannelError("service URL not on an allowed connector host", certain=True,
                                retryable=False)
-        waited, maybe_done, refreshed = 0.0, False, False
+        waited, maybe_done, refreshed, reason = 0.0, False, False, "unavailable"
         for attempt in range(1, self.limits.attempts + 1):
             await self._take(tenant, conversation)
             try:
@@ -150,10 +150,14 @@ class Connector:
                 maybe_done = maybe_done or exc.status in MAYBE_DONE
                 delay = self._backoff(attempt, _retry_after(exc.headers))
                 log.info("teams.retry", what=what, status=exc.status, delay=round(delay, 2))
-                if exc.status == 429:
-                    REGISTRY.inc("clarify_rate_limited_total", platform="teams", method=what)
-                    await self._blocked(tenant, conversation, delay)
                 reason = f"connector_{exc.status}"
+                if exc.status == 429:
+                    # every replica waits it out: the next take from the bucket does, here too
+                    REGISTRY.inc("clarify_rate_limited_total", platform="teams", method=what)
+                    delay = await self._blocked(tenant, conversation, delay)
+                    if not self._spent(attempt, waited, delay):
+                        waited += delay
+                        continue
             except aiohttp.ClientConnectorError:
                 delay, reason = self._backoff(attempt, None), "connect_failed"  # nothing sent
             except (aiohttp.ClientError, TimeoutError) as exc:
@@ -161,8 +165,7 @@ class Connector:
                     raise ChannelError(type(exc).__name__, certain=False,
                                        retryable=False) from None
                 delay, reason = self._backoff(attempt, None), type(exc).__name__
-            if attempt == self.limits.attempts or waited + delay > \
-                    self.limits.retry_budget_seconds:
+            if self._spent(attempt, waited, delay):
                 break
             waited += delay
             await self.sleep(delay)
@@ -184,6 +187,11 @@ class Connector:
         token = await self.token(force=force)
         scoped = ServiceSession(self.session, service_url)
         return ConnectorClient(service_url, token, session=scoped).conversations  # type: ignore[arg-type]
+
+    def _spent(self, attempt: int, waited: float, delay: float) -> bool:
+        """No attempt left, or waiting ``delay`` more would pass the retry budget."""
+        return attempt == self.limits.attempts or \
+            waited + delay > self.limits.retry_budget_seconds
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         base = min(self.limits.backoff_cap_seconds,
@@ -208,11 +216,13 @@ class Connector:
                 REGISTRY.observe("clarify_rate_limit_wait_seconds", wait, platform="teams")
                 await self.sleep(wait)
 
-    async def _blocked(self, tenant: str, conversation: str | None, seconds: float) -> None:
-        """A 429 blocks the narrowest bucket it concerns for every replica."""
+    async def _blocked(self, tenant: str, conversation: str | None, seconds: float) -> float:
+        """A 429 blocks the narrowest bucket it concerns for every replica; returns how long
+        the next take from it waits (the block, then the bucket's own pace)."""
         bucket, rate, burst = self._buckets(tenant, conversation)[-1]
         await self.store.rate_block(bucket, seconds=seconds, rate_per_second=rate, burst=burst,
                                     now=self.clock.now())
+        return seconds + 1 / rate
 
 
 class ServiceSession:

@@ -22,6 +22,7 @@ from bot.settings import TeamsSettings, TeamsTenant
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
+from tests.engine.conftest import redis_store  # noqa: F401  (Redis stores on their own prefix)
 from tests.teams.fakeconnector import TOKEN, FakeConnector
 
 APP_ID = "0c5e8a1d-7b7e-4f3a-9d3c-2b9a1f000001"
