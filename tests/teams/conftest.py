@@ -7,6 +7,7 @@ Time comes from a manual clock; every wait the channel takes is recorded and mov
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from adapters.teams.connector import Connector, ConnectorHosts, Limits
 from bot.channel import Address, TeamsReach
 from bot.clock import ManualClock
 from bot.settings import TeamsSettings, TeamsTenant
-from bot.store.base import Store
+from bot.store.base import DeliveryKey, Store
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
 from tests.engine.conftest import redis_store  # noqa: F401  (Redis stores on their own prefix)
@@ -29,6 +30,7 @@ APP_ID = "0c5e8a1d-7b7e-4f3a-9d3c-2b9a1f000001"
 ORG = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"  # acme's Entra tenant
 SARAH = "8f1c2d3e-0000-4000-8000-00000000a001"  # Sarah's AAD object id (reference core)
 CODEC = ActionCodec(b"teams channel tests signing key, 32+ bytes")
+KEY = DeliveryKey("clr-1", "p-sarah", 0, "question")
 SETTINGS = TeamsSettings(app_id=APP_ID, tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"),))
 
 
@@ -96,3 +98,12 @@ async def kit(fake: FakeConnector, clock: ManualClock) -> AsyncIterator[Kit]:
     async with aiohttp.ClientSession() as session:
         yield Kit(fake=fake, clock=clock, store=MemoryStore(clock=clock), tokens=Tokens(),
                   sleeps=Sleeps(clock), session=session)
+
+
+async def stored_reference(kit: Kit, *, service_url: str | None = None) -> str:
+    """Sarah installed the app and wrote: her conversation exists and its reference is kept."""
+    cid = kit.fake.open(ORG, SARAH)
+    reference = {"conversation": {"id": cid, "tenantId": ORG},
+                 "serviceUrl": service_url or kit.fake.url, "channelId": "msteams"}
+    await kit.store.conversation_put("acme", SARAH, json.dumps(reference), now=kit.clock.now())
+    return cid

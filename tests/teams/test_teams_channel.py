@@ -13,19 +13,8 @@ from adapters.teams.render import CARD_CONTENT_TYPE
 from bot.channel import ChannelError, CredentialsRejected, NotReachable
 from bot.store.base import DeliveryKey
 from cards.fixtures import OUTCOMES, QUESTION
-from tests.teams.conftest import ORG, SARAH, Kit, address
+from tests.teams.conftest import KEY, ORG, SARAH, Kit, address, stored_reference
 from tests.teams.fakeconnector import TOKEN
-
-KEY = DeliveryKey("clr-1", "p-sarah", 0, "question")
-
-
-async def stored_reference(kit: Kit, *, service_url: str | None = None) -> str:
-    """Sarah installed the app and wrote: her conversation exists and its reference is kept."""
-    cid = kit.fake.open(ORG, SARAH)
-    reference = {"conversation": {"id": cid, "tenantId": ORG},
-                 "serviceUrl": service_url or kit.fake.url, "channelId": "msteams"}
-    await kit.store.conversation_put("acme", SARAH, json.dumps(reference), now=kit.clock.now())
-    return cid
 
 
 async def test_a_card_continues_the_stored_conversation(kit: Kit) -> None:
