@@ -17,9 +17,12 @@ message reference; a reservation without one is uncertain and never sent again.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import structlog
 from microsoft_agents.activity import (
     Activity,
@@ -31,7 +34,14 @@ from microsoft_agents.activity import (
 )
 from pydantic import ValidationError
 
-from adapters.teams.connector import BLOCKED_CODES, Connector, Refused
+from adapters.teams.connector import (
+    BLOCKED_CODES,
+    Connector,
+    ConnectorHosts,
+    Limits,
+    Refused,
+    TokenProvider,
+)
 from adapters.teams.render import CARD_CONTENT_TYPE, render
 from bot.channel import Address, ChannelError, Message, NotReachable, TeamsReach
 from bot.clock import Clock
@@ -44,7 +54,8 @@ from cards.views import OutcomeView, QuestionView, Viewer
 log = structlog.get_logger("clarify.teams")
 
 # Where 1:1 conversations are opened when no reference says otherwise (Microsoft's global
-# service URL for Teams proactive messages; a reference's own service URL wins once stored)
+# service URL for Teams proactive messages, as ``teams.service_url``'s default; a stored
+# reference's own service URL wins)
 DEFAULT_SERVICE_URL = "https://smba.trafficmanager.net/teams/"
 NOT_INSTALLED = ("the Teams app is not installed for this person: install it for them, or "
                  "pre-install it for the tenant, so the bot can message them")
@@ -213,6 +224,23 @@ class TeamsChannel:
         if tenant is None:  # routing never gives such an address; refuse rather than guess
             raise ChannelError("Teams tenant not configured", certain=True, retryable=False)
         return tenant
+
+
+def open_teams_channel(settings: TeamsSettings, *, session: aiohttp.ClientSession,
+                       tokens: TokenProvider, store: Store, clock: Clock, codec: ActionCodec,
+                       sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                       local_connectors: tuple[str, ...] = ()) -> TeamsChannel:
+    """The channel as the mount builds it: one aiohttp session (with a timeout; its owner
+    closes it) for every connector call, the SDK's token provider (``MsalAuth``; the anonymous
+    one for a local run without an app id), the store's shared rate buckets. The token goes to
+    Microsoft's connector hosts only, and to ``local_connectors`` (exact origins such as the
+    Agents Playground's ``http://127.0.0.1:56150``), which a production mount leaves empty."""
+    connector = Connector(
+        session=session, tokens=tokens, store=store, clock=clock, sleep=sleep,
+        hosts=ConnectorHosts(local=local_connectors),
+        limits=Limits(tenant_rate=settings.tenant_sends_per_second))
+    return TeamsChannel(connector=connector, codec=codec, store=store, clock=clock,
+                        settings=settings, service_url=settings.service_url)
 
 
 def _reach(address: Address) -> TeamsReach:

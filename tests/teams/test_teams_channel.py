@@ -8,12 +8,21 @@ import json
 
 import pytest
 
-from adapters.teams.channel import BLOCKED, NOT_INSTALLED, MessageRef
+from adapters.teams.channel import BLOCKED, NOT_INSTALLED, MessageRef, open_teams_channel
 from adapters.teams.render import CARD_CONTENT_TYPE
 from bot.channel import ChannelError, CredentialsRejected, NotReachable
 from bot.store.base import DeliveryKey
 from cards.fixtures import OUTCOMES, QUESTION
-from tests.teams.conftest import KEY, ORG, SARAH, Kit, address, stored_reference
+from tests.teams.conftest import (
+    CODEC,
+    KEY,
+    ORG,
+    SARAH,
+    SETTINGS,
+    Kit,
+    address,
+    stored_reference,
+)
 from tests.teams.fakeconnector import TOKEN
 
 
@@ -134,3 +143,21 @@ async def test_a_401_gets_a_fresh_token_once(kit: Kit) -> None:
     with pytest.raises(CredentialsRejected):
         await kit.channel().send(address(), QUESTION, key=KEY)
     assert len(kit.fake.posted) == 1
+
+
+async def test_the_mounts_constructor_takes_the_settings(kit: Kit) -> None:
+    """``open_teams_channel``: the tenant rate and the service URL come from settings; a local
+    connector is allowed only when named, so a production mount sends nowhere else."""
+    settings = SETTINGS.model_copy(update={"service_url": kit.fake.url,
+                                           "tenant_sends_per_second": 5.0})
+    made = open_teams_channel(settings, session=kit.session, tokens=kit.tokens, store=kit.store,
+                              clock=kit.clock, codec=CODEC, sleep=kit.sleeps,
+                              local_connectors=(kit.fake.origin,))
+    assert made.connector.limits.tenant_rate == 5.0 and made.service_url == kit.fake.url
+    kit.fake.install(ORG, SARAH)
+    await made.send(address(), QUESTION, key=KEY)
+    assert len(kit.fake.to(SARAH)) == 1
+    production = open_teams_channel(settings, session=kit.session, tokens=kit.tokens,
+                                    store=kit.store, clock=kit.clock, codec=CODEC)
+    with pytest.raises(ChannelError):
+        await production.update(str(MessageRef("a:1", "1", ORG, kit.fake.url)), QUESTION)
