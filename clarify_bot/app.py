@@ -41,7 +41,7 @@ from cards.actions import ActionCodec
 
 # platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
 # when configured, so a deployment without a platform never loads its SDK
-PLATFORMS = {"slack": "adapters.slack.mount"}
+PLATFORMS = {"slack": "adapters.slack.mount", "teams": "adapters.teams.mount"}
 
 
 def platform(name: str) -> Platform:

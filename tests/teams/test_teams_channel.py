@@ -8,12 +8,14 @@ import json
 
 import pytest
 
-from adapters.teams.channel import BLOCKED, NOT_INSTALLED, MessageRef, open_teams_channel
+from adapters.teams.channel import BLOCKED, NOT_INSTALLED, open_teams_channel, parse_ref
+from adapters.teams.references import MessageRef
 from adapters.teams.render import CARD_CONTENT_TYPE
 from bot.channel import ChannelError, CredentialsRejected, NotReachable
 from bot.store.base import DeliveryKey
 from cards.fixtures import OUTCOMES, QUESTION
-from tests.teams.conftest import (
+from tests.teams.fakeconnector import TOKEN
+from tests.teams.outbound import (
     CODEC,
     KEY,
     ORG,
@@ -23,7 +25,6 @@ from tests.teams.conftest import (
     address,
     stored_reference,
 )
-from tests.teams.fakeconnector import TOKEN
 
 
 async def test_a_card_continues_the_stored_conversation(kit: Kit) -> None:
@@ -37,7 +38,7 @@ async def test_a_card_continues_the_stored_conversation(kit: Kit) -> None:
     attachment = posted.activity["attachments"][0]
     assert attachment["contentType"] == CARD_CONTENT_TYPE
     assert attachment["content"]["type"] == "AdaptiveCard"
-    assert MessageRef.parse(ref) == MessageRef(cid, posted.activity_id, ORG, kit.fake.url)
+    assert parse_ref(ref) == MessageRef(cid, posted.activity_id, ORG, kit.fake.url)
 
 
 async def test_a_card_opens_the_1to1_conversation_where_the_app_is_installed(kit: Kit) -> None:
@@ -85,7 +86,7 @@ async def test_a_stale_reference_opens_the_conversation_again(kit: Kit) -> None:
                                    "serviceUrl": kit.fake.url}), now=kit.clock.now())
     kit.fake.install(ORG, SARAH)
     ref = await kit.channel().send(address(), QUESTION, key=KEY)
-    assert MessageRef.parse(ref).conversation_id == kit.fake.conversation_of(ORG, SARAH)
+    assert parse_ref(ref).conversation_id == kit.fake.conversation_of(ORG, SARAH)
     assert [c.status for c in kit.fake.calls] == [404, 201, 201]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from adapters.teams.channel import MessageRef, TeamsChannel
+from adapters.teams.channel import TeamsChannel, parse_ref
 from bot.audit import MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
@@ -28,7 +28,7 @@ from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
 from tests.engine.conftest import ACME_SLACK, new_clarification, no_sleep
-from tests.teams.conftest import CODEC, ORG, SARAH, SETTINGS, Kit, address
+from tests.teams.outbound import CODEC, ORG, SARAH, SETTINGS, Kit, address
 
 TINA = "8f1c2d3e-0000-4000-8000-00000000a0e1"  # a GUID of her own
 NEXT_ATTEMPT = timedelta(seconds=60) + timedelta(hours=48) + timedelta(minutes=1)
@@ -210,4 +210,4 @@ async def test_a_recorded_activity_id_is_recovered_without_a_second_card(
     assert len(kit.fake.to(TINA)) == 1
     await channel.update(ref, next(iter(OUTCOMES.values())))
     (posted,) = kit.fake.to(TINA)
-    assert posted.activity_id == MessageRef.parse(ref).activity_id and posted.versions
+    assert posted.activity_id == parse_ref(ref).activity_id and posted.versions

@@ -13,8 +13,8 @@ from adapters.teams.connector import ConnectorHosts, Limits
 from bot.channel import ChannelError
 from bot.store.base import DeliveryKey, Store
 from cards.fixtures import QUESTION
-from tests.teams.conftest import KEY, ORG, Kit, address, stored_reference
 from tests.teams.fakeconnector import FakeConnector
+from tests.teams.outbound import KEY, ORG, Kit, address, stored_reference
 
 OTHER = "8f1c2d3e-0000-4000-8000-00000000b002"
 
