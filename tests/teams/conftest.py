@@ -39,7 +39,13 @@ from bot.worker import WorkerConfig
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
-from tests.engine.conftest import ACME_SLACK, acme_core, no_sleep
+from tests.engine.conftest import (
+    ACME_SLACK,
+    acme_core,
+    no_sleep,
+    redis_store,  # noqa: F401  (Redis stores, a prefix each)
+)
+from tests.teams.outbound import fake, kit  # noqa: F401  (the outbound channel's fixtures)
 from tests.teams.tokens import APP_ID, SERVICE_URL, jwks
 
 ACME_AAD = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"
