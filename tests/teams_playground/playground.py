@@ -123,7 +123,9 @@ class Playground:
         """The person writes to the bot in their personal chat (the bot then knows the chat)."""
         async with self.http.post(
                 f"{self.url}/_conversation/v1/conversations/{self.chat_id}/messages",
-                json={"from": {"id": self.person.user_id}, "text": text}) as got:
+                json={"type": "text", "text": text, "textFormat": "plain",
+                      "from": {"id": self.person.user_id},
+                      "directLineConversationId": self.chat_id}) as got:
             await got.read()
             return got.status
 
@@ -137,10 +139,15 @@ class Playground:
                 "value": {"action": {"type": "Action.Execute", "verb": verb, "data": data}}}
         async with self.http.post(f"{self.url}/_conversation/v1/invoke", json=body) as got:
             text = await got.text()
-            try:
-                return got.status, json.loads(text) if text else None
-            except json.JSONDecodeError:
-                return got.status, text
+        try:
+            answer = json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return got.status, text
+        if isinstance(answer, dict) and answer.get("type") == CARD:
+            # what the Playground's UI does with the answer: the card is replaced in place
+            message.raw = {**message.raw, "attachments": [{"contentType": CARD,
+                                                           "content": answer.get("value")}]}
+        return got.status, answer
 
     def posted(self, condition: Callable[[Posted], bool] = lambda _: True) -> list[Posted]:
         """The bot's messages in the person's chat that meet ``condition``, oldest first."""
