@@ -223,7 +223,7 @@ class JobHandler:
         view = views.question(c, key=key, person=person, now=now)
         result = await self.deliverer.deliver(key, address, view, now=now)
         if result.status is Delivered.FAILED:
-            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "retries exhausted")
+            return Skip(person_id, result.reason, result.why or "retries exhausted")
         if result.status is Delivered.UNCERTAIN:
             return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "

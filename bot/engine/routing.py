@@ -52,9 +52,19 @@ class Routing:
                 m.ReasonCode.TENANT_SCOPE_MISMATCH,
                 "the person's chat aliases belong to another tenant's workspace",
             )
-        return Unroutable(
-            m.ReasonCode.NO_DELIVERY_ALIAS, "the person has no alias on the configured channels"
-        )
+        return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person))
+
+    def _none_of(self, person: m.Person) -> str:
+        """Why nobody is reachable, naming the platforms tried, in order, and any alias the
+        person has on a platform this deployment does not send to."""
+        tried = ", ".join(str(c) for c in self.channels) or "none"
+        held = {m.Channel.SLACK: person.aliases.slack, m.Channel.TEAMS: person.aliases.teams}
+        unused = [str(c) for c, aliases in held.items() if aliases and c not in self.channels]
+        why = f"the person has no alias on the platforms tried ({tried})"
+        if unused:
+            names = " and ".join(unused)
+            why += f"; their {names} alias is unused: this bot does not send on {names}"
+        return why
 
     async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str
                     ) -> Address | Unroutable:

@@ -238,6 +238,12 @@ class TeamsSettings(_Table):
     # no token checked at all: only for a local run (the Agents Playground) with no app id
     anonymous: bool = False
     tenants: tuple[TeamsTenant, ...] = ()
+    # where 1:1 conversations are opened when no conversation reference is stored for a person
+    service_url: Annotated[str, _url(("http", "https"), "TEAMS_APP_PASSWORD")] = _allowed(
+        "https://smba.trafficmanager.net/teams/", "the Bot Connector service URL (https)")
+    # Teams allows about 30 requests a second per app and tenant (some say 50)
+    tenant_sends_per_second: Num = _allowed(
+        30.0, "a number of sends per second greater than 0 and at most 100", gt=0, le=100)
 
     @model_validator(mode="after")
     def _unique(self) -> TeamsSettings:
