@@ -1,3 +1,3 @@
-"""The Teams adapter on the Microsoft 365 Agents SDK: ``/api/messages`` (``app``, ``auth``,
-``invokes``, ``references``), the outbound channel (``channel`` over ``connector``, cards from
-``render``) and its hook into the composition (``mount``)."""
+"""The Teams adapter, on the Microsoft 365 Agents SDK: the channel (outbound: ``channel``,
+``connector``, ``render``), ``/api/messages`` (inbound: ``app``, ``auth``, ``invokes``,
+``references``) and its hook into the composition (``mount``)."""

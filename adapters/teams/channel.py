@@ -42,7 +42,6 @@ from adapters.teams.connector import (
     Refused,
     TokenProvider,
 )
-from adapters.teams.references import MessageRef, load_reference
 from adapters.teams.render import CARD_CONTENT_TYPE, render
 from bot.channel import Address, ChannelError, Message, NotReachable, TeamsReach
 from bot.clock import Clock
@@ -63,12 +62,27 @@ NOT_INSTALLED = ("the Teams app is not installed for this person: install it for
 BLOCKED = "MessageWritesBlocked: the person blocked the bot or removed the app in Teams"
 
 
-def parse_ref(ref: str) -> MessageRef:
-    """A message reference this channel (or the inbound side, for a clicked card) wrote."""
-    parts = ref.split(" ")
-    if len(parts) != 4 or not all(parts):
-        raise ChannelError("not a Teams message reference", certain=True, retryable=False)
-    return MessageRef(*parts)
+@dataclass(frozen=True, slots=True)
+class MessageRef:
+    """A sent card, as the engine keeps it (``CardRecord.message_ref``): enough to update it
+    with no other lookup; the inbound side names a clicked card the same way. Written as four
+    space-separated fields (none can hold a space) by ``str``; ``parse`` reads it."""
+
+    conversation_id: str
+    activity_id: str
+    aad_tenant_id: str
+    service_url: str
+
+    def __str__(self) -> str:
+        return " ".join((self.conversation_id, self.activity_id, self.aad_tenant_id.lower(),
+                         self.service_url.rstrip("/") + "/"))
+
+    @classmethod
+    def parse(cls, ref: str) -> MessageRef:
+        parts = ref.split(" ")
+        if len(parts) != 4 or not all(parts):
+            raise ChannelError("not a Teams message reference", certain=True, retryable=False)
+        return cls(*parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +124,7 @@ class TeamsChannel:
             raise _failure(exc) from None
 
     async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
-        where = parse_ref(ref)
+        where = MessageRef.parse(ref)
         activity = _card_activity(render(view, codec=self.codec))
         activity.id = where.activity_id
         try:
@@ -124,7 +138,7 @@ class TeamsChannel:
 
     async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
         """A message in the 1:1 chat of ``near``: nobody but that person is in it."""
-        where = parse_ref(near)
+        where = MessageRef.parse(near)
         if view is None:
             activity = Activity(type="message", text=card_text.catalog_of(Viewer()).text(
                 "answer.not_available"))
@@ -169,7 +183,7 @@ class TeamsChannel:
         if raw is None:
             return None
         try:
-            reference = load_reference(raw)
+            reference = ConversationReference.model_validate_json(raw)
         except ValidationError:
             log.warning("teams.reference_unreadable")
             return None

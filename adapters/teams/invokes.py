@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 from microsoft_agents.activity import Activity, AdaptiveCardInvokeResponse
 
-from adapters.teams.references import Actor, MessageRef
+from adapters.teams.references import Actor, clicked
 from bot import clicks
 from bot.aio import drain
 from bot.answers import AnswerService, AnswerStatus, Callback, Receipt
@@ -116,12 +116,12 @@ class Invokes:
     def _callback(self, activity: Activity, user: ChatUser, ref: ActionRef, *,
                   answer_index: int | None, custom: CustomAnswer | None) -> Callback:
         assert ref.clarification_id is not None
-        clicked = MessageRef.clicked(activity, user.aad_tenant_id or "")
+        card = clicked(activity, user.aad_tenant_id or "")
         return Callback(
             platform="teams", tenant_id=self.interactions.tenant(user), user_id=user.user_id,
             team_id=None, enterprise_id=None, aad_tenant_id=user.aad_tenant_id,
             clarification_id=ref.clarification_id, card_ref=ref.card_ref,
-            message_ref=str(clicked) if clicked else None, answer_index=answer_index,
+            message_ref=str(card) if card else None, answer_index=answer_index,
             custom_from=custom.start if custom else None,
             custom_to=custom.end if custom else None, custom_note=custom.note if custom else "",
             received_at=self.clock.now(), acted_at=_micros(activity.timestamp))

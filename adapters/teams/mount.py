@@ -1,8 +1,10 @@
 """The Teams adapter's hook into the composition (``bot.service.Platform``).
 
-``open_channel`` makes the delivery channel; ``mount`` adds ``POST /api/messages`` with its token
-gate (the app's connection from settings, tokens through msal) and the SDK's outbound host
-validator on. Nothing of Teams keeps a connection of its own beside the web server.
+``open_channel`` makes the delivery channel (``adapters.teams.channel``) on one pooled session,
+with the app's connection from settings and its tokens through msal; ``mount`` adds
+``POST /api/messages`` with its token gate, the SDK's outbound host validator on and the same
+token provider (one msal cache), and the channel's credentials check to readiness. Nothing of
+Teams keeps a connection of its own beside the web server.
 """
 
 from __future__ import annotations
@@ -10,40 +12,56 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import aiohttp
 from microsoft_agents.authentication.msal import MsalAuth
 from microsoft_agents.hosting.core import (
     AccessTokenProviderBase,
     AgentAuthConfiguration,
+    AnonymousTokenProvider,
     ConnectionManager,
     OutboundHostValidator,
 )
+from yarl import URL
 
 from adapters.teams.app import TeamsAdapter, build_teams_adapter
-from adapters.teams.auth import KeyDirectory, TokenGate
+from adapters.teams.auth import KeyDirectory, TokenGate, connection
+from adapters.teams.channel import TeamsChannel, open_teams_channel
 from adapters.teams.invokes import Invokes
-from bot.channel import Address, ChannelError, Message
-from bot.service import Base, Parts, Service
+from bot.service import Base, Parts, Service, credentials_check
 from bot.settings import Settings, SettingsError
-from bot.store.base import DeliveryKey
-from cards.views import OutcomeView, QuestionView
 
 NAME = "teams"
 ProviderFactory = Callable[[AgentAuthConfiguration], AccessTokenProviderBase]
 
 
-def open_channel(settings: Settings, base: Base) -> PendingChannel:
+def open_channel(settings: Settings, base: Base) -> TeamsChannel:
     problem = settings.teams.connection_problem()
     if problem is not None:
         raise SettingsError([problem])
-    return PendingChannel()
+    session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+    base.stack.push_async_callback(session.close)
+    anonymous = settings.teams.app_id is None
+    tokens = AnonymousTokenProvider() if anonymous else MsalAuth(connection(settings.teams))
+    # a local run's connector is the Agents Playground on this machine (teams.service_url)
+    local = (_origin(settings.teams.service_url),) if anonymous else ()
+    return open_teams_channel(settings.teams, session=session, tokens=tokens, store=base.store,
+                              clock=base.clock, codec=base.codec, local_connectors=local)
+
+
+def _origin(url: str) -> str:
+    parts = URL(url)
+    return str(parts.origin())
 
 
 def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory | None = None,
-          tokens: ProviderFactory = MsalAuth) -> TeamsAdapter:
+          tokens: ProviderFactory | None = None) -> TeamsAdapter:
     """``keys`` and ``tokens``: where signing keys and the bot's own tokens come from (tests
-    point them at 127.0.0.1; production uses Microsoft's, through msal)."""
+    point them at 127.0.0.1; production uses Microsoft's, and the channel's msal provider)."""
+    channel = parts.channel
+    assert isinstance(channel, TeamsChannel)
     gate = TokenGate.build(settings.teams, keys=keys)
-    connections = ConnectionManager(provider_factory=tokens,
+    provider = channel.connector.tokens
+    connections = ConnectionManager(provider_factory=tokens or (lambda _: provider),  # type: ignore[arg-type,return-value]
                                     connections_configurations={"SERVICE_CONNECTION": gate.config})
     invokes = Invokes(answers=parts.answers, interactions=parts.interactions,
                       codec=parts.base.codec, clock=parts.base.clock)
@@ -53,6 +71,7 @@ def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory 
         store=parts.base.store, audit=parts.audit, clock=parts.base.clock)
     app.web_app.add_routes(adapter.routes())
     app.hosted.append(Hosted(adapter=adapter))
+    app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
     return adapter
 
 
@@ -71,24 +90,3 @@ class Hosted:
 
     async def drain(self) -> None:
         await self.adapter.drain()
-
-
-class PendingChannel:
-    """Stands in until the Teams channel (proactive sends, updates) is merged: every send fails
-    certainly, so the engine skips Teams for the person and tries their next platform."""
-
-    platform = NAME
-    can_find = False
-    idempotent = False
-
-    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
-        raise ChannelError("teams_delivery_unavailable", certain=True, retryable=False)
-
-    async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
-        raise ChannelError("teams_delivery_unavailable", certain=True, retryable=False)
-
-    async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
-        raise ChannelError("teams_delivery_unavailable", certain=True, retryable=False)
-
-    async def find(self, address: Address, key: DeliveryKey) -> str | None:
-        return None

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from microsoft_agents.activity import Activity, ConversationReference
 
+from adapters.teams.channel import MessageRef
 from bot.interactions import ChatUser
 from bot.store.base import Store
 
@@ -107,26 +108,11 @@ async def forget(store: Store, *, tenant_id: str, who: Actor) -> None:
         await store.conversation_delete(tenant_id, who.aad_object_id)
 
 
-@dataclass(frozen=True, slots=True)
-class MessageRef:
-    """A card the bot sent, as the engine keeps it (``CardRecord.message_ref``): enough to
-    update it with no other lookup. Four space-separated fields (none can hold a space)."""
-
-    conversation_id: str
-    activity_id: str
-    aad_tenant_id: str
-    service_url: str
-
-    def __str__(self) -> str:
-        return " ".join((self.conversation_id, self.activity_id, self.aad_tenant_id.lower(),
-                         self.service_url.rstrip("/") + "/"))
-
-    @classmethod
-    def clicked(cls, activity: Activity, aad_tenant_id: str) -> MessageRef | None:
-        """The card an invoke came from (its ``replyToId``), or None."""
-        conversation = activity.conversation
-        fields = (conversation.id if conversation else None, activity.reply_to_id,
-                  aad_tenant_id, activity.service_url)
-        if not all(isinstance(f, str) and f and " " not in f for f in fields):
-            return None
-        return cls(*fields)  # type: ignore[arg-type]  # all str, checked above
+def clicked(activity: Activity, aad_tenant_id: str) -> MessageRef | None:
+    """The card an invoke came from (its ``replyToId``), as the channel updates it; or None."""
+    conversation = activity.conversation
+    fields = (conversation.id if conversation else None, activity.reply_to_id,
+              aad_tenant_id, activity.service_url)
+    if not all(isinstance(f, str) and f and " " not in f for f in fields):
+        return None
+    return MessageRef(*fields)  # type: ignore[arg-type]  # all str, checked above

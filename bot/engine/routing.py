@@ -32,11 +32,16 @@ class Routing:
     slack: SlackSettings
     teams: TeamsSettings
 
-    def address(self, person: m.Person, *, tenant_id: str) -> Address | Unroutable:
+    def address(self, person: m.Person, *, tenant_id: str, besides: tuple[str, ...] = ()
+                ) -> Address | Unroutable:
+        """The person's address on the first channel in order that has one; ``besides`` names
+        platforms not to try (one that said it cannot reach them)."""
         if person.tenant_id != tenant_id:
             return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "person of another tenant")
         foreign = False
         for channel in self.channels:
+            if str(channel) in besides:
+                continue
             found = (
                 self._slack(person, tenant_id)
                 if channel is m.Channel.SLACK
@@ -66,11 +71,11 @@ class Routing:
             why += f"; their {names} alias is unused: this bot does not send on {names}"
         return why
 
-    async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str
-                    ) -> Address | Unroutable:
+    async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str,
+                    besides: tuple[str, ...] = ()) -> Address | Unroutable:
         """``address``, then the reverse check: the chat user must resolve back to this person
         alone. Core errors other than the resolve's answers propagate (the job is retried)."""
-        address = self.address(person, tenant_id=tenant_id)
+        address = self.address(person, tenant_id=tenant_id, besides=besides)
         if isinstance(address, Unroutable):
             return address
         try:

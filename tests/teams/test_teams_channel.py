@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from adapters.teams.channel import BLOCKED, NOT_INSTALLED, open_teams_channel, parse_ref
-from adapters.teams.references import MessageRef
+from adapters.teams.channel import BLOCKED, NOT_INSTALLED, MessageRef, open_teams_channel
 from adapters.teams.render import CARD_CONTENT_TYPE
 from bot.channel import ChannelError, CredentialsRejected, NotReachable
 from bot.store.base import DeliveryKey
@@ -38,7 +37,7 @@ async def test_a_card_continues_the_stored_conversation(kit: Kit) -> None:
     attachment = posted.activity["attachments"][0]
     assert attachment["contentType"] == CARD_CONTENT_TYPE
     assert attachment["content"]["type"] == "AdaptiveCard"
-    assert parse_ref(ref) == MessageRef(cid, posted.activity_id, ORG, kit.fake.url)
+    assert MessageRef.parse(ref) == MessageRef(cid, posted.activity_id, ORG, kit.fake.url)
 
 
 async def test_a_card_opens_the_1to1_conversation_where_the_app_is_installed(kit: Kit) -> None:
@@ -86,7 +85,7 @@ async def test_a_stale_reference_opens_the_conversation_again(kit: Kit) -> None:
                                    "serviceUrl": kit.fake.url}), now=kit.clock.now())
     kit.fake.install(ORG, SARAH)
     ref = await kit.channel().send(address(), QUESTION, key=KEY)
-    assert parse_ref(ref).conversation_id == kit.fake.conversation_of(ORG, SARAH)
+    assert MessageRef.parse(ref).conversation_id == kit.fake.conversation_of(ORG, SARAH)
     assert [c.status for c in kit.fake.calls] == [404, 201, 201]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from adapters.teams.channel import TeamsChannel, parse_ref
+from adapters.teams.channel import MessageRef, TeamsChannel
 from bot.audit import MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
@@ -210,4 +210,16 @@ async def test_a_recorded_activity_id_is_recovered_without_a_second_card(
     assert len(kit.fake.to(TINA)) == 1
     await channel.update(ref, next(iter(OUTCOMES.values())))
     (posted,) = kit.fake.to(TINA)
-    assert posted.activity_id == parse_ref(ref).activity_id and posted.versions
+    assert posted.activity_id == MessageRef.parse(ref).activity_id and posted.versions
+
+
+async def test_a_person_teams_cannot_reach_is_asked_on_their_next_platform(
+        kit: Kit, bot_client: CoreClient, dev_client: DevCoreClient,
+        clock: ManualClock) -> None:
+    """Sarah is on both, Teams first, but the app is not installed for her: her card goes to
+    Slack, the next platform in order, and nobody is skipped."""
+    made = rig(kit, bot_client, clock)
+    await new_clarification(dev_client, authority={"authored_by": ["p-sarah"]})
+    await made.engine.worker.run_burst()
+    assert kit.fake.posted == [] and len(made.slack.to("p-sarah")) == 1
+    assert made.skips("p-sarah") == []

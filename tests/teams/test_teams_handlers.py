@@ -18,7 +18,7 @@ from adapters.teams import references
 from adapters.teams.references import Actor
 from cards.actions import ActionKind, ActionRef
 from tests.engine.conftest import new_clarification
-from tests.teams.conftest import ACME_AAD, SARAH_AAD, STRANGER_AAD, TeamsStack, action_data
+from tests.teams.inbound import ACME_AAD, SARAH_AAD, STRANGER_AAD, TeamsStack, action_data
 from tests.teams.tokens import SERVICE_URL
 
 CARD = "application/vnd.microsoft.card.adaptive"

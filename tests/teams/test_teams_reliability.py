@@ -13,7 +13,7 @@ from bot.core.client import CoreClient, RetryPolicy
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.conftest import new_clarification
 from tests.slack.conftest import Switchable
-from tests.teams.conftest import TeamsStack, action_data, invoke
+from tests.teams.inbound import TeamsStack, action_data, invoke
 from tests.teams.tokens import claims, sign
 
 CARD = "application/vnd.microsoft.card.adaptive"

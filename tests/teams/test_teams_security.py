@@ -11,7 +11,7 @@ import pytest
 
 from bot.core import models as m
 from tests.engine.conftest import new_clarification
-from tests.teams.conftest import (
+from tests.teams.inbound import (
     ACME_AAD,
     GLOBEX_AAD,
     OTHER_APP_ID,
