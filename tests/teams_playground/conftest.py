@@ -24,6 +24,7 @@ import pytest
 
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
+from bot.store.base import DeliveryKey, SlotState, Store
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
@@ -60,12 +61,15 @@ backend = "memory"
 
 [worker]
 poll_interval_seconds = 0.05
+# the worker holds each question's job while it waits for an answer: enough for a digest
+concurrency = 16
 
 [answers]
 poll_seconds = 0.05
 
 [teams]
 anonymous = true
+service_url = "{connector}/"
 [[teams.tenants]]
 aad_tenant_id = "{tenant}"
 tenant = "acme"
@@ -108,6 +112,8 @@ class TeamsStack:
     dev: DevCoreClient  # creates clarifications, as ingestion would
     url: str  # the bot's web server
     tmp: Path
+    front: pg.ConnectorFront  # the one connector origin the bot sends to
+    store: Store  # the bot's: a person's conversation reference is known before a question
     playgrounds: dict[str, pg.Playground] = field(default_factory=dict)
     _open: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
 
@@ -115,18 +121,35 @@ class TeamsStack:
         """A Playground for ``who``, opened once; the person writes "hi" so the bot keeps the
         conversation reference (what installing the app does in Teams)."""
         if who.user_id not in self.playgrounds:
+            name = who.user_id.replace(":", "-")
             playground = await self._open.enter_async_context(pg.running(
                 endpoint=f"{self.url}/api/messages", person=who, tenant_id=ACME_AAD,
-                workdir=self.tmp / who.user_id.replace(":", "-")))
+                workdir=self.tmp / name, service_url=self.front.service_url(name)))
             assert await playground.say("hi") in (200, 201, 202)
             self.playgrounds[who.user_id] = playground
+
+            async def known() -> bool:  # the bot acknowledges first and keeps it just after
+                return await self.store.conversation_get("acme", who.aad_object_id) is not None
+            await _eventually(known, f"the bot to keep {who.name}'s conversation")
         return self.playgrounds[who.user_id]
 
     async def create(self, **kwargs: Any) -> str:
         return await new_clarification(self.dev, **kwargs)
 
+    async def waiting_in_digest(self, clarification_ids: list[str], person_id: str) -> None:
+        """Waits until the running worker has put each question in the person's digest batch,
+        so moving the clock to the window's end cannot leave one for the next window."""
+        async def digested() -> bool:
+            for cid in clarification_ids:
+                slot = await self.store.slot(DeliveryKey(cid, person_id, 0, "question"))
+                if slot is None or slot.state is not SlotState.DIGESTED:
+                    return False
+            return True
+        await _eventually(digested, f"{len(clarification_ids)} questions in a digest")
+
     async def later(self, delta: timedelta) -> None:
-        """Moves the clock (core and bot share it); the running worker sees it on its next poll."""
+        """Moves the clock (core and bot share it); the running worker sees it on its next
+        poll."""
         self.clock.advance(delta)
 
     async def responses(self, clarification_id: str) -> list[tuple[str, int | None]]:
@@ -163,9 +186,11 @@ async def make_teams_stack(tmp_path: Path, clock: ManualClock
         async def make(*, digest_threshold: int = 3) -> TeamsStack:
             core = teams_core(clock)
             core_url = await stack.enter_async_context(serve(core))
+            front = await stack.enter_async_context(pg.ConnectorFront())
             port = pg.free_port()
             config = tmp_path / "clarify-bot.toml"
             config.write_text(CONFIG.format(core=core_url, port=port, tenant=ACME_AAD,
+                                            connector=front.url,
                                             digest_threshold=digest_threshold))
             settings = load_settings(config, {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN,
                                               "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY})
@@ -182,7 +207,8 @@ async def make_teams_stack(tmp_path: Path, clock: ManualClock
                 base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1)))
             dev = await stack.enter_async_context(DevCoreClient(base_url=core_url,
                                                                 token=DEV_TOKEN))
-            made = TeamsStack(clock=clock, core=core, bot=bot, dev=dev, url=url, tmp=tmp_path)
+            made = TeamsStack(clock=clock, core=core, bot=bot, dev=dev, url=url, tmp=tmp_path,
+                              front=front, store=service.store)
             stack.push_async_callback(made._open.aclose)
             return made
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from aiohttp import web
 
 NPM_DIR = Path(__file__).resolve().parent / "npm"
 CLI = NPM_DIR / "node_modules" / "@microsoft" / "m365agentsplayground" / "cli.js"
@@ -223,15 +224,16 @@ def _prepare(person: Person, *, tenant_id: str, workdir: Path) -> _Launch:
 
 
 @contextlib.asynccontextmanager
-async def running(*, endpoint: str, person: Person, tenant_id: str, workdir: Path
-                  ) -> AsyncIterator[Playground]:
+async def running(*, endpoint: str, person: Person, tenant_id: str, workdir: Path,
+                  service_url: Callable[[int], str] | None = None) -> AsyncIterator[Playground]:
     """A Playground for ``person`` pointed at ``endpoint``, on a free 127.0.0.1 port; ready
-    when its port answers and its stream is followed; stopped and reaped on exit."""
+    when its port answers and its stream is followed; stopped and reaped on exit.
+    ``service_url(port)``: the connector URL it names in its activities (default: its own)."""
     launch = _prepare(person, tenant_id=tenant_id, workdir=workdir)
     with launch.stdout.open("wb") as stdout:
         process = await asyncio.create_subprocess_exec(
             "node", str(CLI), "-e", endpoint, "-c", "msteams", "-p", str(launch.port),
-            "--su", f"http://127.0.0.1:{launch.port}/_connector", "--dt",
+            "--su", (service_url or _own_connector)(launch.port), "--dt",
             cwd=workdir, env=launch.env, stdout=stdout, stderr=asyncio.subprocess.STDOUT)
     http = aiohttp.ClientSession()
     playground = Playground(person, launch.port, launch.chat_id, process, launch.log, http)
@@ -252,6 +254,56 @@ async def running(*, endpoint: str, person: Person, tenant_id: str, workdir: Pat
             except TimeoutError:
                 process.kill()
                 await process.wait()
+
+
+def _own_connector(port: int) -> str:
+    return f"http://127.0.0.1:{port}/_connector"
+
+
+class ConnectorFront:
+    """One connector origin for several Playgrounds, as Teams has one connector host for every
+    user: ``{url}/{name}/_connector/...`` is passed to that person's Playground. The bot allows
+    its token (none, in an anonymous run) to exactly one local origin, teams.service_url's."""
+
+    def __init__(self) -> None:
+        self.backends: dict[str, str] = {}
+        self._runner: web.AppRunner | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self.url = ""
+
+    def service_url(self, name: str) -> Callable[[int], str]:
+        def url(port: int) -> str:
+            self.backends[name] = f"http://127.0.0.1:{port}"
+            return f"{self.url}/{name}/_connector"
+        return url
+
+    async def __aenter__(self) -> ConnectorFront:
+        app = web.Application(client_max_size=1024 * 1024)
+        app.router.add_route("*", "/{name}/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        self.url = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        self._http = aiohttp.ClientSession()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._http is not None:
+            await self._http.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        backend = self.backends.get(request.match_info["name"])
+        if backend is None or self._http is None:
+            return web.Response(status=404)
+        headers = {k: v for k, v in request.headers.items()
+                   if k.lower() not in ("host", "content-length")}
+        async with self._http.request(request.method, f"{backend}/{request.match_info['tail']}",
+                                      params=request.query, data=await request.read(),
+                                      headers=headers) as got:
+            return web.Response(status=got.status, body=await got.read(),
+                                content_type=got.content_type)
 
 
 def _answers(port: int) -> bool:

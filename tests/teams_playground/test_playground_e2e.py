@@ -8,6 +8,7 @@ missing Playground fails them).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -31,22 +32,19 @@ QUORUM = "This clarification affects a high-stakes date and requires two confirm
 END_BEFORE_START = "The end date must be on or after the start date."
 
 
-def executes(card: dict[str, Any]) -> list[dict[str, Any]]:
+def _nodes(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _nodes(item)
+
+
+def executes(card: Any) -> list[dict[str, Any]]:
     """Every Action.Execute of a card, in order, also those inside "Something else…"."""
-    found: list[dict[str, Any]] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "Action.Execute":
-                found.append(node)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(card)
-    return found
+    return [n for n in _nodes(card) if n.get("type") == "Action.Execute"]
 
 
 def button(message: pg.Posted, clarification_id: str | None, kind: ActionKind, *,
@@ -171,20 +169,21 @@ async def test_something_else_with_a_valid_and_an_invalid_range(make_teams_stack
 
 async def test_the_digest_with_its_next_page(make_teams_stack: Any) -> None:
     """Past the threshold, twelve questions wait for one digest card (each card under 28 KB):
-    ten there and a "Show the next questions" button whose page holds the other two, which
-    are answerable in place."""
+    ten there and a "Show the next questions" button; pressing it replaces the card with the
+    page of the other two, which are answerable in place."""
     stack: TeamsStack = await make_teams_stack(digest_threshold=1)
     sarah = await stack.person(SARAH)
-    ids = [await stack.create(authority={"authored_by": ["p-sarah"]}) for _ in range(13)]
+    ids = [await stack.create(authority={"authored_by": ["p-sarah"]})]
     await sarah.card_with(QUESTION)  # the first one directly; the rest wait for the window
+    ids += [await stack.create(authority={"authored_by": ["p-sarah"]}) for _ in range(12)]
+    await stack.waiting_in_digest(ids[1:], "p-sarah")
     await stack.later(timedelta(minutes=31))
     digest = await sarah.card_with("12 questions need a quick answer")
     assert "2 more questions are waiting." in digest.text
     assert "Show the next questions" in digest.text
     assert len(json.dumps(digest.cards[0]).encode()) < 28 * 1024
-    on_first_page = {CODEC.decode_teams_data(a["data"]).clarification_id
-                     for a in executes(digest.cards) if a["verb"] == "clarify.answer"}
-    assert on_first_page == set(ids[1:11])
+    on_first_page = _asked(digest)
+    assert len(on_first_page) == 10 and on_first_page < set(ids[1:])  # in the order digested
 
     next_page = button(digest, None, ActionKind.DIGEST_NEXT)
     assert CODEC.decode_teams_data(next_page["data"]) == ActionRef(
@@ -192,8 +191,23 @@ async def test_the_digest_with_its_next_page(make_teams_stack: Any) -> None:
         offset=10)
     status, _ = await press(sarah, digest, next_page)
     assert status == 200
-    page = await sarah.card_with("2 questions need a quick answer")
-    status, _ = await press(sarah, page, button(page, ids[12], ActionKind.ANSWER, candidate=0))
+    page = digest  # the next page replaces the digest card in place
+    assert "2 questions need a quick answer; one tap each is enough." in _lines(page)
+    rest = _asked(page)
+    assert rest == set(ids[1:]) - on_first_page
+    last = sorted(rest)[-1]
+    status, _ = await press(sarah, page, button(page, last, ActionKind.ANSWER, candidate=0))
     assert status == 200
-    (record,) = await stack.until_recorded(ids[12], 1)
+    (record,) = await stack.until_recorded(last, 1)
     assert record.responder == "p-sarah"
+
+
+def _lines(message: pg.Posted) -> list[str]:
+    """The text blocks of the message's cards, whole (so "2 questions" is not "12 questions")."""
+    return [str(n.get("text")) for n in _nodes(message.cards) if n.get("type") == "TextBlock"]
+
+
+def _asked(message: pg.Posted) -> set[str | None]:
+    """The questions a card asks (those it has answer buttons for)."""
+    return {CODEC.decode_teams_data(a["data"]).clarification_id
+            for a in executes(message.cards) if a["verb"] == "clarify.answer"}
