@@ -190,3 +190,17 @@ def test_icon_check_reads_every_png_filter_and_catches_bad_icons() -> None:
         "color.png: 32x32, must be 192x192"]
     assert icon_problems("color.png", io.BytesIO(b"GIF89a").getvalue(), 192) == [
         "color.png: not a PNG file"]
+
+
+def test_the_documented_playground_config_is_the_tests_one() -> None:
+    """docs/teams.md's local run uses the same Playground config (Sarah, acme's tenant) as the
+    end-to-end tests, so the documented commands cannot drift from what is tested."""
+    import yaml
+
+    from tests.teams_playground import playground as pg
+    from tests.teams_playground.conftest import ACME_AAD, SARAH
+
+    path = ROOT / "tests" / "teams_playground" / "npm" / "acme-sarah.m365agentsplayground.yml"
+    assert yaml.safe_load(path.read_text(encoding="utf-8")) == pg._config(
+        SARAH, tenant_id=ACME_AAD, chat_id="a:personal-sarah")
+    assert "acme-sarah.m365agentsplayground.yml" in (ROOT / "docs" / "teams.md").read_text()
