@@ -119,5 +119,9 @@ def preview(out_dir: Path) -> None:
     click.echo(f"wrote {len(written)} files to {out_dir}")
 
 
+from clarify_bot.steward import clarify  # noqa: E402  (the group's module loads no core client)
+
+main.add_command(clarify)
+
 if __name__ == "__main__":
     main()
