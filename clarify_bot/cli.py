@@ -142,5 +142,9 @@ def teams_package(config: Path | None, out: Path) -> None:
     click.echo(f"the Azure Bot's messaging endpoint: {package.messaging_endpoint}")
 
 
+from clarify_bot.steward import clarify  # noqa: E402  (the group's module loads no core client)
+
+main.add_command(clarify)
+
 if __name__ == "__main__":
     main()
