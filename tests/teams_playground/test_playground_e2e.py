@@ -189,10 +189,10 @@ async def test_the_digest_with_its_next_page(make_teams_stack: Any) -> None:
     assert CODEC.decode_teams_data(next_page["data"]) == ActionRef(
         kind=ActionKind.DIGEST_NEXT, card_ref=CODEC.decode_teams_data(next_page["data"]).card_ref,
         offset=10)
-    status, _ = await press(sarah, digest, next_page)
+    status, answered = await press(sarah, digest, next_page)  # as soon as the card shows
     assert status == 200
     page = digest  # the next page replaces the digest card in place
-    assert "2 questions need a quick answer; one tap each is enough." in _lines(page)
+    assert "2 questions need a quick answer; one tap each is enough." in _lines(page), answered
     rest = _asked(page)
     assert rest == set(ids[1:]) - on_first_page
     last = sorted(rest)[-1]
