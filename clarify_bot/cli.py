@@ -126,5 +126,9 @@ from clarify_bot.steward import clarify  # noqa: E402  (the group's module loads
 
 main.add_command(clarify)
 
+from clarify_bot.first_run import init  # noqa: E402  (`clarify-bot init`, docs/quickstart.md)
+
+main.add_command(init)
+
 if __name__ == "__main__":
     main()
