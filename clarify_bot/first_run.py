@@ -74,7 +74,8 @@ def render_settings(c: Choices) -> str:
         *(f"#   {name}: {WHERE[name]}" for name in c.secrets_needed()),
     ]
     if "teams" in c.platforms:
-        out.append(f"#   TEAMS_APP_PASSWORD, once you set teams.app_id: {WHERE['TEAMS_APP_PASSWORD']}")
+        out.append("#   TEAMS_APP_PASSWORD, once you set teams.app_id: "
+                   + WHERE["TEAMS_APP_PASSWORD"])
     if c.store == "redis":
         out.append("#   REDIS_PASSWORD, only if your Redis asks for one")
     channels = ",".join(c.platforms)
@@ -147,9 +148,9 @@ def _slack(c: Choices) -> list[str]:
         "",
         "# Which Slack workspace belongs to which core tenant. A click from a workspace not listed",
         "# is refused (403), and a person whose Slack id is in an unlisted workspace is skipped.",
-        "# team_id: your workspace id (T…), e.g. from a Slack URL app.slack.com/client/T…/…",
     ]
-    block = ["[[slack.workspaces]]"]
+    block = ["[[slack.workspaces]]",
+             "# Your workspace id (T…): the T… part of app.slack.com/client/T…/… in a browser."]
     block.append(f'team_id = "{c.slack_team or "T0123ABCD"}"')
     block.append("# Enterprise Grid only: the org id (E…).")
     if c.slack_enterprise:
