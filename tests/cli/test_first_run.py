@@ -161,12 +161,12 @@ def test_init_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
 
 
 def test_init_default_is_slack_http_memory_with_the_workspace_left_to_fill(
-        tmp_path: Path) -> None:
-    with CliRunner().isolated_filesystem(temp_dir=tmp_path):
-        result = CliRunner().invoke(main, ["init"])
-        assert result.exit_code == 0, result.output
-        written = tomllib.loads(Path("clarify-bot.toml").read_text())
-        assert not Path("clarify-bot.env").exists()
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["init"])
+    assert result.exit_code == 0, result.output
+    written = tomllib.loads(Path("clarify-bot.toml").read_text())
+    assert not Path("clarify-bot.env").exists()
     assert written["slack"]["mode"] == "http" and "workspaces" not in written["slack"]
     assert written["store"]["backend"] == "memory"
     assert "[[slack.workspaces]]" in result.output and "--slack-team" in result.output
