@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shlex
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,19 +21,11 @@ from slack_sdk.signature import SignatureVerifier
 
 from tests.bot.test_serve import BIN, clarification_of, responses_at_core, until
 from tests.bot.test_service import _free_port as free_port
+from tests.cli.test_first_run import read_env
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 
 REAL_USER, REAL_TEAM = "U07REALME", "T07REALWS"
 SIGNING_SECRET = "first-hour-signing-secret"
-
-
-def read_env(path: Path) -> dict[str, str]:
-    pairs = {}
-    for line in path.read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, _, value = line.partition("=")
-            pairs[name] = shlex.split(value)[0] if value else ""
-    return pairs
 
 
 @pytest.fixture
