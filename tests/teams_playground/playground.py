@@ -120,6 +120,19 @@ class Playground:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    async def until_ready(self, seconds: float = 30) -> None:
+        """Its port accepts before its routes answer (a message then is reset): ready when
+        its config route answers with the person it was given."""
+        deadline = time.monotonic() + seconds
+        while True:
+            with contextlib.suppress(aiohttp.ClientError):
+                async with self.http.get(f"{self.url}/_internal/v1/config") as got:
+                    if got.status == 200 and self.person.aad_object_id in await got.text():
+                        return
+            if time.monotonic() > deadline or self.process.returncode is not None:
+                raise AssertionError("the Playground did not become ready")
+            await asyncio.sleep(0.05)
+
     async def say(self, text: str) -> int:
         """The person writes to the bot in their personal chat (the bot then knows the chat)."""
         async with self.http.post(
@@ -239,6 +252,7 @@ async def running(*, endpoint: str, person: Person, tenant_id: str, workdir: Pat
     playground = Playground(person, launch.port, launch.chat_id, process, launch.log, http)
     try:
         await playground.wait_for(lambda: _answers(launch.port), "the Playground to listen", 30)
+        await playground.until_ready()
         playground._reader = asyncio.create_task(playground._follow())
         yield playground
     finally:
