@@ -32,6 +32,9 @@ DIGEST_NEXT_VERB = "clarify.digest.next"
 QUESTION_CHARS = 1000
 TITLE_CHARS = 200
 LINE_CHARS = 1000
+# "Confirmed by …" names can be many and long; a shorter cap keeps one worst-case question (with
+# every text non-ASCII, escaped to six bytes a unit on the wire) inside a digest page.
+BANNER_CHARS = 400
 DIGEST_MAX_QUESTIONS = 10
 # Room kept for the overflow footer when filling a digest up to the size limit.
 FOOTER_RESERVE_BYTES = 2048
@@ -96,7 +99,7 @@ def _question_parts(view: QuestionView, slot: int) -> list[dict]:
         parts.append(_text(f"⚠️ {notice}", color="Attention"))
     banner = text.banner_text(view)
     if banner:
-        parts.append(_text(f"☑️ {banner}", color="Good"))
+        parts.append(_text(f"☑️ {banner}", limit=BANNER_CHARS, color="Good"))
     return parts
 
 
@@ -319,7 +322,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
 
 def _fits_with(card: dict, element: dict) -> bool:
     budget = limits.TEAMS_CARD_BYTES - FOOTER_RESERVE_BYTES
-    return limits.card_bytes(card) + limits.card_bytes(element) + 1 <= budget
+    return limits.card_bytes(card) + limits.card_bytes(element) + len(", ") <= budget
 
 
 # ---------------------------------------------------------------- the digest

@@ -28,6 +28,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
+from adapters.bodies import read_body
 from adapters.slack import payloads
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
@@ -38,7 +39,6 @@ from adapters.slack.edge import (
     click_log_ids,
     form_or_json,
     log_ids,
-    read_body,
     read_callback,
     refusal_response,
     signed,
