@@ -1,6 +1,7 @@
 """The Playground's own web UI in headless Chromium: Sarah sees the question card Teams would
 render, presses a date, and the card changes to what her answer did. A screenshot of the card
-goes to docs/teams-playground.png (docs/teams.md shows it).
+goes to docs/teams-playground.png (docs/teams.md shows it) when it is missing or
+CLARIFY_UPDATE_SCREENSHOTS is set.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ def chromium() -> None:
         pytest.skip(problem)
 
 
-async def test_a_card_in_the_playground_ui_answered_with_a_click(make_teams_stack: Any,
-                                                                 chromium: None) -> None:
+async def test_a_card_in_the_playground_ui_answered_with_a_click(
+        make_teams_stack: Any, chromium: None, tmp_path: Path) -> None:
     """The card renders in the Playground's UI with its date buttons; one click records the
     answer and the card in the UI says so; nothing left 127.0.0.1."""
     stack: TeamsStack = await make_teams_stack()
@@ -40,7 +41,13 @@ async def test_a_card_in_the_playground_ui_answered_with_a_click(make_teams_stac
         card = page.locator(".ac-adaptiveCard", has_text=QUESTION).last
         await card.wait_for(timeout=30_000)
         await card.scroll_into_view_if_needed()
-        await page.screenshot(path=str(SCREENSHOT))
+        shot = tmp_path / "teams-playground.png"
+        await page.screenshot(path=str(shot))
+        assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+        # docs/ keeps the committed one unless asked to refresh it (or it is missing), so a
+        # test run leaves the work tree clean
+        if os.environ.get("CLARIFY_UPDATE_SCREENSHOTS") or not SCREENSHOT.exists():
+            SCREENSHOT.write_bytes(shot.read_bytes())
         await card.get_by_role("button", name=FIRST).first.click()
         await page.locator(".ac-adaptiveCard", has_text="Recorded as evidence").last.wait_for(
             timeout=30_000)
