@@ -72,6 +72,7 @@ def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory 
     app.web_app.add_routes(adapter.routes())
     app.hosted.append(Hosted(adapter=adapter))
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
+    app.engine.worker.also_check(channel.check_credentials)
     return adapter
 
 
