@@ -202,7 +202,7 @@ class AnswerService:
             receipt = await self._attempt(entry)
         except UNAVAILABLE as exc:
             log.warning("answers.core_unavailable", error=type(exc).__name__)
-            return await self._later(entry, failed=False)
+            return await self._later(entry, failed=False, tell=not inline)
         except Exception as exc:  # whatever it is, it stays with this entry
             log.error("answers.entry_failed", error=type(exc).__name__,
                       attempts=entry.attempts, failures=entry.failures + 1)
@@ -244,7 +244,10 @@ class AnswerService:
         async with asyncio.timeout(self.policy.forward_timeout_seconds):
             return await self._forward(entry, cb)
 
-    async def _later(self, entry: OutboxEntry, *, failed: bool) -> Receipt:
+    async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True) -> Receipt:
+        """Retry with backoff. On the first try that found the core away, the person is told
+        the answer is being recorded, unless ``tell`` is False: an inline caller (a Teams invoke)
+        shows that in its own answer, and a second message would say it twice."""
         await self.store.outbox_retry(entry, at=self.clock.now() + self.policy.backoff(
             entry.attempts), failed=failed)
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
@@ -252,7 +255,8 @@ class AnswerService:
             return Receipt(AnswerStatus.QUEUED)
         # the first try found the core away: the person learns that it is being recorded
         note = Note(cb=Callback.from_json(entry.payload), recording=True)
-        self.followups.submit(note)
+        if tell:
+            self.followups.submit(note)
         return Receipt(AnswerStatus.QUEUED, shown=note)
 
     async def _park(self, entry: OutboxEntry, *, reason: str) -> Receipt:

@@ -45,7 +45,9 @@ async def test_clicks_while_the_core_is_down_are_forwarded_once_when_it_returns(
     assert body["type"] == CARD
     assert "being recorded" in json.dumps(body["value"])
     await teams.adapter.drain()
+    await teams.settle()
     assert transport.answers_taken == 0
+    assert teams.channel.notes == []  # the invoke's card said it; no second message says it again
     transport.down = False
     teams.clock.advance(600)
     await teams.settle()
