@@ -153,3 +153,39 @@ async def test_action_data_the_bot_did_not_sign_is_refused(teams: TeamsStack) ->
     body = invoke_answer(adapter)
     assert body["statusCode"] == 400
     assert await teams.store.outbox_size() == 0
+
+
+async def test_a_refresh_returns_the_question_as_it_stands_for_this_person(
+        teams: TeamsStack) -> None:
+    """Universal Actions' refresh: the question card for someone who may read it; for someone
+    the core does not verify, a short message and no question text."""
+    cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
+    data = action_data(teams.codec, cid, candidate=None, kind=ActionKind.REFRESH)
+    adapter, steps = flow(teams)
+    await steps.send(invoke_activity(data, "clarify.refresh")).start_test()
+    body = invoke_answer(adapter)
+    assert body["type"] == CARD and "Action.Execute" in card_text(body)
+    assert await teams.responses(cid) == []  # a refresh answers nothing
+    adapter, steps = flow(teams, user=STRANGER_AAD)
+    await steps.send(invoke_activity(data, "clarify.refresh")).start_test()
+    body = invoke_answer(adapter)
+    assert body["type"] == "application/vnd.microsoft.activity.message"
+    assert "Harbor Street" not in str(body)
+
+
+async def test_a_store_that_cannot_take_the_answer_is_a_503_and_nothing_is_forwarded(
+        teams: TeamsStack, monkeypatch: Any) -> None:
+    """Durable first: when the store fails, the invoke is answered with a 503 error response
+    (Teams tells the person it failed) and nothing reaches the core."""
+    from bot.store.errors import StoreUnavailable
+
+    async def unavailable(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailable()
+
+    cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
+    monkeypatch.setattr(teams.store, "outbox_accept", unavailable)
+    adapter, steps = flow(teams)
+    await steps.send(invoke_activity(action_data(teams.codec, cid))).start_test()
+    body = invoke_answer(adapter)
+    assert body["statusCode"] == 503
+    assert await teams.responses(cid) == []
