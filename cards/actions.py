@@ -40,6 +40,7 @@ class ActionKind(StrEnum):
     CUSTOM_SUBMIT = "s"  # submit a free-form interval
     REFRESH = "r"  # Teams Universal Actions refresh
     DIGEST_NEXT = "n"  # show the next page of a digest
+    DECLINE = "d"  # "Not the right person": pass the question on to the next candidate
 
 
 @dataclass(frozen=True)
