@@ -304,11 +304,14 @@ class SlackAdapter:
         declined = await self.interactions.decline(
             _user(click.who), clarification_id=click.ref.clarification_id,
             card_ref=click.ref.card_ref, paint=True)
-        if declined.status is DeclineStatus.NOT_ALLOWED:
-            await self._ephemeral(click.channel_id, click.who.user_id,
-                                  key="decline.not_available")
-        elif declined.status is DeclineStatus.UNAVAILABLE:
-            await self._ephemeral(click.channel_id, click.who.user_id, key="decline.unavailable")
+        key = {DeclineStatus.NOT_ALLOWED: "decline.not_available",
+               DeclineStatus.UNAVAILABLE: "decline.unavailable"}.get(declined.status)
+        if key is None:
+            return
+        try:  # someone pressing a card in a DM not theirs cannot be told there (Slack refuses)
+            await self._ephemeral(click.channel_id, click.who.user_id, key=key)
+        except ChannelError as exc:
+            log.warning("slack.decline_note_not_shown", error=exc.reason)
 
     async def on_digest_next(self, ack: Any, context: Any) -> None:
         await ack()
