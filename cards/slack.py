@@ -33,7 +33,7 @@ QUESTION_CHARS = 1000
 LINE_CHARS = 1000
 TITLE_CHARS = 200
 LINK_URL_CHARS = 1500
-EXCERPT_CHARS = 600
+EXCERPT_CHARS = 300  # a sentence or two, as on Teams (where it keeps cards under 28 KB)
 DIGEST_MAX_QUESTIONS = 10
 
 

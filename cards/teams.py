@@ -36,7 +36,7 @@ LINE_CHARS = 1000
 # "Confirmed by …" names can be many and long; a shorter cap keeps one worst-case question (with
 # every text non-ASCII, escaped to six bytes a unit on the wire) inside a digest page.
 BANNER_CHARS = 400
-EXCERPT_CHARS = 600
+EXCERPT_CHARS = 300  # a sentence or two; keeps the worst-case card under 28 KB
 DIGEST_MAX_QUESTIONS = 10
 # Room kept for the overflow footer when filling a digest up to the size limit.
 FOOTER_RESERVE_BYTES = 2048
