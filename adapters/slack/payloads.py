@@ -215,8 +215,10 @@ def micros(stamp: str) -> int:
 
 def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
     view = payload.get("view")
-    if not isinstance(view, dict) or view.get("callback_id") not in _MODAL_KINDS:
+    callback_id = view.get("callback_id") if isinstance(view, dict) else None
+    if not isinstance(callback_id, str) or callback_id not in _MODAL_KINDS:
         raise MalformedPayload("not a clarify modal")
+    assert isinstance(view, dict)
     raw_meta = view.get("private_metadata")
     try:
         meta = json.loads(raw_meta if isinstance(raw_meta, str) else "")
@@ -228,7 +230,7 @@ def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
         ref = codec.decode(meta.get("t"))
     except InvalidActionPayload as exc:
         raise MalformedPayload("the modal reference is not valid") from exc
-    if ref.kind is not _MODAL_KINDS[view["callback_id"]]:
+    if ref.kind is not _MODAL_KINDS[callback_id]:
         raise MalformedPayload("the modal reference is not a submission")
     values = obj(obj(view.get("state")).get("values"))
     return Submission(who=who(payload), ref=ref, message_ref=_message_ref(meta.get("m")),
