@@ -63,6 +63,10 @@ class Callback:
     # the platform's time of the action (Slack: action_ts, or the signed request timestamp of a
     # form submission), microseconds since the epoch; 0: unknown, the time of receipt is used
     acted_at: int = 0
+    # a steward's override from a steward card: sent with ``stewardOverride`` and the required
+    # note; the core reads the steward's rights at answer time and refuses anyone else
+    steward_override: bool = False
+    override_note: str = ""
 
     def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
         if self.platform == "teams":
@@ -76,6 +80,8 @@ class Callback:
             raw = f"i:{self.answer_index}"
         else:
             raw = f"c:{self.custom_from}:{self.custom_to}:{self.custom_note}"
+        if self.steward_override:
+            raw = f"o:{raw}:{self.override_note}"
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
     def who(self) -> tuple[str, str, str, str | None, str | None]:
@@ -84,8 +90,12 @@ class Callback:
                 self.enterprise_id or self.aad_tenant_id)
 
     def order_key(self) -> str:
-        """One chat user's answers to one clarification: accepted, and forwarded, in order."""
-        return f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+        """One chat user's answers to one clarification: accepted, and forwarded, in order.
+        A steward's overrides are a stream of their own: a form submission carries only the
+        signed request's whole second, which must not make it "older" than the same person's
+        earlier tap on a question card."""
+        key = f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+        return f"{key}|override" if self.steward_override else key
 
     def entry_id(self) -> str:
         """The same action (a retry or replay of it) is the same entry, whenever it arrives."""
@@ -310,7 +320,11 @@ class AnswerService:
             return Receipt(AnswerStatus.FORWARDED, shown=Answered(
                 cb=cb, person=person, before=c, result=None, settled_before=True,
                 answered_at=time.monotonic()))
-        except e.PermissionDenied:
+        except (e.PermissionDenied, e.StewardOverrideNotAllowed) as exc:
+            if cb.steward_override:  # refused by the core: nothing recorded, told privately
+                await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                                   f"A steward override was refused by the core ({exc.code}); "
+                                   "nothing was recorded.")
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         answered_at = time.monotonic()
         result = answered.result
@@ -405,4 +419,5 @@ def _request(cb: Callback, person: m.Person, *, rights: m.Role | None,
         answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
         rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
         message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
+        steward_override=cb.steward_override, note=cb.override_note or None,
     )

@@ -24,7 +24,7 @@ from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read
 from bot.settings import SlackSettings, TeamsSettings
 from bot.store.base import CardRecord
-from cards.views import DigestView, QuestionView
+from cards.views import DigestView, OverrideFormView, QuestionView
 
 log = structlog.get_logger("clarify.interactions")
 
@@ -113,6 +113,29 @@ class Interactions:
         return await self.declines.decline(user, tenant=self.tenant(user),
                                            clarification_id=clarification_id,
                                            card_ref=card_ref, paint=paint)
+
+    async def override_form(self, user: ChatUser, *, clarification_id: str, card_ref: str,
+                            candidate: int) -> OverrideFormView | None:
+        """The steward override's confirmation step for one candidate; None: no form (no
+        tenant, another tenant's clarification, no such candidate, or the core cannot tell).
+        Whether the person may override is not decided here: the core reads their rights when
+        the override arrives and refuses a non-steward (the person is then told privately)."""
+        try:
+            found = await self._person(user)
+            if found is None:
+                return None
+            person, tenant = found
+            c = await self.core.get_clarification(clarification_id=clarification_id)
+        except e.CoreError as exc:
+            log.warning("interactions.override_form_unavailable", error=type(exc).__name__)
+            return None
+        chosen = next((x for x in views.override_candidates(c, person) if x.index == candidate),
+                      None)
+        if c.tenant_id != tenant or chosen is None:
+            return None
+        return OverrideFormView(clarification_id=c.id, card_ref=card_ref, candidate=chosen,
+                                document=views.steward_document(c, person),
+                                viewer=views.viewer(person))
 
     async def digest_page(self, user: ChatUser, *, digest_ref: str, offset: int
                           ) -> DigestView | None:

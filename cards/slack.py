@@ -6,7 +6,7 @@ mrkdwn, so a title like ``<!channel>`` is shown, never obeyed.
 
 from __future__ import annotations
 
-from cards import limits, text
+from cards import limits, overrides, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.views import (
     CustomError,
@@ -312,7 +312,7 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
     return _message(cat.text("escalation.fallback", document=fallback), blocks)
 
 
-def render_steward_quorum(view: StewardQuorumView) -> dict:
+def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = None) -> dict:
     """A critical question cannot reach its quorum: whom it was asked, how many confirmations
     are still missing, why the others were skipped; never the question or span."""
     cat = text.catalog_of(view.viewer)
@@ -330,11 +330,14 @@ def render_steward_quorum(view: StewardQuorumView) -> dict:
         blocks.append(_section("quorum.skipped", _with_lines(
             f"*{escape(cat.text('escalation.skipped_heading'))}*", view.skipped, view.viewer)))
     blocks += [_context("quorum.next", escape(words.next_step)),
+               *overrides.slack_actions(view.clarification_id, view.card_ref, view.candidates,
+                                        view.viewer, codec),
                *_open_document("quorum.actions", view.document, view.viewer)]
     return _message(words.fallback, blocks)
 
 
-def render_steward_conflict(view: StewardConflictView) -> dict:
+def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None = None
+                            ) -> dict:
     """Who disagreed (before binding, or late against a bound date): names and the document
     link only."""
     cat = text.catalog_of(view.viewer)
@@ -347,6 +350,8 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
         _section("conflict.body", words.body),
         _context("conflict.reference", esc_clip(cat.text(
             "steward_conflict.reference", id=view.clarification_id), LINE_CHARS)),
+        *overrides.slack_actions(view.clarification_id, view.card_ref, view.candidates,
+                                 view.viewer, codec),
     ]
     return _message(words.fallback, blocks)
 

@@ -6,7 +6,7 @@ button fetches the next page.
 
 from __future__ import annotations
 
-from cards import dates, limits, text
+from cards import dates, limits, overrides, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.views import (
     CustomError,
@@ -261,7 +261,7 @@ def _open_document(document: DocumentView, viewer: Viewer) -> list[dict]:
         "question.open_document"), "url": document.url}]
 
 
-def render_steward_quorum(view: StewardQuorumView) -> dict:
+def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = None) -> dict:
     """A critical question cannot reach its quorum: whom it was asked, how many confirmations
     are still missing, why the others were skipped; never the question or span."""
     cat = text.catalog_of(view.viewer)
@@ -277,10 +277,14 @@ def render_steward_quorum(view: StewardQuorumView) -> dict:
     kept = len(body) + 1  # everything above the skip lines, plus the final "next step" line
     body += _skip_blocks(view.skipped, view.viewer) if view.skipped else []
     body.append(_text(words.next_step, isSubtle=True, size="Small"))
-    return _fit(_card(view.viewer, body, _open_document(view.document, view.viewer)), keep=kept)
+    actions = [*overrides.teams_actions(view.clarification_id, view.card_ref, view.candidates,
+                                        view.viewer, codec),
+               *_open_document(view.document, view.viewer)]
+    return _fit(_card(view.viewer, body, actions), keep=kept)
 
 
-def render_steward_conflict(view: StewardConflictView) -> dict:
+def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None = None
+                            ) -> dict:
     """Who disagreed (before binding, or late against a bound date): names and the document
     link only."""
     cat = text.catalog_of(view.viewer)
@@ -292,7 +296,11 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
             _text(words.body, limit=3000),
             _text(cat.text("steward_conflict.reference", id=view.clarification_id),
                   isSubtle=True, size="Small")]
-    return _card(view.viewer, body)
+    actions = overrides.teams_actions(view.clarification_id, view.card_ref, view.candidates,
+                                      view.viewer, codec)
+    if actions:
+        body.append(_text(cat.text("override.intro"), isSubtle=True, size="Small"))
+    return _card(view.viewer, body, actions)
 
 
 def render_steward_notice(view: StewardNoticeView) -> dict:

@@ -198,6 +198,11 @@ class StewardConflictView:
     responders: tuple[str, ...]
     viewer: Viewer
     bound: bool = False
+    # The delivery reference the override actions carry, and the candidates a steward may
+    # override with (dates always; labels only when the steward may read the document). Empty:
+    # no override actions (a late conflict after binding, or a policy without overrides).
+    card_ref: str = ""
+    candidates: tuple[CandidateView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -228,6 +233,20 @@ class StewardQuorumView:
     asked: tuple[str, ...]  # display names of the people asked who may still answer
     skipped: tuple[SkippedCandidate, ...]
     viewer: Viewer
+    # the candidates a steward may override with (see StewardConflictView); empty: no actions
+    candidates: tuple[CandidateView, ...] = ()
+
+
+@dataclass(frozen=True)
+class OverrideFormView:
+    """The override's confirmation step: the chosen answer and a required note."""
+
+    clarification_id: str
+    card_ref: str
+    candidate: CandidateView
+    document: DocumentView
+    viewer: Viewer
+    note_missing: bool = False  # re-shown because the note was left empty
 
 
 @dataclass(frozen=True)

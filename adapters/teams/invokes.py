@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,9 +28,11 @@ from bot.clock import Clock
 from bot.declines import DeclineStatus
 from bot.interactions import ChatUser, Interactions
 from bot.store.errors import StoreError
+from cards import overrides
 from cards import teams as adaptive
 from cards import text as card_text
 from cards.actions import (
+    OVERRIDE_NOTE_ID,
     ActionCodec,
     ActionKind,
     ActionRef,
@@ -38,6 +40,7 @@ from cards.actions import (
     InvalidActionPayload,
     custom_input_ids,
     read_custom_answer,
+    read_override_note,
 )
 from cards.views import CustomError, CustomFormView, Viewer
 
@@ -48,7 +51,8 @@ ERROR = "application/vnd.microsoft.error"
 ACCEPT_SECONDS = 2.0  # the store write that makes an answer durable
 DECISION_SECONDS = 3.0  # then the core's verdict, inside Teams' ~5 s for the invoke
 VERBS = (adaptive.ANSWER_VERB, adaptive.CUSTOM_VERB, adaptive.DIGEST_NEXT_VERB,
-         adaptive.REFRESH_VERB, adaptive.DECLINE_VERB)
+         adaptive.REFRESH_VERB, adaptive.DECLINE_VERB, overrides.OVERRIDE_VERB,
+         overrides.OVERRIDE_SUBMIT_VERB)
 
 
 @dataclass
@@ -82,14 +86,18 @@ class Invokes:
             return await self._refresh(user, ref)
         if ref.kind is ActionKind.DECLINE:
             return await self._decline(user, ref)
+        if ref.kind in (ActionKind.OVERRIDE_OPEN, ActionKind.OVERRIDE_SUBMIT):
+            return await self._override(activity, user, ref, data)
         return _error(400, "BadRequest", "This card's action is not one the bot sent.")
 
     # ---------------------------------------------------------------- answers
 
     async def _answer(self, activity: Activity, user: ChatUser, ref: ActionRef, *,
-                      answer_index: int | None = None, custom: CustomAnswer | None = None
-                      ) -> AdaptiveCardInvokeResponse:
+                      answer_index: int | None = None, custom: CustomAnswer | None = None,
+                      override_note: str | None = None) -> AdaptiveCardInvokeResponse:
         cb = self._callback(activity, user, ref, answer_index=answer_index, custom=custom)
+        if override_note is not None:
+            cb = replace(cb, steward_override=True, override_note=override_note)
         try:
             status = await asyncio.wait_for(self.answers.accept(cb, wake=False),
                                             self.accept_seconds)
@@ -102,6 +110,9 @@ class Invokes:
         if custom is not None and receipt is not None \
                 and receipt.verdict is AnswerStatus.INVALID:
             return await self._form(user, ref, CustomError.UNPARSEABLE, custom)
+        if cb.steward_override and receipt is not None \
+                and receipt.verdict is AnswerStatus.NOT_ALLOWED:
+            return message("override.refused")  # the core refused: nothing was recorded
         shown = clicks.after_click(cb, receipt, now=self.clock.now())
         if shown.view is not None:
             return card(adaptive.render_outcome(shown.view))
@@ -175,6 +186,26 @@ class Invokes:
         if declined.status is DeclineStatus.NOT_ALLOWED:
             return message("decline.not_available")
         return message("decline.unavailable")
+
+    # ---------------------------------------------------------------- steward overrides
+
+    async def _override(self, activity: Activity, user: ChatUser, ref: ActionRef, data: object
+                        ) -> AdaptiveCardInvokeResponse:
+        """The confirmation card with its required note (OVERRIDE_OPEN, or a submit without a
+        note, which records nothing), or the override itself, forwarded like any answer."""
+        assert ref.clarification_id is not None and ref.candidate is not None
+        values = data if isinstance(data, dict) else {}
+        note = read_override_note(values.get(OVERRIDE_NOTE_ID))
+        if ref.kind is ActionKind.OVERRIDE_SUBMIT and note is not None:
+            return await self._answer(activity, user, ref, answer_index=ref.candidate,
+                                      override_note=note)
+        form = await self._within(self.interactions.override_form(
+            user, clarification_id=ref.clarification_id, card_ref=ref.card_ref,
+            candidate=ref.candidate))
+        if form is None:
+            return message("answer.form_unavailable")
+        form = replace(form, note_missing=ref.kind is ActionKind.OVERRIDE_SUBMIT)
+        return card(overrides.teams_form(form, codec=self.codec))
 
     # ---------------------------------------------------------------- the rest
 

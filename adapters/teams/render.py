@@ -35,9 +35,9 @@ def render(view: object, *, codec: ActionCodec) -> dict[str, Any]:
         case StewardNoticeView():
             return adaptive.render_steward_notice(view)
         case StewardQuorumView():
-            return adaptive.render_steward_quorum(view)
+            return adaptive.render_steward_quorum(view, codec)
         case StewardConflictView():
-            return adaptive.render_steward_conflict(view)
+            return adaptive.render_steward_conflict(view, codec)
         case DeadLetterDigestView():
             return adaptive.render_dead_letter_digest(view)
     raise TypeError(f"no Teams rendering for {type(view).__name__}")

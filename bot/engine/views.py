@@ -123,11 +123,23 @@ def quorum_unreachable(
         severity=c.severity, required=c.quorum_policy.required_confirmations, missing=missing,
         asked=tuple(asked),
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
-        viewer=viewer(steward))
+        viewer=viewer(steward),
+        candidates=override_candidates(c, steward) if c.quorum_policy.allow_steward_override
+        else ())
+
+
+def override_candidates(c: m.Clarification, steward: m.Person) -> tuple[CandidateView, ...]:
+    """What a steward may override with: every candidate's dates, and its label (document
+    text) only when the steward passes the RBAC gate; the core checks the steward's rights
+    again when the override arrives."""
+    readable = may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed
+    return tuple(CandidateView(index=x.index, label=x.label if readable else "",
+                               valid_from=x.valid_from, valid_to=x.valid_to)
+                 for x in c.candidates)
 
 
 def conflict(
-    c: m.Clarification, *, steward: m.Person, names: dict[str, str]
+    c: m.Clarification, *, steward: m.Person, names: dict[str, str], key: DeliveryKey | None = None
 ) -> StewardConflictView:
     responders = tuple(
         dict.fromkeys(
@@ -142,6 +154,8 @@ def conflict(
         severity=c.severity,
         responders=responders,
         viewer=viewer(steward),
+        card_ref=card_ref(key) if key is not None else "",
+        candidates=override_candidates(c, steward) if key is not None else (),
     )
 
 
