@@ -103,8 +103,8 @@ class Interactions:
         except e.CoreError as exc:
             log.warning("interactions.form_unavailable", error=type(exc).__name__)
             return None
-        if not may_see(person, c, tenant_id=tenant):
-            return None
+        if not may_see(person, c, tenant_id=tenant) or views.declined(c, person.person_id):
+            return None  # a decliner's card says "passed on" (a Teams refresh must not undo it)
         return views.question_view(c, card_ref=card_ref, person=person, now=self.clock.now())
 
     async def decline(self, user: ChatUser, *, clarification_id: str, card_ref: str,

@@ -84,6 +84,12 @@ async def test_a_decline_invoke_answers_with_the_passed_on_card(teams: TeamsStac
     assert [ev.person_id for ev in teams.sink.of("skipped")
             if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED] == ["p-sarah"]
 
+    refresh = teams.codec.teams_data(ActionRef(kind=ActionKind.REFRESH, card_ref=card_ref,
+                                               clarification_id=cid))
+    adapter, steps = flow(teams)
+    await steps.send(invoke_activity(refresh, "clarify.refresh")).start_test()
+    assert invoke_answer(adapter)["type"] == MESSAGE  # the passed-on card is left as it is
+
     teams.clock.advance(LEASE)
     await teams.engine.worker.run_burst()
     tina = sent_to(teams, "p-tina", cid)
