@@ -34,6 +34,7 @@ REASON_TEXT: dict[m.ReasonCode, str] = {
     m.ReasonCode.DIGESTED: "will receive this question in their next digest",
     m.ReasonCode.TENANT_SCOPE_MISMATCH: "is outside this tenant's workspaces",
     m.ReasonCode.RESPONDER_NOT_AUTHORISED: "answered from an identity that is not verified",
+    m.ReasonCode.CANDIDATE_DECLINED: "said they are not the right person to answer",
 }
 
 

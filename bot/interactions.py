@@ -4,7 +4,8 @@ An adapter verifies a callback, parses it once into a ``ChatUser`` and the refer
 carried, acknowledges, and renders what comes back; the decisions are here: in which tenant a
 chat user acts (the one place it is resolved), whether the custom-answer form opens and with what,
 the digest's next page, whether a person may see a clarification, and where an answer's outcome
-is shown. Answers themselves go to ``bot.answers`` (``Callback``, ``AnswerService.accept``).
+is shown, and declines ("Not the right person", ``bot.declines``). Answers themselves go to
+``bot.answers`` (``Callback``, ``AnswerService.accept``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.declines import Declined, Declines
 from bot.engine import views
 from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read
@@ -79,6 +81,7 @@ class Interactions:
     clock: Clock
     slack: SlackSettings
     teams: TeamsSettings
+    declines: Declines
 
     def tenant(self, user: ChatUser) -> str | None:
         """The tenant a callback acts in, or None (deny by default): the one place it is decided
@@ -100,9 +103,16 @@ class Interactions:
         except e.CoreError as exc:
             log.warning("interactions.form_unavailable", error=type(exc).__name__)
             return None
-        if not may_see(person, c, tenant_id=tenant):
-            return None
+        if not may_see(person, c, tenant_id=tenant) or views.declined(c, person.person_id):
+            return None  # a decliner's card says "passed on" (a Teams refresh must not undo it)
         return views.question_view(c, card_ref=card_ref, person=person, now=self.clock.now())
+
+    async def decline(self, user: ChatUser, *, clarification_id: str, card_ref: str,
+                      paint: bool) -> Declined:
+        """"Not the right person" on a question card (``bot.declines``), in the user's tenant."""
+        return await self.declines.decline(user, tenant=self.tenant(user),
+                                           clarification_id=clarification_id,
+                                           card_ref=card_ref, paint=paint)
 
     async def override_form(self, user: ChatUser, *, clarification_id: str, card_ref: str,
                             candidate: int) -> OverrideFormView | None:

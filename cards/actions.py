@@ -42,6 +42,7 @@ class ActionKind(StrEnum):
     CUSTOM_SUBMIT = "s"  # submit a free-form interval
     REFRESH = "r"  # Teams Universal Actions refresh
     DIGEST_NEXT = "n"  # show the next page of a digest
+    DECLINE = "d"  # "Not the right person": pass the question on to the next candidate
     OVERRIDE_OPEN = "v"  # a steward card: open the override confirmation for one candidate
     OVERRIDE_SUBMIT = "w"  # submit the confirmed override with its required note
 

@@ -26,12 +26,14 @@ from cards.views import (
 ANSWER_ACTION = "clarify.answer"
 CUSTOM_ACTION = "clarify.custom"
 DIGEST_NEXT_ACTION = "clarify.digest.next"
+DECLINE_ACTION = "clarify.decline"
 OPEN_DOCUMENT_ACTION = "clarify.open_document"
 CUSTOM_CALLBACK = "clarify.custom"
 QUESTION_CHARS = 1000
 LINE_CHARS = 1000
 TITLE_CHARS = 200
 LINK_URL_CHARS = 1500
+EXCERPT_CHARS = 300  # a sentence or two, as on Teams (where it keeps cards under 28 KB)
 DIGEST_MAX_QUESTIONS = 10
 
 
@@ -128,8 +130,11 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
     source = cat.text("question.source", link=link(view.document, view.viewer))
     heading = f"*{esc_clip(view.question, QUESTION_CHARS)}*"
     blocks = [_section(f"q{slot}.question", f"{heading}\n{source}" if compact else heading)]
-    for suffix, icon, line in (("notice", "⚠️", text.quorum_notice(view)),
-                               ("banner", "☑️", text.banner_text(view))):
+    # a digest keeps its block budget for questions: why-asked and the excerpt are the card's
+    lines = [] if compact else [("excerpt", "❝", text.excerpt_text(view, limit=EXCERPT_CHARS)),
+                                ("why", "🙋", text.why_asked(view))]
+    lines += [("notice", "⚠️", text.quorum_notice(view)), ("banner", "☑️", text.banner_text(view))]
+    for suffix, icon, line in lines:
         if line:
             blocks.append(_context(f"q{slot}.{suffix}", f"{icon} {esc_clip(line, LINE_CHARS)}"))
     buttons = _answer_buttons(view, codec, slot)
@@ -138,8 +143,19 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
         blocks.append({"type": "actions", "block_id": f"q{slot}.answers.{n // step}",
                        "elements": buttons[n:n + step]})
     if not compact:
+        blocks.append({"type": "actions", "block_id": f"q{slot}.decline",
+                       "elements": [_decline_button(view, codec, slot)]})
         blocks.append(_context(f"q{slot}.source", f"📄 {source}"))
     return blocks
+
+
+def _decline_button(view: QuestionView, codec: ActionCodec, slot: int) -> dict:
+    """"Not the right person": passes the question on to the next candidate at once."""
+    return _button(text.catalog_of(view.viewer).text("question.decline"),
+                   action_id=DECLINE_ACTION,
+                   value=codec.encode(ActionRef(kind=ActionKind.DECLINE, card_ref=view.card_ref,
+                                                clarification_id=view.clarification_id,
+                                                slot=slot)))
 
 
 def render_question(view: QuestionView, *, codec: ActionCodec) -> dict:

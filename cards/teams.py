@@ -29,12 +29,14 @@ ANSWER_VERB = "clarify.answer"
 CUSTOM_VERB = "clarify.custom"
 REFRESH_VERB = "clarify.refresh"
 DIGEST_NEXT_VERB = "clarify.digest.next"
+DECLINE_VERB = "clarify.decline"
 QUESTION_CHARS = 1000
 TITLE_CHARS = 200
 LINE_CHARS = 1000
 # "Confirmed by …" names can be many and long; a shorter cap keeps one worst-case question (with
 # every text non-ASCII, escaped to six bytes a unit on the wire) inside a digest page.
 BANNER_CHARS = 400
+EXCERPT_CHARS = 300  # a sentence or two; keeps the worst-case card under 28 KB
 DIGEST_MAX_QUESTIONS = 10
 # Room kept for the overflow footer when filling a digest up to the size limit.
 FOOTER_RESERVE_BYTES = 2048
@@ -145,11 +147,26 @@ def _something_else(view: QuestionView, codec: ActionCodec, slot: int) -> dict:
                      "actions": [_custom_submit(form, codec)]}}
 
 
-def question_container(view: QuestionView, *, codec: ActionCodec, slot: int = 0) -> list[dict]:
-    """The body elements of one question: text, notices, buttons, "Something else…", source."""
+def question_container(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
+                       alone: bool = False) -> list[dict]:
+    """The body elements of one question: text, notices, buttons, "Something else…", source;
+    ``alone`` (a question card, not a digest entry) adds the excerpt, why the person is asked
+    and "Not the right person"."""
     actions = [*_answer_actions(view, codec, slot), _something_else(view, codec, slot)]
-    return [*_question_parts(view, slot), *_action_sets(actions, f"q{slot}.answers"),
-            _source_line(view.document, view.viewer)]
+    parts = _question_parts(view, slot)
+    if alone:
+        excerpt, why = text.excerpt_text(view, limit=EXCERPT_CHARS), text.why_asked(view)
+        parts += [_text(f"❝ {excerpt}", isSubtle=True, size="Small")] if excerpt else []
+        parts += [_text(f"🙋 {why}", isSubtle=True, size="Small")] if why else []
+    body = [*parts, *_action_sets(actions, f"q{slot}.answers")]
+    if alone:
+        decline = _execute(text.catalog_of(view.viewer).text("question.decline"), DECLINE_VERB,
+                           codec.teams_data(ActionRef(kind=ActionKind.DECLINE,
+                                                      card_ref=view.card_ref,
+                                                      clarification_id=view.clarification_id,
+                                                      slot=slot)))
+        body += _action_sets([decline], f"q{slot}.decline")
+    return [*body, _source_line(view.document, view.viewer)]
 
 
 def _refresh(view: QuestionView, codec: ActionCodec) -> dict | None:
@@ -162,7 +179,7 @@ def _refresh(view: QuestionView, codec: ActionCodec) -> dict | None:
 
 
 def render_question(view: QuestionView, *, codec: ActionCodec) -> dict:
-    card = _card(view.viewer, question_container(view, codec=codec))
+    card = _card(view.viewer, question_container(view, codec=codec, alone=True))
     refresh = _refresh(view, codec)
     if refresh:
         card["refresh"] = refresh

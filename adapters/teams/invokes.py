@@ -25,6 +25,7 @@ from bot import clicks
 from bot.aio import drain
 from bot.answers import AnswerService, AnswerStatus, Callback, Receipt
 from bot.clock import Clock
+from bot.declines import DeclineStatus
 from bot.interactions import ChatUser, Interactions
 from bot.store.errors import StoreError
 from cards import overrides
@@ -50,7 +51,8 @@ ERROR = "application/vnd.microsoft.error"
 ACCEPT_SECONDS = 2.0  # the store write that makes an answer durable
 DECISION_SECONDS = 3.0  # then the core's verdict, inside Teams' ~5 s for the invoke
 VERBS = (adaptive.ANSWER_VERB, adaptive.CUSTOM_VERB, adaptive.DIGEST_NEXT_VERB,
-         adaptive.REFRESH_VERB, overrides.OVERRIDE_VERB, overrides.OVERRIDE_SUBMIT_VERB)
+         adaptive.REFRESH_VERB, adaptive.DECLINE_VERB, overrides.OVERRIDE_VERB,
+         overrides.OVERRIDE_SUBMIT_VERB)
 
 
 @dataclass
@@ -82,6 +84,8 @@ class Invokes:
             return await self._custom(activity, user, ref, data)
         if ref.kind is ActionKind.REFRESH:
             return await self._refresh(user, ref)
+        if ref.kind is ActionKind.DECLINE:
+            return await self._decline(user, ref)
         if ref.kind in (ActionKind.OVERRIDE_OPEN, ActionKind.OVERRIDE_SUBMIT):
             return await self._override(activity, user, ref, data)
         return _error(400, "BadRequest", "This card's action is not one the bot sent.")
@@ -163,6 +167,25 @@ class Invokes:
                               entered_from=entered.start if entered else None,
                               entered_to=entered.end if entered else None, entered_note=note)
         return card(adaptive.render_custom_form(form, codec=self.codec))
+
+    # ---------------------------------------------------------------- "Not the right person"
+
+    async def _decline(self, user: ChatUser, ref: ActionRef) -> AdaptiveCardInvokeResponse:
+        """``bot.interactions`` decides and records; the invoke answers with the "passed on"
+        card. A decline still running at the deadline goes on in a task of ours (a repeated
+        press is then one skip and shows the card)."""
+        assert ref.clarification_id is not None
+        task = self._spawn(self.interactions.decline(
+            user, clarification_id=ref.clarification_id, card_ref=ref.card_ref, paint=False))
+        done, _ = await asyncio.wait({task}, timeout=self.decision_seconds)
+        if task not in done or task.cancelled() or task.exception() is not None:
+            return message("decline.unavailable")
+        declined = task.result()
+        if declined.view is not None:
+            return card(adaptive.render_outcome(declined.view))
+        if declined.status is DeclineStatus.NOT_ALLOWED:
+            return message("decline.not_available")
+        return message("decline.unavailable")
 
     # ---------------------------------------------------------------- steward overrides
 

@@ -53,7 +53,10 @@ def question(
 def question_view(
     c: m.Clarification, *, card_ref: str, person: m.Person, now: datetime
 ) -> QuestionView:
-    """``question`` for a card already delivered, named by the reference its buttons carry."""
+    """``question`` for a card already delivered, named by the reference its buttons carry.
+
+    The span excerpt is filled only when ``person`` passes the RBAC gate for the source (the
+    engine asks nobody who fails it, but a view must not rely on its caller for that)."""
     return QuestionView(
         clarification_id=c.id,
         card_ref=card_ref,
@@ -69,7 +72,21 @@ def question_view(
         required_confirmations=c.quorum_policy.required_confirmations,
         viewer=viewer(person),
         asked_at=now,
+        relation=relation(c, person.person_id),
+        excerpt=c.span_excerpt if may_read(person, acl=c.document.acl,
+                                           tenant_id=c.tenant_id).allowed else "",
     )
+
+
+def relation(c: m.Clarification, person_id: str) -> m.AuthorityRelation | None:
+    """The person's relation to the target as the core ranked them, if it says."""
+    return next((r.relation for r in c.relations if r.person_id == person_id), None)
+
+
+def declined(c: m.Clarification, person_id: str) -> bool:
+    """The person said they are not the right one (a skip with that code on the core's trail)."""
+    return any(ev.type == "skipped" and ev.person_id == person_id
+               and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED for ev in c.events)
 
 
 def escalation(
