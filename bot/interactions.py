@@ -34,6 +34,7 @@ from cards.views import (
 )
 
 log = structlog.get_logger("clarify.interactions")
+QUEUE_COMMAND = "queue"  # the personal chat message that asks for the queue (Teams)
 QUEUE_MAX = 50  # clarifications one chat queue lists; the rest is a count (the CLI lists all)
 QUEUE_PAGES = 20  # attention pages read at most (200 each) for the count
 QUEUE_READS = 8  # clarifications read from the core at once for the queue
@@ -76,6 +77,12 @@ def placement(own: list[CardRecord], *, platform: str, clicked: str | None) -> P
     notes = dict.fromkeys((c.platform, c.message_ref) for c in own
                           if c.delivery.kind != m.DeliveryKind.QUESTION.value)
     return Placement(paint=paint, notes=tuple(notes))
+
+
+def wants_queue(message: str | None) -> bool:
+    """Whether a personal chat message asks for the steward's queue: "queue", in any case, with
+    any surrounding blanks; anything else gets the short help."""
+    return (message or "").strip().casefold() == QUEUE_COMMAND
 
 
 def stewarded(person: m.Person) -> frozenset[str]:

@@ -15,7 +15,7 @@ from cards.views import AttentionItem, AttentionView, Viewer
 HOME_TYPE = "home"
 
 
-def _summary(view: AttentionView) -> str:
+def summary_text(view: AttentionView) -> str:
     """The sentence that stands for the whole queue (or for its absence)."""
     cat = text.catalog_of(view.viewer)
     if view.unavailable:
@@ -39,7 +39,7 @@ def render_slack_home(view: AttentionView) -> dict:
     cat = text.catalog_of(view.viewer)
     blocks = [{"type": "header", "block_id": "queue.title",
                "text": sl._plain(cat.text("queue.title"), limits.SLACK_HEADER_TEXT)},
-              sl._section("queue.intro", sl.escape(_summary(view)))]
+              sl._section("queue.intro", sl.escape(summary_text(view)))]
     # one block per item, one left for the overflow line
     budget = limits.SLACK_MODAL_BLOCKS - len(blocks) - 1
     shown = view.items[:budget]
@@ -63,7 +63,7 @@ def render_teams_queue(view: AttentionView) -> dict:
     kept for the "…and N more" line), then that line."""
     cat = text.catalog_of(view.viewer)
     body = [tm._text(cat.text("queue.title"), weight="Bolder", size="Medium"),
-            tm._text(_summary(view))]
+            tm._text(summary_text(view))]
     card = tm._card(view.viewer, body)
     shown = 0
     for item in view.items:
