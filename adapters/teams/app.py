@@ -182,8 +182,9 @@ class TeamsAdapter:
         await self._keep(context)
         _, who = _edge(context)
         user = who.user()
-        if user is None or not references.personal(context.activity):
-            return
+        if user is None or not references.personal(context.activity) \
+                or not (context.activity.text or "").strip():
+            return  # no words (a file, an adaptive card's own message): nothing was asked
         if not wants_queue(context.activity.text):
             await context.send_activity(attention.help_text(Viewer()))
             return
