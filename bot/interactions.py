@@ -3,13 +3,15 @@
 An adapter verifies a callback, parses it once into a ``ChatUser`` and the references its card
 carried, acknowledges, and renders what comes back; the decisions are here: in which tenant a
 chat user acts (the one place it is resolved), whether the custom-answer form opens and with what,
-the digest's next page, whether a person may see a clarification, and where an answer's outcome
-is shown, and declines ("Not the right person", ``bot.declines``). Answers themselves go to
+the digest's next page, whether a person may see a clarification, where an answer's outcome
+is shown, declines ("Not the right person", ``bot.declines``), and what a steward's attention
+queue in chat lists. Answers themselves go to
 ``bot.answers`` (``Callback``, ``AnswerService.accept``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 import structlog
@@ -21,12 +23,23 @@ from bot.core.client import CoreClient
 from bot.declines import Declined, Declines
 from bot.engine import views
 from bot.engine.digests import DigestSender
-from bot.engine.rbac import may_read
+from bot.engine.rbac import may_read, role_in
 from bot.settings import SlackSettings, TeamsSettings
 from bot.store.base import CardRecord
-from cards.views import DigestView, OverrideFormView, QuestionView
+from cards.views import (
+    AttentionItem,
+    AttentionView,
+    DigestView,
+    OverrideFormView,
+    QuestionView,
+    Viewer,
+)
 
 log = structlog.get_logger("clarify.interactions")
+QUEUE_COMMAND = "queue"  # the personal chat message that asks for the queue (Teams)
+QUEUE_MAX = 50  # clarifications one chat queue lists; the rest is a count (the CLI lists all)
+QUEUE_PAGES = 20  # attention pages read at most (200 each) for the count
+QUEUE_READS = 8  # clarifications read from the core at once for the queue
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +79,25 @@ def placement(own: list[CardRecord], *, platform: str, clicked: str | None) -> P
     notes = dict.fromkeys((c.platform, c.message_ref) for c in own
                           if c.delivery.kind != m.DeliveryKind.QUESTION.value)
     return Placement(paint=paint, notes=tuple(notes))
+
+
+def wants_queue(message: str | None) -> bool:
+    """Whether a personal chat message asks for the steward's queue: "queue", in any case, with
+    any surrounding blanks; anything else gets the short help."""
+    return (message or "").strip().casefold() == QUEUE_COMMAND
+
+
+def stewarded(person: m.Person) -> frozenset[str]:
+    """The workspaces the person is the steward of (their role there, as the core holds it)."""
+    return frozenset(ms.workspace_id for ms in person.memberships
+                     if role_in(person, ms.workspace_id) is m.Role.STEWARD)
+
+
+def attention_item(person: m.Person, c: m.Clarification) -> AttentionItem:
+    """One queue line: the document's title only where the steward passes the read gate,
+    otherwise the neutral reference the steward escalation uses."""
+    return AttentionItem(clarification_id=c.id, document=views.steward_document(c, person),
+                         severity=c.severity, state=c.state)
 
 
 def may_see(person: m.Person, c: m.Clarification, *, tenant_id: str) -> bool:
@@ -149,6 +181,56 @@ class Interactions:
         except e.CoreError as exc:
             log.warning("interactions.digest_page_failed", error=type(exc).__name__)
             return None
+
+    async def attention(self, user: ChatUser) -> AttentionView:
+        """A steward's attention queue, for the chat identity: the clarifications the core's
+        attention list holds for the person's tenant, in workspaces the person stewards, with
+        document titles only where they may read the source. Not a steward, or not a person
+        the core knows in a served tenant: the empty view; the core away: ``unavailable``."""
+        try:
+            tenant = self.tenant(user)
+            if tenant is None:
+                return AttentionView(viewer=Viewer(), steward=False)
+            resolved = await self.core.resolve_person(tenant_id=tenant, identity=user.identity())
+            person = resolved.person
+            if not resolved.verified:  # a steward's queue needs the enterprise identity
+                return AttentionView(viewer=views.viewer(person), steward=False)
+            mine = stewarded(person)
+            if not mine:
+                return AttentionView(viewer=views.viewer(person), steward=False)
+            ids = await self._attention_ids(tenant, mine)
+            shown = await self._read_all(ids[:QUEUE_MAX])
+        except e.NotFound:
+            return AttentionView(viewer=Viewer(), steward=False)
+        except e.CoreError as exc:
+            log.warning("interactions.attention_unavailable", error=type(exc).__name__)
+            return AttentionView(viewer=Viewer(), steward=False, unavailable=True)
+        items = tuple(attention_item(person, c) for c in shown
+                      if c.tenant_id == tenant and c.workspace.workspace_id in mine)
+        return AttentionView(viewer=views.viewer(person), steward=True, items=items,
+                             more=len(ids) - len(shown))
+
+    async def _attention_ids(self, tenant: str, workspaces: frozenset[str]) -> list[str]:
+        """The ids of the tenant's attention queue in those workspaces, in the core's order."""
+        ids: list[str] = []
+        cursor = None
+        for _ in range(QUEUE_PAGES):
+            page = await self.core.list_attention(tenant_id=tenant, cursor=cursor, limit=200)
+            ids += [s.id for s in page.items
+                    if s.tenant_id == tenant and s.workspace_id in workspaces]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return ids
+
+    async def _read_all(self, ids: list[str]) -> list[m.Clarification]:
+        gate = asyncio.Semaphore(QUEUE_READS)
+
+        async def read(cid: str) -> m.Clarification:
+            async with gate:
+                return await self.core.get_clarification(clarification_id=cid)
+
+        return list(await asyncio.gather(*(read(cid) for cid in ids)))
 
     async def _person(self, user: ChatUser) -> tuple[m.Person, str] | None:
         tenant = self.tenant(user)

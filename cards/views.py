@@ -10,7 +10,13 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
 
-from bot.core.models import AnswerOutcome, AuthorityRelation, ReasonCode, Severity
+from bot.core.models import (
+    AnswerOutcome,
+    AuthorityRelation,
+    ClarificationState,
+    ReasonCode,
+    Severity,
+)
 
 
 @dataclass(frozen=True)
@@ -274,3 +280,28 @@ class DigestView:
     questions: tuple[QuestionView, ...]
     viewer: Viewer
     offset: int = 0
+
+
+@dataclass(frozen=True)
+class AttentionItem:
+    """One clarification of a steward's attention queue. Like the other steward views it has no
+    field for the question or the span; ``document`` is neutral where the steward may not read
+    the source."""
+
+    clarification_id: str
+    document: DocumentView
+    severity: Severity
+    state: ClarificationState
+
+
+@dataclass(frozen=True)
+class AttentionView:
+    """The steward's attention queue in chat (Slack App Home, the Teams ``queue`` message).
+    ``steward`` False: the person stewards no workspace (or is not known): "nothing for you
+    here". ``more``: items of the queue not listed (past the bot's cap)."""
+
+    viewer: Viewer
+    steward: bool
+    items: tuple[AttentionItem, ...] = ()
+    more: int = 0
+    unavailable: bool = False  # the core could not be asked just now

@@ -29,7 +29,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.bodies import read_body
-from adapters.slack import payloads, steward
+from adapters.slack import home, payloads, steward
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
     TIMESTAMP_HEADER,
@@ -202,6 +202,7 @@ class SlackAdapter:
         self.app.action(blocks.DECLINE_ACTION)(self.on_decline)
         self.app.view(blocks.CUSTOM_CALLBACK)(self.on_custom_submit)
         steward.register(self)
+        home.register(self)
 
     async def on_answer(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
         click = _read(context).click

@@ -52,6 +52,7 @@ LIMITS: dict[str, Limit] = {
     "conversations.open": Limit(0.8, 10),
     "conversations.history": Limit(0.8, 10),
     "views.open": Limit(1.6, 10),  # Tier 4: 100+/min
+    "views.publish": Limit(1.6, 10),  # Tier 4: 100+/min
 }
 
 
@@ -137,6 +138,11 @@ class SlackChannel:
                          workspace: str | None) -> None:
         await self._call_retrying("views.open", workspace, {"trigger_id": trigger_id,
                                                             "view": view})
+
+    async def publish_home(self, user_id: str, view: dict[str, Any], *,
+                           workspace: str | None) -> None:
+        """The person's App Home tab (``views.publish`` replaces what it showed)."""
+        await self._call_retrying("views.publish", workspace, {"user_id": user_id, "view": view})
 
     async def ephemeral(self, channel: str, user: str, body: dict[str, Any], *,
                         workspace: str | None = None) -> None:

@@ -166,6 +166,21 @@ def who(payload: dict[str, Any]) -> Who:
     return Who(user_id=user_id, team_id=team_id, enterprise_id=next(iter(orgs), None))
 
 
+def home_opener(body: dict[str, Any]) -> Who | None:
+    """Who opened the App Home tab, from an ``app_home_opened`` event callback: the event's user,
+    the callback's ``team_id`` and ``enterprise_id``. None for another tab (Messages, About);
+    ``MalformedPayload`` for ids not of Slack's shapes."""
+    event = obj(body.get("event"))
+    if event.get("type") != "app_home_opened" or event.get("tab", "home") != "home":
+        return None
+    user_id = _id(event.get("user"), USER_ID, field="event.user")
+    assert user_id is not None
+    return Who(user_id=user_id,
+               team_id=_id(body.get("team_id"), TEAM_ID, field="team_id", optional=True),
+               enterprise_id=_id(body.get("enterprise_id"), ENTERPRISE_ID,
+                                 field="enterprise_id", optional=True))
+
+
 def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
     actions = payload.get("actions")
     if not isinstance(actions, list) or len(actions) != 1 or not isinstance(actions[0], dict):

@@ -22,7 +22,7 @@ from typing import Any
 import pydantic
 import structlog
 from aiohttp import web
-from microsoft_agents.activity import Activity, ActivityTypes
+from microsoft_agents.activity import Activity, ActivityTypes, Attachment
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import (
     AgentApplication,
@@ -39,12 +39,15 @@ from adapters.teams import references
 from adapters.teams.auth import TokenGate, Unauthorized
 from adapters.teams.invokes import VERBS, Invokes
 from adapters.teams.references import Actor, NoTenant
+from adapters.teams.render import CARD_CONTENT_TYPE
 from bot.audit import Audit, AuditEvent
 from bot.clock import Clock
 from bot.core import models as m
-from bot.interactions import ChatUser, Interactions
+from bot.interactions import ChatUser, Interactions, wants_queue
 from bot.metrics import REGISTRY
 from bot.store.base import Store
+from cards import attention
+from cards.views import Viewer
 
 log = structlog.get_logger("clarify.teams")
 MESSAGES_PATH = "/api/messages"
@@ -173,7 +176,25 @@ class TeamsAdapter:
         await self._keep(context)
 
     async def on_message(self, context: TurnContext, state: TurnState) -> None:
+        """Keeps the conversation; in the personal chat, answers "queue" with the steward's
+        attention queue (a card; a short message for anyone with nothing to see) and anything
+        else with the help text."""
         await self._keep(context)
+        _, who = _edge(context)
+        user = who.user()
+        if user is None or not references.personal(context.activity) \
+                or not (context.activity.text or "").strip():
+            return  # no words (a file, an adaptive card's own message): nothing was asked
+        if not wants_queue(context.activity.text):
+            await context.send_activity(attention.help_text(Viewer()))
+            return
+        view = await self.interactions.attention(user)
+        if not view.steward or view.unavailable:
+            await context.send_activity(attention.summary_text(view))
+            return
+        card = attention.render_teams_queue(view)
+        await context.send_activity(Activity(type=ActivityTypes.message, attachments=[
+            Attachment(content_type=CARD_CONTENT_TYPE, content=card)]))
 
     async def _keep(self, context: TurnContext) -> None:
         tenant, who = _edge(context)

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from adapters.slack.app import EVENTS_PATH
+from adapters.slack.home import HOME_EVENT
 
 MANIFEST = Path(__file__).resolve().parents[2] / "manifest" / "slack" / "manifest.yaml"
 
@@ -22,3 +23,13 @@ def test_slack_manifest_grants_what_the_adapter_uses() -> None:
     assert interactivity["request_url"].endswith(EVENTS_PATH)
     assert manifest["settings"]["socket_mode_enabled"] in (True, False)
     assert len(manifest["display_information"]["name"]) <= 35
+
+
+def test_slack_manifest_enables_the_app_home() -> None:
+    """The Home tab is on and its event reaches the adapter's path (the steward's queue)."""
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert manifest["features"]["app_home"]["messages_tab_enabled"] is True
+    events = manifest["settings"]["event_subscriptions"]
+    assert HOME_EVENT in events["bot_events"]
+    assert events["request_url"].endswith(EVENTS_PATH)

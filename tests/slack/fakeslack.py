@@ -198,6 +198,15 @@ def _view_problems(view: Json) -> list[str]:
     return limits.slack_modal_problems(view) + _sdk_problems(lambda: View(**view).to_dict())
 
 
+def _home_problems(view: Json) -> list[str]:
+    if not isinstance(view, dict) or view.get("type") != "home":
+        return ["view must be a home object"]
+    blocks = view.get("blocks")
+    if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+        return ["view.blocks must be a list of objects"]
+    return limits.slack_modal_problems(view) + _sdk_problems(lambda: View(**view).to_dict())
+
+
 def _content(args: Json, *, required: bool = True) -> tuple[str | None, list[Json] | None]:
     """The message text and blocks, checked; raises Slack's error for a bad pair."""
     text, blocks = args.get("text"), args.get("blocks")
@@ -261,6 +270,7 @@ class FakeSlack:
     messages: list[Message] = field(default_factory=list)
     ephemerals: list[Json] = field(default_factory=list)
     views: dict[str, Json] = field(default_factory=dict)
+    homes: dict[str, Json] = field(default_factory=dict)  # user id -> published App Home
     users: dict[str, User] = field(default_factory=dict)
     channels: set[str] = field(default_factory=set)
     _faults: dict[str, list[Fault]] = field(default_factory=dict)
@@ -416,6 +426,7 @@ class FakeSlack:
             "chat.postEphemeral": self._post_ephemeral,
             "views.open": self._views_open,
             "views.update": self._views_update,
+            "views.publish": self._views_publish,
             "users.info": self._users_info,
             "users.lookupByEmail": self._users_lookup_by_email,
         }
@@ -555,6 +566,16 @@ class FakeSlack:
             raise SlackError("hash_conflict")
         view = self._checked_view(args)
         return {"view": self._store_view(view_id, view)}
+
+    def _views_publish(self, args: Json) -> Json:
+        """A person's App Home: checked like Slack checks a home view, kept per user."""
+        user_id = self._user(_required(args, "user_id")).id
+        view = _required(args, "view")
+        if problems := _home_problems(view):
+            raise SlackError("invalid_arguments", messages=problems)
+        view_id = f"V{next(self._serial):08d}"
+        self.homes[user_id] = self._store_view(view_id, dict(view))
+        return {"view": self.homes[user_id]}
 
     def _users_info(self, args: Json) -> Json:
         return {"user": self._user(args.get("user")).as_slack()}

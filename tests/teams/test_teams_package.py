@@ -68,8 +68,11 @@ def test_teams_package_builds_the_app_zip(tmp_path: Path) -> None:
     assert schema_problems(manifest, _schema()) == []
     assert tuple(map(int, manifest["manifestVersion"].split("."))) >= (1, 17)
     assert manifest["id"] == APP_ID and manifest["version"] == "1.4.2"
-    assert manifest["bots"] == [{"botId": APP_ID, "scopes": ["personal"],
-                                 "supportsFiles": False, "isNotificationOnly": False}]
+    (bot,) = manifest["bots"]
+    commands = bot.pop("commandLists")
+    assert bot == {"botId": APP_ID, "scopes": ["personal"], "supportsFiles": False,
+                   "isNotificationOnly": False}
+    assert [c["title"] for c in commands[0]["commands"]] == ["queue"]  # the steward's queue
     assert manifest["validDomains"] == ["clarify.example.com"]
     assert manifest["developer"]["privacyUrl"] == "https://example.com/clarify/privacy"
     assert "${{" not in json.dumps(manifest)
