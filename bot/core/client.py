@@ -149,6 +149,11 @@ class CoreClient(BaseCoreClient):
         path = {"clarificationId": clarification_id}
         return (await self._call("reportEvent", m.ClarificationEvent, path=path, body=report))[0]
 
+    async def report_batch(self, batch: m.ReportBatch) -> m.ReportBatchResult:
+        """Delivery and event reports together (a job's, at its end): one call instead of one
+        per report. Each item's own error comes back in its result, not as an exception."""
+        return (await self._call("reportBatch", m.ReportBatchResult, body=batch))[0]
+
     # ------------------------------------------------------------ people and facts
 
     async def resolve_person(
@@ -160,6 +165,14 @@ class CoreClient(BaseCoreClient):
     async def get_person(self, *, person_id: str, tenant_id: str | None = None) -> m.Person:
         path, query = {"personId": person_id}, {"tenantId": tenant_id}
         return (await self._call("getPerson", m.Person, path=path, query=query))[0]
+
+    async def get_people(
+        self, *, tenant_id: str, person_ids: list[str], resolve_aliases: bool = True
+    ) -> m.PeopleBatch:
+        """Several people of one tenant in one call, each chat alias resolved back."""
+        body = m.PeopleBatchRequest(tenant_id=tenant_id, person_ids=person_ids,
+                                    resolve_aliases=resolve_aliases)
+        return (await self._call("getPeople", m.PeopleBatch, body=body))[0]
 
     async def get_fact(
         self,
