@@ -13,9 +13,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 
+import structlog
+
+from bot.core import batching
 from bot.core import models as m
 from bot.core.errors import UnexpectedResponse
 from bot.core.transport import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
+
+log = structlog.get_logger("bot.core.client")
 
 __all__ = [
     "DEFAULT_TIMEOUT", "AnswerReceipt", "BaseCoreClient", "CoreClient", "RetryPolicy",
@@ -139,13 +144,25 @@ class CoreClient(BaseCoreClient):
 
     async def report_delivery(
         self, *, clarification_id: str, report: m.DeliveryReport
-    ) -> m.DeliveryRecord:
+    ) -> m.DeliveryRecord | None:
+        """The core's record; None when a job's scope holds the report for ``flush``."""
+        scope = batching.current()
+        if scope is not None:
+            scope.deliveries.append(
+                m.DeliveryReportItem(clarification_id=clarification_id, report=report))
+            return None
         path = {"clarificationId": clarification_id}
         return (await self._call("reportDelivery", m.DeliveryRecord, path=path, body=report))[0]
 
     async def report_event(
         self, *, clarification_id: str, report: m.EventReport
-    ) -> m.ClarificationEvent:
+    ) -> m.ClarificationEvent | None:
+        """The core's event; None when a job's scope holds the report for ``flush``."""
+        scope = batching.current()
+        if scope is not None:
+            scope.events.append(m.EventReportItem(clarification_id=clarification_id,
+                                                  report=report))
+            return None
         path = {"clarificationId": clarification_id}
         return (await self._call("reportEvent", m.ClarificationEvent, path=path, body=report))[0]
 
@@ -154,15 +171,39 @@ class CoreClient(BaseCoreClient):
         per report. Each item's own error comes back in its result, not as an exception."""
         return (await self._call("reportBatch", m.ReportBatchResult, body=batch))[0]
 
+    async def read_people(self, scope: batching.JobScope, *, tenant_id: str,
+                          person_ids: list[str]) -> None:
+        """Read a job's people into its scope, in as few calls as the contract allows."""
+        wanted = list(dict.fromkeys(p for p in person_ids if p not in scope.people))
+        for start in range(0, len(wanted), batching.PEOPLE_PER_CALL):
+            chunk = wanted[start:start + batching.PEOPLE_PER_CALL]
+            scope.learn(tenant_id, await self.get_people(tenant_id=tenant_id, person_ids=chunk))
+
+    async def flush(self, scope: batching.JobScope) -> None:
+        """Send what the scope holds. A report the core refuses is logged by kind and code (no
+        values); a transport or auth failure raises, as the single report would have."""
+        for batch in scope.chunks():
+            result = await self.report_batch(batch)
+            for kind, items in (("delivery", result.deliveries), ("event", result.events)):
+                for item in items:
+                    if not item.ok:
+                        log.warning("core.report_refused", kind=kind, code=item.error_code)
+
     # ------------------------------------------------------------ people and facts
 
     async def resolve_person(
         self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
     ) -> m.ResolvedPerson:
+        scope = batching.current()
+        if scope is not None and (held := scope.resolved(tenant_id, identity)) is not None:
+            return held
         body = m.ResolveRequest(tenant_id=tenant_id, identity=identity)
         return (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
 
     async def get_person(self, *, person_id: str, tenant_id: str | None = None) -> m.Person:
+        scope = batching.current()
+        if scope is not None and (held := scope.person(person_id, tenant_id)) is not None:
+            return held
         path, query = {"personId": person_id}, {"tenantId": tenant_id}
         return (await self._call("getPerson", m.Person, path=path, query=query))[0]
 

@@ -11,6 +11,7 @@ backoff (the escalation window) brings the job back at the next attempt if nobod
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -20,6 +21,7 @@ import structlog
 
 from bot.channel import Address
 from bot.clock import Clock
+from bot.core import batching
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -83,10 +85,30 @@ class JobHandler:
     refresher: CardRefresher
 
     async def handle(self, job: m.LeasedJob) -> JobOutcome:
+        """Handle one job inside its own ``JobScope``: the clarification is read once, its
+        people in one call, and its reports go to the core together when it ends (three core
+        calls for a job that asks one person; ``bot/core/batching.py``)."""
+        scope = batching.JobScope()
+        with batching.bound(scope):
+            try:
+                outcome = await self._handle(job, scope)
+            except BaseException:
+                # what went out is still reported; the job's own error is the one raised
+                with contextlib.suppress(Exception):
+                    await self.core.flush(scope)
+                raise
+            await self.core.flush(scope)
+        return outcome
+
+    async def _handle(self, job: m.LeasedJob, scope: batching.JobScope) -> JobOutcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
         structlog.contextvars.bind_contextvars(
             clarification_id=c.id, job_id=job.id, attempt=job.attempts
         )
+        if c.state not in SETTLED and c.severity is not m.Severity.LOW:
+            steward = [c.workspace.steward_id] if c.workspace.steward_id else []
+            await self.core.read_people(scope, tenant_id=c.tenant_id,
+                                        person_ids=[*job.payload.ranking, *steward])
         if c.state is m.ClarificationState.CONFLICTED:
             await self.stewards.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
