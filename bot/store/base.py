@@ -177,8 +177,12 @@ class Store(Protocol):
 
     # ------------------------------------------------ platform rate limits (shared by replicas)
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
-                        now: datetime) -> float:
-        """Take one token; returns how many seconds to wait before using it (0: go now)."""
+                        now: datetime, reserve: int = 0) -> float:
+        """Take one token; returns how many seconds to wait before using it (0: go now).
+
+        With ``reserve`` (bulk work), a token is taken only when ``reserve`` remain after it;
+        otherwise nothing is taken and the answer is how long until then: ask again after it.
+        """
         ...
 
     async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,

@@ -270,20 +270,23 @@ class MemoryStore:
             return previous[0]
 
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
-                        now: datetime) -> float:
-        return await self._rate(bucket, rate_per_second, burst, now, block=0.0)
+                        now: datetime, reserve: int = 0) -> float:
+        return await self._rate(bucket, rate_per_second, burst, now, block=0.0, reserve=reserve)
 
     async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,
                          burst: int, now: datetime) -> None:
         await self._rate(bucket, rate_per_second, burst, now, block=seconds)
 
     async def _rate(self, bucket: str, rate: float, burst: int, now: datetime, *,
-                    block: float) -> float:
+                    block: float, reserve: int = 0) -> float:
         async with self._lock:
             tokens, at = self._buckets.get(bucket, (float(burst), now))
             if now > at:
                 tokens = min(float(burst), tokens + (now - at).total_seconds() * rate)
                 at = now
+            if reserve > 0 and block <= 0 and tokens - 1 < reserve:
+                self._buckets[bucket] = (tokens, at)
+                return (reserve + 1 - tokens) / rate  # nothing taken: ask again then
             tokens = min(tokens, -block * rate) if block > 0 else tokens - 1
             self._buckets[bucket] = (tokens, at)
             return 0.0 if tokens >= 0 else -tokens / rate

@@ -307,16 +307,16 @@ class RedisStore:
 
     @_translated
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
-                        now: datetime) -> float:
+                        now: datetime, reserve: int = 0) -> float:
         wait = await self._rate_take(keys=[self._keys.rate(bucket)], args=[
-            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, 0])
+            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, 0, reserve])
         return float(wait)
 
     @_translated
     async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,
                          burst: int, now: datetime) -> None:
         await self._rate_take(keys=[self._keys.rate(bucket)], args=[
-            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, seconds])
+            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, seconds, 0])
 
     # ------------------------------------------------ answer outbox (durable)
     @_translated

@@ -234,9 +234,12 @@ return 1
 """
 
 
-# KEYS: bucket | ARGV: rate per second, burst, now, ttl, block seconds (0: take one token)
+# KEYS: bucket | ARGV: rate per second, burst, now, ttl, block seconds (0: take one token),
+#   reserve (tokens the take must leave; 0: none)
 # -> seconds to wait before the taken token may be used ("0" when now); a token bucket that lets
-#    callers go into debt, so that concurrent callers across replicas queue up fairly
+#    callers go into debt, so that concurrent callers across replicas queue up fairly. With a
+#    reserve (bulk work) nothing is taken while fewer than reserve + 1 tokens are there: the
+#    answer is how long until there will be, and the caller asks again then.
 RATE_TAKE = """
 local t = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -247,6 +250,10 @@ if now > at then
   at = now
 end
 local block = tonumber(ARGV[5])
+local reserve = tonumber(ARGV[6]) or 0
+if block <= 0 and reserve > 0 and tokens - 1 < reserve then
+  return tostring((reserve + 1 - tokens) / rate)
+end
 if block > 0 then
   tokens = math.min(tokens, -block * rate)
 else

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from bot.store.base import CardRecord, SlotState, Store
@@ -148,3 +150,18 @@ async def test_kv_keeps_a_document_until_replaced(store: Store) -> None:
     assert await store.kv_get("digest", "d.1") == '{"items": []}'
     await store.kv_put("digest", "d.1", '{"items": [1]}', ttl_seconds=60)
     assert await store.kv_get("digest", "d.1") == '{"items": [1]}'
+
+
+async def test_rate_take_with_a_reserve_takes_nothing_until_the_reserve_is_left(
+        store: Store) -> None:
+    """Bulk work leaves ``reserve`` tokens to clicks: it is told how long to wait, takes
+    nothing meanwhile, and a click (no reserve) still finds a token at once."""
+    bucket = "slack:T1:chat.postMessage"
+    bulk = [await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0, reserve=2)
+            for _ in range(3)]
+    assert bulk == [0.0, 0.0, 0.5]  # two taken; the third would eat into the reserve
+    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0) == 0.0
+    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0) == 0.0
+    later = T0 + timedelta(seconds=1.5)  # three tokens back: the reserve and one more
+    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=later,
+                                 reserve=2) == 0.0
