@@ -20,7 +20,7 @@ from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Mes
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
-from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
+from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
@@ -93,7 +93,8 @@ class Deliverer:
             )
             return Result(Delivered.FAILED)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
-        return await self._recorded(key, address, ref, report=report, status=Delivered.NEW)
+        return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
+                                    held=slot if created else None)
 
     async def reconcile(self, key: DeliveryKey, address: Address) -> Result:
         """A reservation left by a worker that died mid-send: record the message if it exists.
@@ -130,12 +131,16 @@ class Deliverer:
 
     async def _recorded(
         self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Delivered,
-        recovered: bool = False,
+        recovered: bool = False, held: DeliverySlot | None = None,
     ) -> Result:
-        await self.store.mark_sent(key, message_ref=ref)
-        await self.store.add_card(
-            CardRecord(delivery=key, platform=address.platform, message_ref=ref)
-        )
+        """``held``: the slot this worker reserved just now, so the store can record the send
+        and the card in one step."""
+        card = CardRecord(delivery=key, platform=address.platform, message_ref=ref)
+        if held is not None:
+            await self.store.record_sent(held, card)
+        else:
+            await self.store.mark_sent(key, message_ref=ref)
+            await self.store.add_card(card)
         if report:
             await self.core.report_delivery(
                 clarification_id=key.clarification_id,

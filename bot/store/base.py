@@ -114,6 +114,11 @@ class Store(Protocol):
         """Record the message reference after a successful send (state SENT)."""
         ...
 
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+        """``mark_sent`` and ``add_card`` at once (one round trip on Redis): the slot as this
+        worker holds it becomes SENT with the card's reference, and the card is remembered."""
+        ...
+
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
                             now: datetime) -> DeliverySlot:
         """Record that the card waits in a digest batch (creating the slot when none exists)."""

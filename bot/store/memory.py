@@ -114,6 +114,11 @@ class MemoryStore:
             self._slots[key.token()] = slot
             return slot, True
 
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+        sent = await self.mark_sent(slot.key, message_ref=card.message_ref)
+        await self.add_card(card)
+        return sent
+
     async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
         return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
 

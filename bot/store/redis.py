@@ -136,6 +136,7 @@ class RedisStore:
         self._closed = False
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
+        self._record_sent = redis.register_script(scripts.RECORD_SENT)
         self._admit = redis.register_script(scripts.ADMIT)
         self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
         self._outbox_accept = _GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
@@ -179,6 +180,23 @@ class RedisStore:
 
     async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
         return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
+
+    @_translated
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+        """One script when the slot is as reserved; else the two steps, compare-and-set."""
+        key = slot.key
+        new = DeliverySlot(key=key, state=SlotState.SENT, worker_id=slot.worker_id,
+                           reserved_at=slot.reserved_at, message_ref=card.message_ref,
+                           batch_id=slot.batch_id)
+        done = await self._record_sent(
+            keys=[self._keys.slot(key.token()), self._keys.cards(key.clarification_id)],
+            args=[slot.state.value, slot.worker_id, codec.slot_json(new), key.token(),
+                  codec.card_json(card), k.CARDS_TTL_SECONDS])
+        if done == 1:
+            return new
+        sent = await self.mark_sent(key, message_ref=card.message_ref)
+        await self.add_card(card)
+        return sent
 
     @_translated
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,

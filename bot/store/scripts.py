@@ -23,6 +23,20 @@ redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 return 1
 """
 
+# KEYS: slot, cards of the clarification | ARGV: state the slot must be in, its worker, new slot
+#   JSON, card field, card JSON, cards ttl -> 1 recorded, 0 the slot changed meanwhile, -1 missing
+# A sent card's slot and its place among the clarification's cards, in one round trip.
+RECORD_SENT = """
+local current = redis.call('GET', KEYS[1])
+if not current then return -1 end
+local slot = cjson.decode(current)
+if slot.state ~= ARGV[1] or slot.worker_id ~= ARGV[2] then return 0 end
+redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL')
+redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return 1
+"""
+
 # KEYS: admission, cap, window, batches due
 # ARGV: now, cap, threshold, batched (1/0), due of a new window, batch id of a new window,
 #       batch key prefix, person, item clarification id, item JSON,

@@ -165,3 +165,21 @@ async def test_rate_take_with_a_reserve_takes_nothing_until_the_reserve_is_left(
     later = T0 + timedelta(seconds=1.5)  # three tokens back: the reserve and one more
     assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=later,
                                  reserve=2) == 0.0
+
+
+async def test_record_sent_marks_the_slot_and_remembers_the_card_at_once(store: Store) -> None:
+    """The reserving worker records its send in one step: SENT with the reference, and the card
+    among the clarification's; a slot changed meanwhile is still recorded, by compare-and-set."""
+    key = delivery("clar-rec")
+    slot, created = await store.reserve(key, worker_id="w1", now=T0)
+    assert created
+    card = CardRecord(delivery=key, platform="slack", message_ref="D1:1.0")
+    sent = await store.record_sent(slot, card)
+    assert sent.state is SlotState.SENT and sent.message_ref == "D1:1.0"
+    stored = await store.slot(key)
+    assert stored is not None and stored.state is SlotState.SENT
+    assert stored.message_ref == "D1:1.0" and stored.worker_id == "w1"
+    assert await store.cards(key.clarification_id) == [card]
+    again = await store.record_sent(slot, card)  # no longer as reserved: the two-step path
+    assert again.state is SlotState.SENT
+    assert await store.cards(key.clarification_id) == [card]
