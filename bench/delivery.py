@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -38,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -218,6 +219,9 @@ class Row:
     load: float = 0.0
     rss_mb: tuple[float, float] | None = None
     note: str = ""
+    core_calls: dict[str, int] = field(default_factory=dict)
+    redis_calls: dict[str, int] = field(default_factory=dict)
+    slack_calls: dict[str, int] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -288,7 +292,8 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
               core_per_job=core_calls / max(1, posts),
               redis_per_card=(sum(stats.values()) - stats.get("config|resetstat", 0))
               / max(1, posts),
-              evalsha_per_card=stats.get("evalsha", 0) / max(1, posts))
+              evalsha_per_card=stats.get("evalsha", 0) / max(1, posts),
+              core_calls=dict(calls), redis_calls=stats, slack_calls=counts["calls"])
     if measured and posts > first_count:
         row.cpu_ms = (last_cpu - first_cpu) * 1000 / (posts - first_count)
     if rss_at and measured:
@@ -312,7 +317,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
         counts = await _json("GET", f"{world.side_url}/counts")
         rows.append(Row(name=f"raw slack_sdk, concurrency {args.concurrency}",
                         cards=counts["posts"], seconds=seconds, load=load,
-                        duplicates=counts["duplicates"]))
+                        duplicates=counts["duplicates"], slack_calls=counts["calls"]))
         for workers in (1, 2):
             rows.append(await bot_phase(
                 args, world, name=f"bot lifted, {workers} worker{'s' if workers > 1 else ''}",
@@ -382,6 +387,7 @@ def main() -> None:
     parser.add_argument("--bot-root", help="run the workers from this checkout instead")
     parser.add_argument("--smoke", action="store_true",
                         help="a few hundred cards, no shipped or RSS run (the test suite's)")
+    parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--serve", choices=["core", "fakeslack"])
     parser.add_argument("--port", type=int)
     args = parser.parse_args()
@@ -392,7 +398,9 @@ def main() -> None:
     else:
         if args.smoke:
             args.cards, args.people, args.shipped, args.rss = 300, 100, 0, 0
-        asyncio.run(run(args))
+        rows = asyncio.run(run(args))
+        if args.json:
+            Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))
 
 
 if __name__ == "__main__":

@@ -62,16 +62,22 @@ class Deliverer:
         *,
         now: datetime,
         report: bool = True,
+        reserved: tuple[DeliverySlot, bool] | None = None,
     ) -> Result:
-        result = await self._deliver(key, address, message, now=now, report=report)
+        """``reserved``: the slot (and whether it was new) when the store reserved it already,
+        with the admission (``Store.admit(reserve_for=...)``)."""
+        result = await self._deliver(key, address, message, now=now, report=report,
+                                     reserved=reserved)
         REGISTRY.inc("clarify_delivery_attempts_total", outcome=result.status.value,
                      platform=address.platform)
         return result
 
     async def _deliver(self, key: DeliveryKey, address: Address, message: Message, *,
-                       now: datetime, report: bool) -> Result:
+                       now: datetime, report: bool,
+                       reserved: tuple[DeliverySlot, bool] | None) -> Result:
         channel = self.channels[address.platform]
-        slot, created = await self.store.reserve(key, worker_id=self.worker_id, now=now)
+        slot, created = reserved or await self.store.reserve(key, worker_id=self.worker_id,
+                                                             now=now)
         if not created:
             if slot.state is SlotState.SENT and slot.message_ref is not None:
                 return Result(Delivered.EARLIER, slot.message_ref)

@@ -34,7 +34,7 @@ from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import Decision, DeliveryKey, DigestItem, SlotState, Store
+from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotState, Store
 
 log = structlog.get_logger("clarify.handler")
 
@@ -239,11 +239,12 @@ class JobHandler:
             return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
         held = await self._admit(c, job, key, person)
-        if held is not None:
+        if not isinstance(held, Admission):
             return held if isinstance(held, Skip) else person
         now = self.clock.now()
         view = views.question(c, key=key, person=person, now=now)
-        result = await self.deliverer.deliver(key, address, view, now=now)
+        reserved = (held.reserved, held.created) if held.reserved is not None else None
+        result = await self.deliverer.deliver(key, address, view, now=now, reserved=reserved)
         if result.status is Delivered.FAILED:
             return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "retries exhausted")
         if result.status is Delivered.UNCERTAIN:
@@ -254,9 +255,10 @@ class JobHandler:
         return person
 
     async def _admit(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey,
-                     person: m.Person) -> Skip | bool | None:
+                     person: m.Person) -> Skip | bool | Admission:
         """The daily cap and digest batching: a skip, True when the question joined the
-        person's digest (they count as asked), None to send a card now."""
+        person's digest (they count as asked), or the admission to send a card now (with the
+        delivery reserved in the same store call)."""
         now = self.clock.now()
         admission = await self.store.admit(
             key,
@@ -267,12 +269,13 @@ class JobHandler:
             threshold=self.settings.digest_threshold,
             window_seconds=int(self.settings.digest_window.total_seconds()),
             batched=c.severity is m.Severity.NORMAL,
+            reserve_for=self.deliverer.worker_id,
         )
         if admission.decision is Decision.CAPPED:
             return Skip(key.person_id, m.ReasonCode.DAILY_CAP_EXCEEDED,
                         "the person's daily cap is reached")
         if admission.decision is Decision.DIRECT:
-            return None
+            return admission
         assert admission.batch_id is not None
         await self.store.mark_digested(
             key, batch_id=admission.batch_id, worker_id=self.deliverer.worker_id, now=now

@@ -56,6 +56,9 @@ class Admission:
     batch_id: str | None = None  # set when DIGESTED
     due_at: datetime | None = None  # when that digest goes out
     replayed: bool = False  # the same delivery key was admitted before: same decision
+    # with ``reserve_for``, a fresh DIRECT decision's reservation, taken in the same step
+    reserved: DeliverySlot | None = None
+    created: bool = False  # the reservation was made by this call
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,9 +141,13 @@ class Store(Protocol):
     # ------------------------------------------------ caps and digest batching
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
-        threshold: int, window_seconds: int, batched: bool,
+        threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         """Decide DIRECT, DIGESTED or CAPPED for one delivery, atomically and idempotently.
+
+        With ``reserve_for`` (a worker id), a fresh DIRECT decision also reserves the delivery
+        for that worker, as ``reserve`` would, in the same step (one script on Redis):
+        ``reserved`` and ``created`` say what ``reserve`` would have returned.
 
         ``day`` is the person's local calendar day (the cap's key). ``batched`` is True for
         normal severity: inside a person's window (opened by their first normal card, lasting

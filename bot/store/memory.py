@@ -165,7 +165,7 @@ class MemoryStore:
     # ------------------------------------------------ caps and digest batching
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
-        threshold: int, window_seconds: int, batched: bool,
+        threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         async with self._lock:
             prior = self._admissions.get(key.token())
@@ -178,7 +178,10 @@ class MemoryStore:
             else:
                 admission = Admission(self._direct_or_capped(day, key.person_id, cap))
             self._admissions[key.token()] = admission
+        if reserve_for is None or admission.decision is not Decision.DIRECT:
             return admission
+        slot, created = await self.reserve(key, worker_id=reserve_for, now=now)
+        return replace(admission, reserved=slot, created=created)
 
     def _charge(self, day: str, person_id: str, cap: int) -> bool:
         used = self._caps.get((day, person_id), 0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import wraps
 from types import TracebackType
@@ -258,22 +259,32 @@ class RedisStore:
     @_translated
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
-        threshold: int, window_seconds: int, batched: bool,
+        threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         start = codec.epoch(now)
         names = [self._keys.admission(key.token()), self._keys.cap(day, key.person_id),
-                 self._keys.window(key.person_id), self._keys.batches_due]
+                 self._keys.window(key.person_id), self._keys.batches_due,
+                 self._keys.slot(key.token())]
+        fresh = "" if reserve_for is None else codec.slot_json(DeliverySlot(
+            key=key, state=SlotState.RESERVED, worker_id=reserve_for, reserved_at=now))
         args: list[str | int] = [
             codec.num(start), cap, threshold, int(batched), codec.num(start + window_seconds),
             k.batch_id(key.person_id, start), self._keys.batch_prefix, key.person_id,
             item.clarification_id, codec.item_json(item),
             self._slot_ttl, k.CAP_TTL_SECONDS, k.window_ttl(window_seconds), self._slot_ttl,
+            fresh,
         ]
-        raw, replayed = await self._admit(keys=names, args=args)
+        raw, replayed, *held = await self._admit(keys=names, args=args)
         doc: dict[str, Any] = json.loads(raw)
         due = doc.get("due_at")
-        return Admission(decision=Decision(doc["decision"]), batch_id=doc.get("batch_id"),
-                         due_at=None if due is None else codec.when(due), replayed=bool(replayed))
+        admission = Admission(decision=Decision(doc["decision"]), batch_id=doc.get("batch_id"),
+                              due_at=None if due is None else codec.when(due),
+                              replayed=bool(replayed))
+        if held:
+            slot_raw, created = held
+            return replace(admission, reserved=codec.slot_from(key, slot_raw),
+                           created=bool(created))
+        return admission
 
     @_translated
     async def due_batches(self, *, now: datetime, limit: int = 100) -> list[str]:

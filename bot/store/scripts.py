@@ -37,11 +37,12 @@ redis.call('EXPIRE', KEYS[2], ARGV[6])
 return 1
 """
 
-# KEYS: admission, cap, window, batches due
+# KEYS: admission, cap, window, batches due, delivery slot
 # ARGV: now, cap, threshold, batched (1/0), due of a new window, batch id of a new window,
 #       batch key prefix, person, item clarification id, item JSON,
-#       admission ttl, cap ttl, window ttl, batch ttl
-# -> {decision JSON, 1 when replayed}
+#       admission ttl, cap ttl, window ttl, batch ttl, slot JSON to reserve ('' for none)
+# -> {decision JSON, 1 when replayed[, slot JSON, 1 when the reservation was made]}
+#    a fresh DIRECT decision reserves the slot as RESERVE does, in the same round trip
 ADMIT = """
 local adm, cap, win, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, cap_n, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -54,6 +55,12 @@ if prior then return {prior, 1} end
 local function decide(decision, batch_id, due_at)
   local doc = cjson.encode({decision = decision, batch_id = batch_id, due_at = due_at})
   redis.call('SET', adm, doc, 'EX', ARGV[11])
+  if decision == 'direct' and ARGV[15] ~= '' then
+    if redis.call('SET', KEYS[5], ARGV[15], 'NX', 'EX', ARGV[14]) then
+      return {doc, 0, ARGV[15], 1}
+    end
+    return {doc, 0, redis.call('GET', KEYS[5]), 0}
+  end
   return {doc, 0}
 end
 
