@@ -53,7 +53,6 @@ from delivery_world import (  # noqa: E402
     ACTION_KEY,
     BOT_TOKEN,
     CLARIFY_TOKEN,
-    DEV_TOKEN,
     SECRET,
     TEAM,
     raw_posts,
@@ -228,12 +227,18 @@ class Row:
         return (self.cards - 1) / self.seconds if self.seconds > 0 else 0.0
 
 
+async def _load(world: World, data: dict[str, Any]) -> None:
+    await _json("POST", f"{world.core_url}/_bench/load", json=data)
+
+
 async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards: int,
                     people: int, workers: int, paced: bool, concurrency: int | None,
                     rss_at: int | None = None) -> Row:
     tag = uuid4().hex[:8]
-    await _json("POST", f"{world.core_url}/dev/v1/scenario", json=scenario(cards, people, tag=tag),
-                headers={"Authorization": f"Bearer {DEV_TOKEN}"})
+    # the reference core scans every job on each poll: a long run is fed in loads of `chunk`
+    chunk = min(cards, args.chunk)
+    loaded = chunk
+    await _load(world, scenario(chunk, people, tag=f"{tag}0"))
     await _json("GET", f"{world.core_url}/_bench/calls?reset=1")
     await _json("POST", f"{world.side_url}/forget")
     await _redis(world.redis_port, "CONFIG", "RESETSTAT")
@@ -273,6 +278,16 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
             rss_first = _stat(measured[0])[1] / 2**20
         if posts >= cards:
             break
+        if posts >= loaded and loaded < cards:  # the previous load is done: the next one
+            for _ in range(100):  # its last reports follow its last card
+                reported = (await _json("GET", f"{world.core_url}/_bench/calls")).get(
+                    "POST /v1/reports", 0)
+                if reported >= loaded or args.bot_root:
+                    break
+                await asyncio.sleep(0.05)
+            size = min(chunk, cards - loaded)
+            await _load(world, scenario(size, people, tag=f"{tag}{loaded}"))
+            loaded += size
         await asyncio.sleep(0.05)
     last_cpu = sum(_stat(pid)[0] for pid in measured)
     rss_last = _stat(measured[0])[1] / 2**20 if measured else 0.0
@@ -383,6 +398,8 @@ def main() -> None:
                         help="cards to as many people with the shipped pacing (0: skip)")
     parser.add_argument("--rss", type=int, default=20000, help="cards of the RSS run (0: skip)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per phase")
+    parser.add_argument("--chunk", type=int, default=2500,
+                        help="clarifications loaded into the reference core at a time")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--bot-root", help="run the workers from this checkout instead")
     parser.add_argument("--smoke", action="store_true",

@@ -77,6 +77,19 @@ def serve_core(port: int) -> None:
             counts[f"{request.method} {resource.canonical if resource else request.path}"] += 1
         return await handler(request)
 
+    async def load(request: web.Request) -> web.Response:
+        """A scenario load whose clarification ids go on from the last load's: the bot keeps
+        what it sent by clarification id, so a reused id would look delivered already."""
+        from devcore.scenario import parse_scenario
+
+        directory, requests = parse_scenario(await request.json())
+        ids = core._ids
+        core.reset(directory)
+        core._ids = ids
+        for req in requests:
+            core.create_clarification(req)
+        return web.json_response({"clarifications": len(requests)})
+
     async def calls(request: web.Request) -> web.Response:
         body = dict(counts)
         if request.query.get("reset"):
@@ -90,6 +103,7 @@ def serve_core(port: int) -> None:
     app = create_app(core)
     app.middlewares.insert(0, count)
     app.router.add_get("/_bench/calls", calls)
+    app.router.add_post("/_bench/load", load)
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 
