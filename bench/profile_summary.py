@@ -1,5 +1,6 @@
 """Summarise a py-spy raw profile (collapsed stacks): where the samples' innermost frames are,
-by library, and the functions most often on the stack (bench/delivery.py --profile)."""
+by library, and how often each library is on the stack (bench/delivery.py --profile). Samples
+of the event loop waiting in ``select`` are left out: they are idle time, not work."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ def summarise(path: Path, top: int = 15) -> str:
         frames = [f for f in stack.split(";") if f]
         if not frames or "process " in frames[0] and len(frames) == 1:
             continue
+        if "EpollSelector.select" in frames[-1]:
+            continue  # the event loop waiting for I/O: idle, not work
         total += n
         inner = FRAME.match(frames[-1].strip())
         own[group(inner.group("file") if inner else frames[-1])] += n
