@@ -8,6 +8,7 @@ tokens or secrets: their fields are ids, codes and fixed sentences.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -102,6 +103,43 @@ class JsonLinesSink:
         else:
             self._stream.write(event.line() + "\n")
             self._stream.flush()
+
+
+def erase_from_lines(path: Path, names: set[str], *, tombstone: str) -> int:
+    """Rewrite a JSON-lines audit file with every id in ``names`` (a person id, their chat user
+    ids; alone, in a list or inside an event id) replaced by ``tombstone``; returns
+    how many lines changed. Written to a sibling file, then moved over the original."""
+    if not path.exists():
+        return 0
+    changed = 0
+    out = path.with_name(path.name + ".erasing")
+    with path.open(encoding="utf-8") as lines, out.open("w", encoding="utf-8") as rewritten:
+        for line in lines:
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                rewritten.write(line)
+                continue
+            scrubbed = _scrub(doc, names, tombstone)
+            if scrubbed != doc:
+                changed += 1
+                line = json.dumps(scrubbed, sort_keys=True) + "\n"
+            rewritten.write(line)
+    out.replace(path)
+    return changed
+
+
+def _scrub(node: object, names: set[str], tombstone: str) -> object:
+    if isinstance(node, str):
+        for name in names:  # whole ids only, wherever they stand (event ids embed them)
+            node = re.sub(rf"(?<![A-Za-z0-9_@-]){re.escape(name)}(?![A-Za-z0-9_@-])",
+                          tombstone, node)
+        return node
+    if isinstance(node, dict):
+        return {k: _scrub(v, names, tombstone) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_scrub(v, names, tombstone) for v in node]
+    return node
 
 
 @dataclass

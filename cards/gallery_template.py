@@ -115,7 +115,7 @@ function markdown(s) {
 function teamsView(json, target) {
   if (typeof AdaptiveCards === "undefined") {
     target.innerHTML = '<p class="missing">adaptivecards.min.js not found: ' +
-      "run .ci/setup-cards.sh, then preview again.</p>";
+      "keep it beside gallery.html (clarify-bot preview writes it there).</p>";
     return;
   }
   AdaptiveCards.AdaptiveCard.onProcessMarkdown = (t, result) => {

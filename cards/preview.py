@@ -13,7 +13,11 @@ from cards.fixtures import preview_codec, states
 from cards.gallery_template import PAGE
 
 JS_DIR = Path(__file__).with_name("js")
-RENDERER = JS_DIR / "node_modules" / "adaptivecards" / "dist" / "adaptivecards.min.js"
+INSTALLED = JS_DIR / "node_modules" / "adaptivecards" / "dist" / "adaptivecards.min.js"
+# Microsoft's renderer (MIT, version pinned by cards/js/package-lock.json), shipped with the
+# package so that the gallery draws the Teams cards with nothing installed beforehand.
+VENDORED = Path(__file__).with_name("vendor") / "adaptivecards.min.js"
+RENDERER = INSTALLED if INSTALLED.is_file() else VENDORED
 
 
 def rendered_states() -> list[dict]:
@@ -37,8 +41,9 @@ def _gallery(rendered: list[dict]) -> str:
 def write_preview(out_dir: Path) -> list[Path]:
     """Writes ``<state>.slack.json``, ``<state>.teams.json`` and ``gallery.html`` to out_dir.
 
-    The Adaptive Cards renderer is copied beside the gallery when ``cards/js`` has been
-    installed (``.ci/setup-cards.sh``), so the page works offline with no CDN.
+    The Adaptive Cards renderer is copied beside the gallery (the one ``cards/js`` installed
+    when ``.ci/setup-cards.sh`` ran, else the copy shipped in ``cards/vendor``), so the page
+    draws both platforms offline, with no CDN and no set-up.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     rendered = rendered_states()

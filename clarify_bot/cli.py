@@ -34,18 +34,21 @@ def demo() -> None:
 )
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8700, show_default=True, type=int)
-def devcore(scenario: str, host: str, port: int) -> None:
+@click.option("--people", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A TOML file mapping the scenario's people to real Slack/Teams ids "
+                   "(docs/quickstart.md).")
+def devcore(scenario: str, host: str, port: int, people: Path | None) -> None:
     """Start the reference core alone (development and tests only; never in production)."""
     from bot.logs import configure_logging
     from devcore.scenario import ScenarioError
     from devcore.server import build_core, run
 
-    try:  # fail with the scenario's own words before anything listens
-        build_core(scenario)
+    try:  # fail with the scenario's (or the people file's) own words before anything listens
+        build_core(scenario, people=people)
     except ScenarioError as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(level="info", fmt="console")
-    run(scenario=scenario, host=host, port=port)
+    run(scenario=scenario, host=host, port=port, people=people)
 
 
 @main.command()
@@ -118,6 +121,14 @@ def preview(out_dir: Path) -> None:
     written = write_preview(out_dir)
     click.echo(f"wrote {len(written)} files to {out_dir}")
 
+
+from clarify_bot.steward import clarify  # noqa: E402  (the group's module loads no core client)
+
+main.add_command(clarify)
+
+from clarify_bot.first_run import init  # noqa: E402  (`clarify-bot init`, docs/quickstart.md)
+
+main.add_command(init)
 
 if __name__ == "__main__":
     main()

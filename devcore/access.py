@@ -75,6 +75,8 @@ def redacted_summary(s: m.ClarificationSummary) -> m.ClarificationSummary:
 
 
 def _without_note(r: m.ResponseRecord) -> m.ResponseRecord:
+    if r.note is not None:
+        r = r.model_copy(update={"note": None})
     if r.answer_custom is None or r.answer_custom.source_text is None:
         return r
     return r.model_copy(update={

@@ -107,6 +107,8 @@ def _authorise(core: ReferenceCore, route: Route, request: web.Request) -> Token
         raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
     if route.auth == "clarify+apikey" and token.audience not in (m.Audience.CLARIFY, None):
         raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
+    if route.auth == "apikey" and token.audience is not None:
+        raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
     return token
 
 
@@ -177,7 +179,15 @@ async def list_clarifications(call: Call) -> tuple[BaseModel, int]:
         severity=call.query("severity", _SEVERITY),
         tenant_id=call.query("tenantId"),
         window=_window(call, "clarifications"),
+        document_id=call.query("documentId"),
+        since=call.query("since", _WHEN),
     )
+    return m.ClarificationPage(items=items, next_cursor=cursor), 200
+
+
+async def list_attention(call: Call) -> tuple[BaseModel, int]:
+    items, cursor = call.core.list_attention(
+        call.caller, tenant_id=call.query("tenantId"), window=_window(call, "attention"))
     return m.ClarificationPage(items=items, next_cursor=cursor), 200
 
 
@@ -266,6 +276,13 @@ HANDLERS: dict[str, Handler] = {
         c.core.get_clarification(c.caller, c.path("clarificationId"))
     ),
     "answerClarification": answer,
+    "listAttention": list_attention,
+    "getDeliveryHistory": lambda c: _ok(
+        c.core.delivery_history(c.caller, c.path("clarificationId"))
+    ),
+    "eraseAttribution": lambda c: _ok(
+        c.core.erase_attribution(c.caller, c.path("personId"), _typed(c, m.ErasureRequest))
+    ),
     "reportDelivery": lambda c: _ok(
         c.core.report_delivery(c.caller, c.path("clarificationId"), _typed(c, m.DeliveryReport))
     ),

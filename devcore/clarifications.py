@@ -7,6 +7,8 @@ corrected fact version.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from bot.core import models as m
 from bot.core.errors import ErrorCode
 from devcore.access import asserted, full_view, redacted, redacted_summary, scope
@@ -92,8 +94,11 @@ class ClarificationEndpoints(CoreState):
         severity: m.Severity | None,
         tenant_id: str | None,
         window: Window,
+        document_id: str | None = None,
+        since: datetime | None = None,
     ) -> tuple[list[m.ClarificationSummary], str | None]:
-        """Newest first (creation order), keyset-paged; titles only where the caller may read."""
+        """Newest first (creation order), keyset-paged; titles only where the caller may read.
+        ``since``: updated at or after it."""
         self.now()
         tenants = scope(token, tenant_id)
         chosen = [
@@ -102,6 +107,8 @@ class ClarificationEndpoints(CoreState):
             if r.model.tenant_id in tenants
             and (state is None or r.model.state is state)
             and (severity is None or r.model.severity is severity)
+            and (document_id is None or r.model.document.document_id == document_id)
+            and (since is None or r.model.updated_at >= since)
         ]
         shown, cursor = page(chosen, key=lambda r: r.seq, win=window, newest_first=True,
                              listing="clarifications")
@@ -144,6 +151,10 @@ class ClarificationEndpoints(CoreState):
         )
         decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
         result = decision.result
+        if req.note is not None and not result.replayed:
+            for response in c.responses:  # the note belongs to the response just appended
+                if response.response_id == result.response_id:
+                    response.note = req.note
         if req.request_id is not None:
             record.book.requests[(who.responder, req.request_id)] = result.response_id
         if decision.bind is not None and decision.evidence is not None:

@@ -2,7 +2,8 @@
 
 Every public method takes the caller's resolved token and raises ``CoreFault`` with a documented
 error code; the web layer only translates. ``ReferenceCore`` is the state of ``devcore.state``
-with the clarification endpoints of ``devcore.clarifications`` and, here, the job, people and fact
+with the clarification endpoints of ``devcore.clarifications``, the steward's of
+``devcore.steward`` and, here, the job, people and fact
 endpoints and scenario loading.
 """
 
@@ -18,19 +19,19 @@ from pydantic import ValidationError
 from bot.core import models as m
 from bot.core.errors import ErrorCode
 from devcore.access import one_tenant
-from devcore.clarifications import ClarificationEndpoints
 from devcore.directory import Token
 from devcore.facts import FactKey
 from devcore.faults import CoreFault
 from devcore.jobs import CLARIFY_PREFIX, JobRecord
 from devcore.paging import Window, page
+from devcore.steward import StewardEndpoints
 
 __all__ = ["ReferenceCore", "load_scenario"]
 
 _FENCE = {m.Audience.CLARIFY: CLARIFY_PREFIX, m.Audience.INGEST: "ingest:"}
 
 
-class ReferenceCore(ClarificationEndpoints):
+class ReferenceCore(StewardEndpoints):
     """The whole reference core; construct it with a movable clock (and a directory)."""
 
     # ---------------------------------------------------------------- jobs

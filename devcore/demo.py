@@ -26,10 +26,13 @@ from bot.store.memory import MemoryStore
 from cards import text
 from cards.views import (
     DeadLetterDigestView,
+    DigestView,
     OutcomeView,
     QuestionView,
+    StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
+    StewardQuorumView,
 )
 from devcore.server import build_core, serve
 
@@ -39,6 +42,21 @@ SLACK = SlackSettings(workspaces=(SlackWorkspace(team_id="T0ACME", enterprise_id
 SLACK_USERS = {"p-sarah": "U0SARAH", "p-ahmed": "U0AHMED", "p-priya": "U0PRIYA",
                "p-maria": "U0MARIA", "p-tom": "U0TOM", "p-jonas": "U0JONAS"}
 WINDOW = timedelta(hours=48, minutes=5)
+EVIDENCE_WORDS = {
+    m.EvidenceClass.QUORUM_CONFIRMATION: "confirmed by two editors",
+    m.EvidenceClass.HUMAN_CLARIFICATION: "confirmed by an editor",
+    m.EvidenceClass.STEWARD_OVERRIDE: "decided by the steward",
+}
+STATE_WORDS = {
+    "answered": "answered", "dead_lettered": "nobody left to ask: in the steward's digest",
+    "open": "stored as pending, never asked (low severity)", "conflicted": "waits for the steward",
+}
+NEXT_STEPS = """
+Next:
+  clarify-bot preview --out preview/   every card, Slack and Teams, in preview/gallery.html
+  Teams: the Microsoft 365 Agents Playground talks to `clarify-bot serve` without an Entra
+         app (docs/configuration.md, [teams])
+  docs/quickstart.md                   from the Slack app manifest to a card in your own DM"""
 
 
 @dataclass
@@ -73,7 +91,21 @@ def describe(sent: SentMessage) -> str:
         return f"notice: a {message.severity} question went to {', '.join(message.asked)}"
     if isinstance(message, DeadLetterDigestView):
         return "dead-letter digest: " + ", ".join(i.document.title for i in message.items)
-    return type(message).__name__
+    if isinstance(message, StewardConflictView):
+        words = text.steward_conflict_text(
+            message, document=text.quoted_document(message.document, message.viewer),
+            names=", ".join(message.responders))
+        return f"{words.title}. {words.body}"
+    if isinstance(message, StewardQuorumView):
+        return text.quorum_text(
+            message, document=text.quoted_document(message.document, message.viewer)).body
+    if isinstance(message, DigestView):
+        return f"a digest of {len(message.questions)} questions"
+    return "a message"  # never a class name: a new card kind still reads as words
+
+
+def _day(when: datetime | None) -> str:
+    return f"{when.day} {when:%B %Y}" if when is not None else "open"
 
 
 def outcome_line(view: OutcomeView | None) -> str:
@@ -97,16 +129,23 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
         names = {p.person_id: p.display_name for p in core.directory.people.values()}
         shown = 0
 
-        async def work(label: str) -> None:
+        def day(label: str) -> None:
+            now = clock.now()
+            echo(f"\n{now:%A} {now.day} {now:%B, %H:%M} — {label}")
+
+        def flush(*, quiet: bool = False) -> None:
             nonlocal shown
-            await engine.worker.run_burst()
-            echo(f"\n{label}")
             for sent in channel.sent[shown:]:
                 who = names.get(sent.address.person_id, sent.address.person_id)
                 echo(f"  → DM to {who}: {describe(sent)}")
-            if len(channel.sent) == shown:
+            if len(channel.sent) == shown and not quiet:
                 echo("  (nothing new was sent)")
             shown = len(channel.sent)
+
+        async def work(label: str) -> None:
+            await engine.worker.run_burst()
+            day(label)
+            flush()
 
         async def tap(person_id: str, clarification_id: str, index: int) -> None:
             card = next(s for s in reversed(channel.sent)
@@ -120,39 +159,48 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
             summary.outcomes.append((clarification_id, person_id, receipt.verdict.value))
             shown_outcome = outcome_line(receipt.view)
             echo(f"  {names[person_id]} taps option {index + 1}: {shown_outcome}")
+            flush(quiet=True)
 
-        echo(f"Reference core on {url}, scenario 'acme',"
-             f" clock at {clock.now():%d %b %Y %H:%M} UTC.")
-        await work("Monday 09:00: the worker leases the clarify: jobs (low severity never asks).")
+        echo("Acme's documents hold four dates the ingestion could not pin; the bot asks the "
+             "people best placed to answer, in Slack (here: printed).")
+        echo(f"(a reference core on {url} plays Telha; its clock is moved, nobody waits)")
+        await work("the bot picks up the questions (a low-severity one is never asked)")
 
-        echo("\nThe critical contract date needs two confirmations:")
+        clock.advance(timedelta(hours=2))
+        day("the critical contract date needs two confirmations")
         await tap("p-sarah", "clr-00001", 1)
         await tap("p-ahmed", "clr-00001", 1)
         cards = {s.ref for s in channel.sent if s.key.clarification_id == "clr-00001"}
         updates = [u for u in channel.updates if u.ref in cards]
         for update in updates[-1:]:
             echo(f"  Sarah's card now reads: {outcome_line(update.view)}")  # type: ignore[arg-type]
-        echo("\nThe lease renewal (normal severity): Ahmed answers.")
+        clock.advance(timedelta(hours=1))
+        day("the lease renewal (normal severity): one editor's answer binds")
         await tap("p-ahmed", "clr-00002", 0)
-        echo("  A day later Sarah taps a different date on her stale card:")
         clock.advance(timedelta(days=1))
+        day("Sarah taps a different date on her old card")
         await tap("p-sarah", "clr-00001", 0)
 
-        for day in ("Wednesday", "Friday", "Sunday"):
+        for _ in range(3):
             clock.advance(WINDOW)
-            await work(f"{day}: nobody answered the invoice question inside its window.")
+            await work("nobody answered the invoice question inside its window")
 
         history = await client.get_fact_history(logical_id="fact-northwind-msa-termination")
         summary.fact_versions = len(history.versions)
         before, after = history.versions[0], history.versions[-1]
-        echo(f"\nNorthwind termination fact: the best guess {before.valid_from:%d %b %Y} "
-             f"(confidence {before.confidence:.2f}) was corrected to {after.valid_from:%d %b %Y} "
-             f"({after.provenance.evidence_class}, confidence {after.confidence:.2f}); "
-             f"{len(history.versions)} versions, the first still answers as-of queries.")
+        how = EVIDENCE_WORDS.get(after.provenance.evidence_class, "confirmed")
+        echo(f"\nIn the end: the Northwind termination date, guessed as "
+             f"{_day(before.valid_from)} (confidence {before.confidence:.2f}), is now "
+             f"{_day(after.valid_from)}, {how}; the guess is kept as history and still "
+             "answers as-of queries.\nWhere every question stands:")
         dead = await client.list_jobs(state=m.JobState.DEAD_LETTERED)
         summary.dead_letters = [j.payload.clarification_id for j in dead.items]
+        titles: dict[str, str] = {}
         async for item in client.iter_clarifications():
             summary.states[item.id] = item.state.value
+            titles[item.id] = item.document_title
         summary.messages = len(channel.sent)
-        echo("\nFinal states: " + ", ".join(f"{k}={v}" for k, v in sorted(summary.states.items())))
+        for cid, state in sorted(summary.states.items()):
+            echo(f"  {titles[cid]}: {STATE_WORDS.get(state, state)}")
+        echo(NEXT_STEPS)
     return summary

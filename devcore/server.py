@@ -12,6 +12,7 @@ from aiohttp import web
 from bot.clock import OffsetClock
 from devcore.app import create_app
 from devcore.core import ReferenceCore, load_scenario
+from devcore.people import apply_people, read_people
 from devcore.scenario import read_scenario
 from devcore.state import MovableClock
 
@@ -38,18 +39,27 @@ async def serve(
 
 
 def build_core(
-    scenario: str | Path | None = None, *, clock: MovableClock | None = None
+    scenario: str | Path | None = None, *, clock: MovableClock | None = None,
+    people: Path | None = None,
 ) -> ReferenceCore:
+    """A core loaded with the scenario; ``people`` maps its people to real chat ids first."""
+    data = read_scenario(scenario)
+    if people is not None:
+        data = apply_people(data, read_people(people))
     core = ReferenceCore(clock=clock or OffsetClock())
-    load_scenario(core, read_scenario(scenario))
+    load_scenario(core, data)
     return core
 
 
-def run(*, scenario: str | Path | None, host: str, port: int) -> None:  # pragma: no cover - CLI
+def run(*, scenario: str | Path | None, host: str, port: int,
+        people: Path | None = None) -> None:  # pragma: no cover - CLI
     async def main() -> None:
-        core = build_core(scenario)
+        core = build_core(scenario, people=people)
         async with serve(core, host=host, port=port) as url:
             print(f"reference core listening on {url} (contract at {url}/openapi.json)", flush=True)
+            if people is not None:
+                mapped = ", ".join(sorted(read_people(people)))
+                print(f"people mapped to real chat ids from {people}: {mapped}", flush=True)
             await asyncio.Event().wait()
 
     with contextlib.suppress(KeyboardInterrupt):

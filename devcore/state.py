@@ -149,6 +149,7 @@ def summary(c: m.Clarification) -> m.ClarificationSummary:
         id=c.id,
         tenant_id=c.tenant_id,
         workspace_id=c.workspace.workspace_id,
+        document_id=c.document.document_id,
         kind=c.kind,
         severity=c.severity,
         state=c.state,

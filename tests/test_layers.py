@@ -101,3 +101,17 @@ def test_the_rules_catch_a_forbidden_import(tmp_path: Path, rule: str,
     forbidden = {"bot": PLATFORM_SDKS, "cards": ("httpx",), "adapters": CORE_CLIENTS}[rule]
     assert broken(rule, forbidden)[:1] == [f"{rule}/bad.py: " + {
         "bot": "slack_sdk", "cards": "httpx", "adapters": "bot.core.client"}[rule]]
+
+
+def test_importing_the_cards_loads_no_http_client_or_core_client() -> None:
+    """At run time too, not only in the import statements: ``cards/`` needs the core's models,
+    and ``bot.core`` loads its client only when asked for it."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, cards.views, cards.slack, cards.teams; "
+             "print(sorted(m for m in ('httpx', 'bot.core.client', 'bot.core.transport') "
+             "if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert run.stdout.strip() == "[]", run.stdout + run.stderr

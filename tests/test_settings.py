@@ -424,6 +424,7 @@ SECRETS = {
     "TEAMS_APP_PASSWORD": "teams-Zq5",
     "REDIS_PASSWORD": "redis-Zq6",
     "CLARIFY_BOT_ACTION_SIGNING_KEY": "k" * 31 + "Zq7",
+    "CLARIFY_BOT_API_KEY": "api-key-Zq8",
 }
 
 

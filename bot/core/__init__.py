@@ -1,15 +1,14 @@
-"""The Telha core contract and the bot's client for it: models, errors, routes, CoreClient."""
+"""The Telha core contract and the bot's client for it: models, errors, routes, CoreClient.
+
+The client's names are loaded when first asked for (``bot.core.CoreClient``): importing the
+contract's models (as ``cards/`` does) must not load httpx and the client (tests/test_layers.py).
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from bot.core import models
-from bot.core.client import (
-    DEFAULT_TIMEOUT,
-    AnswerReceipt,
-    CoreClient,
-    RetryPolicy,
-    UnexpectedResponse,
-)
 from bot.core.errors import (
     AliasAmbiguous,
     AlreadyAnswered,
@@ -46,10 +45,32 @@ from bot.core.errors import (
     ServerError,
     StewardOverrideForbidden,
     StewardOverrideNotAllowed,
+    StewardRequired,
     TenantScopeMismatch,
     Unavailable,
     ValidationFailed,
 )
+
+if TYPE_CHECKING:
+    from bot.core.client import (
+        DEFAULT_TIMEOUT,
+        AnswerReceipt,
+        CoreClient,
+        RetryPolicy,
+        UnexpectedResponse,
+    )
+
+_CLIENT_NAMES = {"DEFAULT_TIMEOUT", "AnswerReceipt", "CoreClient", "RetryPolicy",
+                 "UnexpectedResponse"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CLIENT_NAMES:
+        from bot.core import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'bot.core' has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -91,6 +112,7 @@ __all__ = [
     "ServerError",
     "StewardOverrideForbidden",
     "StewardOverrideNotAllowed",
+    "StewardRequired",
     "TenantScopeMismatch",
     "UnexpectedResponse",
     "Unavailable",

@@ -98,10 +98,32 @@ class CoreClient(BaseCoreClient):
         tenant_id: str | None = None,
         cursor: str | None = None,
         limit: int | None = None,
+        document_id: str | None = None,
+        since: datetime | None = None,
     ) -> m.ClarificationPage:
-        query = {"state": state, "severity": severity, "tenantId": tenant_id,
-                 "cursor": cursor, "limit": limit}
+        query = {"state": state, "severity": severity, "documentId": document_id,
+                 "since": since, "tenantId": tenant_id, "cursor": cursor, "limit": limit}
         return (await self._call("listClarifications", m.ClarificationPage, query=query))[0]
+
+    async def list_attention(
+        self, *, tenant_id: str | None = None, cursor: str | None = None,
+        limit: int | None = None,
+    ) -> m.ClarificationPage:
+        """The steward's attention queue (spec changelog v0.8), newest first."""
+        query = {"tenantId": tenant_id, "cursor": cursor, "limit": limit}
+        return (await self._call("listAttention", m.ClarificationPage, query=query))[0]
+
+    async def get_delivery_history(self, *, clarification_id: str) -> m.DeliveryHistory:
+        path = {"clarificationId": clarification_id}
+        return (await self._call("getDeliveryHistory", m.DeliveryHistory, path=path))[0]
+
+    async def erase_attribution(
+        self, *, person_id: str, tenant_id: str | None = None
+    ) -> m.ErasureReport:
+        """Tombstone a person's attribution (spec OQ-5); a steward-bound API key only."""
+        body = m.ErasureRequest(tenant_id=tenant_id)
+        path = {"personId": person_id}
+        return (await self._call("eraseAttribution", m.ErasureReport, path=path, body=body))[0]
 
     async def iter_clarifications(
         self,

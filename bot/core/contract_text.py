@@ -66,6 +66,7 @@ TAGS = {
     "clarifications": "Clarification records, answers, delivery and event reports.",
     "people": "Tenant-scoped identity resolution for delivery and responder mapping.",
     "facts": "Bitemporal fact versions (append-only corrections).",
+    "steward": "The steward's review surface: attention queue, delivery history, erasure.",
     "dev": "Reference-core controls (dev token only).",
     "meta": "The contract itself and liveness.",
 }
@@ -139,6 +140,26 @@ NOTES = {
         "an answered clarification from a new responder is 409 `CLARIFY_ALREADY_ANSWERED`."
     ),
     "reportDelivery": "Adds the person to `asked`. Idempotent on `deliveryId`.",
+    "listAttention": (
+        "What needs a steward (spec changelog v0.8): `conflicted`, `expired` and "
+        "`dead_lettered` in any severity; `open`, `attested` and `partially_confirmed` at "
+        "`high` and `critical`. Newest first, keyset cursor, the read gate of the list."
+    ),
+    "getDeliveryHistory": (
+        "The clarification's job joined by attempt: attempt N is `ranking[N]`, the last the "
+        "steward; each with its outcome (answered, delivered, expired, skipped with its reason "
+        "code, pending, not reached) and its events in order. Ids and codes only: no document "
+        "text, so every reader gets the same history."
+    ),
+    "eraseAttribution": (
+        "API keys bound to a steward only (else 403 `STEWARD_REQUIRED`; a service token is 403 "
+        "`AUDIENCE_FORBIDDEN`). Tombstones the person on every clarification of the tenant: "
+        "`asked`, `ranking`, responders, deliveries and event actors become the nil id, message "
+        "refs are dropped, response channels become `erased`, job rankings are rewritten and "
+        "fact provenance forgets them; answer values, response times, rights at answer time, "
+        "binding statuses, quorum state and fact versions survive. Each changed clarification "
+        "gains an `attribution_erased` event. Idempotent: a second call reports zeros."
+    ),
     "reportEvent": "Appends an audit event (skip, escalation, notice). Idempotent on `eventId`.",
     "resolvePerson": (
         "An alias of a person in another tenant is not found; two persons sharing the alias "

@@ -15,7 +15,8 @@ class; an unknown code falls back to the class for its HTTP status::
         ├── AuthenticationFailed      401
         ├── PermissionDenied          403
         │   ├── AudienceForbidden, JobKindForbidden, TenantScopeMismatch
-        │   └── ResponderAssertionForbidden, PrincipalRequired, StewardOverrideForbidden
+        │   ├── ResponderAssertionForbidden, PrincipalRequired, StewardOverrideForbidden
+        │   └── StewardRequired
         ├── NotFound                  404
         │   └── ClarificationNotFound, JobNotFound, PersonNotFound, FactNotFound, RouteNotFound
         ├── MethodNotAllowed          405
@@ -53,6 +54,7 @@ class ErrorCode(StrEnum):
     RESPONDER_ASSERTION_FORBIDDEN = "RESPONDER_ASSERTION_FORBIDDEN"
     PRINCIPAL_REQUIRED = "PRINCIPAL_REQUIRED"
     STEWARD_OVERRIDE_FORBIDDEN = "STEWARD_OVERRIDE_FORBIDDEN"
+    STEWARD_REQUIRED = "STEWARD_REQUIRED"
     CLARIFICATION_NOT_FOUND = "CLARIFICATION_NOT_FOUND"
     JOB_NOT_FOUND = "JOB_NOT_FOUND"
     PERSON_NOT_FOUND = "PERSON_NOT_FOUND"
@@ -92,6 +94,7 @@ ERROR_TABLE: dict[ErrorCode, tuple[int, str]] = {
     ),
     ErrorCode.PRINCIPAL_REQUIRED: (403, "This API key is bound to no principal and cannot answer."),
     ErrorCode.STEWARD_OVERRIDE_FORBIDDEN: (403, "Only a steward may submit a steward override."),
+    ErrorCode.STEWARD_REQUIRED: (403, "Only an API key bound to a steward may do this."),
     ErrorCode.CLARIFICATION_NOT_FOUND: (404, "No such clarification."),
     ErrorCode.JOB_NOT_FOUND: (404, "No such job."),
     ErrorCode.PERSON_NOT_FOUND: (404, "No such person in this tenant."),
@@ -217,6 +220,10 @@ class StewardOverrideForbidden(PermissionDenied):
     pass
 
 
+class StewardRequired(PermissionDenied):
+    pass
+
+
 class NotFound(CoreAPIError):
     pass
 
@@ -306,6 +313,7 @@ EXCEPTION_FOR_CODE: dict[ErrorCode, type[CoreAPIError]] = {
     ErrorCode.RESPONDER_ASSERTION_FORBIDDEN: ResponderAssertionForbidden,
     ErrorCode.PRINCIPAL_REQUIRED: PrincipalRequired,
     ErrorCode.STEWARD_OVERRIDE_FORBIDDEN: StewardOverrideForbidden,
+    ErrorCode.STEWARD_REQUIRED: StewardRequired,
     ErrorCode.CLARIFICATION_NOT_FOUND: ClarificationNotFound,
     ErrorCode.JOB_NOT_FOUND: JobNotFound,
     ErrorCode.PERSON_NOT_FOUND: PersonNotFound,

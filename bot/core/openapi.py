@@ -39,6 +39,7 @@ _COMMON_ERRORS = (ErrorCode.RATE_LIMITED, ErrorCode.INTERNAL, ErrorCode.UNAVAILA
 _SECURITY_BY_AUTH: dict[str, list[str]] = {
     "clarify": ["clarifyToken"],
     "clarify+apikey": ["clarifyToken", "apiKey"],
+    "apikey": ["apiKey"],
     "dev": ["devToken"],
     "any": ["clarifyToken", "apiKey", "devToken"],
     "none": [],
@@ -51,6 +52,9 @@ _QUERY: dict[str, tuple[Json, str]] = {
     "limit": ({"type": "integer", "minimum": 1, "maximum": 200}, "Page size."),
     "tenantId": ({"$ref": f"{_SCHEMAS}Id"}, "Tenant id (must be in the token's scope)."),
     "kind": ({"type": "string", "maxLength": 64}, "Job kind prefix, e.g. `clarify:`."),
+    "documentId": ({"$ref": f"{_SCHEMAS}Id"}, "Only clarifications of this source document."),
+    "since": ({"type": "string", "format": "date-time"},
+              "Only clarifications updated at or after this time."),
     "asOfTx": ({"type": "string", "format": "date-time"}, "Transaction time; default now."),
     "asOfValid": ({"type": "string", "format": "date-time"},
                   "Valid time: only a version whose [validFrom, validTo) contains it."),

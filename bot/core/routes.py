@@ -21,7 +21,7 @@ class Route:
     method: str
     path: str
     summary: str
-    auth: str  # "clarify", "clarify+apikey", "any", "dev", "none"
+    auth: str  # "clarify", "clarify+apikey", "apikey", "any", "dev", "none"
     request: type[BaseModel] | None = None
     response: type[BaseModel] | None = None
     success: tuple[int, ...] = (200,)
@@ -62,13 +62,25 @@ ROUTES: tuple[Route, ...] = (
     Route("listClarifications", "GET", "/v1/clarifications",
           "Tenant-scoped list with filters and a cursor.",
           "clarify+apikey", None, m.ClarificationPage,
-          query=("state", "severity", "tenantId", "cursor", "limit"),
+          query=("state", "severity", "documentId", "since", "tenantId", "cursor", "limit"),
           errors=(*_AUTH, E.VALIDATION_FAILED, E.TENANT_SCOPE_MISMATCH), retry=True,
           tags=("clarifications",)),
+    Route("listAttention", "GET", "/v1/attention",
+          "The steward's attention queue: conflicted, expired and dead-lettered clarifications "
+          "of any severity; open, attested and partially confirmed ones at high and critical.",
+          "clarify+apikey", None, m.ClarificationPage,
+          query=("tenantId", "cursor", "limit"),
+          errors=(*_AUTH, E.VALIDATION_FAILED, E.TENANT_SCOPE_MISMATCH), retry=True,
+          tags=("steward",)),
     Route("getClarification", "GET", "/v1/clarifications/{clarificationId}",
           "Everything delivery needs about one clarification.",
           "clarify+apikey", None, m.Clarification,
           errors=(*_AUTH, E.CLARIFICATION_NOT_FOUND), retry=True, tags=("clarifications",)),
+    Route("getDeliveryHistory", "GET", "/v1/clarifications/{clarificationId}/history",
+          "The delivery history: each attempt's candidate and outcome or skip reason, events "
+          "in order.",
+          "clarify+apikey", None, m.DeliveryHistory,
+          errors=(*_AUTH, E.CLARIFICATION_NOT_FOUND), retry=True, tags=("steward",)),
     Route("answerClarification", "POST", "/v1/clarifications/{clarificationId}/answer",
           "Record a response; evaluate quorum; bind when the policy is met.",
           "clarify+apikey", m.AnswerRequest, m.AnswerResult, success=(200, 202),
@@ -106,6 +118,12 @@ ROUTES: tuple[Route, ...] = (
           "Several people of one tenant, each with its chat aliases resolved back.",
           "clarify", m.PeopleBatchRequest, m.PeopleBatch,
           errors=(*_AUTH, *_BODY, E.TENANT_SCOPE_MISMATCH), retry=True, tags=("people",)),
+    Route("eraseAttribution", "POST", "/v1/people/{personId}/erase-attribution",
+          "Tombstone a person's attribution on every clarification of the tenant (spec OQ-5); "
+          "answer values, rights and binding survive.",
+          "apikey", m.ErasureRequest, m.ErasureReport,
+          errors=(*_AUTH, *_BODY, E.STEWARD_REQUIRED, E.PERSON_NOT_FOUND,
+                  E.TENANT_SCOPE_MISMATCH), retry=True, tags=("steward",)),
     Route("getFact", "GET", "/v1/facts/{logicalId}",
           "The fact version believed at asOfTx (default now), if it holds at asOfValid.",
           "clarify+apikey", None, m.FactVersion, query=("asOfTx", "asOfValid", "tenantId"),

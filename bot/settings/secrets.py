@@ -19,6 +19,7 @@ SECRET_ENV: dict[str, str] = {
     "teams_app_password": "TEAMS_APP_PASSWORD",
     "redis_password": "REDIS_PASSWORD",
     "action_signing_key": "CLARIFY_BOT_ACTION_SIGNING_KEY",
+    "api_key": "CLARIFY_BOT_API_KEY",  # the operator's key for `clarify-bot clarify`, never serve
 }
 
 _UNSET = "not set (secrets are read from the environment only)"
@@ -52,6 +53,7 @@ class Secrets(_Table):
     redis_password: SecretStr | None = None
     action_signing_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
         None, "at least 32 characters")
+    api_key: SecretStr | None = None
 
     def require(self, name: str) -> str:
         """The secret's value, or a SettingsError naming its environment variable."""

@@ -396,6 +396,14 @@ class RedisStore:
                                                   codec.num(codec.epoch(now))])
 
     @_translated
+    async def erase_person(self, person_id: str, *, chat_users: Sequence[str]) -> dict[str, int]:
+        """Delete what the store holds for one person (``bot.store.erasure``): counts by kind."""
+        from bot.store.erasure import erase_person
+
+        return await erase_person(self._redis, self._keys, person_id=person_id,
+                                  chat_users=chat_users)
+
+    @_translated
     async def outbox_size(self) -> int:
         return await self._redis.hlen(self._keys.outbox_entries)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from click.testing import CliRunner
 
 from clarify_bot.cli import main
@@ -26,8 +28,25 @@ async def test_demo_walks_the_loop_to_the_documented_states() -> None:
     assert "redacted escalation" in joined and "dead-letter digest" in joined
 
 
+async def test_demo_reads_as_a_story() -> None:
+    """No class names; each event under its own day; a pointer to what to try next."""
+    lines: list[str] = []
+    await run_demo(echo=lines.append)
+    joined = "\n".join(lines)
+    assert not re.search(r"\b[A-Z][a-z]+(View|Record|Summary|Class)\b", joined), joined
+    assert "quorum_confirmation" not in joined and "clr-0000" not in joined
+    days = [line.split(" — ")[0].strip() for line in lines if " — " in line]
+    assert days[:4] == ["Monday 6 July, 09:00", "Monday 6 July, 11:00",
+                        "Monday 6 July, 12:00", "Tuesday 7 July, 12:00"]
+    assert len(set(days)) == len(days)  # every event under its own day and time
+    conflict = lines.index(next(x for x in lines if x.strip().startswith("Tuesday")))
+    assert "Maria Lopez" in lines[conflict + 2]  # the steward's notice, on the day it went out
+    assert "clarify-bot preview" in joined and "Agents Playground" in joined
+    assert "docs/quickstart.md" in joined
+
+
 def test_demo_command_exits_cleanly() -> None:
     """`clarify-bot demo` runs with no Slack, Teams, Redis or core configured."""
     result = CliRunner().invoke(main, ["demo"])
     assert result.exit_code == 0, result.output
-    assert "Final states:" in result.output
+    assert "Where every question stands:" in result.output

@@ -92,9 +92,10 @@ def test_meta_endpoints_need_no_token(doc: Json) -> None:
 
 
 def test_security_follows_the_auth_column(doc: Json) -> None:
-    """clarify routes take the clarify token, clarify+apikey also API keys, dev the dev token."""
+    """clarify routes take the clarify token, clarify+apikey also API keys, apikey only API keys,
+    dev the dev token."""
     expected = {"clarify": ["clarifyToken"], "clarify+apikey": ["clarifyToken", "apiKey"],
-                "dev": ["devToken"]}
+                "apikey": ["apiKey"], "dev": ["devToken"]}
     schemes = doc["components"]["securitySchemes"]
     assert set(schemes) == {"clarifyToken", "apiKey", "ingestToken", "devToken"}
     for route in ROUTES:

@@ -124,7 +124,7 @@ async def test_clarify_steward_override(
         m.BindingStatus.BINDING_CANDIDATE,
         m.BindingStatus.STEWARD_OVERRIDE,
     ]
-    assert c.responses[-1].channel is m.Channel.CLI
+    assert c.responses[-1].channel == m.Channel.CLI
     assert "steward_override" in [ev.type for ev in c.events]
     history = await bot_client.get_fact_history(logical_id=c.target)
     assert len(history.versions) == 2

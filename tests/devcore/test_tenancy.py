@@ -21,6 +21,7 @@ from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 
 UMBRA_CLARIFY, UMBRA_SARAH, UMBRA_UNBOUND = "umbra-clarify-token", "umbra-key-sarah", "umbra-key-x"
+UMBRA_MARIA = "umbra-key-maria-steward"  # a steward: erasure runs, on umbra's people only
 ACME_ONLY, BOTH = "acme-only-clarify-token", "acme-and-umbra-clarify-token"
 FACT = "fact-harbor-lease-renewal"  # acme's normal clarification's target; umbra has one too
 
@@ -44,6 +45,7 @@ def twin_scenario() -> dict[str, Any]:
         {"token": BOTH, "audience": "clarify", "tenants": ["acme", "umbra"]},
         {"token": UMBRA_SARAH, "tenant": "umbra", "person": "p-sarah", "role": "editor"},
         {"token": UMBRA_UNBOUND, "tenant": "umbra"},
+        {"token": UMBRA_MARIA, "tenant": "umbra", "person": "p-maria", "role": "steward"},
     ]
     return data
 
@@ -119,6 +121,7 @@ def _body(route: Route, acme: Acme) -> dict[str, Any] | None:
         "getPeople": {"tenantId": "umbra", "personIds": ["p-sarah", "p-ahmed"]},
         "resolvePerson": {"tenantId": "umbra", "identity": {
             "platform": "slack", "userId": "U0SARAH", "teamId": "T0ACME"}},
+        "eraseAttribution": {},
     }
     return bodies[route.operation_id] if route.method == "POST" else None
 
@@ -133,7 +136,8 @@ def _path(route: Route, acme: Acme) -> str:
 
 def _calls(route: Route, acme: Acme) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every credential of umbra that the route takes, with and without acme named as tenant."""
-    tokens = [UMBRA_CLARIFY] + ([UMBRA_SARAH, UMBRA_UNBOUND] if "apikey" in route.auth else [])
+    keys = [UMBRA_SARAH, UMBRA_UNBOUND, UMBRA_MARIA] if "apikey" in route.auth else []
+    tokens = ([UMBRA_CLARIFY] if "clarify" in route.auth else []) + keys
     for token in tokens:
         headers = {"Authorization": f"Bearer {token}"}
         yield token, {"headers": headers, "json": _body(route, acme)}

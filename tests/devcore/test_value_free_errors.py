@@ -20,6 +20,7 @@ from devcore.scenario import read_scenario
 from tests.conftest import CLARIFY_TOKEN, DEV_TOKEN
 
 MARK = "Qx7mark"
+STEWARD_KEY = "acme-key-maria-steward"  # the API-key-only routes (erasure) get past the audience
 RULES = {"required", "unknown_field", "type", "format", "enum", "pattern", "too_small",
          "too_large", "too_short", "too_long", "exactly_one", "policy", "reference", "invalid"}
 CREATE = read_scenario("acme")["clarifications"][1]
@@ -43,6 +44,7 @@ VALID: dict[str, dict[str, Any]] = {
     "getPeople": {"tenantId": "acme", "personIds": ["p-sarah"], "resolveAliases": True},
     "resolvePerson": {"tenantId": "acme", "identity": {"platform": "slack", "userId": "U0SARAH",
                                                        "teamId": "T0ACME"}},
+    "eraseAttribution": {"tenantId": "acme"},
     "devCreateClarification": CREATE,  # snake_case is accepted as well
     "devMoveClock": {"advanceSeconds": 1},
     "devLoadScenario": read_scenario("acme"),
@@ -51,7 +53,7 @@ POSTS = [r for r in ROUTES if r.method == "POST"]
 GETS = [r for r in ROUTES if r.method == "GET"]
 
 def _headers(route: Route) -> dict[str, str]:
-    token = DEV_TOKEN if route.auth == "dev" else CLARIFY_TOKEN
+    token = {"dev": DEV_TOKEN, "apikey": STEWARD_KEY}.get(route.auth, CLARIFY_TOKEN)
     return {"Authorization": f"Bearer {token}"}
 
 

@@ -9,6 +9,7 @@
 - ``reports``: the deliveries, skips and events the bot reports, and the records the core keeps;
 - ``people``: persons, their chat identities and aliases, and resolving one;
 - ``facts``: bitemporal fact versions and their provenance;
+- ``steward``: the delivery history and the attribution erasure (spec changelog v0.8);
 - ``dev``: the reference core's development endpoints (create, clock, scenario).
 
 Every public name is re-exported here: callers write ``from bot.core import models as m`` and
@@ -48,6 +49,7 @@ from bot.core.models.dev import (
 from bot.core.models.enums import (
     AmbiguityKind,
     AnswerOutcome,
+    AttemptOutcome,
     Audience,
     BindingStatus,
     Channel,
@@ -57,6 +59,7 @@ from bot.core.models.enums import (
     JobState,
     QuorumState,
     ReasonCode,
+    RecordedChannel,
     Role,
     Severity,
 )
@@ -106,6 +109,13 @@ from bot.core.models.reports import (
     SkipEntry,
     SkipInput,
 )
+from bot.core.models.steward import (
+    NIL_PERSON,
+    DeliveryHistory,
+    ErasureReport,
+    ErasureRequest,
+    HistoryAttempt,
+)
 from bot.core.models.wire import (
     ErrorBody,
     Id,
@@ -116,6 +126,12 @@ from bot.core.models.wire import (
 )
 
 __all__ = [
+    "NIL_PERSON",
+    "AttemptOutcome",
+    "DeliveryHistory",
+    "ErasureReport",
+    "ErasureRequest",
+    "HistoryAttempt",
     "AdvanceRequest",
     "AliasResolution",
     "AmbiguityKind",
@@ -174,6 +190,7 @@ __all__ = [
     "QuorumState",
     "QuorumStatus",
     "ReasonCode",
+    "RecordedChannel",
     "ReportBatch",
     "ReportBatchResult",
     "ReportItemResult",

@@ -14,6 +14,7 @@ from bot.core.models.enums import (
     Channel,
     ClarificationState,
     QuorumState,
+    RecordedChannel,
     Role,
 )
 from bot.core.models.wire import Id, RequestModel, WireModel
@@ -47,11 +48,14 @@ class ResponseRecord(WireModel):
     answer_index: int | None = None
     answer_custom: AnswerCustom | None = None
     interval: Interval
-    channel: Channel
+    channel: RecordedChannel
     message_ref: str | None = None
     response_tx: AwareDatetime
     binding_status: BindingStatus
     supersedes: str | None = None
+    note: str | None = Field(default=None, description=(
+        "The responder's note (a steward's reason for an override); withheld in a redacted "
+        "view."))
 
 
 class AnswerRequest(RequestModel):
@@ -70,6 +74,8 @@ class AnswerRequest(RequestModel):
         description="The caller's idempotency key: the same responder sending the same "
         "requestId again gets the first outcome back, even after answering differently since.",
     )
+    note: str | None = Field(default=None, min_length=1, max_length=500, description=(
+        "A note kept on the response (a steward's reason for an override)."))
 
     @model_validator(mode="after")
     def _exactly_one_answer(self) -> AnswerRequest:

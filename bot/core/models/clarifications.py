@@ -64,6 +64,7 @@ class ClarificationSummary(WireModel):
     id: Id
     tenant_id: str
     workspace_id: str
+    document_id: str | None = Field(default=None, description="The source document's id.")
     kind: AmbiguityKind
     severity: Severity
     state: ClarificationState

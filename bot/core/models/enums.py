@@ -65,6 +65,28 @@ class Channel(StrEnum):
     API = "api"
 
 
+class RecordedChannel(StrEnum):
+    """A response's or delivery's channel as the core keeps it: ``Channel``'s values, and
+    ``erased`` once the person's attribution was erased (spec changelog v0.8)."""
+
+    SLACK = "slack"
+    TEAMS = "teams"
+    CLI = "cli"
+    API = "api"
+    ERASED = "erased"
+
+
+class AttemptOutcome(StrEnum):
+    """What became of one attempt of a clarification's job (the delivery history)."""
+
+    ANSWERED = "answered"  # the attempt's person answered
+    DELIVERED = "delivered"  # asked; no answer yet (the window is still open)
+    EXPIRED = "expired"  # asked, and the escalation window ran out unanswered
+    SKIPPED = "skipped"  # not asked: the reason code says why
+    PENDING = "pending"  # the current attempt, nothing reported yet
+    NOT_REACHED = "not_reached"  # the job never got this far
+
+
 class AnswerOutcome(StrEnum):
     BOUND = "bound"
     PARTIALLY_CONFIRMED = "partially_confirmed"

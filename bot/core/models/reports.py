@@ -10,6 +10,7 @@ from bot.core.models.enums import (
     Channel,
     DeliveryKind,
     ReasonCode,
+    RecordedChannel,
 )
 from bot.core.models.wire import Id, RequestModel, WireModel
 
@@ -17,7 +18,7 @@ from bot.core.models.wire import Id, RequestModel, WireModel
 class DeliveryRecord(WireModel):
     delivery_id: str
     person_id: str
-    channel: Channel
+    channel: RecordedChannel
     kind: DeliveryKind
     attempt: int
     message_ref: str | None = None
@@ -53,7 +54,6 @@ class DeliveryReport(RequestModel):
     kind: DeliveryKind
     attempt: int = Field(ge=0)
     message_ref: str | None = Field(default=None, max_length=500)
-
 
 class SkipInput(RequestModel):
     """A ``SkipEntry`` as the bot reports it."""

@@ -1,0 +1,65 @@
+"""The steward's surface: a clarification's delivery history and erasing a person's attribution.
+
+The attention queue needs no model of its own (it is a ``ClarificationPage``); the history joins
+the clarification's job to its events, attempt by attempt, so a steward sees who was asked, who
+was skipped and why, without parsing messages; the erasure report says what was tombstoned.
+"""
+
+from __future__ import annotations
+
+from pydantic import AwareDatetime, Field
+
+from bot.core.models.enums import AttemptOutcome, JobState, ReasonCode, RecordedChannel
+from bot.core.models.people import PersonAliases
+from bot.core.models.reports import ClarificationEvent
+from bot.core.models.wire import Id, RequestModel, WireModel
+
+NIL_PERSON = "00000000-0000-0000-0000-000000000000"  # the tombstone of an erased person id
+
+
+class HistoryAttempt(WireModel):
+    """One attempt of the job: attempt N asks ``ranking[N]``; the last asks the steward."""
+
+    attempt: int
+    person_id: str | None = Field(default=None, description=(
+        "The candidate of this attempt (the steward on the last one); the nil id once erased."))
+    steward: bool = Field(default=False, description="The redacted steward escalation attempt.")
+    outcome: AttemptOutcome
+    reason_code: ReasonCode | None = Field(default=None, description="Why it was skipped.")
+    channel: RecordedChannel | None = None
+    delivered_at: AwareDatetime | None = None
+    events: list[ClarificationEvent] = Field(default=[], description=(
+        "This attempt's events, in the order they happened."))
+
+
+class DeliveryHistory(WireModel):
+    clarification_id: str
+    job_id: str | None = Field(default=None, description="Absent for low severity (no job).")
+    job_state: JobState | None = None
+    job_attempts: int = Field(default=0, description="The job's attempts so far.")
+    max_attempts: int = 0
+    attempts: list[HistoryAttempt] = []
+    events: list[ClarificationEvent] = Field(default=[], description=(
+        "Every event of the clarification, in order (the attempts' and the rest)."))
+
+
+class ErasureRequest(RequestModel):
+    tenant_id: Id | None = Field(default=None, description=(
+        "The key's own tenant when left out; another is 403 TENANT_SCOPE_MISMATCH."))
+
+
+class ErasureReport(WireModel):
+    """What the core tombstoned; every count is 0 when the person's attribution was erased
+    before (the call is idempotent)."""
+
+    person_id: str
+    tenant_id: str
+    clarifications: int = Field(description="Clarifications whose attribution changed.")
+    asked: int = 0
+    responses: int = 0
+    deliveries: int = 0
+    events: int = 0
+    jobs: int = Field(default=0, description="Job payload rankings rewritten.")
+    fact_versions: int = Field(default=0, description="Fact provenance entries tombstoned.")
+    aliases: PersonAliases = Field(description=(
+        "The person's chat identities, so the caller can erase what it holds under them."))

@@ -1,0 +1,268 @@
+"""`clarify-bot clarify …`: the operator's and steward's fallback (spec §7, changelog v0.8).
+
+Every command talks to the core's REST API with the operator's API key (``CLARIFY_BOT_API_KEY``),
+never the bot's service token: the core then applies its own rules to the key's person (the read
+gate, the responder assertion rule, steward-only overrides and erasure), and the CLI only shows
+what it decided. Answers are recorded as the key's person with channel ``cli``; a refusal prints
+the core's error code and message and records nothing. ``--json`` prints one object matching
+``clarify_bot/schemas/clarify-cli.schema.json``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+from pydantic import BaseModel
+
+from bot.core import errors as e
+from bot.core import models as m
+from clarify_bot import steward_output as out
+
+STATES = [s.value for s in m.ClarificationState]
+SEVERITIES = [s.value for s in m.Severity]
+
+
+class Ctx:
+    def __init__(self, config: Path | None, json_out: bool) -> None:
+        self.config = config
+        self.json = json_out
+
+
+def _settings(ctx: Ctx) -> Any:
+    from bot.settings import SettingsError, load_settings
+
+    try:
+        return load_settings(ctx.config)
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _client(settings: Any) -> Any:
+    from bot.core.client import CoreClient, RetryPolicy
+
+    key = settings.secrets.api_key
+    if key is None:
+        raise click.ClickException(
+            "set CLARIFY_BOT_API_KEY to your API key (the bot's service token is never used "
+            "here: the core records what you do as the key's person)")
+    return CoreClient(base_url=settings.core.url, token=key, retry=RetryPolicy(max_attempts=2))
+
+
+def _run(ctx: Ctx, command: str, work: Callable[[Any, Any], Awaitable[tuple[BaseModel, str]]]
+         ) -> None:
+    """Run one command against the core; print its text or JSON; a refusal exits 1."""
+    settings = _settings(ctx)
+
+    async def go() -> tuple[BaseModel, str]:
+        async with _client(settings) as core:
+            return await work(core, settings)
+
+    try:
+        model, text = asyncio.run(go())
+    except e.CoreAPIError as exc:
+        error = out.CliError(code=exc.code or "UNEXPECTED", status=exc.status,
+                             message=getattr(exc, "message", str(exc)))
+        if ctx.json:
+            click.echo(out.dump(out.ErrorOutput(command=command, error=error)))
+            raise SystemExit(1) from None
+        raise click.ClickException(
+            f"refused by the core: {error.status} {error.code}: {error.message}") from None
+    except e.CoreTransportError:
+        raise click.ClickException(f"cannot reach the core at {settings.core.url}") from None
+    click.echo(out.dump(model) if ctx.json else text)
+
+
+@click.group("clarify")
+@click.option("--config", type=click.Path(path_type=Path, exists=True), default=None,
+              help="The settings file (default: $CLARIFY_BOT_CONFIG); gives the core's URL.")
+@click.option("--json", "json_out", is_flag=True, help="One JSON object (see the schema).")
+@click.pass_context
+def clarify(click_ctx: click.Context, config: Path | None, json_out: bool) -> None:
+    """Read, answer and review clarifications with your API key (CLARIFY_BOT_API_KEY)."""
+    from bot.logs import configure_logging
+
+    configure_logging(level="warning", fmt="console")  # the output is the command's, not logs
+    click_ctx.obj = Ctx(config, json_out)
+
+
+@clarify.command("ls")
+@click.option("--state", type=click.Choice(STATES))
+@click.option("--severity", type=click.Choice(SEVERITIES))
+@click.option("--document", help="Only this source document's id.")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
+              help="Only those updated at or after this UTC date or time.")
+@click.option("--limit", type=click.IntRange(1, 200), default=50, show_default=True)
+@click.option("--cursor", help="Continue after a previous page (its nextCursor).")
+@click.pass_obj
+def ls(ctx: Ctx, state: str | None, severity: str | None, document: str | None,
+       since: datetime | None, limit: int, cursor: str | None) -> None:
+    """List clarifications, newest first."""
+
+    async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
+        page = await core.list_clarifications(
+            state=state, severity=severity, document_id=document, limit=limit, cursor=cursor,
+            since=since.replace(tzinfo=UTC) if since else None)
+        text = out.list_text(page.items, empty="no clarifications match")
+        if page.next_cursor:
+            text += f"\nmore: --cursor {page.next_cursor}"
+        return out.ListOutput(command="ls", items=page.items, nextCursor=page.next_cursor), text
+
+    _run(ctx, "ls", work)
+
+
+@clarify.command("show")
+@click.argument("clarification_id")
+@click.pass_obj
+def show(ctx: Ctx, clarification_id: str) -> None:
+    """One clarification with its responses, delivery history and events."""
+    _run(ctx, "show", _shown("show", clarification_id))
+
+
+Work = Callable[[Any, Any], Awaitable[tuple[BaseModel, str]]]
+
+
+def _shown(command: Literal["show", "review"], clarification_id: str) -> Work:
+    async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
+        c = await core.get_clarification(clarification_id=clarification_id)
+        h = await core.get_delivery_history(clarification_id=clarification_id)
+        return out.ShowOutput(command=command, clarification=c, history=h), out.show_text(c, h)
+
+    return work
+
+
+def _answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed([
+        click.option("--index", type=click.IntRange(0), help="The candidate's number (see show)."),
+        click.option("--date", "from_", type=click.DateTime(["%Y-%m-%d"]),
+                     help="A date of your own: the first valid day."),
+        click.option("--to", "to", type=click.DateTime(["%Y-%m-%d"]),
+                     help="With --date: the last valid day (inclusive)."),
+        click.option("--text", help="A date in words: '12 June 2026', '2026-06', 'Q3 2026'."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _request(index: int | None, from_: datetime | None, to: datetime | None, text: str | None,
+             **more: Any) -> m.AnswerRequest:
+    if sum(x is not None for x in (index, from_, text)) != 1:
+        raise click.UsageError("give exactly one of --index, --date or --text")
+    if to is not None and from_ is None:
+        raise click.UsageError("--to needs --date")
+    custom = None
+    if index is None:
+        after = (to.date() + timedelta(days=1)).isoformat() if to else None  # exclusive end
+        custom = m.AnswerCustomInput(
+            valid_from=from_.date().isoformat() if from_ else None, valid_to=after,
+            source_text=text)
+    return m.AnswerRequest(answer_index=index, answer_custom=custom, channel=m.Channel.CLI,
+                           **more)
+
+
+def _answered(command: Literal["answer", "override"], clarification_id: str,
+              request: m.AnswerRequest) -> Work:
+    async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
+        receipt = await core.answer_clarification(clarification_id=clarification_id,
+                                                  request=request)
+        r = receipt.result
+        words = out.RESULT_WORDS.get(r.outcome.value, r.outcome.value)
+        if r.replayed:
+            words = "Already recorded (the same answer again): " + words
+        text = f"{clarification_id}: {words}\nstate: {out.STATE_WORDS[r.state.value]}"
+        attestation = r.outcome in (m.AnswerOutcome.ATTESTATION,
+                                    m.AnswerOutcome.CONFLICTING_ATTESTATION)
+        return out.AnswerOutput(command=command, result=r, httpStatus=receipt.http_status,
+                                attestation=attestation), text
+
+    return work
+
+
+@clarify.command("answer")
+@click.argument("clarification_id")
+@_answer_options
+@click.option("--note", help="A note kept with your answer.")
+@click.option("--responder", help="Only ever yourself: the core refuses anyone else.")
+@click.pass_obj
+def answer(ctx: Ctx, clarification_id: str, index: int | None, from_: datetime | None,
+           to: datetime | None, text: str | None, note: str | None,
+           responder: str | None) -> None:
+    """Answer as your key's person (recorded with channel cli)."""
+    request = _request(index, from_, to, text, note=note, responder=responder)
+    _run(ctx, "answer", _answered("answer", clarification_id, request))
+
+
+def _queue(ctx: Ctx, command: str) -> None:
+    async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
+        items: list[m.ClarificationSummary] = []
+        cursor = None
+        while True:
+            page = await core.list_attention(cursor=cursor, limit=200)
+            items += page.items
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        text = out.list_text(items, empty="nothing needs a steward")
+        return out.ListOutput(command="queue", items=items), text
+
+    _run(ctx, command, work)
+
+
+@clarify.command("queue")
+@click.pass_obj
+def queue(ctx: Ctx) -> None:
+    """What needs a steward: conflicted, expired, dead-lettered; urgent ones still open."""
+    _queue(ctx, "queue")
+
+
+@clarify.command("review")
+@click.argument("clarification_id", required=False)
+@click.option("--override", is_flag=True, help="Bind this answer as a steward (needs --note).")
+@_answer_options
+@click.option("--note", help="Why (required with --override; kept with the response).")
+@click.pass_obj
+def review(ctx: Ctx, clarification_id: str | None, override: bool, index: int | None,
+           from_: datetime | None, to: datetime | None, text: str | None,
+           note: str | None) -> None:
+    """The queue; one item with its history; or, with --override, a steward's binding answer."""
+    if clarification_id is None:
+        if override:
+            raise click.UsageError("--override needs a clarification id")
+        _queue(ctx, "queue")
+        return
+    if not override:
+        if any(x is not None for x in (index, from_, text, note)):
+            raise click.UsageError("an answer in review needs --override (or use answer)")
+        _run(ctx, "review", _shown("review", clarification_id))
+        return
+    if not note or not note.strip():
+        raise click.UsageError("--override needs --note: say why, it is kept with the response")
+    request = _request(index, from_, to, text, note=note.strip(), steward_override=True)
+    _run(ctx, "override", _answered("override", clarification_id, request))
+
+
+@clarify.command("erase-attribution")
+@click.option("--person", required=True, help="The person id whose attribution is erased.")
+@click.option("--tenant", help="Your key's tenant (the default).")
+@click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> None:
+    """Erase a person's attribution (spec OQ-5): in the core, in the bot's store and audit file."""
+    if not yes:
+        click.confirm(f"Erase every attribution of {person}? This cannot be undone", abort=True)
+
+    async def work(core: Any, settings: Any) -> tuple[BaseModel, str]:
+        from bot.erasure import erase_bot_data
+
+        report = await core.erase_attribution(person_id=person, tenant_id=tenant)
+        store, lines = await erase_bot_data(settings, report)
+        result = out.ErasureOutput(command="erase-attribution", core=report, store=store,
+                                   auditLines=lines)
+        return result, out.erasure_text(result)
+
+    _run(ctx, "erase-attribution", work)
+

@@ -1,0 +1,162 @@
+"""`clarify-bot clarify erase-attribution` end to end: the core's tombstone and the bot's own data.
+
+The bot's Redis store and JSON-lines audit file hold what a real run leaves for Sarah (delivery
+slots, an admission, her cap counter, a digest window and batch, a card's message reference, a
+forwarded answer's order marker, a parked answer; audit lines naming her id and her Slack user).
+After the command no Redis key, field or value and no audit line names her; the core keeps the
+evidence: her answer's value, her rights at answer time and the binding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from uuid import uuid4
+
+import jsonschema
+import pytest
+import redis.asyncio as aioredis
+
+from bot.audit import AuditEvent, JsonLinesSink, SkipPair
+from bot.core import models as m
+from bot.store.base import CardRecord, DeliveryKey, DigestItem
+from bot.store.redis import RedisStore
+from clarify_bot import steward_output
+from devcore.directory import Token
+from tests.cli.conftest import Cli, LiveCore
+from tests.conftest import START
+from tests.redis_url import TEST_REDIS
+
+URL = f"{TEST_REDIS}/13"
+CRITICAL, NORMAL = "clr-00001", "clr-00002"
+NAMES = ("p-sarah", "U0SARAH")
+
+
+@pytest.fixture
+def prefix() -> Iterator[str]:
+    name = f"erase-{uuid4().hex[:8]}"
+    yield name
+    asyncio.run(_drop(name))
+
+
+async def _drop(prefix: str) -> None:
+    client = aioredis.from_url(URL, decode_responses=True)
+    found = [k async for k in client.scan_iter(match=f"{prefix}:*")]
+    if found:
+        await client.delete(*found)
+    await client.aclose()
+
+
+async def _fill(prefix: str) -> None:
+    """What deliveries, a digest and answers leave in the store for Sarah (and Ahmed)."""
+    async with RedisStore.from_url(URL, prefix=prefix) as store:
+        for person in ("p-sarah", "p-ahmed"):
+            key = DeliveryKey(CRITICAL, person, 0, "question")
+            await store.reserve(key, worker_id="w1", now=START)
+            await store.mark_sent(key, message_ref=f"slack:T0ACME:D0{person}:1.0")
+            await store.add_card(CardRecord(key, "slack", f"slack:T0ACME:D0{person}:1.0"))
+            for n, cid in enumerate((NORMAL, "clr-00005", "clr-00006", "clr-00007")):
+                item = DigestItem(cid, person, 0, f"job-{n}")
+                await store.admit(DeliveryKey(cid, person, 0, "question"), item=item,
+                                  day="2026-07-06", now=START, cap=5, threshold=3,
+                                  window_seconds=1800, batched=True)
+        for user, acted in (("U0SARAH", 1), ("U0AHMED", 2)):
+            order = f"{CRITICAL}|slack|acme|{user}"
+            await store.outbox_accept(f"{order}|{acted}|f", "{}", order_key=order,
+                                      acted_at=acted, now=START)
+        claimed = await store.outbox_claim(now=START, lease_seconds=60, limit=10)
+        for entry in claimed:
+            await store.outbox_done(entry)
+        parked = f"{NORMAL}|slack|acme|U0SARAH"
+        await store.outbox_accept(f"{parked}|3|g", "{}", order_key=parked, acted_at=3,
+                                  now=START)
+        [entry] = await store.outbox_claim(now=START + timedelta(seconds=1), lease_seconds=60,
+                                           limit=10)
+        await store.outbox_park(entry, reason="REFUSED", now=START)
+
+
+async def _everything(prefix: str) -> str:
+    """Every key, hash field, set member and value under the prefix, as one text."""
+    client = aioredis.from_url(URL, decode_responses=True)
+    parts: list[str] = []
+    async for name in client.scan_iter(match=f"{prefix}:*"):
+        parts.append(name)
+        kind = await client.type(name)
+        if kind == "string":
+            parts.append(str(await client.get(name)))
+        elif kind == "hash":
+            parts += [f"{k}={v}" for k, v in (await client.hgetall(name)).items()]
+        elif kind == "zset":
+            parts += await client.zrange(name, 0, -1)
+    await client.aclose()
+    return "\n".join(parts)
+
+
+def _audit(path: Path) -> None:
+    sink = JsonLinesSink(path=path)
+    sink.write(AuditEvent(type="delivered", at=START, clarification_id=CRITICAL,
+                          message="Question delivered.", person_id="p-sarah", attempt=0,
+                          channel="slack"))
+    sink.write(AuditEvent(type="escalated", at=START, clarification_id=NORMAL,
+                          message="Escalated.", person_id="p-maria", attempt=3,
+                          reason_code=m.ReasonCode.NO_READ_PERMISSION,
+                          skips=(SkipPair("p-sarah", m.ReasonCode.NO_READ_PERMISSION),),
+                          extra={"unanswered": "p-ahmed,p-sarah"}))
+    sink.write(AuditEvent(type="answer_refused", at=START, clarification_id=CRITICAL,
+                          message="Unverified.", channel="slack",
+                          extra={"chat_user": "U0SARAH"}))
+    sink.write(AuditEvent(type="delivered", at=START, clarification_id=CRITICAL,
+                          message="Question delivered.", person_id="p-ahmed", attempt=1))
+
+
+def _answered(live: LiveCore) -> None:
+    bot = Token(value="t", audience=m.Audience.CLARIFY, tenants=frozenset({"acme"}))
+    for who in ("p-sarah", "p-ahmed"):
+        live.core.answer(bot, CRITICAL, m.AnswerRequest(
+            answer_index=0, responder=who, rights=m.Role.EDITOR, channel=m.Channel.SLACK,
+            message_ref=f"slack:T0ACME:D0{who}:1.0"))
+
+
+def test_erase_attribution_leaves_no_trace_of_the_person_and_keeps_the_evidence(
+    cli: Cli, live: LiveCore, prefix: str, tmp_path: Path
+) -> None:
+    asyncio.run(_fill(prefix))
+    audit = tmp_path / "audit.jsonl"
+    _audit(audit)
+    _answered(live)
+    assert all(name in asyncio.run(_everything(prefix)) for name in NAMES)
+    env = {"CLARIFY_BOT_STORE__BACKEND": "redis", "CLARIFY_BOT_REDIS__URL": URL,
+           "CLARIFY_BOT_REDIS__KEY_PREFIX": prefix, "CLARIFY_BOT_AUDIT__SINK": "jsonl",
+           "CLARIFY_BOT_AUDIT__PATH": str(audit)}
+    result = cli("acme-key-maria-steward", "erase-attribution", "--person", "p-sarah", "--yes",
+                 env=env, json_out=True)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    jsonschema.validate(doc, json.loads(steward_output.SCHEMA_PATH.read_text()))
+    store = doc["store"]
+    assert (store["delivery_slots"], store["admissions"], store["cap_counters"]) == (1, 4, 1)
+    assert (store["digest_windows"], store["digest_batches"], store["parked_answers"]) == (1, 1, 1)
+    assert store["message_refs"] == 1 and store["answer_order_markers"] == 2  # two questions
+    assert doc["auditLines"] == 3 and doc["core"]["responses"] == 1
+
+    left = asyncio.run(_everything(prefix))
+    assert not any(name in left for name in NAMES), [
+        line for line in left.splitlines() if any(n in line for n in NAMES)]
+    assert "p-ahmed" in left and "U0AHMED" in left  # nobody else's data went
+    lines = audit.read_text().splitlines()
+    assert len(lines) == 4 and not any(n in line for line in lines for n in NAMES)
+    assert "p-ahmed" in lines[3]
+
+    c = live.core.records[CRITICAL].model
+    assert "p-sarah" not in c.model_dump_json()
+    erased = c.responses[0]
+    assert (erased.answer_index, erased.rights_at_answer_time, erased.binding_status) == (
+        0, m.Role.EDITOR, m.BindingStatus.BOUND)
+    assert c.state is m.ClarificationState.ANSWERED and c.bound_fact_version_tx is not None
+
+    text = cli("acme-key-maria-steward", "erase-attribution", "--person", "p-sarah", "--yes",
+               env=env)
+    assert text.exit_code == 0 and "0 clarifications changed" in text.output
