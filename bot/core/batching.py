@@ -51,8 +51,9 @@ class JobScope:
 
     def person(self, person_id: str, tenant_id: str | None) -> m.Person | None:
         """The person read in the batch (None: not held, ask the core); raises what the single
-        read would have raised for an id the core refused."""
-        if tenant_id != self.tenant_id:
+        read would have raised for an id the core refused. A read that names no tenant (display
+        names on a steward's card) is answered from the job's tenant."""
+        if tenant_id not in (None, self.tenant_id):
             return None
         entry = self.people.get(person_id)
         if entry is None:

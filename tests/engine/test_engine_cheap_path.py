@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import httpx
+import pytest
 
 from bot.audit import MemorySink
 from bot.channel import Address, Message
@@ -58,11 +59,13 @@ async def test_a_busy_worker_leases_again_when_a_slot_frees_not_a_poll_later(
     assert sorted(s.key.clarification_id for s in channel.sent) == sorted([first, second])
 
 
+@pytest.mark.parametrize("severity", [None, "high"])
 async def test_a_job_that_asks_one_person_costs_three_core_calls(
-    dev_client: DevCoreClient, core_url: str, clock: ManualClock
+    dev_client: DevCoreClient, core_url: str, clock: ManualClock, severity: str | None
 ) -> None:
-    """Read the clarification, read its people (aliases resolved back), report: three calls,
-    besides the poll that leased it; the core still has the delivery and the events."""
+    """Read the clarification, read its people (aliases resolved back; the steward among them),
+    report: three calls, besides the poll that leased it, also when a high-severity question
+    tells the steward; the core still has every delivery."""
     calls: Counter[str] = Counter()
 
     async def count(request: httpx.Request) -> None:
@@ -73,7 +76,7 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
     channel = RecordingChannel()
     rig = node(core=core, store=MemoryStore(clock=clock), channel=channel, sink=MemorySink(),
                clock=clock, worker_id="worker-1")
-    cid = await create(dev_client, authority={"authored_by": ["p-sarah"]})
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah"]}, severity=severity)
     try:
         await rig.worker.run_burst()
         # the poll that leased it, and the dead-letter listing of housekeeping, are not the job's
@@ -82,7 +85,8 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
         assert per_job == {f"GET /v1/clarifications/{cid}": 1, "POST /v1/people/batch": 1,
                            "POST /v1/reports": 1}
         c = await core.get_clarification(clarification_id=cid)
-        assert [d.person_id for d in c.deliveries] == ["p-sarah"]
-        assert [s.address.person_id for s in channel.sent] == ["p-sarah"]
+        sent = [s.address.person_id for s in channel.sent]
+        assert sorted(d.person_id for d in c.deliveries) == sorted(sent)
+        assert sent[0] == "p-sarah" and len(sent) == (2 if severity else 1)
     finally:
         await core.aclose()
