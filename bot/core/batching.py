@@ -8,6 +8,10 @@ an event report per skip or notice. While a ``JobScope`` is bound to the running
 ``report_delivery`` and ``report_event`` until ``flush`` sends them in one ``POST /v1/reports``.
 Outside a scope (digests, answers, the demo) every call goes out on its own, as before.
 
+Jobs running side by side share those calls too (``Gathered``): the people reads of jobs that
+start within a few milliseconds of each other go out as one call per tenant, and so do the
+reports of jobs that end close together.
+
 A scope lives for one job: person records are as fresh as the job (the same as before, when the
 routing of one job read each person once), and a report reaches the core at most one job's
 handling time later than it used to. Each report stays idempotent on its own id, so a job retried
@@ -16,7 +20,8 @@ after a crash reports again safely.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -29,6 +34,7 @@ from bot.core.errors import CoreAPIError, ErrorCode, exception_for, message_of, 
 log = structlog.get_logger("bot.core.batching")
 REPORTS_PER_CALL = 200  # the contract's limit of each list in one batch
 PEOPLE_PER_CALL = 100
+LINGER_SECONDS = 0.005  # how long a call waits for others to join it
 
 _SCOPE: ContextVar[JobScope | None] = ContextVar("clarify_job_scope", default=None)
 
@@ -88,6 +94,47 @@ class JobScope:
             yield m.ReportBatch(deliveries=deliveries[:REPORTS_PER_CALL],
                                 events=events[:REPORTS_PER_CALL])
             deliveries, events = deliveries[REPORTS_PER_CALL:], events[REPORTS_PER_CALL:]
+
+
+class Gathered[K: Hashable, T]:
+    """Requests made within ``linger`` seconds of the first, per key, sent by one ``send``; each
+    caller waits for it and gets its error, if any (the store's outbox accepts the same way)."""
+
+    def __init__(self, send: Callable[[K, list[T]], Awaitable[None]], *,
+                 linger: float = LINGER_SECONDS) -> None:
+        self._send = send
+        self._linger = linger
+        self._waiting: dict[K, list[tuple[T, asyncio.Future[None]]]] = {}
+        self._sending: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, key: K, item: T) -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        group = self._waiting.setdefault(key, [])
+        group.append((item, done))
+        if len(group) == 1:
+            loop.call_later(self._linger, self._go, key)
+        await done
+
+    def _go(self, key: K) -> None:
+        group = self._waiting.pop(key, [])
+        task = asyncio.ensure_future(self._run(key, group))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _run(self, key: K, group: list[tuple[T, asyncio.Future[None]]]) -> None:
+        error: BaseException | None = None
+        try:
+            await self._send(key, [item for item, _ in group])
+        except Exception as exc:  # every caller gets it; none is left waiting
+            error = exc
+        for _, done in group:
+            if done.done():
+                continue  # the caller went away
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
 
 
 def current() -> JobScope | None:

@@ -195,16 +195,50 @@ class CoreClient(BaseCoreClient):
 
     async def read_people(self, scope: batching.JobScope, *, tenant_id: str,
                           person_ids: list[str]) -> None:
-        """Read a job's people into its scope, in as few calls as the contract allows."""
+        """Read a job's people into its scope; jobs starting together share the call."""
         wanted = list(dict.fromkeys(p for p in person_ids if p not in scope.people))
-        for start in range(0, len(wanted), batching.PEOPLE_PER_CALL):
-            chunk = wanted[start:start + batching.PEOPLE_PER_CALL]
-            scope.learn(tenant_id, await self.get_people(tenant_id=tenant_id, person_ids=chunk))
+        if wanted:
+            await self._gathered_people()(tenant_id, (scope, wanted))
 
     async def flush(self, scope: batching.JobScope) -> None:
-        """Send what the scope holds. A report the core refuses is logged by kind and code (no
-        values); a transport or auth failure raises, as the single report would have."""
-        for batch in scope.chunks():
+        """Send what the scope holds; jobs ending together share the call. A report the core
+        refuses is logged by kind and code (no values); a transport or auth failure raises, as
+        the single report would have."""
+        if scope.deliveries or scope.events:
+            taken = batching.JobScope(deliveries=scope.deliveries, events=scope.events)
+            scope.deliveries, scope.events = [], []
+            await self._gathered_reports()(None, taken)
+
+    def _gathered_people(self) -> batching.Gathered[
+            str, tuple[batching.JobScope, list[str]]]:
+        gathered = getattr(self, "_people_calls", None)
+        if gathered is None:
+            gathered = self._people_calls = batching.Gathered(self._read_people)
+        return gathered
+
+    def _gathered_reports(self) -> batching.Gathered[None, batching.JobScope]:
+        gathered = getattr(self, "_report_calls", None)
+        if gathered is None:
+            gathered = self._report_calls = batching.Gathered(self._send_reports)
+        return gathered
+
+    async def _read_people(self, tenant_id: str,
+                           asks: list[tuple[batching.JobScope, list[str]]]) -> None:
+        wanted = list(dict.fromkeys(p for _, ids in asks for p in ids))
+        found: dict[str, m.PersonEntry] = {}
+        for start in range(0, len(wanted), batching.PEOPLE_PER_CALL):
+            chunk = wanted[start:start + batching.PEOPLE_PER_CALL]
+            batch = await self.get_people(tenant_id=tenant_id, person_ids=chunk)
+            found.update((entry.person_id, entry) for entry in batch.people)
+        for scope, ids in asks:
+            scope.learn(tenant_id, m.PeopleBatch(
+                people=[found[p] for p in dict.fromkeys(ids) if p in found]))
+
+    async def _send_reports(self, _: None, scopes: list[batching.JobScope]) -> None:
+        merged = batching.JobScope(
+            deliveries=[item for scope in scopes for item in scope.deliveries],
+            events=[item for scope in scopes for item in scope.events])
+        for batch in merged.chunks():
             result = await self.report_batch(batch)
             for kind, items in (("delivery", result.deliveries), ("event", result.events)):
                 for item in items:

@@ -27,11 +27,13 @@ return 1
 #   JSON, card field, card JSON, cards ttl -> 1 recorded, 0 the slot changed meanwhile, -1 missing
 # A sent card's slot and its place among the clarification's cards, in one round trip.
 RECORD_SENT = """
-local current = redis.call('GET', KEYS[1])
+local current = redis.call('SET', KEYS[1], ARGV[3], 'XX', 'KEEPTTL', 'GET')
 if not current then return -1 end
 local slot = cjson.decode(current)
-if slot.state ~= ARGV[1] or slot.worker_id ~= ARGV[2] then return 0 end
-redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL')
+if slot.state ~= ARGV[1] or slot.worker_id ~= ARGV[2] then
+  redis.call('SET', KEYS[1], current, 'XX', 'KEEPTTL')  -- not as reserved: put it back
+  return 0
+end
 redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
 return 1
@@ -65,9 +67,13 @@ local function decide(decision, batch_id, due_at)
 end
 
 local function charge()
-  if tonumber(redis.call('GET', cap) or '0') >= cap_n then return false end
-  redis.call('INCR', cap)
-  redis.call('EXPIRE', cap, ARGV[12])
+  -- counted first and given back when over: one command for the usual card, not three
+  local used = redis.call('INCR', cap)
+  if used == 1 then redis.call('EXPIRE', cap, ARGV[12]) end
+  if used > cap_n then
+    redis.call('DECR', cap)
+    return false
+  end
   return true
 end
 
@@ -87,7 +93,7 @@ if open and w[4] == '1' then
   end
 end
 if not open then
-  redis.call('DEL', win)
+  if w[1] then redis.call('DEL', win) end
   redis.call('HSET', win, 'start', now, 'due', ARGV[5], 'direct', 0, 'charged', 0,
              'batch', ARGV[6])
   redis.call('EXPIRE', win, ARGV[13])
