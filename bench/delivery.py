@@ -227,6 +227,15 @@ class Row:
         return (self.cards - 1) / self.seconds if self.seconds > 0 else 0.0
 
 
+async def _reported(world: World, size: int) -> None:
+    """Until the core holds a delivery for each card of the last load (reports follow cards)."""
+    for _ in range(200):
+        found = await _json("GET", f"{world.core_url}/_bench/reported")
+        if found["deliveries"] >= size:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def _load(world: World, data: dict[str, Any]) -> None:
     await _json("POST", f"{world.core_url}/_bench/load", json=data)
 
@@ -237,7 +246,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
     tag = uuid4().hex[:8]
     # the reference core scans every job on each poll: a long run is fed in loads of `chunk`
     chunk = min(cards, args.chunk)
-    loaded = chunk
+    loaded = size = chunk
     await _load(world, scenario(chunk, people, tag=f"{tag}0"))
     await _json("GET", f"{world.core_url}/_bench/calls?reset=1")
     await _json("POST", f"{world.side_url}/forget")
@@ -279,23 +288,15 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
         if posts >= cards:
             break
         if posts >= loaded and loaded < cards:  # the previous load is done: the next one
-            for _ in range(100):  # its last reports follow its last card
-                reported = (await _json("GET", f"{world.core_url}/_bench/calls")).get(
-                    "POST /v1/reports", 0)
-                if reported >= loaded or args.bot_root:
-                    break
-                await asyncio.sleep(0.05)
+            await _reported(world, size)
             size = min(chunk, cards - loaded)
             await _load(world, scenario(size, people, tag=f"{tag}{loaded}"))
             loaded += size
         await asyncio.sleep(0.05)
     last_cpu = sum(_stat(pid)[0] for pid in measured)
     rss_last = _stat(measured[0])[1] / 2**20 if measured else 0.0
-    for _ in range(100):  # the last job's reports follow its card
-        calls = await _json("GET", f"{world.core_url}/_bench/calls")
-        if calls.get("POST /v1/reports", 0) >= cards or args.bot_root:
-            break
-        await asyncio.sleep(0.1)
+    await _reported(world, size)
+    calls = await _json("GET", f"{world.core_url}/_bench/calls")
     stats = await commandstats(world.redis_port)
     for proc in procs:
         world.stop(proc)

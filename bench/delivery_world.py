@@ -90,6 +90,11 @@ def serve_core(port: int) -> None:
             core.create_clarification(req)
         return web.json_response({"clarifications": len(requests)})
 
+    async def reported(_: web.Request) -> web.Response:
+        """Deliveries the core holds for the clarifications loaded last."""
+        return web.json_response(
+            {"deliveries": sum(len(r.model.deliveries) for r in core.records.values())})
+
     async def calls(request: web.Request) -> web.Response:
         body = dict(counts)
         if request.query.get("reset"):
@@ -104,6 +109,7 @@ def serve_core(port: int) -> None:
     app.middlewares.insert(0, count)
     app.router.add_get("/_bench/calls", calls)
     app.router.add_post("/_bench/load", load)
+    app.router.add_get("/_bench/reported", reported)
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 

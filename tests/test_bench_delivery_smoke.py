@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
-def test_delivery_benchmark_smoke_sends_every_card_once_at_three_core_calls_a_job(
+def test_delivery_benchmark_smoke_sends_every_card_once_at_most_three_core_calls_a_job(
         tmp_path: Path) -> None:
     out = tmp_path / "rows.json"
     run = subprocess.run([sys.executable, str(ROOT / "bench" / "delivery.py"), "--smoke",
@@ -32,18 +32,16 @@ def test_delivery_benchmark_smoke_sends_every_card_once_at_three_core_calls_a_jo
         assert slack["chat.postMessage"] == 300 and "conversations.open" not in slack, row["name"]
     for row in rows[1:]:
         calls = row["core_calls"]
-        # the clarification read once, the people in one call, the reports in one call; no
-        # single person reads, resolves or reports (polls and housekeeping are not the job's)
-        assert {route: calls.get(route, 0) for route in (
-            "GET /v1/clarifications/{clarificationId}", "POST /v1/people/batch",
-            "POST /v1/reports", "GET /v1/people/{personId}", "POST /v1/people/resolve",
-            "POST /v1/clarifications/{clarificationId}/deliveries",
-            "POST /v1/clarifications/{clarificationId}/events")} == {
-            "GET /v1/clarifications/{clarificationId}": 300, "POST /v1/people/batch": 300,
-            "POST /v1/reports": 300, "GET /v1/people/{personId}": 0,
-            "POST /v1/people/resolve": 0,
-            "POST /v1/clarifications/{clarificationId}/deliveries": 0,
-            "POST /v1/clarifications/{clarificationId}/events": 0}, row["name"]
+        # the clarification read once a job; the people and the reports in one call a job at
+        # most (jobs side by side share them); no single person read, resolve or report (polls
+        # and housekeeping are not the job's)
+        assert calls["GET /v1/clarifications/{clarificationId}"] == 300, row["name"]
+        assert 1 <= calls["POST /v1/people/batch"] <= 300, row["name"]
+        assert 1 <= calls["POST /v1/reports"] <= 300, row["name"]
+        for single in ("GET /v1/people/{personId}", "POST /v1/people/resolve",
+                       "POST /v1/clarifications/{clarificationId}/deliveries",
+                       "POST /v1/clarifications/{clarificationId}/events"):
+            assert single not in calls, (row["name"], single)
         redis = row["redis_calls"]
         # three scripts a card (admit, reserve, record), no rate buckets with pacing lifted
         assert redis.get("evalsha", 0) <= 3 * 300 + 200, row["name"]
