@@ -63,6 +63,10 @@ class Callback:
     # the platform's time of the action (Slack: action_ts, or the signed request timestamp of a
     # form submission), microseconds since the epoch; 0: unknown, the time of receipt is used
     acted_at: int = 0
+    # a steward's override from a steward card: sent with ``stewardOverride`` and the required
+    # note; the core reads the steward's rights at answer time and refuses anyone else
+    steward_override: bool = False
+    override_note: str = ""
 
     def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
         if self.platform == "teams":
@@ -76,6 +80,8 @@ class Callback:
             raw = f"i:{self.answer_index}"
         else:
             raw = f"c:{self.custom_from}:{self.custom_to}:{self.custom_note}"
+        if self.steward_override:
+            raw = f"o:{raw}:{self.override_note}"
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
     def who(self) -> tuple[str, str, str, str | None, str | None]:
@@ -84,8 +90,12 @@ class Callback:
                 self.enterprise_id or self.aad_tenant_id)
 
     def order_key(self) -> str:
-        """One chat user's answers to one clarification: accepted, and forwarded, in order."""
-        return f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+        """One chat user's answers to one clarification: accepted, and forwarded, in order.
+        A steward's overrides are a stream of their own: a form submission carries only the
+        signed request's whole second, which must not make it "older" than the same person's
+        earlier tap on a question card."""
+        key = f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+        return f"{key}|override" if self.steward_override else key
 
     def entry_id(self) -> str:
         """The same action (a retry or replay of it) is the same entry, whenever it arrives."""
@@ -202,7 +212,7 @@ class AnswerService:
             receipt = await self._attempt(entry)
         except UNAVAILABLE as exc:
             log.warning("answers.core_unavailable", error=type(exc).__name__)
-            return await self._later(entry, failed=False)
+            return await self._later(entry, failed=False, tell=not inline)
         except Exception as exc:  # whatever it is, it stays with this entry
             log.error("answers.entry_failed", error=type(exc).__name__,
                       attempts=entry.attempts, failures=entry.failures + 1)
@@ -244,7 +254,10 @@ class AnswerService:
         async with asyncio.timeout(self.policy.forward_timeout_seconds):
             return await self._forward(entry, cb)
 
-    async def _later(self, entry: OutboxEntry, *, failed: bool) -> Receipt:
+    async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True) -> Receipt:
+        """Retry with backoff. On the first try that found the core away, the person is told
+        the answer is being recorded, unless ``tell`` is False: an inline caller (a Teams invoke)
+        shows that in its own answer, and a second message would say it twice."""
         await self.store.outbox_retry(entry, at=self.clock.now() + self.policy.backoff(
             entry.attempts), failed=failed)
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
@@ -252,7 +265,8 @@ class AnswerService:
             return Receipt(AnswerStatus.QUEUED)
         # the first try found the core away: the person learns that it is being recorded
         note = Note(cb=Callback.from_json(entry.payload), recording=True)
-        self.followups.submit(note)
+        if tell:
+            self.followups.submit(note)
         return Receipt(AnswerStatus.QUEUED, shown=note)
 
     async def _park(self, entry: OutboxEntry, *, reason: str) -> Receipt:
@@ -306,7 +320,11 @@ class AnswerService:
             return Receipt(AnswerStatus.FORWARDED, shown=Answered(
                 cb=cb, person=person, before=c, result=None, settled_before=True,
                 answered_at=time.monotonic()))
-        except e.PermissionDenied:
+        except (e.PermissionDenied, e.StewardOverrideNotAllowed) as exc:
+            if cb.steward_override:  # refused by the core: nothing recorded, told privately
+                await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                                   f"A steward override was refused by the core ({exc.code}); "
+                                   "nothing was recorded.")
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         answered_at = time.monotonic()
         result = answered.result
@@ -401,4 +419,5 @@ def _request(cb: Callback, person: m.Person, *, rights: m.Role | None,
         answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
         rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
         message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
+        steward_override=cb.steward_override, note=cb.override_note or None,
     )

@@ -26,7 +26,7 @@ log = structlog.get_logger("clarify.audit")
 # what each reason code means, in words an admin can act on
 REASON_TEXT: dict[m.ReasonCode, str] = {
     m.ReasonCode.NO_READ_PERMISSION: "may not read the source, so was not shown its text",
-    m.ReasonCode.NO_DELIVERY_ALIAS: "has no Slack or Teams identity on the configured channels",
+    m.ReasonCode.NO_DELIVERY_ALIAS: "cannot be reached on any configured chat platform",
     m.ReasonCode.ALIAS_AMBIGUOUS: "has an ambiguous chat identity in this tenant (several "
                                   "users on one platform, or one shared with another person)",
     m.ReasonCode.DELIVERY_FAILED: "could not be reached: the chat platform refused the message",
@@ -34,6 +34,7 @@ REASON_TEXT: dict[m.ReasonCode, str] = {
     m.ReasonCode.DIGESTED: "will receive this question in their next digest",
     m.ReasonCode.TENANT_SCOPE_MISMATCH: "is outside this tenant's workspaces",
     m.ReasonCode.RESPONDER_NOT_AUTHORISED: "answered from an identity that is not verified",
+    m.ReasonCode.CANDIDATE_DECLINED: "said they are not the right person to answer",
 }
 
 

@@ -86,6 +86,16 @@ class ChannelError(BotError):
         self.retryable = retryable
 
 
+class NotReachable(ChannelError):
+    """The platform cannot reach this person at all until an operator acts for them (Teams: the
+    app is not installed for them, so no conversation with them can exist). ``reason`` says
+    what to do, without values. The engine skips them as NO_DELIVERY_ALIAS, not as a failed
+    send: nothing was sent, and sending again will not help until someone acts."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, certain=True, retryable=False)
+
+
 class CredentialsRejected(ChannelError):
     """The platform refused the bot's own credentials (wrong, revoked, inactive): nothing can be
     sent by anyone until an operator fixes ``setting`` (an environment variable's name).

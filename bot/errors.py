@@ -2,6 +2,7 @@
 
     BotError
     ├── ChannelError              a platform refused or failed a send (bot.channel)
+    │   ├── NotReachable          nobody can reach this person there until an operator acts
     │   └── CredentialsRejected   the platform refuses the bot's own credentials
     ├── StoreError                the store failed (bot.store.errors)
     │   ├── SlotNotFound

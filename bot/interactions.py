@@ -4,7 +4,8 @@ An adapter verifies a callback, parses it once into a ``ChatUser`` and the refer
 carried, acknowledges, and renders what comes back; the decisions are here: in which tenant a
 chat user acts (the one place it is resolved), whether the custom-answer form opens and with what,
 the digest's next page, whether a person may see a clarification, and where an answer's outcome
-is shown. Answers themselves go to ``bot.answers`` (``Callback``, ``AnswerService.accept``).
+is shown, and declines ("Not the right person", ``bot.declines``). Answers themselves go to
+``bot.answers`` (``Callback``, ``AnswerService.accept``).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.declines import Declined, Declines
 from bot.engine import views
 from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read
 from bot.settings import SlackSettings, TeamsSettings
 from bot.store.base import CardRecord
-from cards.views import DigestView, QuestionView
+from cards.views import DigestView, OverrideFormView, QuestionView
 
 log = structlog.get_logger("clarify.interactions")
 
@@ -79,6 +81,7 @@ class Interactions:
     clock: Clock
     slack: SlackSettings
     teams: TeamsSettings
+    declines: Declines
 
     def tenant(self, user: ChatUser) -> str | None:
         """The tenant a callback acts in, or None (deny by default): the one place it is decided
@@ -100,9 +103,39 @@ class Interactions:
         except e.CoreError as exc:
             log.warning("interactions.form_unavailable", error=type(exc).__name__)
             return None
-        if not may_see(person, c, tenant_id=tenant):
-            return None
+        if not may_see(person, c, tenant_id=tenant) or views.declined(c, person.person_id):
+            return None  # a decliner's card says "passed on" (a Teams refresh must not undo it)
         return views.question_view(c, card_ref=card_ref, person=person, now=self.clock.now())
+
+    async def decline(self, user: ChatUser, *, clarification_id: str, card_ref: str,
+                      paint: bool) -> Declined:
+        """"Not the right person" on a question card (``bot.declines``), in the user's tenant."""
+        return await self.declines.decline(user, tenant=self.tenant(user),
+                                           clarification_id=clarification_id,
+                                           card_ref=card_ref, paint=paint)
+
+    async def override_form(self, user: ChatUser, *, clarification_id: str, card_ref: str,
+                            candidate: int) -> OverrideFormView | None:
+        """The steward override's confirmation step for one candidate; None: no form (no
+        tenant, another tenant's clarification, no such candidate, or the core cannot tell).
+        Whether the person may override is not decided here: the core reads their rights when
+        the override arrives and refuses a non-steward (the person is then told privately)."""
+        try:
+            found = await self._person(user)
+            if found is None:
+                return None
+            person, tenant = found
+            c = await self.core.get_clarification(clarification_id=clarification_id)
+        except e.CoreError as exc:
+            log.warning("interactions.override_form_unavailable", error=type(exc).__name__)
+            return None
+        chosen = next((x for x in views.override_candidates(c, person) if x.index == candidate),
+                      None)
+        if c.tenant_id != tenant or chosen is None:
+            return None
+        return OverrideFormView(clarification_id=c.id, card_ref=card_ref, candidate=chosen,
+                                document=views.steward_document(c, person),
+                                viewer=views.viewer(person))
 
     async def digest_page(self, user: ChatUser, *, digest_ref: str, offset: int
                           ) -> DigestView | None:

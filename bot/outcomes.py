@@ -64,6 +64,8 @@ def card_state(c: m.Clarification, person: m.Person, key: DeliveryKey, *, names:
     """Another recipient's card after someone answered; None: leave it as it is."""
     base = _base(c, person, now)
     confirmed = tuple(names)
+    if views.declined(c, person.person_id):
+        return None  # their card says it was passed on; it stays so
     if c.state is m.ClarificationState.ANSWERED:
         override = any(r.binding_status is m.BindingStatus.STEWARD_OVERRIDE for r in c.responses)
         kind = (OutcomeKind.STEWARD_OVERRIDE if override else
@@ -85,6 +87,17 @@ def card_state(c: m.Clarification, person: m.Person, key: DeliveryKey, *, names:
     banner = QuorumBanner(answer=answer_view(active[-1].interval) or AnswerView(),
                           confirmed_by=confirmed) if active else None
     return replace(question, banner=banner)
+
+
+def passed_on(c: m.Clarification, person: m.Person, *, now: datetime) -> OutcomeView:
+    """The card of a person who said they are not the right one: it was passed on."""
+    return OutcomeView(kind=OutcomeKind.PASSED_ON, **_base(c, person, now))
+
+
+def moved_on(c: m.Clarification, person: m.Person, *, now: datetime) -> OutcomeView:
+    """A decline of a question already settled: nothing is passed on."""
+    return OutcomeView(kind=OutcomeKind.MOVED_ON, settled=answer_view(c.bound_interval),
+                       recorded_at=c.bound_fact_version_tx, **_base(c, person, now))
 
 
 def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResult, *,

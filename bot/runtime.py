@@ -19,6 +19,7 @@ from bot.channel import Channel
 from bot.clock import Clock
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.declines import Declines
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
@@ -99,8 +100,9 @@ def build_engine(parts: EngineParts) -> Engine:
                           workers=parts.followup_workers)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
                             followups=followups, policy=parts.outbox)
+    declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock)
     interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,
-                                teams=parts.teams)
+                                teams=parts.teams, declines=declines)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
                   digests=digests, dead_letters=dead_letters, worker=worker, answers=answers,

@@ -170,6 +170,20 @@ class Worker:
         self._pausing.clear()
         self._resumed.set()
 
+    def also_check(self, check: CredentialsCheck) -> None:
+        """Add a platform's credentials check: delivery resumes only when every one passes (a
+        refusal by one platform is not cleared by another's success)."""
+        first = self.credentials
+        if first is None:
+            self.credentials = check
+            return
+
+        async def every() -> None:
+            await first()
+            await check()
+
+        self.credentials = every
+
     async def check_credentials(self) -> bool:
         """Run the credentials check: pause on a refusal, resume on success; when the platform
         cannot be asked, nothing changes. True while delivery may run."""

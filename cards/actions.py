@@ -27,6 +27,8 @@ _REF = re.compile(r"^[A-Za-z0-9._:@-]{1,200}$")
 _B64 = re.compile(r"^[A-Za-z0-9_-]+$")
 _MAX_SMALL_INT = 100_000
 MAX_NOTE_CHARS = 2000
+MAX_OVERRIDE_NOTE_CHARS = 500  # the core keeps 1-500 characters as an answer's ``note``
+OVERRIDE_NOTE_ID = "override.note"  # the note's input id (Teams input, Slack block)
 TEAMS_TOKEN_KEY = "t"
 
 
@@ -40,6 +42,14 @@ class ActionKind(StrEnum):
     CUSTOM_SUBMIT = "s"  # submit a free-form interval
     REFRESH = "r"  # Teams Universal Actions refresh
     DIGEST_NEXT = "n"  # show the next page of a digest
+    DECLINE = "d"  # "Not the right person": pass the question on to the next candidate
+    OVERRIDE_OPEN = "v"  # a steward card: open the override confirmation for one candidate
+    OVERRIDE_SUBMIT = "w"  # submit the confirmed override with its required note
+
+
+# kinds that name one candidate of the clarification
+_WITH_CANDIDATE = frozenset({ActionKind.ANSWER, ActionKind.OVERRIDE_OPEN,
+                             ActionKind.OVERRIDE_SUBMIT})
 
 
 @dataclass(frozen=True)
@@ -65,7 +75,7 @@ def _check_ref(ref: ActionRef) -> None:
         raise InvalidActionPayload("clarification reference does not fit the action")
     if ref.clarification_id is not None and not _REF.match(ref.clarification_id):
         raise InvalidActionPayload("bad clarification reference")
-    if (ref.kind is ActionKind.ANSWER) != (ref.candidate is not None):
+    if (ref.kind in _WITH_CANDIDATE) != (ref.candidate is not None):
         raise InvalidActionPayload("candidate index does not fit the action")
     if (ref.kind is ActionKind.DIGEST_NEXT) != (ref.offset is not None):
         raise InvalidActionPayload("offset does not fit the action")
@@ -204,3 +214,14 @@ def _iso_day(value: object) -> date | None:
         return date.fromisoformat(value)
     except ValueError:
         return None
+
+
+# ---------------------------------------------------------------- steward overrides
+
+
+def read_override_note(note: object) -> str | None:
+    """The steward's reason for an override, trimmed; None when missing or blank (the form
+    refuses it: an override is never recorded without a note)."""
+    if not isinstance(note, str) or not note.strip():
+        return None
+    return note.strip()[:MAX_OVERRIDE_NOTE_CHARS]

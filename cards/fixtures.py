@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 
-from bot.core.models import ReasonCode, Severity
+from bot.core.models import AuthorityRelation, ReasonCode, Severity
 from cards import slack, teams
 from cards.actions import ActionCodec
 from cards.views import (
@@ -54,8 +54,11 @@ QUESTION = QuestionView(
     clarification_id="clr_7f3a9c", card_ref="dlv_01J2ZK8Q4M",
     question="When does the Northwind Master Services Agreement take effect?",
     candidates=(SIGNATURE, COUNTERSIGNATURE), document=MSA, severity=Severity.NORMAL,
-    required_confirmations=1, viewer=VIEWER, asked_at=NOW)
+    required_confirmations=1, viewer=VIEWER, asked_at=NOW,
+    relation=AuthorityRelation.AUTHORED_BY,
+    excerpt="This Agreement takes effect on the date of the last signature below.")
 CRITICAL = replace(QUESTION, clarification_id="clr_c41b02", card_ref="dlv_01J2ZK9R7T",
+                   relation=AuthorityRelation.NAMED, excerpt="",
                    question="On which date does the Harbour Street lease terminate?",
                    document=LEASE, severity=Severity.CRITICAL, required_confirmations=2,
                    candidates=(
@@ -96,6 +99,7 @@ OUTCOMES = {
                                  recorded_at=datetime(2026, 7, 3, 16, 5, tzinfo=UTC)),
     "outcome_identity_unverified": _outcome(OutcomeKind.IDENTITY_UNVERIFIED),
     "outcome_recording": _outcome(OutcomeKind.RECORDING, recorded_at=None),
+    "outcome_passed_on": _outcome(OutcomeKind.PASSED_ON, answer=None, confirmed_by=()),
 }
 
 SKIPPED = (SkippedCandidate(person="Sarah Okafor", reason=ReasonCode.NO_READ_PERMISSION),

@@ -52,8 +52,15 @@ def clip(text: str, limit: int) -> str:
 
 
 def card_bytes(card: object) -> int:
-    """The size of a card as sent (compact UTF-8 JSON)."""
-    return len(json.dumps(card, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    """The size of a card as the Agents SDK puts it on the wire.
+
+    The SDK's connector client posts activities with aiohttp's ``json=``, that is
+    ``json.dumps`` with its defaults: every non-ASCII character escaped (an emoji grows from 4
+    UTF-8 bytes to 12, an Arabic letter from 2 to 6) and a space after each separator. Counting
+    compact UTF-8 instead let right-to-left and emoji-heavy cards pass at 23 KB that go out at
+    50 KB.
+    """
+    return len(json.dumps(card).encode("ascii"))
 
 
 # ---------------------------------------------------------------- Slack checks

@@ -6,7 +6,7 @@ mrkdwn, so a title like ``<!channel>`` is shown, never obeyed.
 
 from __future__ import annotations
 
-from cards import limits, text
+from cards import limits, overrides, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.views import (
     CustomError,
@@ -26,12 +26,14 @@ from cards.views import (
 ANSWER_ACTION = "clarify.answer"
 CUSTOM_ACTION = "clarify.custom"
 DIGEST_NEXT_ACTION = "clarify.digest.next"
+DECLINE_ACTION = "clarify.decline"
 OPEN_DOCUMENT_ACTION = "clarify.open_document"
 CUSTOM_CALLBACK = "clarify.custom"
 QUESTION_CHARS = 1000
 LINE_CHARS = 1000
 TITLE_CHARS = 200
 LINK_URL_CHARS = 1500
+EXCERPT_CHARS = 300  # a sentence or two, as on Teams (where it keeps cards under 28 KB)
 DIGEST_MAX_QUESTIONS = 10
 
 
@@ -128,8 +130,11 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
     source = cat.text("question.source", link=link(view.document, view.viewer))
     heading = f"*{esc_clip(view.question, QUESTION_CHARS)}*"
     blocks = [_section(f"q{slot}.question", f"{heading}\n{source}" if compact else heading)]
-    for suffix, icon, line in (("notice", "⚠️", text.quorum_notice(view)),
-                               ("banner", "☑️", text.banner_text(view))):
+    # a digest keeps its block budget for questions: why-asked and the excerpt are the card's
+    lines = [] if compact else [("excerpt", "❝", text.excerpt_text(view, limit=EXCERPT_CHARS)),
+                                ("why", "🙋", text.why_asked(view))]
+    lines += [("notice", "⚠️", text.quorum_notice(view)), ("banner", "☑️", text.banner_text(view))]
+    for suffix, icon, line in lines:
         if line:
             blocks.append(_context(f"q{slot}.{suffix}", f"{icon} {esc_clip(line, LINE_CHARS)}"))
     buttons = _answer_buttons(view, codec, slot)
@@ -138,8 +143,19 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
         blocks.append({"type": "actions", "block_id": f"q{slot}.answers.{n // step}",
                        "elements": buttons[n:n + step]})
     if not compact:
+        blocks.append({"type": "actions", "block_id": f"q{slot}.decline",
+                       "elements": [_decline_button(view, codec, slot)]})
         blocks.append(_context(f"q{slot}.source", f"📄 {source}"))
     return blocks
+
+
+def _decline_button(view: QuestionView, codec: ActionCodec, slot: int) -> dict:
+    """"Not the right person": passes the question on to the next candidate at once."""
+    return _button(text.catalog_of(view.viewer).text("question.decline"),
+                   action_id=DECLINE_ACTION,
+                   value=codec.encode(ActionRef(kind=ActionKind.DECLINE, card_ref=view.card_ref,
+                                                clarification_id=view.clarification_id,
+                                                slot=slot)))
 
 
 def render_question(view: QuestionView, *, codec: ActionCodec) -> dict:
@@ -296,7 +312,7 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
     return _message(cat.text("escalation.fallback", document=fallback), blocks)
 
 
-def render_steward_quorum(view: StewardQuorumView) -> dict:
+def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = None) -> dict:
     """A critical question cannot reach its quorum: whom it was asked, how many confirmations
     are still missing, why the others were skipped; never the question or span."""
     cat = text.catalog_of(view.viewer)
@@ -314,11 +330,14 @@ def render_steward_quorum(view: StewardQuorumView) -> dict:
         blocks.append(_section("quorum.skipped", _with_lines(
             f"*{escape(cat.text('escalation.skipped_heading'))}*", view.skipped, view.viewer)))
     blocks += [_context("quorum.next", escape(words.next_step)),
+               *overrides.slack_actions(view.clarification_id, view.card_ref, view.candidates,
+                                        view.viewer, codec),
                *_open_document("quorum.actions", view.document, view.viewer)]
     return _message(words.fallback, blocks)
 
 
-def render_steward_conflict(view: StewardConflictView) -> dict:
+def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None = None
+                            ) -> dict:
     """Who disagreed (before binding, or late against a bound date): names and the document
     link only."""
     cat = text.catalog_of(view.viewer)
@@ -331,6 +350,8 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
         _section("conflict.body", words.body),
         _context("conflict.reference", esc_clip(cat.text(
             "steward_conflict.reference", id=view.clarification_id), LINE_CHARS)),
+        *overrides.slack_actions(view.clarification_id, view.card_ref, view.candidates,
+                                 view.viewer, codec),
     ]
     return _message(words.fallback, blocks)
 

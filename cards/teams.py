@@ -6,7 +6,7 @@ button fetches the next page.
 
 from __future__ import annotations
 
-from cards import dates, limits, text
+from cards import dates, limits, overrides, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.views import (
     CustomError,
@@ -29,9 +29,14 @@ ANSWER_VERB = "clarify.answer"
 CUSTOM_VERB = "clarify.custom"
 REFRESH_VERB = "clarify.refresh"
 DIGEST_NEXT_VERB = "clarify.digest.next"
+DECLINE_VERB = "clarify.decline"
 QUESTION_CHARS = 1000
 TITLE_CHARS = 200
 LINE_CHARS = 1000
+# "Confirmed by …" names can be many and long; a shorter cap keeps one worst-case question (with
+# every text non-ASCII, escaped to six bytes a unit on the wire) inside a digest page.
+BANNER_CHARS = 400
+EXCERPT_CHARS = 300  # a sentence or two; keeps the worst-case card under 28 KB
 DIGEST_MAX_QUESTIONS = 10
 # Room kept for the overflow footer when filling a digest up to the size limit.
 FOOTER_RESERVE_BYTES = 2048
@@ -96,7 +101,7 @@ def _question_parts(view: QuestionView, slot: int) -> list[dict]:
         parts.append(_text(f"⚠️ {notice}", color="Attention"))
     banner = text.banner_text(view)
     if banner:
-        parts.append(_text(f"☑️ {banner}", color="Good"))
+        parts.append(_text(f"☑️ {banner}", limit=BANNER_CHARS, color="Good"))
     return parts
 
 
@@ -142,11 +147,26 @@ def _something_else(view: QuestionView, codec: ActionCodec, slot: int) -> dict:
                      "actions": [_custom_submit(form, codec)]}}
 
 
-def question_container(view: QuestionView, *, codec: ActionCodec, slot: int = 0) -> list[dict]:
-    """The body elements of one question: text, notices, buttons, "Something else…", source."""
+def question_container(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
+                       alone: bool = False) -> list[dict]:
+    """The body elements of one question: text, notices, buttons, "Something else…", source;
+    ``alone`` (a question card, not a digest entry) adds the excerpt, why the person is asked
+    and "Not the right person"."""
     actions = [*_answer_actions(view, codec, slot), _something_else(view, codec, slot)]
-    return [*_question_parts(view, slot), *_action_sets(actions, f"q{slot}.answers"),
-            _source_line(view.document, view.viewer)]
+    parts = _question_parts(view, slot)
+    if alone:
+        excerpt, why = text.excerpt_text(view, limit=EXCERPT_CHARS), text.why_asked(view)
+        parts += [_text(f"❝ {excerpt}", isSubtle=True, size="Small")] if excerpt else []
+        parts += [_text(f"🙋 {why}", isSubtle=True, size="Small")] if why else []
+    body = [*parts, *_action_sets(actions, f"q{slot}.answers")]
+    if alone:
+        decline = _execute(text.catalog_of(view.viewer).text("question.decline"), DECLINE_VERB,
+                           codec.teams_data(ActionRef(kind=ActionKind.DECLINE,
+                                                      card_ref=view.card_ref,
+                                                      clarification_id=view.clarification_id,
+                                                      slot=slot)))
+        body += _action_sets([decline], f"q{slot}.decline")
+    return [*body, _source_line(view.document, view.viewer)]
 
 
 def _refresh(view: QuestionView, codec: ActionCodec) -> dict | None:
@@ -159,7 +179,7 @@ def _refresh(view: QuestionView, codec: ActionCodec) -> dict | None:
 
 
 def render_question(view: QuestionView, *, codec: ActionCodec) -> dict:
-    card = _card(view.viewer, question_container(view, codec=codec))
+    card = _card(view.viewer, question_container(view, codec=codec, alone=True))
     refresh = _refresh(view, codec)
     if refresh:
         card["refresh"] = refresh
@@ -241,7 +261,7 @@ def _open_document(document: DocumentView, viewer: Viewer) -> list[dict]:
         "question.open_document"), "url": document.url}]
 
 
-def render_steward_quorum(view: StewardQuorumView) -> dict:
+def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = None) -> dict:
     """A critical question cannot reach its quorum: whom it was asked, how many confirmations
     are still missing, why the others were skipped; never the question or span."""
     cat = text.catalog_of(view.viewer)
@@ -257,10 +277,14 @@ def render_steward_quorum(view: StewardQuorumView) -> dict:
     kept = len(body) + 1  # everything above the skip lines, plus the final "next step" line
     body += _skip_blocks(view.skipped, view.viewer) if view.skipped else []
     body.append(_text(words.next_step, isSubtle=True, size="Small"))
-    return _fit(_card(view.viewer, body, _open_document(view.document, view.viewer)), keep=kept)
+    actions = [*overrides.teams_actions(view.clarification_id, view.card_ref, view.candidates,
+                                        view.viewer, codec),
+               *_open_document(view.document, view.viewer)]
+    return _fit(_card(view.viewer, body, actions), keep=kept)
 
 
-def render_steward_conflict(view: StewardConflictView) -> dict:
+def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None = None
+                            ) -> dict:
     """Who disagreed (before binding, or late against a bound date): names and the document
     link only."""
     cat = text.catalog_of(view.viewer)
@@ -272,7 +296,11 @@ def render_steward_conflict(view: StewardConflictView) -> dict:
             _text(words.body, limit=3000),
             _text(cat.text("steward_conflict.reference", id=view.clarification_id),
                   isSubtle=True, size="Small")]
-    return _card(view.viewer, body)
+    actions = overrides.teams_actions(view.clarification_id, view.card_ref, view.candidates,
+                                      view.viewer, codec)
+    if actions:
+        body.append(_text(cat.text("override.intro"), isSubtle=True, size="Small"))
+    return _card(view.viewer, body, actions)
 
 
 def render_steward_notice(view: StewardNoticeView) -> dict:
@@ -319,7 +347,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
 
 def _fits_with(card: dict, element: dict) -> bool:
     budget = limits.TEAMS_CARD_BYTES - FOOTER_RESERVE_BYTES
-    return limits.card_bytes(card) + limits.card_bytes(element) + 1 <= budget
+    return limits.card_bytes(card) + limits.card_bytes(element) + len(", ") <= budget
 
 
 # ---------------------------------------------------------------- the digest

@@ -92,6 +92,21 @@ def quorum_notice(view: QuestionView) -> str | None:
     return cat.text(key, count=cat.count_word(view.required_confirmations))
 
 
+def why_asked(view: QuestionView) -> str | None:
+    """Why this person is asked ("you wrote or signed this document"), from the ranking."""
+    if view.relation is None:
+        return None
+    return catalog_of(view.viewer).text(f"question.why.{view.relation.value}")
+
+
+def excerpt_text(view: QuestionView, *, limit: int) -> str | None:
+    """The span excerpt line; the view holds one only for a person who passed the RBAC gate."""
+    if not view.excerpt.strip():
+        return None
+    return catalog_of(view.viewer).text("question.excerpt",
+                                        excerpt=clip(" ".join(view.excerpt.split()), limit))
+
+
 def banner_text(view: QuestionView) -> str | None:
     if view.banner is None:
         return None
@@ -151,6 +166,7 @@ _PLAIN_KEYS = {
     OutcomeKind.CONFLICT: "outcome.conflict",
     OutcomeKind.CONFLICTING_ATTESTATION: "outcome.conflicting_attestation",
     OutcomeKind.IDENTITY_UNVERIFIED: "outcome.identity_unverified",
+    OutcomeKind.PASSED_ON: "outcome.passed_on",
 }
 _ANSWER_KEYS = {
     OutcomeKind.RECORDED: "outcome.recorded",

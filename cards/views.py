@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from enum import StrEnum
 
-from bot.core.models import AnswerOutcome, ReasonCode, Severity
+from bot.core.models import AnswerOutcome, AuthorityRelation, ReasonCode, Severity
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,10 @@ class QuestionView:
     viewer: Viewer
     asked_at: datetime
     banner: QuorumBanner | None = None
+    # why this person is asked (their relation to the document), when the core says
+    relation: AuthorityRelation | None = None
+    # the span the question is about: filled only for a person who passed the RBAC gate
+    excerpt: str = ""
     # Teams user ids whose card refreshes itself on view (Universal Actions; at most 60 used).
     refresh_user_ids: tuple[str, ...] = ()
 
@@ -119,6 +123,7 @@ class OutcomeKind(StrEnum):
     MOVED_ON = "moved_on"
     IDENTITY_UNVERIFIED = "identity_unverified"
     RECORDING = "recording"
+    PASSED_ON = "passed_on"  # the person said they are not the right one: asked elsewhere
 
 
 @dataclass(frozen=True)
@@ -193,6 +198,11 @@ class StewardConflictView:
     responders: tuple[str, ...]
     viewer: Viewer
     bound: bool = False
+    # The delivery reference the override actions carry, and the candidates a steward may
+    # override with (dates always; labels only when the steward may read the document). Empty:
+    # no override actions (a late conflict after binding, or a policy without overrides).
+    card_ref: str = ""
+    candidates: tuple[CandidateView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -223,6 +233,20 @@ class StewardQuorumView:
     asked: tuple[str, ...]  # display names of the people asked who may still answer
     skipped: tuple[SkippedCandidate, ...]
     viewer: Viewer
+    # the candidates a steward may override with (see StewardConflictView); empty: no actions
+    candidates: tuple[CandidateView, ...] = ()
+
+
+@dataclass(frozen=True)
+class OverrideFormView:
+    """The override's confirmation step: the chosen answer and a required note."""
+
+    clarification_id: str
+    card_ref: str
+    candidate: CandidateView
+    document: DocumentView
+    viewer: Viewer
+    note_missing: bool = False  # re-shown because the note was left empty
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from aiohttp import web
 from bot.answers import AnswerService, OutboxPolicy
 from bot.audit import JsonLinesSink
 from bot.channel import Channel
-from bot.clock import SystemClock
+from bot.clock import Clock, SystemClock
 from bot.core.client import CoreClient
 from bot.metrics import REGISTRY
 from bot.outbox import ConsumerConfig, OutboxConsumers
@@ -41,7 +41,7 @@ from cards.actions import ActionCodec
 
 # platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
 # when configured, so a deployment without a platform never loads its SDK
-PLATFORMS = {"slack": "adapters.slack.mount"}
+PLATFORMS = {"slack": "adapters.slack.mount", "teams": "adapters.teams.mount"}
 
 
 def platform(name: str) -> Platform:
@@ -50,11 +50,15 @@ def platform(name: str) -> Platform:
 
 
 @contextlib.asynccontextmanager
-async def open_service(settings: Settings) -> AsyncIterator[Service]:
-    """Open every resource the settings call for; close them in reverse order on exit."""
+async def open_service(settings: Settings, *, clock: Clock | None = None
+                       ) -> AsyncIterator[Service]:
+    """Open every resource the settings call for; close them in reverse order on exit.
+
+    ``clock``: the system clock unless a test runs the whole service on a manual one (the
+    Teams end-to-end tests move it to the end of a digest window)."""
     settings.require_secrets()
     secrets = settings.secrets
-    clock = SystemClock()
+    clock = clock or SystemClock()
     async with contextlib.AsyncExitStack() as stack:
         core = _core(settings)
         stack.push_async_callback(core.aclose)
@@ -99,7 +103,7 @@ def _store(settings: Settings) -> Store:
 
 
 def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
-                  channels: dict[str, Channel], clock: SystemClock) -> EngineParts:
+                  channels: dict[str, Channel], clock: Clock) -> EngineParts:
     table, audit = settings.answers, settings.audit
     return EngineParts(
         core=core, store=store, channels=channels, clarify=settings.clarify, clock=clock,

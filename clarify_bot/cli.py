@@ -122,6 +122,29 @@ def preview(out_dir: Path) -> None:
     click.echo(f"wrote {len(written)} files to {out_dir}")
 
 
+@main.command("teams-package")
+@click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None,
+              help="The TOML settings file (default: $CLARIFY_BOT_CONFIG).")
+@click.option("--out", "out", type=click.Path(path_type=Path, dir_okay=False),
+              default=Path("clarify-teams-app.zip"), show_default=True,
+              help="Where to write the app package (a zip to upload to Teams).")
+def teams_package(config: Path | None, out: Path) -> None:
+    """Build the Teams app package from the settings, checked against the manifest schema."""
+    from bot.settings import SettingsError, load_settings
+    from clarify_bot.teams_package import PackageError, build_package
+
+    try:
+        package = build_package(load_settings(config), out)
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    except PackageError as exc:
+        raise click.ClickException("cannot build the Teams app package:\n  "
+                                   + "\n  ".join(exc.problems)) from None
+    click.echo(f"wrote {package.path} (app {package.manifest['id']}, "
+               f"version {package.manifest['version']})")
+    click.echo(f"the Azure Bot's messaging endpoint: {package.messaging_endpoint}")
+
+
 from clarify_bot.steward import clarify  # noqa: E402  (the group's module loads no core client)
 
 main.add_command(clarify)

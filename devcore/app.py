@@ -267,6 +267,7 @@ HANDLERS: dict[str, Handler] = {
     "pollJobs": _poll,
     "heartbeatJob": _job_op("heartbeat"),
     "advanceJob": _job_op("advance"),
+    "expediteJob": _job_op("expedite"),
     "completeJob": _job_op("complete"),
     "failJob": _job_op("fail"),
     "getJob": lambda c: _ok(c.core.get_job(c.caller, c.path("jobId"))),

@@ -77,6 +77,11 @@ class ReferenceCore(StewardEndpoints):
             )
         return job.leased()
 
+    def expedite(self, token: Token, job_id: str, req: m.ExpediteRequest) -> m.JobView:
+        now = self.now()
+        job = self.jobs.get(job_id, tenants=token.tenants)
+        return self.jobs.expedite(job, attempt=req.attempt, now=now).view()
+
     def complete(self, token: Token, job_id: str, req: m.CompleteRequest) -> m.JobView:
         if self.jobs.repeat_complete(job_id, lease_token=req.lease_token, tenants=token.tenants):
             return self.jobs.get(job_id, tenants=token.tenants).view()

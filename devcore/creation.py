@@ -12,16 +12,21 @@ from devcore.faults import CoreFault
 
 def authority_ranking(
     authority: m.AuthorityInput, *, tenant_id: str, directory: Directory, cap: int
-) -> list[str]:
-    """Author, then people named, then owner; first seen wins; people of the tenant only."""
-    ranking: list[str] = []
-    for person_id in (*authority.authored_by, *authority.named, *authority.owned_by):
-        if person_id in ranking:
-            continue
-        if directory.person_in(tenant_id=tenant_id, person_id=person_id) is None:
-            continue
-        ranking.append(person_id)
-    return ranking[:cap]
+) -> list[m.RankedRelation]:
+    """Author, then people named, then owner; first seen wins (with the relation that ranked
+    them); people of the tenant only."""
+    ranking: dict[str, m.RankedRelation] = {}
+    by_relation = ((m.AuthorityRelation.AUTHORED_BY, authority.authored_by),
+                   (m.AuthorityRelation.NAMED, authority.named),
+                   (m.AuthorityRelation.OWNED_BY, authority.owned_by))
+    for relation, people in by_relation:
+        for person_id in people:
+            if person_id in ranking:
+                continue
+            if directory.person_in(tenant_id=tenant_id, person_id=person_id) is None:
+                continue
+            ranking[person_id] = m.RankedRelation(person_id=person_id, relation=relation)
+    return list(ranking.values())[:cap]
 
 
 def build_clarification(
@@ -44,6 +49,8 @@ def build_clarification(
     policy = tenant.policy.quorum_policy_for(severity)
     quorum_required = policy.required_confirmations > 1 or severity is m.Severity.CRITICAL
     doc = req.document
+    ranked = authority_ranking(req.authority, tenant_id=tenant.id, directory=directory,
+                               cap=tenant.policy.max_candidates)
     return m.Clarification(
         id=clarification_id,
         tenant_id=tenant.id,
@@ -78,12 +85,8 @@ def build_clarification(
         ),
         detector_confidence=req.detector_confidence,
         applied_candidate_confidence=req.applied_candidate_confidence,
-        ranking=authority_ranking(
-            req.authority,
-            tenant_id=tenant.id,
-            directory=directory,
-            cap=tenant.policy.max_candidates,
-        ),
+        ranking=[r.person_id for r in ranked],
+        relations=ranked,
         created_at=now,
         updated_at=now,
     )

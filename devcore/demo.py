@@ -55,7 +55,7 @@ NEXT_STEPS = """
 Next:
   clarify-bot preview --out preview/   every card, Slack and Teams, in preview/gallery.html
   Teams: the Microsoft 365 Agents Playground talks to `clarify-bot serve` without an Entra
-         app (docs/configuration.md, [teams])
+         app (docs/teams.md, "Local testing with the Agents Playground")
   docs/quickstart.md                   from the Slack app manifest to a card in your own DM"""
 
 

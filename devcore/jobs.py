@@ -40,6 +40,8 @@ class JobRecord:
     last_lease_token: str | None = None
     last_error: str | None = None
     dead_lettered_at: datetime | None = None
+    # a candidate of this turn declined while the job was leased: no backoff when it ends
+    expedited: bool = False
 
     def view(self) -> m.JobView:
         return m.JobView(
@@ -136,7 +138,8 @@ class JobQueue:
         if job.attempts >= job.max_attempts:
             self._dead_letter(job, at)
             return
-        job.visible_at = at + job.backoff()
+        job.visible_at = at if job.expedited else at + job.backoff()
+        job.expedited = False
 
     def _dead_letter(self, job: JobRecord, at: datetime) -> None:
         job.state = m.JobState.DEAD_LETTERED
@@ -206,6 +209,14 @@ class JobQueue:
         if attempt > job.max_attempts - 1:
             raise CoreFault(ErrorCode.ATTEMPTS_EXHAUSTED)
         job.attempts = attempt
+        return job
+
+    def expedite(self, job: JobRecord, *, attempt: int, now: datetime) -> JobRecord:
+        """The candidate asked at ``attempt`` declined: end the wait for the next turn now."""
+        if job.state is m.JobState.AVAILABLE and attempt < job.attempts and job.visible_at > now:
+            job.visible_at = now
+        elif job.state is m.JobState.LEASED and attempt >= job.attempts:
+            job.expedited = True
         return job
 
     def complete(self, job: JobRecord) -> JobRecord:

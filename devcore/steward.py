@@ -113,6 +113,8 @@ def _erase(record: Record, person_id: str, counts: _Counts) -> bool:
     ranked = person_id in c.ranking or person_id in c.quorum.confirmed_by
     counts.asked += c.asked.count(person_id)
     c.asked, c.ranking = _swap(c.asked, person_id), _swap(c.ranking, person_id)
+    for relation in c.relations:
+        relation.person_id = NIL if relation.person_id == person_id else relation.person_id
     c.quorum.confirmed_by = _swap(c.quorum.confirmed_by, person_id)
     for r in c.responses:
         if r.responder == person_id:

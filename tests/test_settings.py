@@ -497,7 +497,8 @@ def test_missing_secrets_follow_the_configuration(tmp_path: Path) -> None:
     assert load(tmp_path).missing_secrets() == (
         "CLARIFY_BOT_CORE_TOKEN", "CLARIFY_BOT_ACTION_SIGNING_KEY", "SLACK_BOT_TOKEN",
         "SLACK_SIGNING_SECRET")
-    socket = load(tmp_path, f'[slack]\nmode = "socket"\n[teams]\napp_id = "{GUID}"\n')
+    socket = load(tmp_path, f'[slack]\nmode = "socket"\n[teams]\napp_id = "{GUID}"\n'
+                  f'app_tenant_id = "{GUID}"\n')
     assert socket.missing_secrets()[-2:] == ("SLACK_APP_TOKEN", "TEAMS_APP_PASSWORD")
     assert load(tmp_path, **SECRETS).missing_secrets() == ()
     with pytest.raises(SettingsError, match="CLARIFY_BOT_CORE_TOKEN: not set"):

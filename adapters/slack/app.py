@@ -28,7 +28,8 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.slack import payloads
+from adapters.bodies import read_body
+from adapters.slack import payloads, steward
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
     TIMESTAMP_HEADER,
@@ -38,7 +39,6 @@ from adapters.slack.edge import (
     click_log_ids,
     form_or_json,
     log_ids,
-    read_body,
     read_callback,
     refusal_response,
     signed,
@@ -50,6 +50,7 @@ from bot.audit import Audit, AuditEvent
 from bot.channel import ChannelError
 from bot.clock import Clock
 from bot.core import models as m
+from bot.declines import DeclineStatus
 from bot.interactions import ChatUser, Interactions
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
@@ -198,7 +199,9 @@ class SlackAdapter:
         self.app.action(blocks.CUSTOM_ACTION)(self.on_custom_open)
         self.app.action(blocks.OPEN_DOCUMENT_ACTION)(_ack_only)
         self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
+        self.app.action(blocks.DECLINE_ACTION)(self.on_decline)
         self.app.view(blocks.CUSTOM_CALLBACK)(self.on_custom_submit)
+        steward.register(self)
 
     async def on_answer(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
         click = _read(context).click
@@ -287,6 +290,29 @@ class SlackAdapter:
                 await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
                 return
         await ack()
+
+    async def on_decline(self, ack: Any, context: Any) -> None:
+        """"Not the right person": acknowledged first; ``bot.interactions`` decides, records
+        and repaints the card; a refusal is told privately."""
+        await ack()
+        click = _read(context).click
+        if click is not None and click.ref.kind is ActionKind.DECLINE \
+                and click.ref.clarification_id is not None:
+            self._spawn(self._decline(click))
+
+    async def _decline(self, click: payloads.Click) -> None:
+        assert click.ref.clarification_id is not None
+        declined = await self.interactions.decline(
+            _user(click.who), clarification_id=click.ref.clarification_id,
+            card_ref=click.ref.card_ref, paint=True)
+        key = {DeclineStatus.NOT_ALLOWED: "decline.not_available",
+               DeclineStatus.UNAVAILABLE: "decline.unavailable"}.get(declined.status)
+        if key is None:
+            return
+        try:  # someone pressing a card in a DM not theirs cannot be told there (Slack refuses)
+            await self._ephemeral(click.channel_id, click.who.user_id, key=key)
+        except ChannelError as exc:
+            log.warning("slack.decline_note_not_shown", error=exc.reason)
 
     async def on_digest_next(self, ack: Any, context: Any) -> None:
         await ack()

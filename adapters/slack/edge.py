@@ -1,14 +1,13 @@
-"""The receiving edge of the Slack adapter: the whole body, one signature check, the shape of
-what was sent, and the ids a callback's log lines carry. No decisions beyond refusing.
+"""The receiving edge of the Slack adapter: one signature check, the shape of what was sent,
+and the ids a callback's log lines carry (the body itself is read by
+``adapters.bodies.read_body``). No decisions beyond refusing.
 
-``read_body`` reads however many chunks a body arrives in and stops at the size limit;
 ``signed`` asks slack_sdk's ``SignatureVerifier`` once, after refusing anything it would raise
 on; ``read_callback`` validates what the listeners will read, once (``adapters.slack.payloads``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from dataclasses import dataclass
@@ -52,22 +51,6 @@ class Refusal:
     status: int
     reason: str
     field: str | None = None
-
-
-async def read_body(request: web.Request, *, limit: int, seconds: float) -> bytes | None:
-    """The whole body, however many reads it takes, or None when it is over ``limit``: judged on
-    the declared length first, then while reading (chunked), so it is never buffered whole.
-    A body not complete within ``seconds`` (a Content-Length longer than what is sent, a stalled
-    sender) raises ``TimeoutError``: nothing would hold the connection open otherwise."""
-    if request.content_length is not None and request.content_length > limit:
-        return None
-    body = bytearray()
-    async with asyncio.timeout(seconds):
-        while chunk := await request.content.read(limit + 1 - len(body)):
-            body += chunk
-            if len(body) > limit:
-                return None
-    return bytes(body)
 
 
 def signed(verifier: SignatureVerifier, body: str, headers: CIMultiDictProxy[str]) -> bool:

@@ -50,7 +50,7 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         app.web_app.add_routes(adapter.routes())
     app.hosted.append(Hosted(adapter=adapter, socket=handler))
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
-    app.engine.worker.credentials = channel.check_credentials
+    app.engine.worker.also_check(channel.check_credentials)
 
 
 @dataclass

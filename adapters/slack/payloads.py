@@ -19,6 +19,10 @@ from cards.actions import ActionCodec, ActionKind, ActionRef, InvalidActionPaylo
 
 ACTION_PREFIX = "clarify"
 MODAL_CALLBACK = "clarify.custom"
+OVERRIDE_CALLBACK = "clarify.override"  # the steward override's confirmation modal
+# each modal's callback_id and the one reference kind its metadata may carry
+_MODAL_KINDS = {MODAL_CALLBACK: ActionKind.CUSTOM_SUBMIT,
+                OVERRIDE_CALLBACK: ActionKind.OVERRIDE_SUBMIT}
 MAX_BODY = 64 * 1024
 # Slack's action_ts: seconds since the epoch with up to microseconds, e.g. "1720000000.123456"
 _ACTION_TS = re.compile(r"[0-9]{1,11}\.[0-9]{1,6}")
@@ -211,8 +215,10 @@ def micros(stamp: str) -> int:
 
 def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
     view = payload.get("view")
-    if not isinstance(view, dict) or view.get("callback_id") != MODAL_CALLBACK:
+    callback_id = view.get("callback_id") if isinstance(view, dict) else None
+    if not isinstance(callback_id, str) or callback_id not in _MODAL_KINDS:
         raise MalformedPayload("not a clarify modal")
+    assert isinstance(view, dict)
     raw_meta = view.get("private_metadata")
     try:
         meta = json.loads(raw_meta if isinstance(raw_meta, str) else "")
@@ -224,7 +230,7 @@ def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
         ref = codec.decode(meta.get("t"))
     except InvalidActionPayload as exc:
         raise MalformedPayload("the modal reference is not valid") from exc
-    if ref.kind is not ActionKind.CUSTOM_SUBMIT:
+    if ref.kind is not _MODAL_KINDS[callback_id]:
         raise MalformedPayload("the modal reference is not a submission")
     values = obj(obj(view.get("state")).get("values"))
     return Submission(who=who(payload), ref=ref, message_ref=_message_ref(meta.get("m")),

@@ -32,9 +32,9 @@ def render(view: object, *, codec: ActionCodec) -> dict[str, Any]:
         case StewardNoticeView():
             return blocks.render_steward_notice(view)
         case StewardQuorumView():
-            return blocks.render_steward_quorum(view)
+            return blocks.render_steward_quorum(view, codec)
         case StewardConflictView():
-            return blocks.render_steward_conflict(view)
+            return blocks.render_steward_conflict(view, codec)
         case DeadLetterDigestView():
             return blocks.render_dead_letter_digest(view)
     raise TypeError(f"no Slack rendering for {type(view).__name__}")

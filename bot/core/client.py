@@ -64,6 +64,13 @@ class CoreClient(BaseCoreClient):
         body = m.AdvanceRequest(lease_token=lease_token, attempt=attempt, reason_code=reason_code)
         return (await self._call("advanceJob", m.LeasedJob, path={"jobId": job_id}, body=body))[0]
 
+    async def expedite_job(
+        self, *, job_id: str, attempt: int, reason_code: m.ReasonCode | None = None
+    ) -> m.JobView:
+        """The candidate asked at ``attempt`` declined: the job's next turn starts now."""
+        body = m.ExpediteRequest(attempt=attempt, reason_code=reason_code)
+        return (await self._call("expediteJob", m.JobView, path={"jobId": job_id}, body=body))[0]
+
     async def complete_job(self, *, job_id: str, lease_token: str) -> m.JobView:
         body = m.CompleteRequest(lease_token=lease_token)
         return (await self._call("completeJob", m.JobView, path={"jobId": job_id}, body=body))[0]

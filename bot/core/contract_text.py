@@ -92,6 +92,13 @@ NOTES = {
         "candidate never burns an escalation window. Advancing to the current attempt is a "
         "no-op; going backwards is 422; beyond `maxAttempts - 1` is 409 `ATTEMPTS_EXHAUSTED`."
     ),
+    "expediteJob": (
+        "Additive (issue 13, \"Not me\"): the candidate asked at `attempt` declined, so their "
+        "turn is over before its window. Needs no lease and never moves `attempts`: a job "
+        "waiting (available) at a later attempt becomes visible now; a job still leased at "
+        "`attempt` or before is retried without a backoff when its lease ends; anything else "
+        "(already past, completed, dead-lettered) is left as it is. Idempotent."
+    ),
     "completeJob": "Marks the job completed; repeating with the same lease token is a no-op.",
     "failJob": (
         "Retryable: attempts + 1 and visible again after the per-kind backoff "

@@ -16,7 +16,7 @@ from enum import StrEnum
 
 import structlog
 
-from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Message
+from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Message, NotReachable
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
@@ -42,6 +42,9 @@ class Result:
     message_ref: str | None = None
     # found on the platform after a crash and recorded now (the audit says so)
     recovered: bool = False
+    # FAILED: the reason code a skip takes, and the channel's value-free cause
+    reason: m.ReasonCode = m.ReasonCode.DELIVERY_FAILED
+    why: str | None = None
 
 
 @dataclass
@@ -97,7 +100,10 @@ class Deliverer:
             log.warning(
                 "delivery.failed", platform=address.platform, reason=exc.reason, kind=key.kind
             )
-            return Result(Delivered.FAILED)
+            if isinstance(exc, NotReachable):  # nothing can be sent until an operator acts
+                return Result(Delivered.FAILED, reason=m.ReasonCode.NO_DELIVERY_ALIAS,
+                              why=exc.reason)
+            return Result(Delivered.FAILED, why=exc.reason)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
                                     held=slot if created else None)

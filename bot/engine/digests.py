@@ -96,6 +96,12 @@ class DigestSender:
         digest_key = DeliveryKey(
             f"digest.{_digest_ref(batch)}", batch.person_id, 0, m.DeliveryKind.DIGEST.value
         )
+        # its pages are known before the card exists: a "next questions" click that comes as
+        # soon as the card shows (before each item is recorded) finds them
+        await self.store.kv_put("digest", digest.digest_ref, json.dumps({
+            "person": batch.person_id, "tenant": entries[0][2].tenant_id,
+            "items": [[item.clarification_id, item.attempt, item.job_id] for item, _, _ in entries],
+        }), ttl_seconds=DIGEST_MEMORY_SECONDS)
         result = await self.deliverer.deliver(
             digest_key, address, digest, now=self.clock.now(), report=False
         )
@@ -111,10 +117,6 @@ class DigestSender:
             return False
         for item, _, c in entries:
             await self._record(item, c, address, result.message_ref)
-        await self.store.kv_put("digest", digest.digest_ref, json.dumps({
-            "person": batch.person_id, "tenant": entries[0][2].tenant_id,
-            "items": [[item.clarification_id, item.attempt, item.job_id] for item, _, _ in entries],
-        }), ttl_seconds=DIGEST_MEMORY_SECONDS)
         return True
 
     async def page(self, *, digest_ref: str, person: m.Person, offset: int) -> DigestView | None:

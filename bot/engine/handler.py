@@ -245,8 +245,15 @@ class JobHandler:
         view = views.question(c, key=key, person=person, now=now)
         reserved = (held.reserved, held.created) if held.reserved is not None else None
         result = await self.deliverer.deliver(key, address, view, now=now, reserved=reserved)
+        if result.reason is m.ReasonCode.NO_DELIVERY_ALIAS:
+            # the platform cannot reach them (Teams: the app is not installed): their next one
+            other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
+                                             besides=(address.platform,))
+            if isinstance(other, Address):
+                address = other
+                result = await self.deliverer.deliver(key, address, view, now=now)
         if result.status is Delivered.FAILED:
-            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, "retries exhausted")
+            return Skip(person_id, result.reason, result.why or "retries exhausted")
         if result.status is Delivered.UNCERTAIN:
             return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "

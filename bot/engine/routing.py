@@ -32,11 +32,16 @@ class Routing:
     slack: SlackSettings
     teams: TeamsSettings
 
-    def address(self, person: m.Person, *, tenant_id: str) -> Address | Unroutable:
+    def address(self, person: m.Person, *, tenant_id: str, besides: tuple[str, ...] = ()
+                ) -> Address | Unroutable:
+        """The person's address on the first channel in order that has one; ``besides`` names
+        platforms not to try (one that said it cannot reach them)."""
         if person.tenant_id != tenant_id:
             return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "person of another tenant")
         foreign = False
         for channel in self.channels:
+            if str(channel) in besides:
+                continue
             found = (
                 self._slack(person, tenant_id)
                 if channel is m.Channel.SLACK
@@ -52,15 +57,25 @@ class Routing:
                 m.ReasonCode.TENANT_SCOPE_MISMATCH,
                 "the person's chat aliases belong to another tenant's workspace",
             )
-        return Unroutable(
-            m.ReasonCode.NO_DELIVERY_ALIAS, "the person has no alias on the configured channels"
-        )
+        return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person))
 
-    async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str
-                    ) -> Address | Unroutable:
+    def _none_of(self, person: m.Person) -> str:
+        """Why nobody is reachable, naming the platforms tried, in order, and any alias the
+        person has on a platform this deployment does not send to."""
+        tried = ", ".join(str(c) for c in self.channels) or "none"
+        held = {m.Channel.SLACK: person.aliases.slack, m.Channel.TEAMS: person.aliases.teams}
+        unused = [str(c) for c, aliases in held.items() if aliases and c not in self.channels]
+        why = f"the person has no alias on the platforms tried ({tried})"
+        if unused:
+            names = " and ".join(unused)
+            why += f"; their {names} alias is unused: this bot does not send on {names}"
+        return why
+
+    async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str,
+                    besides: tuple[str, ...] = ()) -> Address | Unroutable:
         """``address``, then the reverse check: the chat user must resolve back to this person
         alone. Core errors other than the resolve's answers propagate (the job is retried)."""
-        address = self.address(person, tenant_id=tenant_id)
+        address = self.address(person, tenant_id=tenant_id, besides=besides)
         if isinstance(address, Unroutable):
             return address
         try:

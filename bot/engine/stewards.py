@@ -153,7 +153,7 @@ class Stewards:
             return
         key = DeliveryKey(c.id, reached.person.person_id, 0, CONFLICT_KIND)
         names = await self.names([r.responder for r in c.responses])
-        message = views.conflict(c, steward=reached.person, names=names)
+        message = views.conflict(c, steward=reached.person, names=names, key=key)
         result = await self.deliverer.deliver(key, reached.address, message,
                                               now=self.clock.now(), report=False)
         if result.status is Delivered.NEW:

@@ -53,7 +53,10 @@ def question(
 def question_view(
     c: m.Clarification, *, card_ref: str, person: m.Person, now: datetime
 ) -> QuestionView:
-    """``question`` for a card already delivered, named by the reference its buttons carry."""
+    """``question`` for a card already delivered, named by the reference its buttons carry.
+
+    The span excerpt is filled only when ``person`` passes the RBAC gate for the source (the
+    engine asks nobody who fails it, but a view must not rely on its caller for that)."""
     return QuestionView(
         clarification_id=c.id,
         card_ref=card_ref,
@@ -69,7 +72,21 @@ def question_view(
         required_confirmations=c.quorum_policy.required_confirmations,
         viewer=viewer(person),
         asked_at=now,
+        relation=relation(c, person.person_id),
+        excerpt=c.span_excerpt if may_read(person, acl=c.document.acl,
+                                           tenant_id=c.tenant_id).allowed else "",
     )
+
+
+def relation(c: m.Clarification, person_id: str) -> m.AuthorityRelation | None:
+    """The person's relation to the target as the core ranked them, if it says."""
+    return next((r.relation for r in c.relations if r.person_id == person_id), None)
+
+
+def declined(c: m.Clarification, person_id: str) -> bool:
+    """The person said they are not the right one (a skip with that code on the core's trail)."""
+    return any(ev.type == "skipped" and ev.person_id == person_id
+               and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED for ev in c.events)
 
 
 def escalation(
@@ -106,11 +123,23 @@ def quorum_unreachable(
         severity=c.severity, required=c.quorum_policy.required_confirmations, missing=missing,
         asked=tuple(asked),
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
-        viewer=viewer(steward))
+        viewer=viewer(steward),
+        candidates=override_candidates(c, steward) if c.quorum_policy.allow_steward_override
+        else ())
+
+
+def override_candidates(c: m.Clarification, steward: m.Person) -> tuple[CandidateView, ...]:
+    """What a steward may override with: every candidate's dates, and its label (document
+    text) only when the steward passes the RBAC gate; the core checks the steward's rights
+    again when the override arrives."""
+    readable = may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed
+    return tuple(CandidateView(index=x.index, label=x.label if readable else "",
+                               valid_from=x.valid_from, valid_to=x.valid_to)
+                 for x in c.candidates)
 
 
 def conflict(
-    c: m.Clarification, *, steward: m.Person, names: dict[str, str]
+    c: m.Clarification, *, steward: m.Person, names: dict[str, str], key: DeliveryKey | None = None
 ) -> StewardConflictView:
     responders = tuple(
         dict.fromkeys(
@@ -125,6 +154,8 @@ def conflict(
         severity=c.severity,
         responders=responders,
         viewer=viewer(steward),
+        card_ref=card_ref(key) if key is not None else "",
+        candidates=override_candidates(c, steward) if key is not None else (),
     )
 
 

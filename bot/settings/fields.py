@@ -45,13 +45,17 @@ def _lower(value: object) -> object:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-def _url(schemes: tuple[str, ...], secret_env: str) -> Any:
+def _url(schemes: tuple[str, ...], secret_env: str | None) -> Any:
+    """A URL of one of ``schemes``; a password in it is refused, naming the variable that holds
+    it (``None``: a public URL, which never carries one)."""
+
     def check(value: str) -> str:
         parts = urlsplit(value)
         if parts.scheme not in schemes or not (parts.hostname or parts.scheme == "unix"):
             raise ValueError("bad url")
-        if parts.password:
-            message = f"a URL without a password (set {secret_env})"
+        if parts.password or (secret_env is None and parts.username):
+            where = f" (set {secret_env})" if secret_env else ""
+            message = f"a URL without a password{where}"
             raise PydanticCustomError("url_password", message)
         return value
 

@@ -187,6 +187,21 @@ class Store(Protocol):
         """Remember ``value`` as the latest for (namespace, key); returns the previous one."""
         ...
 
+    # ------------------------------------------------ Teams conversation references
+    async def conversation_put(self, tenant_id: str, aad_object_id: str, reference_json: str,
+                               *, now: datetime) -> None:
+        """Keep the 1:1 conversation reference of a Teams user in a tenant (replacing any
+        earlier one); it lasts ``keys.CONVERSATION_TTL_SECONDS`` from ``now``."""
+        ...
+
+    async def conversation_get(self, tenant_id: str, aad_object_id: str) -> str | None:
+        """The reference kept for that user in that tenant, or None (never another tenant's)."""
+        ...
+
+    async def conversation_delete(self, tenant_id: str, aad_object_id: str) -> None:
+        """Forget it (the app was uninstalled); forgetting nothing is not an error."""
+        ...
+
     # ------------------------------------------------ platform rate limits (shared by replicas)
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
                         now: datetime, reserve: int = 0) -> float:

@@ -25,6 +25,10 @@ CARDS_TTL_SECONDS = 30 * DAY
 # A person's "latest action" marker per clarification outlives any platform retry or replay
 # (Slack's signatures hold for 5 minutes, its retries come within one) by far.
 ORDER_TTL_SECONDS = 7 * DAY
+# A Teams conversation reference lives as long as the app is installed for the person; every
+# activity of theirs stores it again (and so renews this), uninstalling removes it. The TTL only
+# bounds what people who left without an uninstall event leave behind.
+CONVERSATION_TTL_SECONDS = 400 * DAY
 
 
 def window_ttl(window_seconds: int) -> int:
@@ -71,6 +75,11 @@ class Keys:
 
     def cards(self, clarification_id: str) -> str:
         return f"{self.prefix}:cards:{clarification_id}"  # hash: delivery token -> card JSON
+
+    def conversation(self, tenant_id: str, aad_object_id: str) -> str:
+        # "|" never occurs in a tenant id, so no (tenant, user) pair can name another's key;
+        # AAD object ids are GUIDs, compared without case
+        return f"{self.prefix}:conv:{tenant_id}|{aad_object_id.lower()}"  # reference JSON
 
     def once(self, namespace: str, key: str) -> str:
         return f"{self.prefix}:once:{namespace}:{key}"

@@ -91,6 +91,7 @@ class MemoryStore:
         self._outbox_due: dict[str, datetime] = {}
         self._parked: dict[str, tuple[_Entry, str]] = {}
         self._orders: dict[str, _Order] = {}
+        self._conversations: dict[tuple[str, str], tuple[str, datetime]] = {}
 
     async def __aenter__(self) -> Self:
         return self
@@ -276,6 +277,24 @@ class MemoryStore:
             if previous is None or previous[1] <= now:
                 return None
             return previous[0]
+
+    # ------------------------------------------------ Teams conversation references
+    async def conversation_put(self, tenant_id: str, aad_object_id: str, reference_json: str,
+                               *, now: datetime) -> None:
+        async with self._lock:
+            expires = now + timedelta(seconds=k.CONVERSATION_TTL_SECONDS)
+            self._conversations[(tenant_id, aad_object_id.lower())] = (reference_json, expires)
+
+    async def conversation_get(self, tenant_id: str, aad_object_id: str) -> str | None:
+        async with self._lock:
+            found = self._conversations.get((tenant_id, aad_object_id.lower()))
+            if found is None or found[1] <= self._clock.now():
+                return None
+            return found[0]
+
+    async def conversation_delete(self, tenant_id: str, aad_object_id: str) -> None:
+        async with self._lock:
+            self._conversations.pop((tenant_id, aad_object_id.lower()), None)
 
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
                         now: datetime, reserve: int = 0) -> float:

@@ -334,6 +334,23 @@ class RedisStore:
                                          ex=ttl_seconds, get=True)
         return previous if isinstance(previous, str) else None
 
+    # ------------------------------------------------ Teams conversation references
+    @_translated
+    async def conversation_put(self, tenant_id: str, aad_object_id: str, reference_json: str,
+                               *, now: datetime) -> None:
+        expires = now + timedelta(seconds=k.CONVERSATION_TTL_SECONDS)
+        await self._redis.set(self._keys.conversation(tenant_id, aad_object_id), reference_json,
+                              exat=int(expires.timestamp()))
+
+    @_translated
+    async def conversation_get(self, tenant_id: str, aad_object_id: str) -> str | None:
+        value = await self._redis.get(self._keys.conversation(tenant_id, aad_object_id))
+        return value if isinstance(value, str) else None
+
+    @_translated
+    async def conversation_delete(self, tenant_id: str, aad_object_id: str) -> None:
+        await self._redis.delete(self._keys.conversation(tenant_id, aad_object_id))
+
     @_translated
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
                         now: datetime, reserve: int = 0) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from bot.core.models import ReasonCode, Severity
+from bot.core.models import AuthorityRelation, ReasonCode, Severity
 from cards import fixtures, limits, slack, teams
 from cards.views import (
     CandidateView,
@@ -35,7 +35,8 @@ WORST = replace(
                                    valid_to=datetime(2100, 12, 31, tzinfo=UTC))
                      for n in range(60)),
     banner=QuorumBanner(answer=fixtures.JUNE_12, confirmed_by=(EMOJI * 50,) * 30),
-    refresh_user_ids=tuple(f"29:user{n}" for n in range(100)))
+    refresh_user_ids=tuple(f"29:user{n}" for n in range(100)),
+    relation=AuthorityRelation.OWNED_BY, excerpt=EMOJI * 2000)  # clipped on the card
 SKIPS = tuple(SkippedCandidate(person=EMOJI * 80, reason=code)
               for code in list(ReasonCode) * 8)
 UNANSWERED = (EMOJI * 80,) * 40  # asked, no answer: forty people with 560-unit names

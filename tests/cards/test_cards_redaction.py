@@ -19,11 +19,15 @@ SPAN_FIELDS = {"question", "span", "span_excerpt", "excerpt", "candidates", "ans
 
 
 def test_steward_views_have_nowhere_to_put_span_text() -> None:
-    """The redacted views have no question, excerpt, candidate or answer field at all."""
+    """The redacted views have no question, excerpt, candidate or answer field at all; the
+    conflict notice has only the override's candidates (issue 13: the steward decides from the
+    card), whose labels are empty for a steward who may not read the document
+    (``bot.engine.views.override_candidates``, tested in tests/slack/test_slack_override.py)."""
     for view_type in (StewardEscalationView, StewardConflictView, StewardNoticeView,
                       DeadLetterDigestView, DeadLetterItem):
         names = {f.name for f in dataclasses.fields(view_type)}
-        assert not names & SPAN_FIELDS, view_type
+        allowed = {"candidates"} if view_type is StewardConflictView else set()
+        assert not names & (SPAN_FIELDS - allowed), view_type
 
 
 def test_rendered_steward_cards_hold_no_question_or_dates(codec) -> None:

@@ -74,7 +74,8 @@ def test_candidate_buttons_carry_date_and_origin(codec) -> None:
     message = slack.render_question(fixtures.QUESTION, codec=codec)
     labels = [e["text"]["text"] for b in message["blocks"] if b["type"] == "actions"
               for e in b["elements"]]
-    assert labels == ["12 June (signature)", "3 July (countersignature)", "Something else…"]
+    assert labels == ["12 June (signature)", "3 July (countersignature)", "Something else…",
+                      "Not the right person"]
     later = replace(fixtures.SIGNATURE, valid_from=datetime(2027, 6, 12, tzinfo=UTC))
     assert text.candidate_text(later, fixtures.VIEWER, reference_year=2026) == (
         "12 June 2027 (signature)")

@@ -106,6 +106,7 @@ def _body(route: Route, acme: Acme) -> dict[str, Any] | None:
         "pollJobs": {"kinds": ["clarify:"], "maxJobs": 100},
         "heartbeatJob": {"leaseToken": lease},
         "advanceJob": {"leaseToken": lease, "attempt": 1},
+        "expediteJob": {"attempt": 0},
         "completeJob": {"leaseToken": lease},
         "failJob": {"leaseToken": lease},
         "answerClarification": {"answerIndex": 0, "responder": "p-sarah", "rights": "editor",

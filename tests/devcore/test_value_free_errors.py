@@ -30,6 +30,7 @@ VALID: dict[str, dict[str, Any]] = {
     "pollJobs": {"kinds": ["clarify:"], "maxJobs": 1, "leaseSeconds": 60},
     "heartbeatJob": {"leaseToken": "lease", "leaseSeconds": 60},
     "advanceJob": {"leaseToken": "lease", "attempt": 1, "reasonCode": "NO_READ_PERMISSION"},
+    "expediteJob": {"attempt": 0, "reasonCode": "CANDIDATE_DECLINED"},
     "completeJob": {"leaseToken": "lease"},
     "failJob": {"leaseToken": "lease", "retryable": True, "reason": "DELIVERY_FAILED"},
     "answerClarification": {"answerCustom": {"validFrom": "2026-09-01", "sourceText": "n"},

@@ -268,7 +268,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         engine = acme_engine(core=client, store=store, channel=channel, sink=sink, clock=clock,
                              clarify=clarify, slack=slack)
         answers = engine.answers
-        engine.worker.credentials = channel.check_credentials
+        engine.worker.also_check(channel.check_credentials)
         consumers = OutboxConsumers(answers)
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,

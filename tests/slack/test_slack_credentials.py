@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import structlog
 
+from bot.channel import CredentialsRejected
 from bot.core import models as m
 from bot.store.base import DeliveryKey
 from devcore.jobs import JobRecord
@@ -103,3 +104,22 @@ async def test_reservation_left_by_a_refused_send_is_sent_once_after_resume(stac
     slot = await stack.store.slot(key)
     assert slot is not None and slot.message_ref is not None
     assert delivery_failures(stack) == []
+
+
+async def test_delivery_resumes_only_when_every_platforms_credentials_pass(stack: Stack) -> None:
+    """With two platforms, one refusing the bot's token keeps delivery paused even though the
+    other accepts its own; once both pass it resumes."""
+    worker = stack.engine.worker
+    other_refuses = True
+
+    async def other_platform() -> None:
+        if other_refuses:
+            raise CredentialsRejected("invalid_auth", setting="TEAMS_APP_PASSWORD")
+
+    worker.also_check(other_platform)
+    assert await worker.check_credentials() is False
+    assert worker.paused is not None and worker.paused.setting == "TEAMS_APP_PASSWORD"
+    other_refuses = False
+    assert await worker.check_credentials() is True and worker.paused is None
+    revoke(stack)  # Slack's own check, the first one, still counts
+    assert await worker.check_credentials() is False

@@ -161,7 +161,8 @@ async def test_viewer_attestation_then_editor_confirmation(stack: Stack) -> None
 
 async def test_disagreeing_editors_put_it_to_the_steward(stack: Stack) -> None:
     """Two editors answering a critical question differently: both cards show the conflict,
-    nothing binds, and the steward gets a conflict notice at once (no dates, no span text)."""
+    nothing binds, and the steward gets a conflict notice at once (no span text, no question;
+    the candidates' dates only as override choices, tests/slack/test_slack_override.py)."""
     cid = await stack.create(authority={"authored_by": ["p-sarah"], "named": ["p-ahmed"]},
                              severity="critical")
     await stack.burst()
@@ -187,7 +188,7 @@ async def test_disagreeing_editors_put_it_to_the_steward(stack: Stack) -> None:
     notice = shown(stack, to_maria[0])
     assert "Conflicting answers need review" in notice
     assert "Sarah Chen and Ahmed Karimi answered the same clarification" in notice
-    for secret in (SPAN_TEXT, QUESTION, FIRST, SECOND):
+    for secret in (SPAN_TEXT, QUESTION):
         assert secret not in notice
     assert [ev.person_id for ev in stack.sink.of("steward_notified")] == ["p-maria"]
 

@@ -7,6 +7,7 @@ from pydantic import AwareDatetime, Field
 from bot.core.models.answers import Interval, ResponseRecord
 from bot.core.models.enums import (
     AmbiguityKind,
+    AuthorityRelation,
     ClarificationState,
     QuorumState,
     Role,
@@ -21,6 +22,13 @@ class DateCandidate(WireModel):
     label: str = Field(description="Empty in a redacted view.")
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
+
+
+class RankedRelation(WireModel):
+    """Why one ranked person is asked: their relation to the target (spec §3.2)."""
+
+    person_id: str
+    relation: AuthorityRelation
 
 
 class QuorumPolicy(WireModel):
@@ -102,6 +110,10 @@ class Clarification(WireModel):
     detector_confidence: float
     applied_candidate_confidence: float
     ranking: list[str]
+    relations: list[RankedRelation] = Field(default=[], description=(
+        "Additive: each ranked person's relation to the target (author, named, owner), the "
+        "first that ranked them. A core that leaves it out still conforms; cards then do not "
+        "say why the person was asked."))
     asked: list[str] = []
     responses: list[ResponseRecord] = []
     deliveries: list[DeliveryRecord] = []

@@ -105,6 +105,16 @@ class ReasonCode(StrEnum):
     DIGESTED = "DIGESTED"
     TENANT_SCOPE_MISMATCH = "TENANT_SCOPE_MISMATCH"
     RESPONDER_NOT_AUTHORISED = "RESPONDER_NOT_AUTHORISED"
+    # additive (issue 13, "Not me"): the asked person said they are not the right person
+    CANDIDATE_DECLINED = "CANDIDATE_DECLINED"
+
+
+class AuthorityRelation(StrEnum):
+    """Why a person is in the ranking: their graph relation to the target (spec §3.2)."""
+
+    AUTHORED_BY = "authored_by"
+    NAMED = "named"
+    OWNED_BY = "owned_by"
 
 
 class EvidenceClass(StrEnum):

@@ -60,6 +60,20 @@ class AdvanceRequest(RequestModel):
     reason_code: ReasonCode | None = None
 
 
+class ExpediteRequest(RequestModel):
+    """The turn of the candidate asked at ``attempt`` is over before its window (they declined):
+    the job's next turn starts now rather than after the backoff. No lease is needed, since the
+    job is usually waiting out its backoff when a person declines.
+
+    Idempotent, and never moves ``attempts``: a job waiting at a later attempt becomes visible
+    now; a job still leased at ``attempt`` or before is retried without a backoff when its lease
+    ends; a job already past that turn's wait, completed or dead-lettered is left as it is.
+    """
+
+    attempt: int = Field(ge=0)
+    reason_code: ReasonCode | None = None
+
+
 class CompleteRequest(RequestModel):
     lease_token: ShortText
 

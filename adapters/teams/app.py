@@ -1,0 +1,237 @@
+"""Teams activities on ``POST /api/messages``, through the Microsoft 365 Agents SDK.
+
+Every request is checked before any handler runs, in this order: the body is read whole (over
+``MAX_BODY``: 413; not complete within ``BODY_SECONDS``: 408); the bearer token is verified
+(``adapters.teams.auth``: 401, whatever the token's fault); the body is parsed once as an
+activity (400); the token's ``serviceurl`` claim and the activity's serviceUrl agree, and that
+URL is a Microsoft connector host (the outbound host validator: the bot's token never goes
+anywhere else) (401); the activity's AAD tenant is one the settings serve (403, audited as
+``TENANT_SCOPE_MISMATCH``). Then the SDK's ``CloudAdapter`` runs the ``AgentApplication``'s
+handlers: conversation references kept or forgotten (``adapters.teams.references``) and
+``Action.Execute`` invokes answered (``adapters.teams.invokes``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+import structlog
+from aiohttp import web
+from microsoft_agents.activity import Activity, ActivityTypes
+from microsoft_agents.hosting.aiohttp import CloudAdapter
+from microsoft_agents.hosting.core import (
+    AgentApplication,
+    ClaimsIdentity,
+    MemoryStorage,
+    OutboundHostValidator,
+    TurnContext,
+    TurnState,
+)
+from microsoft_agents.hosting.core.authorization import Connections
+
+from adapters.bodies import read_body
+from adapters.teams import references
+from adapters.teams.auth import TokenGate, Unauthorized
+from adapters.teams.invokes import VERBS, Invokes
+from adapters.teams.references import Actor, NoTenant
+from bot.audit import Audit, AuditEvent
+from bot.clock import Clock
+from bot.core import models as m
+from bot.interactions import ChatUser, Interactions
+from bot.metrics import REGISTRY
+from bot.store.base import Store
+
+log = structlog.get_logger("clarify.teams")
+MESSAGES_PATH = "/api/messages"
+# Teams activities are small (a card click, a message); attachments arrive as links
+MAX_BODY = 128 * 1024
+BODY_SECONDS = 10.0
+_EDGE = "clarify.edge"  # the turn state's key for what the edge read: (tenant, Actor)
+
+
+@dataclass
+class TeamsAdapter:
+    gate: TokenGate
+    cloud: CloudAdapter
+    app: AgentApplication[TurnState]
+    hosts: OutboundHostValidator
+    invokes: Invokes
+    interactions: Interactions
+    store: Store
+    audit: Audit
+    clock: Clock
+    body_seconds: float = BODY_SECONDS
+
+    # ---------------------------------------------------------------- the edge
+
+    async def handle_http(self, request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        structlog.contextvars.clear_contextvars()
+        try:
+            return await self._handle_http(request)
+        finally:
+            REGISTRY.observe("clarify_ack_seconds", time.perf_counter() - started,
+                             platform="teams")
+
+    async def _handle_http(self, request: web.Request) -> web.Response:
+        try:
+            raw = await read_body(request, limit=MAX_BODY, seconds=self.body_seconds)
+        except TimeoutError:
+            return refusal(408, "body_incomplete")
+        if raw is None:
+            return refusal(413, "too_large")
+        try:
+            claims = await self.gate.claims(request.headers.getall("Authorization", []))
+        except Unauthorized as exc:
+            return refusal(401, exc.reason)
+        try:
+            activity = _activity(raw)
+            who = references.actor(activity)
+        except ValueError:
+            return refusal(400, "malformed_activity")
+        except NoTenant:
+            return await self._out_of_scope(activity)
+        try:
+            self.gate.check_activity(claims, service_url=activity.service_url,
+                                     aad_tenant_id=who.aad_tenant_id)
+            self._host_allowed(activity)
+        except Unauthorized as exc:
+            return refusal(401, exc.reason)
+        tenant = self.interactions.tenant(ChatUser(platform="teams", user_id="-",
+                                                   aad_tenant_id=who.aad_tenant_id))
+        if tenant is None:
+            return await self._out_of_scope(activity)
+        structlog.contextvars.bind_contextvars(activity=str(activity.type)[:40],
+                                               teams_user=who.aad_object_id or "-")
+        return await self._turn(activity, claims, (tenant, who))
+
+    async def _turn(self, activity: Activity, claims: ClaimsIdentity,
+                    edge: tuple[str, Actor]) -> web.Response:
+        """The SDK's turn over the activity read above (``HttpAdapterBase.process_request``
+        less what the edge did already); an invoke's answer is the response's body."""
+        try:
+            invoked = await self.cloud.process_activity(claims, activity, self.turn(edge))
+        except PermissionError:
+            return refusal(401, "not_permitted")
+        except Exception as exc:  # a handler's failure: Teams retries; nothing of it is shown
+            log.error("teams.turn_failed", error=type(exc).__name__)
+            return refusal(500, "turn_failed")
+        if activity.type != ActivityTypes.invoke:
+            return web.Response(status=202)
+        if invoked is None:
+            return web.json_response(None, status=501)
+        return web.json_response(invoked.body, status=invoked.status or 501)
+
+    def turn(self, edge: tuple[str, Actor]) -> Callable[[TurnContext], Awaitable[None]]:
+        """The application's turn for one checked activity, carrying what the edge read."""
+        async def turn(context: TurnContext) -> None:
+            context.turn_state[_EDGE] = edge  # handlers never read the activity's ids again
+            await self.app.on_turn(context)
+
+        return turn
+
+    def _host_allowed(self, activity: Activity) -> None:
+        if not self.gate.anonymous and not (activity.service_url
+                                            and self.hosts.is_allowed(activity.service_url)):
+            raise Unauthorized("service_url_not_allowed")
+
+    async def _out_of_scope(self, activity: Activity) -> web.Response:
+        await self.audit.emit(AuditEvent(
+            type="callback_refused", at=self.clock.now(), clarification_id="-",
+            reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH, channel="teams",
+            extra={"status": "403", "activity": str(activity.type)[:40]},
+            message="A Teams activity came from an Entra tenant mapped to no tenant. Refused.",
+        ), to_core=False)
+        return refusal(403, "tenant_not_served")
+
+    def routes(self) -> list[web.RouteDef]:
+        return [web.post(MESSAGES_PATH, self.handle_http)]
+
+    # ---------------------------------------------------------------- handlers
+
+    def register(self) -> None:
+        self.app.activity(ActivityTypes.installation_update)(self.on_installation)
+        self.app.activity(ActivityTypes.conversation_update)(self.on_conversation_update)
+        self.app.activity(ActivityTypes.message)(self.on_message)
+        for verb in VERBS:
+            self.app.adaptive_card.action_execute(verb)(self.on_action)
+
+    async def on_installation(self, context: TurnContext, state: TurnState) -> None:
+        """Installed: keep the 1:1 conversation; uninstalled: forget it."""
+        tenant, who = _edge(context)
+        if context.activity.action in references.UNINSTALLED:
+            await references.forget(self.store, tenant_id=tenant, who=who)
+            return
+        await self._keep(context)
+
+    async def on_conversation_update(self, context: TurnContext, state: TurnState) -> None:
+        await self._keep(context)
+
+    async def on_message(self, context: TurnContext, state: TurnState) -> None:
+        await self._keep(context)
+
+    async def _keep(self, context: TurnContext) -> None:
+        tenant, who = _edge(context)
+        await references.keep(self.store, tenant_id=tenant, who=who, activity=context.activity,
+                              now=self.clock.now())
+
+    async def on_action(self, context: TurnContext, state: TurnState, data: Any) -> Any:
+        _, who = _edge(context)
+        return await self.invokes.on_action(context.activity, who, data)
+
+    async def drain(self) -> None:
+        await self.invokes.drain()
+
+
+def _edge(context: TurnContext) -> tuple[str, Actor]:
+    """What the edge read of this activity: its tenant and actor (never parsed again)."""
+    found = context.turn_state.get(_EDGE)
+    if not isinstance(found, tuple):
+        raise LookupError("an activity reached a handler without passing the edge")
+    return found
+
+
+def _activity(raw: bytes) -> Activity:
+    """The body as an activity; ValueError for anything that is not one."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ValueError("not JSON") from None
+    if not isinstance(body, dict):
+        raise ValueError("not an object")
+    try:
+        activity = Activity.model_validate(body)
+    except (pydantic.ValidationError, RecursionError):
+        raise ValueError("not an activity") from None
+    if not activity.type or activity.conversation is None or not activity.conversation.id:
+        raise ValueError("no type or conversation")
+    return activity
+
+
+def refusal(status: int, reason: str) -> web.Response:
+    # status and reason only: never a header, a token or a byte of the body
+    log.info("teams.request_refused", status=status, reason=reason)
+    return web.json_response({"error": reason}, status=status)
+
+
+def build_teams_adapter(*, gate: TokenGate, connections: Connections,
+                        host_validator: OutboundHostValidator, invokes: Invokes,
+                        interactions: Interactions, store: Store, audit: Audit,
+                        clock: Clock) -> TeamsAdapter:
+    """The SDK's adapter and application with the bot's handlers. ``host_validator`` on: a
+    serviceUrl that is not a Microsoft connector host is refused before any token is sent."""
+    cloud = CloudAdapter(connection_manager=connections, host_validator=host_validator)
+    # the SDK's default tells the person the exception's text; a failure is the edge's 500
+    cloud.on_turn_error = None  # type: ignore[assignment]
+    app: AgentApplication[TurnState] = AgentApplication[TurnState](
+        storage=MemoryStorage(), connection_manager=connections)
+    adapter = TeamsAdapter(gate=gate, cloud=cloud, app=app, hosts=host_validator,
+                           invokes=invokes, interactions=interactions, store=store,
+                           audit=audit, clock=clock)
+    adapter.register()
+    return adapter

@@ -1,0 +1,181 @@
+"""Bot Framework tokens on ``/api/messages``: the Agents SDK's validator with what it leaves open
+closed (``../shared/PLATFORMS.md``; docs/teams.md, "Tokens").
+
+The SDK's ``JwtTokenValidator`` checks the signature (keys picked by the token's issuer), the
+audience and the expiry. Here, around it: a token without ``kid``, not RS256, or without ``exp``
+is refused before it is asked; issuer checking is switched on with the issuers the configured
+tenants imply (Bot Framework's, each tenant's Entra v1 and v2, and Microsoft's own first-party
+tenants the SDK always trusts); an Entra token of a served tenant acts only in that tenant; the
+``serviceurl`` claim must name the activity's serviceUrl; and whatever the SDK raises on a bad
+token is a 401, never a 500. Where the keys come from is injectable (``KeyDirectory``) so tests
+sign with a local key served on 127.0.0.1; validation itself is never switched off.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+import structlog
+from microsoft_agents.hosting.core import AgentAuthConfiguration, AuthTypes, ClaimsIdentity
+from microsoft_agents.hosting.core.authorization._entra_issuers import (
+    WELL_KNOWN_PUBLIC_TENANT_IDS,
+    entra_issuer_info,
+)
+from microsoft_agents.hosting.core.authorization.jwt import JwtTokenValidator
+from microsoft_agents.hosting.core.authorization.jwt.jwt_token_validator import (
+    _JwkClientManager,
+)
+from yarl import URL
+
+from bot.settings import TeamsSettings
+
+log = structlog.get_logger("clarify.teams")
+BOT_FRAMEWORK_ISSUER = "https://api.botframework.com"
+ENTRA_V1 = "https://sts.windows.net/{}/"
+ENTRA_V2 = "https://login.microsoftonline.com/{}/v2.0"
+# the token multi-tenant apps are given (AAD v1 "botframework.com" tenant)
+MULTI_TENANT_AUTHORITY_TENANT = "botframework.com"
+
+
+class Unauthorized(Exception):
+    """A request whose token is missing or not one the bot accepts; ``reason`` is a word."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def connection(settings: TeamsSettings) -> AgentAuthConfiguration:
+    """The SDK's connection for the bot's app: how it gets tokens (msal) and which inbound
+    tokens it accepts (issuer validation on)."""
+    if settings.app_id is None:  # anonymous: a local run, nothing to get or check
+        return AgentAuthConfiguration(anonymous_allowed=True)
+    auth_type = {"single-tenant": AuthTypes.client_secret,
+                 "multi-tenant": AuthTypes.client_secret,
+                 "managed-identity": AuthTypes.user_managed_identity}[settings.app_type]
+    tenant = MULTI_TENANT_AUTHORITY_TENANT if settings.app_type == "multi-tenant" \
+        else settings.app_tenant_id
+    return AgentAuthConfiguration(
+        auth_type, client_id=settings.app_id, tenant_id=tenant,
+        connection_name="SERVICE_CONNECTION", issuers=issuers(settings),
+        validate_issuer=True, anonymous_allowed=False)
+
+
+def issuers(settings: TeamsSettings) -> list[str]:
+    """Bot Framework's issuer and the Entra v1 and v2 issuers of each served tenant (and of the
+    app's own tenant, where a single-tenant app's tokens come from)."""
+    tenants = [t.aad_tenant_id.lower() for t in settings.tenants]
+    if settings.app_tenant_id and settings.app_tenant_id.lower() not in tenants:
+        tenants.append(settings.app_tenant_id.lower())
+    return [BOT_FRAMEWORK_ISSUER, *(form.format(t) for t in tenants
+                                    for form in (ENTRA_V1, ENTRA_V2))]
+
+
+class KeyDirectory(_JwkClientManager):
+    """Where signing keys are fetched: the SDK's Microsoft endpoints, or (``redirect``) other
+    ones that publish keys the same way (tests: a JWKS on 127.0.0.1)."""
+
+    def __init__(self, redirect: Callable[[str], str] | None = None) -> None:
+        super().__init__()
+        self._redirect = redirect or (lambda uri: uri)
+
+    def _get_jwk_client(self, jwks_uri: str) -> Any:
+        return super()._get_jwk_client(self._redirect(jwks_uri))
+
+
+@dataclass
+class TokenGate:
+    """Checks a request's bearer token once; the claims, or ``Unauthorized``."""
+
+    settings: TeamsSettings
+    config: AgentAuthConfiguration
+    keys: KeyDirectory
+
+    @classmethod
+    def build(cls, settings: TeamsSettings, *, keys: KeyDirectory | None = None) -> TokenGate:
+        return cls(settings=settings, config=connection(settings), keys=keys or KeyDirectory())
+
+    @property
+    def anonymous(self) -> bool:
+        return self.settings.app_id is None and self.settings.anonymous
+
+    async def claims(self, headers: list[str]) -> ClaimsIdentity:
+        """The verified claims of the one Authorization header (anonymous runs: none needed)."""
+        if self.anonymous:
+            return ClaimsIdentity()  # no claims: the SDK takes it as anonymous
+        if len(headers) != 1:
+            raise Unauthorized("no_token" if not headers else "several_tokens")
+        scheme, _, token = headers[0].partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token or " " in token:
+            raise Unauthorized("malformed_header")
+        self._screen(token)
+        validator = JwtTokenValidator(self.config)
+        validator._jwk_client_manager = self.keys  # where keys come from; checks unchanged
+        try:
+            identity = await validator.validate_token(token)
+        except Exception as exc:  # the SDK raises more than PyJWTError and ValueError
+            log.info("teams.token_refused", error=type(exc).__name__)
+            raise Unauthorized("invalid_token") from None
+        if not isinstance(identity.claims.get("exp"), int | float):
+            raise Unauthorized("no_expiry")
+        return identity
+
+    def _screen(self, token: str) -> None:
+        """What the SDK would crash on or wave through, refused before it is asked."""
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except Exception:
+            raise Unauthorized("invalid_token") from None
+        if not isinstance(header.get("kid"), str) or not header["kid"]:
+            raise Unauthorized("no_key_id")
+        if header.get("alg") != "RS256":
+            raise Unauthorized("bad_algorithm")
+        if not isinstance(unverified.get("exp"), int | float):
+            raise Unauthorized("no_expiry")
+
+    def check_activity(self, identity: ClaimsIdentity, *, service_url: str | None,
+                       aad_tenant_id: str) -> None:
+        """The token and the activity belong together: its ``serviceurl`` claim names the
+        activity's serviceUrl (Bot Framework tokens must carry one), and an Entra token of a
+        served tenant acts in that tenant only."""
+        if self.anonymous:
+            if service_url is None or not _loopback(service_url):
+                raise Unauthorized("service_url_not_local")
+            return
+        claims = identity.claims
+        claimed = claims.get("serviceurl")
+        if claimed is None and claims.get("iss") == BOT_FRAMEWORK_ISSUER:
+            raise Unauthorized("no_service_url_claim")
+        if claimed is not None and (service_url is None or not _same_url(claimed, service_url)):
+            raise Unauthorized("service_url_mismatch")
+        info = entra_issuer_info(claims.get("iss"))
+        if info is not None and info.tenant not in WELL_KNOWN_PUBLIC_TENANT_IDS \
+                and info.tenant != aad_tenant_id.lower():
+            raise Unauthorized("tenant_mismatch")
+
+
+def _same_url(claimed: object, service_url: str) -> bool:
+    """Bot Framework compares the two whole, without case; a trailing slash is not a difference."""
+    if not isinstance(claimed, str):
+        return False
+    return claimed.rstrip("/").casefold() == service_url.rstrip("/").casefold()
+
+
+def _loopback(service_url: str) -> bool:
+    """The Agents Playground's connector, on this machine (anonymous runs reach nothing else)."""
+    try:
+        host = URL(service_url).host or ""
+    except ValueError:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,264 @@
+"""The Teams channel: Adaptive Cards in each person's 1:1 chat with the bot, through the Bot
+Connector (``adapters.teams.connector``).
+
+A proactive card continues the conversation reference the inbound side stored when the person
+installed the app or last wrote (``Store.conversation_get``); with none stored it opens the 1:1
+conversation from the person's AAD object id and tenant, which the connector allows only where
+the app is installed for them (admin pre-install makes that everyone). Where it is not, nobody
+can reach them on Teams until an operator installs it: NotReachable, a NO_DELIVERY_ALIAS skip
+whose reason says so. A 403 with ``MessageWritesBlocked`` (the person blocked or removed the bot)
+fails the delivery with that cause.
+
+Crash reconciliation has no history to search: the connector offers no lookup of what a bot sent
+and does not deduplicate sends by any key of ours (``can_find`` and ``idempotent`` are False).
+What the engine keeps is the reservation and, once the connector answered, the activity id in the
+message reference; a reservation without one is uncertain and never sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import structlog
+from microsoft_agents.activity import (
+    Activity,
+    Attachment,
+    ChannelAccount,
+    ConversationAccount,
+    ConversationParameters,
+    ConversationReference,
+)
+from pydantic import ValidationError
+
+from adapters.teams.connector import (
+    BLOCKED_CODES,
+    Connector,
+    ConnectorHosts,
+    Limits,
+    Refused,
+    TokenProvider,
+)
+from adapters.teams.render import CARD_CONTENT_TYPE, render
+from bot.channel import Address, ChannelError, Message, NotReachable, TeamsReach
+from bot.clock import Clock
+from bot.settings import TeamsSettings
+from bot.store.base import DeliveryKey, Store
+from cards import text as card_text
+from cards.actions import ActionCodec
+from cards.views import OutcomeView, QuestionView, Viewer
+
+log = structlog.get_logger("clarify.teams")
+
+# Where 1:1 conversations are opened when no reference says otherwise (Microsoft's global
+# service URL for Teams proactive messages, as ``teams.service_url``'s default; a stored
+# reference's own service URL wins)
+DEFAULT_SERVICE_URL = "https://smba.trafficmanager.net/teams/"
+NOT_INSTALLED = ("the Teams app is not installed for this person: install it for them, or "
+                 "pre-install it for the tenant, so the bot can message them")
+BLOCKED = "MessageWritesBlocked: the person blocked the bot or removed the app in Teams"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRef:
+    """A sent card, as the engine keeps it (``CardRecord.message_ref``): enough to update it
+    with no other lookup; the inbound side names a clicked card the same way. Written as four
+    space-separated fields (none can hold a space) by ``str``; ``parse`` reads it."""
+
+    conversation_id: str
+    activity_id: str
+    aad_tenant_id: str
+    service_url: str
+
+    def __str__(self) -> str:
+        return " ".join((self.conversation_id, self.activity_id, self.aad_tenant_id.lower(),
+                         self.service_url.rstrip("/") + "/"))
+
+    @classmethod
+    def parse(cls, ref: str) -> MessageRef:
+        parts = ref.split(" ")
+        if len(parts) != 4 or not all(parts):
+            raise ChannelError("not a Teams message reference", certain=True, retryable=False)
+        return cls(*parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Conversation:
+    service_url: str
+    conversation_id: str
+    stored: bool  # continued from a stored reference (it may be stale)
+
+
+@dataclass
+class TeamsChannel:
+    connector: Connector
+    codec: ActionCodec
+    store: Store
+    clock: Clock
+    settings: TeamsSettings
+    service_url: str = DEFAULT_SERVICE_URL
+    platform: str = "teams"
+    can_find: bool = False  # the connector cannot list what the bot sent
+    idempotent: bool = False  # nor deduplicate a send by our delivery key
+
+    # ---------------------------------------------------------------- Channel
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        reach = _reach(address)
+        activity = _card_activity(render(message, codec=self.codec))
+        conversation = await self._conversation(address, reach)
+        try:
+            return await self._post(conversation, reach, activity)
+        except Refused as exc:
+            if not (conversation.stored and exc.status == 404):
+                raise _failure(exc) from None
+        # the stored conversation is gone (the app was reinstalled): open it afresh, once
+        log.info("teams.reference_stale")
+        fresh = await self._open(address, reach)
+        try:
+            return await self._post(fresh, reach, activity)
+        except Refused as exc:
+            raise _failure(exc) from None
+
+    async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
+        where = MessageRef.parse(ref)
+        activity = _card_activity(render(view, codec=self.codec))
+        activity.id = where.activity_id
+        try:
+            await self.connector.call(
+                "update", where.service_url, tenant=where.aad_tenant_id,
+                conversation=where.conversation_id, resend_safe=True,
+                op=lambda ops: ops.update_activity(where.conversation_id, where.activity_id,
+                                                   activity))
+        except Refused as exc:
+            raise _failure(exc) from None
+
+    async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
+        """A message in the 1:1 chat of ``near``: nobody but that person is in it."""
+        where = MessageRef.parse(near)
+        if view is None:
+            activity = Activity(type="message", text=card_text.catalog_of(Viewer()).text(
+                "answer.not_available"))
+        else:
+            activity = _card_activity(render(view, codec=self.codec))
+        conversation = _Conversation(where.service_url, where.conversation_id, stored=False)
+        try:
+            await self._post(conversation, TeamsReach(aad_tenant_id=where.aad_tenant_id),
+                             activity)
+        except Refused as exc:
+            raise _failure(exc) from None
+
+    async def find(self, address: Address, key: DeliveryKey) -> str | None:
+        raise ChannelError("Teams cannot look up sent messages", certain=False, retryable=False)
+
+    async def check_credentials(self) -> None:
+        """A connector token, once (MSAL caches it): CredentialsRejected when refused."""
+        await self.connector.token()
+
+    # ---------------------------------------------------------------- conversations
+
+    async def _post(self, conversation: _Conversation, reach: TeamsReach,
+                    activity: Activity) -> str:
+        response = await self.connector.call(
+            "send", conversation.service_url, tenant=reach.aad_tenant_id,
+            conversation=conversation.conversation_id, resend_safe=False,
+            op=lambda ops: ops.send_to_conversation(conversation.conversation_id, activity))
+        if not response.id:  # accepted, but nothing to update it by: do not send again
+            raise ChannelError("connector_no_activity_id", certain=False, retryable=False)
+        return str(MessageRef(conversation.conversation_id, response.id, reach.aad_tenant_id,
+                              conversation.service_url))
+
+    async def _conversation(self, address: Address, reach: TeamsReach) -> _Conversation:
+        """The person's 1:1 conversation: given by the address, stored, or opened now."""
+        if reach.service_url and reach.conversation_id:
+            return _Conversation(reach.service_url, reach.conversation_id, stored=False)
+        stored = await self._stored(address, reach)
+        return stored if stored is not None else await self._open(address, reach)
+
+    async def _stored(self, address: Address, reach: TeamsReach) -> _Conversation | None:
+        raw = await self.store.conversation_get(self._tenant(reach), address.user_id)
+        if raw is None:
+            return None
+        try:
+            reference = ConversationReference.model_validate_json(raw)
+        except ValidationError:
+            log.warning("teams.reference_unreadable")
+            return None
+        if not reference.service_url or reference.conversation is None:
+            return None
+        return _Conversation(reference.service_url, reference.conversation.id, stored=True)
+
+    async def _open(self, address: Address, reach: TeamsReach) -> _Conversation:
+        """Open the 1:1 conversation (the same one again if it exists) and store its reference
+        for the next send; NotReachable where the app is not installed for the person."""
+        if not self.settings.app_id:
+            raise NotReachable(NOT_INSTALLED)  # anonymous (local) runs cannot open one
+        bot = ChannelAccount(id=f"28:{self.settings.app_id}")
+        params = ConversationParameters(
+            is_group=False, bot=bot, members=[ChannelAccount(id=address.user_id)],
+            tenant_id=reach.aad_tenant_id, channel_data={"tenant": {"id": reach.aad_tenant_id}})
+        try:
+            created = await self.connector.call(
+                "create_conversation", self.service_url, tenant=reach.aad_tenant_id,
+                conversation=None, resend_safe=True,
+                op=lambda ops: ops.create_conversation(params))
+        except Refused as exc:
+            if exc.status in (403, 404):
+                raise NotReachable(NOT_INSTALLED) from None
+            raise _failure(exc) from None
+        service_url = created.service_url or self.service_url
+        reference = ConversationReference(
+            channel_id="msteams", service_url=service_url, agent=bot,
+            user=ChannelAccount(id=address.user_id, aad_object_id=address.user_id),
+            conversation=ConversationAccount(id=created.id, tenant_id=reach.aad_tenant_id,
+                                             conversation_type="personal", is_group=False))
+        await self.store.conversation_put(
+            self._tenant(reach), address.user_id,
+            reference.model_dump_json(by_alias=True, exclude_none=True), now=self.clock.now())
+        return _Conversation(service_url, created.id, stored=False)
+
+    def _tenant(self, reach: TeamsReach) -> str:
+        tenant = self.settings.tenant_for(reach.aad_tenant_id)
+        if tenant is None:  # routing never gives such an address; refuse rather than guess
+            raise ChannelError("Teams tenant not configured", certain=True, retryable=False)
+        return tenant
+
+
+def open_teams_channel(settings: TeamsSettings, *, session: aiohttp.ClientSession,
+                       tokens: TokenProvider, store: Store, clock: Clock, codec: ActionCodec,
+                       sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                       local_connectors: tuple[str, ...] = ()) -> TeamsChannel:
+    """The channel as the mount builds it: one aiohttp session (with a timeout; its owner
+    closes it) for every connector call, the SDK's token provider (``MsalAuth``; the anonymous
+    one for a local run without an app id), the store's shared rate buckets. The token goes to
+    Microsoft's connector hosts only, and to ``local_connectors`` (exact origins such as the
+    Agents Playground's ``http://127.0.0.1:56150``), which a production mount leaves empty."""
+    connector = Connector(
+        session=session, tokens=tokens, store=store, clock=clock, sleep=sleep,
+        hosts=ConnectorHosts(local=local_connectors),
+        limits=Limits(tenant_rate=settings.tenant_sends_per_second))
+    return TeamsChannel(connector=connector, codec=codec, store=store, clock=clock,
+                        settings=settings, service_url=settings.service_url)
+
+
+def _reach(address: Address) -> TeamsReach:
+    if not isinstance(address.reach, TeamsReach):
+        raise ChannelError("not a Teams address", certain=True, retryable=False)
+    return address.reach
+
+
+def _card_activity(card: dict[str, Any]) -> Activity:
+    return Activity(type="message",
+                    attachments=[Attachment(content_type=CARD_CONTENT_TYPE, content=card)])
+
+
+def _failure(exc: Refused) -> ChannelError:
+    """A final refusal, as the engine takes it: nothing was sent, and sending the same again
+    would be refused again."""
+    if exc.status == 403 and exc.code in BLOCKED_CODES:
+        return ChannelError(BLOCKED, certain=True, retryable=False)
+    reason = f"connector_{exc.status}" + (f": {exc.code}" if exc.code else "")
+    return ChannelError(reason, certain=True, retryable=False)

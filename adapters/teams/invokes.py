@@ -1,0 +1,270 @@
+"""``Action.Execute`` invokes (``adaptiveCard/action``): parse the action data once, hand the
+decision to ``bot/``, answer the invoke with the card that replaces the clicked one.
+
+Teams waits about 5 s for an invoke's answer. An answer is made durable first
+(``AnswerService.accept``, at most ``ACCEPT_SECONDS``), then forwarded in a task of ours for up
+to ``DECISION_SECONDS``; a core slower than that leaves the "being recorded" card, which the
+follow-ups update through the channel when the outcome arrives (``bot.clicks`` decides what
+shows). "Something else…" is validated here and again by the core, and comes back as the form
+with the field's error. The digest's next page replaces the digest card.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import structlog
+from microsoft_agents.activity import Activity, AdaptiveCardInvokeResponse
+
+from adapters.teams.references import Actor, clicked
+from bot import clicks
+from bot.aio import drain
+from bot.answers import AnswerService, AnswerStatus, Callback, Receipt
+from bot.clock import Clock
+from bot.declines import DeclineStatus
+from bot.interactions import ChatUser, Interactions
+from bot.store.errors import StoreError
+from cards import overrides
+from cards import teams as adaptive
+from cards import text as card_text
+from cards.actions import (
+    OVERRIDE_NOTE_ID,
+    ActionCodec,
+    ActionKind,
+    ActionRef,
+    CustomAnswer,
+    InvalidActionPayload,
+    custom_input_ids,
+    read_custom_answer,
+    read_override_note,
+)
+from cards.views import CustomError, CustomFormView, Viewer
+
+log = structlog.get_logger("clarify.teams")
+CARD = "application/vnd.microsoft.card.adaptive"
+MESSAGE = "application/vnd.microsoft.activity.message"
+ERROR = "application/vnd.microsoft.error"
+ACCEPT_SECONDS = 2.0  # the store write that makes an answer durable
+DECISION_SECONDS = 3.0  # then the core's verdict, inside Teams' ~5 s for the invoke
+VERBS = (adaptive.ANSWER_VERB, adaptive.CUSTOM_VERB, adaptive.DIGEST_NEXT_VERB,
+         adaptive.REFRESH_VERB, adaptive.DECLINE_VERB, overrides.OVERRIDE_VERB,
+         overrides.OVERRIDE_SUBMIT_VERB)
+
+
+@dataclass
+class Invokes:
+    answers: AnswerService
+    interactions: Interactions
+    codec: ActionCodec
+    clock: Clock
+    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    accept_seconds: float = ACCEPT_SECONDS
+    decision_seconds: float = DECISION_SECONDS
+
+    async def on_action(self, activity: Activity, who: Actor, data: object
+                        ) -> AdaptiveCardInvokeResponse:
+        try:
+            ref = self.codec.decode_teams_data(data)
+        except InvalidActionPayload:
+            return _error(400, "BadRequest", "This card's action is not one the bot sent.")
+        user = who.user()
+        if ref.kind is ActionKind.DIGEST_NEXT:
+            return await self._next_page(user, ref)
+        assert ref.clarification_id is not None
+        if user is None:  # no AAD object id: nobody the core could verify
+            return card(adaptive.render_outcome(
+                clicks.unverified(ref.clarification_id, now=self.clock.now())))
+        if ref.kind is ActionKind.ANSWER:
+            return await self._answer(activity, user, ref, answer_index=ref.candidate)
+        if ref.kind is ActionKind.CUSTOM_SUBMIT:
+            return await self._custom(activity, user, ref, data)
+        if ref.kind is ActionKind.REFRESH:
+            return await self._refresh(user, ref)
+        if ref.kind is ActionKind.DECLINE:
+            return await self._decline(user, ref)
+        if ref.kind in (ActionKind.OVERRIDE_OPEN, ActionKind.OVERRIDE_SUBMIT):
+            return await self._override(activity, user, ref, data)
+        return _error(400, "BadRequest", "This card's action is not one the bot sent.")
+
+    # ---------------------------------------------------------------- answers
+
+    async def _answer(self, activity: Activity, user: ChatUser, ref: ActionRef, *,
+                      answer_index: int | None = None, custom: CustomAnswer | None = None,
+                      override_note: str | None = None) -> AdaptiveCardInvokeResponse:
+        cb = self._callback(activity, user, ref, answer_index=answer_index, custom=custom)
+        if override_note is not None:
+            cb = replace(cb, steward_override=True, override_note=override_note)
+        try:
+            status = await asyncio.wait_for(self.answers.accept(cb, wake=False),
+                                            self.accept_seconds)
+        except (TimeoutError, StoreError) as exc:
+            log.error("teams.answer_not_durable", error=type(exc).__name__)
+            return _error(503, "ServiceUnavailable",
+                          "Your answer could not be saved. Please try again in a moment.")
+        receipt = await self._forwarded(cb) if status is AnswerStatus.QUEUED \
+            else Receipt(status)
+        if custom is not None and receipt is not None \
+                and receipt.verdict is AnswerStatus.INVALID:
+            return await self._form(user, ref, CustomError.UNPARSEABLE, custom)
+        if cb.steward_override and receipt is not None \
+                and receipt.verdict is AnswerStatus.NOT_ALLOWED:
+            return message("override.refused")  # the core refused: nothing was recorded
+        shown = clicks.after_click(cb, receipt, now=self.clock.now())
+        if shown.view is not None:
+            return card(adaptive.render_outcome(shown.view))
+        return message(shown.text_key or "answer.received")
+
+    async def _forwarded(self, cb: Callback) -> Receipt | None:
+        """Forward the accepted answer in a task of ours; its receipt if it came in time (the
+        task goes on otherwise, and the follow-ups show its outcome)."""
+        task = self._spawn(self.answers.forward_now(cb, inline=True))
+        done, _ = await asyncio.wait({task}, timeout=self.decision_seconds)
+        if task not in done or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result()
+
+    def _callback(self, activity: Activity, user: ChatUser, ref: ActionRef, *,
+                  answer_index: int | None, custom: CustomAnswer | None) -> Callback:
+        assert ref.clarification_id is not None
+        card = clicked(activity, user.aad_tenant_id or "")
+        return Callback(
+            platform="teams", tenant_id=self.interactions.tenant(user), user_id=user.user_id,
+            team_id=None, enterprise_id=None, aad_tenant_id=user.aad_tenant_id,
+            clarification_id=ref.clarification_id, card_ref=ref.card_ref,
+            message_ref=str(card) if card else None, answer_index=answer_index,
+            custom_from=custom.start if custom else None,
+            custom_to=custom.end if custom else None, custom_note=custom.note if custom else "",
+            received_at=self.clock.now(), acted_at=_micros(activity.timestamp))
+
+    # ---------------------------------------------------------------- "Something else…"
+
+    async def _custom(self, activity: Activity, user: ChatUser, ref: ActionRef, data: object
+                      ) -> AdaptiveCardInvokeResponse:
+        ids = custom_input_ids(ref.slot)
+        values = data if isinstance(data, dict) else {}
+        parsed = read_custom_answer(start=values.get(ids.start), end=values.get(ids.end),
+                                    note=values.get(ids.note))
+        if isinstance(parsed, CustomError):
+            return await self._form(user, ref, parsed, None, values=values)
+        return await self._answer(activity, user, ref, custom=parsed)
+
+    async def _form(self, user: ChatUser, ref: ActionRef, error: CustomError,
+                    entered: CustomAnswer | None, *, values: dict[str, Any] | None = None
+                    ) -> AdaptiveCardInvokeResponse:
+        """The form again, with the field's error under it and what was typed kept."""
+        assert ref.clarification_id is not None
+        question = await self._within(self.interactions.custom_form(
+            user, clarification_id=ref.clarification_id, card_ref=ref.card_ref))
+        if question is None:
+            return message("answer.form_unavailable")
+        note = entered.note if entered else str((values or {}).get(
+            custom_input_ids(ref.slot).note) or "")
+        form = CustomFormView(question=question, slot=ref.slot, error=error,
+                              entered_from=entered.start if entered else None,
+                              entered_to=entered.end if entered else None, entered_note=note)
+        return card(adaptive.render_custom_form(form, codec=self.codec))
+
+    # ---------------------------------------------------------------- "Not the right person"
+
+    async def _decline(self, user: ChatUser, ref: ActionRef) -> AdaptiveCardInvokeResponse:
+        """``bot.interactions`` decides and records; the invoke answers with the "passed on"
+        card. A decline still running at the deadline goes on in a task of ours (a repeated
+        press is then one skip and shows the card)."""
+        assert ref.clarification_id is not None
+        task = self._spawn(self.interactions.decline(
+            user, clarification_id=ref.clarification_id, card_ref=ref.card_ref, paint=False))
+        done, _ = await asyncio.wait({task}, timeout=self.decision_seconds)
+        if task not in done or task.cancelled() or task.exception() is not None:
+            return message("decline.unavailable")
+        declined = task.result()
+        if declined.view is not None:
+            return card(adaptive.render_outcome(declined.view))
+        if declined.status is DeclineStatus.NOT_ALLOWED:
+            return message("decline.not_available")
+        return message("decline.unavailable")
+
+    # ---------------------------------------------------------------- steward overrides
+
+    async def _override(self, activity: Activity, user: ChatUser, ref: ActionRef, data: object
+                        ) -> AdaptiveCardInvokeResponse:
+        """The confirmation card with its required note (OVERRIDE_OPEN, or a submit without a
+        note, which records nothing), or the override itself, forwarded like any answer."""
+        assert ref.clarification_id is not None and ref.candidate is not None
+        values = data if isinstance(data, dict) else {}
+        note = read_override_note(values.get(OVERRIDE_NOTE_ID))
+        if ref.kind is ActionKind.OVERRIDE_SUBMIT and note is not None:
+            return await self._answer(activity, user, ref, answer_index=ref.candidate,
+                                      override_note=note)
+        form = await self._within(self.interactions.override_form(
+            user, clarification_id=ref.clarification_id, card_ref=ref.card_ref,
+            candidate=ref.candidate))
+        if form is None:
+            return message("answer.form_unavailable")
+        form = replace(form, note_missing=ref.kind is ActionKind.OVERRIDE_SUBMIT)
+        return card(overrides.teams_form(form, codec=self.codec))
+
+    # ---------------------------------------------------------------- the rest
+
+    async def _next_page(self, user: ChatUser | None, ref: ActionRef
+                         ) -> AdaptiveCardInvokeResponse:
+        assert ref.offset is not None
+        page = None if user is None else await self._within(self.interactions.digest_page(
+            user, digest_ref=ref.card_ref, offset=ref.offset))
+        if page is None:
+            return message("digest.no_more")
+        return card(adaptive.render_digest(page, codec=self.codec))
+
+    async def _refresh(self, user: ChatUser, ref: ActionRef) -> AdaptiveCardInvokeResponse:
+        """Universal Actions' refresh: the question as it stands now, for this person."""
+        assert ref.clarification_id is not None
+        question = await self._within(self.interactions.custom_form(
+            user, clarification_id=ref.clarification_id, card_ref=ref.card_ref))
+        if question is None:
+            return message("answer.not_available")
+        return card(adaptive.render_question(question, codec=self.codec))
+
+    async def _within[T](self, work: Coroutine[Any, Any, T | None]) -> T | None:
+        """What ``bot.interactions`` says inside the invoke's deadline, else None."""
+        try:
+            return await asyncio.wait_for(work, self.decision_seconds)
+        except TimeoutError:
+            return None
+
+    def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        task = asyncio.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self._finished)
+        return task
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and (failure := task.exception()) is not None:
+            log.error("teams.task_failed", error=type(failure).__name__)
+
+    async def drain(self) -> None:
+        """Wait for forwards still running after their invoke was answered (tests, shutdown)."""
+        await drain(self.tasks)
+
+
+def card(content: dict[str, Any]) -> AdaptiveCardInvokeResponse:
+    return AdaptiveCardInvokeResponse(status_code=200, type=CARD, value=content)
+
+
+def message(key: str) -> AdaptiveCardInvokeResponse:
+    """A short text Teams shows beside the card, which stays as it is."""
+    return AdaptiveCardInvokeResponse(status_code=200, type=MESSAGE,
+                                      value=card_text.catalog_of(Viewer()).text(key))
+
+
+def _error(status: int, code: str, text: str) -> AdaptiveCardInvokeResponse:
+    return AdaptiveCardInvokeResponse(status_code=status, type=ERROR,
+                                      value={"code": code, "message": text})
+
+
+def _micros(stamp: datetime | None) -> int:
+    """The channel's time of the action: one invoke retried is one answer (``entry_id``)."""
+    return round(stamp.timestamp() * 1_000_000) if stamp is not None else 0

@@ -1,0 +1,93 @@
+"""The Teams adapter's hook into the composition (``bot.service.Platform``).
+
+``open_channel`` makes the delivery channel (``adapters.teams.channel``) on one pooled session,
+with the app's connection from settings and its tokens through msal; ``mount`` adds
+``POST /api/messages`` with its token gate, the SDK's outbound host validator on and the same
+token provider (one msal cache), and the channel's credentials check to readiness. Nothing of
+Teams keeps a connection of its own beside the web server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+from microsoft_agents.authentication.msal import MsalAuth
+from microsoft_agents.hosting.core import (
+    AccessTokenProviderBase,
+    AgentAuthConfiguration,
+    AnonymousTokenProvider,
+    ConnectionManager,
+    OutboundHostValidator,
+)
+from yarl import URL
+
+from adapters.teams.app import TeamsAdapter, build_teams_adapter
+from adapters.teams.auth import KeyDirectory, TokenGate, connection
+from adapters.teams.channel import TeamsChannel, open_teams_channel
+from adapters.teams.invokes import Invokes
+from bot.service import Base, Parts, Service, credentials_check
+from bot.settings import Settings, SettingsError
+
+NAME = "teams"
+ProviderFactory = Callable[[AgentAuthConfiguration], AccessTokenProviderBase]
+
+
+def open_channel(settings: Settings, base: Base) -> TeamsChannel:
+    problem = settings.teams.connection_problem()
+    if problem is not None:
+        raise SettingsError([problem])
+    session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
+    base.stack.push_async_callback(session.close)
+    anonymous = settings.teams.app_id is None
+    tokens = AnonymousTokenProvider() if anonymous else MsalAuth(connection(settings.teams))
+    # a local run's connector is the Agents Playground on this machine (teams.service_url)
+    local = (_origin(settings.teams.service_url),) if anonymous else ()
+    return open_teams_channel(settings.teams, session=session, tokens=tokens, store=base.store,
+                              clock=base.clock, codec=base.codec, local_connectors=local)
+
+
+def _origin(url: str) -> str:
+    parts = URL(url)
+    return str(parts.origin())
+
+
+def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory | None = None,
+          tokens: ProviderFactory | None = None) -> TeamsAdapter:
+    """``keys`` and ``tokens``: where signing keys and the bot's own tokens come from (tests
+    point them at 127.0.0.1; production uses Microsoft's, and the channel's msal provider)."""
+    channel = parts.channel
+    assert isinstance(channel, TeamsChannel)
+    gate = TokenGate.build(settings.teams, keys=keys)
+    provider = channel.connector.tokens
+    connections = ConnectionManager(provider_factory=tokens or (lambda _: provider),  # type: ignore[arg-type,return-value]
+                                    connections_configurations={"SERVICE_CONNECTION": gate.config})
+    invokes = Invokes(answers=parts.answers, interactions=parts.interactions,
+                      codec=parts.base.codec, clock=parts.base.clock)
+    adapter = build_teams_adapter(
+        gate=gate, connections=connections, invokes=invokes, interactions=parts.interactions,
+        host_validator=OutboundHostValidator(enabled=not gate.anonymous),
+        store=parts.base.store, audit=parts.audit, clock=parts.base.clock)
+    app.web_app.add_routes(adapter.routes())
+    app.hosted.append(Hosted(adapter=adapter))
+    app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
+    app.engine.worker.also_check(channel.check_credentials)
+    return adapter
+
+
+@dataclass
+class Hosted:
+    """Teams keeps no connection of its own; what its invokes started is finished on stop."""
+
+    adapter: TeamsAdapter
+    name: str = NAME
+
+    async def connect(self) -> None:
+        return None
+
+    async def disconnect(self) -> None:
+        return None
+
+    async def drain(self) -> None:
+        await self.adapter.drain()

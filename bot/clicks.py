@@ -1,0 +1,50 @@
+"""What a clicked card shows in the click's own response, for platforms whose acknowledgement
+carries the card (Teams answers an ``Action.Execute`` invoke with its replacement).
+
+Decided here, once, from the answer path's verdict: the adapter only renders it. A card that
+would only repeat what the follow-ups paint anyway (``bot.followups``) is left as it is, with a
+short message: a repeated click must never put an older state back on a card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot import outcomes
+from bot.answers import AnswerStatus, Callback, Receipt
+from cards.views import OutcomeKind, OutcomeView
+
+NOT_AVAILABLE = (AnswerStatus.OUT_OF_SCOPE, AnswerStatus.NOT_ALLOWED, AnswerStatus.INVALID,
+                 AnswerStatus.PARKED)
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A card to put in place of the clicked one, or a catalog key to say instead."""
+
+    view: OutcomeView | None = None
+    text_key: str | None = None
+
+
+def after_click(cb: Callback, receipt: Receipt | None, *, now: datetime) -> Shown:
+    """``receipt``: what forwarding said within the platform's deadline, None when the core did
+    not answer in time (the follow-ups update the card when it does)."""
+    if receipt is None or receipt.verdict is AnswerStatus.QUEUED:
+        return Shown(view=outcomes.placeholder(
+            OutcomeKind.RECORDING, cb.clarification_id, now=now,
+            answer=None if cb.answer_index is not None
+            else outcomes.custom_answer_view(cb.custom_from, cb.custom_to)))
+    if receipt.view is not None:
+        return Shown(view=receipt.view)
+    if receipt.verdict is AnswerStatus.UNVERIFIED:
+        return Shown(view=unverified(cb.clarification_id, now=now))
+    if receipt.verdict in NOT_AVAILABLE:
+        return Shown(text_key="answer.not_available")
+    return Shown(text_key="answer.received")  # a duplicate, a stale one, repainted meanwhile
+
+
+def unverified(clarification_id: str, *, now: datetime) -> OutcomeView:
+    """The identity card: the chat identity is not a verified enterprise identity."""
+    return outcomes.placeholder(OutcomeKind.IDENTITY_UNVERIFIED, clarification_id, answer=None,
+                                now=now)

@@ -1,0 +1,156 @@
+""""Not the right person": a person declines a question card, and it moves on at once.
+
+A decline is decided here, once, for every platform (the adapters verify, parse, acknowledge and
+render). It is refused like an answer from a stranger unless the verified PERSON behind the chat
+identity is the person the card was delivered to. Accepted, it is a skip with the reason code
+``CANDIDATE_DECLINED`` on the audit sink and the core's trail (one per person and
+clarification, however often they press), and the core is asked to ``expedite`` the
+clarification's job: the next turn of the ranking starts now instead of after the escalation
+window (the job is usually waiting out its backoff, so there is no lease to ``advance`` with).
+The next turn is the worker's ordinary walk: the next candidate, or, after the last one, the
+redacted steward escalation.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+import structlog
+
+from bot import outcomes
+from bot.audit import AuditEvent
+from bot.clock import Clock
+from bot.core import errors as e
+from bot.core import models as m
+from bot.core.client import CoreClient
+from bot.engine import views
+from bot.engine.refresh import CardRefresher
+from bot.engine.trail import Skip, Trail
+from bot.store.base import CardRecord, Store
+from cards.views import OutcomeView
+
+if TYPE_CHECKING:  # bot.interactions hands declines on to here
+    from bot.interactions import ChatUser
+
+log = structlog.get_logger("clarify.declines")
+
+SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
+_NAMESPACE = "declined"
+_KEPT_SECONDS = 90 * 86400  # longer than any ranking's windows
+_IN_FLIGHT_SECONDS = 30  # one decline at a time per person and clarification
+
+
+class DeclineStatus(StrEnum):
+    PASSED_ON = "passed_on"  # recorded (now, or by an earlier press)
+    MOVED_ON = "moved_on"  # already settled: nothing to pass on
+    NOT_ALLOWED = "not_allowed"  # not this person's card, unverified, out of scope: refused
+    UNAVAILABLE = "unavailable"  # the core could not be reached: nothing shown as done
+
+
+@dataclass(frozen=True, slots=True)
+class Declined:
+    status: DeclineStatus
+    view: OutcomeView | None = None  # what replaces the card (PASSED_ON, MOVED_ON)
+    recorded: bool = False  # this press recorded the skip (False for a repeat)
+
+
+@dataclass
+class Declines:
+    core: CoreClient
+    store: Store
+    trail: Trail
+    refresher: CardRefresher
+    clock: Clock
+
+    async def decline(self, user: ChatUser, *, tenant: str | None, clarification_id: str,
+                      card_ref: str, paint: bool) -> Declined:
+        """``paint``: update the card here (Slack); False when the platform's acknowledgement
+        carries the replacement card (a Teams invoke answers with it)."""
+        try:
+            return await self._decline(user, tenant=tenant, clarification_id=clarification_id,
+                                       card_ref=card_ref, paint=paint)
+        except e.CoreError as exc:
+            log.warning("declines.unavailable", error=type(exc).__name__)
+            return Declined(DeclineStatus.UNAVAILABLE)
+
+    async def _decline(self, user: ChatUser, *, tenant: str | None, clarification_id: str,
+                       card_ref: str, paint: bool) -> Declined:
+        if tenant is None:
+            return await self._refuse(user, clarification_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                                      "A decline came from a workspace mapped to no tenant.")
+        person = await self._person(user, tenant)
+        if person is None:
+            return await self._refuse(user, clarification_id,
+                                      m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                                      "A decline came from a chat identity that is not a "
+                                      "verified enterprise identity; nothing was recorded.")
+        try:
+            c = await self.core.get_clarification(clarification_id=clarification_id)
+        except e.ClarificationNotFound:
+            return Declined(DeclineStatus.NOT_ALLOWED)
+        card = await self._card(c, card_ref)
+        if c.tenant_id != tenant or card is None \
+                or card.delivery.person_id != person.person_id:
+            return await self._refuse(user, clarification_id,
+                                      m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                                      "A decline came from someone the card was not sent to; "
+                                      "nothing was recorded.")
+        now = self.clock.now()
+        if c.state in SETTLED:
+            view = outcomes.moved_on(c, person, now=now)
+            return await self._shown(card, Declined(DeclineStatus.MOVED_ON, view), paint)
+        recorded = await self._record(c, card)
+        view = outcomes.passed_on(c, person, now=now)
+        return await self._shown(card, Declined(DeclineStatus.PASSED_ON, view, recorded), paint)
+
+    async def _record(self, c: m.Clarification, card: CardRecord) -> bool:
+        """The skip and the expedite, once per person and clarification; False for a repeat."""
+        person_id, attempt = card.delivery.person_id, card.delivery.attempt
+        key = f"{c.id}|{person_id}"
+        if views.declined(c, person_id) or await self.store.kv_get(_NAMESPACE, key) is not None:
+            return False
+        if not await self.store.mark_once("declining", key, ttl_seconds=_IN_FLIGHT_SECONDS):
+            return False  # the same decline is being recorded right now
+        await self.trail.skipped(c.id, Skip(person_id, m.ReasonCode.CANDIDATE_DECLINED,
+                                            "they said they are not the right person; the "
+                                            "question moved on at once"),
+                                 attempt=attempt, job_id=c.job_id)
+        if c.job_id is None:
+            log.warning("declines.no_job")  # the window runs out as usual
+        else:
+            await self.core.expedite_job(job_id=c.job_id, attempt=attempt,
+                                         reason_code=m.ReasonCode.CANDIDATE_DECLINED)
+        await self.store.kv_put(_NAMESPACE, key, "1", ttl_seconds=_KEPT_SECONDS)
+        return True
+
+    async def _shown(self, card: CardRecord, declined: Declined, paint: bool) -> Declined:
+        if paint and declined.view is not None:
+            # the person's own outcome: newer than any state read before it
+            await self.refresher.paint(card, declined.view, (time.monotonic(), 1))
+        return declined
+
+    async def _card(self, c: m.Clarification, card_ref: str) -> CardRecord | None:
+        """The question card the button was on, by the reference it carried."""
+        for card in await self.store.cards(c.id):
+            if card.delivery.kind == m.DeliveryKind.QUESTION.value \
+                    and views.card_ref(card.delivery) == card_ref:
+                return card
+        return None
+
+    async def _person(self, user: ChatUser, tenant: str) -> m.Person | None:
+        try:
+            resolved = await self.core.resolve_person(tenant_id=tenant, identity=user.identity())
+        except (e.AliasAmbiguous, e.PersonNotFound, e.TenantScopeMismatch):
+            return None
+        return resolved.person if resolved.verified else None
+
+    async def _refuse(self, user: ChatUser, clarification_id: str, reason: m.ReasonCode,
+                      message: str) -> Declined:
+        await self.trail.audit.emit(AuditEvent(
+            type="decline_refused", at=self.clock.now(), clarification_id=clarification_id,
+            message=message, reason_code=reason, channel=user.platform,
+            extra={"chat_user": user.user_id}), to_core=False)
+        return Declined(DeclineStatus.NOT_ALLOWED)

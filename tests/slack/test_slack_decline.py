@@ -1,0 +1,136 @@
+""""Not the right person" end to end: reference core + worker + Slack adapter + fake Slack,
+people pressing signed buttons (issue 13, item 3)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+
+from bot.core import models as m
+from bot.engine import views
+from tests.slack.conftest import Stack
+
+SPAN_TEXT = "The renewed term is effective next quarter."
+PASSED_ON = "Thanks, this question has been passed on to someone else."
+WHY_AUTHOR = "You were asked because you wrote or signed this document."
+WHY_NAMED = "You were asked because you are named in this document."
+LEASE = timedelta(seconds=61)  # past the worker's lease (60 s), far inside the 48 h window
+
+
+def declined_events(c: m.Clarification) -> list[m.ClarificationEvent]:
+    return [ev for ev in c.events
+            if ev.type == "skipped" and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+
+
+async def test_decline_passes_the_question_on_at_once(stack: Stack) -> None:
+    """Ahmed says he is not the right person: a CANDIDATE_DECLINED skip on the core's trail
+    and the audit, his card says it was passed on, and Sarah gets a card without the clock
+    reaching the escalation window."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    ahmed = stack.card("U0AHMED", cid)
+    assert WHY_AUTHOR in stack.text_of(ahmed) and SPAN_TEXT in stack.text_of(ahmed)
+    await stack.later(LEASE)  # the lease ran out: the job now waits out the window
+    assert not stack.cards_of("U0SARAH", cid)
+
+    response = await stack.click("U0AHMED", ahmed, "clarify.decline")
+    assert response.status == 200
+    await stack.settle()
+    shown = stack.text_of(ahmed)
+    assert PASSED_ON in shown and "clarify.answer" not in shown and "clarify.decline" not in shown
+
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert [(ev.person_id, ev.attempt) for ev in declined_events(c)] == [("p-ahmed", 0)]
+    audited = [ev for ev in stack.sink.of("skipped")
+               if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+    assert [(ev.person_id, ev.job_id) for ev in audited] == [("p-ahmed", c.job_id)]
+
+    await stack.burst()  # no clock movement at all: the job is visible now
+    sarah = stack.card("U0SARAH", cid)
+    assert WHY_NAMED in stack.text_of(sarah)
+    assert stack.clock.now() - c.created_at < timedelta(hours=1)
+    await stack.click("U0SARAH", sarah, "clarify.answer.0")
+    await stack.settle()
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert c.state is m.ClarificationState.ANSWERED
+    assert PASSED_ON in stack.text_of(ahmed)  # the settled state does not repaint his card
+
+
+async def test_decline_while_the_job_is_still_leased(stack: Stack) -> None:
+    """A decline right after the card arrived (the job still leased): the lease's end brings
+    the next turn with no backoff."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    await stack.click("U0AHMED", stack.card("U0AHMED", cid), "clarify.decline")
+    await stack.settle()
+    await stack.later(LEASE)
+    assert stack.cards_of("U0SARAH", cid)
+
+
+async def test_decline_twice_is_one_skip(stack: Stack) -> None:
+    """A second press (Slack retry, a double tap on the card still shown) records nothing."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    ahmed = stack.card("U0AHMED", cid)
+    seen = copy.deepcopy(ahmed)
+    await stack.click("U0AHMED", ahmed, "clarify.decline")
+    await stack.settle()
+    await stack.click("U0AHMED", ahmed, "clarify.decline", seen=seen)
+    await stack.settle()
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert len(declined_events(c)) == 1
+    assert len([ev for ev in stack.sink.of("skipped")
+                if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]) == 1
+    assert PASSED_ON in stack.text_of(ahmed)
+    await stack.later(LEASE)
+    assert len(stack.cards_of("U0SARAH", cid)) == 1
+
+
+async def test_decline_by_someone_else_is_refused(stack: Stack) -> None:
+    """Sarah pressing the button of Ahmed's card (a forwarded payload) is refused like an
+    answer from a stranger: audited, nothing recorded, nobody else asked, his card as it was."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    ahmed = stack.card("U0AHMED", cid)
+    response = await stack.click("U0SARAH", ahmed, "clarify.decline")
+    assert response.status == 200
+    await stack.settle()
+    # Slack refuses an ephemeral in a DM she is not part of, as for an answer of hers there
+    assert stack.slack.ephemerals == []
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert declined_events(c) == []
+    refused = stack.sink.of("decline_refused")
+    assert [ev.reason_code for ev in refused] == [m.ReasonCode.RESPONDER_NOT_AUTHORISED]
+    assert "clarify.decline" in stack.text_of(ahmed)
+    await stack.later(LEASE)
+    assert not stack.cards_of("U0SARAH", cid)
+
+
+async def test_last_candidate_declining_escalates_to_the_steward(stack: Stack) -> None:
+    """Nobody is left after Ahmed: the redacted steward escalation goes out at once."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    await stack.later(LEASE)
+    assert not stack.cards_of("U0MARIA")
+    await stack.click("U0AHMED", stack.card("U0AHMED", cid), "clarify.decline")
+    await stack.settle()
+    await stack.burst()
+    escalation = stack.cards_of("U0MARIA")
+    assert escalation, "the steward was not told"
+    shown = stack.text_of(escalation[-1])
+    assert SPAN_TEXT not in shown
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert stack.clock.now() - c.created_at < timedelta(hours=1)
+
+
+async def test_question_card_shows_the_excerpt_only_to_a_reader(stack: Stack) -> None:
+    """The view builder fills the excerpt only for someone who passes the RBAC gate: Tom
+    (finance only) would get no span text even if a card were built for him."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    now = stack.clock.now()
+    ahmed = await stack.bot.get_person(person_id="p-ahmed", tenant_id=c.tenant_id)
+    tom = await stack.bot.get_person(person_id="p-tom", tenant_id=c.tenant_id)
+    assert views.question_view(c, card_ref="d.x", person=ahmed, now=now).excerpt == SPAN_TEXT
+    hidden = views.question_view(c, card_ref="d.x", person=tom, now=now)
+    assert hidden.excerpt == "" and hidden.relation is None
