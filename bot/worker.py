@@ -63,6 +63,7 @@ class Worker:
     _resumed: asyncio.Event = field(default_factory=asyncio.Event)
     _pausing: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _freed: asyncio.Event = field(default_factory=asyncio.Event)  # a slot finished
 
     def __post_init__(self) -> None:
         self._resumed.set()
@@ -84,8 +85,16 @@ class Worker:
                 REGISTRY.observe("clarify_job_lag_seconds", lag)
             task = asyncio.create_task(self._work(job))
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(self._finished)
         return len(leased.jobs)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._freed.set()
+
+    @property
+    def full(self) -> bool:
+        return len(self._tasks) >= self.config.concurrency
 
     async def housekeeping(self) -> None:
         """Send due digests and list new dead letters to stewards."""
@@ -246,13 +255,26 @@ class Worker:
             iteration += 1
             if iteration % self.config.housekeeping_every == 0:
                 await self.housekeeping()
-            if leased == 0:
+            if self.full:
+                # every slot is busy: lease again the moment one frees, not a poll later
+                await self._idle(self.config.poll_interval_seconds, until_freed=True)
+            elif leased == 0:
                 await self._idle(self.config.poll_interval_seconds)
         await self.shutdown()
 
-    async def _idle(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)
+    async def _idle(self, seconds: float, *, until_freed: bool = False) -> None:
+        """Wait ``seconds``, or less: until stopped, or (``until_freed``) a slot finishes."""
+        self._freed.clear()
+        if until_freed and not self.full:
+            return  # one finished between the check and here
+        waits = [asyncio.ensure_future(self._stopping.wait())]
+        if until_freed:
+            waits.append(asyncio.ensure_future(self._freed.wait()))
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
 
     def stop(self) -> None:
         self._stopping.set()

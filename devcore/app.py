@@ -290,6 +290,8 @@ HANDLERS: dict[str, Handler] = {
     "reportEvent": lambda c: _ok(
         c.core.report_event(c.caller, c.path("clarificationId"), _typed(c, m.EventReport))
     ),
+    "reportBatch": lambda c: _ok(c.core.report_batch(c.caller, _typed(c, m.ReportBatch))),
+    "getPeople": lambda c: _ok(c.core.get_people(c.caller, _typed(c, m.PeopleBatchRequest))),
     "resolvePerson": lambda c: _ok(c.core.resolve(c.caller, _typed(c, m.ResolveRequest))),
     "getPerson": lambda c: _ok(
         c.core.get_person(c.caller, c.path("personId"), c.query("tenantId"))

@@ -9,7 +9,12 @@ endpoints and scenario loading.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
+
+from pydantic import ValidationError
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
@@ -116,6 +121,49 @@ class ReferenceCore(StewardEndpoints):
         assert person is not None
         return person
 
+    def get_people(self, token: Token, req: m.PeopleBatchRequest) -> m.PeopleBatch:
+        """``get_person`` and ``resolve`` for several people at once, each answer in its entry."""
+        if req.tenant_id not in token.tenants:
+            raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        entries = []
+        for person_id in dict.fromkeys(req.person_ids):
+            person = self.directory.person_in(tenant_id=req.tenant_id, person_id=person_id)
+            if person is None:
+                entries.append(m.PersonEntry(person_id=person_id,
+                                             error_code=ErrorCode.PERSON_NOT_FOUND.value))
+                continue
+            found = [self._resolution(req.tenant_id, identity)
+                     for identity in _identities(person)] if req.resolve_aliases else []
+            entries.append(m.PersonEntry(person_id=person_id, person=person, resolutions=found))
+        return m.PeopleBatch(people=entries)
+
+    def _resolution(self, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
+                    ) -> m.AliasResolution:
+        try:
+            resolved = self.directory.resolve(tenant_id=tenant_id, identity=identity)
+        except CoreFault as fault:
+            return m.AliasResolution(identity=identity, error_code=fault.code.value)
+        return m.AliasResolution(identity=identity, person_id=resolved.person.person_id,
+                                 verified=resolved.verified)
+
+    def report_batch(self, token: Token, req: m.ReportBatch) -> m.ReportBatchResult:
+        """Each report as its own route would take it; one failing does not stop the others."""
+        deliveries = [self._one(item.report.delivery_id, partial(
+            self.report_delivery, token, item.clarification_id, item.report))
+            for item in req.deliveries]
+        events = [self._one(item.report.event_id, partial(
+            self.report_event, token, item.clarification_id, item.report))
+            for item in req.events]
+        return m.ReportBatchResult(deliveries=deliveries, events=events)
+
+    @staticmethod
+    def _one(id_: str, apply: Callable[[], object]) -> m.ReportItemResult:
+        try:
+            apply()
+        except CoreFault as fault:
+            return m.ReportItemResult(id=id_, ok=False, error_code=fault.code.value)
+        return m.ReportItemResult(id=id_, ok=True)
+
     def _fact_key(self, token: Token, logical_id: str, tenant_id: str | None) -> FactKey:
         holders = self.facts.tenants_of(logical_id)
         return one_tenant(token, tenant_id, holders, ErrorCode.FACT_NOT_FOUND), logical_id
@@ -161,3 +209,17 @@ def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoa
         people=len(directory.people),
         clarifications=len(core.records),
     )
+
+
+def _identities(person: m.Person) -> list[m.SlackIdentity | m.TeamsIdentity]:
+    """Every chat identity a person's aliases name, as the resolve route takes them."""
+    found: list[m.SlackIdentity | m.TeamsIdentity] = []
+    for alias in person.aliases.slack:
+        with contextlib.suppress(ValidationError):  # a malformed alias is never routed to
+            found.append(m.SlackIdentity(user_id=alias.user_id, team_id=alias.team_id,
+                                         enterprise_id=alias.enterprise_id))
+    for teams in person.aliases.teams:
+        with contextlib.suppress(ValidationError):
+            found.append(m.TeamsIdentity(aad_object_id=teams.aad_object_id,
+                                         tenant_id=teams.tenant_id))
+    return found

@@ -318,19 +318,23 @@ class SlackAdapter:
     async def on_digest_next(self, ack: Any, context: Any) -> None:
         await ack()
         click = _read(context).click
-        if click is not None and click.ref.offset is not None and click.channel_id is not None:
+        if click is not None and click.ref.offset is not None and click.channel_id is not None \
+                and click.message_ts is not None:
             self._spawn(self._next_page(click))
 
     async def _next_page(self, click: payloads.Click) -> None:
-        """The digest's next questions, as a new message in the same DM."""
+        """The digest's next questions, shown in place of the page clicked: one interactive
+        ``chat.update``, never a new post queued behind bulk delivery (issue 12)."""
         assert click.ref.offset is not None and click.channel_id is not None
+        assert click.message_ts is not None
         page = await self.interactions.digest_page(_user(click.who), digest_ref=click.ref.card_ref,
                                                    offset=click.ref.offset)
         if page is None:
             await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more")
             return
-        await self.channel.post(click.channel_id, render(page, codec=self.codec),
-                                workspace=click.who.enterprise_id or click.who.team_id)
+        await self.channel.replace(click.channel_id, click.message_ts,
+                                   render(page, codec=self.codec),
+                                   workspace=click.who.enterprise_id or click.who.team_id)
 
     # ---------------------------------------------------------------- the answer
 

@@ -1,8 +1,11 @@
 """The Slack channel: DMs with Block Kit cards through slack_sdk, inside Slack's rate limits.
 
 Every Web API call first takes a token from a bucket the store shares across replicas (per
-workspace and method, and per DM for chat.postMessage); a 429 blocks that bucket for Retry-After
-for every replica, then the call is retried. 5xx and connection failures are retried with backoff;
+workspace and method following Slack's tiers, and per DM for chat.postMessage; sized by
+``[slack.rates]``); bulk delivery leaves a reserve of each bucket to clicks, so a person who
+clicks never waits behind thousands of cards. Cards are posted to the user id, so no
+``conversations.open`` precedes them. A 429 blocks that bucket for Retry-After for every
+replica, then the call is retried. 5xx and connection failures are retried with backoff;
 a post whose outcome is unknown is looked up by its message metadata before it is retried, so a
 card is never posted twice.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import aiohttp
@@ -23,6 +27,7 @@ from adapters.slack.render import render
 from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.settings import SlackRates
 from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
@@ -44,16 +49,35 @@ class Limit:
     burst: int
 
 
-# Slack's published tiers (PLATFORMS.md), kept a little under the documented rates
-LIMITS: dict[str, Limit] = {
-    "chat.postMessage": Limit(5.0, 20),  # workspace-wide; plus 1/s per DM below
-    "chat.postMessage:dm": Limit(1.0, 3),
-    "chat.update": Limit(0.8, 10),  # Tier 3: 50+/min
-    "conversations.open": Limit(0.8, 10),
-    "conversations.history": Limit(0.8, 10),
-    "views.open": Limit(1.6, 10),  # Tier 4: 100+/min
-    "views.publish": Limit(1.6, 10),  # Tier 4: 100+/min
-}
+class Lane(StrEnum):
+    """Who is waiting for a call: a person who just clicked, or bulk delivery. Bulk takes a
+    token only while ``interactive_reserve`` tokens remain after it (and never queues in debt),
+    so a click always finds a token at once, and bulk still gets the whole rate otherwise."""
+
+    INTERACTIVE = "interactive"
+    BULK = "bulk"
+
+
+DM = ":dm"  # the per-conversation bucket of chat.postMessage
+
+
+def limits(rates: SlackRates) -> dict[str, Limit]:
+    """The buckets per workspace and method that the published tiers imply (PLATFORMS.md)."""
+    tier3 = Limit(rates.tier3_per_minute / 60, max(1, rates.tier3_per_minute // 5))
+    tier4 = Limit(rates.tier4_per_minute / 60, max(1, rates.tier4_per_minute // 5))
+    return {
+        "chat.postMessage": Limit(rates.post_per_second, rates.post_burst),
+        "chat.postMessage" + DM: Limit(rates.post_per_dm_per_second, rates.post_per_dm_burst),
+        "chat.update": tier3,
+        "conversations.open": tier3,
+        "conversations.history": tier3,
+        "views.open": tier4,
+        "chat.postEphemeral": tier4,
+        "views.publish": tier4,  # the App Home
+    }
+
+
+LIMITS = limits(SlackRates())  # the shipped defaults
 
 
 @dataclass
@@ -68,25 +92,35 @@ class SlackChannel:
     platform: str = "slack"
     can_find: bool = True  # conversations.history, by the metadata each card carries
     idempotent: bool = False
+    rates: SlackRates = field(default_factory=SlackRates)
     _dms: dict[str, str] = field(default_factory=dict)
+    _limits: dict[str, Limit] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._limits = limits(self.rates)
 
     # ---------------------------------------------------------------- Channel
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
-        dm = await self.dm(address)
+        """Post to the user id: Slack delivers it in the app's DM with them, so no
+        ``conversations.open`` per card (the DM's id comes back with the post and is kept for
+        the rare look-up after an unclear outcome)."""
+        user = address.user_id
         body = render(message, codec=self.codec)
-        args = {"channel": dm, "text": body["text"], "blocks": body["blocks"],
+        args = {"channel": user, "text": body["text"], "blocks": body["blocks"],
                 "unfurl_links": False, "unfurl_media": False,
                 "metadata": {"event_type": METADATA_EVENT,
                              "event_payload": {"delivery": key.token()}}}
         workspace = _workspace(address)
         for attempt in range(1, self.attempts + 1):
             try:
-                response = await self._call("chat.postMessage", workspace, args, dm=dm)
+                response = await self._call("chat.postMessage", workspace, args, dm=user,
+                                            lane=Lane.BULK)
+                self._dms[user] = response["channel"]
                 return f"{response['channel']}:{response['ts']}"
             except _Ambiguous as exc:
                 # the post may have landed: look before posting again
-                found = await self._lookup(dm, workspace, key)
+                found = await self._lookup(await self.dm(address), workspace, key)
                 if found is not None:
                     return found
                 if attempt == self.attempts:
@@ -150,12 +184,13 @@ class SlackChannel:
                                   {"channel": channel, "user": user, "text": body["text"],
                                    "blocks": body.get("blocks", [])})
 
-    async def post(self, channel: str, body: dict[str, Any], *, workspace: str | None) -> str:
-        response = await self._call("chat.postMessage", workspace,
-                                    {"channel": channel, "text": body["text"],
-                                     "blocks": body["blocks"], "unfurl_links": False},
-                                    dm=channel)
-        return f"{response['channel']}:{response['ts']}"
+    async def replace(self, channel: str, ts: str, body: dict[str, Any], *,
+                      workspace: str | None) -> None:
+        """Show ``body`` in place of a message the bot sent (a digest's next page): an
+        interactive ``chat.update``, never a new post queued behind bulk delivery."""
+        await self._call_retrying("chat.update", workspace,
+                                  {"channel": channel, "ts": ts, "text": body["text"],
+                                   "blocks": body["blocks"]})
 
     # ---------------------------------------------------------------- helpers
 
@@ -196,12 +231,13 @@ class SlackChannel:
         raise AssertionError("unreachable")
 
     async def _call(self, method: str, workspace: str | None, args: dict[str, Any], *,
-                    dm: str | None = None) -> Any:
-        """One Web API call inside the rate limits; 429s are waited out here."""
+                    dm: str | None = None, lane: Lane = Lane.INTERACTIVE) -> Any:
+        """One Web API call inside the rate limits; 429s are waited out here. Bulk delivery
+        leaves each bucket's reserve to clicks (``Lane``)."""
         for _ in range(self.attempts):
-            await self._take(method, workspace)
-            if dm is not None:
-                await self._take(f"{method}:dm", workspace, suffix=dm)
+            if dm is not None:  # one conversation at a time: no workspace token held meanwhile
+                await self._take(method + DM, workspace, suffix=dm)
+            await self._take(method, workspace, lane=lane)
             try:
                 return await self.client.api_call(method, json=args)
             except SlackApiError as exc:
@@ -223,26 +259,40 @@ class SlackChannel:
                 raise _Ambiguous(type(exc).__name__) from None
         raise ChannelError("unavailable", certain=True, retryable=True)
 
-    async def _take(self, method: str, workspace: str | None, *, suffix: str = "") -> None:
-        limit = LIMITS.get(method)
-        if limit is None:
+    async def _take(self, method: str, workspace: str | None, *, suffix: str = "",
+                    lane: Lane = Lane.INTERACTIVE) -> None:
+        limit = self._limits.get(method)
+        if limit is None or not self.rates.paced:
             return
         bucket = f"slack:{workspace or '-'}:{method}{':' + suffix if suffix else ''}"
-        wait = await self.store.rate_take(bucket, rate_per_second=limit.rate_per_second,
-                                          burst=limit.burst, now=self.clock.now())
-        if wait > 0:
-            REGISTRY.observe("clarify_rate_limit_wait_seconds", wait, platform="slack")
+        reserve = min(self.rates.interactive_reserve, limit.burst - 1) \
+            if lane is Lane.BULK else 0
+        waited = 0.0
+        while True:
+            before = self.clock.now()
+            wait = await self.store.rate_take(bucket, rate_per_second=limit.rate_per_second,
+                                              burst=limit.burst, now=before, reserve=reserve)
+            if wait <= 0:
+                break
+            waited += wait
             await self.sleep(wait)
+            if reserve == 0:  # the token is ours, used after the wait
+                break
+            if self.clock.now() <= before:
+                # a clock that stands still (a test's) refills nothing: queue like a click
+                reserve = 0
+        if waited > 0:
+            REGISTRY.observe("clarify_rate_limit_wait_seconds", waited, platform="slack")
 
     async def _blocked(self, method: str, workspace: str | None, exc: SlackApiError) -> None:
         retry_after = _retry_after(exc)
         REGISTRY.inc("clarify_rate_limited_total", platform="slack", method=method)
         log.info("slack.rate_limited", method=method, retry_after=retry_after)
-        limit = LIMITS.get(method, Limit(1.0, 1))
+        limit = self._limits.get(method, Limit(1.0, 1))
         await self.store.rate_block(f"slack:{workspace or '-'}:{method}", seconds=retry_after,
                                     rate_per_second=limit.rate_per_second, burst=limit.burst,
                                     now=self.clock.now())
-        if method not in LIMITS:
+        if method not in self._limits or not self.rates.paced:
             await self.sleep(retry_after)
 
 

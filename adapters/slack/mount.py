@@ -28,7 +28,8 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
     base.stack.push_async_callback(session.close)
     client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
-    return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock)
+    return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
+                        rates=settings.slack.rates)
 
 
 def mount(app: Service, parts: Parts, settings: Settings) -> None:

@@ -13,9 +13,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 
+import structlog
+
+from bot.core import batching
 from bot.core import models as m
 from bot.core.errors import UnexpectedResponse
 from bot.core.transport import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
+
+log = structlog.get_logger("bot.core.client")
 
 __all__ = [
     "DEFAULT_TIMEOUT", "AnswerReceipt", "BaseCoreClient", "CoreClient", "RetryPolicy",
@@ -168,27 +173,110 @@ class CoreClient(BaseCoreClient):
 
     async def report_delivery(
         self, *, clarification_id: str, report: m.DeliveryReport
-    ) -> m.DeliveryRecord:
+    ) -> m.DeliveryRecord | None:
+        """The core's record; None when a job's scope holds the report for ``flush``."""
+        scope = batching.current()
+        if scope is not None:
+            scope.deliveries.append(
+                m.DeliveryReportItem(clarification_id=clarification_id, report=report))
+            return None
         path = {"clarificationId": clarification_id}
         return (await self._call("reportDelivery", m.DeliveryRecord, path=path, body=report))[0]
 
     async def report_event(
         self, *, clarification_id: str, report: m.EventReport
-    ) -> m.ClarificationEvent:
+    ) -> m.ClarificationEvent | None:
+        """The core's event; None when a job's scope holds the report for ``flush``."""
+        scope = batching.current()
+        if scope is not None:
+            scope.events.append(m.EventReportItem(clarification_id=clarification_id,
+                                                  report=report))
+            return None
         path = {"clarificationId": clarification_id}
         return (await self._call("reportEvent", m.ClarificationEvent, path=path, body=report))[0]
+
+    async def report_batch(self, batch: m.ReportBatch) -> m.ReportBatchResult:
+        """Delivery and event reports together (a job's, at its end): one call instead of one
+        per report. Each item's own error comes back in its result, not as an exception."""
+        return (await self._call("reportBatch", m.ReportBatchResult, body=batch))[0]
+
+    async def read_people(self, scope: batching.JobScope, *, tenant_id: str,
+                          person_ids: list[str]) -> None:
+        """Read a job's people into its scope; jobs starting together share the call."""
+        wanted = list(dict.fromkeys(p for p in person_ids if p not in scope.people))
+        if wanted:
+            await self._gathered_people()(tenant_id, (scope, wanted))
+
+    async def flush(self, scope: batching.JobScope) -> None:
+        """Send what the scope holds; jobs ending together share the call. A report the core
+        refuses is logged by kind and code (no values); a transport or auth failure raises, as
+        the single report would have."""
+        if scope.deliveries or scope.events:
+            taken = batching.JobScope(deliveries=scope.deliveries, events=scope.events)
+            scope.deliveries, scope.events = [], []
+            await self._gathered_reports()(None, taken)
+
+    def _gathered_people(self) -> batching.Gathered[
+            str, tuple[batching.JobScope, list[str]]]:
+        gathered = getattr(self, "_people_calls", None)
+        if gathered is None:
+            gathered = self._people_calls = batching.Gathered(self._read_people)
+        return gathered
+
+    def _gathered_reports(self) -> batching.Gathered[None, batching.JobScope]:
+        gathered = getattr(self, "_report_calls", None)
+        if gathered is None:
+            gathered = self._report_calls = batching.Gathered(self._send_reports)
+        return gathered
+
+    async def _read_people(self, tenant_id: str,
+                           asks: list[tuple[batching.JobScope, list[str]]]) -> None:
+        wanted = list(dict.fromkeys(p for _, ids in asks for p in ids))
+        found: dict[str, m.PersonEntry] = {}
+        for start in range(0, len(wanted), batching.PEOPLE_PER_CALL):
+            chunk = wanted[start:start + batching.PEOPLE_PER_CALL]
+            batch = await self.get_people(tenant_id=tenant_id, person_ids=chunk)
+            found.update((entry.person_id, entry) for entry in batch.people)
+        for scope, ids in asks:
+            scope.learn(tenant_id, m.PeopleBatch(
+                people=[found[p] for p in dict.fromkeys(ids) if p in found]))
+
+    async def _send_reports(self, _: None, scopes: list[batching.JobScope]) -> None:
+        merged = batching.JobScope(
+            deliveries=[item for scope in scopes for item in scope.deliveries],
+            events=[item for scope in scopes for item in scope.events])
+        for batch in merged.chunks():
+            result = await self.report_batch(batch)
+            for kind, items in (("delivery", result.deliveries), ("event", result.events)):
+                for item in items:
+                    if not item.ok:
+                        log.warning("core.report_refused", kind=kind, code=item.error_code)
 
     # ------------------------------------------------------------ people and facts
 
     async def resolve_person(
         self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
     ) -> m.ResolvedPerson:
+        scope = batching.current()
+        if scope is not None and (held := scope.resolved(tenant_id, identity)) is not None:
+            return held
         body = m.ResolveRequest(tenant_id=tenant_id, identity=identity)
         return (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
 
     async def get_person(self, *, person_id: str, tenant_id: str | None = None) -> m.Person:
+        scope = batching.current()
+        if scope is not None and (held := scope.person(person_id, tenant_id)) is not None:
+            return held
         path, query = {"personId": person_id}, {"tenantId": tenant_id}
         return (await self._call("getPerson", m.Person, path=path, query=query))[0]
+
+    async def get_people(
+        self, *, tenant_id: str, person_ids: list[str], resolve_aliases: bool = True
+    ) -> m.PeopleBatch:
+        """Several people of one tenant in one call, each chat alias resolved back."""
+        body = m.PeopleBatchRequest(tenant_id=tenant_id, person_ids=person_ids,
+                                    resolve_aliases=resolve_aliases)
+        return (await self._call("getPeople", m.PeopleBatch, body=body))[0]
 
     async def get_fact(
         self,

@@ -20,7 +20,7 @@ from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Mes
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
-from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
+from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
@@ -65,16 +65,22 @@ class Deliverer:
         *,
         now: datetime,
         report: bool = True,
+        reserved: tuple[DeliverySlot, bool] | None = None,
     ) -> Result:
-        result = await self._deliver(key, address, message, now=now, report=report)
+        """``reserved``: the slot (and whether it was new) when the store reserved it already,
+        with the admission (``Store.admit(reserve_for=...)``)."""
+        result = await self._deliver(key, address, message, now=now, report=report,
+                                     reserved=reserved)
         REGISTRY.inc("clarify_delivery_attempts_total", outcome=result.status.value,
                      platform=address.platform)
         return result
 
     async def _deliver(self, key: DeliveryKey, address: Address, message: Message, *,
-                       now: datetime, report: bool) -> Result:
+                       now: datetime, report: bool,
+                       reserved: tuple[DeliverySlot, bool] | None) -> Result:
         channel = self.channels[address.platform]
-        slot, created = await self.store.reserve(key, worker_id=self.worker_id, now=now)
+        slot, created = reserved or await self.store.reserve(key, worker_id=self.worker_id,
+                                                             now=now)
         if not created:
             if slot.state is SlotState.SENT and slot.message_ref is not None:
                 return Result(Delivered.EARLIER, slot.message_ref)
@@ -99,7 +105,8 @@ class Deliverer:
                               why=exc.reason)
             return Result(Delivered.FAILED, why=exc.reason)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
-        return await self._recorded(key, address, ref, report=report, status=Delivered.NEW)
+        return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
+                                    held=slot if created else None)
 
     async def reconcile(self, key: DeliveryKey, address: Address) -> Result:
         """A reservation left by a worker that died mid-send: record the message if it exists.
@@ -136,12 +143,16 @@ class Deliverer:
 
     async def _recorded(
         self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Delivered,
-        recovered: bool = False,
+        recovered: bool = False, held: DeliverySlot | None = None,
     ) -> Result:
-        await self.store.mark_sent(key, message_ref=ref)
-        await self.store.add_card(
-            CardRecord(delivery=key, platform=address.platform, message_ref=ref)
-        )
+        """``held``: the slot this worker reserved just now, so the store can record the send
+        and the card in one step."""
+        card = CardRecord(delivery=key, platform=address.platform, message_ref=ref)
+        if held is not None:
+            await self.store.record_sent(held, card)
+        else:
+            await self.store.mark_sent(key, message_ref=ref)
+            await self.store.add_card(card)
         if report:
             await self.core.report_delivery(
                 clarification_id=key.clarification_id,

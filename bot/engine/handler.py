@@ -11,6 +11,7 @@ backoff (the escalation window) brings the job back at the next attempt if nobod
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -20,6 +21,7 @@ import structlog
 
 from bot.channel import Address
 from bot.clock import Clock
+from bot.core import batching
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -32,7 +34,7 @@ from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import Decision, DeliveryKey, DigestItem, SlotState, Store
+from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotState, Store
 
 log = structlog.get_logger("clarify.handler")
 
@@ -83,10 +85,30 @@ class JobHandler:
     refresher: CardRefresher
 
     async def handle(self, job: m.LeasedJob) -> JobOutcome:
+        """Handle one job inside its own ``JobScope``: the clarification is read once, its
+        people in one call, and its reports go to the core together when it ends (three core
+        calls for a job that asks one person; ``bot/core/batching.py``)."""
+        scope = batching.JobScope()
+        with batching.bound(scope):
+            try:
+                outcome = await self._handle(job, scope)
+            except BaseException:
+                # what went out is still reported; the job's own error is the one raised
+                with contextlib.suppress(Exception):
+                    await self.core.flush(scope)
+                raise
+            await self.core.flush(scope)
+        return outcome
+
+    async def _handle(self, job: m.LeasedJob, scope: batching.JobScope) -> JobOutcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
         structlog.contextvars.bind_contextvars(
             clarification_id=c.id, job_id=job.id, attempt=job.attempts
         )
+        if c.state not in SETTLED and c.severity is not m.Severity.LOW:
+            steward = [c.workspace.steward_id] if c.workspace.steward_id else []
+            await self.core.read_people(scope, tenant_id=c.tenant_id,
+                                        person_ids=[*job.payload.ranking, *steward])
         if c.state is m.ClarificationState.CONFLICTED:
             await self.stewards.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
@@ -217,11 +239,12 @@ class JobHandler:
             return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
         held = await self._admit(c, job, key, person)
-        if held is not None:
+        if not isinstance(held, Admission):
             return held if isinstance(held, Skip) else person
         now = self.clock.now()
         view = views.question(c, key=key, person=person, now=now)
-        result = await self.deliverer.deliver(key, address, view, now=now)
+        reserved = (held.reserved, held.created) if held.reserved is not None else None
+        result = await self.deliverer.deliver(key, address, view, now=now, reserved=reserved)
         if result.reason is m.ReasonCode.NO_DELIVERY_ALIAS:
             # the platform cannot reach them (Teams: the app is not installed): their next one
             other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
@@ -239,9 +262,10 @@ class JobHandler:
         return person
 
     async def _admit(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey,
-                     person: m.Person) -> Skip | bool | None:
+                     person: m.Person) -> Skip | bool | Admission:
         """The daily cap and digest batching: a skip, True when the question joined the
-        person's digest (they count as asked), None to send a card now."""
+        person's digest (they count as asked), or the admission to send a card now (with the
+        delivery reserved in the same store call)."""
         now = self.clock.now()
         admission = await self.store.admit(
             key,
@@ -252,12 +276,13 @@ class JobHandler:
             threshold=self.settings.digest_threshold,
             window_seconds=int(self.settings.digest_window.total_seconds()),
             batched=c.severity is m.Severity.NORMAL,
+            reserve_for=self.deliverer.worker_id,
         )
         if admission.decision is Decision.CAPPED:
             return Skip(key.person_id, m.ReasonCode.DAILY_CAP_EXCEEDED,
                         "the person's daily cap is reached")
         if admission.decision is Decision.DIRECT:
-            return None
+            return admission
         assert admission.batch_id is not None
         await self.store.mark_digested(
             key, batch_id=admission.batch_id, worker_id=self.deliverer.worker_id, now=now

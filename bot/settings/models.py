@@ -181,11 +181,34 @@ class SlackWorkspace(_Table):
         return self
 
 
+class SlackRates(_Table):
+    """How fast the bot calls Slack's Web API, per workspace and method (Slack's published
+    tiers, docs/slack.md): every replica takes from the same buckets in the store."""
+
+    # chat.postMessage is Slack's "special" tier: about 1 per second per channel (here: per
+    # person's DM) with short bursts, plus a workspace-wide limit Slack does not publish
+    post_per_second: Num = _allowed(5.0, "messages per second from 0.1 to 1000", ge=0.1, le=1000)
+    post_burst: Int = _ints(20, 1, 10000)
+    post_per_dm_per_second: Num = _allowed(1.0, "messages per second from 0.1 to 100",
+                                           ge=0.1, le=100)
+    post_per_dm_burst: Int = _ints(3, 1, 100)
+    # Tier 3 (50+ per minute): chat.update, conversations.open, conversations.history
+    tier3_per_minute: Int = _ints(50, 1, 100000)
+    # Tier 4 (100+ per minute): views.open, chat.postEphemeral
+    tier4_per_minute: Int = _ints(100, 1, 100000)
+    # tokens of every bucket that bulk delivery leaves to clicks (a card's update after an
+    # answer, a digest's next page, a modal): interactive work never queues behind cards
+    interactive_reserve: Int = _ints(2, 1, 1000)
+    # false: no pacing of our own (benchmarks against a fake); Slack's 429s are still obeyed
+    paced: bool = True
+
+
 class SlackSettings(_Table):
     mode: Literal["http", "socket"] = _choice("http", "http", "socket")
     api_url: Annotated[str, _url(("http", "https"), "SLACK_BOT_TOKEN")] = _allowed(
         "https://slack.com/api/", "an http(s) URL without credentials")
     workspaces: tuple[SlackWorkspace, ...] = ()
+    rates: SlackRates = SlackRates()
 
     @model_validator(mode="after")
     def _unique(self) -> SlackSettings:

@@ -56,6 +56,9 @@ class Admission:
     batch_id: str | None = None  # set when DIGESTED
     due_at: datetime | None = None  # when that digest goes out
     replayed: bool = False  # the same delivery key was admitted before: same decision
+    # with ``reserve_for``, a fresh DIRECT decision's reservation, taken in the same step
+    reserved: DeliverySlot | None = None
+    created: bool = False  # the reservation was made by this call
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +117,11 @@ class Store(Protocol):
         """Record the message reference after a successful send (state SENT)."""
         ...
 
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+        """``mark_sent`` and ``add_card`` at once (one round trip on Redis): the slot as this
+        worker holds it becomes SENT with the card's reference, and the card is remembered."""
+        ...
+
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
                             now: datetime) -> DeliverySlot:
         """Record that the card waits in a digest batch (creating the slot when none exists)."""
@@ -133,9 +141,13 @@ class Store(Protocol):
     # ------------------------------------------------ caps and digest batching
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
-        threshold: int, window_seconds: int, batched: bool,
+        threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         """Decide DIRECT, DIGESTED or CAPPED for one delivery, atomically and idempotently.
+
+        With ``reserve_for`` (a worker id), a fresh DIRECT decision also reserves the delivery
+        for that worker, as ``reserve`` would, in the same step (one script on Redis):
+        ``reserved`` and ``created`` say what ``reserve`` would have returned.
 
         ``day`` is the person's local calendar day (the cap's key). ``batched`` is True for
         normal severity: inside a person's window (opened by their first normal card, lasting
@@ -192,8 +204,12 @@ class Store(Protocol):
 
     # ------------------------------------------------ platform rate limits (shared by replicas)
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
-                        now: datetime) -> float:
-        """Take one token; returns how many seconds to wait before using it (0: go now)."""
+                        now: datetime, reserve: int = 0) -> float:
+        """Take one token; returns how many seconds to wait before using it (0: go now).
+
+        With ``reserve`` (bulk work), a token is taken only when ``reserve`` remain after it;
+        otherwise nothing is taken and the answer is how long until then: ask again after it.
+        """
         ...
 
     async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,

@@ -115,6 +115,11 @@ class MemoryStore:
             self._slots[key.token()] = slot
             return slot, True
 
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+        sent = await self.mark_sent(slot.key, message_ref=card.message_ref)
+        await self.add_card(card)
+        return sent
+
     async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
         return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
 
@@ -161,7 +166,7 @@ class MemoryStore:
     # ------------------------------------------------ caps and digest batching
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
-        threshold: int, window_seconds: int, batched: bool,
+        threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         async with self._lock:
             prior = self._admissions.get(key.token())
@@ -174,7 +179,10 @@ class MemoryStore:
             else:
                 admission = Admission(self._direct_or_capped(day, key.person_id, cap))
             self._admissions[key.token()] = admission
+        if reserve_for is None or admission.decision is not Decision.DIRECT:
             return admission
+        slot, created = await self.reserve(key, worker_id=reserve_for, now=now)
+        return replace(admission, reserved=slot, created=created)
 
     def _charge(self, day: str, person_id: str, cap: int) -> bool:
         used = self._caps.get((day, person_id), 0)
@@ -289,20 +297,23 @@ class MemoryStore:
             self._conversations.pop((tenant_id, aad_object_id.lower()), None)
 
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
-                        now: datetime) -> float:
-        return await self._rate(bucket, rate_per_second, burst, now, block=0.0)
+                        now: datetime, reserve: int = 0) -> float:
+        return await self._rate(bucket, rate_per_second, burst, now, block=0.0, reserve=reserve)
 
     async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,
                          burst: int, now: datetime) -> None:
         await self._rate(bucket, rate_per_second, burst, now, block=seconds)
 
     async def _rate(self, bucket: str, rate: float, burst: int, now: datetime, *,
-                    block: float) -> float:
+                    block: float, reserve: int = 0) -> float:
         async with self._lock:
             tokens, at = self._buckets.get(bucket, (float(burst), now))
             if now > at:
                 tokens = min(float(burst), tokens + (now - at).total_seconds() * rate)
                 at = now
+            if reserve > 0 and block <= 0 and tokens - 1 < reserve:
+                self._buckets[bucket] = (tokens, at)
+                return (reserve + 1 - tokens) / rate  # nothing taken: ask again then
             tokens = min(tokens, -block * rate) if block > 0 else tokens - 1
             self._buckets[bucket] = (tokens, at)
             return 0.0 if tokens >= 0 else -tokens / rate

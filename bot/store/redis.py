@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import wraps
 from types import TracebackType
@@ -136,6 +137,7 @@ class RedisStore:
         self._closed = False
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
+        self._record_sent = redis.register_script(scripts.RECORD_SENT)
         self._admit = redis.register_script(scripts.ADMIT)
         self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
         self._outbox_accept = _GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
@@ -179,6 +181,23 @@ class RedisStore:
 
     async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
         return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
+
+    @_translated
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+        """One script when the slot is as reserved; else the two steps, compare-and-set."""
+        key = slot.key
+        new = DeliverySlot(key=key, state=SlotState.SENT, worker_id=slot.worker_id,
+                           reserved_at=slot.reserved_at, message_ref=card.message_ref,
+                           batch_id=slot.batch_id)
+        done = await self._record_sent(
+            keys=[self._keys.slot(key.token()), self._keys.cards(key.clarification_id)],
+            args=[slot.state.value, slot.worker_id, codec.slot_json(new), key.token(),
+                  codec.card_json(card), k.CARDS_TTL_SECONDS])
+        if done == 1:
+            return new
+        sent = await self.mark_sent(key, message_ref=card.message_ref)
+        await self.add_card(card)
+        return sent
 
     @_translated
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
@@ -240,22 +259,32 @@ class RedisStore:
     @_translated
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
-        threshold: int, window_seconds: int, batched: bool,
+        threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         start = codec.epoch(now)
         names = [self._keys.admission(key.token()), self._keys.cap(day, key.person_id),
-                 self._keys.window(key.person_id), self._keys.batches_due]
+                 self._keys.window(key.person_id), self._keys.batches_due,
+                 self._keys.slot(key.token())]
+        fresh = "" if reserve_for is None else codec.slot_json(DeliverySlot(
+            key=key, state=SlotState.RESERVED, worker_id=reserve_for, reserved_at=now))
         args: list[str | int] = [
             codec.num(start), cap, threshold, int(batched), codec.num(start + window_seconds),
             k.batch_id(key.person_id, start), self._keys.batch_prefix, key.person_id,
             item.clarification_id, codec.item_json(item),
             self._slot_ttl, k.CAP_TTL_SECONDS, k.window_ttl(window_seconds), self._slot_ttl,
+            fresh,
         ]
-        raw, replayed = await self._admit(keys=names, args=args)
+        raw, replayed, *held = await self._admit(keys=names, args=args)
         doc: dict[str, Any] = json.loads(raw)
         due = doc.get("due_at")
-        return Admission(decision=Decision(doc["decision"]), batch_id=doc.get("batch_id"),
-                         due_at=None if due is None else codec.when(due), replayed=bool(replayed))
+        admission = Admission(decision=Decision(doc["decision"]), batch_id=doc.get("batch_id"),
+                              due_at=None if due is None else codec.when(due),
+                              replayed=bool(replayed))
+        if held:
+            slot_raw, created = held
+            return replace(admission, reserved=codec.slot_from(key, slot_raw),
+                           created=bool(created))
+        return admission
 
     @_translated
     async def due_batches(self, *, now: datetime, limit: int = 100) -> list[str]:
@@ -324,16 +353,16 @@ class RedisStore:
 
     @_translated
     async def rate_take(self, bucket: str, *, rate_per_second: float, burst: int,
-                        now: datetime) -> float:
+                        now: datetime, reserve: int = 0) -> float:
         wait = await self._rate_take(keys=[self._keys.rate(bucket)], args=[
-            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, 0])
+            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, 0, reserve])
         return float(wait)
 
     @_translated
     async def rate_block(self, bucket: str, *, seconds: float, rate_per_second: float,
                          burst: int, now: datetime) -> None:
         await self._rate_take(keys=[self._keys.rate(bucket)], args=[
-            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, seconds])
+            rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, seconds, 0])
 
     # ------------------------------------------------ answer outbox (durable)
     @_translated

@@ -23,11 +23,28 @@ redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 return 1
 """
 
-# KEYS: admission, cap, window, batches due
+# KEYS: slot, cards of the clarification | ARGV: state the slot must be in, its worker, new slot
+#   JSON, card field, card JSON, cards ttl -> 1 recorded, 0 the slot changed meanwhile, -1 missing
+# A sent card's slot and its place among the clarification's cards, in one round trip.
+RECORD_SENT = """
+local current = redis.call('SET', KEYS[1], ARGV[3], 'XX', 'KEEPTTL', 'GET')
+if not current then return -1 end
+local slot = cjson.decode(current)
+if slot.state ~= ARGV[1] or slot.worker_id ~= ARGV[2] then
+  redis.call('SET', KEYS[1], current, 'XX', 'KEEPTTL')  -- not as reserved: put it back
+  return 0
+end
+redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return 1
+"""
+
+# KEYS: admission, cap, window, batches due, delivery slot
 # ARGV: now, cap, threshold, batched (1/0), due of a new window, batch id of a new window,
 #       batch key prefix, person, item clarification id, item JSON,
-#       admission ttl, cap ttl, window ttl, batch ttl
-# -> {decision JSON, 1 when replayed}
+#       admission ttl, cap ttl, window ttl, batch ttl, slot JSON to reserve ('' for none)
+# -> {decision JSON, 1 when replayed[, slot JSON, 1 when the reservation was made]}
+#    a fresh DIRECT decision reserves the slot as RESERVE does, in the same round trip
 ADMIT = """
 local adm, cap, win, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, cap_n, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -40,13 +57,23 @@ if prior then return {prior, 1} end
 local function decide(decision, batch_id, due_at)
   local doc = cjson.encode({decision = decision, batch_id = batch_id, due_at = due_at})
   redis.call('SET', adm, doc, 'EX', ARGV[11])
+  if decision == 'direct' and ARGV[15] ~= '' then
+    if redis.call('SET', KEYS[5], ARGV[15], 'NX', 'EX', ARGV[14]) then
+      return {doc, 0, ARGV[15], 1}
+    end
+    return {doc, 0, redis.call('GET', KEYS[5]), 0}
+  end
   return {doc, 0}
 end
 
 local function charge()
-  if tonumber(redis.call('GET', cap) or '0') >= cap_n then return false end
-  redis.call('INCR', cap)
-  redis.call('EXPIRE', cap, ARGV[12])
+  -- counted first and given back when over: one command for the usual card, not three
+  local used = redis.call('INCR', cap)
+  if used == 1 then redis.call('EXPIRE', cap, ARGV[12]) end
+  if used > cap_n then
+    redis.call('DECR', cap)
+    return false
+  end
   return true
 end
 
@@ -66,7 +93,7 @@ if open and w[4] == '1' then
   end
 end
 if not open then
-  redis.call('DEL', win)
+  if w[1] then redis.call('DEL', win) end
   redis.call('HSET', win, 'start', now, 'due', ARGV[5], 'direct', 0, 'charged', 0,
              'batch', ARGV[6])
   redis.call('EXPIRE', win, ARGV[13])
@@ -234,9 +261,12 @@ return 1
 """
 
 
-# KEYS: bucket | ARGV: rate per second, burst, now, ttl, block seconds (0: take one token)
+# KEYS: bucket | ARGV: rate per second, burst, now, ttl, block seconds (0: take one token),
+#   reserve (tokens the take must leave; 0: none)
 # -> seconds to wait before the taken token may be used ("0" when now); a token bucket that lets
-#    callers go into debt, so that concurrent callers across replicas queue up fairly
+#    callers go into debt, so that concurrent callers across replicas queue up fairly. With a
+#    reserve (bulk work) nothing is taken while fewer than reserve + 1 tokens are there: the
+#    answer is how long until there will be, and the caller asks again then.
 RATE_TAKE = """
 local t = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -247,6 +277,10 @@ if now > at then
   at = now
 end
 local block = tonumber(ARGV[5])
+local reserve = tonumber(ARGV[6]) or 0
+if block <= 0 and reserve > 0 and tokens - 1 < reserve then
+  return tostring((reserve + 1 - tokens) / rate)
+end
 if block > 0 then
   tokens = math.min(tokens, -block * rate)
 else

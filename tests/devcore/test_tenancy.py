@@ -114,6 +114,12 @@ def _body(route: Route, acme: Acme) -> dict[str, Any] | None:
         "reportDelivery": {"deliveryId": "d-umbra", "personId": "p-sarah", "channel": "slack",
                            "kind": "question", "attempt": 0},
         "reportEvent": {"eventId": "e-umbra", "type": "skipped"},
+        "reportBatch": {"deliveries": [{"clarificationId": "clr-00002", "report": {
+            "deliveryId": "d-umbra", "personId": "p-sarah", "channel": "slack",
+            "kind": "question", "attempt": 0}}],
+            "events": [{"clarificationId": "clr-00002", "report": {
+                "eventId": "e-umbra", "type": "skipped"}}]},
+        "getPeople": {"tenantId": "umbra", "personIds": ["p-sarah", "p-ahmed"]},
         "resolvePerson": {"tenantId": "umbra", "identity": {
             "platform": "slack", "userId": "U0SARAH", "teamId": "T0ACME"}},
         "eraseAttribution": {},

@@ -38,6 +38,11 @@ VALID: dict[str, dict[str, Any]] = {
     "reportDelivery": {"deliveryId": "d-1", "personId": "p-sarah", "channel": "slack",
                        "kind": "question", "attempt": 0, "messageRef": "m"},
     "reportEvent": {"eventId": "e-1", "type": "skipped", "message": "m"},
+    "reportBatch": {"deliveries": [{"clarificationId": "clr-00001", "report": {
+        "deliveryId": "d-1", "personId": "p-sarah", "channel": "slack", "kind": "question",
+        "attempt": 0}}], "events": [{"clarificationId": "clr-00001", "report": {
+            "eventId": "e-1", "type": "skipped", "message": "m"}}]},
+    "getPeople": {"tenantId": "acme", "personIds": ["p-sarah"], "resolveAliases": True},
     "resolvePerson": {"tenantId": "acme", "identity": {"platform": "slack", "userId": "U0SARAH",
                                                        "teamId": "T0ACME"}},
     "eraseAttribution": {"tenantId": "acme"},

@@ -425,9 +425,9 @@ async def test_digest_questions_are_answered_in_place_without_wiping_it(make_sta
     assert len(stack.slack.ephemerals) == 2
 
 
-async def test_digest_overflow_posts_the_next_page_on_request(make_stack: Any) -> None:
-    """A digest of twelve shows ten and a "Show the next questions" button that posts the rest
-    as a new, answerable message."""
+async def test_digest_overflow_shows_the_next_page_in_place_on_request(make_stack: Any) -> None:
+    """A digest of twelve shows ten and a "Show the next questions" button that shows the rest,
+    answerable, in place of the page clicked (a chat.update, not a new post)."""
     stack: Stack = await make_stack(clarify=clarify_settings(digest_threshold=1))
     ids = [await stack.create(authority={"authored_by": ["p-sarah"]}) for _ in range(13)]
     await stack.burst()
@@ -439,10 +439,13 @@ async def test_digest_overflow_posts_the_next_page_on_request(make_stack: Any) -
     first_page = {slot_of(digest, cid) for cid in ids[1:11]}
     assert first_page == set(range(10))
 
+    posts = len(stack.slack.calls_to("chat.postMessage"))
     response = await stack.click("U0SARAH", digest, "clarify.digest.next")
     assert response.status == 200
     await stack.settle()
-    _, _, page = stack.slack.dm_of("U0SARAH")
+    _, page = stack.slack.dm_of("U0SARAH")
+    assert (page.channel, page.ts) == (digest.channel, digest.ts)
+    assert len(stack.slack.calls_to("chat.postMessage")) == posts
     assert "2 questions need a quick answer" in shown(stack, page)
     assert {slot_of(page, cid) for cid in ids[11:]} == {0, 1}
     await stack.click("U0SARAH", page, "clarify.answer.0",

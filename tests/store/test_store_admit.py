@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.store.base import Decision, Store
+from bot.store.base import Decision, DigestItem, SlotState, Store
 
-from .conftest import WINDOW, admit, at
+from .conftest import DAY, T0, WINDOW, admit, at, delivery
 
 
 async def decisions(store: Store, names: list[str], **kwargs: Any) -> list[Decision]:
@@ -179,3 +179,21 @@ async def test_a_claimed_batch_takes_no_more_items(store: Store) -> None:
     late = await admit(store, "c3", threshold=1, now=at(WINDOW - 1))
     assert late.decision is Decision.DIRECT  # a fresh window opened at the late clock's now
     assert late.batch_id is None
+
+
+async def test_a_direct_admission_reserves_the_delivery_in_the_same_step(store: Store) -> None:
+    """``reserve_for``: a fresh DIRECT decision comes back with the reservation ``reserve``
+    would have made; a replay, or a digested card, reserves nothing."""
+    key = delivery("clar-r", "p9")
+    item = DigestItem("clar-r", "p9", 0, job_id="job-r")
+    first = await store.admit(key, item=item, day=DAY, now=T0, cap=5, threshold=3,
+                              window_seconds=WINDOW, batched=False, reserve_for="w1")
+    assert first.decision is Decision.DIRECT and first.created
+    assert first.reserved is not None and first.reserved.worker_id == "w1"
+    assert first.reserved.state is SlotState.RESERVED
+    assert await store.slot(key) == first.reserved
+    _, created = await store.reserve(key, worker_id="w2", now=T0)
+    assert not created  # the admission's reservation holds
+    again = await store.admit(key, item=item, day=DAY, now=T0, cap=5, threshold=3,
+                              window_seconds=WINDOW, batched=False, reserve_for="w1")
+    assert again.replayed and again.reserved is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from bot.store.base import CardRecord, SlotState, Store
@@ -148,3 +150,36 @@ async def test_kv_keeps_a_document_until_replaced(store: Store) -> None:
     assert await store.kv_get("digest", "d.1") == '{"items": []}'
     await store.kv_put("digest", "d.1", '{"items": [1]}', ttl_seconds=60)
     assert await store.kv_get("digest", "d.1") == '{"items": [1]}'
+
+
+async def test_rate_take_with_a_reserve_takes_nothing_until_the_reserve_is_left(
+        store: Store) -> None:
+    """Bulk work leaves ``reserve`` tokens to clicks: it is told how long to wait, takes
+    nothing meanwhile, and a click (no reserve) still finds a token at once."""
+    bucket = "slack:T1:chat.postMessage"
+    bulk = [await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0, reserve=2)
+            for _ in range(3)]
+    assert bulk == [0.0, 0.0, 0.5]  # two taken; the third would eat into the reserve
+    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0) == 0.0
+    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0) == 0.0
+    later = T0 + timedelta(seconds=1.5)  # three tokens back: the reserve and one more
+    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=later,
+                                 reserve=2) == 0.0
+
+
+async def test_record_sent_marks_the_slot_and_remembers_the_card_at_once(store: Store) -> None:
+    """The reserving worker records its send in one step: SENT with the reference, and the card
+    among the clarification's; a slot changed meanwhile is still recorded, by compare-and-set."""
+    key = delivery("clar-rec")
+    slot, created = await store.reserve(key, worker_id="w1", now=T0)
+    assert created
+    card = CardRecord(delivery=key, platform="slack", message_ref="D1:1.0")
+    sent = await store.record_sent(slot, card)
+    assert sent.state is SlotState.SENT and sent.message_ref == "D1:1.0"
+    stored = await store.slot(key)
+    assert stored is not None and stored.state is SlotState.SENT
+    assert stored.message_ref == "D1:1.0" and stored.worker_id == "w1"
+    assert await store.cards(key.clarification_id) == [card]
+    again = await store.record_sent(slot, card)  # no longer as reserved: the two-step path
+    assert again.state is SlotState.SENT
+    assert await store.cards(key.clarification_id) == [card]

@@ -82,3 +82,45 @@ class EventReport(RequestModel):
     def wire(self) -> dict[str, object]:
         # empty lists stay off the wire: a core that predates them still takes a plain skip
         return {k: v for k, v in super().wire().items() if v != []}
+
+
+class DeliveryReportItem(RequestModel):
+    clarification_id: Id
+    report: DeliveryReport
+
+
+class EventReportItem(RequestModel):
+    clarification_id: Id
+    report: EventReport
+
+
+class ReportBatch(RequestModel):
+    """A job's delivery and event reports in one call, applied in order (deliveries first);
+    each stays idempotent on its own ``deliveryId`` or ``eventId``, so a resent batch is safe."""
+
+    deliveries: list[DeliveryReportItem] = Field(default=[], max_length=200)
+    events: list[EventReportItem] = Field(default=[], max_length=200)
+
+    def wire(self) -> dict[str, object]:
+        # each report as its own route sends it (an event leaves empty lists off the wire)
+        return {
+            "deliveries": [{"clarificationId": d.clarification_id, "report": d.report.wire()}
+                           for d in self.deliveries],
+            "events": [{"clarificationId": ev.clarification_id, "report": ev.report.wire()}
+                       for ev in self.events],
+        }
+
+
+class ReportItemResult(WireModel):
+    """One report of the batch, in request order: accepted (``ok``), or the error code its own
+    route would give (nothing else is echoed, so a refused item tells nothing of another
+    tenant)."""
+
+    id: str = Field(description="The report's deliveryId or eventId.")
+    ok: bool
+    error_code: str | None = None
+
+
+class ReportBatchResult(WireModel):
+    deliveries: list[ReportItemResult] = []
+    events: list[ReportItemResult] = []

@@ -1,0 +1,159 @@
+"""One job's core traffic in a few calls: its people read together, its reports sent together.
+
+Handling one ``clarify:`` job used to cost about seven core calls: a read and a reverse resolve per
+person routed (candidates, the steward, names on a steward's card), a delivery report per card and
+an event report per skip or notice. While a ``JobScope`` is bound to the running task
+(``bound``), ``CoreClient`` answers ``get_person`` and ``resolve_person`` from the scope's one
+``POST /v1/people/batch`` (any id or identity it does not hold still goes to the core), and holds
+``report_delivery`` and ``report_event`` until ``flush`` sends them in one ``POST /v1/reports``.
+Outside a scope (digests, answers, the demo) every call goes out on its own, as before.
+
+Jobs running side by side share those calls too (``Gathered``): the people reads of jobs that
+start within a few milliseconds of each other go out as one call per tenant, and so do the
+reports of jobs that end close together.
+
+A scope lives for one job: person records are as fresh as the job (the same as before, when the
+routing of one job read each person once), and a report reaches the core at most one job's
+handling time later than it used to. Each report stays idempotent on its own id, so a job retried
+after a crash reports again safely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+import structlog
+
+from bot.core import models as m
+from bot.core.errors import CoreAPIError, ErrorCode, exception_for, message_of, status_of
+
+log = structlog.get_logger("bot.core.batching")
+REPORTS_PER_CALL = 200  # the contract's limit of each list in one batch
+PEOPLE_PER_CALL = 100
+LINGER_SECONDS = 0.005  # how long a call waits for others to join it
+
+_SCOPE: ContextVar[JobScope | None] = ContextVar("clarify_job_scope", default=None)
+
+
+@dataclass
+class JobScope:
+    """What one job has read and has yet to report."""
+
+    tenant_id: str | None = None
+    people: dict[str, m.PersonEntry] = field(default_factory=dict)
+    deliveries: list[m.DeliveryReportItem] = field(default_factory=list)
+    events: list[m.EventReportItem] = field(default_factory=list)
+
+    # ---------------------------------------------------------------- people
+
+    def learn(self, tenant_id: str, batch: m.PeopleBatch) -> None:
+        self.tenant_id = tenant_id
+        for entry in batch.people:
+            self.people[entry.person_id] = entry
+
+    def person(self, person_id: str, tenant_id: str | None) -> m.Person | None:
+        """The person read in the batch (None: not held, ask the core); raises what the single
+        read would have raised for an id the core refused. A read that names no tenant (display
+        names on a steward's card) is answered from the job's tenant."""
+        if tenant_id not in (None, self.tenant_id):
+            return None
+        entry = self.people.get(person_id)
+        if entry is None:
+            return None
+        if entry.person is None:
+            raise _error(entry.error_code or "PERSON_NOT_FOUND")
+        return entry.person
+
+    def resolved(self, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
+                 ) -> m.ResolvedPerson | None:
+        """The resolve's answer for a chat identity of a person in the batch, or None."""
+        if tenant_id != self.tenant_id:
+            return None
+        for entry in self.people.values():
+            for found in entry.resolutions:
+                if found.identity != identity:
+                    continue
+                if found.person_id is None:
+                    raise _error(found.error_code or "PERSON_NOT_FOUND")
+                target = self.people.get(found.person_id)
+                if target is None or target.person is None:
+                    return None  # resolves to someone outside the batch: ask the core
+                return m.ResolvedPerson(person=target.person, verified=found.verified)
+        return None
+
+    # ---------------------------------------------------------------- reports
+
+    def chunks(self) -> Iterator[m.ReportBatch]:
+        deliveries, events = self.deliveries, self.events
+        self.deliveries, self.events = [], []
+        while deliveries or events:
+            yield m.ReportBatch(deliveries=deliveries[:REPORTS_PER_CALL],
+                                events=events[:REPORTS_PER_CALL])
+            deliveries, events = deliveries[REPORTS_PER_CALL:], events[REPORTS_PER_CALL:]
+
+
+class Gathered[K: Hashable, T]:
+    """Requests made within ``linger`` seconds of the first, per key, sent by one ``send``; each
+    caller waits for it and gets its error, if any (the store's outbox accepts the same way)."""
+
+    def __init__(self, send: Callable[[K, list[T]], Awaitable[None]], *,
+                 linger: float = LINGER_SECONDS) -> None:
+        self._send = send
+        self._linger = linger
+        self._waiting: dict[K, list[tuple[T, asyncio.Future[None]]]] = {}
+        self._sending: set[asyncio.Task[None]] = set()
+
+    async def __call__(self, key: K, item: T) -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        group = self._waiting.setdefault(key, [])
+        group.append((item, done))
+        if len(group) == 1:
+            loop.call_later(self._linger, self._go, key)
+        await done
+
+    def _go(self, key: K) -> None:
+        group = self._waiting.pop(key, [])
+        task = asyncio.ensure_future(self._run(key, group))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _run(self, key: K, group: list[tuple[T, asyncio.Future[None]]]) -> None:
+        error: BaseException | None = None
+        try:
+            await self._send(key, [item for item, _ in group])
+        except Exception as exc:  # every caller gets it; none is left waiting
+            error = exc
+        for _, done in group:
+            if done.done():
+                continue  # the caller went away
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
+
+def current() -> JobScope | None:
+    return _SCOPE.get()
+
+
+@contextmanager
+def bound(scope: JobScope) -> Iterator[JobScope]:
+    """Bind ``scope`` to the running task (and tasks it starts) until the block ends."""
+    token = _SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        _SCOPE.reset(token)
+
+
+def _error(code: str) -> CoreAPIError:
+    """The exception the single route would have raised for ``code``."""
+    known = ErrorCode(code) if code in ErrorCode else ErrorCode.PERSON_NOT_FOUND
+    status = status_of(known)
+    return exception_for(status=status, code=known.value)(
+        status=status, code=known.value, message=message_of(known))

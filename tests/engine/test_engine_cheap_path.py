@@ -1,0 +1,92 @@
+"""The cheap path per delivery (issue 12): a job's core calls, and a worker that leases again as
+soon as a slot frees."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+
+import httpx
+import pytest
+
+from bot.audit import MemorySink
+from bot.channel import Address, Message
+from bot.channels.recording import RecordingChannel
+from bot.clock import ManualClock
+from bot.core.client import CoreClient, RetryPolicy
+from bot.store.base import DeliveryKey
+from bot.store.memory import MemoryStore
+from bot.worker import WorkerConfig
+from devcore.client import DevCoreClient
+from tests.conftest import CLARIFY_TOKEN
+from tests.engine.kit import create, node
+
+
+@dataclass
+class GatedChannel(RecordingChannel):
+    """A send that waits until the test lets it through."""
+
+    entered: asyncio.Event = field(default_factory=asyncio.Event)
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        self.entered.set()
+        await self.gate.wait()
+        return await super().send(address, message, key=key)
+
+
+async def test_a_busy_worker_leases_again_when_a_slot_frees_not_a_poll_later(
+    dev_client: DevCoreClient, bot_client: CoreClient, clock: ManualClock
+) -> None:
+    """Every slot busy: the next job is leased the moment one finishes, although the poll
+    interval is an hour."""
+    channel = GatedChannel()
+    config = WorkerConfig(concurrency=1, poll_interval_seconds=3600, heartbeat_seconds=3600)
+    rig = node(core=bot_client, store=MemoryStore(clock=clock), channel=channel,
+               sink=MemorySink(), clock=clock, worker_id="worker-1", config=config)
+    first = await create(dev_client, authority={"authored_by": ["p-sarah"]})
+    second = await create(dev_client, authority={"authored_by": ["p-ahmed"]})
+    running = asyncio.create_task(rig.worker.run())
+    await asyncio.wait_for(channel.entered.wait(), timeout=10)  # a guard, not a pacing sleep
+    channel.gate.set()
+    for _ in range(2000):  # both jobs, without an hour's poll interval between them
+        if len(channel.sent) == 2:
+            break
+        await asyncio.sleep(0.005)
+    rig.worker.stop()
+    await asyncio.wait_for(running, timeout=10)
+    assert sorted(s.key.clarification_id for s in channel.sent) == sorted([first, second])
+
+
+@pytest.mark.parametrize("severity", [None, "high"])
+async def test_a_job_that_asks_one_person_costs_three_core_calls(
+    dev_client: DevCoreClient, core_url: str, clock: ManualClock, severity: str | None
+) -> None:
+    """Read the clarification, read its people (aliases resolved back; the steward among them),
+    report: three calls, besides the poll that leased it, also when a high-severity question
+    tells the steward; the core still has every delivery."""
+    calls: Counter[str] = Counter()
+
+    async def count(request: httpx.Request) -> None:
+        calls[f"{request.method} {request.url.path}"] += 1
+
+    core = CoreClient(base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1))
+    core._http.event_hooks["request"].append(count)
+    channel = RecordingChannel()
+    rig = node(core=core, store=MemoryStore(clock=clock), channel=channel, sink=MemorySink(),
+               clock=clock, worker_id="worker-1")
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah"]}, severity=severity)
+    try:
+        await rig.worker.run_burst()
+        # the poll that leased it, and the dead-letter listing of housekeeping, are not the job's
+        per_job = {k: n for k, n in calls.items()
+                   if k not in ("POST /v1/jobs/poll", "GET /v1/jobs")}
+        assert per_job == {f"GET /v1/clarifications/{cid}": 1, "POST /v1/people/batch": 1,
+                           "POST /v1/reports": 1}
+        c = await core.get_clarification(clarification_id=cid)
+        sent = [s.address.person_id for s in channel.sent]
+        assert sorted(d.person_id for d in c.deliveries) == sorted(sent)
+        assert sent[0] == "p-sarah" and len(sent) == (2 if severity else 1)
+    finally:
+        await core.aclose()

@@ -1,0 +1,47 @@
+"""bench/delivery.py at the suite's size: every process of the real benchmark, a few hundred
+cards; checks that no card goes out twice and what each job costs in calls, never timings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
+def test_delivery_benchmark_smoke_sends_every_card_once_at_most_three_core_calls_a_job(
+        tmp_path: Path) -> None:
+    out = tmp_path / "rows.json"
+    run = subprocess.run([sys.executable, str(ROOT / "bench" / "delivery.py"), "--smoke",
+                          "--timeout", "240", "--json", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    assert [r["name"] for r in rows] == ["raw slack_sdk, concurrency 16",
+                                         "bot lifted, 1 worker", "bot lifted, 2 workers"]
+    for row in rows:
+        assert row["cards"] == 300 and row["duplicates"] == 0, row["name"]
+        # posted to the user id: no conversations.open before a card
+        slack = row["slack_calls"]
+        assert slack["chat.postMessage"] == 300 and "conversations.open" not in slack, row["name"]
+    for row in rows[1:]:
+        calls = row["core_calls"]
+        # the clarification read once a job; the people and the reports in one call a job at
+        # most (jobs side by side share them); no single person read, resolve or report (polls
+        # and housekeeping are not the job's)
+        assert calls["GET /v1/clarifications/{clarificationId}"] == 300, row["name"]
+        assert 1 <= calls["POST /v1/people/batch"] <= 300, row["name"]
+        assert 1 <= calls["POST /v1/reports"] <= 300, row["name"]
+        for single in ("GET /v1/people/{personId}", "POST /v1/people/resolve",
+                       "POST /v1/clarifications/{clarificationId}/deliveries",
+                       "POST /v1/clarifications/{clarificationId}/events"):
+            assert single not in calls, (row["name"], single)
+        redis = row["redis_calls"]
+        # three scripts a card (admit, reserve, record), no rate buckets with pacing lifted
+        assert redis.get("evalsha", 0) <= 3 * 300 + 200, row["name"]
