@@ -1,5 +1,5 @@
-"""Picks the Adaptive Card renderer for a view model: the only place that maps views to Teams
-cards, and wraps a card as the attachment a Bot Framework activity carries."""
+"""Adaptive Cards for any view model (the view-to-function dispatch is ``cards/render.py``), and
+a card wrapped as the attachment a Bot Framework activity carries."""
 
 from __future__ import annotations
 
@@ -7,40 +7,14 @@ from typing import Any
 
 from cards import teams as adaptive
 from cards.actions import ActionCodec
-from cards.views import (
-    DeadLetterDigestView,
-    DigestView,
-    OutcomeView,
-    QuestionView,
-    StewardConflictView,
-    StewardEscalationView,
-    StewardNoticeView,
-    StewardQuorumView,
-)
+from cards.render import render_with
 
 CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive"
 
 
 def render(view: object, *, codec: ActionCodec) -> dict[str, Any]:
     """An Adaptive Card (its JSON object) for any card view model."""
-    match view:
-        case QuestionView():
-            return adaptive.render_question(view, codec=codec)
-        case DigestView():
-            return adaptive.render_digest(view, codec=codec)
-        case OutcomeView():
-            return adaptive.render_outcome(view)
-        case StewardEscalationView():
-            return adaptive.render_steward_escalation(view)
-        case StewardNoticeView():
-            return adaptive.render_steward_notice(view)
-        case StewardQuorumView():
-            return adaptive.render_steward_quorum(view, codec)
-        case StewardConflictView():
-            return adaptive.render_steward_conflict(view, codec)
-        case DeadLetterDigestView():
-            return adaptive.render_dead_letter_digest(view)
-    raise TypeError(f"no Teams rendering for {type(view).__name__}")
+    return render_with(adaptive, view, codec=codec, platform="Teams")
 
 
 def attachment(card: dict[str, Any]) -> dict[str, Any]:
