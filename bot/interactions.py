@@ -126,15 +126,10 @@ class Interactions:
                           ) -> QuestionView | None:
         """The question the "Something else…" form asks, for the card it was opened from; None:
         no form (no tenant, a person who may not see it, or the core cannot tell now)."""
-        try:
-            found = await self._person(user)
-            if found is None:
-                return None
-            person, tenant = found
-            c = await self.core.get_clarification(clarification_id=clarification_id)
-        except e.CoreError as exc:
-            log.warning("interactions.form_unavailable", error=type(exc).__name__)
+        read = await self._person_and(user, clarification_id, event="interactions.form_unavailable")
+        if read is None:
             return None
+        person, tenant, c = read
         if not may_see(person, c, tenant_id=tenant) or views.declined(c, person.person_id):
             return None  # a decliner's card says "passed on" (a Teams refresh must not undo it)
         return views.question_view(c, card_ref=card_ref, person=person, now=self.clock.now())
@@ -152,15 +147,11 @@ class Interactions:
         tenant, another tenant's clarification, no such candidate, or the core cannot tell).
         Whether the person may override is not decided here: the core reads their rights when
         the override arrives and refuses a non-steward (the person is then told privately)."""
-        try:
-            found = await self._person(user)
-            if found is None:
-                return None
-            person, tenant = found
-            c = await self.core.get_clarification(clarification_id=clarification_id)
-        except e.CoreError as exc:
-            log.warning("interactions.override_form_unavailable", error=type(exc).__name__)
+        read = await self._person_and(user, clarification_id,
+                                      event="interactions.override_form_unavailable")
+        if read is None:
             return None
+        person, tenant, c = read
         chosen = next((x for x in views.override_candidates(c, person) if x.index == candidate),
                       None)
         if c.tenant_id != tenant or chosen is None:
@@ -231,6 +222,20 @@ class Interactions:
                 return await self.core.get_clarification(clarification_id=cid)
 
         return list(await asyncio.gather(*(read(cid) for cid in ids)))
+
+    async def _person_and(self, user: ChatUser, clarification_id: str, *, event: str
+                          ) -> tuple[m.Person, str, m.Clarification] | None:
+        """The person behind ``user``, their tenant and the clarification; None when the user
+        acts in no tenant or the core cannot tell now (logged as ``event``, by error type)."""
+        try:
+            found = await self._person(user)
+            if found is None:
+                return None
+            c = await self.core.get_clarification(clarification_id=clarification_id)
+        except e.CoreError as exc:
+            log.warning(event, error=type(exc).__name__)
+            return None
+        return found[0], found[1], c
 
     async def _person(self, user: ChatUser) -> tuple[m.Person, str] | None:
         tenant = self.tenant(user)
