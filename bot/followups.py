@@ -152,7 +152,8 @@ class Followups:
         if view is None:
             return
         own = [card for card in cards if card.delivery.person_id == job.person.person_id]
-        shown = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref)
+        shown = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref,
+                          override=job.cb.steward_override)
         for card in shown.paint:
             await self.refresher.paint(card, view, version)
         for platform, near in shown.notes:

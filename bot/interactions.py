@@ -69,15 +69,23 @@ class Placement:
     notes: tuple[tuple[str, str], ...] = ()  # (platform, message reference)
 
 
-def placement(own: list[CardRecord], *, platform: str, clicked: str | None) -> Placement:
+def placement(own: list[CardRecord], *, platform: str, clicked: str | None,
+              override: bool = False) -> Placement:
     """Where one person's outcome shows: on each of their question cards; next to each digest
     holding one of their questions; with no card of theirs on record, next to what they
-    clicked (never a message the callback names when a card of theirs is known)."""
+    clicked (never a message the callback names when a card of theirs is known). A steward's
+    override also replaces the steward card of theirs it was made from (as a Teams invoke's
+    answer does), so its "Decide" buttons do not stay."""
     if not own:
         return Placement(notes=((platform, clicked),) if clicked is not None else ())
-    paint = tuple(c for c in own if c.delivery.kind == m.DeliveryKind.QUESTION.value)
-    notes = dict.fromkeys((c.platform, c.message_ref) for c in own
-                          if c.delivery.kind != m.DeliveryKind.QUESTION.value)
+
+    def painted(c: CardRecord) -> bool:
+        return c.delivery.kind == m.DeliveryKind.QUESTION.value or (
+            override and c.delivery.kind != m.DeliveryKind.DIGEST.value
+            and c.platform == platform and c.message_ref == clicked)
+
+    paint = tuple(c for c in own if painted(c))
+    notes = dict.fromkeys((c.platform, c.message_ref) for c in own if not painted(c))
     return Placement(paint=paint, notes=tuple(notes))
 
 

@@ -65,33 +65,14 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
         yield slack
 
 
-@dataclass
-class Stack:
-    core: ReferenceCore
-    clock: ManualClock
-    bot: CoreClient
-    dev: DevCoreClient
+class SlackPeople:
+    """People reading their DMs in the fake Slack and pressing buttons as Slack reports them:
+    signed requests to the bot's ``/slack/events`` (``url``)."""
+
     slack: FakeSlack
-    store: Store
-    engine: Engine
-    answers: AnswerService
-    consumers: OutboxConsumers
-    adapter: SlackAdapter
-    sink: MemorySink
     url: str
     http: aiohttp.ClientSession
-    signing_secret: str = SIGNING_SECRET
-    core_url: str = ""
-
-    async def burst(self) -> None:
-        await self.engine.worker.run_burst()
-
-    async def later(self, delta: timedelta) -> None:
-        self.clock.advance(delta)
-        await self.burst()
-
-    async def create(self, **kwargs: Any) -> str:
-        return await new_clarification(self.dev, **kwargs)
+    signing_secret: str
 
     def cards_of(self, user_id: str, clarification_id: str | None = None) -> list[Message]:
         """The bot's messages in a person's DM (newest last), optionally for one clarification."""
@@ -179,6 +160,35 @@ class Stack:
                                         headers=sent_headers)
         await response.read()
         return response
+
+
+@dataclass
+class Stack(SlackPeople):
+    core: ReferenceCore
+    clock: ManualClock
+    bot: CoreClient
+    dev: DevCoreClient
+    slack: FakeSlack
+    store: Store
+    engine: Engine
+    answers: AnswerService
+    consumers: OutboxConsumers
+    adapter: SlackAdapter
+    sink: MemorySink
+    url: str
+    http: aiohttp.ClientSession
+    signing_secret: str = SIGNING_SECRET
+    core_url: str = ""
+
+    async def burst(self) -> None:
+        await self.engine.worker.run_burst()
+
+    async def later(self, delta: timedelta) -> None:
+        self.clock.advance(delta)
+        await self.burst()
+
+    async def create(self, **kwargs: Any) -> str:
+        return await new_clarification(self.dev, **kwargs)
 
     async def settle(self) -> None:
         """Let every answer that was acknowledged finish (outbox, core, card updates)."""
