@@ -308,12 +308,24 @@ class SlackAdapter:
             card_ref=click.ref.card_ref, paint=True)
         key = {DeclineStatus.NOT_ALLOWED: "decline.not_available",
                DeclineStatus.UNAVAILABLE: "decline.unavailable"}.get(declined.status)
-        if key is None:
-            return
-        try:  # someone pressing a card in a DM not theirs cannot be told there (Slack refuses)
+        if key is not None:
+            await self._tell(click, key=key)
+
+    async def _tell(self, click: payloads.Click, *, key: str) -> None:
+        """A short note only the clicker sees, in plain words: in place, through the click's
+        response_url (as a Teams invoke's answer is), else next to the card. Someone pressing a
+        card in a DM not theirs is reached only the first way (Slack refuses the second)."""
+        if click.response_url is not None:
+            words = card_text.catalog_of(Viewer()).text(key)
+            try:
+                await self.channel.respond(click.response_url, words)
+                return
+            except ChannelError as exc:
+                log.warning("slack.response_not_shown", error=exc.reason)
+        try:
             await self._ephemeral(click.channel_id, click.who.user_id, key=key)
         except ChannelError as exc:
-            log.warning("slack.decline_note_not_shown", error=exc.reason)
+            log.warning("slack.note_not_shown", error=exc.reason)
 
     async def on_digest_next(self, ack: Any, context: Any) -> None:
         await ack()

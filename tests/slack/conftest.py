@@ -117,7 +117,7 @@ class SlackPeople:
             "trigger_id": self.slack.new_trigger_id(),
             "channel": {"id": current.channel, "name": "directmessage"},
             "message": {"ts": current.ts, "text": current.text, "blocks": current.blocks},
-            "response_url": "https://hooks.slack.invalid/actions/T0ACME/1/x",
+            "response_url": self.slack.new_response_url(user_id, current.channel),
             "actions": [{"type": "button", "action_id": element["action_id"],
                          "block_id": element["_block_id"], "value": element.get("value"),
                          "text": element["text"], "action_ts": f"{time.time():.6f}"}],
@@ -195,6 +195,7 @@ class Stack(SlackPeople):
         await self.adapter.drain()
         await self.consumers.run_burst()
         await self.answers.followups.drain()
+        await self.engine.interactions.board.drain()  # App Homes re-published
 
 
 class Switchable(httpx.AsyncBaseTransport):

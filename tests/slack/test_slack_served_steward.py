@@ -188,3 +188,13 @@ async def test_served_slack_not_the_right_person(served: Served) -> None:
     assert WHY_NAMED in served.text_of(sarah)
     c = await served.bot.get_clarification(clarification_id=cid)
     assert [(ev.person_id, ev.attempt) for ev in declined_events(c)] == [("p-ahmed", 0)]
+
+
+async def test_served_queue_cache_seconds_reaches_the_board(tmp_path: Path, core_url: str,
+                                                            fake_slack: FakeSlack) -> None:
+    """``answers.queue_cache_seconds`` is the TTL of the stewards' remembered queues."""
+    config = tmp_path / "clarify-bot.toml"
+    config.write_text(CONFIG.format(core=core_url, port=free_port(), slack=fake_slack.url)
+                      + "\n[answers]\nqueue_cache_seconds = 5\n")
+    async with open_service(load_settings(config, environ=SECRETS)) as service:
+        assert service.engine.interactions.board.ttl_seconds == 5
