@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from adapters.slack import payloads
+from adapters.slack import listening, payloads
 from bot.channel import ChannelError
 from bot.interactions import ChatUser
 from bot.metrics import REGISTRY
@@ -50,8 +50,7 @@ def register(adapter: SlackAdapter) -> None:
             log.info("slack.home_skipped", reason="workspace_not_served")
             REGISTRY.inc("clarify_slack_home_total", outcome="not_served")
             return
-        from adapters.slack.app import _user
-        adapter._spawn(publish(adapter, _user(who)))
+        adapter._spawn(publish(adapter, listening.user(who)))
 
     async def republish(user: ChatUser, view: AttentionView) -> None:
         await show(adapter, user, view)

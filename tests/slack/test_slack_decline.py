@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 from datetime import timedelta
-
 from typing import Any
 
 import pytest
