@@ -190,3 +190,21 @@ async def test_decline_response_url_off_slack_is_never_posted_to(stack: Stack) -
     ours = stack.slack.new_response_url("U0AHMED", "D0AHMED")
     await channel.respond(ours, "words")
     assert [r["text"] for r in stack.slack.responses] == ["words"]
+
+
+async def test_decline_of_a_dead_lettered_question_passes_nothing_on(stack: Stack) -> None:
+    """A question whose job was dead-lettered has no next turn: no skip is recorded, nobody
+    else is asked, and the card says it has moved on (not "passed on")."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    ahmed = stack.card("U0AHMED", cid)
+    record = stack.core.records[cid].model
+    stack.core.records[cid].model = record.model_copy(
+        update={"state": m.ClarificationState.DEAD_LETTERED})
+    await stack.click("U0AHMED", ahmed, "clarify.decline")
+    await stack.settle()
+    shown = stack.text_of(ahmed)
+    assert "has moved on" in shown and PASSED_ON not in shown
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert declined_events(c) == []
+    assert not stack.cards_of("U0SARAH", cid)
