@@ -1,4 +1,4 @@
-"""An answer's index is an integer in JSON: a boolean is refused, not read as 0 or 1."""
+"""Types the contract means: an answer index is an integer, a date-time is RFC 3339 text."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def test_the_reference_core_names_the_rule_type_for_a_boolean_index() -> None:
         AnswerRequest.model_validate_json('{"answerIndex": true}')
     assert issues(refused.value, AnswerRequest) == [
         {"loc": ["answerIndex"], "rule": "type", "msg": "wrong type"}]
+
+
+@pytest.mark.parametrize("value", ["1700000000", '"1700000000"', '"2026-12-01"'])
+def test_the_dev_clock_takes_rfc_3339_only(value: str) -> None:
+    from bot.core.models.dev import ClockRequest
+
+    with pytest.raises(ValidationError) as refused:
+        ClockRequest.model_validate_json(f'{{"set": {value}}}')
+    assert refused.value.errors()[0]["type"] == "datetime_parsing"
+    moved = ClockRequest.model_validate_json('{"set": "2026-12-01T10:00:00+01:00"}')
+    assert moved.set is not None and moved.set.utcoffset() is not None
