@@ -66,6 +66,9 @@ class Elevations(_Table):
 
 class SeveritySettings(_Table):
     high_notifies_steward: bool = True
+    # the steward's high-severity notices of this many seconds go out in one message, opened
+    # by the first notice of a quiet period (0: each housekeeping pass sends what is queued)
+    steward_notice_window_seconds: Int = _ints(60, 0, 3600)
     elevate: Elevations = Elevations()
 
     def minimum(self, kind: AmbiguityKind) -> Severity | None:

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 from bot.store import codec
 from bot.store import keys as k
@@ -105,7 +106,9 @@ def item_from(doc: str) -> NoticeItem:
 
 
 def batch_id(tenant_id: str, steward_id: str, now: datetime) -> str:
-    return f"{tenant_id}|{steward_id}|{round(codec.epoch(now) * 1000)}"
+    """A new batch's id: its message's delivery key, so never one an earlier batch had (two
+    batches can be taken at the same instant)."""
+    return f"{tenant_id}|{steward_id}|{round(codec.epoch(now) * 1000)}|{uuid4().hex[:12]}"
 
 
 class RedisNotices:
@@ -137,7 +140,7 @@ class RedisNotices:
     async def notices_due(self, *, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
         owners = await self._redis.zrangebyscore(
             self._keys.notices_due, "-inf", codec.num(codec.epoch(now)), start=0, num=limit)
-        return [_owner(owner) for owner in owners]
+        return [_owner(str(owner)) for owner in owners]
 
     @translated
     async def notice_take(self, tenant_id: str, steward_id: str, *, now: datetime,

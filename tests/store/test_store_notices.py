@@ -88,6 +88,7 @@ async def test_a_take_is_limited_and_the_rest_stays_due(store: Store) -> None:
     assert await store.notices_due(now=at(61)) == [("t1", "s1")]
     rest = await store.notice_take("t1", "s1", now=at(61), lease_seconds=LEASE, limit=3)
     assert rest is not None and [i.clarification_id for i in rest.items] == ["c3", "c4"]
+    assert rest.batch_id != batch.batch_id  # taken at the same instant, still its own message
 
 
 async def test_a_stale_done_does_not_drop_the_next_batch(store: Store) -> None:
