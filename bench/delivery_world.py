@@ -21,7 +21,8 @@ ACTION_KEY = "bench-action-signing-key-0123456789abcdef"
 SECRET = "bench-signing-secret-0123456789abcdef"
 TEAM = "T0BENCH"
 STEWARD_USER = "U0DSTEWARD"  # the workspace steward's Slack user (high-severity notices)
-NOTICES = "|steward_notices"  # how a steward notice message's delivery token ends
+# how a steward notice message's delivery token ends (batched; one per notice before that)
+NOTICES = ("|steward_notices", "|steward_notice")
 
 
 def high(n: int, share: float) -> bool:

@@ -4,9 +4,9 @@ soon as a slot frees."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 import httpx
 import pytest

@@ -123,3 +123,24 @@ async def test_one_stewards_keys_share_a_hash_tag(redis_db: aioredis.Redis) -> N
         assert len(steward) == 3  # queue, items, seen
     finally:
         await client.aclose()
+
+
+async def test_erasing_a_steward_drops_their_notice_list(redis_db: aioredis.Redis) -> None:
+    """Erasure (the bot's side of OQ-5) deletes a steward's own list and due entry; another
+    steward's stays."""
+    from bot.store.erasure import erase_person
+    from bot.store.keys import Keys
+    from bot.store.redis import RedisStore
+
+    client = aioredis.from_url(REDIS_URL, decode_responses=True)
+    try:
+        store = RedisStore(client, prefix="erase")
+        await add(store, "c1", 0, steward="s1")
+        await add(store, "c1", 0, steward="s2")
+        done = await erase_person(redis_db, Keys("erase"), person_id="s1", chat_users=[])
+        assert done["steward_notices"] == 3
+        assert await store.notices_due(now=at(60)) == [("t1", "s2")]
+        assert await store.notice_take("t1", "s1", now=at(60), lease_seconds=LEASE,
+                                       limit=20) is None
+    finally:
+        await client.aclose()
