@@ -135,14 +135,14 @@ class AttentionBoard:
 
     # ---------------------------------------------------------------- changes
 
-    async def steward_told(self, c: m.Clarification, person: m.Person, address: Address
-                           ) -> None:
-        """``Stewards``' hook: a notice or an escalation went to the steward at ``address``."""
+    async def steward_told(self, tenant_id: str, person: m.Person, address: Address) -> None:
+        """The hook of ``Stewards`` and ``NoticeSender``: a notice or an escalation went to the
+        steward at ``address``."""
         user = chat_user_of(address)
         if user is not None and address.verified:
-            self.changed(user, person, c.tenant_id)
+            self.changed(user, person, tenant_id)
         else:
-            self.forget(c.tenant_id, person.person_id)
+            self.forget(tenant_id, person.person_id)
 
     def changed(self, user: ChatUser, person: m.Person, tenant: str) -> None:
         """The steward's queue changed: forget it, and re-show it where it shows by itself."""

@@ -31,6 +31,7 @@ from cards.slack_stewards import render_dead_letter_digest as render_dead_letter
 from cards.slack_stewards import render_steward_conflict as render_steward_conflict
 from cards.slack_stewards import render_steward_escalation as render_steward_escalation
 from cards.slack_stewards import render_steward_notice as render_steward_notice
+from cards.slack_stewards import render_steward_notices as render_steward_notices
 from cards.slack_stewards import render_steward_quorum as render_steward_quorum
 from cards.views import (
     CustomError,

@@ -11,6 +11,7 @@ from cards.slack_blocks import (
     DIGEST_MAX_QUESTIONS,
     LINE_CHARS,
     OPEN_DOCUMENT_ACTION,
+    TITLE_CHARS,
     button,
     context,
     esc_clip,
@@ -21,10 +22,12 @@ from cards.slack_blocks import (
     section,
 )
 from cards.views import (
+    STEWARD_NOTICES_MAX,
     DeadLetterDigestView,
     DocumentView,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticesView,
     StewardNoticeView,
     StewardQuorumView,
     Viewer,
@@ -170,6 +173,30 @@ def render_steward_notice(view: StewardNoticeView) -> dict:
     severity = text.severity_text(view.severity, view.viewer)
     return message(cat.text("steward_notice.fallback", severity=severity, document=fallback),
                     blocks)
+
+
+def render_steward_notices(view: StewardNoticesView) -> dict:
+    """A window's notices for one steward: one section per notice (document, severity, whom it
+    went to, its reference); past the block budget, one "…and N more" line."""
+    cat = text.catalog_of(view.viewer)
+    count = len(view.notices)
+    blocks = [{"type": "header", "block_id": "notices.title",
+               "text": plain_text(cat.text("steward_notices.title"), limits.SLACK_HEADER_TEXT)},
+              section("notices.intro", escape(cat.plural("steward_notices.intro", count))),
+              context("notices.redacted", escape(cat.text("steward_notice.redacted")))]
+    budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, STEWARD_NOTICES_MAX)
+    for n, notice in enumerate(view.notices[:budget]):
+        names = esc_clip(text.dates.names_list(notice.asked, locale=view.viewer.locale),
+                         LINE_CHARS)
+        item = text.steward_notices_item(notice, document=link(notice.document, view.viewer),
+                                         names=names)
+        reference = esc_clip(cat.text("steward_notice.reference", id=notice.clarification_id),
+                             TITLE_CHARS)
+        blocks.append(section(f"notices.{n}", f"{item}\n{reference}"))
+    if count > budget:
+        blocks.append(context("notices.more",
+                              escape(cat.plural("steward_notices.more", count - budget))))
+    return message(cat.plural("steward_notices.fallback", count), blocks)
 
 
 def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
