@@ -191,3 +191,20 @@ async def test_slack_home_republished_when_the_queue_changes(stack: Stack) -> No
     # each re-publish is the steward's own home (views.publish, paced in the interactive lane)
     assert all(call.args["user_id"] == "U0MARIA"
                for call in stack.slack.calls_to("views.publish"))
+
+
+async def test_slack_home_republished_after_the_batched_high_severity_notice(
+        stack: Stack) -> None:
+    """A window's high-severity notices reach Maria in one message; her App Home, remembered
+    from before, is published anew with the question in it."""
+    home = await open_home(stack, "U0MARIA")
+    assert home is not None and "Nothing needs a steward" in shown(home)
+    cid = await new_clarification(stack.dev, authority={"authored_by": ["p-ahmed"]},
+                                  severity="high")
+    await stack.burst()
+    published = len(stack.slack.calls_to("views.publish"))
+    await stack.later(timedelta(seconds=60))  # the notice window ends
+    await stack.settle()
+    assert stack.slack.dm_of("U0MARIA")
+    assert len(stack.slack.calls_to("views.publish")) == published + 1
+    assert cid in shown(stack.slack.homes["U0MARIA"])
