@@ -147,11 +147,13 @@ class SlackAdapter:
 
     async def _limited(self, read: Read, *, answer: bool, retry: bool = False
                        ) -> Refused | None:
-        """A verified callback's limits: its person's bucket (a retry skips it), then, unless
-        it is an answer click (which starts no task), the cap on outstanding tasks."""
-        if read.who is not None and not retry:
-            if (refused := await self.limits.user_refused("slack", user_key(read.who))):
-                return refused
+        """A verified person's callback: their bucket (a retry skips it), then, unless it is
+        an answer click (which starts no task), the cap on outstanding tasks. A callback of
+        nobody's (an event, a closed view) reaches no listener that starts work."""
+        if read.who is None:
+            return None
+        if not retry and (refused := await self.limits.user_refused("slack", user_key(read.who))):
+            return refused
         return None if answer else self.limits.busy("slack", len(self.tasks))
 
     def tenant(self, who: payloads.Who) -> str | None:
