@@ -227,3 +227,20 @@ async def test_work_after_acknowledgements_is_capped(stack: Stack) -> None:
     assert (await stack.post_payload(declines)).status == 200
     await stack.settle()
     assert len(started) == 3
+
+
+async def test_socket_mode_callbacks_get_the_same_person_limit(stack: Stack) -> None:
+    """Through bolt's Socket Mode path a person over their rate is not acknowledged (429, so
+    Slack tells them, as in HTTP mode) and nothing reaches the store."""
+    from slack_bolt.request.async_request import AsyncBoltRequest
+
+    limits(stack, per_user=Bucket(0.1, 2))
+    cid, _, sarah = await critical_card(stack)
+    payload = await payload_of(stack, "U0SARAH", sarah, "clarify.answer.1")
+    accepted = accepted_by(stack)
+    statuses = [(await stack.adapter.app.async_dispatch(
+        AsyncBoltRequest(body=payload, mode="socket_mode"))).status for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    assert accepted == ["U0SARAH", "U0SARAH"]
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-sarah", 1)]
