@@ -21,6 +21,7 @@ address, an id or a value.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 from collections.abc import Awaitable, Callable
@@ -35,6 +36,7 @@ from bot.metrics import PLATFORMS, REGISTRY
 from bot.store.errors import StoreError
 
 log = structlog.get_logger("clarify.limits")
+USER_BUCKET_SECONDS = 0.5  # a shared bucket slower than this is skipped (Slack allows 3 s)
 BUSY_RETRY_SECONDS = 5  # what a refusal at the task cap asks the platform to wait
 LOCAL_KEYS = 100_000  # per-process buckets kept at most (least recently used dropped: full)
 REFUSED = "clarify_requests_refused_total"
@@ -149,14 +151,16 @@ class Limits:
 
     async def user_refused(self, platform: str, user_key: str) -> Refused | None:
         """After verification: one callback of this person's (``user_key``: the verified ids).
-        A store that cannot answer lets the callback through (what follows needs the store
-        and fails visibly without it)."""
+        A store that cannot answer within ``USER_BUCKET_SECONDS`` lets the callback through
+        (what follows needs the store and fails visibly without it, inside the platform's
+        deadline)."""
         if self.per_user.off:
             return None
         key = hashlib.sha256(f"{platform}|{user_key}".encode()).hexdigest()[:32]
         try:
-            wait = await self._users(key, self.per_user, self.clock.now())
-        except StoreError as exc:
+            wait = await asyncio.wait_for(self._users(key, self.per_user, self.clock.now()),
+                                          USER_BUCKET_SECONDS)
+        except (StoreError, TimeoutError) as exc:
             log.warning("limits.user_bucket_unavailable", error=type(exc).__name__)
             return None
         return self._refused(Limit.USER, platform, wait) if wait > 0 else None

@@ -3,9 +3,11 @@ by replicas through Redis, and the assembled service's body limit on health and 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from unittest.mock import patch
 from uuid import uuid4
 
 import aiohttp
@@ -13,7 +15,7 @@ import redis.asyncio as aioredis
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.clock import ManualClock
-from bot.limits import Bucket, Limit, Limits, LocalBuckets
+from bot.limits import OFF, Bucket, Limit, Limits, LocalBuckets
 from bot.metrics import REGISTRY
 from bot.settings import load_settings
 from bot.store.redis import RedisStore
@@ -146,3 +148,22 @@ async def test_health_and_metrics_bodies_are_bounded_and_refusals_are_metrics(
     assert listed == {(k.value, p) for k in Limit for p in ("slack", "teams", "none")}
     tasks = {s.labels["platform"] for s in families["clarify_outstanding_tasks"].samples}
     assert tasks == {"slack", "teams"}
+
+
+async def test_a_store_that_cannot_answer_lets_the_callback_through() -> None:
+    """The shared bucket failing, or not answering within its time, skips the limit (the answer
+    that follows needs the store and says so itself)."""
+    from bot.store.errors import StoreUnavailable
+
+    async def failing(key: str, bucket: Bucket, now: object) -> float:
+        raise StoreUnavailable()
+
+    async def stalled(key: str, bucket: Bucket, now: object) -> float:
+        await asyncio.Event().wait()  # never answers: wait_for's deadline ends it
+        return 0.0
+
+    for users, seconds in ((failing, 0.5), (stalled, 0)):
+        limits = Limits(clock=ManualClock(), per_ip=OFF, per_user=Bucket(1, 1), max_tasks=0,
+                        users=users)
+        with patch("bot.limits.USER_BUCKET_SECONDS", seconds):
+            assert await limits.user_refused("slack", "E0|U0SARAH") is None
