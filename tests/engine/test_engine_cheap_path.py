@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-import httpx
 import pytest
 
 from bot.audit import MemorySink
@@ -15,6 +15,7 @@ from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.wire import Answer
 from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
 from bot.worker import WorkerConfig
@@ -68,11 +69,14 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
     tells the steward; the core still has every delivery."""
     calls: Counter[str] = Counter()
 
-    async def count(request: httpx.Request) -> None:
-        calls[f"{request.method} {request.url.path}"] += 1
-
     core = CoreClient(base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1))
-    core._http.event_hooks["request"].append(count)
+    send = core._http.send
+
+    async def count(method: str, path: str, **kwargs: Any) -> Answer:
+        calls[f"{method} {path}"] += 1
+        return await send(method, path, **kwargs)
+
+    core._http.send = count  # type: ignore[method-assign]
     channel = RecordingChannel()
     rig = node(core=core, store=MemoryStore(clock=clock), channel=channel, sink=MemorySink(),
                clock=clock, worker_id="worker-1")
