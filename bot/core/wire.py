@@ -64,7 +64,9 @@ def encode(payload: object) -> bytes:
 
 class AiohttpWire:
     """aiohttp's client session, sized and timed like the httpx client it replaced: ``limits``
-    bounds the pool (connections are kept alive up to that bound, ``keepalive_expiry`` seconds);
+    bounds the pool, and its connections are kept alive ``keepalive_expiry`` seconds (aiohttp
+    keeps every idle one up to the bound; ``max_keepalive_connections = 0`` closes each after
+    its request);
     ``timeout``'s connect, read and pool limits map onto aiohttp's (it has no write timeout: a
     request's body is small and the read timeout starts once it is written)."""
 
@@ -86,9 +88,10 @@ class AiohttpWire:
 
     def _open(self) -> aiohttp.ClientSession:
         # made on first use: a session belongs to the running event loop
+        keep = self._limits.max_keepalive_connections != 0  # aiohttp: all of the pool, or none
         connector = aiohttp.TCPConnector(
-            limit=self._limits.max_connections or 0, limit_per_host=0,
-            keepalive_timeout=self._limits.keepalive_expiry or 0)
+            limit=self._limits.max_connections or 0, limit_per_host=0, force_close=not keep,
+            keepalive_timeout=(self._limits.keepalive_expiry or None) if keep else None)
         self._session = aiohttp.ClientSession(
             connector=connector, timeout=self._timeout, headers=self._headers,
             cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)

@@ -176,3 +176,14 @@ async def test_a_reply_that_is_not_json_is_an_unexpected_response(server: Server
         with pytest.raises(UnexpectedResponse) as info:
             await core.get_job(job_id="job-1")
     assert "<html>" not in str(info.value) and "does not match the contract" in str(info.value)
+
+
+async def test_no_keepalive_opens_a_connection_per_request(server: Server) -> None:
+    async def answer(request: web.Request) -> web.Response:
+        return web.json_response(job_view())
+    server.handler = answer
+    limits = httpx.Limits(max_connections=4, max_keepalive_connections=0)
+    async with client(server.url, limits=limits) as core:
+        await core.get_job(job_id="job-1")
+        await core.get_job(job_id="job-2")
+    assert len(server.peers) == 2
