@@ -21,7 +21,8 @@ loaded scenario (one normal-severity question per card, each ranked to one verif
 Measured per bot phase: cards per second (first to last post at the fake), worker CPU ms per card
 (/proc, from the first post to the last), core calls per job (all routes, the polls included),
 Redis commands per card (INFO commandstats after CONFIG RESETSTAT: every command the server
-ran, those inside Lua scripts included; EVALSHA counted apart), duplicate cards at the fake.
+ran, those inside Lua scripts included; EVALSHA counted apart), duplicate cards at the fake, and
+the CPU ms per card of the processes the workers share (the core, the fake, Redis).
 ``--profile`` runs each bot phase's first worker under py-spy (raw samples in the log folder,
 summarised by where the time goes). ``--bot-root`` runs the workers from another checkout (a
 ``git worktree`` of an earlier commit) for a before/after comparison. The load average is printed
