@@ -56,6 +56,9 @@ class Metrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
         self._families: dict[str, MetricWrapperBase] = {}
+        # each label combination's child, found once: prometheus_client's labels() checks and
+        # locks on every call, and delivery records several metrics per card
+        self._children: dict[tuple[str, tuple[tuple[str, str], ...]], MetricWrapperBase] = {}
         self.gauges: dict[str, Callable[[], Awaitable[float]]] = {}
         kinds = [k.value for k in m.DeliveryKind]
         reasons = [c.value for c in m.ReasonCode]
@@ -172,8 +175,13 @@ class Metrics:
         return self.registry.get_sample_value(name, labels) or 0
 
     def _child(self, name: str, labels: dict[str, str]) -> MetricWrapperBase:
-        family = self._families[name]
-        return family.labels(**labels) if labels else family
+        key = (name, tuple(labels.items()))
+        child = self._children.get(key)
+        if child is None:
+            family = self._families[name]
+            child = family.labels(**labels) if labels else family
+            self._children[key] = child
+        return child
 
     # ---------------------------------------------------------------- serving
 
