@@ -3,8 +3,10 @@
     StoreError
     ├── SlotNotFound        the delivery slot to update does not exist (released or expired)
     ├── SlotContended       the slot kept changing under a compare-and-set; nothing was written
-    └── StoreUnavailable    the backing service could not be reached or failed (Redis's own
-                            errors arrive as its ``__cause__``, never raised as they are)
+    ├── StoreUnavailable    the backing service could not be reached or failed (Redis's own
+    │                       errors arrive as its ``__cause__``, never raised as they are)
+    └── OutboxFull          the answer outbox holds its most entries: nothing was stored, the
+                            answer must be refused (never acknowledged)
 
 Catching ``StoreError`` catches every failure the store reports: a missing or contended slot,
 an unreachable or failing backend. Misuse (a Redis client without ``decode_responses``, a naive
@@ -35,3 +37,8 @@ class SlotContended(StoreError):
 class StoreUnavailable(StoreError):
     def __init__(self) -> None:
         super().__init__("store unavailable")
+
+
+class OutboxFull(StoreError):
+    def __init__(self) -> None:
+        super().__init__("answer outbox full")

@@ -16,8 +16,8 @@ from types import TracebackType
 from typing import Any, Self, cast
 
 import redis.asyncio as aioredis
-from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, RedisError
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisError
 
 from bot.store import codec, scripts
 from bot.store import keys as k
@@ -33,7 +33,17 @@ from bot.store.base import (
     OutboxEntry,
     SlotState,
 )
-from bot.store.errors import SlotContended, SlotNotFound, StoreError, StoreUnavailable
+from bot.store.connect import client_for, parse_redis_url
+from bot.store.errors import (
+    OutboxFull,
+    SlotContended,
+    SlotNotFound,
+    StoreError,
+    StoreUnavailable,
+)
+from bot.store.group import GroupCommit
+
+Client = aioredis.Redis | RedisCluster
 
 _CAS_TRIES = 5
 
@@ -45,11 +55,15 @@ def _seconds(ttl: timedelta | int) -> int:
 def _translated[**P, R](
     method: Callable[P, Coroutine[Any, Any, R]],
 ) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Turn the client library's errors into the store's own, value-free ones."""
+    """Turn the client library's errors into the store's own, value-free ones (and learn a
+    cluster's layout before the first command)."""
 
     @wraps(method)
     async def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
+            store = args[0]
+            if isinstance(store, RedisStore) and store._discover is not None:
+                await store._discovered()
             return await method(*args, **kwargs)
         except StoreError:
             raise
@@ -64,83 +78,36 @@ _RATE_TTL = 3600
 # an entry whose key is held is looked at again this much later, behind the other due entries.
 _CLAIM_LOOKAHEAD = 4
 _HELD_KEY_RECHECK_SECONDS = 0.2
-_LEFTOVER_SECONDS = 3600  # Redis drops a dead holder's lease this long after it ended
-
-
-class _GroupCommit:
-    """Concurrent calls of one script, sent together: every call made in one turn of the event
-    loop goes to Redis in one pipeline. Under a burst of clicks each acknowledgement then waits
-    for one round trip shared with the others, instead of a pooled connection and a round trip
-    of its own (which on a busy host costs more than the script itself)."""
-
-    def __init__(self, redis: aioredis.Redis, script: AsyncScript) -> None:
-        self._redis = redis
-        self._script = script
-        self._waiting: list[tuple[Sequence[str], Sequence[str | int], asyncio.Future[Any]]] = []
-        self._sending: set[asyncio.Task[None]] = set()
-
-    async def __call__(self, *, keys: Sequence[str], args: Sequence[str | int]) -> Any:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Any] = loop.create_future()
-        self._waiting.append((keys, args, done))
-        if len(self._waiting) == 1:
-            loop.call_soon(self._send_waiting)
-        return await done
-
-    def _send_waiting(self) -> None:
-        batch, self._waiting = self._waiting, []
-        task = asyncio.ensure_future(self._send(batch))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
-
-    async def _send(self, batch: list[tuple[Sequence[str], Sequence[str | int],
-                                            asyncio.Future[Any]]]) -> None:
-        try:
-            if len(batch) == 1:  # alone: a plain call is cheaper than a pipeline of one
-                keys, args, _ = batch[0]
-                results = [await self._script(keys=keys, args=args)]
-            else:
-                results = await self._pipeline(batch)
-            if any(isinstance(r, NoScriptError) for r in results):  # Redis forgot it: restarted
-                await self._redis.script_load(self._script.script)
-                results = await self._pipeline(batch)
-        except Exception as exc:  # every caller gets it; none is left waiting
-            results = [exc] * len(batch)
-        for (_, _, done), result in zip(batch, results, strict=True):
-            if done.done():
-                continue  # the caller went away
-            if isinstance(result, BaseException):
-                done.set_exception(result)
-            else:
-                done.set_result(result)
-
-    async def _pipeline(self, batch: list[tuple[Sequence[str], Sequence[str | int],
-                                                asyncio.Future[Any]]]) -> list[Any]:
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for keys, args, _ in batch:
-                pipe.evalsha(self._script.sha, len(keys), *keys, *args)
-            return cast(list[Any], await pipe.execute(raise_on_error=False))
 
 
 class RedisStore:
     """The production store. It closes the client on ``aclose`` only when it made the client."""
 
-    def __init__(self, redis: aioredis.Redis, *, prefix: str = k.DEFAULT_PREFIX,
-                 slot_ttl: timedelta | int = k.SLOT_TTL_SECONDS,
-                 owns_client: bool = False) -> None:
+    def __init__(self, redis: Client, *, prefix: str = k.DEFAULT_PREFIX,
+                 slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
+                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, owns_client: bool = False) -> None:
         if not redis.get_connection_kwargs().get("decode_responses"):
             raise ValueError("the store needs a Redis client with decode_responses=True")
         self._redis = redis
         self._keys = k.Keys(prefix)
-        self._slot_ttl = _seconds(slot_ttl)
+        self._ttls = ttls or k.Ttls()
+        if slot_ttl is not None:
+            self._ttls = replace(self._ttls, slot=_seconds(slot_ttl))
+        self._slot_ttl = self._ttls.slot
+        self._outbox_max = outbox_max
         self._owns_client = owns_client
         self._closed = False
+        # a cluster client learns the cluster's layout on its first command; many first commands
+        # at once would each start that (and break each other's connections): one does, first
+        self._discover = asyncio.Lock() if isinstance(redis, RedisCluster) else None
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
         self._record_sent = redis.register_script(scripts.RECORD_SENT)
         self._admit = redis.register_script(scripts.ADMIT)
-        self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
-        self._outbox_accept = _GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
+        self._claim_due = redis.register_script(scripts.CLAIM_DUE)
+        self._take_batch = redis.register_script(scripts.TAKE_BATCH)
+        self._drop_batch = redis.register_script(scripts.DROP_BATCH)
+        self._outbox_accept = GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
         self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)
         self._outbox_retry = redis.register_script(scripts.OUTBOX_RETRY)
         self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
@@ -149,13 +116,22 @@ class RedisStore:
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
-                 slot_ttl: timedelta | int = k.SLOT_TTL_SECONDS,
-                 max_connections: int = 50) -> RedisStore:
-        """A store with its own client; a burst past max_connections waits for a free one."""
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url, password=password, decode_responses=True, max_connections=max_connections)
-        client = aioredis.Redis.from_pool(pool)
-        return cls(client, prefix=prefix, slot_ttl=slot_ttl, owns_client=True)
+                 slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
+                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, max_connections: int = 50
+                 ) -> RedisStore:
+        """A store with its own client for a server, a cluster or Sentinel's master
+        (``bot.store.connect``); on one server a burst past max_connections waits."""
+        client = client_for(parse_redis_url(url), password=password,
+                            max_connections=max_connections)
+        return cls(client, prefix=prefix, slot_ttl=slot_ttl, ttls=ttls, outbox_max=outbox_max,
+                   owns_client=True)
+
+    async def _discovered(self) -> None:
+        assert self._discover is not None and isinstance(self._redis, RedisCluster)
+        async with self._discover:
+            if self._discover is not None:
+                await self._redis.initialize()
+                self._discover = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -175,7 +151,7 @@ class RedisStore:
                       ) -> tuple[DeliverySlot, bool]:
         fresh = DeliverySlot(key=key, state=SlotState.RESERVED, worker_id=worker_id,
                              reserved_at=now)
-        raw, created = await self._reserve(keys=[self._keys.slot(key.token())],
+        raw, created = await self._reserve(keys=[self._keys.slot(key.person_id, key.token())],
                                            args=[codec.slot_json(fresh), self._slot_ttl])
         return codec.slot_from(key, raw), bool(created)
 
@@ -189,15 +165,14 @@ class RedisStore:
         new = DeliverySlot(key=key, state=SlotState.SENT, worker_id=slot.worker_id,
                            reserved_at=slot.reserved_at, message_ref=card.message_ref,
                            batch_id=slot.batch_id)
-        done = await self._record_sent(
-            keys=[self._keys.slot(key.token()), self._keys.cards(key.clarification_id)],
-            args=[slot.state.value, slot.worker_id, codec.slot_json(new), key.token(),
-                  codec.card_json(card), k.CARDS_TTL_SECONDS])
+        # the card is remembered whatever the slot's state: its message exists either way
+        done, _ = await asyncio.gather(
+            self._record_sent(keys=[self._keys.slot(key.person_id, key.token())],
+                              args=[slot.state.value, slot.worker_id, codec.slot_json(new)]),
+            self.add_card(card))
         if done == 1:
             return new
-        sent = await self.mark_sent(key, message_ref=card.message_ref)
-        await self.add_card(card)
-        return sent
+        return await self.mark_sent(key, message_ref=card.message_ref)
 
     @_translated
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
@@ -205,7 +180,7 @@ class RedisStore:
         """A digested card is not sent on its own, so it may have no reservation: make one."""
         fresh = DeliverySlot(key=key, state=SlotState.DIGESTED, worker_id=worker_id,
                              reserved_at=now, batch_id=batch_id)
-        _, created = await self._reserve(keys=[self._keys.slot(key.token())],
+        _, created = await self._reserve(keys=[self._keys.slot(key.person_id, key.token())],
                                          args=[codec.slot_json(fresh), self._slot_ttl])
         if created:
             return fresh
@@ -215,7 +190,7 @@ class RedisStore:
     async def _update(self, key: DeliveryKey, *, state: SlotState, message_ref: str | None = None,
                       batch_id: str | None = None) -> DeliverySlot:
         """Compare-and-set, so a concurrent update is re-read, never overwritten blindly."""
-        name = self._keys.slot(key.token())
+        name = self._keys.slot(key.person_id, key.token())
         for _ in range(_CAS_TRIES):
             raw = await self._redis.get(name)
             if raw is None:
@@ -234,20 +209,20 @@ class RedisStore:
 
     @_translated
     async def release(self, key: DeliveryKey) -> None:
-        await self._redis.delete(self._keys.slot(key.token()))
+        await self._redis.delete(self._keys.slot(key.person_id, key.token()))
 
     @_translated
     async def slot(self, key: DeliveryKey) -> DeliverySlot | None:
-        raw = await self._redis.get(self._keys.slot(key.token()))
+        raw = await self._redis.get(self._keys.slot(key.person_id, key.token()))
         return None if raw is None else codec.slot_from(key, raw)
 
     # ------------------------------------------------ cards to update
     @_translated
     async def add_card(self, card: CardRecord) -> None:
         name = self._keys.cards(card.delivery.clarification_id)
-        async with self._redis.pipeline(transaction=True) as pipe:
+        async with self._redis.pipeline(transaction=False) as pipe:  # one key: both run
             pipe.hset(name, card.delivery.token(), codec.card_json(card))
-            pipe.expire(name, k.CARDS_TTL_SECONDS)
+            pipe.expire(name, self._ttls.cards)
             await pipe.execute()
 
     @_translated
@@ -262,24 +237,29 @@ class RedisStore:
         threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         start = codec.epoch(now)
-        names = [self._keys.admission(key.token()), self._keys.cap(day, key.person_id),
-                 self._keys.window(key.person_id), self._keys.batches_due,
-                 self._keys.slot(key.token())]
+        person, ttl = key.person_id, self._ttls
+        names = [self._keys.admission(person, key.token()), self._keys.cap(day, person),
+                 self._keys.window(person), self._keys.digest(person),
+                 self._keys.slot(person, key.token())]
         fresh = "" if reserve_for is None else codec.slot_json(DeliverySlot(
             key=key, state=SlotState.RESERVED, worker_id=reserve_for, reserved_at=now))
+        batch = k.batch_id(person, start)
         args: list[str | int] = [
             codec.num(start), cap, threshold, int(batched), codec.num(start + window_seconds),
-            k.batch_id(key.person_id, start), self._keys.batch_prefix, key.person_id,
-            item.clarification_id, codec.item_json(item),
-            self._slot_ttl, k.CAP_TTL_SECONDS, k.window_ttl(window_seconds), self._slot_ttl,
-            fresh,
+            batch, k.batch_parts(batch)[1], item.clarification_id, codec.item_json(item),
+            ttl.slot, ttl.cap, ttl.window(window_seconds), ttl.slot, fresh,
         ]
-        raw, replayed, *held = await self._admit(keys=names, args=args)
+        raw, replayed, opened, *held = await self._admit(keys=names, args=args)
         doc: dict[str, Any] = json.loads(raw)
         due = doc.get("due_at")
         admission = Admission(decision=Decision(doc["decision"]), batch_id=doc.get("batch_id"),
                               due_at=None if due is None else codec.when(due),
                               replayed=bool(replayed))
+        if admission.batch_id is not None and (opened or replayed):
+            # the due set is no person's key: added after the script, again on a replay (a
+            # crash between the two), never moved (a claim's lease end stays)
+            await self._redis.zadd(self._keys.batches_due, {admission.batch_id: str(due)},
+                                   nx=True)
         if held:
             slot_raw, created = held
             return replace(admission, reserved=codec.slot_from(key, slot_raw),
@@ -296,21 +276,26 @@ class RedisStore:
     @_translated
     async def claim_batch(self, batch_id: str, *, now: datetime, lease_seconds: int
                           ) -> DigestBatch | None:
+        """Held in the due set first (one claim wins), then closed to new items and read in the
+        person's slot: an item admitted before that is in the batch, none after."""
         at = codec.epoch(now)
-        flat = await self._claim_batch(
-            keys=[self._keys.batch(batch_id), self._keys.batches_due],
-            args=[batch_id, codec.num(at), codec.num(at + lease_seconds)],
-        )
-        if not flat:
+        won = await self._claim_due(keys=[self._keys.batches_due],
+                                    args=[batch_id, codec.num(at), codec.num(at + lease_seconds)])
+        if not won:
             return None
-        return codec.batch_from(batch_id, dict(zip(flat[::2], flat[1::2], strict=True)))
+        person, start = k.batch_parts(batch_id)
+        flat = await self._take_batch(keys=[self._keys.digest(person)], args=[start])
+        if not flat:  # sent and forgotten, or expired: nothing to claim
+            await self._redis.zrem(self._keys.batches_due, batch_id)
+            return None
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        return codec.batch_from(batch_id, {**fields, "person": person})
 
     @_translated
     async def finish_batch(self, batch_id: str) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self._keys.batch(batch_id))
-            pipe.zrem(self._keys.batches_due, batch_id)
-            await pipe.execute()
+        person, start = k.batch_parts(batch_id)
+        await self._drop_batch(keys=[self._keys.digest(person)], args=[start])
+        await self._redis.zrem(self._keys.batches_due, batch_id)
 
     # ------------------------------------------------ once-only markers
     @_translated
@@ -338,7 +323,7 @@ class RedisStore:
     @_translated
     async def conversation_put(self, tenant_id: str, aad_object_id: str, reference_json: str,
                                *, now: datetime) -> None:
-        expires = now + timedelta(seconds=k.CONVERSATION_TTL_SECONDS)
+        expires = now + timedelta(seconds=self._ttls.conversation)
         await self._redis.set(self._keys.conversation(tenant_id, aad_object_id), reference_json,
                               exat=int(expires.timestamp()))
 
@@ -369,9 +354,12 @@ class RedisStore:
     async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
                             now: datetime) -> Acceptance:
         doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at)
-        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key)]
+        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key),
+                 self._keys.outbox_keys]
         verdict = await self._outbox_accept(keys=names, args=[
-            entry_id, doc, codec.num(codec.epoch(now)), acted_at, k.ORDER_TTL_SECONDS])
+            entry_id, doc, codec.num(codec.epoch(now)), acted_at, order_key, self._outbox_max])
+        if verdict == "full":
+            raise OutboxFull()
         return Acceptance(verdict)
 
     @_translated
@@ -379,10 +367,9 @@ class RedisStore:
                            entry_id: str | None = None) -> list[OutboxEntry]:
         at = codec.epoch(now)
         names = [self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts,
-                 self._keys.outbox_failures]
+                 self._keys.outbox_failures, self._keys.outbox_keys, self._keys.outbox_leases]
         flat = await self._outbox_claim(keys=names, args=[
-            codec.num(at), codec.num(at + lease_seconds), lease_seconds + _LEFTOVER_SECONDS, limit,
-            limit * _CLAIM_LOOKAHEAD + 16, self._keys.order_prefix, self._keys.order_lease_prefix,
+            codec.num(at), codec.num(at + lease_seconds), limit, limit * _CLAIM_LOOKAHEAD + 16,
             entry_id or "", codec.num(at + _HELD_KEY_RECHECK_SECONDS)])
         rows = zip(flat[::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
         return [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
@@ -391,26 +378,27 @@ class RedisStore:
 
     @_translated
     async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
-        names = [self._keys.outbox_due, self._keys.outbox_failures,
-                 self._keys.order_lease(entry.order_key)]
+        names = [self._keys.outbox_due, self._keys.outbox_failures, self._keys.outbox_leases]
         await self._outbox_retry(keys=names, args=[entry.entry_id, codec.num(codec.epoch(at)),
-                                                   int(failed)])
+                                                   int(failed), entry.order_key])
 
     @_translated
     async def outbox_done(self, entry: OutboxEntry) -> None:
         names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
                  self._keys.outbox_failures, self._keys.order(entry.order_key),
-                 self._keys.order_lease(entry.order_key)]
+                 self._keys.outbox_keys, self._keys.outbox_leases]
         await self._outbox_done(keys=names, args=[entry.entry_id, entry.acted_at,
-                                                  k.ORDER_TTL_SECONDS])
+                                                  self._ttls.order, entry.order_key])
 
     @_translated
     async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
         names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
                  self._keys.outbox_failures, self._keys.outbox_parked,
-                 self._keys.order_lease(entry.order_key)]
+                 self._keys.order(entry.order_key), self._keys.outbox_keys,
+                 self._keys.outbox_leases]
         await self._outbox_park(keys=names, args=[entry.entry_id, reason,
-                                                  codec.num(codec.epoch(now))])
+                                                  codec.num(codec.epoch(now)), entry.order_key,
+                                                  self._ttls.order])
 
     @_translated
     async def erase_person(self, person_id: str, *, chat_users: Sequence[str]) -> dict[str, int]:

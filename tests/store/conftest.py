@@ -1,25 +1,37 @@
-"""Fixtures for the store's contract suite: every test runs against memory and a real Redis.
+"""Fixtures for the store's contract suite: every test runs against memory, a real Redis and a
+real Redis Cluster.
 
 The Redis side uses database 15, flushed before each test, and a key prefix unique to the test.
+The cluster (three masters of Debian's redis-server on 127.0.0.1, ports ``CLUSTER_PORTS``) is
+started once per session and flushed before each test that uses it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 import pytest
 import redis.asyncio as aioredis
+from redis._parsers.commands import AsyncCommandsParser
+from redis.asyncio.cluster import RedisCluster
 
 from bot.clock import ManualClock
 from bot.store.base import Admission, DeliveryKey, DigestItem, Store
+from bot.store.connect import client_for, parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from tests.redis_url import TEST_REDIS
+from tests.support.redis_cluster import LocalCluster, have_redis_server
 
 REDIS_URL = f"{TEST_REDIS}/15"
+CLUSTER_PORTS = (20201, 20202, 20203)
+KINDS = ["memory", "redis", "cluster"]
+Client = aioredis.Redis | RedisCluster
 T0 = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
 DAY = "2026-07-06"
 WINDOW = 1800  # the default digest window: 30 minutes
@@ -51,39 +63,86 @@ class Backend:
     kind: str
     prefix: str
     clock: ManualClock
-    clients: list[aioredis.Redis] = field(default_factory=list)
+    url: str = REDIS_URL
+    clients: list[Client] = field(default_factory=list)
     memory: MemoryStore | None = None
+
+    def client(self) -> Client:
+        """A new client."""
+        made = client_for(parse_redis_url(self.url), password=None, max_connections=50)
+        self.clients.append(made)
+        return made
 
     def open(self) -> Store:
         if self.kind == "memory":
             if self.memory is None:
                 self.memory = MemoryStore(clock=self.clock)
             return self.memory
-        client = aioredis.from_url(REDIS_URL, decode_responses=True)
-        self.clients.append(client)
-        return RedisStore(client, prefix=self.prefix)
+        return RedisStore(self.client(), prefix=self.prefix)
 
     async def aclose(self) -> None:
         for client in self.clients:
             await client.aclose()
 
 
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Three local masters, started once for the session (skipped only without redis-server)."""
+    if not have_redis_server():
+        pytest.skip("needs redis-server and redis-cli (Debian: redis-server, redis-tools)")
+    workdir = Path(tmp_path_factory.mktemp("redis-cluster"))
+    with LocalCluster(CLUSTER_PORTS, workdir=workdir) as cluster, \
+            pytest.MonkeyPatch.context() as mp:
+        mp.setattr(AsyncCommandsParser, "initialize", _command_table_read_once())
+        yield cluster
+
+
+def _command_table_read_once() -> Callable[..., Awaitable[None]]:
+    """A cluster client starts by reading and parsing the server's whole command table (about
+    0.1 s of CPU); the suite's clients all talk to the same servers, so one read serves all."""
+    original = AsyncCommandsParser.initialize
+    table: dict[str, Any] = {}
+
+    async def initialize(self: AsyncCommandsParser, node: Any = None) -> None:
+        if not table:
+            await original(self, node)
+            table.update(self.commands)
+        if node:
+            self.node = node
+        self.commands = dict(table)
+
+    return initialize
+
+
+def _url(kind: str, request: pytest.FixtureRequest) -> str:
+    if kind == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        return cluster.url
+    return REDIS_URL
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    """The URL of a real Redis: the standalone server's database 15, or the local cluster."""
+    return _url(request.param, request)
+
+
 @pytest.fixture
-async def redis_db() -> AsyncIterator[aioredis.Redis]:
-    """A client on database 15, flushed before the test (real Redis: no fakes, no skipping)."""
-    client = aioredis.from_url(REDIS_URL, decode_responses=True)
+async def redis_db(redis_url: str) -> AsyncIterator[Client]:
+    """A client on that Redis, flushed before the test (real Redis: no fakes, no skipping)."""
+    client = client_for(parse_redis_url(redis_url), password=None, max_connections=50)
     await client.flushdb()
     yield client
     await client.aclose()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=KINDS)
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
     made = Backend(kind=request.param, prefix=f"t{uuid4().hex[:10]}", clock=ManualClock(T0))
     if made.kind == "redis":
-        flusher = aioredis.from_url(REDIS_URL, decode_responses=True)
-        made.clients.append(flusher)
-        await flusher.flushdb()
+        await made.client().flushdb()
+    elif made.kind == "cluster":  # the test's own prefix keeps it apart: no flush across nodes
+        made.url = _url(made.kind, request)
     yield made
     await made.aclose()
 
