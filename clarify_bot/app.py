@@ -95,11 +95,13 @@ def _core(settings: Settings) -> CoreClient:
 
 
 def _store(settings: Settings) -> Store:
-    if settings.store.backend == "memory":
-        return MemoryStore()
+    table = settings.store
+    if table.backend == "memory":
+        return MemoryStore(ttls=table.ttls(), outbox_max=table.outbox_max_entries)
     password = settings.secrets.redis_password
     return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
-                               password=password.get_secret_value() if password else None)
+                               password=password.get_secret_value() if password else None,
+                               ttls=table.ttls(), outbox_max=table.outbox_max_entries)
 
 
 def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
@@ -129,6 +131,7 @@ def _consumers(settings: Settings, answers: AnswerService, store: Store) -> Outb
                                                         poll_seconds=table.poll_seconds))
     answers.on_queued = consumers.wake
     REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
+    REGISTRY.set("clarify_outbox_limit_entries", settings.store.outbox_max_entries)
     REGISTRY.gauges["clarify_outbox_parked_entries"] = _gauge(store.outbox_parked)
     REGISTRY.gauges["clarify_outbox_oldest_due_seconds"] = \
         lambda: store.outbox_overdue(now=answers.clock.now())

@@ -45,7 +45,7 @@ from adapters.slack.edge import (
 )
 from adapters.slack.render import render
 from bot.aio import drain
-from bot.answers import AnswerService, AnswerStatus, Callback
+from bot.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
 from bot.channel import ChannelError
 from bot.clock import Clock
@@ -53,7 +53,7 @@ from bot.core import models as m
 from bot.declines import DeclineStatus
 from bot.interactions import ChatUser, Interactions
 from bot.metrics import REGISTRY
-from bot.store.errors import StoreError
+from bot.store.errors import OutboxFull, StoreError
 from cards import slack as blocks
 from cards import text as card_text
 from cards.actions import ActionCodec, ActionKind, custom_input_ids, read_custom_answer
@@ -125,7 +125,11 @@ class SlackAdapter:
             try:
                 await self._accept_click(read.click, request.headers.get(TIMESTAMP_HEADER))
             except NotDurable as exc:
-                return refusal_response(503, "answer_not_durable", field_name=exc.cause)
+                full = exc.cause == OutboxFull.__name__
+                refused = refusal_response(503, "outbox_full" if full else "answer_not_durable",
+                                           field_name=exc.cause)
+                refused.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
+                return refused
             return web.Response(status=200)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,

@@ -2,22 +2,19 @@
 real Redis Cluster.
 
 The Redis side uses database 15, flushed before each test, and a key prefix unique to the test.
-The cluster (three masters of Debian's redis-server on 127.0.0.1, ports ``CLUSTER_PORTS``) is
-started once per session and flushed before each test that uses it.
+The cluster (``redis_cluster`` in tests/conftest.py) is started once per session; each test
+keeps to its own key prefix there.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 from uuid import uuid4
 
 import pytest
 import redis.asyncio as aioredis
-from redis._parsers.commands import AsyncCommandsParser
 from redis.asyncio.cluster import RedisCluster
 
 from bot.clock import ManualClock
@@ -26,10 +23,9 @@ from bot.store.connect import client_for, parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from tests.redis_url import TEST_REDIS
-from tests.support.redis_cluster import LocalCluster, have_redis_server
+from tests.support.redis_cluster import LocalCluster
 
 REDIS_URL = f"{TEST_REDIS}/15"
-CLUSTER_PORTS = (20201, 20202, 20203)
 KINDS = ["memory", "redis", "cluster"]
 Client = aioredis.Redis | RedisCluster
 T0 = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
@@ -83,35 +79,6 @@ class Backend:
     async def aclose(self) -> None:
         for client in self.clients:
             await client.aclose()
-
-
-@pytest.fixture(scope="session")
-def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
-    """Three local masters, started once for the session (skipped only without redis-server)."""
-    if not have_redis_server():
-        pytest.skip("needs redis-server and redis-cli (Debian: redis-server, redis-tools)")
-    workdir = Path(tmp_path_factory.mktemp("redis-cluster"))
-    with LocalCluster(CLUSTER_PORTS, workdir=workdir) as cluster, \
-            pytest.MonkeyPatch.context() as mp:
-        mp.setattr(AsyncCommandsParser, "initialize", _command_table_read_once())
-        yield cluster
-
-
-def _command_table_read_once() -> Callable[..., Awaitable[None]]:
-    """A cluster client starts by reading and parsing the server's whole command table (about
-    0.1 s of CPU); the suite's clients all talk to the same servers, so one read serves all."""
-    original = AsyncCommandsParser.initialize
-    table: dict[str, Any] = {}
-
-    async def initialize(self: AsyncCommandsParser, node: Any = None) -> None:
-        if not table:
-            await original(self, node)
-            table.update(self.commands)
-        if node:
-            self.node = node
-        self.commands = dict(table)
-
-    return initialize
 
 
 def _url(kind: str, request: pytest.FixtureRequest) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Sequence
@@ -30,6 +31,27 @@ import redis
 
 HOST = "127.0.0.1"
 NODE_TIMEOUT_MS = 1000
+
+
+def free_ports(count: int, *, low: int, high: int) -> list[int]:
+    """``count`` ports from ``low`` to ``high`` that nothing listens on, each with its cluster
+    bus port (port + 10000) free too: two test runs on one machine do not collide."""
+    found: list[int] = []
+    for port in range(low, high + 1):
+        if all(_free(p) for p in (port, port + 10000)):
+            found.append(port)
+            if len(found) == count:
+                return found
+    raise RuntimeError(f"fewer than {count} free ports from {low} to {high}")
+
+
+def _free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
 
 
 def have_redis_server() -> bool:
