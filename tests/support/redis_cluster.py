@@ -13,6 +13,11 @@ choosing, bound to 127.0.0.1 on the ports the caller names. Nothing here is used
         cluster.wait_healthy()        # ...its replica takes over (node timeout: 1 s)
         cluster.restart(port)         # it comes back as a replica
         cluster.failover(cluster.replicas()[0])   # or a graceful CLUSTER FAILOVER
+        cluster.replica_of(cluster.master_of("clarify:{outbox}:entries"))  # whose slot
+
+    LocalSentinel(master_port=..., replica_port=..., sentinel_port=..., workdir=tmp) is the same
+    for Sentinel: ``.url`` (redis+sentinel://...), ``.failover()`` (SENTINEL FAILOVER),
+    ``.master()``. ``free_ports(n, low=, high=)`` finds ports (and bus ports) nothing uses.
 """
 
 from __future__ import annotations
@@ -164,8 +169,9 @@ class LocalCluster:
             rows = []
             for line in text.strip().splitlines():
                 parts = line.split()
-                rows.append({"port": parts[1].split("@")[0].rsplit(":", 1)[1],
-                             "flags": parts[2], "slots": " ".join(parts[8:])})
+                rows.append({"id": parts[0], "port": parts[1].split("@")[0].rsplit(":", 1)[1],
+                             "flags": parts[2], "master": parts[3],
+                             "slots": " ".join(parts[8:])})
             return rows
         raise TimeoutError("no cluster node answers")
 
@@ -177,6 +183,26 @@ class LocalCluster:
     def replicas(self) -> list[int]:
         return sorted(int(n["port"]) for n in self._nodes()
                       if "slave" in n["flags"] and "fail" not in n["flags"])
+
+    def master_of(self, key: str) -> int:
+        """The port of the live master that serves ``key``'s slot."""
+        port = self.masters()[0]
+        slot = int(_client(port).execute_command("CLUSTER", "KEYSLOT", key))
+        for node in self._nodes():
+            if "master" not in node["flags"] or "fail" in node["flags"]:
+                continue
+            for span in node["slots"].split():
+                low, _, high = span.partition("-")
+                if low.isdigit() and int(low) <= slot <= int(high or low):
+                    return int(node["port"])
+        raise LookupError("no master serves that slot")
+
+    def replica_of(self, master_port: int) -> int:
+        """The port of a live replica of the master on ``master_port``."""
+        nodes = self._nodes()
+        master = next(n["id"] for n in nodes if int(n["port"]) == master_port)
+        return next(int(n["port"]) for n in nodes
+                    if n["master"] == master and "fail" not in n["flags"])
 
     def wait_healthy(self, timeout: float = 30) -> None:
         """Every live node says cluster_state:ok and agrees that all 16384 slots are served."""
