@@ -96,6 +96,7 @@ def _core(settings: Settings) -> CoreClient:
 
 def _store(settings: Settings) -> Store:
     table = settings.store
+    REGISTRY.set("clarify_outbox_limit_entries", table.outbox_max_entries)
     if table.backend == "memory":
         return MemoryStore(ttls=table.ttls(), outbox_max=table.outbox_max_entries)
     password = settings.secrets.redis_password
@@ -131,7 +132,6 @@ def _consumers(settings: Settings, answers: AnswerService, store: Store) -> Outb
                                                         poll_seconds=table.poll_seconds))
     answers.on_queued = consumers.wake
     REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
-    REGISTRY.set("clarify_outbox_limit_entries", settings.store.outbox_max_entries)
     REGISTRY.gauges["clarify_outbox_parked_entries"] = _gauge(store.outbox_parked)
     REGISTRY.gauges["clarify_outbox_oldest_due_seconds"] = \
         lambda: store.outbox_overdue(now=answers.clock.now())

@@ -126,10 +126,10 @@ class SlackAdapter:
                 await self._accept_click(read.click, request.headers.get(TIMESTAMP_HEADER))
             except NotDurable as exc:
                 full = exc.cause == OutboxFull.__name__
-                refused = refusal_response(503, "outbox_full" if full else "answer_not_durable",
+                busy = refusal_response(503, "outbox_full" if full else "answer_not_durable",
                                            field_name=exc.cause)
-                refused.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
-                return refused
+                busy.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
+                return busy
             return web.Response(status=200)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
