@@ -127,7 +127,7 @@ class SlackAdapter:
             except NotDurable as exc:
                 full = exc.cause == OutboxFull.__name__
                 busy = refusal_response(503, "outbox_full" if full else "answer_not_durable",
-                                           field_name=exc.cause)
+                                      field_name=exc.cause)
                 busy.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
                 return busy
             return web.Response(status=200)
