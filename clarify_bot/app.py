@@ -102,7 +102,8 @@ def _store(settings: Settings) -> Store:
     password = settings.secrets.redis_password
     return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
                                password=password.get_secret_value() if password else None,
-                               ttls=table.ttls(), outbox_max=table.outbox_max_entries)
+                               ttls=table.ttls(), outbox_max=table.outbox_max_entries,
+                               migrate=True)
 
 
 def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,

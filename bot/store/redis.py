@@ -62,8 +62,8 @@ def _translated[**P, R](
     async def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             store = args[0]
-            if isinstance(store, RedisStore) and store._discover is not None:
-                await store._discovered()
+            if isinstance(store, RedisStore) and store._starting is not None:
+                await store._started()
             return await method(*args, **kwargs)
         except StoreError:
             raise
@@ -85,7 +85,8 @@ class RedisStore:
 
     def __init__(self, redis: Client, *, prefix: str = k.DEFAULT_PREFIX,
                  slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
-                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, owns_client: bool = False) -> None:
+                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, owns_client: bool = False,
+                 migrate: bool = False) -> None:
         if not redis.get_connection_kwargs().get("decode_responses"):
             raise ValueError("the store needs a Redis client with decode_responses=True")
         self._redis = redis
@@ -97,9 +98,12 @@ class RedisStore:
         self._outbox_max = outbox_max
         self._owns_client = owns_client
         self._closed = False
-        # a cluster client learns the cluster's layout on its first command; many first commands
-        # at once would each start that (and break each other's connections): one does, first
-        self._discover = asyncio.Lock() if isinstance(redis, RedisCluster) else None
+        # before the first command, once: a cluster client learns the cluster's layout (many
+        # first commands at once would each start that, and break each other's connections);
+        # with ``migrate``, a single server's keys of an earlier release move (bot.store.migrate)
+        self._migrate = migrate and not isinstance(redis, RedisCluster)
+        cluster = isinstance(redis, RedisCluster)
+        self._starting = asyncio.Lock() if cluster or self._migrate else None
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
         self._record_sent = redis.register_script(scripts.RECORD_SENT)
@@ -117,21 +121,27 @@ class RedisStore:
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
                  slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
-                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, max_connections: int = 50
-                 ) -> RedisStore:
+                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, max_connections: int = 50,
+                 migrate: bool = False) -> RedisStore:
         """A store with its own client for a server, a cluster or Sentinel's master
         (``bot.store.connect``); on one server a burst past max_connections waits."""
         client = client_for(parse_redis_url(url), password=password,
                             max_connections=max_connections)
         return cls(client, prefix=prefix, slot_ttl=slot_ttl, ttls=ttls, outbox_max=outbox_max,
-                   owns_client=True)
+                   owns_client=True, migrate=migrate)
 
-    async def _discovered(self) -> None:
-        assert self._discover is not None and isinstance(self._redis, RedisCluster)
-        async with self._discover:
-            if self._discover is not None:
+    async def _started(self) -> None:
+        assert self._starting is not None
+        async with self._starting:
+            if self._starting is None:
+                return
+            if isinstance(self._redis, RedisCluster):
                 await self._redis.initialize()
-                self._discover = None
+            elif self._migrate:
+                from bot.store.migrate import migrate
+
+                await migrate(self._redis, self._keys, self._ttls)
+            self._starting = None
 
     async def __aenter__(self) -> Self:
         return self
