@@ -133,3 +133,34 @@ async def test_every_per_person_key_a_delivery_and_answer_leave_has_a_ttl(
 
 def _item(clarification_id: str) -> DigestItem:
     return DigestItem(clarification_id, "p1", 0, job_id=f"job-{clarification_id}")
+
+
+async def test_erasing_a_person_removes_their_keys_on_every_node(
+        redis_db: aioredis.Redis) -> None:
+    """erase_person finds one person's keys wherever their slot lives (every node of a cluster):
+    slots, admissions, caps, window, digest batches, card references, settled answers' markers
+    and leases; another person's keys and answers still waiting stay."""
+    prefix = "terase"
+    store = RedisStore(redis_db, prefix=prefix)
+    for person in ("p1", "p2"):
+        held = await store.admit(delivery("c1", person), item=_item("c1"), day=DAY, now=T0,
+                                 cap=5, threshold=1, window_seconds=WINDOW, batched=True,
+                                 reserve_for="w1")
+        assert held.reserved is not None
+        await store.record_sent(held.reserved, CardRecord(delivery("c1", person), "slack", "m"))
+        await admit(store, "c2", person_id=person, threshold=1)  # a digest batch
+    await store.outbox_accept("a1", "{}", order_key="c1|slack|acme|U1", acted_at=1, now=T0)
+    [entry] = await store.outbox_claim(now=T0, lease_seconds=30, limit=1)
+    await store.outbox_done(entry)
+    await store.outbox_accept("a2", "{}", order_key="c2|slack|acme|U1", acted_at=1, now=T0)
+    done = await store.erase_person("p1", chat_users=["U1"])
+    assert (done["delivery_slots"], done["admissions"], done["cap_counters"],
+            done["digest_windows"], done["digest_batches"], done["message_refs"]) == \
+        (1, 2, 1, 1, 1, 1)
+    assert done["answers_waiting_kept"] == 1 and done["answer_order_markers"] == 1
+    left = [name async for name in redis_db.scan_iter(match=f"{prefix}:*")]
+    assert not [n for n in left if "{p:p1}" in n]
+    assert [n for n in left if "{p:p2}" in n]
+    assert await store.slot(delivery("c1", "p2")) is not None
+    assert [c.delivery.person_id for c in await store.cards("c1")] == ["p2"]
+    assert await store.outbox_size() == 1
