@@ -59,14 +59,31 @@ redis.call('DEL', KEYS[1])
 """
 
 
+LAYOUT = "tagged-1"  # the value of ``<prefix>:layout`` once the per-person keys were moved
+
+
 async def migrate(redis: aioredis.Redis, keys: k.Keys, ttls: k.Ttls) -> int:
-    """Move the old layout's keys under ``keys.prefix``; returns how many keys moved."""
+    """Move the old layout's keys under ``keys.prefix``; returns how many keys moved.
+
+    The old outbox (a few fixed keys, no TTL) is looked at on every start, so answers that a
+    process of the earlier release accepted during a rolling upgrade move at the next start. The
+    per-person keys (found by SCAN, all with TTLs) are looked for until one run has finished:
+    ``<prefix>:layout`` then says so and later starts skip the scan."""
     p = keys.prefix
     moved = int(await redis.eval(
         _MOVE_OUTBOX, 11, *(f"{p}:outbox:{n}" for n in
                             ("entries", "attempts", "due", "failures", "parked")),
         keys.outbox_entries, keys.outbox_attempts, keys.outbox_due, keys.outbox_failures,
         keys.outbox_parked, keys.outbox_keys, f"{p}:order:"))
+    if await redis.get(f"{p}:layout") == LAYOUT:
+        return moved
+    moved += await _move_per_person(redis, keys, ttls)
+    await redis.set(f"{p}:layout", LAYOUT)
+    return moved
+
+
+async def _move_per_person(redis: aioredis.Redis, keys: k.Keys, ttls: k.Ttls) -> int:
+    p, moved = keys.prefix, 0
     async for name in redis.scan_iter(match=f"{p}:order:*", count=500):
         moved += int(await redis.renamenx(name, keys.order(name[len(f"{p}:order:"):])))
     async for name in redis.scan_iter(match=f"{p}:order-lease:*", count=500):
