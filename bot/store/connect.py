@@ -84,8 +84,9 @@ def parse_redis_url(url: str) -> RedisTarget:
 
 def client_for(target: RedisTarget, *, password: str | None,
                max_connections: int) -> aioredis.Redis | RedisCluster:
-    """A client with decoded replies; a burst past ``max_connections`` waits (standalone), or,
-    on a cluster, past that many per node fails as the store being unavailable."""
+    """A client with decoded replies. One server's pool makes a call past ``max_connections``
+    wait; a cluster's (per node) and Sentinel's fail it, so the store holds its calls to that
+    many at a time (``RedisStore.from_url``)."""
     if target.mode == "standalone":
         pool = aioredis.BlockingConnectionPool.from_url(
             target.url, password=password, decode_responses=True,

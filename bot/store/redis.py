@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Coroutine, Sequence
+from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime, timedelta
 from functools import wraps
@@ -55,22 +56,34 @@ def _seconds(ttl: timedelta | int) -> int:
 def _translated[**P, R](
     method: Callable[P, Coroutine[Any, Any, R]],
 ) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Turn the client library's errors into the store's own, value-free ones (and learn a
-    cluster's layout before the first command)."""
+    """Turn the client library's errors into the store's own, value-free ones (and, first,
+    learn a cluster's layout; and hold one of the store's ``max_concurrency`` turns)."""
 
     @wraps(method)
     async def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             store = args[0]
-            if isinstance(store, RedisStore) and store._starting is not None:
+            if not isinstance(store, RedisStore):
+                return await method(*args, **kwargs)
+            if store._starting is not None:
                 await store._started()
-            return await method(*args, **kwargs)
+            if store._gate is None or _GATED.get():
+                return await method(*args, **kwargs)
+            async with store._gate:
+                token = _GATED.set(True)  # a call inside a call takes no second turn
+                try:
+                    return await method(*args, **kwargs)
+                finally:
+                    _GATED.reset(token)
         except StoreError:
             raise
         except RedisError as exc:
             raise StoreUnavailable() from exc
 
     return call
+
+
+_GATED: ContextVar[bool] = ContextVar("clarify_store_gated", default=False)
 
 
 _RATE_TTL = 3600
@@ -86,7 +99,7 @@ class RedisStore:
     def __init__(self, redis: Client, *, prefix: str = k.DEFAULT_PREFIX,
                  slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES, owns_client: bool = False,
-                 migrate: bool = False) -> None:
+                 migrate: bool = False, max_concurrency: int | None = None) -> None:
         if not redis.get_connection_kwargs().get("decode_responses"):
             raise ValueError("the store needs a Redis client with decode_responses=True")
         self._redis = redis
@@ -104,6 +117,9 @@ class RedisStore:
         self._migrate = migrate and not isinstance(redis, RedisCluster)
         cluster = isinstance(redis, RedisCluster)
         self._starting = asyncio.Lock() if cluster or self._migrate else None
+        # a cluster's or Sentinel's client fails a call past its connection limit instead of
+        # waiting for a free connection (one server's blocking pool waits): wait here instead
+        self._gate = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
         self._record_sent = redis.register_script(scripts.RECORD_SENT)
@@ -124,11 +140,12 @@ class RedisStore:
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES, max_connections: int = 50,
                  migrate: bool = False) -> RedisStore:
         """A store with its own client for a server, a cluster or Sentinel's master
-        (``bot.store.connect``); on one server a burst past max_connections waits."""
-        client = client_for(parse_redis_url(url), password=password,
-                            max_connections=max_connections)
+        (``bot.store.connect``); a burst past max_connections waits for a free one."""
+        target = parse_redis_url(url)
+        client = client_for(target, password=password, max_connections=max_connections)
+        gate = None if target.mode == "standalone" else max_connections
         return cls(client, prefix=prefix, slot_ttl=slot_ttl, ttls=ttls, outbox_max=outbox_max,
-                   owns_client=True, migrate=migrate)
+                   owns_client=True, migrate=migrate, max_concurrency=gate)
 
     async def _started(self) -> None:
         assert self._starting is not None
