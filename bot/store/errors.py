@@ -17,6 +17,12 @@ Messages are value-free: they never repeat keys, tokens or payloads.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from functools import wraps
+from typing import Any
+
+from redis.exceptions import RedisError
+
 from bot.errors import BotError
 
 
@@ -42,3 +48,26 @@ class StoreUnavailable(StoreError):
 class OutboxFull(StoreError):
     def __init__(self) -> None:
         super().__init__("answer outbox full")
+
+
+def translated[**P, R](
+    method: Callable[P, Coroutine[Any, Any, R]],
+) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Turn the Redis client's errors into the store's own, value-free ones. A store that has a
+    ``_turn()`` (``RedisStore``: its client started, one of its concurrent turns held) runs
+    each call inside it."""
+
+    @wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            turn = getattr(args[0], "_turn", None) if args else None
+            if turn is None:
+                return await method(*args, **kwargs)
+            async with turn():
+                return await method(*args, **kwargs)
+        except StoreError:
+            raise
+        except RedisError as exc:
+            raise StoreUnavailable() from exc
+
+    return call

@@ -29,6 +29,7 @@ from bot.store.codec import card_order
 from bot.store.errors import SlotNotFound
 from bot.store.expiring import Expiring
 from bot.store.memory_outbox import MemoryOutbox, due_first
+from bot.store.notices import MemoryNotices
 
 _RATE_TTL = 3600
 
@@ -50,12 +51,13 @@ class _Batch:
     claimed: bool = False
 
 
-class MemoryStore(MemoryOutbox):
+class MemoryStore(MemoryOutbox, MemoryNotices):
     def __init__(self, *, clock: Clock | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES) -> None:
         self._clock = clock = clock or SystemClock()
         self._ttls = ttls or k.Ttls()
         self._lock = asyncio.Lock()
+        self._notice_lists = {}
         self._slots: Expiring[str, DeliverySlot] = Expiring(clock)
         self._latest: dict[tuple[str, str], tuple[str, datetime]] = {}
         self._buckets: Expiring[str, tuple[float, datetime]] = Expiring(clock)

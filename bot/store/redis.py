@@ -8,22 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime, timedelta
-from functools import wraps
 from types import TracebackType
 from typing import Any, Self, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisError
 
 from bot.store import codec, scripts
 from bot.store import keys as k
 from bot.store.base import (
-    Acceptance,
     Admission,
     CardRecord,
     Decision,
@@ -31,18 +29,14 @@ from bot.store.base import (
     DeliverySlot,
     DigestBatch,
     DigestItem,
-    OutboxEntry,
     SlotState,
 )
 from bot.store.connect import client_for, parse_redis_url
-from bot.store.errors import (
-    OutboxFull,
-    SlotContended,
-    SlotNotFound,
-    StoreError,
-    StoreUnavailable,
-)
+from bot.store.errors import SlotContended, SlotNotFound
+from bot.store.errors import translated as _translated
 from bot.store.group import GroupCommit
+from bot.store.notices import RedisNotices
+from bot.store.redis_outbox import RedisOutbox
 
 Client = aioredis.Redis | RedisCluster
 
@@ -53,47 +47,14 @@ def _seconds(ttl: timedelta | int) -> int:
     return int(ttl.total_seconds()) if isinstance(ttl, timedelta) else int(ttl)
 
 
-def _translated[**P, R](
-    method: Callable[P, Coroutine[Any, Any, R]],
-) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Turn the client library's errors into the store's own, value-free ones (and, first,
-    learn a cluster's layout; and hold one of the store's ``max_concurrency`` turns)."""
-
-    @wraps(method)
-    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            store = args[0]
-            if not isinstance(store, RedisStore):
-                return await method(*args, **kwargs)
-            if store._starting is not None:
-                await store._started()
-            if store._gate is None or _GATED.get():
-                return await method(*args, **kwargs)
-            async with store._gate:
-                token = _GATED.set(True)  # a call inside a call takes no second turn
-                try:
-                    return await method(*args, **kwargs)
-                finally:
-                    _GATED.reset(token)
-        except StoreError:
-            raise
-        except RedisError as exc:
-            raise StoreUnavailable() from exc
-
-    return call
-
-
-_GATED: ContextVar[bool] = ContextVar("clarify_store_gated", default=False)
+# set while a call holds one of its store's turns: a call inside it takes no second turn
+_IN_TURN: ContextVar[bool] = ContextVar("clarify_store_in_turn", default=False)
 
 
 _RATE_TTL = 3600
-# A claim looks at this many due entries per wanted one (some keys may be held by other claims);
-# an entry whose key is held is looked at again this much later, behind the other due entries.
-_CLAIM_LOOKAHEAD = 4
-_HELD_KEY_RECHECK_SECONDS = 0.2
 
 
-class RedisStore:
+class RedisStore(RedisOutbox, RedisNotices):
     """The production store. It closes the client on ``aclose`` only when it made the client."""
 
     def __init__(self, redis: Client, *, prefix: str = k.DEFAULT_PREFIX,
@@ -133,6 +94,7 @@ class RedisStore:
         self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
         self._outbox_park = redis.register_script(scripts.OUTBOX_PARK)
         self._rate_take = redis.register_script(scripts.RATE_TAKE)
+        self._notice_scripts()
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
@@ -146,6 +108,22 @@ class RedisStore:
         gate = None if target.mode == "standalone" else max_connections
         return cls(client, prefix=prefix, slot_ttl=slot_ttl, ttls=ttls, outbox_max=outbox_max,
                    owns_client=True, migrate=migrate, max_concurrency=gate)
+
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """Around every call (``bot.store.errors.translated``): the client started first, then
+        one of ``max_concurrency`` turns held (a call inside a call takes no second one)."""
+        if self._starting is not None:
+            await self._started()
+        if self._gate is None or _IN_TURN.get():
+            yield
+            return
+        async with self._gate:
+            token = _IN_TURN.set(True)
+            try:
+                yield
+            finally:
+                _IN_TURN.reset(token)
 
     async def _started(self) -> None:
         assert self._starting is not None
@@ -376,57 +354,6 @@ class RedisStore:
         await self._rate_take(keys=[self._keys.rate(bucket)], args=[
             rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, seconds, 0])
 
-    # ------------------------------------------------ answer outbox (durable)
-    @_translated
-    async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
-                            now: datetime) -> Acceptance:
-        doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at)
-        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key),
-                 self._keys.outbox_keys]
-        verdict = await self._outbox_accept(keys=names, args=[
-            entry_id, doc, codec.num(codec.epoch(now)), acted_at, order_key, self._outbox_max])
-        if verdict == "full":
-            raise OutboxFull()
-        return Acceptance(verdict)
-
-    @_translated
-    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int,
-                           entry_id: str | None = None) -> list[OutboxEntry]:
-        at = codec.epoch(now)
-        names = [self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts,
-                 self._keys.outbox_failures, self._keys.outbox_keys, self._keys.outbox_leases]
-        flat = await self._outbox_claim(keys=names, args=[
-            codec.num(at), codec.num(at + lease_seconds), limit, limit * _CLAIM_LOOKAHEAD + 16,
-            entry_id or "", codec.num(at + _HELD_KEY_RECHECK_SECONDS)])
-        rows = zip(flat[::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
-        return [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
-                                  stale=bool(stale))
-                for entry_id, raw, attempts, failures, stale in rows]
-
-    @_translated
-    async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
-        names = [self._keys.outbox_due, self._keys.outbox_failures, self._keys.outbox_leases]
-        await self._outbox_retry(keys=names, args=[entry.entry_id, codec.num(codec.epoch(at)),
-                                                   int(failed), entry.order_key])
-
-    @_translated
-    async def outbox_done(self, entry: OutboxEntry) -> None:
-        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
-                 self._keys.outbox_failures, self._keys.order(entry.order_key),
-                 self._keys.outbox_keys, self._keys.outbox_leases]
-        await self._outbox_done(keys=names, args=[entry.entry_id, entry.acted_at,
-                                                  self._ttls.order, entry.order_key])
-
-    @_translated
-    async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
-        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
-                 self._keys.outbox_failures, self._keys.outbox_parked,
-                 self._keys.order(entry.order_key), self._keys.outbox_keys,
-                 self._keys.outbox_leases]
-        await self._outbox_park(keys=names, args=[entry.entry_id, reason,
-                                                  codec.num(codec.epoch(now)), entry.order_key,
-                                                  self._ttls.order])
-
     @_translated
     async def erase_person(self, person_id: str, *, chat_users: Sequence[str]) -> dict[str, int]:
         """Delete what the store holds for one person (``bot.store.erasure``): counts by kind."""
@@ -434,17 +361,3 @@ class RedisStore:
 
         return await erase_person(self._redis, self._keys, person_id=person_id,
                                   chat_users=chat_users)
-
-    @_translated
-    async def outbox_size(self) -> int:
-        return await self._redis.hlen(self._keys.outbox_entries)
-
-    @_translated
-    async def outbox_parked(self) -> int:
-        return await self._redis.hlen(self._keys.outbox_parked)
-
-    async def outbox_overdue(self, *, now: datetime) -> float:
-        first = await self._redis.zrange(self._keys.outbox_due, 0, 0, withscores=True)
-        if not first:
-            return 0.0
-        return max(0.0, codec.epoch(now) - float(first[0][1]))
