@@ -84,6 +84,14 @@ class Metrics:
         self._counter("clarify_credential_failures_total",
                       "Credential checks a dependency refused, by dependency (store, core, "
                       "slack, teams).", dependency=())
+        self._counter("clarify_attention_queues_total",
+                      "Steward attention queues asked for (Slack App Home, Teams queue), by how "
+                      "they were answered: built from the core, remembered, shared with a build "
+                      "running, unavailable.", outcome=())
+        self._counter("clarify_slack_home_total",
+                      "Slack App Home opens and re-publishes, by outcome (published; "
+                      "not_served: a workspace mapped to no tenant, nothing published; "
+                      "not_published: Slack refused).", outcome=())
         self._counter("clarify_requests_refused_total",
                       "Requests refused by an abuse limit (ip, user, body, tasks), by limit and "
                       "platform (none: health and metrics).", limit=(), platform=())
