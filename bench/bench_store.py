@@ -1,6 +1,7 @@
 """Rough throughput of the store's hot paths (admit, reserve, outbox claim) on memory and Redis.
 
 Run: .venv/bin/python bench/bench_store.py [--url redis://127.0.0.1:6379/15] [--n 2000]
+(--url takes every form redis.url does: redis+cluster://..., redis+sentinel://...)
 It writes under a throw-away prefix and deletes its keys afterwards; it never flushes a database.
 """
 
@@ -13,9 +14,8 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from uuid import uuid4
 
-import redis.asyncio as aioredis
-
 from bot.store.base import DeliveryKey, DigestItem, Store
+from bot.store.connect import client_for, parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 
@@ -54,7 +54,7 @@ async def main() -> None:
     prefix = f"bench{uuid4().hex[:8]}"
     async with RedisStore.from_url(args.url, prefix=prefix, max_connections=32) as store:
         await bench("redis", store, args.n)
-    client = aioredis.from_url(args.url, decode_responses=True)
+    client = client_for(parse_redis_url(args.url), password=None, max_connections=4)
     async for name in client.scan_iter(f"{prefix}:*"):
         await client.delete(name)
     await client.aclose()

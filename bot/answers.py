@@ -35,6 +35,7 @@ from bot.followups import Answered, Followups, Note
 from bot.metrics import REGISTRY
 from bot.recent import Recent
 from bot.store.base import Acceptance, OutboxEntry, Store
+from bot.store.errors import OutboxFull
 from cards.views import OutcomeView
 
 log = structlog.get_logger("clarify.answers")
@@ -133,6 +134,9 @@ class AnswerStatus(StrEnum):
 
 
 REGISTRY.preset("clarify_answers_total", verdict=AnswerStatus)
+# what a refusal of an answer that could not be made durable (store down, outbox full) asks the
+# platform to wait before trying again (its Retry-After)
+NOT_DURABLE_RETRY_AFTER_SECONDS = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,9 +190,13 @@ class AnswerService:
                                "A callback came from a workspace mapped to no tenant.")
             return AnswerStatus.OUT_OF_SCOPE
         cb = _with_acted(cb, self.clock)
-        got = await self.store.outbox_accept(cb.entry_id(), cb.to_json(),
-                                             order_key=cb.order_key(), acted_at=cb.acted_at,
-                                             now=self.clock.now())
+        try:
+            got = await self.store.outbox_accept(cb.entry_id(), cb.to_json(),
+                                                 order_key=cb.order_key(), acted_at=cb.acted_at,
+                                                 now=self.clock.now())
+        except OutboxFull:  # nothing stored: the caller refuses, the platform or person retries
+            REGISTRY.inc("clarify_outbox_full_total")
+            raise
         if got is Acceptance.QUEUED:
             if wake and self.on_queued is not None:
                 self.on_queued()

@@ -76,6 +76,8 @@ class Metrics:
                       reason=reasons)
         self._counter("clarify_answers_total", "Callbacks handled, by verdict.", verdict=())
         self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
+        self._counter("clarify_outbox_full_total",
+                      "Answers refused (503, not acknowledged) because the outbox was full.")
         self._counter("clarify_core_errors_total",
                       "Core calls that failed, by error code (HTTP status or transport error).",
                       code=())
@@ -111,6 +113,8 @@ class Metrics:
                         "Time from a job becoming available at the core to its lease here.",
                         WAIT_BUCKETS)
         self._gauge("clarify_outbox_entries", "Answers waiting in the outbox for the core.")
+        self._gauge("clarify_outbox_limit_entries",
+                    "The most answers the outbox holds (store.outbox_max_entries).")
         self._gauge("clarify_outbox_parked_entries",
                     "Answers set aside in the outbox after failing too often.")
         self._gauge("clarify_outbox_oldest_due_seconds",

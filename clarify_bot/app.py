@@ -100,11 +100,15 @@ def _core(settings: Settings) -> CoreClient:
 
 
 def _store(settings: Settings) -> Store:
-    if settings.store.backend == "memory":
-        return MemoryStore()
+    table = settings.store
+    REGISTRY.set("clarify_outbox_limit_entries", table.outbox_max_entries)
+    if table.backend == "memory":
+        return MemoryStore(ttls=table.ttls(), outbox_max=table.outbox_max_entries)
     password = settings.secrets.redis_password
     return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
-                               password=password.get_secret_value() if password else None)
+                               password=password.get_secret_value() if password else None,
+                               ttls=table.ttls(), outbox_max=table.outbox_max_entries,
+                               migrate=True)
 
 
 def _limits(settings: Settings, store: Store, clock: Clock) -> Limits:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import AsyncIterator, Callable, Iterator
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 import structlog
+from redis._parsers.commands import AsyncCommandsParser
 
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
@@ -17,11 +20,15 @@ from bot.logs import reset_logging
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from devcore.server import build_core, serve
+from tests.support.redis_cluster import LocalCluster, free_ports, have_redis_server
 
 CLARIFY_TOKEN = "dev-clarify-token-acme"
 INGEST_TOKEN = "dev-ingest-token-acme"
 DEV_TOKEN = "dev-admin-token-local"
 START = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
+# where the suite's local Redis Cluster may listen: its three masters take the first free ports
+# of this range (and their bus ports, 10000 above); CLARIFY_TEST_CLUSTER_PORTS=low-high moves it
+CLUSTER_PORTS = os.environ.get("CLARIFY_TEST_CLUSTER_PORTS", "20201-20299")
 
 
 # Every context an event loop reported for a task or future whose exception nobody retrieved.
@@ -111,3 +118,35 @@ async def client_for(core_url: str) -> AsyncIterator[Callable[[str], CoreClient]
     yield make
     for client in made:
         await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    """Three local masters on free ports of ``CLUSTER_PORTS``, started once for the session on
+    first use (skipped only without redis-server)."""
+    if not have_redis_server():
+        pytest.skip("needs redis-server and redis-cli (Debian: redis-server, redis-tools)")
+    workdir = Path(tmp_path_factory.mktemp("redis-cluster"))
+    low, _, high = CLUSTER_PORTS.partition("-")
+    ports = free_ports(3, low=int(low), high=int(high or low))
+    with LocalCluster(ports, workdir=workdir) as cluster, \
+            pytest.MonkeyPatch.context() as mp:
+        mp.setattr(AsyncCommandsParser, "initialize", _command_table_read_once())
+        yield cluster
+
+
+def _command_table_read_once() -> Callable[..., Awaitable[None]]:
+    """A cluster client starts by reading and parsing the server's whole command table (about
+    0.1 s of CPU); the suite's clients all talk to the same servers, so one read serves all."""
+    original = AsyncCommandsParser.initialize
+    table: dict[str, Any] = {}
+
+    async def initialize(self: AsyncCommandsParser, node: Any = None) -> None:
+        if not table:
+            await original(self, node)
+            table.update(self.commands)
+        if node:
+            self.node = node
+        self.commands = dict(table)
+
+    return initialize

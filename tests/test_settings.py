@@ -334,6 +334,37 @@ def test_url_credentials_refused_and_masked(tmp_path: Path) -> None:
     assert "REDIS_PASSWORD" in str(error)
 
 
+@pytest.mark.parametrize(("url", "allowed"), [
+    ("memcached://cache:11211", "redis+cluster://"),
+    ("redis+cluster://a:7000,b:notaport", "host:port pairs separated by commas"),
+    ("redis+cluster://a:7000,b:7001/3", "no database after the cluster's nodes"),
+    ("redis+sentinel://s1:26379,s2:26379", "the master's name after the sentinels"),
+    ("redis+sentinel://s1:26379/mymaster/db", "the master's name after the sentinels"),
+    ("redis+cluster://a:7000?ssl=1", "no query string"),
+])
+def test_a_redis_url_of_no_known_deployment_says_what_is_allowed(
+        tmp_path: Path, url: str, allowed: str) -> None:
+    """redis.url names one server, a cluster (its seeds) or a Sentinel-watched master; anything
+    else fails naming the key and what is allowed."""
+    error = failure(tmp_path, f'[redis]\nurl = "{url}"\n')
+    [problem] = error.problems
+    assert problem.key == "redis.url" and allowed in problem.reason
+
+
+@pytest.mark.parametrize("url", [
+    "redis://127.0.0.1:6379/0", "rediss://cache:6380/1", "unix:///run/redis.sock",
+    "redis+cluster://10.0.0.1:7000,10.0.0.2:7001,10.0.0.3:7002", "rediss+cluster://c:7000",
+    "redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster", "redis+sentinel://s1/mymaster/2",
+])
+def test_redis_urls_of_each_deployment_are_taken(tmp_path: Path, url: str) -> None:
+    assert load(tmp_path, f'[redis]\nurl = "{url}"\n').redis.url == url
+
+
+def test_a_password_in_a_cluster_url_is_refused_and_never_repeated(tmp_path: Path) -> None:
+    error = failure(tmp_path, '[redis]\nurl = "redis+cluster://:hunter2@a:7000,b:7001"\n')
+    assert "hunter2" not in str(error) and "REDIS_PASSWORD" in str(error)
+
+
 def test_platform_port_wins_over_the_file_and_loses_to_the_explicit_variable(tmp_path: Path
                                                                            ) -> None:
     """$PORT (set by Heroku-like platforms) overrides server.port from the file; an explicit

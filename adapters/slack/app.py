@@ -48,14 +48,14 @@ from adapters.slack.edge import (
 )
 from adapters.slack.render import render
 from bot.aio import Tasks
-from bot.answers import AnswerService, AnswerStatus, Callback
+from bot.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interactions import Interactions
 from bot.limits import Limit, Limits, Refused
 from bot.metrics import REGISTRY
-from bot.store.errors import StoreError
+from bot.store.errors import OutboxFull, StoreError
 from cards import slack as blocks
 from cards import text as card_text
 from cards.actions import ActionCodec, ActionKind
@@ -127,7 +127,11 @@ class SlackAdapter:
             try:
                 await self._accept_click(read.click, request.headers.get(TIMESTAMP_HEADER))
             except NotDurable as exc:
-                return refusal_response(503, "answer_not_durable", field_name=exc.cause)
+                full = exc.cause == OutboxFull.__name__
+                busy = refusal_response(503, "outbox_full" if full else "answer_not_durable",
+                                      field_name=exc.cause)
+                busy.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
+                return busy
             return web.Response(status=200)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,

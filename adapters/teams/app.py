@@ -44,6 +44,7 @@ from adapters.teams.auth import TokenGate, Unauthorized
 from adapters.teams.invokes import VERBS, Invokes
 from adapters.teams.references import Actor, NoTenant
 from adapters.teams.render import CARD_CONTENT_TYPE
+from bot.answers import NOT_DURABLE_RETRY_AFTER_SECONDS
 from bot.audit import Audit, AuditEvent
 from bot.clock import Clock
 from bot.core import models as m
@@ -163,7 +164,10 @@ class TeamsAdapter:
             return web.Response(status=202)
         if invoked is None:
             return web.json_response(None, status=501)
-        return web.json_response(invoked.body, status=invoked.status or 501)
+        response = web.json_response(invoked.body, status=invoked.status or 501)
+        if _refused_for_now(invoked.body):  # the answer is not durable (store down, outbox full)
+            response.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
+        return response
 
     def turn(self, edge: tuple[str, Actor]) -> Callable[[TurnContext], Awaitable[None]]:
         """The application's turn for one checked activity, carrying what the edge read."""
@@ -267,6 +271,12 @@ def _activity(raw: bytes) -> Activity:
     if not activity.type or activity.conversation is None or not activity.conversation.id:
         raise ValueError("no type or conversation")
     return activity
+
+
+def _refused_for_now(body: Any) -> bool:
+    """An invoke answered with a 503 error response (Teams shows its message on the card)."""
+    code = body.get("statusCode") if isinstance(body, dict) else getattr(body, "status_code", None)
+    return code == 503
 
 
 def refusal(status: int, reason: str) -> web.Response:

@@ -56,7 +56,7 @@ _FIXED: dict[str, str] = {
     "severity_behavior": "the severity→behaviour mapping",
     "conflict_policy": "the steward-only conflict policy",
 }
-_OWN_MESSAGES = frozenset({"cross_field", "url_password"})
+_OWN_MESSAGES = frozenset({"cross_field", "url_password", "redis_url"})
 
 
 def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:

@@ -8,7 +8,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BeforeValidator, model_validator
+from pydantic import AfterValidator, BeforeValidator, model_validator
+from pydantic_core import PydanticCustomError
 
 from bot.core.models import AmbiguityKind, Channel, QuorumPolicy, Role, Severity
 from bot.core.policy import critical_quorum_problem
@@ -31,6 +32,8 @@ from bot.settings.fields import (
     _url,
 )
 from bot.settings.secrets import _UNSET, SECRET_ENV, Secrets
+from bot.store import keys as store_keys
+from bot.store.connect import BadRedisUrl, parse_redis_url
 
 # ---------------------------------------------------------------- spec §8 tables
 
@@ -127,9 +130,20 @@ class CoreSettings(_Table):
     max_keepalive_connections: Int = _ints(32, 0, 1000)
 
 
+def _redis_url(value: str) -> str:
+    try:
+        parse_redis_url(value)
+    except BadRedisUrl as exc:  # its message says what is allowed and quotes nothing
+        raise PydanticCustomError("redis_url", str(exc)) from None
+    return value
+
+
 class RedisSettings(_Table):
-    url: Annotated[str, _url(("redis", "rediss", "unix"), "REDIS_PASSWORD")] = _allowed(
-        "redis://127.0.0.1:6379/0", "a redis://, rediss:// or unix:// URL without a password")
+    url: Annotated[str, AfterValidator(_redis_url)] = _allowed(
+        "redis://127.0.0.1:6379/0",
+        "a redis://, rediss:// or unix:// URL (one server), redis+cluster://host:port,... "
+        "(a Redis Cluster) or redis+sentinel://host:port,.../master-name[/db] (Sentinel), "
+        "without a password")
     key_prefix: str = _allowed("clarify-bot:", "1 to 64 characters from A-Z a-z 0-9 . _ : -",
                                pattern=r"^[A-Za-z0-9._:-]{1,64}$")
 
@@ -376,6 +390,19 @@ class TeamsSettings(_Table):
 
 class StoreSettings(_Table):
     backend: Literal["memory", "redis"] = _choice("redis", "memory", "redis")
+    # how long per-person state lives (docs/reliability.md, "Scale-out")
+    slot_ttl_days: Int = _ints(8, 1, 365)
+    cap_ttl_hours: Int = _ints(48, 25, 720)
+    cards_ttl_days: Int = _ints(30, 1, 365)
+    order_ttl_days: Int = _ints(7, 1, 365)
+    conversation_ttl_days: Int = _ints(400, 1, 3650)
+    outbox_max_entries: Int = _ints(store_keys.OUTBOX_MAX_ENTRIES, 100, 10_000_000)
+
+    def ttls(self) -> store_keys.Ttls:
+        day = store_keys.DAY
+        return store_keys.Ttls(slot=self.slot_ttl_days * day, cap=self.cap_ttl_hours * 3600,
+                               cards=self.cards_ttl_days * day, order=self.order_ttl_days * day,
+                               conversation=self.conversation_ttl_days * day)
 
 
 class AuditSettings(_Table):

@@ -15,8 +15,11 @@ import re
 from collections.abc import Iterable
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from bot.store.keys import Keys
+
+Client = aioredis.Redis | RedisCluster
 
 _GLOB = re.compile(r"([*?\[\]\\])")
 
@@ -25,7 +28,7 @@ def _esc(text: str) -> str:
     return _GLOB.sub(r"\\\1", text)
 
 
-async def _delete_matching(redis: aioredis.Redis, pattern: str) -> int:
+async def _delete_matching(redis: Client, pattern: str) -> int:
     found = [name async for name in redis.scan_iter(match=pattern, count=500)]
     return int(await redis.delete(*found)) if found else 0
 
@@ -35,17 +38,19 @@ def _user_of(order_key: str) -> str:
     return order_key.rsplit("|", 1)[-1]
 
 
-async def erase_person(redis: aioredis.Redis, keys: Keys, *, person_id: str,
+async def erase_person(redis: Client, keys: Keys, *, person_id: str,
                        chat_users: Iterable[str]) -> dict[str, int]:
     """Delete what the store holds for one person; returns a count per kind (zeros included)."""
     users = set(chat_users)
     pid = _esc(person_id)
     done: dict[str, int] = {}
-    done["delivery_slots"] = await _delete_matching(redis, keys.slot(f"*|{pid}|*"))
-    done["admissions"] = await _delete_matching(redis, keys.admission(f"*|{pid}|*"))
+    done["delivery_slots"] = await _delete_matching(redis, keys.slot(pid, "*"))
+    done["admissions"] = await _delete_matching(redis, keys.admission(pid, "*"))
     done["cap_counters"] = await _delete_matching(redis, keys.cap("*", pid))
-    done["digest_windows"] = await _delete_matching(redis, keys.window(pid))
-    done["digest_batches"] = await _delete_matching(redis, keys.batch(f"{pid}|*"))
+    done["digest_windows"] = int(await redis.delete(keys.window(person_id)))
+    batches = [f for f in await redis.hkeys(keys.digest(person_id)) if str(f).endswith(":due")]
+    await redis.delete(keys.digest(person_id))
+    done["digest_batches"] = len(batches)
     due = [m async for m in redis.zscan_iter(keys.batches_due) if m[0].startswith(f"{person_id}|")]
     if due:
         await redis.zrem(keys.batches_due, *(member for member, _ in due))
@@ -63,7 +68,7 @@ async def erase_person(redis: aioredis.Redis, keys: Keys, *, person_id: str,
     return done
 
 
-async def _erase_cards(redis: aioredis.Redis, keys: Keys, person_id: str) -> int:
+async def _erase_cards(redis: Client, keys: Keys, person_id: str) -> int:
     erased = 0
     async for name in redis.scan_iter(match=keys.cards("*"), count=500):
         fields = [f async for f, _ in redis.hscan_iter(name, match=f"*|{_esc(person_id)}|*")]
@@ -72,7 +77,7 @@ async def _erase_cards(redis: aioredis.Redis, keys: Keys, person_id: str) -> int
     return erased
 
 
-async def _erase_digest_pages(redis: aioredis.Redis, keys: Keys, person_id: str) -> int:
+async def _erase_digest_pages(redis: Client, keys: Keys, person_id: str) -> int:
     gone = []
     async for name in redis.scan_iter(match=keys.latest("digest", "*"), count=500):
         raw = await redis.get(name)
@@ -85,7 +90,7 @@ async def _erase_digest_pages(redis: aioredis.Redis, keys: Keys, person_id: str)
     return int(await redis.delete(*gone)) if gone else 0
 
 
-async def _erase_outbox(redis: aioredis.Redis, keys: Keys, users: set[str]
+async def _erase_outbox(redis: Client, keys: Keys, users: set[str]
                         ) -> tuple[int, int, int]:
     """(entries still waiting, kept; parked entries erased; order markers erased)."""
     if not users:
@@ -104,10 +109,14 @@ async def _erase_outbox(redis: aioredis.Redis, keys: Keys, users: set[str]
     if parked:
         await redis.hdel(keys.outbox_parked, *parked)
     markers = []
-    for prefix in (keys.order_prefix, keys.order_lease_prefix):
-        for user in users:
-            async for name in redis.scan_iter(match=f"{prefix}*|{_esc(user)}", count=500):
-                if name[len(prefix):] not in waiting_keys:
-                    markers.append(name)
+    prefix = keys.order_pattern_prefix
+    for user in users:
+        async for name in redis.scan_iter(match=f"{_esc(prefix)}*|{_esc(user)}", count=500):
+            if name[len(prefix):] not in waiting_keys:
+                markers.append(name)
     erased = int(await redis.delete(*markers)) if markers else 0
-    return waiting, len(parked), erased
+    leases = [key async for key, _ in redis.hscan_iter(keys.outbox_leases)
+              if _user_of(key) in users and key not in waiting_keys]
+    if leases:
+        await redis.hdel(keys.outbox_leases, *leases)
+    return waiting, len(parked), erased + len(leases)

@@ -3,8 +3,10 @@
     StoreError
     ├── SlotNotFound        the delivery slot to update does not exist (released or expired)
     ├── SlotContended       the slot kept changing under a compare-and-set; nothing was written
-    └── StoreUnavailable    the backing service could not be reached or failed (Redis's own
-                            errors arrive as its ``__cause__``, never raised as they are)
+    ├── StoreUnavailable    the backing service could not be reached or failed (Redis's own
+    │                       errors arrive as its ``__cause__``, never raised as they are)
+    └── OutboxFull          the answer outbox holds its most entries: nothing was stored, the
+                            answer must be refused (never acknowledged)
 
 Catching ``StoreError`` catches every failure the store reports: a missing or contended slot,
 an unreachable or failing backend. Misuse (a Redis client without ``decode_responses``, a naive
@@ -43,15 +45,26 @@ class StoreUnavailable(StoreError):
         super().__init__("store unavailable")
 
 
+class OutboxFull(StoreError):
+    def __init__(self) -> None:
+        super().__init__("answer outbox full")
+
+
 def translated[**P, R](
     method: Callable[P, Coroutine[Any, Any, R]],
 ) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Turn the Redis client's errors into the store's own, value-free ones."""
+    """Turn the Redis client's errors into the store's own, value-free ones. A store that has a
+    ``_turn()`` (``RedisStore``: its client started, one of its concurrent turns held) runs
+    each call inside it."""
 
     @wraps(method)
     async def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
-            return await method(*args, **kwargs)
+            turn = getattr(args[0], "_turn", None) if args else None
+            if turn is None:
+                return await method(*args, **kwargs)
+            async with turn():
+                return await method(*args, **kwargs)
         except StoreError:
             raise
         except RedisError as exc:

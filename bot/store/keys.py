@@ -2,10 +2,14 @@
 
 Keys are ``{prefix}:{kind}:...``; the prefix comes from the store's constructor so that several
 deployments (or tests) can share one Redis without seeing each other's state. The ids that end a
-key are built here too (a delivery's token, a digest batch's id). Two Lua scripts name keys they
-only learn while running (a window's batch, an entry's order key): they join a prefix taken from
-``Keys`` (``batch_prefix``, ``order_prefix``, ``order_lease_prefix``) with that id, so the
-layout still lives only here.
+key are built here too (a delivery's token, a digest batch's id).
+
+Redis Cluster: every key a script or transaction touches carries one hash tag (the part in
+braces), so that all of them hash to one slot. One person's keys (delivery slots, admissions, cap
+counters, digest window and batches) share ``{p:<person>}``: admitting a card is one script over
+them. The answer outbox (entries, due times, order markers, leases) shares ``{outbox}``: its
+claims look across every waiting answer. Scripts name only keys passed to them; none builds a
+key name from what it reads. docs/reliability.md ("Scale-out") says why these tags.
 """
 
 from __future__ import annotations
@@ -29,10 +33,27 @@ ORDER_TTL_SECONDS = 7 * DAY
 # activity of theirs stores it again (and so renews this), uninstalling removes it. The TTL only
 # bounds what people who left without an uninstall event leave behind.
 CONVERSATION_TTL_SECONDS = 400 * DAY
+# Answers waiting to be forwarded, at most: past it the answer endpoints refuse (503) rather than
+# let an outage of the core grow the outbox until Redis runs out of memory.
+OUTBOX_MAX_ENTRIES = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Ttls:
+    """How long each kind of per-person state lives (seconds); from ``[store]`` settings."""
+
+    slot: int = SLOT_TTL_SECONDS  # delivery slots, admissions, digest batches
+    cap: int = CAP_TTL_SECONDS  # a person's cap counter for one local day
+    cards: int = CARDS_TTL_SECONDS  # message references of a clarification's cards
+    order: int = ORDER_TTL_SECONDS  # a person's latest action marker per clarification
+    conversation: int = CONVERSATION_TTL_SECONDS  # a Teams conversation reference
+
+    def window(self, window_seconds: int) -> int:
+        return window_seconds + WINDOW_GRACE_SECONDS
 
 
 def window_ttl(window_seconds: int) -> int:
-    return window_seconds + WINDOW_GRACE_SECONDS
+    return Ttls().window(window_seconds)
 
 
 def delivery_token(clarification_id: str, person_id: str, attempt: int, kind: str) -> str:
@@ -45,30 +66,48 @@ def batch_id(person_id: str, start_epoch: float) -> str:
     return f"{person_id}|{round(start_epoch * 1000)}"
 
 
+def batch_parts(batch: str) -> tuple[str, str]:
+    """(person, window start in ms) of a batch id: the person names the key, the start the
+    batch's fields in it."""
+    person, _, start = batch.rpartition("|")
+    return person, start
+
+
+def person_tag(person_id: str) -> str:
+    """The hash tag of one person's keys. It starts with ``p:``, so it is never empty, and a
+    brace inside a person id can only end it early (then more people share a slot, no more)."""
+    return "{p:" + person_id + "}"
+
+
+OUTBOX_TAG = "{outbox}"
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     prefix: str = DEFAULT_PREFIX
 
-    def slot(self, token: str) -> str:
-        return f"{self.prefix}:slot:{token}"
+    # ------------------------------------------------ one person's keys: one slot
+    def slot(self, person_id: str, token: str) -> str:
+        return f"{self.prefix}:slot:{person_tag(person_id)}:{token}"
 
-    def admission(self, token: str) -> str:
-        return f"{self.prefix}:adm:{token}"
+    def admission(self, person_id: str, token: str) -> str:
+        return f"{self.prefix}:adm:{person_tag(person_id)}:{token}"
 
     def cap(self, day: str, person_id: str) -> str:
-        return f"{self.prefix}:cap:{day}:{person_id}"
+        return f"{self.prefix}:cap:{person_tag(person_id)}:{day}"
 
     def window(self, person_id: str) -> str:
-        return f"{self.prefix}:win:{person_id}"
+        return f"{self.prefix}:win:{person_tag(person_id)}"
 
-    @property
-    def batch_prefix(self) -> str:
-        """The admit script names a window's batch key itself (the window holds its id)."""
-        return f"{self.prefix}:batch:"
+    def digest(self, person_id: str) -> str:
+        """hash: one person's digest batches, fields ``<window start ms>:<name>``"""
+        return f"{self.prefix}:digest:{person_tag(person_id)}"
 
-    def batch(self, batch_id: str) -> str:
-        return f"{self.batch_prefix}{batch_id}"
+    def person_pattern(self, person_glob: str) -> str:
+        """A SCAN pattern for every per-person key of the people ``person_glob`` matches."""
+        return f"{self.prefix}:*:{{p:{person_glob}}}*"
 
+    # ------------------------------------------------ single-key state
     @property
     def batches_due(self) -> str:
         return f"{self.prefix}:batches:due"  # zset: batch id -> due (or lease end) epoch
@@ -103,37 +142,44 @@ class Keys:
     def latest(self, namespace: str, key: str) -> str:
         return f"{self.prefix}:latest:{namespace}:{key}"
 
+    # ------------------------------------------------ the answer outbox: one slot
+    def _outbox(self, name: str) -> str:
+        return f"{self.prefix}:{OUTBOX_TAG}:{name}"
+
     @property
     def outbox_entries(self) -> str:
-        return f"{self.prefix}:outbox:entries"  # hash: entry id -> {payload, created_at} JSON
+        return self._outbox("entries")  # hash: entry id -> {payload, created_at} JSON
 
     @property
     def outbox_attempts(self) -> str:
-        return f"{self.prefix}:outbox:attempts"  # hash: entry id -> claims so far
+        return self._outbox("attempts")  # hash: entry id -> claims so far
 
     @property
     def outbox_due(self) -> str:
-        return f"{self.prefix}:outbox:due"  # zset: entry id -> due (or lease end) epoch
+        return self._outbox("due")  # zset: entry id -> due (or lease end) epoch
 
     @property
     def outbox_failures(self) -> str:
-        return f"{self.prefix}:outbox:failures"  # hash: entry id -> failed attempts so far
+        return self._outbox("failures")  # hash: entry id -> failed attempts so far
 
     @property
     def outbox_parked(self) -> str:
-        return f"{self.prefix}:outbox:parked"  # hash: entry id -> {entry, reason, parked_at} JSON
-
-    # The claim script names each entry's order keys itself (the entry holds its order key).
-    @property
-    def order_prefix(self) -> str:
-        return f"{self.prefix}:order:"
+        return self._outbox("parked")  # hash: entry id -> {entry, reason, parked_at} JSON
 
     @property
-    def order_lease_prefix(self) -> str:
-        return f"{self.prefix}:order-lease:"
+    def outbox_keys(self) -> str:
+        """hash: order key -> "<latest action accepted> <entries waiting>", for keys with
+        entries waiting only (a claim reads it to flag stale entries)."""
+        return self._outbox("keys")
+
+    @property
+    def outbox_leases(self) -> str:
+        """hash: order key -> "<lease end> <entry id>": the entry being forwarded for the key."""
+        return self._outbox("leases")
 
     def order(self, order_key: str) -> str:
-        return f"{self.order_prefix}{order_key}"  # hash: seen, settled (action times, µs)
+        return self._outbox(f"order:{order_key}")  # hash: seen, settled (action times, µs)
 
-    def order_lease(self, order_key: str) -> str:
-        return f"{self.order_lease_prefix}{order_key}"  # the entry being forwarded for the key
+    @property
+    def order_pattern_prefix(self) -> str:
+        return self._outbox("order:")

@@ -28,6 +28,7 @@ from bot.store.errors import translated
 
 if TYPE_CHECKING:
     import redis.asyncio as aioredis
+    from redis.asyncio.cluster import RedisCluster
 
     from bot.store.keys import Keys
 
@@ -114,7 +115,7 @@ def batch_id(tenant_id: str, steward_id: str, now: datetime) -> str:
 class RedisNotices:
     """``Store``'s notice methods for ``RedisStore`` (which provides ``_redis`` and ``_keys``)."""
 
-    _redis: aioredis.Redis
+    _redis: aioredis.Redis | RedisCluster
     _keys: Keys
 
     def _notice_scripts(self) -> None:

@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self, cast
 
 import redis.asyncio as aioredis
-from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError
+from redis.asyncio.cluster import RedisCluster
 
 from bot.store import codec, scripts
 from bot.store import keys as k
 from bot.store.base import (
-    Acceptance,
     Admission,
     CardRecord,
     Decision,
@@ -29,12 +29,16 @@ from bot.store.base import (
     DeliverySlot,
     DigestBatch,
     DigestItem,
-    OutboxEntry,
     SlotState,
 )
+from bot.store.connect import client_for, parse_redis_url
 from bot.store.errors import SlotContended, SlotNotFound
 from bot.store.errors import translated as _translated
+from bot.store.group import GroupCommit
 from bot.store.notices import RedisNotices
+from bot.store.redis_outbox import RedisOutbox
+
+Client = aioredis.Redis | RedisCluster
 
 _CAS_TRIES = 5
 
@@ -43,107 +47,98 @@ def _seconds(ttl: timedelta | int) -> int:
     return int(ttl.total_seconds()) if isinstance(ttl, timedelta) else int(ttl)
 
 
+# set while a call holds one of its store's turns: a call inside it takes no second turn
+_IN_TURN: ContextVar[bool] = ContextVar("clarify_store_in_turn", default=False)
+
 
 _RATE_TTL = 3600
-# A claim looks at this many due entries per wanted one (some keys may be held by other claims);
-# an entry whose key is held is looked at again this much later, behind the other due entries.
-_CLAIM_LOOKAHEAD = 4
-_HELD_KEY_RECHECK_SECONDS = 0.2
-_LEFTOVER_SECONDS = 3600  # Redis drops a dead holder's lease this long after it ended
 
 
-class _GroupCommit:
-    """Concurrent calls of one script, sent together: every call made in one turn of the event
-    loop goes to Redis in one pipeline. Under a burst of clicks each acknowledgement then waits
-    for one round trip shared with the others, instead of a pooled connection and a round trip
-    of its own (which on a busy host costs more than the script itself)."""
-
-    def __init__(self, redis: aioredis.Redis, script: AsyncScript) -> None:
-        self._redis = redis
-        self._script = script
-        self._waiting: list[tuple[Sequence[str], Sequence[str | int], asyncio.Future[Any]]] = []
-        self._sending: set[asyncio.Task[None]] = set()
-
-    async def __call__(self, *, keys: Sequence[str], args: Sequence[str | int]) -> Any:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[Any] = loop.create_future()
-        self._waiting.append((keys, args, done))
-        if len(self._waiting) == 1:
-            loop.call_soon(self._send_waiting)
-        return await done
-
-    def _send_waiting(self) -> None:
-        batch, self._waiting = self._waiting, []
-        task = asyncio.ensure_future(self._send(batch))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
-
-    async def _send(self, batch: list[tuple[Sequence[str], Sequence[str | int],
-                                            asyncio.Future[Any]]]) -> None:
-        try:
-            if len(batch) == 1:  # alone: a plain call is cheaper than a pipeline of one
-                keys, args, _ = batch[0]
-                results = [await self._script(keys=keys, args=args)]
-            else:
-                results = await self._pipeline(batch)
-            if any(isinstance(r, NoScriptError) for r in results):  # Redis forgot it: restarted
-                await self._redis.script_load(self._script.script)
-                results = await self._pipeline(batch)
-        except Exception as exc:  # every caller gets it; none is left waiting
-            results = [exc] * len(batch)
-        for (_, _, done), result in zip(batch, results, strict=True):
-            if done.done():
-                continue  # the caller went away
-            if isinstance(result, BaseException):
-                done.set_exception(result)
-            else:
-                done.set_result(result)
-
-    async def _pipeline(self, batch: list[tuple[Sequence[str], Sequence[str | int],
-                                                asyncio.Future[Any]]]) -> list[Any]:
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for keys, args, _ in batch:
-                pipe.evalsha(self._script.sha, len(keys), *keys, *args)
-            return cast(list[Any], await pipe.execute(raise_on_error=False))
-
-
-class RedisStore(RedisNotices):
+class RedisStore(RedisOutbox, RedisNotices):
     """The production store. It closes the client on ``aclose`` only when it made the client."""
 
-    def __init__(self, redis: aioredis.Redis, *, prefix: str = k.DEFAULT_PREFIX,
-                 slot_ttl: timedelta | int = k.SLOT_TTL_SECONDS,
-                 owns_client: bool = False) -> None:
+    def __init__(self, redis: Client, *, prefix: str = k.DEFAULT_PREFIX,
+                 slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
+                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, owns_client: bool = False,
+                 migrate: bool = False, max_concurrency: int | None = None) -> None:
         if not redis.get_connection_kwargs().get("decode_responses"):
             raise ValueError("the store needs a Redis client with decode_responses=True")
         self._redis = redis
         self._keys = k.Keys(prefix)
-        self._slot_ttl = _seconds(slot_ttl)
+        self._ttls = ttls or k.Ttls()
+        if slot_ttl is not None:
+            self._ttls = replace(self._ttls, slot=_seconds(slot_ttl))
+        self._slot_ttl = self._ttls.slot
+        self._outbox_max = outbox_max
         self._owns_client = owns_client
         self._closed = False
+        # before the first command, once: a cluster client learns the cluster's layout (many
+        # first commands at once would each start that, and break each other's connections);
+        # with ``migrate``, a single server's keys of an earlier release move (bot.store.migrate)
+        self._migrate = migrate and not isinstance(redis, RedisCluster)
+        cluster = isinstance(redis, RedisCluster)
+        self._starting = asyncio.Lock() if cluster or self._migrate else None
+        # a cluster's or Sentinel's client fails a call past its connection limit instead of
+        # waiting for a free connection (one server's blocking pool waits): wait here instead
+        self._gate = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
         # a card's two scripts, sent with those of other jobs in the same turn (group commit)
-        self._record_sent = _GroupCommit(redis, redis.register_script(scripts.RECORD_SENT))
-        self._admit = _GroupCommit(redis, redis.register_script(scripts.ADMIT))
-        self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
-        self._outbox_accept = _GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
+        self._record_sent = GroupCommit(redis, redis.register_script(scripts.RECORD_SENT))
+        self._admit = GroupCommit(redis, redis.register_script(scripts.ADMIT))
+        self._claim_due = redis.register_script(scripts.CLAIM_DUE)
+        self._take_batch = redis.register_script(scripts.TAKE_BATCH)
+        self._drop_batch = redis.register_script(scripts.DROP_BATCH)
+        self._outbox_accept = GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
         self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)
         self._outbox_retry = redis.register_script(scripts.OUTBOX_RETRY)
         self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
         self._outbox_park = redis.register_script(scripts.OUTBOX_PARK)
         self._rate_take = redis.register_script(scripts.RATE_TAKE)
-        self._limit_admit = _GroupCommit(redis, redis.register_script(scripts.LIMIT_ADMIT))
+        self._limit_admit = GroupCommit(redis, redis.register_script(scripts.LIMIT_ADMIT))
         self._notice_scripts()
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
-                 slot_ttl: timedelta | int = k.SLOT_TTL_SECONDS,
-                 max_connections: int = 50) -> RedisStore:
-        """A store with its own client; a burst past max_connections waits for a free one."""
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url, password=password, decode_responses=True, max_connections=max_connections)
-        client = aioredis.Redis.from_pool(pool)
-        return cls(client, prefix=prefix, slot_ttl=slot_ttl, owns_client=True)
+                 slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
+                 outbox_max: int = k.OUTBOX_MAX_ENTRIES, max_connections: int = 50,
+                 migrate: bool = False) -> RedisStore:
+        """A store with its own client for a server, a cluster or Sentinel's master
+        (``bot.store.connect``); a burst past max_connections waits for a free one."""
+        target = parse_redis_url(url)
+        client = client_for(target, password=password, max_connections=max_connections)
+        gate = None if target.mode == "standalone" else max_connections
+        return cls(client, prefix=prefix, slot_ttl=slot_ttl, ttls=ttls, outbox_max=outbox_max,
+                   owns_client=True, migrate=migrate, max_concurrency=gate)
+
+    @asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        """Around every call (``bot.store.errors.translated``): the client started first, then
+        one of ``max_concurrency`` turns held (a call inside a call takes no second one)."""
+        if self._starting is not None:
+            await self._started()
+        if self._gate is None or _IN_TURN.get():
+            yield
+            return
+        async with self._gate:
+            token = _IN_TURN.set(True)
+            try:
+                yield
+            finally:
+                _IN_TURN.reset(token)
+
+    async def _started(self) -> None:
+        assert self._starting is not None
+        async with self._starting:
+            if self._starting is None:
+                return
+            if isinstance(self._redis, RedisCluster):
+                await self._redis.initialize()
+            elif self._migrate:
+                from bot.store.migrate import migrate
+
+                await migrate(self._redis, self._keys, self._ttls)
+            self._starting = None
 
     async def __aenter__(self) -> Self:
         return self
@@ -163,7 +158,7 @@ class RedisStore(RedisNotices):
                       ) -> tuple[DeliverySlot, bool]:
         fresh = DeliverySlot(key=key, state=SlotState.RESERVED, worker_id=worker_id,
                              reserved_at=now)
-        raw, created = await self._reserve(keys=[self._keys.slot(key.token())],
+        raw, created = await self._reserve(keys=[self._keys.slot(key.person_id, key.token())],
                                            args=[codec.slot_json(fresh), self._slot_ttl])
         return codec.slot_from(key, raw), bool(created)
 
@@ -177,15 +172,14 @@ class RedisStore(RedisNotices):
         new = DeliverySlot(key=key, state=SlotState.SENT, worker_id=slot.worker_id,
                            reserved_at=slot.reserved_at, message_ref=card.message_ref,
                            batch_id=slot.batch_id)
-        done = await self._record_sent(
-            keys=[self._keys.slot(key.token()), self._keys.cards(key.clarification_id)],
-            args=[slot.state.value, slot.worker_id, codec.slot_json(new), key.token(),
-                  codec.card_json(card), k.CARDS_TTL_SECONDS])
+        # the card is remembered whatever the slot's state: its message exists either way
+        done, _ = await asyncio.gather(
+            self._record_sent(keys=[self._keys.slot(key.person_id, key.token())],
+                              args=[slot.state.value, slot.worker_id, codec.slot_json(new)]),
+            self.add_card(card))
         if done == 1:
             return new
-        sent = await self.mark_sent(key, message_ref=card.message_ref)
-        await self.add_card(card)
-        return sent
+        return await self.mark_sent(key, message_ref=card.message_ref)
 
     @_translated
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
@@ -193,7 +187,7 @@ class RedisStore(RedisNotices):
         """A digested card is not sent on its own, so it may have no reservation: make one."""
         fresh = DeliverySlot(key=key, state=SlotState.DIGESTED, worker_id=worker_id,
                              reserved_at=now, batch_id=batch_id)
-        _, created = await self._reserve(keys=[self._keys.slot(key.token())],
+        _, created = await self._reserve(keys=[self._keys.slot(key.person_id, key.token())],
                                          args=[codec.slot_json(fresh), self._slot_ttl])
         if created:
             return fresh
@@ -203,7 +197,7 @@ class RedisStore(RedisNotices):
     async def _update(self, key: DeliveryKey, *, state: SlotState, message_ref: str | None = None,
                       batch_id: str | None = None) -> DeliverySlot:
         """Compare-and-set, so a concurrent update is re-read, never overwritten blindly."""
-        name = self._keys.slot(key.token())
+        name = self._keys.slot(key.person_id, key.token())
         for _ in range(_CAS_TRIES):
             raw = await self._redis.get(name)
             if raw is None:
@@ -222,20 +216,20 @@ class RedisStore(RedisNotices):
 
     @_translated
     async def release(self, key: DeliveryKey) -> None:
-        await self._redis.delete(self._keys.slot(key.token()))
+        await self._redis.delete(self._keys.slot(key.person_id, key.token()))
 
     @_translated
     async def slot(self, key: DeliveryKey) -> DeliverySlot | None:
-        raw = await self._redis.get(self._keys.slot(key.token()))
+        raw = await self._redis.get(self._keys.slot(key.person_id, key.token()))
         return None if raw is None else codec.slot_from(key, raw)
 
     # ------------------------------------------------ cards to update
     @_translated
     async def add_card(self, card: CardRecord) -> None:
         name = self._keys.cards(card.delivery.clarification_id)
-        async with self._redis.pipeline(transaction=True) as pipe:
+        async with self._redis.pipeline(transaction=False) as pipe:  # one key: both run
             pipe.hset(name, card.delivery.token(), codec.card_json(card))
-            pipe.expire(name, k.CARDS_TTL_SECONDS)
+            pipe.expire(name, self._ttls.cards)
             await pipe.execute()
 
     @_translated
@@ -250,24 +244,29 @@ class RedisStore(RedisNotices):
         threshold: int, window_seconds: int, batched: bool, reserve_for: str | None = None,
     ) -> Admission:
         start = codec.epoch(now)
-        names = [self._keys.admission(key.token()), self._keys.cap(day, key.person_id),
-                 self._keys.window(key.person_id), self._keys.batches_due,
-                 self._keys.slot(key.token())]
+        person, ttl = key.person_id, self._ttls
+        names = [self._keys.admission(person, key.token()), self._keys.cap(day, person),
+                 self._keys.window(person), self._keys.digest(person),
+                 self._keys.slot(person, key.token())]
         fresh = "" if reserve_for is None else codec.slot_json(DeliverySlot(
             key=key, state=SlotState.RESERVED, worker_id=reserve_for, reserved_at=now))
+        batch = k.batch_id(person, start)
         args: list[str | int] = [
             codec.num(start), cap, threshold, int(batched), codec.num(start + window_seconds),
-            k.batch_id(key.person_id, start), self._keys.batch_prefix, key.person_id,
-            item.clarification_id, codec.item_json(item),
-            self._slot_ttl, k.CAP_TTL_SECONDS, k.window_ttl(window_seconds), self._slot_ttl,
-            fresh,
+            batch, k.batch_parts(batch)[1], item.clarification_id, codec.item_json(item),
+            ttl.slot, ttl.cap, ttl.window(window_seconds), ttl.slot, fresh,
         ]
-        raw, replayed, *held = await self._admit(keys=names, args=args)
+        raw, replayed, opened, *held = await self._admit(keys=names, args=args)
         doc: dict[str, Any] = json.loads(raw)
         due = doc.get("due_at")
         admission = Admission(decision=Decision(doc["decision"]), batch_id=doc.get("batch_id"),
                               due_at=None if due is None else codec.when(due),
                               replayed=bool(replayed))
+        if admission.batch_id is not None and (opened or replayed):
+            # the due set is no person's key: added after the script, again on a replay (a
+            # crash between the two), never moved (a claim's lease end stays)
+            await self._redis.zadd(self._keys.batches_due, {admission.batch_id: str(due)},
+                                   nx=True)
         if held:
             slot_raw, created = held
             return replace(admission, reserved=codec.slot_from(key, slot_raw),
@@ -284,21 +283,26 @@ class RedisStore(RedisNotices):
     @_translated
     async def claim_batch(self, batch_id: str, *, now: datetime, lease_seconds: int
                           ) -> DigestBatch | None:
+        """Held in the due set first (one claim wins), then closed to new items and read in the
+        person's slot: an item admitted before that is in the batch, none after."""
         at = codec.epoch(now)
-        flat = await self._claim_batch(
-            keys=[self._keys.batch(batch_id), self._keys.batches_due],
-            args=[batch_id, codec.num(at), codec.num(at + lease_seconds)],
-        )
-        if not flat:
+        won = await self._claim_due(keys=[self._keys.batches_due],
+                                    args=[batch_id, codec.num(at), codec.num(at + lease_seconds)])
+        if not won:
             return None
-        return codec.batch_from(batch_id, dict(zip(flat[::2], flat[1::2], strict=True)))
+        person, start = k.batch_parts(batch_id)
+        flat = await self._take_batch(keys=[self._keys.digest(person)], args=[start])
+        if not flat:  # sent and forgotten, or expired: nothing to claim
+            await self._redis.zrem(self._keys.batches_due, batch_id)
+            return None
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        return codec.batch_from(batch_id, {**fields, "person": person})
 
     @_translated
     async def finish_batch(self, batch_id: str) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self._keys.batch(batch_id))
-            pipe.zrem(self._keys.batches_due, batch_id)
-            await pipe.execute()
+        person, start = k.batch_parts(batch_id)
+        await self._drop_batch(keys=[self._keys.digest(person)], args=[start])
+        await self._redis.zrem(self._keys.batches_due, batch_id)
 
     # ------------------------------------------------ once-only markers
     @_translated
@@ -326,7 +330,7 @@ class RedisStore(RedisNotices):
     @_translated
     async def conversation_put(self, tenant_id: str, aad_object_id: str, reference_json: str,
                                *, now: datetime) -> None:
-        expires = now + timedelta(seconds=k.CONVERSATION_TTL_SECONDS)
+        expires = now + timedelta(seconds=self._ttls.conversation)
         await self._redis.set(self._keys.conversation(tenant_id, aad_object_id), reference_json,
                               exat=int(expires.timestamp()))
 
@@ -361,54 +365,6 @@ class RedisStore(RedisNotices):
             codec.num(per_second), burst, codec.num(codec.epoch(now)), ttl_seconds])
         return float(wait)
 
-    # ------------------------------------------------ answer outbox (durable)
-    @_translated
-    async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
-                            now: datetime) -> Acceptance:
-        doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at)
-        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key)]
-        verdict = await self._outbox_accept(keys=names, args=[
-            entry_id, doc, codec.num(codec.epoch(now)), acted_at, k.ORDER_TTL_SECONDS])
-        return Acceptance(verdict)
-
-    @_translated
-    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int,
-                           entry_id: str | None = None) -> list[OutboxEntry]:
-        at = codec.epoch(now)
-        names = [self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts,
-                 self._keys.outbox_failures]
-        flat = await self._outbox_claim(keys=names, args=[
-            codec.num(at), codec.num(at + lease_seconds), lease_seconds + _LEFTOVER_SECONDS, limit,
-            limit * _CLAIM_LOOKAHEAD + 16, self._keys.order_prefix, self._keys.order_lease_prefix,
-            entry_id or "", codec.num(at + _HELD_KEY_RECHECK_SECONDS)])
-        rows = zip(flat[::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
-        return [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
-                                  stale=bool(stale))
-                for entry_id, raw, attempts, failures, stale in rows]
-
-    @_translated
-    async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
-        names = [self._keys.outbox_due, self._keys.outbox_failures,
-                 self._keys.order_lease(entry.order_key)]
-        await self._outbox_retry(keys=names, args=[entry.entry_id, codec.num(codec.epoch(at)),
-                                                   int(failed)])
-
-    @_translated
-    async def outbox_done(self, entry: OutboxEntry) -> None:
-        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
-                 self._keys.outbox_failures, self._keys.order(entry.order_key),
-                 self._keys.order_lease(entry.order_key)]
-        await self._outbox_done(keys=names, args=[entry.entry_id, entry.acted_at,
-                                                  k.ORDER_TTL_SECONDS])
-
-    @_translated
-    async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
-        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
-                 self._keys.outbox_failures, self._keys.outbox_parked,
-                 self._keys.order_lease(entry.order_key)]
-        await self._outbox_park(keys=names, args=[entry.entry_id, reason,
-                                                  codec.num(codec.epoch(now))])
-
     @_translated
     async def erase_person(self, person_id: str, *, chat_users: Sequence[str]) -> dict[str, int]:
         """Delete what the store holds for one person (``bot.store.erasure``): counts by kind."""
@@ -416,17 +372,3 @@ class RedisStore(RedisNotices):
 
         return await erase_person(self._redis, self._keys, person_id=person_id,
                                   chat_users=chat_users)
-
-    @_translated
-    async def outbox_size(self) -> int:
-        return await self._redis.hlen(self._keys.outbox_entries)
-
-    @_translated
-    async def outbox_parked(self) -> int:
-        return await self._redis.hlen(self._keys.outbox_parked)
-
-    async def outbox_overdue(self, *, now: datetime) -> float:
-        first = await self._redis.zrange(self._keys.outbox_due, 0, 0, withscores=True)
-        if not first:
-            return 0.0
-        return max(0.0, codec.epoch(now) - float(first[0][1]))

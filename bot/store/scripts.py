@@ -23,9 +23,10 @@ redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
 return 1
 """
 
-# KEYS: slot, cards of the clarification | ARGV: state the slot must be in, its worker, new slot
-#   JSON, card field, card JSON, cards ttl -> 1 recorded, 0 the slot changed meanwhile, -1 missing
-# A sent card's slot and its place among the clarification's cards, in one round trip.
+# KEYS: slot | ARGV: state the slot must be in, its worker, new slot JSON
+# -> 1 recorded, 0 the slot changed meanwhile, -1 missing
+# A sent card's slot, as reserved, becomes SENT in one command (the card's place among the
+# clarification's cards is written alongside: another key, another slot on a cluster).
 RECORD_SENT = """
 local current = redis.call('SET', KEYS[1], ARGV[3], 'XX', 'KEEPTTL', 'GET')
 if not current then return -1 end
@@ -34,42 +35,42 @@ if slot.state ~= ARGV[1] or slot.worker_id ~= ARGV[2] then
   redis.call('SET', KEYS[1], current, 'XX', 'KEEPTTL')  -- not as reserved: put it back
   return 0
 end
-redis.call('HSET', KEYS[2], ARGV[4], ARGV[5])
-redis.call('EXPIRE', KEYS[2], ARGV[6])
 return 1
 """
 
-# KEYS: admission, cap, window, batches due, delivery slot
+# KEYS (one person's, one hash tag): admission, cap, window, digest batches, delivery slot
 # ARGV: now, cap, threshold, batched (1/0), due of a new window, batch id of a new window,
-#       batch key prefix, person, item clarification id, item JSON,
-#       admission ttl, cap ttl, window ttl, batch ttl, slot JSON to reserve ('' for none)
-# -> {decision JSON, 1 when replayed[, slot JSON, 1 when the reservation was made]}
-#    a fresh DIRECT decision reserves the slot as RESERVE does, in the same round trip
+#       that window's start in ms (its batch's fields in the digest hash), item clarification id,
+#       item JSON, admission ttl, cap ttl, window ttl, batch ttl, slot JSON to reserve ('' none)
+# -> {decision JSON, 1 when replayed, 1 when this call opened a batch[, slot JSON, 1 when the
+#    reservation was made]}: a fresh DIRECT decision reserves the slot as RESERVE does.
+#    The caller adds an opened batch to the due set (a key of no person, so not in here).
 ADMIT = """
-local adm, cap, win, due = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local adm, cap, win, digest = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, cap_n, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local batched = ARGV[4] == '1'
-local person, clar, item = ARGV[8], ARGV[9], ARGV[10]
+local clar, item = ARGV[8], ARGV[9]
 
 local prior = redis.call('GET', adm)
-if prior then return {prior, 1} end
+if prior then return {prior, 1, 0} end
 
+local opened = 0
 local function decide(decision, batch_id, due_at)
   local doc = cjson.encode({decision = decision, batch_id = batch_id, due_at = due_at})
-  redis.call('SET', adm, doc, 'EX', ARGV[11])
-  if decision == 'direct' and ARGV[15] ~= '' then
-    if redis.call('SET', KEYS[5], ARGV[15], 'NX', 'EX', ARGV[14]) then
-      return {doc, 0, ARGV[15], 1}
+  redis.call('SET', adm, doc, 'EX', ARGV[10])
+  if decision == 'direct' and ARGV[14] ~= '' then
+    if redis.call('SET', KEYS[5], ARGV[14], 'NX', 'EX', ARGV[13]) then
+      return {doc, 0, opened, ARGV[14], 1}
     end
-    return {doc, 0, redis.call('GET', KEYS[5]), 0}
+    return {doc, 0, opened, redis.call('GET', KEYS[5]), 0}
   end
-  return {doc, 0}
+  return {doc, 0, opened}
 end
 
 local function charge()
   -- counted first and given back when over: one command for the usual card, not three
   local used = redis.call('INCR', cap)
-  if used == 1 then redis.call('EXPIRE', cap, ARGV[12]) end
+  if used == 1 then redis.call('EXPIRE', cap, ARGV[11]) end
   if used > cap_n then
     redis.call('DECR', cap)
     return false
@@ -82,22 +83,20 @@ if not batched then
   return decide('capped')
 end
 
--- start, due, direct count, charged (0/1), batch id
-local w = redis.call('HMGET', win, 'start', 'due', 'direct', 'charged', 'batch')
+-- start, due, direct count, charged (0/1), batch id, batch's field prefix
+local w = redis.call('HMGET', win, 'start', 'due', 'direct', 'charged', 'batch', 'ms')
 local open = w[2] and tonumber(now) < tonumber(w[2])
 if open and w[4] == '1' then
   -- a batch already claimed for sending (a replica with a late clock) takes no more items
-  local bkey = ARGV[7] .. w[5]
-  if redis.call('HEXISTS', bkey, 'due') == 0 or redis.call('HEXISTS', bkey, 'claimed') == 1 then
-    open = false
-  end
+  local b = redis.call('HMGET', digest, w[6] .. ':due', w[6] .. ':claimed')
+  if not b[1] or b[2] then open = false end
 end
 if not open then
   if w[1] then redis.call('DEL', win) end
   redis.call('HSET', win, 'start', now, 'due', ARGV[5], 'direct', 0, 'charged', 0,
-             'batch', ARGV[6])
-  redis.call('EXPIRE', win, ARGV[13])
-  w = {now, ARGV[5], '0', '0', ARGV[6]}
+             'batch', ARGV[6], 'ms', ARGV[7])
+  redis.call('EXPIRE', win, ARGV[12])
+  w = {now, ARGV[5], '0', '0', ARGV[6], ARGV[7]}
 end
 
 if tonumber(w[3]) < threshold then
@@ -106,57 +105,102 @@ if tonumber(w[3]) < threshold then
   return decide('direct')
 end
 
-local bkey = ARGV[7] .. w[5]
+local f = w[6] .. ':'
 if w[4] ~= '1' then
   -- the whole digest costs one unit, charged when its first item joins
   if not charge() then return decide('capped') end
   redis.call('HSET', win, 'charged', 1)
-  redis.call('HSET', bkey, 'person', person, 'due', w[2], 'n', 0)
-  redis.call('EXPIRE', bkey, ARGV[14])
-  redis.call('ZADD', due, w[2], w[5])
+  redis.call('HSET', digest, f .. 'due', w[2], f .. 'n', 0)
+  redis.call('EXPIRE', digest, ARGV[13])
+  opened = 1
 end
-if redis.call('HEXISTS', bkey, 'i:' .. clar) == 0 then
-  local seq = redis.call('HINCRBY', bkey, 'n', 1)
-  redis.call('HSET', bkey, 'i:' .. clar, seq .. '|' .. item)
+if redis.call('HEXISTS', digest, f .. 'i:' .. clar) == 0 then
+  local seq = redis.call('HINCRBY', digest, f .. 'n', 1)
+  redis.call('HSET', digest, f .. 'i:' .. clar, seq .. '|' .. item)
 end
 return decide('digested', w[5], w[2])
 """
 
-# KEYS: batch, batches due | ARGV: batch id, now, lease end -> batch hash (flat) or nil
-CLAIM_BATCH = """
-local score = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then return false end
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  return false
-end
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('HSET', KEYS[1], 'claimed', 1)
-return redis.call('HGETALL', KEYS[1])
+# KEYS: batches due | ARGV: batch id, now, lease end -> 1 claimed (held until lease end), 0 not
+# due or held by another claim
+CLAIM_DUE = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+return 1
 """
 
-# KEYS: entries, due, order | ARGV: entry id, entry JSON, now, action time (µs), order ttl
-# -> 'queued', 'duplicate' or 'stale'. Durable and ordered in one step, before the acknowledgement:
-#    the order hash keeps the latest action time accepted ('seen') and the last entry settled
-#    ('settled' and 'settled_id'; a form submission's time is whole seconds, so two different
-#    submissions may share one).
-OUTBOX_ACCEPT = """
+# KEYS: a person's digest batches | ARGV: the batch's window start (ms)
+# -> the batch's fields (flat, without their prefix), now closed to new items; {} when gone
+TAKE_BATCH = """
+local f = ARGV[1] .. ':'
+if redis.call('HEXISTS', KEYS[1], f .. 'due') == 0 then return {} end
+redis.call('HSET', KEYS[1], f .. 'claimed', 1)
+local out, all = {}, redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  if string.sub(all[i], 1, #f) == f then
+    table.insert(out, string.sub(all[i], #f + 1))
+    table.insert(out, all[i + 1])
+  end
+end
+return out
+"""
+
+# KEYS: a person's digest batches | ARGV: the batch's window start (ms) -> fields removed
+DROP_BATCH = """
+local f, gone = ARGV[1] .. ':', {}
+for _, name in ipairs(redis.call('HKEYS', KEYS[1])) do
+  if string.sub(name, 1, #f) == f then table.insert(gone, name) end
+end
+if #gone == 0 then return 0 end
+return redis.call('HDEL', KEYS[1], unpack(gone))
+"""
+
+# Every outbox script's keys share the {outbox} hash tag. The "keys" hash holds, per order key
+# with entries waiting, "<latest action accepted> <entries waiting>"; the order hash (one per
+# key, kept ORDER_TTL after its last entry settled) holds the latest action and the last entry
+# settled: 'seen', 'settled' and 'settled_id' (a form submission's time is whole seconds, so two
+# different submissions may share one).
+_KEYS = """
+local function waiting(keys, key)
+  local v = redis.call('HGET', keys, key)
+  if not v then return nil, 0 end
+  local space = string.find(v, ' ', 1, true)
+  return string.sub(v, 1, space - 1), tonumber(string.sub(v, space + 1))
+end
+local function later(a, b)  -- the later of two action times kept as strings (nil: none)
+  if not a then return b end
+  if not b then return a end
+  if tonumber(b) > tonumber(a) then return b end
+  return a
+end
+"""
+
+# KEYS: entries, due, order, keys | ARGV: entry id, entry JSON, now, action time (µs), order key,
+#   most entries waiting -> 'queued', 'duplicate', 'stale' or 'full'. Durable and ordered in one
+#   step, before the acknowledgement; a full outbox takes nothing new (the caller refuses).
+OUTBOX_ACCEPT = _KEYS + """
 local acted = tonumber(ARGV[4])
 local o = redis.call('HMGET', KEYS[3], 'seen', 'settled', 'settled_id')
-if o[1] and acted < tonumber(o[1]) then return 'stale' end
+local seen, n = waiting(KEYS[4], ARGV[5])
+seen = later(o[1], seen)
+if seen and acted < tonumber(seen) then return 'stale' end
 if o[3] == ARGV[1] and o[2] and acted <= tonumber(o[2]) then return 'duplicate' end
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[6]) then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 'duplicate' end
+  return 'full'
+end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 'duplicate' end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-if not o[1] or acted > tonumber(o[1]) then redis.call('HSET', KEYS[3], 'seen', ARGV[4]) end
-redis.call('EXPIRE', KEYS[3], ARGV[5])
+redis.call('HSET', KEYS[4], ARGV[5], later(seen, ARGV[4]) .. ' ' .. (n + 1))
 return 'queued'
 """
 
-# An order key's lease is "<lease end> <entry id>": held while the end is after the caller's now
-# (the caller's clock, like every due time here); Redis's own expiry only collects leftovers.
+# An order key's lease is "<lease end> <entry id>" in the leases hash: held while the end is
+# after the caller's now (the caller's clock, like every due time here).
 _HOLDER = """
-local function holder(lease, now)
-  local held = redis.call('GET', lease)
+local function holder(leases, key, now)
+  local held = redis.call('HGET', leases, key)
   if not held then return nil end
   local space = string.find(held, ' ', 1, true)
   if not space or tonumber(string.sub(held, 1, space - 1)) <= tonumber(now) then return nil end
@@ -164,24 +208,24 @@ local function holder(lease, now)
 end
 """
 
-# KEYS: due, entries, attempts, failures
-# ARGV: now, lease end, leftover expiry (s), limit, how many due ids to look at, order prefix,
-#       order lease prefix, only this entry id ('' for any), when to look again at a held key's
+# KEYS: due, entries, attempts, failures, keys, leases
+# ARGV: now, lease end, limit, how many due ids to look at, only this entry id ('' for any),
+#       when to look again at a held key's entry
 # -> flat {id, JSON, attempts, failures, stale (1/0), ...}
 # One entry per order key, and none whose key is held: one person's answers to one clarification
 # are forwarded one at a time, in order, whichever consumer or replica claims them.
-OUTBOX_CLAIM = _HOLDER + """
+OUTBOX_CLAIM = _HOLDER + _KEYS + """
 local ids
-if ARGV[8] ~= '' then
-  local score = redis.call('ZSCORE', KEYS[1], ARGV[8])
+if ARGV[5] ~= '' then
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[5])
   if not score or tonumber(score) > tonumber(ARGV[1]) then return {} end
-  ids = {ARGV[8]}
+  ids = {ARGV[5]}
 else
-  ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[5])
+  ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[4])
 end
 local out, taken, n = {}, {}, 0
 for _, id in ipairs(ids) do
-  if n >= tonumber(ARGV[4]) then break end
+  if n >= tonumber(ARGV[3]) then break end
   local doc = redis.call('HGET', KEYS[2], id)
   if not doc then
     redis.call('ZREM', KEYS[1], id)
@@ -190,48 +234,65 @@ for _, id in ipairs(ids) do
     if not ok or type(meta) ~= 'table' then meta = {} end
     local key = type(meta.key) == 'string' and meta.key or id
     local acted = tonumber(meta.acted) or 0
-    local lease = ARGV[7] .. key
-    if taken[key] or holder(lease, ARGV[1]) then
-      redis.call('ZADD', KEYS[1], ARGV[9], id)
+    if taken[key] or holder(KEYS[6], key, ARGV[1]) then
+      redis.call('ZADD', KEYS[1], ARGV[6], id)
     else
       taken[key] = true
       n = n + 1
-      redis.call('SET', lease, ARGV[2] .. ' ' .. id, 'EX', ARGV[3])
+      redis.call('HSET', KEYS[6], key, ARGV[2] .. ' ' .. id)
       redis.call('ZADD', KEYS[1], ARGV[2], id)
-      local seen = tonumber(redis.call('HGET', ARGV[6] .. key, 'seen') or '0')
+      local seen = waiting(KEYS[5], key)
       table.insert(out, id)
       table.insert(out, doc)
       table.insert(out, redis.call('HINCRBY', KEYS[3], id, 1))
       table.insert(out, tonumber(redis.call('HGET', KEYS[4], id) or '0'))
-      table.insert(out, acted < seen and 1 or 0)
+      table.insert(out, acted < tonumber(seen or '0') and 1 or 0)
     end
   end
 end
 return out
 """
 
-# Frees an order key held by the entry ARGV[1] (KEYS[n] its lease).
+# Frees an order key held by the entry ``id``.
 _RELEASE = """
-local function release(lease, id)
-  local held = redis.call('GET', lease)
+local function release(leases, key, id)
+  local held = redis.call('HGET', leases, key)
   if held and string.sub(held, (string.find(held, ' ', 1, true) or 0) + 1) == id then
-    redis.call('DEL', lease)
+    redis.call('HDEL', leases, key)
   end
 end
 """
 
-# KEYS: due, failures, order lease | ARGV: entry id, when, failed (1/0)
+# One entry of ``key`` waits no more: count it off; with none left, its latest action moves to
+# the order hash (which then lasts ``ttl``).
+_SETTLE = _KEYS + """
+local function gone(keys, order, key, ttl)
+  local seen, n = waiting(keys, key)
+  if not seen then return end
+  if n > 1 then
+    redis.call('HSET', keys, key, seen .. ' ' .. (n - 1))
+    return
+  end
+  redis.call('HDEL', keys, key)
+  redis.call('HSET', order, 'seen', later(redis.call('HGET', order, 'seen'), seen))
+  redis.call('EXPIRE', order, ttl)
+end
+"""
+
+# KEYS: due, failures, leases | ARGV: entry id, when, failed (1/0), order key
 OUTBOX_RETRY = _RELEASE + """
 redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])
 if ARGV[3] == '1' and redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
 end
-release(KEYS[3], ARGV[1])
+release(KEYS[3], ARGV[4], ARGV[1])
 """
 
-# KEYS: entries, due, attempts, failures, order, order lease | ARGV: entry id, action time, ttl
-OUTBOX_DONE = _RELEASE + """
-redis.call('HDEL', KEYS[1], ARGV[1])
+# KEYS: entries, due, attempts, failures, order, keys, leases
+# ARGV: entry id, action time, order ttl, order key
+OUTBOX_DONE = _RELEASE + _SETTLE + """
+release(KEYS[7], ARGV[4], ARGV[1])
+local held = redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
@@ -240,13 +301,13 @@ if not settled or tonumber(ARGV[2]) >= tonumber(settled) then
   redis.call('HSET', KEYS[5], 'settled', ARGV[2], 'settled_id', ARGV[1])
   redis.call('EXPIRE', KEYS[5], ARGV[3])
 end
-release(KEYS[6], ARGV[1])
+if held == 1 then gone(KEYS[6], KEYS[5], ARGV[4], ARGV[3]) end
 """
 
-# KEYS: entries, due, attempts, failures, parked, order lease
-# ARGV: entry id, reason, parked at -> 1 parked, 0 gone already
-OUTBOX_PARK = _RELEASE + """
-release(KEYS[6], ARGV[1])
+# KEYS: entries, due, attempts, failures, parked, order, keys, leases
+# ARGV: entry id, reason, parked at, order key, order ttl -> 1 parked, 0 gone already
+OUTBOX_PARK = _RELEASE + _SETTLE + """
+release(KEYS[8], ARGV[4], ARGV[1])
 local doc = redis.call('HGET', KEYS[1], ARGV[1])
 if not doc then return 0 end
 redis.call('HSET', KEYS[5], ARGV[1], cjson.encode({
@@ -257,6 +318,7 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
+gone(KEYS[7], KEYS[6], ARGV[4], ARGV[5])
 return 1
 """
 

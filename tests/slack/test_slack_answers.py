@@ -14,6 +14,7 @@ import structlog
 from bot.metrics import REGISTRY
 from bot.outbox import ConsumerConfig, OutboxConsumers
 from bot.store.errors import StoreUnavailable
+from bot.store.memory import MemoryStore
 from tests.slack.conftest import Stack, Switchable, payload_of, responders
 
 OLDER, NEWER = "1783330000.000100", "1783330000.000200"  # two action times, 100 µs apart
@@ -122,6 +123,27 @@ async def test_a_store_that_hangs_is_a_503_inside_slacks_deadline_and_the_retry_
     assert (await response.json())["error"] == "answer_not_durable"
     monkeypatch.setattr(stack.store, "outbox_accept", accept)
     assert (await stack.click("U0AHMED", card, "clarify.answer.0", seen=seen)).status == 200
+    assert (await stack.click("U0AHMED", card, "clarify.answer.0", seen=seen)).status == 200
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]
+
+
+async def test_a_full_outbox_refuses_the_click_with_a_503_and_retry_after_then_takes_it_once(
+        stack: Stack) -> None:
+    """A full outbox stores nothing and acknowledges nothing: 503, value-free, with Retry-After,
+    counted; once there is room, Slack's retry of the same click is forwarded exactly once."""
+    cid, card = await two_editors(stack)
+    seen = copy.deepcopy(card)
+    assert isinstance(stack.store, MemoryStore)
+    room = stack.store._outbox_max
+    stack.store._outbox_max = 0  # full: no room for one more answer
+    before = REGISTRY.value("clarify_outbox_full_total")
+    response = await stack.click("U0AHMED", card, "clarify.answer.0")
+    assert response.status == 503 and response.headers["Retry-After"] == "30"
+    assert await response.json() == {"ok": False, "error": "outbox_full"}
+    assert REGISTRY.value("clarify_outbox_full_total") == before + 1
+    assert await stack.store.outbox_size() == 0
+    stack.store._outbox_max = room
     assert (await stack.click("U0AHMED", card, "clarify.answer.0", seen=seen)).status == 200
     await stack.settle()
     assert await responders(stack.bot, cid) == [("p-ahmed", 0)]

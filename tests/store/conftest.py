@@ -1,6 +1,9 @@
-"""Fixtures for the store's contract suite: every test runs against memory and a real Redis.
+"""Fixtures for the store's contract suite: every test runs against memory, a real Redis and a
+real Redis Cluster.
 
 The Redis side uses database 15, flushed before each test, and a key prefix unique to the test.
+The cluster (``redis_cluster`` in tests/conftest.py) is started once per session; each test
+keeps to its own key prefix there.
 """
 
 from __future__ import annotations
@@ -12,14 +15,19 @@ from uuid import uuid4
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 from bot.clock import ManualClock
 from bot.store.base import Admission, DeliveryKey, DigestItem, Store
+from bot.store.connect import client_for, parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from tests.redis_url import TEST_REDIS
+from tests.support.redis_cluster import LocalCluster
 
 REDIS_URL = f"{TEST_REDIS}/15"
+KINDS = ["memory", "redis", "cluster"]
+Client = aioredis.Redis | RedisCluster
 T0 = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
 DAY = "2026-07-06"
 WINDOW = 1800  # the default digest window: 30 minutes
@@ -51,39 +59,57 @@ class Backend:
     kind: str
     prefix: str
     clock: ManualClock
-    clients: list[aioredis.Redis] = field(default_factory=list)
+    url: str = REDIS_URL
+    clients: list[Client] = field(default_factory=list)
     memory: MemoryStore | None = None
+
+    def client(self) -> Client:
+        """A new client."""
+        made = client_for(parse_redis_url(self.url), password=None, max_connections=50)
+        self.clients.append(made)
+        return made
 
     def open(self) -> Store:
         if self.kind == "memory":
             if self.memory is None:
                 self.memory = MemoryStore(clock=self.clock)
             return self.memory
-        client = aioredis.from_url(REDIS_URL, decode_responses=True)
-        self.clients.append(client)
-        return RedisStore(client, prefix=self.prefix)
+        return RedisStore(self.client(), prefix=self.prefix)
 
     async def aclose(self) -> None:
         for client in self.clients:
             await client.aclose()
 
 
+def _url(kind: str, request: pytest.FixtureRequest) -> str:
+    if kind == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        return cluster.url
+    return REDIS_URL
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def redis_url(request: pytest.FixtureRequest) -> str:
+    """The URL of a real Redis: the standalone server's database 15, or the local cluster."""
+    return _url(request.param, request)
+
+
 @pytest.fixture
-async def redis_db() -> AsyncIterator[aioredis.Redis]:
-    """A client on database 15, flushed before the test (real Redis: no fakes, no skipping)."""
-    client = aioredis.from_url(REDIS_URL, decode_responses=True)
+async def redis_db(redis_url: str) -> AsyncIterator[Client]:
+    """A client on that Redis, flushed before the test (real Redis: no fakes, no skipping)."""
+    client = client_for(parse_redis_url(redis_url), password=None, max_connections=50)
     await client.flushdb()
     yield client
     await client.aclose()
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=KINDS)
 async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
     made = Backend(kind=request.param, prefix=f"t{uuid4().hex[:10]}", clock=ManualClock(T0))
     if made.kind == "redis":
-        flusher = aioredis.from_url(REDIS_URL, decode_responses=True)
-        made.clients.append(flusher)
-        await flusher.flushdb()
+        await made.client().flushdb()
+    elif made.kind == "cluster":  # the test's own prefix keeps it apart: no flush across nodes
+        made.url = _url(made.kind, request)
     yield made
     await made.aclose()
 

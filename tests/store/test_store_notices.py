@@ -6,7 +6,7 @@ import redis.asyncio as aioredis
 
 from bot.store.base import NoticeItem, Store
 
-from .conftest import REDIS_URL, Backend, at
+from .conftest import Backend, at
 
 WINDOW = 60
 LEASE = 300
@@ -113,16 +113,12 @@ async def test_one_stewards_keys_share_a_hash_tag(redis_db: aioredis.Redis) -> N
     """Every key a notice script names carries the steward's ``{...}`` tag (one Cluster slot)."""
     from bot.store.redis import RedisStore
 
-    client = aioredis.from_url(REDIS_URL, decode_responses=True)
-    try:
-        store = RedisStore(client, prefix="tagged")
-        await add(store, "c1", 0)
-        names = [name async for name in redis_db.scan_iter("tagged:notices:*")]
-        steward = [n for n in names if not n.endswith(":due")]
-        assert {n.split("{")[1].split("}")[0] for n in steward} == {"t1|s1"}
-        assert len(steward) == 3  # queue, items, seen
-    finally:
-        await client.aclose()
+    store = RedisStore(redis_db, prefix="tagged")
+    await add(store, "c1", 0)
+    names = [name async for name in redis_db.scan_iter("tagged:notices:*")]
+    steward = [n for n in names if not n.endswith(":due")]
+    assert {n.split("{")[1].split("}")[0] for n in steward} == {"t1|s1"}
+    assert len(steward) == 3  # queue, items, seen
 
 
 async def test_erasing_a_steward_drops_their_notice_list(redis_db: aioredis.Redis) -> None:
@@ -132,15 +128,11 @@ async def test_erasing_a_steward_drops_their_notice_list(redis_db: aioredis.Redi
     from bot.store.keys import Keys
     from bot.store.redis import RedisStore
 
-    client = aioredis.from_url(REDIS_URL, decode_responses=True)
-    try:
-        store = RedisStore(client, prefix="erase")
-        await add(store, "c1", 0, steward="s1")
-        await add(store, "c1", 0, steward="s2")
-        done = await erase_person(redis_db, Keys("erase"), person_id="s1", chat_users=[])
-        assert done["steward_notices"] == 3
-        assert await store.notices_due(now=at(60)) == [("t1", "s2")]
-        assert await store.notice_take("t1", "s1", now=at(60), lease_seconds=LEASE,
-                                       limit=20) is None
-    finally:
-        await client.aclose()
+    store = RedisStore(redis_db, prefix="erase")
+    await add(store, "c1", 0, steward="s1")
+    await add(store, "c1", 0, steward="s2")
+    done = await erase_person(redis_db, Keys("erase"), person_id="s1", chat_users=[])
+    assert done["steward_notices"] == 3
+    assert await store.notices_due(now=at(60)) == [("t1", "s2")]
+    assert await store.notice_take("t1", "s1", now=at(60), lease_seconds=LEASE,
+                                   limit=20) is None

@@ -29,18 +29,20 @@ async def test_keys_carry_their_ttls(redis_db: aioredis.Redis) -> None:
     await admit(store, "c1", threshold=0)
     await store.add_card(CardRecord(key, "slack", "m1"))
     await store.outbox_accept("a1", "{}", order_key="k1", acted_at=1, now=T0)
-    batch_id = k.batch_id("p1", T0.timestamp())
+    [entry] = await store.outbox_claim(now=T0, lease_seconds=30, limit=1)
+    await store.outbox_done(entry)
     expected = {
-        keys.slot(key.token()): 3 * k.DAY, keys.admission(key.token()): 3 * k.DAY,
+        keys.slot("p1", key.token()): 3 * k.DAY, keys.admission("p1", key.token()): 3 * k.DAY,
         keys.cap(DAY, "p1"): k.CAP_TTL_SECONDS, keys.window("p1"): k.window_ttl(WINDOW),
-        keys.batch(batch_id): 3 * k.DAY, keys.cards("c1"): k.CARDS_TTL_SECONDS,
+        keys.digest("p1"): 3 * k.DAY, keys.cards("c1"): k.CARDS_TTL_SECONDS,
         keys.order("k1"): k.ORDER_TTL_SECONDS,
     }
     for name, ttl in expected.items():
         assert ttl - 5 <= await redis_db.ttl(name) <= ttl, name
-    for name in [keys.outbox_entries, keys.outbox_due, keys.batches_due]:
+    await store.outbox_accept("a2", "{}", order_key="k2", acted_at=1, now=T0)
+    for name in [keys.outbox_entries, keys.outbox_due, keys.batches_due, keys.outbox_keys]:
         assert await redis_db.ttl(name) == -1, name
-    names = [str(name) for name in await redis_db.keys("*")]
+    names = [str(name) async for name in redis_db.scan_iter(match="*")]
     assert names and all(name.startswith(f"{PREFIX}:") for name in names)
 
 
@@ -51,15 +53,16 @@ async def test_mark_once_sets_its_ttl(redis_db: aioredis.Redis) -> None:
     assert 115 <= await redis_db.ttl(k.Keys(PREFIX).once("steward", "c1")) <= 120
 
 
-async def test_a_restarted_store_keeps_its_state(redis_db: aioredis.Redis) -> None:
+async def test_a_restarted_store_keeps_its_state(redis_db: aioredis.Redis, redis_url: str
+                                                 ) -> None:
     """A new store on the same prefix, over a new connection, sees caps, windows and the outbox."""
-    before = RedisStore.from_url(REDIS_URL, prefix=PREFIX)
+    before = RedisStore.from_url(redis_url, prefix=PREFIX)
     await admit(before, "h1", batched=False)
     await admit(before, "c1")  # the window opens
     await before.outbox_accept("a1", "{}", order_key="k1", acted_at=1, now=T0)
     await before.aclose()
 
-    async with RedisStore.from_url(REDIS_URL, prefix=PREFIX) as after:
+    async with RedisStore.from_url(redis_url, prefix=PREFIX) as after:
         got = [(await admit(after, name)).decision for name in ["c2", "c3", "c4", "c5"]]
         assert got == [Decision.DIRECT, Decision.DIRECT, Decision.DIGESTED, Decision.DIGESTED]
         assert (await admit(after, "h2", batched=False)).decision is Decision.CAPPED
@@ -68,9 +71,11 @@ async def test_a_restarted_store_keeps_its_state(redis_db: aioredis.Redis) -> No
         assert await after.outbox_size() == 1
 
 
-async def test_a_burst_waits_for_pooled_connections(redis_db: aioredis.Redis) -> None:
-    """More concurrent calls than pooled connections wait their turn instead of failing."""
-    async with RedisStore.from_url(REDIS_URL, prefix=PREFIX, max_connections=4) as store:
+async def test_a_burst_waits_for_pooled_connections(redis_db: aioredis.Redis, redis_url: str
+                                                    ) -> None:
+    """More concurrent calls than pooled connections wait their turn instead of failing, on one
+    server (its blocking pool) and on a cluster (the store's own turns)."""
+    async with RedisStore.from_url(redis_url, prefix=PREFIX, max_connections=4) as store:
         marks = await asyncio.gather(*(
             store.mark_once("ns", str(n), ttl_seconds=60) for n in range(200)))
     assert all(marks)

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from bot.core import models as m
+from bot.metrics import REGISTRY
+from bot.store.memory import MemoryStore
 from tests.engine.conftest import new_clarification
 from tests.teams.inbound import (
     ACME_AAD,
@@ -148,3 +150,21 @@ async def test_a_valid_token_passes(teams: TeamsStack) -> None:
     """The control: a Bot Framework token for this app, for this serviceUrl, is accepted."""
     assert (await teams.post(activity("message"), sign(claims()))).status == 202
     assert await teams.store.conversation_get("acme", SARAH_AAD) is not None
+
+
+async def test_a_full_outbox_is_a_503_with_retry_after_and_nothing_is_forwarded(
+        teams: TeamsStack) -> None:
+    """A full outbox takes no answer: over HTTP the invoke's error response says 503 (Teams
+    shows its message on the card) with Retry-After, the refusal is counted, nothing is stored
+    or forwarded."""
+    cid, click = await _click(teams)
+    assert isinstance(teams.store, MemoryStore)
+    teams.store._outbox_max = 0
+    before = REGISTRY.value("clarify_outbox_full_total")
+    response = await teams.post(click, sign(claims()))
+    assert response.headers["Retry-After"] == "30"
+    assert (await response.json())["statusCode"] == 503
+    assert REGISTRY.value("clarify_outbox_full_total") == before + 1
+    await teams.settle()
+    assert await teams.store.outbox_size() == 0
+    assert await teams.responses(cid) == []

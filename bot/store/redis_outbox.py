@@ -1,0 +1,102 @@
+"""The Redis store's answer outbox (``RedisStore`` inherits it): every step one script over the
+``{outbox}`` slot's keys (``bot.store.scripts``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from bot.store import codec
+from bot.store.base import Acceptance, OutboxEntry
+from bot.store.errors import OutboxFull
+from bot.store.errors import translated as _translated
+
+if TYPE_CHECKING:
+    import redis.asyncio as aioredis
+    from redis.asyncio.cluster import RedisCluster
+
+    from bot.store.keys import Keys, Ttls
+
+# A claim looks at this many due entries per wanted one (some keys may be held by other claims);
+# an entry whose key is held is looked at again this much later, behind the other due entries.
+_CLAIM_LOOKAHEAD = 4
+_HELD_KEY_RECHECK_SECONDS = 0.2
+
+
+class RedisOutbox:
+    """``Store``'s outbox methods for ``RedisStore`` (which registers the scripts)."""
+
+    _redis: aioredis.Redis | RedisCluster
+    _keys: Keys
+    _ttls: Ttls
+    _outbox_max: int
+    _outbox_accept: Any
+    _outbox_claim: Any
+    _outbox_retry: Any
+    _outbox_done: Any
+    _outbox_park: Any
+
+    # ------------------------------------------------ answer outbox (durable)
+    @_translated
+    async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
+                            now: datetime) -> Acceptance:
+        doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at)
+        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key),
+                 self._keys.outbox_keys]
+        verdict = await self._outbox_accept(keys=names, args=[
+            entry_id, doc, codec.num(codec.epoch(now)), acted_at, order_key, self._outbox_max])
+        if verdict == "full":
+            raise OutboxFull()
+        return Acceptance(verdict)
+
+    @_translated
+    async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int,
+                           entry_id: str | None = None) -> list[OutboxEntry]:
+        at = codec.epoch(now)
+        names = [self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts,
+                 self._keys.outbox_failures, self._keys.outbox_keys, self._keys.outbox_leases]
+        flat = await self._outbox_claim(keys=names, args=[
+            codec.num(at), codec.num(at + lease_seconds), limit, limit * _CLAIM_LOOKAHEAD + 16,
+            entry_id or "", codec.num(at + _HELD_KEY_RECHECK_SECONDS)])
+        rows = zip(flat[::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
+        return [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
+                                  stale=bool(stale))
+                for entry_id, raw, attempts, failures, stale in rows]
+
+    @_translated
+    async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
+        names = [self._keys.outbox_due, self._keys.outbox_failures, self._keys.outbox_leases]
+        await self._outbox_retry(keys=names, args=[entry.entry_id, codec.num(codec.epoch(at)),
+                                                   int(failed), entry.order_key])
+
+    @_translated
+    async def outbox_done(self, entry: OutboxEntry) -> None:
+        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
+                 self._keys.outbox_failures, self._keys.order(entry.order_key),
+                 self._keys.outbox_keys, self._keys.outbox_leases]
+        await self._outbox_done(keys=names, args=[entry.entry_id, entry.acted_at,
+                                                  self._ttls.order, entry.order_key])
+
+    @_translated
+    async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
+        names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
+                 self._keys.outbox_failures, self._keys.outbox_parked,
+                 self._keys.order(entry.order_key), self._keys.outbox_keys,
+                 self._keys.outbox_leases]
+        await self._outbox_park(keys=names, args=[entry.entry_id, reason,
+                                                  codec.num(codec.epoch(now)), entry.order_key,
+                                                  self._ttls.order])
+
+    @_translated
+    async def outbox_size(self) -> int:
+        return await self._redis.hlen(self._keys.outbox_entries)
+
+    @_translated
+    async def outbox_parked(self) -> int:
+        return await self._redis.hlen(self._keys.outbox_parked)
+
+    async def outbox_overdue(self, *, now: datetime) -> float:
+        first = await self._redis.zrange(self._keys.outbox_due, 0, 0, withscores=True)
+        if not first:
+            return 0.0
+        return max(0.0, codec.epoch(now) - float(first[0][1]))

@@ -1,0 +1,315 @@
+"""Local Redis Cluster and Sentinel set-ups on 127.0.0.1, for the store's tests and the benches.
+
+Real ``redis-server`` processes (Debian's package), each in a working directory of the caller's
+choosing, bound to 127.0.0.1 on the ports the caller names. Nothing here is used by the bot.
+
+    from tests.support.redis_cluster import LocalCluster
+    with LocalCluster([20201, 20202, 20203], workdir=tmp) as cluster:   # 3 masters
+        cluster.url            # "redis+cluster://127.0.0.1:20201,127.0.0.1:20202,..."
+    with LocalCluster([20211, 20212, 20213], replica_ports=[20214, 20215, 20216],
+                      workdir=tmp) as cluster:                          # 3 masters, 3 replicas
+        port = cluster.masters()[0]
+        cluster.kill(port)            # SIGKILL a master...
+        cluster.wait_healthy()        # ...its replica takes over (node timeout: 1 s)
+        cluster.restart(port)         # it comes back as a replica
+        cluster.failover(cluster.replicas()[0])   # or a graceful CLUSTER FAILOVER
+        cluster.replica_of(cluster.master_of("clarify:{outbox}:entries"))  # whose slot
+
+    LocalSentinel(master_port=..., replica_port=..., sentinel_port=..., workdir=tmp) is the same
+    for Sentinel: ``.url`` (redis+sentinel://...), ``.failover()`` (SENTINEL FAILOVER),
+    ``.master()``. ``free_ports(n, low=, high=)`` finds ports (and bus ports) nothing uses.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import redis
+
+HOST = "127.0.0.1"
+NODE_TIMEOUT_MS = 1000
+
+
+def free_ports(count: int, *, low: int, high: int) -> list[int]:
+    """``count`` ports from ``low`` to ``high`` that nothing listens on, each with its cluster
+    bus port (port + 10000) free too: two test runs on one machine do not collide."""
+    found: list[int] = []
+    for port in range(low, high + 1):
+        if all(_free(p) for p in (port, port + 10000)):
+            found.append(port)
+            if len(found) == count:
+                return found
+    raise RuntimeError(f"fewer than {count} free ports from {low} to {high}")
+
+
+def _free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            return False
+    return True
+
+
+def have_redis_server() -> bool:
+    return shutil.which("redis-server") is not None and shutil.which("redis-cli") is not None
+
+
+def _wait(check: object, *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if check():  # type: ignore[operator]
+                return
+        except redis.RedisError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"redis set-up: {what} not reached in {timeout:g} s")
+        time.sleep(0.05)
+
+
+def _client(port: int) -> redis.Redis:
+    return redis.Redis(host=HOST, port=port, decode_responses=True, socket_timeout=2)
+
+
+class _Servers:
+    """redis-server processes by port, started and killed by this object only."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.extra: dict[int, list[str]] = {}
+
+    def spawn(self, port: int, *args: str) -> None:
+        """A server on ``port``; ``args`` are more options, or a sentinel's conf and --sentinel."""
+        self.extra[port] = list(args)
+        command = ["redis-server", *args] if "--sentinel" in args else [
+            "redis-server", "--port", str(port), "--bind", HOST, "--save", "",
+            "--appendonly", "no", "--dir", str(self.workdir), *args]
+        log = open(self.workdir / f"redis-{port}.log", "ab")  # noqa: SIM115 - owned by the child
+        self.procs[port] = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        log.close()
+        _wait(lambda: _client(port).ping(), timeout=10, what=f"port {port} answering")
+
+    def kill(self, port: int) -> None:
+        proc = self.procs.get(port)
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def restart(self, port: int) -> None:
+        self.kill(port)
+        self.spawn(port, *self.extra[port])
+
+    def stop(self) -> None:
+        for port in list(self.procs):
+            proc = self.procs.pop(port)
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(timeout=5)
+
+
+class LocalCluster:
+    """A Redis Cluster of ``ports`` masters (at least 3) and optionally one replica each."""
+
+    def __init__(self, ports: Sequence[int], *, workdir: Path,
+                 replica_ports: Sequence[int] = ()) -> None:
+        if len(ports) < 3 or (replica_ports and len(replica_ports) != len(ports)):
+            raise ValueError("a cluster needs 3+ masters and none or one replica per master")
+        self.ports = list(ports)
+        self.replica_ports = list(replica_ports)
+        self._servers = _Servers(workdir)
+
+    @property
+    def all_ports(self) -> list[int]:
+        return self.ports + self.replica_ports
+
+    @property
+    def url(self) -> str:
+        """The store's URL for this cluster (``redis+cluster://`` with every node as a seed)."""
+        return "redis+cluster://" + ",".join(f"{HOST}:{p}" for p in self.all_ports)
+
+    def start(self) -> Self:
+        for port in self.all_ports:
+            self._servers.spawn(
+                port, "--cluster-enabled", "yes",
+                "--cluster-config-file", f"nodes-{port}.conf",
+                "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
+                # a replica may always take over, however long its master has been away
+                "--cluster-replica-validity-factor", "0")
+        replicas = "1" if self.replica_ports else "0"
+        subprocess.run(["redis-cli", "--cluster", "create",
+                        *(f"{HOST}:{p}" for p in self.all_ports),
+                        "--cluster-replicas", replicas, "--cluster-yes"],
+                       check=True, capture_output=True, timeout=60)
+        self.wait_healthy()
+        return self
+
+    def _nodes(self) -> list[dict[str, str]]:
+        for port in self.all_ports:
+            try:
+                raw = _client(port).execute_command("CLUSTER", "NODES")
+            except redis.RedisError:
+                continue
+            text = raw if isinstance(raw, str) else str(raw)
+            rows = []
+            for line in text.strip().splitlines():
+                parts = line.split()
+                rows.append({"id": parts[0], "port": parts[1].split("@")[0].rsplit(":", 1)[1],
+                             "flags": parts[2], "master": parts[3],
+                             "slots": " ".join(parts[8:])})
+            return rows
+        raise TimeoutError("no cluster node answers")
+
+    def masters(self) -> list[int]:
+        """Ports of the live masters that serve slots."""
+        return sorted(int(n["port"]) for n in self._nodes()
+                      if "master" in n["flags"] and "fail" not in n["flags"] and n["slots"])
+
+    def replicas(self) -> list[int]:
+        return sorted(int(n["port"]) for n in self._nodes()
+                      if "slave" in n["flags"] and "fail" not in n["flags"])
+
+    def master_of(self, key: str) -> int:
+        """The port of the live master that serves ``key``'s slot."""
+        port = self.masters()[0]
+        slot = int(_client(port).execute_command("CLUSTER", "KEYSLOT", key))
+        for node in self._nodes():
+            if "master" not in node["flags"] or "fail" in node["flags"]:
+                continue
+            for span in node["slots"].split():
+                low, _, high = span.partition("-")
+                if low.isdigit() and int(low) <= slot <= int(high or low):
+                    return int(node["port"])
+        raise LookupError("no master serves that slot")
+
+    def replica_of(self, master_port: int) -> int:
+        """The port of a live replica of the master on ``master_port``."""
+        nodes = self._nodes()
+        master = next(n["id"] for n in nodes if int(n["port"]) == master_port)
+        return next(int(n["port"]) for n in nodes
+                    if n["master"] == master and "fail" not in n["flags"])
+
+    def wait_healthy(self, timeout: float = 30) -> None:
+        """Every live node says cluster_state:ok and agrees that all 16384 slots are served."""
+        def ok() -> bool:
+            live = [p for p in self.all_ports if self._alive(p)]
+            for port in live:
+                info = _client(port).execute_command("CLUSTER", "INFO")
+                text = info if isinstance(info, str) else str(info)
+                if "cluster_state:ok" not in text or "cluster_slots_ok:16384" not in text:
+                    return False
+            if len(self.masters()) != len(self.ports):
+                return False
+            return all(_client(port).info("replication").get("master_link_status") == "up"
+                       for port in self.replicas() if self._alive(port))
+
+        _wait(ok, timeout=timeout, what="cluster_state:ok")
+
+    def _alive(self, port: int) -> bool:
+        proc = self._servers.procs.get(port)
+        return proc is not None and proc.poll() is None
+
+    def kill(self, port: int) -> None:
+        """SIGKILL one node (a master: its replica takes over after the node timeout)."""
+        self._servers.kill(port)
+
+    def restart(self, port: int) -> None:
+        """Start a killed node again on its old config: it rejoins (as a replica, once failed
+        over) and the cluster is healthy again when this returns."""
+        self._servers.restart(port)
+        self.wait_healthy()
+
+    def failover(self, replica_port: int) -> None:
+        """A graceful ``CLUSTER FAILOVER`` on a replica: it becomes its master's master."""
+        before = set(self.masters())
+        _client(replica_port).execute_command("CLUSTER", "FAILOVER")
+        _wait(lambda: replica_port in self.masters() and set(self.masters()) != before,
+              timeout=30, what="failover")
+        self.wait_healthy()
+
+    def stop(self) -> None:
+        self._servers.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+class LocalSentinel:
+    """A master, one replica and one sentinel watching them as ``name``."""
+
+    def __init__(self, *, master_port: int, replica_port: int, sentinel_port: int,
+                 workdir: Path, name: str = "clarify") -> None:
+        self.master_port, self.replica_port = master_port, replica_port
+        self.sentinel_port, self.name = sentinel_port, name
+        self._servers = _Servers(workdir)
+
+    @property
+    def url(self) -> str:
+        """The store's URL: ``redis+sentinel://`` with the sentinel and the master's name."""
+        return f"redis+sentinel://{HOST}:{self.sentinel_port}/{self.name}"
+
+    def start(self) -> Self:
+        self._servers.spawn(self.master_port)
+        self._servers.spawn(self.replica_port, "--replicaof", HOST, str(self.master_port))
+        conf = self._servers.workdir / f"sentinel-{self.sentinel_port}.conf"
+        conf.write_text(
+            f"port {self.sentinel_port}\nbind {HOST}\n"
+            f"sentinel monitor {self.name} {HOST} {self.master_port} 1\n"
+            f"sentinel down-after-milliseconds {self.name} 1000\n"
+            f"sentinel failover-timeout {self.name} 5000\n")
+        self._servers.spawn(self.sentinel_port, str(conf), "--sentinel")
+        _wait(lambda: self._replica_synced(), timeout=30, what="replica in sync")
+        _wait(lambda: self._sentinel_sees_replica(), timeout=30, what="sentinel ready")
+        return self
+
+    def _replica_synced(self) -> bool:
+        info = _client(self.replica_port).info("replication")
+        return bool(info.get("master_link_status") == "up")
+
+    def _sentinel_sees_replica(self) -> bool:
+        replicas = _client(self.sentinel_port).execute_command(
+            "SENTINEL", "REPLICAS", self.name)
+        return bool(replicas)
+
+    def master(self) -> int:
+        host_port = _client(self.sentinel_port).execute_command(
+            "SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.name)
+        return int(host_port[1])
+
+    def failover(self) -> int:
+        """``SENTINEL FAILOVER``: returns the new master's port once it has taken over."""
+        before = self.master()
+        _client(self.sentinel_port).execute_command("SENTINEL", "FAILOVER", self.name)
+        _wait(lambda: self.master() != before
+              and _client(self.master()).info("replication").get("role") == "master",
+              timeout=30, what="sentinel failover")
+        return self.master()
+
+    def stop(self) -> None:
+        self._servers.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
