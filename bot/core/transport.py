@@ -247,7 +247,7 @@ def _error_fields(response: httpx.Response) -> tuple[str, str]:
     generic = f"The core answered HTTP {response.status_code} without an error body."
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to decode
         return "", generic
     code = body.get("code") if isinstance(body, dict) else None
     if not isinstance(code, str) or not code:
@@ -262,7 +262,7 @@ def _error_fields(response: httpx.Response) -> tuple[str, str]:
 def _parse[T: BaseModel](r: Route, response: httpx.Response, model: type[T]) -> T:
     try:
         return model.model_validate(response.json())
-    except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, ValidationError, too deep
         where = ""
         if isinstance(exc, ValidationError):
             where = " at " + ", ".join(".".join(map(str, e["loc"])) for e in exc.errors()[:5])
