@@ -19,7 +19,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import pydantic
 import structlog
 from aiohttp import web
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment
@@ -227,10 +226,16 @@ def _activity(raw: bytes) -> Activity:
         raise ValueError("not an object")
     try:
         activity = Activity.model_validate(body)
-    except (pydantic.ValidationError, RecursionError):
+    # the SDK's own validators raise a bare Exception too (a channelId whose sub-channel
+    # contradicts the ProductInfo entity): whatever validation raises, it is not an activity
+    except Exception:  # pydantic's ValidationError, RecursionError and the SDK's own
         raise ValueError("not an activity") from None
-    if not activity.type or activity.conversation is None or not activity.conversation.id:
-        raise ValueError("no type or conversation")
+    # what the SDK's turn state is keyed by (it raises on a turn without them): channel,
+    # conversation and sender, as every activity Teams sends carries them
+    if not activity.type or activity.conversation is None or not activity.conversation.id \
+            or not activity.channel_id or activity.from_property is None \
+            or not activity.from_property.id:
+        raise ValueError("no type, channel, conversation or sender")
     return activity
 
 

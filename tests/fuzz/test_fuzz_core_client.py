@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
-from bot.core.errors import ErrorCode, CoreError
+from bot.core.errors import CoreError, ErrorCode
 from bot.core.routes import route
 from tests.core.test_client import CASES, Case
 from tests.fuzz.budget import CANARY, fuzz, json_values, mutated
