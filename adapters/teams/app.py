@@ -230,12 +230,13 @@ def _activity(raw: bytes) -> Activity:
     # contradicts the ProductInfo entity): whatever validation raises, it is not an activity
     except Exception:  # pydantic's ValidationError, RecursionError and the SDK's own
         raise ValueError("not an activity") from None
-    # what the SDK's turn state is keyed by (it raises on a turn without them): channel,
-    # conversation and sender, as every activity Teams sends carries them
+    # what the SDK's turn needs (it raises on a turn without them: its state is keyed by
+    # channel, conversation and sender, and every reply's reference names the recipient), as
+    # every activity Teams sends carries them
     if not activity.type or activity.conversation is None or not activity.conversation.id \
             or not activity.channel_id or activity.from_property is None \
-            or not activity.from_property.id:
-        raise ValueError("no type, channel, conversation or sender")
+            or not activity.from_property.id or activity.recipient is None:
+        raise ValueError("no type, channel, conversation, sender or recipient")
     return activity
 
 

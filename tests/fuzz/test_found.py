@@ -131,13 +131,15 @@ def _without(key: str) -> dict[str, Any]:
 
 TEAMS_500 = {"product_info_conflict": activity("message", **PRODUCT_CONFLICT),
              "no_channel_id": _without("channelId"), "no_sender": _without("from"),
+             "no_recipient": _without("recipient"),
              "sender_without_id": {**activity("message"), "from": {"aadObjectId": SARAH_AAD}}}
 
 
 @pytest.mark.parametrize("name", sorted(TEAMS_500))
 async def test_an_activity_the_sdk_cannot_take_is_a_400(teams: TeamsStack, name: str) -> None:
-    """Found: an activity without channelId or sender passed the edge, and the SDK's turn
-    state raised (``missing channel_id``, ``from_property`` None): a 500, which Teams retries."""
+    """Found: an activity without channelId, sender or recipient passed the edge, and the SDK's
+    turn raised (``missing channel_id``, ``from_property`` None, a reply's reference without
+    ``bot``; the invoke's answer was recorded first): a 500, which Teams retries."""
     response = await teams.post(TEAMS_500[name], sign_token(claims()))
     assert response.status == 400, name
 

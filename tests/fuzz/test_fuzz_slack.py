@@ -154,7 +154,7 @@ def _checked(read: Read, body: dict[str, Any]) -> None:
         assert read.submission.ref == CODEC.decode(meta["t"])
 
 
-@fuzz(quick=500, full=20000)
+@fuzz(quick=500, full=10000)
 @given(body=bodies, as_json=st.booleans())
 def test_the_edge_reads_any_body_or_refuses_it(body: Any, as_json: bool) -> None:
     text = json.dumps(body) if as_json else form(body).decode()
@@ -253,7 +253,7 @@ ACTIONS = ("clarify.answer.0", "clarify.answer.1")
 SIGNING = ["signed"] * 6 + ["unsigned", "other_secret", "stale", "tampered"]
 
 
-@fuzz(quick=120, full=1500)
+@fuzz(quick=60, full=1000)
 @given(data=st.data())
 async def test_a_click_forwards_only_the_verified_persons_own_answer(
         make_stack: Any, logs: Logs, data: st.DataObject) -> None:
