@@ -112,7 +112,8 @@ environments = st.dictionaries(st.sampled_from(list(SECRET_ENV.values())), env_v
     st.sampled_from(["CLARIFY_BOT_SERVER__PORT", "CLARIFY_BOT_SLACK__WORKSPACES", "PORT",
                      "CLARIFY_BOT_CORE__URL", "CLARIFY_BOT_WORKER__CONCURRENCY",
                      "CLARIFY_BOT_CORE__TOKEN", "CLARIFY_BOT_TEAMS__TENANTS"]),
-    st.text(max_size=20) | st.just('[{"team_id": "T0X"}]')
+    st.text(st.characters(blacklist_characters="\x00"), max_size=20)  # no NUL in a variable
+    | st.just('[{"team_id": "T0X"}]')
     | st.just("https://u:" + SECRET + "@h/"), max_size=3)
 files = (documents().map(toml) | st.text(max_size=200)
          | st.binary(max_size=200).map(lambda b: b.decode("latin-1"))
