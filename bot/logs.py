@@ -35,6 +35,7 @@ class _UnparsedRequests(logging.Filter):
         if record.name == "aiohttp.server" and _unparsed_request(error):
             record.msg, record.args, record.exc_info, record.exc_text = (
                 "http.request_refused", (), None, None)
+            record.__dict__.pop("message", None)  # as another handler may have formatted it
             # at info like the bot's other refusals (aiohttp's debug ones stay debug)
             record.levelno = min(record.levelno, logging.INFO)
             record.levelname = logging.getLevelName(record.levelno)
@@ -58,6 +59,8 @@ class _LibraryEchoes(logging.Filter):
                 error = record.exc_info[1] if record.exc_info else None
                 record.msg, record.args, record.exc_info, record.exc_text = event, (), None, None
                 record.stack_info = None
+                # the text another handler formatted first (pytest's, for one) is not an extra
+                record.__dict__.pop("message", None)
                 record.reason = type(error).__name__ if error is not None else None
                 break
         return True
