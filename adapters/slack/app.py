@@ -1,10 +1,13 @@
 """Slack callbacks on slack-bolt's AsyncApp: verify, acknowledge first, then answer.
 
-HTTP mode serves ``POST /slack/events``: the whole body is read (over 64 KiB: 413, judged on the
+HTTP mode serves ``POST /slack/events``: an address that caused too many refusals is refused
+unread (429, ``bot.limits``); the whole body is read (over 64 KiB: 413, judged on the
 declared length first, then while reading), the signature is verified once, with slack_sdk's
 ``SignatureVerifier`` (401; bolt's own check is off because this one runs before bolt sees the
 request), identity fields are checked for Slack's shapes (400, audited), and a workspace mapped to
-no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit. Everything else goes to bolt,
+no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit; a person over their rate (429)
+or, but for an answer click, a process at its cap of tasks (503) is refused before anything is
+recorded (docs/reliability.md, "Abuse limits"). Everything else goes to bolt,
 whose listeners call ``ack()`` first and hand the slow work (the core) to a task, so Slack always
 gets its answer well inside 3 seconds. Socket Mode feeds the same listeners through bolt's
 socket-mode handler (the connection is authenticated by the app-level token).
@@ -13,7 +16,6 @@ socket-mode handler (the connection is authenticated by the app-level token).
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -28,8 +30,8 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.bodies import read_body
-from adapters.slack import home, payloads, steward
+from adapters.limits import client_address, limited
+from adapters.slack import declines, forms, home, listening, payloads, steward
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
     TIMESTAMP_HEADER,
@@ -41,35 +43,34 @@ from adapters.slack.edge import (
     log_ids,
     read_callback,
     refusal_response,
-    signed,
+    signed_text,
+    user_key,
 )
 from adapters.slack.render import render
-from bot.aio import drain
+from bot.aio import Tasks
 from bot.answers import AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
-from bot.channel import ChannelError
 from bot.clock import Clock
 from bot.core import models as m
-from bot.declines import DeclineStatus
-from bot.interactions import ChatUser, Interactions
+from bot.interactions import Interactions
+from bot.limits import Limit, Limits, Refused
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from cards import slack as blocks
 from cards import text as card_text
-from cards.actions import ActionCodec, ActionKind, custom_input_ids, read_custom_answer
-from cards.views import CustomError, CustomFormView, Viewer
+from cards.actions import ActionCodec, ActionKind
+from cards.views import Viewer
 
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 _ANSWER_ACTION = re.compile(r"^clarify\.answer\.\d+$")
-MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
 # Slack sends a body at once; one not complete by then can no longer be acknowledged in time
 BODY_SECONDS = 10.0
 # the store write that makes an answer durable: a store that takes longer is treated as down, so
 # Slack hears a failure inside its 3 s and the person sees it (a write that lands later is
 # forwarded once: Slack's retry, or the person's next click, is a duplicate of it)
 ACCEPT_SECONDS = 2.0
-READ_KEY = "clarify_read"  # the bolt context's key for what the edge read, once
+RETRY_HEADER = "X-Slack-Retry-Num"
 
 
 @dataclass
@@ -82,7 +83,8 @@ class SlackAdapter:
     audit: Audit
     clock: Clock
     verifier: SignatureVerifier
-    tasks: set[asyncio.Task[object]] = field(default_factory=set)
+    limits: Limits
+    tasks: Tasks = field(default_factory=lambda: Tasks("slack"))
     body_seconds: float = BODY_SECONDS
     accept_seconds: float = ACCEPT_SECONDS
 
@@ -98,18 +100,13 @@ class SlackAdapter:
 
     async def _handle_http(self, request: web.Request) -> web.Response:
         structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
-        try:
-            raw = await read_body(request, limit=payloads.MAX_BODY, seconds=self.body_seconds)
-        except TimeoutError:
-            return refusal_response(408, "body_incomplete")
-        if raw is None:
-            return refusal_response(413, "too_large")
-        try:  # Slack signs UTF-8 text; slack_sdk cannot even check anything else
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return refusal_response(400, "not_utf8")
-        if not signed(self.verifier, text, request.headers):
-            return refusal_response(401, "invalid_signature")
+        address = client_address(request, self.limits.proxy_hops)
+        if (by_ip := self.limits.ip_refused("slack", address)) is not None:
+            return limited(by_ip)  # refused unread: this address sent too much junk
+        text = await signed_text(request, self.verifier, seconds=self.body_seconds)
+        if isinstance(text, web.Response):
+            self.limits.ip_failed(address)
+            return text
         try:
             body = form_or_json(text, request.content_type)
         except payloads.MalformedPayload as exc:
@@ -118,7 +115,12 @@ class SlackAdapter:
         read = await self._screen(body)
         if isinstance(read, Refusal):
             return refusal_response(read.status, read.reason, field_name=read.field)
-        if read.click is not None and _is_answer(read.click):
+        answer = _is_answer_read(read)
+        # Slack's retry of an answer click goes on: accepting it again is idempotent
+        if over := await self._limited(read, answer=answer,
+                                       retry=answer and RETRY_HEADER in request.headers):
+            return limited(over)
+        if read.click is not None and answer:
             # the one callback that comes in bursts, read and checked once above: made durable
             # and acknowledged here; bolt would only route it (docs/slack.md, "Answer clicks")
             structlog.contextvars.bind_contextvars(**click_log_ids(read.click))
@@ -130,7 +132,7 @@ class SlackAdapter:
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
                                             headers=dict(request.headers),
-                                            context={READ_KEY: read})
+                                            context={listening.READ_KEY: read})
         except (TypeError, KeyError, AttributeError, ValueError):
             return refusal_response(400, "malformed_payload")
         answered = await self.app.async_dispatch(bolt_request)
@@ -138,9 +140,20 @@ class SlackAdapter:
             return web.Response(status=200)
         return await to_aiohttp_response(answered)
 
+    async def _limited(self, read: Read, *, answer: bool, retry: bool = False
+                       ) -> Refused | None:
+        """A verified person's callback: their bucket (a retry skips it), then, unless it is
+        an answer click (which starts no task), the cap on outstanding tasks. A callback of
+        nobody's (an event, a closed view) reaches no listener that starts work."""
+        if read.who is None:
+            return None
+        if not retry and (refused := await self.limits.user_refused("slack", user_key(read.who))):
+            return refused
+        return None if answer else self.limits.busy("slack", len(self.tasks))
+
     def tenant(self, who: payloads.Who) -> str | None:
         """The tenant a callback acts in (decided in ``bot.interactions``)."""
-        return self.interactions.tenant(_user(who))
+        return self.interactions.tenant(listening.user(who))
 
     async def _screen(self, body: dict[str, Any]) -> Read | Refusal:
         """The edge's checks on a verified callback's body (identity shapes, tenant): what was
@@ -181,7 +194,11 @@ class SlackAdapter:
                 log.info("slack.request_refused", status=read.status, reason=read.reason,
                          field=read.field, mode="socket")
                 return BoltResponse(status=200, body="")
-            req.context[READ_KEY] = read
+            if refused := await self._limited(read, answer=_is_answer_read(read)):
+                log.info("slack.request_refused", status=429, reason=refused.limit.value,
+                         mode="socket")  # not acknowledged: Slack tells the person, as in HTTP
+                return BoltResponse(status=503 if refused.limit is Limit.TASKS else 429, body="")
+            req.context[listening.READ_KEY] = read
         # bound, not scoped: bolt runs the listeners after its middleware chain has returned;
         # each callback starts from a clean context (handle_http clears it for HTTP mode too)
         structlog.contextvars.clear_contextvars()
@@ -196,18 +213,17 @@ class SlackAdapter:
     def register(self) -> None:
         self.app.use(self._edge)
         self.app.action(_ANSWER_ACTION)(self.on_answer)
-        self.app.action(blocks.CUSTOM_ACTION)(self.on_custom_open)
-        self.app.action(blocks.OPEN_DOCUMENT_ACTION)(_ack_only)
+        self.app.action(blocks.OPEN_DOCUMENT_ACTION)(listening.ack_only)
         self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
-        self.app.action(blocks.DECLINE_ACTION)(self.on_decline)
-        self.app.view(blocks.CUSTOM_CALLBACK)(self.on_custom_submit)
+        forms.register(self)
+        declines.register(self)
         steward.register(self)
         home.register(self)
 
     async def on_answer(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
-        click = _read(context).click
+        click = listening.read(context).click
         if click is not None and _is_answer(click):
-            await self._accept_click(click, _signed_stamp(request))
+            await self._accept_click(click, listening.signed_stamp(request))
         await ack()
 
     async def _accept_click(self, click: payloads.Click, signed_stamp: str | None) -> None:
@@ -229,95 +245,9 @@ class SlackAdapter:
             log.error("slack.answer_not_durable", error=type(exc).__name__)
             raise NotDurable(type(exc).__name__) from None
 
-    async def on_custom_open(self, ack: Any, context: Any) -> None:
-        await ack()
-        click = _read(context).click
-        if click is None or click.trigger_id is None or click.ref.clarification_id is None:
-            return
-        self._spawn(self._open_custom(click))  # a task of ours: drain() waits for it too
-
-    async def _open_custom(self, click: payloads.Click) -> None:
-        assert click.trigger_id is not None
-        try:  # trigger_id lives 3 s: the modal must open inside that
-            modal = await asyncio.wait_for(self._modal(click), MODAL_DECISION_SECONDS)
-        except TimeoutError:
-            modal = None
-        try:
-            if modal is None:
-                await self._ephemeral(click.channel_id, click.who.user_id,
-                                      key="answer.form_unavailable")
-                return
-            await self.channel.open_modal(click.trigger_id, modal, workspace=click.who.team_id)
-        except ChannelError as exc:
-            log.warning("slack.modal_not_opened", error=exc.reason)
-
-    async def _modal(self, click: payloads.Click) -> dict[str, Any] | None:
-        assert click.ref.clarification_id is not None
-        question = await self.interactions.custom_form(
-            _user(click.who), clarification_id=click.ref.clarification_id,
-            card_ref=click.ref.card_ref)
-        if question is None:
-            return None
-        modal = blocks.render_custom_modal(CustomFormView(question=question, slot=click.ref.slot),
-                                           codec=self.codec)
-        modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
-                                                "m": click.message_ref})
-        return modal
-
-    async def on_custom_submit(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
-        sub = _read(context).submission
-        if sub is None:
-            await ack()
-            return
-        ids = custom_input_ids(sub.ref.slot)
-        parsed = read_custom_answer(start=_input(sub.values, ids.start, "selected_date"),
-                                    end=_input(sub.values, ids.end, "selected_date"),
-                                    note=_input(sub.values, ids.note, "value"))
-        if isinstance(parsed, CustomError):
-            await ack(response_action="errors", errors=_errors(parsed, ids))
-            return
-        assert sub.ref.clarification_id is not None
-        acted = _signed_stamp(request)  # a submission carries no action time of its own
-        cb = self._callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
-                            custom=(parsed.start, parsed.end, parsed.note),
-                            acted_at=payloads.micros(acted) if acted else 0)
-        # durable first; then this request forwards it itself, so that a date the core cannot
-        # read comes back as a field error while the form is still open
-        if await self._durable(cb, wake=False) is AnswerStatus.QUEUED:
-            task = self._spawn(self.answers.forward_now(cb))
-            done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
-            if task in done and not task.cancelled() and task.exception() is None \
-                    and task.result().verdict is AnswerStatus.INVALID:
-                await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
-                return
-        await ack()
-
-    async def on_decline(self, ack: Any, context: Any) -> None:
-        """"Not the right person": acknowledged first; ``bot.interactions`` decides, records
-        and repaints the card; a refusal is told privately."""
-        await ack()
-        click = _read(context).click
-        if click is not None and click.ref.kind is ActionKind.DECLINE \
-                and click.ref.clarification_id is not None:
-            self._spawn(self._decline(click))
-
-    async def _decline(self, click: payloads.Click) -> None:
-        assert click.ref.clarification_id is not None
-        declined = await self.interactions.decline(
-            _user(click.who), clarification_id=click.ref.clarification_id,
-            card_ref=click.ref.card_ref, paint=True)
-        key = {DeclineStatus.NOT_ALLOWED: "decline.not_available",
-               DeclineStatus.UNAVAILABLE: "decline.unavailable"}.get(declined.status)
-        if key is None:
-            return
-        try:  # someone pressing a card in a DM not theirs cannot be told there (Slack refuses)
-            await self._ephemeral(click.channel_id, click.who.user_id, key=key)
-        except ChannelError as exc:
-            log.warning("slack.decline_note_not_shown", error=exc.reason)
-
     async def on_digest_next(self, ack: Any, context: Any) -> None:
         await ack()
-        click = _read(context).click
+        click = listening.read(context).click
         if click is not None and click.ref.offset is not None and click.channel_id is not None \
                 and click.message_ts is not None:
             self._spawn(self._next_page(click))
@@ -327,7 +257,8 @@ class SlackAdapter:
         ``chat.update``, never a new post queued behind bulk delivery (issue 12)."""
         assert click.ref.offset is not None and click.channel_id is not None
         assert click.message_ts is not None
-        page = await self.interactions.digest_page(_user(click.who), digest_ref=click.ref.card_ref,
+        page = await self.interactions.digest_page(listening.user(click.who),
+                                                   digest_ref=click.ref.card_ref,
                                                    offset=click.ref.offset)
         if page is None:
             await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more")
@@ -358,20 +289,11 @@ class SlackAdapter:
         await self.channel.ephemeral(channel_id, user_id, {"text": words, "blocks": []})
 
     def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        task = asyncio.create_task(work)
-        self.tasks.add(task)  # type: ignore[arg-type]
-        task.add_done_callback(self._finished)  # type: ignore[arg-type]
-        return task
-
-    def _finished(self, task: asyncio.Task[object]) -> None:
-        """Forget the task; a failure is logged (type only) here, so none goes unretrieved."""
-        self.tasks.discard(task)
-        if not task.cancelled() and (failure := task.exception()) is not None:
-            log.error("slack.task_failed", error=type(failure).__name__)
+        return self.tasks.spawn(work)
 
     async def drain(self) -> None:
         """Wait for the work still running after its acknowledgement (tests, shutdown)."""
-        await drain(self.tasks)
+        await self.tasks.drain()
 
 
 class NotDurable(Exception):
@@ -387,48 +309,17 @@ def _is_answer(click: payloads.Click) -> bool:
         and _ANSWER_ACTION.fullmatch(click.action_id) is not None
 
 
-def _user(who: payloads.Who) -> ChatUser:
-    return ChatUser(platform="slack", user_id=who.user_id, team_id=who.team_id,
-                    enterprise_id=who.enterprise_id)
-
-
-def _read(context: Any) -> Read:
-    """What the edge read of this callback (``handle_http``, or ``_edge`` in Socket Mode)."""
-    read = context.get(READ_KEY)
-    return read if isinstance(read, Read) else Read(None)
-
-
-async def _ack_only(ack: Any) -> None:
-    await ack()
-
-
-def _signed_stamp(request: AsyncBoltRequest) -> str | None:
-    """The request's X-Slack-Request-Timestamp (checked with the signature in HTTP mode); None
-    in Socket Mode, whose envelopes carry none."""
-    found = request.headers.get("x-slack-request-timestamp") or []
-    stamp = found[0] if found else ""
-    return stamp if stamp.isascii() and stamp.isdigit() and len(stamp) <= 12 else None
-
-
-def _input(values: dict[str, dict[str, Any]], block_id: str, field_name: str) -> object:
-    block = values.get(block_id)
-    if not isinstance(block, dict):
-        return None
-    element = block.get("value")
-    return element.get(field_name) if isinstance(element, dict) else None
-
-
-def _errors(error: CustomError, ids: Any) -> dict[str, str]:
-    field_id = ids.end if error is CustomError.END_BEFORE_START else ids.start
-    return {field_id: card_text.custom_error_text(error, Viewer())}
+def _is_answer_read(read: Read) -> bool:
+    return read.click is not None and _is_answer(read.click)
 
 
 def build_slack_adapter(
     *, signing_secret: str, client: Any, answers: AnswerService, interactions: Interactions,
     channel: SlackChannel, codec: ActionCodec, audit: Audit, clock: Clock,
-    signature_clock: Clock | None = None,
+    signature_clock: Clock | None = None, limits: Limits | None = None,
 ) -> SlackAdapter:
-    """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``."""
+    """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``;
+    ``limits`` none unless given (``mount`` gives the settings')."""
     # the client carries the bot token (bolt reads it from there)
     # bolt's own signature check is off: handle_http verifies every HTTP request once, before
     # bolt sees it, and Socket Mode requests are not signed. process_before_response: every
@@ -439,6 +330,7 @@ def build_slack_adapter(
                    raise_error_for_unhandled_request=False)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
     adapter = SlackAdapter(app=app, answers=answers, interactions=interactions, channel=channel,
-                           codec=codec, audit=audit, clock=clock, verifier=verifier)
+                           codec=codec, audit=audit, clock=clock, verifier=verifier,
+                           limits=limits or Limits.off(clock))
     adapter.register()
     return adapter
