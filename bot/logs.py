@@ -35,6 +35,7 @@ class _UnparsedRequests(logging.Filter):
         if record.name == "aiohttp.server" and _unparsed_request(error):
             record.msg, record.args, record.exc_info, record.exc_text = (
                 "http.request_refused", (), None, None)
+            record.__dict__.pop("message", None)  # as another handler may have formatted it
             # at info like the bot's other refusals (aiohttp's debug ones stay debug)
             record.levelno = min(record.levelno, logging.INFO)
             record.levelname = logging.getLevelName(record.levelno)
@@ -42,6 +43,37 @@ class _UnparsedRequests(logging.Filter):
             record.reason = type(error).__name__
             return record.levelno >= logging.getLogger().getEffectiveLevel()
         return True
+
+
+class _LibraryEchoes(logging.Filter):
+    """Lines of the Agents SDK that quote what a request carried: an activity it cannot
+    validate (pydantic's error text repeats the input, a card's typed values among it), an
+    activity no handler takes ("with text: " and the message's words), a handler's failure
+    (the exception's text). Each keeps its level and says what happened, with the error's kind,
+    never the text; the edge logs its own refusal or ``teams.turn_failed`` beside it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said = str(record.msg)
+        for (logger, prefix), event in _ECHOES.items():
+            if record.name == logger and said.startswith(prefix):
+                error = record.exc_info[1] if record.exc_info else None
+                record.msg, record.args, record.exc_info, record.exc_text = event, (), None, None
+                record.stack_info = None
+                # the text another handler formatted first (pytest's, for one) is not an extra
+                record.__dict__.pop("message", None)
+                record.reason = type(error).__name__ if error is not None else None
+                break
+        return True
+
+
+_AGENT_APP = "microsoft_agents.hosting.core.app.agent_application"
+_ECHOES = {
+    ("microsoft_agents.activity.activity", "Validation error for Activity"):
+        "teams.activity_invalid",
+    (_AGENT_APP, "No route found for activity"): "teams.activity_unrouted",
+    (_AGENT_APP, "An error occurred in the AgentApplication"): "teams.handler_failed",
+    (_AGENT_APP, "Calling error handler"): "teams.handler_failed",
+}
 
 
 def _unparsed_request(error: BaseException | None) -> bool:
@@ -83,6 +115,7 @@ def configure_logging(*, level: str = "info", fmt: str = "json", cache: bool = F
     handler = _StderrHandler()
     handler.name = HANDLER_NAME
     handler.addFilter(_UnparsedRequests())
+    handler.addFilter(_LibraryEchoes())
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[*shared, structlog.stdlib.ExtraAdder()],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *_render(fmt)],

@@ -132,11 +132,32 @@ def read_callback(body: dict[str, Any], codec: ActionCodec) -> Read:
         click = payloads.click(body, codec)
         return Read(click.who, click)
     if kind == "view_submission":
+        _envelope(body, "view", "type", "callback_id", required=True)
         submission = payloads.submission(body, codec)
         return Read(submission.who, submission=submission)
+    if kind == "view_closed":
+        _envelope(body, "view", "callback_id")
+    if kind == "event_callback":
+        event = _envelope(body, "event", "type")
+        for inner in ("message", "previous_message"):
+            _envelope(event, inner)
     if kind in ("view_closed", "url_verification", "event_callback"):
         return Read(None)
     raise payloads.MalformedPayload("not an interaction the bot handles", field="type")
+
+
+def _envelope(body: dict[str, Any], key: str, *strings: str, required: bool = False
+              ) -> dict[str, Any]:
+    """The object at ``key`` (absent: an empty one, unless ``required``), its ``strings``
+    strings where given: what bolt indexes without looking (it answers 500 to a view_submission
+    without a view type, or an event that is not an object), checked before bolt sees it."""
+    found = body.get(key)
+    if found is None and not required:
+        return {}
+    if not isinstance(found, dict) or not all(
+            isinstance(found.get(k), str) or (not required and k not in found) for k in strings):
+        raise payloads.MalformedPayload(f"not a Slack {key}", field=key)
+    return found
 
 
 def log_ids(body: dict[str, Any], codec: ActionCodec) -> dict[str, str]:

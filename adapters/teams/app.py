@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import pydantic
 import structlog
 from aiohttp import web
 from microsoft_agents.activity import Activity, ActivityTypes, Attachment
@@ -266,10 +265,17 @@ def _activity(raw: bytes) -> Activity:
         raise ValueError("not an object")
     try:
         activity = Activity.model_validate(body)
-    except (pydantic.ValidationError, RecursionError):
+    # the SDK's own validators raise a bare Exception too (a channelId whose sub-channel
+    # contradicts the ProductInfo entity): whatever validation raises, it is not an activity
+    except Exception:  # pydantic's ValidationError, RecursionError and the SDK's own
         raise ValueError("not an activity") from None
-    if not activity.type or activity.conversation is None or not activity.conversation.id:
-        raise ValueError("no type or conversation")
+    # what the SDK's turn needs (it raises on a turn without them: its state is keyed by
+    # channel, conversation and sender, and every reply's reference names the recipient), as
+    # every activity Teams sends carries them
+    if not activity.type or activity.conversation is None or not activity.conversation.id \
+            or not activity.channel_id or activity.from_property is None \
+            or not activity.from_property.id or activity.recipient is None:
+        raise ValueError("no type, channel, conversation, sender or recipient")
     return activity
 
 

@@ -249,7 +249,7 @@ def _error_fields(response: Answer) -> tuple[str, str]:
     generic = f"The core answered HTTP {response.status_code} without an error body."
     try:
         body = response.json()
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep to decode
         return "", generic
     code = body.get("code") if isinstance(body, dict) else None
     if not isinstance(code, str) or not code:
@@ -264,7 +264,7 @@ def _error_fields(response: Answer) -> tuple[str, str]:
 def _parse[T: BaseModel](r: Route, response: Answer, model: type[T]) -> T:
     try:
         return model.model_validate_json(response.content)  # pydantic parses the bytes itself
-    except ValueError as exc:  # pydantic's ValidationError, for bad JSON too
+    except (ValueError, RecursionError) as exc:  # ValidationError, for bad JSON too; too deep
         where = ""
         if isinstance(exc, ValidationError):
             locs = [".".join(map(str, e["loc"])) for e in exc.errors()[:5] if e["loc"]]

@@ -89,8 +89,12 @@ def _read_toml(file: Path) -> dict[str, Any]:
         return tomllib.loads(file.read_text(encoding="utf-8"))
     except OSError as exc:
         reason = f"the config file cannot be read ({exc.strerror})"
+    except UnicodeDecodeError:
+        reason = "the config file is not UTF-8 text"
     except tomllib.TOMLDecodeError as exc:
         reason = f"the config file is not valid TOML ({exc})"
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        reason = "the config file is not valid TOML (nested too deeply)"
     raise SettingsError([Problem(str(file), None, reason)]) from None
 
 
