@@ -29,6 +29,7 @@ class Verdict:
     leaks: int = 0
     skips: Counter[str] = field(default_factory=Counter)
     skips_without_reason: int = 0
+    passed_over: int = 0  # ranked people with neither a card nor a skip on the core's trail
     gate_refusals: int = 0  # ranked people the gate refused (NO_READ_PERMISSION)
     cards_to_refused: int = 0  # question cards delivered to someone the gate refuses
     examples: list[str] = field(default_factory=list)
@@ -36,7 +37,8 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return not (self.lost or self.doubled or self.reordered or self.duplicated
-                    or self.leaks or self.skips_without_reason or self.cards_to_refused)
+                    or self.leaks or self.skips_without_reason or self.cards_to_refused
+                    or self.passed_over)
 
 
 def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Tally,
@@ -78,6 +80,14 @@ def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Ta
     v.cards_to_refused = sum(1 for w in writes if w["to"] in refused_users
                              and str(w["delivery"] or "").endswith("|question"))
     for r in records:
+        traced = {d[0] for d in r["deliveries"] if d[2] == "question"} | {
+            person for person, _ in r["skips"]}
+        for person in r.get("ranking", []):
+            if person not in traced:
+                v.passed_over += 1
+                if len(v.examples) < 10:
+                    v.examples.append(f"{r['id']} {person} passed over: state {r.get('state')}, "
+                                      f"deliveries {r['deliveries']}, skips {r['skips']}")
         for person, reason in r["skips"]:
             v.skips[reason or "(none)"] += 1
             v.skips_without_reason += not reason
@@ -117,6 +127,7 @@ def table(faults: Counter[str], v: Verdict, rss: dict[str, tuple[float, float]],
         ("skips (by reason code)", ", ".join(f"{k} {n}" for k, n in sorted(v.skips.items()))
          or "0", "each with a code"),
         ("skips without a reason code", str(v.skips_without_reason), "0"),
+        ("ranked people with neither a card nor a skip", str(v.passed_over), "0"),
     ]
     rows += [(k, str(val), "") for k, val in extra.items()]
     rows += [(f"RSS {name} (MB, start → end)", f"{a:.0f} → {b:.0f}", "flat")

@@ -166,6 +166,13 @@ def extend_core(app: Any, core: Any, rng: random.Random) -> None:
             core.create_clarification(req)
         return web.json_response({"clarifications": len(requests)})
 
+    async def unsettled(_: web.Request) -> web.Response:
+        """Clarifications with no response yet whose steward has not had the escalation."""
+        count = sum(1 for record in core.records.values() if not record.model.responses
+                    and not any(d.kind == "steward_escalation"
+                                for d in record.model.deliveries))
+        return web.json_response({"unsettled": count})
+
     async def records(_: web.Request) -> web.Response:
         found = []
         for record in core.records.values():
@@ -185,6 +192,7 @@ def extend_core(app: Any, core: Any, rng: random.Random) -> None:
     app.router.add_post("/_soak/fault", set_fault)
     app.router.add_post("/_soak/add", add)
     app.router.add_get("/_soak/records", records)
+    app.router.add_get("/_soak/unsettled", unsettled)
 
 
 # ---------------------------------------------------------------- the fake Slack

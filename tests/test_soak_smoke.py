@@ -38,6 +38,7 @@ def test_soak_smoke_loses_doubles_reorders_no_answer_and_sends_no_card_twice_und
     assert (v["lost"], v["doubled"], v["reordered"]) == (0, 0, 0), report
     assert (v["duplicated"], v["leaks"], v["cards_to_refused"]) == (0, 0, 0), report
     assert v["skips_without_reason"] == 0 and v["gate_refusals"] > 0, report
+    assert v["passed_over"] == 0, report  # nobody silently loses their turn to a kill
     assert v["given"] > 100 and v["recorded"] == v["given"] - v["superseded"], report
     assert result["unexpected_exits"] == 0 and result["outbox_left"] == 0, report
     assert result["kills"]["web-0"] >= 3 and result["kills"]["worker-0"] >= 3, report
@@ -51,7 +52,7 @@ def _records(*responses: tuple[str, str, int]) -> list[dict[str, object]]:
     by_id: dict[str, list[list[object]]] = {}
     for cid, person, index in responses:
         by_id.setdefault(cid, []).append([person, index, "slack"])
-    return [{"id": cid, "responses": found, "deliveries": [], "skips": []}
+    return [{"id": cid, "responses": found, "deliveries": [], "skips": [], "ranking": []}
             for cid, found in by_id.items()]
 
 
@@ -73,8 +74,13 @@ def test_soak_judge_tells_lost_doubled_reordered_and_superseded_answers_apart() 
         {"method": "chat.postMessage", "to": "U0SX0", "delivery": "c2|p-x0|0|question",
          "text": "SPANTEXT-00002"},
     ]
+    records[0].update(ranking=["p-x0", "p"], skips=[["p-x0", "NO_READ_PERMISSION"]],
+                      deliveries=[["p", 0, "question", "slack"]])
+    records[1].update(ranking=["p"], skips=[["p", None]])
+    records[2].update(ranking=["p"])  # neither a card nor a skip: passed over
     v = judge(records, writes, tally, {"p-x0"})
     assert (v.given, v.recorded) == (9, 8)
     assert (v.superseded, v.lost, v.doubled, v.reordered) == (1, 1, 1, 1)
     assert (v.cards, v.duplicated, v.leaks, v.cards_to_refused) == (3, 1, 1, 1)
+    assert (v.passed_over, v.skips_without_reason, v.gate_refusals) == (1, 1, 1)
     assert not v.ok
