@@ -42,10 +42,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import aiohttp  # noqa: E402
+from aiohttp import web  # noqa: E402
 from delivery import World, _json, _redis, _stat, _until_up  # noqa: E402
 from soak_check import judge, table  # noqa: E402
 from soak_people import People  # noqa: E402
 from soak_world import (  # noqa: E402
+    AAD_TENANT,
     ACTION_KEY,
     BOT_TOKEN,
     CLARIFY_TOKEN,
@@ -53,6 +55,7 @@ from soak_world import (  # noqa: E402
     TEAM,
     TENANT,
     Cast,
+    aad_user,
     nonreader,
     reader,
     scenario,
@@ -61,16 +64,23 @@ from soak_world import (  # noqa: E402
     slack_user,
 )
 
+from cards.actions import ActionCodec  # noqa: E402
+from tests.teams import tokens  # noqa: E402
+from tests.teams.tokens import APP_ID  # noqa: E402
+
+SERVE = ROOT / "bench" / "soak_serve.py"
 READ_TIMEOUT = 3.0  # the bot's core.read_timeout_seconds here; a held call outlasts it
 ENV = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
-       "SLACK_SIGNING_SECRET": SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY}
+       "SLACK_SIGNING_SECRET": SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY,
+       "TEAMS_APP_PASSWORD": "soak-unused-msal-is-not-asked"}
 
 
-def bot_config(*, core: str, slack: str, redis: str, prefix: str, port: int) -> str:
+def bot_config(*, core: str, slack: str, connector: str, redis: str, prefix: str,
+               port: int) -> str:
     return f"""
 [clarify]
 enabled = true
-channels = "slack"
+channels = "slack,teams"
 per_person_daily_cap = 1000
 digest_threshold = 100
 [clarify.severity]
@@ -92,6 +102,15 @@ api_url = "{slack}"
 paced = false
 [[slack.workspaces]]
 team_id = "{TEAM}"
+tenant = "{TENANT}"
+[teams]
+app_type = "single-tenant"
+app_id = "{APP_ID}"
+app_tenant_id = "{AAD_TENANT}"
+service_url = "{connector}"
+tenant_sends_per_second = 100
+[[teams.tenants]]
+aad_tenant_id = "{AAD_TENANT}"
 tenant = "{TENANT}"
 [worker]
 concurrency = 8
@@ -137,6 +156,8 @@ class Soak:
     faults: Counter[str] = field(default_factory=Counter)
     unexpected_exits: int = 0
     redis_proc: subprocess.Popen[bytes] | None = None
+    connector_url: str = ""
+    jwks_runner: web.AppRunner | None = None
 
     def port(self) -> int:
         return self.ports.pop(0)
@@ -171,17 +192,19 @@ class Soak:
         world.redis_port = self.port()
         self.start_redis()
         core_port, slack_port, side_port = self.port(), self.port(), self.port()
+        connector_port = self.port()
         world.start("core", [sys.executable, __file__, "--serve", "core", "--port",
                              str(core_port), "--seed", str(args.seed)])
         slack = world.start("fakeslack", [
             sys.executable, __file__, "--serve", "fakes", "--port", str(slack_port),
-            "--side", str(side_port), "--readers", str(args.readers), "--nonreaders",
-            str(args.nonreaders)], stdout=subprocess.PIPE)
+            "--connector", str(connector_port), "--side", str(side_port), "--readers",
+            str(args.readers), "--nonreaders", str(args.nonreaders)], stdout=subprocess.PIPE)
         world.core_url = f"http://127.0.0.1:{core_port}"
         world.side_url = f"http://127.0.0.1:{side_port}"
         await _until_up(f"{world.core_url}/healthz")
         assert slack.stdout is not None
-        world.slack_url = slack.stdout.readline().decode().strip()
+        world.slack_url, self.connector_url = slack.stdout.readline().decode().split()
+        jwks = await self.serve_jwks()
         await _until_up(f"{world.side_url}/log")
         for _ in range(100):
             if (await _redis(world.redis_port, "PING")) == "+PONG":
@@ -193,18 +216,32 @@ class Soak:
             port = self.port()
             config = world.logs / f"{name}.toml"
             config.write_text(bot_config(
-                core=world.core_url, slack=world.slack_url, prefix=prefix, port=port,
-                redis=f"redis://127.0.0.1:{world.redis_port}/0"))
+                core=world.core_url, slack=world.slack_url, connector=self.connector_url,
+                prefix=prefix, port=port, redis=f"redis://127.0.0.1:{world.redis_port}/0"))
             role = name.split("-")[0]
-            slot = Slot(name, [sys.executable, "-c", "from clarify_bot.cli import main; main()",
-                               "serve", "--config", str(config), "--role", role])
+            origin = self.connector_url.split("/teams/")[0]
+            slot = Slot(name, [sys.executable, str(SERVE), jwks, origin, "serve", "--config",
+                               str(config), "--role", role])
             slot.start(world)
             self.slots[name] = slot
             if role == "web":
                 webs.append(f"http://127.0.0.1:{port}")
-        for web in webs:
-            await _until_up(f"{web}/healthz")
+        for base in webs:
+            await _until_up(f"{base}/healthz")
         return prefix, f"redis://127.0.0.1:{world.redis_port}/0", webs
+
+    async def serve_jwks(self) -> str:
+        """The public key the soak signs Bot Framework tokens with, as a JWKS on 127.0.0.1."""
+        async def keys(_: web.Request) -> web.Response:
+            return web.json_response(tokens.jwks())
+
+        app = web.Application()
+        app.router.add_get("/keys", keys)
+        self.jwks_runner = web.AppRunner(app, access_log=None)
+        await self.jwks_runner.setup()
+        port = self.port()
+        await web.TCPSite(self.jwks_runner, "127.0.0.1", port).start()
+        return f"http://127.0.0.1:{port}/keys"
 
     async def watch(self) -> None:
         """A bot process that exits on its own (not killed here) is counted and started again."""
@@ -289,18 +326,23 @@ async def run(args: argparse.Namespace) -> bool:
     rng = random.Random(args.seed)
     soak = Soak(args, world, rng, ports=list(range(args.base_port, args.base_port + 100)))
     cast = Cast(args.readers, args.nonreaders)
-    users = {slack_user(reader(n)): reader(n) for n in range(args.readers)}
+    users = {slack_user(reader(n)): reader(n) for n in range(args.readers)} | {
+        aad_user(reader(n)): reader(n) for n in range(args.readers)}
+    codec = ActionCodec(ACTION_KEY.encode())
     nonreaders = {nonreader(n) for n in range(args.nonreaders)}
     seconds = args.minutes * 60
     try:
         prefix, redis_url, webs = await soak.start()
         await _json("POST", f"{world.core_url}/_bench/load",
                     json=scenario(cast, range(0), window_hours=args.window / 3600))
-        people = People(webs=webs, users=users, rng=random.Random(args.seed + 1))
+        people = People(webs=webs, users=users, rng=random.Random(args.seed + 1), codec=codec,
+                        connector_url=soak.connector_url,
+                        token=lambda: tokens.sign(tokens.claims(serviceurl=soak.connector_url)))
         watcher = asyncio.create_task(soak.watch())
         started = time.monotonic()
         faults = asyncio.create_task(soak.run_schedule(soak.schedule(seconds), started))
         rss_start: dict[str, float] = {}
+        rss_middle: dict[str, float] = {}
         cursor, fed, writes = 0, 0, []
         quiet_since = time.monotonic()
         async with aiohttp.ClientSession() as http:
@@ -321,6 +363,8 @@ async def run(args: argparse.Namespace) -> bool:
                     quiet_since = time.monotonic()
                 if not rss_start and len(people.tally.done) >= args.clarifications // 10:
                     rss_start = soak.rss(("web-1", "worker-1"))
+                if not rss_middle and len(people.tally.done) >= args.clarifications // 2:
+                    rss_middle = soak.rss(("web-1", "worker-1"))
                 # finished: everyone answered what they received, nothing waits in the outbox,
                 # and every clarification has a response or went to the steward (a card a killed
                 # worker never sent escalates); or nothing moved for longer than an escalation
@@ -332,6 +376,8 @@ async def run(args: argparse.Namespace) -> bool:
                 await asyncio.sleep(0.25)
             people.stopping = True
             answering.cancel()
+            for task in list(people.tasks):  # late retries still asleep
+                task.cancel()
             await asyncio.sleep(2.0)  # the last follow-ups
             got = await _json("GET", f"{world.side_url}/log?after={cursor}")
             writes += got["writes"]
@@ -340,7 +386,7 @@ async def run(args: argparse.Namespace) -> bool:
         watcher.cancel()
         faults.cancel()
         records = await _json("GET", f"{world.core_url}/_soak/records")
-        verdict = judge(records, writes, people.tally, nonreaders)
+        verdict = judge(records, writes, people.tally, nonreaders, codec)
         tally = people.tally
         left = await outbox_size(redis_url, prefix)
         extra = {"clicks sent (retries included)": tally.clicks,
@@ -350,7 +396,8 @@ async def run(args: argparse.Namespace) -> bool:
                  "bot processes that exited on their own": soak.unexpected_exits,
                  "outbox entries left": left,
                  "wall time (s)": f"{elapsed:.0f}"}
-        rss = {name: (rss_start.get(name, 0.0), rss_end[name]) for name in rss_end}
+        rss = {name: (rss_start.get(name, 0.0), rss_middle.get(name, 0.0), rss_end[name])
+               for name in rss_end}
         print(f"\nsoak: {args.clarifications} clarifications, seed {args.seed}, Redis "
               f"{args.redis}; logs in {world.logs}")
         print(table(soak.faults, verdict, rss, extra))
@@ -365,6 +412,8 @@ async def run(args: argparse.Namespace) -> bool:
         return verdict.ok and not soak.unexpected_exits and left == 0
     finally:
         world.stop_all()
+        if soak.jwks_runner is not None:
+            await soak.jwks_runner.cleanup()
 
 
 def main() -> None:
@@ -391,13 +440,14 @@ def main() -> None:
     parser.add_argument("--serve", choices=["core", "fakes"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--side", type=int)
+    parser.add_argument("--connector", type=int)
     args = parser.parse_args()
     if args.serve == "core":
         serve_soak_core(args.port, args.seed)
     elif args.serve == "fakes":
         people = [reader(n) for n in range(args.readers)] + \
             [nonreader(n) for n in range(args.nonreaders)] + ["p-steward"]
-        serve_fakes(args.port, args.side, people)
+        serve_fakes(args.port, args.connector, args.side, people)
     else:
         if args.smoke:
             args.clarifications, args.readers, args.nonreaders = 200, 40, 4

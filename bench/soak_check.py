@@ -7,8 +7,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from soak_people import Tally
-from soak_world import SPAN_MARK, slack_user
+from soak_people import Tally, teams_actions
+from soak_world import SPAN_MARK, aad_user, slack_user
+
+from cards.actions import ActionCodec
 
 
 @dataclass
@@ -42,7 +44,7 @@ class Verdict:
 
 
 def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Tally,
-          nonreaders: set[str]) -> Verdict:
+          nonreaders: set[str], codec: ActionCodec) -> Verdict:
     v = Verdict(clarifications=len(records))
     by_id = {r["id"]: r for r in records}
     for (cid, person), given in tally.given.items():
@@ -72,13 +74,19 @@ def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Ta
     v.unacknowledged = sum(len(x) for x in tally.unacknowledged.values())
     cards = Counter(w["delivery"] for w in writes
                     if w["method"] == "chat.postMessage" and w["delivery"])
-    v.cards = sum(cards.values())
+    # a Teams card names its delivery only by the reference its buttons carry (a hash of the
+    # (clarification, person, attempt, kind) key)
+    teams = Counter(refs.pop() for w in writes if w["method"] == "teams.send"
+                    and len(refs := {ref.card_ref for ref, _ in teams_actions(w, codec)}) == 1)
+    v.cards = sum(cards.values()) + sum(1 for w in writes if w["method"] == "teams.send")
     v.cards_by_kind = Counter(token.rsplit("|", 1)[1] for token in cards.elements())
-    v.duplicated = sum(n - 1 for n in cards.values() if n > 1)
-    refused_users = {slack_user(p) for p in nonreaders}
+    v.cards_by_kind["on Teams"] = sum(1 for w in writes if w["method"] == "teams.send")
+    v.duplicated = sum(n - 1 for n in (cards + teams).values() if n > 1)
+    refused_users = {slack_user(p) for p in nonreaders} | {aad_user(p) for p in nonreaders}
     v.leaks = sum(1 for w in writes if w["to"] in refused_users and SPAN_MARK in w["text"])
-    v.cards_to_refused = sum(1 for w in writes if w["to"] in refused_users
-                             and str(w["delivery"] or "").endswith("|question"))
+    v.cards_to_refused = sum(
+        1 for w in writes if w["to"] in refused_users
+        and (str(w["delivery"] or "").endswith("|question") or "clarify.answer" in w["text"]))
     for r in records:
         traced = {d[0] for d in r["deliveries"] if d[2] == "question"} | {
             person for person, _ in r["skips"]}
@@ -87,7 +95,7 @@ def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Ta
                 v.passed_over += 1
                 if len(v.examples) < 10:
                     v.examples.append(f"{r['id']} {person} passed over: state {r.get('state')}, "
-                                      f"deliveries {r['deliveries']}, skips {r['skips']}")
+                                      f"deliveries {r['deliveries']}, events {r.get('events')}")
         for person, reason in r["skips"]:
             v.skips[reason or "(none)"] += 1
             v.skips_without_reason += not reason
@@ -101,7 +109,7 @@ def _subsequence(part: list[int], whole: list[int]) -> bool:
     return all(item in rest for item in part)
 
 
-def table(faults: Counter[str], v: Verdict, rss: dict[str, tuple[float, float]],
+def table(faults: Counter[str], v: Verdict, rss: dict[str, tuple[float, float, float]],
           extra: dict[str, Any]) -> str:
     """One markdown table: the faults injected (and survived), then the counts."""
     rows = [("fault injected", "times", "")]
@@ -130,8 +138,8 @@ def table(faults: Counter[str], v: Verdict, rss: dict[str, tuple[float, float]],
         ("ranked people with neither a card nor a skip", str(v.passed_over), "0"),
     ]
     rows += [(k, str(val), "") for k, val in extra.items()]
-    rows += [(f"RSS {name} (MB, start → end)", f"{a:.0f} → {b:.0f}", "flat")
-             for name, (a, b) in rss.items()]
+    rows += [(f"RSS {name} (MB: a tenth, half, all answered)", f"{a:.0f} → {b:.0f} → {c:.0f}",
+              "flat") for name, (a, b, c) in rss.items()]
     lines = ["| what | count | must be |", "|---|---:|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines)

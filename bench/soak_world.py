@@ -5,9 +5,10 @@ their own beside the bot, each with a side door the soak drives and reads:
   (``POST /_soak/fault``: every ``/v1`` call answers 5xx, or is held past the bot's read timeout,
   for a while), ``POST /_soak/add`` (more clarifications, the directory kept) and
   ``GET /_soak/records`` (what the core recorded: responses, deliveries, skips);
-- the fake Slack Web API of the tests (tests/slack/fakeslack.py) with a fault window
-  (``POST /fault``: every call answers 429 with Retry-After, or a 5xx gateway page, for a while)
-  and ``GET /log?after=N``: every message the bot wrote (posted, updated, ephemeral), in order.
+- the fake Slack Web API and the fake Bot Connector of the tests (tests/slack/fakeslack.py,
+  tests/teams/fakeconnector.py) with one fault window (``POST /fault``: every call answers 429
+  with Retry-After, or a 5xx, for a while) and ``GET /log?after=N``: every message the bot wrote
+  on either (posted, updated, ephemeral), in order.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ ACTION_KEY = "soak-action-signing-key-0123456789abcdef"
 SECRET = "soak-signing-secret-0123456789abcdef"
 TEAM = "T0SOAK"
 TENANT, WORKSPACE, STEWARD = "soak", "soak-ws", "p-steward"
+AAD_TENANT = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce00500a"  # the soak tenant's Entra tenant
 SPAN_MARK = "SPANTEXT"  # every span text starts with it: found in a message = span text shown
 WRITES = ("chat.postMessage", "chat.update", "chat.postEphemeral", "views.publish",
           "views.open", "views.update")
@@ -52,6 +54,19 @@ def slack_user(person: str) -> str:
     return "U0S" + person.removeprefix("p-").upper()
 
 
+def aad_user(person: str) -> str:
+    """The AAD object id of a person of the scenario (``p-r12`` → ``…-000000000012``, ``p-x3``
+    → ``…-000100000003``)."""
+    kind, n = person[2], int(person[3:])
+    return f"00000000-0000-4000-8000-{(n if kind == 'r' else 100_000_000 + n):012d}"
+
+
+def on_teams(person: str) -> bool:
+    """Every other reader and non-reader is reached on Teams, the rest (and the steward) on
+    Slack."""
+    return person[2] in "rx" and int(person[3:]) % 2 == 1
+
+
 def span_text(n: int) -> str:
     return f"{SPAN_MARK}-{n:05d} next quarter"
 
@@ -67,9 +82,11 @@ class Cast:
 
     def people(self) -> list[dict[str, Any]]:
         def person(pid: str, role: str) -> dict[str, Any]:
+            alias: dict[str, Any] = {"teams": [{"aad_object_id": aad_user(pid),
+                                                "tenant_id": AAD_TENANT}]} if on_teams(pid) \
+                else {"slack": [{"user_id": slack_user(pid), "team_id": TEAM}]}
             return {"id": pid, "tenant": TENANT, "display_name": pid,
-                    "memberships": [{"workspace": WORKSPACE, "role": role}],
-                    "slack": [{"user_id": slack_user(pid), "team_id": TEAM}]}
+                    "memberships": [{"workspace": WORKSPACE, "role": role}], **alias}
 
         return ([person(reader(n), "editor") for n in range(self.readers)]
                 + [person(nonreader(n), "viewer") for n in range(self.nonreaders)]
@@ -185,6 +202,7 @@ def extend_core(app: Any, core: Any, rng: random.Random) -> None:
                                for d in c.deliveries],
                 "skips": [[e.person_id, e.reason_code and str(e.reason_code)]
                           for e in c.events if e.type == "skipped"],
+                "events": [[e.type, e.person_id, e.attempt] for e in c.events],
             })
         return web.json_response(found)
 
@@ -198,32 +216,47 @@ def extend_core(app: Any, core: Any, rng: random.Random) -> None:
 # ---------------------------------------------------------------- the fake Slack
 
 
-def serve_fakes(slack_port: int, side_port: int, people: list[str]) -> None:
-    """The fake Slack on ``slack_port`` (a fault window on top of the fake's own) and its side
-    door on ``side_port``."""
+def serve_fakes(slack_port: int, connector_port: int, side_port: int,
+                people: list[str]) -> None:
+    """The fake Slack on ``slack_port`` and the fake Bot Connector on ``connector_port`` (a
+    fault window on top of each fake's own) and their side door on ``side_port``; prints the
+    two base URLs."""
     from aiohttp import web
 
     from tests.slack.fakeslack import FakeSlack, Fault, _fault_error
+    from tests.teams.fakeconnector import FakeConnector, _error
+
+    window = Window()
 
     @dataclass
     class WindowedSlack(FakeSlack):
-        fault_until: float = 0.0
-        fault_status: int = 0
-
         def _inject_faults(self, method: str, args: dict[str, Any], now: float) -> None:
-            if time.monotonic() < self.fault_until:
-                raise _fault_error(Fault(self.fault_status, 1, None, 1))
+            if time.monotonic() < window.until:
+                raise _fault_error(Fault(int(window.mode), 1, None, 1))
             super()._inject_faults(method, args, now)
 
+    class WindowedConnector(FakeConnector):
+        def _refusal(self, route: str, request: web.Request, body: Any) -> web.Response | None:
+            if time.monotonic() < window.until:
+                status = int(window.mode)
+                return self._answer(route, request, status, _error("Transient", "injected"),
+                                    body, headers={"Retry-After": "1"} if status == 429 else {})
+            return super()._refusal(route, request, body)
+
     async def main() -> None:
-        async with WindowedSlack(clock=time.time, port=slack_port) as slack:
+        async with WindowedSlack(clock=time.time, port=slack_port) as slack, \
+                WindowedConnector(port=connector_port) as connector:
             for person in people:
-                slack.add_user(slack_user(person))
+                if on_teams(person):
+                    connector.install(AAD_TENANT, aad_user(person))
+                else:
+                    slack.add_user(slack_user(person))
             written: list[dict[str, Any]] = []
-            posted = [0]  # messages already matched to their chat.postMessage call
+            posted = [0, 0]  # messages and activities already matched to their calls
 
             def fold() -> None:
-                """Successful writes move into ``written``; the fake's call list is emptied."""
+                """Successful writes move into ``written``; the fakes' call lists are emptied
+                (messages and activities stay: updates and look-ups find them there)."""
                 for call in slack.calls:
                     ts = None
                     if call.status == 200 and call.method == "chat.postMessage":
@@ -239,8 +272,21 @@ def serve_fakes(slack_port: int, side_port: int, people: list[str]) -> None:
                             "ts": ts or args.get("ts"), "delivery": payload.get("delivery"),
                             "text": json.dumps([args.get("text"), args.get("blocks"),
                                                 args.get("view")])})
-                slack.calls.clear()  # messages stay: updates and look-ups find them there
+                for teams in connector.calls:
+                    if teams.route not in ("send", "update") or teams.status not in (200, 201):
+                        continue
+                    cid = teams.path.split("/conversations/")[1].split("/")[0]
+                    activity = None
+                    if teams.route == "send":
+                        activity = connector.posted[posted[1]].activity_id
+                        posted[1] += 1
+                    written.append({
+                        "method": f"teams.{teams.route}", "to": connector.conversations[cid][1],
+                        "ts": activity, "conversation": cid, "delivery": None,
+                        "text": json.dumps(teams.body)})
+                slack.calls.clear()
                 slack.ephemerals.clear()
+                connector.calls.clear()
 
             async def log(request: web.Request) -> web.Response:
                 fold()
@@ -249,8 +295,8 @@ def serve_fakes(slack_port: int, side_port: int, people: list[str]) -> None:
 
             async def set_fault(request: web.Request) -> web.Response:
                 body = await request.json()
-                slack.fault_status = body["status"]
-                slack.fault_until = time.monotonic() + body["seconds"]
+                window.mode = str(body["status"])
+                window.until = time.monotonic() + body["seconds"]
                 return web.json_response({})
 
             side = web.Application()
@@ -259,7 +305,7 @@ def serve_fakes(slack_port: int, side_port: int, people: list[str]) -> None:
             runner = web.AppRunner(side, access_log=None)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", side_port).start()
-            print(slack.url, flush=True)
+            print(slack.url, connector.url, flush=True)
             await asyncio.Event().wait()
 
     asyncio.run(main())

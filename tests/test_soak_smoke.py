@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from cards.actions import ActionCodec
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -72,13 +74,13 @@ def test_soak_judge_tells_lost_doubled_reordered_and_superseded_answers_apart() 
         {"method": "chat.postMessage", "to": "U0SR1", "delivery": "c1|p-r1|0|question",
          "text": "[]"},
         {"method": "chat.postMessage", "to": "U0SX0", "delivery": "c2|p-x0|0|question",
-         "text": "SPANTEXT-00002"},
+         "text": "[\"SPANTEXT-00002\"]"},
     ]
     records[0].update(ranking=["p-x0", "p"], skips=[["p-x0", "NO_READ_PERMISSION"]],
                       deliveries=[["p", 0, "question", "slack"]])
     records[1].update(ranking=["p"], skips=[["p", None]])
     records[2].update(ranking=["p"])  # neither a card nor a skip: passed over
-    v = judge(records, writes, tally, {"p-x0"})
+    v = judge(records, writes, tally, {"p-x0"}, ActionCodec(b"soak judge test key, 32 bytes+"))
     assert (v.given, v.recorded) == (9, 8)
     assert (v.superseded, v.lost, v.doubled, v.reordered) == (1, 1, 1, 1)
     assert (v.cards, v.duplicated, v.leaks, v.cards_to_refused) == (3, 1, 1, 1)
