@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from cards.actions import ActionCodec
+from cards.actions import ActionCodec, ActionKind, ActionRef
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from soak_check import judge  # noqa: E402
 from soak_people import Tally  # noqa: E402
+from soak_world import aad_user  # noqa: E402
 
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
@@ -76,13 +77,20 @@ def test_soak_judge_tells_lost_doubled_reordered_and_superseded_answers_apart() 
         {"method": "chat.postMessage", "to": "U0SX0", "delivery": "c2|p-x0|0|question",
          "text": "[\"SPANTEXT-00002\"]"},
     ]
+    codec = ActionCodec(b"soak judge test key, 32 bytes+")
+    data = codec.teams_data(ActionRef(kind=ActionKind.ANSWER, card_ref="d.0123456789abcdef01234567",
+                                      clarification_id="c1", candidate=0))
+    card = json.dumps({"attachments": [{"content": {"actions": [
+        {"type": "Action.Execute", "verb": "clarify.answer", "data": data}]}}]})
+    writes += [{"method": "teams.send", "to": aad_user("p-r1"), "delivery": None, "text": card}
+               for _ in range(2)]  # the same Teams card twice: one duplicate
     records[0].update(ranking=["p-x0", "p"], skips=[["p-x0", "NO_READ_PERMISSION"]],
                       deliveries=[["p", 0, "question", "slack"]])
     records[1].update(ranking=["p"], skips=[["p", None]])
     records[2].update(ranking=["p"])  # neither a card nor a skip: passed over
-    v = judge(records, writes, tally, {"p-x0"}, ActionCodec(b"soak judge test key, 32 bytes+"))
+    v = judge(records, writes, tally, {"p-x0"}, codec)
     assert (v.given, v.recorded) == (9, 8)
     assert (v.superseded, v.lost, v.doubled, v.reordered) == (1, 1, 1, 1)
-    assert (v.cards, v.duplicated, v.leaks, v.cards_to_refused) == (3, 1, 1, 1)
+    assert (v.cards, v.duplicated, v.leaks, v.cards_to_refused) == (5, 2, 1, 1)
     assert (v.passed_over, v.skips_without_reason, v.gate_refusals) == (1, 1, 1)
     assert not v.ok
