@@ -14,7 +14,8 @@ loaded scenario (one normal-severity question per card, each ranked to one verif
 2. bot, pacing lifted (``[slack.rates] paced = false``), one worker at ``worker.concurrency =
    --concurrency``: ``--cards`` cards; then the same with two workers;
 3. bot as shipped (default rates and concurrency): ``--shipped`` cards to as many people, against
-   the bound the buckets imply, (cards - burst) / rate;
+   the bound the buckets imply, (cards - burst) / rate; with ``--high-share`` that share of them
+   high severity, each telling the workspace steward (batched: a few messages, counted apart);
 4. bot, pacing lifted, one worker: ``--rss`` cards; the worker's RSS after 1,000 and at the end.
 
 Measured per bot phase: cards per second (first to last post at the fake), worker CPU ms per card
@@ -55,6 +56,7 @@ from delivery_world import (  # noqa: E402
     CLARIFY_TOKEN,
     SECRET,
     TEAM,
+    high,
     raw_posts,
     scenario,
     serve_core,
@@ -218,6 +220,9 @@ class Row:
     load: float = 0.0
     rss_mb: tuple[float, float] | None = None
     note: str = ""
+    high: int = 0  # high-severity questions among the cards (each a notice to the steward)
+    notices: int = 0  # steward notice messages the fake received
+    notices_after: float = 0.0  # the last notice message, seconds after the first card
     core_calls: dict[str, int] = field(default_factory=dict)
     redis_calls: dict[str, int] = field(default_factory=dict)
     slack_calls: dict[str, int] = field(default_factory=dict)
@@ -227,9 +232,10 @@ class Row:
         return (self.cards - 1) / self.seconds if self.seconds > 0 else 0.0
 
 
-async def _reported(world: World, size: int) -> None:
-    """Until the core holds a delivery for each card of the last load (reports follow cards)."""
-    for _ in range(200):
+async def _reported(world: World, size: int, *, within: float = 10) -> None:
+    """Until the core holds a delivery for each card of the last load (reports follow cards)
+    and for each steward notice."""
+    for _ in range(int(within / 0.05)):
         found = await _json("GET", f"{world.core_url}/_bench/reported")
         if found["deliveries"] >= size:
             return
@@ -242,12 +248,12 @@ async def _load(world: World, data: dict[str, Any]) -> None:
 
 async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards: int,
                     people: int, workers: int, paced: bool, concurrency: int | None,
-                    rss_at: int | None = None) -> Row:
+                    rss_at: int | None = None, high_share: float = 0.0) -> Row:
     tag = uuid4().hex[:8]
     # the reference core scans every job on each poll: a long run is fed in loads of `chunk`
     chunk = min(cards, args.chunk)
     loaded = size = chunk
-    await _load(world, scenario(chunk, people, tag=f"{tag}0"))
+    await _load(world, scenario(chunk, people, tag=f"{tag}0", high_share=high_share))
     await _json("GET", f"{world.core_url}/_bench/calls?reset=1")
     await _json("POST", f"{world.side_url}/forget")
     await _redis(world.redis_port, "CONFIG", "RESETSTAT")
@@ -290,12 +296,15 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
         if posts >= loaded and loaded < cards:  # the previous load is done: the next one
             await _reported(world, size)
             size = min(chunk, cards - loaded)
-            await _load(world, scenario(size, people, tag=f"{tag}{loaded}"))
+            await _load(world, scenario(size, people, tag=f"{tag}{loaded}",
+                                        high_share=high_share))
             loaded += size
         await asyncio.sleep(0.05)
     last_cpu = sum(_stat(pid)[0] for pid in measured)
     rss_last = _stat(measured[0])[1] / 2**20 if measured else 0.0
-    await _reported(world, size)
+    highs = sum(high(n, high_share) for n in range(size))  # of the last load
+    await _reported(world, size + highs, within=180 if highs else 10)  # the last notices too
+    counts = await _json("GET", f"{world.side_url}/counts")
     calls = await _json("GET", f"{world.core_url}/_bench/calls")
     stats = await commandstats(world.redis_port)
     for proc in procs:
@@ -309,7 +318,9 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
               redis_per_card=(sum(stats.values()) - stats.get("config|resetstat", 0))
               / max(1, posts),
               evalsha_per_card=stats.get("evalsha", 0) / max(1, posts),
-              core_calls=dict(calls), redis_calls=stats, slack_calls=counts["calls"])
+              core_calls=dict(calls), redis_calls=stats, slack_calls=counts["calls"],
+              high=sum(high(n, high_share) for n in range(cards)), notices=counts["notices"],
+              notices_after=max(0.0, counts["notices_last"] - counts["first"]))
     if measured and posts > first_count:
         row.cpu_ms = (last_cpu - first_cpu) * 1000 / (posts - first_count)
     if rss_at and measured:
@@ -329,12 +340,13 @@ async def run(args: argparse.Namespace) -> list[Row]:
         await start_world(args, world)
         await _json("POST", f"{world.side_url}/forget")
         load = os.getloadavg()[0]
-        seconds = await raw_posts(world.slack_url, args.people, args.cards, args.concurrency)
+        seconds = await raw_posts(world.slack_url, args.people, args.cards, args.concurrency) \
+            if args.cards else 0.0
         counts = await _json("GET", f"{world.side_url}/counts")
         rows.append(Row(name=f"raw slack_sdk, concurrency {args.concurrency}",
                         cards=counts["posts"], seconds=seconds, load=load,
                         duplicates=counts["duplicates"], slack_calls=counts["calls"]))
-        for workers in (1, 2):
+        for workers in (1, 2) if args.cards else ():
             rows.append(await bot_phase(
                 args, world, name=f"bot lifted, {workers} worker{'s' if workers > 1 else ''}",
                 cards=args.cards, people=args.people, workers=workers, paced=False,
@@ -342,7 +354,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
         if args.shipped:
             rows.append(await bot_phase(args, world, name="bot as shipped", cards=args.shipped,
                                         people=args.shipped, workers=1, paced=True,
-                                        concurrency=None))
+                                        concurrency=None, high_share=args.high_share))
         if args.rss:
             rows.append(await bot_phase(args, world, name="bot lifted, RSS run", cards=args.rss,
                                         people=args.people, workers=1, paced=False,
@@ -382,6 +394,11 @@ def report(args: argparse.Namespace, rows: list[Row], logs: Path) -> None:
         print(f"as shipped: {shipped.cards} cards in {shipped.seconds:.1f} s; the buckets allow "
               f"no less than {bound:.1f} s ((cards - {SHIPPED_BURST}) / {SHIPPED_RATE:g} per "
               f"second): ratio {shipped.seconds / bound:.2f}")
+        if shipped.high:
+            print(f"  with {args.high_share:.0%} high severity: {shipped.high} notices to the "
+                  f"steward in {shipped.notices} messages (the last {shipped.notices_after:.0f} "
+                  f"s after the first card); questions and notices together "
+                  f"{shipped.cards + shipped.notices} posts")
     rss = next((r for r in rows if r.rss_mb), None)
     if rss and rss.rss_mb:
         first, last = rss.rss_mb
@@ -401,6 +418,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per phase")
     parser.add_argument("--chunk", type=int, default=2500,
                         help="clarifications loaded into the reference core at a time")
+    parser.add_argument("--high-share", type=float, default=0.0,
+                        help="share of the shipped phase's questions at high severity, each "
+                             "telling the workspace steward (e.g. 0.13)")
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--bot-root", help="run the workers from this checkout instead")
     parser.add_argument("--smoke", action="store_true",

@@ -21,18 +21,30 @@ BOT_TOKEN = "xoxb-fake-bot-token"  # the fake Slack's
 ACTION_KEY = "bench-action-signing-key-0123456789abcdef"
 SECRET = "bench-signing-secret-0123456789abcdef"
 TEAM = "T0BENCH"
+STEWARD_USER = "U0DSTEWARD"  # the workspace steward's Slack user (high-severity notices)
+# how a steward notice message's delivery token ends (batched; one per notice before that)
+NOTICES = ("|steward_notices", "|steward_notice")
+
+
+def high(n: int, share: float) -> bool:
+    """Whether question ``n`` is high severity: ``share`` of them, spread evenly."""
+    return int((n + 1) * share) > int(n * share)
 
 
 def user(n: int) -> str:
     return f"U0D{n:06d}"
 
 
-def scenario(cards: int, people: int, *, tag: str) -> dict[str, Any]:
-    """``cards`` normal-severity clarifications, each ranked to one person (round robin over
-    ``people`` verified editors), one tenant, one workspace; ``tag`` keeps targets distinct."""
+def scenario(cards: int, people: int, *, tag: str, high_share: float = 0.0) -> dict[str, Any]:
+    """``cards`` clarifications, each ranked to one person (round robin over ``people``
+    verified editors), one tenant, one workspace with a steward; ``high_share`` of them high
+    severity (each tells the steward), the rest normal; ``tag`` keeps targets distinct."""
     persons = [{"id": f"p-{n}", "tenant": "bench", "display_name": f"Person {n}",
                 "memberships": [{"workspace": "bench-ws", "role": "editor"}],
                 "slack": [{"user_id": user(n), "team_id": TEAM}]} for n in range(people)]
+    persons.append({"id": "p-steward", "tenant": "bench", "display_name": "The Steward",
+                    "memberships": [{"workspace": "bench-ws", "role": "steward"}],
+                    "slack": [{"user_id": STEWARD_USER, "team_id": TEAM}]})
     items = [{
         "tenant_id": "bench", "workspace_id": "bench-ws", "target": f"fact-{tag}-{n}",
         "question": "When does the lease renewal take effect?", "kind": "relative_date",
@@ -45,10 +57,12 @@ def scenario(cards: int, people: int, *, tag: str) -> dict[str, Any]:
                      "acl": {"workspace_id": "bench-ws",
                              "read_roles": ["viewer", "editor", "steward"]}},
         "span": {"start": 0, "end": 10, "text": "next quarter"},
+        **({"severity_hint": "high"} if high(n, high_share) else {}),
     } for n in range(cards)]
     return {
         "name": "delivery", "tenants": [{"id": "bench", "name": "Bench"}],
-        "workspaces": [{"id": "bench-ws", "tenant": "bench", "name": "Leases"}],
+        "workspaces": [{"id": "bench-ws", "tenant": "bench", "name": "Leases",
+                        "steward": "p-steward"}],
         "people": persons, "dev": {"tokens": [DEV_TOKEN]},
         "tokens": [{"token": CLARIFY_TOKEN, "audience": "clarify", "tenants": ["bench"]}],
         "clarifications": items,
@@ -132,17 +146,25 @@ def serve_fake_slack(people: int, side_port: int) -> None:
         async with FakeSlack(clock=time.time) as slack:
             for n in range(people):
                 slack.add_user(user(n))
+            slack.add_user(STEWARD_USER)
             posted: Counter[str] = Counter()
-            seen = {"calls": Counter[str](), "first": 0.0, "last": 0.0, "posts": 0}
+            seen = {"calls": Counter[str](), "first": 0.0, "last": 0.0, "posts": 0,
+                    "notices": 0, "notices_last": 0.0}
 
             def fold() -> None:
                 """Move recorded calls into counters (the fake keeps every call otherwise)."""
                 for call in slack.calls:
                     seen["calls"][call.method] += 1  # type: ignore[index]
-                    if call.method == "chat.postMessage" and call.status == 200:
-                        seen["posts"] += 1  # type: ignore[operator]
-                        seen["first"] = seen["first"] or call.at
-                        seen["last"] = call.at
+                    if call.method != "chat.postMessage" or call.status != 200:
+                        continue
+                    payload = (call.args.get("metadata") or {}).get("event_payload") or {}
+                    if str(payload.get("delivery", "")).endswith(NOTICES):
+                        seen["notices"] += 1  # type: ignore[operator]
+                        seen["notices_last"] = call.at
+                        continue
+                    seen["posts"] += 1  # type: ignore[operator]
+                    seen["first"] = seen["first"] or call.at
+                    seen["last"] = call.at
                 for message in slack.messages:
                     payload = (message.metadata or {}).get("event_payload") or {}
                     posted[str(payload.get("delivery", message.ts))] += 1
@@ -154,12 +176,14 @@ def serve_fake_slack(people: int, side_port: int) -> None:
                 return web.json_response({
                     "calls": dict(seen["calls"]), "posts": seen["posts"],  # type: ignore[call-overload]
                     "duplicates": sum(n - 1 for n in posted.values() if n > 1),
-                    "first": seen["first"], "last": seen["last"]})
+                    "first": seen["first"], "last": seen["last"],
+                    "notices": seen["notices"], "notices_last": seen["notices_last"]})
 
             async def forget(_: web.Request) -> web.Response:
                 fold()
                 posted.clear()
-                seen.update({"calls": Counter(), "first": 0.0, "last": 0.0, "posts": 0})
+                seen.update({"calls": Counter(), "first": 0.0, "last": 0.0, "posts": 0,
+                             "notices": 0, "notices_last": 0.0})
                 return web.json_response({})
 
             side = web.Application()

@@ -28,6 +28,7 @@ from cards.views import (
     QuestionView,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticesView,
     StewardNoticeView,
     StewardQuorumView,
 )
@@ -37,6 +38,7 @@ Message = (
     | DigestView
     | StewardEscalationView
     | StewardNoticeView
+    | StewardNoticesView
     | StewardConflictView
     | StewardQuorumView
     | DeadLetterDigestView

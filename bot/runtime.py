@@ -24,6 +24,7 @@ from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler
+from bot.engine.notices import NoticeSender
 from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing
 from bot.engine.stewards import Stewards
@@ -47,6 +48,7 @@ class Engine:
     refresher: CardRefresher
     handler: JobHandler
     digests: DigestSender
+    notices: NoticeSender
     dead_letters: DeadLetterReporter
     worker: Worker
     answers: AnswerService
@@ -90,11 +92,13 @@ def build_engine(parts: EngineParts) -> Engine:
                          refresher=refresher)
     digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,
                            audit=audit, clock=clock)
+    notices = NoticeSender(core=core, store=store, deliverer=deliverer, routing=routing,
+                           audit=audit, clock=clock)
     dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
                                       routing=routing, audit=audit, clock=clock)
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, digests=digests, dead_letters=dead_letters,
-                    config=parts.worker)
+                    config=parts.worker, notices=notices)
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
                           workers=parts.followup_workers)
@@ -105,5 +109,5 @@ def build_engine(parts: EngineParts) -> Engine:
                                 teams=parts.teams, declines=declines)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
-                  digests=digests, dead_letters=dead_letters, worker=worker, answers=answers,
-                  interactions=interactions)
+                  digests=digests, notices=notices, dead_letters=dead_letters, worker=worker,
+                  answers=answers, interactions=interactions)

@@ -29,6 +29,7 @@ from bot.core.client import CoreClient
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler, JobOutcome
+from bot.engine.notices import NoticeSender
 from bot.metrics import REGISTRY
 
 log = structlog.get_logger("clarify.worker")
@@ -44,7 +45,8 @@ class WorkerConfig:
     heartbeat_seconds: float = 20
     poll_interval_seconds: float = 2
     shutdown_grace_seconds: float = 30
-    housekeeping_every: int = 15  # poll iterations between digest flushes and dead-letter scans
+    housekeeping_every: int = 15  # poll iterations between digest and notice flushes and
+    # dead-letter scans
     credentials_recheck_seconds: float = 30  # while paused on refused credentials
 
 
@@ -58,6 +60,7 @@ class Worker:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     outcomes: dict[JobOutcome, int] = field(default_factory=dict)
     credentials: CredentialsCheck | None = None
+    notices: NoticeSender | None = None  # the stewards' batched high-severity notices
     paused: CredentialsRejected | None = None  # why delivery is paused, if it is
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _resumed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -97,9 +100,11 @@ class Worker:
         return len(self._tasks) >= self.config.concurrency
 
     async def housekeeping(self) -> None:
-        """Send due digests and list new dead letters to stewards."""
+        """Send due digests and stewards' notices, and list new dead letters to stewards."""
         try:
             await self.digests.flush()
+            if self.notices is not None:
+                await self.notices.flush()
             await self.dead_letters.report()
         except CredentialsRejected as exc:  # the claimed digest batch is retried when resumed
             self.pause(exc)

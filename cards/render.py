@@ -15,6 +15,7 @@ from cards.views import (
     QuestionView,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticesView,
     StewardNoticeView,
     StewardQuorumView,
 )
@@ -34,6 +35,8 @@ def render_with(renderer: ModuleType, view: object, *, codec: ActionCodec,
             return renderer.render_steward_escalation(view)
         case StewardNoticeView():
             return renderer.render_steward_notice(view)
+        case StewardNoticesView():
+            return renderer.render_steward_notices(view)
         case StewardQuorumView():
             return renderer.render_steward_quorum(view, codec)
         case StewardConflictView():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from cards import limits, overrides, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.views import (
+    STEWARD_NOTICES_MAX,
     CustomError,
     CustomFormView,
     DeadLetterDigestView,
@@ -18,6 +19,7 @@ from cards.views import (
     QuestionView,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticesView,
     StewardNoticeView,
     StewardQuorumView,
     Viewer,
@@ -374,6 +376,30 @@ def render_steward_notice(view: StewardNoticeView) -> dict:
     severity = text.severity_text(view.severity, view.viewer)
     return _message(cat.text("steward_notice.fallback", severity=severity, document=fallback),
                     blocks)
+
+
+def render_steward_notices(view: StewardNoticesView) -> dict:
+    """A window's notices for one steward: one section per notice (document, severity, whom it
+    went to, its reference); past the block budget, one "…and N more" line."""
+    cat = text.catalog_of(view.viewer)
+    count = len(view.notices)
+    blocks = [{"type": "header", "block_id": "notices.title",
+               "text": _plain(cat.text("steward_notices.title"), limits.SLACK_HEADER_TEXT)},
+              _section("notices.intro", escape(cat.plural("steward_notices.intro", count))),
+              _context("notices.redacted", escape(cat.text("steward_notice.redacted")))]
+    budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, STEWARD_NOTICES_MAX)
+    for n, notice in enumerate(view.notices[:budget]):
+        names = esc_clip(text.dates.names_list(notice.asked, locale=view.viewer.locale),
+                         LINE_CHARS)
+        item = text.steward_notices_item(notice, document=link(notice.document, view.viewer),
+                                         names=names)
+        reference = esc_clip(cat.text("steward_notice.reference", id=notice.clarification_id),
+                             TITLE_CHARS)
+        blocks.append(_section(f"notices.{n}", f"{item}\n{reference}"))
+    if count > budget:
+        blocks.append(_context("notices.more",
+                               escape(cat.plural("steward_notices.more", count - budget))))
+    return _message(cat.plural("steward_notices.fallback", count), blocks)
 
 
 def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:

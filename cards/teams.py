@@ -9,6 +9,7 @@ from __future__ import annotations
 from cards import dates, limits, overrides, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.views import (
+    STEWARD_NOTICES_MAX,
     CustomError,
     CustomFormView,
     DeadLetterDigestView,
@@ -19,6 +20,7 @@ from cards.views import (
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticesView,
     StewardNoticeView,
     StewardQuorumView,
     Viewer,
@@ -342,6 +344,34 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
         shown += 1
     if shown < count:
         body.append(_text(cat.plural("dead_letter.more", count - shown), isSubtle=True))
+    return card
+
+
+def render_steward_notices(view: StewardNoticesView) -> dict:
+    """A window's notices for one steward: one container per notice while the card stays
+    under its size limit, then one "…and N more" line."""
+    cat = text.catalog_of(view.viewer)
+    count = len(view.notices)
+    body = [_text(cat.text("steward_notices.title"), weight="Bolder", size="Medium"),
+            _text(cat.plural("steward_notices.intro", count)),
+            _text(cat.text("steward_notice.redacted"), isSubtle=True, size="Small")]
+    card = _card(view.viewer, body)
+    shown = 0
+    for notice in view.notices[:STEWARD_NOTICES_MAX]:
+        names = limits.clip(dates.names_list(notice.asked, locale=view.viewer.locale),
+                            LINE_CHARS)
+        entry = {"type": "Container", "separator": True, "spacing": "Medium", "items": [
+            _text(text.steward_notices_item(
+                notice, document=md_link(notice.document, view.viewer), names=names),
+                limit=3000),
+            _text(cat.text("steward_notice.reference", id=notice.clarification_id),
+                  isSubtle=True, size="Small", spacing="None")]}
+        if not _fits_with(card, entry):
+            break
+        body.append(entry)
+        shown += 1
+    if shown < count:
+        body.append(_text(cat.plural("steward_notices.more", count - shown), isSubtle=True))
     return card
 
 

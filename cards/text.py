@@ -321,6 +321,16 @@ def steward_notice_body(view: StewardNoticeView, *, document: str, names: str) -
     return cat.text("steward_notice.body", severity=severity, document=document, names=names)
 
 
+def steward_notices_item(view: StewardNoticeView, *, document: str, names: str) -> str:
+    """One notice in a steward's list: "<document> · high, sent to Sarah Chen"; ``document``
+    and ``names`` come marked up (and escaped) by the renderer."""
+    cat = catalog_of(view.viewer)
+    severity = severity_text(view.severity, view.viewer)
+    if not view.asked:
+        return cat.text("steward_notices.item_unnamed", severity=severity, document=document)
+    return cat.text("steward_notices.item", severity=severity, document=document, names=names)
+
+
 @dataclass(frozen=True)
 class ConflictText:
     fallback: str

@@ -224,6 +224,20 @@ class StewardNoticeView:
     viewer: Viewer
 
 
+# the most notices one steward message lists (the rest go in the next one, at once)
+STEWARD_NOTICES_MAX = 20
+
+
+@dataclass(frozen=True)
+class StewardNoticesView:
+    """The notices of one window for one steward, in one message: for each, whom a
+    high-severity question went to and the document reference (each redacted as a single
+    ``StewardNoticeView`` is: never the question, the span excerpt or the candidates)."""
+
+    notices: tuple[StewardNoticeView, ...]
+    viewer: Viewer
+
+
 @dataclass(frozen=True)
 class StewardQuorumView:
     """A critical question has fewer eligible people than confirmations it needs: told at once,

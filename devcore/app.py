@@ -7,15 +7,14 @@ This layer only translates: bearer token, JSON body and query parameters in; the
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import Any
 
 import structlog
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
@@ -158,17 +157,7 @@ def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitab
 _STATE = TypeAdapter(m.ClarificationState)
 _SEVERITY = TypeAdapter(m.Severity)
 _JOB_STATE = TypeAdapter(m.JobState)
-_DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt].+")
-
-
-def _date_time(raw: object) -> object:
-    """RFC 3339 shape first: pydantic alone would read "1700000000" as seconds since 1970."""
-    if isinstance(raw, str) and not _DATE_TIME.fullmatch(raw):
-        raise ValueError("not an RFC 3339 date-time")
-    return raw
-
-
-_WHEN = TypeAdapter(Annotated[AwareDatetime, BeforeValidator(_date_time)])
+_WHEN = TypeAdapter(m.Rfc3339)
 _LIMIT = TypeAdapter(int)
 
 

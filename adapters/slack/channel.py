@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import aiohttp
@@ -23,6 +22,8 @@ import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters import pacing
+from adapters.pacing import Lane
 from adapters.slack.render import render
 from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
 from bot.clock import Clock
@@ -47,15 +48,6 @@ CREDENTIAL_ERRORS = frozenset({"invalid_auth", "not_authed", "token_revoked", "t
 class Limit:
     rate_per_second: float
     burst: int
-
-
-class Lane(StrEnum):
-    """Who is waiting for a call: a person who just clicked, or bulk delivery. Bulk takes a
-    token only while ``interactive_reserve`` tokens remain after it (and never queues in debt),
-    so a click always finds a token at once, and bulk still gets the whole rate otherwise."""
-
-    INTERACTIVE = "interactive"
-    BULK = "bulk"
 
 
 DM = ":dm"  # the per-conversation bucket of chat.postMessage
@@ -265,22 +257,10 @@ class SlackChannel:
         if limit is None or not self.rates.paced:
             return
         bucket = f"slack:{workspace or '-'}:{method}{':' + suffix if suffix else ''}"
-        reserve = min(self.rates.interactive_reserve, limit.burst - 1) \
-            if lane is Lane.BULK else 0
-        waited = 0.0
-        while True:
-            before = self.clock.now()
-            wait = await self.store.rate_take(bucket, rate_per_second=limit.rate_per_second,
-                                              burst=limit.burst, now=before, reserve=reserve)
-            if wait <= 0:
-                break
-            waited += wait
-            await self.sleep(wait)
-            if reserve == 0:  # the token is ours, used after the wait
-                break
-            if self.clock.now() <= before:
-                # a clock that stands still (a test's) refills nothing: queue like a click
-                reserve = 0
+        waited = await pacing.take(
+            self.store, self.clock, self.sleep, bucket, rate_per_second=limit.rate_per_second,
+            burst=limit.burst,
+            reserve=self.rates.interactive_reserve if lane is Lane.BULK else 0)
         if waited > 0:
             REGISTRY.observe("clarify_rate_limit_wait_seconds", waited, platform="slack")
 

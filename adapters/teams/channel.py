@@ -34,6 +34,7 @@ from microsoft_agents.activity import (
 )
 from pydantic import ValidationError
 
+from adapters.pacing import Lane
 from adapters.teams.connector import (
     BLOCKED_CODES,
     Connector,
@@ -111,7 +112,7 @@ class TeamsChannel:
         activity = _card_activity(render(message, codec=self.codec))
         conversation = await self._conversation(address, reach)
         try:
-            return await self._post(conversation, reach, activity)
+            return await self._post(conversation, reach, activity, lane=Lane.BULK)
         except Refused as exc:
             if not (conversation.stored and exc.status == 404):
                 raise _failure(exc) from None
@@ -119,7 +120,7 @@ class TeamsChannel:
         log.info("teams.reference_stale")
         fresh = await self._open(address, reach)
         try:
-            return await self._post(fresh, reach, activity)
+            return await self._post(fresh, reach, activity, lane=Lane.BULK)
         except Refused as exc:
             raise _failure(exc) from None
 
@@ -161,10 +162,12 @@ class TeamsChannel:
     # ---------------------------------------------------------------- conversations
 
     async def _post(self, conversation: _Conversation, reach: TeamsReach,
-                    activity: Activity) -> str:
+                    activity: Activity, *, lane: Lane = Lane.INTERACTIVE) -> str:
+        """Send ``activity``: a card of bulk delivery (``Lane.BULK``), or a note to someone who
+        just acted (interactive: ahead of every waiting card)."""
         response = await self.connector.call(
             "send", conversation.service_url, tenant=reach.aad_tenant_id,
-            conversation=conversation.conversation_id, resend_safe=False,
+            conversation=conversation.conversation_id, resend_safe=False, lane=lane,
             op=lambda ops: ops.send_to_conversation(conversation.conversation_id, activity))
         if not response.id:  # accepted, but nothing to update it by: do not send again
             raise ChannelError("connector_no_activity_id", certain=False, retryable=False)
@@ -203,7 +206,7 @@ class TeamsChannel:
         try:
             created = await self.connector.call(
                 "create_conversation", self.service_url, tenant=reach.aad_tenant_id,
-                conversation=None, resend_safe=True,
+                conversation=None, resend_safe=True, lane=Lane.BULK,
                 op=lambda ops: ops.create_conversation(params))
         except Refused as exc:
             if exc.status in (403, 404):
@@ -239,7 +242,7 @@ def open_teams_channel(settings: TeamsSettings, *, session: aiohttp.ClientSessio
     connector = Connector(
         session=session, tokens=tokens, store=store, clock=clock, sleep=sleep,
         hosts=ConnectorHosts(local=local_connectors),
-        limits=Limits(tenant_rate=settings.tenant_sends_per_second))
+        limits=Limits.of(settings))
     return TeamsChannel(connector=connector, codec=codec, store=store, clock=clock,
                         settings=settings, service_url=settings.service_url)
 

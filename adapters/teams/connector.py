@@ -4,11 +4,12 @@ shared aiohttp session, inside Teams' rate limits, with its transient faults ret
 Every call first checks the service URL against the connector hosts the bot may send its token
 to (never another host: a stored or forged reference cannot move the token), then takes a token
 from two buckets the store shares across replicas: the app's per-tenant bucket and the
-conversation's own. 429, 412, 502 and 504 are retried with exponential backoff and jitter, at
-least as long as Retry-After asks (a 429 also blocks the bucket for every replica), until the
-retry budget is spent. The SDK's client sets the bot's token on the session it is given; it is
-given a view of the shared session scoped to one service URL, so the token travels only in that
-view's requests, and redirects are never followed.
+conversation's own (bulk sends leave a reserve of each to interactive work, so a click's card
+update goes first: ``adapters.pacing``). 429, 412, 502 and 504 are retried with exponential
+backoff and jitter, at least as long as Retry-After asks (a 429 also blocks the bucket for
+every replica), until the retry budget is spent. The SDK's client sets the bot's token on the
+session it is given; it is given a view of the shared session scoped to one service URL, so the
+token travels only in that view's requests, and redirects are never followed.
 """
 
 from __future__ import annotations
@@ -26,9 +27,12 @@ from microsoft_agents.hosting.core.connector.conversations_base import Conversat
 from multidict import CIMultiDict
 from yarl import URL
 
+from adapters import pacing
+from adapters.pacing import Lane
 from bot.channel import ChannelError, CredentialsRejected
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.settings import TeamsSettings
 from bot.store.base import Store
 
 log = structlog.get_logger("clarify.teams")
@@ -82,15 +86,29 @@ class ConnectorHosts:
 class Limits:
     """Teams' per-bot limits (PLATFORMS.md): per conversation 7 in 1 s, 8 in 2 s, 60 in 30 s and
     1800 an hour, so a burst of 7 refilled at 0.5 a second; per app and tenant about 30 a second
-    (``tenant_rate``, from settings). Retries end when their waits would pass the budget."""
+    (``tenant_rate``). Bulk sends leave ``interactive_reserve`` tokens of each bucket to clicks
+    (``adapters.pacing``). Retries end when their waits would pass the budget."""
 
     conversation_rate: float = 0.5
     conversation_burst: int = 7
     tenant_rate: float = 30.0
+    tenant_burst: int | None = None  # None: one second's worth of the tenant rate
+    interactive_reserve: int = 2
+    paced: bool = True
     attempts: int = 6
     backoff_seconds: float = 1.0
     backoff_cap_seconds: float = 30.0
     retry_budget_seconds: float = 60.0
+
+    @classmethod
+    def of(cls, settings: TeamsSettings) -> Limits:
+        """The buckets ``[teams.rates]`` and ``teams.tenant_sends_per_second`` configure."""
+        rates = settings.rates
+        return cls(conversation_rate=rates.conversation_per_second,
+                   conversation_burst=rates.conversation_burst,
+                   tenant_rate=settings.tenant_sends_per_second,
+                   tenant_burst=rates.tenant_burst,
+                   interactive_reserve=rates.interactive_reserve, paced=rates.paced)
 
 
 class Refused(Exception):
@@ -122,10 +140,12 @@ class Connector:
 
     async def call[T](self, what: str, service_url: str, *, tenant: str,
                       conversation: str | None,
-                      op: Callable[[ConversationsBase], Awaitable[T]], resend_safe: bool) -> T:
+                      op: Callable[[ConversationsBase], Awaitable[T]], resend_safe: bool,
+                      lane: Lane = Lane.INTERACTIVE) -> T:
         """Run ``op`` on a connector client for ``service_url``. ``resend_safe`` says running it
         twice does no harm (an update, opening a 1:1 conversation); a send is not, so a request
-        that broke mid-way is not repeated and its ChannelError is not ``certain``.
+        that broke mid-way is not repeated and its ChannelError is not ``certain``. ``lane``:
+        bulk delivery leaves each bucket's interactive reserve to clicks.
 
         Raises Refused (a final answer the caller interprets), CredentialsRejected, or
         ChannelError when retries end."""
@@ -135,7 +155,7 @@ class Connector:
                                retryable=False)
         waited, maybe_done, refreshed, reason = 0.0, False, False, "unavailable"
         for attempt in range(1, self.limits.attempts + 1):
-            await self._take(tenant, conversation)
+            await self._take(tenant, conversation, lane)
             try:
                 return await op(await self._conversations(service_url, force=refreshed))
             except aiohttp.ClientResponseError as exc:
@@ -199,27 +219,33 @@ class Connector:
         jittered = base / 2 + base / 2 * self.jitter()
         return max(jittered, retry_after or 0.0)
 
-    def _buckets(self, tenant: str, conversation: str | None) -> list[tuple[str, float, int]]:
+    def _buckets(self, tenant: str, conversation: str | None
+                 ) -> list[tuple[str, float, int, bool]]:
+        """(bucket, rate, burst, reserved for clicks): the conversation's first (one send at a
+        time per conversation, no tenant token held meanwhile), then the tenant's, of which
+        bulk leaves the interactive reserve."""
         limits = self.limits
-        found = [(f"teams:{tenant.lower()}:tenant", limits.tenant_rate,
-                  max(1, int(limits.tenant_rate)))]
+        burst = limits.tenant_burst or max(1, int(limits.tenant_rate))
+        found = [(f"teams:{tenant.lower()}:tenant", limits.tenant_rate, burst, True)]
         if conversation is not None:
-            found.append((f"teams:conversation:{conversation}", limits.conversation_rate,
-                          limits.conversation_burst))
+            found.insert(0, (f"teams:conversation:{conversation}", limits.conversation_rate,
+                             limits.conversation_burst, False))
         return found
 
-    async def _take(self, tenant: str, conversation: str | None) -> None:
-        for bucket, rate, burst in self._buckets(tenant, conversation):
-            wait = await self.store.rate_take(bucket, rate_per_second=rate, burst=burst,
-                                              now=self.clock.now())
-            if wait > 0:
-                REGISTRY.observe("clarify_rate_limit_wait_seconds", wait, platform="teams")
-                await self.sleep(wait)
+    async def _take(self, tenant: str, conversation: str | None, lane: Lane) -> None:
+        if not self.limits.paced:
+            return
+        for bucket, rate, burst, reserved in self._buckets(tenant, conversation):
+            reserve = self.limits.interactive_reserve if reserved and lane is Lane.BULK else 0
+            waited = await pacing.take(self.store, self.clock, self.sleep, bucket,
+                                       rate_per_second=rate, burst=burst, reserve=reserve)
+            if waited > 0:
+                REGISTRY.observe("clarify_rate_limit_wait_seconds", waited, platform="teams")
 
     async def _blocked(self, tenant: str, conversation: str | None, seconds: float) -> float:
         """A 429 blocks the narrowest bucket it concerns for every replica; returns how long
         the next take from it waits (the block, then the bucket's own pace)."""
-        bucket, rate, burst = self._buckets(tenant, conversation)[-1]
+        bucket, rate, burst, _ = self._buckets(tenant, conversation)[0]
         await self.store.rate_block(bucket, seconds=seconds, rate_per_second=rate, burst=burst,
                                     now=self.clock.now())
         return seconds + 1 / rate

@@ -1,5 +1,6 @@
-"""Messages to the workspace steward: the redacted escalation, the high-severity notice, the
-conflict notices and the unreachable-quorum notice.
+"""Messages to the workspace steward: the redacted escalation, the high-severity notice (queued
+and sent in a batch per steward by ``bot.engine.notices``), the conflict notices and the
+unreachable-quorum notice.
 
 Each is redacted (no span text, no question, no dates), sent once per delivery key, and on record
 with its reason codes as fields. A steward who may not read the document gets a neutral reference
@@ -23,7 +24,7 @@ from bot.engine.rbac import may_read
 from bot.engine.routing import Routing
 from bot.engine.trail import Skip, Trail, pairs
 from bot.settings import ClarifySettings
-from bot.store.base import DeliveryKey
+from bot.store.base import DeliveryKey, NoticeItem
 
 # Delivery kinds of steward messages that the core's DeliveryKind does not name (not reported
 # as deliveries; their audit events say they went out).
@@ -127,23 +128,16 @@ class Stewards:
 
     async def notify_high(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str]
                           ) -> None:
-        """High severity: the steward hears that a direct question went out (once, redacted)."""
+        """High severity: the steward hears that a direct question went out (once, redacted),
+        in the next message listing their window's notices (``bot.engine.notices``)."""
         reached = await self.reach(c)
         if isinstance(reached, Skip):
             await self._unreachable(c, "high-severity notice", reached)
             return
-        key = DeliveryKey(c.id, reached.person.person_id, 0,
-                          m.DeliveryKind.STEWARD_NOTICE.value)
-        names = await self.names(asked)
-        message = views.notice(c, key=key, steward=reached.person,
-                               asked=[names[p] for p in asked])
-        result = await self.deliverer.deliver(key, reached.address, message,
-                                              now=self.clock.now())
-        if result.status is Delivered.NEW:
-            await self.trail.event(
-                c.id, "steward_notified", job_id=job.id, person_id=reached.person.person_id,
-                attempt=job.attempts,
-                message="The steward was told a high-severity question was sent.")
+        await self.deliverer.store.notice_add(
+            c.tenant_id, reached.person.person_id,
+            NoticeItem(c.id, job.id, job.attempts, tuple(asked)), now=self.clock.now(),
+            window_seconds=self.settings.severity.steward_notice_window_seconds)
 
     async def notify_conflict(self, c: m.Clarification) -> None:
         """Conflicted: the steward gets one conflict notice (no dates, no span text)."""

@@ -66,6 +66,9 @@ class Elevations(_Table):
 
 class SeveritySettings(_Table):
     high_notifies_steward: bool = True
+    # the steward's high-severity notices of this many seconds go out in one message, opened
+    # by the first notice of a quiet period (0: each housekeeping pass sends what is queued)
+    steward_notice_window_seconds: Int = _ints(60, 0, 3600)
     elevate: Elevations = Elevations()
 
     def minimum(self, kind: AmbiguityKind) -> Severity | None:
@@ -273,6 +276,24 @@ class TeamsPackageSettings(_Table):
                                  pattern=r"^#[0-9a-fA-F]{6}$")
 
 
+class TeamsRates(_Table):
+    """How fast the bot sends through the Bot Connector (Teams' limits per bot, docs/teams.md):
+    every replica takes from the same buckets in the store."""
+
+    # per conversation (a person's 1:1 chat): 7 in 1 s, 8 in 2 s, 60 in 30 s, 1,800 an hour;
+    # a burst of 7 refilled at the hourly rate keeps all four
+    conversation_per_second: Num = _allowed(0.5, "sends per second from 0.01 to 100",
+                                            ge=0.01, le=100)
+    conversation_burst: Int = _ints(7, 1, 100)
+    # per app and tenant the rate is ``teams.tenant_sends_per_second``; its burst here
+    tenant_burst: Int = _ints(30, 1, 10000)
+    # tokens of every bucket that bulk delivery leaves to clicks (a card's update after an
+    # answer, a note): interactive work never queues behind cards
+    interactive_reserve: Int = _ints(2, 1, 1000)
+    # false: no pacing of our own (benchmarks against a fake); Teams' 429s are still obeyed
+    paced: bool = True
+
+
 class TeamsSettings(_Table):
     """The bot's Entra app and the tenants it serves (docs/teams.md, "App types")."""
 
@@ -292,6 +313,7 @@ class TeamsSettings(_Table):
     # Teams allows about 30 requests a second per app and tenant (some say 50)
     tenant_sends_per_second: Num = _allowed(
         30.0, "a number of sends per second greater than 0 and at most 100", gt=0, le=100)
+    rates: TeamsRates = TeamsRates()
     package: TeamsPackageSettings = TeamsPackageSettings()
 
     @model_validator(mode="after")

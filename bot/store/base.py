@@ -86,6 +86,27 @@ class DigestBatch:
     items: tuple[DigestItem, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class NoticeItem:
+    """One high-severity notice waiting for its steward's next message: ids only (the
+    clarification and the names are read again when it goes out, the RBAC gate with them)."""
+
+    clarification_id: str
+    job_id: str
+    attempt: int
+    asked: tuple[str, ...]  # person ids of the people the question went to
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeBatch:
+    """The notices one steward message lists: taken together, sent once, under one id."""
+
+    batch_id: str
+    tenant_id: str
+    steward_id: str
+    items: tuple[NoticeItem, ...]
+
+
 class Acceptance(StrEnum):
     """What the outbox did with an answer offered to it (before the platform's acknowledgement)."""
 
@@ -169,6 +190,30 @@ class Store(Protocol):
 
     async def finish_batch(self, batch_id: str) -> None:
         """The digest was sent: forget the batch."""
+        ...
+
+    # ------------------------------------------------ steward notices (bot/store/notices.py)
+    async def notice_add(self, tenant_id: str, steward_id: str, item: NoticeItem, *,
+                         now: datetime, window_seconds: int) -> bool:
+        """Queue a notice on the steward's durable list; False when this clarification's
+        notice was queued before (within ``keys.SLOT_TTL_SECONDS``). The first notice of a
+        quiet period opens a window: every notice queued inside it is due at its end."""
+        ...
+
+    async def notices_due(self, *, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
+        """(tenant, steward) pairs whose notices are due, or whose taken batch's lease ran out."""
+        ...
+
+    async def notice_take(self, tenant_id: str, steward_id: str, *, now: datetime,
+                          lease_seconds: int, limit: int) -> NoticeBatch | None:
+        """The steward's batch to send, held for ``lease_seconds``: a batch taken before whose
+        lease ran out (the same id and items: its holder died), else up to ``limit`` due
+        notices (oldest window first, then by clarification id) as a new batch. None when
+        nothing is due or a live lease holds the steward's batch."""
+        ...
+
+    async def notice_done(self, batch: NoticeBatch, *, now: datetime) -> None:
+        """The batch was sent (or given up): forget it."""
         ...
 
     # ------------------------------------------------ once-only markers

@@ -2,10 +2,10 @@
 
 The core tombstones a person's attribution; the bot holds its own copies under the person's id
 and chat identities: delivery slots and admissions (their keys name the person), cap counters,
-digest windows, batches and pages, message references of sent cards, and, for answers already
-forwarded, the outbox's order markers and parked entries. Answers still waiting in the outbox are
-kept (and counted): they are the person's own evidence on its way to the core, erased by running
-again once forwarded. Every key name comes from ``bot.store.keys``.
+digest windows, batches and pages, their notice list as a steward, message references of sent
+cards, and, for answers already forwarded, the outbox's order markers and parked entries. Answers
+still waiting in the outbox are kept (and counted): they are the person's own evidence on its way
+to the core, erased by running again once forwarded. Every key name comes from ``bot.store.keys``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,12 @@ async def erase_person(redis: aioredis.Redis, keys: Keys, *, person_id: str,
     due = [m async for m in redis.zscan_iter(keys.batches_due) if m[0].startswith(f"{person_id}|")]
     if due:
         await redis.zrem(keys.batches_due, *(member for member, _ in due))
+    # their notice list as a steward (the ids of the people a question went to, of clarifications)
+    done["steward_notices"] = await _delete_matching(redis, keys.notices("*", pid, "*"))
+    owners = [m async for m in redis.zscan_iter(keys.notices_due)
+              if m[0].endswith(f"|{person_id}")]
+    if owners:
+        await redis.zrem(keys.notices_due, *(member for member, _ in owners))
     done["message_refs"] = await _erase_cards(redis, keys, person_id)
     done["digest_pages"] = await _erase_digest_pages(redis, keys, person_id)
     waiting, parked, markers = await _erase_outbox(redis, keys, users)

@@ -15,6 +15,12 @@ Messages are value-free: they never repeat keys, tokens or payloads.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from functools import wraps
+from typing import Any
+
+from redis.exceptions import RedisError
+
 from bot.errors import BotError
 
 
@@ -35,3 +41,20 @@ class SlotContended(StoreError):
 class StoreUnavailable(StoreError):
     def __init__(self) -> None:
         super().__init__("store unavailable")
+
+
+def translated[**P, R](
+    method: Callable[P, Coroutine[Any, Any, R]],
+) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Turn the Redis client's errors into the store's own, value-free ones."""
+
+    @wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except StoreError:
+            raise
+        except RedisError as exc:
+            raise StoreUnavailable() from exc
+
+    return call

@@ -81,6 +81,15 @@ class Keys:
         # AAD object ids are GUIDs, compared without case
         return f"{self.prefix}:conv:{tenant_id}|{aad_object_id.lower()}"  # reference JSON
 
+    def notices(self, tenant_id: str, steward_id: str, part: str) -> str:
+        """A steward's notice list (``part``: queue, items, seen, batch); the ``{...}`` hash tag
+        keeps one steward's keys in one Redis Cluster slot, so each script stays on one node."""
+        return f"{self.prefix}:notices:{{{tenant_id}|{steward_id}}}:{part}"
+
+    @property
+    def notices_due(self) -> str:
+        return f"{self.prefix}:notices:due"  # zset: "tenant|steward" -> due (or lease end) epoch
+
     def once(self, namespace: str, key: str) -> str:
         return f"{self.prefix}:once:{namespace}:{key}"
 

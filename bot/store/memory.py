@@ -29,6 +29,7 @@ from bot.store.base import (
 )
 from bot.store.codec import card_order
 from bot.store.errors import SlotNotFound
+from bot.store.notices import MemoryNotices
 
 
 @dataclass(slots=True)
@@ -73,10 +74,11 @@ def _due_first[T](scores: dict[str, datetime], now: datetime, limit: int) -> lis
     return [name for _, name in ready[:limit]]
 
 
-class MemoryStore:
+class MemoryStore(MemoryNotices):
     def __init__(self, *, clock: Clock | None = None) -> None:
         self._clock = clock or SystemClock()
         self._lock = asyncio.Lock()
+        self._notice_lists = {}
         self._slots: dict[str, DeliverySlot] = {}
         self._latest: dict[tuple[str, str], tuple[str, datetime]] = {}
         self._buckets: dict[str, tuple[float, datetime]] = {}

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
-from functools import wraps
 from types import TracebackType
 from typing import Any, Self, cast
 
 import redis.asyncio as aioredis
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError, RedisError
+from redis.exceptions import NoScriptError
 
 from bot.store import codec, scripts
 from bot.store import keys as k
@@ -33,7 +32,9 @@ from bot.store.base import (
     OutboxEntry,
     SlotState,
 )
-from bot.store.errors import SlotContended, SlotNotFound, StoreError, StoreUnavailable
+from bot.store.errors import SlotContended, SlotNotFound
+from bot.store.errors import translated as _translated
+from bot.store.notices import RedisNotices
 
 _CAS_TRIES = 5
 
@@ -41,22 +42,6 @@ _CAS_TRIES = 5
 def _seconds(ttl: timedelta | int) -> int:
     return int(ttl.total_seconds()) if isinstance(ttl, timedelta) else int(ttl)
 
-
-def _translated[**P, R](
-    method: Callable[P, Coroutine[Any, Any, R]],
-) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Turn the client library's errors into the store's own, value-free ones."""
-
-    @wraps(method)
-    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await method(*args, **kwargs)
-        except StoreError:
-            raise
-        except RedisError as exc:
-            raise StoreUnavailable() from exc
-
-    return call
 
 
 _RATE_TTL = 3600
@@ -122,7 +107,7 @@ class _GroupCommit:
             return cast(list[Any], await pipe.execute(raise_on_error=False))
 
 
-class RedisStore:
+class RedisStore(RedisNotices):
     """The production store. It closes the client on ``aclose`` only when it made the client."""
 
     def __init__(self, redis: aioredis.Redis, *, prefix: str = k.DEFAULT_PREFIX,
@@ -146,6 +131,7 @@ class RedisStore:
         self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
         self._outbox_park = redis.register_script(scripts.OUTBOX_PARK)
         self._rate_take = redis.register_script(scripts.RATE_TAKE)
+        self._notice_scripts()
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,

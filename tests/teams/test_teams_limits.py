@@ -118,7 +118,7 @@ async def test_the_tenant_limit_spans_conversations_and_replicas(kit: Kit, clock
     other = kit.fake.open(ORG, OTHER)
     await kit.store.conversation_put("acme", OTHER, json.dumps(
         {"conversation": {"id": other}, "serviceUrl": kit.fake.url}), now=kit.clock.now())
-    limits = Limits(tenant_rate=2.0)
+    limits = Limits(tenant_rate=2.0, interactive_reserve=0)  # the reserve: tested below
     first, second = kit.channel(limits=limits), kit.channel(limits=limits)
     await first.send(address(), QUESTION, key=key(1))
     await second.send(address(OTHER), QUESTION, key=key(2))

@@ -123,12 +123,14 @@ from bot.core.models.wire import (
     ErrorBody,
     Id,
     RequestModel,
+    Rfc3339,
     ShortText,
     ValidationIssue,
     WireModel,
 )
 
 __all__ = [
+    "Rfc3339",
     "NIL_PERSON",
     "AttemptOutcome",
     "DeliveryHistory",

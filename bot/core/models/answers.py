@@ -6,7 +6,8 @@ clarification's bound interval is the answer that bound it.
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from bot.core.models.enums import (
     AnswerOutcome,
@@ -76,6 +77,15 @@ class AnswerRequest(RequestModel):
     )
     note: str | None = Field(default=None, min_length=1, max_length=500, description=(
         "A note kept on the response (a steward's reason for an override)."))
+
+    @field_validator("answer_index", mode="before")
+    @classmethod
+    def _index_not_a_boolean(cls, value: object) -> object:
+        # JSON true/false would otherwise be read as 1/0 (pydantic's lax int); 0.0 stays an
+        # integer, as JSON Schema's "integer" allows, so the published document is unchanged.
+        if isinstance(value, bool):
+            raise PydanticCustomError("int_type", "Input should be a valid integer")
+        return value
 
     @model_validator(mode="after")
     def _exactly_one_answer(self) -> AnswerRequest:

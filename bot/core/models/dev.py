@@ -12,7 +12,7 @@ from bot.core.models.enums import (
     AmbiguityKind,
     Severity,
 )
-from bot.core.models.wire import Id, RequestModel, WireModel
+from bot.core.models.wire import Id, RequestModel, Rfc3339, WireModel
 
 
 class CandidateInput(RequestModel):
@@ -67,7 +67,7 @@ class CreateClarificationResponse(WireModel):
 
 class ClockRequest(RequestModel):
     advance_seconds: float | None = Field(default=None, ge=0, le=10 * 365 * 86400)
-    set: AwareDatetime | None = None
+    set: Rfc3339 | None = None
 
     @model_validator(mode="after")
     def _exactly_one_move(self) -> ClockRequest:

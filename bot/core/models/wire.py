@@ -6,15 +6,30 @@ dropping it); responses ignore unknown fields so that the core can grow additive
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
 from bot.core.errors import ErrorCode
 
 Id = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:@-]+$")]
 ShortText = Annotated[str, Field(max_length=200)]
+
+_DATE_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt].+")
+
+
+def _rfc3339_shape(raw: object) -> object:
+    """RFC 3339 text first: pydantic alone reads 1700000000 or "1700000000" as epoch seconds."""
+    if isinstance(raw, (int, float)) or (isinstance(raw, str) and not _DATE_TIME.fullmatch(raw)):
+        raise PydanticCustomError("datetime_parsing", "not an RFC 3339 date-time")
+    return raw
+
+
+# An aware date-time given as RFC 3339 text (the published schema stays string/date-time)
+Rfc3339 = Annotated[AwareDatetime, BeforeValidator(_rfc3339_shape)]
 
 
 class WireModel(BaseModel):
