@@ -109,6 +109,8 @@ app_id = "{APP_ID}"
 app_tenant_id = "{AAD_TENANT}"
 service_url = "{connector}"
 tenant_sends_per_second = 100
+[teams.rates]
+paced = false
 [[teams.tenants]]
 aad_tenant_id = "{AAD_TENANT}"
 tenant = "{TENANT}"
