@@ -82,6 +82,9 @@ class Metrics:
         self._counter("clarify_credential_failures_total",
                       "Credential checks a dependency refused, by dependency (store, core, "
                       "slack, teams).", dependency=())
+        self._counter("clarify_requests_refused_total",
+                      "Requests refused by an abuse limit (ip, user, body, tasks), by limit and "
+                      "platform (none: health and metrics).", limit=(), platform=())
         self._counter("clarify_metric_read_failures_total",
                       "Gauges that could not be read at a scrape, by gauge.", gauge=())
         self._histogram("clarify_ack_seconds",
@@ -101,6 +104,9 @@ class Metrics:
                     "Answers set aside in the outbox after failing too often.")
         self._gauge("clarify_outbox_oldest_due_seconds",
                     "How long the most overdue waiting answer has been due (0: none overdue).")
+        self._gauge("clarify_outstanding_tasks",
+                    "Tasks an adapter runs after acknowledging a callback, by platform.",
+                    platform=PLATFORMS)
         self._gauge("clarify_dependency_up",
                     "1 while the last readiness check of a dependency passed, else 0.",
                     dependency=())

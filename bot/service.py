@@ -33,6 +33,7 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.health import Check, Readiness, Refused
 from bot.interactions import Interactions
+from bot.limits import Limits
 from bot.metrics import CONTENT_TYPE, REGISTRY
 from bot.outbox import OutboxConsumers
 from bot.runtime import Engine
@@ -94,6 +95,7 @@ class Parts:
     answers: AnswerService
     interactions: Interactions
     audit: Audit
+    limits: Limits  # the process's abuse limits, one set for every platform
 
 
 class Platform(Protocol):

@@ -11,15 +11,18 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import datetime
 
 import httpx
 from aiohttp import web
 
+from adapters.bodies import bounded_bodies
 from bot.answers import AnswerService, OutboxPolicy
 from bot.audit import JsonLinesSink
 from bot.channel import Channel
 from bot.clock import Clock, SystemClock
 from bot.core.client import CoreClient
+from bot.limits import Admit, Bucket, Limits
 from bot.metrics import REGISTRY
 from bot.outbox import ConsumerConfig, OutboxConsumers
 from bot.runtime import EngineParts, build_engine
@@ -73,14 +76,16 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
         engine = build_engine(_engine_parts(settings, core=core, store=store, channels=channels,
                                             clock=clock))
         consumers = _consumers(settings, engine.answers, store)
-        app = web.Application(client_max_size=256 * 1024)
+        app = web.Application(client_max_size=256 * 1024, middlewares=[bounded_bodies()])
+        limits = _limits(settings, store, clock)
         service = Service(settings=settings, core=core, store=store, engine=engine,
                           consumers=consumers, web_app=app,
                           readiness=readiness_checks(store=store, core=core))
         app.add_routes(health_routes(service.readiness))
         for name, hook in mounted.items():
             hook.mount(service, Parts(base=base, channel=channels[name], answers=engine.answers,
-                                      interactions=engine.interactions, audit=engine.audit),
+                                      interactions=engine.interactions, audit=engine.audit,
+                                      limits=limits),
                        settings)
         yield service
 
@@ -100,6 +105,24 @@ def _store(settings: Settings) -> Store:
     password = settings.secrets.redis_password
     return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
                                password=password.get_secret_value() if password else None)
+
+
+def _limits(settings: Settings, store: Store, clock: Clock) -> Limits:
+    """The abuse limits; per person shared by every replica when the store is Redis."""
+    table = settings.limits
+    users: Admit | None = None
+    if isinstance(store, RedisStore):
+        redis = store
+
+        async def shared(key: str, bucket: Bucket, now: datetime) -> float:
+            return await redis.limit_admit(key, per_second=bucket.per_second, burst=bucket.burst,
+                                           ttl_seconds=bucket.ttl_seconds, now=now)
+
+        users = shared
+    return Limits(clock=clock, per_ip=Bucket(table.ip_refusals_per_second, table.ip_refusal_burst),
+                  per_user=Bucket(table.user_per_second, table.user_burst),
+                  max_tasks=table.max_outstanding_tasks, users=users,
+                  proxy_hops=table.trusted_proxy_hops)
 
 
 def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,

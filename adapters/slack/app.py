@@ -1,10 +1,13 @@
 """Slack callbacks on slack-bolt's AsyncApp: verify, acknowledge first, then answer.
 
-HTTP mode serves ``POST /slack/events``: the whole body is read (over 64 KiB: 413, judged on the
+HTTP mode serves ``POST /slack/events``: an address that caused too many refusals is refused
+unread (429, ``bot.limits``); the whole body is read (over 64 KiB: 413, judged on the
 declared length first, then while reading), the signature is verified once, with slack_sdk's
 ``SignatureVerifier`` (401; bolt's own check is off because this one runs before bolt sees the
 request), identity fields are checked for Slack's shapes (400, audited), and a workspace mapped to
-no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit. Everything else goes to bolt,
+no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit; a person over their rate (429)
+or, but for an answer click, a process at its cap of tasks (503) is refused before anything is
+recorded (docs/reliability.md, "Abuse limits"). Everything else goes to bolt,
 whose listeners call ``ack()`` first and hand the slow work (the core) to a task, so Slack always
 gets its answer well inside 3 seconds. Socket Mode feeds the same listeners through bolt's
 socket-mode handler (the connection is authenticated by the app-level token).
@@ -28,7 +31,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.bodies import read_body
+from adapters.limits import client_address, limited
 from adapters.slack import home, payloads, steward
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
@@ -41,10 +44,11 @@ from adapters.slack.edge import (
     log_ids,
     read_callback,
     refusal_response,
-    signed,
+    signed_text,
+    user_key,
 )
 from adapters.slack.render import render
-from bot.aio import drain
+from bot.aio import Tasks
 from bot.answers import AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
 from bot.channel import ChannelError
@@ -52,6 +56,7 @@ from bot.clock import Clock
 from bot.core import models as m
 from bot.declines import DeclineStatus
 from bot.interactions import ChatUser, Interactions
+from bot.limits import Limit, Limits, Refused
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from cards import slack as blocks
@@ -70,6 +75,7 @@ BODY_SECONDS = 10.0
 # forwarded once: Slack's retry, or the person's next click, is a duplicate of it)
 ACCEPT_SECONDS = 2.0
 READ_KEY = "clarify_read"  # the bolt context's key for what the edge read, once
+RETRY_HEADER = "X-Slack-Retry-Num"
 
 
 @dataclass
@@ -82,7 +88,8 @@ class SlackAdapter:
     audit: Audit
     clock: Clock
     verifier: SignatureVerifier
-    tasks: set[asyncio.Task[object]] = field(default_factory=set)
+    limits: Limits
+    tasks: Tasks = field(default_factory=lambda: Tasks("slack"))
     body_seconds: float = BODY_SECONDS
     accept_seconds: float = ACCEPT_SECONDS
 
@@ -98,18 +105,13 @@ class SlackAdapter:
 
     async def _handle_http(self, request: web.Request) -> web.Response:
         structlog.contextvars.clear_contextvars()  # nothing of an earlier request kept alive
-        try:
-            raw = await read_body(request, limit=payloads.MAX_BODY, seconds=self.body_seconds)
-        except TimeoutError:
-            return refusal_response(408, "body_incomplete")
-        if raw is None:
-            return refusal_response(413, "too_large")
-        try:  # Slack signs UTF-8 text; slack_sdk cannot even check anything else
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return refusal_response(400, "not_utf8")
-        if not signed(self.verifier, text, request.headers):
-            return refusal_response(401, "invalid_signature")
+        address = client_address(request, self.limits.proxy_hops)
+        if (by_ip := self.limits.ip_refused("slack", address)) is not None:
+            return limited(by_ip)  # refused unread: this address sent too much junk
+        text = await signed_text(request, self.verifier, seconds=self.body_seconds)
+        if isinstance(text, web.Response):
+            self.limits.ip_failed(address)
+            return text
         try:
             body = form_or_json(text, request.content_type)
         except payloads.MalformedPayload as exc:
@@ -118,7 +120,12 @@ class SlackAdapter:
         read = await self._screen(body)
         if isinstance(read, Refusal):
             return refusal_response(read.status, read.reason, field_name=read.field)
-        if read.click is not None and _is_answer(read.click):
+        answer = _is_answer_read(read)
+        # Slack's retry of an answer click goes on: accepting it again is idempotent
+        if over := await self._limited(read, answer=answer,
+                                       retry=answer and RETRY_HEADER in request.headers):
+            return limited(over)
+        if read.click is not None and answer:
             # the one callback that comes in bursts, read and checked once above: made durable
             # and acknowledged here; bolt would only route it (docs/slack.md, "Answer clicks")
             structlog.contextvars.bind_contextvars(**click_log_ids(read.click))
@@ -137,6 +144,17 @@ class SlackAdapter:
         if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
             return web.Response(status=200)
         return await to_aiohttp_response(answered)
+
+    async def _limited(self, read: Read, *, answer: bool, retry: bool = False
+                       ) -> Refused | None:
+        """A verified person's callback: their bucket (a retry skips it), then, unless it is
+        an answer click (which starts no task), the cap on outstanding tasks. A callback of
+        nobody's (an event, a closed view) reaches no listener that starts work."""
+        if read.who is None:
+            return None
+        if not retry and (refused := await self.limits.user_refused("slack", user_key(read.who))):
+            return refused
+        return None if answer else self.limits.busy("slack", len(self.tasks))
 
     def tenant(self, who: payloads.Who) -> str | None:
         """The tenant a callback acts in (decided in ``bot.interactions``)."""
@@ -181,6 +199,10 @@ class SlackAdapter:
                 log.info("slack.request_refused", status=read.status, reason=read.reason,
                          field=read.field, mode="socket")
                 return BoltResponse(status=200, body="")
+            if refused := await self._limited(read, answer=_is_answer_read(read)):
+                log.info("slack.request_refused", status=429, reason=refused.limit.value,
+                         mode="socket")  # not acknowledged: Slack tells the person, as in HTTP
+                return BoltResponse(status=503 if refused.limit is Limit.TASKS else 429, body="")
             req.context[READ_KEY] = read
         # bound, not scoped: bolt runs the listeners after its middleware chain has returned;
         # each callback starts from a clean context (handle_http clears it for HTTP mode too)
@@ -358,20 +380,11 @@ class SlackAdapter:
         await self.channel.ephemeral(channel_id, user_id, {"text": words, "blocks": []})
 
     def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        task = asyncio.create_task(work)
-        self.tasks.add(task)  # type: ignore[arg-type]
-        task.add_done_callback(self._finished)  # type: ignore[arg-type]
-        return task
-
-    def _finished(self, task: asyncio.Task[object]) -> None:
-        """Forget the task; a failure is logged (type only) here, so none goes unretrieved."""
-        self.tasks.discard(task)
-        if not task.cancelled() and (failure := task.exception()) is not None:
-            log.error("slack.task_failed", error=type(failure).__name__)
+        return self.tasks.spawn(work)
 
     async def drain(self) -> None:
         """Wait for the work still running after its acknowledgement (tests, shutdown)."""
-        await drain(self.tasks)
+        await self.tasks.drain()
 
 
 class NotDurable(Exception):
@@ -385,6 +398,10 @@ class NotDurable(Exception):
 def _is_answer(click: payloads.Click) -> bool:
     return click.ref.kind is ActionKind.ANSWER and click.ref.clarification_id is not None \
         and _ANSWER_ACTION.fullmatch(click.action_id) is not None
+
+
+def _is_answer_read(read: Read) -> bool:
+    return read.click is not None and _is_answer(read.click)
 
 
 def _user(who: payloads.Who) -> ChatUser:
@@ -426,9 +443,10 @@ def _errors(error: CustomError, ids: Any) -> dict[str, str]:
 def build_slack_adapter(
     *, signing_secret: str, client: Any, answers: AnswerService, interactions: Interactions,
     channel: SlackChannel, codec: ActionCodec, audit: Audit, clock: Clock,
-    signature_clock: Clock | None = None,
+    signature_clock: Clock | None = None, limits: Limits | None = None,
 ) -> SlackAdapter:
-    """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``."""
+    """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``;
+    ``limits`` none unless given (``mount`` gives the settings')."""
     # the client carries the bot token (bolt reads it from there)
     # bolt's own signature check is off: handle_http verifies every HTTP request once, before
     # bolt sees it, and Socket Mode requests are not signed. process_before_response: every
@@ -439,6 +457,7 @@ def build_slack_adapter(
                    raise_error_for_unhandled_request=False)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
     adapter = SlackAdapter(app=app, answers=answers, interactions=interactions, channel=channel,
-                           codec=codec, audit=audit, clock=clock, verifier=verifier)
+                           codec=codec, audit=audit, clock=clock, verifier=verifier,
+                           limits=limits or Limits.off(clock))
     adapter.register()
     return adapter

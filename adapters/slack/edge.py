@@ -19,8 +19,10 @@ from multidict import CIMultiDictProxy
 from slack_sdk.signature import Clock as SignatureClock
 from slack_sdk.signature import SignatureVerifier
 
+from adapters.bodies import read_body
 from adapters.slack import payloads
 from bot.clock import Clock
+from bot.limits import Limit, count_refusal
 from cards import slack as blocks
 from cards.actions import ActionCodec, InvalidActionPayload
 
@@ -63,6 +65,30 @@ def signed(verifier: SignatureVerifier, body: str, headers: CIMultiDictProxy[str
     if not _STAMP.fullmatch(stamp) or not _SIGNATURE.fullmatch(signature):
         return False
     return verifier.is_valid(body=body, timestamp=stamp, signature=signature)
+
+
+async def signed_text(request: web.Request, verifier: SignatureVerifier, *, seconds: float
+                      ) -> str | web.Response:
+    """The body as text, whole (``read_body``) and signed, else the refusal."""
+    try:
+        raw = await read_body(request, limit=payloads.MAX_BODY, seconds=seconds)
+    except TimeoutError:
+        return refusal_response(408, "body_incomplete")
+    if raw is None:
+        count_refusal(Limit.BODY, "slack")
+        return refusal_response(413, "too_large")
+    try:  # Slack signs UTF-8 text; slack_sdk cannot even check anything else
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return refusal_response(400, "not_utf8")
+    if not signed(verifier, text, request.headers):
+        return refusal_response(401, "invalid_signature")
+    return text
+
+
+def user_key(who: payloads.Who) -> str:
+    """The verified person, for their abuse-limit bucket (``bot.limits``)."""
+    return f"{who.enterprise_id or who.team_id or '-'}|{who.user_id}"
 
 
 def refusal_response(status: int, error: str, *, field_name: str | None = None) -> web.Response:

@@ -41,7 +41,8 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         # Socket Mode requests are authenticated by the app-level token, not signed
         signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
         client=channel.client, answers=parts.answers, interactions=parts.interactions,
-        channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock)
+        channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock,
+        limits=parts.limits)
     handler = None
     if socket:
         handler = AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))

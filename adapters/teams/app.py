@@ -1,14 +1,17 @@
 """Teams activities on ``POST /api/messages``, through the Microsoft 365 Agents SDK.
 
-Every request is checked before any handler runs, in this order: the body is read whole (over
+Every request is checked before any handler runs, in this order: an address that caused too many
+refusals is refused unread (429, ``bot.limits``); the body is read whole (over
 ``MAX_BODY``: 413; not complete within ``BODY_SECONDS``: 408); the bearer token is verified
 (``adapters.teams.auth``: 401, whatever the token's fault); the body is parsed once as an
 activity (400); the token's ``serviceurl`` claim and the activity's serviceUrl agree, and that
 URL is a Microsoft connector host (the outbound host validator: the bot's token never goes
 anywhere else) (401); the activity's AAD tenant is one the settings serve (403, audited as
-``TENANT_SCOPE_MISMATCH``). Then the SDK's ``CloudAdapter`` runs the ``AgentApplication``'s
-handlers: conversation references kept or forgotten (``adapters.teams.references``) and
-``Action.Execute`` invokes answered (``adapters.teams.invokes``).
+``TENANT_SCOPE_MISMATCH``); the person is within their rate (429) and, for an invoke, the
+process is under its cap of tasks (503) (docs/reliability.md, "Abuse limits"). Then the SDK's
+``CloudAdapter`` runs the ``AgentApplication``'s handlers: conversation references kept or
+forgotten (``adapters.teams.references``) and ``Action.Execute`` invokes answered
+(``adapters.teams.invokes``).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from microsoft_agents.hosting.core import (
 from microsoft_agents.hosting.core.authorization import Connections
 
 from adapters.bodies import read_body
+from adapters.limits import client_address, limited
 from adapters.teams import references
 from adapters.teams.auth import TokenGate, Unauthorized
 from adapters.teams.invokes import VERBS, Invokes
@@ -44,6 +48,7 @@ from bot.audit import Audit, AuditEvent
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interactions import ChatUser, Interactions, wants_queue
+from bot.limits import Limit, Limits, Refused, count_refusal
 from bot.metrics import REGISTRY
 from bot.store.base import Store
 from cards import attention
@@ -68,6 +73,7 @@ class TeamsAdapter:
     store: Store
     audit: Audit
     clock: Clock
+    limits: Limits
     body_seconds: float = BODY_SECONDS
 
     # ---------------------------------------------------------------- the edge
@@ -82,11 +88,35 @@ class TeamsAdapter:
                              platform="teams")
 
     async def _handle_http(self, request: web.Request) -> web.Response:
+        address = client_address(request, self.limits.proxy_hops)
+        if (by_ip := self.limits.ip_refused("teams", address)) is not None:
+            return limited(by_ip)  # refused unread: this address sent too much junk
+        checked = await self._checked(request)
+        if isinstance(checked, web.Response):
+            if checked.status in (400, 401, 408, 413):  # refused at or before verification
+                self.limits.ip_failed(address)
+            return checked
+        activity, claims, who = checked
+        tenant = self.interactions.tenant(ChatUser(platform="teams", user_id="-",
+                                                   aad_tenant_id=who.aad_tenant_id))
+        if tenant is None:
+            return await self._out_of_scope(activity)
+        if refused := await self._limited(activity, who):
+            return limited(refused)
+        structlog.contextvars.bind_contextvars(activity=str(activity.type)[:40],
+                                               teams_user=who.aad_object_id or "-")
+        return await self._turn(activity, claims, (tenant, who))
+
+    async def _checked(self, request: web.Request
+                       ) -> tuple[Activity, ClaimsIdentity, Actor] | web.Response:
+        """The body read whole, its token verified, parsed once and checked against the token;
+        else the refusal."""
         try:
             raw = await read_body(request, limit=MAX_BODY, seconds=self.body_seconds)
         except TimeoutError:
             return refusal(408, "body_incomplete")
         if raw is None:
+            count_refusal(Limit.BODY, "teams")
             return refusal(413, "too_large")
         try:
             claims = await self.gate.claims(request.headers.getall("Authorization", []))
@@ -105,13 +135,18 @@ class TeamsAdapter:
             self._host_allowed(activity)
         except Unauthorized as exc:
             return refusal(401, exc.reason)
-        tenant = self.interactions.tenant(ChatUser(platform="teams", user_id="-",
-                                                   aad_tenant_id=who.aad_tenant_id))
-        if tenant is None:
-            return await self._out_of_scope(activity)
-        structlog.contextvars.bind_contextvars(activity=str(activity.type)[:40],
-                                               teams_user=who.aad_object_id or "-")
-        return await self._turn(activity, claims, (tenant, who))
+        return activity, claims, who
+
+    async def _limited(self, activity: Activity, who: Actor) -> Refused | None:
+        """The verified person's bucket, then (for an invoke, the one activity that starts
+        tasks) the cap on outstanding tasks."""
+        if who.aad_object_id is not None:
+            key = f"{who.aad_tenant_id}|{who.aad_object_id.lower()}"
+            if refused := await self.limits.user_refused("teams", key):
+                return refused
+        if activity.type != ActivityTypes.invoke:
+            return None
+        return self.limits.busy("teams", len(self.invokes.tasks))
 
     async def _turn(self, activity: Activity, claims: ClaimsIdentity,
                     edge: tuple[str, Actor]) -> web.Response:
@@ -243,7 +278,7 @@ def refusal(status: int, reason: str) -> web.Response:
 def build_teams_adapter(*, gate: TokenGate, connections: Connections,
                         host_validator: OutboundHostValidator, invokes: Invokes,
                         interactions: Interactions, store: Store, audit: Audit,
-                        clock: Clock) -> TeamsAdapter:
+                        clock: Clock, limits: Limits | None = None) -> TeamsAdapter:
     """The SDK's adapter and application with the bot's handlers. ``host_validator`` on: a
     serviceUrl that is not a Microsoft connector host is refused before any token is sent."""
     cloud = CloudAdapter(connection_manager=connections, host_validator=host_validator)
@@ -253,6 +288,6 @@ def build_teams_adapter(*, gate: TokenGate, connections: Connections,
         storage=MemoryStorage(), connection_manager=connections)
     adapter = TeamsAdapter(gate=gate, cloud=cloud, app=app, hosts=host_validator,
                            invokes=invokes, interactions=interactions, store=store,
-                           audit=audit, clock=clock)
+                           audit=audit, clock=clock, limits=limits or Limits.off(clock))
     adapter.register()
     return adapter

@@ -22,7 +22,7 @@ from microsoft_agents.activity import Activity, AdaptiveCardInvokeResponse
 
 from adapters.teams.references import Actor, clicked
 from bot import clicks
-from bot.aio import drain
+from bot.aio import Tasks
 from bot.answers import AnswerService, AnswerStatus, Callback, Receipt
 from bot.clock import Clock
 from bot.declines import DeclineStatus
@@ -61,7 +61,7 @@ class Invokes:
     interactions: Interactions
     codec: ActionCodec
     clock: Clock
-    tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    tasks: Tasks = field(default_factory=lambda: Tasks("teams"))
     accept_seconds: float = ACCEPT_SECONDS
     decision_seconds: float = DECISION_SECONDS
 
@@ -235,19 +235,11 @@ class Invokes:
             return None
 
     def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        task = asyncio.create_task(work)
-        self.tasks.add(task)
-        task.add_done_callback(self._finished)
-        return task
-
-    def _finished(self, task: asyncio.Task[Any]) -> None:
-        self.tasks.discard(task)
-        if not task.cancelled() and (failure := task.exception()) is not None:
-            log.error("teams.task_failed", error=type(failure).__name__)
+        return self.tasks.spawn(work)
 
     async def drain(self) -> None:
         """Wait for forwards still running after their invoke was answered (tests, shutdown)."""
-        await drain(self.tasks)
+        await self.tasks.drain()
 
 
 def card(content: dict[str, Any]) -> AdaptiveCardInvokeResponse:

@@ -68,7 +68,7 @@ def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory 
     adapter = build_teams_adapter(
         gate=gate, connections=connections, invokes=invokes, interactions=parts.interactions,
         host_validator=OutboundHostValidator(enabled=not gate.anonymous),
-        store=parts.base.store, audit=parts.audit, clock=parts.base.clock)
+        store=parts.base.store, audit=parts.audit, clock=parts.base.clock, limits=parts.limits)
     app.web_app.add_routes(adapter.routes())
     app.hosted.append(Hosted(adapter=adapter))
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))

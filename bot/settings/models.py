@@ -165,6 +165,23 @@ class AnswersSettings(_Table):
     cache_seconds: Num = _allowed(10.0, "a number of seconds from 0 (off) to 300", ge=0, le=300)
 
 
+class LimitsSettings(_Table):
+    """Abuse limits on the callback endpoints (docs/reliability.md, "Abuse limits")."""
+
+    # refusals (bad signature or token, malformed or oversized body) one client address may
+    # cause before it is refused unread; 0: off. Per process.
+    ip_refusals_per_second: Num = _allowed(1.0, "a number from 0 (off) to 10000", ge=0, le=10000)
+    ip_refusal_burst: Int = _ints(100, 1, 1_000_000)
+    # proxies in front of the bot that append the client's address to X-Forwarded-For (0: the
+    # connecting address is the client's, and X-Forwarded-For is ignored)
+    trusted_proxy_hops: Int = _ints(0, 0, 10)
+    # callbacks one verified person may make; 0: off. Shared by replicas on Redis.
+    user_per_second: Num = _allowed(1.0, "a number from 0 (off) to 10000", ge=0, le=10000)
+    user_burst: Int = _ints(60, 1, 1_000_000)
+    # tasks an adapter runs after acknowledging, per platform and process; 0: no cap
+    max_outstanding_tasks: Int = _ints(1000, 0, 1_000_000)
+
+
 class ServerSettings(_Table):
     host: str = _allowed("127.0.0.1", "a host name or IP address", min_length=1)
     port: Int = _ints(3978, 1, 65535)
@@ -384,6 +401,7 @@ class Settings(_Table):
     worker: WorkerSettings = WorkerSettings()
     answers: AnswersSettings = AnswersSettings()
     server: ServerSettings = ServerSettings()
+    limits: LimitsSettings = LimitsSettings()
     slack: SlackSettings = SlackSettings()
     teams: TeamsSettings = TeamsSettings()
     store: StoreSettings = StoreSettings()

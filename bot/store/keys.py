@@ -96,6 +96,10 @@ class Keys:
     def rate(self, bucket: str) -> str:
         return f"{self.prefix}:rate:{bucket}"
 
+    def limit(self, bucket: str) -> str:
+        # one key per script call; the tag keeps it whole on Redis Cluster all the same
+        return f"{self.prefix}:limit:{{{bucket}}}"  # hash: tokens, at
+
     def latest(self, namespace: str, key: str) -> str:
         return f"{self.prefix}:latest:{namespace}:{key}"
 

@@ -131,6 +131,7 @@ class RedisStore(RedisNotices):
         self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
         self._outbox_park = redis.register_script(scripts.OUTBOX_PARK)
         self._rate_take = redis.register_script(scripts.RATE_TAKE)
+        self._limit_admit = _GroupCommit(redis, redis.register_script(scripts.LIMIT_ADMIT))
         self._notice_scripts()
 
     @classmethod
@@ -349,6 +350,15 @@ class RedisStore(RedisNotices):
                          burst: int, now: datetime) -> None:
         await self._rate_take(keys=[self._keys.rate(bucket)], args=[
             rate_per_second, burst, codec.num(codec.epoch(now)), _RATE_TTL, seconds, 0])
+
+    @_translated
+    async def limit_admit(self, bucket: str, *, per_second: float, burst: int, ttl_seconds: int,
+                          now: datetime) -> float:
+        """One callback's token from an abuse-limit bucket (``bot.limits``): 0 when taken,
+        else seconds until there is one (nothing taken); sent with the others of this turn."""
+        wait = await self._limit_admit(keys=[self._keys.limit(bucket)], args=[
+            codec.num(per_second), burst, codec.num(codec.epoch(now)), ttl_seconds])
+        return float(wait)
 
     # ------------------------------------------------ answer outbox (durable)
     @_translated

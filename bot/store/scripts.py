@@ -291,3 +291,22 @@ redis.call('EXPIRE', KEYS[1], ARGV[4])
 if tokens >= 0 then return '0' end
 return tostring(-tokens / rate)
 """
+
+
+# KEYS: bucket | ARGV: rate per second, burst, now, ttl
+# -> "0": admitted, one token taken; else seconds until there is a token (nothing taken): the
+#    per-person abuse limit (bot.limits), which refuses rather than queues
+LIMIT_ADMIT = """
+local t = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local tokens = tonumber(t[1]) or burst
+local at = tonumber(t[2]) or now
+if now > at then
+  tokens = math.min(burst, tokens + (now - at) * rate)
+  at = now
+end
+if tokens < 1 then return tostring((1 - tokens) / rate) end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - 1), 'at', tostring(at))
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return '0'
+"""
