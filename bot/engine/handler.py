@@ -360,6 +360,12 @@ class JobHandler:
     # ---------------------------------------------------------------- bookkeeping
 
     async def _advance(self, job: m.LeasedJob, attempt: int, reason: m.ReasonCode | None) -> None:
+        scope = batching.current()
+        if scope is not None:
+            # what the advance passes over reaches the core's trail first: the job's reports go
+            # at its end, and a worker killed after the advance took its skips with it (the job
+            # can dead-letter before any later pass records them; found by bench/soak.py)
+            await self.core.flush(scope)
         await self.core.advance_job(
             job_id=job.id,
             lease_token=job.lease_token,

@@ -6,9 +6,12 @@ reach the platform before the crash is recovered and audited."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -192,3 +195,39 @@ async def test_card_sent_but_its_report_lost_to_a_crash_is_reported_on_the_next_
     assert [(d.person_id, d.attempt, d.kind) for d in c.deliveries
             if d.person_id == "p-sarah"] == [("p-sarah", 0, m.DeliveryKind.QUESTION)]
     assert [s.key.person_id for s in rig.channel.sent].count("p-sarah") == 1
+
+
+async def test_skips_reach_the_core_before_the_advance_that_passes_them(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+) -> None:
+    """The first candidate may not read the source: skipped, and the job advanced past them
+    inside the lease. A worker killed right after that advance (found by bench/soak.py: the job
+    then ran out of attempts and dead-lettered with nobody's skip on the trail) has already put
+    the skip on the core's trail."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]},
+                       severity="high", read_roles=("steward",))
+    killed = rig.worker("worker-killed")
+    core = killed.engine.core
+    advance, flush = core.advance_job, core.flush
+    died: list[bool] = []
+
+    async def advance_then_die(**kwargs: Any) -> Any:
+        await advance(**kwargs)
+        died.append(True)
+        raise asyncio.CancelledError  # SIGKILL: nothing after this reaches the core
+
+    async def flush_unless_dead(scope: Any) -> None:
+        if not died:
+            await flush(scope)
+
+    core.advance_job = advance_then_die  # type: ignore[method-assign]
+    core.flush = flush_unless_dead  # type: ignore[method-assign]
+    with contextlib.suppress(asyncio.CancelledError):
+        await killed.worker.run_burst()
+    assert died
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"] == [
+        ("p-sarah", m.ReasonCode.NO_READ_PERMISSION)]
