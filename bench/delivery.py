@@ -21,7 +21,8 @@ loaded scenario (one normal-severity question per card, each ranked to one verif
 Measured per bot phase: cards per second (first to last post at the fake), worker CPU ms per card
 (/proc, from the first post to the last), core calls per job (all routes, the polls included),
 Redis commands per card (INFO commandstats after CONFIG RESETSTAT: every command the server
-ran, those inside Lua scripts included; EVALSHA counted apart), duplicate cards at the fake.
+ran, those inside Lua scripts included; EVALSHA counted apart), duplicate cards at the fake, and
+the CPU ms per card of the processes the workers share (the core, the fake, Redis).
 ``--profile`` runs each bot phase's first worker under py-spy (raw samples in the log folder,
 summarised by where the time goes). ``--bot-root`` runs the workers from another checkout (a
 ``git worktree`` of an earlier commit) for a before/after comparison. The load average is printed
@@ -80,6 +81,12 @@ def _stat(pid: int) -> tuple[float, int]:
     return cpu, int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def _knows_paced(root: Path) -> bool:
+    """Whether a checkout's settings have ``[slack.rates] paced`` (else bench/lifted.py)."""
+    models = root / "bot" / "settings" / "models.py"
+    return models.exists() and "paced" in models.read_text()
+
+
 @dataclass
 class World:
     logs: Path
@@ -88,6 +95,7 @@ class World:
     slack_url: str = ""
     side_url: str = ""
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    services: dict[str, int] = field(default_factory=dict)  # name: pid of Redis, core, fake
 
     def start(self, name: str, command: list[str], *, env: dict[str, str] | None = None,
               stdout: int | None = None, cwd: Path = ROOT) -> subprocess.Popen[bytes]:
@@ -95,6 +103,8 @@ class World:
         proc = subprocess.Popen(command, cwd=cwd, env={**os.environ, **(env or {})},
                                 stdout=stdout if stdout is not None else log, stderr=log)
         self.procs.append(proc)
+        if name in ("redis", "devcore", "fakeslack"):
+            self.services[name] = proc.pid
         return proc
 
     def stop(self, proc: subprocess.Popen[bytes]) -> None:
@@ -219,6 +229,8 @@ class Row:
     duplicates: int = 0
     load: float = 0.0
     rss_mb: tuple[float, float] | None = None
+    # CPU ms per card of the processes the workers share: the reference core, the fake, Redis
+    services_ms: dict[str, float] = field(default_factory=dict)
     note: str = ""
     high: int = 0  # high-severity questions among the cards (each a notice to the steward)
     notices: int = 0  # steward notice messages the fake received
@@ -268,7 +280,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
         root = Path(args.bot_root) if args.bot_root else ROOT
         command = [sys.executable, "-c", "from clarify_bot.cli import main; main()", "serve",
                    "--config", str(config), "--role", "worker"]
-        if args.bot_root and not paced:  # an earlier checkout has no [slack.rates]
+        if args.bot_root and not paced and not _knows_paced(root):  # no [slack.rates] paced
             command = [sys.executable, str(ROOT / "bench" / "lifted.py"), "serve", "--config",
                        str(config), "--role", "worker"]
             config.write_text(config.read_text().replace("[slack.rates]\npaced = false\n", ""))
@@ -279,6 +291,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
         procs.append(world.start(f"{name}-{n}", command, env={**env, **extra}, cwd=root))
     measured = [p.pid for p in procs] if not args.profile else []
     first_cpu = 0.0
+    first_services: dict[str, float] = {}
     first_count = 0
     rss_first = 0.0
     counts: dict[str, Any] = {}
@@ -289,6 +302,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
         if posts and not first_count:
             first_count = posts
             first_cpu = sum(_stat(pid)[0] for pid in measured)
+            first_services = {name: _stat(pid)[0] for name, pid in world.services.items()}
         if rss_at and posts >= rss_at and not rss_first and measured:
             rss_first = _stat(measured[0])[1] / 2**20
         if posts >= cards:
@@ -301,6 +315,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
             loaded += size
         await asyncio.sleep(0.05)
     last_cpu = sum(_stat(pid)[0] for pid in measured)
+    last_services = {name: _stat(pid)[0] for name, pid in world.services.items()}
     rss_last = _stat(measured[0])[1] / 2**20 if measured else 0.0
     highs = sum(high(n, high_share) for n in range(size))  # of the last load
     await _reported(world, size + highs, within=180 if highs else 10)  # the last notices too
@@ -323,6 +338,9 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
               notices_after=max(0.0, counts["notices_last"] - counts["first"]))
     if measured and posts > first_count:
         row.cpu_ms = (last_cpu - first_cpu) * 1000 / (posts - first_count)
+    if first_services and posts > first_count:
+        row.services_ms = {name: (last_services[name] - cpu) * 1000 / (posts - first_count)
+                           for name, cpu in first_services.items()}
     if rss_at and measured:
         row.rss_mb = (rss_first, rss_last)
     if posts < cards:
@@ -381,6 +399,10 @@ def report(args: argparse.Namespace, rows: list[Row], logs: Path) -> None:
         print(f"| {r.name} | {r.cards:,} | {r.seconds:.1f} | {r.rate:,.1f} | {num(r.cpu_ms)} | "
               f"{num(r.core_per_job)} | {redis} | {r.duplicates} | {r.load:.2f} |"
               + (f" {r.note}" if r.note else ""))
+    for r in rows:
+        if r.services_ms:
+            print(f"{r.name}: CPU ms per card of the shared processes: " + ", ".join(
+                f"{name} {ms:.2f}" for name, ms in sorted(r.services_ms.items())))
     raw = rows[0]
     one = next((r for r in rows if r.name == "bot lifted, 1 worker"), None)
     two = next((r for r in rows if r.name == "bot lifted, 2 workers"), None)

@@ -1,6 +1,7 @@
 """Summarise a py-spy raw profile (collapsed stacks): where the samples' innermost frames are,
 by library, and how often each library is on the stack (bench/delivery.py --profile). Samples
-of the event loop waiting in ``select`` are left out: they are idle time, not work."""
+of the event loop waiting in ``select`` are left out: they are idle time, not work; so are the
+imports at start-up."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def summarise(path: Path, top: int = 15) -> str:
             continue
         if "EpollSelector.select" in frames[-1]:
             continue  # the event loop waiting for I/O: idle, not work
+        if any("<frozen importlib._bootstrap>" in f for f in frames):
+            continue  # importing modules at start-up, not delivering
         total += n
         inner = FRAME.match(frames[-1].strip())
         own[group(inner.group("file") if inner else frames[-1])] += n

@@ -37,7 +37,11 @@ if TYPE_CHECKING:  # bot.interactions hands declines on to here
 
 log = structlog.get_logger("clarify.declines")
 
-SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
+# nothing to pass on: settled, or dead-lettered (no turn comes after it; a decline there
+# records no skip). EXPIRED is not closed: the core marks a turn's window running out with it
+# while the ranking goes on.
+CLOSED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED,
+          m.ClarificationState.DEAD_LETTERED)
 _NAMESPACE = "declined"
 _KEPT_SECONDS = 90 * 86400  # longer than any ranking's windows
 _IN_FLIGHT_SECONDS = 30  # one decline at a time per person and clarification
@@ -99,7 +103,7 @@ class Declines:
                                       "A decline came from someone the card was not sent to; "
                                       "nothing was recorded.")
         now = self.clock.now()
-        if c.state in SETTLED:
+        if c.state in CLOSED:
             view = outcomes.moved_on(c, person, now=now)
             return await self._shown(card, Declined(DeclineStatus.MOVED_ON, view), paint)
         recorded = await self._record(c, card)

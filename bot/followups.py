@@ -28,12 +28,13 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.refresh import CardRefresher, Version
 from bot.engine.stewards import Stewards
-from bot.interactions import placement
+from bot.interactions import ChatUser, placement
 from bot.store.base import CardRecord, Store
 from cards.views import AnswerView, OutcomeKind, OutcomeView
 
 if TYPE_CHECKING:
     from bot.answers import Callback
+    from bot.attention import AttentionBoard
 
 log = structlog.get_logger("clarify.followups")
 _FOLLOW_UP_UNAVAILABLE = (e.CoreTransportError, e.ServerError, e.RateLimited)
@@ -72,6 +73,8 @@ class Followups:
     # and of a conflict after binding never (no job comes back)
     stewards: Stewards | None = None
     workers: int = 2
+    # a steward's override leaves their attention queue: it is shown anew (``bot.attention``)
+    board: AttentionBoard | None = None
     _jobs: deque[Answered | Note] = field(default_factory=deque)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -126,6 +129,12 @@ class Followups:
             await self.refresher.paint_states(fresh, cards, read_at)
         if result is not None:
             await self._tell_steward(c.id, fresh, result, responder=person.person_id)
+            if job.cb.steward_override and self.board is not None:
+                cb = job.cb
+                self.board.changed(ChatUser(platform=cb.platform, user_id=cb.user_id,
+                                            team_id=cb.team_id, enterprise_id=cb.enterprise_id,
+                                            aad_tenant_id=cb.aad_tenant_id),
+                                   person, c.tenant_id)
         return view
 
     async def _own_view(self, job: Answered, fresh: m.Clarification | None, read_at: float
@@ -152,7 +161,8 @@ class Followups:
         if view is None:
             return
         own = [card for card in cards if card.delivery.person_id == job.person.person_id]
-        shown = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref)
+        shown = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref,
+                          override=job.cb.steward_override)
         for card in shown.paint:
             await self.refresher.paint(card, view, version)
         for platform, near in shown.notes:

@@ -11,8 +11,8 @@ queue in chat lists. Answers themselves go to
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -32,14 +32,13 @@ from cards.views import (
     DigestView,
     OverrideFormView,
     QuestionView,
-    Viewer,
 )
+
+if TYPE_CHECKING:  # bot.attention builds the queue with this module's helpers
+    from bot.attention import AttentionBoard
 
 log = structlog.get_logger("clarify.interactions")
 QUEUE_COMMAND = "queue"  # the personal chat message that asks for the queue (Teams)
-QUEUE_MAX = 50  # clarifications one chat queue lists; the rest is a count (the CLI lists all)
-QUEUE_PAGES = 20  # attention pages read at most (200 each) for the count
-QUEUE_READS = 8  # clarifications read from the core at once for the queue
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,16 +68,32 @@ class Placement:
     notes: tuple[tuple[str, str], ...] = ()  # (platform, message reference)
 
 
-def placement(own: list[CardRecord], *, platform: str, clicked: str | None) -> Placement:
+def placement(own: list[CardRecord], *, platform: str, clicked: str | None,
+              override: bool = False) -> Placement:
     """Where one person's outcome shows: on each of their question cards; next to each digest
     holding one of their questions; with no card of theirs on record, next to what they
-    clicked (never a message the callback names when a card of theirs is known)."""
+    clicked (never a message the callback names when a card of theirs is known). A steward's
+    override also replaces the steward card of theirs it was made from (as a Teams invoke's
+    answer does), so its "Decide" buttons do not stay."""
     if not own:
         return Placement(notes=((platform, clicked),) if clicked is not None else ())
-    paint = tuple(c for c in own if c.delivery.kind == m.DeliveryKind.QUESTION.value)
-    notes = dict.fromkeys((c.platform, c.message_ref) for c in own
-                          if c.delivery.kind != m.DeliveryKind.QUESTION.value)
+
+    def painted(c: CardRecord) -> bool:
+        return c.delivery.kind == m.DeliveryKind.QUESTION.value or (
+            override and c.delivery.kind != m.DeliveryKind.DIGEST.value
+            and c.platform == platform and c.message_ref == clicked)
+
+    paint = tuple(c for c in own if painted(c))
+    notes = dict.fromkeys((c.platform, c.message_ref) for c in own if not painted(c))
     return Placement(paint=paint, notes=tuple(notes))
+
+
+def tenant_of(user: ChatUser, *, slack: SlackSettings, teams: TeamsSettings) -> str | None:
+    """The tenant a chat identity acts in, or None (deny by default): the one place it is
+    decided (docs/slack.md; the Teams tenant list for Teams)."""
+    if user.platform == "teams":
+        return teams.tenant_for(user.aad_tenant_id or "")
+    return slack.tenant_for(team_id=user.team_id, enterprise_id=user.enterprise_id)
 
 
 def wants_queue(message: str | None) -> bool:
@@ -114,13 +129,11 @@ class Interactions:
     slack: SlackSettings
     teams: TeamsSettings
     declines: Declines
+    board: AttentionBoard
 
     def tenant(self, user: ChatUser) -> str | None:
-        """The tenant a callback acts in, or None (deny by default): the one place it is decided
-        (docs/slack.md; the Teams tenant list for Teams)."""
-        if user.platform == "teams":
-            return self.teams.tenant_for(user.aad_tenant_id or "")
-        return self.slack.tenant_for(team_id=user.team_id, enterprise_id=user.enterprise_id)
+        """The tenant a callback acts in, or None (deny by default): ``tenant_of``."""
+        return tenant_of(user, slack=self.slack, teams=self.teams)
 
     async def custom_form(self, user: ChatUser, *, clarification_id: str, card_ref: str
                           ) -> QuestionView | None:
@@ -174,54 +187,9 @@ class Interactions:
             return None
 
     async def attention(self, user: ChatUser) -> AttentionView:
-        """A steward's attention queue, for the chat identity: the clarifications the core's
-        attention list holds for the person's tenant, in workspaces the person stewards, with
-        document titles only where they may read the source. Not a steward, or not a person
-        the core knows in a served tenant: the empty view; the core away: ``unavailable``."""
-        try:
-            tenant = self.tenant(user)
-            if tenant is None:
-                return AttentionView(viewer=Viewer(), steward=False)
-            resolved = await self.core.resolve_person(tenant_id=tenant, identity=user.identity())
-            person = resolved.person
-            if not resolved.verified:  # a steward's queue needs the enterprise identity
-                return AttentionView(viewer=views.viewer(person), steward=False)
-            mine = stewarded(person)
-            if not mine:
-                return AttentionView(viewer=views.viewer(person), steward=False)
-            ids = await self._attention_ids(tenant, mine)
-            shown = await self._read_all(ids[:QUEUE_MAX])
-        except e.NotFound:
-            return AttentionView(viewer=Viewer(), steward=False)
-        except e.CoreError as exc:
-            log.warning("interactions.attention_unavailable", error=type(exc).__name__)
-            return AttentionView(viewer=Viewer(), steward=False, unavailable=True)
-        items = tuple(attention_item(person, c) for c in shown
-                      if c.tenant_id == tenant and c.workspace.workspace_id in mine)
-        return AttentionView(viewer=views.viewer(person), steward=True, items=items,
-                             more=len(ids) - len(shown))
-
-    async def _attention_ids(self, tenant: str, workspaces: frozenset[str]) -> list[str]:
-        """The ids of the tenant's attention queue in those workspaces, in the core's order."""
-        ids: list[str] = []
-        cursor = None
-        for _ in range(QUEUE_PAGES):
-            page = await self.core.list_attention(tenant_id=tenant, cursor=cursor, limit=200)
-            ids += [s.id for s in page.items
-                    if s.tenant_id == tenant and s.workspace_id in workspaces]
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return ids
-
-    async def _read_all(self, ids: list[str]) -> list[m.Clarification]:
-        gate = asyncio.Semaphore(QUEUE_READS)
-
-        async def read(cid: str) -> m.Clarification:
-            async with gate:
-                return await self.core.get_clarification(clarification_id=cid)
-
-        return list(await asyncio.gather(*(read(cid) for cid in ids)))
+        """A steward's attention queue, for the chat identity (``bot.attention``: built from the
+        core, remembered for a short while per steward)."""
+        return await self.board.for_user(user)
 
     async def _person_and(self, user: ChatUser, clarification_id: str, *, event: str
                           ) -> tuple[m.Person, str, m.Clarification] | None:

@@ -63,7 +63,10 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
-def configure_logging(*, level: str = "info", fmt: str = "json") -> None:
+def configure_logging(*, level: str = "info", fmt: str = "json", cache: bool = False) -> None:
+    """``cache``: each module's logger is built once, on first use, instead of on every call (a
+    filtered-out ``debug`` then costs nothing); for a process that configures logging once
+    (``serve``), since a cached logger no longer follows a later ``configure``."""
     numeric = logging.getLevelNamesMapping()[level.upper()]
     shared: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
@@ -75,7 +78,7 @@ def configure_logging(*, level: str = "info", fmt: str = "json") -> None:
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.stdlib.LoggerFactory(),
-        cache_logger_on_first_use=False,
+        cache_logger_on_first_use=cache,
     )
     handler = _StderrHandler()
     handler.name = HANDLER_NAME

@@ -56,6 +56,9 @@ class Metrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
         self._families: dict[str, MetricWrapperBase] = {}
+        # each label combination's child, found once: prometheus_client's labels() checks and
+        # locks on every call, and delivery records several metrics per card
+        self._children: dict[tuple[str, tuple[tuple[str, str], ...]], MetricWrapperBase] = {}
         self.gauges: dict[str, Callable[[], Awaitable[float]]] = {}
         kinds = [k.value for k in m.DeliveryKind]
         reasons = [c.value for c in m.ReasonCode]
@@ -82,6 +85,14 @@ class Metrics:
         self._counter("clarify_credential_failures_total",
                       "Credential checks a dependency refused, by dependency (store, core, "
                       "slack, teams).", dependency=())
+        self._counter("clarify_attention_queues_total",
+                      "Steward attention queues asked for (Slack App Home, Teams queue), by how "
+                      "they were answered: built from the core, remembered, shared with a build "
+                      "running, unavailable.", outcome=())
+        self._counter("clarify_slack_home_total",
+                      "Slack App Home opens and re-publishes, by outcome (published; "
+                      "not_served: a workspace mapped to no tenant, nothing published; "
+                      "not_published: Slack refused).", outcome=())
         self._counter("clarify_requests_refused_total",
                       "Requests refused by an abuse limit (ip, user, body, tasks), by limit and "
                       "platform (none: health and metrics).", limit=(), platform=())
@@ -164,8 +175,13 @@ class Metrics:
         return self.registry.get_sample_value(name, labels) or 0
 
     def _child(self, name: str, labels: dict[str, str]) -> MetricWrapperBase:
-        family = self._families[name]
-        return family.labels(**labels) if labels else family
+        key = (name, tuple(labels.items()))
+        child = self._children.get(key)
+        if child is None:
+            family = self._families[name]
+            child = family.labels(**labels) if labels else family
+            self._children[key] = child
+        return child
 
     # ---------------------------------------------------------------- serving
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from bot.answers import AnswerService, OutboxPolicy
+from bot.attention import TTL_SECONDS, AttentionBoard
 from bot.audit import Audit, AuditSink
 from bot.channel import Channel
 from bot.clock import Clock
@@ -30,7 +32,7 @@ from bot.engine.routing import Routing
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Trail
 from bot.followups import Followups
-from bot.interactions import Interactions
+from bot.interactions import Interactions, tenant_of
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
 from bot.worker import Worker, WorkerConfig
@@ -71,6 +73,7 @@ class EngineParts:
     worker: WorkerConfig = field(default_factory=WorkerConfig)
     outbox: OutboxPolicy = field(default_factory=OutboxPolicy)
     followup_workers: int = 2  # tasks showing what follows answers (card updates, notes)
+    queue_cache_seconds: float = TTL_SECONDS  # a steward's attention queue is remembered
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # between send retries
 
 
@@ -85,7 +88,11 @@ def build_engine(parts: EngineParts) -> Engine:
     deliverer = Deliverer(store=store, core=core, channels=channels, worker_id=parts.worker_id,
                           sleep=parts.sleep)
     trail = Trail(audit, clock)
-    stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify)
+    board = AttentionBoard(core=core, clock=clock,
+                           tenant=partial(tenant_of, slack=parts.slack, teams=parts.teams),
+                           ttl_seconds=parts.queue_cache_seconds)
+    stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify,
+                        told=board.steward_told)
     refresher = CardRefresher(core=core, store=store, channels=channels, clock=clock)
     handler = JobHandler(core=core, store=store, deliverer=deliverer, routing=routing,
                          clock=clock, settings=parts.clarify, trail=trail, stewards=stewards,
@@ -93,7 +100,7 @@ def build_engine(parts: EngineParts) -> Engine:
     digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,
                            audit=audit, clock=clock)
     notices = NoticeSender(core=core, store=store, deliverer=deliverer, routing=routing,
-                           audit=audit, clock=clock)
+                           audit=audit, clock=clock, told=board.steward_told)
     dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
                                       routing=routing, audit=audit, clock=clock)
     # heartbeats pace themselves on real time; only send retries take the injected sleep
@@ -101,12 +108,12 @@ def build_engine(parts: EngineParts) -> Engine:
                     config=parts.worker, notices=notices)
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
-                          workers=parts.followup_workers)
+                          workers=parts.followup_workers, board=board)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
                             followups=followups, policy=parts.outbox)
     declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock)
     interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,
-                                teams=parts.teams, declines=declines)
+                                teams=parts.teams, declines=declines, board=board)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
                   digests=digests, notices=notices, dead_letters=dead_letters, worker=worker,

@@ -181,6 +181,7 @@ class Service:
         cancelled (its lease runs out; the outbox keeps what reached it)."""
         work: list[asyncio.Future[Any]] = list(loops)
         work.extend(asyncio.ensure_future(hosted.drain()) for hosted in self.hosted)
+        work.append(asyncio.ensure_future(self.engine.interactions.board.drain()))  # App Homes
         _, unfinished = await asyncio.wait(work, timeout=FINISH_WORK_SECONDS)
         for task in unfinished:
             task.cancel()

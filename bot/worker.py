@@ -36,6 +36,7 @@ log = structlog.get_logger("clarify.worker")
 KINDS = ["clarify:"]
 CORE_TOKEN_SETTING = "CLARIFY_BOT_CORE_TOKEN"
 CredentialsCheck = Callable[[], Awaitable[None]]  # returns, or raises CredentialsRejected
+FREED_LINGER_SECONDS = 0.01  # how long a freed slot waits for others before the next poll
 
 
 @dataclass
@@ -92,8 +93,15 @@ class Worker:
         return len(leased.jobs)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
+        """A slot is free. A busy worker leases again once a quarter of its slots are free, or
+        ``FREED_LINGER_SECONDS`` after the first one freed: one poll for several jobs, not one
+        per job (each poll costs the core a scan of the due jobs)."""
         self._tasks.discard(task)
-        self._freed.set()
+        free = self.config.concurrency - len(self._tasks)
+        if free >= max(1, self.config.concurrency // 4):
+            self._freed.set()
+        elif free == 1:
+            asyncio.get_running_loop().call_later(FREED_LINGER_SECONDS, self._freed.set)
 
     @property
     def full(self) -> bool:

@@ -8,7 +8,7 @@ card): items past the budget become one "…and N more" line that names the CLI,
 from __future__ import annotations
 
 from cards import limits, text
-from cards import slack as sl
+from cards import slack_blocks as sl
 from cards import teams as tm
 from cards.views import AttentionItem, AttentionView, Viewer
 
@@ -38,8 +38,8 @@ def render_slack_home(view: AttentionView) -> dict:
     document as the steward may see it, severity, state and the clarification id)."""
     cat = text.catalog_of(view.viewer)
     blocks = [{"type": "header", "block_id": "queue.title",
-               "text": sl._plain(cat.text("queue.title"), limits.SLACK_HEADER_TEXT)},
-              sl._section("queue.intro", sl.escape(summary_text(view)))]
+               "text": sl.plain_text(cat.text("queue.title"), limits.SLACK_HEADER_TEXT)},
+              sl.section("queue.intro", sl.escape(summary_text(view)))]
     # one block per item, one left for the overflow line
     budget = limits.SLACK_MODAL_BLOCKS - len(blocks) - 1
     shown = view.items[:budget]
@@ -48,10 +48,10 @@ def render_slack_home(view: AttentionView) -> dict:
                            severity=sl.escape(text.severity_text(item.severity, view.viewer)),
                            state=sl.escape(_state(item, view)))
         reference = cat.text("queue.reference", reference=f"`{sl.escape(item.clarification_id)}`")
-        blocks.append(sl._section(f"queue.{n}", f"*{heading}*\n{reference}"))
+        blocks.append(sl.section(f"queue.{n}", f"*{heading}*\n{reference}"))
     hidden = len(view.items) - len(shown) + view.more
     if hidden:
-        blocks.append(sl._context("queue.more", cat.plural("queue.more", hidden)))
+        blocks.append(sl.context("queue.more", cat.plural("queue.more", hidden)))
     return {"type": HOME_TYPE, "blocks": blocks}
 
 

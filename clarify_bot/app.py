@@ -143,7 +143,7 @@ def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
                             backoff_cap_seconds=table.backoff_cap_seconds,
                             max_failures=table.max_failures,
                             cache_seconds=table.cache_seconds),
-        followup_workers=table.followup_workers)
+        followup_workers=table.followup_workers, queue_cache_seconds=table.queue_cache_seconds)
 
 
 def _consumers(settings: Settings, answers: AnswerService, store: Store) -> OutboxConsumers:

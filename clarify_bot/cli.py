@@ -71,7 +71,7 @@ def serve(config: Path | None, role: str) -> None:
         settings = load_settings(config)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
-    configure_logging(level=settings.log.level, fmt=settings.log.format)
+    configure_logging(level=settings.log.level, fmt=settings.log.format, cache=True)
 
     async def run() -> None:
         try:

@@ -16,7 +16,6 @@ socket-mode handler (the connection is authenticated by the app-level token).
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -32,7 +31,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.limits import client_address, limited
-from adapters.slack import home, payloads, steward
+from adapters.slack import declines, forms, home, listening, payloads, steward
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
     TIMESTAMP_HEADER,
@@ -51,30 +50,26 @@ from adapters.slack.render import render
 from bot.aio import Tasks
 from bot.answers import AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
-from bot.channel import ChannelError
 from bot.clock import Clock
 from bot.core import models as m
-from bot.declines import DeclineStatus
-from bot.interactions import ChatUser, Interactions
+from bot.interactions import Interactions
 from bot.limits import Limit, Limits, Refused
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from cards import slack as blocks
 from cards import text as card_text
-from cards.actions import ActionCodec, ActionKind, custom_input_ids, read_custom_answer
-from cards.views import CustomError, CustomFormView, Viewer
+from cards.actions import ActionCodec, ActionKind
+from cards.views import Viewer
 
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 _ANSWER_ACTION = re.compile(r"^clarify\.answer\.\d+$")
-MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict
 # Slack sends a body at once; one not complete by then can no longer be acknowledged in time
 BODY_SECONDS = 10.0
 # the store write that makes an answer durable: a store that takes longer is treated as down, so
 # Slack hears a failure inside its 3 s and the person sees it (a write that lands later is
 # forwarded once: Slack's retry, or the person's next click, is a duplicate of it)
 ACCEPT_SECONDS = 2.0
-READ_KEY = "clarify_read"  # the bolt context's key for what the edge read, once
 RETRY_HEADER = "X-Slack-Retry-Num"
 
 
@@ -137,7 +132,7 @@ class SlackAdapter:
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
             bolt_request = AsyncBoltRequest(body=text, query=request.query_string,
                                             headers=dict(request.headers),
-                                            context={READ_KEY: read})
+                                            context={listening.READ_KEY: read})
         except (TypeError, KeyError, AttributeError, ValueError):
             return refusal_response(400, "malformed_payload")
         answered = await self.app.async_dispatch(bolt_request)
@@ -158,7 +153,7 @@ class SlackAdapter:
 
     def tenant(self, who: payloads.Who) -> str | None:
         """The tenant a callback acts in (decided in ``bot.interactions``)."""
-        return self.interactions.tenant(_user(who))
+        return self.interactions.tenant(listening.user(who))
 
     async def _screen(self, body: dict[str, Any]) -> Read | Refusal:
         """The edge's checks on a verified callback's body (identity shapes, tenant): what was
@@ -203,7 +198,7 @@ class SlackAdapter:
                 log.info("slack.request_refused", status=429, reason=refused.limit.value,
                          mode="socket")  # not acknowledged: Slack tells the person, as in HTTP
                 return BoltResponse(status=503 if refused.limit is Limit.TASKS else 429, body="")
-            req.context[READ_KEY] = read
+            req.context[listening.READ_KEY] = read
         # bound, not scoped: bolt runs the listeners after its middleware chain has returned;
         # each callback starts from a clean context (handle_http clears it for HTTP mode too)
         structlog.contextvars.clear_contextvars()
@@ -218,18 +213,17 @@ class SlackAdapter:
     def register(self) -> None:
         self.app.use(self._edge)
         self.app.action(_ANSWER_ACTION)(self.on_answer)
-        self.app.action(blocks.CUSTOM_ACTION)(self.on_custom_open)
-        self.app.action(blocks.OPEN_DOCUMENT_ACTION)(_ack_only)
+        self.app.action(blocks.OPEN_DOCUMENT_ACTION)(listening.ack_only)
         self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
-        self.app.action(blocks.DECLINE_ACTION)(self.on_decline)
-        self.app.view(blocks.CUSTOM_CALLBACK)(self.on_custom_submit)
+        forms.register(self)
+        declines.register(self)
         steward.register(self)
         home.register(self)
 
     async def on_answer(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
-        click = _read(context).click
+        click = listening.read(context).click
         if click is not None and _is_answer(click):
-            await self._accept_click(click, _signed_stamp(request))
+            await self._accept_click(click, listening.signed_stamp(request))
         await ack()
 
     async def _accept_click(self, click: payloads.Click, signed_stamp: str | None) -> None:
@@ -251,95 +245,9 @@ class SlackAdapter:
             log.error("slack.answer_not_durable", error=type(exc).__name__)
             raise NotDurable(type(exc).__name__) from None
 
-    async def on_custom_open(self, ack: Any, context: Any) -> None:
-        await ack()
-        click = _read(context).click
-        if click is None or click.trigger_id is None or click.ref.clarification_id is None:
-            return
-        self._spawn(self._open_custom(click))  # a task of ours: drain() waits for it too
-
-    async def _open_custom(self, click: payloads.Click) -> None:
-        assert click.trigger_id is not None
-        try:  # trigger_id lives 3 s: the modal must open inside that
-            modal = await asyncio.wait_for(self._modal(click), MODAL_DECISION_SECONDS)
-        except TimeoutError:
-            modal = None
-        try:
-            if modal is None:
-                await self._ephemeral(click.channel_id, click.who.user_id,
-                                      key="answer.form_unavailable")
-                return
-            await self.channel.open_modal(click.trigger_id, modal, workspace=click.who.team_id)
-        except ChannelError as exc:
-            log.warning("slack.modal_not_opened", error=exc.reason)
-
-    async def _modal(self, click: payloads.Click) -> dict[str, Any] | None:
-        assert click.ref.clarification_id is not None
-        question = await self.interactions.custom_form(
-            _user(click.who), clarification_id=click.ref.clarification_id,
-            card_ref=click.ref.card_ref)
-        if question is None:
-            return None
-        modal = blocks.render_custom_modal(CustomFormView(question=question, slot=click.ref.slot),
-                                           codec=self.codec)
-        modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
-                                                "m": click.message_ref})
-        return modal
-
-    async def on_custom_submit(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
-        sub = _read(context).submission
-        if sub is None:
-            await ack()
-            return
-        ids = custom_input_ids(sub.ref.slot)
-        parsed = read_custom_answer(start=_input(sub.values, ids.start, "selected_date"),
-                                    end=_input(sub.values, ids.end, "selected_date"),
-                                    note=_input(sub.values, ids.note, "value"))
-        if isinstance(parsed, CustomError):
-            await ack(response_action="errors", errors=_errors(parsed, ids))
-            return
-        assert sub.ref.clarification_id is not None
-        acted = _signed_stamp(request)  # a submission carries no action time of its own
-        cb = self._callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
-                            custom=(parsed.start, parsed.end, parsed.note),
-                            acted_at=payloads.micros(acted) if acted else 0)
-        # durable first; then this request forwards it itself, so that a date the core cannot
-        # read comes back as a field error while the form is still open
-        if await self._durable(cb, wake=False) is AnswerStatus.QUEUED:
-            task = self._spawn(self.answers.forward_now(cb))
-            done, _ = await asyncio.wait({task}, timeout=MODAL_DECISION_SECONDS)
-            if task in done and not task.cancelled() and task.exception() is None \
-                    and task.result().verdict is AnswerStatus.INVALID:
-                await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
-                return
-        await ack()
-
-    async def on_decline(self, ack: Any, context: Any) -> None:
-        """"Not the right person": acknowledged first; ``bot.interactions`` decides, records
-        and repaints the card; a refusal is told privately."""
-        await ack()
-        click = _read(context).click
-        if click is not None and click.ref.kind is ActionKind.DECLINE \
-                and click.ref.clarification_id is not None:
-            self._spawn(self._decline(click))
-
-    async def _decline(self, click: payloads.Click) -> None:
-        assert click.ref.clarification_id is not None
-        declined = await self.interactions.decline(
-            _user(click.who), clarification_id=click.ref.clarification_id,
-            card_ref=click.ref.card_ref, paint=True)
-        key = {DeclineStatus.NOT_ALLOWED: "decline.not_available",
-               DeclineStatus.UNAVAILABLE: "decline.unavailable"}.get(declined.status)
-        if key is None:
-            return
-        try:  # someone pressing a card in a DM not theirs cannot be told there (Slack refuses)
-            await self._ephemeral(click.channel_id, click.who.user_id, key=key)
-        except ChannelError as exc:
-            log.warning("slack.decline_note_not_shown", error=exc.reason)
-
     async def on_digest_next(self, ack: Any, context: Any) -> None:
         await ack()
-        click = _read(context).click
+        click = listening.read(context).click
         if click is not None and click.ref.offset is not None and click.channel_id is not None \
                 and click.message_ts is not None:
             self._spawn(self._next_page(click))
@@ -349,7 +257,8 @@ class SlackAdapter:
         ``chat.update``, never a new post queued behind bulk delivery (issue 12)."""
         assert click.ref.offset is not None and click.channel_id is not None
         assert click.message_ts is not None
-        page = await self.interactions.digest_page(_user(click.who), digest_ref=click.ref.card_ref,
+        page = await self.interactions.digest_page(listening.user(click.who),
+                                                   digest_ref=click.ref.card_ref,
                                                    offset=click.ref.offset)
         if page is None:
             await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more")
@@ -402,42 +311,6 @@ def _is_answer(click: payloads.Click) -> bool:
 
 def _is_answer_read(read: Read) -> bool:
     return read.click is not None and _is_answer(read.click)
-
-
-def _user(who: payloads.Who) -> ChatUser:
-    return ChatUser(platform="slack", user_id=who.user_id, team_id=who.team_id,
-                    enterprise_id=who.enterprise_id)
-
-
-def _read(context: Any) -> Read:
-    """What the edge read of this callback (``handle_http``, or ``_edge`` in Socket Mode)."""
-    read = context.get(READ_KEY)
-    return read if isinstance(read, Read) else Read(None)
-
-
-async def _ack_only(ack: Any) -> None:
-    await ack()
-
-
-def _signed_stamp(request: AsyncBoltRequest) -> str | None:
-    """The request's X-Slack-Request-Timestamp (checked with the signature in HTTP mode); None
-    in Socket Mode, whose envelopes carry none."""
-    found = request.headers.get("x-slack-request-timestamp") or []
-    stamp = found[0] if found else ""
-    return stamp if stamp.isascii() and stamp.isdigit() and len(stamp) <= 12 else None
-
-
-def _input(values: dict[str, dict[str, Any]], block_id: str, field_name: str) -> object:
-    block = values.get(block_id)
-    if not isinstance(block, dict):
-        return None
-    element = block.get("value")
-    return element.get(field_name) if isinstance(element, dict) else None
-
-
-def _errors(error: CustomError, ids: Any) -> dict[str, str]:
-    field_id = ids.end if error is CustomError.END_BEFORE_START else ids.start
-    return {field_id: card_text.custom_error_text(error, Viewer())}
 
 
 def build_slack_adapter(

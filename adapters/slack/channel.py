@@ -16,11 +16,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import structlog
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters import pacing
 from adapters.pacing import Lane
@@ -37,6 +39,7 @@ from cards.views import OutcomeView, QuestionView, Viewer
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
 HISTORY_LIMIT = 100
+RESPONSE_HOOKS = "https://hooks.slack.com/"  # where a click's response_url points
 TOKEN_SETTING = "SLACK_BOT_TOKEN"
 # Web API errors that mean the bot token itself is refused, whatever the method: fixing the
 # setting is the only cure, so they pause delivery instead of failing one person's card
@@ -169,6 +172,25 @@ class SlackChannel:
                            workspace: str | None) -> None:
         """The person's App Home tab (``views.publish`` replaces what it showed)."""
         await self._call_retrying("views.publish", workspace, {"user_id": user_id, "view": view})
+
+    async def respond(self, response_url: str, text: str) -> None:
+        """A reply to a click that only the clicker sees, in place (the click's response_url;
+        Slack shows it even where ``chat.postEphemeral`` cannot reach them). Only Slack's own
+        hooks host, or the Web API's origin (``slack.api_url``), is ever posted to."""
+        if not response_url.startswith(self._respond_origins()):
+            raise ChannelError("response_url_not_slack", certain=True, retryable=False)
+        try:
+            sent = await AsyncWebhookClient(response_url, timeout=5).send(
+                text=text, response_type="ephemeral", replace_original=False)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ChannelError(type(exc).__name__, certain=False, retryable=True) from None
+        if sent.status_code != 200:
+            raise ChannelError(f"response_url_{sent.status_code}", certain=True,
+                               retryable=False)
+
+    def _respond_origins(self) -> tuple[str, ...]:
+        api = urlsplit(self.client.base_url)
+        return (RESPONSE_HOOKS, f"{api.scheme}://{api.netloc}/")
 
     async def ephemeral(self, channel: str, user: str, body: dict[str, Any], *,
                         workspace: str | None = None) -> None:

@@ -1,10 +1,15 @@
 """The Slack App Home tab: the steward's attention queue.
 
-On ``app_home_opened`` (the Home tab only) the listener acknowledges, then, in a task, asks
-``Interactions.attention`` what the verified person may see and publishes it with
-``views.publish``: the clarifications needing a steward in the workspaces they steward, titles
-only where they may read the source; for anyone else, a short "nothing for you here". The
-decisions are in ``bot.interactions``, the rendering in ``cards.attention``.
+On ``app_home_opened`` (the Home tab only) the listener acknowledges (Slack wants its 200
+whatever follows), then, in a task, asks ``Interactions.attention`` what the verified person may
+see and publishes it with ``views.publish``: the clarifications needing a steward in the
+workspaces they steward, titles only where they may read the source; for anyone else, a short
+"nothing for you here". A workspace mapped to no tenant gets nothing published (a value-free log
+line, ``clarify_slack_home_total{outcome="not_served"}``). When a steward's queue changes (a
+notice or escalation sent to them, their override recorded) ``bot.attention`` hands it here
+anew and it is published again, through the channel's interactive lane like every
+``views.publish``. The decisions are in ``bot.interactions`` and ``bot.attention``, the
+rendering in ``cards.attention``.
 """
 
 from __future__ import annotations
@@ -13,20 +18,24 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from adapters.slack import payloads
+from adapters.slack import listening, payloads
 from bot.channel import ChannelError
 from bot.interactions import ChatUser
+from bot.metrics import REGISTRY
 from cards.attention import render_slack_home
+from cards.views import AttentionView
 
 if TYPE_CHECKING:
     from adapters.slack.app import SlackAdapter
 
 log = structlog.get_logger("clarify.slack")
 HOME_EVENT = "app_home_opened"
+REGISTRY.preset("clarify_slack_home_total", outcome=("published", "not_served",
+                                                     "not_published"))
 
 
 def register(adapter: SlackAdapter) -> None:
-    """The App Home listener on the adapter's bolt app."""
+    """The App Home listener on the adapter's bolt app, and the re-publish of a changed queue."""
 
     async def on_home_opened(ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -35,19 +44,32 @@ def register(adapter: SlackAdapter) -> None:
         except payloads.MalformedPayload as exc:
             log.info("slack.home_refused", field=exc.field)
             return
-        if who is not None:
-            adapter._spawn(publish(adapter, who))
+        if who is None:
+            return
+        if adapter.tenant(who) is None:  # no tenant: nothing of any tenant, not even "empty"
+            log.info("slack.home_skipped", reason="workspace_not_served")
+            REGISTRY.inc("clarify_slack_home_total", outcome="not_served")
+            return
+        adapter._spawn(publish(adapter, listening.user(who)))
+
+    async def republish(user: ChatUser, view: AttentionView) -> None:
+        await show(adapter, user, view)
 
     adapter.app.event(HOME_EVENT)(on_home_opened)
+    adapter.interactions.board.publish_with("slack", republish)
 
 
-async def publish(adapter: SlackAdapter, who: payloads.Who) -> None:
+async def publish(adapter: SlackAdapter, user: ChatUser) -> None:
     """The person's queue, rendered and published to their Home tab."""
-    user = ChatUser(platform="slack", user_id=who.user_id, team_id=who.team_id,
-                    enterprise_id=who.enterprise_id)
-    view = await adapter.interactions.attention(user)
+    await show(adapter, user, await adapter.interactions.attention(user))
+
+
+async def show(adapter: SlackAdapter, user: ChatUser, view: AttentionView) -> None:
     try:
-        await adapter.channel.publish_home(who.user_id, render_slack_home(view),
-                                           workspace=who.enterprise_id or who.team_id)
+        await adapter.channel.publish_home(user.user_id, render_slack_home(view),
+                                           workspace=user.enterprise_id or user.team_id)
     except ChannelError as exc:
         log.warning("slack.home_not_published", error=exc.reason)
+        REGISTRY.inc("clarify_slack_home_total", outcome="not_published")
+        return
+    REGISTRY.inc("clarify_slack_home_total", outcome="published")

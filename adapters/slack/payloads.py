@@ -71,6 +71,9 @@ class Click:
     message_ts: str | None
     trigger_id: str | None
     action_ts: str | None = None  # when the person clicked, by Slack's clock
+    # where a reply shows to the clicker only, in place (an http(s) URL; the channel decides
+    # whether it may be posted to)
+    response_url: str | None = None
 
     @property
     def message_ref(self) -> str | None:
@@ -204,6 +207,7 @@ def click(payload: dict[str, Any], codec: ActionCodec) -> Click:
                        optional=True),
         trigger_id=_id(payload.get("trigger_id"), TRIGGER_ID, field="trigger_id", optional=True),
         action_ts=_action_ts(action.get("action_ts")),
+        response_url=_response_url(payload.get("response_url")),
     )
 
 
@@ -220,6 +224,15 @@ def _action_ts(value: object) -> str | None:
     if not isinstance(value, str) or not _ACTION_TS.fullmatch(value):
         raise MalformedPayload("action_ts is not a Slack timestamp", field="actions.action_ts")
     return value
+
+
+def _response_url(value: object) -> str | None:
+    """A click's response_url when it looks like one; anything else is ignored (the reply it
+    serves is optional), never an error."""
+    if isinstance(value, str) and len(value) <= 1000 and value.startswith(("https://", "http://")) \
+            and value.isascii() and value.isprintable() and " " not in value:
+        return value
+    return None
 
 
 def micros(stamp: str) -> int:

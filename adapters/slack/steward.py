@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from adapters.slack import payloads
+from adapters.slack import listening, payloads
 from bot.channel import ChannelError
 from cards import overrides
 from cards import text as card_text
@@ -48,18 +48,17 @@ def register(adapter: SlackAdapter) -> None:
 
 
 def _click(context: Any) -> payloads.Click | None:
-    from adapters.slack.app import _read
-    return _read(context).click
+    return listening.read(context).click
 
 
 async def _open(adapter: SlackAdapter, click: payloads.Click) -> None:
-    from adapters.slack.app import MODAL_DECISION_SECONDS, _user
     assert click.trigger_id is not None and click.ref.clarification_id is not None
     assert click.ref.candidate is not None
     try:  # trigger_id lives 3 s: the modal must open inside that
         form = await asyncio.wait_for(adapter.interactions.override_form(
-            _user(click.who), clarification_id=click.ref.clarification_id,
-            card_ref=click.ref.card_ref, candidate=click.ref.candidate), MODAL_DECISION_SECONDS)
+            listening.user(click.who), clarification_id=click.ref.clarification_id,
+            card_ref=click.ref.card_ref, candidate=click.ref.candidate),
+            listening.MODAL_DECISION_SECONDS)
     except TimeoutError:
         form = None
     try:
@@ -79,17 +78,16 @@ async def submit(adapter: SlackAdapter, ack: Any, context: Any,
                  request: AsyncBoltRequest) -> None:
     """A missing note is refused at the form (nothing queued); otherwise the override is made
     durable before Slack hears "ok" and forwarded by the outbox."""
-    from adapters.slack.app import _input, _read, _signed_stamp
-    sub = _read(context).submission
+    sub = listening.read(context).submission
     if sub is None or sub.ref.candidate is None or sub.ref.clarification_id is None:
         await ack()
         return
-    note = read_override_note(_input(sub.values, OVERRIDE_NOTE_ID, "value"))
+    note = read_override_note(listening.input_value(sub.values, OVERRIDE_NOTE_ID, "value"))
     if note is None:
         words = card_text.catalog_of(Viewer()).text("override.note_required")
         await ack(response_action="errors", errors={OVERRIDE_NOTE_ID: words})
         return
-    acted = _signed_stamp(request)
+    acted = listening.signed_stamp(request)
     cb = adapter._callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
                            answer_index=sub.ref.candidate,
                            acted_at=payloads.micros(acted) if acted else 0)

@@ -27,7 +27,6 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot.clock import Clock, SystemClock
 from bot.core import models as m
-from bot.core import netbackend
 from bot.core.errors import (
     CoreAPIError,
     CoreConnectError,
@@ -39,6 +38,7 @@ from bot.core.errors import (
     message_of,
 )
 from bot.core.routes import Route, route
+from bot.core.wire import AiohttpWire, Answer, HttpxWire, Trouble, Wire, encode
 from bot.metrics import REGISTRY
 
 log = structlog.get_logger("bot.core.client")
@@ -97,15 +97,12 @@ class BaseCoreClient:
         self._sleep = sleep
         self._random = random
         self._clock = clock or SystemClock()
-        self._http = httpx.AsyncClient(
-            base_url=base_url,
-            # httpx's pool on asyncio sockets: a third less CPU per call (bot/core/netbackend.py)
-            transport=transport or netbackend.transport(limits),
-            timeout=timeout,
-            limits=limits,
-            follow_redirects=False,  # a redirect must never carry the token elsewhere
-            headers={"Accept": "application/json", "User-Agent": "clarify-bot"},
-        )
+        headers = {"Accept": "application/json", "User-Agent": "clarify-bot"}
+        # aiohttp to the core; an injected httpx transport (tests' fakes) keeps httpx's client
+        self._http: Wire = (
+            HttpxWire(base_url, transport=transport, timeout=timeout, limits=limits,
+                      headers=headers) if transport is not None
+            else AiohttpWire(base_url, timeout=timeout, limits=limits, headers=headers))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._base_url!r})"
@@ -118,7 +115,7 @@ class BaseCoreClient:
 
     async def aclose(self) -> None:
         """Close the connection pool; safe to call more than once."""
-        if not self._http.is_closed:
+        if not self._http.closed:
             await self._http.aclose()
 
     # ------------------------------------------------------------ one call
@@ -135,28 +132,30 @@ class BaseCoreClient:
         r = route(operation_id)
         url = _build_path(r, path or {})
         params = _build_query(r, query or {})
-        payload = body.wire() if isinstance(body, m.WireModel) else body
+        payload = None if body is None else _body(body)
         response = await self._send(r, url=url, params=params, payload=payload)
         if response.status_code not in r.success:
             raise _api_error(response, now=self._clock.now())
         return _parse(r, response, response_model), response.status_code
 
     async def _send(
-        self, r: Route, *, url: str, params: dict[str, str], payload: object
-    ) -> httpx.Response:
+        self, r: Route, *, url: str, params: dict[str, str], payload: bytes | None
+    ) -> Answer:
         attempts = self._retry.max_attempts if r.retry else 1
         headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
         for attempt in range(1, attempts + 1):
             started = time.perf_counter()
             try:
-                response = await self._http.request(
-                    r.method, url, params=params, json=payload, headers=headers
+                response = await self._http.send(
+                    r.method, url, params=params, body=payload, headers=headers
                 )
-            except httpx.TransportError as exc:
-                error = _translate(exc, r)
+            except Trouble as trouble:
+                error = _translate(trouble, r)
                 _log_attempt(r, attempt, started, status=None, error=type(error).__name__)
-                if attempt == attempts or not _resendable(exc):
-                    raise error from exc
+                if attempt == attempts or not trouble.resendable:
+                    raise error from trouble.__cause__
                 await self._sleep(self._retry.backoff(attempt, self._random()))
                 continue
             _log_attempt(r, attempt, started, status=response.status_code, error=None)
@@ -165,7 +164,7 @@ class BaseCoreClient:
             await self._sleep(self._delay(attempt, response))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _delay(self, attempt: int, response: httpx.Response) -> float:
+    def _delay(self, attempt: int, response: Answer) -> float:
         after = _retry_after(response, self._clock.now())
         if after is not None:
             return min(after, self._retry.retry_after_cap)
@@ -173,6 +172,14 @@ class BaseCoreClient:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _body(body: m.WireModel | Mapping[str, Any]) -> bytes:
+    if not isinstance(body, m.WireModel):
+        return encode(body)
+    if type(body).wire is m.WireModel.wire:  # what wire() holds, serialised by pydantic at once
+        return body.model_dump_json(by_alias=True, exclude_none=True).encode()
+    return encode(body.wire())
 
 
 def _build_path(r: Route, params: Mapping[str, str]) -> str:
@@ -200,20 +207,15 @@ def _query_value(value: object) -> str:
     return str(value)
 
 
-def _resendable(exc: httpx.TransportError) -> bool:
-    # local mistakes (bad URL, proxy set-up, our own protocol errors) fail the same way again
-    return isinstance(exc, httpx.TimeoutException | httpx.NetworkError | httpx.RemoteProtocolError)
-
-
-def _translate(exc: httpx.TransportError, r: Route) -> CoreTransportError:
-    if isinstance(exc, httpx.TimeoutException):
+def _translate(trouble: Trouble, r: Route) -> CoreTransportError:
+    if trouble.kind is CoreTimeout:
         return CoreTimeout(f"{r.operation_id}: the core did not answer in time")
-    if isinstance(exc, httpx.ConnectError):
+    if trouble.kind is CoreConnectError:
         return CoreConnectError(f"{r.operation_id}: could not connect to the core")
     return CoreTransportError(f"{r.operation_id}: the connection to the core failed")
 
 
-def _retry_after(response: httpx.Response, now: datetime) -> float | None:
+def _retry_after(response: Answer, now: datetime) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
     raw = response.headers.get("Retry-After")
     if raw is None:
@@ -231,7 +233,7 @@ def _retry_after(response: httpx.Response, now: datetime) -> float | None:
     return max(0.0, (when - now).total_seconds())
 
 
-def _api_error(response: httpx.Response, *, now: datetime) -> CoreAPIError:
+def _api_error(response: Answer, *, now: datetime) -> CoreAPIError:
     status = response.status_code
     retry_after = _retry_after(response, now)
     if status < 400:
@@ -242,7 +244,7 @@ def _api_error(response: httpx.Response, *, now: datetime) -> CoreAPIError:
     return cls(status=status, code=code, message=message, retry_after=retry_after)
 
 
-def _error_fields(response: httpx.Response) -> tuple[str, str]:
+def _error_fields(response: Answer) -> tuple[str, str]:
     """The body's code and value-free message, or ("", a generic message) without a JSON body."""
     generic = f"The core answered HTTP {response.status_code} without an error body."
     try:
@@ -259,13 +261,14 @@ def _error_fields(response: httpx.Response) -> tuple[str, str]:
     return code[:64], " ".join(message.split())[:_MAX_MESSAGE]
 
 
-def _parse[T: BaseModel](r: Route, response: httpx.Response, model: type[T]) -> T:
+def _parse[T: BaseModel](r: Route, response: Answer, model: type[T]) -> T:
     try:
-        return model.model_validate(response.json())
-    except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError
+        return model.model_validate_json(response.content)  # pydantic parses the bytes itself
+    except ValueError as exc:  # pydantic's ValidationError, for bad JSON too
         where = ""
         if isinstance(exc, ValidationError):
-            where = " at " + ", ".join(".".join(map(str, e["loc"])) for e in exc.errors()[:5])
+            locs = [".".join(map(str, e["loc"])) for e in exc.errors()[:5] if e["loc"]]
+            where = " at " + ", ".join(locs) if locs else ""
         # `from None`: a ValidationError's text repeats the input, which may hold span text
         raise UnexpectedResponse(
             status=response.status_code,

@@ -45,6 +45,7 @@ from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.people import display_names
 from bot.engine.routing import Routing, Unroutable
+from bot.engine.stewards import Told
 from bot.store.base import CardRecord, DeliveryKey, NoticeBatch, NoticeItem, Store
 from cards.views import STEWARD_NOTICES_MAX, StewardNoticesView, StewardNoticeView
 
@@ -66,6 +67,7 @@ class NoticeSender:
     audit: Audit
     clock: Clock
     claim_seconds: int = 300
+    told: Told | None = None  # a message went to the steward (``bot.attention``)
 
     async def flush(self) -> int:
         """Send every steward's due notices, one message each; returns how many went out."""
@@ -127,6 +129,8 @@ class NoticeSender:
         for item, _ in shown:
             await self._record(item, steward.person_id, address, result.message_ref,
                                told=result.status is Delivered.NEW or result.recovered)
+        if result.status is Delivered.NEW and self.told is not None:
+            await self.told(batch.tenant_id, steward, address)
         return 1 if result.status is Delivered.NEW else 0
 
     async def _record(self, item: NoticeItem, steward_id: str, address: Address, ref: str, *,

@@ -9,7 +9,9 @@ instead of its title and link (``views.steward_document``).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from bot.audit import SkipPair
 from bot.channel import Address, Message
@@ -18,13 +20,16 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Delivered, Deliverer
+from bot.engine.delivery import Delivered, Deliverer, Result
 from bot.engine.people import display_names
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing
 from bot.engine.trail import Skip, Trail, pairs
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, NoticeItem
+
+# a message went to a steward (tenant, the steward, where): ``bot.attention`` re-shows their queue
+Told = Callable[[str, m.Person, Address], Awaitable[None]]
 
 # Delivery kinds of steward messages that the core's DeliveryKind does not name (not reported
 # as deliveries; their audit events say they went out).
@@ -47,6 +52,8 @@ class Stewards:
     trail: Trail
     clock: Clock
     settings: ClarifySettings
+    # a message went to the steward: their attention queue changed (``bot.attention``)
+    told: Told | None = None
 
     async def reach(self, c: m.Clarification) -> Reached | Skip:
         """The workspace steward and where to reach them, or why they cannot be reached."""
@@ -87,7 +94,7 @@ class Stewards:
         if (not self.settings.redact_fallback
                 and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed):
             message = views.question(c, key=key, person=steward, now=self.clock.now())
-        result = await self.deliverer.deliver(key, address, message, now=self.clock.now())
+        result = await self._deliver(c, steward, key, address, message, now=self.clock.now())
         if result.status is Delivered.FAILED:
             await self._failed(c, job, attempt, m.ReasonCode.DELIVERY_FAILED, skips,
                                "The steward escalation could not be delivered.",
@@ -116,8 +123,8 @@ class Stewards:
         view = views.quorum_unreachable(
             c, key=key, steward=reached.person, asked=[names[p] for p in asked], missing=missing,
             skipped=[(names[s.person_id], s.reason_code) for s in skips])
-        result = await self.deliverer.deliver(key, reached.address, view, now=self.clock.now(),
-                                              report=False)
+        result = await self._deliver(c, reached.person, key, reached.address, view,
+                                     now=self.clock.now(), report=False)
         if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "quorum_unreachable", job_id=job.id, person_id=reached.person.person_id,
@@ -148,8 +155,8 @@ class Stewards:
         key = DeliveryKey(c.id, reached.person.person_id, 0, CONFLICT_KIND)
         names = await self.names([r.responder for r in c.responses])
         message = views.conflict(c, steward=reached.person, names=names, key=key)
-        result = await self.deliverer.deliver(key, reached.address, message,
-                                              now=self.clock.now(), report=False)
+        result = await self._deliver(c, reached.person, key, reached.address, message,
+                                     now=self.clock.now(), report=False)
         if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "steward_notified", person_id=reached.person.person_id,
@@ -171,14 +178,23 @@ class Stewards:
         key = DeliveryKey(c.id, reached.person.person_id, index, LATE_CONFLICT_KIND)
         names = await self.names([responder])
         message = views.late_conflict(c, steward=reached.person, responder=names[responder])
-        result = await self.deliverer.deliver(key, reached.address, message,
-                                              now=self.clock.now(), report=False)
+        result = await self._deliver(c, reached.person, key, reached.address, message,
+                                     now=self.clock.now(), report=False)
         if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "steward_notified", person_id=reached.person.person_id, attempt=index,
                 channel=reached.address.platform, extra={"responder": responder},
                 message="The steward was told that an answer after binding differs from the "
                         "bound date; the bound correction is unchanged.")
+
+    async def _deliver(self, c: m.Clarification, steward: m.Person, key: DeliveryKey,
+                       address: Address, message: Message, *, now: datetime,
+                       report: bool = True) -> Result:
+        """Every steward message goes out here; one sent now is ``told``."""
+        result = await self.deliverer.deliver(key, address, message, now=now, report=report)
+        if result.status is Delivered.NEW and self.told is not None:
+            await self.told(c.tenant_id, steward, address)
+        return result
 
     async def names(self, person_ids: list[str]) -> dict[str, str]:
         """Display names by id; an id the core does not know stands for itself."""

@@ -129,12 +129,14 @@ def quorum_unreachable(
 
 
 def override_candidates(c: m.Clarification, steward: m.Person) -> tuple[CandidateView, ...]:
-    """What a steward may override with: every candidate's dates, and its label (document
-    text) only when the steward passes the RBAC gate; the core checks the steward's rights
-    again when the override arrives."""
-    readable = may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed
-    return tuple(CandidateView(index=x.index, label=x.label if readable else "",
-                               valid_from=x.valid_from, valid_to=x.valid_to)
+    """What a steward may override with: every candidate, or nothing for a steward who fails
+    the RBAC gate (an answer, an override included, is only taken from someone who may read
+    the source, so a "Decide" button would only be refused); the core checks the steward's
+    rights again when the override arrives."""
+    if not may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
+        return ()
+    return tuple(CandidateView(index=x.index, label=x.label, valid_from=x.valid_from,
+                               valid_to=x.valid_to)
                  for x in c.candidates)
 
 

@@ -163,6 +163,8 @@ class AnswersSettings(_Table):
     backoff_base_seconds: Num = _seconds(2.0, 3600)
     backoff_cap_seconds: Num = _seconds(300.0, 86400)
     cache_seconds: Num = _allowed(10.0, "a number of seconds from 0 (off) to 300", ge=0, le=300)
+    queue_cache_seconds: Num = _allowed(30.0, "a number of seconds from 0 (off) to 600", ge=0,
+                                        le=600)
 
 
 class LimitsSettings(_Table):

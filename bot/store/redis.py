@@ -122,8 +122,9 @@ class RedisStore(RedisNotices):
         self._closed = False
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
-        self._record_sent = redis.register_script(scripts.RECORD_SENT)
-        self._admit = redis.register_script(scripts.ADMIT)
+        # a card's two scripts, sent with those of other jobs in the same turn (group commit)
+        self._record_sent = _GroupCommit(redis, redis.register_script(scripts.RECORD_SENT))
+        self._admit = _GroupCommit(redis, redis.register_script(scripts.ADMIT))
         self._claim_batch = redis.register_script(scripts.CLAIM_BATCH)
         self._outbox_accept = _GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
         self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)

@@ -99,10 +99,12 @@ async def test_init_files_let_serve_deliver_to_the_mapped_user(
             async with aiohttp.ClientSession() as http:
                 async with http.get(f"{url}/readyz") as ready:
                     assert ready.status == 200, await ready.text()
+                # the card tapped is the newest now (no await in between: a later card may
+                # arrive while the tap is on its way)
+                first = clarification_of(slack, REAL_USER)
                 body, headers = tap(slack, REAL_USER)
                 async with http.post(f"{url}/slack/events", data=body, headers=headers) as acked:
                     assert acked.status == 200
-                first = clarification_of(slack, REAL_USER)
                 await until(lambda: _answered(people_core, first), "the core to record it", 30)
 
                 created = await _create(http, people_core, values["CLARIFY_DEVCORE_DEV_TOKEN"])

@@ -61,3 +61,21 @@ def test_levels_filter_structlog_and_library_loggers_alike(capsys: Any) -> None:
     logging.getLogger("slack_bolt").info("quiet too")
     structlog.get_logger("clarify.test").warning("loud")
     assert [line["event"] for line in _lines(capsys.readouterr().err)] == ["loud"]
+
+
+def test_a_process_that_configures_once_builds_each_logger_once(capsys: Any) -> None:
+    """``serve`` caches each logger on first use: lines come out as before, debug is dropped at
+    level info, and later calls reuse the logger built for the first."""
+    configure_logging(level="info", cache=True)
+    try:
+        capsys.readouterr()
+        log = structlog.get_logger("clarify.cached")
+        log.info("first", n=1)
+        built = log.bind
+        log.debug("dropped", n=2)
+        log.info("second", n=3)
+        assert log.bind is built  # the proxy holds the logger it built
+        lines = _lines(capsys.readouterr().err)
+        assert [(line["event"], line["n"]) for line in lines] == [("first", 1), ("second", 3)]
+    finally:
+        configure_logging(level="info")  # later tests reconfigure and capture again

@@ -7,8 +7,8 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
-import httpx
 import pytest
 
 from bot.audit import MemorySink
@@ -16,9 +16,10 @@ from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.wire import Answer
 from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
-from bot.worker import WorkerConfig
+from bot.worker import Worker, WorkerConfig
 from devcore.client import DevCoreClient
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.kit import create, node
@@ -70,11 +71,14 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
     the core still has every delivery."""
     calls: Counter[str] = Counter()
 
-    async def count(request: httpx.Request) -> None:
-        calls[f"{request.method} {request.url.path}"] += 1
-
     core = CoreClient(base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1))
-    core._http.event_hooks["request"].append(count)
+    send = core._http.send
+
+    async def count(method: str, path: str, **kwargs: Any) -> Answer:
+        calls[f"{method} {path}"] += 1
+        return await send(method, path, **kwargs)
+
+    core._http.send = count  # type: ignore[method-assign]
     channel = RecordingChannel()
     rig = node(core=core, store=MemoryStore(clock=clock), channel=channel, sink=MemorySink(),
                clock=clock, worker_id="worker-1")
@@ -105,3 +109,24 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
                 "p-maria", "p-sarah"]
     finally:
         await core.aclose()
+
+
+async def test_a_busy_worker_leases_again_for_several_freed_slots_at_once() -> None:
+    """Eight slots busy: the first slot to free does not wake the poll (one poll a job would
+    cost the core a scan each); the second does, a quarter being free; a lone freed slot wakes
+    it a moment later all the same."""
+    worker = Worker(core=None, handler=None, digests=None, dead_letters=None,  # type: ignore[arg-type]
+                    config=WorkerConfig(concurrency=8))
+    loop = asyncio.get_running_loop()
+    tasks = [loop.create_future() for _ in range(8)]
+    worker._tasks.update(tasks)  # type: ignore[arg-type]
+    worker._finished(tasks[0])  # type: ignore[arg-type]
+    assert not worker._freed.is_set()
+    worker._finished(tasks[1])  # type: ignore[arg-type]
+    assert worker._freed.is_set()
+
+    worker._freed.clear()
+    worker._tasks.update(tasks[:2])  # type: ignore[arg-type]
+    worker._finished(tasks[0])  # type: ignore[arg-type]
+    assert not worker._freed.is_set()
+    await asyncio.wait_for(worker._freed.wait(), timeout=5)  # the linger, not a poll interval

@@ -65,33 +65,14 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
         yield slack
 
 
-@dataclass
-class Stack:
-    core: ReferenceCore
-    clock: ManualClock
-    bot: CoreClient
-    dev: DevCoreClient
+class SlackPeople:
+    """People reading their DMs in the fake Slack and pressing buttons as Slack reports them:
+    signed requests to the bot's ``/slack/events`` (``url``)."""
+
     slack: FakeSlack
-    store: Store
-    engine: Engine
-    answers: AnswerService
-    consumers: OutboxConsumers
-    adapter: SlackAdapter
-    sink: MemorySink
     url: str
     http: aiohttp.ClientSession
-    signing_secret: str = SIGNING_SECRET
-    core_url: str = ""
-
-    async def burst(self) -> None:
-        await self.engine.worker.run_burst()
-
-    async def later(self, delta: timedelta) -> None:
-        self.clock.advance(delta)
-        await self.burst()
-
-    async def create(self, **kwargs: Any) -> str:
-        return await new_clarification(self.dev, **kwargs)
+    signing_secret: str
 
     def cards_of(self, user_id: str, clarification_id: str | None = None) -> list[Message]:
         """The bot's messages in a person's DM (newest last), optionally for one clarification."""
@@ -136,7 +117,7 @@ class Stack:
             "trigger_id": self.slack.new_trigger_id(),
             "channel": {"id": current.channel, "name": "directmessage"},
             "message": {"ts": current.ts, "text": current.text, "blocks": current.blocks},
-            "response_url": "https://hooks.slack.invalid/actions/T0ACME/1/x",
+            "response_url": self.slack.new_response_url(user_id, current.channel),
             "actions": [{"type": "button", "action_id": element["action_id"],
                          "block_id": element["_block_id"], "value": element.get("value"),
                          "text": element["text"], "action_ts": f"{time.time():.6f}"}],
@@ -180,11 +161,41 @@ class Stack:
         await response.read()
         return response
 
+
+@dataclass
+class Stack(SlackPeople):
+    core: ReferenceCore
+    clock: ManualClock
+    bot: CoreClient
+    dev: DevCoreClient
+    slack: FakeSlack
+    store: Store
+    engine: Engine
+    answers: AnswerService
+    consumers: OutboxConsumers
+    adapter: SlackAdapter
+    sink: MemorySink
+    url: str
+    http: aiohttp.ClientSession
+    signing_secret: str = SIGNING_SECRET
+    core_url: str = ""
+
+    async def burst(self) -> None:
+        await self.engine.worker.run_burst()
+
+    async def later(self, delta: timedelta) -> None:
+        self.clock.advance(delta)
+        await self.burst()
+
+    async def create(self, **kwargs: Any) -> str:
+        return await new_clarification(self.dev, **kwargs)
+
     async def settle(self) -> None:
         """Let every answer that was acknowledged finish (outbox, core, card updates)."""
         await self.adapter.drain()
         await self.consumers.run_burst()
         await self.answers.followups.drain()
+        await self.engine.interactions.board.drain()  # App Homes re-published
 
 
 class Switchable(httpx.AsyncBaseTransport):

@@ -272,6 +272,9 @@ class FakeSlack:
     ephemerals: list[Json] = field(default_factory=list)
     views: dict[str, Json] = field(default_factory=dict)
     homes: dict[str, Json] = field(default_factory=dict)  # user id -> published App Home
+    # what was posted to a click's response_url: {"user", "channel", "text", ...}
+    responses: list[Json] = field(default_factory=list)
+    _response_urls: dict[str, tuple[str, str]] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
     channels: set[str] = field(default_factory=set)
     _faults: dict[str, list[Fault]] = field(default_factory=dict)
@@ -287,6 +290,7 @@ class FakeSlack:
     async def __aenter__(self) -> Self:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
+        app.router.add_post("/actions/{token}", self._respond)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -315,6 +319,24 @@ class FakeSlack:
     def add_channel(self, channel_id: str) -> str:
         self.channels.add(channel_id)
         return channel_id
+
+    def new_response_url(self, user_id: str, channel: str) -> str:
+        """A click's response_url: what is posted there is shown to that user only, in the
+        conversation the click came from (Slack's "ephemeral" response)."""
+        token = secrets.token_hex(8)
+        self._response_urls[token] = (user_id, channel)
+        return self.url.removesuffix("/api/") + f"/actions/{token}"
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        found = self._response_urls.get(request.match_info["token"])
+        if found is None:
+            return web.Response(status=404, text="no_active_hooks")
+        try:
+            body = await request.json()
+        except ValueError:
+            return web.Response(status=400, text="invalid_payload")
+        self.responses.append({"user": found[0], "channel": found[1], **body})
+        return web.Response(text="ok")
 
     def new_trigger_id(self) -> str:
         """A trigger_id as a click would carry: one use, within TRIGGER_TTL seconds."""

@@ -284,7 +284,9 @@ async def test_work_after_an_ack_that_fails_unexpectedly_is_logged_not_lost(
     async def broken(click: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(stack.adapter, "_modal", broken)
+    from adapters.slack import forms
+
+    monkeypatch.setattr(forms, "_modal", lambda adapter, click: broken(click))
     with structlog.testing.capture_logs() as logs:
         assert (await stack.click("U0AHMED", card, "clarify.custom")).status == 200
         if stack.adapter.tasks:  # finished, but awaited by no one: only the adapter sees it

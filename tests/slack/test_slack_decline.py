@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import copy
 from datetime import timedelta
+from typing import Any
 
+import pytest
+
+from bot.channel import ChannelError
 from bot.core import models as m
+from bot.core.client import CoreClient
 from bot.engine import views
-from tests.slack.conftest import Stack
+from tests.slack.conftest import Stack, Switchable
 
 SPAN_TEXT = "The renewed term is effective next quarter."
 PASSED_ON = "Thanks, this question has been passed on to someone else."
 WHY_AUTHOR = "You were asked because you wrote or signed this document."
 WHY_NAMED = "You were asked because you are named in this document."
+NOT_YOURS = "This question was not sent to you, so it cannot be passed on from here."
+TRY_AGAIN = "The question could not be passed on right now. Please try again in a moment."
 LEASE = timedelta(seconds=61)  # past the worker's lease (60 s), far inside the 48 h window
 
 
@@ -95,8 +102,11 @@ async def test_decline_by_someone_else_is_refused(stack: Stack) -> None:
     response = await stack.click("U0SARAH", ahmed, "clarify.decline")
     assert response.status == 200
     await stack.settle()
-    # Slack refuses an ephemeral in a DM she is not part of, as for an answer of hers there
+    # she is told why, in place, through the click's response_url (Slack refuses an
+    # ephemeral in a DM she is not part of)
     assert stack.slack.ephemerals == []
+    assert [(r["user"], r["text"], r["response_type"], r["replace_original"])
+            for r in stack.slack.responses] == [("U0SARAH", NOT_YOURS, "ephemeral", False)]
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert declined_events(c) == []
     refused = stack.sink.of("decline_refused")
@@ -134,3 +144,67 @@ async def test_question_card_shows_the_excerpt_only_to_a_reader(stack: Stack) ->
     assert views.question_view(c, card_ref="d.x", person=ahmed, now=now).excerpt == SPAN_TEXT
     hidden = views.question_view(c, card_ref="d.x", person=tom, now=now)
     assert hidden.excerpt == "" and hidden.relation is None
+
+
+async def test_decline_refused_for_a_card_no_longer_known_says_why(make_stack: Any) -> None:
+    """Ahmed presses "Not the right person" on a card the bot no longer has on record (its
+    store was replaced): nothing is recorded, and he is told why in place, in plain words."""
+    stack: Stack = await make_stack()
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    fresh: Stack = await make_stack()  # the same core and Slack, a bot with an empty store
+    response = await fresh.click("U0AHMED", card, "clarify.decline")
+    assert response.status == 200
+    await fresh.settle()
+    assert [(r["user"], r["text"]) for r in stack.slack.responses] == [("U0AHMED", NOT_YOURS)]
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert declined_events(c) == []
+    assert "clarify.decline" in stack.text_of(card)
+
+
+async def test_decline_with_the_core_away_says_to_try_again(
+        make_stack: Any, switchable_client: CoreClient, transport: Switchable) -> None:
+    """The core cannot be reached: nothing is shown as done, and the person reads why."""
+    stack: Stack = await make_stack(core_client=switchable_client)
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    transport.down = True
+    response = await stack.click("U0AHMED", card, "clarify.decline")
+    assert response.status == 200
+    await stack.settle()
+    assert [(r["user"], r["text"]) for r in stack.slack.responses] == [("U0AHMED", TRY_AGAIN)]
+    assert "clarify.decline" in stack.text_of(card)
+
+
+async def test_decline_response_url_off_slack_is_never_posted_to(stack: Stack) -> None:
+    """Only Slack's hooks host, or the Web API's origin (here the fake's), is posted to: any
+    other response_url is refused before a request is made."""
+    channel = stack.adapter.channel
+    for url in ("https://attacker.invalid/hook", "http://127.0.0.1:1/actions/x",
+                "https://hooks.slack.com.attacker.invalid/x"):
+        with pytest.raises(ChannelError) as refused:
+            await channel.respond(url, "words")
+        assert refused.value.reason == "response_url_not_slack"
+    ours = stack.slack.new_response_url("U0AHMED", "D0AHMED")
+    await channel.respond(ours, "words")
+    assert [r["text"] for r in stack.slack.responses] == ["words"]
+
+
+async def test_decline_of_a_dead_lettered_question_passes_nothing_on(stack: Stack) -> None:
+    """A question whose job was dead-lettered has no next turn: no skip is recorded, nobody
+    else is asked, and the card says it has moved on (not "passed on")."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    ahmed = stack.card("U0AHMED", cid)
+    record = stack.core.records[cid].model
+    stack.core.records[cid].model = record.model_copy(
+        update={"state": m.ClarificationState.DEAD_LETTERED})
+    await stack.click("U0AHMED", ahmed, "clarify.decline")
+    await stack.settle()
+    shown = stack.text_of(ahmed)
+    assert "has moved on" in shown and PASSED_ON not in shown
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert declined_events(c) == []
+    assert not stack.cards_of("U0SARAH", cid)

@@ -3,12 +3,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from datetime import timedelta
 from typing import Any
 
+from structlog.testing import capture_logs
+
+from bot.interactions import ChatUser
+from bot.metrics import REGISTRY
 from cards import limits
 from tests.engine.conftest import new_clarification
 from tests.slack.conftest import Stack
+from tests.slack.test_slack_override import conflicted, note_input, open_override
 
 
 def home_event(user_id: str, *, team_id: str = "T0ACME", enterprise_id: str | None = "E0ACME",
@@ -69,12 +76,27 @@ async def test_slack_home_empty_for_a_non_steward(stack: Stack) -> None:
 
 
 async def test_slack_home_shows_nothing_of_another_tenant(stack: Stack) -> None:
-    """Gina stewards globex: an acme clarification never reaches her home (her workspace is not
-    served here: the empty home)."""
+    """Gina stewards globex: an acme clarification never reaches her home."""
     cid = await created(stack)
     stack.slack.add_user("U0GINA")
     home = await open_home(stack, "U0GINA", team_id="T0GLOBEX", enterprise_id=None)
     assert home is not None and cid not in shown(home)
+
+
+async def test_slack_home_from_an_unmapped_workspace_publishes_nothing(stack: Stack) -> None:
+    """A workspace mapped to no tenant: the event is acknowledged (200, as Slack needs) and
+    nothing is published, not even an empty home; the skip is counted and logged without
+    values."""
+    await created(stack)
+    stack.slack.add_user("U0STRAY")
+    before = REGISTRY.value("clarify_slack_home_total", outcome="not_served")
+    with capture_logs() as logs:
+        home = await open_home(stack, "U0STRAY", team_id="T0NOWHERE", enterprise_id=None)
+    assert home is None and not stack.slack.calls_to("views.publish")
+    assert REGISTRY.value("clarify_slack_home_total", outcome="not_served") == before + 1
+    skipped = [line for line in logs if line["event"] == "slack.home_skipped"]
+    assert skipped == [{"event": "slack.home_skipped", "reason": "workspace_not_served",
+                        "log_level": "info"}]
 
 
 async def test_slack_home_other_tabs_publish_nothing(stack: Stack) -> None:
@@ -84,9 +106,9 @@ async def test_slack_home_other_tabs_publish_nothing(stack: Stack) -> None:
 
 async def test_slack_home_pages_a_long_queue(stack: Stack, monkeypatch: Any) -> None:
     """More than a home view holds: within 100 blocks, with "…and N more"."""
-    from bot import interactions
+    from bot import attention
 
-    monkeypatch.setattr(interactions, "QUEUE_MAX", 3)
+    monkeypatch.setattr(attention, "QUEUE_MAX", 3)
     for _ in range(5):
         await created(stack)
     home = await open_home(stack, "U0MARIA")
@@ -94,3 +116,95 @@ async def test_slack_home_pages_a_long_queue(stack: Stack, monkeypatch: Any) -> 
     assert "and 2 more" in shown(home)
     assert sum(1 for b in home["blocks"] if b["block_id"].startswith("queue.")
                and b["block_id"][6:].isdigit()) == 3
+
+
+# ---------------------------------------------------------------- remembered and re-published
+
+
+def count_calls(monkeypatch: Any, client: Any, *names: str) -> dict[str, int]:
+    """How often the bot's core client is asked each of ``names`` from now on."""
+    calls = dict.fromkeys(names, 0)
+    for name in names:
+        real = getattr(client, name)
+
+        async def counted(*args: Any, _name: str = name, _real: Any = real, **kwargs: Any
+                          ) -> Any:
+            calls[_name] += 1
+            return await _real(*args, **kwargs)
+        monkeypatch.setattr(client, name, counted)
+    return calls
+
+
+async def test_slack_home_is_remembered_per_steward(stack: Stack, monkeypatch: Any) -> None:
+    """A second open inside the TTL reads no attention page and no clarification (one resolve);
+    past the TTL (the injected clock) it is built again; opens at once share one build."""
+    cid = await created(stack)
+    calls = count_calls(monkeypatch, stack.engine.core, "list_attention", "get_clarification",
+                        "resolve_person")
+    assert cid in shown(await open_home(stack, "U0MARIA") or {"blocks": []})
+    built = dict(calls)
+    assert built["list_attention"] == 1 and built["get_clarification"] == 1
+    await open_home(stack, "U0MARIA")
+    assert calls["list_attention"] == 1 and calls["get_clarification"] == 1
+    assert calls["resolve_person"] == built["resolve_person"] + 1
+
+    stack.clock.advance(timedelta(seconds=31))  # past the default 30 s
+    await open_home(stack, "U0MARIA")
+    assert calls["list_attention"] == 2
+
+    stack.clock.advance(timedelta(seconds=31))
+    board = stack.engine.interactions.board
+    maria = ChatUser(platform="slack", user_id="U0MARIA", team_id="T0ACME",
+                     enterprise_id="E0ACME")
+    views = await asyncio.gather(*(board.for_user(maria) for _ in range(5)))
+    assert calls["list_attention"] == 3 and len({v.items for v in views}) == 1
+
+
+async def test_slack_home_cache_ttl_is_configurable(stack: Stack, monkeypatch: Any) -> None:
+    """``answers.queue_cache_seconds`` = 0: every open is built from the core."""
+    await created(stack)
+    stack.engine.interactions.board.ttl_seconds = 0
+    calls = count_calls(monkeypatch, stack.engine.core, "list_attention")
+    await open_home(stack, "U0MARIA")
+    await open_home(stack, "U0MARIA")
+    assert calls["list_attention"] == 2
+
+
+async def test_slack_home_republished_when_the_queue_changes(stack: Stack) -> None:
+    """Maria's App Home follows her queue without her opening it again: the conflict notice
+    sent to her re-publishes it (the remembered one is forgotten), and so does her override,
+    after which the clarification is gone from it."""
+    home = await open_home(stack, "U0MARIA")  # remembered from her first open
+    assert home is not None and "Nothing needs a steward" in shown(home)
+    published = len(stack.slack.calls_to("views.publish"))
+
+    cid, notice = await conflicted(stack)
+    assert len(stack.slack.calls_to("views.publish")) > published
+    assert cid in shown(stack.slack.homes["U0MARIA"])
+    published = len(stack.slack.calls_to("views.publish"))
+
+    modal = await open_override(stack, "U0MARIA", notice, 1)
+    await stack.submit("U0MARIA", modal, {"override.note": note_input("Letter of 2 July")})
+    await stack.settle()
+    assert len(stack.slack.calls_to("views.publish")) > published
+    assert cid not in shown(stack.slack.homes["U0MARIA"])
+    # each re-publish is the steward's own home (views.publish, paced in the interactive lane)
+    assert all(call.args["user_id"] == "U0MARIA"
+               for call in stack.slack.calls_to("views.publish"))
+
+
+async def test_slack_home_republished_after_the_batched_high_severity_notice(
+        stack: Stack) -> None:
+    """A window's high-severity notices reach Maria in one message; her App Home, remembered
+    from before, is published anew with the question in it."""
+    home = await open_home(stack, "U0MARIA")
+    assert home is not None and "Nothing needs a steward" in shown(home)
+    cid = await new_clarification(stack.dev, authority={"authored_by": ["p-ahmed"]},
+                                  severity="high")
+    await stack.burst()
+    published = len(stack.slack.calls_to("views.publish"))
+    await stack.later(timedelta(seconds=60))  # the notice window ends
+    await stack.settle()
+    assert stack.slack.dm_of("U0MARIA")
+    assert len(stack.slack.calls_to("views.publish")) == published + 1
+    assert cid in shown(stack.slack.homes["U0MARIA"])

@@ -17,10 +17,11 @@ def note_input(value: str | None) -> dict[str, Any]:
     return {"value": {"type": "plain_text_input", "value": value}}
 
 
-async def conflicted(stack: Stack) -> tuple[str, Message]:
+async def conflicted(stack: Stack, *, read_roles: list[str] | None = None
+                     ) -> tuple[str, Message]:
     """Two editors disagree on a critical question; the steward's conflict card."""
     cid = await stack.create(authority={"authored_by": ["p-sarah"], "named": ["p-ahmed"]},
-                             severity="critical")
+                             severity="critical", read_roles=read_roles)
     await stack.burst()
     await stack.click("U0SARAH", stack.card("U0SARAH", cid), "clarify.answer.0")
     await stack.settle()
@@ -105,3 +106,17 @@ async def test_steward_override_without_a_note_is_refused_at_the_form(stack: Sta
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert c.state is m.ClarificationState.CONFLICTED
     assert not any(r.note for r in c.responses)
+
+
+async def test_steward_who_may_not_read_is_offered_no_decision(stack: Stack) -> None:
+    """A steward who may not read the document gets the neutral conflict card without "Decide"
+    buttons (an answer is only taken from someone who may read the source): no question, no
+    title, no dates, nothing to tap."""
+    cid, notice = await conflicted(stack, read_roles=["viewer", "editor"])
+    text = shown(stack, notice)
+    assert "clarify.override" not in text
+    assert QUESTION not in text and SPAN_TEXT not in text
+    assert "Harbor Street" not in text and "harbor-lease" not in text
+    assert f"clarification {cid}" in text.lower()
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert c.state is m.ClarificationState.CONFLICTED

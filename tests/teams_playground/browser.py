@@ -59,7 +59,11 @@ async def opened(url: str, *, width: int = 1280, height: int = 900) -> AsyncIter
 
             await context.route("**/*", only_local)
             tab.page = await context.new_page()
-            await tab.page.goto(url)
+            # the page shows only what arrives over its WebSocket once it is open: wait for it
+            # (and for the page's first requests) before the test makes anything to show
+            async with tab.page.expect_websocket(timeout=60_000):
+                await tab.page.goto(url)
+            await tab.page.wait_for_load_state("networkidle", timeout=60_000)
             yield tab
         finally:
             await browser.close()

@@ -40,6 +40,8 @@ SARAH = pg.Person("29:sarah", "Sarah Chen", "8f1c2d3e-0000-4000-8000-00000000a00
                   "sarah.chen@acme.example")
 AHMED = pg.Person("29:ahmed", "Ahmed Karimi", "8f1c2d3e-0000-4000-8000-00000000a002",
                   "ahmed.karimi@acme.example")
+MARIA = pg.Person("29:maria", "Maria Lopez", "8f1c2d3e-0000-4000-8000-00000000a004",
+                  "maria.lopez@acme.example")  # the acme-legal steward
 ACTION_KEY = "teams playground e2e: action signing key"
 DEV_TOKEN = "dev-admin-token-local"
 
@@ -92,13 +94,15 @@ def _require_playground() -> None:
 
 
 def teams_core(clock: ManualClock) -> ReferenceCore:
-    """The acme directory with no clarifications, and Ahmed reachable on Teams too (acme gives
-    only Sarah a Teams alias; a critical question needs two people)."""
+    """The acme directory with no clarifications, and Ahmed and Maria (the steward) reachable
+    on Teams too (acme gives only Sarah a Teams alias; a critical question needs two people,
+    a conflict a steward)."""
     data = read_scenario("acme")
     data["clarifications"] = []
     for person in data["people"]:
-        if person["id"] == "p-ahmed":
-            person["teams"] = [{"aad_object_id": AHMED.aad_object_id, "tenant_id": ACME_AAD}]
+        for who in (AHMED, MARIA):
+            if person["id"] == f"p-{who.user_id.split(':')[1]}":
+                person["teams"] = [{"aad_object_id": who.aad_object_id, "tenant_id": ACME_AAD}]
     core = ReferenceCore(clock=clock)
     load_scenario(core, data)
     return core

@@ -1,0 +1,222 @@
+"""Slack Block Kit for the workspace steward: the redacted escalation, the unreachable-quorum,
+conflict and high-severity notices (with the override actions, ``cards.overrides``) and the
+dead-letter digest. Nothing here shows span text or the question's dates.
+"""
+
+from __future__ import annotations
+
+from cards import limits, overrides, text
+from cards.actions import ActionCodec
+from cards.slack_blocks import (
+    DIGEST_MAX_QUESTIONS,
+    LINE_CHARS,
+    OPEN_DOCUMENT_ACTION,
+    TITLE_CHARS,
+    button,
+    context,
+    esc_clip,
+    escape,
+    link,
+    message,
+    plain_text,
+    section,
+)
+from cards.views import (
+    STEWARD_NOTICES_MAX,
+    DeadLetterDigestView,
+    DocumentView,
+    StewardConflictView,
+    StewardEscalationView,
+    StewardNoticesView,
+    StewardNoticeView,
+    StewardQuorumView,
+    Viewer,
+)
+
+
+def _skip_lines(skipped: tuple, viewer: Viewer, *, room: int) -> str:
+    """One bullet per skipped person, as many as fit in ``room``, then "…"."""
+    lines: list[str] = []
+    used = 0
+    for n, line in enumerate(text.skip_texts(skipped, viewer)):
+        line = esc_clip(line, LINE_CHARS) if n == 0 and not skipped else (
+            f"• {esc_clip(line, LINE_CHARS)}")
+        if used + limits.text_length(line) + 1 > room - 2:
+            lines.append("…")
+            break
+        lines.append(line)
+        used += limits.text_length(line) + 1
+    return "\n".join(lines)
+
+
+def _with_lines(heading: str, skipped: tuple, viewer: Viewer, *,
+                unanswered: tuple[str, ...] = ()) -> str:
+    """A heading (which may hold a link, so it is never cut) over the skip reasons that fit,
+    then the "Asked, no answer" line; "No one was ranked" only when both lists are empty."""
+    tail = text.unanswered_text(unanswered, viewer)
+    lines = [heading]
+    room = limits.SLACK_SECTION_TEXT - limits.text_length(heading) - 1
+    if tail is not None:
+        tail = esc_clip(tail, LINE_CHARS)
+        room -= limits.text_length(tail) + 1
+    if skipped or tail is None:
+        lines.append(_skip_lines(skipped, viewer, room=room))
+    if tail is not None:
+        lines.append(tail)
+    return "\n".join(lines)
+
+
+def _escalation_people(view: StewardEscalationView) -> list[dict]:
+    """Who was asked and did not answer, then why each other person was skipped; "No one was
+    ranked" only when nobody was asked or skipped."""
+    cat = text.catalog_of(view.viewer)
+    blocks = []
+    unanswered = text.unanswered_text(view.unanswered, view.viewer)
+    if unanswered is not None:
+        blocks.append(section("escalation.unanswered", esc_clip(unanswered, LINE_CHARS)))
+    if view.skipped:
+        blocks.append(section("escalation.skipped", _with_lines(
+            f"*{escape(cat.text('escalation.skipped_heading'))}*", view.skipped, view.viewer)))
+    elif unanswered is None:
+        blocks.append(section("escalation.nobody", escape(cat.text("escalation.nobody"))))
+    return blocks
+
+
+def _open_document(block_id: str, document: DocumentView, viewer: Viewer) -> list[dict]:
+    """The "Open document" button, when there is a link that fits (never on a neutral one)."""
+    if document.withheld or len(document.url) > limits.SLACK_BUTTON_URL:
+        return []
+    return [{"type": "actions", "block_id": block_id, "elements": [
+        button(text.catalog_of(viewer).text("question.open_document"),
+                action_id=OPEN_DOCUMENT_ACTION, url=document.url)]}]
+
+
+def render_steward_escalation(view: StewardEscalationView) -> dict:
+    """The redacted question: document link, unanswered names and skip reasons, never the
+    question or span."""
+    cat = text.catalog_of(view.viewer)
+    document = link(view.document, view.viewer)
+    confirmed = text.confirmed_text(view.confirmed, view.viewer)
+    blocks = [
+        {"type": "header", "block_id": "escalation.title",
+         "text": plain_text(cat.text("escalation.title"), limits.SLACK_HEADER_TEXT)},
+        section("escalation.body", text.escalation_body(view, document=document)),
+        *([section("escalation.confirmed", esc_clip(confirmed, LINE_CHARS))]
+          if confirmed else []),
+        *_escalation_people(view),
+        context("escalation.next", escape(text.escalation_next_step(view))),
+        *_open_document("escalation.actions", view.document, view.viewer),
+    ]
+    fallback = text.quoted_document(view.document, view.viewer)
+    return message(cat.text("escalation.fallback", document=fallback), blocks)
+
+
+def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = None) -> dict:
+    """A critical question cannot reach its quorum: whom it was asked, how many confirmations
+    are still missing, why the others were skipped; never the question or span."""
+    cat = text.catalog_of(view.viewer)
+    words = text.quorum_text(view, document=link(view.document, view.viewer))
+    blocks = [
+        {"type": "header", "block_id": "quorum.title",
+         "text": plain_text(words.title, limits.SLACK_HEADER_TEXT)},
+        section("quorum.body", words.body),
+        *([section("quorum.asked", esc_clip(words.asked, LINE_CHARS))] if words.asked else []),
+        section("quorum.missing", f"*{esc_clip(words.missing, LINE_CHARS)}*"),
+        context("quorum.reference", esc_clip(cat.text(
+            "steward_notice.reference", id=view.clarification_id), LINE_CHARS)),
+    ]
+    if view.skipped:
+        blocks.append(section("quorum.skipped", _with_lines(
+            f"*{escape(cat.text('escalation.skipped_heading'))}*", view.skipped, view.viewer)))
+    blocks += [context("quorum.next", escape(words.next_step)),
+               *overrides.slack_actions(view.clarification_id, view.card_ref, view.candidates,
+                                        view.viewer, codec),
+               *_open_document("quorum.actions", view.document, view.viewer)]
+    return message(words.fallback, blocks)
+
+
+def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None = None
+                            ) -> dict:
+    """Who disagreed (before binding, or late against a bound date): names and the document
+    link only."""
+    cat = text.catalog_of(view.viewer)
+    names = text.dates.names_list(view.responders, locale=view.viewer.locale)
+    words = text.steward_conflict_text(
+        view, document=link(view.document, view.viewer), names=esc_clip(names, LINE_CHARS))
+    blocks = [
+        {"type": "header", "block_id": "conflict.title",
+         "text": plain_text(words.title, limits.SLACK_HEADER_TEXT)},
+        section("conflict.body", words.body),
+        context("conflict.reference", esc_clip(cat.text(
+            "steward_conflict.reference", id=view.clarification_id), LINE_CHARS)),
+        *overrides.slack_actions(view.clarification_id, view.card_ref, view.candidates,
+                                 view.viewer, codec),
+    ]
+    return message(words.fallback, blocks)
+
+
+def render_steward_notice(view: StewardNoticeView) -> dict:
+    """High severity: the steward hears whom a direct question went to; no answer buttons."""
+    cat = text.catalog_of(view.viewer)
+    names = esc_clip(text.dates.names_list(view.asked, locale=view.viewer.locale), LINE_CHARS)
+    blocks = [
+        {"type": "header", "block_id": "notice.title",
+         "text": plain_text(cat.text("steward_notice.title"), limits.SLACK_HEADER_TEXT)},
+        section("notice.body", text.steward_notice_body(
+            view, document=link(view.document, view.viewer), names=names)),
+        context("notice.redacted", escape(cat.text("steward_notice.redacted"))),
+        context("notice.reference", esc_clip(cat.text(
+            "steward_notice.reference", id=view.clarification_id), LINE_CHARS)),
+        *_open_document("notice.actions", view.document, view.viewer),
+    ]
+    fallback = text.quoted_document(view.document, view.viewer)
+    severity = text.severity_text(view.severity, view.viewer)
+    return message(cat.text("steward_notice.fallback", severity=severity, document=fallback),
+                    blocks)
+
+
+def render_steward_notices(view: StewardNoticesView) -> dict:
+    """A window's notices for one steward: one section per notice (document, severity, whom it
+    went to, its reference); past the block budget, one "…and N more" line."""
+    cat = text.catalog_of(view.viewer)
+    count = len(view.notices)
+    blocks = [{"type": "header", "block_id": "notices.title",
+               "text": plain_text(cat.text("steward_notices.title"), limits.SLACK_HEADER_TEXT)},
+              section("notices.intro", escape(cat.plural("steward_notices.intro", count))),
+              context("notices.redacted", escape(cat.text("steward_notice.redacted")))]
+    budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, STEWARD_NOTICES_MAX)
+    for n, notice in enumerate(view.notices[:budget]):
+        names = esc_clip(text.dates.names_list(notice.asked, locale=view.viewer.locale),
+                         LINE_CHARS)
+        item = text.steward_notices_item(notice, document=link(notice.document, view.viewer),
+                                         names=names)
+        reference = esc_clip(cat.text("steward_notice.reference", id=notice.clarification_id),
+                             TITLE_CHARS)
+        blocks.append(section(f"notices.{n}", f"{item}\n{reference}"))
+    if count > budget:
+        blocks.append(context("notices.more",
+                              escape(cat.plural("steward_notices.more", count - budget))))
+    return message(cat.plural("steward_notices.fallback", count), blocks)
+
+
+def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
+    """The steward digest; items past the block budget become one "…and N more" line."""
+    cat = text.catalog_of(view.viewer)
+    count = len(view.items)
+    blocks = [{"type": "header", "block_id": "dead_letter.title",
+               "text": plain_text(cat.text("dead_letter.title"), limits.SLACK_HEADER_TEXT)},
+              section("dead_letter.intro", escape(text.dead_letter_intro(view)))]
+    # One block per item, one left for the overflow line, and never more than a page.
+    budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, DIGEST_MAX_QUESTIONS)
+    shown = view.items if count <= budget else view.items[:budget]
+    for n, item in enumerate(shown):
+        heading = cat.text("dead_letter.item", document=link(item.document, view.viewer),
+                           severity=escape(text.severity_text(item.severity, view.viewer)))
+        blocks.append(section(f"dead_letter.{n}", _with_lines(
+            f"*{heading}*", item.skipped, view.viewer, unanswered=item.unanswered)))
+    if len(shown) < count:
+        blocks.append(context("dead_letter.more",
+                               escape(cat.plural("dead_letter.more", count - len(shown)))))
+    return message(cat.plural("dead_letter.fallback", count), blocks)
+
+
