@@ -116,16 +116,22 @@ def signed(click: Click, *, codec: Any, stamp: str, acted: float) -> tuple[bytes
     value = codec.encode(ActionRef(kind=ActionKind.ANSWER, card_ref=f"d.{click.clarification_id}",
                                    clarification_id=click.clarification_id,
                                    candidate=click.candidate))
-    user = _user(click.user)
+    return signed_action(user=_user(click.user), team=TEAM, secret=SECRET, value=value,
+                         action_id=f"clarify.answer.{click.candidate}", stamp=stamp, acted=acted)
+
+
+def signed_action(*, user: str, team: str, secret: str, value: str, action_id: str, stamp: str,
+                  acted: float, message_ts: str = "1.000100") -> tuple[bytes, dict[str, str]]:
+    """A block_actions request for one button press, signed as Slack signs it."""
     payload = {
-        "type": "block_actions", "user": {"id": user, "team_id": TEAM}, "team": {"id": TEAM},
+        "type": "block_actions", "user": {"id": user, "team_id": team}, "team": {"id": team},
         "api_app_id": "A0BENCH", "trigger_id": "1.2.3",
-        "container": {"type": "message", "channel_id": f"D{user}", "message_ts": "1.000100"},
+        "container": {"type": "message", "channel_id": f"D{user}", "message_ts": message_ts},
         "channel": {"id": f"D{user}"},
-        "actions": [{"type": "button", "action_id": f"clarify.answer.{click.candidate}",
+        "actions": [{"type": "button", "action_id": action_id,
                      "block_id": "answers", "value": value, "action_ts": f"{acted:.6f}"}],
     }
     body = urlencode({"payload": json.dumps(payload)}).encode()
-    signature = SignatureVerifier(SECRET).generate_signature(timestamp=stamp, body=body)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
     return body, {"Content-Type": "application/x-www-form-urlencoded",
                   "X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature or ""}

@@ -8,6 +8,7 @@ import asyncio
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,9 +72,10 @@ def scenario(cards: int, people: int, *, tag: str, high_share: float = 0.0) -> d
 # ---------------------------------------------------------------- the reference core
 
 
-def serve_core(port: int) -> None:
+def serve_core(port: int, extend: Callable[[Any, Any], None] | None = None) -> None:
     """The reference core with a middleware that counts every call by method and route, and
-    ``GET /_bench/calls`` that returns (and with ?reset=1 clears) the counts."""
+    ``GET /_bench/calls`` that returns (and with ?reset=1 clears) the counts. ``extend(app,
+    core)`` adds a caller's own routes and middlewares (bench/soak.py's faults and records)."""
     from aiohttp import web
 
     import devcore.app
@@ -124,6 +126,8 @@ def serve_core(port: int) -> None:
     app.router.add_get("/_bench/calls", calls)
     app.router.add_post("/_bench/load", load)
     app.router.add_get("/_bench/reported", reported)
+    if extend is not None:
+        extend(app, core)
     web.run_app(app, host="127.0.0.1", port=port, access_log=None, print=None)
 
 

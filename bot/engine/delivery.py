@@ -154,18 +154,23 @@ class Deliverer:
             await self.store.mark_sent(key, message_ref=ref)
             await self.store.add_card(card)
         if report:
-            await self.core.report_delivery(
-                clarification_id=key.clarification_id,
-                report=m.DeliveryReport(
-                    delivery_id=delivery_id(key),
-                    person_id=key.person_id,
-                    channel=m.Channel(address.platform),
-                    kind=m.DeliveryKind(key.kind),
-                    attempt=key.attempt,
-                    message_ref=ref[:500],
-                ),
-            )
+            await self.report(card)
         return Result(status, ref, recovered)
+
+    async def report(self, card: CardRecord) -> None:
+        """The core's delivery report of one card (idempotent on its delivery id)."""
+        key = card.delivery
+        await self.core.report_delivery(
+            clarification_id=key.clarification_id,
+            report=m.DeliveryReport(
+                delivery_id=delivery_id(key),
+                person_id=key.person_id,
+                channel=m.Channel(card.platform),
+                kind=m.DeliveryKind(key.kind),
+                attempt=key.attempt,
+                message_ref=card.message_ref[:500],
+            ),
+        )
 
 
 _UNKNOWN = object()  # the platform cannot say whether the message exists

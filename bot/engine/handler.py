@@ -26,7 +26,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.engine.delivery import Delivered, Deliverer, Result
+from bot.engine.delivery import Delivered, Deliverer, Result, delivery_id
 from bot.engine.rbac import may_confirm, may_read
 from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
@@ -105,13 +105,18 @@ class JobHandler:
         structlog.contextvars.bind_contextvars(
             clarification_id=c.id, job_id=job.id, attempt=job.attempts
         )
-        if c.state not in SETTLED and c.severity is not m.Severity.LOW:
+        # a job back after its lease ran out may follow a crash: what the crash left unrecorded
+        # is settled first, also for a question answered meanwhile
+        recover = job.attempts > 0 and c.severity is not m.Severity.LOW
+        if (c.state not in SETTLED or recover) and c.severity is not m.Severity.LOW:
             steward = [c.workspace.steward_id] if c.workspace.steward_id else []
             await self.core.read_people(scope, tenant_id=c.tenant_id,
                                         person_ids=[*job.payload.ranking, *steward])
         if c.state is m.ClarificationState.CONFLICTED:
             await self.stewards.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
+            if recover:
+                await self.reconcile_earlier(c, job)
             await self.core.complete_job(job_id=job.id, lease_token=job.lease_token)
             if c.state in SETTLED:
                 await self.refresher.refresh_now(c.id)
@@ -150,9 +155,18 @@ class JobHandler:
         passed), so nobody asked or skipped vanishes from the trail or the escalation."""
         earlier = Earlier()
         ranking = job.payload.ranking
+        if job.attempts:
+            await self._report_unreported(c)
         for index in range(min(job.attempts, len(ranking))):
             key = DeliveryKey(c.id, ranking[index], index, m.DeliveryKind.QUESTION.value)
             slot = await self.store.slot(key)
+            if slot is None and not _traced(c, key.person_id):
+                # a worker died holding this turn before anything was reserved (reading the
+                # clarification or the people): the turn has passed without a trace
+                skip = await self._unasked(c, key.person_id)
+                earlier.skipped.append(skip)
+                await self.trail.skipped(c.id, skip, attempt=index, job_id=job.id)
+                continue
             if slot is None or slot.state is not SlotState.RESERVED:
                 continue
             outcome = await self._recover(c, key)
@@ -164,16 +178,49 @@ class JobHandler:
                 await self._delivered(c, job, outcome, key, recovered=True)
         return earlier
 
-    async def _recover(self, c: m.Clarification, key: DeliveryKey) -> Address | Skip | None:
-        """One reservation: the address its card was found at, or why it counts as skipped."""
+    async def _report_unreported(self, c: m.Clarification) -> None:
+        """Question cards the store holds whose delivery report never reached the core
+        (reports go together at the end of a job: a worker killed after the send lost them).
+        Digest entries and steward messages are reported, or not, their own way."""
+        known = {d.delivery_id for d in c.deliveries}
+        for card in await self.store.cards(c.id):
+            if card.delivery.kind == m.DeliveryKind.QUESTION.value \
+                    and delivery_id(card.delivery) not in known:
+                await self.deliverer.report(card)
+
+    async def _unasked(self, c: m.Clarification, person_id: str) -> Skip:
+        """A candidate whose turn passed unseen: the reason they would have been skipped for,
+        or DELIVERY_FAILED when nothing but the stopped worker kept them from being asked."""
+        found = await self._reachable(c, person_id)
+        if isinstance(found, Skip):
+            return found
+        person, _ = found
+        verdict = may_read(person, acl=c.document.acl, tenant_id=c.tenant_id)
+        if not verdict.allowed:
+            return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
+        return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
+                    "a worker stopped before this person was asked, and their turn has passed")
+
+    async def _reachable(self, c: m.Clarification, person_id: str
+                         ) -> tuple[m.Person, Address] | Skip:
+        """The candidate as a person of the clarification's tenant and their address, or why
+        they cannot be asked."""
         try:
-            person = await self.core.get_person(person_id=key.person_id, tenant_id=c.tenant_id)
+            person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
         except e.PersonNotFound:
-            return Skip(key.person_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
-                        "the candidate is no longer a person of this tenant")
+            return Skip(person_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                        "the candidate is not a person of this tenant")
         address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
         if isinstance(address, Unroutable):
-            return Skip(key.person_id, address.reason, address.why)
+            return Skip(person_id, address.reason, address.why)
+        return person, address
+
+    async def _recover(self, c: m.Clarification, key: DeliveryKey) -> Address | Skip | None:
+        """One reservation: the address its card was found at, or why it counts as skipped."""
+        found = await self._reachable(c, key.person_id)
+        if isinstance(found, Skip):
+            return found
+        _, address = found
         result = await self.deliverer.reconcile(key, address)
         if result.status is Delivered.FAILED:
             return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
@@ -223,17 +270,10 @@ class JobHandler:
         self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int
     ) -> m.Person | Skip:
         """Ask one candidate (a card, or a place in their digest), or say why not."""
-        try:
-            person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
-        except e.PersonNotFound:
-            return Skip(
-                person_id,
-                m.ReasonCode.TENANT_SCOPE_MISMATCH,
-                "the candidate is not a person of this tenant",
-            )
-        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
-        if isinstance(address, Unroutable):
-            return Skip(person_id, address.reason, address.why)
+        found = await self._reachable(c, person_id)
+        if isinstance(found, Skip):
+            return found
+        person, address = found
         verdict = may_read(person, acl=c.document.acl, tenant_id=c.tenant_id)
         if not verdict.allowed:
             return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
@@ -320,6 +360,12 @@ class JobHandler:
     # ---------------------------------------------------------------- bookkeeping
 
     async def _advance(self, job: m.LeasedJob, attempt: int, reason: m.ReasonCode | None) -> None:
+        scope = batching.current()
+        if scope is not None:
+            # what the advance passes over reaches the core's trail first: the job's reports go
+            # at its end, and a worker killed after the advance took its skips with it (the job
+            # can dead-letter before any later pass records them; found by bench/soak.py)
+            await self.core.flush(scope)
         await self.core.advance_job(
             job_id=job.id,
             lease_token=job.lease_token,
@@ -342,6 +388,17 @@ class JobHandler:
             channel=address.platform, to_core=False,
             extra={"recovered": "true"} if recovered else None,
             message=f"Question card {what} on {address.platform}.")
+
+
+TURN_EVENTS = frozenset({"skipped", "digested", "delivered"})
+
+
+def _traced(c: m.Clarification, person_id: str) -> bool:
+    """The core's trail shows the person's turn: a delivery, a skip, a digest entry (the
+    core's own ``expired`` event names the candidate of a lease that ran out, which says
+    nothing about whether they were asked)."""
+    return any(d.person_id == person_id for d in c.deliveries) or any(
+        ev.person_id == person_id and ev.type in TURN_EVENTS for ev in c.events)
 
 
 def local_day(person: m.Person, now: datetime) -> str:

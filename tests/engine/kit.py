@@ -120,6 +120,7 @@ async def create(
     authority: dict[str, list[str]],
     severity: str | None = None,
     workspace: str = "acme-legal",
+    read_roles: tuple[str, ...] = ("viewer", "editor", "steward"),
 ) -> str:
     """As the rig's helper, with a span and a question of its own (so leaks can be grepped)."""
     tag = uuid4().hex[:10]
@@ -133,7 +134,7 @@ async def create(
     spec["document"]["content_hash"] = f"sha256:{tag}"
     spec["document"]["acl"] = {
         "workspace_id": workspace,
-        "read_roles": ["viewer", "editor", "steward"],
+        "read_roles": list(read_roles),
     }
     spec["authority"] = {
         part: authority.get(part, []) for part in ("authored_by", "named", "owned_by")

@@ -6,9 +6,12 @@ reach the platform before the crash is recovered and audited."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -124,3 +127,107 @@ async def test_recovered_delivery_writes_its_audit_event(
     assert [(ev["person_id"], ev["attempt"]) for ev in recovered] == [hit]
     assert "after a crash" in recovered[0]["message"]
     assert len([s for s in rig.channel.sent if s.key == target]) == 1
+
+
+@pytest.mark.parametrize(("acl_roles", "reason"), [
+    pytest.param(("viewer", "editor", "steward"), m.ReasonCode.DELIVERY_FAILED, id="could-read"),
+    pytest.param(("steward",), m.ReasonCode.NO_READ_PERMISSION, id="could-not-read"),
+])
+async def test_crash_before_anything_was_reserved_is_a_reason_coded_skip(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+    acl_roles: tuple[str, ...],
+    reason: m.ReasonCode,
+) -> None:
+    """A worker leases the job and dies before it reserved anything (found by bench/soak.py:
+    killed while reading the clarification or the people). The job comes back one attempt
+    later with no reservation for the first candidate: they are on the core's trail and in the
+    audit file as skipped, with the reason they would have been skipped for (DELIVERY_FAILED
+    when only the stopped worker kept them from being asked), never silently passed over."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]},
+                       severity="high", read_roles=acl_roles)
+    leased = await bot_client.poll_jobs(kinds=["clarify:"], max_jobs=10, lease_seconds=60)
+    assert cid in {j.payload.clarification_id for j in leased.jobs}  # and the worker dies
+
+    rig.clock.advance(NEXT_ATTEMPT)
+    await rig.worker("worker-restarted").worker.run_burst()
+    (skip,) = [ev for ev in audit_lines(rig, "skipped") if ev["person_id"] == "p-sarah"]
+    assert (skip["reason_code"], skip["attempt"]) == (reason.value, 0)
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [ev.reason_code for ev in c.events
+            if ev.type == "skipped" and ev.person_id == "p-sarah"] == [reason]
+    assert rig.channel.to("p-sarah") == []
+
+
+@pytest.mark.parametrize("answered", [False, True], ids=["still-open", "answered-meanwhile"])
+async def test_card_sent_but_its_report_lost_to_a_crash_is_reported_on_the_next_pass(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+    answered: bool,
+) -> None:
+    """A worker sends the card, records it in the store and is killed before the job's
+    reports go to the core (found by bench/soak.py: the core's trail showed an answer but no
+    card). The next pass reports it once, also when the person answered meanwhile and the job
+    is only completed; the card is not sent again."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]},
+                       severity="high")
+    killed = rig.worker("worker-killed")
+
+    async def killed_before_the_reports(scope: object) -> None:
+        return None
+
+    killed.engine.core.flush = killed_before_the_reports  # type: ignore[method-assign,assignment]
+    await killed.worker.run_burst()
+    assert [s.key.person_id for s in rig.channel.sent if s.key.kind == "question"] == ["p-sarah"]
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert c.deliveries == []
+    if answered:
+        await bot_client.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
+            answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+
+    rig.clock.advance(NEXT_ATTEMPT)
+    await rig.worker("worker-restarted").worker.run_burst()
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [(d.person_id, d.attempt, d.kind) for d in c.deliveries
+            if d.person_id == "p-sarah"] == [("p-sarah", 0, m.DeliveryKind.QUESTION)]
+    assert [s.key.person_id for s in rig.channel.sent].count("p-sarah") == 1
+
+
+async def test_skips_reach_the_core_before_the_advance_that_passes_them(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+) -> None:
+    """The first candidate may not read the source: skipped, and the job advanced past them
+    inside the lease. A worker killed right after that advance (found by bench/soak.py: the job
+    then ran out of attempts and dead-lettered with nobody's skip on the trail) has already put
+    the skip on the core's trail."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]},
+                       severity="high", read_roles=("steward",))
+    killed = rig.worker("worker-killed")
+    core = killed.engine.core
+    advance, flush = core.advance_job, core.flush
+    died: list[bool] = []
+
+    async def advance_then_die(**kwargs: Any) -> Any:
+        await advance(**kwargs)
+        died.append(True)
+        raise asyncio.CancelledError  # SIGKILL: nothing after this reaches the core
+
+    async def flush_unless_dead(scope: Any) -> None:
+        if not died:
+            await flush(scope)
+
+    core.advance_job = advance_then_die  # type: ignore[method-assign]
+    core.flush = flush_unless_dead  # type: ignore[method-assign]
+    with contextlib.suppress(asyncio.CancelledError):
+        await killed.worker.run_burst()
+    assert died
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"] == [
+        ("p-sarah", m.ReasonCode.NO_READ_PERMISSION)]

@@ -266,6 +266,7 @@ class FakeSlack:
     socket_url: str = ""  # what apps.connections.open hands out (Socket Mode's WebSocket)
     clock: Callable[[], float] = time.monotonic
     url: str = ""
+    port: int = 0  # where it listens (0: any free port)
     calls: list[Call] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     ephemerals: list[Json] = field(default_factory=list)
@@ -292,7 +293,7 @@ class FakeSlack:
         app.router.add_post("/actions/{token}", self._respond)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         port = self._runner.addresses[0][1]
         self.url = f"http://127.0.0.1:{port}/api/"

@@ -53,8 +53,9 @@ class Posted:
 
 
 class FakeConnector:
-    def __init__(self, *, token: str = TOKEN, bot_id: str | None = None) -> None:
+    def __init__(self, *, token: str = TOKEN, bot_id: str | None = None, port: int = 0) -> None:
         self.token = token
+        self.port = port  # where it listens (0: any free port)
         self.bot_id = bot_id
         self.installed: set[tuple[str, str]] = set()  # (tenant, AAD object id)
         self.blocked: set[str] = set()  # conversation ids whose person blocked the bot
@@ -74,7 +75,7 @@ class FakeConnector:
         app.router.add_put(PREFIX + "v3/conversations/{cid}/activities/{aid}", self._update)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         port = self._runner.addresses[0][1]
         self.origin = f"http://127.0.0.1:{port}"
