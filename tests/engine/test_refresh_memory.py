@@ -34,7 +34,8 @@ def _card(n: int) -> CardRecord:
 
 
 def _refresher(channel: FakeChannel, clock: ManualClock) -> CardRefresher:
-    return CardRefresher(core=None, store=None, channels={"slack": channel},  # type: ignore[arg-type]
+    channels: dict[str, Any] = {"slack": channel}
+    return CardRefresher(core=None, store=None, channels=channels,  # type: ignore[arg-type]
                          clock=clock)
 
 
