@@ -12,7 +12,9 @@ clarifications are added to the core in small loads over ``--minutes``; simulate
 (bench/soak_people.py) answer the cards they receive with signed block_actions to the web
 processes. Meanwhile, on a schedule drawn from ``--seed``: web-0 and worker-0 are killed with
 SIGKILL ``--kills`` times each and restarted; the core answers 5xx, then holds calls past the
-bot's read timeout, for a while; Redis is killed and restarted; Slack answers 429 (Retry-After)
+bot's read timeout, for a while; Redis is killed and restarted (``--redis cluster``: three
+masters and three replicas, a master killed, failed over and back as a replica, see
+bench/soak_redis.py); Slack answers 429 (Retry-After)
 and then 5xx for a while. web-1 and worker-1 are never killed: their RSS is compared from the
 first tenth of the run to the end. Afterwards (bench/soak_check.py): answers given = answers
 recorded per (clarification, person), in order; no card twice for one (clarification, person,

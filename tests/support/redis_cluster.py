@@ -153,7 +153,9 @@ class LocalCluster:
             self._servers.spawn(
                 port, "--cluster-enabled", "yes",
                 "--cluster-config-file", f"nodes-{port}.conf",
-                "--appenddirname", f"appendonly-{port}",  # one workdir, a file per node
+                # one workdir: an append-only directory and a snapshot (a replica's full
+                # sync loads it) per node, so that two nodes never read each other's
+                "--appenddirname", f"appendonly-{port}", "--dbfilename", f"dump-{port}.rdb",
                 "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
                 # a replica may always take over, however long its master has been away
                 "--cluster-replica-validity-factor", "0", *self.options)
