@@ -1,5 +1,4 @@
-"""bench/soak.py at the suite's size: two web and two worker processes on one Redis (a server,
-then a cluster of three masters and three replicas whose outbox master is killed), the
+"""bench/soak.py at the suite's size: two web and two worker processes on one Redis, the
 reference core and the fake Slack in processes of their own, a few hundred clarifications
 answered while web and worker processes are killed, Redis restarts and the core and Slack fail
 for a while; the invariants are asserted, never timings. Also the soak's own judge, on records
@@ -28,13 +27,12 @@ from soak_world import aad_user  # noqa: E402
 
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
-@pytest.mark.parametrize("redis", ["standalone", "cluster"])
 def test_soak_smoke_loses_doubles_reorders_no_answer_and_sends_no_card_twice_under_faults(
-        tmp_path: Path, redis: str) -> None:
+        tmp_path: Path) -> None:
     out = tmp_path / "verdict.json"
     base = os.environ.get("CLARIFY_SOAK_BASE_PORT", "20550")
     run = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--smoke",
-                          "--redis", redis, "--base-port", base, "--json", str(out)],
+                          "--base-port", base, "--json", str(out)],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     report = run.stdout[-4000:] + run.stderr[-2000:]
     assert out.exists(), report
@@ -48,11 +46,7 @@ def test_soak_smoke_loses_doubles_reorders_no_answer_and_sends_no_card_twice_und
     assert result["unexpected_exits"] == 0 and result["outbox_left"] == 0, report
     assert result["kills"]["web-0"] >= 3 and result["kills"]["worker-0"] >= 3, report
     faults = Counter(result["faults"])
-    if redis == "cluster":  # the outbox's master killed, its replica promoted, it rejoined
-        assert faults["Redis Cluster master of the outbox killed (SIGKILL), failed over, "
-                      "rejoined"] == 1 and len(result["failovers"]) == 1, report
-    else:
-        assert any(k.startswith("Redis killed") for k in faults), report
+    assert any(k.startswith("Redis killed") for k in faults), report
     assert any(k.startswith("core times out") for k in faults), report
     assert run.returncode == 0, report
 
