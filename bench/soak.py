@@ -12,7 +12,9 @@ clarifications are added to the core in small loads over ``--minutes``; simulate
 (bench/soak_people.py) answer the cards they receive with signed block_actions to the web
 processes. Meanwhile, on a schedule drawn from ``--seed``: web-0 and worker-0 are killed with
 SIGKILL ``--kills`` times each and restarted; the core answers 5xx, then holds calls past the
-bot's read timeout, for a while; Redis is killed and restarted; Slack answers 429 (Retry-After)
+bot's read timeout, for a while; Redis is killed and restarted (``--redis cluster``: three
+masters and three replicas, a master killed, failed over and back as a replica, see
+bench/soak_redis.py); Slack answers 429 (Retry-After)
 and then 5xx for a while. web-1 and worker-1 are never killed: their RSS is compared from the
 first tenth of the run to the end. Afterwards (bench/soak_check.py): answers given = answers
 recorded per (clarification, person), in order; no card twice for one (clarification, person,
@@ -43,9 +45,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
-from delivery import World, _json, _redis, _stat, _until_up  # noqa: E402
+from delivery import World, _json, _stat, _until_up  # noqa: E402
 from soak_check import judge, table  # noqa: E402
 from soak_people import People  # noqa: E402
+from soak_redis import ClusterRedis, StandaloneRedis, redis_for  # noqa: E402
 from soak_world import (  # noqa: E402
     AAD_TENANT,
     ACTION_KEY,
@@ -157,7 +160,8 @@ class Soak:
     slots: dict[str, Slot] = field(default_factory=dict)
     faults: Counter[str] = field(default_factory=Counter)
     unexpected_exits: int = 0
-    redis_proc: subprocess.Popen[bytes] | None = None
+    redis: StandaloneRedis | ClusterRedis | None = None
+    prefix: str = field(default_factory=lambda: f"soak{uuid4().hex[:8]}")
     connector_url: str = ""
     jwks_runner: web.AppRunner | None = None
 
@@ -167,32 +171,22 @@ class Soak:
     # ------------------------------------------------------------ Redis
 
     def start_redis(self) -> None:
-        if self.args.redis == "cluster":  # the hook: a three-master cluster and a master killed
-            raise SystemExit("--redis cluster: needs the store's Redis Cluster support "
-                             "(not on this branch yet)")
-        data = self.world.logs / "redis"
-        data.mkdir(exist_ok=True)
-        self.redis_proc = self.world.start("redis", [
-            "redis-server", "--port", str(self.world.redis_port), "--bind", "127.0.0.1",
-            "--dir", str(data), "--save", "", "--appendonly", "yes",
-            "--appendfsync", "always"])
+        """One server, or a cluster of three masters and three replicas (bench/soak_redis.py)."""
+        self.redis = redis_for(self.args.redis, self.world, self.port, self.args.base_port)
+        self.redis.start()
 
     async def redis_fault(self) -> None:
-        """Redis killed (SIGKILL) and started again on its append-only file."""
-        assert self.redis_proc is not None
-        self.redis_proc.send_signal(signal.SIGKILL)
-        self.redis_proc.wait()
-        self.world.procs.remove(self.redis_proc)
-        await asyncio.sleep(self.rng.uniform(0.5, 2.0))
-        self.start_redis()
-        self.faults["Redis killed (SIGKILL) and restarted"] += 1
+        """Redis killed (SIGKILL) and started again on its append-only file; on a cluster a
+        master killed, its replica promoted, the killed node back as a replica."""
+        assert self.redis is not None
+        self.faults[await self.redis.fault(self.rng, self.prefix)] += 1
 
     # ------------------------------------------------------------ the world
 
     async def start(self) -> tuple[str, str, list[str]]:
         world, args = self.world, self.args
-        world.redis_port = self.port()
         self.start_redis()
+        assert self.redis is not None
         core_port, slack_port, side_port = self.port(), self.port(), self.port()
         connector_port = self.port()
         world.start("core", [sys.executable, __file__, "--serve", "core", "--port",
@@ -208,18 +202,15 @@ class Soak:
         world.slack_url, self.connector_url = slack.stdout.readline().decode().split()
         jwks = await self.serve_jwks()
         await _until_up(f"{world.side_url}/log")
-        for _ in range(100):
-            if (await _redis(world.redis_port, "PING")) == "+PONG":
-                break
-            await asyncio.sleep(0.1)
-        prefix = f"soak{uuid4().hex[:8]}"
+        await self.redis.up()
+        prefix, redis_url = self.prefix, self.redis.url
         webs = []
         for name in ("web-0", "web-1", "worker-0", "worker-1"):
             port = self.port()
             config = world.logs / f"{name}.toml"
             config.write_text(bot_config(
                 core=world.core_url, slack=world.slack_url, connector=self.connector_url,
-                prefix=prefix, port=port, redis=f"redis://127.0.0.1:{world.redis_port}/0"))
+                prefix=prefix, port=port, redis=redis_url))
             role = name.split("-")[0]
             origin = self.connector_url.split("/teams/")[0]
             slot = Slot(name, [sys.executable, str(SERVE), jwks, origin, "serve", "--config",
@@ -230,7 +221,7 @@ class Soak:
                 webs.append(f"http://127.0.0.1:{port}")
         for base in webs:
             await _until_up(f"{base}/healthz")
-        return prefix, f"redis://127.0.0.1:{world.redis_port}/0", webs
+        return prefix, redis_url, webs
 
     async def serve_jwks(self) -> str:
         """The public key the soak signs Bot Framework tokens with, as a JWKS on 127.0.0.1."""
@@ -405,15 +396,20 @@ async def run(args: argparse.Namespace) -> bool:
         print(table(soak.faults, verdict, rss, extra))
         for example in verdict.examples:
             print("  e.g.", example)
+        failovers = soak.redis.log if isinstance(soak.redis, ClusterRedis) else []
+        for line in failovers:
+            print("  redis:", line)
         if args.json:
             await asyncio.to_thread(Path(args.json).write_text, json.dumps({
                 "ok": verdict.ok, "faults": soak.faults, "outbox_left": left,
-                "unexpected_exits": soak.unexpected_exits,
+                "unexpected_exits": soak.unexpected_exits, "failovers": failovers,
                 "verdict": {k: v for k, v in vars(verdict).items()}, "rss": rss,
                 "kills": {n: s.starts - 1 for n, s in soak.slots.items()}}, default=str))
         return verdict.ok and not soak.unexpected_exits and left == 0
     finally:
         world.stop_all()
+        if soak.redis is not None:
+            soak.redis.stop()
         if soak.jwks_runner is not None:
             await soak.jwks_runner.cleanup()
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from functools import wraps
+from pathlib import PurePath
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -69,5 +70,22 @@ def translated[**P, R](
             raise
         except RedisError as exc:
             raise StoreUnavailable() from exc
+        except (TypeError, AttributeError) as exc:
+            if not _lost_transport(exc):
+                raise
+            raise StoreUnavailable() from exc
 
     return call
+
+
+def _lost_transport(exc: BaseException) -> bool:
+    """A write to a socket transport whose connection was lost a moment before, seen by the soak
+    when a cluster master was killed: CPython 3.12's selector transport has cleared its write
+    handler or loop by then and raises TypeError ("'NoneType' object is not callable") or
+    AttributeError instead of an OSError, and redis-py passes it on after dropping the
+    connection. It is a lost connection all the same. Only errors raised inside asyncio's
+    transport code count: the same types anywhere else are bugs and propagate."""
+    tb, where = exc.__traceback__, None
+    while tb is not None:
+        where, tb = tb.tb_frame.f_code.co_filename, tb.tb_next
+    return where is not None and PurePath(where).parts[-2:] == ("asyncio", "selector_events.py")

@@ -45,7 +45,8 @@ async def server() -> AsyncIterator[Server]:
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app, access_log=None)
+    # a handler that never answers is cancelled at cleanup, not awaited for 60 s
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

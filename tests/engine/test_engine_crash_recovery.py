@@ -19,6 +19,7 @@ from bot.channels.recording import RecordingChannel
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.store.base import DeliveryKey, SlotState
+from bot.store.errors import StoreUnavailable
 from cards.views import StewardEscalationView
 from devcore.client import DevCoreClient
 from tests.engine.kit import DiesBeforeSend, Restart, crash_after, create, read_lines
@@ -195,6 +196,31 @@ async def test_card_sent_but_its_report_lost_to_a_crash_is_reported_on_the_next_
     assert [(d.person_id, d.attempt, d.kind) for d in c.deliveries
             if d.person_id == "p-sarah"] == [("p-sarah", 0, m.DeliveryKind.QUESTION)]
     assert [s.key.person_id for s in rig.channel.sent].count("p-sarah") == 1
+
+
+async def test_card_sent_whose_record_the_store_refused_still_reaches_the_core(
+    restart: Callable[[RecordingChannel], Restart],
+    dev_client: DevCoreClient,
+    bot_client: CoreClient,
+) -> None:
+    """The card goes out, then the store fails to record it (found by bench/soak.py: Redis
+    restarted a moment after the send). The job fails, but the core has the card's delivery
+    report: the store holds no record a later pass could report from, and without it the person
+    who answers that card was on the trail with neither a card nor a skip."""
+    rig = restart(RecordingChannel())
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]},
+                       severity="high")
+    failing = rig.worker("worker-store-down")
+
+    async def store_down(*_: object, **__: object) -> None:
+        raise StoreUnavailable()
+
+    rig.stores[-1].record_sent = store_down  # type: ignore[method-assign,assignment]
+    await failing.worker.run_burst()
+    assert [s.key.person_id for s in rig.channel.sent if s.key.kind == "question"] == ["p-sarah"]
+    c = await bot_client.get_clarification(clarification_id=cid)
+    assert [(d.person_id, d.attempt, d.kind) for d in c.deliveries] == [
+        ("p-sarah", 0, m.DeliveryKind.QUESTION)]
 
 
 async def test_skips_reach_the_core_before_the_advance_that_passes_them(

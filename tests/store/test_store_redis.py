@@ -10,7 +10,7 @@ import redis.asyncio as aioredis
 
 from bot.store import keys as k
 from bot.store.base import CardRecord, Decision
-from bot.store.errors import SlotContended, StoreError, StoreUnavailable
+from bot.store.errors import SlotContended, StoreError, StoreUnavailable, translated
 from bot.store.redis import RedisStore
 
 from .conftest import DAY, REDIS_URL, T0, WINDOW, admit, at, delivery
@@ -103,6 +103,41 @@ async def test_an_unreachable_redis_is_a_store_error() -> None:
         with pytest.raises(StoreUnavailable) as caught:
             await store.mark_once("ns", "secret-key", ttl_seconds=5)
     assert "secret" not in str(caught.value)
+
+
+async def test_a_write_to_a_connection_lost_under_it_is_store_unavailable() -> None:
+    """Found by the soak on Redis Cluster: a call whose pooled connection was lost (its master
+    killed) a moment before wrote to a dead socket transport, which on CPython 3.12 raises
+    TypeError or AttributeError, not OSError; redis-py passed it on and a web process answered a
+    click with a 500. The store reports it as StoreUnavailable like any lost connection, and a
+    TypeError of its own code still propagates."""
+    async def hang_up(_: asyncio.StreamReader, theirs: asyncio.StreamWriter) -> None:
+        theirs.close()
+
+    server = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    _, writer = await asyncio.open_connection("127.0.0.1", port)
+
+    class Store:
+        @translated
+        async def write(self) -> None:
+            writer.writelines([b"PING\r\n"])
+
+        @translated
+        async def misuse(self) -> None:
+            raise TypeError("a bug, not a lost connection")
+
+    try:
+        writer.transport.abort()
+        await asyncio.sleep(0)  # the transport's connection_lost runs
+        with pytest.raises(StoreUnavailable) as caught:
+            await Store().write()
+        assert str(caught.value) == "store unavailable"
+        with pytest.raises(TypeError):
+            await Store().misuse()
+    finally:
+        server.close()
+        await server.wait_closed()
 
 
 async def test_a_slot_that_keeps_changing_is_contended(redis_db: aioredis.Redis) -> None:

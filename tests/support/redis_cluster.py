@@ -12,8 +12,10 @@ choosing, bound to 127.0.0.1 on the ports the caller names. Nothing here is used
         cluster.kill(port)            # SIGKILL a master...
         cluster.wait_healthy()        # ...its replica takes over (node timeout: 1 s)
         cluster.restart(port)         # it comes back as a replica
+        cluster.kill_master(port)     # kill + wait for the promotion: the new master's port
         cluster.failover(cluster.replicas()[0])   # or a graceful CLUSTER FAILOVER
         cluster.replica_of(cluster.master_of("clarify:{outbox}:entries"))  # whose slot
+    LocalCluster(..., options=("--appendonly", "yes", "--appendfsync", "always"))  # persisting
 
     LocalSentinel(master_port=..., replica_port=..., sentinel_port=..., workdir=tmp) is the same
     for Sentinel: ``.url`` (redis+sentinel://...), ``.failover()`` (SENTINEL FAILOVER),
@@ -127,11 +129,14 @@ class LocalCluster:
     """A Redis Cluster of ``ports`` masters (at least 3) and optionally one replica each."""
 
     def __init__(self, ports: Sequence[int], *, workdir: Path,
-                 replica_ports: Sequence[int] = ()) -> None:
+                 replica_ports: Sequence[int] = (), options: Sequence[str] = ()) -> None:
+        """``options``: more ``redis-server`` arguments for every node, after the defaults (so
+        ``("--appendonly", "yes", "--appendfsync", "always")`` makes them persist)."""
         if len(ports) < 3 or (replica_ports and len(replica_ports) != len(ports)):
             raise ValueError("a cluster needs 3+ masters and none or one replica per master")
         self.ports = list(ports)
         self.replica_ports = list(replica_ports)
+        self.options = list(options)
         self._servers = _Servers(workdir)
 
     @property
@@ -148,9 +153,12 @@ class LocalCluster:
             self._servers.spawn(
                 port, "--cluster-enabled", "yes",
                 "--cluster-config-file", f"nodes-{port}.conf",
+                # one workdir: an append-only directory and a snapshot (a replica's full
+                # sync loads it) per node, so that two nodes never read each other's
+                "--appenddirname", f"appendonly-{port}", "--dbfilename", f"dump-{port}.rdb",
                 "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
                 # a replica may always take over, however long its master has been away
-                "--cluster-replica-validity-factor", "0")
+                "--cluster-replica-validity-factor", "0", *self.options)
         replicas = "1" if self.replica_ports else "0"
         subprocess.run(["redis-cli", "--cluster", "create",
                         *(f"{HOST}:{p}" for p in self.all_ports),
@@ -227,6 +235,16 @@ class LocalCluster:
     def kill(self, port: int) -> None:
         """SIGKILL one node (a master: its replica takes over after the node timeout)."""
         self._servers.kill(port)
+
+    def kill_master(self, port: int, timeout: float = 30) -> int:
+        """SIGKILL the master on ``port`` and wait until its replica serves its slots and the
+        cluster is healthy again: the port of the new master."""
+        replica = self.replica_of(port)
+        self.kill(port)
+        _wait(lambda: replica in self.masters() and port not in self.masters(),
+              timeout=timeout, what="a replica's promotion after its master's kill")
+        self.wait_healthy(timeout)
+        return replica
 
     def restart(self, port: int) -> None:
         """Start a killed node again on its old config: it rejoins (as a replica, once failed
