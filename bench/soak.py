@@ -266,7 +266,7 @@ class Soak:
                      for _ in range(a.kills)]
         windows = ["core 5xx", "core timeout", "slack 429", "slack 5xx", "redis"] * a.windows
         self.rng.shuffle(windows)
-        stretch = 0.8 * seconds / len(windows)
+        stretch = 0.8 * seconds / max(len(windows), 1)
         length = max(3.0, min(10.0, stretch * 0.6))
         for n, kind in enumerate(windows):
             at = 0.1 * seconds + n * stretch + self.rng.uniform(0, stretch - length)

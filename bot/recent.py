@@ -8,6 +8,11 @@ through are remembered (a verified PERSON, a clarification), never a refusal, so
 core (an identity verified, a mapping added) takes effect at once. The price is bounded: for at
 most ``ttl_seconds`` an identity whose verification, alias or role was just withdrawn in the core
 answers as before. 0 turns it off.
+
+What is kept is what the last ``ttl_seconds`` read, never more than ``max_size`` facts: an
+expired fact is dropped as soon as anything new is kept (not only when its own key is asked for
+again), so a process that forwards thousands of answers, each to another question, holds a few
+seconds' worth of clarifications, not the last ``max_size`` of them (docs/reliability.md, "Soak").
 """
 
 from __future__ import annotations
@@ -61,5 +66,18 @@ class Recent[K, V]:
             return
         self._kept[key] = (value, now + timedelta(seconds=self.ttl_seconds))
         self._kept.move_to_end(key)
+        self._forget_expired(now)
         while len(self._kept) > self.max_size:
             self._kept.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def _forget_expired(self, now: datetime) -> None:
+        """Drop expired facts from the oldest kept on: with one ttl, kept order is expiry order
+        (a clock that stepped back can leave some behind a newer one, until ``max_size``)."""
+        while self._kept:
+            oldest = next(iter(self._kept))
+            if self._kept[oldest][1] > now:
+                return
+            del self._kept[oldest]

@@ -35,13 +35,21 @@ Version = tuple[float, int]
 
 
 @dataclass
+class _CardLock:
+    """One card's lock and how many paints hold it or wait for it."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+@dataclass
 class CardRefresher:
     core: CoreClient
     store: Store
     channels: dict[str, Channel]
     clock: Clock
     _painted: OrderedDict[str, Version] = field(default_factory=OrderedDict)
-    _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+    _locks: dict[str, _CardLock] = field(default_factory=dict)  # cards being painted only
 
     async def refresh_now(self, clarification_id: str) -> int:
         """Show every delivered card of a clarification its current state; returns how many."""
@@ -69,19 +77,23 @@ class CardRefresher:
                     version: Version) -> bool:
         """Update one card, unless it already shows a newer state; True when updated."""
         token = card.delivery.token()
-        lock = self._locks.setdefault(token, asyncio.Lock())
-        async with lock:
-            if self._painted.get(token, (-1.0, -1)) > version:
-                return False
-            self._remember(token, version)
-            try:
-                await self.channels[card.platform].update(card.message_ref, view)
-            except (ChannelError, KeyError) as exc:
-                log.warning("answers.card_update_failed", error=type(exc).__name__)
-                return False
-        if not lock.locked():
-            self._locks.pop(token, None)
-        return True
+        held = self._locks.setdefault(token, _CardLock())
+        held.users += 1
+        try:
+            async with held.lock:
+                if self._painted.get(token, (-1.0, -1)) > version:
+                    return False
+                self._remember(token, version)
+                try:
+                    await self.channels[card.platform].update(card.message_ref, view)
+                except (ChannelError, KeyError) as exc:
+                    log.warning("answers.card_update_failed", error=type(exc).__name__)
+                    return False
+            return True
+        finally:
+            held.users -= 1
+            if held.users == 0:  # nobody painting or waiting: forgotten, however it ended
+                del self._locks[token]
 
     async def names(self, person_ids: list[str]) -> list[str]:
         """Display names in the order given; an id the core does not know stands for itself."""

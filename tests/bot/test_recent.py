@@ -70,3 +70,17 @@ async def test_a_failed_read_is_not_remembered(clock: ManualClock) -> None:
     with pytest.raises(LookupError):
         await kept.read("clr-1", failing, now=clock.now())
     assert await kept.read("clr-1", working, now=clock.now()) == "clarification"
+
+
+def test_expired_facts_are_forgotten_without_being_asked_for_again(clock: ManualClock) -> None:
+    """10,000 answers to 10,000 questions, one every 10 ms, with a 10 s ttl: the memory holds
+    the last 10 s of them (about 1,000 clarifications), not all 10,000 (the soak's growing RSS:
+    every answer kept its clarification until ``max_size``)."""
+    kept: Recent[str, str] = Recent(ttl_seconds=10, max_size=10_000)
+    for n in range(10_000):
+        kept.keep(f"clr-{n}", "clarification", now=clock.advance(timedelta(milliseconds=10)))
+    assert len(kept) <= 1_001
+    assert kept.get("clr-9999", now=clock.now()) == "clarification"
+    assert kept.get("clr-0", now=clock.now()) is None
+    kept.keep("clr-last", "clarification", now=clock.advance(timedelta(seconds=10)))
+    assert len(kept) == 1
