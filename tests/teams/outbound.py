@@ -24,10 +24,28 @@ from bot.settings import TeamsSettings, TeamsTenant
 from bot.store.base import DeliveryKey, Store
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
+from devcore.core import ReferenceCore, load_scenario
+from devcore.scenario import read_scenario
 from tests.teams.fakeconnector import TOKEN, FakeConnector
 
 APP_ID = "0c5e8a1d-7b7e-4f3a-9d3c-2b9a1f000001"
 ORG = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"  # acme's Entra tenant
+TINA = "8f1c2d3e-0000-4000-8000-00000000a0e1"  # a Teams-only editor of acme-legal
+
+
+def core_with_tina(clock: ManualClock) -> ReferenceCore:
+    """The acme directory (no clarifications) plus Tina, an editor of acme-legal known to the
+    core by her Teams identity only."""
+    data = read_scenario("acme")
+    data["clarifications"] = []
+    data["people"].append({
+        "id": "p-tina", "tenant": "acme", "display_name": "Tina Novak",
+        "email": "tina.novak@acme.example",
+        "memberships": [{"workspace": "acme-legal", "role": "editor"}],
+        "teams": [{"aad_object_id": TINA, "tenant_id": ORG}]})
+    reference = ReferenceCore(clock=clock)
+    load_scenario(reference, data)
+    return reference
 SARAH = "8f1c2d3e-0000-4000-8000-00000000a001"  # Sarah's AAD object id (reference core)
 CODEC = ActionCodec(b"teams channel tests signing key, 32+ bytes")
 KEY = DeliveryKey("clr-1", "p-sarah", 0, "question")

@@ -14,14 +14,13 @@ from bot.clock import ManualClock
 from bot.core import models as m
 from cards.actions import ActionKind, ActionRef
 from cards.views import QuestionView
-from devcore.core import ReferenceCore, load_scenario
-from devcore.scenario import read_scenario
+from devcore.core import ReferenceCore
 from tests.engine.conftest import new_clarification
-from tests.teams.inbound import ACME_AAD, SARAH_AAD, STRANGER_AAD, TeamsStack, invoke
+from tests.teams.inbound import SARAH_AAD, STRANGER_AAD, TeamsStack, invoke
+from tests.teams.outbound import TINA, core_with_tina
 from tests.teams.test_teams_handlers import CARD, flow, invoke_activity, invoke_answer
 from tests.teams.tokens import claims, sign
 
-TINA = "8f1c2d3e-0000-4000-8000-00000000a0e1"  # a Teams-only editor of acme-legal
 MESSAGE = "application/vnd.microsoft.activity.message"
 PASSED_ON = "Thanks, this question has been passed on to someone else."
 LEASE = timedelta(seconds=61)  # past the worker's lease, far inside the 48 h window
@@ -30,16 +29,7 @@ LEASE = timedelta(seconds=61)  # past the worker's lease, far inside the 48 h wi
 @pytest.fixture
 def core(clock: ManualClock) -> ReferenceCore:
     """The acme directory plus Tina, reachable on Teams, so a second candidate exists there."""
-    data = read_scenario("acme")
-    data["clarifications"] = []
-    data["people"].append({
-        "id": "p-tina", "tenant": "acme", "display_name": "Tina Novak",
-        "email": "tina.novak@acme.example",
-        "memberships": [{"workspace": "acme-legal", "role": "editor"}],
-        "teams": [{"aad_object_id": TINA, "tenant_id": ACME_AAD}]})
-    reference = ReferenceCore(clock=clock)
-    load_scenario(reference, data)
-    return reference
+    return core_with_tina(clock)
 
 
 async def asked(teams: TeamsStack, cid: str) -> str:

@@ -25,28 +25,17 @@ from bot.store.base import DeliveryKey
 from cards.fixtures import OUTCOMES, QUESTION
 from cards.teams import ANSWER_VERB
 from devcore.client import DevCoreClient
-from devcore.core import ReferenceCore, load_scenario
-from devcore.scenario import read_scenario
+from devcore.core import ReferenceCore
 from tests.engine.conftest import ACME_SLACK, new_clarification, no_sleep
-from tests.teams.outbound import CODEC, ORG, SARAH, SETTINGS, Kit, address
+from tests.teams.outbound import CODEC, ORG, SARAH, SETTINGS, TINA, Kit, address, core_with_tina
 
-TINA = "8f1c2d3e-0000-4000-8000-00000000a0e1"  # a GUID of her own
 NEXT_ATTEMPT = timedelta(seconds=60) + timedelta(hours=48) + timedelta(minutes=1)
 
 
 @pytest.fixture
 def core(clock: ManualClock) -> ReferenceCore:
     """The acme directory plus Tina, an editor known to the core by her Teams identity only."""
-    data = read_scenario("acme")
-    data["clarifications"] = []
-    data["people"].append({
-        "id": "p-tina", "tenant": "acme", "display_name": "Tina Novak",
-        "email": "tina.novak@acme.example",
-        "memberships": [{"workspace": "acme-legal", "role": "editor"}],
-        "teams": [{"aad_object_id": TINA, "tenant_id": ORG}]})
-    reference = ReferenceCore(clock=clock)
-    load_scenario(reference, data)
-    return reference
+    return core_with_tina(clock)
 
 
 @dataclass
