@@ -12,7 +12,6 @@ from typing import Any
 
 from bot.core import models as m
 from bot.engine import views
-from bot.engine.rbac import may_read
 from bot.store.base import DeliveryKey
 from cards.views import (
     AnswerView,
@@ -123,9 +122,7 @@ def placeholder(kind: OutcomeKind, clarification_id: str, *, answer: AnswerView 
 
 def _base(c: m.Clarification, person: m.Person, now: datetime) -> dict[str, Any]:
     """What every outcome names: the question and the document only for someone who passes the
-    RBAC gate now (a steward may decide a question they may not read; their card then names
-    the neutral reference, as the steward card it replaces did)."""
-    readable = may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed
-    return {"clarification_id": c.id, "question": c.question if readable else "",
-            "document": views.steward_document(c, person), "viewer": views.viewer(person),
-            "as_of": now}
+    RBAC gate now (a view must not rely on its caller for that), else the neutral reference."""
+    question, document = views.shown_to(c, person)
+    return {"clarification_id": c.id, "question": question, "document": document,
+            "viewer": views.viewer(person), "as_of": now}

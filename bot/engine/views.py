@@ -38,9 +38,15 @@ def steward_document(c: m.Clarification, steward: m.Person) -> DocumentView:
     """The document as a steward message names it: its title and link when the steward passes
     the RBAC gate, otherwise a neutral reference (workspace name and clarification id), since a
     title (and a URL, which often carries the file name) is document content too."""
-    if may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
-        return document(c)
-    return DocumentView.neutral(workspace=c.workspace.name, reference=c.id)
+    return shown_to(c, steward)[1]
+
+
+def shown_to(c: m.Clarification, person: m.Person) -> tuple[str, DocumentView]:
+    """The question and the document as ``person`` may see them: both in full when they pass
+    the RBAC gate, otherwise no question and the neutral reference."""
+    if may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
+        return c.question, document(c)
+    return "", DocumentView.neutral(workspace=c.workspace.name, reference=c.id)
 
 
 def question(
