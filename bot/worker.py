@@ -5,6 +5,17 @@ core's backoff (base: the escalation window) brings the job back at the next att
 answered (spec changelog v0.9). ``run_burst`` works until nothing is due, for tests and the demo;
 ``run`` polls until stopped, and on SIGTERM/SIGINT stops polling and lets in-flight jobs finish.
 
+Slots never wait for a poll: the worker holds up to ``WorkerConfig.ahead`` jobs (as many as its
+slots) leased ahead, each heartbeating from its lease on like a running job, and a freed slot
+starts the next one at once; it polls again when there is room for half as many jobs as it has
+slots (or when none is left ahead), so one poll leases several jobs and the jobs ahead cover its
+round trip. At most ``concurrency`` jobs are handled at a time. A handled job's reports go to the
+core after its slot frees (``_report``). The core has no way to give a lease back without
+spending an attempt (``fail`` and an expired lease both do, and push the job back by the
+escalation window), so on stop the jobs leased ahead are handled like the running ones, within
+the grace period; only jobs that cannot be started by then (the grace period ran out, or delivery
+is paused) are left to their leases, as a job cancelled at the end of the grace period always was.
+
 Credentials are checked, not assumed: ``run`` starts with the injected credentials check (Slack's
 ``auth.test``), and a platform refusing the bot's token (at start or mid-job) pauses delivery:
 no polling, jobs in hand held with their leases kept alive (nobody skipped, no attempt spent), the
@@ -16,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -25,6 +37,7 @@ from bot.aio import drain
 from bot.channel import CredentialsRejected
 from bot.core import errors as e
 from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.digests import DigestSender
@@ -36,7 +49,8 @@ log = structlog.get_logger("clarify.worker")
 KINDS = ["clarify:"]
 CORE_TOKEN_SETTING = "CLARIFY_BOT_CORE_TOKEN"
 CredentialsCheck = Callable[[], Awaitable[None]]  # returns, or raises CredentialsRejected
-FREED_LINGER_SECONDS = 0.01  # how long a freed slot waits for others before the next poll
+# how long a handled job's reports, sent after its slot freed, wait for other jobs' to join them
+REPORTS_LINGER_SECONDS = 0.02
 
 
 @dataclass
@@ -49,6 +63,11 @@ class WorkerConfig:
     housekeeping_every: int = 15  # poll iterations between digest and notice flushes and
     # dead-letter scans
     credentials_recheck_seconds: float = 30  # while paused on refused credentials
+
+    @property
+    def ahead(self) -> int:
+        """Jobs leased beyond the busy slots, started the moment a slot frees."""
+        return self.concurrency
 
 
 @dataclass
@@ -67,7 +86,10 @@ class Worker:
     _resumed: asyncio.Event = field(default_factory=asyncio.Event)
     _pausing: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    _freed: asyncio.Event = field(default_factory=asyncio.Event)  # a slot finished
+    _freed: asyncio.Event = field(default_factory=asyncio.Event)  # room to lease more
+    # leased ahead, each with its heartbeat running, waiting for a slot
+    _ready: deque[tuple[m.LeasedJob, asyncio.Task[None]]] = field(default_factory=deque)
+    _reporting: set[asyncio.Task[None]] = field(default_factory=set)  # handled jobs' reports
 
     def __post_init__(self) -> None:
         self._resumed.set()
@@ -75,8 +97,9 @@ class Worker:
     # ---------------------------------------------------------------- one iteration
 
     async def poll_iteration(self) -> int:
-        """Lease as many jobs as there are free slots and start them; returns how many."""
-        free = self.config.concurrency - len(self._tasks)
+        """Lease as many jobs as there is room for (free slots and ``ahead``), start as many as
+        slots are free and keep the rest ready; returns how many were leased."""
+        free = self.room
         if free <= 0 or self._stopping.is_set() or self.paused is not None:
             return 0
         leased = await self.core.poll_jobs(
@@ -87,25 +110,41 @@ class Worker:
             if job.visible_at is not None:  # a core may leave it out (docs/core-contract.md)
                 lag = max(0.0, (now - job.visible_at).total_seconds())
                 REGISTRY.observe("clarify_job_lag_seconds", lag)
-            task = asyncio.create_task(self._work(job))
-            self._tasks.add(task)
-            task.add_done_callback(self._finished)
+            self._ready.append((job, asyncio.create_task(self._heartbeat(job))))
+        self._start_ready()
         return len(leased.jobs)
 
+    def _start_ready(self) -> None:
+        """Start jobs leased ahead while slots are free (not while delivery is paused)."""
+        while self._ready and self.paused is None \
+                and len(self._tasks) < self.config.concurrency:
+            job, heartbeat = self._ready.popleft()
+            task = asyncio.create_task(self._work(job, heartbeat))
+            self._tasks.add(task)
+            task.add_done_callback(self._finished)
+
     def _finished(self, task: asyncio.Task[None]) -> None:
-        """A slot is free. A busy worker leases again once a quarter of its slots are free, or
-        ``FREED_LINGER_SECONDS`` after the first one freed: one poll for several jobs, not one
-        per job (each poll costs the core a scan of the due jobs)."""
+        """A slot is free: the next job leased ahead starts in it now. The worker leases again
+        once there is room for half as many jobs as it has slots, or at once when no job is left
+        ahead to start: one poll for several jobs, not one per job (each poll costs the core a
+        scan of the due jobs), and no slot waits for a poll while jobs are due."""
         self._tasks.discard(task)
-        free = self.config.concurrency - len(self._tasks)
-        if free >= max(1, self.config.concurrency // 4):
+        self._start_ready()
+        if self.hungry:
             self._freed.set()
-        elif free == 1:
-            asyncio.get_running_loop().call_later(FREED_LINGER_SECONDS, self._freed.set)
 
     @property
-    def full(self) -> bool:
-        return len(self._tasks) >= self.config.concurrency
+    def room(self) -> int:
+        """How many more jobs may be leased: free slots, and ``ahead`` beyond them."""
+        held = len(self._tasks) + len(self._ready)
+        return self.config.concurrency + self.config.ahead - held
+
+    @property
+    def hungry(self) -> bool:
+        """Worth a poll: room for half as many jobs as there are slots, or room and no job left
+        ahead to start when a slot frees."""
+        free = self.room
+        return free >= max(1, self.config.concurrency // 2) or (free > 0 and not self._ready)
 
     async def housekeeping(self) -> None:
         """Send due digests and stewards' notices, and list new dead letters to stewards."""
@@ -119,15 +158,17 @@ class Worker:
         except Exception as exc:  # a store or platform blip must not stop the worker
             log.warning("worker.housekeeping_failed", error=type(exc).__name__)
 
-    async def _work(self, job: m.LeasedJob) -> None:
-        heartbeat = asyncio.create_task(self._heartbeat(job))
+    async def _work(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]) -> None:
         try:
-            outcome = await self._handle_holding(job, heartbeat)
-            if outcome is None:
+            handled = await self._handle_holding(job, heartbeat)
+            if handled is None:
                 return
+            outcome, reports = handled
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
             REGISTRY.inc("clarify_jobs_total", outcome=outcome.value)
             log.info("worker.job_done", job_id=job.id, attempt=job.attempts, outcome=outcome)
+            if reports.deliveries or reports.events:
+                await self._report(job, reports)
         except e.CoreError as exc:
             # the lease runs out and the core retries the job: nothing was sent twice
             log.warning("worker.job_failed", job_id=job.id, error=type(exc).__name__)
@@ -139,14 +180,38 @@ class Worker:
                 await heartbeat
             structlog.contextvars.clear_contextvars()
 
+    async def _report(self, job: m.LeasedJob, reports: JobScope) -> None:
+        """Send a handled job's reports after its slot frees, so the next job need not wait for
+        them; they wait ``REPORTS_LINGER_SECONDS`` for other jobs' to share the call
+        (``bot/core/batching.py``). The job's cards are out and recorded in the store by then (a
+        question card whose report is lost is reported by the job's next attempt,
+        ``JobHandler.reconcile_earlier``); stop and ``drain`` wait for the reports under way. At
+        most ``concurrency`` jobs' reports are under way like this; beyond that the job's slot
+        waits for its own, as every job's did before."""
+        if len(self._reporting) >= self.config.concurrency:
+            await self.core.flush(reports)
+            return
+
+        async def send() -> None:
+            try:
+                await self.core.flush(reports, linger=REPORTS_LINGER_SECONDS)
+            except e.CoreError as exc:
+                log.warning("worker.reports_failed", job_id=job.id, error=type(exc).__name__)
+            except Exception as exc:
+                log.error("worker.reports_crashed", job_id=job.id, error=type(exc).__name__)
+
+        task = asyncio.create_task(send())
+        self._reporting.add(task)
+        task.add_done_callback(self._reporting.discard)
+
     async def _handle_holding(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]
-                              ) -> JobOutcome | None:
+                              ) -> tuple[JobOutcome, JobScope] | None:
         """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
         handle it again once they pass. None: given up (stopping, or the lease was lost), so
         the lease runs out."""
         while True:
             try:
-                return await self.handler.handle(job)
+                return await self.handler.handle_unreported(job)
             except CredentialsRejected as exc:
                 self.pause(exc)
                 if not await self._until_resumed(heartbeat):
@@ -182,6 +247,7 @@ class Worker:
         REGISTRY.set("clarify_delivery_paused", 0)
         self._pausing.clear()
         self._resumed.set()
+        self._start_ready()
 
     def also_check(self, check: CredentialsCheck) -> None:
         """Add a platform's credentials check: delivery resumes only when every one passes (a
@@ -229,7 +295,9 @@ class Worker:
     # ---------------------------------------------------------------- loops
 
     async def drain(self) -> None:
+        """Wait for the running jobs and those leased ahead (each starts as a slot frees)."""
         await drain(self._tasks)
+        await drain(self._reporting)
 
     async def run_burst(self) -> None:
         """Work until no job is due, then send due digests and dead letters; never sleeps.
@@ -241,7 +309,7 @@ class Worker:
             await self.housekeeping()
 
     async def _drain_unless_paused(self) -> None:
-        while (pending := [t for t in self._tasks if not t.done()]) and self.paused is None:
+        while (pending := self._unfinished()) and self.paused is None:
             paused = asyncio.ensure_future(self._pausing.wait())
             try:
                 await asyncio.wait([*pending, paused], return_when=asyncio.FIRST_COMPLETED)
@@ -257,29 +325,30 @@ class Worker:
                 await self._idle(self.config.credentials_recheck_seconds)
                 await self.check_credentials()
                 continue
+            polled, leased = self.hungry, 0
             try:
-                leased = await self.poll_iteration()
+                if polled:
+                    leased = await self.poll_iteration()
             except e.AuthenticationFailed:
                 log.error("worker.core_token_rejected", setting=CORE_TOKEN_SETTING)
-                leased = 0
             except e.CoreError as exc:
                 log.warning("worker.poll_failed", error=type(exc).__name__)
-                leased = 0
             iteration += 1
             if iteration % self.config.housekeeping_every == 0:
                 await self.housekeeping()
-            if self.full:
-                # every slot is busy: lease again the moment one frees, not a poll later
+            if not self.hungry:
+                # enough jobs in hand: lease again the moment there is room, not a poll later
                 await self._idle(self.config.poll_interval_seconds, until_freed=True)
-            elif leased == 0:
+            elif leased == 0 and polled:  # nothing due (or the core failed): a poll interval
                 await self._idle(self.config.poll_interval_seconds)
         await self.shutdown()
 
     async def _idle(self, seconds: float, *, until_freed: bool = False) -> None:
-        """Wait ``seconds``, or less: until stopped, or (``until_freed``) a slot finishes."""
+        """Wait ``seconds``, or less: until stopped, or (``until_freed``) the worker is
+        ``hungry`` again."""
         self._freed.clear()
-        if until_freed and not self.full:
-            return  # one finished between the check and here
+        if until_freed and self.hungry:
+            return  # jobs finished between the check and here
         waits = [asyncio.ensure_future(self._stopping.wait())]
         if until_freed:
             waits.append(asyncio.ensure_future(self._freed.wait()))
@@ -289,19 +358,42 @@ class Worker:
             for wait in waits:
                 wait.cancel()
 
+    def _unfinished(self) -> list[asyncio.Task[None]]:
+        """Running jobs and handled jobs' reports under way."""
+        return [t for t in (*self._tasks, *self._reporting) if not t.done()]
+
     def stop(self) -> None:
         self._stopping.set()
 
     async def shutdown(self) -> None:
+        """Stop leasing; finish the running jobs and those leased ahead (each starts as a slot
+        frees) within the grace period. What is left then is cancelled, or never started (while
+        paused): their leases run out; reservations make a retry safe."""
         self._stopping.set()
-        if not self._tasks:
+        if not self._tasks and not self._ready and not self._reporting:
             return
-        done, pending = await asyncio.wait(
-            list(self._tasks), timeout=self.config.shutdown_grace_seconds
-        )
-        for task in pending:  # their leases run out; reservations make a retry safe
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.shutdown_grace_seconds
+        finished = 0
+        while pending := self._unfinished():
+            left = deadline - loop.time()
+            if left <= 0:
+                break
+            jobs = self._tasks.intersection(pending)  # the rest are reports under way
+            done, _ = await asyncio.wait(pending, timeout=left,
+                                         return_when=asyncio.FIRST_COMPLETED)
+            finished += len(done & jobs)
+        for task in pending:
             task.cancel()
-        log.info("worker.stopped", finished=len(done), cancelled=len(pending))
+        unstarted, beats = len(self._ready), []
+        while self._ready:
+            job, heartbeat = self._ready.popleft()
+            heartbeat.cancel()
+            beats.append(heartbeat)
+            log.warning("worker.held_job_released", job_id=job.id)
+        await asyncio.gather(*beats, return_exceptions=True)
+        log.info("worker.stopped", finished=finished, cancelled=len(pending),
+                 unstarted=unstarted)
 
     def install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()

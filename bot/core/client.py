@@ -207,14 +207,15 @@ class CoreClient(BaseCoreClient):
         if wanted:
             await self._gathered_people()(tenant_id, (scope, wanted))
 
-    async def flush(self, scope: batching.JobScope) -> None:
-        """Send what the scope holds; jobs ending together share the call. A report the core
-        refuses is logged by kind and code (no values); a transport or auth failure raises, as
-        the single report would have."""
+    async def flush(self, scope: batching.JobScope, *,
+                    linger: float = batching.LINGER_SECONDS) -> None:
+        """Send what the scope holds; jobs ending within ``linger`` of each other share the
+        call. A report the core refuses is logged by kind and code (no values); a transport or
+        auth failure raises, as the single report would have."""
         if scope.deliveries or scope.events:
             taken = batching.JobScope(deliveries=scope.deliveries, events=scope.events)
             scope.deliveries, scope.events = [], []
-            await self._gathered_reports()(None, taken)
+            await self._gathered_reports(linger)(None, taken)
 
     def _gathered_people(self) -> batching.Gathered[
             str, tuple[batching.JobScope, list[str]]]:
@@ -223,10 +224,15 @@ class CoreClient(BaseCoreClient):
             gathered = self._people_calls = batching.Gathered(self._read_people)
         return gathered
 
-    def _gathered_reports(self) -> batching.Gathered[None, batching.JobScope]:
-        gathered = getattr(self, "_report_calls", None)
+    def _gathered_reports(self, linger: float) -> batching.Gathered[None, batching.JobScope]:
+        calls: dict[float, batching.Gathered[None, batching.JobScope]] | None = getattr(
+            self, "_report_calls", None)
+        if calls is None:
+            calls = {}
+            self._report_calls = calls
+        gathered = calls.get(linger)
         if gathered is None:
-            gathered = self._report_calls = batching.Gathered(self._send_reports)
+            gathered = calls[linger] = batching.Gathered(self._send_reports, linger=linger)
         return gathered
 
     async def _read_people(self, tenant_id: str,

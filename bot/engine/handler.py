@@ -88,6 +88,15 @@ class JobHandler:
         """Handle one job inside its own ``JobScope``: the clarification is read once, its
         people in one call, and its reports go to the core together when it ends (three core
         calls for a job that asks one person; ``bot/core/batching.py``)."""
+        outcome, reports = await self.handle_unreported(job)
+        await self.core.flush(reports)
+        return outcome
+
+    async def handle_unreported(self, job: m.LeasedJob
+                                ) -> tuple[JobOutcome, batching.JobScope]:
+        """``handle``, less the last step: the reports still held at the end come back in the
+        scope, for the caller to ``flush`` (the worker frees the job's slot first). When the
+        job raises, what went out is reported before the error is."""
         scope = batching.JobScope()
         with batching.bound(scope):
             try:
@@ -97,8 +106,7 @@ class JobHandler:
                 with contextlib.suppress(Exception):
                     await self.core.flush(scope)
                 raise
-            await self.core.flush(scope)
-        return outcome
+        return outcome, scope
 
     async def _handle(self, job: m.LeasedJob, scope: batching.JobScope) -> JobOutcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)

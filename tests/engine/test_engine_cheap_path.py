@@ -19,7 +19,7 @@ from bot.core.client import CoreClient, RetryPolicy
 from bot.core.wire import Answer
 from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
-from bot.worker import Worker, WorkerConfig
+from bot.worker import WorkerConfig
 from devcore.client import DevCoreClient
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.kit import create, node
@@ -109,24 +109,3 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
                 "p-maria", "p-sarah"]
     finally:
         await core.aclose()
-
-
-async def test_a_busy_worker_leases_again_for_several_freed_slots_at_once() -> None:
-    """Eight slots busy: the first slot to free does not wake the poll (one poll a job would
-    cost the core a scan each); the second does, a quarter being free; a lone freed slot wakes
-    it a moment later all the same."""
-    worker = Worker(core=None, handler=None, digests=None, dead_letters=None,  # type: ignore[arg-type]
-                    config=WorkerConfig(concurrency=8))
-    loop = asyncio.get_running_loop()
-    tasks = [loop.create_future() for _ in range(8)]
-    worker._tasks.update(tasks)  # type: ignore[arg-type]
-    worker._finished(tasks[0])  # type: ignore[arg-type]
-    assert not worker._freed.is_set()
-    worker._finished(tasks[1])  # type: ignore[arg-type]
-    assert worker._freed.is_set()
-
-    worker._freed.clear()
-    worker._tasks.update(tasks[:2])  # type: ignore[arg-type]
-    worker._finished(tasks[0])  # type: ignore[arg-type]
-    assert not worker._freed.is_set()
-    await asyncio.wait_for(worker._freed.wait(), timeout=5)  # the linger, not a poll interval
