@@ -66,6 +66,7 @@ from delivery_world import (  # noqa: E402
 
 BIN = Path(sys.executable).parent
 SHIPPED_RATE, SHIPPED_BURST = 5.0, 20  # [slack.rates] post_per_second, post_burst defaults
+IDLE_POLL_SECONDS = 0.1  # the workers' poll interval when nothing is due (between loads)
 
 
 def _free_port() -> int:
@@ -191,8 +192,12 @@ async def start_world(args: argparse.Namespace, world: World) -> None:
 def worker_config(world: World, *, prefix: str, port: int, paced: bool,
                   concurrency: int | None) -> str:
     rates = "" if paced else "[slack.rates]\npaced = false\n"
-    workers = f"[worker]\nconcurrency = {concurrency}\nnice = 0\n" if concurrency else \
-        "[worker]\nnice = 0\n"
+    # the core is fed in loads (``--chunk``): a worker that polls between two loads finds nothing
+    # due and would sleep the default poll interval (2 s), which the rate would count; the bench
+    # measures delivery, so the workers poll again after IDLE_POLL_SECONDS
+    idle = f"poll_interval_seconds = {IDLE_POLL_SECONDS}\n"
+    workers = f"[worker]\nconcurrency = {concurrency}\nnice = 0\n{idle}" if concurrency else \
+        f"[worker]\nnice = 0\n{idle}"
     return f"""
 [clarify]
 enabled = true
