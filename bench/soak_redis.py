@@ -93,7 +93,7 @@ class ClusterRedis:
         if self.kills % 2 == 0:
             return "the outbox", outbox
         for n in range(200):  # a person whose keys live on another master
-            port = self.cluster.master_of(keys.window(reader(n)))
+            port = self.cluster.master_of(keys.person(reader(n)))
             if port != outbox:
                 return "a person's keys", port
         return "the outbox", outbox

@@ -139,8 +139,9 @@ class Store(Protocol):
         ...
 
     async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
-        """``mark_sent`` and ``add_card`` at once (one round trip on Redis): the slot as this
-        worker holds it becomes SENT with the card's reference, and the card is remembered."""
+        """``mark_sent`` and ``add_card`` at once: the slot as this worker holds it becomes SENT
+        with the card's reference, and the card is remembered (on Redis the card alone is
+        written: a reserved slot whose card is remembered reads as SENT)."""
         ...
 
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,

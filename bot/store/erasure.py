@@ -1,11 +1,12 @@
 """Erasing one person's data from the Redis store (spec OQ-5, the bot's side of it).
 
 The core tombstones a person's attribution; the bot holds its own copies under the person's id
-and chat identities: delivery slots and admissions (their keys name the person), cap counters,
-digest windows, batches and pages, their notice list as a steward, message references of sent
-cards, and, for answers already forwarded, the outbox's order markers and parked entries. Answers
-still waiting in the outbox are kept (and counted): they are the person's own evidence on its way
-to the core, erased by running again once forwarded. Every key name comes from ``bot.store.keys``.
+and chat identities: delivery slots, admissions, cap counters and digest windows (one hash named
+by the person), digest batches and pages, their notice list as a steward, message references of
+sent cards, and, for answers already forwarded, the outbox's order markers and parked entries.
+Answers still waiting in the outbox are kept (and counted): they are the person's own evidence on
+its way to the core, erased by running again once forwarded. Every key name comes from
+``bot.store.keys``.
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ async def erase_person(redis: Client, keys: Keys, *, person_id: str,
     users = set(chat_users)
     pid = _esc(person_id)
     done: dict[str, int] = {}
-    done["delivery_slots"] = await _delete_matching(redis, keys.slot(pid, "*"))
-    done["admissions"] = await _delete_matching(redis, keys.admission(pid, "*"))
-    done["cap_counters"] = await _delete_matching(redis, keys.cap("*", pid))
-    done["digest_windows"] = int(await redis.delete(keys.window(person_id)))
+    state = [str(f) for f in await redis.hkeys(keys.person(person_id))]
+    await redis.delete(keys.person(person_id))
+    done["delivery_slots"] = sum(f.startswith("s:") for f in state)
+    done["admissions"] = sum(f.startswith("a:") for f in state)
+    done["cap_counters"] = sum(f in ("c", "c0") for f in state)
+    done["digest_windows"] = int("ws" in state)
     batches = [f for f in await redis.hkeys(keys.digest(person_id)) if str(f).endswith(":due")]
     await redis.delete(keys.digest(person_id))
     done["digest_batches"] = len(batches)

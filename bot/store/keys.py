@@ -5,11 +5,13 @@ deployments (or tests) can share one Redis without seeing each other's state. Th
 key are built here too (a delivery's token, a digest batch's id).
 
 Redis Cluster: every key a script or transaction touches carries one hash tag (the part in
-braces), so that all of them hash to one slot. One person's keys (delivery slots, admissions, cap
-counters, digest window and batches) share ``{p:<person>}``: admitting a card is one script over
-them. The answer outbox (entries, due times, order markers, leases) shares ``{outbox}``: its
-claims look across every waiting answer. Scripts name only keys passed to them; none builds a
-key name from what it reads. docs/reliability.md ("Scale-out") says why these tags.
+braces), so that all of them hash to one slot. One person's keys share ``{p:<person>}``: their
+delivery state (one hash: delivery slots, admissions, the cap counter, the digest window) and their
+digest batches; admitting a card is one script over them, two commands inside it for the usual
+card (issue 12). The answer outbox (entries, due times, order markers, leases) shares
+``{outbox}``: its claims look across every waiting answer. Scripts name only keys passed to
+them; none builds a key name from what it reads. docs/reliability.md ("Scale-out") says why these
+tags.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ SLOT_TTL_SECONDS = 8 * DAY
 CAP_TTL_SECONDS = 2 * DAY  # a person's local day plus time-zone slack
 WINDOW_GRACE_SECONDS = DAY  # a digest window's record outlives the window by a day
 CARDS_TTL_SECONDS = 30 * DAY
+# A person's delivery state is one hash: its TTL is renewed, and its slots and admissions older
+# than their TTL dropped, by the first write after this many seconds (not by every write).
+PERSON_REFRESH_SECONDS = 3600
 # Outbox entries never expire: an answer that reached the bot is never lost.
 # A person's "latest action" marker per clarification outlives any platform retry or replay
 # (Slack's signatures hold for 5 minutes, its retries come within one) by far.
@@ -51,6 +56,11 @@ class Ttls:
     def window(self, window_seconds: int) -> int:
         return window_seconds + WINDOW_GRACE_SECONDS
 
+    def person(self, window_seconds: int = 0) -> int:
+        """A person's delivery-state hash: it outlives every field in it until the next renewal
+        (at most ``PERSON_REFRESH_SECONDS`` later)."""
+        return max(self.slot, self.cap, self.window(window_seconds)) + PERSON_REFRESH_SECONDS
+
 
 def window_ttl(window_seconds: int) -> int:
     return Ttls().window(window_seconds)
@@ -73,6 +83,16 @@ def batch_parts(batch: str) -> tuple[str, str]:
     return person, start
 
 
+def slot_field(token: str) -> str:
+    """A delivery slot's field in its person's hash (``Keys.person``)."""
+    return "s:" + token
+
+
+def admission_field(token: str) -> str:
+    """An admission's field in its person's hash."""
+    return "a:" + token
+
+
 def person_tag(person_id: str) -> str:
     """The hash tag of one person's keys. It starts with ``p:``, so it is never empty, and a
     brace inside a person id can only end it early (then more people share a slot, no more)."""
@@ -87,17 +107,13 @@ class Keys:
     prefix: str = DEFAULT_PREFIX
 
     # ------------------------------------------------ one person's keys: one slot
-    def slot(self, person_id: str, token: str) -> str:
-        return f"{self.prefix}:slot:{person_tag(person_id)}:{token}"
-
-    def admission(self, person_id: str, token: str) -> str:
-        return f"{self.prefix}:adm:{person_tag(person_id)}:{token}"
-
-    def cap(self, day: str, person_id: str) -> str:
-        return f"{self.prefix}:cap:{person_tag(person_id)}:{day}"
-
-    def window(self, person_id: str) -> str:
-        return f"{self.prefix}:win:{person_tag(person_id)}"
+    def person(self, person_id: str) -> str:
+        """hash: one person's delivery state. Fields: ``s:<token>`` a delivery slot (JSON),
+        ``a:<token>`` an admission (JSON), ``c`` and ``c0`` the cap counters of the person's
+        latest two local days (``<day> <used>``), ``ws wd wn wc wb wm`` the digest window
+        (start, due, direct cards, charged, batch id, batch start in ms), ``x`` when its TTL
+        was last renewed."""
+        return f"{self.prefix}:person:{person_tag(person_id)}"
 
     def digest(self, person_id: str) -> str:
         """hash: one person's digest batches, fields ``<window start ms>:<name>``"""

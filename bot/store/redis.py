@@ -83,8 +83,7 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._gate = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
-        # a card's two scripts, sent with those of other jobs in the same turn (group commit)
-        self._record_sent = GroupCommit(redis, redis.register_script(scripts.RECORD_SENT))
+        # a card's admission, sent with those of other jobs in the same turn (group commit)
         self._admit = GroupCommit(redis, redis.register_script(scripts.ADMIT))
         self._claim_due = redis.register_script(scripts.CLAIM_DUE)
         self._take_batch = redis.register_script(scripts.TAKE_BATCH)
@@ -153,33 +152,46 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._closed = True
 
     # ------------------------------------------------ idempotent delivery
+    def _person_args(self, now: datetime, window_seconds: int = 0) -> list[str | int]:
+        """now, the person hash's TTL, the slots' TTL, the renewal period (``scripts._TOUCH``)."""
+        return [codec.num(codec.epoch(now)), self._ttls.person(window_seconds), self._slot_ttl,
+                k.PERSON_REFRESH_SECONDS]
+
     @_translated
     async def reserve(self, key: DeliveryKey, *, worker_id: str, now: datetime
                       ) -> tuple[DeliverySlot, bool]:
         fresh = DeliverySlot(key=key, state=SlotState.RESERVED, worker_id=worker_id,
                              reserved_at=now)
-        raw, created = await self._reserve(keys=[self._keys.slot(key.person_id, key.token())],
-                                           args=[codec.slot_json(fresh), self._slot_ttl])
-        return codec.slot_from(key, raw), bool(created)
+        when, ttl, keep, refresh = self._person_args(now)
+        raw, created = await self._reserve(
+            keys=[self._keys.person(key.person_id)],
+            args=[k.slot_field(key.token()), codec.slot_json(fresh), when, ttl, keep, refresh])
+        if created:
+            return fresh, True
+        return await self._as_recorded(codec.slot_from(key, raw)), False
+
+    async def _as_recorded(self, slot: DeliverySlot) -> DeliverySlot:
+        """A reserved slot whose card is remembered was sent: a card's send is recorded by
+        remembering the card alone (``record_sent``), so the slot is read with its card."""
+        if slot.state is not SlotState.RESERVED:
+            return slot
+        raw = await self._redis.hget(self._keys.cards(slot.key.clarification_id),
+                                     slot.key.token())
+        if raw is None:
+            return slot
+        return replace(slot, state=SlotState.SENT, message_ref=codec.card_from(raw).message_ref)
 
     async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
         return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
 
     @_translated
     async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
-        """One script when the slot is as reserved; else the two steps, compare-and-set."""
-        key = slot.key
-        new = DeliverySlot(key=key, state=SlotState.SENT, worker_id=slot.worker_id,
-                           reserved_at=slot.reserved_at, message_ref=card.message_ref,
-                           batch_id=slot.batch_id)
-        # the card is remembered whatever the slot's state: its message exists either way
-        done, _ = await asyncio.gather(
-            self._record_sent(keys=[self._keys.slot(key.person_id, key.token())],
-                              args=[slot.state.value, slot.worker_id, codec.slot_json(new)]),
-            self.add_card(card))
-        if done == 1:
-            return new
-        return await self.mark_sent(key, message_ref=card.message_ref)
+        """Remembering the card is the record: the slot as reserved reads as SENT from then on
+        (``_as_recorded``), so the person's hash is not written again for the send."""
+        await self.add_card(card)
+        return DeliverySlot(key=slot.key, state=SlotState.SENT, worker_id=slot.worker_id,
+                            reserved_at=slot.reserved_at, message_ref=card.message_ref,
+                            batch_id=slot.batch_id)
 
     @_translated
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
@@ -187,8 +199,10 @@ class RedisStore(RedisOutbox, RedisNotices):
         """A digested card is not sent on its own, so it may have no reservation: make one."""
         fresh = DeliverySlot(key=key, state=SlotState.DIGESTED, worker_id=worker_id,
                              reserved_at=now, batch_id=batch_id)
-        _, created = await self._reserve(keys=[self._keys.slot(key.person_id, key.token())],
-                                         args=[codec.slot_json(fresh), self._slot_ttl])
+        when, ttl, keep, refresh = self._person_args(now)
+        _, created = await self._reserve(
+            keys=[self._keys.person(key.person_id)],
+            args=[k.slot_field(key.token()), codec.slot_json(fresh), when, ttl, keep, refresh])
         if created:
             return fresh
         return await self._update(key, state=SlotState.DIGESTED, batch_id=batch_id)
@@ -197,9 +211,9 @@ class RedisStore(RedisOutbox, RedisNotices):
     async def _update(self, key: DeliveryKey, *, state: SlotState, message_ref: str | None = None,
                       batch_id: str | None = None) -> DeliverySlot:
         """Compare-and-set, so a concurrent update is re-read, never overwritten blindly."""
-        name = self._keys.slot(key.person_id, key.token())
+        name, field = self._keys.person(key.person_id), k.slot_field(key.token())
         for _ in range(_CAS_TRIES):
-            raw = await self._redis.get(name)
+            raw = await self._redis.hget(name, field)
             if raw is None:
                 raise SlotNotFound()
             slot = codec.slot_from(key, raw)
@@ -207,7 +221,7 @@ class RedisStore(RedisOutbox, RedisNotices):
                                reserved_at=slot.reserved_at,
                                message_ref=message_ref or slot.message_ref,
                                batch_id=batch_id or slot.batch_id)
-            swapped = await self._cas(keys=[name], args=[raw, codec.slot_json(new)])
+            swapped = await self._cas(keys=[name], args=[field, raw, codec.slot_json(new)])
             if swapped == 1:
                 return new
             if swapped == -1:
@@ -216,12 +230,12 @@ class RedisStore(RedisOutbox, RedisNotices):
 
     @_translated
     async def release(self, key: DeliveryKey) -> None:
-        await self._redis.delete(self._keys.slot(key.person_id, key.token()))
+        await self._redis.hdel(self._keys.person(key.person_id), k.slot_field(key.token()))
 
     @_translated
     async def slot(self, key: DeliveryKey) -> DeliverySlot | None:
-        raw = await self._redis.get(self._keys.slot(key.person_id, key.token()))
-        return None if raw is None else codec.slot_from(key, raw)
+        raw = await self._redis.hget(self._keys.person(key.person_id), k.slot_field(key.token()))
+        return None if raw is None else await self._as_recorded(codec.slot_from(key, raw))
 
     # ------------------------------------------------ cards to update
     @_translated
@@ -245,16 +259,15 @@ class RedisStore(RedisOutbox, RedisNotices):
     ) -> Admission:
         start = codec.epoch(now)
         person, ttl = key.person_id, self._ttls
-        names = [self._keys.admission(person, key.token()), self._keys.cap(day, person),
-                 self._keys.window(person), self._keys.digest(person),
-                 self._keys.slot(person, key.token())]
+        names = [self._keys.person(person), self._keys.digest(person)]
         fresh = "" if reserve_for is None else codec.slot_json(DeliverySlot(
             key=key, state=SlotState.RESERVED, worker_id=reserve_for, reserved_at=now))
         batch = k.batch_id(person, start)
         args: list[str | int] = [
             codec.num(start), cap, threshold, int(batched), codec.num(start + window_seconds),
-            batch, k.batch_parts(batch)[1], item.clarification_id, codec.item_json(item),
-            ttl.slot, ttl.cap, ttl.window(window_seconds), ttl.slot, fresh,
+            batch, k.batch_parts(batch)[1], item.clarification_id, codec.item_json(item), day,
+            key.token(), ttl.person(window_seconds), ttl.slot, k.PERSON_REFRESH_SECONDS,
+            ttl.slot, fresh,
         ]
         raw, replayed, opened, *held = await self._admit(keys=names, args=args)
         doc: dict[str, Any] = json.loads(raw)
@@ -269,7 +282,8 @@ class RedisStore(RedisOutbox, RedisNotices):
                                    nx=True)
         if held:
             slot_raw, created = held
-            return replace(admission, reserved=codec.slot_from(key, slot_raw),
+            slot = codec.slot_from(key, slot_raw)
+            return replace(admission, reserved=slot if created else await self._as_recorded(slot),
                            created=bool(created))
         return admission
 

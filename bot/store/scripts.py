@@ -6,76 +6,118 @@ formatting keeps only 14 digits, which would drop the microseconds of an epoch t
 
 from __future__ import annotations
 
-# KEYS: slot | ARGV: slot JSON, ttl -> {stored JSON, 1 when created}
-RESERVE = """
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'EX', ARGV[2]) then
-  return {ARGV[1], 1}
+# One person's delivery state is one hash (``keys.Keys.person``). Its TTL is renewed, and its
+# slots and admissions older than their TTL dropped, by the first write after ``refresh`` seconds
+# (field ``x`` says when that last ran), so the usual write is one HSET and nothing more.
+# ``touch`` takes the ``x`` read, adds it to the writes when renewing, and says whether the caller
+# must EXPIRE the hash after its HSET.
+_TOUCH = """
+local function touch(h, x, now, keep, refresh, sets)
+  if x and tonumber(now) - tonumber(x) < tonumber(refresh) then return false end
+  if x then
+    local gone, all = {}, redis.call('HGETALL', h)
+    for i = 1, #all, 2 do
+      local kind = string.sub(all[i], 1, 2)
+      if kind == 'a:' or kind == 's:' then
+        local ok, doc = pcall(cjson.decode, all[i + 1])
+        local at = ok and type(doc) == 'table' and tonumber(doc.at or doc.reserved_at)
+        if not at or tonumber(now) - at > tonumber(keep) then table.insert(gone, all[i]) end
+      end
+    end
+    for i = 1, #gone, 500 do
+      redis.call('HDEL', h, unpack(gone, i, math.min(i + 499, #gone)))
+    end
+  end
+  sets['x'] = now
+  return true
 end
-return {redis.call('GET', KEYS[1]), 0}
+local function write(h, sets, fresh, ttl)
+  local flat = {}
+  for name, value in pairs(sets) do
+    table.insert(flat, name)
+    table.insert(flat, value)
+  end
+  redis.call('HSET', h, unpack(flat))
+  if fresh then redis.call('EXPIRE', h, ttl) end
+end
 """
 
-# KEYS: slot | ARGV: expected JSON, new JSON -> 1 swapped, 0 changed meanwhile, -1 missing
+# KEYS: person | ARGV: slot field, slot JSON, now, hash ttl, slot ttl, refresh
+# -> {stored JSON, 1 when created}
+RESERVE = _TOUCH + """
+local r = redis.call('HMGET', KEYS[1], ARGV[1], 'x')
+if r[1] then return {r[1], 0} end
+local sets = {[ARGV[1]] = ARGV[2]}
+write(KEYS[1], sets, touch(KEYS[1], r[2], ARGV[3], ARGV[5], ARGV[6], sets), ARGV[4])
+return {ARGV[2], 1}
+"""
+
+# KEYS: person | ARGV: slot field, expected JSON, new JSON
+# -> 1 swapped, 0 changed meanwhile, -1 missing
 COMPARE_AND_SET = """
-local current = redis.call('GET', KEYS[1])
+local current = redis.call('HGET', KEYS[1], ARGV[1])
 if not current then return -1 end
-if current ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+if current ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 """
 
-# KEYS: slot | ARGV: state the slot must be in, its worker, new slot JSON
-# -> 1 recorded, 0 the slot changed meanwhile, -1 missing
-# A sent card's slot, as reserved, becomes SENT in one command (the card's place among the
-# clarification's cards is written alongside: another key, another slot on a cluster).
-RECORD_SENT = """
-local current = redis.call('SET', KEYS[1], ARGV[3], 'XX', 'KEEPTTL', 'GET')
-if not current then return -1 end
-local slot = cjson.decode(current)
-if slot.state ~= ARGV[1] or slot.worker_id ~= ARGV[2] then
-  redis.call('SET', KEYS[1], current, 'XX', 'KEEPTTL')  -- not as reserved: put it back
-  return 0
-end
-return 1
-"""
-
-# KEYS (one person's, one hash tag): admission, cap, window, digest batches, delivery slot
+# KEYS (one person's, one hash tag): person, digest batches
 # ARGV: now, cap, threshold, batched (1/0), due of a new window, batch id of a new window,
 #       that window's start in ms (its batch's fields in the digest hash), item clarification id,
-#       item JSON, admission ttl, cap ttl, window ttl, batch ttl, slot JSON to reserve ('' none)
+#       item JSON, the person's local day, delivery token, hash ttl, slot ttl, refresh,
+#       digest ttl, slot JSON to reserve ('' none)
 # -> {decision JSON, 1 when replayed, 1 when this call opened a batch[, slot JSON, 1 when the
 #    reservation was made]}: a fresh DIRECT decision reserves the slot as RESERVE does.
 #    The caller adds an opened batch to the due set (a key of no person, so not in here).
-ADMIT = """
-local adm, cap, win, digest = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+# The usual card costs one HMGET and one HSET: the admission, the slot, the cap counter and the
+# window are fields of one hash, written together.
+ADMIT = _TOUCH + """
+local h, digest = KEYS[1], KEYS[2]
 local now, cap_n, threshold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local batched = ARGV[4] == '1'
-local clar, item = ARGV[8], ARGV[9]
+local clar, item, day, tok = ARGV[8], ARGV[9], ARGV[10], ARGV[11]
+local r = redis.call('HMGET', h, 'a:' .. tok, 's:' .. tok, 'x', 'c', 'c0',
+                     'ws', 'wd', 'wn', 'wc', 'wb', 'wm')
+if r[1] then return {r[1], 1, 0} end
 
-local prior = redis.call('GET', adm)
-if prior then return {prior, 1, 0} end
-
-local opened = 0
-local function decide(decision, batch_id, due_at)
-  local doc = cjson.encode({decision = decision, batch_id = batch_id, due_at = due_at})
-  redis.call('SET', adm, doc, 'EX', ARGV[10])
-  if decision == 'direct' and ARGV[14] ~= '' then
-    if redis.call('SET', KEYS[5], ARGV[14], 'NX', 'EX', ARGV[13]) then
-      return {doc, 0, opened, ARGV[14], 1}
+local sets, opened = {}, 0
+local counter, used  -- the field counting `day` and its count, once charge() has looked
+local function charge()
+  if not counter then
+    local prefix = day .. ' '
+    for i, name in ipairs({'c', 'c0'}) do
+      local v = r[3 + i]
+      if not counter and v and string.sub(v, 1, #prefix) == prefix then
+        counter, used = name, tonumber(string.sub(v, #prefix + 1))
+      end
     end
-    return {doc, 0, opened, redis.call('GET', KEYS[5]), 0}
+    if not counter then
+      -- a new day: the last one is kept beside it, for a replica whose clock is behind
+      if r[4] then sets['c0'] = r[4] end
+      counter, used = 'c', 0
+    end
   end
-  return {doc, 0, opened}
+  if used >= cap_n then return false end
+  used = used + 1
+  return true
 end
 
-local function charge()
-  -- counted first and given back when over: one command for the usual card, not three
-  local used = redis.call('INCR', cap)
-  if used == 1 then redis.call('EXPIRE', cap, ARGV[11]) end
-  if used > cap_n then
-    redis.call('DECR', cap)
-    return false
+local function decide(decision, batch_id, due_at)
+  local doc = cjson.encode({decision = decision, batch_id = batch_id, due_at = due_at, at = now})
+  sets['a:' .. tok] = doc
+  if counter then sets[counter] = day .. ' ' .. used end
+  local out = {doc, 0, opened}
+  if decision == 'direct' and ARGV[16] ~= '' then
+    if r[2] then
+      out = {doc, 0, opened, r[2], 0}
+    else
+      sets['s:' .. tok] = ARGV[16]
+      out = {doc, 0, opened, ARGV[16], 1}
+    end
   end
-  return true
+  write(h, sets, touch(h, r[3], now, ARGV[13], ARGV[14], sets), ARGV[12])
+  return out
 end
 
 if not batched then
@@ -84,7 +126,7 @@ if not batched then
 end
 
 -- start, due, direct count, charged (0/1), batch id, batch's field prefix
-local w = redis.call('HMGET', win, 'start', 'due', 'direct', 'charged', 'batch', 'ms')
+local w = {r[6], r[7], r[8], r[9], r[10], r[11]}
 local open = w[2] and tonumber(now) < tonumber(w[2])
 if open and w[4] == '1' then
   -- a batch already claimed for sending (a replica with a late clock) takes no more items
@@ -92,16 +134,14 @@ if open and w[4] == '1' then
   if not b[1] or b[2] then open = false end
 end
 if not open then
-  if w[1] then redis.call('DEL', win) end
-  redis.call('HSET', win, 'start', now, 'due', ARGV[5], 'direct', 0, 'charged', 0,
-             'batch', ARGV[6], 'ms', ARGV[7])
-  redis.call('EXPIRE', win, ARGV[12])
   w = {now, ARGV[5], '0', '0', ARGV[6], ARGV[7]}
+  sets['ws'], sets['wd'], sets['wn'], sets['wc'] = now, ARGV[5], '0', '0'
+  sets['wb'], sets['wm'] = ARGV[6], ARGV[7]
 end
 
 if tonumber(w[3]) < threshold then
   if not charge() then return decide('capped') end
-  redis.call('HINCRBY', win, 'direct', 1)
+  sets['wn'] = tostring(tonumber(w[3]) + 1)
   return decide('direct')
 end
 
@@ -109,9 +149,9 @@ local f = w[6] .. ':'
 if w[4] ~= '1' then
   -- the whole digest costs one unit, charged when its first item joins
   if not charge() then return decide('capped') end
-  redis.call('HSET', win, 'charged', 1)
+  sets['wc'] = '1'
   redis.call('HSET', digest, f .. 'due', w[2], f .. 'n', 0)
-  redis.call('EXPIRE', digest, ARGV[13])
+  redis.call('EXPIRE', digest, ARGV[15])
   opened = 1
 end
 if redis.call('HEXISTS', digest, f .. 'i:' .. clar) == 0 then

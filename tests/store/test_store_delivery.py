@@ -169,7 +169,7 @@ async def test_rate_take_with_a_reserve_takes_nothing_until_the_reserve_is_left(
 
 async def test_record_sent_marks_the_slot_and_remembers_the_card_at_once(store: Store) -> None:
     """The reserving worker records its send in one step: SENT with the reference, and the card
-    among the clarification's; a slot changed meanwhile is still recorded, by compare-and-set."""
+    among the clarification's; whoever reads or reserves the slot later finds it sent."""
     key = delivery("clar-rec")
     slot, created = await store.reserve(key, worker_id="w1", now=T0)
     assert created
@@ -180,6 +180,12 @@ async def test_record_sent_marks_the_slot_and_remembers_the_card_at_once(store: 
     assert stored is not None and stored.state is SlotState.SENT
     assert stored.message_ref == "D1:1.0" and stored.worker_id == "w1"
     assert await store.cards(key.clarification_id) == [card]
-    again = await store.record_sent(slot, card)  # no longer as reserved: the two-step path
+    again = await store.record_sent(slot, card)  # recorded twice: still one card
     assert again.state is SlotState.SENT
     assert await store.cards(key.clarification_id) == [card]
+    # a worker that finds the slot taken (a retried job) sees the send, not a reservation
+    held, created = await store.reserve(key, worker_id="w2", now=T0)
+    assert not created and held.state is SlotState.SENT and held.message_ref == "D1:1.0"
+    await store.mark_sent(key, message_ref="D1:2.0")  # an explicit update still wins
+    stored = await store.slot(key)
+    assert stored is not None and stored.message_ref == "D1:2.0"

@@ -65,7 +65,7 @@ async def test_the_store_keeps_working_through_a_cluster_failover(tmp_path: Path
         async with RedisStore.from_url(cluster.url, prefix=PREFIX) as store:
             await _state_before(store)
             keys = k.Keys(PREFIX)
-            moved = {cluster.master_of(keys.outbox_entries), cluster.master_of(keys.window("p1"))}
+            moved = {cluster.master_of(keys.outbox_entries), cluster.master_of(keys.person("p1"))}
             for master in moved:
                 await asyncio.to_thread(cluster.failover, cluster.replica_of(master))
             assert not moved & set(cluster.masters())

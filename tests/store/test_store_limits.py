@@ -127,7 +127,7 @@ async def test_every_per_person_key_a_delivery_and_answer_leave_has_a_ttl(
     assert without == sorted(f"{prefix}:{name}" for name in SHARED
                              if f"{prefix}:{name}" in found)
     kinds = {name.split(":")[1] for name in found if "{p:" in name}
-    assert kinds == {"slot", "adm", "cap", "win", "digest"}
+    assert kinds == {"person", "digest"}
     assert any(":{outbox}:order:" in n for n in found) and any(":cards:" in n for n in found)
 
 

@@ -13,7 +13,7 @@ from bot.store.base import CardRecord, Decision
 from bot.store.errors import SlotContended, StoreError, StoreUnavailable, translated
 from bot.store.redis import RedisStore
 
-from .conftest import DAY, REDIS_URL, T0, WINDOW, admit, at, delivery
+from .conftest import REDIS_URL, T0, WINDOW, admit, at, delivery
 
 PREFIX = "tredis"
 
@@ -31,10 +31,10 @@ async def test_keys_carry_their_ttls(redis_db: aioredis.Redis) -> None:
     await store.outbox_accept("a1", "{}", order_key="k1", acted_at=1, now=T0)
     [entry] = await store.outbox_claim(now=T0, lease_seconds=30, limit=1)
     await store.outbox_done(entry)
+    person = 3 * k.DAY + k.PERSON_REFRESH_SECONDS  # slots, admissions, caps, window
     expected = {
-        keys.slot("p1", key.token()): 3 * k.DAY, keys.admission("p1", key.token()): 3 * k.DAY,
-        keys.cap(DAY, "p1"): k.CAP_TTL_SECONDS, keys.window("p1"): k.window_ttl(WINDOW),
-        keys.digest("p1"): 3 * k.DAY, keys.cards("c1"): k.CARDS_TTL_SECONDS,
+        keys.person("p1"): person, keys.digest("p1"): 3 * k.DAY,
+        keys.cards("c1"): k.CARDS_TTL_SECONDS,
         keys.order("k1"): k.ORDER_TTL_SECONDS,
     }
     for name, ttl in expected.items():
