@@ -7,6 +7,7 @@ tenant's escalation window. That is how a clarification escalates to the next ca
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import secrets
 from collections.abc import Callable
@@ -85,6 +86,9 @@ class JobQueue:
     on_dead_letter: Callable[[JobRecord, datetime], None] | None = None
     jobs: dict[str, JobRecord] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # (lease end, job seq, job id) of every lease given or extended, earliest first: ``reap``
+    # looks at the leases that may have run out, not at every job on every clock read
+    _leases: list[tuple[datetime, int, str]] = field(default_factory=list)
 
     def enqueue(
         self,
@@ -114,17 +118,27 @@ class JobQueue:
     # -------------------------------------------------------------- time
 
     def reap(self, now: datetime) -> None:
-        """Turn every lease that ran out into a retryable failure."""
-        for job in list(self.jobs.values()):
-            if job.state is m.JobState.LEASED and job.lease_expires_at is not None:
-                if job.lease_expires_at <= now:
-                    expired_at = job.lease_expires_at
-                    ran_out = job.attempts
-                    self._release(job)
-                    job.last_error = "lease_expired"
-                    self._retry(job, at=expired_at)
-                    if job.state is not m.JobState.DEAD_LETTERED and self.on_expired:
-                        self.on_expired(job, ran_out, now)
+        """Turn every lease that ran out into a retryable failure (in the jobs' order)."""
+        ran_out: dict[int, JobRecord] = {}
+        while self._leases and self._leases[0][0] <= now:
+            _, seq, job_id = heapq.heappop(self._leases)
+            job = self.jobs.get(job_id)  # an entry of a lease since extended or ended: skipped
+            if job is not None and job.state is m.JobState.LEASED \
+                    and job.lease_expires_at is not None and job.lease_expires_at <= now:
+                ran_out[seq] = job
+        for _, job in sorted(ran_out.items()):
+            assert job.lease_expires_at is not None
+            expired_at = job.lease_expires_at
+            attempt = job.attempts
+            self._release(job)
+            job.last_error = "lease_expired"
+            self._retry(job, at=expired_at)
+            if job.state is not m.JobState.DEAD_LETTERED and self.on_expired:
+                self.on_expired(job, attempt, now)
+
+    def _leased_until(self, job: JobRecord, until: datetime) -> None:
+        job.lease_expires_at = until
+        heapq.heappush(self._leases, (until, job.seq, job.id))
 
     def _release(self, job: JobRecord) -> None:
         job.last_lease_token = job.lease_token
@@ -172,7 +186,7 @@ class JobQueue:
         for job in ready[:max_jobs]:
             job.state = m.JobState.LEASED
             job.lease_token = secrets.token_urlsafe(18)
-            job.lease_expires_at = now + lease
+            self._leased_until(job, now + lease)
             job.lease_duration = lease
         return ready[:max_jobs]
 
@@ -200,7 +214,7 @@ class JobQueue:
         if lease is not None:
             job.lease_duration = lease
         assert job.lease_duration is not None
-        job.lease_expires_at = now + job.lease_duration
+        self._leased_until(job, now + job.lease_duration)
         return job
 
     def advance(self, job: JobRecord, *, attempt: int) -> JobRecord:
