@@ -89,6 +89,10 @@ class JobQueue:
     # (lease end, job seq, job id) of every lease given or extended, earliest first: ``reap``
     # looks at the leases that may have run out, not at every job on every clock read
     _leases: list[tuple[datetime, int, str]] = field(default_factory=list)
+    # (visible at, job seq, job id) of every job made available or due sooner, earliest first:
+    # a poll pops the due ones (entries since made stale by a lease or a new due time are
+    # dropped as they come up) instead of sorting every job
+    _due: list[tuple[datetime, int, str]] = field(default_factory=list)
 
     def enqueue(
         self,
@@ -113,7 +117,12 @@ class JobQueue:
             backoff_cap=backoff[1],
         )
         self.jobs[job.id] = job
+        self._due_at(job, now)
         return job
+
+    def _due_at(self, job: JobRecord, when: datetime) -> None:
+        job.visible_at = when
+        heapq.heappush(self._due, (when, job.seq, job.id))
 
     # -------------------------------------------------------------- time
 
@@ -152,7 +161,7 @@ class JobQueue:
         if job.attempts >= job.max_attempts:
             self._dead_letter(job, at)
             return
-        job.visible_at = at if job.expedited else at + job.backoff()
+        self._due_at(job, at if job.expedited else at + job.backoff())
         job.expedited = False
 
     def _dead_letter(self, job: JobRecord, at: datetime) -> None:
@@ -172,23 +181,28 @@ class JobQueue:
         lease: timedelta,
         now: datetime,
     ) -> list[JobRecord]:
-        ready = sorted(
-            (
-                j
-                for j in self.jobs.values()
-                if j.state is m.JobState.AVAILABLE
-                and j.visible_at <= now
-                and j.tenant_id in tenants
-                and any(j.kind.startswith(p) for p in prefixes)
-            ),
-            key=lambda j: (j.visible_at, j.id),
-        )
-        for job in ready[:max_jobs]:
+        ready: list[JobRecord] = []
+        taken: set[str] = set()
+        passed: list[tuple[datetime, int, str]] = []  # due, but not this poller's to take
+        while self._due and len(ready) < max_jobs and self._due[0][0] <= now:
+            entry = heapq.heappop(self._due)
+            job = self.jobs.get(entry[2])
+            if job is None or job.state is not m.JobState.AVAILABLE \
+                    or job.visible_at != entry[0] or job.id in taken:
+                continue  # stale: leased, finished or due at another time since
+            if job.tenant_id in tenants and any(job.kind.startswith(p) for p in prefixes):
+                ready.append(job)
+                taken.add(job.id)
+            else:
+                passed.append(entry)
+        for entry in passed:
+            heapq.heappush(self._due, entry)
+        for job in ready:
             job.state = m.JobState.LEASED
             job.lease_token = secrets.token_urlsafe(18)
             self._leased_until(job, now + lease)
             job.lease_duration = lease
-        return ready[:max_jobs]
+        return ready
 
     def get(self, job_id: str, *, tenants: frozenset[str]) -> JobRecord:
         job = self.jobs.get(job_id)
@@ -228,7 +242,7 @@ class JobQueue:
     def expedite(self, job: JobRecord, *, attempt: int, now: datetime) -> JobRecord:
         """The candidate asked at ``attempt`` declined: end the wait for the next turn now."""
         if job.state is m.JobState.AVAILABLE and attempt < job.attempts and job.visible_at > now:
-            job.visible_at = now
+            self._due_at(job, now)
         elif job.state is m.JobState.LEASED and attempt >= job.attempts:
             job.expedited = True
         return job

@@ -70,3 +70,33 @@ def test_a_job_leased_again_after_a_reap_keeps_its_new_lease() -> None:
     assert expired == [(first, 0)] and job.state is m.JobState.LEASED
     queue.reap(T0 + 70 * S)
     assert expired == [(first, 0), (first, 1)]
+
+
+def test_a_poll_takes_the_earliest_due_jobs_of_its_tenants_and_leaves_the_rest() -> None:
+    """Due order (due time, then creation), other tenants' and kinds' jobs left for their own
+    pollers, jobs not yet due left, and a job made due sooner (a decline) taken at once."""
+    queue = JobQueue()
+    made = []
+    for n, (tenant, kind) in enumerate([("acme", "clarify:c"), ("other", "clarify:c"),
+                                        ("acme", "other:x"), ("acme", "clarify:c"),
+                                        ("acme", "clarify:c")]):
+        made.append(queue.enqueue(tenant_id=tenant, kind=kind, max_attempts=5, now=T0 + n * S,
+                                  payload=m.JobPayload(clarification_id=f"c{n}", ranking=["p"])))
+    acme = frozenset({"acme"})
+    first = queue.poll(prefixes=["clarify:"], tenants=acme, max_jobs=2, lease=60 * S,
+                       now=T0 + 3 * S)
+    assert [j.id for j in first] == [made[0].id, made[3].id]  # made[4] is not due until 4 s
+    other = queue.poll(prefixes=["clarify:"], tenants=frozenset({"other"}), max_jobs=5,
+                       lease=60 * S, now=T0 + 10 * S)
+    assert [j.id for j in other] == [made[1].id]
+    queue.fail(first[0], retryable=True, reason="x", now=T0 + 10 * S)  # due again after backoff
+    assert first[0].visible_at > T0 + 10 * S
+    queue.expedite(first[0], attempt=0, now=T0 + 11 * S)  # declined: due now
+    again = queue.poll(prefixes=["clarify:"], tenants=acme, max_jobs=5, lease=60 * S,
+                       now=T0 + 11 * S)
+    assert [j.id for j in again] == [made[4].id, first[0].id]
+    assert queue.poll(prefixes=["clarify:"], tenants=acme, max_jobs=5, lease=60 * S,
+                      now=T0 + 11 * S) == []
+    kinds = queue.poll(prefixes=["other:"], tenants=acme, max_jobs=5, lease=60 * S,
+                       now=T0 + 11 * S)
+    assert [j.id for j in kinds] == [made[2].id]
