@@ -5,12 +5,13 @@ core's backoff (base: the escalation window) brings the job back at the next att
 answered (spec changelog v0.9). ``run_burst`` works until nothing is due, for tests and the demo;
 ``run`` polls until stopped, and on SIGTERM/SIGINT stops polling and lets in-flight jobs finish.
 
-Slots never wait for a poll: the worker holds up to ``WorkerConfig.ahead`` jobs (as many as its
-slots) leased ahead, each heartbeating from its lease on like a running job, and a freed slot
-starts the next one at once; it polls again when there is room for half as many jobs as it has
-slots (or when none is left ahead), so one poll leases several jobs and the jobs ahead cover its
-round trip. At most ``concurrency`` jobs are handled at a time. A handled job's reports go to the
-core after its slot frees (``_report``). The core has no way to give a lease back without
+Slots never wait for a poll interval: the worker polls again as soon as a slot frees with no
+job left ahead, or when there is room for half as many jobs as it has slots. With
+``WorkerConfig.lease_ahead`` (off by default: a killed worker would lose twice the leases) it
+also holds as many jobs again leased ahead, each heartbeating from its lease on like a running
+job, and a freed slot starts the next one at once, so the jobs ahead cover a poll's round trip.
+At most ``concurrency`` jobs are handled at a time. A handled job's reports go to the core after
+its slot frees (``_report``). The core has no way to give a lease back without
 spending an attempt (``fail`` and an expired lease both do, and push the job back by the
 escalation window), so on stop the jobs leased ahead are handled like the running ones, within
 the grace period; only jobs that cannot be started by then (the grace period ran out, or delivery
@@ -63,11 +64,13 @@ class WorkerConfig:
     housekeeping_every: int = 15  # poll iterations between digest and notice flushes and
     # dead-letter scans
     credentials_recheck_seconds: float = 30  # while paused on refused credentials
+    lease_ahead: bool = False  # hold as many jobs again as there are slots, leased ahead
 
     @property
     def ahead(self) -> int:
-        """Jobs leased beyond the busy slots, started the moment a slot frees."""
-        return self.concurrency
+        """Jobs leased beyond the busy slots, started the moment a slot frees (none without
+        ``lease_ahead``: then a killed worker loses only its running jobs' turns)."""
+        return self.concurrency if self.lease_ahead else 0
 
 
 @dataclass

@@ -150,6 +150,9 @@ class RedisSettings(_Table):
 
 class WorkerSettings(_Table):
     concurrency: Int = _ints(4, 1, 64)
+    # hold as many jobs again leased ahead of the slots (each heartbeating), so a freed slot
+    # starts the next job without waiting for a poll
+    lease_ahead: bool = False
     poll_interval_seconds: Num = _seconds(2.0, 300)
     lease_seconds: Int = _ints(60, 10, 3600)
     heartbeat_seconds: Int = _ints(20, 1, 1800)

@@ -82,13 +82,13 @@ class Handler:
         return JobOutcome.ASKED, scope
 
 
-def _worker(jobs: int, *, concurrency: int) -> tuple[Worker, Core, Handler]:
+def _worker(jobs: int, *, concurrency: int, ahead: bool = True) -> tuple[Worker, Core, Handler]:
     clock = ManualClock()
     core = Core(due=[_job(n, clock) for n in range(jobs)])
     handler = Handler(clock=clock)
     worker = Worker(core=core, handler=handler, digests=None, dead_letters=None,  # type: ignore[arg-type]
                     config=WorkerConfig(concurrency=concurrency, heartbeat_seconds=3600,
-                                        poll_interval_seconds=3600))
+                                        lease_ahead=ahead, poll_interval_seconds=3600))
     return worker, core, handler
 
 
@@ -230,3 +230,19 @@ async def test_a_running_worker_leases_as_slots_free_whatever_its_poll_interval(
     assert handler.most_at_once == 2
     assert all(asked >= 1 for asked in core.polls)  # no poll asked for nothing
     assert quiet.passes >= 1
+
+
+async def test_without_lease_ahead_a_worker_leases_only_for_its_free_slots() -> None:
+    """``worker.lease_ahead = false`` (the default): a poll leases no more jobs than there are
+    free slots, and a freed slot is filled by the next poll."""
+    worker, core, handler = _worker(10, concurrency=4, ahead=False)
+    assert await worker.poll_iteration() == 4
+    await _settle()
+    assert core.polls == [4] and worker.room == 0 and not worker.hungry
+    handler.gate("job-0").set()
+    await _settle()
+    assert handler.started == ["job-0", "job-1", "job-2", "job-3"]  # nothing ahead to start
+    assert worker.hungry and worker.room == 1  # one free slot is worth a poll
+    assert await worker.poll_iteration() == 1
+    await _settle()
+    assert core.polls == [4, 1] and handler.started[-1] == "job-4"
