@@ -205,12 +205,20 @@ class LocalCluster:
                     return int(node["port"])
         raise LookupError("no master serves that slot")
 
-    def replica_of(self, master_port: int) -> int:
-        """The port of a live replica of the master on ``master_port``."""
-        nodes = self._nodes()
-        master = next(n["id"] for n in nodes if int(n["port"]) == master_port)
-        return next(int(n["port"]) for n in nodes
-                    if n["master"] == master and "fail" not in n["flags"])
+    def replica_of(self, master_port: int, timeout: float = 15) -> int:
+        """The port of a live replica of the master on ``master_port``, once the node asked
+        knows of one (right after a failover its view of the other masters may lag)."""
+        found: list[int] = []
+
+        def known() -> bool:
+            nodes = self._nodes()
+            ids = [n["id"] for n in nodes if int(n["port"]) == master_port]
+            found[:] = [int(n["port"]) for n in nodes
+                        if ids and n["master"] == ids[0] and "fail" not in n["flags"]]
+            return bool(found)
+
+        _wait(known, timeout=timeout, what=f"a replica of {master_port}")
+        return found[0]
 
     def wait_healthy(self, timeout: float = 30) -> None:
         """Every live node says cluster_state:ok and agrees that all 16384 slots are served."""
