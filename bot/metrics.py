@@ -122,6 +122,8 @@ class Metrics:
         self._gauge("clarify_outstanding_tasks",
                     "Tasks an adapter runs after acknowledging a callback, by platform.",
                     platform=PLATFORMS)
+        self._gauge("clarify_outstanding_tasks_limit",
+                    "The most such tasks a platform's adapter runs (limits.max_outstanding_tasks).")
         self._gauge("clarify_dependency_up",
                     "1 while the last readiness check of a dependency passed, else 0.",
                     dependency=())

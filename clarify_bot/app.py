@@ -123,6 +123,7 @@ def _limits(settings: Settings, store: Store, clock: Clock) -> Limits:
                                            ttl_seconds=bucket.ttl_seconds, now=now)
 
         users = shared
+    REGISTRY.set("clarify_outstanding_tasks_limit", table.max_outstanding_tasks)
     return Limits(clock=clock, per_ip=Bucket(table.ip_refusals_per_second, table.ip_refusal_burst),
                   per_user=Bucket(table.user_per_second, table.user_burst),
                   max_tasks=table.max_outstanding_tasks, users=users,

@@ -66,3 +66,49 @@ def test_alert_rules_pass_promtool() -> None:
     run = subprocess.run(["promtool", "check", "rules", str(RULES)], capture_output=True,
                          text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_tasks_alert_follows_the_configured_cap(tmp_path: Path) -> None:
+    """ClarifyTasksNearCap fires over 80 % of limits.max_outstanding_tasks as the bot exposes
+    it (clarify_outstanding_tasks_limit), not at a fixed number: with a cap of 200, 170 tasks
+    for 5 minutes fire it and 150 do not (promtool's rule tests evaluate the real rule file)."""
+    if shutil.which("promtool") is None:
+        pytest.skip("promtool (Debian: prometheus) is not installed")
+    [rule] = [r for g in yaml.safe_load(RULES.read_text())["groups"] for r in g["rules"]
+              if r.get("alert") == "ClarifyTasksNearCap"]
+    annotations = {name: text.replace("{{ $labels.platform }}", "slack")
+                   for name, text in rule["annotations"].items()}
+    spec = {
+        "rule_files": [str(RULES)],
+        "evaluation_interval": "1m",
+        "tests": [{
+            "interval": "1m",
+            "input_series": [
+                {"series": 'clarify_outstanding_tasks{platform="slack"}', "values": "170x10"},
+                {"series": 'clarify_outstanding_tasks{platform="teams"}', "values": "150x10"},
+                {"series": "clarify_outstanding_tasks_limit", "values": "200x10"},
+            ],
+            "alert_rule_test": [{
+                "eval_time": "8m", "alertname": "ClarifyTasksNearCap",
+                "exp_alerts": [{"exp_labels": {"severity": "ticket", "platform": "slack"},
+                                "exp_annotations": annotations}],
+            }],
+        }],
+    }
+    path = tmp_path / "tasks_test.yml"
+    path.write_text(yaml.safe_dump(spec))
+    run = subprocess.run(["promtool", "test", "rules", str(path)], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_the_app_exposes_the_tasks_cap(tmp_path: Path) -> None:
+    """The assembled app sets clarify_outstanding_tasks_limit from limits.max_outstanding_tasks."""
+    from bot.clock import ManualClock
+    from bot.settings.loader import load_settings
+    from bot.store.memory import MemoryStore
+    from clarify_bot.app import _limits
+
+    settings = load_settings(None, {"CLARIFY_BOT_LIMITS__MAX_OUTSTANDING_TASKS": "123"})
+    _limits(settings, MemoryStore(), ManualClock())
+    assert REGISTRY.value("clarify_outstanding_tasks_limit") == 123
