@@ -13,6 +13,7 @@ card is never posted twice.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ from cards.views import OutcomeView, QuestionView, Viewer
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
 HISTORY_LIMIT = 100
+DM_IDS_KEPT = 10_000  # DM channel ids remembered, most recently used first
 RESPONSE_HOOKS = "https://hooks.slack.com/"  # where a click's response_url points
 TOKEN_SETTING = "SLACK_BOT_TOKEN"
 # Web API errors that mean the bot token itself is refused, whatever the method: fixing the
@@ -88,7 +90,9 @@ class SlackChannel:
     can_find: bool = True  # conversations.history, by the metadata each card carries
     idempotent: bool = False
     rates: SlackRates = field(default_factory=SlackRates)
-    _dms: dict[str, str] = field(default_factory=dict)
+    # each person's DM channel id, for the rare look-up after an unclear post: the most recently
+    # used ``DM_IDS_KEPT`` (a forgotten one costs one conversations.open when next needed)
+    _dms: OrderedDict[str, str] = field(default_factory=OrderedDict)
     _limits: dict[str, Limit] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -111,7 +115,7 @@ class SlackChannel:
             try:
                 response = await self._call("chat.postMessage", workspace, args, dm=user,
                                             lane=Lane.BULK)
-                self._dms[user] = response["channel"]
+                self._remember_dm(user, response["channel"])
                 return f"{response['channel']}:{response['ts']}"
             except _Ambiguous as exc:
                 # the post may have landed: look before posting again
@@ -211,12 +215,19 @@ class SlackChannel:
     async def dm(self, address: Address) -> str:
         cached = self._dms.get(address.user_id)
         if cached is not None:
+            self._dms.move_to_end(address.user_id)
             return cached
         response = await self._call_retrying("conversations.open", _workspace(address),
                                              {"users": address.user_id})
         channel = response["channel"]["id"]
-        self._dms[address.user_id] = channel
+        self._remember_dm(address.user_id, channel)
         return channel
+
+    def _remember_dm(self, user: str, channel: str) -> None:
+        self._dms[user] = channel
+        self._dms.move_to_end(user)
+        while len(self._dms) > DM_IDS_KEPT:
+            self._dms.popitem(last=False)
 
     async def _lookup(self, dm: str, workspace: str | None, key: DeliveryKey) -> str | None:
         try:
