@@ -78,6 +78,8 @@ class Metrics:
         self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
         self._counter("clarify_outbox_full_total",
                       "Answers refused (503, not acknowledged) because the outbox was full.")
+        self._counter("clarify_job_store_retries_total",
+                      "Jobs handled again on their lease because the store was unavailable.")
         self._counter("clarify_outbox_unreplicated_total",
                       "Answers acknowledged before store.outbox_replicas replicas held them "
                       "(WAIT timed out).")

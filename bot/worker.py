@@ -45,6 +45,7 @@ from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler, JobOutcome
 from bot.engine.notices import NoticeSender
 from bot.metrics import REGISTRY
+from bot.store.errors import StoreUnavailable
 
 log = structlog.get_logger("clarify.worker")
 KINDS = ["clarify:"]
@@ -52,6 +53,9 @@ CORE_TOKEN_SETTING = "CLARIFY_BOT_CORE_TOKEN"
 CredentialsCheck = Callable[[], Awaitable[None]]  # returns, or raises CredentialsRejected
 # how long a handled job's reports, sent after its slot freed, wait for other jobs' to join them
 REPORTS_LINGER_SECONDS = 0.02
+# a job whose handling found the store unavailable is handled again after each of these, on
+# the same lease (about a minute in all), before it is given up to its lease
+STORE_RETRY_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 
 
 @dataclass
@@ -210,8 +214,13 @@ class Worker:
     async def _handle_holding(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]
                               ) -> tuple[JobOutcome, JobScope] | None:
         """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
-        handle it again once they pass. None: given up (stopping, or the lease was lost), so
-        the lease runs out."""
+        handle it again once they pass. When the store is unavailable (Redis restarting, a
+        failover), handle it again after ``STORE_RETRY_SECONDS`` each, still holding the lease:
+        letting the lease run out would spend the job's attempt, and with it a candidate's turn.
+        Handling again is safe: admissions replay and a reservation left without its record is
+        looked up on the platform before anything is sent. None: given up (stopping, or the
+        lease was lost), so the lease runs out."""
+        waits = iter(STORE_RETRY_SECONDS)
         while True:
             try:
                 return await self.handler.handle_unreported(job)
@@ -220,6 +229,13 @@ class Worker:
                 if not await self._until_resumed(heartbeat):
                     log.warning("worker.held_job_released", job_id=job.id)
                     return None
+            except StoreUnavailable:
+                wait = next(waits, None)
+                if wait is None or self._stopping.is_set() or heartbeat.done():
+                    raise
+                REGISTRY.inc("clarify_job_store_retries_total")
+                log.warning("worker.store_unavailable_retrying", job_id=job.id, after=wait)
+                await self.sleep(wait)
 
     async def _until_resumed(self, heartbeat: asyncio.Task[None]) -> bool:
         waits = [asyncio.ensure_future(self._resumed.wait()),
