@@ -104,9 +104,10 @@ def _store(settings: Settings) -> Store:
     REGISTRY.set("clarify_outbox_limit_entries", table.outbox_max_entries)
     if table.backend == "memory":
         return MemoryStore(ttls=table.ttls(), outbox_max=table.outbox_max_entries)
-    password = settings.secrets.redis_password
+    secrets = settings.secrets
     return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
-                               password=password.get_secret_value() if password else None,
+                               password=secrets.value("redis_password"),
+                               sentinel_password=secrets.value("redis_sentinel_password"),
                                ttls=table.ttls(), outbox_max=table.outbox_max_entries,
                                migrate=True)
 

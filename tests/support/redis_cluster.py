@@ -19,7 +19,10 @@ choosing, bound to 127.0.0.1 on the ports the caller names. Nothing here is used
 
     LocalSentinel(master_port=..., replica_port=..., sentinel_port=..., workdir=tmp) is the same
     for Sentinel: ``.url`` (redis+sentinel://...), ``.failover()`` (SENTINEL FAILOVER),
-    ``.master()``. ``free_ports(n, low=, high=)`` finds ports (and bus ports) nothing uses.
+    ``.master()``, ``.client(port)``. With ``password=`` the master and replica require it
+    (requirepass, masterauth; the sentinel is told it); with ``sentinel_password=`` the sentinel
+    requires its own (requirepass in its conf).
+    ``free_ports(n, low=, high=)`` finds ports (and bus ports) nothing uses.
 """
 
 from __future__ import annotations
@@ -78,8 +81,9 @@ def _wait(check: object, *, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def _client(port: int) -> redis.Redis:
-    return redis.Redis(host=HOST, port=port, decode_responses=True, socket_timeout=2)
+def _client(port: int, password: str | None = None) -> redis.Redis:
+    return redis.Redis(host=HOST, port=port, password=password, decode_responses=True,
+                       socket_timeout=2)
 
 
 class _Servers:
@@ -90,10 +94,17 @@ class _Servers:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.extra: dict[int, list[str]] = {}
+        self.passwords: dict[int, str | None] = {}
 
-    def spawn(self, port: int, *args: str) -> None:
-        """A server on ``port``; ``args`` are more options, or a sentinel's conf and --sentinel."""
+    def client(self, port: int) -> redis.Redis:
+        """A client of the server on ``port``, with the password it was started with."""
+        return _client(port, self.passwords.get(port))
+
+    def spawn(self, port: int, *args: str, password: str | None = None) -> None:
+        """A server on ``port``; ``args`` are more options, or a sentinel's conf and --sentinel.
+        ``password``: what a client gives it (set in ``args`` or the conf by the caller)."""
         self.extra[port] = list(args)
+        self.passwords[port] = password
         command = ["redis-server", *args] if "--sentinel" in args else [
             "redis-server", "--port", str(port), "--bind", HOST, "--save", "",
             "--appendonly", "no", "--dir", str(self.workdir), *args]
@@ -101,7 +112,7 @@ class _Servers:
         self.procs[port] = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
-        _wait(lambda: _client(port).ping(), timeout=10, what=f"port {port} answering")
+        _wait(lambda: self.client(port).ping(), timeout=10, what=f"port {port} answering")
 
     def kill(self, port: int) -> None:
         proc = self.procs.get(port)
@@ -111,7 +122,7 @@ class _Servers:
 
     def restart(self, port: int) -> None:
         self.kill(port)
-        self.spawn(port, *self.extra[port])
+        self.spawn(port, *self.extra[port], password=self.passwords[port])
 
     def stop(self) -> None:
         for port in list(self.procs):
@@ -280,12 +291,15 @@ class LocalCluster:
 
 
 class LocalSentinel:
-    """A master, one replica and one sentinel watching them as ``name``."""
+    """A master, one replica and one sentinel watching them as ``name``; the data nodes and the
+    sentinel each require a password when one is given."""
 
     def __init__(self, *, master_port: int, replica_port: int, sentinel_port: int,
-                 workdir: Path, name: str = "clarify") -> None:
+                 workdir: Path, name: str = "clarify", password: str | None = None,
+                 sentinel_password: str | None = None) -> None:
         self.master_port, self.replica_port = master_port, replica_port
         self.sentinel_port, self.name = sentinel_port, name
+        self.password, self.sentinel_password = password, sentinel_password
         self._servers = _Servers(workdir)
 
     @property
@@ -293,40 +307,50 @@ class LocalSentinel:
         """The store's URL: ``redis+sentinel://`` with the sentinel and the master's name."""
         return f"redis+sentinel://{HOST}:{self.sentinel_port}/{self.name}"
 
+    def client(self, port: int) -> redis.Redis:
+        """A client of the master, the replica or the sentinel, with the password it needs."""
+        return self._servers.client(port)
+
     def start(self) -> Self:
-        self._servers.spawn(self.master_port)
-        self._servers.spawn(self.replica_port, "--replicaof", HOST, str(self.master_port))
+        auth = ("--requirepass", self.password, "--masterauth", self.password) \
+            if self.password else ()
+        self._servers.spawn(self.master_port, *auth, password=self.password)
+        self._servers.spawn(self.replica_port, "--replicaof", HOST, str(self.master_port), *auth,
+                            password=self.password)
         conf = self._servers.workdir / f"sentinel-{self.sentinel_port}.conf"
         conf.write_text(
             f"port {self.sentinel_port}\nbind {HOST}\n"
-            f"sentinel monitor {self.name} {HOST} {self.master_port} 1\n"
-            f"sentinel down-after-milliseconds {self.name} 1000\n"
+            + (f"requirepass {self.sentinel_password}\n" if self.sentinel_password else "")
+            + f"sentinel monitor {self.name} {HOST} {self.master_port} 1\n"
+            + (f"sentinel auth-pass {self.name} {self.password}\n" if self.password else "")
+            + f"sentinel down-after-milliseconds {self.name} 1000\n"
             f"sentinel failover-timeout {self.name} 5000\n")
-        self._servers.spawn(self.sentinel_port, str(conf), "--sentinel")
+        self._servers.spawn(self.sentinel_port, str(conf), "--sentinel",
+                            password=self.sentinel_password)
         _wait(lambda: self._replica_synced(), timeout=30, what="replica in sync")
         _wait(lambda: self._sentinel_sees_replica(), timeout=30, what="sentinel ready")
         return self
 
     def _replica_synced(self) -> bool:
-        info = _client(self.replica_port).info("replication")
+        info = self.client(self.replica_port).info("replication")
         return bool(info.get("master_link_status") == "up")
 
     def _sentinel_sees_replica(self) -> bool:
-        replicas = _client(self.sentinel_port).execute_command(
+        replicas = self.client(self.sentinel_port).execute_command(
             "SENTINEL", "REPLICAS", self.name)
         return bool(replicas)
 
     def master(self) -> int:
-        host_port = _client(self.sentinel_port).execute_command(
+        host_port = self.client(self.sentinel_port).execute_command(
             "SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.name)
         return int(host_port[1])
 
     def failover(self) -> int:
         """``SENTINEL FAILOVER``: returns the new master's port once it has taken over."""
         before = self.master()
-        _client(self.sentinel_port).execute_command("SENTINEL", "FAILOVER", self.name)
+        self.client(self.sentinel_port).execute_command("SENTINEL", "FAILOVER", self.name)
         _wait(lambda: self.master() != before
-              and _client(self.master()).info("replication").get("role") == "master",
+              and self.client(self.master()).info("replication").get("role") == "master",
               timeout=30, what="sentinel failover")
         return self.master()
 
