@@ -126,3 +126,27 @@ async def test_the_store_keeps_working_through_a_cluster_failover(tmp_path: Path
                 await asyncio.to_thread(cluster.failover, cluster.replica_of(master))
             assert not moved & set(cluster.masters())
             await _state_after(store)
+
+
+async def test_the_store_reaches_sentinel_and_its_master_over_tls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rediss+sentinel://: the sentinel and the data nodes listen for TLS only (a CA of the
+    test's own, trusted through SSL_CERT_FILE); the store finds the master, works and follows
+    it through a failover."""
+    master, replica, sentinel = _ports(3)
+    with LocalSentinel(master_port=master, replica_port=replica, sentinel_port=sentinel,
+                       workdir=tmp_path, tls=True, password=NODES_PASSWORD,
+                       sentinel_password=SENTINEL_PASSWORD) as servers:
+        assert servers.url.startswith("rediss+sentinel://")
+        monkeypatch.setenv("SSL_CERT_FILE", str(servers.ca_file))
+        plain = servers.url.replace("rediss+", "redis+", 1)
+        async with RedisStore.from_url(plain, prefix=PREFIX, password=NODES_PASSWORD,
+                                       sentinel_password=SENTINEL_PASSWORD) as store:
+            with pytest.raises(StoreUnavailable):  # only TLS is spoken there
+                await admit(store, "c0")
+        async with RedisStore.from_url(servers.url, prefix=PREFIX, password=NODES_PASSWORD,
+                                       sentinel_password=SENTINEL_PASSWORD) as store:
+            await _state_before(store)
+            servers.client(master).wait(1, 5000)
+            assert await asyncio.to_thread(servers.failover) == replica
+            await _state_after(store)

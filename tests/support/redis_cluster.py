@@ -21,7 +21,9 @@ choosing, bound to 127.0.0.1 on the ports the caller names. Nothing here is used
     for Sentinel: ``.url`` (redis+sentinel://...), ``.failover()`` (SENTINEL FAILOVER),
     ``.master()``, ``.client(port)``. With ``password=`` the master and replica require it
     (requirepass, masterauth; the sentinel is told it); with ``sentinel_password=`` the sentinel
-    requires its own (requirepass in its conf).
+    requires its own (requirepass in its conf). With ``tls=True`` every server listens for TLS
+    only (a self-signed CA made with openssl in the workdir, ``.ca_file``; replication and the
+    sentinel's links over TLS too) and ``.url`` is rediss+sentinel://...
     ``free_ports(n, low=, high=)`` finds ports (and bus ports) nothing uses.
 """
 
@@ -81,33 +83,64 @@ def _wait(check: object, *, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def _client(port: int, password: str | None = None) -> redis.Redis:
+def _client(port: int, password: str | None = None, ca_file: Path | None = None
+            ) -> redis.Redis:
     return redis.Redis(host=HOST, port=port, password=password, decode_responses=True,
-                       socket_timeout=2)
+                       socket_timeout=2, ssl=ca_file is not None,
+                       ssl_ca_certs=None if ca_file is None else str(ca_file))
+
+
+def _self_signed(workdir: Path) -> Path:
+    """A CA and a certificate for 127.0.0.1 signed by it (node.crt, node.key): the CA's file."""
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=workdir, check=True, capture_output=True,
+                       timeout=60)
+
+    key = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    run("req", "-x509", *key, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+        "-subj", "/CN=clarify-test-ca")
+    run("req", *key, "-keyout", "node.key", "-out", "node.csr", "-subj", f"/CN={HOST}")
+    (workdir / "node.ext").write_text(f"subjectAltName=IP:{HOST}\n")
+    run("x509", "-req", "-in", "node.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "node.crt", "-days", "2", "-extfile", "node.ext")
+    return workdir / "ca.crt"
 
 
 class _Servers:
     """redis-server processes by port, started and killed by this object only."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, tls: bool = False) -> None:
+        """``tls``: every server listens for TLS only, on its port (``tls_options``)."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.ca_file = _self_signed(self.workdir) if tls else None
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.extra: dict[int, list[str]] = {}
         self.passwords: dict[int, str | None] = {}
 
     def client(self, port: int) -> redis.Redis:
         """A client of the server on ``port``, with the password it was started with."""
-        return _client(port, self.passwords.get(port))
+        return _client(port, self.passwords.get(port), self.ca_file)
+
+    def listen(self, port: int) -> list[tuple[str, str]]:
+        """Where a server listens, as (option, value) pairs: ``port``, or TLS on it."""
+        if self.ca_file is None:
+            return [("port", str(port))]
+        return [("port", "0"), ("tls-port", str(port)),
+                ("tls-cert-file", str(self.workdir / "node.crt")),
+                ("tls-key-file", str(self.workdir / "node.key")),
+                ("tls-ca-cert-file", str(self.ca_file)), ("tls-auth-clients", "no"),
+                ("tls-replication", "yes")]
 
     def spawn(self, port: int, *args: str, password: str | None = None) -> None:
         """A server on ``port``; ``args`` are more options, or a sentinel's conf and --sentinel.
         ``password``: what a client gives it (set in ``args`` or the conf by the caller)."""
         self.extra[port] = list(args)
         self.passwords[port] = password
+        listen = [part for option, value in self.listen(port) for part in (f"--{option}", value)]
         command = ["redis-server", *args] if "--sentinel" in args else [
-            "redis-server", "--port", str(port), "--bind", HOST, "--save", "",
-            "--appendonly", "no", "--dir", str(self.workdir), *args]
+            "redis-server", *listen, "--bind", HOST, "--save", "", "--appendonly", "no",
+            "--dir", str(self.workdir), *args]
         log = open(self.workdir / f"redis-{port}.log", "ab")  # noqa: SIM115 - owned by the child
         self.procs[port] = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -296,16 +329,19 @@ class LocalSentinel:
 
     def __init__(self, *, master_port: int, replica_port: int, sentinel_port: int,
                  workdir: Path, name: str = "clarify", password: str | None = None,
-                 sentinel_password: str | None = None) -> None:
+                 sentinel_password: str | None = None, tls: bool = False) -> None:
         self.master_port, self.replica_port = master_port, replica_port
         self.sentinel_port, self.name = sentinel_port, name
         self.password, self.sentinel_password = password, sentinel_password
-        self._servers = _Servers(workdir)
+        self._servers = _Servers(workdir, tls=tls)
+        self.ca_file = self._servers.ca_file
 
     @property
     def url(self) -> str:
-        """The store's URL: ``redis+sentinel://`` with the sentinel and the master's name."""
-        return f"redis+sentinel://{HOST}:{self.sentinel_port}/{self.name}"
+        """The store's URL: ``redis+sentinel://`` (``rediss+`` over TLS) with the sentinel and
+        the master's name."""
+        scheme = "redis" if self.ca_file is None else "rediss"
+        return f"{scheme}+sentinel://{HOST}:{self.sentinel_port}/{self.name}"
 
     def client(self, port: int) -> redis.Redis:
         """A client of the master, the replica or the sentinel, with the password it needs."""
@@ -319,7 +355,8 @@ class LocalSentinel:
                             password=self.password)
         conf = self._servers.workdir / f"sentinel-{self.sentinel_port}.conf"
         conf.write_text(
-            f"port {self.sentinel_port}\nbind {HOST}\n"
+            "".join(f"{option} {value}\n" for option, value in
+                    self._servers.listen(self.sentinel_port)) + f"bind {HOST}\n"
             + (f"requirepass {self.sentinel_password}\n" if self.sentinel_password else "")
             + f"sentinel monitor {self.name} {HOST} {self.master_port} 1\n"
             + (f"sentinel auth-pass {self.name} {self.password}\n" if self.password else "")
