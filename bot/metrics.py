@@ -78,6 +78,9 @@ class Metrics:
         self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
         self._counter("clarify_outbox_full_total",
                       "Answers refused (503, not acknowledged) because the outbox was full.")
+        self._counter("clarify_outbox_unreplicated_total",
+                      "Answers acknowledged before store.outbox_replicas replicas held them "
+                      "(WAIT timed out).")
         self._counter("clarify_core_errors_total",
                       "Core calls that failed, by error code (HTTP status or transport error).",
                       code=())

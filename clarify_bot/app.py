@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 
 import httpx
+import structlog
 from aiohttp import web
 
 from adapters.bodies import bounded_bodies
@@ -37,6 +38,7 @@ from bot.service import (
 )
 from bot.settings import Settings
 from bot.store.base import Store
+from bot.store.connect import parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from bot.worker import WorkerConfig
@@ -45,6 +47,8 @@ from cards.actions import ActionCodec
 # platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
 # when configured, so a deployment without a platform never loads its SDK
 PLATFORMS = {"slack": "adapters.slack.mount", "teams": "adapters.teams.mount"}
+
+log = structlog.get_logger("clarify.app")
 
 
 def platform(name: str) -> Platform:
@@ -105,11 +109,15 @@ def _store(settings: Settings) -> Store:
     if table.backend == "memory":
         return MemoryStore(ttls=table.ttls(), outbox_max=table.outbox_max_entries)
     secrets = settings.secrets
+    if table.outbox_replicas and parse_redis_url(settings.redis.url).mode == "cluster":
+        log.warning("store.outbox_replicas_not_applied", mode="cluster",
+                    hint="WAIT needs the acceptance's own connection; see docs/configuration.md")
     return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
                                password=secrets.value("redis_password"),
                                sentinel_password=secrets.value("redis_sentinel_password"),
                                ttls=table.ttls(), outbox_max=table.outbox_max_entries,
-                               migrate=True)
+                               migrate=True, outbox_replicas=table.outbox_replicas,
+                               outbox_replica_wait_ms=table.outbox_replica_wait_ms)
 
 
 def _limits(settings: Settings, store: Store, clock: Clock) -> Limits:

@@ -400,6 +400,10 @@ class StoreSettings(_Table):
     order_ttl_days: Int = _ints(7, 1, 365)
     conversation_ttl_days: Int = _ints(400, 1, 3650)
     outbox_max_entries: Int = _ints(store_keys.OUTBOX_MAX_ENTRIES, 100, 10_000_000)
+    # replicas that must hold an answer before its click is acknowledged (WAIT; one server or
+    # Sentinel's master, not a cluster), and how long to wait for them (docs/reliability.md)
+    outbox_replicas: Int = _ints(0, 0, 16)
+    outbox_replica_wait_ms: Int = _ints(250, 10, 2000)
 
     def ttls(self) -> store_keys.Ttls:
         day = store_keys.DAY

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import redis.asyncio as aioredis
@@ -20,9 +20,18 @@ class GroupCommit:
     of its own (which on a busy host costs more than the script itself). A cluster client
     pipelines no scripts: there the calls go concurrently, each on its own."""
 
-    def __init__(self, redis: Client, script: AsyncScript) -> None:
+    def __init__(self, redis: Client, script: AsyncScript, *,
+                 wait: tuple[int, int] | None = None,
+                 on_short: Callable[[int], None] | None = None) -> None:
+        """``wait``: (replicas, milliseconds) to hold every batch for with WAIT, sent in the
+        batch's own pipeline (WAIT counts the writes of the connection it is sent on); a batch
+        fewer replicas acknowledged in time is told to ``on_short`` with its number of calls.
+        One server (or Sentinel's master) only: a cluster client pipelines no scripts."""
         self._redis = redis
         self._script = script
+        self._wait = wait if wait and wait[0] > 0 and not isinstance(redis, RedisCluster) \
+            else None
+        self._on_short = on_short
         self._waiting: list[tuple[Sequence[str], Sequence[str | int], asyncio.Future[Any]]] = []
         self._sending: set[asyncio.Task[None]] = set()
 
@@ -47,7 +56,7 @@ class GroupCommit:
                 results = list(await asyncio.gather(*(self._script(keys=keys, args=args)
                                                       for keys, args, _ in batch),
                                                     return_exceptions=True))
-            elif len(batch) == 1:  # alone: a plain call is cheaper than a pipeline of one
+            elif len(batch) == 1 and self._wait is None:  # alone: a plain call is cheaper
                 keys, args, _ = batch[0]
                 results = [await self._script(keys=keys, args=args)]
             else:
@@ -71,4 +80,12 @@ class GroupCommit:
         async with self._redis.pipeline(transaction=False) as pipe:
             for keys, args, _ in batch:
                 pipe.evalsha(self._script.sha, len(keys), *keys, *args)
-            return cast(list[Any], await pipe.execute(raise_on_error=False))
+            if self._wait is not None:
+                pipe.execute_command("WAIT", *self._wait)
+            results = cast(list[Any], await pipe.execute(raise_on_error=False))
+        if self._wait is None:
+            return results
+        acked = results.pop()
+        if self._on_short is not None and (not isinstance(acked, int) or acked < self._wait[0]):
+            self._on_short(len(batch))
+        return results

@@ -19,6 +19,7 @@ from typing import Any, Self, cast
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
+from bot.metrics import REGISTRY
 from bot.store import codec, scripts
 from bot.store import keys as k
 from bot.store.base import (
@@ -54,13 +55,18 @@ _IN_TURN: ContextVar[bool] = ContextVar("clarify_store_in_turn", default=False)
 _RATE_TTL = 3600
 
 
+def _unreplicated(answers: int) -> None:
+    REGISTRY.inc("clarify_outbox_unreplicated_total", answers)
+
+
 class RedisStore(RedisOutbox, RedisNotices):
     """The production store. It closes the client on ``aclose`` only when it made the client."""
 
     def __init__(self, redis: Client, *, prefix: str = k.DEFAULT_PREFIX,
                  slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES, owns_client: bool = False,
-                 migrate: bool = False, max_concurrency: int | None = None) -> None:
+                 migrate: bool = False, max_concurrency: int | None = None,
+                 outbox_replicas: int = 0, outbox_replica_wait_ms: int = 250) -> None:
         if not redis.get_connection_kwargs().get("decode_responses"):
             raise ValueError("the store needs a Redis client with decode_responses=True")
         self._redis = redis
@@ -88,7 +94,13 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._claim_due = redis.register_script(scripts.CLAIM_DUE)
         self._take_batch = redis.register_script(scripts.TAKE_BATCH)
         self._drop_batch = redis.register_script(scripts.DROP_BATCH)
-        self._outbox_accept = GroupCommit(redis, redis.register_script(scripts.OUTBOX_ACCEPT))
+        # with outbox_replicas, an acceptance waits (WAIT, in its own pipeline) until that many
+        # replicas hold it, or outbox_replica_wait_ms: a master lost after the acknowledgement
+        # then loses no answer; one not replicated in time is still taken, and counted
+        self._outbox_accept = GroupCommit(
+            redis, redis.register_script(scripts.OUTBOX_ACCEPT),
+            wait=(outbox_replicas, outbox_replica_wait_ms) if outbox_replicas else None,
+            on_short=_unreplicated)
         self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)
         self._outbox_retry = redis.register_script(scripts.OUTBOX_RETRY)
         self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
@@ -102,7 +114,8 @@ class RedisStore(RedisOutbox, RedisNotices):
                  sentinel_password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
                  slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES, max_connections: int = 50,
-                 migrate: bool = False) -> RedisStore:
+                 migrate: bool = False, outbox_replicas: int = 0,
+                 outbox_replica_wait_ms: int = 250) -> RedisStore:
         """A store with its own client for a server, a cluster or Sentinel's master
         (``bot.store.connect``); a burst past max_connections waits for a free one.
         ``password`` is the data nodes' (REDIS_PASSWORD), ``sentinel_password`` the sentinels'
@@ -112,7 +125,8 @@ class RedisStore(RedisOutbox, RedisNotices):
                             sentinel_password=sentinel_password)
         gate = None if target.mode == "standalone" else max_connections
         return cls(client, prefix=prefix, slot_ttl=slot_ttl, ttls=ttls, outbox_max=outbox_max,
-                   owns_client=True, migrate=migrate, max_concurrency=gate)
+                   owns_client=True, migrate=migrate, max_concurrency=gate,
+                   outbox_replicas=outbox_replicas, outbox_replica_wait_ms=outbox_replica_wait_ms)
 
     @asynccontextmanager
     async def _turn(self) -> AsyncIterator[None]:
