@@ -26,10 +26,11 @@ async def erase_bot_data(settings: Settings, report: m.ErasureReport
     if settings.store.backend == "redis":
         from bot.store.redis import RedisStore
 
-        password = settings.secrets.redis_password
+        secrets = settings.secrets
         async with RedisStore.from_url(
             settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
-            password=password.get_secret_value() if password else None,
+            password=secrets.value("redis_password"),
+            sentinel_password=secrets.value("redis_sentinel_password"),
         ) as store:
             removed = await store.erase_person(report.person_id, chat_users=sorted(users))
     lines: int | None = None

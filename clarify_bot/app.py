@@ -108,12 +108,13 @@ def _store(settings: Settings) -> Store:
     REGISTRY.set("clarify_outbox_limit_entries", table.outbox_max_entries)
     if table.backend == "memory":
         return MemoryStore(ttls=table.ttls(), outbox_max=table.outbox_max_entries)
-    password = settings.secrets.redis_password
+    secrets = settings.secrets
     if table.outbox_replicas and parse_redis_url(settings.redis.url).mode == "cluster":
         log.warning("store.outbox_replicas_not_applied", mode="cluster",
                     hint="WAIT needs the acceptance's own connection; see docs/configuration.md")
     return RedisStore.from_url(settings.redis.url, prefix=settings.redis.key_prefix.rstrip(":"),
-                               password=password.get_secret_value() if password else None,
+                               password=secrets.value("redis_password"),
+                               sentinel_password=secrets.value("redis_sentinel_password"),
                                ttls=table.ttls(), outbox_max=table.outbox_max_entries,
                                migrate=True, outbox_replicas=table.outbox_replicas,
                                outbox_replica_wait_ms=table.outbox_replica_wait_ms)

@@ -341,6 +341,8 @@ def test_url_credentials_refused_and_masked(tmp_path: Path) -> None:
     ("redis+sentinel://s1:26379,s2:26379", "the master's name after the sentinels"),
     ("redis+sentinel://s1:26379/mymaster/db", "the master's name after the sentinels"),
     ("redis+cluster://a:7000?ssl=1", "no query string"),
+    ("rediss+sentinel://s1:26379", "the master's name after the sentinels"),
+    ("rediss+sentinels://s1:26379/mymaster", "rediss+sentinel://"),
 ])
 def test_a_redis_url_of_no_known_deployment_says_what_is_allowed(
         tmp_path: Path, url: str, allowed: str) -> None:
@@ -355,6 +357,7 @@ def test_a_redis_url_of_no_known_deployment_says_what_is_allowed(
     "redis://127.0.0.1:6379/0", "rediss://cache:6380/1", "unix:///run/redis.sock",
     "redis+cluster://10.0.0.1:7000,10.0.0.2:7001,10.0.0.3:7002", "rediss+cluster://c:7000",
     "redis+sentinel://s1:26379,s2:26379,s3:26379/mymaster", "redis+sentinel://s1/mymaster/2",
+    "rediss+sentinel://s1:26380,s2:26380/mymaster",
 ])
 def test_redis_urls_of_each_deployment_are_taken(tmp_path: Path, url: str) -> None:
     assert load(tmp_path, f'[redis]\nurl = "{url}"\n').redis.url == url
@@ -362,6 +365,11 @@ def test_redis_urls_of_each_deployment_are_taken(tmp_path: Path, url: str) -> No
 
 def test_a_password_in_a_cluster_url_is_refused_and_never_repeated(tmp_path: Path) -> None:
     error = failure(tmp_path, '[redis]\nurl = "redis+cluster://:hunter2@a:7000,b:7001"\n')
+    assert "hunter2" not in str(error) and "REDIS_PASSWORD" in str(error)
+
+
+def test_a_password_in_a_sentinel_url_is_refused_and_never_repeated(tmp_path: Path) -> None:
+    error = failure(tmp_path, '[redis]\nurl = "rediss+sentinel://:hunter2@s1:26379/m"\n')
     assert "hunter2" not in str(error) and "REDIS_PASSWORD" in str(error)
 
 
@@ -454,6 +462,7 @@ SECRETS = {
     "SLACK_APP_TOKEN": "xapp-app-Zq4",
     "TEAMS_APP_PASSWORD": "teams-Zq5",
     "REDIS_PASSWORD": "redis-Zq6",
+    "REDIS_SENTINEL_PASSWORD": "sentinel-Zq9",
     "CLARIFY_BOT_ACTION_SIGNING_KEY": "k" * 31 + "Zq7",
     "CLARIFY_BOT_API_KEY": "api-key-Zq8",
 }
@@ -480,6 +489,8 @@ def test_secrets_never_in_repr_str_or_dump(tmp_path: Path) -> None:
     ('[slack]\nbot_token = "Zq-leak"', "slack.bot_token", "SLACK_BOT_TOKEN"),
     ('[core]\ntoken = "Zq-leak"', "core.token", "CLARIFY_BOT_CORE_TOKEN"),
     ('[redis]\npassword = "Zq-leak"', "redis.password", "REDIS_PASSWORD"),
+    ('[redis]\nsentinel_password = "Zq-leak"', "redis.sentinel_password",
+     "REDIS_SENTINEL_PASSWORD"),
     ('[teams]\napp_password = "Zq-leak"', "teams.app_password", "TEAMS_APP_PASSWORD"),
     ('[teams]\nMicrosoftAppPassword = "Zq-leak"', "teams.MicrosoftAppPassword",
      "TEAMS_APP_PASSWORD"),

@@ -32,6 +32,7 @@ _SECRET_HINTS: dict[str, str] = {
     "core.token": "CLARIFY_BOT_CORE_TOKEN", "slack.bot_token": "SLACK_BOT_TOKEN",
     "slack.signing_secret": "SLACK_SIGNING_SECRET", "slack.app_token": "SLACK_APP_TOKEN",
     "teams.app_password": "TEAMS_APP_PASSWORD", "redis.password": "REDIS_PASSWORD",
+    "redis.sentinel_password": "REDIS_SENTINEL_PASSWORD",
     "action_signing_key": "CLARIFY_BOT_ACTION_SIGNING_KEY", "bot_token": "SLACK_BOT_TOKEN",
     "signing_secret": "SLACK_SIGNING_SECRET", "app_token": "SLACK_APP_TOKEN",
     "app_password": "TEAMS_APP_PASSWORD", "microsoftapppassword": "TEAMS_APP_PASSWORD",

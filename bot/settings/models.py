@@ -143,7 +143,7 @@ class RedisSettings(_Table):
         "redis://127.0.0.1:6379/0",
         "a redis://, rediss:// or unix:// URL (one server), redis+cluster://host:port,... "
         "(a Redis Cluster) or redis+sentinel://host:port,.../master-name[/db] (Sentinel), "
-        "without a password")
+        "rediss+cluster:// or rediss+sentinel:// over TLS, without a password")
     key_prefix: str = _allowed("clarify-bot:", "1 to 64 characters from A-Z a-z 0-9 . _ : -",
                                pattern=r"^[A-Za-z0-9._:-]{1,64}$")
 

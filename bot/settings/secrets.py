@@ -18,6 +18,7 @@ SECRET_ENV: dict[str, str] = {
     "slack_app_token": "SLACK_APP_TOKEN",
     "teams_app_password": "TEAMS_APP_PASSWORD",
     "redis_password": "REDIS_PASSWORD",
+    "redis_sentinel_password": "REDIS_SENTINEL_PASSWORD",  # the sentinels' own requirepass
     "action_signing_key": "CLARIFY_BOT_ACTION_SIGNING_KEY",
     "api_key": "CLARIFY_BOT_API_KEY",  # the operator's key for `clarify-bot clarify`, never serve
 }
@@ -51,14 +52,20 @@ class Secrets(_Table):
         None, "an app-level token starting with xapp-")
     teams_app_password: SecretStr | None = None
     redis_password: SecretStr | None = None
+    redis_sentinel_password: SecretStr | None = None
     action_signing_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
         None, "at least 32 characters")
     api_key: SecretStr | None = None
 
     def require(self, name: str) -> str:
         """The secret's value, or a SettingsError naming its environment variable."""
-        value: SecretStr | None = getattr(self, name)
+        value = self.value(name)
         if value is None:
             raise SettingsError([Problem(SECRET_ENV[name], None, _UNSET)])
-        return value.get_secret_value()
+        return value
+
+    def value(self, name: str) -> str | None:
+        """The secret's value, or None when it is unset."""
+        value: SecretStr | None = getattr(self, name)
+        return None if value is None else value.get_secret_value()
 

@@ -5,8 +5,12 @@ master found through Sentinel (docs/configuration.md, ``[redis] url``).
     redis+cluster://host1:7000,host2:7001,host3:7002                     a cluster (its seeds)
     rediss+cluster://...                                                 the same over TLS
     redis+sentinel://host1:26379,host2:26379/mymaster[/db]               Sentinel's master
+    rediss+sentinel://...                                                the same over TLS
+                                                                         (sentinels and nodes)
 
-A password never travels in the URL (REDIS_PASSWORD holds it); errors name no part of the URL.
+A password never travels in the URL: REDIS_PASSWORD holds the data nodes', and
+REDIS_SENTINEL_PASSWORD the sentinels' own (``requirepass`` in sentinel.conf), if they ask for
+one. Errors name no part of the URL and no password.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from redis.asyncio.sentinel import Sentinel
 Mode = Literal["standalone", "cluster", "sentinel"]
 STANDALONE_SCHEMES = ("redis", "rediss", "unix")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
-SENTINEL_SCHEMES = ("redis+sentinel",)
+SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 SCHEMES = STANDALONE_SCHEMES + CLUSTER_SCHEMES + SENTINEL_SCHEMES
 
 
@@ -58,8 +62,8 @@ def parse_redis_url(url: str) -> RedisTarget:
     """The target a URL names; BadRedisUrl says what is allowed when it names none."""
     scheme, sep, rest = url.partition("://")
     if not sep or scheme not in SCHEMES:
-        raise BadRedisUrl("a redis://, rediss://, unix://, redis+cluster://, rediss+cluster:// "
-                          "or redis+sentinel:// URL")
+        raise BadRedisUrl("a redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, "
+                          "redis+sentinel:// or rediss+sentinel:// URL")
     if scheme in STANDALONE_SCHEMES:
         parts = urlsplit(url)
         if not (parts.hostname or scheme == "unix"):
@@ -70,23 +74,25 @@ def parse_redis_url(url: str) -> RedisTarget:
     netloc, _, path = rest.partition("/")
     if "?" in path or "?" in netloc:
         raise BadRedisUrl("no query string: the store sets the client's options itself")
+    tls = scheme.startswith("rediss+")
     if scheme in CLUSTER_SCHEMES:
         if path not in ("", "0"):
             raise BadRedisUrl("no database after the cluster's nodes (a cluster has only 0)")
-        return RedisTarget("cluster", url, _nodes(netloc, 6379),
-                           tls=scheme.startswith("rediss"))
+        return RedisTarget("cluster", url, _nodes(netloc, 6379), tls=tls)
     service, _, db = path.partition("/")
     if not service or not (db == "" or db.isdigit()):
         raise BadRedisUrl("the master's name after the sentinels, then optionally /<database>")
     return RedisTarget("sentinel", url, _nodes(netloc, 26379), service=service,
-                       db=int(db or 0))
+                       db=int(db or 0), tls=tls)
 
 
 def client_for(target: RedisTarget, *, password: str | None,
-               max_connections: int) -> aioredis.Redis | RedisCluster:
+               max_connections: int,
+               sentinel_password: str | None = None) -> aioredis.Redis | RedisCluster:
     """A client with decoded replies. One server's pool makes a call past ``max_connections``
     wait; a cluster's (per node) and Sentinel's fail it, so the store holds its calls to that
-    many at a time (``RedisStore.from_url``)."""
+    many at a time (``RedisStore.from_url``). ``sentinel_password`` is only for Sentinel's
+    sentinels (their ``requirepass``); ``password`` is the data nodes'."""
     if target.mode == "standalone":
         pool = aioredis.BlockingConnectionPool.from_url(
             target.url, password=password, decode_responses=True,
@@ -97,6 +103,9 @@ def client_for(target: RedisTarget, *, password: str | None,
                             password=password, decode_responses=True, ssl=target.tls,
                             max_connections=max_connections)
     assert target.service is not None
-    sentinel = Sentinel(list(target.nodes), socket_timeout=5)
-    return sentinel.master_for(target.service, password=password, db=target.db,
-                               decode_responses=True, max_connections=max_connections)
+    # the sentinels: their own password (or none) and the same TLS as the nodes they name
+    sentinel = Sentinel(list(target.nodes), socket_timeout=5, password=password, ssl=target.tls,
+                        sentinel_kwargs={"socket_timeout": 5, "password": sentinel_password,
+                                         "ssl": target.tls})
+    return sentinel.master_for(target.service, db=target.db, decode_responses=True,
+                               max_connections=max_connections)

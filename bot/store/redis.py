@@ -110,15 +110,19 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._notice_scripts()
 
     @classmethod
-    def from_url(cls, url: str, *, password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
+    def from_url(cls, url: str, *, password: str | None = None,
+                 sentinel_password: str | None = None, prefix: str = k.DEFAULT_PREFIX,
                  slot_ttl: timedelta | int | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES, max_connections: int = 50,
                  migrate: bool = False, outbox_replicas: int = 0,
                  outbox_replica_wait_ms: int = 250) -> RedisStore:
         """A store with its own client for a server, a cluster or Sentinel's master
-        (``bot.store.connect``); a burst past max_connections waits for a free one."""
+        (``bot.store.connect``); a burst past max_connections waits for a free one.
+        ``password`` is the data nodes' (REDIS_PASSWORD), ``sentinel_password`` the sentinels'
+        own (REDIS_SENTINEL_PASSWORD; Sentinel only)."""
         target = parse_redis_url(url)
-        client = client_for(target, password=password, max_connections=max_connections)
+        client = client_for(target, password=password, max_connections=max_connections,
+                            sentinel_password=sentinel_password)
         gate = None if target.mode == "standalone" else max_connections
         return cls(client, prefix=prefix, slot_ttl=slot_ttl, ttls=ttls, outbox_max=outbox_max,
                    owns_client=True, migrate=migrate, max_concurrency=gate,

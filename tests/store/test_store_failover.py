@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
 from bot.store import keys as k
 from bot.store.base import Acceptance, Decision
+from bot.store.errors import StoreUnavailable
 from bot.store.redis import RedisStore
 from tests.support.redis_cluster import LocalCluster, LocalSentinel, free_ports, have_redis_server
 
@@ -52,9 +53,64 @@ async def test_the_store_keeps_working_through_a_sentinel_failover(tmp_path: Pat
                        workdir=tmp_path) as servers:
         async with RedisStore.from_url(servers.url, prefix=PREFIX) as store:
             await _state_before(store)
-            redis.Redis(port=master).wait(1, 5000)  # the replica has it all
+            servers.client(master).wait(1, 5000)  # the replica has it all
             assert await asyncio.to_thread(servers.failover) == replica
             await _state_after(store)
+
+
+NODES_PASSWORD = "nodes-Zq1-pass"  # REDIS_PASSWORD: the master's and the replica's
+SENTINEL_PASSWORD = "sentinel-Zq2-pass"  # REDIS_SENTINEL_PASSWORD: the sentinel's requirepass
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalSentinel]:
+    """A Sentinel set-up whose data nodes and sentinel each require their own password."""
+    master, replica, sentinel = _ports(3)
+    with LocalSentinel(master_port=master, replica_port=replica, sentinel_port=sentinel,
+                       workdir=tmp_path_factory.mktemp("guarded"), password=NODES_PASSWORD,
+                       sentinel_password=SENTINEL_PASSWORD) as servers:
+        yield servers
+
+
+async def test_sentinels_with_their_own_password_lead_to_the_master_through_a_failover(
+        guarded: LocalSentinel) -> None:
+    """Given both passwords, the store finds the master through the password-protected
+    sentinel, works, and follows it to the promoted replica."""
+    async with RedisStore.from_url(guarded.url, prefix="tguard", password=NODES_PASSWORD,
+                                   sentinel_password=SENTINEL_PASSWORD) as store:
+        await _state_before(store)
+        master = guarded.master()
+        guarded.client(master).wait(1, 5000)
+        assert await asyncio.to_thread(guarded.failover) != master
+        await _state_after(store)
+
+
+def _told(error: BaseException) -> str:
+    """Everything the error and the errors under it say (what a log with a traceback shows)."""
+    said = []
+    seen: BaseException | None = error
+    while seen is not None:
+        said += [str(seen), repr(seen)]
+        seen = seen.__cause__ or seen.__context__
+    return "\n".join(said)
+
+
+@pytest.mark.parametrize("given", [None, "wrong-Zq3-pass"])
+async def test_a_missing_or_wrong_sentinel_password_is_store_unavailable_naming_no_password(
+        guarded: LocalSentinel, given: str | None, caplog: pytest.LogCaptureFixture) -> None:
+    """Sentinels that require a password refuse a client without it or with another one: every
+    call fails as "store unavailable", and no error under it nor any log names a password."""
+    async with RedisStore.from_url(guarded.url, prefix="tguard", password=NODES_PASSWORD,
+                                   sentinel_password=given) as store:
+        with pytest.raises(StoreUnavailable) as caught:
+            await admit(store, "c1")
+        with pytest.raises(StoreUnavailable):
+            await store.outbox_accept("a1", "{}", order_key="k1", acted_at=1, now=T0)
+    told = _told(caught.value) + caplog.text
+    assert str(caught.value) == "store unavailable"
+    assert "AuthenticationError" in told  # the sentinel's refusal, under it
+    for secret in (NODES_PASSWORD, SENTINEL_PASSWORD, given or NODES_PASSWORD):
+        assert secret not in told
 
 
 async def test_the_store_keeps_working_through_a_cluster_failover(tmp_path: Path) -> None:
@@ -69,4 +125,28 @@ async def test_the_store_keeps_working_through_a_cluster_failover(tmp_path: Path
             for master in moved:
                 await asyncio.to_thread(cluster.failover, cluster.replica_of(master))
             assert not moved & set(cluster.masters())
+            await _state_after(store)
+
+
+async def test_the_store_reaches_sentinel_and_its_master_over_tls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """rediss+sentinel://: the sentinel and the data nodes listen for TLS only (a CA of the
+    test's own, trusted through SSL_CERT_FILE); the store finds the master, works and follows
+    it through a failover."""
+    master, replica, sentinel = _ports(3)
+    with LocalSentinel(master_port=master, replica_port=replica, sentinel_port=sentinel,
+                       workdir=tmp_path, tls=True, password=NODES_PASSWORD,
+                       sentinel_password=SENTINEL_PASSWORD) as servers:
+        assert servers.url.startswith("rediss+sentinel://")
+        monkeypatch.setenv("SSL_CERT_FILE", str(servers.ca_file))
+        plain = servers.url.replace("rediss+", "redis+", 1)
+        async with RedisStore.from_url(plain, prefix=PREFIX, password=NODES_PASSWORD,
+                                       sentinel_password=SENTINEL_PASSWORD) as store:
+            with pytest.raises(StoreUnavailable):  # only TLS is spoken there
+                await admit(store, "c0")
+        async with RedisStore.from_url(servers.url, prefix=PREFIX, password=NODES_PASSWORD,
+                                       sentinel_password=SENTINEL_PASSWORD) as store:
+            await _state_before(store)
+            servers.client(master).wait(1, 5000)
+            assert await asyncio.to_thread(servers.failover) == replica
             await _state_after(store)

@@ -19,7 +19,12 @@ choosing, bound to 127.0.0.1 on the ports the caller names. Nothing here is used
 
     LocalSentinel(master_port=..., replica_port=..., sentinel_port=..., workdir=tmp) is the same
     for Sentinel: ``.url`` (redis+sentinel://...), ``.failover()`` (SENTINEL FAILOVER),
-    ``.master()``. ``free_ports(n, low=, high=)`` finds ports (and bus ports) nothing uses.
+    ``.master()``, ``.client(port)``. With ``password=`` the master and replica require it
+    (requirepass, masterauth; the sentinel is told it); with ``sentinel_password=`` the sentinel
+    requires its own (requirepass in its conf). With ``tls=True`` every server listens for TLS
+    only (a self-signed CA made with openssl in the workdir, ``.ca_file``; replication and the
+    sentinel's links over TLS too) and ``.url`` is rediss+sentinel://...
+    ``free_ports(n, low=, high=)`` finds ports (and bus ports) nothing uses.
 """
 
 from __future__ import annotations
@@ -78,30 +83,69 @@ def _wait(check: object, *, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def _client(port: int) -> redis.Redis:
-    return redis.Redis(host=HOST, port=port, decode_responses=True, socket_timeout=2)
+def _client(port: int, password: str | None = None, ca_file: Path | None = None
+            ) -> redis.Redis:
+    return redis.Redis(host=HOST, port=port, password=password, decode_responses=True,
+                       socket_timeout=2, ssl=ca_file is not None,
+                       ssl_ca_certs=None if ca_file is None else str(ca_file))
+
+
+def _self_signed(workdir: Path) -> Path:
+    """A CA and a certificate for 127.0.0.1 signed by it (node.crt, node.key): the CA's file."""
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=workdir, check=True, capture_output=True,
+                       timeout=60)
+
+    key = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
+    run("req", "-x509", *key, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+        "-subj", "/CN=clarify-test-ca")
+    run("req", *key, "-keyout", "node.key", "-out", "node.csr", "-subj", f"/CN={HOST}")
+    (workdir / "node.ext").write_text(f"subjectAltName=IP:{HOST}\n")
+    run("x509", "-req", "-in", "node.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "node.crt", "-days", "2", "-extfile", "node.ext")
+    return workdir / "ca.crt"
 
 
 class _Servers:
     """redis-server processes by port, started and killed by this object only."""
 
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, *, tls: bool = False) -> None:
+        """``tls``: every server listens for TLS only, on its port (``tls_options``)."""
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self.ca_file = _self_signed(self.workdir) if tls else None
         self.procs: dict[int, subprocess.Popen[bytes]] = {}
         self.extra: dict[int, list[str]] = {}
+        self.passwords: dict[int, str | None] = {}
 
-    def spawn(self, port: int, *args: str) -> None:
-        """A server on ``port``; ``args`` are more options, or a sentinel's conf and --sentinel."""
+    def client(self, port: int) -> redis.Redis:
+        """A client of the server on ``port``, with the password it was started with."""
+        return _client(port, self.passwords.get(port), self.ca_file)
+
+    def listen(self, port: int) -> list[tuple[str, str]]:
+        """Where a server listens, as (option, value) pairs: ``port``, or TLS on it."""
+        if self.ca_file is None:
+            return [("port", str(port))]
+        return [("port", "0"), ("tls-port", str(port)),
+                ("tls-cert-file", str(self.workdir / "node.crt")),
+                ("tls-key-file", str(self.workdir / "node.key")),
+                ("tls-ca-cert-file", str(self.ca_file)), ("tls-auth-clients", "no"),
+                ("tls-replication", "yes")]
+
+    def spawn(self, port: int, *args: str, password: str | None = None) -> None:
+        """A server on ``port``; ``args`` are more options, or a sentinel's conf and --sentinel.
+        ``password``: what a client gives it (set in ``args`` or the conf by the caller)."""
         self.extra[port] = list(args)
+        self.passwords[port] = password
+        listen = [part for option, value in self.listen(port) for part in (f"--{option}", value)]
         command = ["redis-server", *args] if "--sentinel" in args else [
-            "redis-server", "--port", str(port), "--bind", HOST, "--save", "",
-            "--appendonly", "no", "--dir", str(self.workdir), *args]
+            "redis-server", *listen, "--bind", HOST, "--save", "", "--appendonly", "no",
+            "--dir", str(self.workdir), *args]
         log = open(self.workdir / f"redis-{port}.log", "ab")  # noqa: SIM115 - owned by the child
         self.procs[port] = subprocess.Popen(
             command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
-        _wait(lambda: _client(port).ping(), timeout=10, what=f"port {port} answering")
+        _wait(lambda: self.client(port).ping(), timeout=10, what=f"port {port} answering")
 
     def kill(self, port: int) -> None:
         proc = self.procs.get(port)
@@ -111,7 +155,7 @@ class _Servers:
 
     def restart(self, port: int) -> None:
         self.kill(port)
-        self.spawn(port, *self.extra[port])
+        self.spawn(port, *self.extra[port], password=self.passwords[port])
 
     def stop(self) -> None:
         for port in list(self.procs):
@@ -280,53 +324,70 @@ class LocalCluster:
 
 
 class LocalSentinel:
-    """A master, one replica and one sentinel watching them as ``name``."""
+    """A master, one replica and one sentinel watching them as ``name``; the data nodes and the
+    sentinel each require a password when one is given."""
 
     def __init__(self, *, master_port: int, replica_port: int, sentinel_port: int,
-                 workdir: Path, name: str = "clarify") -> None:
+                 workdir: Path, name: str = "clarify", password: str | None = None,
+                 sentinel_password: str | None = None, tls: bool = False) -> None:
         self.master_port, self.replica_port = master_port, replica_port
         self.sentinel_port, self.name = sentinel_port, name
-        self._servers = _Servers(workdir)
+        self.password, self.sentinel_password = password, sentinel_password
+        self._servers = _Servers(workdir, tls=tls)
+        self.ca_file = self._servers.ca_file
 
     @property
     def url(self) -> str:
-        """The store's URL: ``redis+sentinel://`` with the sentinel and the master's name."""
-        return f"redis+sentinel://{HOST}:{self.sentinel_port}/{self.name}"
+        """The store's URL: ``redis+sentinel://`` (``rediss+`` over TLS) with the sentinel and
+        the master's name."""
+        scheme = "redis" if self.ca_file is None else "rediss"
+        return f"{scheme}+sentinel://{HOST}:{self.sentinel_port}/{self.name}"
+
+    def client(self, port: int) -> redis.Redis:
+        """A client of the master, the replica or the sentinel, with the password it needs."""
+        return self._servers.client(port)
 
     def start(self) -> Self:
-        self._servers.spawn(self.master_port)
-        self._servers.spawn(self.replica_port, "--replicaof", HOST, str(self.master_port))
+        auth = ("--requirepass", self.password, "--masterauth", self.password) \
+            if self.password else ()
+        self._servers.spawn(self.master_port, *auth, password=self.password)
+        self._servers.spawn(self.replica_port, "--replicaof", HOST, str(self.master_port), *auth,
+                            password=self.password)
         conf = self._servers.workdir / f"sentinel-{self.sentinel_port}.conf"
         conf.write_text(
-            f"port {self.sentinel_port}\nbind {HOST}\n"
-            f"sentinel monitor {self.name} {HOST} {self.master_port} 1\n"
-            f"sentinel down-after-milliseconds {self.name} 1000\n"
+            "".join(f"{option} {value}\n" for option, value in
+                    self._servers.listen(self.sentinel_port)) + f"bind {HOST}\n"
+            + (f"requirepass {self.sentinel_password}\n" if self.sentinel_password else "")
+            + f"sentinel monitor {self.name} {HOST} {self.master_port} 1\n"
+            + (f"sentinel auth-pass {self.name} {self.password}\n" if self.password else "")
+            + f"sentinel down-after-milliseconds {self.name} 1000\n"
             f"sentinel failover-timeout {self.name} 5000\n")
-        self._servers.spawn(self.sentinel_port, str(conf), "--sentinel")
+        self._servers.spawn(self.sentinel_port, str(conf), "--sentinel",
+                            password=self.sentinel_password)
         _wait(lambda: self._replica_synced(), timeout=30, what="replica in sync")
         _wait(lambda: self._sentinel_sees_replica(), timeout=30, what="sentinel ready")
         return self
 
     def _replica_synced(self) -> bool:
-        info = _client(self.replica_port).info("replication")
+        info = self.client(self.replica_port).info("replication")
         return bool(info.get("master_link_status") == "up")
 
     def _sentinel_sees_replica(self) -> bool:
-        replicas = _client(self.sentinel_port).execute_command(
+        replicas = self.client(self.sentinel_port).execute_command(
             "SENTINEL", "REPLICAS", self.name)
         return bool(replicas)
 
     def master(self) -> int:
-        host_port = _client(self.sentinel_port).execute_command(
+        host_port = self.client(self.sentinel_port).execute_command(
             "SENTINEL", "GET-MASTER-ADDR-BY-NAME", self.name)
         return int(host_port[1])
 
     def failover(self) -> int:
         """``SENTINEL FAILOVER``: returns the new master's port once it has taken over."""
         before = self.master()
-        _client(self.sentinel_port).execute_command("SENTINEL", "FAILOVER", self.name)
+        self.client(self.sentinel_port).execute_command("SENTINEL", "FAILOVER", self.name)
         _wait(lambda: self.master() != before
-              and _client(self.master()).info("replication").get("role") == "master",
+              and self.client(self.master()).info("replication").get("role") == "master",
               timeout=30, what="sentinel failover")
         return self.master()
 
