@@ -170,20 +170,23 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._closed = True
 
     # ------------------------------------------------ idempotent delivery
-    def _person_args(self, now: datetime, window_seconds: int = 0) -> list[str | int]:
-        """now, the person hash's TTL, the slots' TTL, the renewal period (``scripts._TOUCH``)."""
-        return [codec.num(codec.epoch(now)), self._ttls.person(window_seconds), self._slot_ttl,
-                k.PERSON_REFRESH_SECONDS]
+    async def _reserve_slot(self, fresh: DeliverySlot) -> tuple[str, bool]:
+        """The slot as stored (JSON) and whether this call stored ``fresh`` (``RESERVE``: the
+        person hash's TTL, the slots' TTL and the renewal period go with it, ``scripts._TOUCH``)."""
+        key = fresh.key
+        raw, created = await self._reserve(
+            keys=[self._keys.person(key.person_id)],
+            args=[k.slot_field(key.token()), codec.slot_json(fresh),
+                  codec.num(codec.epoch(fresh.reserved_at)), self._ttls.person(),
+                  self._slot_ttl, k.PERSON_REFRESH_SECONDS])
+        return raw, bool(created)
 
     @_translated
     async def reserve(self, key: DeliveryKey, *, worker_id: str, now: datetime
                       ) -> tuple[DeliverySlot, bool]:
         fresh = DeliverySlot(key=key, state=SlotState.RESERVED, worker_id=worker_id,
                              reserved_at=now)
-        when, ttl, keep, refresh = self._person_args(now)
-        raw, created = await self._reserve(
-            keys=[self._keys.person(key.person_id)],
-            args=[k.slot_field(key.token()), codec.slot_json(fresh), when, ttl, keep, refresh])
+        raw, created = await self._reserve_slot(fresh)
         if created:
             return fresh, True
         return await self._as_recorded(codec.slot_from(key, raw)), False
@@ -217,10 +220,7 @@ class RedisStore(RedisOutbox, RedisNotices):
         """A digested card is not sent on its own, so it may have no reservation: make one."""
         fresh = DeliverySlot(key=key, state=SlotState.DIGESTED, worker_id=worker_id,
                              reserved_at=now, batch_id=batch_id)
-        when, ttl, keep, refresh = self._person_args(now)
-        _, created = await self._reserve(
-            keys=[self._keys.person(key.person_id)],
-            args=[k.slot_field(key.token()), codec.slot_json(fresh), when, ttl, keep, refresh])
+        _, created = await self._reserve_slot(fresh)
         if created:
             return fresh
         return await self._update(key, state=SlotState.DIGESTED, batch_id=batch_id)
