@@ -363,13 +363,9 @@ return 1
 """
 
 
-# KEYS: bucket | ARGV: rate per second, burst, now, ttl, block seconds (0: take one token),
-#   reserve (tokens the take must leave; 0: none)
-# -> seconds to wait before the taken token may be used ("0" when now); a token bucket that lets
-#    callers go into debt, so that concurrent callers across replicas queue up fairly. With a
-#    reserve (bulk work) nothing is taken while fewer than reserve + 1 tokens are there: the
-#    answer is how long until there will be, and the caller asks again then.
-RATE_TAKE = """
+# A token bucket's state (hash: tokens, at) read and refilled up to now, for the two scripts
+# below: KEYS[1] the bucket, ARGV[1] rate per second, ARGV[2] burst, ARGV[3] now.
+_REFILL = """
 local t = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local tokens = tonumber(t[1]) or burst
@@ -378,6 +374,16 @@ if now > at then
   tokens = math.min(burst, tokens + (now - at) * rate)
   at = now
 end
+"""
+
+
+# KEYS: bucket | ARGV: rate per second, burst, now, ttl, block seconds (0: take one token),
+#   reserve (tokens the take must leave; 0: none)
+# -> seconds to wait before the taken token may be used ("0" when now); a token bucket that lets
+#    callers go into debt, so that concurrent callers across replicas queue up fairly. With a
+#    reserve (bulk work) nothing is taken while fewer than reserve + 1 tokens are there: the
+#    answer is how long until there will be, and the caller asks again then.
+RATE_TAKE = _REFILL + """
 local block = tonumber(ARGV[5])
 local reserve = tonumber(ARGV[6]) or 0
 if block <= 0 and reserve > 0 and tokens - 1 < reserve then
@@ -398,15 +404,7 @@ return tostring(-tokens / rate)
 # KEYS: bucket | ARGV: rate per second, burst, now, ttl
 # -> "0": admitted, one token taken; else seconds until there is a token (nothing taken): the
 #    per-person abuse limit (bot.limits), which refuses rather than queues
-LIMIT_ADMIT = """
-local t = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local tokens = tonumber(t[1]) or burst
-local at = tonumber(t[2]) or now
-if now > at then
-  tokens = math.min(burst, tokens + (now - at) * rate)
-  at = now
-end
+LIMIT_ADMIT = _REFILL + """
 if tokens < 1 then return tostring((1 - tokens) / rate) end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - 1), 'at', tostring(at))
 redis.call('EXPIRE', KEYS[1], ARGV[4])
