@@ -199,13 +199,9 @@ class JobHandler:
     async def _unasked(self, c: m.Clarification, person_id: str) -> Skip:
         """A candidate whose turn passed unseen: the reason they would have been skipped for,
         or DELIVERY_FAILED when nothing but the stopped worker kept them from being asked."""
-        found = await self._reachable(c, person_id)
+        found = await self._askable(c, person_id)
         if isinstance(found, Skip):
             return found
-        person, _ = found
-        verdict = may_read(person, acl=c.document.acl, tenant_id=c.tenant_id)
-        if not verdict.allowed:
-            return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
         return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
                     "a worker stopped before this person was asked, and their turn has passed")
 
@@ -222,6 +218,17 @@ class JobHandler:
         if isinstance(address, Unroutable):
             return Skip(person_id, address.reason, address.why)
         return person, address
+
+    async def _askable(self, c: m.Clarification, person_id: str
+                       ) -> tuple[m.Person, Address] | Skip:
+        """``_reachable``, and allowed by the RBAC gate to read the clarification's document."""
+        found = await self._reachable(c, person_id)
+        if isinstance(found, Skip):
+            return found
+        verdict = may_read(found[0], acl=c.document.acl, tenant_id=c.tenant_id)
+        if not verdict.allowed:
+            return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
+        return found
 
     async def _recover(self, c: m.Clarification, key: DeliveryKey) -> Address | Skip | None:
         """One reservation: the address its card was found at, or why it counts as skipped."""
@@ -278,13 +285,10 @@ class JobHandler:
         self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int
     ) -> m.Person | Skip:
         """Ask one candidate (a card, or a place in their digest), or say why not."""
-        found = await self._reachable(c, person_id)
+        found = await self._askable(c, person_id)
         if isinstance(found, Skip):
             return found
         person, address = found
-        verdict = may_read(person, acl=c.document.acl, tenant_id=c.tenant_id)
-        if not verdict.allowed:
-            return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
         held = await self._admit(c, job, key, person)
         if not isinstance(held, Admission):
