@@ -65,20 +65,18 @@ def render_teams_queue(view: AttentionView) -> dict:
     body = [tm._text(cat.text("queue.title"), weight="Bolder", size="Medium"),
             tm._text(summary_text(view))]
     card = tm._card(view.viewer, body)
-    shown = 0
-    for item in view.items:
+
+    def entry(item: AttentionItem) -> dict:
         heading = cat.text("queue.item", document=tm.md_link(item.document, view.viewer),
                            severity=text.severity_text(item.severity, view.viewer),
                            state=_state(item, view))
-        entry = {"type": "Container", "separator": True, "spacing": "Medium",
-                 "items": [tm._text(heading, weight="Bolder"),
-                           tm._text(cat.text("queue.reference",
-                                             reference=item.clarification_id),
-                                    isSubtle=True, size="Small")]}
-        if not tm._fits_with(card, entry):
-            break
-        body.append(entry)
-        shown += 1
+        return {"type": "Container", "separator": True, "spacing": "Medium",
+                "items": [tm._text(heading, weight="Bolder"),
+                          tm._text(cat.text("queue.reference",
+                                            reference=item.clarification_id),
+                                   isSubtle=True, size="Small")]}
+
+    shown = tm._append_while_fits(card, map(entry, view.items))
     hidden = len(view.items) - shown + view.more
     if hidden:
         body.append(tm._text(cat.plural("queue.more", hidden), isSubtle=True))

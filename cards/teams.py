@@ -6,6 +6,8 @@ button fetches the next page.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from cards import dates, limits, overrides, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.views import (
@@ -13,6 +15,7 @@ from cards.views import (
     CustomError,
     CustomFormView,
     DeadLetterDigestView,
+    DeadLetterItem,
     DigestView,
     DocumentView,
     OutcomeView,
@@ -331,17 +334,15 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     body = [_text(cat.text("dead_letter.title"), weight="Bolder", size="Medium"),
             _text(text.dead_letter_intro(view))]
     card = _card(view.viewer, body)
-    shown = 0
-    for item in view.items[:DIGEST_MAX_QUESTIONS]:
+
+    def entry(item: DeadLetterItem) -> dict:
         heading = cat.text("dead_letter.item", document=md_link(item.document, view.viewer),
                            severity=text.severity_text(item.severity, view.viewer))
-        entry = {"type": "Container", "separator": True, "spacing": "Medium",
-                 "items": [_text(heading, weight="Bolder"),
-                           *_people_blocks(item.skipped, item.unanswered, view.viewer)]}
-        if not _fits_with(card, entry):
-            break
-        body.append(entry)
-        shown += 1
+        return {"type": "Container", "separator": True, "spacing": "Medium",
+                "items": [_text(heading, weight="Bolder"),
+                          *_people_blocks(item.skipped, item.unanswered, view.viewer)]}
+
+    shown = _append_while_fits(card, map(entry, view.items[:DIGEST_MAX_QUESTIONS]))
     if shown < count:
         body.append(_text(cat.plural("dead_letter.more", count - shown), isSubtle=True))
     return card
@@ -356,20 +357,18 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
             _text(cat.plural("steward_notices.intro", count)),
             _text(cat.text("steward_notice.redacted"), isSubtle=True, size="Small")]
     card = _card(view.viewer, body)
-    shown = 0
-    for notice in view.notices[:STEWARD_NOTICES_MAX]:
+
+    def entry(notice: StewardNoticeView) -> dict:
         names = limits.clip(dates.names_list(notice.asked, locale=view.viewer.locale),
                             LINE_CHARS)
-        entry = {"type": "Container", "separator": True, "spacing": "Medium", "items": [
+        return {"type": "Container", "separator": True, "spacing": "Medium", "items": [
             _text(text.steward_notices_item(
                 notice, document=md_link(notice.document, view.viewer), names=names),
                 limit=3000),
             _text(cat.text("steward_notice.reference", id=notice.clarification_id),
                   isSubtle=True, size="Small", spacing="None")]}
-        if not _fits_with(card, entry):
-            break
-        body.append(entry)
-        shown += 1
+
+    shown = _append_while_fits(card, map(entry, view.notices[:STEWARD_NOTICES_MAX]))
     if shown < count:
         body.append(_text(cat.plural("steward_notices.more", count - shown), isSubtle=True))
     return card
@@ -378,6 +377,18 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
 def _fits_with(card: dict, element: dict) -> bool:
     budget = limits.TEAMS_CARD_BYTES - FOOTER_RESERVE_BYTES
     return limits.card_bytes(card) + limits.card_bytes(element) + len(", ") <= budget
+
+
+def _append_while_fits(card: dict, entries: Iterable[dict]) -> int:
+    """Appends ``entries`` to the card's body in order (each built only when its turn comes)
+    until one would not fit with room kept for a closing line; returns how many went in."""
+    shown = 0
+    for entry in entries:
+        if not _fits_with(card, entry):
+            break
+        card["body"].append(entry)
+        shown += 1
+    return shown
 
 
 # ---------------------------------------------------------------- the digest
@@ -390,14 +401,10 @@ def render_digest(view: DigestView, *, codec: ActionCodec) -> dict:
     body = [_text(cat.text("digest.title"), weight="Bolder", size="Medium"),
             _text(cat.plural("digest.intro", total), isSubtle=True)]
     card = _card(view.viewer, body)
-    shown = 0
-    for slot, question in enumerate(view.questions[:DIGEST_MAX_QUESTIONS]):
-        entry = {"type": "Container", "id": f"q{slot}", "separator": True, "spacing": "Large",
-                 "items": question_container(question, codec=codec, slot=slot)}
-        if not _fits_with(card, entry):
-            break
-        body.append(entry)
-        shown += 1
+    shown = _append_while_fits(card, (
+        {"type": "Container", "id": f"q{slot}", "separator": True, "spacing": "Large",
+         "items": question_container(question, codec=codec, slot=slot)}
+        for slot, question in enumerate(view.questions[:DIGEST_MAX_QUESTIONS])))
     if shown < total:
         body.append(_digest_more(view, codec=codec, shown=shown))
     return card
