@@ -147,8 +147,7 @@ class Followups:
             if result is None:
                 return None, (0.0, 0)
             return _as_the_core_said(job, self.clock), (job.answered_at, 1)
-        if result is not None and fresh.responses \
-                and fresh.responses[-1].response_id != result.response_id:
+        if result is not None and fresh.responses and not _latest_is(fresh, result, job):
             return None, (read_at, 0)
         names = await self.refresher.names(result.confirmed_by) if result is not None else []
         view = outcomes.after_answer(c, fresh, job.person, result, names=names,
@@ -240,3 +239,12 @@ def _cb_answer(cb: Callback) -> AnswerView | None:
     if cb.answer_index is not None:
         return None
     return outcomes.custom_answer_view(cb.custom_from, cb.custom_to)
+
+
+def _latest_is(fresh: m.Clarification, result: m.AnswerResult, job: Answered) -> bool:
+    """Whether the clarification's latest response is this answer's (by id; by responder when
+    the core leaves the response id out)."""
+    latest = fresh.responses[-1]
+    if result.response_id:
+        return latest.response_id == result.response_id
+    return latest.responder == job.person.person_id

@@ -167,6 +167,7 @@ _PLAIN_KEYS = {
     OutcomeKind.CONFLICTING_ATTESTATION: "outcome.conflicting_attestation",
     OutcomeKind.IDENTITY_UNVERIFIED: "outcome.identity_unverified",
     OutcomeKind.PASSED_ON: "outcome.passed_on",
+    OutcomeKind.PASSED_ON_LATER: "outcome.passed_on_later",
 }
 _ANSWER_KEYS = {
     OutcomeKind.RECORDED: "outcome.recorded",

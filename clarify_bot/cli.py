@@ -6,6 +6,7 @@ import asyncio
 import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -37,7 +38,12 @@ def demo() -> None:
 @click.option("--people", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="A TOML file mapping the scenario's people to real Slack/Teams ids "
                    "(docs/quickstart.md).")
-def devcore(scenario: str, host: str, port: int, people: Path | None) -> None:
+@click.option("--contract", type=click.Choice(["full", "baseline"]), default="full",
+              show_default=True,
+              help="baseline: serve only what every core offers (no extensions, no OpenAPI "
+                   "document), to try the bot against a core as specified "
+                   "(docs/core-contract.md).")
+def devcore(scenario: str, host: str, port: int, people: Path | None, contract: str) -> None:
     """Start the reference core alone (development and tests only; never in production)."""
     from bot.logs import configure_logging
     from devcore.scenario import ScenarioError
@@ -48,7 +54,7 @@ def devcore(scenario: str, host: str, port: int, people: Path | None) -> None:
     except ScenarioError as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(level="info", fmt="console")
-    run(scenario=scenario, host=host, port=port, people=people)
+    run(scenario=scenario, host=host, port=port, people=people, contract=contract)
 
 
 @main.command()
@@ -103,7 +109,25 @@ def check_config(config: Path | None) -> None:
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
     shown = settings.model_dump(mode="json", exclude={"secrets"})
+    shown["core_extensions"] = asyncio.run(_extensions_in_use(settings))
     click.echo(json.dumps(shown, indent=2, sort_keys=True))
+
+
+async def _extensions_in_use(settings: Any) -> dict[str, object]:
+    """What the configured core offers beyond the baseline, as the service would find it
+    (a few seconds at most: an unreachable core is said so, not waited for)."""
+    from bot.service import extensions_in_use
+    from clarify_bot.app import _core
+
+    async with _core(settings) as core:
+        try:
+            await asyncio.wait_for(core.detect_extensions(), 5)
+        except TimeoutError:
+            return {"extensions": None, "source": "the core did not answer in time"}
+        found = extensions_in_use(core)
+        if core.discovery is not None and core.discovery.detected_at is None:
+            found = {"extensions": None, "source": f"cannot reach the core at {settings.core.url}"}
+        return found
 
 
 @main.command()

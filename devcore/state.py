@@ -35,6 +35,9 @@ class Record:
     dedup_key: tuple[object, ...]
     book: AnswerBook = field(default_factory=AnswerBook)
     event_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # the candidates' delivery identities as the core resolves them (spec changelog v0.9),
+    # worked out on the first read by the bot and kept: the ranking does not change
+    asked_aliases: list[m.AskedAlias] | None = None
 
 
 class CoreState:

@@ -5,6 +5,8 @@ Every error body the core returns is ``{"code", "message", "status"}`` (plus val
 class; an unknown code falls back to the class for its HTTP status::
 
     CoreError
+    ├── ExtensionUnavailable          the core does not offer the extension this call belongs to
+    │                                 (known before sending, or learnt from its 404/405)
     ├── CoreTransportError            network trouble: nothing (or nothing known) reached the core
     │   ├── CoreTimeout
     │   └── CoreConnectError
@@ -129,6 +131,15 @@ def message_of(code: ErrorCode) -> str:
 
 class CoreError(Exception):
     """Root of every error the core client raises."""
+
+
+class ExtensionUnavailable(CoreError):
+    """The call belongs to an extension of the contract that the core does not offer (docs/
+    core-contract.md, "Extensions"): the caller uses the extension's fallback."""
+
+    def __init__(self, extension: str) -> None:
+        super().__init__(f"The core does not offer the {extension} extension.")
+        self.extension = extension
 
 
 class CoreTransportError(CoreError):
