@@ -87,6 +87,9 @@ BOTH_CONTRACTS = ("engine", "slack", "teams", "cli", "bot")
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "contract" not in metafunc.fixturenames:
         return
+    if metafunc.definition.get_closest_marker("baseline_contract") is not None:
+        metafunc.parametrize("contract", ["baseline"], indirect=True)
+        return
     folder = Path(str(metafunc.definition.path)).parent.name
     if folder in BOTH_CONTRACTS and metafunc.definition.get_closest_marker("full_contract") \
             is None:
@@ -124,6 +127,26 @@ async def bot_client(core_url: str, contract: str, clock: ManualClock
         base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1),
         extensions=extensions_for(contract), clock=clock,
     ) as client:
+        yield client
+
+
+@pytest.fixture
+async def truth_url(core: ReferenceCore, contract: str, core_url: str) -> AsyncIterator[str]:
+    """The same reference core over the full contract: what it recorded, for a test to check
+    (a baseline core's answers leave most of it out)."""
+    if contract == "full":
+        yield core_url
+        return
+    async with serve(core, contract="full") as url:
+        yield url
+
+
+@pytest.fixture
+async def truth(truth_url: str) -> AsyncIterator[CoreClient]:
+    """A clarify-audience client reading the core's full record (``truth_url``): for checking
+    what the core recorded, never given to the bot."""
+    async with CoreClient(base_url=truth_url, token=CLARIFY_TOKEN,
+                          retry=RetryPolicy(max_attempts=1)) as client:
         yield client
 
 

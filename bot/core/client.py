@@ -69,6 +69,9 @@ class CoreClient(BaseCoreClient):
         self._people_calls: batching.Gathered[str, tuple[batching.JobScope, list[str]]] = \
             batching.Gathered(self._read_people)
         self._report_calls: dict[float, batching.Gathered[None, batching.JobScope]] = {}
+        # the report ids sent without the report-details extension: the core cannot tell a
+        # resent report from a new one, so this process does not resend one it sent
+        self._reported: OrderedDict[str, None] = OrderedDict()
 
     # ------------------------------------------------------------ jobs
 
@@ -108,11 +111,13 @@ class CoreClient(BaseCoreClient):
             try:
                 return await self._ack("advanceJob", m.LeasedJob, path={"jobId": job_id},
                                        body=body, resend_without_extensions=False)
-            except e.ValidationFailed:
-                if not self.offered.lose(Extension.ADVANCE_ATTEMPT):
+            except e.ValidationFailed as exc:
+                # only a refused field says the core lacks it (a backwards advance is a 422 too)
+                if self.offered.fixed or "unknown_field" not in exc.rules:
                     raise
-                log.warning("core.extension_off", extension=Extension.ADVANCE_ATTEMPT.value,
-                            operation="advanceJob", why="refused by the core")
+                if self.offered.lose(Extension.ADVANCE_ATTEMPT):  # (or a concurrent call did)
+                    log.warning("core.extension_off", extension=Extension.ADVANCE_ATTEMPT.value,
+                                operation="advanceJob", why="refused by the core")
                 if self.discovery is not None:
                     self.discovery.soon()
         REGISTRY.inc("clarify_core_extension_fallbacks_total",
@@ -316,7 +321,7 @@ class CoreClient(BaseCoreClient):
     ) -> m.DeliveryRecord | None:
         """Report a message sent: the core's record (None: held by a job's scope until
         ``flush``, or an answer the bot cannot read). Without the report-details extension a
-        steward notice goes as an event (``_send_delivery``)."""
+        steward notice is not reported as a delivery (``_send_delivery``)."""
         scope = batching.current()
         if scope is not None:
             scope.deliveries.append(
@@ -339,20 +344,42 @@ class CoreClient(BaseCoreClient):
     async def _send_delivery(self, clarification_id: str, report: m.DeliveryReport
                              ) -> m.DeliveryRecord | None:
         path = {"clarificationId": clarification_id}
-        if report.kind is m.DeliveryKind.STEWARD_NOTICE \
-                and not self.offers(Extension.REPORT_DETAILS):
-            # the baseline's delivery has no kind: it would count the steward as asked
-            notice = m.EventReport(type="steward_notified", person_id=report.person_id,
-                                   message=f"A steward notice was delivered on "
-                                   f"{report.channel}.")
-            await self._ack("reportEvent", m.ClarificationEvent, path=path, body=notice)
+        if self.offers(Extension.REPORT_DETAILS):
+            try:  # not resent without its details by the client: a notice is no delivery then
+                return await self._ack("reportDelivery", m.DeliveryRecord, path=path,
+                                       body=report, resend_without_extensions=False)
+            except e.ValidationFailed as exc:
+                if self.offered.fixed or (exc.rules and "unknown_field" not in exc.rules):
+                    raise
+                self._lost(Extension.REPORT_DETAILS, "reportDelivery")
+        if report.kind is m.DeliveryKind.STEWARD_NOTICE:
+            # the baseline's delivery has no kind, and would count the steward as asked; the
+            # notice's own audit event (steward_notified) is on the core's trail already
             return None
-        return await self._ack("reportDelivery", m.DeliveryRecord, path=path, body=report)
+        if report.delivery_id in self._reported:
+            return None
+        record = await self._ack("reportDelivery", m.DeliveryRecord, path=path, body=report)
+        self._sent(report.delivery_id)
+        return record
 
     async def _send_event(self, clarification_id: str, report: m.EventReport
                           ) -> m.ClarificationEvent | None:
         path = {"clarificationId": clarification_id}
-        return await self._ack("reportEvent", m.ClarificationEvent, path=path, body=report)
+        details = self.offers(Extension.REPORT_DETAILS)
+        if not details and report.event_id in self._reported:
+            return None
+        event = await self._ack("reportEvent", m.ClarificationEvent, path=path, body=report)
+        if not self.offers(Extension.REPORT_DETAILS):
+            self._sent(report.event_id)
+        return event
+
+    def _sent(self, report_id: str | None) -> None:
+        """Remember a report sent without its id reaching the core (it cannot deduplicate)."""
+        if report_id is None:
+            return
+        self._reported[report_id] = None
+        while len(self._reported) > KEPT_ATTEMPTS:
+            self._reported.popitem(last=False)
 
     async def report_batch(self, batch: m.ReportBatch) -> m.ReportBatchResult:
         """Delivery and event reports together (a job's, at its end): one call instead of one
@@ -435,8 +462,9 @@ class CoreClient(BaseCoreClient):
         """The batch as the baseline takes it: each report on its own route, deliveries first,
         in order. A report the core refuses is logged by kind and code (as a batch's item);
         a transport or auth failure raises."""
-        sends = [(("delivery", partial(self._send_delivery, d.clarification_id, d.report)))
-                 for d in batch.deliveries]
+        sends: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+            ("delivery", partial(self._send_delivery, d.clarification_id, d.report))
+            for d in batch.deliveries]
         sends += [("event", partial(self._send_event, ev.clarification_id, ev.report))
                   for ev in batch.events]
         for kind, send in sends:
@@ -462,7 +490,10 @@ class CoreClient(BaseCoreClient):
                 return m.ResolvedPerson(person=person,
                                         verified=person.verified_enterprise_identity)
         body = m.ResolveRequest(tenant_id=tenant_id, identity=identity)
-        return (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
+        resolved = (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
+        if not resolved.person.tenant_id:
+            resolved.person.tenant_id = tenant_id  # resolved within the tenant asked for
+        return resolved
 
     async def get_person(self, *, person_id: str, tenant_id: str | None = None) -> m.Person:
         """A person's aliases, memberships and roles (kept in a job's scope once read)."""

@@ -167,12 +167,15 @@ class CoreAPIError(CoreError):
         code: str,
         message: str,
         retry_after: float | None = None,
+        rules: tuple[str, ...] = (),
     ) -> None:
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
         self.message = message
         self.retry_after = retry_after
+        # a validation error's rule codes (``details[].rule``: "unknown_field", ...), value-free
+        self.rules = rules
 
 
 class InvalidRequest(CoreAPIError):

@@ -94,8 +94,9 @@ ABOUT: dict[Extension, About] = {
     Extension.REPORT_DETAILS: About(
         "reports carry their own ids (idempotent), the delivery's kind and attempt, and an "
         "escalation's skips",
-        "reports name the person, channel, message and reason code; a steward notice is "
-        "reported as an event, not a delivery, so the steward is not counted as asked"),
+        "reports name the person, channel, message and reason code; a steward notice is not "
+        "reported as a delivery (the steward would count as asked): its steward_notified "
+        "event says it went out"),
 }
 
 ROUTE_EXTENSION: dict[str, Extension] = {

@@ -378,7 +378,25 @@ def _api_error(response: Answer, *, now: datetime) -> CoreAPIError:
         return UnexpectedResponse(status=status, code="", message=message)
     code, message = _error_fields(response)
     cls = exception_for(status=status, code=code)
-    return cls(status=status, code=code, message=message, retry_after=retry_after)
+    return cls(status=status, code=code, message=message, retry_after=retry_after,
+               rules=_rules(response) if status == 422 else ())
+
+
+def _rules(response: Answer) -> tuple[str, ...]:
+    """The rule codes of a validation error's details (a closed list; anything else dropped)."""
+    try:
+        details = response.json().get("details")
+    except (ValueError, RecursionError, AttributeError):
+        return ()
+    if not isinstance(details, list):
+        return ()
+    return tuple(d["rule"] for d in details[:20] if isinstance(d, dict)
+                 and isinstance(d.get("rule"), str) and d["rule"] in _RULES)
+
+
+_RULES = frozenset({"required", "unknown_field", "type", "format", "enum", "pattern", "too_small",
+                    "too_large", "too_short", "too_long", "exactly_one", "policy", "reference",
+                    "invalid"})
 
 
 def _error_fields(response: Answer) -> tuple[str, str]:

@@ -37,7 +37,7 @@ from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
-from tests.conftest import CLARIFY_TOKEN
+from tests.conftest import CLARIFY_TOKEN, extensions_for
 from tests.engine.conftest import (
     acme_core,
     acme_engine,
@@ -166,7 +166,7 @@ class SlackPeople:
 class Stack(SlackPeople):
     core: ReferenceCore
     clock: ManualClock
-    bot: CoreClient
+    bot: CoreClient  # reads what the core recorded (the full contract), never the bot's client
     dev: DevCoreClient
     slack: FakeSlack
     store: Store
@@ -235,9 +235,11 @@ def transport() -> Switchable:
 
 
 @pytest.fixture
-async def switchable_client(core_url: str, transport: Switchable) -> AsyncIterator[CoreClient]:
+async def switchable_client(core_url: str, transport: Switchable, contract: str
+                            ) -> AsyncIterator[CoreClient]:
     async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN, transport=transport,
-                          retry=RetryPolicy(max_attempts=1)) as client:
+                          retry=RetryPolicy(max_attempts=1),
+                          extensions=extensions_for(contract)) as client:
         yield client
 
 
@@ -260,7 +262,7 @@ def _element(blocks: list[dict[str, Any]], action_id: str) -> dict[str, Any]:
 
 @pytest.fixture
 async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
-                     bot_client: CoreClient,
+                     bot_client: CoreClient, truth: CoreClient,
                      dev_client: DevCoreClient, fake_slack: FakeSlack):
     """Build a stack (optionally with other settings or store); servers close after the test."""
     runners: list[web.AppRunner] = []
@@ -295,7 +297,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         port = runner.addresses[0][1]
         http = aiohttp.ClientSession()
         sessions.append(http)
-        return Stack(core=core, clock=clock, bot=client, dev=dev_client, slack=fake_slack,
+        return Stack(core=core, clock=clock, bot=truth, dev=dev_client, slack=fake_slack,
                      store=store, engine=engine, answers=answers, consumers=consumers,
                      adapter=adapter, sink=sink,
                      url=f"http://127.0.0.1:{port}", http=http, core_url=core_url)

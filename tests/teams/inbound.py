@@ -181,7 +181,7 @@ def teams_adapter(engine: Engine, *, store: Store, clock: ManualClock, codec: Ac
 
 @pytest.fixture
 async def make_teams(core: ReferenceCore, clock: ManualClock, bot_client: CoreClient,
-                     dev_client: DevCoreClient, jwks_url: str):
+                     truth: CoreClient, dev_client: DevCoreClient, jwks_url: str):
     runners: list[web.AppRunner] = []
     sessions: list[aiohttp.ClientSession] = []
 
@@ -202,7 +202,7 @@ async def make_teams(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
         runners.append(runner)
         http = aiohttp.ClientSession()
         sessions.append(http)
-        return TeamsStack(core=core, clock=clock, dev=dev_client, reader=bot_client,
+        return TeamsStack(core=core, clock=clock, dev=dev_client, reader=truth,
                           store=store, engine=engine,
                           adapter=adapter, channel=channel,
                           consumers=OutboxConsumers(engine.answers), sink=sink, tokens=tokens,

@@ -62,15 +62,15 @@ class Membership(WireModel):
 
 
 class Person(WireModel):
-    """A PERSON with its delivery aliases, memberships and whether it is a verified enterprise
-    identity (the baseline); its name, tenant, locale and time zone are additive. A core that
-    leaves the name out is shown by the person's id."""
+    """A PERSON with its name, delivery aliases, memberships and whether it is a verified
+    enterprise identity (the baseline); its tenant, locale and time zone are additive. A core
+    that leaves the name out anyway is shown by the person's id."""
 
     person_id: str
+    display_name: str = ""
     aliases: PersonAliases = PersonAliases()
     memberships: Annotated[list[Membership], tolerant_items(Membership)] = []
     verified_enterprise_identity: bool = False
-    display_name: str = additive("")
     tenant_id: str = additive("", description=(
         "The person's tenant; a reader that asked for a tenant fills it in when left out."))
     locale: str = additive("en")
