@@ -81,7 +81,7 @@ class Declines:
     refresher: CardRefresher
     clock: Clock
     redo: Redo | None = None  # without the expedite extension: the next turn on a held lease
-    tasks: Tasks = field(default_factory=lambda: Tasks("declines"))
+    tasks: Tasks = field(default_factory=lambda: Tasks("declines", counted=False))
 
     async def decline(self, user: ChatUser, *, tenant: str | None, clarification_id: str,
                       card_ref: str, paint: bool) -> Declined:

@@ -233,6 +233,8 @@ class ClarificationEndpoints(CoreState):
         c.deliveries.append(delivery)
         if kind is not m.DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
             c.asked.append(req.person_id)
+        if kind is m.DeliveryKind.QUESTION and c.state is m.ClarificationState.EXPIRED:
+            c.state = m.ClarificationState.OPEN  # the next candidate's window has begun
         c.updated_at = now
         self._event(
             c,

@@ -5,12 +5,15 @@ How (docs/core-contract.md, "Detection"):
 1. ``GET /openapi.json``. A core that publishes its document says exactly what it offers: an
    extension's routes are offered when the document has each with its method; a field extension
    when its request schema has the field.
-2. Without a document, one cheap request per route extension the service uses (people batch,
-   reports, expedite, jobs read, attention), each with a body or parameter the contract refuses,
-   so nothing is ever applied: a route that answers anything but 404/405 exists (a 404 that
-   names a missing job or clarification exists too). 401, 403, 5xx and transport trouble say
-   nothing: the belief stays as it was. Field extensions are then assumed offered: a 422 that
-   refuses one turns it off (``bot.core.transport``), until the next detection tries again.
+2. Without a document, one cheap request per extension, each with a body the contract refuses
+   (a value of the wrong type), so nothing is ever applied. A route extension (people batch,
+   reports, expedite, jobs read, attention) exists when its probe answers anything but 404/405
+   (a 404 that names a missing job or clarification exists too). A field extension (requestId,
+   note, leaseSeconds, advance's attempt, the reports' details) is sent on its baseline route
+   beside the wrong-typed field: a 422 whose details name an ``unknown_field`` says the core
+   lacks it, a 422 that names only the wrong type says it has it. 401, 403, 5xx, transport
+   trouble and a 422 without details say nothing: a route stays as believed, a field is assumed
+   offered, and a 422 that refuses it later turns it off (``bot.core.transport``).
 
 Detection runs on the first call, again every ``refresh_seconds`` (default 10 minutes; so an
 extension a core gains while the bot runs is used from then on) and ``soon_seconds`` after a
@@ -61,23 +64,45 @@ PROBES: dict[Extension, Probe] = {
                                query={"state": "dead_lettered", "kind": "clarify:", "limit": "1"}),
     Extension.ATTENTION: Probe("GET", "/v1/attention", query={"limit": "1"}),
 }
+# the field on its baseline route, beside one of the wrong type
+FIELD_PROBES: dict[Extension, Probe] = {
+    Extension.ANSWER_REQUEST_ID: Probe("POST", f"/v1/clarifications/{PROBE_ID}/answer",
+                                       body={"answerIndex": "probe", "requestId": "probe"}),
+    Extension.ANSWER_NOTE: Probe("POST", f"/v1/clarifications/{PROBE_ID}/answer",
+                                 body={"answerIndex": "probe", "note": "probe"}),
+    Extension.HEARTBEAT_LEASE: Probe("POST", f"/v1/jobs/{PROBE_ID}/heartbeat",
+                                     body={"leaseToken": 0, "leaseSeconds": 60}),
+    Extension.ADVANCE_ATTEMPT: Probe("POST", f"/v1/jobs/{PROBE_ID}/advance",
+                                     body={"leaseToken": 0, "attempt": 1}),
+    Extension.REPORT_DETAILS: Probe(
+        "POST", f"/v1/clarifications/{PROBE_ID}/deliveries",
+        body={"personId": 0, "deliveryId": "probe", "kind": "question", "attempt": 0}),
+}
 
-# (status, error code) of one request; None when nothing came back
-Reply = tuple[int, str] | None
+# (status, error code, validation rules) of one request; None when nothing came back
+Reply = tuple[int, str, tuple[str, ...]] | None
 Send = Callable[[Probe], Awaitable[Reply]]
 FetchDocument = Callable[[], Awaitable[dict[str, Any] | None]]
 
 
 def offered_by_reply(reply: Reply) -> bool | None:
-    """What one probe's answer says: True (there), False (not there), None (nothing)."""
+    """What a route probe's answer says: True (there), False (not there), None (nothing)."""
     if reply is None:
         return None
-    status, code = reply
+    status, code, _ = reply
     if status in (404, 405, 501):
         return status == 404 and code in RESOURCE_CODES
     if status in (401, 403, 429) or status >= 500:
         return None
     return True
+
+
+def field_offered_by_reply(reply: Reply) -> bool | None:
+    """What a field probe's answer says: the core refuses the field as unknown (False), or
+    only the wrong-typed one beside it (True); None: nothing to tell from it."""
+    if reply is None or reply[0] != 422 or not reply[2]:
+        return None
+    return "unknown_field" not in reply[2]
 
 
 def offered_by_document(doc: dict[str, Any]) -> frozenset[Extension] | None:
@@ -188,14 +213,17 @@ class Discovery:
         doc = await self.fetch_document()
         if doc is not None and (published := offered_by_document(doc)) is not None:
             return published, "openapi"
-        replies = await asyncio.gather(*(self.send(probe) for probe in PROBES.values()))
-        found: set[Extension] = set(FIELD_EXTENSIONS)
+        probes = {**PROBES, **FIELD_PROBES}
+        replies = await asyncio.gather(*(self.send(probe) for probe in probes.values()))
+        found: set[Extension] = set()
         learnt = False
-        for ext, reply in zip(PROBES, replies, strict=True):
-            verdict = offered_by_reply(reply)
+        for ext, reply in zip(probes, replies, strict=True):
+            verdict = (field_offered_by_reply(reply) if ext in FIELD_EXTENSIONS
+                       else offered_by_reply(reply))
             if verdict is None:
-                if ext in self.offered:
-                    found.add(ext)  # no news: as before
+                # no news: a route as believed, a field assumed (a refusal turns it off later)
+                if ext in FIELD_EXTENSIONS or ext in self.offered:
+                    found.add(ext)
                 continue
             learnt = True
             if verdict:

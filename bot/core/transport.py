@@ -247,7 +247,8 @@ class BaseCoreClient:
         except Trouble:
             return None
         code = _error_fields(answer)[0] if answer.status_code >= 400 else ""
-        return answer.status_code, code
+        rules = _rules(answer) if answer.status_code == 422 else ()
+        return answer.status_code, code, rules
 
     async def _send(
         self, r: Route, *, url: str, params: dict[str, str], payload: bytes | None,

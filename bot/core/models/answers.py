@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated
 
-from pydantic import AwareDatetime, Field, field_validator, model_validator
+from pydantic import AwareDatetime, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from bot.core.models.enums import (
@@ -157,6 +157,24 @@ class AnswerResult(WireModel):
     confirmed_by: list[str] = additive([])
     bound_interval: Interval | None = additive()
     replayed: bool = additive(False)
+    # the core left confirmedBy out: what the bot holds is its own guess (the responder)
+    _confirmers_derived: bool = PrivateAttr(default=False)
+
+    @property
+    def confirmers_derived(self) -> bool:
+        return self._confirmers_derived
+
+    def assume_confirmed_by(self, responder: str | None) -> None:
+        """A core that leaves confirmedBy out: a response that counted was at least this
+        responder's (the clarification read afterwards names the rest)."""
+        if "confirmed_by" in self.model_fields_set:
+            return
+        self._confirmers_derived = True
+        counts = (AnswerOutcome.BOUND, AnswerOutcome.PARTIALLY_CONFIRMED,
+                  AnswerOutcome.STEWARD_OVERRIDE)
+        if responder is not None and self.outcome in counts:
+            self.confirmed_by = [responder]
+            self.model_fields_set.discard("confirmed_by")
 
     @model_validator(mode="after")
     def _derive(self) -> AnswerResult:

@@ -168,7 +168,23 @@ class Clarification(WireModel):
                 response.interval = _interval_of(response, self.candidates)
         if not {"required", "remaining"} & self.quorum.model_fields_set:
             self._derive_quorum()
+        if self.state is ClarificationState.ANSWERED and not {
+                "bound_interval", "bound_fact_version_tx"} & self.model_fields_set:
+            # the binding response's: its interval, and when it was recorded (the fact version
+            # is created with it)
+            binding = self._binding()
+            if binding is not None:
+                self.bound_interval = binding.interval
+                self.bound_fact_version_tx = binding.response_tx
         return self
+
+    def _binding(self) -> ResponseRecord | None:
+        """The response that bound: the latest steward override, else the latest bound one."""
+        for status in (BindingStatus.STEWARD_OVERRIDE, BindingStatus.BOUND):
+            found = [r for r in self.responses if r.binding_status is status]
+            if found:
+                return found[-1]
+        return None
 
     def _derive_quorum(self) -> None:
         q = self.quorum
@@ -176,6 +192,10 @@ class Clarification(WireModel):
         for response in self.responses:  # in order: a responder's latest counts
             latest[response.responder] = response
         confirming = [p for p, r in latest.items() if r.binding_status in _CONFIRMING]
+        overrides = [r for r in self.responses
+                     if r.binding_status is BindingStatus.STEWARD_OVERRIDE]
+        if overrides:  # a steward's decision is what confirmed it
+            confirming = [overrides[-1].responder]
         q.required = (0 if q.state is QuorumState.NOT_REQUIRED
                       else self.quorum_policy.required_confirmations)
         q.confirmations = min(len(confirming), q.required) if q.required else len(confirming)
