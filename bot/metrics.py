@@ -40,8 +40,8 @@ from prometheus_client import (
 from prometheus_client.metrics import MetricWrapperBase
 
 from bot.core import models as m
+from bot.core import tolerance
 from bot.core.extensions import Extension
-from bot.core.models import wire as _wire
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 GAUGE_READ_SECONDS = 1.0
@@ -231,6 +231,6 @@ def _product(values: list[list[str]]) -> list[tuple[str, ...]]:
 
 disable_created_metrics()  # no ``_created`` series beside each counter: nobody here reads them
 REGISTRY = Metrics()
-# the core models' tolerant reader counts here (the models cannot import this module)
-_wire.on_tolerated.append(
+# the core's tolerant reader counts here (bot.core cannot import this module's registry first)
+tolerance.on_tolerated.append(
     lambda kind, name: REGISTRY.inc("clarify_core_tolerated_total", kind=kind, model=name))

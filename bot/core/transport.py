@@ -26,7 +26,7 @@ import structlog
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot.clock import Clock, SystemClock
-from bot.core import baseline
+from bot.core import baseline, tolerance
 from bot.core import models as m
 from bot.core.discovery import OPENAPI_PATH, Discovery, Probe, Reply, parse_document
 from bot.core.errors import (
@@ -418,8 +418,8 @@ def _error_fields(response: Answer) -> tuple[str, str]:
 
 
 def _parse[T: BaseModel](r: Route, response: Answer, model: type[T]) -> T:
-    try:  # pydantic parses the bytes itself; FROM_CORE: count what the reader tolerated
-        return model.model_validate_json(response.content, context=m.FROM_CORE)
+    try:  # pydantic parses the bytes itself; only an answer that fails is repaired
+        return tolerance.read_json(model, response.content)
     except (ValueError, RecursionError) as exc:  # ValidationError, for bad JSON too; too deep
         where = ""
         if isinstance(exc, ValidationError):

@@ -123,7 +123,6 @@ from bot.core.models.steward import (
 from bot.core.models.wire import (
     ADDITIVE,
     EXTENSION,
-    FROM_CORE,
     ErrorBody,
     Id,
     RequestModel,
@@ -136,7 +135,6 @@ from bot.core.models.wire import (
 __all__ = [
     "ADDITIVE",
     "EXTENSION",
-    "FROM_CORE",
     "Rfc3339",
     "NIL_PERSON",
     "AttemptOutcome",
