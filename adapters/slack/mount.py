@@ -2,7 +2,10 @@
 
 ``open_channel`` makes the delivery channel on one pooled Web API session; ``mount`` adds the
 callbacks: the ``/slack/events`` route in HTTP mode, or a Socket Mode connection authenticated by
-the app-level token; both reach the same bolt listeners.
+the app-level token; both reach the same bolt listeners. As a distributed app
+(``slack.oauth.enabled``, ``adapters.slack.distributed``) the channel takes each installation's
+token from the database, and ``mount`` adds the install and redirect routes; ``prepare`` checks
+the database's schema before anything is served.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import aiohttp
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import SlackChannel
 from bot.service import Base, Parts, Service, credentials_check
@@ -26,6 +30,8 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
     # connection and a TLS context per call, which under a burst costs more than the call
     session = aiohttp.ClientSession()
     base.stack.push_async_callback(session.close)
+    if settings.slack.distributed:
+        return distributed.open_channel(settings, base, session)
     client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
@@ -42,7 +48,8 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
         client=channel.client, answers=parts.answers, interactions=parts.interactions,
         channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock,
-        limits=parts.limits)
+        limits=parts.limits, flow=distributed.mount(app, parts, settings, channel))
+    distributed.register(adapter.app, channel)
     handler = None
     if socket:
         handler = AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))
@@ -52,6 +59,10 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
     app.hosted.append(Hosted(adapter=adapter, socket=handler))
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
     app.engine.worker.also_check(channel.check_credentials)
+
+
+prepare = distributed.prepare
+tenants = distributed.tenants
 
 
 @dataclass
