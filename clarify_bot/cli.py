@@ -109,6 +109,7 @@ def check_config(config: Path | None) -> None:
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
     shown = settings.model_dump(mode="json", exclude={"secrets"})
+    shown["slack_app"] = settings.slack_mode
     shown["core_extensions"] = asyncio.run(_extensions_in_use(settings))
     click.echo(json.dumps(shown, indent=2, sort_keys=True))
 
@@ -176,6 +177,11 @@ main.add_command(clarify)
 from clarify_bot.first_run import init  # noqa: E402  (`clarify-bot init`, docs/quickstart.md)
 
 main.add_command(init)
+
+from clarify_bot.slack_cli import db, slack  # noqa: E402  (a distributed Slack app, docs/slack.md)
+
+main.add_command(db)
+main.add_command(slack)
 
 if __name__ == "__main__":
     main()

@@ -152,14 +152,14 @@ class InstallationDB:
 
     # ------------------------------------------------------------ install
 
-    async def bind_state(self, state: str, *, tenant: str, link_id: str,
+    async def bind_state(self, state: str, *, tenant: str, link_id: str, now: datetime,
                          expire_at: datetime) -> None:
         async with self.engine.begin() as conn:
             await conn.execute(install_states.insert().values(
                 state=state, tenant=tenant, link_id=link_id, expire_at=expire_at))
             # states of links nobody finished are forgotten once expired
             await conn.execute(install_states.delete().where(
-                install_states.c.expire_at < datetime.now(UTC)))
+                install_states.c.expire_at < now))
 
     async def take_binding(self, state: str) -> tuple[str, str] | None:
         """The (tenant, link id) a state was issued for, forgotten as it is read."""

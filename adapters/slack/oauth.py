@@ -103,8 +103,9 @@ class InstallFlow(AsyncOAuthFlow):
             await self.refused(exc.reason, stage="install")
             return _page("Not installed", REFUSED_TEXT[exc.reason], status=403)
         state = await self.settings.state_store.async_issue()
-        await self.db.bind_state(state, tenant=link.tenant, link_id=link.link_id,
-                                 expire_at=self.clock.now() + timedelta(seconds=STATE_SECONDS))
+        now = self.clock.now()
+        await self.db.bind_state(state, tenant=link.tenant, link_id=link.link_id, now=now,
+                                 expire_at=now + timedelta(seconds=STATE_SECONDS))
         url = await self.build_authorize_url(state, request)
         cookie = self.settings.state_utils.build_set_cookie_for_new_state(state)
         page = await self.build_install_page_html(url, request)

@@ -171,6 +171,10 @@ class Installations:
         if len(self.authorize.authorize_result_cache) > CLIENTS_KEPT:
             self.authorize.authorize_result_cache.clear()
         if result is None or result.bot_token is None:  # auth.test refused the stored token
+            try:
+                await self.check(installed.scope)  # for Slack's own word on why
+            except CredentialsRejected as exc:
+                raise await self.refused(installed.key, exc.reason) from None
             raise await self.refused(installed.key, "invalid_auth")
         return self._client(installed.key, result.bot_token), installed
 
