@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 from pathlib import Path
 
 import click
 
 
+def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from clarify_bot.build import describe
+
+    click.echo(describe())
+    ctx.exit()
+
+
 @click.group()
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Print the release and the commit, then exit.")
 def main() -> None:
     """clarify-bot: one-tap clarification of ambiguous dates, as governed evidence."""
 
@@ -33,7 +45,8 @@ def demo() -> None:
     help="A bundled scenario name or the path of a scenario TOML file.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8700, show_default=True, type=int)
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535),
+              help="0 picks a free port (printed).")
 @click.option("--people", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="A TOML file mapping the scenario's people to real Slack/Teams ids "
                    "(docs/quickstart.md).")
@@ -48,7 +61,12 @@ def devcore(scenario: str, host: str, port: int, people: Path | None) -> None:
     except ScenarioError as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(level="info", fmt="console")
-    run(scenario=scenario, host=host, port=port, people=people)
+    try:
+        run(scenario=scenario, host=host, port=port, people=people)
+    except OSError as exc:  # the address is taken, not this machine's, or not permitted
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {reason} (choose another "
+                                   "--port or --host)") from None
 
 
 @main.command()
@@ -93,17 +111,39 @@ def serve(config: Path | None, role: str) -> None:
 
 @main.command("check-config")
 @click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None)
-def check_config(config: Path | None) -> None:
-    """Validate the settings and the secrets they need; print the effective values (no secrets)."""
-    from bot.settings import SettingsError, load_settings
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the effective settings as JSON (no secrets) after the check.")
+def check_config(config: Path | None, as_json: bool) -> None:
+    """Validate the settings and the secrets they need; say which secrets are set (never their
+    values) and, with --json, print the effective settings."""
+    from bot.settings import CONFIG_ENV, SECRET_ENV, SettingsError, load_settings
 
     try:
         settings = load_settings(config)
         settings.require_secrets()
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
-    shown = settings.model_dump(mode="json", exclude={"secrets"})
-    click.echo(json.dumps(shown, indent=2, sort_keys=True))
+    if as_json:
+        shown = settings.model_dump(mode="json", exclude={"secrets"})
+        click.echo(json.dumps(shown, indent=2, sort_keys=True))
+        return
+    source = config or (Path(os.environ[CONFIG_ENV]) if os.environ.get(CONFIG_ENV) else None)
+    platforms = ", ".join(
+        f"{name} ({settings.slack.mode} mode)" if name == "slack" else str(name)
+        for name in settings.clarify.channels)
+    click.echo(f"valid: {source or 'defaults and the environment (no settings file)'}")
+    click.echo(f"  platforms: {platforms}; store: {settings.store.backend}; core: "
+               f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}")
+    needed = settings.needed_secrets()
+    click.echo("secrets (values never shown):")
+    width = max(len(v) for v in SECRET_ENV.values())
+    for name, variable in SECRET_ENV.items():
+        origin = settings.secrets.origin(name)
+        if origin is None and name not in needed:
+            continue  # neither set nor needed: an optional one, not worth a line
+        said = "needed, " if name in needed else ""
+        click.echo(f"  {variable:<{width}}  {said}set from {origin}")
+    click.echo("the effective settings: clarify-bot check-config --json")
 
 
 @main.command()
@@ -118,8 +158,17 @@ def preview(out_dir: Path) -> None:
     """Write every card state in Block Kit and Adaptive Card form, plus an HTML gallery."""
     from cards.preview import write_preview
 
-    written = write_preview(out_dir)
+    try:
+        written = write_preview(out_dir)
+    except OSError as exc:  # a file in the way, a folder not writable, a full disk
+        raise click.ClickException(_cannot_write("--out", exc)) from None
     click.echo(f"wrote {len(written)} files to {out_dir}")
+
+
+def _cannot_write(option: str, exc: OSError) -> str:
+    """One line naming the option and the path that failed, never a file's contents."""
+    where = exc.filename if exc.filename is not None else "the path"
+    return f"{option}: cannot write {where}: {(exc.strerror or type(exc).__name__).lower()}"
 
 
 @main.command("teams-package")
@@ -137,6 +186,11 @@ def teams_package(config: Path | None, out: Path) -> None:
         package = build_package(load_settings(config), out)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        if exc.filename is not None and Path(exc.filename) != out:  # the installed template
+            raise click.ClickException(f"cannot read {exc.filename}: "
+                                       f"{(exc.strerror or type(exc).__name__).lower()}") from None
+        raise click.ClickException(_cannot_write("--out", exc)) from None
     except PackageError as exc:
         raise click.ClickException("cannot build the Teams app package:\n  "
                                    + "\n  ".join(exc.problems)) from None
