@@ -64,7 +64,8 @@ def devcore(scenario: str, host: str, port: int, people: Path | None) -> None:
     try:
         run(scenario=scenario, host=host, port=port, people=people)
     except OSError as exc:  # the address is taken, not this machine's, or not permitted
-        reason = (exc.strerror or type(exc).__name__).lower()
+        # asyncio words it "error while attempting to bind on address (…): …": the errno's own
+        reason = (os.strerror(exc.errno) if exc.errno else str(exc) or type(exc).__name__).lower()
         raise click.ClickException(f"cannot listen on {host}:{port}: {reason} (choose another "
                                    "--port or --host)") from None
 
@@ -161,14 +162,18 @@ def preview(out_dir: Path) -> None:
     try:
         written = write_preview(out_dir)
     except OSError as exc:  # a file in the way, a folder not writable, a full disk
-        raise click.ClickException(_cannot_write("--out", exc)) from None
+        raise click.ClickException(_cannot_write("--out", out_dir, exc)) from None
     click.echo(f"wrote {len(written)} files to {out_dir}")
 
 
-def _cannot_write(option: str, exc: OSError) -> str:
-    """One line naming the option and the path that failed, never a file's contents."""
-    where = exc.filename if exc.filename is not None else "the path"
-    return f"{option}: cannot write {where}: {(exc.strerror or type(exc).__name__).lower()}"
+def _cannot_write(option: str, path: Path, exc: OSError) -> str:
+    """One line naming the option, its path and the part of it that failed, never a file's
+    contents."""
+    reason = "a file is in the way" if isinstance(exc, FileExistsError) else \
+        (exc.strerror or type(exc).__name__).lower()
+    failed = exc.filename
+    where = "" if failed is None or Path(failed) == path else f" {failed}"
+    return f"{option} {path}: cannot write{where or ' it'}: {reason}"
 
 
 @main.command("teams-package")
@@ -180,17 +185,17 @@ def _cannot_write(option: str, exc: OSError) -> str:
 def teams_package(config: Path | None, out: Path) -> None:
     """Build the Teams app package from the settings, checked against the manifest schema."""
     from bot.settings import SettingsError, load_settings
-    from clarify_bot.teams_package import PackageError, build_package
+    from clarify_bot.teams_package import MANIFEST_DIR, PackageError, build_package
 
     try:
         package = build_package(load_settings(config), out)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
     except OSError as exc:
-        if exc.filename is not None and Path(exc.filename) != out:  # the installed template
+        if exc.filename is not None and Path(exc.filename).is_relative_to(MANIFEST_DIR):
             raise click.ClickException(f"cannot read {exc.filename}: "
                                        f"{(exc.strerror or type(exc).__name__).lower()}") from None
-        raise click.ClickException(_cannot_write("--out", exc)) from None
+        raise click.ClickException(_cannot_write("--out", out, exc)) from None
     except PackageError as exc:
         raise click.ClickException("cannot build the Teams app package:\n  "
                                    + "\n  ".join(exc.problems)) from None

@@ -255,7 +255,8 @@ def _secret_problem(path: tuple[str, ...], sources: dict[tuple[str, ...], str]) 
     dotted = _dotted(path)
     env = _SECRET_HINTS.get(dotted) or _SECRET_HINTS.get(path[-1].lower())
     hint = f"; set {env} instead" if env else f"; see {', '.join(SECRET_ENV.values())}"
-    return Problem(dotted, None, "secrets are read from the environment or secret files only" + hint,
+    return Problem(dotted, None,
+                   "secrets are read from the environment or secret files only" + hint,
                    _source(path, sources))
 
 

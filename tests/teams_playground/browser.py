@@ -3,7 +3,7 @@
 Never ``playwright install`` (it downloads a browser build, which fails here): the browser is
 ``/usr/bin/chromium`` (``.ci/setup-teams.sh`` installs it where it can). Every request that is
 not to 127.0.0.1 is blocked (the UI asks a font CDN), and the flags keep Chromium from calling
-home (../shared/PLATFORMS.md).
+home (docs/teams.md, "Local testing with the Agents Playground").
 """
 
 from __future__ import annotations
