@@ -67,3 +67,16 @@ async def opened(url: str, *, width: int = 1280, height: int = 900) -> AsyncIter
             yield tab
         finally:
             await browser.close()
+
+
+async def close_log_panel(page: Any) -> None:
+    """Close the Playground's log panel (its lines name the run's temporary files), so a
+    screenshot shows the chat alone; the page is left as it was where the panel is not found."""
+    header = page.get_by_text("Log Panel", exact=True)
+    if await header.count() == 0:
+        return
+    panel = header.locator("xpath=ancestor::*[.//button][1]")
+    buttons = panel.get_by_role("button")
+    if await buttons.count():
+        await buttons.last.click()
+        await header.wait_for(state="hidden", timeout=5_000)
