@@ -54,14 +54,14 @@ ENV PATH=/opt/clarify-bot/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     CLARIFY_BOT_COMMIT=${COMMIT} \
-    CLARIFY_BOT_SERVER__HOST=0.0.0.0 \
-    CLARIFY_HEALTH_PORT=3978
+    CLARIFY_BOT_SERVER__HOST=0.0.0.0
 USER 10001:10001
 WORKDIR /var/lib/clarify-bot
 EXPOSE 3978
-# /healthz of whichever role runs: the web server's port, the worker's worker.health_port or
-# the reference core's --port; each role's CLARIFY_HEALTH_PORT says which (compose.yaml, chart)
+# /healthz of whichever role runs: CLARIFY_HEALTH_PORT names the worker's worker.health_port or
+# the reference core's --port (compose.yaml sets it); else the web server's port, as the
+# settings' variables or a platform's $PORT give it, else its default
 HEALTHCHECK --interval=30s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["python3", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('CLARIFY_HEALTH_PORT', '3978') + '/healthz', timeout=2)"]
+  CMD ["python3", "-c", "import os, urllib.request as u; e = os.environ.get; u.urlopen('http://127.0.0.1:%s/healthz' % (e('CLARIFY_HEALTH_PORT') or e('CLARIFY_BOT_SERVER__PORT') or e('PORT') or '3978'), timeout=2)"]
 ENTRYPOINT ["/usr/bin/tini", "--", "clarify-bot"]
 CMD ["serve", "--role", "web"]

@@ -113,7 +113,7 @@ def serve(config: Path | None, role: str) -> None:
 @main.command("check-config")
 @click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None)
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the effective settings as JSON (no secrets) after the check.")
+              help="Print the effective settings as JSON (no secrets) instead of the summary.")
 def check_config(config: Path | None, as_json: bool) -> None:
     """Validate the settings and the secrets they need; say which secrets are set (never their
     values) and, with --json, print the effective settings."""
