@@ -29,20 +29,25 @@ class Tasks:
     collected mid-way and ``drain`` can wait for it), a failure logged by type only, and counted
     in ``clarify_outstanding_tasks`` for its platform (the cap is ``bot.limits.Limits.busy``)."""
 
-    def __init__(self, platform: str) -> None:
+    def __init__(self, platform: str, *, counted: bool = True) -> None:
         self.platform = platform
+        self.counted = counted  # in clarify_outstanding_tasks (an adapter's work after an ack)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
-        REGISTRY.set("clarify_outstanding_tasks", len(self._tasks), platform=self.platform)
+        self._count()
         return task
+
+    def _count(self) -> None:
+        if self.counted:
+            REGISTRY.set("clarify_outstanding_tasks", len(self._tasks), platform=self.platform)
 
     def _finished(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        REGISTRY.set("clarify_outstanding_tasks", len(self._tasks), platform=self.platform)
+        self._count()
         if not task.cancelled() and (failure := task.exception()) is not None:
             log.error(f"{self.platform}.task_failed", error=type(failure).__name__)
 

@@ -197,17 +197,12 @@ class AttentionBoard:
                              more=len(ids) - len(shown))
 
     async def _attention_ids(self, tenant: str, workspaces: frozenset[str]) -> list[str]:
-        """The ids of the tenant's attention queue in those workspaces, in the core's order."""
-        ids: list[str] = []
-        cursor = None
-        for _ in range(QUEUE_PAGES):
-            page = await self.core.list_attention(tenant_id=tenant, cursor=cursor, limit=200)
-            ids += [s.id for s in page.items
-                    if s.tenant_id == tenant and s.workspace_id in workspaces]
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return ids
+        """The ids of the tenant's attention queue in those workspaces, in the core's order
+        (an item whose list entry does not say its tenant or workspace is kept: its read
+        decides)."""
+        queue = await self.core.attention_queue(tenant_id=tenant, pages=QUEUE_PAGES)
+        return [s.id for s in queue if s.tenant_id in (None, tenant)
+                and (s.workspace_id is None or s.workspace_id in workspaces)]
 
     async def _read_all(self, ids: list[str]) -> list[m.Clarification]:
         gate = asyncio.Semaphore(QUEUE_READS)

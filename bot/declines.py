@@ -9,24 +9,34 @@ clarification's job: the next turn of the ranking starts now instead of after th
 window (the job is usually waiting out its backoff, so there is no lease to ``advance`` with).
 The next turn is the worker's ordinary walk: the next candidate, or, after the last one, the
 redacted steward escalation.
+
+A core without the expedite extension cannot start the next turn early. Then, while this bot still
+holds the job's lease (the worker keeps its lease token in the store for the lease's life), the
+decline's process extends the lease, advances it past the person who declined and walks the
+ranking from there at once; otherwise the next candidate is asked when the person's turn ends,
+and their card says exactly that (``OutcomeKind.PASSED_ON_LATER``), never that it was passed on.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from bot import outcomes
+from bot.aio import Tasks
 from bot.audit import AuditEvent
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.extensions import Extension
 from bot.engine import views
+from bot.engine.handler import HELD_LEASE
 from bot.engine.refresh import CardRefresher
 from bot.engine.trail import Skip, Trail
 from bot.store.base import CardRecord, Store
@@ -45,6 +55,8 @@ CLOSED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED,
 _NAMESPACE = "declined"
 _KEPT_SECONDS = 90 * 86400  # longer than any ranking's windows
 _IN_FLIGHT_SECONDS = 30  # one decline at a time per person and clarification
+HELD = HELD_LEASE  # clarification id -> "job id|lease token", while a worker's lease lives
+Redo = Callable[[m.LeasedJob], Coroutine[Any, Any, object]]  # the handler's walk, on a lease
 
 
 class DeclineStatus(StrEnum):
@@ -68,6 +80,8 @@ class Declines:
     trail: Trail
     refresher: CardRefresher
     clock: Clock
+    redo: Redo | None = None  # without the expedite extension: the next turn on a held lease
+    tasks: Tasks = field(default_factory=lambda: Tasks("declines", counted=False))
 
     async def decline(self, user: ChatUser, *, tenant: str | None, clarification_id: str,
                       card_ref: str, paint: bool) -> Declined:
@@ -106,28 +120,62 @@ class Declines:
         if c.state in CLOSED:
             view = outcomes.moved_on(c, person, now=now)
             return await self._shown(card, Declined(DeclineStatus.MOVED_ON, view), paint)
-        recorded = await self._record(c, card)
-        view = outcomes.passed_on(c, person, now=now)
+        recorded, now_on = await self._record(c, card)
+        view = outcomes.passed_on(c, person, now=now, later=not now_on)
         return await self._shown(card, Declined(DeclineStatus.PASSED_ON, view, recorded), paint)
 
-    async def _record(self, c: m.Clarification, card: CardRecord) -> bool:
-        """The skip and the expedite, once per person and clarification; False for a repeat."""
+    async def _record(self, c: m.Clarification, card: CardRecord) -> tuple[bool, bool]:
+        """The skip and the next turn, once per person and clarification: (recorded by this
+        press, the next turn starts now). A repeat says what the first press found."""
         person_id, attempt = card.delivery.person_id, card.delivery.attempt
         key = f"{c.id}|{person_id}"
-        if views.declined(c, person_id) or await self.store.kv_get(_NAMESPACE, key) is not None:
-            return False
+        earlier = await self.store.kv_get(_NAMESPACE, key)
+        if earlier is not None:
+            return False, earlier != "later"
+        if views.declined(c, person_id):
+            return False, True
         if not await self.store.mark_once("declining", key, ttl_seconds=_IN_FLIGHT_SECONDS):
-            return False  # the same decline is being recorded right now
+            return False, True  # the same decline is being recorded right now
         await self.trail.skipped(c.id, Skip(person_id, m.ReasonCode.CANDIDATE_DECLINED,
-                                            "they said they are not the right person; the "
-                                            "question moved on at once"),
+                                            "they said they are not the right person"),
                                  attempt=attempt, job_id=c.job_id)
-        if c.job_id is None:
-            log.warning("declines.no_job")  # the window runs out as usual
-        else:
-            await self.core.expedite_job(job_id=c.job_id, attempt=attempt,
-                                         reason_code=m.ReasonCode.CANDIDATE_DECLINED)
-        await self.store.kv_put(_NAMESPACE, key, "1", ttl_seconds=_KEPT_SECONDS)
+        now_on = await self._next_turn(c, attempt)
+        await self.store.kv_put(_NAMESPACE, key, "now" if now_on else "later",
+                                ttl_seconds=_KEPT_SECONDS)
+        return True, now_on
+
+    async def _next_turn(self, c: m.Clarification, attempt: int) -> bool:
+        """Start the next turn now: the core's expedite, or the fallback on a held lease.
+        False: the next candidate is asked when this turn's window ends."""
+        if c.job_id is not None and self.core.offers(Extension.EXPEDITE):
+            try:
+                await self.core.expedite_job(job_id=c.job_id, attempt=attempt,
+                                             reason_code=m.ReasonCode.CANDIDATE_DECLINED)
+                return True
+            except e.ExtensionUnavailable:
+                pass
+        return await self._on_held_lease(c, attempt)
+
+    async def _on_held_lease(self, c: m.Clarification, attempt: int) -> bool:
+        if self.redo is None:
+            return False
+        # taken (atomically), so two declines never both walk the ranking on one lease
+        held = await self.store.swap_latest(HELD, c.id, "", ttl_seconds=1)
+        if held is None or "|" not in held:
+            log.info("declines.next_turn_later")  # the window runs out as usual
+            return False
+        job_id, lease_token = held.split("|", 1)
+        try:
+            job = await self.core.heartbeat_job(job_id=job_id, lease_token=lease_token)
+            if job is None or job.attempts != attempt:
+                return False  # the job moved on meanwhile (or cannot say): nothing to skip
+            await self.core.advance_job(job_id=job_id, lease_token=lease_token,
+                                        attempt=attempt + 1,
+                                        reason_code=m.ReasonCode.CANDIDATE_DECLINED)
+        except (e.Conflict, e.NotFound):  # the lease ran out or is someone else's now
+            return False
+        # the walk from the next candidate goes on after the decline is acknowledged
+        self.tasks.spawn(self.redo(job.model_copy(update={"attempts": attempt + 1})))
         return True
 
     async def _shown(self, card: CardRecord, declined: Declined, paint: bool) -> Declined:

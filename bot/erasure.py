@@ -1,6 +1,7 @@
 """The bot's side of erasing a person's attribution (spec OQ-5), after the core's tombstone.
 
-The core's answer names the person's chat identities; with them and the person id, the Redis
+The core's answer names the person's chat identities (from a core without the erasure extension,
+the person's record read with the service token does); with them and the person id, the Redis
 store forgets what it keeps for the person (``bot.store.erasure``) and a JSON-lines audit file is
 rewritten with their ids tombstoned (``bot.audit.erase_from_lines``). A memory store lives in one
 process and an audit sink on stdout keeps nothing on disk: both are reported as such (None).
@@ -18,10 +19,30 @@ def chat_ids(aliases: m.PersonAliases) -> set[str]:
     return {a.user_id for a in aliases.slack} | {a.aad_object_id for a in aliases.teams}
 
 
-async def erase_bot_data(settings: Settings, report: m.ErasureReport
+async def read_aliases(settings: Settings, *, person_id: str, tenant_id: str | None
+                       ) -> m.PersonAliases | None:
+    """The person's chat identities read through the baseline (``GET /v1/people/{id}``, which
+    takes the bot's service token), for a core that does not erase attribution itself; None
+    when they cannot be read (no service token, or the core refuses)."""
+    from bot.core import errors as e
+    from bot.core.client import CoreClient, RetryPolicy
+
+    token = settings.secrets.core_token
+    if token is None:
+        return None
+    async with CoreClient(base_url=settings.core.url, token=token,
+                          retry=RetryPolicy(max_attempts=2)) as core:
+        try:
+            person = await core.get_person(person_id=person_id, tenant_id=tenant_id)
+        except e.CoreAPIError:
+            return None
+    return person.aliases
+
+
+async def erase_bot_data(settings: Settings, *, person_id: str, aliases: m.PersonAliases
                          ) -> tuple[dict[str, int] | None, int | None]:
     """(what the store removed, per kind; audit lines rewritten); None where nothing is kept."""
-    users = chat_ids(report.aliases)
+    users = chat_ids(aliases)
     removed: dict[str, int] | None = None
     if settings.store.backend == "redis":
         from bot.store.redis import RedisStore
@@ -32,9 +53,9 @@ async def erase_bot_data(settings: Settings, report: m.ErasureReport
             password=secrets.value("redis_password"),
             sentinel_password=secrets.value("redis_sentinel_password"),
         ) as store:
-            removed = await store.erase_person(report.person_id, chat_users=sorted(users))
+            removed = await store.erase_person(person_id, chat_users=sorted(users))
     lines: int | None = None
     if settings.audit.sink == "jsonl" and settings.audit.path is not None:
-        lines = erase_from_lines(settings.audit.path, {report.person_id, *users},
+        lines = erase_from_lines(settings.audit.path, {person_id, *users},
                                  tombstone=m.NIL_PERSON)
     return removed, lines

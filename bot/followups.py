@@ -147,10 +147,12 @@ class Followups:
             if result is None:
                 return None, (0.0, 0)
             return _as_the_core_said(job, self.clock), (job.answered_at, 1)
-        if result is not None and fresh.responses \
-                and fresh.responses[-1].response_id != result.response_id:
+        if result is not None and fresh.responses and not _latest_is(fresh, result, job):
             return None, (read_at, 0)
-        names = await self.refresher.names(result.confirmed_by) if result is not None else []
+        confirmers = (fresh.quorum.confirmed_by if result is not None
+                      and result.confirmers_derived else
+                      result.confirmed_by if result is not None else [])
+        names = await self.refresher.names(confirmers) if result is not None else []
         view = outcomes.after_answer(c, fresh, job.person, result, names=names,
                                      now=self.clock.now(),
                                      moved_on=job.settled_before or result is None)
@@ -205,8 +207,8 @@ def _needs_fresh(job: Answered, cards: list[CardRecord]) -> bool:
     answer. Otherwise the core's answer says all the person's card shows (one core call less
     per answer, which under a burst is a third of the follow-up's cost)."""
     result, person = job.result, job.person.person_id
-    if result is None or result.replayed or job.settled_before:
-        return True
+    if result is None or result.replayed or job.settled_before or result.confirmers_derived:
+        return True  # (a core that leaves confirmedBy out: the record names the confirmers)
     if set(result.confirmed_by) - {person}:
         return True
     if result.state is m.ClarificationState.CONFLICTED \
@@ -240,3 +242,12 @@ def _cb_answer(cb: Callback) -> AnswerView | None:
     if cb.answer_index is not None:
         return None
     return outcomes.custom_answer_view(cb.custom_from, cb.custom_to)
+
+
+def _latest_is(fresh: m.Clarification, result: m.AnswerResult, job: Answered) -> bool:
+    """Whether the clarification's latest response is this answer's (by id; by responder when
+    the core leaves the response id out)."""
+    latest = fresh.responses[-1]
+    if result.response_id:
+        return latest.response_id == result.response_id
+    return latest.responder == job.person.person_id

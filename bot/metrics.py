@@ -40,6 +40,8 @@ from prometheus_client import (
 from prometheus_client.metrics import MetricWrapperBase
 
 from bot.core import models as m
+from bot.core.extensions import Extension
+from bot.core.models import wire as _wire
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 GAUGE_READ_SECONDS = 1.0
@@ -83,6 +85,18 @@ class Metrics:
         self._counter("clarify_outbox_unreplicated_total",
                       "Answers acknowledged before store.outbox_replicas replicas held them "
                       "(WAIT timed out).")
+        extensions = [e.value for e in Extension]
+        self._gauge("clarify_core_extension_offered",
+                    "1 while the core offers the contract extension (docs/core-contract.md), by "
+                    "extension.", extension=extensions)
+        self._counter("clarify_core_extension_fallbacks_total",
+                      "Calls that took an extension's fallback because the core does not offer "
+                      "it (or refused it), by extension.", extension=extensions)
+        self._counter("clarify_core_tolerated_total",
+                      "What the bot's reader tolerated in the core's answers instead of failing: "
+                      "unknown_field, absent_field (an optional one), unknown_value (an enum), "
+                      "bad_entry (a list entry dropped), by kind and model or enum name.",
+                      kind=(), model=())
         self._counter("clarify_core_errors_total",
                       "Core calls that failed, by error code (HTTP status or transport error).",
                       code=())
@@ -220,3 +234,6 @@ def _product(values: list[list[str]]) -> list[tuple[str, ...]]:
 
 disable_created_metrics()  # no ``_created`` series beside each counter: nobody here reads them
 REGISTRY = Metrics()
+# the core models' tolerant reader counts here (the models cannot import this module)
+_wire.on_tolerated.append(
+    lambda kind, name: REGISTRY.inc("clarify_core_tolerated_total", kind=kind, model=name))

@@ -50,13 +50,23 @@ def after_answer(c: m.Clarification, fresh: m.Clarification, person: m.Person,
         # "settled … on <date>" is the binding's date, not the late answer's
         return OutcomeView(kind=OutcomeKind.MOVED_ON, settled=settled,
                            recorded_at=fresh.bound_fact_version_tx, **base)
-    own = next((r for r in reversed(fresh.responses) if r.response_id == result.response_id),
-               None)
+    own = _own_response(fresh, result, person)
     kind = outcome_kind(result.outcome,
                         required_confirmations=c.quorum_policy.required_confirmations)
     return OutcomeView(kind=kind, answer=answer_view(own.interval) if own else None,
                        confirmed_by=tuple(names), recorded_at=now,
                        remaining=result.quorum_remaining, settled=settled, **base)
+
+
+def _own_response(fresh: m.Clarification, result: m.AnswerResult, person: m.Person
+                  ) -> m.ResponseRecord | None:
+    """The response the answer recorded: by its id, or (a core that leaves the id out) the
+    person's latest."""
+    for r in reversed(fresh.responses):
+        if (r.response_id == result.response_id if result.response_id
+                else r.responder == person.person_id):
+            return r
+    return None
 
 
 def card_state(c: m.Clarification, person: m.Person, key: DeliveryKey, *, names: list[str],
@@ -89,9 +99,12 @@ def card_state(c: m.Clarification, person: m.Person, key: DeliveryKey, *, names:
     return replace(question, banner=banner)
 
 
-def passed_on(c: m.Clarification, person: m.Person, *, now: datetime) -> OutcomeView:
-    """The card of a person who said they are not the right one: it was passed on."""
-    return OutcomeView(kind=OutcomeKind.PASSED_ON, **_base(c, person, now))
+def passed_on(c: m.Clarification, person: m.Person, *, now: datetime,
+              later: bool = False) -> OutcomeView:
+    """The card of a person who said they are not the right one: it was passed on, or (``later``:
+    the core cannot start the next turn early) will be when their turn ends."""
+    kind = OutcomeKind.PASSED_ON_LATER if later else OutcomeKind.PASSED_ON
+    return OutcomeView(kind=kind, **_base(c, person, now))
 
 
 def moved_on(c: m.Clarification, person: m.Person, *, now: datetime) -> OutcomeView:

@@ -111,7 +111,8 @@ def build_engine(parts: EngineParts) -> Engine:
                           workers=parts.followup_workers, board=board)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
                             followups=followups, policy=parts.outbox)
-    declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock)
+    declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock,
+                        redo=handler.handle)
     interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,
                                 teams=parts.teams, declines=declines, board=board)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,

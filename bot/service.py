@@ -137,6 +137,7 @@ class Service:
             runner = None
         if role == "worker" and self.settings.worker.nice:
             os.nice(self.settings.worker.nice)  # background work: acknowledgements come first
+        await self.core.detect_extensions()  # what the core offers beyond the baseline (logged)
         await self.readiness.log_problems()  # names any setting a dependency refuses
         # what start-up made (modules, SDK clients, settings) lives as long as the process: out
         # of the collector's way, a full collection during a burst of clicks walks only what
@@ -237,15 +238,24 @@ def credentials_check(name: str, check: CredentialsCheck) -> Check:
     return Check(name, accepts_the_token, ttl_seconds=60)
 
 
-def health_routes(readiness: Readiness) -> list[web.RouteDef]:
+def extensions_in_use(core: CoreClient) -> dict[str, object]:
+    """What ``/readyz`` and ``check-config`` say of the core's contract extensions."""
+    discovery = core.discovery
+    return {"extensions": core.offered.names,
+            "source": "settings" if discovery is None else discovery.source}
+
+
+def health_routes(readiness: Readiness, core: CoreClient | None = None) -> list[web.RouteDef]:
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
     async def readyz(_: web.Request) -> web.Response:
         checks = await readiness.results()
         ready = all(v == "ok" for v in checks.values())
-        return web.json_response({"status": "ok" if ready else "degraded", "checks": checks},
-                                 status=200 if ready else 503)
+        body: dict[str, object] = {"status": "ok" if ready else "degraded", "checks": checks}
+        if core is not None:
+            body["core"] = extensions_in_use(core)
+        return web.json_response(body, status=200 if ready else 503)
 
     async def metrics(_: web.Request) -> web.Response:
         return web.Response(body=await REGISTRY.render(), headers={"Content-Type": CONTENT_TYPE})

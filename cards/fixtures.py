@@ -100,6 +100,8 @@ OUTCOMES = {
     "outcome_identity_unverified": _outcome(OutcomeKind.IDENTITY_UNVERIFIED),
     "outcome_recording": _outcome(OutcomeKind.RECORDING, recorded_at=None),
     "outcome_passed_on": _outcome(OutcomeKind.PASSED_ON, answer=None, confirmed_by=()),
+    "outcome_passed_on_later": _outcome(OutcomeKind.PASSED_ON_LATER, answer=None,
+                                        confirmed_by=()),
 }
 
 SKIPPED = (SkippedCandidate(person="Sarah Okafor", reason=ReasonCode.NO_READ_PERMISSION),

@@ -42,7 +42,7 @@ def link(document: DocumentView, viewer: Viewer) -> str:
     and a neutral reference (a steward who may not read it) is plain text with no link."""
     if document.withheld:
         return esc_clip(text.document_name(document, viewer), LINE_CHARS)
-    title = esc_clip(document.title, TITLE_CHARS)
+    title = esc_clip(text.document_name(document, viewer), TITLE_CHARS)
     if len(document.url) > LINK_URL_CHARS:
         return title
     url = escape(document.url.replace("|", "%7C").replace(" ", "%20"))

@@ -65,7 +65,8 @@ def md_link(document: DocumentView, viewer: Viewer) -> str:
     neutral reference (a steward who may not read it) is plain text with no link."""
     if document.withheld:
         return text.document_name(document, viewer).replace("[", "(").replace("]", ")")
-    title = limits.clip(document.title, TITLE_CHARS).replace("[", "(").replace("]", ")")
+    title = limits.clip(text.document_name(document, viewer), TITLE_CHARS).replace(
+        "[", "(").replace("]", ")")
     url = document.url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
     return f"[{title}]({url})"
 

@@ -167,6 +167,7 @@ _PLAIN_KEYS = {
     OutcomeKind.CONFLICTING_ATTESTATION: "outcome.conflicting_attestation",
     OutcomeKind.IDENTITY_UNVERIFIED: "outcome.identity_unverified",
     OutcomeKind.PASSED_ON: "outcome.passed_on",
+    OutcomeKind.PASSED_ON_LATER: "outcome.passed_on_later",
 }
 _ANSWER_KEYS = {
     OutcomeKind.RECORDED: "outcome.recorded",
@@ -241,17 +242,20 @@ def confirmed_text(confirmed: tuple[str, ...], viewer: Viewer) -> str | None:
 
 def document_name(document: DocumentView, viewer: Viewer) -> str:
     """The document in plain text: its title, or for a steward who may not read it the neutral
-    reference ("a document in the Legal workspace (clarification clr-00012)")."""
+    reference ("a document in the Legal workspace (clarification clr-00012)"); "the source
+    document" when the core gave no title."""
     if document.withheld:
         return catalog_of(viewer).text("document.withheld", workspace=clip(
             document.workspace or "", PERSON_CHARS), reference=clip(document.reference,
                                                                    PERSON_CHARS))
+    if not document.title.strip():
+        return catalog_of(viewer).text("document.untitled")
     return clip(document.title, TITLE_CHARS)
 
 
 def quoted_document(document: DocumentView, viewer: Viewer) -> str:
     """The document for a notification line: the title in quotes, or the neutral reference."""
-    if document.withheld:
+    if document.withheld or not document.title.strip():
         return document_name(document, viewer)
     return catalog_of(viewer).text("document.quoted", title=document_name(document, viewer))
 

@@ -130,6 +130,9 @@ class OutcomeKind(StrEnum):
     IDENTITY_UNVERIFIED = "identity_unverified"
     RECORDING = "recording"
     PASSED_ON = "passed_on"  # the person said they are not the right one: asked elsewhere
+    # the same, where the next person can only be asked when this turn's window ends (a core
+    # that cannot start the next turn at once): ``recorded_at`` says when
+    PASSED_ON_LATER = "passed_on_later"
 
 
 @dataclass(frozen=True)

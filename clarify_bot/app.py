@@ -70,7 +70,7 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
     clock = clock or SystemClock()
     REGISTRY.set("clarify_build_info", 1, version=build.version(), commit=build.commit())
     async with contextlib.AsyncExitStack() as stack:
-        core = _core(settings)
+        core = _core(settings, clock)
         stack.push_async_callback(core.aclose)
         store = _store(settings)
         stack.push_async_callback(store.aclose)
@@ -91,7 +91,7 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
                               store=store, core=core, core_url=settings.core.url,
                               store_address=settings.redis.url
                               if settings.store.backend == "redis" else None))
-        app.add_routes(health_routes(service.readiness))
+        app.add_routes(health_routes(service.readiness, core))
         for name, hook in mounted.items():
             hook.mount(service, Parts(base=base, channel=channels[name], answers=engine.answers,
                                       interactions=engine.interactions, audit=engine.audit,
@@ -115,13 +115,16 @@ def _audit_file_writable(settings: Settings) -> None:
                             ) from None
 
 
-def _core(settings: Settings) -> CoreClient:
+def _core(settings: Settings, clock: Clock | None = None) -> CoreClient:
+    extensions = settings.core.extension_set()
     return CoreClient(
         base_url=settings.core.url, token=settings.secrets.require("core_token"),
         timeout=httpx.Timeout(settings.core.read_timeout_seconds,
                               connect=settings.core.connect_timeout_seconds),
         limits=httpx.Limits(max_connections=settings.core.max_connections,
-                            max_keepalive_connections=settings.core.max_keepalive_connections))
+                            max_keepalive_connections=settings.core.max_keepalive_connections),
+        extensions=extensions, fixed_extensions=extensions is not None, clock=clock,
+        extensions_refresh_seconds=settings.core.extensions_refresh_seconds)
 
 
 def _store(settings: Settings) -> Store:

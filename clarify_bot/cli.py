@@ -7,6 +7,7 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -50,7 +51,12 @@ def demo() -> None:
 @click.option("--people", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="A TOML file mapping the scenario's people to real Slack/Teams ids "
                    "(docs/quickstart.md).")
-def devcore(scenario: str, host: str, port: int, people: Path | None) -> None:
+@click.option("--contract", type=click.Choice(["full", "baseline"]), default="full",
+              show_default=True,
+              help="baseline: serve only what every core offers (no extensions, no OpenAPI "
+                   "document), to try the bot against a core as specified "
+                   "(docs/core-contract.md).")
+def devcore(scenario: str, host: str, port: int, people: Path | None, contract: str) -> None:
     """Start the reference core alone (development and tests only; never in production)."""
     from bot.logs import configure_logging
     from devcore.scenario import ScenarioError
@@ -62,7 +68,7 @@ def devcore(scenario: str, host: str, port: int, people: Path | None) -> None:
         raise click.ClickException(str(exc)) from None
     configure_logging(level="info", fmt="console")
     try:
-        run(scenario=scenario, host=host, port=port, people=people)
+        run(scenario=scenario, host=host, port=port, people=people, contract=contract)
     except OSError as exc:  # the address is taken, not this machine's, or not permitted
         # asyncio words it "error while attempting to bind on address (…): …": the errno's own
         reason = (os.strerror(exc.errno) if exc.errno else str(exc) or type(exc).__name__).lower()
@@ -124,8 +130,15 @@ def check_config(config: Path | None, as_json: bool) -> None:
         settings.require_secrets()
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
+    from bot.logs import configure_logging
+
+    # the core client's own lines (a core it cannot reach) go to stderr, and only errors: the
+    # summary says the same in its words, and stdout stays the summary or the JSON alone
+    configure_logging(level="error", fmt="console")
+    extensions = asyncio.run(_extensions_in_use(settings))
     if as_json:
         shown = settings.model_dump(mode="json", exclude={"secrets"})
+        shown["core_extensions"] = extensions
         click.echo(json.dumps(shown, indent=2, sort_keys=True))
         return
     source = config or (Path(os.environ[CONFIG_ENV]) if os.environ.get(CONFIG_ENV) else None)
@@ -135,6 +148,10 @@ def check_config(config: Path | None, as_json: bool) -> None:
     click.echo(f"valid: {source or 'defaults and the environment (no settings file)'}")
     click.echo(f"  platforms: {platforms}; store: {settings.store.backend}; core: "
                f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}")
+    offered = extensions["extensions"]
+    named = ", ".join(map(str, offered)) if isinstance(offered, list | tuple | set) and offered \
+        else "none" if offered is not None else "unknown"
+    click.echo(f"  core extensions: {named} ({extensions['source']})")
     needed = settings.needed_secrets()
     click.echo("secrets (values never shown):")
     width = max(len(v) for v in SECRET_ENV.values())
@@ -145,6 +162,23 @@ def check_config(config: Path | None, as_json: bool) -> None:
         said = "needed, " if name in needed else ""
         click.echo(f"  {variable:<{width}}  {said}set from {origin}")
     click.echo("the effective settings: clarify-bot check-config --json")
+
+
+async def _extensions_in_use(settings: Any) -> dict[str, object]:
+    """What the configured core offers beyond the baseline, as the service would find it
+    (a few seconds at most: an unreachable core is said so, not waited for)."""
+    from bot.service import extensions_in_use
+    from clarify_bot.app import _core
+
+    async with _core(settings) as core:
+        try:
+            await asyncio.wait_for(core.detect_extensions(), 5)
+        except TimeoutError:
+            return {"extensions": None, "source": "the core did not answer in time"}
+        found = extensions_in_use(core)
+        if core.discovery is not None and core.discovery.detected_at is None:
+            found = {"extensions": None, "source": f"cannot reach the core at {settings.core.url}"}
+        return found
 
 
 @main.command()

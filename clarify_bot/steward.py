@@ -129,7 +129,10 @@ Work = Callable[[Any, Any], Awaitable[tuple[BaseModel, str]]]
 def _shown(command: Literal["show", "review"], clarification_id: str) -> Work:
     async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
         c = await core.get_clarification(clarification_id=clarification_id)
-        h = await core.get_delivery_history(clarification_id=clarification_id)
+        try:
+            h = await core.get_delivery_history(clarification_id=clarification_id)
+        except e.ExtensionUnavailable:
+            h = None  # a core without the history extension: shown without it, and said so
         return out.ShowOutput(command=command, clarification=c, history=h), out.show_text(c, h)
 
     return work
@@ -198,14 +201,8 @@ def answer(ctx: Ctx, clarification_id: str, index: int | None, from_: datetime |
 
 def _queue(ctx: Ctx, command: str) -> None:
     async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
-        items: list[m.ClarificationSummary] = []
-        cursor = None
-        while True:
-            page = await core.list_attention(cursor=cursor, limit=200)
-            items += page.items
-            cursor = page.next_cursor
-            if cursor is None:
-                break
+        # GET /v1/attention, or the clarification list with the spec's filters without it
+        items = await core.attention_queue(pages=1000)
         text = out.list_text(items, empty="nothing needs a steward")
         return out.ListOutput(command="queue", items=items), text
 
@@ -256,12 +253,21 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
         click.confirm(f"Erase every attribution of {person}? This cannot be undone", abort=True)
 
     async def work(core: Any, settings: Any) -> tuple[BaseModel, str]:
-        from bot.erasure import erase_bot_data
+        from bot.erasure import erase_bot_data, read_aliases
 
-        report = await core.erase_attribution(person_id=person, tenant_id=tenant)
-        store, lines = await erase_bot_data(settings, report)
-        result = out.ErasureOutput(command="erase-attribution", core=report, store=store,
-                                   auditLines=lines)
+        report: m.ErasureReport | None
+        try:
+            report = await core.erase_attribution(person_id=person, tenant_id=tenant)
+            aliases: m.PersonAliases | None = report.aliases
+        except e.ExtensionUnavailable:
+            # the core cannot tombstone: the bot's own data, found from the person's aliases
+            report = None
+            aliases = await read_aliases(settings, person_id=person, tenant_id=tenant)
+        store, lines = await erase_bot_data(settings, person_id=person,
+                                            aliases=aliases or m.PersonAliases())
+        result = out.ErasureOutput(command="erase-attribution", personId=person, core=report,
+                                   store=store, auditLines=lines,
+                                   aliasesFound=aliases is not None)
         return result, out.erasure_text(result)
 
     _run(ctx, "erase-attribution", work)

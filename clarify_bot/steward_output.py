@@ -36,7 +36,8 @@ class ListOutput(BaseModel):
 class ShowOutput(BaseModel):
     command: Literal["show", "review"]
     clarification: m.Clarification
-    history: m.DeliveryHistory
+    history: m.DeliveryHistory | None = Field(description=(
+        "None: the core does not offer the delivery history (the history extension)."))
 
 
 class AnswerOutput(BaseModel):
@@ -48,7 +49,13 @@ class AnswerOutput(BaseModel):
 
 class ErasureOutput(BaseModel):
     command: Literal["erase-attribution"]
-    core: m.ErasureReport
+    person_id: str = Field(alias="personId")
+    core: m.ErasureReport | None = Field(description=(
+        "None: the core does not offer erase-attribution (the erasure extension); its part is "
+        "done with the core's own tooling."))
+    aliases_found: bool = Field(default=True, alias="aliasesFound", description=(
+        "Whether the person's chat identities were known, so the bot's data kept under them was "
+        "found too."))
     store: dict[str, int] | None = Field(description="None: the store is in memory (one process).")
     audit_lines: int | None = Field(alias="auditLines", description="None: not a jsonl sink.")
 
@@ -130,7 +137,7 @@ def list_text(items: list[m.ClarificationSummary], *, empty: str) -> str:
     return table(rows, ["ID", "SEVERITY", "STATE", "DOCUMENT", "TITLE", "UPDATED"])
 
 
-def show_text(c: m.Clarification, h: m.DeliveryHistory) -> str:
+def show_text(c: m.Clarification, h: m.DeliveryHistory | None) -> str:
     out = [f"{c.id}  {c.severity.value}  {STATE_WORDS.get(c.state.value, c.state.value)}"]
     if c.redacted:
         out.append("(your key may not read this document: its text is withheld)")
@@ -151,7 +158,10 @@ def show_text(c: m.Clarification, h: m.DeliveryHistory) -> str:
                           for r in c.responses],
                          ["PERSON", "RIGHTS", "ANSWER", "STATUS", "CHANNEL", "AT"]))
     out.append("\ndelivery history:")
-    if h.attempts:
+    if h is None:
+        out.append("  not offered by this core (the history extension); the events below are "
+                   "the clarification's own trail")
+    elif h.attempts:
         out.append(table([[str(a.attempt), (a.person_id or "-") + (" (steward)" if a.steward
                                                                     else ""),
                            OUTCOME_WORDS.get(a.outcome.value, a.outcome.value),
@@ -165,17 +175,26 @@ def show_text(c: m.Clarification, h: m.DeliveryHistory) -> str:
     out += [f"  {when(ev.at)}  {ev.type}"
             + (f" [{ev.reason_code.value}]" if ev.reason_code else "")
             + (f" {ev.person_id}" if ev.person_id else "") + f": {ev.message}"
-            for ev in h.events]
+            for ev in (h.events if h is not None else c.events)]
     return "\n".join(out)
 
 
 def erasure_text(out: ErasureOutput) -> str:
     core = out.core
-    lines = [f"Erased the attribution of {core.person_id} in tenant {core.tenant_id}.",
-             f"core: {core.clarifications} clarifications changed ({core.asked} asked entries, "
-             f"{core.responses} responses, {core.deliveries} deliveries, {core.events} events, "
-             f"{core.jobs} job rankings, {core.fact_versions} fact versions); answer values, "
-             "rights at answer time and bindings kept."]
+    if core is None:
+        lines = [f"Erased what the bot holds about {out.person_id}.",
+                 "core: this core does not offer erase-attribution (the erasure extension): "
+                 "tombstone the person's attribution with the core's own tooling."]
+    else:
+        lines = [f"Erased the attribution of {core.person_id} in tenant {core.tenant_id}.",
+                 f"core: {core.clarifications} clarifications changed ({core.asked} asked "
+                 f"entries, {core.responses} responses, {core.deliveries} deliveries, "
+                 f"{core.events} events, {core.jobs} job rankings, {core.fact_versions} fact "
+                 "versions); answer values, rights at answer time and bindings kept."]
+    if not out.aliases_found:
+        lines.append("bot store: the person's chat identities could not be read (set "
+                     "CLARIFY_BOT_CORE_TOKEN to read them through the core); only what is kept "
+                     "under the person id was found.")
     if out.store is None:
         lines.append("bot store: in memory (one process), nothing kept here to erase.")
     else:

@@ -2,6 +2,12 @@
 
 This layer only translates: bearer token, JSON body and query parameters in; the core's models and
 ``CoreFault`` codes out. Every failure, including a crash, leaves as a documented error body.
+
+``Contract.BASELINE`` serves only what every core offers (docs/core-contract.md, "The
+baseline"): an extension's route answers 404 ``ROUTE_NOT_FOUND`` as an unknown path does, a
+request carrying an extension's field is refused like any unknown field (422), answers leave out
+every field beyond the baseline, query parameters beyond it are ignored, and no OpenAPI document
+is served (a core need not publish one).
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any
 
 import structlog
@@ -16,6 +23,7 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from bot.core import baseline
 from bot.core import models as m
 from bot.core.errors import ErrorCode
 from bot.core.routes import HEALTH_PATH, OPENAPI_PATH, ROUTES, Route
@@ -30,6 +38,17 @@ log = structlog.get_logger("devcore")
 MAX_BODY = 1024 * 1024
 CLOCK_LIMIT_YEAR = 3000
 CORE_KEY: web.AppKey[ReferenceCore] = web.AppKey("core", ReferenceCore)
+
+
+class Contract(StrEnum):
+    FULL = "full"  # every route and field of bot/contract/openapi.json
+    BASELINE = "baseline"  # only what every core offers
+
+
+CONTRACT_KEY: web.AppKey[Contract] = web.AppKey("contract", Contract)
+# the query parameters a baseline core reads (any other is ignored, as servers do)
+BASELINE_QUERY = {"listClarifications": ("state", "severity", "cursor"),
+                  "getPerson": ("tenantId",)}
 
 Handler = Callable[["Call"], Awaitable[tuple[BaseModel, int]]]
 
@@ -51,11 +70,14 @@ class Call:
         request: web.Request,
         token: Token | None,
         body: BaseModel | dict[str, Any] | None,
+        *,
+        query: tuple[str, ...] | None = None,
     ) -> None:
         self.core = core
         self.request = request
         self.token = token
         self.body = body
+        self._read = query  # None: every parameter of the route; else only these
 
     @property
     def caller(self) -> Token:
@@ -66,6 +88,8 @@ class Call:
         return self.request.match_info[name]
 
     def query(self, name: str, adapter: TypeAdapter[Any] | None = None) -> Any:
+        if self._read is not None and name not in self._read:
+            return None
         raw = self.request.query.get(name)
         if raw is None or adapter is None:
             return raw
@@ -111,7 +135,8 @@ def _authorise(core: ReferenceCore, route: Route, request: web.Request) -> Token
     return token
 
 
-async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any] | None:
+async def _body(route: Route, request: web.Request, contract: Contract
+                ) -> BaseModel | dict[str, Any] | None:
     if route.method != "POST":
         return None
     if request.content_length is not None and request.content_length > MAX_BODY:
@@ -128,6 +153,11 @@ async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "The body must be a JSON object.")
     if route.request is None:
         return data
+    if contract is Contract.BASELINE and (beyond := baseline.extension_fields(route.request,
+                                                                            data)):
+        # a baseline core does not know these fields: refused as unknown, at their parent
+        raise BodyInvalid([{"loc": list(loc), "rule": "unknown_field", "msg": "unknown field"}
+                           for loc, _ in beyond])
     try:
         return route.request.model_validate(data)
     except ValidationError as exc:
@@ -136,17 +166,24 @@ async def _body(route: Route, request: web.Request) -> BaseModel | dict[str, Any
 
 def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def endpoint(request: web.Request) -> web.Response:
-        core = request.app[CORE_KEY]
+        core, contract = request.app[CORE_KEY], request.app[CONTRACT_KEY]
+        query = (BASELINE_QUERY.get(route.operation_id, ())
+                 if contract is Contract.BASELINE else None)
         try:
             token = _authorise(core, route, request)
-            body = await _body(route, request)
-            model, status = await handler(Call(core, request, token, body))
+            body = await _body(route, request, contract)
+            model, status = await handler(Call(core, request, token, body, query=query))
         except BodyInvalid as invalid:
             return error_response(CoreFault(ErrorCode.VALIDATION_FAILED), invalid.issues)
         except CoreFault as fault:
             return error_response(fault)
         log.info("core.request", operation=route.operation_id, status=status)
-        body = model.wire() if isinstance(model, m.WireModel) else model.model_dump(mode="json")
+        if contract is Contract.BASELINE:
+            body = baseline.project(model)
+        elif isinstance(model, m.WireModel):
+            body = model.wire()
+        else:
+            body = model.model_dump(mode="json")
         return web.json_response(body, status=status)
 
     return endpoint
@@ -329,22 +366,27 @@ async def _errors(
         return error_response(CoreFault(ErrorCode.INTERNAL))
 
 
-def create_app(core: ReferenceCore) -> web.Application:
+def create_app(core: ReferenceCore, *, contract: Contract = Contract.FULL) -> web.Application:
     from bot.core.openapi import build_openapi
 
     app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[CORE_KEY] = core
-    document = build_openapi()
-
-    async def openapi(_: web.Request) -> web.Response:
-        return web.json_response(document)
+    app[CONTRACT_KEY] = contract
 
     async def health(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
-    app.router.add_get(OPENAPI_PATH, openapi)
+    if contract is Contract.FULL:
+        document = build_openapi()
+
+        async def openapi(_: web.Request) -> web.Response:
+            return web.json_response(document)
+
+        app.router.add_get(OPENAPI_PATH, openapi)
     app.router.add_get(HEALTH_PATH, health)
     for route in ROUTES:
+        if contract is Contract.BASELINE and route.extension is not None:
+            continue
         app.router.add_route(
             route.method, route.path, _endpoint(route, HANDLERS[route.operation_id])
         )

@@ -13,7 +13,7 @@ from bot.core import models as m
 from bot.core.errors import ErrorCode
 from devcore.access import asserted, full_view, redacted, redacted_summary, scope
 from devcore.answers import Answer, decide, http_status
-from devcore.directory import Token
+from devcore.directory import Token, identities
 from devcore.faults import CoreFault
 from devcore.normalise import NotNormalisable, Span, normalise_custom
 from devcore.paging import Window, page
@@ -63,7 +63,8 @@ class ClarificationEndpoints(CoreState):
             now=now,
             valid_from=best.valid_from,
             valid_to=best.valid_to,
-            confidence=c.applied_candidate_confidence,
+            confidence=(c.applied_candidate_confidence
+                        if c.applied_candidate_confidence is not None else 0.0),
             pending_clarification_id=c.id,
             provenance=m.Provenance(
                 evidence_class=m.EvidenceClass.SYSTEM_EXTRACTION,
@@ -108,7 +109,7 @@ class ClarificationEndpoints(CoreState):
             and (state is None or r.model.state is state)
             and (severity is None or r.model.severity is severity)
             and (document_id is None or r.model.document.document_id == document_id)
-            and (since is None or r.model.updated_at >= since)
+            and (since is None or (r.model.updated_at or since) >= since)
         ]
         shown, cursor = page(chosen, key=lambda r: r.seq, win=window, newest_first=True,
                              listing="clarifications")
@@ -120,8 +121,31 @@ class ClarificationEndpoints(CoreState):
 
     def get_clarification(self, token: Token, clarification_id: str) -> m.Clarification:
         self.now()
-        c = self._record(token, clarification_id).model
+        record = self._record(token, clarification_id)
+        c = record.model
+        if token.audience is m.Audience.CLARIFY:  # delivery identities: for the bot alone
+            if record.asked_aliases is None:
+                record.asked_aliases = self._asked_aliases(c)
+            return c.model_copy(update={"asked_aliases": record.asked_aliases})
         return c if full_view(token, c, self.directory) else redacted(c)
+
+    def _asked_aliases(self, c: m.Clarification) -> list[m.AskedAlias]:
+        """Each candidate's chat identities that resolve back to that candidate alone."""
+        found: list[m.AskedAlias] = []
+        for person_id in dict.fromkeys(c.ranking):
+            person = self.directory.person_in(tenant_id=c.tenant_id, person_id=person_id)
+            if person is None:
+                continue
+            for identity in identities(person):
+                try:
+                    resolved = self.directory.resolve(tenant_id=c.tenant_id, identity=identity)
+                except CoreFault:
+                    continue  # unknown or claimed by several people: not vouched for
+                if resolved.person.person_id != person_id:
+                    continue
+                found.append(m.AskedAlias(person_id=person_id, verified=resolved.verified,
+                                          **_alias_fields(identity)))
+        return found
 
     def answer(
         self, token: Token, clarification_id: str, req: m.AnswerRequest
@@ -184,31 +208,40 @@ class ClarificationEndpoints(CoreState):
         self, token: Token, clarification_id: str, req: m.DeliveryReport
     ) -> m.DeliveryRecord:
         now = self.now()
-        c = self._record(token, clarification_id).model
-        for existing in c.deliveries:
-            if existing.delivery_id == req.delivery_id:
-                return existing
+        record = self._record(token, clarification_id)
+        c = record.model
+        if req.delivery_id is not None:  # without one (the baseline's report), no idempotency
+            for existing in c.deliveries:
+                if existing.delivery_id == req.delivery_id:
+                    return existing
         if self.directory.person_in(tenant_id=c.tenant_id, person_id=req.person_id) is None:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
+        kind = req.kind or m.DeliveryKind.QUESTION  # the baseline reports who was asked
+        attempt = req.attempt
+        if attempt is None:
+            job = self.jobs.jobs.get(c.job_id or "")
+            attempt = job.attempts if job is not None else 0
         delivery = m.DeliveryRecord(
-            delivery_id=req.delivery_id,
+            delivery_id=req.delivery_id or f"dl-{next(record.event_ids):05d}",
             person_id=req.person_id,
             channel=req.channel,
-            kind=req.kind,
-            attempt=req.attempt,
+            kind=kind,
+            attempt=attempt,
             message_ref=req.message_ref,
             delivered_at=now,
         )
         c.deliveries.append(delivery)
-        if req.kind is not m.DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
+        if kind is not m.DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
             c.asked.append(req.person_id)
+        if kind is m.DeliveryKind.QUESTION and c.state is m.ClarificationState.EXPIRED:
+            c.state = m.ClarificationState.OPEN  # the next candidate's window has begun
         c.updated_at = now
         self._event(
             c,
             "delivered",
-            f"A {req.kind} was delivered on {req.channel}.",
+            f"A {kind} was delivered on {req.channel}.",
             person_id=req.person_id,
-            attempt=req.attempt,
+            attempt=attempt,
             actor="clarify-bot",
         )
         return delivery
@@ -218,9 +251,10 @@ class ClarificationEndpoints(CoreState):
     ) -> m.ClarificationEvent:
         self.now()
         c = self._record(token, clarification_id).model
-        for existing in c.events:
-            if existing.event_id == req.event_id:
-                return existing
+        if req.event_id is not None:  # without one (the baseline's report), no idempotency
+            for existing in c.events:
+                if existing.event_id == req.event_id:
+                    return existing
         return self._event(
             c,
             req.type,
@@ -249,3 +283,11 @@ def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
         )
     except NotNormalisable:
         raise CoreFault(ErrorCode.ANSWER_UNNORMALISABLE) from None
+
+
+def _alias_fields(identity: m.SlackIdentity | m.TeamsIdentity) -> dict[str, object]:
+    if isinstance(identity, m.TeamsIdentity):
+        return {"platform": "teams", "aad_object_id": identity.aad_object_id,
+                "tenant_id": identity.tenant_id}
+    return {"platform": "slack", "user_id": identity.user_id, "team_id": identity.team_id,
+            "enterprise_id": identity.enterprise_id}

@@ -9,17 +9,14 @@ endpoints and scenario loading.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
 
-from pydantic import ValidationError
-
 from bot.core import models as m
 from bot.core.errors import ErrorCode
 from devcore.access import one_tenant
-from devcore.directory import Token
+from devcore.directory import Token, identities
 from devcore.facts import FactKey
 from devcore.faults import CoreFault
 from devcore.jobs import CLARIFY_PREFIX, JobRecord
@@ -64,14 +61,15 @@ class ReferenceCore(StewardEndpoints):
     def advance(self, token: Token, job_id: str, req: m.AdvanceRequest) -> m.LeasedJob:
         job = self.held(token, job_id, req.lease_token)
         before = job.attempts
-        self.jobs.advance(job, attempt=req.attempt)
+        attempt = before + 1 if req.attempt is None else req.attempt  # baseline: the next one
+        self.jobs.advance(job, attempt=attempt)
         record = self.records.get(job.payload.clarification_id)
-        if record is not None and req.attempt != before:
+        if record is not None and attempt != before:
             self._event(
                 record.model,
                 "advanced",
                 "Skipped forward inside the lease.",
-                attempt=req.attempt,
+                attempt=attempt,
                 reason_code=req.reason_code,
                 actor="clarify-bot",
             )
@@ -133,7 +131,7 @@ class ReferenceCore(StewardEndpoints):
                                              error_code=ErrorCode.PERSON_NOT_FOUND.value))
                 continue
             found = [self._resolution(req.tenant_id, identity)
-                     for identity in _identities(person)] if req.resolve_aliases else []
+                     for identity in identities(person)] if req.resolve_aliases else []
             entries.append(m.PersonEntry(person_id=person_id, person=person, resolutions=found))
         return m.PeopleBatch(people=entries)
 
@@ -148,10 +146,10 @@ class ReferenceCore(StewardEndpoints):
 
     def report_batch(self, token: Token, req: m.ReportBatch) -> m.ReportBatchResult:
         """Each report as its own route would take it; one failing does not stop the others."""
-        deliveries = [self._one(item.report.delivery_id, partial(
+        deliveries = [self._one(item.report.delivery_id or "", partial(
             self.report_delivery, token, item.clarification_id, item.report))
             for item in req.deliveries]
-        events = [self._one(item.report.event_id, partial(
+        events = [self._one(item.report.event_id or "", partial(
             self.report_event, token, item.clarification_id, item.report))
             for item in req.events]
         return m.ReportBatchResult(deliveries=deliveries, events=events)
@@ -209,17 +207,3 @@ def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoa
         people=len(directory.people),
         clarifications=len(core.records),
     )
-
-
-def _identities(person: m.Person) -> list[m.SlackIdentity | m.TeamsIdentity]:
-    """Every chat identity a person's aliases name, as the resolve route takes them."""
-    found: list[m.SlackIdentity | m.TeamsIdentity] = []
-    for alias in person.aliases.slack:
-        with contextlib.suppress(ValidationError):  # a malformed alias is never routed to
-            found.append(m.SlackIdentity(user_id=alias.user_id, team_id=alias.team_id,
-                                         enterprise_id=alias.enterprise_id))
-    for teams in person.aliases.teams:
-        with contextlib.suppress(ValidationError):
-            found.append(m.TeamsIdentity(aad_object_id=teams.aad_object_id,
-                                         tenant_id=teams.tenant_id))
-    return found

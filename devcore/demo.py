@@ -194,7 +194,7 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
              f"{_day(after.valid_from)}, {how}; the guess is kept as history and still "
              "answers as-of queries.\nWhere every question stands:")
         dead = await client.list_jobs(state=m.JobState.DEAD_LETTERED)
-        summary.dead_letters = [j.payload.clarification_id for j in dead.items]
+        summary.dead_letters = [j.payload.clarification_id for j in dead.items if j.payload]
         titles: dict[str, str] = {}
         async for item in client.iter_clarifications():
             summary.states[item.id] = item.state.value

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from datetime import timedelta
+
+from pydantic import ValidationError
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
@@ -160,3 +163,17 @@ def _match(aliases: m.PersonAliases, identity: m.SlackIdentity | m.TeamsIdentity
         ):
             return team_alias.verified
     return None
+
+
+def identities(person: m.Person) -> list[m.SlackIdentity | m.TeamsIdentity]:
+    """Every chat identity a person's aliases name, as the resolve route takes them."""
+    found: list[m.SlackIdentity | m.TeamsIdentity] = []
+    for alias in person.aliases.slack:
+        with contextlib.suppress(ValidationError):  # a malformed alias is never routed to
+            found.append(m.SlackIdentity(user_id=alias.user_id, team_id=alias.team_id,
+                                         enterprise_id=alias.enterprise_id))
+    for teams in person.aliases.teams:
+        with contextlib.suppress(ValidationError):
+            found.append(m.TeamsIdentity(aad_object_id=teams.aad_object_id,
+                                         tenant_id=teams.tenant_id))
+    return found

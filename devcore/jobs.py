@@ -76,7 +76,7 @@ class JobRecord:
         return min(self.backoff_base * (2**exponent), self.backoff_cap)
 
 
-# called with (job, attempt that ran out, now) and (job, now)
+# called with (job, attempt that ran out, when its lease ended) and (job, when)
 Listener = Callable[[JobRecord, int, datetime], None]
 
 
@@ -143,7 +143,7 @@ class JobQueue:
             job.last_error = "lease_expired"
             self._retry(job, at=expired_at)
             if job.state is not m.JobState.DEAD_LETTERED and self.on_expired:
-                self.on_expired(job, attempt, now)
+                self.on_expired(job, attempt, expired_at)
 
     def _leased_until(self, job: JobRecord, until: datetime) -> None:
         job.lease_expires_at = until

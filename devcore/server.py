@@ -10,7 +10,7 @@ from pathlib import Path
 from aiohttp import web
 
 from bot.clock import OffsetClock
-from devcore.app import create_app
+from devcore.app import Contract, create_app
 from devcore.core import ReferenceCore, load_scenario
 from devcore.people import apply_people, read_people
 from devcore.scenario import read_scenario
@@ -21,12 +21,15 @@ MAX_LINE = 64 * 1024
 
 @contextlib.asynccontextmanager
 async def serve(
-    core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0
+    core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0,
+    contract: Contract | str = Contract.FULL,
 ) -> AsyncIterator[str]:
-    """Run the core's HTTP app until the block ends; yields its base URL."""
+    """Run the core's HTTP app until the block ends; yields its base URL. ``contract``: the
+    full contract, or only the baseline every core offers."""
     # Request lines and headers up to 64 KiB reach the app, so every parameter the contract allows
     # (percent-encoded, at up to 12 bytes a character) gets a coded answer, not aiohttp's text 400.
-    runner = web.AppRunner(create_app(core), access_log=None, max_line_size=MAX_LINE,
+    runner = web.AppRunner(create_app(core, contract=Contract(contract)), access_log=None,
+                           max_line_size=MAX_LINE,
                            max_field_size=MAX_LINE)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
@@ -52,11 +55,17 @@ def build_core(
 
 
 def run(*, scenario: str | Path | None, host: str, port: int,
-        people: Path | None = None) -> None:  # pragma: no cover - CLI
+        people: Path | None = None,
+        contract: Contract | str = Contract.FULL) -> None:  # pragma: no cover - CLI
     async def main() -> None:
         core = build_core(scenario, people=people)
-        async with serve(core, host=host, port=port) as url:
-            print(f"reference core listening on {url} (contract at {url}/openapi.json)", flush=True)
+        async with serve(core, host=host, port=port, contract=contract) as url:
+            if Contract(contract) is Contract.BASELINE:
+                print(f"reference core listening on {url} (baseline contract only: no "
+                      "extensions, no OpenAPI document)", flush=True)
+            else:
+                print(f"reference core listening on {url} (contract at {url}/openapi.json)",
+                      flush=True)
             if people is not None:
                 mapped = ", ".join(sorted(read_people(people)))
                 print(f"people mapped to real chat ids from {people}: {mapped}", flush=True)

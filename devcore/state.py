@@ -8,6 +8,7 @@ escalation windows pass. The endpoints are added on top by ``devcore.clarificati
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -35,6 +36,9 @@ class Record:
     dedup_key: tuple[object, ...]
     book: AnswerBook = field(default_factory=AnswerBook)
     event_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # the candidates' delivery identities as the core resolves them (spec changelog v0.9),
+    # worked out on the first read by the bot and kept: the ranking does not change
+    asked_aliases: list[m.AskedAlias] | None = None
 
 
 class CoreState:
@@ -52,10 +56,17 @@ class CoreState:
         self.dedup: dict[tuple[object, ...], str] = {}
         self.jobs = JobQueue(on_expired=self._on_expired, on_dead_letter=self._on_dead_letter)
         self._ids = itertools.count(1)
+        # (end of the escalation window, job seq, job id, the attempt whose window it is): a
+        # lease that ran out after a delivery starts the wait, and the window has run out only
+        # when that wait (the backoff, whose base is the window) is over
+        self._windows: list[tuple[datetime, int, str, int]] = []
 
     def now(self) -> datetime:
         now = self.clock.now()
         self.jobs.reap(now)
+        while self._windows and self._windows[0][0] <= now:
+            _, _, job_id, attempt = heapq.heappop(self._windows)
+            self._window_ran_out(self.jobs.jobs[job_id], attempt)
         return now
 
     # ---------------------------------------------------------------- auth
@@ -101,16 +112,24 @@ class CoreState:
         c.events.append(event)
         return event
 
-    def _on_expired(self, job: JobRecord, ran_out: int, now: datetime) -> None:
+    def _on_expired(self, job: JobRecord, ran_out: int, ended: datetime) -> None:
+        """A lease ran out (at ``ended``): the candidate's window goes on until the job is due
+        again (spec changelog v0.9: the backoff is the window). A decline (no backoff) ends no
+        window."""
+        if job.visible_at > ended:
+            heapq.heappush(self._windows, (job.visible_at, job.seq, job.id, ran_out))
+
+    def _window_ran_out(self, job: JobRecord, ran_out: int) -> None:
+        """Spec §5: ``expired`` = the escalation window exhausted for the current candidate."""
         record = self.records.get(job.payload.clarification_id)
-        if record is None:
-            return
+        if record is None or job.attempts != ran_out + 1:
+            return  # the job moved on otherwise meanwhile
         c = record.model
         ranking = job.payload.ranking
         person = ranking[ran_out] if ran_out < len(ranking) else c.workspace.steward_id
         if c.state is m.ClarificationState.OPEN:
             c.state = m.ClarificationState.EXPIRED
-            c.updated_at = now
+            c.updated_at = self.clock.now()
         self._event(
             c,
             "expired",

@@ -75,6 +75,8 @@ class StewardEndpoints(ClarificationEndpoints):
             raise CoreFault(ErrorCode.PERSON_NOT_FOUND)
         counts = _Counts()
         for record in self.records.values():
+            if record.model.tenant_id == tenant:
+                record.asked_aliases = None  # worked out again, without the person
             if record.model.tenant_id == tenant and _erase(record, person_id, counts):
                 counts.clarifications += 1
                 record.model.updated_at = now

@@ -16,6 +16,7 @@ from redis._parsers.commands import AsyncCommandsParser
 
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.extensions import ALL
 from bot.logs import reset_logging
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
@@ -77,23 +78,75 @@ def clock() -> ManualClock:
     return ManualClock(START)
 
 
+# the folders whose tests run against both contracts the reference core serves: the full one,
+# and the baseline every core offers (docs/core-contract.md); a test marked ``full_contract``
+# (it is about an extension itself) runs against the full one only
+BOTH_CONTRACTS = ("engine", "slack", "teams", "cli", "bot")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "contract" not in metafunc.fixturenames:
+        return
+    if metafunc.definition.get_closest_marker("baseline_contract") is not None:
+        metafunc.parametrize("contract", ["baseline"], indirect=True)
+        return
+    folder = Path(str(metafunc.definition.path)).parent.name
+    if folder in BOTH_CONTRACTS and metafunc.definition.get_closest_marker("full_contract") \
+            is None:
+        metafunc.parametrize("contract", ["full", "baseline"], indirect=True)
+
+
+@pytest.fixture
+def contract(request: pytest.FixtureRequest) -> str:
+    """The contract the reference core serves: "full" or "baseline" (``BOTH_CONTRACTS``)."""
+    return str(getattr(request, "param", "full"))
+
+
+def extensions_for(contract: str) -> frozenset[Any] | None:
+    """The bot client's extensions: against the baseline core it finds out, as the service
+    does by default; against the full core every extension is assumed, as before."""
+    return None if contract == "baseline" else ALL
+
+
 @pytest.fixture
 def core(clock: ManualClock) -> ReferenceCore:
     return build_core("acme", clock=clock)
 
 
 @pytest.fixture
-async def core_url(core: ReferenceCore) -> AsyncIterator[str]:
-    async with serve(core) as url:
+async def core_url(core: ReferenceCore, contract: str) -> AsyncIterator[str]:
+    async with serve(core, contract=contract) as url:
         yield url
 
 
 @pytest.fixture
-async def bot_client(core_url: str) -> AsyncIterator[CoreClient]:
+async def bot_client(core_url: str, contract: str, clock: ManualClock
+                     ) -> AsyncIterator[CoreClient]:
     """The bot's own client: clarify-audience service token, no retries (tests see every error)."""
     async with CoreClient(
-        base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1)
+        base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1),
+        extensions=extensions_for(contract), clock=clock,
     ) as client:
+        yield client
+
+
+@pytest.fixture
+async def truth_url(core: ReferenceCore, contract: str, core_url: str) -> AsyncIterator[str]:
+    """The same reference core over the full contract: what it recorded, for a test to check
+    (a baseline core's answers leave most of it out)."""
+    if contract == "full":
+        yield core_url
+        return
+    async with serve(core, contract="full") as url:
+        yield url
+
+
+@pytest.fixture
+async def truth(truth_url: str) -> AsyncIterator[CoreClient]:
+    """A clarify-audience client reading the core's full record (``truth_url``): for checking
+    what the core recorded, never given to the bot."""
+    async with CoreClient(base_url=truth_url, token=CLARIFY_TOKEN,
+                          retry=RetryPolicy(max_attempts=1)) as client:
         yield client
 
 

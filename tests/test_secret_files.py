@@ -5,6 +5,7 @@ its variable and path, and no error ever repeats a value or a file's contents.""
 
 from __future__ import annotations
 
+import json
 from importlib import metadata
 from pathlib import Path
 
@@ -131,7 +132,9 @@ def test_check_config_says_where_each_secret_came_from(tmp_path: Path) -> None:
     lines = result.output.splitlines()
     assert lines[0] == f"valid: {config}"
     assert "slack (socket mode)" in lines[1] and "store: memory" in lines[1]
-    shown = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[3:-1]}
+    assert lines[2].startswith("  core extensions: ")  # what the configured core offers
+    assert lines[3] == "secrets (values never shown):"
+    shown = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[4:-1]}
     assert shown == {
         "CLARIFY_BOT_CORE_TOKEN": "needed, set from CLARIFY_BOT_CORE_TOKEN",
         "SLACK_BOT_TOKEN": "needed, set from SLACK_BOT_TOKEN_FILE",
@@ -142,7 +145,10 @@ def test_check_config_says_where_each_secret_came_from(tmp_path: Path) -> None:
     assert LEAK not in result.output
     as_json = CliRunner().invoke(main, ["check-config", "--config", str(config), "--json"],
                                  env=env)
-    assert as_json.exit_code == 0 and '"backend": "memory"' in as_json.output
+    assert as_json.exit_code == 0, as_json.output
+    shown = json.loads(as_json.stdout)  # only the JSON: the core client's lines go elsewhere
+    assert shown["store"]["backend"] == "memory" and "secrets" not in shown
+    assert set(shown["core_extensions"]) == {"extensions", "source"}
     assert LEAK not in as_json.output
 
 

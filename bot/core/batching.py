@@ -47,6 +47,8 @@ class JobScope:
     people: dict[str, m.PersonEntry] = field(default_factory=dict)
     deliveries: list[m.DeliveryReportItem] = field(default_factory=list)
     events: list[m.EventReportItem] = field(default_factory=list)
+    # chat identities the clarification's askedAliases name, to the person each maps to
+    vouches: dict[tuple[str | None, ...], str] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- people
 
@@ -54,6 +56,26 @@ class JobScope:
         self.tenant_id = tenant_id
         for entry in batch.people:
             self.people[entry.person_id] = entry
+
+    def remember(self, person_id: str, tenant_id: str | None, person: m.Person | None,
+                 error_code: str | None) -> None:
+        """A person read on its own (or the code the read answered), for the rest of the job."""
+        if tenant_id is not None and tenant_id == self.tenant_id \
+                and person_id not in self.people:
+            self.people[person_id] = m.PersonEntry(person_id=person_id, person=person,
+                                                   error_code=error_code)
+
+    def vouch(self, tenant_id: str, aliases: list[m.AskedAlias]) -> None:
+        if tenant_id != self.tenant_id:
+            return
+        for alias in aliases:
+            identity = alias.identity()
+            if identity is not None:
+                self.vouches.setdefault(_key(identity), alias.person_id)
+
+    def vouched(self, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity) -> str | None:
+        """The person the core's askedAliases say this identity maps to, or None."""
+        return self.vouches.get(_key(identity)) if tenant_id == self.tenant_id else None
 
     def person(self, person_id: str, tenant_id: str | None) -> m.Person | None:
         """The person read in the batch (None: not held, ask the core); raises what the single
@@ -135,6 +157,12 @@ class Gathered[K: Hashable, T]:
                 done.set_result(None)
             else:
                 done.set_exception(error)
+
+
+def _key(identity: m.SlackIdentity | m.TeamsIdentity) -> tuple[str | None, ...]:
+    if isinstance(identity, m.TeamsIdentity):
+        return ("teams", identity.aad_object_id, identity.tenant_id)
+    return ("slack", identity.user_id, identity.team_id, identity.enterprise_id)
 
 
 def current() -> JobScope | None:

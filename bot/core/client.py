@@ -9,16 +9,22 @@ event reports) take the request model itself.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from functools import partial
 
 import structlog
 
 from bot.core import batching
+from bot.core import errors as e
 from bot.core import models as m
-from bot.core.errors import UnexpectedResponse
+from bot.core.errors import ExtensionUnavailable, UnexpectedResponse
+from bot.core.extensions import Extension
 from bot.core.transport import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
+from bot.metrics import REGISTRY
 
 log = structlog.get_logger("bot.core.client")
 
@@ -26,6 +32,16 @@ __all__ = [
     "DEFAULT_TIMEOUT", "AnswerReceipt", "BaseCoreClient", "CoreClient", "RetryPolicy",
     "UnexpectedResponse",
 ]
+
+# the clarification states of the steward's attention queue (spec changelog v0.8): these of any
+# severity, and the open ones at high and critical; the fallback of GET /v1/attention
+ATTENTION_ANY = (m.ClarificationState.CONFLICTED, m.ClarificationState.EXPIRED,
+                 m.ClarificationState.DEAD_LETTERED)
+ATTENTION_URGENT = (m.ClarificationState.OPEN, m.ClarificationState.ATTESTED,
+                    m.ClarificationState.PARTIALLY_CONFIRMED)
+URGENT = (m.Severity.HIGH, m.Severity.CRITICAL)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+KEPT_ATTEMPTS = 10_000  # jobs whose attempts the client remembers (advance without the field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +53,25 @@ class AnswerReceipt:
 
 
 class CoreClient(BaseCoreClient):
-    """The bot's view of the core: jobs, clarifications, people and facts."""
+    """The bot's view of the core: jobs, clarifications, people and facts.
+
+    Where a call belongs to an extension the core does not offer, the client takes the
+    extension's fallback itself when the fallback is only other calls of the contract (people
+    read one by one, reports sent one by one, an advance taken step by step); where the fallback
+    is a decision (a decline, the dead-letter digest, the steward's queue), the caller gets
+    ``ExtensionUnavailable`` and decides (``bot.core.extensions`` lists each).
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        # the attempts of jobs held, for an advance without the advance-attempt field
+        self._attempts: OrderedDict[str, int] = OrderedDict()
+        self._people_calls: batching.Gathered[str, tuple[batching.JobScope, list[str]]] = \
+            batching.Gathered(self._read_people)
+        self._report_calls: dict[float, batching.Gathered[None, batching.JobScope]] = {}
+        # the report ids sent without the report-details extension: the core cannot tell a
+        # resent report from a new one, so this process does not resend one it sent
+        self._reported: OrderedDict[str, None] = OrderedDict()
 
     # ------------------------------------------------------------ jobs
 
@@ -45,13 +79,20 @@ class CoreClient(BaseCoreClient):
         self, *, kinds: list[str], max_jobs: int | None = None, lease_seconds: int | None = None
     ) -> m.PollResponse:
         body = m.PollRequest(**_given(kinds=kinds, max_jobs=max_jobs, lease_seconds=lease_seconds))
-        return (await self._call("pollJobs", m.PollResponse, body=body))[0]
+        polled = (await self._call("pollJobs", m.PollResponse, body=body))[0]
+        if not self.offers(Extension.ADVANCE_ATTEMPT):
+            for job in polled.jobs:
+                self._held(job.id, job.attempts)
+        return polled
 
     async def heartbeat_job(
         self, *, job_id: str, lease_token: str, lease_seconds: int | None = None
-    ) -> m.LeasedJob:
+    ) -> m.LeasedJob | None:
+        """The lease extended (None: the core's answer could not be read, the lease is still
+        extended). Without the heartbeat-lease extension the lease is extended by its own
+        duration."""
         body = m.HeartbeatRequest(lease_token=lease_token, lease_seconds=lease_seconds)
-        return (await self._call("heartbeatJob", m.LeasedJob, path={"jobId": job_id}, body=body))[0]
+        return await self._ack("heartbeatJob", m.LeasedJob, path={"jobId": job_id}, body=body)
 
     async def advance_job(
         self,
@@ -60,26 +101,81 @@ class CoreClient(BaseCoreClient):
         lease_token: str,
         attempt: int,
         reason_code: m.ReasonCode | None = None,
-    ) -> m.LeasedJob:
-        body = m.AdvanceRequest(lease_token=lease_token, attempt=attempt, reason_code=reason_code)
-        return (await self._call("advanceJob", m.LeasedJob, path={"jobId": job_id}, body=body))[0]
+    ) -> m.LeasedJob | None:
+        """Skip forward inside the lease to ``attempt``. A core without the advance-attempt
+        extension raises attempts by one per advance: then each step is sent once and, after a
+        transport failure, a heartbeat says where the job stands before anything is resent."""
+        if self.offers(Extension.ADVANCE_ATTEMPT):
+            body = m.AdvanceRequest(lease_token=lease_token, attempt=attempt,
+                                    reason_code=reason_code)
+            try:
+                return await self._ack("advanceJob", m.LeasedJob, path={"jobId": job_id},
+                                       body=body, resend_without_extensions=False)
+            except e.ValidationFailed as exc:
+                # only a refused field says the core lacks it (a backwards advance is a 422 too)
+                if self.offered.fixed or "unknown_field" not in exc.rules:
+                    raise
+                if self.offered.lose(Extension.ADVANCE_ATTEMPT):  # (or a concurrent call did)
+                    log.warning("core.extension_off", extension=Extension.ADVANCE_ATTEMPT.value,
+                                operation="advanceJob", why="refused by the core")
+                if self.discovery is not None:
+                    self.discovery.soon()
+        REGISTRY.inc("clarify_core_extension_fallbacks_total",
+                     extension=Extension.ADVANCE_ATTEMPT.value)
+        return await self._advance_by_steps(job_id, lease_token, attempt)
+
+    async def _advance_by_steps(self, job_id: str, lease_token: str, attempt: int
+                                ) -> m.LeasedJob | None:
+        current = self._attempts.get(job_id)
+        last: m.LeasedJob | None = None
+        if current is None:
+            last = await self.heartbeat_job(job_id=job_id, lease_token=lease_token)
+            if last is None:
+                raise UnexpectedResponse(status=200, code="", message=(
+                    "The core's heartbeat does not say the job's attempts; the advance is not "
+                    "sent blindly."))
+            current = last.attempts
+        body = m.AdvanceRequest(lease_token=lease_token)
+        while current < attempt:
+            try:
+                last = await self._ack("advanceJob", m.LeasedJob, path={"jobId": job_id},
+                                       body=body, resend=False)
+            except e.CoreTransportError:
+                # did it arrive? the heartbeat tells, so a step is never taken twice
+                beat = await self.heartbeat_job(job_id=job_id, lease_token=lease_token)
+                if beat is None:
+                    raise
+                current = beat.attempts
+                continue
+            current = last.attempts if last is not None else current + 1
+            self._held(job_id, current)
+        return last
+
+    def _held(self, job_id: str, attempts: int) -> None:
+        self._attempts[job_id] = attempts
+        self._attempts.move_to_end(job_id)
+        while len(self._attempts) > KEPT_ATTEMPTS:
+            self._attempts.popitem(last=False)
 
     async def expedite_job(
         self, *, job_id: str, attempt: int, reason_code: m.ReasonCode | None = None
-    ) -> m.JobView:
-        """The candidate asked at ``attempt`` declined: the job's next turn starts now."""
+    ) -> m.JobView | None:
+        """The candidate asked at ``attempt`` declined: the job's next turn starts now (the
+        expedite extension: ``ExtensionUnavailable`` without it)."""
         body = m.ExpediteRequest(attempt=attempt, reason_code=reason_code)
-        return (await self._call("expediteJob", m.JobView, path={"jobId": job_id}, body=body))[0]
+        return await self._ack("expediteJob", m.JobView, path={"jobId": job_id}, body=body)
 
-    async def complete_job(self, *, job_id: str, lease_token: str) -> m.JobView:
+    async def complete_job(self, *, job_id: str, lease_token: str) -> m.JobView | None:
+        self._attempts.pop(job_id, None)
         body = m.CompleteRequest(lease_token=lease_token)
-        return (await self._call("completeJob", m.JobView, path={"jobId": job_id}, body=body))[0]
+        return await self._ack("completeJob", m.JobView, path={"jobId": job_id}, body=body)
 
     async def fail_job(
         self, *, job_id: str, lease_token: str, retryable: bool = True, reason: str = ""
-    ) -> m.JobView:
+    ) -> m.JobView | None:
+        self._attempts.pop(job_id, None)
         body = m.FailRequest(lease_token=lease_token, retryable=retryable, reason=reason)
-        return (await self._call("failJob", m.JobView, path={"jobId": job_id}, body=body))[0]
+        return await self._ack("failJob", m.JobView, path={"jobId": job_id}, body=body)
 
     async def get_job(self, *, job_id: str) -> m.JobView:
         return (await self._call("getJob", m.JobView, path={"jobId": job_id}))[0]
@@ -116,9 +212,58 @@ class CoreClient(BaseCoreClient):
         self, *, tenant_id: str | None = None, cursor: str | None = None,
         limit: int | None = None,
     ) -> m.ClarificationPage:
-        """The steward's attention queue (spec changelog v0.8), newest first."""
+        """The steward's attention queue (spec changelog v0.8), newest first (the attention
+        extension; ``attention_queue`` works on any core)."""
         query = {"tenantId": tenant_id, "cursor": cursor, "limit": limit}
         return (await self._call("listAttention", m.ClarificationPage, query=query))[0]
+
+    async def attention_queue(self, *, tenant_id: str | None = None, pages: int = 10
+                              ) -> list[m.ClarificationSummary]:
+        """The whole attention queue, newest first, at most ``pages`` pages of each list: from
+        GET /v1/attention where offered, else put together from the clarification list with
+        the spec's filters. Items of other tenants are left out where the core says whose
+        they are (a baseline list may not: callers that read each item check its tenant)."""
+        if self.offers(Extension.ATTENTION):
+            try:
+                return await self._pages(
+                    lambda cursor: self.list_attention(tenant_id=tenant_id, cursor=cursor,
+                                                       limit=200), pages)
+            except ExtensionUnavailable:
+                pass
+        REGISTRY.inc("clarify_core_extension_fallbacks_total",
+                     extension=Extension.ATTENTION.value)
+        def listing(state: m.ClarificationState
+                    ) -> Callable[[str | None], Awaitable[m.ClarificationPage]]:
+            return lambda cursor: self.list_clarifications(
+                state=state, tenant_id=tenant_id, cursor=cursor, limit=200)
+
+        lists = await asyncio.gather(*(self._pages(listing(state), pages)
+                                       for state in (*ATTENTION_ANY, *ATTENTION_URGENT)))
+        found: dict[str, m.ClarificationSummary] = {}
+        for items in lists:
+            for item in items:
+                if item.state in ATTENTION_URGENT and item.severity not in URGENT:
+                    continue
+                if tenant_id is not None and item.tenant_id not in (None, tenant_id):
+                    continue
+                found.setdefault(item.id, item)
+        newest = sorted(found.values(), key=lambda s: s.updated_at or s.created_at or _EPOCH,
+                        reverse=True)
+        return newest
+
+    async def _pages(self, read: Callable[[str | None], Awaitable[m.ClarificationPage]],
+                     pages: int) -> list[m.ClarificationSummary]:
+        items: list[m.ClarificationSummary] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(pages):
+            page = await read(cursor)
+            items += page.items
+            cursor = page.next_cursor
+            if cursor is None or cursor in seen:
+                break
+            seen.add(cursor)
+        return items
 
     async def get_delivery_history(self, *, clarification_id: str) -> m.DeliveryHistory:
         path = {"clarificationId": clarification_id}
@@ -169,31 +314,73 @@ class CoreClient(BaseCoreClient):
         result, status = await self._call(
             "answerClarification", m.AnswerResult, path=path, body=request
         )
+        result.assume_confirmed_by(request.responder)
         return AnswerReceipt(result=result, http_status=status)
 
     async def report_delivery(
         self, *, clarification_id: str, report: m.DeliveryReport
     ) -> m.DeliveryRecord | None:
-        """The core's record; None when a job's scope holds the report for ``flush``."""
+        """Report a message sent: the core's record (None: held by a job's scope until
+        ``flush``, or an answer the bot cannot read). Without the report-details extension a
+        steward notice is not reported as a delivery (``_send_delivery``)."""
         scope = batching.current()
         if scope is not None:
             scope.deliveries.append(
                 m.DeliveryReportItem(clarification_id=clarification_id, report=report))
             return None
-        path = {"clarificationId": clarification_id}
-        return (await self._call("reportDelivery", m.DeliveryRecord, path=path, body=report))[0]
+        return await self._send_delivery(clarification_id, report)
 
     async def report_event(
         self, *, clarification_id: str, report: m.EventReport
     ) -> m.ClarificationEvent | None:
-        """The core's event; None when a job's scope holds the report for ``flush``."""
+        """Report a skip, escalation or notice: the core's event (None: held by a job's scope
+        until ``flush``, or an answer the bot cannot read)."""
         scope = batching.current()
         if scope is not None:
             scope.events.append(m.EventReportItem(clarification_id=clarification_id,
                                                   report=report))
             return None
+        return await self._send_event(clarification_id, report)
+
+    async def _send_delivery(self, clarification_id: str, report: m.DeliveryReport
+                             ) -> m.DeliveryRecord | None:
         path = {"clarificationId": clarification_id}
-        return (await self._call("reportEvent", m.ClarificationEvent, path=path, body=report))[0]
+        if self.offers(Extension.REPORT_DETAILS):
+            try:  # not resent without its details by the client: a notice is no delivery then
+                return await self._ack("reportDelivery", m.DeliveryRecord, path=path,
+                                       body=report, resend_without_extensions=False)
+            except e.ValidationFailed as exc:
+                if self.offered.fixed or (exc.rules and "unknown_field" not in exc.rules):
+                    raise
+                self._lost(Extension.REPORT_DETAILS, "reportDelivery")
+        if report.kind is m.DeliveryKind.STEWARD_NOTICE:
+            # the baseline's delivery has no kind, and would count the steward as asked; the
+            # notice's own audit event (steward_notified) is on the core's trail already
+            return None
+        if report.delivery_id in self._reported:
+            return None
+        record = await self._ack("reportDelivery", m.DeliveryRecord, path=path, body=report)
+        self._sent(report.delivery_id)
+        return record
+
+    async def _send_event(self, clarification_id: str, report: m.EventReport
+                          ) -> m.ClarificationEvent | None:
+        path = {"clarificationId": clarification_id}
+        details = self.offers(Extension.REPORT_DETAILS)
+        if not details and report.event_id in self._reported:
+            return None
+        event = await self._ack("reportEvent", m.ClarificationEvent, path=path, body=report)
+        if not self.offers(Extension.REPORT_DETAILS):
+            self._sent(report.event_id)
+        return event
+
+    def _sent(self, report_id: str | None) -> None:
+        """Remember a report sent without its id reaching the core (it cannot deduplicate)."""
+        if report_id is None:
+            return
+        self._reported[report_id] = None
+        while len(self._reported) > KEPT_ATTEMPTS:
+            self._reported.popitem(last=False)
 
     async def report_batch(self, batch: m.ReportBatch) -> m.ReportBatchResult:
         """Delivery and event reports together (a job's, at its end): one call instead of one
@@ -201,11 +388,21 @@ class CoreClient(BaseCoreClient):
         return (await self._call("reportBatch", m.ReportBatchResult, body=batch))[0]
 
     async def read_people(self, scope: batching.JobScope, *, tenant_id: str,
-                          person_ids: list[str]) -> None:
-        """Read a job's people into its scope; jobs starting together share the call."""
+                          person_ids: list[str],
+                          vouched: list[m.AskedAlias] | None = None) -> None:
+        """Read a job's people into its scope; jobs starting together share the call. The
+        clarification's ``askedAliases`` (``vouched``) stand for the resolve of each alias
+        they name. Without the people-batch extension nothing is read ahead: each person is
+        read when first needed, and kept in the scope."""
+        scope.tenant_id = tenant_id
+        scope.vouch(tenant_id, vouched or [])
         wanted = list(dict.fromkeys(p for p in person_ids if p not in scope.people))
-        if wanted:
-            await self._gathered_people()(tenant_id, (scope, wanted))
+        if not wanted or not self.offers(Extension.PEOPLE_BATCH):
+            return
+        try:
+            await self._people_calls(tenant_id, (scope, wanted))
+        except ExtensionUnavailable:
+            return  # read one by one, when needed
 
     async def flush(self, scope: batching.JobScope, *,
                     linger: float = batching.LINGER_SECONDS) -> None:
@@ -217,22 +414,11 @@ class CoreClient(BaseCoreClient):
             scope.deliveries, scope.events = [], []
             await self._gathered_reports(linger)(None, taken)
 
-    def _gathered_people(self) -> batching.Gathered[
-            str, tuple[batching.JobScope, list[str]]]:
-        gathered = getattr(self, "_people_calls", None)
-        if gathered is None:
-            gathered = self._people_calls = batching.Gathered(self._read_people)
-        return gathered
-
     def _gathered_reports(self, linger: float) -> batching.Gathered[None, batching.JobScope]:
-        calls: dict[float, batching.Gathered[None, batching.JobScope]] | None = getattr(
-            self, "_report_calls", None)
-        if calls is None:
-            calls = {}
-            self._report_calls = calls
-        gathered = calls.get(linger)
+        gathered = self._report_calls.get(linger)
         if gathered is None:
-            gathered = calls[linger] = batching.Gathered(self._send_reports, linger=linger)
+            gathered = batching.Gathered(self._send_reports, linger=linger)
+            self._report_calls[linger] = gathered
         return gathered
 
     async def _read_people(self, tenant_id: str,
@@ -242,7 +428,10 @@ class CoreClient(BaseCoreClient):
         for start in range(0, len(wanted), batching.PEOPLE_PER_CALL):
             chunk = wanted[start:start + batching.PEOPLE_PER_CALL]
             batch = await self.get_people(tenant_id=tenant_id, person_ids=chunk)
-            found.update((entry.person_id, entry) for entry in batch.people)
+            for entry in batch.people:
+                if entry.person is not None and not entry.person.tenant_id:
+                    entry.person.tenant_id = tenant_id
+                found[entry.person_id] = entry
         for scope, ids in asks:
             scope.learn(tenant_id, m.PeopleBatch(
                 people=[found[p] for p in dict.fromkeys(ids) if p in found]))
@@ -251,30 +440,79 @@ class CoreClient(BaseCoreClient):
         merged = batching.JobScope(
             deliveries=[item for scope in scopes for item in scope.deliveries],
             events=[item for scope in scopes for item in scope.events])
+        batched = self.offers(Extension.REPORTS) and self.offers(Extension.REPORT_DETAILS)
         for batch in merged.chunks():
-            result = await self.report_batch(batch)
-            for kind, items in (("delivery", result.deliveries), ("event", result.events)):
-                for item in items:
-                    if not item.ok:
-                        log.warning("core.report_refused", kind=kind, code=item.error_code)
+            if batched:
+                try:
+                    result = await self.report_batch(batch)
+                except ExtensionUnavailable:
+                    batched = False
+                else:
+                    for kind, items in (("delivery", result.deliveries),
+                                        ("event", result.events)):
+                        for item in items:
+                            if not item.ok:
+                                log.warning("core.report_refused", kind=kind,
+                                            code=item.error_code)
+                    continue
+            REGISTRY.inc("clarify_core_extension_fallbacks_total",
+                         extension=Extension.REPORTS.value)
+            await self._send_one_by_one(batch)
+
+    async def _send_one_by_one(self, batch: m.ReportBatch) -> None:
+        """The batch as the baseline takes it: each report on its own route, deliveries first,
+        in order. A report the core refuses is logged by kind and code (as a batch's item);
+        a transport or auth failure raises."""
+        sends: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+            ("delivery", partial(self._send_delivery, d.clarification_id, d.report))
+            for d in batch.deliveries]
+        sends += [("event", partial(self._send_event, ev.clarification_id, ev.report))
+                  for ev in batch.events]
+        for kind, send in sends:
+            try:
+                await send()
+            except (e.InvalidRequest, e.NotFound, e.PermissionDenied, e.Conflict) as exc:
+                log.warning("core.report_refused", kind=kind, code=exc.code)
 
     # ------------------------------------------------------------ people and facts
 
     async def resolve_person(
         self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
     ) -> m.ResolvedPerson:
+        """A chat identity to a PERSON, tenant-scoped. Inside a job's scope, in order of
+        precedence: the people batch's resolution of the alias, the clarification's
+        ``askedAliases`` (the person read, not resolved again), then the core's resolve."""
         scope = batching.current()
-        if scope is not None and (held := scope.resolved(tenant_id, identity)) is not None:
-            return held
+        if scope is not None:
+            if (held := scope.resolved(tenant_id, identity)) is not None:
+                return held
+            if (vouched := scope.vouched(tenant_id, identity)) is not None:
+                person = await self.get_person(person_id=vouched, tenant_id=tenant_id)
+                return m.ResolvedPerson(person=person,
+                                        verified=person.verified_enterprise_identity)
         body = m.ResolveRequest(tenant_id=tenant_id, identity=identity)
-        return (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
+        resolved = (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
+        if not resolved.person.tenant_id:
+            resolved.person.tenant_id = tenant_id  # resolved within the tenant asked for
+        return resolved
 
     async def get_person(self, *, person_id: str, tenant_id: str | None = None) -> m.Person:
+        """A person's aliases, memberships and roles (kept in a job's scope once read)."""
         scope = batching.current()
         if scope is not None and (held := scope.person(person_id, tenant_id)) is not None:
             return held
         path, query = {"personId": person_id}, {"tenantId": tenant_id}
-        return (await self._call("getPerson", m.Person, path=path, query=query))[0]
+        try:
+            person = (await self._call("getPerson", m.Person, path=path, query=query))[0]
+        except e.PersonNotFound as exc:
+            if scope is not None:
+                scope.remember(person_id, tenant_id, None, exc.code)
+            raise
+        if not person.tenant_id and tenant_id is not None:
+            person.tenant_id = tenant_id  # a core that leaves it out answered for this tenant
+        if scope is not None:
+            scope.remember(person_id, tenant_id, person, None)
+        return person
 
     async def get_people(
         self, *, tenant_id: str, person_ids: list[str], resolve_aliases: bool = True

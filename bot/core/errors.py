@@ -5,6 +5,8 @@ Every error body the core returns is ``{"code", "message", "status"}`` (plus val
 class; an unknown code falls back to the class for its HTTP status::
 
     CoreError
+    ├── ExtensionUnavailable          the core does not offer the extension this call belongs to
+    │                                 (known before sending, or learnt from its 404/405)
     ├── CoreTransportError            network trouble: nothing (or nothing known) reached the core
     │   ├── CoreTimeout
     │   └── CoreConnectError
@@ -131,6 +133,15 @@ class CoreError(Exception):
     """Root of every error the core client raises."""
 
 
+class ExtensionUnavailable(CoreError):
+    """The call belongs to an extension of the contract that the core does not offer (docs/
+    core-contract.md, "Extensions"): the caller uses the extension's fallback."""
+
+    def __init__(self, extension: str) -> None:
+        super().__init__(f"The core does not offer the {extension} extension.")
+        self.extension = extension
+
+
 class CoreTransportError(CoreError):
     """The request did not complete: connection refused, reset or timed out."""
 
@@ -156,12 +167,15 @@ class CoreAPIError(CoreError):
         code: str,
         message: str,
         retry_after: float | None = None,
+        rules: tuple[str, ...] = (),
     ) -> None:
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
         self.message = message
         self.retry_after = retry_after
+        # a validation error's rule codes (``details[].rule``: "unknown_field", ...), value-free
+        self.rules = rules
 
 
 class InvalidRequest(CoreAPIError):

@@ -180,6 +180,8 @@ def _operation(r: Route, refs: _Refs) -> Json:
         "responses": _responses(r, refs),
         "x-idempotent": r.retry,
     }
+    if r.extension is not None:
+        op["x-extension"] = str(r.extension)
     if note := prose.NOTES.get(r.operation_id):
         op["description"] = note
     if r.request is not None:

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode as E
+from bot.core.extensions import ROUTE_EXTENSION, Extension
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,11 @@ class Route:
     query: tuple[str, ...] = ()
     retry: bool = False
     tags: tuple[str, ...] = field(default=())
+
+    @property
+    def extension(self) -> Extension | None:
+        """The extension this route belongs to; None for a baseline (or development) route."""
+        return ROUTE_EXTENSION.get(self.operation_id)
 
 
 _AUTH = (E.UNAUTHENTICATED, E.AUDIENCE_FORBIDDEN)

@@ -26,17 +26,21 @@ import structlog
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot.clock import Clock, SystemClock
+from bot.core import baseline
 from bot.core import models as m
+from bot.core.discovery import OPENAPI_PATH, Discovery, Probe, Reply, parse_document
 from bot.core.errors import (
     CoreAPIError,
     CoreConnectError,
     CoreTimeout,
     CoreTransportError,
     ErrorCode,
+    ExtensionUnavailable,
     UnexpectedResponse,
     exception_for,
     message_of,
 )
+from bot.core.extensions import ALL, Extension, Offered
 from bot.core.routes import Route, route
 from bot.core.wire import AiohttpWire, Answer, HttpxWire, Trouble, Wire, encode
 from bot.metrics import REGISTRY
@@ -49,6 +53,9 @@ DEFAULT_TIMEOUT = httpx.Timeout(connect=2.0, read=10.0, write=5.0, pool=2.0)
 # explicit, and sized by the service from [core] max_connections (docs/configuration.md)
 DEFAULT_LIMITS = httpx.Limits(max_connections=32, max_keepalive_connections=32)
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+# an extension's route is gone when the core answers one of these (an unknown path or method);
+# a 404 naming a missing resource is not that
+_ROUTE_GONE = frozenset({"", ErrorCode.ROUTE_NOT_FOUND.value, ErrorCode.METHOD_NOT_ALLOWED.value})
 _TOKEN_SHAPE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: a safe header value
 _MAX_MESSAGE = 300
 
@@ -86,7 +93,15 @@ class BaseCoreClient:
         sleep: Sleep = asyncio.sleep,
         random: Callable[[], float] = _random.random,
         clock: Clock | None = None,
+        extensions: frozenset[Extension] | None = ALL,
+        fixed_extensions: bool = False,
+        extensions_refresh_seconds: float = 600.0,
     ) -> None:
+        """``extensions``: what the core is taken to offer at first, or None to find out
+        (``[core] extensions = "auto"``, the service's default: ``bot.core.discovery``). By
+        default every extension is assumed and one the core refuses (a 404 or 405 of its
+        route, a 422 to its field) is not used again; ``fixed_extensions``: an operator's list,
+        used as it is whatever the core answers."""
         secret = token if isinstance(token, SecretStr) else SecretStr(token)
         if not _TOKEN_SHAPE.match(secret.get_secret_value()):
             # checked here so that httpx never builds an error message around a bad header
@@ -103,6 +118,23 @@ class BaseCoreClient:
             HttpxWire(base_url, transport=transport, timeout=timeout, limits=limits,
                       headers=headers) if transport is not None
             else AiohttpWire(base_url, timeout=timeout, limits=limits, headers=headers))
+        self.offered = Offered(extensions or frozenset(), fixed=fixed_extensions)
+        self.discovery: Discovery | None = None
+        if extensions is None:
+            self.discovery = Discovery(
+                offered=self.offered, clock=self._clock, fetch_document=self._document,
+                send=self._probe, changed=_publish, refresh_seconds=extensions_refresh_seconds)
+        _publish(self.offered)
+
+    def offers(self, extension: Extension) -> bool:
+        """Whether the core offers ``extension`` (as far as the bot knows now)."""
+        return extension in self.offered
+
+    async def detect_extensions(self) -> None:
+        """Find out now what the core offers (start-up, ``check-config``); with a fixed list,
+        nothing to find out."""
+        if self.discovery is not None:
+            await self.discovery.detect()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self._base_url!r})"
@@ -115,6 +147,8 @@ class BaseCoreClient:
 
     async def aclose(self) -> None:
         """Close the connection pool; safe to call more than once."""
+        if self.discovery is not None:
+            await self.discovery.aclose()
         if not self._http.closed:
             await self._http.aclose()
 
@@ -128,20 +162,99 @@ class BaseCoreClient:
         path: Mapping[str, str] | None = None,
         query: Mapping[str, object] | None = None,
         body: m.WireModel | Mapping[str, Any] | None = None,
+        resend_without_extensions: bool = True,
+        resend: bool | None = None,
     ) -> tuple[T, int]:
+        """One route. A 422 to a request that carried an extension's fields is sent again
+        without them once (the core may not know them), unless ``resend_without_extensions`` is
+        False: a caller for whom leaving a field out changes what the call does. ``resend``
+        overrides the route's retry-safety (False: one attempt, whatever the route says)."""
         r = route(operation_id)
+        if self.discovery is not None:
+            await self.discovery.ensure()
+        ext = r.extension
+        if ext is not None and ext not in self.offered:
+            REGISTRY.inc("clarify_core_extension_fallbacks_total", extension=str(ext))
+            raise ExtensionUnavailable(str(ext))
         url = _build_path(r, path or {})
         params = _build_query(r, query or {})
-        payload = None if body is None else _body(body)
-        response = await self._send(r, url=url, params=params, payload=payload)
+        payload, sent = (None, set()) if body is None else self._payload(body)
+        retry = r.retry if resend is None else resend
+        response = await self._send(r, url=url, params=params, payload=payload, retry=retry)
         if response.status_code not in r.success:
-            raise _api_error(response, now=self._clock.now())
+            error = _api_error(response, now=self._clock.now())
+            if ext is not None and response.status_code in (404, 405) \
+                    and error.code in _ROUTE_GONE:
+                self._lost(ext, operation_id)
+                raise ExtensionUnavailable(str(ext)) from error
+            if not (sent and resend_without_extensions and response.status_code == 422
+                    and error.code in ("", ErrorCode.VALIDATION_FAILED.value)):
+                raise error
+            # the core may not know an extension's field: the same request without them
+            assert isinstance(body, m.WireModel)
+            payload = _body(body, lambda _: False)[0]
+            response = await self._send(r, url=url, params=params, payload=payload, retry=retry)
+            if response.status_code not in r.success:
+                raise _api_error(response, now=self._clock.now()) from error
+            for field_ext in sorted(sent):
+                self._lost(Extension(field_ext), operation_id)
         return _parse(r, response, response_model), response.status_code
 
+    async def _ack[T: BaseModel](self, operation_id: str, response_model: type[T], **call: Any
+                                 ) -> T | None:
+        """A lease operation (heartbeat, advance, complete, fail, expedite): any 2xx answer is
+        success, and a body the bot cannot read is not a failure (None) — the job's handling
+        does not depend on it."""
+        try:
+            return (await self._call(operation_id, response_model, **call))[0]
+        except UnexpectedResponse as exc:
+            if not 200 <= exc.status < 300:
+                raise
+            log.info("core.ack_unread", operation=operation_id, status=exc.status)
+            return None
+
+    def _payload(self, body: m.WireModel | Mapping[str, Any]) -> tuple[bytes, set[str]]:
+        return _body(body, lambda ext: ext in self.offered)
+
+    def _lost(self, ext: Extension, operation_id: str) -> None:
+        if self.offered.lose(ext):
+            log.warning("core.extension_off", extension=str(ext), operation=operation_id,
+                        why="refused by the core")
+            _publish(self.offered)
+        if self.discovery is not None:
+            self.discovery.soon()
+        REGISTRY.inc("clarify_core_extension_fallbacks_total", extension=str(ext))
+
+    async def _document(self) -> dict[str, Any] | None:
+        """The core's OpenAPI document, when it publishes one."""
+        try:
+            answer = await self._http.send("GET", OPENAPI_PATH, params={}, body=None,
+                                           headers={})
+        except Trouble:
+            return None
+        return parse_document(answer.content) if answer.status_code == 200 else None
+
+    async def _probe(self, probe: Probe) -> Reply:
+        """One request of the discovery, sent once: its status and error code."""
+        headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
+        payload = None
+        if probe.body is not None:
+            payload = encode(probe.body)
+            headers["Content-Type"] = "application/json"
+        try:
+            answer = await self._http.send(probe.method, probe.path, params=probe.query,
+                                           body=payload, headers=headers)
+        except Trouble:
+            return None
+        code = _error_fields(answer)[0] if answer.status_code >= 400 else ""
+        rules = _rules(answer) if answer.status_code == 422 else ()
+        return answer.status_code, code, rules
+
     async def _send(
-        self, r: Route, *, url: str, params: dict[str, str], payload: bytes | None
+        self, r: Route, *, url: str, params: dict[str, str], payload: bytes | None,
+        retry: bool,
     ) -> Answer:
-        attempts = self._retry.max_attempts if r.retry else 1
+        attempts = self._retry.max_attempts if retry else 1
         headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
         if payload is not None:
             headers["Content-Type"] = "application/json"
@@ -174,12 +287,37 @@ class BaseCoreClient:
 # ---------------------------------------------------------------- helpers
 
 
-def _body(body: m.WireModel | Mapping[str, Any]) -> bytes:
+def _body(body: m.WireModel | Mapping[str, Any], offered: Callable[[str], bool]
+          ) -> tuple[bytes, set[str]]:
+    """The request's bytes without the fields of extensions not ``offered``, and the
+    extensions whose fields it still carries."""
     if not isinstance(body, m.WireModel):
-        return encode(body)
-    if type(body).wire is m.WireModel.wire:  # what wire() holds, serialised by pydantic at once
-        return body.model_dump_json(by_alias=True, exclude_none=True).encode()
-    return encode(body.wire())
+        return encode(body), set()
+    model = type(body)
+    extensions = _EXTENSIONS.get(model)
+    if extensions is None:
+        extensions = _EXTENSIONS[model] = frozenset(baseline.extensions_of(model))
+    if not extensions:
+        if model.wire is m.WireModel.wire:  # what wire() holds, serialised by pydantic at once
+            return body.model_dump_json(by_alias=True, exclude_none=True).encode(), set()
+        return encode(body.wire()), set()
+    data, _ = baseline.strip(model, body.wire(), offered)
+    sent = {ext for ext in extensions if offered(ext)} & _present(model, data)
+    return encode(data), sent
+
+
+_EXTENSIONS: dict[type[m.WireModel], frozenset[str]] = {}
+
+
+def _present(model: type[m.WireModel], data: dict[str, Any]) -> set[str]:
+    """The extensions whose fields ``data`` carries."""
+    return {ext for _, ext in baseline.extension_fields(model, data)}
+
+
+def _publish(offered: Offered) -> None:
+    for ext in Extension:
+        REGISTRY.set("clarify_core_extension_offered", 1 if ext in offered else 0,
+                     extension=str(ext))
 
 
 def _build_path(r: Route, params: Mapping[str, str]) -> str:
@@ -241,7 +379,25 @@ def _api_error(response: Answer, *, now: datetime) -> CoreAPIError:
         return UnexpectedResponse(status=status, code="", message=message)
     code, message = _error_fields(response)
     cls = exception_for(status=status, code=code)
-    return cls(status=status, code=code, message=message, retry_after=retry_after)
+    return cls(status=status, code=code, message=message, retry_after=retry_after,
+               rules=_rules(response) if status == 422 else ())
+
+
+def _rules(response: Answer) -> tuple[str, ...]:
+    """The rule codes of a validation error's details (a closed list; anything else dropped)."""
+    try:
+        details = response.json().get("details")
+    except (ValueError, RecursionError, AttributeError):
+        return ()
+    if not isinstance(details, list):
+        return ()
+    return tuple(d["rule"] for d in details[:20] if isinstance(d, dict)
+                 and isinstance(d.get("rule"), str) and d["rule"] in _RULES)
+
+
+_RULES = frozenset({"required", "unknown_field", "type", "format", "enum", "pattern", "too_small",
+                    "too_large", "too_short", "too_long", "exactly_one", "policy", "reference",
+                    "invalid"})
 
 
 def _error_fields(response: Answer) -> tuple[str, str]:
@@ -262,8 +418,8 @@ def _error_fields(response: Answer) -> tuple[str, str]:
 
 
 def _parse[T: BaseModel](r: Route, response: Answer, model: type[T]) -> T:
-    try:
-        return model.model_validate_json(response.content)  # pydantic parses the bytes itself
+    try:  # pydantic parses the bytes itself; FROM_CORE: count what the reader tolerated
+        return model.model_validate_json(response.content, context=m.FROM_CORE)
     except (ValueError, RecursionError) as exc:  # ValidationError, for bad JSON too; too deep
         where = ""
         if isinstance(exc, ValidationError):

@@ -2,7 +2,10 @@
 
 Each dead-lettered clarification is listed once (its own delivery key per steward); a steward
 gets one message listing all their new dead letters, so admins can repair identity, RBAC or
-connector gaps (spec §6).
+connector gaps (spec §6). The dead letters come from the core's job list where it offers one
+(the jobs-read extension), otherwise from the clarification list in state ``dead_lettered``,
+which every core offers and which also names the jobs whose last lease simply ran out (the bot
+never sees those as an answer of its own).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.errors import ExtensionUnavailable
+from bot.core.extensions import Extension
 from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer
 from bot.engine.people import display_names
@@ -59,23 +64,36 @@ class DeadLetterReporter:
 
     async def _dead_lettered(self) -> AsyncIterator[m.Clarification]:
         """Dead-lettered clarifications not yet listed (listed ones cost no core read)."""
+        for clarification_id in await self._dead_letter_ids():
+            if await self.store.kv_get(LISTED, clarification_id):
+                continue
+            try:
+                yield await self.core.get_clarification(clarification_id=clarification_id)
+            except e.ClarificationNotFound:
+                continue
+
+    async def _dead_letter_ids(self) -> list[str]:
+        if self.core.offers(Extension.JOBS_READ):
+            try:
+                return await self._from_jobs()
+            except ExtensionUnavailable:
+                pass  # the core stopped offering it: the clarification list says the same
+        ids: list[str] = []
+        async for item in self.core.iter_clarifications(state=m.ClarificationState.DEAD_LETTERED):
+            ids.append(item.id)
+        return ids
+
+    async def _from_jobs(self) -> list[str]:
+        ids: list[str] = []
         cursor: str | None = None
         while True:
             page = await self.core.list_jobs(
                 state=m.JobState.DEAD_LETTERED, kind="clarify:", cursor=cursor
             )
-            for job in page.items:
-                if await self.store.kv_get(LISTED, job.payload.clarification_id):
-                    continue
-                try:
-                    yield await self.core.get_clarification(
-                        clarification_id=job.payload.clarification_id
-                    )
-                except e.ClarificationNotFound:
-                    continue
+            ids += [job.payload.clarification_id for job in page.items if job.payload]
             cursor = page.next_cursor
             if cursor is None:
-                return
+                return ids
 
     async def _send(self, steward_id: str, items: list[m.Clarification]) -> int:
         tenant_id = items[0].tenant_id

@@ -25,6 +25,7 @@ from bot.core import batching
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.extensions import Extension
 from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer, Result, delivery_id
 from bot.engine.rbac import may_confirm, may_read
@@ -39,6 +40,7 @@ from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotSta
 log = structlog.get_logger("clarify.handler")
 
 SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
+HELD_LEASE = "held-lease"  # bot.declines reads it: clarification id -> "job id|lease token"
 
 
 class JobOutcome(StrEnum):
@@ -119,7 +121,8 @@ class JobHandler:
         if (c.state not in SETTLED or recover) and c.severity is not m.Severity.LOW:
             steward = [c.workspace.steward_id] if c.workspace.steward_id else []
             await self.core.read_people(scope, tenant_id=c.tenant_id,
-                                        person_ids=[*job.payload.ranking, *steward])
+                                        person_ids=[*job.payload.ranking, *steward],
+                                        vouched=c.asked_aliases)
         if c.state is m.ClarificationState.CONFLICTED:
             await self.stewards.notify_conflict(c)
         if c.state in SETTLED or c.severity is m.Severity.LOW:
@@ -147,7 +150,19 @@ class JobHandler:
         if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
             await self.stewards.notify_high(c, job, asked=walk.asked)
         await self.check_quorum(c, job, walk, earlier)
+        await self._keep_lease(c, job)
         return JobOutcome.ASKED
+
+    async def _keep_lease(self, c: m.Clarification, job: m.LeasedJob) -> None:
+        """A core without the expedite extension cannot start the next turn early: keep the
+        lease token for as long as the lease surely lives, so that a decline meanwhile can skip
+        forward on it (``bot.declines``)."""
+        if self.core.offers(Extension.EXPEDITE):
+            return
+        left = int((job.lease_expires_at - self.clock.now()).total_seconds())
+        if left > 0:
+            await self.store.kv_put(HELD_LEASE, c.id, f"{job.id}|{job.lease_token}",
+                                    ttl_seconds=left)
 
     async def escalate(self, c: m.Clarification, job: m.LeasedJob, skipped: list[Skip],
                        recovered: list[str]) -> JobOutcome:
@@ -191,9 +206,14 @@ class JobHandler:
         (reports go together at the end of a job: a worker killed after the send lost them).
         Digest entries and steward messages are reported, or not, their own way."""
         known = {d.delivery_id for d in c.deliveries}
+        # a core that does not keep delivery ids says whom it counts as asked
+        by_person = not self.core.offers(Extension.REPORT_DETAILS)
         for card in await self.store.cards(c.id):
-            if card.delivery.kind == m.DeliveryKind.QUESTION.value \
-                    and delivery_id(card.delivery) not in known:
+            if card.delivery.kind != m.DeliveryKind.QUESTION.value:
+                continue
+            if by_person and card.delivery.person_id in c.asked:
+                continue
+            if delivery_id(card.delivery) not in known:
                 await self.deliverer.report(card)
 
     async def _unasked(self, c: m.Clarification, person_id: str) -> Skip:
@@ -409,7 +429,7 @@ def _traced(c: m.Clarification, person_id: str) -> bool:
     """The core's trail shows the person's turn: a delivery, a skip, a digest entry (the
     core's own ``expired`` event names the candidate of a lease that ran out, which says
     nothing about whether they were asked)."""
-    return any(d.person_id == person_id for d in c.deliveries) or any(
+    return person_id in c.asked or any(d.person_id == person_id for d in c.deliveries) or any(
         ev.person_id == person_id and ev.type in TURN_EVENTS for ev in c.events)
 
 

@@ -46,7 +46,8 @@ def shown_to(c: m.Clarification, person: m.Person) -> tuple[str, DocumentView]:
     the RBAC gate, otherwise no question and the neutral reference."""
     if may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
         return c.question, document(c)
-    return "", DocumentView.neutral(workspace=c.workspace.name, reference=c.id)
+    return "", DocumentView.neutral(workspace=c.workspace.name or c.workspace.workspace_id,
+                                    reference=c.id)
 
 
 def question(
@@ -185,8 +186,13 @@ def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: li
 
 
 def unanswered(c: m.Clarification) -> list[str]:
-    """People asked (a card or a digest entry) who have not answered: ids, in asking order."""
+    """People asked (a card or a digest entry) who have not answered: ids, in asking order.
+    From the core's delivery records; a core that keeps none says whom it counts as asked
+    (the steward's own escalation is not a question to the ranking)."""
     answered = {r.responder for r in c.responses}
-    asked = [d.person_id for d in c.deliveries
-             if d.kind in (m.DeliveryKind.QUESTION, m.DeliveryKind.DIGEST)]
+    if c.deliveries:
+        asked = [d.person_id for d in c.deliveries
+                 if d.kind in (m.DeliveryKind.QUESTION, m.DeliveryKind.DIGEST)]
+    else:
+        asked = [p for p in c.asked if p != c.workspace.steward_id]
     return [p for p in dict.fromkeys(asked) if p not in answered]

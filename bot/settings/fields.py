@@ -93,6 +93,22 @@ Channels = Annotated[
 ]
 Roles = Annotated[tuple[Role, ...], BeforeValidator(_csv), AfterValidator(_distinct)]
 MaybeSeverity = Annotated[Severity | None, BeforeValidator(_lower)]
+_EXTENSION_WORDS = ("auto", "none", "all")
+
+
+def _extensions(names: tuple[str, ...]) -> tuple[str, ...]:
+    """``auto``, ``none`` or ``all`` alone, or extension names without duplicates."""
+    from bot.core.extensions import Extension
+
+    if len(names) == 1 and names[0] in _EXTENSION_WORDS:
+        return names
+    known = {e.value for e in Extension}
+    if not names or len(set(names)) != len(names) or not set(names) <= known:
+        raise ValueError("not an extension list")
+    return names
+
+
+ExtensionNames = Annotated[tuple[str, ...], BeforeValidator(_csv), AfterValidator(_extensions)]
 TenantId = Annotated[str, Field(pattern=_TENANT)]
 Guid = Annotated[str, Field(pattern=_GUID)]
 

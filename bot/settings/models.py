@@ -11,11 +11,13 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BeforeValidator, model_validator
 from pydantic_core import PydanticCustomError
 
+from bot.core.extensions import Extension, parse_setting
 from bot.core.models import AmbiguityKind, Channel, QuorumPolicy, Role, Severity
 from bot.core.policy import critical_quorum_problem
 from bot.settings.errors import Problem, SettingsError
 from bot.settings.fields import (
     Channels,
+    ExtensionNames,
     Guid,
     Int,
     MaybeSeverity,
@@ -128,6 +130,18 @@ class CoreSettings(_Table):
     # the HTTP connection pool to the core, per process; a request past it waits for a free one
     max_connections: Int = _ints(32, 1, 1000)
     max_keepalive_connections: Int = _ints(32, 0, 1000)
+    # which contract extensions the core offers: "auto" finds out (its OpenAPI document, else a
+    # probe per extension) at start and every extensions_refresh_seconds; "none" uses the
+    # baseline only; "all", or a list of names, is used as given (docs/core-contract.md)
+    extensions: ExtensionNames = _allowed(
+        ("auto",), "auto, none, all, or extension names (comma-separated): "
+        + ", ".join(e.value for e in Extension))
+    extensions_refresh_seconds: Num = _seconds(600.0, 86400)
+
+    def extension_set(self) -> frozenset[Extension] | None:
+        """What the client is given: None to find out, else the fixed set."""
+        return parse_setting(list(self.extensions) if len(self.extensions) > 1
+                             else self.extensions[0])
 
 
 def _redis_url(value: str) -> str:

@@ -129,6 +129,7 @@ def _signed_click(cid: str) -> tuple[bytes, dict[str, str]]:
 
 async def test_an_answer_acknowledged_just_before_a_crash_is_forwarded_once(
         tmp_path: Path, core_url: str, dev_client: DevCoreClient, bot_client: CoreClient,
+        truth: CoreClient,
         slack: FakeSlack, prefix: str) -> None:
     """The web process is killed as soon as its 200 arrives: the answer is in Redis, and a new
     process forwards it to the core exactly once."""
@@ -152,7 +153,7 @@ async def test_an_answer_acknowledged_just_before_a_crash_is_forwarded_once(
     assert status == 200
     async with RedisStore.from_url(REDIS_URL, prefix=prefix) as store:
         assert await store.outbox_size() == 1
-        assert (await bot_client.get_clarification(clarification_id=cid)).responses == []
+        assert (await truth.get_clarification(clarification_id=cid)).responses == []
 
         fresh = _start(config, "all")
         try:
@@ -167,6 +168,6 @@ async def test_an_answer_acknowledged_just_before_a_crash_is_forwarded_once(
                 fresh.wait(15)
             except subprocess.TimeoutExpired:
                 fresh.kill()
-        c = await bot_client.get_clarification(clarification_id=cid)
+        c = await truth.get_clarification(clarification_id=cid)
         assert [(r.responder, r.answer_index) for r in c.responses] == [("p-ahmed", 0)]
         assert await store.outbox_size() == 0

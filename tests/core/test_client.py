@@ -273,7 +273,7 @@ async def test_every_error_code_maps_to_its_exception(code, core, make_client):
     core.script(httpx.Response(status, json=error_body(code, status)))
     async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
         with pytest.raises(CoreAPIError) as info:
-            await client.get_job(job_id="job-1")
+            await client.get_clarification(clarification_id="clar-1")  # a baseline route
     assert type(info.value) is EXCEPTION_FOR_CODE[code]
     assert (info.value.status, info.value.code) == (status, code)
     assert info.value.message == "Value-free message."
@@ -290,7 +290,7 @@ async def test_unknown_code_falls_back_by_status(status, cls, core, make_client)
     core.script(httpx.Response(status, json=error_body("SOMETHING_NEW", status)))
     async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
         with pytest.raises(CoreAPIError) as info:
-            await client.get_job(job_id="job-1")
+            await client.get_clarification(clarification_id="clar-1")
     assert type(info.value) is cls
     assert info.value.code == "SOMETHING_NEW"
 
@@ -312,11 +312,11 @@ async def test_error_without_code_uses_status_class_and_generic_message(reply, c
 
 async def test_success_body_off_contract_raises_value_free_error(core, client):
     """A 200 whose body breaks the contract raises UnexpectedResponse naming fields, not values."""
-    bad = clarification() | {"state": "span text: ship on Friday", "quorum": None}
+    bad = clarification() | {"candidates": "span text: ship on Friday", "quorum": None}
     core.script(httpx.Response(200, json=bad))
     with pytest.raises(UnexpectedResponse) as info:
         await client.get_clarification(clarification_id="clar-1")
-    assert "state" in info.value.message and "quorum" in info.value.message
+    assert "candidates" in info.value.message and "quorum" in info.value.message
     assert "Friday" not in str(info.value)
     assert info.value.__cause__ is None and info.value.__suppress_context__
 

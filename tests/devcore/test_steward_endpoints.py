@@ -62,10 +62,13 @@ async def test_the_queue_keeps_the_read_gate_and_the_tenant_scope(
 async def test_expired_and_dead_lettered_join_the_queue_in_any_severity(
     bot_client: CoreClient, client_for: Callable[[str], CoreClient], clock: ManualClock
 ) -> None:
-    """The normal question's window runs out unanswered: it is expired, then dead-lettered."""
+    """The normal question's window runs out unanswered: it is expired (when the window has run
+    out, not when the bot's lease ended after the delivery), then dead-lettered."""
     [job] = [j for j in (await bot_client.poll_jobs(kinds=["clarify:"], max_jobs=5)).jobs
              if j.payload.clarification_id == NORMAL]
-    clock.advance(timedelta(minutes=2))  # the lease (60 s) runs out: attempt 0 expires
+    clock.advance(timedelta(minutes=2))  # the lease (60 s) runs out: the window goes on
+    assert NORMAL not in await ids(client_for(MARIA))  # open, normal: no steward's business
+    clock.advance(timedelta(hours=48))  # the escalation window has run out
     assert NORMAL in await ids(client_for(MARIA))
     states = {c.id: c.state for c in (await client_for(MARIA).list_attention()).items}
     assert states[NORMAL] is m.ClarificationState.EXPIRED
@@ -100,7 +103,12 @@ async def test_clarify_delivery_history(
     assert [ev.event_id for ev in history.events] == sorted(
         (ev.event_id for ev in history.events), key=[ev.event_id for ev in history.events].index)
     assert [ev.at for ev in history.events] == sorted(ev.at for ev in history.events)
-    clock.advance(timedelta(minutes=2))  # the lease runs out: Ahmed's attempt expires
+    clock.advance(timedelta(minutes=2))  # the lease runs out: Ahmed's window goes on
+    during = await client_for(SARAH).get_delivery_history(clarification_id=CRITICAL)
+    assert [a.outcome for a in during.attempts] == [
+        m.AttemptOutcome.SKIPPED, m.AttemptOutcome.DELIVERED, m.AttemptOutcome.PENDING,
+        m.AttemptOutcome.NOT_REACHED]
+    clock.advance(timedelta(hours=48))  # the window runs out: Ahmed's attempt expires
     after = await client_for(SARAH).get_delivery_history(clarification_id=CRITICAL)
     assert [a.outcome for a in after.attempts] == [
         m.AttemptOutcome.SKIPPED, m.AttemptOutcome.EXPIRED, m.AttemptOutcome.PENDING,

@@ -58,12 +58,13 @@ async def no_sleep(_: float) -> None:
 class Rig:
     core: ReferenceCore
     clock: ManualClock
-    bot: CoreClient
+    bot: CoreClient  # reads what the core recorded (the full contract: the test's view)
     dev: DevCoreClient
     channel: RecordingChannel
     sink: MemorySink
     store: Store
     engine: Engine
+    contract: str = "full"  # what the reference core serves the bot
 
     async def burst(self) -> None:
         await self.engine.worker.run_burst()
@@ -165,7 +166,9 @@ def make_rig(
     core_url: str,
     store: Store,
     bot_client: CoreClient,
+    truth: CoreClient,
     dev_client: DevCoreClient,
+    contract: str,
 ) -> Callable[..., Rig]:
     def make(
         *,
@@ -180,12 +183,13 @@ def make_rig(
         return Rig(
             core=core,
             clock=clock,
-            bot=bot_client,
+            bot=truth,
             dev=dev_client,
             channel=channel,
             sink=sink,
             store=store,
             engine=engine,
+            contract=contract,
         )
 
     return make

@@ -61,6 +61,7 @@ async def test_a_busy_worker_leases_again_when_a_slot_frees_not_a_poll_later(
     assert sorted(s.key.clarification_id for s in channel.sent) == sorted([first, second])
 
 
+@pytest.mark.full_contract  # the people batch and the reports are extensions
 @pytest.mark.parametrize("severity", [None, "high"])
 async def test_a_job_that_asks_one_person_costs_three_core_calls(
     dev_client: DevCoreClient, core_url: str, clock: ManualClock, severity: str | None
@@ -107,5 +108,48 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
             sent = [s.address.person_id for s in channel.sent]
             assert sorted(d.person_id for d in c.deliveries) == sorted(sent) == [
                 "p-maria", "p-sarah"]
+    finally:
+        await core.aclose()
+
+
+def counted(core: CoreClient) -> Counter[str]:
+    """Every call the client sends, by method and path."""
+    calls: Counter[str] = Counter()
+    send = core._http.send
+
+    async def count(method: str, path: str, **kwargs: Any) -> Answer:
+        calls[f"{method} {path}"] += 1
+        return await send(method, path, **kwargs)
+
+    core._http.send = count  # type: ignore[method-assign]
+    return calls
+
+
+@pytest.mark.baseline_contract
+async def test_on_a_baseline_core_a_job_that_asks_one_person_costs_three_core_calls_too(
+    dev_client: DevCoreClient, core_url: str, clock: ManualClock, contract: str
+) -> None:
+    """Against a core with the baseline alone: once the bot has found out what it offers (its
+    probes, at the first call) and learnt that a report's extra fields are refused (one report
+    sent again without them, once), a job that asks one person costs the clarification, that
+    person (her alias vouched for by the clarification's askedAliases, so no resolve) and one
+    delivery report: three calls, as with the extensions."""
+    core = CoreClient(base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1),
+                      extensions=None, clock=clock)
+    calls = counted(core)
+    rig = node(core=core, store=MemoryStore(clock=clock), channel=RecordingChannel(),
+               sink=MemorySink(), clock=clock, worker_id="worker-1")
+    try:
+        await create(dev_client, authority={"authored_by": ["p-sarah"]})
+        await rig.worker.run_burst()
+        assert calls["GET /openapi.json"] == 1  # none served: the probes say the rest
+        assert calls["POST /v1/clarifications/clr-00001/deliveries"] == 2  # learnt once
+        calls.clear()
+        cid = await create(dev_client, authority={"authored_by": ["p-sarah"]})
+        await rig.worker.run_burst()
+        per_job = {k: n for k, n in calls.items()
+                   if k not in ("POST /v1/jobs/poll", "GET /v1/clarifications")}
+        assert per_job == {f"GET /v1/clarifications/{cid}": 1, "GET /v1/people/p-sarah": 1,
+                           f"POST /v1/clarifications/{cid}/deliveries": 1}
     finally:
         await core.aclose()

@@ -43,7 +43,7 @@ def translate(tap: dict[str, Any], interactions: Interactions) -> Callback:
 
 
 async def test_a_new_platform_answers_a_question_end_to_end(
-    bot_client: CoreClient, dev_client: DevCoreClient, clock: ManualClock
+    bot_client: CoreClient, truth: CoreClient, dev_client: DevCoreClient, clock: ManualClock
 ) -> None:
     """The engine sends the question over the new platform's channel; the person's tap, through
     its translator, reaches the core as their answer and their card shows the outcome."""
@@ -60,7 +60,7 @@ async def test_a_new_platform_answers_a_question_end_to_end(
            "card": card.message.card_ref, "message": card.ref}  # type: ignore[union-attr]
     receipt = await engine.answers.receive(translate(tap, engine.interactions))
     assert receipt.verdict is AnswerStatus.FORWARDED
-    c = await bot_client.get_clarification(clarification_id=cid)
+    c = await truth.get_clarification(clarification_id=cid)
     assert [(r.responder, r.answer_index, r.channel) for r in c.responses] == [
         ("p-sarah", 0, "teams")]
     assert [u.ref for u in pigeon.updates] == [card.ref]

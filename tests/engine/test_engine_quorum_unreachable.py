@@ -42,7 +42,8 @@ async def test_quorum_unreachable_steward_told_in_the_same_pass(rig: Rig) -> Non
     assert event.extra["missing"] == "1" and event.extra["asked"] == "p-sarah,p-lee"
     c = await rig.bot.get_clarification(clarification_id=cid)
     (core_event,) = [ev for ev in c.events if ev.type == "quorum_unreachable"]
-    assert core_event.reason_codes == [m.ReasonCode.NO_DELIVERY_ALIAS]
+    if rig.contract == "full":  # a baseline core's events carry one code, on the skips
+        assert core_event.reason_codes == [m.ReasonCode.NO_DELIVERY_ALIAS]
     await rig.burst()
     assert len(quorum_notices(rig)) == 1  # once per clarification
 

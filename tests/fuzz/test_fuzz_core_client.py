@@ -91,8 +91,19 @@ async def test_a_core_answering_garbage_never_breaks_a_call(answer: Any) -> None
             if status < 400 or b'"message"' not in body:
                 assert CANARY not in told, told
             return
+    if case.operation_id in ACKNOWLEDGEMENTS:
+        # a lease operation or a report: any 2xx is success, and an unreadable body is not a
+        # failure (the job's handling does not depend on it); a readable one is parsed
+        assert 200 <= status < 300
+        if result is None:
+            return
     assert status in route(case.operation_id).success
     assert result is not None
+
+
+# the calls whose answer the bot only needs to be a success (``BaseCoreClient._ack``)
+ACKNOWLEDGEMENTS = frozenset({"heartbeatJob", "advanceJob", "completeJob", "failJob",
+                              "expediteJob", "reportDelivery", "reportEvent"})
 
 
 @fuzz(quick=100, full=2000)

@@ -29,6 +29,7 @@ def declined_events(c: m.Clarification) -> list[m.ClarificationEvent]:
             if ev.type == "skipped" and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
 
 
+@pytest.mark.full_contract  # the expedite extension (without it: the tests at the end)
 async def test_decline_passes_the_question_on_at_once(stack: Stack) -> None:
     """Ahmed says he is not the right person: a CANDIDATE_DECLINED skip on the core's trail
     and the audit, his card says it was passed on, and Sarah gets a card without the clock
@@ -116,6 +117,7 @@ async def test_decline_by_someone_else_is_refused(stack: Stack) -> None:
     assert not stack.cards_of("U0SARAH", cid)
 
 
+@pytest.mark.full_contract  # the expedite extension
 async def test_last_candidate_declining_escalates_to_the_steward(stack: Stack) -> None:
     """Nobody is left after Ahmed: the redacted steward escalation goes out at once."""
     cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
@@ -208,3 +210,63 @@ async def test_decline_of_a_dead_lettered_question_passes_nothing_on(stack: Stac
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert declined_events(c) == []
     assert not stack.cards_of("U0SARAH", cid)
+
+
+LATER = ("Thanks, this question will be passed on to someone else when your turn with it ends. "
+         "You do not need to do anything more.")
+WINDOW = timedelta(hours=48)
+
+
+@pytest.mark.baseline_contract
+async def test_on_a_baseline_core_a_decline_after_the_lease_waits_out_the_turn_and_says_so(
+        stack: Stack) -> None:
+    """A core without the expedite extension cannot start the next turn early: Ahmed declines
+    after the lease ran out, his card says the question will be passed on when his turn ends
+    (never that it already was), the skip is on the core's trail, and Sarah is asked when the
+    window has run out, not before."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    ahmed = stack.card("U0AHMED", cid)
+    await stack.later(LEASE)
+    assert (await stack.click("U0AHMED", ahmed, "clarify.decline")).status == 200
+    await stack.settle()
+    shown = stack.text_of(stack.card("U0AHMED", cid))
+    assert LATER in shown and "has been passed on" not in shown
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert [ev.person_id for ev in declined_events(c)] == ["p-ahmed"]
+    await stack.later(WINDOW - timedelta(minutes=5))
+    assert not stack.cards_of("U0SARAH", cid)
+    await stack.later(timedelta(minutes=10))
+    assert len(stack.cards_of("U0SARAH", cid)) == 1
+
+
+@pytest.mark.baseline_contract
+async def test_on_a_baseline_core_a_decline_while_the_lease_is_held_asks_the_next_at_once(
+        stack: Stack) -> None:
+    """Ahmed declines while the worker still holds the job's lease: the lease is extended, the
+    job advanced past him, and Sarah is asked at once; his card says it was passed on."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    await stack.burst()
+    ahmed = stack.card("U0AHMED", cid)
+    assert (await stack.click("U0AHMED", ahmed, "clarify.decline")).status == 200
+    await stack.settle()
+    assert PASSED_ON in stack.text_of(stack.card("U0AHMED", cid))
+    assert len(stack.cards_of("U0SARAH", cid)) == 1
+    c = await stack.bot.get_clarification(clarification_id=cid)
+    assert [ev.person_id for ev in declined_events(c)] == ["p-ahmed"]
+    job = stack.core.jobs.jobs[c.job_id or ""]
+    assert job.attempts == 1  # Sarah's turn; her window runs from now
+
+
+@pytest.mark.baseline_contract
+async def test_on_a_baseline_core_the_last_candidate_declining_in_the_lease_tells_the_steward(
+        stack: Stack) -> None:
+    """Nobody is left after Ahmed, who declines while the lease is held: the redacted steward
+    escalation goes out at once."""
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    await stack.click("U0AHMED", stack.card("U0AHMED", cid), "clarify.decline")
+    await stack.settle()
+    escalation = stack.cards_of("U0MARIA")
+    assert escalation, "the steward was not told"
+    assert SPAN_TEXT not in stack.text_of(escalation[-1])

@@ -366,8 +366,9 @@ async def test_nobody_eligible_sends_the_steward_a_redacted_escalation(stack: St
     (escalation,) = stack.slack.dm_of("U0MARIA")
     words = shown(stack, escalation)
     assert "A date needs a steward" in words
-    assert "<https://docs.acme.example/legal/harbor-lease-renewal|Harbor Street office lease: " \
-        "renewal letter>" in words
+    title = ("Harbor Street office lease: renewal letter" if stack.contract == "full"
+             else "the source document")  # a baseline core gives no title
+    assert f"<https://docs.acme.example/legal/harbor-lease-renewal|{title}>" in words
     for name in ("Tom Becker", "Jonas Weber"):
         assert f"• {name} cannot read this document, so the question was not sent to them." \
             in words
@@ -375,8 +376,10 @@ async def test_nobody_eligible_sends_the_steward_a_redacted_escalation(stack: St
                    "clarify.answer", "NO_READ_PERMISSION"):
         assert secret not in words
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert [(d.person_id, d.kind) for d in c.deliveries] == [
-        ("p-maria", m.DeliveryKind.STEWARD_ESCALATION)]
+    # a baseline delivery report names no kind: the core counts the steward as asked
+    kind = (m.DeliveryKind.STEWARD_ESCALATION if stack.contract == "full"
+            else m.DeliveryKind.QUESTION)
+    assert [(d.person_id, d.kind) for d in c.deliveries] == [("p-maria", kind)]
     assert [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"] == [
         ("p-tom", m.ReasonCode.NO_READ_PERMISSION), ("p-jonas", m.ReasonCode.NO_READ_PERMISSION)]
 

@@ -63,7 +63,7 @@ def posted(slack: FakeSlack) -> Counter[str]:
 
 
 async def test_answers_wait_in_the_outbox_while_the_core_is_down(
-        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+        flaky: Stack, transport: Switchable, bot_client: CoreClient, truth: CoreClient) -> None:
     """Answers given while the core is down are told privately that they are being recorded,
     and are recorded exactly once, and shown on the cards, when the core is back."""
     cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
@@ -77,7 +77,7 @@ async def test_answers_wait_in_the_outbox_while_the_core_is_down(
     told = {note["user"]: note["text"] for note in flaky.slack.ephemerals}
     assert set(told) == {"U0AHMED", "U0SARAH"}
     assert all(RECORDING_WORDS in text for text in told.values())
-    assert await responders(bot_client, cid) == []
+    assert await responders(truth, cid) == []
     assert await flaky.store.outbox_size() == 2
     assert await flaky.consumers.run_burst() == 0  # waiting for their retry time
     flaky.clock.advance(timedelta(seconds=2))
@@ -88,10 +88,10 @@ async def test_answers_wait_in_the_outbox_while_the_core_is_down(
     assert await flaky.consumers.run_burst() == 2
     await flaky.answers.followups.drain()
     assert await flaky.consumers.run_burst() == 0
-    assert sorted(await responders(bot_client, cid)) == [("p-ahmed", 0), ("p-sarah", 0)]
+    assert sorted(await responders(truth, cid)) == [("p-ahmed", 0), ("p-sarah", 0)]
     assert transport.answers_taken == 2
     assert await flaky.store.outbox_size() == 0
-    c = await bot_client.get_clarification(clarification_id=cid)
+    c = await truth.get_clarification(clarification_id=cid)
     assert c.state is m.ClarificationState.ANSWERED
     for card in cards.values():
         assert "Recorded as binding evidence" in flaky.text_of(card)
@@ -99,7 +99,7 @@ async def test_answers_wait_in_the_outbox_while_the_core_is_down(
 
 
 async def test_ack_is_fast_while_the_core_is_slow(
-        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+        flaky: Stack, transport: Switchable, bot_client: CoreClient, truth: CoreClient) -> None:
     """A click is acknowledged well under a second while the core takes 1.5 s to answer."""
     cid = await flaky.create(authority={"authored_by": ["p-ahmed"]})
     await flaky.burst()
@@ -112,11 +112,11 @@ async def test_ack_is_fast_while_the_core_is_slow(
     assert response.status == 200
     assert acked < 0.75, f"the ack took {acked:.2f} s"
     await flaky.settle()
-    assert await responders(bot_client, cid) == [("p-ahmed", 0)]
+    assert await responders(truth, cid) == [("p-ahmed", 0)]
 
 
 async def test_a_second_consumer_during_a_slow_answer_does_not_forward_it_again(
-        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+        flaky: Stack, transport: Switchable, bot_client: CoreClient, truth: CoreClient) -> None:
     """Another consumer (another replica) looking at the outbox while an answer is on its way
     to the core does not send it a second time."""
     cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
@@ -131,13 +131,13 @@ async def test_a_second_consumer_during_a_slow_answer_does_not_forward_it_again(
     assert await OutboxConsumers(flaky.answers).run_burst() == 0
     assert await first == 1
     await flaky.settle()
-    assert await responders(bot_client, cid) == [("p-ahmed", 0)]
+    assert await responders(truth, cid) == [("p-ahmed", 0)]
     assert transport.answers_taken == 1
     assert await flaky.store.outbox_size() == 0
 
 
 async def test_core_lost_right_after_taking_an_answer_does_not_duplicate_it(
-        flaky: Stack, transport: Switchable, bot_client: CoreClient) -> None:
+        flaky: Stack, transport: Switchable, bot_client: CoreClient, truth: CoreClient) -> None:
     """If the core goes away just after recording answer A, a later answer B stays the latest."""
     cid = await flaky.create(authority={"authored_by": ["p-ahmed", "p-sarah"]},
                              severity="critical")  # unbound after one answer: B supersedes A
@@ -153,7 +153,7 @@ async def test_core_lost_right_after_taking_an_answer_does_not_duplicate_it(
     await flaky.settle()
     flaky.clock.advance(timedelta(minutes=6))
     await flaky.settle()
-    assert await responders(bot_client, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
+    assert await responders(truth, cid) == [("p-ahmed", 0), ("p-ahmed", 1)]
     assert transport.answers_taken == 2
     assert await flaky.store.outbox_size() == 0
 

@@ -117,6 +117,7 @@ class TeamsStack:
     codec: ActionCodec
     url: str
     http: aiohttp.ClientSession
+    contract: str = "full"  # what the reference core serves the bot
 
     async def post(self, body: dict[str, Any] | bytes, token: str | None = None, *,
                    headers: dict[str, str] | None = None) -> aiohttp.ClientResponse:
@@ -136,6 +137,7 @@ class TeamsStack:
         await self.adapter.drain()
         await self.consumers.run_burst()
         await self.engine.answers.followups.drain()
+        await self.engine.interactions.declines.tasks.drain()  # a next turn on a held lease
 
 
 @pytest.fixture
@@ -181,7 +183,8 @@ def teams_adapter(engine: Engine, *, store: Store, clock: ManualClock, codec: Ac
 
 @pytest.fixture
 async def make_teams(core: ReferenceCore, clock: ManualClock, bot_client: CoreClient,
-                     dev_client: DevCoreClient, jwks_url: str):
+                     truth: CoreClient, contract: str, dev_client: DevCoreClient,
+                     jwks_url: str):
     runners: list[web.AppRunner] = []
     sessions: list[aiohttp.ClientSession] = []
 
@@ -202,12 +205,12 @@ async def make_teams(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
         runners.append(runner)
         http = aiohttp.ClientSession()
         sessions.append(http)
-        return TeamsStack(core=core, clock=clock, dev=dev_client, reader=bot_client,
+        return TeamsStack(core=core, clock=clock, dev=dev_client, reader=truth,
                           store=store, engine=engine,
                           adapter=adapter, channel=channel,
                           consumers=OutboxConsumers(engine.answers), sink=sink, tokens=tokens,
                           codec=codec, url=f"http://127.0.0.1:{runner.addresses[0][1]}",
-                          http=http)
+                          http=http, contract=contract)
 
     yield make
     for http in sessions:

@@ -62,7 +62,7 @@ def rig(kit: Kit, bot: CoreClient, clock: ManualClock, *, order: tuple[str, ...]
     return Rig(engine, teams, slack, sink)
 
 
-async def test_a_teams_only_person_gets_a_card(kit: Kit, bot_client: CoreClient,
+async def test_a_teams_only_person_gets_a_card(kit: Kit, bot_client: CoreClient, truth: CoreClient,
                                                dev_client: DevCoreClient,
                                                clock: ManualClock) -> None:
     """Tina has no Slack alias; with the app installed for her, her question arrives in Teams
@@ -75,7 +75,7 @@ async def test_a_teams_only_person_gets_a_card(kit: Kit, bot_client: CoreClient,
     assert posted.card is not None and posted.card["type"] == "AdaptiveCard"
     assert ANSWER_VERB in json.dumps(posted.card)
     assert made.skips("p-tina") == [] and made.slack.sent == []
-    c = await bot_client.get_clarification(clarification_id=cid)
+    c = await truth.get_clarification(clarification_id=cid)
     assert [(d.person_id, d.channel) for d in c.deliveries] == [("p-tina", m.Channel.TEAMS)]
 
 

@@ -39,6 +39,8 @@ async def test_teams_queue_answers_a_steward_with_the_card(teams: TeamsStack) ->
     hidden = await created(teams, read_roles=["editor"])
     finance = await created(teams, workspace="acme-finance")
     title = (await teams.reader.get_clarification(clarification_id=readable)).document.title
+    if teams.contract == "baseline":  # a baseline core gives no title: the link names it
+        title = "[the source document](https://docs.acme.example/legal/harbor-lease-renewal)"
     make_steward(teams, "p-sarah")
     (reply,) = await say(teams, "  Queue ")
     (attachment,) = reply.attachments

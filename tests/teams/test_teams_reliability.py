@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.core.client import CoreClient, RetryPolicy
-from tests.conftest import CLARIFY_TOKEN
+from tests.conftest import CLARIFY_TOKEN, extensions_for
 from tests.engine.conftest import new_clarification
 from tests.slack.conftest import Switchable
 from tests.teams.inbound import TeamsStack, action_data, invoke
@@ -20,10 +20,12 @@ CARD = "application/vnd.microsoft.card.adaptive"
 
 
 @pytest.fixture
-async def switchable(core_url: str) -> AsyncIterator[tuple[Switchable, CoreClient]]:
+async def switchable(core_url: str, contract: str
+                     ) -> AsyncIterator[tuple[Switchable, CoreClient]]:
     transport = Switchable()
     async with CoreClient(base_url=core_url, token=CLARIFY_TOKEN, transport=transport,
-                          retry=RetryPolicy(max_attempts=1)) as client:
+                          retry=RetryPolicy(max_attempts=1),
+                          extensions=extensions_for(contract)) as client:
         yield transport, client
 
 

@@ -85,6 +85,7 @@ from bot.core.models.jobs import (
 )
 from bot.core.models.people import (
     AliasResolution,
+    AskedAlias,
     ChatIdentity,
     Membership,
     PeopleBatch,
@@ -120,6 +121,9 @@ from bot.core.models.steward import (
     HistoryAttempt,
 )
 from bot.core.models.wire import (
+    ADDITIVE,
+    EXTENSION,
+    FROM_CORE,
     ErrorBody,
     Id,
     RequestModel,
@@ -130,6 +134,9 @@ from bot.core.models.wire import (
 )
 
 __all__ = [
+    "ADDITIVE",
+    "EXTENSION",
+    "FROM_CORE",
     "Rfc3339",
     "NIL_PERSON",
     "AttemptOutcome",
@@ -139,6 +146,7 @@ __all__ = [
     "HistoryAttempt",
     "AdvanceRequest",
     "AliasResolution",
+    "AskedAlias",
     "AmbiguityKind",
     "AnswerCustom",
     "AnswerCustomInput",

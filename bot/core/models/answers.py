@@ -6,7 +6,10 @@ clarification's bound interval is the answer that bound it.
 
 from __future__ import annotations
 
-from pydantic import AwareDatetime, Field, field_validator, model_validator
+from datetime import UTC, date, datetime
+from typing import Annotated
+
+from pydantic import AwareDatetime, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from bot.core.models.enums import (
@@ -18,12 +21,34 @@ from bot.core.models.enums import (
     RecordedChannel,
     Role,
 )
-from bot.core.models.wire import Id, RequestModel, WireModel
+from bot.core.models.wire import Id, RequestModel, WireModel, additive, extension_field, lenient
+
+ANSWER_REQUEST_ID = "answer-request-id"
+ANSWER_NOTE = "answer-note"
 
 
 class Interval(WireModel):
     valid_from: AwareDatetime | None = None
     valid_to: AwareDatetime | None = None
+
+    @classmethod
+    def from_text(cls, valid_from: str | None, valid_to: str | None) -> Interval:
+        """A free-form answer's ISO dates or date-times as an interval (unreadable ends open)."""
+        return cls(valid_from=_instant(valid_from), valid_to=_instant(valid_to))
+
+
+def _instant(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            return None
+        return datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 class AnswerCustom(WireModel):
@@ -45,16 +70,19 @@ class AnswerCustomInput(RequestModel):
 class ResponseRecord(WireModel):
     response_id: str
     responder: str
-    rights_at_answer_time: Role
+    rights_at_answer_time: Annotated[Role, lenient(Role, Role.VIEWER)]
     answer_index: int | None = None
     answer_custom: AnswerCustom | None = None
-    interval: Interval
-    channel: RecordedChannel
+    interval: Interval = additive(Interval(), description=(
+        "The interval answered; derived from the candidate or the free-form dates when left "
+        "out."))
+    channel: Annotated[RecordedChannel, lenient(RecordedChannel, RecordedChannel.API)]
     message_ref: str | None = None
     response_tx: AwareDatetime
-    binding_status: BindingStatus
-    supersedes: str | None = None
-    note: str | None = Field(default=None, description=(
+    # an unknown status counts as no confirmation
+    binding_status: Annotated[BindingStatus, lenient(BindingStatus, BindingStatus.ATTESTATION)]
+    supersedes: str | None = additive()
+    note: str | None = additive(description=(
         "The responder's note (a steward's reason for an override); withheld in a redacted "
         "view."))
 
@@ -70,12 +98,12 @@ class AnswerRequest(RequestModel):
     message_ref: str | None = Field(default=None, max_length=500, description=(
         "The chat message answered; clarify audience only (from an API key: 403)."))
     steward_override: bool = False
-    request_id: Id | None = Field(
-        default=None,
+    request_id: Id | None = extension_field(
+        ANSWER_REQUEST_ID,
         description="The caller's idempotency key: the same responder sending the same "
         "requestId again gets the first outcome back, even after answering differently since.",
     )
-    note: str | None = Field(default=None, min_length=1, max_length=500, description=(
+    note: str | None = extension_field(ANSWER_NOTE, min_length=1, max_length=500, description=(
         "A note kept on the response (a steward's reason for an override)."))
 
     @field_validator("answer_index", mode="before")
@@ -94,15 +122,65 @@ class AnswerRequest(RequestModel):
         return self
 
 
+# what an outcome implies for the clarification when a core leaves the state out
+_STATE_OF = {
+    AnswerOutcome.BOUND: ClarificationState.ANSWERED,
+    AnswerOutcome.PARTIALLY_CONFIRMED: ClarificationState.PARTIALLY_CONFIRMED,
+    AnswerOutcome.ATTESTATION: ClarificationState.ATTESTED,
+    AnswerOutcome.CONFLICTED: ClarificationState.CONFLICTED,
+    AnswerOutcome.CONFLICTING_ATTESTATION: ClarificationState.ANSWERED,
+    AnswerOutcome.STEWARD_OVERRIDE: ClarificationState.ANSWERED,
+}
+_QUORUM_OF = {
+    ClarificationState.ANSWERED: QuorumState.SATISFIED,
+    ClarificationState.CONFLICTED: QuorumState.CONFLICTED,
+}
+
+
 class AnswerResult(WireModel):
-    outcome: AnswerOutcome
-    clarification_id: str
-    state: ClarificationState
-    quorum_state: QuorumState
-    response_id: str
-    quorum_satisfied: bool
-    quorum_remaining: int
-    confirmed_by: list[str] = []
+    """The outcome of an answer. The baseline names the outcome, whether the quorum is satisfied
+    and what remains (and the fact version when bound); the state and quorum state are derived
+    from the outcome when a core leaves them out."""
+
+    # an outcome the bot does not know is shown as what it surely is: a recorded attestation
+    outcome: Annotated[AnswerOutcome, lenient(AnswerOutcome, AnswerOutcome.ATTESTATION)]
+    quorum_satisfied: bool = False
+    quorum_remaining: int = 0
     fact_version_tx: AwareDatetime | None = None
-    bound_interval: Interval | None = None
-    replayed: bool = False
+    clarification_id: str = additive("")
+    state: Annotated[ClarificationState, lenient(
+        ClarificationState, ClarificationState.OPEN)] = additive(ClarificationState.OPEN)
+    quorum_state: Annotated[QuorumState, lenient(
+        QuorumState, QuorumState.PENDING)] = additive(QuorumState.PENDING)
+    response_id: str = additive("", description="Empty when left out: the responder's latest "
+                                "response is theirs.")
+    confirmed_by: list[str] = additive([])
+    bound_interval: Interval | None = additive()
+    replayed: bool = additive(False)
+    # the core left confirmedBy out: what the bot holds is its own guess (the responder)
+    _confirmers_derived: bool = PrivateAttr(default=False)
+
+    @property
+    def confirmers_derived(self) -> bool:
+        return self._confirmers_derived
+
+    def assume_confirmed_by(self, responder: str | None) -> None:
+        """A core that leaves confirmedBy out: a response that counted was at least this
+        responder's (the clarification read afterwards names the rest)."""
+        if "confirmed_by" in self.model_fields_set:
+            return
+        self._confirmers_derived = True
+        counts = (AnswerOutcome.BOUND, AnswerOutcome.PARTIALLY_CONFIRMED,
+                  AnswerOutcome.STEWARD_OVERRIDE)
+        if responder is not None and self.outcome in counts:
+            self.confirmed_by = [responder]
+            self.model_fields_set.discard("confirmed_by")
+
+    @model_validator(mode="after")
+    def _derive(self) -> AnswerResult:
+        if "state" not in self.model_fields_set:
+            self.state = _STATE_OF.get(self.outcome, ClarificationState.OPEN)
+        if "quorum_state" not in self.model_fields_set:
+            self.quorum_state = (QuorumState.SATISFIED if self.quorum_satisfied
+                                 else _QUORUM_OF.get(self.state, QuorumState.PENDING))
+        return self

@@ -118,7 +118,10 @@ class AuthorityRelation(StrEnum):
 
 
 class EvidenceClass(StrEnum):
+    """The spec's evidence taxonomy (§5), complete."""
+
     SOURCE_SPAN = "source_span"
+    SOURCE_VERSION = "source_version"
     SYSTEM_EXTRACTION = "system_extraction"
     HUMAN_CLARIFICATION = "human_clarification"
     HUMAN_ATTESTATION = "human_attestation"

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import AwareDatetime
 
 from bot.core.models.enums import (
     EvidenceClass,
 )
-from bot.core.models.wire import WireModel
+from bot.core.models.wire import WireModel, lenient
 
 
 class Provenance(WireModel):
-    evidence_class: EvidenceClass
+    # a class the bot does not know reads as what the core surely derived it from: extraction
+    evidence_class: Annotated[EvidenceClass, lenient(EvidenceClass,
+                                                     EvidenceClass.SYSTEM_EXTRACTION)]
     clarification_id: str | None = None
     source_version_tx: AwareDatetime | None = None
     confirmed_by: list[str] = []

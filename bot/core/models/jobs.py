@@ -10,11 +10,23 @@ from bot.core.models.enums import (
     JobState,
     ReasonCode,
 )
-from bot.core.models.wire import Id, RequestModel, ShortText, WireModel
+from bot.core.models.wire import (
+    RequestModel,
+    ShortText,
+    WireModel,
+    additive,
+    extension_field,
+    lenient,
+    tolerant_items,
+)
+
+# the extensions a request field of this module belongs to (bot.core.extensions names them)
+HEARTBEAT_LEASE = "heartbeat-lease"
+ADVANCE_ATTEMPT = "advance-attempt"
 
 
 class JobPayload(WireModel):
-    clarification_id: Id
+    clarification_id: str = Field(min_length=1)
     ranking: list[str]
 
 
@@ -25,26 +37,27 @@ class PollRequest(RequestModel):
 
 
 class LeasedJob(WireModel):
-    id: Id
+    id: str = Field(min_length=1)
     kind: str
     payload: JobPayload
     attempts: int
     max_attempts: int
     lease_token: str
     lease_expires_at: AwareDatetime
-    visible_at: AwareDatetime | None = Field(default=None, description=(
+    visible_at: AwareDatetime | None = additive(description=(
         "When the job became available to lease: created, or visible again after a retry's "
         "backoff. Optional: a core that leaves it out still conforms; the bot then reports no "
         "job lag."))
 
 
 class PollResponse(WireModel):
-    jobs: list[LeasedJob]
+    # a job that does not parse is left to its lease (counted), the rest are handled
+    jobs: Annotated[list[LeasedJob], tolerant_items(LeasedJob)]
 
 
 class HeartbeatRequest(RequestModel):
     lease_token: ShortText
-    lease_seconds: int | None = Field(default=None, ge=5, le=3600, description=(
+    lease_seconds: int | None = extension_field(HEARTBEAT_LEASE, ge=5, le=3600, description=(
         "Extend from now by this many seconds, which become the lease's duration; absent: by "
         "the lease's own duration (the leaseSeconds it was polled or last extended with)."))
 
@@ -52,12 +65,15 @@ class HeartbeatRequest(RequestModel):
 class AdvanceRequest(RequestModel):
     """Skip forward inside the lease: set ``attempts`` to ``attempt`` without a backoff.
 
-    Idempotent: advancing to the attempt the job is already at is a no-op.
+    Idempotent: advancing to the attempt the job is already at is a no-op. Without ``attempt``
+    (the baseline's advance, or a core that does not offer the extension) ``attempts`` rises by
+    one, and a resent advance would rise twice: the client never resends that one blindly.
     """
 
     lease_token: ShortText
-    attempt: int = Field(ge=1)
-    reason_code: ReasonCode | None = None
+    attempt: int | None = extension_field(ADVANCE_ATTEMPT, ge=1, description=(
+        "The attempt to skip forward to (idempotent); absent: the next one."))
+    reason_code: ReasonCode | None = extension_field(ADVANCE_ATTEMPT)
 
 
 class ExpediteRequest(RequestModel):
@@ -85,18 +101,22 @@ class FailRequest(RequestModel):
 
 
 class JobView(WireModel):
-    id: Id
-    kind: str
-    state: JobState
-    payload: JobPayload
-    attempts: int
-    max_attempts: int
-    visible_at: AwareDatetime
-    lease_expires_at: AwareDatetime | None = None
-    last_error: str | None = None
-    dead_lettered_at: AwareDatetime | None = None
+    """A job as the lease operations (complete, fail) and the job reads answer it. The baseline
+    names its id and where it stands; every field a core may leave out has a default, so an
+    acknowledgement the bot does not need to read never fails a job."""
+
+    id: str
+    kind: str = additive("")
+    state: Annotated[JobState, lenient(JobState, JobState.AVAILABLE)] | None = None
+    payload: JobPayload | None = additive()
+    attempts: int | None = None
+    max_attempts: int | None = None
+    visible_at: AwareDatetime | None = additive()
+    lease_expires_at: AwareDatetime | None = additive()
+    last_error: str | None = additive()
+    dead_lettered_at: AwareDatetime | None = additive()
 
 
 class JobPage(WireModel):
-    items: list[JobView]
+    items: Annotated[list[JobView], tolerant_items(JobView)]
     next_cursor: str | None = None

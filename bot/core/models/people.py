@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from bot.core.models.enums import (
     Role,
 )
-from bot.core.models.wire import Id, RequestModel, WireModel
+from bot.core.models.wire import (
+    Id,
+    RequestModel,
+    WireModel,
+    additive,
+    lenient,
+    tolerant_items,
+)
 
 
 class SlackIdentity(RequestModel):
@@ -44,24 +51,36 @@ class TeamsAlias(WireModel):
 class PersonAliases(WireModel):
     email: str | None = None
     upn: str | None = None
-    slack: list[SlackAlias] = []
-    teams: list[TeamsAlias] = []
+    slack: Annotated[list[SlackAlias], tolerant_items(SlackAlias)] = []
+    teams: Annotated[list[TeamsAlias], tolerant_items(TeamsAlias)] = []
 
 
 class Membership(WireModel):
     workspace_id: str
-    role: Role
+    # a role the bot does not know grants nothing it would not grant a viewer
+    role: Annotated[Role, lenient(Role, Role.VIEWER)]
 
 
 class Person(WireModel):
+    """A PERSON with its name, delivery aliases, memberships and whether it is a verified
+    enterprise identity (the baseline); its tenant, locale and time zone are additive. A core
+    that leaves the name out anyway is shown by the person's id."""
+
     person_id: str
-    tenant_id: str
-    display_name: str
-    locale: str = "en"
-    time_zone: str = "UTC"
-    verified_enterprise_identity: bool
-    aliases: PersonAliases
-    memberships: list[Membership] = []
+    display_name: str = ""
+    aliases: PersonAliases = PersonAliases()
+    memberships: Annotated[list[Membership], tolerant_items(Membership)] = []
+    verified_enterprise_identity: bool = False
+    tenant_id: str = additive("", description=(
+        "The person's tenant; a reader that asked for a tenant fills it in when left out."))
+    locale: str = additive("en")
+    time_zone: str = additive("UTC")
+
+    @model_validator(mode="after")
+    def _named(self) -> Person:
+        if not self.display_name:
+            self.display_name = self.person_id
+        return self
 
 
 class ResolveRequest(RequestModel):
@@ -72,6 +91,32 @@ class ResolveRequest(RequestModel):
 class ResolvedPerson(WireModel):
     person: Person
     verified: bool = Field(description="The chat identity maps to a verified enterprise identity.")
+
+
+class AskedAlias(WireModel):
+    """One delivery identity the core resolved for a candidate (spec changelog v0.9): the chat
+    identity maps back to ``personId`` alone within the clarification's tenant."""
+
+    person_id: str
+    platform: Literal["slack", "teams"]
+    user_id: str | None = Field(default=None, description="Slack: the user id.")
+    team_id: str | None = Field(default=None, description="Slack: the workspace.")
+    enterprise_id: str | None = Field(default=None, description="Slack: the Grid org.")
+    aad_object_id: str | None = Field(default=None, description="Teams: the AAD object id.")
+    tenant_id: str | None = Field(default=None, description="Teams: the Entra tenant.")
+    verified: bool = False
+
+    def identity(self) -> SlackIdentity | TeamsIdentity | None:
+        """The identity as the resolve takes it; None when the entry is incomplete."""
+        try:
+            if self.platform == "slack" and self.user_id:
+                return SlackIdentity(user_id=self.user_id, team_id=self.team_id,
+                                     enterprise_id=self.enterprise_id)
+            if self.platform == "teams" and self.aad_object_id and self.tenant_id:
+                return TeamsIdentity(aad_object_id=self.aad_object_id, tenant_id=self.tenant_id)
+        except ValueError:  # an id the contract's rules refuse: not vouched for
+            return None
+        return None
 
 
 class PeopleBatchRequest(RequestModel):
@@ -103,8 +148,9 @@ class PersonEntry(WireModel):
     person_id: str
     person: Person | None = None
     error_code: str | None = None
-    resolutions: list[AliasResolution] = []
+    resolutions: Annotated[list[AliasResolution], tolerant_items(AliasResolution)] = []
 
 
 class PeopleBatch(WireModel):
-    people: list[PersonEntry] = Field(description="One entry per distinct requested id, in order.")
+    people: Annotated[list[PersonEntry], tolerant_items(PersonEntry)] = Field(
+        description="One entry per distinct requested id, in order.")

@@ -12,17 +12,31 @@ from bot.core.models.enums import (
     ReasonCode,
     RecordedChannel,
 )
-from bot.core.models.wire import Id, RequestModel, WireModel
+from bot.core.models.wire import (
+    Id,
+    RequestModel,
+    WireModel,
+    additive,
+    extension_field,
+    lenient,
+    lenient_list,
+    tolerant_items,
+)
+
+# the extension of the reports' keys and details beyond who, where, which message and why
+REPORT_DETAILS = "report-details"
+
+ReasonRead = Annotated[ReasonCode | None, lenient(ReasonCode, None)]
 
 
 class DeliveryRecord(WireModel):
     delivery_id: str
     person_id: str
-    channel: RecordedChannel
-    kind: DeliveryKind
-    attempt: int
+    channel: Annotated[RecordedChannel, lenient(RecordedChannel, RecordedChannel.API)]
+    kind: Annotated[DeliveryKind, lenient(DeliveryKind, DeliveryKind.STEWARD_NOTICE)]
+    attempt: int = 0
     message_ref: str | None = None
-    delivered_at: AwareDatetime
+    delivered_at: AwareDatetime | None = None
 
 
 class SkipEntry(WireModel):
@@ -33,27 +47,32 @@ class SkipEntry(WireModel):
 
 
 class ClarificationEvent(WireModel):
-    event_id: str
+    """One entry of the core's event trail. The baseline names its type and time, and for a
+    skip or escalation whom it concerns and the reason code."""
+
     type: str
     at: AwareDatetime
-    actor: str | None = None
     person_id: str | None = None
-    attempt: int | None = None
-    reason_code: ReasonCode | None = None
-    reason_codes: list[ReasonCode] = []
-    skips: list[SkipEntry] = []
+    reason_code: ReasonRead = None
     message: str = ""
+    event_id: str = additive("")
+    actor: str | None = additive()
+    attempt: int | None = additive()
+    reason_codes: Annotated[list[ReasonCode], lenient_list(ReasonCode)] = additive([])
+    skips: Annotated[list[SkipEntry], tolerant_items(SkipEntry)] = additive([])
 
 
 class DeliveryReport(RequestModel):
-    """The bot reports one message sent; idempotent on ``deliveryId``."""
+    """The bot reports one message sent: to whom, on which channel, with which message
+    reference. With the ``report-details`` extension it is idempotent on ``deliveryId`` and
+    says what kind of message went out at which attempt."""
 
-    delivery_id: Id
     person_id: Id
     channel: Channel
-    kind: DeliveryKind
-    attempt: int = Field(ge=0)
     message_ref: str | None = Field(default=None, max_length=500)
+    delivery_id: Id | None = extension_field(REPORT_DETAILS)
+    kind: DeliveryKind | None = extension_field(REPORT_DETAILS)
+    attempt: int | None = extension_field(REPORT_DETAILS, ge=0)
 
 class SkipInput(RequestModel):
     """A ``SkipEntry`` as the bot reports it."""
@@ -63,21 +82,23 @@ class SkipInput(RequestModel):
 
 
 class EventReport(RequestModel):
-    """The bot reports a skip, escalation or notice; idempotent on ``eventId``."""
+    """The bot reports a skip, escalation or notice: its type, whom it concerns, the reason
+    code and a value-free message. With the ``report-details`` extension it is idempotent on
+    ``eventId`` and carries the attempt and the skips behind an escalation."""
 
-    event_id: Id
     type: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z_]+$")]
     person_id: Id | None = None
-    attempt: int | None = Field(default=None, ge=0)
     reason_code: ReasonCode | None = None
-    reason_codes: list[ReasonCode] = Field(
-        default=[], max_length=len(ReasonCode),
+    message: Annotated[str, Field(max_length=500)] = ""
+    event_id: Id | None = extension_field(REPORT_DETAILS)
+    attempt: int | None = extension_field(REPORT_DETAILS, ge=0)
+    reason_codes: list[ReasonCode] = extension_field(
+        REPORT_DETAILS, [], max_length=len(ReasonCode),
         description="Every reason code the event stands for (an escalation's or a dead letter's "
         "skip reasons, a skip's own code), each once, sorted.")
-    skips: list[SkipInput] = Field(
-        default=[], max_length=200,
+    skips: list[SkipInput] = extension_field(
+        REPORT_DETAILS, [], max_length=200,
         description="The candidates the event concerns who were not asked, with the code why.")
-    message: Annotated[str, Field(max_length=500)] = ""
 
     def wire(self) -> dict[str, object]:
         # empty lists stay off the wire: a core that predates them still takes a plain skip
@@ -116,7 +137,7 @@ class ReportItemResult(WireModel):
     route would give (nothing else is echoed, so a refused item tells nothing of another
     tenant)."""
 
-    id: str = Field(description="The report's deliveryId or eventId.")
+    id: str = Field(default="", description="The report's deliveryId or eventId.")
     ok: bool
     error_code: str | None = None
 

@@ -7,12 +7,14 @@ was skipped and why, without parsing messages; the erasure report says what was 
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import AwareDatetime, Field
 
 from bot.core.models.enums import AttemptOutcome, JobState, ReasonCode, RecordedChannel
 from bot.core.models.people import PersonAliases
 from bot.core.models.reports import ClarificationEvent
-from bot.core.models.wire import Id, RequestModel, WireModel
+from bot.core.models.wire import Id, RequestModel, WireModel, lenient, tolerant_items
 
 NIL_PERSON = "00000000-0000-0000-0000-000000000000"  # the tombstone of an erased person id
 
@@ -24,23 +26,25 @@ class HistoryAttempt(WireModel):
     person_id: str | None = Field(default=None, description=(
         "The candidate of this attempt (the steward on the last one); the nil id once erased."))
     steward: bool = Field(default=False, description="The redacted steward escalation attempt.")
-    outcome: AttemptOutcome
-    reason_code: ReasonCode | None = Field(default=None, description="Why it was skipped.")
-    channel: RecordedChannel | None = None
+    outcome: Annotated[AttemptOutcome, lenient(AttemptOutcome, AttemptOutcome.PENDING)]
+    reason_code: Annotated[ReasonCode | None, lenient(ReasonCode, None)] = Field(
+        default=None, description="Why it was skipped.")
+    channel: Annotated[RecordedChannel | None, lenient(RecordedChannel, None)] = None
     delivered_at: AwareDatetime | None = None
-    events: list[ClarificationEvent] = Field(default=[], description=(
-        "This attempt's events, in the order they happened."))
+    events: Annotated[list[ClarificationEvent], tolerant_items(ClarificationEvent)] = Field(
+        default=[], description="This attempt's events, in the order they happened.")
 
 
 class DeliveryHistory(WireModel):
     clarification_id: str
     job_id: str | None = Field(default=None, description="Absent for low severity (no job).")
-    job_state: JobState | None = None
+    job_state: Annotated[JobState | None, lenient(JobState, None)] = None
     job_attempts: int = Field(default=0, description="The job's attempts so far.")
     max_attempts: int = 0
-    attempts: list[HistoryAttempt] = []
-    events: list[ClarificationEvent] = Field(default=[], description=(
-        "Every event of the clarification, in order (the attempts' and the rest)."))
+    attempts: Annotated[list[HistoryAttempt], tolerant_items(HistoryAttempt)] = []
+    events: Annotated[list[ClarificationEvent], tolerant_items(ClarificationEvent)] = Field(
+        default=[], description="Every event of the clarification, in order (the attempts' and "
+        "the rest).")
 
 
 class ErasureRequest(RequestModel):
@@ -54,12 +58,13 @@ class ErasureReport(WireModel):
 
     person_id: str
     tenant_id: str
-    clarifications: int = Field(description="Clarifications whose attribution changed.")
+    clarifications: int = Field(default=0, description=(
+        "Clarifications whose attribution changed."))
     asked: int = 0
     responses: int = 0
     deliveries: int = 0
     events: int = 0
     jobs: int = Field(default=0, description="Job payload rankings rewritten.")
     fact_versions: int = Field(default=0, description="Fact provenance entries tombstoned.")
-    aliases: PersonAliases = Field(description=(
+    aliases: PersonAliases = Field(default=PersonAliases(), description=(
         "The person's chat identities, so the caller can erase what it holds under them."))
