@@ -172,7 +172,7 @@ async def start_world(args: argparse.Namespace, world: World) -> None:
                           "--save", "", "--appendonly", "no"])
     core_port, side_port = _free_port(), _free_port()
     world.start("devcore", [sys.executable, __file__, "--serve", "core", "--port",
-                            str(core_port)])
+                            str(core_port), "--contract", args.contract])
     people = max(args.people, args.shipped)
     slack = world.start("fakeslack", [sys.executable, __file__, "--serve", "fakeslack",
                                       "--people", str(people), "--port", str(side_port)],
@@ -455,9 +455,12 @@ def main() -> None:
     parser.add_argument("--json", help="also write the rows to this file")
     parser.add_argument("--serve", choices=["core", "fakeslack"])
     parser.add_argument("--port", type=int)
+    parser.add_argument("--contract", choices=["full", "baseline"], default="full",
+                        help="baseline: the reference core serves only what every core offers; "
+                        "the bot finds out (its probes) and uses the fallbacks")
     args = parser.parse_args()
     if args.serve == "core":
-        serve_core(args.port)
+        serve_core(args.port, contract=args.contract)
     elif args.serve == "fakeslack":
         serve_fake_slack(args.people, args.port)
     else:

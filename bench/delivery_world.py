@@ -72,14 +72,17 @@ def scenario(cards: int, people: int, *, tag: str, high_share: float = 0.0) -> d
 # ---------------------------------------------------------------- the reference core
 
 
-def serve_core(port: int, extend: Callable[[Any, Any], None] | None = None) -> None:
+def serve_core(port: int, extend: Callable[[Any, Any], None] | None = None,
+               contract: str = "full") -> None:
     """The reference core with a middleware that counts every call by method and route, and
     ``GET /_bench/calls`` that returns (and with ?reset=1 clears) the counts. ``extend(app,
-    core)`` adds a caller's own routes and middlewares (bench/soak.py's faults and records)."""
+    core)`` adds a caller's own routes and middlewares (bench/soak.py's faults and records);
+    ``contract``: "baseline" serves only what every core offers (docs/core-contract.md)."""
     from aiohttp import web
 
     import devcore.app
     from devcore.app import create_app
+    from devcore.core import Contract
     from devcore.server import build_core
 
     devcore.app.MAX_BODY = 1 << 30  # a whole phase's scenario is one body (bench only)
@@ -121,7 +124,7 @@ def serve_core(port: int, extend: Callable[[Any, Any], None] | None = None) -> N
 
     core = build_core("acme")
     load_scenario(core, scenario(1, 1, tag="boot"))  # the bench's tokens
-    app = create_app(core)
+    app = create_app(core, contract=Contract(contract))
     app.middlewares.insert(0, count)
     app.router.add_get("/_bench/calls", calls)
     app.router.add_post("/_bench/load", load)

@@ -190,7 +190,8 @@ class Soak:
         core_port, slack_port, side_port = self.port(), self.port(), self.port()
         connector_port = self.port()
         world.start("core", [sys.executable, __file__, "--serve", "core", "--port",
-                             str(core_port), "--seed", str(args.seed)])
+                             str(core_port), "--seed", str(args.seed), "--contract",
+                             args.contract])
         slack = world.start("fakeslack", [
             sys.executable, __file__, "--serve", "fakes", "--port", str(slack_port),
             "--connector", str(connector_port), "--side", str(side_port), "--readers",
@@ -436,12 +437,14 @@ def main() -> None:
                         help="the test suite's size: 200 clarifications in 30 s, 3 kills each")
     parser.add_argument("--json", help="also write the verdict to this file")
     parser.add_argument("--serve", choices=["core", "fakes"])
+    parser.add_argument("--contract", choices=["full", "baseline"], default="full",
+                        help="baseline: the reference core serves only what every core offers")
     parser.add_argument("--port", type=int)
     parser.add_argument("--side", type=int)
     parser.add_argument("--connector", type=int)
     args = parser.parse_args()
     if args.serve == "core":
-        serve_soak_core(args.port, args.seed)
+        serve_soak_core(args.port, args.seed, args.contract)
     elif args.serve == "fakes":
         people = [reader(n) for n in range(args.readers)] + \
             [nonreader(n) for n in range(args.nonreaders)] + ["p-steward"]

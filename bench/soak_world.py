@@ -134,8 +134,9 @@ def scenario(cast: Cast, numbers: range, *, window_hours: float) -> dict[str, An
 # ---------------------------------------------------------------- the core's side door
 
 
-def serve_soak_core(port: int, seed: int) -> None:
-    serve_core(port, extend=lambda app, core: extend_core(app, core, random.Random(seed)))
+def serve_soak_core(port: int, seed: int, contract: str = "full") -> None:
+    serve_core(port, extend=lambda app, core: extend_core(app, core, random.Random(seed)),
+               contract=contract)
 
 
 @dataclass

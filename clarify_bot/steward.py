@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from bot.core import errors as e
 from bot.core import models as m
+from bot.core.extensions import Extension
 from clarify_bot import steward_output as out
 
 STATES = [s.value for s in m.ClarificationState]
@@ -86,7 +87,7 @@ def clarify(click_ctx: click.Context, config: Path | None, json_out: bool) -> No
     """Read, answer and review clarifications with your API key (CLARIFY_BOT_API_KEY)."""
     from bot.logs import configure_logging
 
-    configure_logging(level="warning", fmt="console")  # the output is the command's, not logs
+    configure_logging(level="error", fmt="console")  # the output is the command's, not logs
     click_ctx.obj = Ctx(config, json_out)
 
 
@@ -104,15 +105,37 @@ def ls(ctx: Ctx, state: str | None, severity: str | None, document: str | None,
     """List clarifications, newest first."""
 
     async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
+        after = since.replace(tzinfo=UTC) if since else None
         page = await core.list_clarifications(
             state=state, severity=severity, document_id=document, limit=limit, cursor=cursor,
-            since=since.replace(tzinfo=UTC) if since else None)
+            since=after)
+        page.items = _filtered(page.items, document=document, since=after)
         text = out.list_text(page.items, empty="no clarifications match")
         if page.next_cursor:
             text += f"\nmore: --cursor {page.next_cursor}"
         return out.ListOutput(command="ls", items=page.items, nextCursor=page.next_cursor), text
 
     _run(ctx, "ls", work)
+
+
+def _filtered(items: list[m.ClarificationSummary], *, document: str | None,
+              since: datetime | None) -> list[m.ClarificationSummary]:
+    """The filters a core beyond the baseline applies, checked here too: a baseline core
+    ignores ``documentId`` and ``since`` and its items do not say, so the command says it
+    cannot filter rather than list what does not match."""
+    if document is not None:
+        if any(i.document_id is None for i in items):
+            raise click.ClickException(
+                "this core cannot filter by document (--document is beyond the baseline "
+                "contract it offers)")
+        items = [i for i in items if i.document_id == document]
+    if since is not None:
+        if any(i.updated_at is None for i in items):
+            raise click.ClickException(
+                "this core cannot filter by time (--since is beyond the baseline contract it "
+                "offers)")
+        items = [i for i in items if i.updated_at is not None and i.updated_at >= since]
+    return items
 
 
 @clarify.command("show")
@@ -179,8 +202,13 @@ def _answered(command: Literal["answer", "override"], clarification_id: str,
         text = f"{clarification_id}: {words}\nstate: {out.STATE_WORDS[r.state.value]}"
         attestation = r.outcome in (m.AnswerOutcome.ATTESTATION,
                                     m.AnswerOutcome.CONFLICTING_ATTESTATION)
+        kept = None
+        if request.note is not None:  # a core without the answer-note extension drops it
+            kept = core.offers(Extension.ANSWER_NOTE)
+            if not kept:
+                text += "\nnote: not kept: this core does not keep a note with an answer"
         return out.AnswerOutput(command=command, result=r, httpStatus=receipt.http_status,
-                                attestation=attestation), text
+                                attestation=attestation, noteKept=kept), text
 
     return work
 
@@ -260,7 +288,13 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
             report = await core.erase_attribution(person_id=person, tenant_id=tenant)
             aliases: m.PersonAliases | None = report.aliases
         except e.ExtensionUnavailable:
-            # the core cannot tombstone: the bot's own data, found from the person's aliases
+            # the core cannot tombstone (nor say whether the key is a steward's): the bot's own
+            # data, found from the person's aliases, with the operator's service token only
+            if settings.secrets.core_token is None:
+                raise click.ClickException(
+                    "this core does not offer erase-attribution: erasing what the bot holds "
+                    "needs the operator's service token (CLARIFY_BOT_CORE_TOKEN), and the "
+                    "core's part its own tooling") from None
             report = None
             aliases = await read_aliases(settings, person_id=person, tenant_id=tenant)
         store, lines = await erase_bot_data(settings, person_id=person,

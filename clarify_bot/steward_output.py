@@ -36,7 +36,7 @@ class ListOutput(BaseModel):
 class ShowOutput(BaseModel):
     command: Literal["show", "review"]
     clarification: m.Clarification
-    history: m.DeliveryHistory | None = Field(description=(
+    history: m.DeliveryHistory | None = Field(default=None, description=(
         "None: the core does not offer the delivery history (the history extension)."))
 
 
@@ -45,12 +45,15 @@ class AnswerOutput(BaseModel):
     result: m.AnswerResult
     http_status: int = Field(alias="httpStatus")
     attestation: bool
+    note_kept: bool | None = Field(default=None, alias="noteKept", description=(
+        "With --note: whether the core kept it (a core without the answer-note extension "
+        "records the answer without it)."))
 
 
 class ErasureOutput(BaseModel):
     command: Literal["erase-attribution"]
     person_id: str = Field(alias="personId")
-    core: m.ErasureReport | None = Field(description=(
+    core: m.ErasureReport | None = Field(default=None, description=(
         "None: the core does not offer erase-attribution (the erasure extension); its part is "
         "done with the core's own tooling."))
     aliases_found: bool = Field(default=True, alias="aliasesFound", description=(

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from enum import StrEnum
 from typing import Any
 
 import structlog
@@ -27,7 +26,7 @@ from bot.core import baseline
 from bot.core import models as m
 from bot.core.errors import ErrorCode
 from bot.core.routes import HEALTH_PATH, OPENAPI_PATH, ROUTES, Route
-from devcore.core import ReferenceCore, load_scenario
+from devcore.core import Contract, ReferenceCore, load_scenario
 from devcore.directory import Token
 from devcore.faults import CoreFault
 from devcore.issues import issues
@@ -40,12 +39,6 @@ CLOCK_LIMIT_YEAR = 3000
 CORE_KEY: web.AppKey[ReferenceCore] = web.AppKey("core", ReferenceCore)
 
 
-class Contract(StrEnum):
-    FULL = "full"  # every route and field of bot/contract/openapi.json
-    BASELINE = "baseline"  # only what every core offers
-
-
-CONTRACT_KEY: web.AppKey[Contract] = web.AppKey("contract", Contract)
 # the query parameters a baseline core reads (any other is ignored, as servers do)
 BASELINE_QUERY = {"listClarifications": ("state", "severity", "cursor"),
                   "getPerson": ("tenantId",)}
@@ -166,7 +159,10 @@ async def _body(route: Route, request: web.Request, contract: Contract
 
 def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def endpoint(request: web.Request) -> web.Response:
-        core, contract = request.app[CORE_KEY], request.app[CONTRACT_KEY]
+        core = request.app[CORE_KEY]
+        contract = core.contract  # read per request: a test may switch it while the bot runs
+        if contract is Contract.BASELINE and route.extension is not None:
+            return error_response(CoreFault(ErrorCode.ROUTE_NOT_FOUND))
         query = (BASELINE_QUERY.get(route.operation_id, ())
                  if contract is Contract.BASELINE else None)
         try:
@@ -371,22 +367,20 @@ def create_app(core: ReferenceCore, *, contract: Contract = Contract.FULL) -> we
 
     app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[CORE_KEY] = core
-    app[CONTRACT_KEY] = contract
+    core.contract = contract
+    document = build_openapi()
 
     async def health(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
-    if contract is Contract.FULL:
-        document = build_openapi()
+    async def openapi(_: web.Request) -> web.Response:
+        if core.contract is Contract.BASELINE:  # a core need not publish its document
+            return error_response(CoreFault(ErrorCode.ROUTE_NOT_FOUND))
+        return web.json_response(document)
 
-        async def openapi(_: web.Request) -> web.Response:
-            return web.json_response(document)
-
-        app.router.add_get(OPENAPI_PATH, openapi)
+    app.router.add_get(OPENAPI_PATH, openapi)
     app.router.add_get(HEALTH_PATH, health)
     for route in ROUTES:
-        if contract is Contract.BASELINE and route.extension is not None:
-            continue
         app.router.add_route(
             route.method, route.path, _endpoint(route, HANDLERS[route.operation_id])
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from enum import StrEnum
 from functools import partial
 
 from bot.core import models as m
@@ -28,8 +29,18 @@ __all__ = ["ReferenceCore", "load_scenario"]
 _FENCE = {m.Audience.CLARIFY: CLARIFY_PREFIX, m.Audience.INGEST: "ingest:"}
 
 
+class Contract(StrEnum):
+    """What the reference core serves over HTTP (``devcore.app``)."""
+
+    FULL = "full"  # every route and field of bot/contract/openapi.json
+    BASELINE = "baseline"  # only what every core offers (docs/core-contract.md)
+
+
 class ReferenceCore(StewardEndpoints):
-    """The whole reference core; construct it with a movable clock (and a directory)."""
+    """The whole reference core; construct it with a movable clock (and a directory).
+    ``contract`` is what its HTTP app serves; read per request, so a test can switch it."""
+
+    contract: Contract = Contract.FULL
 
     # ---------------------------------------------------------------- jobs
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from aiohttp import web
 
 from bot.clock import OffsetClock
-from devcore.app import Contract, create_app
-from devcore.core import ReferenceCore, load_scenario
+from devcore.app import create_app
+from devcore.core import Contract, ReferenceCore, load_scenario
 from devcore.people import apply_people, read_people
 from devcore.scenario import read_scenario
 from devcore.state import MovableClock

@@ -27,12 +27,15 @@ from soak_world import aad_user  # noqa: E402
 
 
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
+@pytest.mark.parametrize("contract", ["full", "baseline"])
 def test_soak_smoke_loses_doubles_reorders_no_answer_and_sends_no_card_twice_under_faults(
-        tmp_path: Path) -> None:
+        tmp_path: Path, contract: str) -> None:
+    """Against the full reference core, and against one that serves the baseline alone."""
     out = tmp_path / "verdict.json"
-    base = os.environ.get("CLARIFY_SOAK_BASE_PORT", "20550")
+    base = int(os.environ.get("CLARIFY_SOAK_BASE_PORT", "20550")) + (
+        0 if contract == "full" else 100)
     run = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--smoke",
-                          "--base-port", base, "--json", str(out)],
+                          "--base-port", str(base), "--json", str(out), "--contract", contract],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     report = run.stdout[-4000:] + run.stderr[-2000:]
     assert out.exists(), report

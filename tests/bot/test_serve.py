@@ -87,10 +87,10 @@ def slack(fake_slack: FakeSlack) -> FakeSlack:  # noqa: F811
 
 
 @pytest.fixture
-async def devcore_url() -> AsyncIterator[str]:
-    """The reference core in its own process, on a port it picked."""
+async def devcore_url(contract: str) -> AsyncIterator[str]:
+    """The reference core in its own process, on a port it picked, serving ``contract``."""
     process = await asyncio.create_subprocess_exec(
-        str(BIN / "clarify-bot"), "devcore", "--port", "0",
+        str(BIN / "clarify-bot"), "devcore", "--port", "0", "--contract", contract,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert process.stdout is not None
     line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
@@ -310,6 +310,26 @@ async def test_platform_port_is_honoured(start: Any, slack: FakeSlack, devcore_u
 
 
 # ---------------------------------------------------------------- readiness and credentials
+
+
+async def test_readyz_names_the_core_extensions_in_use(
+        start: Any, slack: FakeSlack, devcore_url: str, contract: str) -> None:
+    """/readyz says which extensions of the contract the bot found the core offering, and how
+    it found out: every one from the full core's document, none of the service's from the
+    baseline core's probes; the log says the same once."""
+    bot = await start(core=devcore_url, slack=slack)
+    await until(lambda: healthy(bot), "the bot to listen")
+    async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/readyz") as ready:
+        core = (await ready.json())["core"]
+    if contract == "full":
+        assert core["source"] == "openapi" and "expedite" in core["extensions"]
+    else:
+        assert core["source"] == "probes"
+        assert not {"expedite", "people-batch", "reports", "attention"} & set(core["extensions"])
+    found = [line for line in bot.lines() if line["event"] == "core.extensions"]
+    assert found and found[0]["offered"] == core["extensions"]
+    code, _ = await bot.terminate()
+    assert code == 0
 
 
 async def test_readyz_names_a_rejected_slack_token_and_the_worker_pauses(

@@ -23,10 +23,11 @@ class LiveCore:
     url: str
     core: ReferenceCore
     clock: ManualClock
+    contract: str = "full"  # what the reference core serves
 
 
 @pytest.fixture
-def live() -> Iterator[LiveCore]:
+def live(contract: str) -> Iterator[LiveCore]:
     clock = ManualClock(START)
     core = build_core("acme", clock=clock)
     ready = threading.Event()
@@ -34,7 +35,7 @@ def live() -> Iterator[LiveCore]:
 
     async def run() -> None:
         done = asyncio.Event()
-        async with serve(core) as url:
+        async with serve(core, contract=contract) as url:
             found.append((url, asyncio.get_running_loop(), done))
             ready.set()
             await done.wait()
@@ -43,7 +44,7 @@ def live() -> Iterator[LiveCore]:
     thread.start()
     assert ready.wait(10)
     url, loop, done = found[0]
-    yield LiveCore(url=url, core=core, clock=clock)
+    yield LiveCore(url=url, core=core, clock=clock, contract=contract)
     loop.call_soon_threadsafe(done.set)
     thread.join(10)
 

@@ -38,6 +38,7 @@ def test_the_committed_schema_is_current() -> None:
     assert SCHEMA == json.loads(json.dumps(steward_output.schema()))
 
 
+@pytest.mark.full_contract  # --document, --since, --limit and their paging are extensions
 def test_ls_lists_and_filters(cli: Cli) -> None:
     text = cli(SARAH, "ls")
     assert text.exit_code == 0, text.output
@@ -58,6 +59,7 @@ def test_ls_lists_and_filters(cli: Cli) -> None:
     assert [i["id"] for i in paged["items"] + rest["items"]] == [LOW, HIGH, NORMAL, CRITICAL]
 
 
+@pytest.mark.full_contract  # titles and "redacted" on list items are additive
 def test_ls_keeps_the_read_gate(cli: Cli) -> None:
     """Priya (Legal viewer) sees Finance's invoice listed without its title."""
     doc = parsed(cli(PRIYA, "ls", json_out=True))
@@ -66,6 +68,7 @@ def test_ls_keeps_the_read_gate(cli: Cli) -> None:
     assert "(withheld)" in cli(PRIYA, "ls").output
 
 
+@pytest.mark.full_contract  # the history extension
 def test_show_prints_the_delivery_history(cli: Cli, live: LiveCore) -> None:
     """attempt → candidate → outcome or skip reason; events in order; JSON by the schema."""
     job = next(j for j in live.core.jobs.jobs.values()
@@ -103,6 +106,7 @@ def test_answer_records_as_the_keys_person_with_channel_cli(cli: Cli, live: Live
     assert (record.responder, record.channel, record.message_ref) == ("p-sarah", "cli", None)
 
 
+@pytest.mark.full_contract  # "replayed" is additive
 def test_answer_by_a_viewer_is_an_attestation_and_says_so(cli: Cli, live: LiveCore) -> None:
     result = cli(PRIYA, "answer", NORMAL, "--text", "Q4 2026")
     assert result.exit_code == 0, result.output
@@ -131,6 +135,7 @@ def test_answer_with_an_unbound_key_is_refused(cli: Cli, live: LiveCore) -> None
     assert responses(live, CRITICAL) == []
 
 
+@pytest.mark.full_contract  # "boundInterval" on the result is additive
 def test_answer_with_dates_sends_the_exclusive_end(cli: Cli, live: LiveCore) -> None:
     doc = parsed(cli(SARAH, "answer", NORMAL, "--date", "2026-07-01", "--to", "2026-09-30",
                      json_out=True))
@@ -157,6 +162,7 @@ def test_the_service_token_is_not_a_key_for_answers(cli: Cli, live: LiveCore) ->
     assert responses(live, CRITICAL) == []
 
 
+@pytest.mark.full_contract  # attention and history (baseline: test_clarify_cli_baseline.py)
 def test_queue_and_review_list_the_attention_set(cli: Cli, live: LiveCore) -> None:
     doc = parsed(cli(MARIA, "queue", json_out=True))
     assert [i["id"] for i in doc["items"]] == [HIGH, CRITICAL] and doc["command"] == "queue"
@@ -177,6 +183,7 @@ def _conflicted(live: LiveCore) -> None:
     assert live.core.records[CRITICAL].model.state is m.ClarificationState.CONFLICTED
 
 
+@pytest.mark.full_contract  # the answer-note extension
 def test_review_override_by_a_steward_binds_with_the_note(cli: Cli, live: LiveCore) -> None:
     _conflicted(live)
     doc = parsed(cli(MARIA, "review", CRITICAL, "--override", "--index", "1", "--note",
@@ -209,6 +216,7 @@ def test_review_override_needs_a_note(cli: Cli, live: LiveCore) -> None:
     assert responses(live, CRITICAL) == before
 
 
+@pytest.mark.full_contract  # the erasure extension
 def test_erase_attribution_needs_a_steward_key(cli: Cli, live: LiveCore) -> None:
     env = {"CLARIFY_BOT_STORE__BACKEND": "memory"}
     result = cli(SARAH, "erase-attribution", "--person", "p-ahmed", "--yes", env=env)

@@ -120,6 +120,7 @@ def _answered(live: LiveCore) -> None:
             message_ref=f"slack:T0ACME:D0{who}:1.0"))
 
 
+@pytest.mark.full_contract  # the erasure extension (the baseline: the test below)
 def test_erase_attribution_leaves_no_trace_of_the_person_and_keeps_the_evidence(
     cli: Cli, live: LiveCore, prefix: str, tmp_path: Path
 ) -> None:
@@ -160,3 +161,34 @@ def test_erase_attribution_leaves_no_trace_of_the_person_and_keeps_the_evidence(
     text = cli("acme-key-maria-steward", "erase-attribution", "--person", "p-sarah", "--yes",
                env=env)
     assert text.exit_code == 0 and "0 clarifications changed" in text.output
+
+
+@pytest.mark.baseline_contract
+def test_without_the_erasure_extension_the_bots_own_data_still_goes(
+    cli: Cli, live: LiveCore, prefix: str, tmp_path: Path
+) -> None:
+    """A core that cannot tombstone: the bot still erases everything it holds about Sarah,
+    found from her aliases read with the service token, and says the core's part is the core's
+    own tooling's; the core's record is left as it was."""
+    asyncio.run(_fill(prefix))
+    audit = tmp_path / "audit.jsonl"
+    _audit(audit)
+    _answered(live)
+    env = {"CLARIFY_BOT_STORE__BACKEND": "redis", "CLARIFY_BOT_REDIS__URL": URL,
+           "CLARIFY_BOT_REDIS__KEY_PREFIX": prefix, "CLARIFY_BOT_AUDIT__SINK": "jsonl",
+           "CLARIFY_BOT_AUDIT__PATH": str(audit),
+           "CLARIFY_BOT_CORE_TOKEN": "dev-clarify-token-acme"}
+    result = cli("acme-key-maria-steward", "erase-attribution", "--person", "p-sarah", "--yes",
+                 env=env, json_out=True)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    jsonschema.validate(doc, json.loads(steward_output.SCHEMA_PATH.read_text()))
+    assert doc.get("core") is None and doc["aliasesFound"] is True
+    assert doc["store"]["delivery_slots"] == 1 and doc["auditLines"] == 3
+    left = asyncio.run(_everything(prefix))
+    assert not any(name in left for name in NAMES)
+    assert "p-ahmed" in left and "U0AHMED" in left
+    text = cli("acme-key-maria-steward", "erase-attribution", "--person", "p-sarah", "--yes",
+               env=env)
+    assert "does not offer erase-attribution" in text.output
+    assert "p-sarah" in live.core.records[CRITICAL].model.model_dump_json()  # the core's part
