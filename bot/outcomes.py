@@ -119,7 +119,8 @@ def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResul
     kind = outcome_kind(result.outcome,
                         required_confirmations=c.quorum_policy.required_confirmations)
     # other confirmers' names need the core; the person's own is known
-    names = (person.display_name,) if person.person_id in result.confirmed_by else ()
+    names = (person.display_name,) if person.person_id in result.confirmers(
+        person.person_id) else ()
     return OutcomeView(kind=kind, answer=chosen, confirmed_by=names, recorded_at=now,
                        remaining=result.quorum_remaining,
                        settled=answer_view(result.bound_interval), **_base(c, person, now))

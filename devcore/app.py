@@ -26,7 +26,7 @@ from bot.core import baseline
 from bot.core import models as m
 from bot.core.errors import ErrorCode
 from bot.core.routes import HEALTH_PATH, OPENAPI_PATH, ROUTES, Route
-from devcore.core import Contract, ReferenceCore, load_scenario
+from devcore.core import Contract, ContractSwitch, ReferenceCore, load_scenario
 from devcore.directory import Token
 from devcore.faults import CoreFault
 from devcore.issues import issues
@@ -37,6 +37,7 @@ log = structlog.get_logger("devcore")
 MAX_BODY = 1024 * 1024
 CLOCK_LIMIT_YEAR = 3000
 CORE_KEY: web.AppKey[ReferenceCore] = web.AppKey("core", ReferenceCore)
+CONTRACT_KEY: web.AppKey[ContractSwitch] = web.AppKey("contract", ContractSwitch)
 
 
 # the query parameters a baseline core reads (any other is ignored, as servers do)
@@ -160,7 +161,7 @@ async def _body(route: Route, request: web.Request, contract: Contract
 def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def endpoint(request: web.Request) -> web.Response:
         core = request.app[CORE_KEY]
-        contract = core.contract  # read per request: a test may switch it while the bot runs
+        contract = request.app[CONTRACT_KEY].value  # per request: a test may switch it
         if contract is Contract.BASELINE and route.extension is not None:
             return error_response(CoreFault(ErrorCode.ROUTE_NOT_FOUND))
         query = (BASELINE_QUERY.get(route.operation_id, ())
@@ -362,19 +363,21 @@ async def _errors(
         return error_response(CoreFault(ErrorCode.INTERNAL))
 
 
-def create_app(core: ReferenceCore, *, contract: Contract = Contract.FULL) -> web.Application:
+def create_app(core: ReferenceCore, *, contract: Contract | ContractSwitch = Contract.FULL
+               ) -> web.Application:
     from bot.core.openapi import build_openapi
 
     app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[CORE_KEY] = core
-    core.contract = contract
+    switch = contract if isinstance(contract, ContractSwitch) else ContractSwitch(contract)
+    app[CONTRACT_KEY] = switch
     document = build_openapi()
 
     async def health(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
 
     async def openapi(_: web.Request) -> web.Response:
-        if core.contract is Contract.BASELINE:  # a core need not publish its document
+        if switch.value is Contract.BASELINE:  # a core need not publish its document
             return error_response(CoreFault(ErrorCode.ROUTE_NOT_FOUND))
         return web.json_response(document)
 

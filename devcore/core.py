@@ -10,6 +10,7 @@ endpoints and scenario loading.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import partial
@@ -36,11 +37,16 @@ class Contract(StrEnum):
     BASELINE = "baseline"  # only what every core offers (docs/core-contract.md)
 
 
-class ReferenceCore(StewardEndpoints):
-    """The whole reference core; construct it with a movable clock (and a directory).
-    ``contract`` is what its HTTP app serves; read per request, so a test can switch it."""
+@dataclass
+class ContractSwitch:
+    """What one HTTP app of the core serves, read per request: a test may switch it while the
+    bot runs (one core can be served over both contracts at once, by two apps)."""
 
-    contract: Contract = Contract.FULL
+    value: Contract = Contract.FULL
+
+
+class ReferenceCore(StewardEndpoints):
+    """The whole reference core; construct it with a movable clock (and a directory)."""
 
     # ---------------------------------------------------------------- jobs
 

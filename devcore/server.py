@@ -11,7 +11,7 @@ from aiohttp import web
 
 from bot.clock import OffsetClock
 from devcore.app import create_app
-from devcore.core import Contract, ReferenceCore, load_scenario
+from devcore.core import Contract, ContractSwitch, ReferenceCore, load_scenario
 from devcore.people import apply_people, read_people
 from devcore.scenario import read_scenario
 from devcore.state import MovableClock
@@ -22,13 +22,15 @@ MAX_LINE = 64 * 1024
 @contextlib.asynccontextmanager
 async def serve(
     core: ReferenceCore, *, host: str = "127.0.0.1", port: int = 0,
-    contract: Contract | str = Contract.FULL,
+    contract: Contract | str | ContractSwitch = Contract.FULL,
 ) -> AsyncIterator[str]:
     """Run the core's HTTP app until the block ends; yields its base URL. ``contract``: the
-    full contract, or only the baseline every core offers."""
+    full contract, or only the baseline every core offers (a ``ContractSwitch`` to change it
+    while it runs)."""
     # Request lines and headers up to 64 KiB reach the app, so every parameter the contract allows
     # (percent-encoded, at up to 12 bytes a character) gets a coded answer, not aiohttp's text 400.
-    runner = web.AppRunner(create_app(core, contract=Contract(contract)), access_log=None,
+    chosen = contract if isinstance(contract, ContractSwitch) else Contract(contract)
+    runner = web.AppRunner(create_app(core, contract=chosen), access_log=None,
                            max_line_size=MAX_LINE,
                            max_field_size=MAX_LINE)
     await runner.setup()

@@ -314,7 +314,6 @@ class CoreClient(BaseCoreClient):
         result, status = await self._call(
             "answerClarification", m.AnswerResult, path=path, body=request
         )
-        result.assume_confirmed_by(request.responder)
         return AnswerReceipt(result=result, http_status=status)
 
     async def report_delivery(

@@ -130,8 +130,8 @@ async def test_on_a_baseline_core_a_job_that_asks_one_person_costs_three_core_ca
     dev_client: DevCoreClient, core_url: str, clock: ManualClock, contract: str
 ) -> None:
     """Against a core with the baseline alone: once the bot has found out what it offers (its
-    probes, at the first call) and learnt that a report's extra fields are refused (one report
-    sent again without them, once), a job that asks one person costs the clarification, that
+    probes, at the first call: the report's extra fields among what it lacks, so no report is
+    ever refused and sent again), a job that asks one person costs the clarification, that
     person (her alias vouched for by the clarification's askedAliases, so no resolve) and one
     delivery report: three calls, as with the extensions."""
     core = CoreClient(base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1),
@@ -143,7 +143,7 @@ async def test_on_a_baseline_core_a_job_that_asks_one_person_costs_three_core_ca
         await create(dev_client, authority={"authored_by": ["p-sarah"]})
         await rig.worker.run_burst()
         assert calls["GET /openapi.json"] == 1  # none served: the probes say the rest
-        assert calls["POST /v1/clarifications/clr-00001/deliveries"] == 2  # learnt once
+        assert calls["POST /v1/clarifications/clr-00001/deliveries"] == 1
         calls.clear()
         cid = await create(dev_client, authority={"authored_by": ["p-sarah"]})
         await rig.worker.run_burst()

@@ -25,7 +25,8 @@ from bot.metrics import REGISTRY
 from bot.service import extensions_in_use
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient
-from devcore.core import Contract, ReferenceCore
+from devcore.core import Contract, ContractSwitch, ReferenceCore
+from devcore.server import serve
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.kit import create, node
 
@@ -52,12 +53,11 @@ def client(url: str, clock: ManualClock, **kwargs: Any) -> CoreClient:
 # ---------------------------------------------------------------- detection
 
 
-async def test_detection_reads_the_full_cores_document(core: ReferenceCore, core_url: str,
+async def test_detection_reads_the_full_cores_document(truth_url: str,
                                                        clock: ManualClock) -> None:
     """A core that publishes its OpenAPI document: every extension found from it, in one
     request, named for /readyz."""
-    core.contract = Contract.FULL
-    async with client(core_url, clock) as bot:
+    async with client(truth_url, clock) as bot:
         calls = counted(bot)
         await bot.detect_extensions()
         assert set(bot.offered) == set(ALL)
@@ -79,23 +79,23 @@ async def test_detection_probes_a_core_without_a_document(core_url: str,
 
 
 async def test_detection_follows_a_core_that_loses_and_regains_an_extension(
-        core: ReferenceCore, core_url: str, clock: ManualClock, dev_client: DevCoreClient
-) -> None:
+        core: ReferenceCore, clock: ManualClock, dev_client: DevCoreClient) -> None:
     """Running against the full core, the core is rolled back to the baseline: the first 404 of
     an extension turns it off at once (that call takes the fallback); rolled forward again, the
     next detection after the refresh interval turns it back on."""
-    core.contract = Contract.FULL
+    served = ContractSwitch(Contract.FULL)
     urgent = await create(dev_client, authority={"authored_by": ["p-sarah"]}, severity="high")
-    async with client(core_url, clock, extensions_refresh_seconds=600) as bot:
+    async with serve(core, contract=served) as url, \
+            client(url, clock, extensions_refresh_seconds=600) as bot:
         await bot.detect_extensions()
         assert bot.offers(Extension.ATTENTION)
-        core.contract = Contract.BASELINE
+        served.value = Contract.BASELINE
         queue = await bot.attention_queue(tenant_id="acme")  # the fallback, at once
         assert [s.id for s in queue] == [urgent]
         assert not bot.offers(Extension.ATTENTION)
         with pytest.raises(ExtensionUnavailable):
             await bot.list_attention(tenant_id="acme")  # not even sent now
-        core.contract = Contract.FULL
+        served.value = Contract.FULL
         clock.advance(timedelta(seconds=601))
         await bot.get_clarification(clarification_id=urgent)  # any call: due, in the back
         assert bot.discovery is not None and bot.discovery._running is not None
@@ -228,4 +228,4 @@ async def test_answers_without_request_ids_reach_the_core_once_in_order(
         assert first.result.outcome is again.result.outcome is m.AnswerOutcome.BOUND
         assert len(core.records[cid].model.responses) == 1
         assert calls[f"POST /v1/clarifications/{cid}/answer"] == 2  # never a 422 and resend
-        assert first.result.confirmed_by == ["p-sarah"]
+        assert first.result.confirmers("p-sarah") == ["p-sarah"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import Annotated
 
-from pydantic import AwareDatetime, Field, PrivateAttr, field_validator, model_validator
+from pydantic import AwareDatetime, Field, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from bot.core.models.enums import (
@@ -157,24 +157,19 @@ class AnswerResult(WireModel):
     confirmed_by: list[str] = additive([])
     bound_interval: Interval | None = additive()
     replayed: bool = additive(False)
-    # the core left confirmedBy out: what the bot holds is its own guess (the responder)
-    _confirmers_derived: bool = PrivateAttr(default=False)
-
     @property
     def confirmers_derived(self) -> bool:
-        return self._confirmers_derived
+        """The core left confirmedBy out: who confirmed is read from the record afterwards."""
+        return "confirmed_by" not in self.model_fields_set
 
-    def assume_confirmed_by(self, responder: str | None) -> None:
-        """A core that leaves confirmedBy out: a response that counted was at least this
-        responder's (the clarification read afterwards names the rest)."""
-        if "confirmed_by" in self.model_fields_set:
-            return
-        self._confirmers_derived = True
+    def confirmers(self, responder: str) -> list[str]:
+        """Who confirmed, as far as this result tells: the core's list, or (a core that leaves
+        it out) at least the responder whose answer counted."""
+        if not self.confirmers_derived:
+            return self.confirmed_by
         counts = (AnswerOutcome.BOUND, AnswerOutcome.PARTIALLY_CONFIRMED,
                   AnswerOutcome.STEWARD_OVERRIDE)
-        if responder is not None and self.outcome in counts:
-            self.confirmed_by = [responder]
-            self.model_fields_set.discard("confirmed_by")
+        return [responder] if self.outcome in counts else []
 
     @model_validator(mode="after")
     def _derive(self) -> AnswerResult:
