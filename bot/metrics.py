@@ -149,6 +149,9 @@ class Metrics:
         self._gauge("clarify_delivery_paused",
                     "1 while the worker holds delivery because a platform refuses the bot's "
                     "credentials.")
+        self._gauge("clarify_build_info",
+                    "Always 1; its labels say which release (version) and commit this process "
+                    "runs.", version=(), commit=())
         _ProcessCollector(registry=r)
         _PlatformCollector(registry=r)
         _GCCollector(registry=r)

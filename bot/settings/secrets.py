@@ -1,12 +1,14 @@
-"""The secrets model: tokens and keys read from their own environment variables only (names in
-``SECRET_ENV``), held as ``SecretStr`` so they never appear in repr or errors.
+"""The secrets model: tokens and keys read from their own environment variables (names in
+``SECRET_ENV``), from a file each names (``<NAME>_FILE``) or from a secrets folder (a file named
+like the variable in ``CLARIFY_BOT_SECRETS_DIR``), held as ``SecretStr`` so they never appear in
+repr or errors.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, SecretStr
+from pydantic import AfterValidator, PrivateAttr, SecretStr
 
 from bot.settings.errors import Problem, SettingsError
 from bot.settings.fields import _allowed, _Table
@@ -23,7 +25,8 @@ SECRET_ENV: dict[str, str] = {
     "api_key": "CLARIFY_BOT_API_KEY",  # the operator's key for `clarify-bot clarify`, never serve
 }
 
-_UNSET = "not set (secrets are read from the environment only)"
+_UNSET = ("not set (set the variable, <NAME>_FILE with a file's path, or a file of that name in "
+          "CLARIFY_BOT_SECRETS_DIR)")
 
 
 def _prefixed(prefix: str) -> Any:
@@ -42,7 +45,8 @@ def _long(value: SecretStr | None) -> SecretStr | None:
 
 
 class Secrets(_Table):
-    """Read from the environment only (names in ``SECRET_ENV``); empty means unset."""
+    """Read from the environment, files or a secrets folder (``bot.settings.loader``); an empty
+    variable means unset. ``origin`` says where each one came from, never what it is."""
 
     core_token: SecretStr | None = None
     slack_bot_token: Annotated[SecretStr | None, _prefixed("xoxb-")] = _allowed(
@@ -56,6 +60,7 @@ class Secrets(_Table):
     action_signing_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
         None, "at least 32 characters")
     api_key: SecretStr | None = None
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def require(self, name: str) -> str:
         """The secret's value, or a SettingsError naming its environment variable."""
@@ -63,6 +68,11 @@ class Secrets(_Table):
         if value is None:
             raise SettingsError([Problem(SECRET_ENV[name], None, _UNSET)])
         return value
+
+    def origin(self, name: str) -> str | None:
+        """Where the secret was read from: its variable, ``<NAME>_FILE`` or the secrets folder's
+        file (a name or a path, never the value); None when it is unset."""
+        return self._origins.get(name) if getattr(self, name) is not None else None
 
     def value(self, name: str) -> str | None:
         """The secret's value, or None when it is unset."""
