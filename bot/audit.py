@@ -163,7 +163,9 @@ class Audit:
 
     async def emit(self, event: AuditEvent, *, to_core: bool = True) -> None:
         self._sink.write(event)
-        log.info(
+        # the sink is the record (stdout by default): at info this line would print each event
+        # a second time; at debug it puts the events among the other lines when tracing
+        log.debug(
             "audit",
             type=event.type,
             clarification_id=event.clarification_id,

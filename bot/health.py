@@ -3,7 +3,8 @@ each bounded by a timeout and cached, so ``/readyz`` answers within 2 seconds wh
 
 A check is an async callable that returns when its dependency is fine and raises otherwise; a
 ``Refused`` names the setting an operator must fix (a token the dependency rejects). Results are
-short words, never values: ``ok``, ``unavailable``, ``timeout``, ``rejected: SETTING``.
+short words, never values: ``ok``, ``unavailable``, ``timeout``, ``rejected: SETTING`` and
+``connecting`` (a connection of the bot's own, Slack's Socket Mode, not yet made).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ class Refused(Exception):
         self.setting = setting
 
 
+class Connecting(Exception):
+    """The bot's own connection to the dependency is being made (not ready, not a failure)."""
+
+
+CONNECTING = "connecting"
 Probe = Callable[[], Awaitable[None]]
 
 
@@ -39,6 +45,10 @@ class Check:
     probe: Probe
     ttl_seconds: float  # how long a result is reused
     timeout_seconds: float = CHECK_TIMEOUT_SECONDS
+    # what to fix when it cannot be reached: the setting naming the address, and that address
+    # (never a credential: URLs with one are refused by the settings)
+    setting: str | None = None
+    address: str | None = None
     now: Callable[[], float] = time.monotonic
     _result: str | None = None
     _at: float = 0.0
@@ -62,6 +72,8 @@ class Check:
             REGISTRY.inc("clarify_credential_failures_total", dependency=self.name)
         except TimeoutError:
             result = "timeout"
+        except Connecting:
+            result = CONNECTING
         except Exception as exc:  # whatever the dependency did, readiness only says "not ok"
             log.info("health.check_failed", check=self.name, error=type(exc).__name__)
             result = "unavailable"
@@ -84,9 +96,14 @@ class Readiness:
     async def log_problems(self) -> dict[str, str]:
         """Run every check once (start-up) and log each that is not ok, naming its setting."""
         results = await self.results()
-        for name, result in results.items():
-            if result != OK:
-                setting = result.removeprefix("rejected: ") if result.startswith("rejected") \
-                    else None
-                log.error("service.check_failed", check=name, result=result, setting=setting)
+        for check in self.checks:
+            result = results[check.name]
+            if result == CONNECTING:  # its own log line says how the connection ends
+                log.info("service.check_pending", check=check.name, result=result)
+            elif result.startswith("rejected"):
+                log.error("service.check_failed", check=check.name, result=result,
+                          setting=result.removeprefix("rejected: "))
+            elif result != OK:
+                log.error("service.check_failed", check=check.name, result=result,
+                          setting=check.setting, address=check.address)
         return results

@@ -163,6 +163,9 @@ class Metrics:
                       outcome=("refreshed", "failed"))
         self._gauge("clarify_slack_token_refresh_failing",
                     "Slack installations whose last token refresh failed (retried).")
+        self._gauge("clarify_build_info",
+                    "Always 1; its labels say which release (version) and commit this process "
+                    "runs.", version=(), commit=())
         _ProcessCollector(registry=r)
         _PlatformCollector(registry=r)
         _GCCollector(registry=r)

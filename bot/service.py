@@ -53,8 +53,9 @@ FINISH_WORK_SECONDS = 5.0
 class CannotListen(Exception):
     """The web server's address cannot be bound (in use, not permitted): a one-line error."""
 
-    def __init__(self, host: str, port: int, reason: str) -> None:
-        super().__init__(f"cannot listen on {host}:{port}: {reason} (set server.port or $PORT)")
+    def __init__(self, host: str, port: int, reason: str,
+                 setting: str = "server.port or $PORT") -> None:
+        super().__init__(f"cannot listen on {host}:{port}: {reason} (set {setting})")
         self.host, self.port, self.reason = host, port, reason
 
 
@@ -126,7 +127,14 @@ class Service:
         return self.engine.answers
 
     async def run(self, *, role: str = "all") -> None:
-        runner = await self._listen(role) if role != "worker" else None
+        if role != "worker":
+            runner: web.AppRunner | None = await self._listen(role)
+        elif self.settings.worker.health_port:  # probes and scrapes only, no callbacks
+            health = web.Application(client_max_size=1024)  # GETs only
+            health.add_routes(health_routes(self.readiness))
+            runner = await self._listen(role, health, self.settings.worker.health_port)
+        else:
+            runner = None
         if role == "worker" and self.settings.worker.nice:
             os.nice(self.settings.worker.nice)  # background work: acknowledgements come first
         await self.core.detect_extensions()  # what the core offers beyond the baseline (logged)
@@ -152,15 +160,18 @@ class Service:
             await self._stop_taking_requests(runner, connections)
             await self._finish_work(loops)
 
-    async def _listen(self, role: str) -> web.AppRunner:
-        host, port = self.settings.server.host, self.settings.server.port
-        runner = web.AppRunner(self.web_app, access_log=None, shutdown_timeout=STOP_STEP_SECONDS)
+    async def _listen(self, role: str, app: web.Application | None = None,
+                      port: int | None = None) -> web.AppRunner:
+        host, port = self.settings.server.host, port or self.settings.server.port
+        runner = web.AppRunner(app or self.web_app, access_log=None,
+                               shutdown_timeout=STOP_STEP_SECONDS)
         await runner.setup()
         try:
             await web.TCPSite(runner, host, port).start()
         except OSError as exc:
             await runner.cleanup()
-            raise CannotListen(host, port, (exc.strerror or "refused").lower()) from None
+            setting = "worker.health_port" if app is not None else "server.port or $PORT"
+            raise CannotListen(host, port, (exc.strerror or "refused").lower(), setting) from None
         log.info("service.listening", host=host, port=port, role=role)
         return runner
 
@@ -194,9 +205,12 @@ class Service:
 
 
 def readiness_checks(*, store: Store, core: CoreClient,
-                     credentials: dict[str, CredentialsCheck] | None = None) -> Readiness:
+                     credentials: dict[str, CredentialsCheck] | None = None,
+                     core_url: str | None = None, store_address: str | None = None
+                     ) -> Readiness:
     """The store and the core every few seconds; each platform's credentials check (Slack's
-    auth.test) at most once a minute."""
+    auth.test) at most once a minute. ``core_url`` and ``store_address`` are named in the log
+    line of a check that fails, with the setting that holds them."""
     async def store_answers() -> None:
         await store.outbox_size()
 
@@ -206,8 +220,9 @@ def readiness_checks(*, store: Store, core: CoreClient,
         except e.AuthenticationFailed:
             raise Refused(CORE_TOKEN_SETTING) from None
 
-    checks = [Check("store", store_answers, ttl_seconds=5), Check("core", core_answers,
-                                                                 ttl_seconds=5)]
+    checks = [Check("store", store_answers, ttl_seconds=5,
+                    setting="redis.url" if store_address else None, address=store_address),
+              Check("core", core_answers, ttl_seconds=5, setting="core.url", address=core_url)]
     checks.extend(credentials_check(name, check) for name, check in (credentials or {}).items())
     return Readiness(checks)
 

@@ -71,6 +71,8 @@ class WorkerConfig:
     # dead-letter scans
     credentials_recheck_seconds: float = 30  # while paused on refused credentials
     lease_ahead: bool = False  # hold as many jobs again as there are slots, leased ahead
+    core_url: str | None = None  # named when polling fails (core.url), never a credential
+    poll_failures_logged_every: int = 30  # a core away: its first failure, then every 30th
 
     @property
     def ahead(self) -> int:
@@ -372,7 +374,7 @@ class Worker:
 
     async def run(self) -> None:
         """Poll until stopped; on stop, let in-flight jobs finish within the grace period."""
-        iteration = 0
+        iteration = failures = 0
         await self.check_credentials()
         while not self._stopping.is_set():
             if self.paused is not None:
@@ -388,7 +390,14 @@ class Worker:
             except e.AuthenticationFailed:
                 log.error("worker.core_token_rejected", setting=CORE_TOKEN_SETTING)
             except e.CoreError as exc:
-                log.warning("worker.poll_failed", error=type(exc).__name__)
+                failures += 1
+                if (failures - 1) % self.config.poll_failures_logged_every == 0:
+                    log.warning("worker.poll_failed", error=type(exc).__name__, failures=failures,
+                                setting="core.url", url=self.config.core_url)
+            else:
+                if failures and polled:
+                    log.info("worker.poll_recovered", failures=failures)
+                    failures = 0
             iteration += 1
             if iteration % self.config.housekeeping_every == 0:
                 await self.housekeeping()

@@ -1,4 +1,5 @@
-"""Platform limits (shared/PLATFORMS.md) and checks that a rendered payload keeps them.
+"""Platform limits (Slack's Block Kit and Teams' published ones) and checks that a rendered
+payload keeps them.
 
 Lengths are counted in UTF-16 code units, the stricter of the counts the vendors use, so an
 emoji never pushes a clipped text over a limit.

@@ -36,13 +36,14 @@ from bot.service import (
     health_routes,
     readiness_checks,
 )
-from bot.settings import Settings
+from bot.settings import Problem, Settings, SettingsError
 from bot.store.base import Store
 from bot.store.connect import parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from bot.worker import WorkerConfig
 from cards.actions import ActionCodec
+from clarify_bot import build
 
 # platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
 # when configured, so a deployment without a platform never loads its SDK
@@ -64,8 +65,10 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
     ``clock``: the system clock unless a test runs the whole service on a manual one (the
     Teams end-to-end tests move it to the end of a digest window)."""
     settings.require_secrets()
+    _audit_file_writable(settings)
     secrets = settings.secrets
     clock = clock or SystemClock()
+    REGISTRY.set("clarify_build_info", 1, version=build.version(), commit=build.commit())
     async with contextlib.AsyncExitStack() as stack:
         core = _core(settings, clock)
         stack.push_async_callback(core.aclose)
@@ -86,7 +89,10 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
         limits = _limits(settings, store, clock)
         service = Service(settings=settings, core=core, store=store, engine=engine,
                           consumers=consumers, web_app=app,
-                          readiness=readiness_checks(store=store, core=core))
+                          readiness=readiness_checks(
+                              store=store, core=core, core_url=settings.core.url,
+                              store_address=settings.redis.url
+                              if settings.store.backend == "redis" else None))
         app.add_routes(health_routes(service.readiness, core))
         for name, hook in mounted.items():
             hook.mount(service, Parts(base=base, channel=channels[name], answers=engine.answers,
@@ -97,6 +103,21 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
             if (prepare := getattr(hook, "prepare", None)) is not None:
                 await prepare(service, base)
         yield service
+
+
+def _audit_file_writable(settings: Settings) -> None:
+    """A ``jsonl`` audit file the process cannot append to stops start-up in one line, instead
+    of failing at the first event."""
+    path = settings.audit.path
+    if settings.audit.sink != "jsonl" or path is None:
+        return
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise SettingsError([Problem("audit.path", str(path), f"cannot be appended to ({reason})")]
+                            ) from None
 
 
 def _core(settings: Settings, clock: Clock | None = None) -> CoreClient:
@@ -159,7 +180,8 @@ def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
                             lease_seconds=settings.worker.lease_seconds,
                             heartbeat_seconds=settings.worker.heartbeat_seconds,
                             poll_interval_seconds=settings.worker.poll_interval_seconds,
-                            shutdown_grace_seconds=FINISH_WORK_SECONDS),
+                            shutdown_grace_seconds=FINISH_WORK_SECONDS,
+                            core_url=settings.core.url),
         outbox=OutboxPolicy(lease_seconds=table.lease_seconds,
                             forward_timeout_seconds=table.lease_seconds * 0.75,
                             backoff_base_seconds=table.backoff_base_seconds,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,18 @@ from typing import Any
 import click
 
 
+def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from clarify_bot.build import describe
+
+    click.echo(describe())
+    ctx.exit()
+
+
 @click.group()
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=_print_version, help="Print the release and the commit, then exit.")
 def main() -> None:
     """clarify-bot: one-tap clarification of ambiguous dates, as governed evidence."""
 
@@ -34,7 +46,8 @@ def demo() -> None:
     help="A bundled scenario name or the path of a scenario TOML file.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8700, show_default=True, type=int)
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(0, 65535),
+              help="0 picks a free port (printed).")
 @click.option("--people", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="A TOML file mapping the scenario's people to real Slack/Teams ids "
                    "(docs/quickstart.md).")
@@ -54,7 +67,13 @@ def devcore(scenario: str, host: str, port: int, people: Path | None, contract: 
     except ScenarioError as exc:
         raise click.ClickException(str(exc)) from None
     configure_logging(level="info", fmt="console")
-    run(scenario=scenario, host=host, port=port, people=people, contract=contract)
+    try:
+        run(scenario=scenario, host=host, port=port, people=people, contract=contract)
+    except OSError as exc:  # the address is taken, not this machine's, or not permitted
+        # asyncio words it "error while attempting to bind on address (…): …": the errno's own
+        reason = (os.strerror(exc.errno) if exc.errno else str(exc) or type(exc).__name__).lower()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {reason} (choose another "
+                                   "--port or --host)") from None
 
 
 @main.command()
@@ -99,19 +118,53 @@ def serve(config: Path | None, role: str) -> None:
 
 @main.command("check-config")
 @click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None)
-def check_config(config: Path | None) -> None:
-    """Validate the settings and the secrets they need; print the effective values (no secrets)."""
-    from bot.settings import SettingsError, load_settings
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the effective settings as JSON (no secrets) instead of the summary.")
+def check_config(config: Path | None, as_json: bool) -> None:
+    """Validate the settings and the secrets they need; say which secrets are set (never their
+    values) and, with --json, print the effective settings."""
+    from bot.settings import CONFIG_ENV, SECRET_ENV, SettingsError, load_settings
 
     try:
         settings = load_settings(config)
         settings.require_secrets()
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
-    shown = settings.model_dump(mode="json", exclude={"secrets"})
-    shown["slack_app"] = settings.slack_mode
-    shown["core_extensions"] = asyncio.run(_extensions_in_use(settings))
-    click.echo(json.dumps(shown, indent=2, sort_keys=True))
+    from bot.logs import configure_logging
+
+    # the core client's own lines (a core it cannot reach) go to stderr, and only errors: the
+    # summary says the same in its words, and stdout stays the summary or the JSON alone
+    configure_logging(level="error", fmt="console")
+    extensions = asyncio.run(_extensions_in_use(settings))
+    if as_json:
+        shown = settings.model_dump(mode="json", exclude={"secrets"})
+        shown["core_extensions"] = extensions
+        shown["slack_app"] = settings.slack_mode
+        click.echo(json.dumps(shown, indent=2, sort_keys=True))
+        return
+    source = config or (Path(os.environ[CONFIG_ENV]) if os.environ.get(CONFIG_ENV) else None)
+    platforms = ", ".join(
+        f"{name} ({settings.slack.mode} mode)" if name == "slack" else str(name)
+        for name in settings.clarify.channels)
+    click.echo(f"valid: {source or 'defaults and the environment (no settings file)'}")
+    click.echo(f"  platforms: {platforms}; store: {settings.store.backend}; core: "
+               f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}")
+    offered = extensions["extensions"]
+    named = ", ".join(map(str, offered)) if isinstance(offered, list | tuple | set) and offered \
+        else "none" if offered is not None else "unknown"
+    click.echo(f"  core extensions: {named} ({extensions['source']})")
+    if "slack" in map(str, settings.clarify.channels):
+        click.echo(f"  slack: {settings.slack_mode}")
+    needed = settings.needed_secrets()
+    click.echo("secrets (values never shown):")
+    width = max(len(v) for v in SECRET_ENV.values())
+    for name, variable in SECRET_ENV.items():
+        origin = settings.secrets.origin(name)
+        if origin is None and name not in needed:
+            continue  # neither set nor needed: an optional one, not worth a line
+        said = "needed, " if name in needed else ""
+        click.echo(f"  {variable:<{width}}  {said}set from {origin}")
+    click.echo("the effective settings: clarify-bot check-config --json")
 
 
 async def _extensions_in_use(settings: Any) -> dict[str, object]:
@@ -143,8 +196,21 @@ def preview(out_dir: Path) -> None:
     """Write every card state in Block Kit and Adaptive Card form, plus an HTML gallery."""
     from cards.preview import write_preview
 
-    written = write_preview(out_dir)
+    try:
+        written = write_preview(out_dir)
+    except OSError as exc:  # a file in the way, a folder not writable, a full disk
+        raise click.ClickException(_cannot_write("--out", out_dir, exc)) from None
     click.echo(f"wrote {len(written)} files to {out_dir}")
+
+
+def _cannot_write(option: str, path: Path, exc: OSError) -> str:
+    """One line naming the option, its path and the part of it that failed, never a file's
+    contents."""
+    reason = "a file is in the way" if isinstance(exc, FileExistsError) else \
+        (exc.strerror or type(exc).__name__).lower()
+    failed = exc.filename
+    where = "" if failed is None or Path(failed) == path else f" {failed}"
+    return f"{option} {path}: cannot write{where or ' it'}: {reason}"
 
 
 @main.command("teams-package")
@@ -156,12 +222,17 @@ def preview(out_dir: Path) -> None:
 def teams_package(config: Path | None, out: Path) -> None:
     """Build the Teams app package from the settings, checked against the manifest schema."""
     from bot.settings import SettingsError, load_settings
-    from clarify_bot.teams_package import PackageError, build_package
+    from clarify_bot.teams_package import MANIFEST_DIR, PackageError, build_package
 
     try:
         package = build_package(load_settings(config), out)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        if exc.filename is not None and Path(exc.filename).is_relative_to(MANIFEST_DIR):
+            raise click.ClickException(f"cannot read {exc.filename}: "
+                                       f"{(exc.strerror or type(exc).__name__).lower()}") from None
+        raise click.ClickException(_cannot_write("--out", out, exc)) from None
     except PackageError as exc:
         raise click.ClickException("cannot build the Teams app package:\n  "
                                    + "\n  ".join(exc.problems)) from None

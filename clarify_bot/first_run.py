@@ -1,27 +1,31 @@
 """`clarify-bot init`: a settings file for a first run, and (``--devcore``) an env file.
 
-The spec's defaults (§8) are for production and stay as they are; a first run needs other values,
-so the file written here sets them explicitly, each with the reason beside it: the memory store
-(one process, no Redis to start), only the chosen platforms in ``clarify.channels``, the switch on,
-a higher daily cap (one person trying the loop receives every question) and console logs. Secrets
-are never written to the settings file (the loader refuses them there): they are named, with
-where to get each. With ``--devcore`` the reference core's development tokens for the tenant and a
-generated action signing key go into an env file of mode 0600, so nobody reads a scenario for them;
-nothing printed ever contains a token.
+The defaults (docs/configuration.md) are for production and stay as they are; a first run needs
+other values, so the file written here sets them explicitly, each with the reason beside it: the
+memory store (one process, no Redis to start), only the chosen platforms in ``clarify.channels``,
+the switch on, Socket Mode (no public address), a higher daily cap (one person trying the loop
+receives every question) and console logs. Secrets are never written to the settings file (the
+loader refuses them there): they are named, with where to get each. With ``--devcore`` the
+reference core's development tokens for the tenant and a generated action signing key go into an
+env file of mode 0600, so nobody reads a scenario for them; nothing printed ever contains a token.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shlex
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-# The first-run values and why (docs/quickstart.md, "What init chooses"); spec defaults elsewhere.
+from bot.settings import SettingsError
+
+# The first-run values and why (docs/quickstart.md, "What init chooses"); defaults elsewhere.
 FIRST_RUN_CAP = 50
 WHERE = {
     "CLARIFY_BOT_CORE_TOKEN": "the core's service token with audience clarify for your tenant "
@@ -82,18 +86,18 @@ def render_settings(c: Choices) -> str:
     out += [
         "",
         "[clarify]",
-        "# Master switch (spec default false): on, so the worker leases clarify jobs at once.",
+        "# Master switch (default false): on, so the worker leases clarify jobs at once.",
         "enabled = true",
-        "# Only the platforms you chose (spec default \"teams,slack\"), in order of preference.",
+        "# Only the platforms you chose (default \"teams,slack\"), in order of preference.",
         f'channels = "{channels}"',
-        "# Questions one person receives per day (spec default 5). Raised for trying: one person",
+        "# Questions one person receives per day (default 5). Raised for trying: one person",
         "# receives every question while you try, and the sixth would wait for tomorrow. Put 5",
         "# back (or delete the line) before real people use the bot.",
         f"per_person_daily_cap = {FIRST_RUN_CAP}",
-        "# Hours a candidate has to answer before the next one is asked (spec default 48).",
+        "# Hours a candidate has to answer before the next one is asked (default 48).",
         "escalation_window_hours = 48",
         "# More than this many questions to one person inside digest_window_minutes become one",
-        "# digest (spec default 3).",
+        "# digest (default 3).",
         "digest_threshold = 3",
         "",
         "[core]",
@@ -232,25 +236,55 @@ def source(env_file: Path) -> str:
     return f"set -a; . {shown}; set +a"
 
 
-def write_new(path: Path, text: str, *, mode: int, force: bool) -> None:
-    """Write ``text`` with ``mode``; an existing file is refused unless ``force``."""
+def write_new(path: Path, text: str, *, mode: int, force: bool, option: str = "--out") -> None:
+    """Write ``text`` with ``mode``; an existing file is refused unless ``force``; a path that
+    cannot be written is one line naming ``option`` (never the text)."""
     if path.exists() and not force:
         raise click.ClickException(f"{path} exists; not overwritten (use --force to replace it)")
     tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        os.fchmod(fd, mode)  # whatever the umask
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            os.fchmod(fd, mode)  # whatever the umask
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        reason = (exc.strerror or type(exc).__name__).lower()
+        raise click.ClickException(f"{option} {path}: cannot write it: {reason}") from None
+
+
+# the settings init's options become, so a refusal names the option, not a scratch file's key
+OPTION_OF = {
+    "core.url": "--core", "slack.workspaces[0].team_id": "--slack-team",
+    "slack.workspaces[0].enterprise_id": "--slack-enterprise",
+    "slack.workspaces[0].tenant": "--tenant", "teams.tenants[0].tenant": "--tenant",
+    "teams.tenants[0].aad_tenant_id": "--teams-tenant",
+}
+
+
+def _as_options(exc: SettingsError) -> str:
+    said = []
+    for problem in exc.problems:
+        option = OPTION_OF.get(problem.key)
+        if option is None:
+            said.append(f"{problem.key}: {problem.reason}")
+        else:
+            given = f" {problem.value}" if problem.value is not None else ""
+            said.append(f"{option}{given}: {problem.reason}")
+    return "\n".join(said)
 
 
 @click.command()
 @click.option("--platform", type=click.Choice(["slack", "teams", "both"]), default="slack",
               show_default=True, help="The chat platforms to deliver to.")
-@click.option("--slack-mode", type=click.Choice(["http", "socket"]), default="http",
-              show_default=True, help="http needs a public URL; socket an app-level token.")
+@click.option("--slack-mode", type=click.Choice(["socket", "http"]), default="socket",
+              show_default=True,
+              help="socket: the bot connects out to Slack (an app-level token, no public "
+                   "address: the shortest first try); http: Slack posts to a public URL.")
 @click.option("--store", type=click.Choice(["memory", "redis"]), default="memory",
               show_default=True, help="memory: one process, nothing to install; redis: durable.")
 @click.option("--core", default="http://127.0.0.1:8700", show_default=True,
@@ -274,32 +308,36 @@ def init(platform: str, slack_mode: str, store: str, core: str, tenant: str,
          slack_team: str | None, slack_enterprise: str | None, teams_tenant: str | None,
          with_devcore: bool, scenario: str, out: Path, env_file: Path, force: bool) -> None:
     """Write a settings file for a first run (and, with --devcore, an env file of tokens)."""
-    from bot.settings import SettingsError, load_settings
+    from bot.settings import load_settings
 
     platforms = ("slack", "teams") if platform == "both" else (platform,)
     c = Choices(platforms=platforms, slack_mode=slack_mode, store=store, core=core,
                 tenant=tenant, slack_team=slack_team, slack_enterprise=slack_enterprise,
                 teams_tenant=teams_tenant)
-    for target in (out, env_file) if with_devcore else (out,):
+    targets = {"--out": out, "--env-file": env_file} if with_devcore else {"--out": out}
+    for option, target in targets.items():
         if target.exists() and not force:
             raise click.ClickException(f"{target} exists; not overwritten (use --force to "
                                        "replace it)")
+        folder = target.parent
+        if not folder.is_dir():
+            raise click.ClickException(f"{option} {target}: the folder {folder} does not exist "
+                                       "(create it, or choose another path)")
     text = render_settings(c)
-    check = out.with_name(f".{out.name}.check")
-    check.write_text(text, encoding="utf-8")
-    try:  # what init writes must load: the options become values the loader judges
-        load_settings(check, environ={})
-    except SettingsError as exc:
-        raise click.ClickException(str(exc)) from None
-    finally:
-        check.unlink()
+    with tempfile.TemporaryDirectory(prefix="clarify-init-") as scratch:
+        check = Path(scratch) / "settings.toml"
+        check.write_text(text, encoding="utf-8")
+        try:  # what init writes must load: the options become values the loader judges
+            load_settings(check, environ={})
+        except SettingsError as exc:
+            raise click.ClickException(_as_options(exc)) from None
     tokens = devcore_tokens(scenario, tenant) if with_devcore else {}
-    write_new(out, text, mode=0o644, force=force)
+    write_new(out, text, mode=0o644, force=force, option="--out")
     click.echo(f"wrote {out} (settings, no secrets)")
     still = c.secrets_needed()
     if with_devcore:
         env_text, still = render_env(c, tokens, out, env_file)
-        write_new(env_file, env_text, mode=0o600, force=force)
+        write_new(env_file, env_text, mode=0o600, force=force, option="--env-file")
         click.echo(f"wrote {env_file} (mode 0600: the reference core's development tokens for "
                    f"{tenant}, a generated action signing key, and CLARIFY_BOT_CONFIG)")
     click.echo("")

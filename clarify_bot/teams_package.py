@@ -13,6 +13,7 @@ import io
 import json
 import re
 import struct
+import sys
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -23,7 +24,11 @@ from jsonschema import Draft4Validator
 
 from bot.settings import Settings, env_var
 
-MANIFEST_DIR = Path(__file__).resolve().parents[1] / "manifest" / "teams"
+# a checkout's manifest/teams, else the copy an install puts under its prefix (pyproject.toml's
+# data-files; the container image has it there)
+_CHECKOUT = Path(__file__).resolve().parents[1] / "manifest" / "teams"
+MANIFEST_DIR = _CHECKOUT if _CHECKOUT.is_dir() else \
+    Path(sys.prefix) / "share" / "clarify-bot" / "manifest" / "teams"
 SCHEMA_FILE = "schema/MicrosoftTeams.v1.22.schema.json"
 ICONS = {"color.png": 192, "outline.png": 32}
 _PLACEHOLDER = re.compile(r"\$\{\{([A-Z_]+)\}\}")

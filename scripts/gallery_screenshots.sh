@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # Renders the card gallery (clarify-bot preview) and screenshots it in headless Chromium into
-# docs/cards/. Needs Debian's chromium (apt-get install -y chromium fonts-noto-color-emoji) and
-# the renderer from .ci/setup-cards.sh. Not part of CI.
+# docs/cards/. Needs Debian's chromium and fonts-noto-color-emoji (installed here where we are
+# root with apt; without the font every emoji is a box) and the renderer from
+# .ci/setup-cards.sh. Not part of CI. The Teams Playground screenshot (docs/teams-playground.png)
+# is made by its test: CLARIFY_UPDATE_SCREENSHOTS=1 ./dev test
+# tests/teams_playground/test_playground_browser.py.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if ! command -v chromium >/dev/null 2>&1 || ! fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null
+    else
+        echo "gallery_screenshots: needs chromium and fonts-noto-color-emoji (Debian)" >&2
+        exit 1
+    fi
+fi
 out="$(mktemp -d)"
 profile="$(mktemp -d)"
 trap 'rm -rf "$out" "$profile"' EXIT

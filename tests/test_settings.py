@@ -438,13 +438,14 @@ def test_spec_fixed_behaviours_are_refused(tmp_path: Path, table: str, name: str
     error = failure(tmp_path, f"[{table}]\n{name} = false\n")
     [problem] = error.problems
     assert problem.key == f"{table}.{name}"
-    assert "fixed by the spec (§8) and cannot be configured" in problem.reason
+    assert "fixed by the spec (§8, docs/requirements.md) and cannot be configured" in problem.reason
 
 
 def test_fixed_behaviour_refused_from_environment(tmp_path: Path) -> None:
     """The environment cannot switch off a fixed behaviour either."""
     error = failure(tmp_path, CLARIFY_BOT_CLARIFY__RBAC_GATE="false")
-    assert "clarify.rbac_gate: the RBAC gate is fixed by the spec (§8)" in str(error)
+    assert ("clarify.rbac_gate: the RBAC gate is fixed by the spec (§8, docs/requirements.md)"
+            in str(error))
 
 
 def test_top_level_audit_table_is_the_sink_not_the_fixed_behaviour(tmp_path: Path) -> None:
@@ -505,7 +506,7 @@ def test_secret_in_toml_is_refused_without_echo(
     error = failure(tmp_path, toml + "\n")
     [problem] = error.problems
     assert problem.key == key and problem.value is None
-    assert "secrets are read from the environment only" in problem.reason
+    assert "secrets are read from the environment or secret files only" in problem.reason
     assert variable is None or f"set {variable} instead" in problem.reason
     assert "Zq" not in str(error) and "Zq" not in repr(error)
 

@@ -16,6 +16,7 @@ socket-mode handler (the connection is authenticated by the app-level token).
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -26,6 +27,7 @@ import structlog
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
@@ -326,6 +328,22 @@ def _reach(who: payloads.Who) -> SlackReach:
 
 def _is_answer_read(read: Read) -> bool:
     return read.click is not None and _is_answer(read.click)
+
+
+class _ClientGiven(logging.Filter):
+    """bolt reads SLACK_BOT_TOKEN from the environment when no token is passed, then warns at
+    every start that the client given wins over it: the client carries that very token, so
+    the warning says nothing an operator can act on."""
+
+    said = warning_client_prioritized_and_token_skipped()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.said
+
+
+_BOLT_APP_LOGGER = logging.getLogger(f"slack_bolt.{AsyncApp.__name__}")
+if not any(isinstance(f, _ClientGiven) for f in _BOLT_APP_LOGGER.filters):
+    _BOLT_APP_LOGGER.addFilter(_ClientGiven())
 
 
 def build_slack_adapter(

@@ -67,7 +67,7 @@ DM = ":dm"  # the per-conversation bucket of chat.postMessage
 
 
 def limits(rates: SlackRates) -> dict[str, Limit]:
-    """The buckets per workspace and method that the published tiers imply (PLATFORMS.md)."""
+    """The buckets per workspace and method that the published tiers imply."""
     tier3 = Limit(rates.tier3_per_minute / 60, max(1, rates.tier3_per_minute // 5))
     tier4 = Limit(rates.tier4_per_minute / 60, max(1, rates.tier4_per_minute // 5))
     return {

@@ -2,7 +2,10 @@
 
 ``open_channel`` makes the delivery channel on one pooled Web API session; ``mount`` adds the
 callbacks: the ``/slack/events`` route in HTTP mode, or a Socket Mode connection authenticated by
-the app-level token; both reach the same bolt listeners. As a distributed app
+the app-level token; both reach the same bolt listeners. In Socket Mode the connection is a
+readiness check of its own (``slack_socket``): ``connecting`` until it is made, ``rejected:
+SLACK_APP_TOKEN`` when Slack refuses the app-level token (logged once, with that setting, and not
+retried: the token is read at start), ``unavailable`` while it is down. As a distributed app
 (``slack.oauth.enabled``, ``adapters.slack.distributed``) the channel takes each installation's
 token from the database, and ``mount`` adds the install and redirect routes; ``prepare`` checks
 the database's schema before anything is served.
@@ -10,19 +13,30 @@ the database's schema before anything is served.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import aiohttp
+import structlog
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
-from adapters.slack.channel import SlackChannel
+from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
+from bot.health import Check, Connecting, Refused
 from bot.service import Base, Parts, Service, credentials_check
 from bot.settings import Settings
 
 NAME = "slack"
+APP_TOKEN_SETTING = "SLACK_APP_TOKEN"
+# apps.connections.open answers that mean the app-level token itself is wrong
+APP_TOKEN_ERRORS = CREDENTIAL_ERRORS | {"not_allowed_token_type", "invalid_token"}
+RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)  # between attempts to get a Socket Mode URL
+
+log = structlog.get_logger("clarify.slack")
 
 
 def open_channel(settings: Settings, base: Base) -> SlackChannel:
@@ -56,8 +70,11 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         parts.base.stack.push_async_callback(handler.close_async)
     else:
         app.web_app.add_routes(adapter.routes())
-    app.hosted.append(Hosted(adapter=adapter, socket=handler))
+    hosted = Hosted(adapter=adapter, socket=handler)
+    app.hosted.append(hosted)
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
+    if handler is not None:
+        app.readiness.checks.append(Check("slack_socket", hosted.connected, ttl_seconds=5))
     app.engine.worker.also_check(channel.check_credentials)
 
 
@@ -73,10 +90,44 @@ class Hosted:
     adapter: SlackAdapter
     socket: AsyncSocketModeHandler | None
     name: str = NAME
+    rejected: str | None = None  # Slack's error for the app-level token, once refused
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests: no real waiting
 
     async def connect(self) -> None:
-        if self.socket is not None:
-            await self.socket.connect_async()
+        """Socket Mode: a WebSocket URL from ``apps.connections.open`` (retried while Slack
+        cannot be asked; given up, once logged, when it refuses the token), then slack_sdk's
+        own connection, which reconnects by itself."""
+        if self.socket is None:
+            return
+        client = self.socket.client
+        attempt = 0
+        while client.wss_uri is None:
+            try:
+                opened = await client.web_client.apps_connections_open(app_token=client.app_token)
+                client.wss_uri = str(opened["url"])
+            except SlackApiError as exc:
+                error = str(exc.response.get("error", "unknown"))
+                if error in APP_TOKEN_ERRORS:
+                    self.rejected = error
+                    log.error("slack.socket_token_rejected", error=error,
+                              setting=APP_TOKEN_SETTING)
+                    return
+                log.warning("slack.socket_url_failed", error=error, attempt=attempt + 1)
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                log.warning("slack.socket_url_failed", error=type(exc).__name__,
+                            attempt=attempt + 1)
+            if client.wss_uri is None:
+                await self.sleep(RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)])
+                attempt += 1
+        await self.socket.connect_async()
+
+    async def connected(self) -> None:
+        """The readiness probe of Socket Mode's connection."""
+        if self.rejected is not None:
+            raise Refused(APP_TOKEN_SETTING)
+        if self.socket is None or await self.socket.client.is_connected():
+            return
+        raise Connecting() if self.socket.client.wss_uri is None else ConnectionError("down")
 
     async def disconnect(self) -> None:
         if self.socket is not None:

@@ -1,5 +1,5 @@
 """Bot Framework tokens on ``/api/messages``: the Agents SDK's validator with what it leaves open
-closed (``../shared/PLATFORMS.md``; docs/teams.md, "Tokens").
+closed (docs/teams.md, "Tokens").
 
 The SDK's ``JwtTokenValidator`` checks the signature (keys picked by the token's issuer), the
 audience and the expiry. Here, around it: a token without ``kid``, not RS256, or without ``exp``

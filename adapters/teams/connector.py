@@ -84,7 +84,7 @@ class ConnectorHosts:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Teams' per-bot limits (PLATFORMS.md): per conversation 7 in 1 s, 8 in 2 s, 60 in 30 s and
+    """Teams' published per-bot limits: per conversation 7 in 1 s, 8 in 2 s, 60 in 30 s and
     1800 an hour, so a burst of 7 refilled at 0.5 a second; per app and tenant about 30 a second
     (``tenant_rate``). Bulk sends leave ``interactive_reserve`` tokens of each bucket to clicks
     (``adapters.pacing``). Retries end when their waits would pass the budget."""

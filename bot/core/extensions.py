@@ -11,6 +11,7 @@ only while the core offers it. ``Offered`` holds what the bot currently believes
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -114,12 +115,11 @@ class Offered:
                  *, fixed: bool = False) -> None:
         self._offered = frozenset(extensions)
         self.fixed = fixed  # set by the operator: never changed by discovery or a failure
-        self.listeners: list[object] = []
 
     def __contains__(self, ext: object) -> bool:
         return ext in self._offered
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[Extension]:
         return iter(sorted(self._offered))
 
     @property

@@ -30,6 +30,9 @@ class SettingsError(BotError, ValueError):
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems = tuple(problems)
+        if len(self.problems) == 1:  # one line, as a log line or a terminal shows it
+            super().__init__(f"invalid clarify-bot settings: {self.problems[0]}")
+            return
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"invalid clarify-bot settings ({len(self.problems)}):\n{lines}")
 

@@ -1,6 +1,7 @@
 """Loading: defaults, then the TOML file, then ``CLARIFY_BOT_<TABLE>__<KEY>`` variables, validated
 into ``Settings``, with every failure translated into a ``Problem`` that names the key to change.
-The only module that reads ``os.environ``.
+Secrets come from their own variables, ``<NAME>_FILE`` files or a secrets folder, never from the
+TOML file. The only module that reads ``os.environ``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from bot.settings.secrets import SECRET_ENV
 
 ENV_PREFIX = "CLARIFY_BOT_"
 CONFIG_ENV = "CLARIFY_BOT_CONFIG"
+# A folder of secret files, each named like its variable (a Kubernetes Secret mounted as a volume,
+# Docker's /run/secrets); and ``<NAME>_FILE``, the path of one secret's file (as official images do)
+SECRETS_DIR_ENV = "CLARIFY_BOT_SECRETS_DIR"
+FILE_SUFFIX = "_FILE"
+MAX_SECRET_BYTES = 64 * 1024
 # Set by platforms (Heroku, Cloud Run, Render…) to the port they route to: wins over the file,
 # loses to an explicit CLARIFY_BOT_SERVER__PORT.
 PLATFORM_PORT_ENV = "PORT"
@@ -76,7 +82,8 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     for var, keys, value in _env_settings(env):
         _merge(raw, {keys[-1]: value}, sources, var, keys[:-1])
     problems = _refuse_fixed_and_secret(raw, sources, ())
-    raw["secrets"] = {n: env[v] for n, v in SECRET_ENV.items() if env.get(v)}
+    raw["secrets"], origins, refused = read_secrets(env)
+    problems += refused
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
@@ -84,7 +91,88 @@ def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = 
     if problems:
         # `from None`: pydantic's own error text would repeat the raw input values.
         raise SettingsError(_dedupe(problems)) from None
+    settings.secrets._origins.update(origins)
     return settings
+
+
+def read_secrets(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str], list[Problem]]:
+    """Each secret from its variable, its ``<NAME>_FILE`` or the secrets folder: the values,
+    where each came from, and the problems (a secret given more than once, a file that cannot
+    be read). No problem ever quotes a value or a file's contents."""
+    values: dict[str, str] = {}
+    origins: dict[str, str] = {}
+    problems: list[Problem] = []
+    folder = _secrets_folder(env, problems)
+    for name, var in SECRET_ENV.items():
+        given: list[tuple[str, Path | None]] = []
+        if env.get(var):
+            given.append((var, None))
+        if env.get(var + FILE_SUFFIX):
+            given.append((var + FILE_SUFFIX, Path(env[var + FILE_SUFFIX])))
+        if folder is not None and (folder / var).exists():
+            given.append((f"{var} in {SECRETS_DIR_ENV}", folder / var))
+        if len(given) > 1:
+            places = " and ".join(label for label, _ in given)
+            problems.append(Problem(var, None, f"given more than once ({places}); keep one"))
+            continue
+        for label, path in given:
+            value = env[var] if path is None else _secret_file(path, label, var, problems)
+            if value:
+                values[name], origins[name] = value, label
+    if folder is not None:
+        problems += _misnamed_secret_files(folder)
+    return values, origins, problems
+
+
+def _secrets_folder(env: Mapping[str, str], problems: list[Problem]) -> Path | None:
+    if not env.get(SECRETS_DIR_ENV):
+        return None
+    folder = Path(env[SECRETS_DIR_ENV])
+    if not folder.is_dir():
+        problems.append(Problem(SECRETS_DIR_ENV, str(folder), "expected a folder that exists"))
+        return None
+    return folder
+
+
+def _secret_file(path: Path, label: str, var: str, problems: list[Problem]) -> str | None:
+    """The secret in ``path`` without its trailing line break; None (and a problem naming the
+    variable and the path, never the contents) when it cannot be used."""
+    where = f"{label}={path}" if label.endswith(FILE_SUFFIX) else f"{path} in {SECRETS_DIR_ENV}"
+    try:
+        with path.open("rb") as file:
+            data = file.read(MAX_SECRET_BYTES + 1)
+    except OSError as exc:
+        reason = f"the file cannot be read ({(exc.strerror or 'error').lower()})"
+    else:
+        if len(data) > MAX_SECRET_BYTES:
+            reason = f"the file is larger than {MAX_SECRET_BYTES // 1024} KiB"
+        else:
+            try:
+                text = data.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError:
+                reason = "the file is not UTF-8 text"
+            else:
+                if text:
+                    return text
+                reason = "the file is empty"
+    problems.append(Problem(var, None, reason, where))
+    return None
+
+
+def _misnamed_secret_files(folder: Path) -> list[Problem]:
+    """A file in the secrets folder named nearly like a secret (other case, a typo) is refused,
+    naming the right name; other files (another program's secrets) are left alone."""
+    problems = []
+    names = list(SECRET_ENV.values())
+    for entry in sorted(p.name for p in folder.iterdir()):
+        if entry.startswith(".") or entry in names:  # Kubernetes keeps ..data and the like
+            continue
+        near = difflib.get_close_matches(entry.upper().replace("-", "_"), names, n=1, cutoff=0.85)
+        if near:
+            problems.append(Problem(str(folder / entry), None,
+                                    f"not a secret's name; did you mean {near[0]}?",
+                                    SECRETS_DIR_ENV))
+    return problems
 
 
 def _read_toml(file: Path) -> dict[str, Any]:
@@ -160,15 +248,17 @@ def _refuse_fixed_and_secret(node: dict[str, Any], sources: dict[tuple[str, ...]
 def _fixed_problem(path: tuple[str, ...], sources: dict[tuple[str, ...], str]) -> Problem:
     what = _FIXED[path[-1].lower()]
     section = "§5" if path[-1] == "conflict_policy" else "§8"
-    return Problem(_dotted(path), None, f"{what} is fixed by the spec ({section}) and cannot be "
-                   "configured; remove this key", _source(path, sources))
+    return Problem(_dotted(path), None, f"{what} is fixed by the spec ({section}, "
+                   "docs/requirements.md) and cannot be configured; remove this key",
+                   _source(path, sources))
 
 
 def _secret_problem(path: tuple[str, ...], sources: dict[tuple[str, ...], str]) -> Problem:
     dotted = _dotted(path)
     env = _SECRET_HINTS.get(dotted) or _SECRET_HINTS.get(path[-1].lower())
     hint = f"; set {env} instead" if env else f"; see {', '.join(SECRET_ENV.values())}"
-    return Problem(dotted, None, "secrets are read from the environment only" + hint,
+    return Problem(dotted, None,
+                   "secrets are read from the environment or secret files only" + hint,
                    _source(path, sources))
 
 

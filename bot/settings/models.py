@@ -174,6 +174,9 @@ class WorkerSettings(_Table):
     # how much a `--role worker` process lowers its own CPU priority (a nice increment; 0 keeps
     # it): forwarding and delivery are background work, acknowledgements are not
     nice: Int = _ints(10, 0, 19)
+    # where a `--role worker` process serves /healthz, /readyz and /metrics (on server.host);
+    # 0 opens no port (its probes and metrics then have nowhere to go)
+    health_port: Int = _ints(0, 0, 65535)
 
     @model_validator(mode="after")
     def _heartbeat_inside_lease(self) -> WorkerSettings:
@@ -548,8 +551,8 @@ class Settings(_Table):
                          f"machine ({self.server.host}); anonymous is for local runs only")
         return self
 
-    def missing_secrets(self) -> tuple[str, ...]:
-        """Environment variables this configuration needs that are unset."""
+    def needed_secrets(self) -> tuple[str, ...]:
+        """The secrets (``Secrets`` field names) this configuration cannot serve without."""
         needed = ["core_token", "action_signing_key"]
         if Channel.SLACK in self.clarify.channels:
             socket = self.slack.mode == "socket"
@@ -558,7 +561,12 @@ class Settings(_Table):
                 if self.slack.distributed else ["slack_bot_token"]
         if Channel.TEAMS in self.clarify.channels and self.teams.needs_password:
             needed.append("teams_app_password")
-        return tuple(SECRET_ENV[n] for n in needed if getattr(self.secrets, n) is None)
+        return tuple(needed)
+
+    def missing_secrets(self) -> tuple[str, ...]:
+        """Environment variables this configuration needs that are unset."""
+        return tuple(SECRET_ENV[n] for n in self.needed_secrets()
+                     if getattr(self.secrets, n) is None)
 
     def require_secrets(self) -> None:
         """Fail start-up, naming every missing variable, before anything is sent; and a bot

@@ -1,5 +1,7 @@
-"""The secrets model: tokens and keys read from their own environment variables only (names in
-``SECRET_ENV``), held as ``SecretStr`` so they never appear in repr or errors.
+"""The secrets model: tokens and keys read from their own environment variables (names in
+``SECRET_ENV``), from a file each names (``<NAME>_FILE``) or from a secrets folder (a file named
+like the variable in ``CLARIFY_BOT_SECRETS_DIR``), held as ``SecretStr`` so they never appear in
+repr or errors.
 """
 
 from __future__ import annotations
@@ -7,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, SecretStr
+from pydantic import AfterValidator, PrivateAttr, SecretStr
 
 from bot.settings.errors import Problem, SettingsError
 from bot.settings.fields import _allowed, _Table
@@ -29,7 +31,8 @@ SECRET_ENV: dict[str, str] = {
     "database_url": "CLARIFY_BOT_DATABASE_URL",
 }
 
-_UNSET = "not set (secrets are read from the environment only)"
+_UNSET = ("not set (set the variable, <NAME>_FILE with a file's path, or a file of that name in "
+          "CLARIFY_BOT_SECRETS_DIR)")
 
 
 def _prefixed(prefix: str) -> Any:
@@ -57,7 +60,8 @@ def _postgres(value: SecretStr | None) -> SecretStr | None:
 
 
 class Secrets(_Table):
-    """Read from the environment only (names in ``SECRET_ENV``); empty means unset."""
+    """Read from the environment, files or a secrets folder (``bot.settings.loader``); an empty
+    variable means unset. ``origin`` says where each one came from, never what it is."""
 
     core_token: SecretStr | None = None
     slack_bot_token: Annotated[SecretStr | None, _prefixed("xoxb-")] = _allowed(
@@ -76,6 +80,7 @@ class Secrets(_Table):
         None, "at least 32 characters")
     database_url: Annotated[SecretStr | None, AfterValidator(_postgres)] = _allowed(
         None, "a postgresql:// URL (postgresql://user:password@host:5432/database)")
+    _origins: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def require(self, name: str) -> str:
         """The secret's value, or a SettingsError naming its environment variable."""
@@ -83,6 +88,11 @@ class Secrets(_Table):
         if value is None:
             raise SettingsError([Problem(SECRET_ENV[name], None, _UNSET)])
         return value
+
+    def origin(self, name: str) -> str | None:
+        """Where the secret was read from: its variable, ``<NAME>_FILE`` or the secrets folder's
+        file (a name or a path, never the value); None when it is unset."""
+        return self._origins.get(name) if getattr(self, name) is not None else None
 
     def value(self, name: str) -> str | None:
         """The secret's value, or None when it is unset."""

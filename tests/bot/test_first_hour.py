@@ -73,8 +73,8 @@ async def test_init_files_let_serve_deliver_to_the_mapped_user(
     config, env_file = tmp_path / "clarify-bot.toml", tmp_path / "clarify-bot.env"
     init = await asyncio.create_subprocess_exec(
         str(BIN / "clarify-bot"), "init", "--devcore", "--platform", "slack",
-        "--store", "memory", "--slack-team", REAL_TEAM, "--core", people_core,
-        "--out", str(config), "--env-file", str(env_file),
+        "--slack-mode", "http", "--store", "memory", "--slack-team", REAL_TEAM,
+        "--core", people_core, "--out", str(config), "--env-file", str(env_file),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     printed = (await init.communicate())[0].decode()
     assert init.returncode == 0, printed

@@ -139,9 +139,10 @@ async def start(tmp_path: Path) -> AsyncIterator[Any]:
         config.write_text(CONFIG.format(core=core, port=port, slack=slack.url).replace(
             "[slack]\n", f'[log]\nlevel = "{level}"\n[slack]\nmode = "{mode}"\n'))
         stderr = tmp_path / f"serve-{len(started)}.stderr"
+        stdout = tmp_path / f"serve-{len(started)}.stdout"  # the audit sink's (stdout) lines
         process = await asyncio.create_subprocess_exec(
             str(BIN / "clarify-bot"), "serve", "--config", str(config), "--role", role,
-            stdout=asyncio.subprocess.DEVNULL, stderr=stderr.open("wb"),
+            stdout=stdout.open("wb"), stderr=stderr.open("wb"),
             env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
                  **SECRETS, "SLACK_APP_TOKEN": APP_TOKEN, **(env or {})})
         bot = Bot(process, port, stderr)
@@ -272,19 +273,27 @@ async def test_worker_role_opens_no_port(start: Any, slack: FakeSlack, devcore_u
     assert code == 0 and took < EXIT_WITHIN
 
 
-async def test_port_in_use_is_one_clear_line_and_a_failure_exit(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
-    """A port already taken: exit code 1, one JSON error line naming the port, no traceback."""
+async def on_a_taken_port(launch: Any) -> tuple[dict[str, Any], Bot]:
+    """``launch(port)`` starts a bot told to listen on a port already taken: it must exit 1
+    with one error line, service.cannot_listen naming that port; that line and the bot."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        bot = await start(core=devcore_url, slack=slack, role="web", port=port)
+        bot = await launch(port)
         code = await asyncio.wait_for(bot.process.wait(), 30)
     assert code == 1
     errors = [line for line in bot.lines() if line["level"] in ("error", "critical")]
     assert [(e["event"], e["port"]) for e in errors] == [("service.cannot_listen", port)]
-    assert "in use" in errors[0]["error"] and "PORT" in errors[0]["error"]
+    return errors[0], bot
+
+
+async def test_port_in_use_is_one_clear_line_and_a_failure_exit(
+        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+    """A port already taken: exit code 1, one JSON error line naming the port, no traceback."""
+    error, bot = await on_a_taken_port(
+        lambda port: start(core=devcore_url, slack=slack, role="web", port=port))
+    assert "in use" in error["error"] and "PORT" in error["error"]
     assert "Traceback" not in bot.stderr.read_text()
 
 

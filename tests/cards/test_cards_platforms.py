@@ -13,7 +13,8 @@ RENDERED = rendered_states()
 
 @pytest.mark.parametrize("state", RENDERED, ids=[s["name"] for s in RENDERED])
 def test_block_kit_is_valid(state: dict, slack_validator) -> None:
-    """Each Slack payload passes slack_sdk.models validation and the PLATFORMS.md limits."""
+    """Each Slack payload passes slack_sdk.models validation and the platforms' published
+    limits (cards/limits.py)."""
     slack_validator(state["slack"])
 
 

@@ -17,12 +17,16 @@ SECRETS = {"SLACK_BOT_TOKEN": "xoxb-0000-check", "SLACK_SIGNING_SECRET": "check-
 
 
 def _checked(url: str) -> dict[str, object]:
-    result = CliRunner().invoke(main, ["check-config"],
-                                env={**SECRETS, "CLARIFY_BOT_CORE__URL": url})
+    env = {**SECRETS, "CLARIFY_BOT_CORE__URL": url}
+    result = CliRunner().invoke(main, ["check-config", "--json"], env=env)
     assert result.exit_code == 0, result.output
-    shown = json.loads(result.output[result.output.index("{"):])
+    shown = json.loads(result.stdout)  # stdout is the JSON alone
     found = shown["core_extensions"]
     assert isinstance(found, dict)
+    summary = CliRunner().invoke(main, ["check-config"], env=env)  # the summary says the same
+    offered = found["extensions"]
+    named = ", ".join(offered) if offered else "none" if offered is not None else "unknown"
+    assert f"  core extensions: {named} ({found['source']})" in summary.stdout.splitlines()
     return found
 
 

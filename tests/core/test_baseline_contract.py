@@ -22,8 +22,8 @@ from bot.core.baseline import _models_in, extensions_of, project
 from bot.core.client import CoreClient
 from bot.core.extensions import ABOUT, Extension
 from bot.core.models.wire import extension_of, is_additive
-from bot.core.tolerance import SAMPLE, read_json, read_python
 from bot.core.routes import ROUTES
+from bot.core.tolerance import SAMPLE, read_json, read_python
 from bot.metrics import REGISTRY
 from tests.core.conftest import FakeCore, clarification
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.wire import Answer
 from bot.runtime import Engine
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, Store
@@ -173,3 +175,16 @@ class Restart:
             clock=self.clock,
             worker_id=name,
         )
+
+
+def counted(core: CoreClient) -> Counter[str]:
+    """Every call the client sends from now on, by method and path."""
+    calls: Counter[str] = Counter()
+    send = core._http.send
+
+    async def count(method: str, path: str, **kwargs: Any) -> Answer:
+        calls[f"{method} {path}"] += 1
+        return await send(method, path, **kwargs)
+
+    core._http.send = count  # type: ignore[method-assign]
+    return calls

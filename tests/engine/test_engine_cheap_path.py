@@ -4,10 +4,8 @@ soon as a slot frees."""
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -16,13 +14,12 @@ from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.core.wire import Answer
 from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
 from bot.worker import WorkerConfig
 from devcore.client import DevCoreClient
 from tests.conftest import CLARIFY_TOKEN
-from tests.engine.kit import create, node
+from tests.engine.kit import counted, create, node
 
 
 @dataclass
@@ -70,16 +67,8 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
     report: three calls, besides the poll that leased it, also when a high-severity question
     queues the steward's notice (sent later in its window's message, three calls per message);
     the core still has every delivery."""
-    calls: Counter[str] = Counter()
-
     core = CoreClient(base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1))
-    send = core._http.send
-
-    async def count(method: str, path: str, **kwargs: Any) -> Answer:
-        calls[f"{method} {path}"] += 1
-        return await send(method, path, **kwargs)
-
-    core._http.send = count  # type: ignore[method-assign]
+    calls = counted(core)
     channel = RecordingChannel()
     rig = node(core=core, store=MemoryStore(clock=clock), channel=channel, sink=MemorySink(),
                clock=clock, worker_id="worker-1")
@@ -110,19 +99,6 @@ async def test_a_job_that_asks_one_person_costs_three_core_calls(
                 "p-maria", "p-sarah"]
     finally:
         await core.aclose()
-
-
-def counted(core: CoreClient) -> Counter[str]:
-    """Every call the client sends, by method and path."""
-    calls: Counter[str] = Counter()
-    send = core._http.send
-
-    async def count(method: str, path: str, **kwargs: Any) -> Answer:
-        calls[f"{method} {path}"] += 1
-        return await send(method, path, **kwargs)
-
-    core._http.send = count  # type: ignore[method-assign]
-    return calls
 
 
 @pytest.mark.baseline_contract

@@ -7,7 +7,6 @@ that serves the baseline alone: the calls made, and what the people and the core
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -28,21 +27,9 @@ from devcore.client import DevCoreClient
 from devcore.core import Contract, ContractSwitch, ReferenceCore
 from devcore.server import serve
 from tests.conftest import CLARIFY_TOKEN
-from tests.engine.kit import create, node
+from tests.engine.kit import counted, create, node
 
 pytestmark = pytest.mark.baseline_contract  # the core serves the baseline unless a test says
-
-
-def counted(core: CoreClient) -> Counter[str]:
-    calls: Counter[str] = Counter()
-    send = core._http.send
-
-    async def count(method: str, path: str, **kwargs: Any) -> Answer:
-        calls[f"{method} {path}"] += 1
-        return await send(method, path, **kwargs)
-
-    core._http.send = count  # type: ignore[method-assign]
-    return calls
 
 
 def client(url: str, clock: ManualClock, **kwargs: Any) -> CoreClient:

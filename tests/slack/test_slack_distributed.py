@@ -113,7 +113,7 @@ async def bot(tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_url:
               database_url: str) -> AsyncIterator[Distributed]:  # noqa: F811
     async with contextlib.AsyncExitStack() as stack:
         yield await _served(stack, tmp_path=tmp_path, clock=clock, core=core, core_url=core_url,
-                            truth=truth, dev=dev_client, slack=people, database=database_db)
+                            truth=truth, dev=dev_client, slack=people, database=database_url)
 
 
 async def globex_question(dev: DevCoreClient) -> str:
@@ -245,7 +245,7 @@ async def test_rotating_tokens_are_refreshed_before_they_expire_on_the_injected_
     people.epoch = lambda: clock.now().timestamp()
     with structlog.testing.capture_logs() as logs:
         await _rotating(tmp_path=tmp_path, clock=clock, core=core, core_url=core_url,
-                        truth=truth, dev=dev_client, slack=people, database=database_db)
+                        truth=truth, dev=dev_client, slack=people, database=database_url)
     secrets = [*people.issued, *people._refresh, people.client_secret, LINK_KEY]
     text = json.dumps(logs, default=str)
     assert "slack.token_refresh_failed" in text and "slack.token_refreshed" in text
@@ -256,10 +256,9 @@ async def _rotating(*, tmp_path: Path, clock: ManualClock, core: ReferenceCore, 
                     truth: CoreClient, dev: DevCoreClient, slack: FakeSlack, database: str
                     ) -> None:
     people = slack
-    dev_client, database_db = dev, database
     async with contextlib.AsyncExitStack() as stack:
         bot = await _served(stack, tmp_path=tmp_path, clock=clock, core=core, core_url=core_url,
-                            truth=truth, dev=dev_client, slack=people, database=database_url,
+                            truth=truth, dev=dev, slack=people, database=database,
                             refresh_before_minutes=5, refresh_check_seconds=0.2)
         await bot.install("acme", ACME)
         first = bot.installations.resolve(ACME).token_expires_at

@@ -370,7 +370,7 @@ async def test_a_clicks_work_logs_with_the_callbacks_ids(stack: Stack, capsys: A
     from bot.logs import configure_logging
 
     cid, card = await delivered(stack, "U0SARAH", authority={"authored_by": ["p-sarah"]})
-    configure_logging(level="info")
+    configure_logging(level="debug")  # audit events are log lines at debug (the sink has them)
     capsys.readouterr()
     await stack.click("U0SARAH", card, "clarify.answer.0")
     await stack.settle()

@@ -3,7 +3,7 @@
 Never ``playwright install`` (it downloads a browser build, which fails here): the browser is
 ``/usr/bin/chromium`` (``.ci/setup-teams.sh`` installs it where it can). Every request that is
 not to 127.0.0.1 is blocked (the UI asks a font CDN), and the flags keep Chromium from calling
-home (../shared/PLATFORMS.md).
+home (docs/teams.md, "Local testing with the Agents Playground").
 """
 
 from __future__ import annotations
@@ -67,3 +67,16 @@ async def opened(url: str, *, width: int = 1280, height: int = 900) -> AsyncIter
             yield tab
         finally:
             await browser.close()
+
+
+async def close_log_panel(page: Any) -> None:
+    """Close the Playground's log panel (its lines name the run's temporary files), so a
+    screenshot shows the chat alone; the page is left as it was where the panel is not found."""
+    header = page.get_by_text("Log Panel", exact=True)
+    if await header.count() == 0:
+        return
+    panel = header.locator("xpath=ancestor::*[.//button][1]")
+    buttons = panel.get_by_role("button")
+    if await buttons.count():
+        await buttons.last.click()
+        await header.wait_for(state="hidden", timeout=5_000)

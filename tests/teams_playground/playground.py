@@ -2,7 +2,7 @@
 
 It runs as a Node process from ``tests/teams_playground/npm`` (``.ci/setup-teams.sh`` installs it,
 pinned), pointed at the bot's ``/api/messages``, and acts as the Bot Connector service for the
-bot's replies. Three things keep it inside these tests (../shared/PLATFORMS.md):
+bot's replies. Three things keep it inside these tests (docs/teams.md):
 
 - ``TEAMSAPPTESTER_BROWSER=none``: otherwise it runs ``xdg-open``, fails and exits with 1;
 - ``listen-local.cjs`` is preloaded: it listens on every interface by default, this makes every

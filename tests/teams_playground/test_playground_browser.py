@@ -40,6 +40,7 @@ async def test_a_card_in_the_playground_ui_answered_with_a_click(
         cid = await stack.create(authority={"authored_by": ["p-sarah"]})
         card = page.locator(".ac-adaptiveCard", has_text=QUESTION).last
         await card.wait_for(timeout=30_000)
+        await browser.close_log_panel(page)  # it shows the run's temporary config path
         await card.scroll_into_view_if_needed()
         shot = tmp_path / "teams-playground.png"
         await page.screenshot(path=str(shot))
