@@ -4,7 +4,6 @@ over real HTTP (the bot's install path, the fake's authorize page, the bot's red
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import uuid
@@ -118,18 +117,3 @@ class Installer:
 
 def state_of(authorize_url: str) -> str:
     return parse_qs(urlsplit(authorize_url).query)["state"][0]
-
-
-async def eventually(check, what: str, seconds: float = 20):  # type: ignore[no-untyped-def]
-    import time
-
-    deadline = time.monotonic() + seconds
-    while True:
-        found = check()
-        if asyncio.iscoroutine(found):
-            found = await found
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)

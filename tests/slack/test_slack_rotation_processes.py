@@ -22,7 +22,7 @@ import pytest
 from bot.clock import SystemClock
 from bot.core.client import RetryPolicy
 from devcore.client import DevCoreClient
-from tests.bot.test_serve import BIN, devcore_url  # noqa: F401 (a fixture)
+from tests.bot.test_serve import BIN, devcore_url, until  # noqa: F401 (a fixture)
 from tests.bot.test_service import SECRETS
 from tests.bot.test_service import _free_port as free_port
 from tests.conftest import DEV_TOKEN
@@ -31,7 +31,6 @@ from tests.redis_url import TEST_REDIS
 from tests.slack.distributed import (
     Installer,
     database_url,  # noqa: F401 (a fixture)
-    eventually,
     link_for,
     oauth_config,
     oauth_secrets,
@@ -102,7 +101,7 @@ async def test_rotation_across_two_web_and_two_worker_processes(
         async with aiohttp.ClientSession() as http, DevCoreClient(
                 base_url=devcore_url, token=DEV_TOKEN, retry=RetryPolicy(max_attempts=1)) as dev:
             for port in ports[:2]:
-                await eventually(lambda p=port: _healthy(http, p), "a web process")
+                await until(lambda p=port: _healthy(http, p), "a web process")
             status, _ = await Installer(http, slack).install(
                 link_for("acme", clock=SystemClock(), public_url=public), "T0ACME")
             assert status == 200
@@ -113,7 +112,7 @@ async def test_rotation_across_two_web_and_two_worker_processes(
                                         severity="high")
                 asked += 1
                 await asyncio.sleep(3)
-            await eventually(lambda: len(slack.dm_of("U0SARAH")) >= asked // 2, "cards")
+            await until(lambda: len(slack.dm_of("U0SARAH")) >= asked // 2, "cards")
             assert len(slack.refreshes) >= 2, slack.refreshes
     finally:
         for process, _ in processes:
