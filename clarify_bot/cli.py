@@ -147,14 +147,15 @@ def check_config(config: Path | None, as_json: bool) -> None:
         f"{name} ({settings.slack.mode} mode)" if name == "slack" else str(name)
         for name in settings.clarify.channels)
     click.echo(f"valid: {source or 'defaults and the environment (no settings file)'}")
+    slack = f"; slack: {settings.slack_mode}" if "slack" in map(str, settings.clarify.channels) \
+        else ""
     click.echo(f"  platforms: {platforms}; store: {settings.store.backend}; core: "
-               f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}")
+               f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}"
+               + slack)
     offered = extensions["extensions"]
     named = ", ".join(map(str, offered)) if isinstance(offered, list | tuple | set) and offered \
         else "none" if offered is not None else "unknown"
     click.echo(f"  core extensions: {named} ({extensions['source']})")
-    if "slack" in map(str, settings.clarify.channels):
-        click.echo(f"  slack: {settings.slack_mode}")
     needed = settings.needed_secrets()
     click.echo("secrets (values never shown):")
     width = max(len(v) for v in SECRET_ENV.values())
