@@ -103,12 +103,15 @@ class CredentialsRejected(ChannelError):
     sent by anyone until an operator fixes ``setting`` (an environment variable's name).
 
     Never a reason to skip a person: the engine re-raises it untouched and the worker pauses
-    delivery until a credentials check passes again.
+    delivery until a credentials check passes again. With a ``scope`` (one installation of a
+    platform that holds a token per installation: ``slack:T0ACME``) only that scope's
+    deliveries pause (``bot.pauses``); the others go on.
     """
 
-    def __init__(self, reason: str, *, setting: str) -> None:
+    def __init__(self, reason: str, *, setting: str, scope: str | None = None) -> None:
         super().__init__(reason, certain=True, retryable=False)
         self.setting = setting
+        self.scope = scope
 
 
 class Channel(Protocol):

@@ -85,6 +85,9 @@ class Check:
 @dataclass
 class Readiness:
     checks: list[Check] = field(default_factory=list)
+    # what /readyz shows beside the checks without failing them (a distributed Slack app's
+    # installations, some of which may be paused while the others are served)
+    details: list[Callable[[], dict[str, object]]] = field(default_factory=list)
 
     async def results(self) -> dict[str, str]:
         found = await asyncio.gather(*(check.result() for check in self.checks))

@@ -24,8 +24,9 @@ from bot.declines import Declined, Declines
 from bot.engine import views
 from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read, role_in
-from bot.settings import SlackSettings, TeamsSettings
+from bot.settings import TeamsSettings
 from bot.store.base import CardRecord
+from bot.tenancy import SlackTenants
 from cards.views import (
     AttentionItem,
     AttentionView,
@@ -88,7 +89,7 @@ def placement(own: list[CardRecord], *, platform: str, clicked: str | None,
     return Placement(paint=paint, notes=tuple(notes))
 
 
-def tenant_of(user: ChatUser, *, slack: SlackSettings, teams: TeamsSettings) -> str | None:
+def tenant_of(user: ChatUser, *, slack: SlackTenants, teams: TeamsSettings) -> str | None:
     """The tenant a chat identity acts in, or None (deny by default): the one place it is
     decided (docs/slack.md; the Teams tenant list for Teams)."""
     if user.platform == "teams":
@@ -126,7 +127,7 @@ class Interactions:
     core: CoreClient
     digests: DigestSender
     clock: Clock
-    slack: SlackSettings
+    slack: SlackTenants
     teams: TeamsSettings
     declines: Declines
     board: AttentionBoard

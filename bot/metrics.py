@@ -149,6 +149,20 @@ class Metrics:
         self._gauge("clarify_delivery_paused",
                     "1 while the worker holds delivery because a platform refuses the bot's "
                     "credentials.")
+        # Slack as a distributed app (docs/slack.md, "One bot for many workspaces")
+        self._gauge("clarify_slack_installations",
+                    "Slack installations, by state (active; paused: Slack refuses its token, "
+                    "its deliveries wait; removed: uninstalled or its tokens revoked).",
+                    state=("active", "paused", "removed"))
+        self._counter("clarify_slack_installs_total",
+                      "Slack installs through the redirect URL, by outcome (installed, "
+                      "reinstalled, refused).", outcome=("installed", "reinstalled", "refused"))
+        self._counter("clarify_slack_token_refreshes_total",
+                      "Slack bot token refreshes (token rotation), by outcome (refreshed; "
+                      "failed: retried, and alerted while it keeps failing).",
+                      outcome=("refreshed", "failed"))
+        self._gauge("clarify_slack_token_refresh_failing",
+                    "Slack installations whose last token refresh failed (retried).")
         self._gauge("clarify_build_info",
                     "Always 1; its labels say which release (version) and commit this process "
                     "runs.", version=(), commit=())

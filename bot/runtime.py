@@ -35,6 +35,7 @@ from bot.followups import Followups
 from bot.interactions import Interactions, tenant_of
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
+from bot.tenancy import SlackTenants
 from bot.worker import Worker, WorkerConfig
 
 
@@ -67,7 +68,7 @@ class EngineParts:
     clarify: ClarifySettings
     clock: Clock
     audit_sink: AuditSink
-    slack: SlackSettings = field(default_factory=SlackSettings)
+    slack: SlackTenants = field(default_factory=SlackSettings)
     teams: TeamsSettings = field(default_factory=TeamsSettings)
     worker_id: str = "worker-1"
     worker: WorkerConfig = field(default_factory=WorkerConfig)

@@ -255,6 +255,8 @@ def health_routes(readiness: Readiness, core: CoreClient | None = None) -> list[
         body: dict[str, object] = {"status": "ok" if ready else "degraded", "checks": checks}
         if core is not None:
             body["core"] = extensions_in_use(core)
+        for detail in readiness.details:
+            body.update(detail())
         return web.json_response(body, status=200 if ready else 503)
 
     async def metrics(_: web.Request) -> web.Response:

@@ -31,6 +31,7 @@ import signal
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
@@ -45,6 +46,7 @@ from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler, JobOutcome
 from bot.engine.notices import NoticeSender
 from bot.metrics import REGISTRY
+from bot.pauses import Pauses
 from bot.store.errors import StoreUnavailable
 
 log = structlog.get_logger("clarify.worker")
@@ -91,6 +93,8 @@ class Worker:
     credentials: CredentialsCheck | None = None
     notices: NoticeSender | None = None  # the stewards' batched high-severity notices
     paused: CredentialsRejected | None = None  # why delivery is paused, if it is
+    # per installation, where a platform holds a token per installation (bot.pauses)
+    pauses: Pauses | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _resumed: asyncio.Event = field(default_factory=asyncio.Event)
     _pausing: asyncio.Event = field(default_factory=asyncio.Event)
@@ -163,7 +167,10 @@ class Worker:
                 await self.notices.flush()
             await self.dead_letters.report()
         except CredentialsRejected as exc:  # the claimed digest batch is retried when resumed
-            self.pause(exc)
+            if exc.scope is not None and self.pauses is not None:
+                self.pauses.pause(exc)
+            else:
+                self.pause(exc)
         except Exception as exc:  # a store or platform blip must not stop the worker
             log.warning("worker.housekeeping_failed", error=type(exc).__name__)
 
@@ -227,6 +234,10 @@ class Worker:
             try:
                 return await self.handler.handle_unreported(job)
             except CredentialsRejected as exc:
+                if exc.scope is not None and self.pauses is not None:
+                    if not await self._hold_scope(job, exc, heartbeat):
+                        return None
+                    continue
                 self.pause(exc)
                 if not await self._until_resumed(heartbeat):
                     log.warning("worker.held_job_released", job_id=job.id)
@@ -238,6 +249,30 @@ class Worker:
                 REGISTRY.inc("clarify_job_store_retries_total")
                 log.warning("worker.store_unavailable_retrying", job_id=job.id, after=wait)
                 await self.sleep(wait)
+
+    async def _hold_scope(self, job: m.LeasedJob, refused: CredentialsRejected,
+                          heartbeat: asyncio.Task[None]) -> bool:
+        """Hold a job that met an installation whose token is refused (``bot.pauses``),
+        outside the slots, so other installations' jobs go on meanwhile; True once it
+        resumes, False when it is let go (stopping, lease lost, too many held)."""
+        assert self.pauses is not None and refused.scope is not None
+        self.pauses.pause(refused)
+        task = asyncio.current_task()
+        self._tasks.discard(task)  # type: ignore[arg-type]
+        self._start_ready()
+        if self.hungry:
+            self._freed.set()
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(self._stopping.wait())
+        try:
+            held = await self.pauses.hold(refused.scope, until=[stopping, heartbeat])
+        finally:
+            stopping.cancel()
+            if task is not None and not task.done():
+                self._tasks.add(task)  # type: ignore[arg-type]
+        if held and not self._stopping.is_set() and not heartbeat.done():
+            return True
+        log.warning("worker.held_job_released", job_id=job.id, scope=refused.scope)
+        return False
 
     async def _until_resumed(self, heartbeat: asyncio.Task[None]) -> bool:
         waits = [asyncio.ensure_future(self._resumed.wait()),
@@ -346,6 +381,8 @@ class Worker:
                 await self._idle(self.config.credentials_recheck_seconds)
                 await self.check_credentials()
                 continue
+            if self.pauses is not None:
+                await self.pauses.recheck()
             polled, leased = self.hungry, 0
             try:
                 if polled:

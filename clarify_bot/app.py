@@ -80,8 +80,10 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
                    if str(name) in PLATFORMS}
         channels: dict[str, Channel] = {name: hook.open_channel(settings, base)
                                         for name, hook in mounted.items()}
-        engine = build_engine(_engine_parts(settings, core=core, store=store, channels=channels,
-                                            clock=clock))
+        parts = _engine_parts(settings, core=core, store=store, channels=channels, clock=clock)
+        if (tenants := getattr(mounted.get("slack"), "tenants", None)) is not None:
+            parts.slack = tenants(channels["slack"], settings)  # a distributed app's installs
+        engine = build_engine(parts)
         consumers = _consumers(settings, engine.answers, store)
         app = web.Application(client_max_size=256 * 1024, middlewares=[bounded_bodies()])
         limits = _limits(settings, store, clock)
@@ -97,6 +99,9 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
                                       interactions=engine.interactions, audit=engine.audit,
                                       limits=limits),
                        settings)
+        for hook in mounted.values():  # what a platform checks before serving (its database)
+            if (prepare := getattr(hook, "prepare", None)) is not None:
+                await prepare(service, base)
         yield service
 
 

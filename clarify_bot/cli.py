@@ -139,6 +139,7 @@ def check_config(config: Path | None, as_json: bool) -> None:
     if as_json:
         shown = settings.model_dump(mode="json", exclude={"secrets"})
         shown["core_extensions"] = extensions
+        shown["slack_app"] = settings.slack_mode
         click.echo(json.dumps(shown, indent=2, sort_keys=True))
         return
     source = config or (Path(os.environ[CONFIG_ENV]) if os.environ.get(CONFIG_ENV) else None)
@@ -146,8 +147,11 @@ def check_config(config: Path | None, as_json: bool) -> None:
         f"{name} ({settings.slack.mode} mode)" if name == "slack" else str(name)
         for name in settings.clarify.channels)
     click.echo(f"valid: {source or 'defaults and the environment (no settings file)'}")
+    slack = f"; slack: {settings.slack_mode}" if "slack" in map(str, settings.clarify.channels) \
+        else ""
     click.echo(f"  platforms: {platforms}; store: {settings.store.backend}; core: "
-               f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}")
+               f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}"
+               + slack)
     offered = extensions["extensions"]
     named = ", ".join(map(str, offered)) if isinstance(offered, list | tuple | set) and offered \
         else "none" if offered is not None else "unknown"
@@ -245,6 +249,11 @@ main.add_command(clarify)
 from clarify_bot.first_run import init  # noqa: E402  (`clarify-bot init`, docs/quickstart.md)
 
 main.add_command(init)
+
+from clarify_bot.slack_cli import db, slack  # noqa: E402  (a distributed Slack app, docs/slack.md)
+
+main.add_command(db)
+main.add_command(slack)
 
 if __name__ == "__main__":
     main()

@@ -31,6 +31,7 @@ def test_every_secret_can_come_from_its_file(tmp_path: Path) -> None:
     env = {}
     for name, var in SECRET_ENV.items():
         value = ("xoxb-" if var == "SLACK_BOT_TOKEN" else "xapp-" if var == "SLACK_APP_TOKEN"
+                 else "postgresql://bot@db.internal:5432/" if var == "CLARIFY_BOT_DATABASE_URL"
                  else "") + f"{name}-{'k' * 32}"
         (tmp_path / name).write_text(value + "\n")
         env[var + "_FILE"] = str(tmp_path / name)
@@ -132,6 +133,7 @@ def test_check_config_says_where_each_secret_came_from(tmp_path: Path) -> None:
     lines = result.output.splitlines()
     assert lines[0] == f"valid: {config}"
     assert "slack (socket mode)" in lines[1] and "store: memory" in lines[1]
+    assert lines[1].endswith("slack: single workspace: one bot token (SLACK_BOT_TOKEN)")
     assert lines[2].startswith("  core extensions: ")  # what the configured core offers
     assert lines[3] == "secrets (values never shown):"
     shown = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[4:-1]}

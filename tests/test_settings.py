@@ -466,6 +466,9 @@ SECRETS = {
     "REDIS_SENTINEL_PASSWORD": "sentinel-Zq9",
     "CLARIFY_BOT_ACTION_SIGNING_KEY": "k" * 31 + "Zq7",
     "CLARIFY_BOT_API_KEY": "api-key-Zq8",
+    "SLACK_CLIENT_SECRET": "client-secret-Zq10",
+    "CLARIFY_BOT_INSTALL_LINK_KEY": "l" * 31 + "Zq11",
+    "CLARIFY_BOT_DATABASE_URL": "postgresql://bot:pw-Zq12@db.internal:5432/clarify",
 }
 
 

@@ -28,6 +28,7 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_bolt.oauth.async_oauth_flow import AsyncOAuthFlow
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
@@ -52,6 +53,7 @@ from adapters.slack.render import render
 from bot.aio import Tasks
 from bot.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService, AnswerStatus, Callback
 from bot.audit import Audit, AuditEvent
+from bot.channel import SlackReach
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interactions import Interactions
@@ -267,11 +269,11 @@ class SlackAdapter:
                                                    digest_ref=click.ref.card_ref,
                                                    offset=click.ref.offset)
         if page is None:
-            await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more")
+            await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more",
+                                  who=click.who)
             return
         await self.channel.replace(click.channel_id, click.message_ts,
-                                   render(page, codec=self.codec),
-                                   workspace=click.who.enterprise_id or click.who.team_id)
+                                   render(page, codec=self.codec), workspace=_reach(click.who))
 
     # ---------------------------------------------------------------- the answer
 
@@ -284,15 +286,19 @@ class SlackAdapter:
             tenant_id=self.tenant(who),
             user_id=who.user_id, team_id=who.team_id, enterprise_id=who.enterprise_id,
             aad_tenant_id=None, clarification_id=clarification_id, card_ref=card_ref,
-            message_ref=message_ref, answer_index=answer_index, custom_from=start,
+            message_ref=None if message_ref is None else self.channel.own_ref(
+                message_ref, SlackReach(team_id=who.team_id, enterprise_id=who.enterprise_id)),
+            answer_index=answer_index, custom_from=start,
             custom_to=end, custom_note=note, received_at=self.clock.now(), acted_at=acted_at,
         )
 
-    async def _ephemeral(self, channel_id: str | None, user_id: str, *, key: str) -> None:
+    async def _ephemeral(self, channel_id: str | None, user_id: str, *, key: str,
+                         who: payloads.Who | None = None) -> None:
         if channel_id is None:
             return
         words = card_text.catalog_of(Viewer()).text(key)
-        await self.channel.ephemeral(channel_id, user_id, {"text": words, "blocks": []})
+        await self.channel.ephemeral(channel_id, user_id, {"text": words, "blocks": []},
+                                     workspace=None if who is None else _reach(who))
 
     def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         return self.tasks.spawn(work)
@@ -313,6 +319,11 @@ class NotDurable(Exception):
 def _is_answer(click: payloads.Click) -> bool:
     return click.ref.kind is ActionKind.ANSWER and click.ref.clarification_id is not None \
         and _ANSWER_ACTION.fullmatch(click.action_id) is not None
+
+
+def _reach(who: payloads.Who) -> SlackReach:
+    """Where a callback came from, as the channel finds its installation by."""
+    return SlackReach(team_id=who.team_id, enterprise_id=who.enterprise_id)
 
 
 def _is_answer_read(read: Read) -> bool:
@@ -339,9 +350,12 @@ def build_slack_adapter(
     *, signing_secret: str, client: Any, answers: AnswerService, interactions: Interactions,
     channel: SlackChannel, codec: ActionCodec, audit: Audit, clock: Clock,
     signature_clock: Clock | None = None, limits: Limits | None = None,
+    flow: AsyncOAuthFlow | None = None,
 ) -> SlackAdapter:
     """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``;
-    ``limits`` none unless given (``mount`` gives the settings')."""
+    ``limits`` none unless given (``mount`` gives the settings'). With ``flow`` (a distributed
+    app, ``adapters.slack.oauth``) bolt authorizes each callback with its installation's token
+    and the client carries none."""
     # the client carries the bot token (bolt reads it from there)
     # bolt's own signature check is off: handle_http verifies every HTTP request once, before
     # bolt sees it, and Socket Mode requests are not signed. process_before_response: every
@@ -349,7 +363,7 @@ def build_slack_adapter(
     # task, so bolt need not poll (every 10 ms) for the ack
     app = AsyncApp(signing_secret=signing_secret, client=client,
                    request_verification_enabled=False, process_before_response=True,
-                   raise_error_for_unhandled_request=False)
+                   raise_error_for_unhandled_request=False, oauth_flow=flow)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
     adapter = SlackAdapter(app=app, answers=answers, interactions=interactions, channel=channel,
                            codec=codec, audit=audit, clock=clock, verifier=verifier,

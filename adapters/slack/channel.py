@@ -8,6 +8,11 @@ clicks never waits behind thousands of cards. Cards are posted to the user id, s
 replica, then the call is retried. 5xx and connection failures are retried with backoff;
 a post whose outcome is unknown is looked up by its message metadata before it is retried, so a
 card is never posted twice.
+
+As a distributed app (``installations`` set, ``adapters.slack.tokens``) every call takes the
+token of the installation serving the workspace it concerns, and its buckets are that
+installation's; a message reference names its installation (``D…:ts@T…``) so that a card is
+updated with the token it was sent with. A token Slack refuses pauses that installation only.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -36,6 +41,9 @@ from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
 from cards.views import OutcomeView, QuestionView, Viewer
+
+if TYPE_CHECKING:  # a distributed app's tokens (adapters.slack.tokens)
+    from adapters.slack.tokens import Installations, Workspace
 
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
@@ -94,6 +102,7 @@ class SlackChannel:
     # used ``DM_IDS_KEPT`` (a forgotten one costs one conversations.open when next needed)
     _dms: OrderedDict[str, str] = field(default_factory=OrderedDict)
     _limits: dict[str, Limit] = field(init=False)
+    installations: Installations | None = None  # a distributed app: a token per installation
 
     def __post_init__(self) -> None:
         self._limits = limits(self.rates)
@@ -116,7 +125,7 @@ class SlackChannel:
                 response = await self._call("chat.postMessage", workspace, args, dm=user,
                                             lane=Lane.BULK)
                 self._remember_dm(user, response["channel"])
-                return f"{response['channel']}:{response['ts']}"
+                return self.own_ref(f"{response['channel']}:{response['ts']}", workspace)
             except _Ambiguous as exc:
                 # the post may have landed: look before posting again
                 found = await self._lookup(await self.dm(address), workspace, key)
@@ -128,16 +137,18 @@ class SlackChannel:
         raise AssertionError("unreachable")
 
     async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
+        ref, _, where = ref.partition("@")
         dm, _, ts = ref.partition(":")
         if not dm or not ts:
             raise ChannelError("not a Slack message reference", certain=True, retryable=False)
         body = render(view, codec=self.codec)
-        await self._call_retrying("chat.update", None,
+        await self._call_retrying("chat.update", where or None,
                                   {"channel": dm, "ts": ts, "text": body["text"],
                                    "blocks": body["blocks"]})
 
     async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
         """An ephemeral message in the conversation of ``near``: only ``user_id`` sees it."""
+        near, _, where = near.partition("@")
         dm, _, _ = near.partition(":")
         if not dm:
             raise ChannelError("not a Slack message reference", certain=True, retryable=False)
@@ -146,7 +157,7 @@ class SlackChannel:
                 "answer.not_available"), "blocks": []}
         else:
             body = render(view, codec=self.codec)
-        await self.ephemeral(dm, user_id, body)
+        await self.ephemeral(dm, user_id, body, workspace=where or None)
 
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         dm = await self.dm(address)
@@ -155,7 +166,12 @@ class SlackChannel:
 
     async def check_credentials(self) -> None:
         """``auth.test``, once: returns when Slack accepts the bot token; CredentialsRejected when
-        it refuses it, ChannelError when Slack cannot be asked now."""
+        it refuses it, ChannelError when Slack cannot be asked now. A distributed app has no one
+        token: its paused installations are checked instead (each resumes when accepted), and
+        one refused never fails the whole check."""
+        if self.installations is not None:
+            await self.installations.check_paused()
+            return
         try:
             await self.client.api_call("auth.test")
         except SlackApiError as exc:
@@ -167,13 +183,21 @@ class SlackChannel:
 
     # ---------------------------------------------------------------- Slack-only extras
 
+    def own_ref(self, ref: str, workspace: Workspace) -> str:
+        """A message reference as this channel keeps it: with its installation's key when the
+        app is distributed, so an update uses the token it was sent with."""
+        if self.installations is None or "@" in ref:
+            return ref
+        installed = self.installations.resolve(workspace)
+        return ref if installed is None else f"{ref}@{installed.key}"
+
     async def open_modal(self, trigger_id: str, view: dict[str, Any], *,
-                         workspace: str | None) -> None:
+                         workspace: Workspace) -> None:
         await self._call_retrying("views.open", workspace, {"trigger_id": trigger_id,
                                                             "view": view})
 
     async def publish_home(self, user_id: str, view: dict[str, Any], *,
-                           workspace: str | None) -> None:
+                           workspace: Workspace) -> None:
         """The person's App Home tab (``views.publish`` replaces what it showed)."""
         await self._call_retrying("views.publish", workspace, {"user_id": user_id, "view": view})
 
@@ -197,13 +221,13 @@ class SlackChannel:
         return (RESPONSE_HOOKS, f"{api.scheme}://{api.netloc}/")
 
     async def ephemeral(self, channel: str, user: str, body: dict[str, Any], *,
-                        workspace: str | None = None) -> None:
+                        workspace: Workspace = None) -> None:
         await self._call_retrying("chat.postEphemeral", workspace,
                                   {"channel": channel, "user": user, "text": body["text"],
                                    "blocks": body.get("blocks", [])})
 
     async def replace(self, channel: str, ts: str, body: dict[str, Any], *,
-                      workspace: str | None) -> None:
+                      workspace: Workspace) -> None:
         """Show ``body`` in place of a message the bot sent (a digest's next page): an
         interactive ``chat.update``, never a new post queued behind bulk delivery."""
         await self._call_retrying("chat.update", workspace,
@@ -229,7 +253,7 @@ class SlackChannel:
         while len(self._dms) > DM_IDS_KEPT:
             self._dms.popitem(last=False)
 
-    async def _lookup(self, dm: str, workspace: str | None, key: DeliveryKey) -> str | None:
+    async def _lookup(self, dm: str, workspace: Workspace, key: DeliveryKey) -> str | None:
         try:
             response = await self._call_retrying(
                 "conversations.history", workspace,
@@ -241,10 +265,10 @@ class SlackChannel:
         for message in response.get("messages", []):
             payload = (message.get("metadata") or {}).get("event_payload") or {}
             if payload.get("delivery") == key.token():
-                return f"{dm}:{message['ts']}"
+                return self.own_ref(f"{dm}:{message['ts']}", workspace)
         return None
 
-    async def _call_retrying(self, method: str, workspace: str | None, args: dict[str, Any]
+    async def _call_retrying(self, method: str, workspace: Workspace, args: dict[str, Any]
                              ) -> Any:
         for attempt in range(1, self.attempts + 1):
             try:
@@ -255,16 +279,19 @@ class SlackChannel:
                 await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
         raise AssertionError("unreachable")
 
-    async def _call(self, method: str, workspace: str | None, args: dict[str, Any], *,
+    async def _call(self, method: str, where: Workspace, args: dict[str, Any], *,
                     dm: str | None = None, lane: Lane = Lane.INTERACTIVE) -> Any:
         """One Web API call inside the rate limits; 429s are waited out here. Bulk delivery
         leaves each bucket's reserve to clicks (``Lane``)."""
+        workspace = self._bucket(where)
         for _ in range(self.attempts):
             if dm is not None:  # one conversation at a time: no workspace token held meanwhile
                 await self._take(method + DM, workspace, suffix=dm)
             await self._take(method, workspace, lane=lane)
             try:
-                return await self.client.api_call(method, json=args)
+                client = self.client if self.installations is None \
+                    else (await self.installations.client(where))[0]
+                return await client.api_call(method, json=args)
             except SlackApiError as exc:
                 status = exc.response.status_code
                 error = str(exc.response.get("error", "unknown"))
@@ -273,6 +300,9 @@ class SlackChannel:
                     continue
                 if status >= 500:
                     raise _Ambiguous(f"slack_{status}") from None
+                if self.installations is not None and error in CREDENTIAL_ERRORS \
+                        and (installed := self.installations.resolve(where)) is not None:
+                    raise await self.installations.refused(installed.key, error) from None
                 _raise_if_credentials(error)
                 log.warning("slack.call_refused", method=method, error=error)
                 raise ChannelError(error, certain=True, retryable=False) from None
@@ -283,6 +313,15 @@ class SlackChannel:
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise _Ambiguous(type(exc).__name__) from None
         raise ChannelError("unavailable", certain=True, retryable=True)
+
+    def _bucket(self, where: Workspace) -> str | None:
+        """The workspace a call's rate buckets belong to: its installation's key when the app
+        is distributed, else the org or the workspace."""
+        if self.installations is not None and (found := self.installations.resolve(where)):
+            return found.key
+        if isinstance(where, SlackReach):
+            return where.enterprise_id or where.team_id
+        return where
 
     async def _take(self, method: str, workspace: str | None, *, suffix: str = "",
                     lane: Lane = Lane.INTERACTIVE) -> None:
@@ -333,6 +372,5 @@ def _raise_if_credentials(error: str) -> None:
         raise CredentialsRejected(error, setting=TOKEN_SETTING)
 
 
-def _workspace(address: Address) -> str | None:
-    reach = address.reach if isinstance(address.reach, SlackReach) else SlackReach()
-    return reach.enterprise_id or reach.team_id
+def _workspace(address: Address) -> SlackReach:
+    return address.reach if isinstance(address.reach, SlackReach) else SlackReach()

@@ -57,6 +57,6 @@ async def tell(adapter: SlackAdapter, click: payloads.Click, *, key: str) -> Non
         except ChannelError as exc:
             log.warning("slack.response_not_shown", error=exc.reason)
     try:
-        await adapter._ephemeral(click.channel_id, click.who.user_id, key=key)
+        await adapter._ephemeral(click.channel_id, click.who.user_id, key=key, who=click.who)
     except ChannelError as exc:
         log.warning("slack.note_not_shown", error=exc.reason)

@@ -14,7 +14,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack import listening, payloads
 from bot.answers import AnswerStatus
-from bot.channel import ChannelError
+from bot.channel import ChannelError, SlackReach
 from cards import slack as blocks
 from cards import text as card_text
 from cards.actions import custom_input_ids, read_custom_answer
@@ -52,9 +52,10 @@ async def _open(adapter: SlackAdapter, click: payloads.Click) -> None:
     try:
         if modal is None:
             await adapter._ephemeral(click.channel_id, click.who.user_id,
-                                     key="answer.form_unavailable")
+                                     key="answer.form_unavailable", who=click.who)
             return
-        await adapter.channel.open_modal(click.trigger_id, modal, workspace=click.who.team_id)
+        await adapter.channel.open_modal(click.trigger_id, modal, workspace=SlackReach(
+            team_id=click.who.team_id, enterprise_id=click.who.enterprise_id))
     except ChannelError as exc:
         log.warning("slack.modal_not_opened", error=exc.reason)
 

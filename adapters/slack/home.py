@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from adapters.slack import listening, payloads
-from bot.channel import ChannelError
+from bot.channel import ChannelError, SlackReach
 from bot.interactions import ChatUser
 from bot.metrics import REGISTRY
 from cards.attention import render_slack_home
@@ -67,7 +67,8 @@ async def publish(adapter: SlackAdapter, user: ChatUser) -> None:
 async def show(adapter: SlackAdapter, user: ChatUser, view: AttentionView) -> None:
     try:
         await adapter.channel.publish_home(user.user_id, render_slack_home(view),
-                                           workspace=user.enterprise_id or user.team_id)
+                                           workspace=SlackReach(team_id=user.team_id,
+                                                                enterprise_id=user.enterprise_id))
     except ChannelError as exc:
         log.warning("slack.home_not_published", error=exc.reason)
         REGISTRY.inc("clarify_slack_home_total", outcome="not_published")

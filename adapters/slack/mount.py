@@ -5,7 +5,10 @@ callbacks: the ``/slack/events`` route in HTTP mode, or a Socket Mode connection
 the app-level token; both reach the same bolt listeners. In Socket Mode the connection is a
 readiness check of its own (``slack_socket``): ``connecting`` until it is made, ``rejected:
 SLACK_APP_TOKEN`` when Slack refuses the app-level token (logged once, with that setting, and not
-retried: the token is read at start), ``unavailable`` while it is down.
+retried: the token is read at start), ``unavailable`` while it is down. As a distributed app
+(``slack.oauth.enabled``, ``adapters.slack.distributed``) the channel takes each installation's
+token from the database, and ``mount`` adds the install and redirect routes; ``prepare`` checks
+the database's schema before anything is served.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
 from bot.health import Check, Connecting, Refused
@@ -40,6 +44,8 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
     # connection and a TLS context per call, which under a burst costs more than the call
     session = aiohttp.ClientSession()
     base.stack.push_async_callback(session.close)
+    if settings.slack.distributed:
+        return distributed.open_channel(settings, base, session)
     client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
@@ -56,7 +62,8 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
         client=channel.client, answers=parts.answers, interactions=parts.interactions,
         channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock,
-        limits=parts.limits)
+        limits=parts.limits, flow=distributed.mount(app, parts, settings, channel))
+    distributed.register(adapter.app, channel)
     handler = None
     if socket:
         handler = AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))
@@ -69,6 +76,10 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
     if handler is not None:
         app.readiness.checks.append(Check("slack_socket", hosted.connected, ttl_seconds=5))
     app.engine.worker.also_check(channel.check_credentials)
+
+
+prepare = distributed.prepare
+tenants = distributed.tenants
 
 
 @dataclass

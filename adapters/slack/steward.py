@@ -17,7 +17,7 @@ import structlog
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack import listening, payloads
-from bot.channel import ChannelError
+from bot.channel import ChannelError, SlackReach
 from cards import overrides
 from cards import text as card_text
 from cards.actions import OVERRIDE_NOTE_ID, read_override_note
@@ -64,12 +64,13 @@ async def _open(adapter: SlackAdapter, click: payloads.Click) -> None:
     try:
         if form is None:
             await adapter._ephemeral(click.channel_id, click.who.user_id,
-                                     key="answer.form_unavailable")
+                                     key="answer.form_unavailable", who=click.who)
             return
         modal = overrides.slack_modal(form, codec=adapter.codec)
         modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
                                                 "m": click.message_ref})
-        await adapter.channel.open_modal(click.trigger_id, modal, workspace=click.who.team_id)
+        await adapter.channel.open_modal(click.trigger_id, modal, workspace=SlackReach(
+            team_id=click.who.team_id, enterprise_id=click.who.enterprise_id))
     except ChannelError as exc:
         log.warning("slack.modal_not_opened", error=exc.reason)
 

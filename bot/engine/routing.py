@@ -17,7 +17,8 @@ from bot.channel import Address, SlackReach, TeamsReach
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.settings import SlackSettings, TeamsSettings
+from bot.settings import TeamsSettings
+from bot.tenancy import SlackTenants
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +30,7 @@ class Unroutable:
 @dataclass(frozen=True, slots=True)
 class Routing:
     channels: tuple[m.Channel, ...]
-    slack: SlackSettings
+    slack: SlackTenants
     teams: TeamsSettings
 
     def address(self, person: m.Person, *, tenant_id: str, besides: tuple[str, ...] = ()

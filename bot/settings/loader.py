@@ -42,6 +42,8 @@ _SECRET_HINTS: dict[str, str] = {
     "action_signing_key": "CLARIFY_BOT_ACTION_SIGNING_KEY", "bot_token": "SLACK_BOT_TOKEN",
     "signing_secret": "SLACK_SIGNING_SECRET", "app_token": "SLACK_APP_TOKEN",
     "app_password": "TEAMS_APP_PASSWORD", "microsoftapppassword": "TEAMS_APP_PASSWORD",
+    "slack.oauth.client_secret": "SLACK_CLIENT_SECRET", "client_secret": "SLACK_CLIENT_SECRET",
+    "slack.oauth.link_key": "CLARIFY_BOT_INSTALL_LINK_KEY",
     **SECRET_ENV,
 }
 _SECRET_NAME = re.compile(

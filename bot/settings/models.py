@@ -27,6 +27,7 @@ from bot.settings.fields import (
     _allowed,
     _choice,
     _cross,
+    _csv,
     _ints,
     _lower,
     _seconds,
@@ -259,12 +260,83 @@ class SlackRates(_Table):
     paced: bool = True
 
 
+SLACK_SCOPES = ("chat:write", "im:write", "im:history", "users:read")
+
+
+class SlackOAuthSettings(_Table):
+    """Slack as a distributed app (docs/slack.md, "One bot for many workspaces"): installed
+    through Slack's OAuth v2 flow from operator-issued install links, a bot token per
+    installation kept in the database, rotated before it expires."""
+
+    # false: the single-workspace mode (SLACK_BOT_TOKEN); the two modes are exclusive
+    enabled: bool = False
+    # the app's Client ID (Basic Information → App Credentials); not a secret
+    client_id: str | None = _allowed(None, "the app's Client ID, such as 1234567890.1234567890",
+                                     pattern=r"^[0-9]+\.[0-9]+$")
+    # the bot's public base URL: install links and the redirect URL are made from it
+    public_url: Annotated[str, _url(("http", "https"), None)] | None = _allowed(
+        None, "the bot's public http(s) base URL, such as https://clarify.example.com")
+    scopes: Annotated[tuple[str, ...], BeforeValidator(_csv)] = _allowed(
+        SLACK_SCOPES, "bot scopes, comma-separated (the manifest's)")
+    install_path: str = _allowed("/slack/install", "a path starting with /",
+                                 pattern=r"^/[A-Za-z0-9/_.-]*$")
+    redirect_path: str = _allowed("/slack/oauth_redirect", "a path starting with /",
+                                  pattern=r"^/[A-Za-z0-9/_.-]*$")
+    authorize_url: Annotated[str, _url(("http", "https"), None)] = _allowed(
+        "https://slack.com/oauth/v2/authorize", "an http(s) URL without credentials")
+    # a rotating token is refreshed once it expires within this many minutes (Slack's tokens
+    # live 12 hours; Bolt refreshes 2 hours ahead)
+    refresh_before_minutes: Int = _ints(120, 1, 600)
+    # how often the worker looks for tokens to refresh, and waits after a failed refresh
+    refresh_check_seconds: Num = _seconds(60.0, 3600)
+    # how long an install link is valid when `slack install-link` is not told otherwise
+    link_days: Num = _allowed(7.0, "a number of days greater than 0 and at most 90", gt=0,
+                              le=90)
+    # how long another process may take to see an installation, its removal or its pause
+    # (each reads the installations again this often)
+    directory_seconds: Num = _seconds(10.0, 600)
+
+    @property
+    def redirect_uri(self) -> str | None:
+        return None if self.public_url is None else \
+            self.public_url.rstrip("/") + self.redirect_path
+
+    @property
+    def install_url(self) -> str | None:
+        return None if self.public_url is None else \
+            self.public_url.rstrip("/") + self.install_path
+
+
 class SlackSettings(_Table):
     mode: Literal["http", "socket"] = _choice("http", "http", "socket")
     api_url: Annotated[str, _url(("http", "https"), "SLACK_BOT_TOKEN")] = _allowed(
         "https://slack.com/api/", "an http(s) URL without credentials")
     workspaces: tuple[SlackWorkspace, ...] = ()
     rates: SlackRates = SlackRates()
+    oauth: SlackOAuthSettings = SlackOAuthSettings()
+
+    @model_validator(mode="after")
+    def _distributed(self) -> SlackSettings:
+        oauth = self.oauth
+        if not oauth.enabled:
+            return self
+        if self.mode != "http":
+            raise _cross("mode", self.mode, "http while slack.oauth.enabled (installs come back "
+                         "to the redirect URL over HTTPS)")
+        if self.workspaces:
+            raise _cross("workspaces", None, "none while slack.oauth.enabled (each "
+                         "installation is bound to its tenant by its install link)")
+        for name in ("client_id", "public_url"):
+            if getattr(oauth, name) is None:
+                raise _cross(f"oauth.{name}", None, "set while slack.oauth.enabled ("
+                             + ("the app's Client ID" if name == "client_id"
+                                else "the bot's public base URL") + ")")
+        return self
+
+    @property
+    def distributed(self) -> bool:
+        """Installed per workspace through OAuth (else the single token of SLACK_BOT_TOKEN)."""
+        return self.oauth.enabled
 
     @model_validator(mode="after")
     def _unique(self) -> SlackSettings:
@@ -484,7 +556,9 @@ class Settings(_Table):
         needed = ["core_token", "action_signing_key"]
         if Channel.SLACK in self.clarify.channels:
             socket = self.slack.mode == "socket"
-            needed += ["slack_bot_token", "slack_app_token" if socket else "slack_signing_secret"]
+            needed += ["slack_client_secret", "install_link_key", "database_url"] \
+                if self.slack.distributed else ["slack_bot_token"]
+            needed += ["slack_app_token" if socket else "slack_signing_secret"]
         if Channel.TEAMS in self.clarify.channels and self.teams.needs_password:
             needed.append("teams_app_password")
         return tuple(needed)
@@ -495,8 +569,25 @@ class Settings(_Table):
                      if getattr(self.secrets, n) is None)
 
     def require_secrets(self) -> None:
-        """Fail start-up, naming every missing variable, before anything is sent."""
-        missing = self.missing_secrets()
-        if missing:
-            raise SettingsError([Problem(m, None, _UNSET) for m in missing])
+        """Fail start-up, naming every missing variable, before anything is sent; and a bot
+        token beside a distributed app (the modes are exclusive)."""
+        problems = [Problem(m, None, _UNSET) for m in self.missing_secrets()]
+        if self.slack.distributed and self.secrets.slack_bot_token is not None \
+                and Channel.SLACK in self.clarify.channels:
+            problems.append(Problem(SECRET_ENV["slack_bot_token"], None, "unset while "
+                                    "slack.oauth.enabled: each installation has its own token "
+                                    "(the single-workspace and distributed modes are "
+                                    "exclusive)"))
+        if problems:
+            raise SettingsError(problems)
+
+    @property
+    def slack_mode(self) -> str:
+        """Which Slack mode is active, in words (check-config prints it)."""
+        if Channel.SLACK not in self.clarify.channels:
+            return "off (slack not in clarify.channels)"
+        if self.slack.distributed:
+            return ("distributed: installed per workspace through OAuth, a token per "
+                    "installation in the database (slack.oauth.enabled)")
+        return "single workspace: one bot token (SLACK_BOT_TOKEN)"
 

@@ -7,6 +7,7 @@ repr or errors.
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, PrivateAttr, SecretStr
 
@@ -23,6 +24,11 @@ SECRET_ENV: dict[str, str] = {
     "redis_sentinel_password": "REDIS_SENTINEL_PASSWORD",  # the sentinels' own requirepass
     "action_signing_key": "CLARIFY_BOT_ACTION_SIGNING_KEY",
     "api_key": "CLARIFY_BOT_API_KEY",  # the operator's key for `clarify-bot clarify`, never serve
+    # Slack as a distributed app ([slack.oauth]): the app's client secret, the key that signs
+    # install links, and the installation store's database (its URL carries the password)
+    "slack_client_secret": "SLACK_CLIENT_SECRET",
+    "install_link_key": "CLARIFY_BOT_INSTALL_LINK_KEY",
+    "database_url": "CLARIFY_BOT_DATABASE_URL",
 }
 
 _UNSET = ("not set (set the variable, <NAME>_FILE with a file's path, or a file of that name in "
@@ -44,6 +50,15 @@ def _long(value: SecretStr | None) -> SecretStr | None:
     return value
 
 
+def _postgres(value: SecretStr | None) -> SecretStr | None:
+    if value is not None:
+        parts = urlsplit(value.get_secret_value())
+        if parts.scheme not in ("postgresql", "postgres", "postgresql+asyncpg") \
+                or not parts.hostname or not parts.path.strip("/"):
+            raise ValueError("not postgresql")
+    return value
+
+
 class Secrets(_Table):
     """Read from the environment, files or a secrets folder (``bot.settings.loader``); an empty
     variable means unset. ``origin`` says where each one came from, never what it is."""
@@ -60,6 +75,11 @@ class Secrets(_Table):
     action_signing_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
         None, "at least 32 characters")
     api_key: SecretStr | None = None
+    slack_client_secret: SecretStr | None = None
+    install_link_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
+        None, "at least 32 characters")
+    database_url: Annotated[SecretStr | None, AfterValidator(_postgres)] = _allowed(
+        None, "a postgresql:// URL (postgresql://user:password@host:5432/database)")
     _origins: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def require(self, name: str) -> str:

@@ -33,3 +33,25 @@ def test_slack_manifest_enables_the_app_home() -> None:
     events = manifest["settings"]["event_subscriptions"]
     assert HOME_EVENT in events["bot_events"]
     assert events["request_url"].endswith(EVENTS_PATH)
+
+
+def test_the_distributed_manifest_rotates_tokens_and_redirects_to_the_bot() -> None:
+    """The distributed app's manifest: token rotation and org deploys on, the redirect URL at
+    the bot's redirect path, the revocation events subscribed, the same scopes as the bot asks
+    for at install; the single-workspace manifest keeps rotation off (its one token has no
+    refresh token)."""
+    from bot.settings import SlackOAuthSettings
+
+    distributed = yaml.safe_load((MANIFEST.parent / "manifest.distributed.yaml").read_text())
+    settings = distributed["settings"]
+    assert settings["token_rotation_enabled"] is True
+    assert settings["org_deploy_enabled"] is True
+    assert settings["socket_mode_enabled"] is False
+    oauth = SlackOAuthSettings()
+    assert [u.endswith(oauth.redirect_path) for u in distributed["oauth_config"]["redirect_urls"]
+            ] == [True]
+    assert set(distributed["oauth_config"]["scopes"]["bot"]) == set(oauth.scopes)
+    assert {"app_uninstalled", "tokens_revoked"} <= set(
+        settings["event_subscriptions"]["bot_events"])
+    single = yaml.safe_load(MANIFEST.read_text())
+    assert single["settings"]["token_rotation_enabled"] is False

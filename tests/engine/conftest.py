@@ -92,12 +92,14 @@ class Rig:
 async def new_clarification(
     dev: DevCoreClient, *, authority: dict[str, list[str]], severity: str | None = None,
     workspace: str = "acme-legal", read_roles: list[str] | None = None, tag: str | None = None,
-    kind: str = "relative_date",
+    kind: str = "relative_date", tenant: str | None = None,
 ) -> str:
     """Create a clarification as ingestion would: the acme lease question, with its own ids."""
     spec: dict[str, Any] = json.loads(json.dumps(read_scenario("acme")["clarifications"][1]))
     tag = tag or uuid4().hex[:10]
     spec["workspace_id"] = workspace
+    if tenant is not None:
+        spec["tenant_id"] = tenant
     spec["kind"] = kind
     spec["target"] = f"fact-{tag}"
     spec["document"]["document_id"] = f"doc-{tag}"

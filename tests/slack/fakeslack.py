@@ -2,10 +2,19 @@
 
 It keeps messages, DMs, modals and users in memory, checks arguments and Block Kit limits the way
 Slack answers them, records every call, and can be told to rate-limit or fail a method.
+
+It is also Slack's side of a distributed app: several workspaces (``add_workspace``), the OAuth
+v2 install (``/oauth/v2/authorize`` hands a code back to the redirect URL, ``oauth.v2.access``
+exchanges it for a bot token of that workspace), token rotation (with ``rotation`` on, tokens
+expire ``token_seconds`` after they are issued on the ``epoch`` clock, and ``oauth.v2.access``
+with ``grant_type=refresh_token`` issues a new one; a refresh token is spent when used), tokens
+revoked (``revoke``), and the ``app_uninstalled``/``tokens_revoked`` events (``event``). Every
+call records the workspace whose token made it and whether that token had expired.
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import math
@@ -16,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Self
+from urllib.parse import urlencode
 
 from aiohttp import web
 from slack_sdk.errors import SlackObjectFormationError
@@ -69,6 +79,8 @@ class Call:
     status: int
     error: str | None
     retry_after: int | None = None
+    team: str | None = None  # the installation whose token made the call (key: T… or E…)
+    expired: bool = False  # made with a token that had expired
 
 
 @dataclass
@@ -80,6 +92,7 @@ class Message:
     metadata: Json | None = None
     thread_ts: str | None = None
     edited_ts: str | None = None
+    team: str | None = None  # the installation whose token posted it
 
     def as_slack(self, *, with_metadata: bool) -> Json:
         """The message as conversations.history shows it."""
@@ -143,6 +156,7 @@ class User:
     tz: str = "UTC"
     is_bot: bool = False
     deleted: bool = False
+    team: str = "T0FAKE"  # the workspace the user belongs to
 
     def as_slack(self) -> Json:
         profile = {"real_name": self.name, "display_name": self.name}
@@ -151,6 +165,29 @@ class User:
         return {"id": self.id, "team_id": TEAM_ID, "name": self.name, "real_name": self.name,
                 "deleted": self.deleted, "is_bot": self.is_bot, "tz": self.tz,
                 "profile": profile}
+
+
+@dataclass
+class Workspace:
+    """A workspace (or, ``org_wide``, an Enterprise Grid org) the app can be installed in."""
+
+    team_id: str | None
+    enterprise_id: str | None = None
+    name: str = "Workspace"
+    org_wide: bool = False
+
+    @property
+    def key(self) -> str:
+        return (self.enterprise_id if self.org_wide else self.team_id) or ""
+
+
+@dataclass
+class Issued:
+    """A bot token Slack issued for an installation."""
+
+    key: str
+    expires_at: float | None  # epoch seconds; None: never
+    revoked: bool = False
 
 
 # ---------------------------------------------------------------- argument checks
@@ -284,6 +321,18 @@ class FakeSlack:
     _serial: itertools.count = field(default_factory=lambda: itertools.count(0))
     _ts_serial: itertools.count = field(default_factory=lambda: itertools.count(0))
     _runner: web.AppRunner | None = None
+    # a distributed app: its credentials, the workspaces, what was issued
+    client_id: str = "1111111111.2222222222"
+    client_secret: str = "fake-client-secret-0123456789abcdef"
+    rotation: bool = False  # token_rotation_enabled in the app's manifest
+    token_seconds: int = 43_200  # how long a rotating token lives (Slack: 12 hours)
+    epoch: Callable[[], float] = time.time  # token expiry (the bot's clock, in tests)
+    workspaces: dict[str, Workspace] = field(default_factory=dict)
+    issued: dict[str, Issued] = field(default_factory=dict)
+    _codes: dict[str, tuple[Workspace, str | None]] = field(default_factory=dict)
+    _refresh: dict[str, str] = field(default_factory=dict)  # refresh token -> installation key
+    refreshes: list[str] = field(default_factory=list)  # installation keys, one per refresh
+    installing: str | None = None  # the workspace /oauth/v2/authorize installs into
 
     # ------------------------------------------------------------ lifecycle
 
@@ -291,6 +340,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_post("/actions/{token}", self._respond)
+        app.router.add_get("/oauth/v2/authorize", self._authorize)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -311,8 +361,9 @@ class FakeSlack:
     # ------------------------------------------------------------ workspace set-up
 
     def add_user(self, user_id: str, *, name: str | None = None, email: str | None = None,
-                 tz: str = "UTC", is_bot: bool = False, deleted: bool = False) -> User:
-        user = User(user_id, name or user_id.lower(), email, tz, is_bot, deleted)
+                 tz: str = "UTC", is_bot: bool = False, deleted: bool = False,
+                 team: str = TEAM_ID) -> User:
+        user = User(user_id, name or user_id.lower(), email, tz, is_bot, deleted, team)
         self.users[user_id] = user
         return user
 
@@ -344,6 +395,102 @@ class FakeSlack:
         trigger = f"{1_000_000 + next(self._serial)}.{4_242_424}.{secrets.token_hex(10)}"
         self._triggers[trigger] = self.clock()
         return trigger
+
+    # ------------------------------------------------------------ a distributed app
+
+    @property
+    def authorize_url(self) -> str:
+        return self.url.removesuffix("/api/") + "/oauth/v2/authorize"
+
+    def add_workspace(self, team_id: str | None, *, enterprise_id: str | None = None,
+                      name: str | None = None, org_wide: bool = False) -> Workspace:
+        workspace = Workspace(team_id, enterprise_id, name or (team_id or enterprise_id or ""),
+                              org_wide)
+        self.workspaces[workspace.key] = workspace
+        return workspace
+
+    def grant_code(self, key: str, *, redirect_uri: str | None = None) -> str:
+        """A person approved the install in workspace (or org) ``key``: the code Slack sends
+        to the redirect URL."""
+        code = f"{next(self._serial)}.{secrets.token_hex(12)}"
+        self._codes[code] = (self.workspaces[key], redirect_uri)
+        return code
+
+    async def _authorize(self, request: web.Request) -> web.Response:
+        """Slack's authorize page, approved at once into ``installing``: back to the
+        redirect URL with a code and the state it was given."""
+        query = request.query
+        if query.get("client_id") != self.client_id or not self.installing:
+            return web.Response(status=400, text="invalid_client_id")
+        redirect = query.get("redirect_uri", "")
+        code = self.grant_code(self.installing, redirect_uri=redirect or None)
+        location = f"{redirect}?{urlencode({'code': code, 'state': query.get('state', '')})}"
+        raise web.HTTPFound(location)
+
+    def _issue(self, workspace: Workspace) -> Json:
+        token = f"xoxb-{workspace.key}-{secrets.token_hex(10)}"
+        expires = self.epoch() + self.token_seconds if self.rotation else None
+        self.issued[token] = Issued(workspace.key, expires)
+        answer: Json = {"access_token": token, "token_type": "bot",
+                        "scope": "chat:write,im:write,im:history,users:read",
+                        "bot_user_id": BOT_USER_ID, "app_id": APP_ID,
+                        "team": None if workspace.org_wide else {"id": workspace.team_id,
+                                                                 "name": workspace.name},
+                        "enterprise": {"id": workspace.enterprise_id, "name": workspace.name}
+                        if workspace.enterprise_id else None,
+                        "is_enterprise_install": workspace.org_wide,
+                        "authed_user": {"id": "U0INSTALLER"}}
+        if self.rotation:
+            refresh = f"xoxe-1-{secrets.token_hex(12)}"
+            self._refresh[refresh] = workspace.key
+            answer.update(refresh_token=refresh, expires_in=self.token_seconds)
+        return answer
+
+    def _oauth_access(self, args: Json) -> Json:
+        if args.get("client_id") != self.client_id \
+                or args.get("client_secret") != self.client_secret:
+            raise SlackError("invalid_client_id")
+        if args.get("grant_type") == "refresh_token":
+            key = self._refresh.pop(str(args.get("refresh_token")), None)  # spent when used
+            if key is None or key not in self.workspaces:
+                raise SlackError("invalid_refresh_token")
+            self.refreshes.append(key)
+            return self._issue(self.workspaces[key])
+        found = self._codes.pop(str(args.get("code")), None)
+        if found is None:
+            raise SlackError("invalid_code")
+        workspace, redirect = found
+        if redirect is not None and args.get("redirect_uri") not in (None, redirect):
+            raise SlackError("bad_redirect_uri")
+        return self._issue(workspace)
+
+    def revoke(self, key: str) -> None:
+        """Every token of installation ``key`` is revoked (an admin, or an uninstall)."""
+        for issued in self.issued.values():
+            if issued.key == key:
+                issued.revoked = True
+        self._refresh = {r: k for r, k in self._refresh.items() if k != key}
+
+    def event(self, kind: str, key: str) -> Json:
+        """The ``event_callback`` body Slack sends for ``app_uninstalled`` or
+        ``tokens_revoked`` of installation ``key``."""
+        workspace = self.workspaces[key]
+        event: Json = {"type": kind, "event_ts": f"{time.time():.6f}"}
+        if kind == "tokens_revoked":
+            event["tokens"] = {"oauth": [], "bot": [BOT_USER_ID]}
+        return {"token": "legacy-verification-token", "team_id": workspace.team_id
+                or workspace.enterprise_id, "enterprise_id": workspace.enterprise_id,
+                "api_app_id": APP_ID, "event": event, "type": "event_callback",
+                "event_id": f"Ev{next(self._serial):08d}", "event_time": int(time.time()),
+                "is_ext_shared_channel": False,
+                "authorizations": [{"enterprise_id": workspace.enterprise_id,
+                                    "team_id": None if workspace.org_wide
+                                    else workspace.team_id, "user_id": BOT_USER_ID,
+                                    "is_bot": True,
+                                    "is_enterprise_install": workspace.org_wide}]}
+
+    def calls_with_expired_tokens(self) -> list[Call]:
+        return [call for call in self.calls if call.expired]
 
     # ------------------------------------------------------------ fault injection
 
@@ -401,27 +548,50 @@ class FakeSlack:
         args = await _read_args(request)
         token = _bearer(request.headers.get("Authorization")) or args.pop("token", None)
         args.pop("token", None)
+        if token is None and request.headers.get("Authorization", "").startswith("Basic "):
+            basic = base64.b64decode(request.headers["Authorization"][6:]).decode()
+            args["client_id"], _, args["client_secret"] = basic.partition(":")
+        issued = self.issued.get(token or "")
+        team = issued.key if issued else (TEAM_ID if token in self.tokens else None)
+        expired = issued is not None and issued.expires_at is not None \
+            and self.epoch() >= issued.expires_at
+        self._token = token
         try:
             handler = self._handlers().get(method)
             if handler is None:
                 raise SlackError("unknown_method")
-            self._check_auth(token, app_level=method == "apps.connections.open")
+            if method != "oauth.v2.access":
+                self._check_auth(token, app_level=method == "apps.connections.open")
             self._inject_faults(method, args, now)
             body = {"ok": True, **handler(args)}
         except SlackError as exc:
-            self.calls.append(Call(method, args, now, exc.status, exc.error, exc.retry_after))
+            self.calls.append(Call(method, args, now, exc.status, exc.error, exc.retry_after,
+                                   team, expired))
             if exc.html:
                 return web.Response(text=_gateway_page(exc.status), status=exc.status,
                                     content_type="text/html")
             return web.json_response(exc.body(), status=exc.status, headers=exc.headers())
-        self.calls.append(Call(method, args, now, 200, None))
+        self.calls.append(Call(method, args, now, 200, None, team=team, expired=expired))
         return web.json_response(body)
 
     def _check_auth(self, token: str | None, *, app_level: bool = False) -> None:
         if not token:
             raise SlackError("not_authed")
+        issued = None if app_level else self.issued.get(token)
+        if issued is not None:
+            if issued.revoked:
+                raise SlackError("token_revoked")
+            if issued.expires_at is not None and self.epoch() >= issued.expires_at:
+                raise SlackError("token_expired")
+            return
         if token not in (self.app_tokens if app_level else self.tokens):
             raise SlackError("invalid_auth")
+
+    @property
+    def _team(self) -> str:
+        """The installation whose token makes the call being handled."""
+        issued = self.issued.get(getattr(self, "_token", None) or "")
+        return issued.key if issued else TEAM_ID
 
     def _inject_faults(self, method: str, args: Json, now: float) -> None:
         faults = self._faults.get(method)
@@ -452,6 +622,7 @@ class FakeSlack:
             "views.publish": self._views_publish,
             "users.info": self._users_info,
             "users.lookupByEmail": self._users_lookup_by_email,
+            "oauth.v2.access": self._oauth_access,
         }
 
     # ------------------------------------------------------------ helpers for methods
@@ -467,9 +638,23 @@ class FakeSlack:
             raise SlackError("channel_not_found")
         if channel in self.users:
             channel = self.dm_channel(channel)
-        if channel in self.channels or (channel.startswith("D") and channel[1:] in self.users):
+        user = self.users.get(channel[1:]) if channel.startswith("D") else None
+        if user is not None and not self._reaches(user):
+            raise SlackError("channel_not_found")  # another workspace's user: not this token's
+        if channel in self.channels or user is not None:
             return channel
         raise SlackError("channel_not_found")
+
+    def _reaches(self, user: User) -> bool:
+        """Whether the calling token's installation reaches the user: its own workspace, or
+        every workspace of its org for an org-wide install."""
+        team = self._team
+        if team == TEAM_ID or team == user.team:
+            return True
+        workspace = self.workspaces.get(team)
+        member = self.workspaces.get(user.team)
+        return workspace is not None and workspace.org_wide and member is not None \
+            and member.enterprise_id == workspace.enterprise_id
 
     def _user(self, user_id: object) -> User:
         user = self.users.get(user_id) if isinstance(user_id, str) else None
@@ -486,6 +671,12 @@ class FakeSlack:
     # ------------------------------------------------------------ methods
 
     def _auth_test(self, args: Json) -> Json:
+        workspace = self.workspaces.get(self._team)
+        if workspace is not None:
+            return {"url": "https://fake.slack.com/", "team": workspace.name, "user": "clarify",
+                    "team_id": workspace.team_id or workspace.enterprise_id,
+                    "enterprise_id": workspace.enterprise_id, "user_id": BOT_USER_ID,
+                    "bot_id": BOT_ID, "is_enterprise_install": workspace.org_wide}
         return {"url": "https://fake.slack.com/", "team": "Fake Workspace", "user": "clarify",
                 "team_id": TEAM_ID, "user_id": BOT_USER_ID, "bot_id": BOT_ID,
                 "is_enterprise_install": False}
@@ -519,7 +710,7 @@ class FakeSlack:
         channel = self._channel(args)
         text, blocks = _content(args)
         message = Message(channel, self._next_ts(), text or "", blocks or [], _metadata(args),
-                          args.get("thread_ts"))
+                          args.get("thread_ts"), team=self._team)
         self.messages.append(message)
         return {"channel": channel, "ts": message.ts,
                 "message": message.as_slack(with_metadata=True)}
