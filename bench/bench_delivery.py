@@ -32,12 +32,12 @@ from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
-from bot.runtime import Engine, EngineParts, build_engine
+from bot.process.runtime import Engine, EngineParts, build_engine
+from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
-from bot.worker import WorkerConfig
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario

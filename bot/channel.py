@@ -105,7 +105,7 @@ class CredentialsRejected(ChannelError):
     Never a reason to skip a person: the engine re-raises it untouched and the worker pauses
     delivery until a credentials check passes again. With a ``scope`` (one installation of a
     platform that holds a token per installation: ``slack:T0ACME``) only that scope's
-    deliveries pause (``bot.pauses``); the others go on.
+    deliveries pause (``bot.process.pauses``); the others go on.
     """
 
     def __init__(self, reason: str, *, setting: str, scope: str | None = None) -> None:

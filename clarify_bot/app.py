@@ -2,7 +2,8 @@
 
 Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
 A platform plugs in here with one line in ``PLATFORMS``: its adapter package's ``mount`` module
-(``bot.service.Platform``) makes its channel before the engine is built and mounts its callbacks
+(``bot.process.service.Platform``) makes its channel before the engine is built and mounts its
+callbacks
 after (docs/architecture.md, "Where a new platform plugs in").
 """
 
@@ -18,16 +19,16 @@ import structlog
 from aiohttp import web
 
 from adapters.bodies import bounded_bodies
-from bot.answers import AnswerService, OutboxPolicy
+from bot.answering.answers import AnswerService, OutboxPolicy
+from bot.answering.outbox import ConsumerConfig, OutboxConsumers
 from bot.audit import JsonLinesSink
 from bot.channel import Channel
 from bot.clock import Clock, SystemClock
 from bot.core.client import CoreClient
 from bot.limits import Admit, Bucket, Limits
 from bot.metrics import REGISTRY
-from bot.outbox import ConsumerConfig, OutboxConsumers
-from bot.runtime import EngineParts, build_engine
-from bot.service import (
+from bot.process.runtime import EngineParts, build_engine
+from bot.process.service import (
     FINISH_WORK_SECONDS,
     Base,
     Parts,
@@ -36,12 +37,12 @@ from bot.service import (
     health_routes,
     readiness_checks,
 )
+from bot.process.worker import WorkerConfig
 from bot.settings import Problem, Settings, SettingsError
 from bot.store.base import Store
 from bot.store.connect import parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
-from bot.worker import WorkerConfig
 from cards.actions import ActionCodec
 from clarify_bot import build
 

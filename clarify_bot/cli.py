@@ -88,7 +88,7 @@ def serve(config: Path | None, role: str) -> None:
     import structlog
 
     from bot.logs import configure_logging
-    from bot.service import CannotListen
+    from bot.process.service import CannotListen
     from bot.settings import SettingsError, load_settings
     from clarify_bot.app import open_service
 
@@ -171,7 +171,7 @@ def check_config(config: Path | None, as_json: bool) -> None:
 async def _extensions_in_use(settings: Any) -> dict[str, object]:
     """What the configured core offers beyond the baseline, as the service would find it
     (a few seconds at most: an unreachable core is said so, not waited for)."""
-    from bot.service import extensions_in_use
+    from bot.process.service import extensions_in_use
     from clarify_bot.app import _core
 
     async with _core(settings) as core:

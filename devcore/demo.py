@@ -14,13 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from bot.answers import Callback
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel, SentMessage
+from bot.chat import Callback
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
-from bot.runtime import EngineParts, build_engine
+from bot.process.runtime import EngineParts, build_engine
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
 from bot.store.memory import MemoryStore
 from cards import text

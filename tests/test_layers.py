@@ -2,7 +2,7 @@
 
 - ``bot/`` decides and knows no platform: no platform SDK (slack_sdk, slack_bolt, the Microsoft
   Agents SDK, botbuilder), no ``adapters``, no ``devcore``, no ``clarify_bot``; aiohttp's web
-  server only in ``bot/service.py``, which runs it and on which adapters mount their routes.
+  server only in ``bot/process/service.py``, which runs it and on which adapters mount their routes.
 - ``cards/`` is pure: no httpx, no core client, nothing of ``bot/`` but the contract's models.
 - ``adapters/`` translate: they never call the core (no core client, no ``devcore``).
 
@@ -25,7 +25,7 @@ CORE_CLIENTS = ("bot.core.client", "bot.core.CoreClient", "bot.core.BaseCoreClie
                 "devcore.client", "devcore")
 # the modules of bot/ allowed aiohttp: the service hosts the web server adapters mount on, and
 # the core client's HTTP layer sends over aiohttp's client (docs/performance.md)
-WEB_SERVER_HOST = "bot/service.py"
+WEB_SERVER_HOST = "bot/process/service.py"
 CORE_WIRE = "bot/core/wire.py"
 
 
@@ -85,7 +85,8 @@ def test_cards_import_no_http_and_no_core_client() -> None:
 
 
 def test_adapters_never_import_the_core_client() -> None:
-    """adapters/ translate; whatever needs the core is decided in bot/ (bot.interactions)."""
+    """adapters/ translate; whatever needs the core is decided in bot/
+    (bot.interaction.interactions)."""
     assert broken("adapters", (*CORE_CLIENTS, "clarify_bot")) == []
 
 

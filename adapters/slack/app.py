@@ -51,12 +51,13 @@ from adapters.slack.edge import (
 )
 from adapters.slack.render import render
 from bot.aio import Tasks
-from bot.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService, AnswerStatus, Callback
+from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService, AnswerStatus
 from bot.audit import Audit, AuditEvent
 from bot.channel import SlackReach
+from bot.chat import Callback
 from bot.clock import Clock
 from bot.core import models as m
-from bot.interactions import Interactions
+from bot.interaction.interactions import Interactions
 from bot.limits import Limit, Limits, Refused
 from bot.metrics import REGISTRY
 from bot.store.errors import OutboxFull, StoreError
@@ -160,7 +161,7 @@ class SlackAdapter:
         return None if answer else self.limits.busy("slack", len(self.tasks))
 
     def tenant(self, who: payloads.Who) -> str | None:
-        """The tenant a callback acts in (decided in ``bot.interactions``)."""
+        """The tenant a callback acts in (decided in ``bot.interaction.interactions``)."""
         return self.interactions.tenant(listening.user(who))
 
     async def _screen(self, body: dict[str, Any]) -> Read | Refusal:

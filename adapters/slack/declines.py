@@ -1,5 +1,6 @@
 """"Not the right person" on Slack: acknowledged first, then ``Interactions.decline`` decides,
-records and repaints the card (``bot.declines``); a refusal, or a core that cannot be reached,
+records and repaints the card (``bot.interaction.declines``); a refusal, or a core that cannot be
+reached,
 is told to the person in plain words, only to them (``tell``)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import structlog
 
 from adapters.slack import listening, payloads
 from bot.channel import ChannelError
-from bot.declines import DeclineStatus
+from bot.interaction.declines import DeclineStatus
 from cards import slack as blocks
 from cards import text as card_text
 from cards.actions import ActionKind

@@ -25,12 +25,12 @@ from adapters.slack.installations import InstallationDB
 from adapters.slack.links import LinkSigner
 from adapters.slack.oauth import InstallFlow, build_flow
 from adapters.slack.tokens import Installations
-from bot.pauses import Pauses
+from bot.chat import SlackTenants
+from bot.process.pauses import Pauses
 from bot.settings import Problem, Settings, SettingsError
-from bot.tenancy import SlackTenants
 
 if TYPE_CHECKING:
-    from bot.service import Base, Parts, Service
+    from bot.process.service import Base, Parts, Service
 
 DATABASE_SETTING = "CLARIFY_BOT_DATABASE_URL"
 

@@ -13,7 +13,7 @@ import structlog
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack import listening, payloads
-from bot.answers import AnswerStatus
+from bot.answering.answers import AnswerStatus
 from bot.channel import ChannelError, SlackReach
 from cards import slack as blocks
 from cards import text as card_text

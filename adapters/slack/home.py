@@ -6,9 +6,11 @@ see and publishes it with ``views.publish``: the clarifications needing a stewar
 workspaces they steward, titles only where they may read the source; for anyone else, a short
 "nothing for you here". A workspace mapped to no tenant gets nothing published (a value-free log
 line, ``clarify_slack_home_total{outcome="not_served"}``). When a steward's queue changes (a
-notice or escalation sent to them, their override recorded) ``bot.attention`` hands it here
+notice or escalation sent to them, their override recorded) ``bot.interaction.attention`` hands it
+here
 anew and it is published again, through the channel's interactive lane like every
-``views.publish``. The decisions are in ``bot.interactions`` and ``bot.attention``, the
+``views.publish``. The decisions are in ``bot.interaction.interactions`` and
+``bot.interaction.attention``, the
 rendering in ``cards.attention``.
 """
 
@@ -20,7 +22,7 @@ import structlog
 
 from adapters.slack import listening, payloads
 from bot.channel import ChannelError, SlackReach
-from bot.interactions import ChatUser
+from bot.chat import ChatUser
 from bot.metrics import REGISTRY
 from cards.attention import render_slack_home
 from cards.views import AttentionView

@@ -77,7 +77,7 @@ class Installed:
 
     @property
     def scope(self) -> str:
-        """Its deliveries' pause scope (``bot.pauses``)."""
+        """Its deliveries' pause scope (``bot.process.pauses``)."""
         return f"slack:{self.key}"
 
     def public(self) -> dict[str, object]:

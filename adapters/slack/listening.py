@@ -10,7 +10,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack import payloads
 from adapters.slack.edge import Read
-from bot.interactions import ChatUser
+from bot.chat import ChatUser
 
 READ_KEY = "clarify_read"  # the bolt context's key for what the edge read, once
 MODAL_DECISION_SECONDS = 2.0  # inside Slack's 3 s: wait this long for the core's verdict

@@ -1,4 +1,4 @@
-"""The Slack adapter's hook into the composition (``bot.service.Platform``).
+"""The Slack adapter's hook into the composition (``bot.process.service.Platform``).
 
 ``open_channel`` makes the delivery channel on one pooled Web API session; ``mount`` adds the
 callbacks: the ``/slack/events`` route in HTTP mode, or a Socket Mode connection authenticated by
@@ -26,8 +26,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
-from bot.health import Check, Connecting, Refused
-from bot.service import Base, Parts, Service, credentials_check
+from bot.process.health import Check, Connecting, Refused
+from bot.process.service import Base, Parts, Service, credentials_check
 from bot.settings import Settings
 
 NAME = "slack"

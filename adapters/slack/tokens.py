@@ -19,7 +19,8 @@ paused (``token_expired``) until a refresh succeeds.
 
 A token Slack refuses (``invalid_auth``, ``token_revoked``…) pauses that installation only: its
 state is ``paused`` in the database (so ``/readyz``, the metrics and ``clarify-bot slack
-installations`` say so on every process) and the worker holds only its jobs (``bot.pauses``).
+installations`` say so on every process) and the worker holds only its jobs
+(``bot.process.pauses``).
 """
 
 from __future__ import annotations

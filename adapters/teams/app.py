@@ -43,11 +43,12 @@ from adapters.teams.auth import TokenGate, Unauthorized
 from adapters.teams.invokes import VERBS, Invokes
 from adapters.teams.references import Actor, NoTenant
 from adapters.teams.render import CARD_CONTENT_TYPE
-from bot.answers import NOT_DURABLE_RETRY_AFTER_SECONDS
+from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS
 from bot.audit import Audit, AuditEvent
+from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import models as m
-from bot.interactions import ChatUser, Interactions, wants_queue
+from bot.interaction.interactions import Interactions, wants_queue
 from bot.limits import Limit, Limits, Refused, count_refusal
 from bot.metrics import REGISTRY
 from bot.store.base import Store

@@ -4,7 +4,8 @@ decision to ``bot/``, answer the invoke with the card that replaces the clicked 
 Teams waits about 5 s for an invoke's answer. An answer is made durable first
 (``AnswerService.accept``, at most ``ACCEPT_SECONDS``), then forwarded in a task of ours for up
 to ``DECISION_SECONDS``; a core slower than that leaves the "being recorded" card, which the
-follow-ups update through the channel when the outcome arrives (``bot.clicks`` decides what
+follow-ups update through the channel when the outcome arrives (``bot.answering.clicks`` decides
+what
 shows). "Something else…" is validated here and again by the core, and comes back as the form
 with the field's error. The digest's next page replaces the digest card.
 """
@@ -21,12 +22,13 @@ import structlog
 from microsoft_agents.activity import Activity, AdaptiveCardInvokeResponse
 
 from adapters.teams.references import Actor, clicked
-from bot import clicks
 from bot.aio import Tasks
-from bot.answers import AnswerService, AnswerStatus, Callback, Receipt
+from bot.answering import clicks
+from bot.answering.answers import AnswerService, AnswerStatus, Receipt
+from bot.chat import Callback, ChatUser
 from bot.clock import Clock
-from bot.declines import DeclineStatus
-from bot.interactions import ChatUser, Interactions
+from bot.interaction.declines import DeclineStatus
+from bot.interaction.interactions import Interactions
 from bot.store.errors import StoreError
 from cards import overrides
 from cards import teams as adaptive
@@ -171,7 +173,8 @@ class Invokes:
     # ---------------------------------------------------------------- "Not the right person"
 
     async def _decline(self, user: ChatUser, ref: ActionRef) -> AdaptiveCardInvokeResponse:
-        """``bot.interactions`` decides and records; the invoke answers with the "passed on"
+        """``bot.interaction.interactions`` decides and records; the invoke answers with the
+        "passed on"
         card. A decline still running at the deadline goes on in a task of ours (a repeated
         press is then one skip and shows the card)."""
         assert ref.clarification_id is not None
@@ -228,7 +231,7 @@ class Invokes:
         return card(adaptive.render_question(question, codec=self.codec))
 
     async def _within[T](self, work: Coroutine[Any, Any, T | None]) -> T | None:
-        """What ``bot.interactions`` says inside the invoke's deadline, else None."""
+        """What ``bot.interaction.interactions`` says inside the invoke's deadline, else None."""
         try:
             return await asyncio.wait_for(work, self.decision_seconds)
         except TimeoutError:

@@ -1,4 +1,4 @@
-"""The Teams adapter's hook into the composition (``bot.service.Platform``).
+"""The Teams adapter's hook into the composition (``bot.process.service.Platform``).
 
 ``open_channel`` makes the delivery channel (``adapters.teams.channel``) on one pooled session,
 with the app's connection from settings and its tokens through msal; ``mount`` adds
@@ -27,7 +27,7 @@ from adapters.teams.app import TeamsAdapter, build_teams_adapter
 from adapters.teams.auth import KeyDirectory, TokenGate, connection
 from adapters.teams.channel import TeamsChannel, open_teams_channel
 from adapters.teams.invokes import Invokes
-from bot.service import Base, Parts, Service, credentials_check
+from bot.process.service import Base, Parts, Service, credentials_check
 from bot.settings import Settings, SettingsError
 
 NAME = "teams"

@@ -17,7 +17,7 @@ from datetime import datetime
 from microsoft_agents.activity import Activity, ConversationReference
 
 from adapters.teams.channel import MessageRef
-from bot.interactions import ChatUser
+from bot.chat import ChatUser
 from bot.store.base import Store
 
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")

@@ -40,7 +40,8 @@ from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotSta
 log = structlog.get_logger("clarify.handler")
 
 SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
-HELD_LEASE = "held-lease"  # bot.declines reads it: clarification id -> "job id|lease token"
+# bot.interaction.declines reads it: clarification id -> "job id|lease token"
+HELD_LEASE = "held-lease"
 
 
 class JobOutcome(StrEnum):
@@ -156,7 +157,7 @@ class JobHandler:
     async def _keep_lease(self, c: m.Clarification, job: m.LeasedJob) -> None:
         """A core without the expedite extension cannot start the next turn early: keep the
         lease token for as long as the lease surely lives, so that a decline meanwhile can skip
-        forward on it (``bot.declines``)."""
+        forward on it (``bot.interaction.declines``)."""
         if self.core.offers(Extension.EXPEDITE):
             return
         left = int((job.lease_expires_at - self.clock.now()).total_seconds())

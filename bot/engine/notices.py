@@ -67,7 +67,7 @@ class NoticeSender:
     audit: Audit
     clock: Clock
     claim_seconds: int = 300
-    told: Told | None = None  # a message went to the steward (``bot.attention``)
+    told: Told | None = None  # a message went to the steward (``bot.interaction.attention``)
 
     async def flush(self) -> int:
         """Send every steward's due notices, one message each; returns how many went out."""

@@ -1,6 +1,7 @@
 """Card refresh: every delivered card of a clarification painted with its current state.
 
-The one place a card is rewritten after an outcome: the answer path's follow-ups (``bot.followups``)
+The one place a card is rewritten after an outcome: the answer path's follow-ups
+(``bot.answering.followups``)
 paint the answering person's outcome and everyone else's new state here, and the job handler asks
 for a refresh when it finds a clarification settled without the bot (the core's CLI, an API key).
 Each card is painted by one task at a time, and a view computed from an older state never
@@ -16,11 +17,11 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from bot import outcomes
 from bot.channel import Channel, ChannelError
 from bot.clock import Clock
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.engine import outcomes
 from bot.engine.people import display_names
 from bot.store.base import CardRecord, Store
 from cards.views import OutcomeView, QuestionView

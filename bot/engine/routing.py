@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from bot.channel import Address, SlackReach, TeamsReach
+from bot.chat import SlackTenants
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.settings import TeamsSettings
-from bot.tenancy import SlackTenants
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,8 @@ from bot.engine.trail import Skip, Trail, pairs
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, NoticeItem
 
-# a message went to a steward (tenant, the steward, where): ``bot.attention`` re-shows their queue
+# a message went to a steward (tenant, the steward, where): ``bot.interaction.attention`` re-shows
+# their queue
 Told = Callable[[str, m.Person, Address], Awaitable[None]]
 
 # Delivery kinds of steward messages that the core's DeliveryKind does not name (not reported
@@ -52,7 +53,7 @@ class Stewards:
     trail: Trail
     clock: Clock
     settings: ClarifySettings
-    # a message went to the steward: their attention queue changed (``bot.attention``)
+    # a message went to the steward: their attention queue changed (``bot.interaction.attention``)
     told: Told | None = None
 
     async def reach(self, c: m.Clarification) -> Reached | Skip:

@@ -13,8 +13,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.channel import SlackChannel
 from bot.clock import SystemClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.health import Check, Readiness, Refused
-from bot.service import health_routes, readiness_checks
+from bot.process.health import Check, Readiness, Refused
+from bot.process.service import health_routes, readiness_checks
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
 

@@ -20,11 +20,11 @@ from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.wire import Answer
-from bot.runtime import Engine
+from bot.process.runtime import Engine
+from bot.process.worker import Worker, WorkerConfig
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, Store
 from bot.store.redis import RedisStore
-from bot.worker import Worker, WorkerConfig
 from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 from tests.conftest import CLARIFY_TOKEN

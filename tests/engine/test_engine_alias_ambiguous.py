@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answers import AnswerStatus, Callback
+from bot.answering.answers import AnswerStatus
+from bot.chat import Callback
 from bot.core import errors as e
 from bot.core import models as m
 from devcore.core import ReferenceCore

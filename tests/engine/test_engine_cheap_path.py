@@ -14,9 +14,9 @@ from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
+from bot.process.worker import WorkerConfig
 from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
-from bot.worker import WorkerConfig
 from devcore.client import DevCoreClient
 from tests.conftest import CLARIFY_TOKEN
 from tests.engine.kit import counted, create, node

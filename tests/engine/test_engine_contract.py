@@ -21,7 +21,7 @@ from bot.core.errors import CoreTimeout, ExtensionUnavailable
 from bot.core.extensions import ALL, Extension
 from bot.core.wire import Answer, Trouble
 from bot.metrics import REGISTRY
-from bot.service import extensions_in_use
+from bot.process.service import extensions_in_use
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient
 from devcore.core import Contract, ContractSwitch, ReferenceCore

@@ -12,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from bot.answers import AnswerStatus, Callback
+from bot.answering.answers import AnswerStatus
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
+from bot.chat import Callback, ChatUser
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
-from bot.interactions import ChatUser, Interactions
-from bot.runtime import EngineParts, build_engine
+from bot.interaction.interactions import Interactions
+from bot.process.runtime import EngineParts, build_engine
 from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient

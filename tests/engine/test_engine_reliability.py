@@ -25,11 +25,11 @@ from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.handler import JobOutcome
+from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, SlotState
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
-from bot.worker import WorkerConfig
 from cards.views import DeadLetterDigestView, DigestView, QuestionView
 from devcore.client import DevCoreClient
 from tests.conftest import CLARIFY_TOKEN

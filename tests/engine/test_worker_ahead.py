@@ -1,4 +1,5 @@
-"""The worker leases jobs ahead of its slots (bot/worker.py): a freed slot starts the next job
+"""The worker leases jobs ahead of its slots (bot/process/worker.py): a freed slot starts the next
+job
 without a poll, at most ``concurrency`` jobs run at once, a handled job's reports go after its
 slot frees, and stopping finishes the jobs leased ahead (or, paused, leaves them to their leases).
 
@@ -17,7 +18,7 @@ from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.engine.handler import JobOutcome
-from bot.worker import Worker, WorkerConfig
+from bot.process.worker import Worker, WorkerConfig
 
 
 def _job(n: int, clock: ManualClock) -> m.LeasedJob:

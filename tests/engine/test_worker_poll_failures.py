@@ -12,7 +12,7 @@ import structlog
 from bot.clock import ManualClock
 from bot.core import errors as e
 from bot.core import models as m
-from bot.worker import Worker, WorkerConfig
+from bot.process.worker import Worker, WorkerConfig
 
 CORE_URL = "http://core.internal:8700"
 

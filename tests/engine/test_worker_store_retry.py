@@ -13,8 +13,8 @@ from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.engine.handler import JobOutcome
 from bot.metrics import REGISTRY
+from bot.process.worker import STORE_RETRY_SECONDS, Worker, WorkerConfig
 from bot.store.errors import StoreUnavailable
-from bot.worker import STORE_RETRY_SECONDS, Worker, WorkerConfig
 from tests.engine.test_worker_ahead import Core, _job
 
 HEARTBEAT = 3600

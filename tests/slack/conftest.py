@@ -25,13 +25,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import SlackChannel
-from bot.answers import AnswerService
+from bot.answering.answers import AnswerService
+from bot.answering.outbox import OutboxConsumers
 from bot.audit import MemorySink
 from bot.clock import ManualClock, SystemClock
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.discovery import PROBE_ID
-from bot.outbox import OutboxConsumers
-from bot.runtime import Engine
+from bot.process.runtime import Engine
 from bot.settings import ClarifySettings, SlackSettings
 from bot.store.base import Store
 from bot.store.memory import MemoryStore

@@ -14,7 +14,8 @@ from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
 
-from bot.answers import AnswerStatus, Callback
+from bot.answering.answers import AnswerStatus
+from bot.chat import Callback
 from bot.limits import OFF, Bucket, Limits
 from bot.metrics import REGISTRY
 from bot.settings import LimitsSettings

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import structlog
 
+from bot.answering.outbox import ConsumerConfig, OutboxConsumers
 from bot.metrics import REGISTRY
-from bot.outbox import ConsumerConfig, OutboxConsumers
 from bot.store.errors import StoreUnavailable
 from bot.store.memory import MemoryStore
 from tests.slack.conftest import Stack, Switchable, payload_of, responders
@@ -289,7 +289,7 @@ async def test_a_running_consumer_wakes_on_a_new_answer_without_waiting_to_poll(
 
 
 def stack_callback(stack: Stack, cid: str, user_id: str) -> Any:
-    from bot.answers import Callback
+    from bot.chat import Callback
 
     return Callback(platform="slack", tenant_id="acme", user_id=user_id, team_id="T0ACME",
                     enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,

@@ -10,7 +10,7 @@ from typing import Any
 
 from structlog.testing import capture_logs
 
-from bot.interactions import ChatUser
+from bot.chat import ChatUser
 from bot.metrics import REGISTRY
 from cards import limits
 from tests.engine.conftest import new_clarification
@@ -108,7 +108,7 @@ async def test_slack_home_other_tabs_publish_nothing(stack: Stack) -> None:
 
 async def test_slack_home_pages_a_long_queue(stack: Stack, monkeypatch: Any) -> None:
     """More than a home view holds: within 100 blocks, with "…and N more"."""
-    from bot import attention
+    from bot.interaction import attention
 
     monkeypatch.setattr(attention, "QUEUE_MAX", 3)
     for _ in range(5):

@@ -16,10 +16,10 @@ from urllib.parse import urlencode
 
 import pytest
 
+from bot.answering.outbox import OutboxConsumers
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.outbox import OutboxConsumers
 from bot.store.base import OutboxEntry
 from bot.store.errors import StoreUnavailable
 from tests.slack.conftest import Stack, Switchable, payload_of, responders

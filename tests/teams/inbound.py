@@ -27,16 +27,16 @@ from microsoft_agents.hosting.core import (
 from adapters.teams.app import TeamsAdapter, build_teams_adapter
 from adapters.teams.auth import KeyDirectory, TokenGate
 from adapters.teams.invokes import Invokes
+from bot.answering.outbox import OutboxConsumers
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
-from bot.outbox import OutboxConsumers
-from bot.runtime import Engine, EngineParts, build_engine
+from bot.process.runtime import Engine, EngineParts, build_engine
+from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
-from bot.worker import WorkerConfig
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore

@@ -10,7 +10,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from bot.answers import AnswerStatus, Callback, Receipt
+from bot.answering.answers import AnswerStatus, Receipt
+from bot.chat import Callback
 from bot.limits import OFF, Bucket, Limits
 from bot.metrics import REGISTRY
 from tests.engine.conftest import new_clarification

@@ -19,7 +19,7 @@ from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.delivery import Delivered, Deliverer
-from bot.runtime import Engine, EngineParts, build_engine
+from bot.process.runtime import Engine, EngineParts, build_engine
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey
 from cards.fixtures import OUTCOMES, QUESTION

@@ -25,21 +25,21 @@ from typing import Any, Protocol
 import structlog
 from aiohttp import web
 
-from bot.answers import AnswerService
+from bot.answering.answers import AnswerService
+from bot.answering.outbox import OutboxConsumers
 from bot.audit import Audit
 from bot.channel import Channel, CredentialsRejected
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core.client import CoreClient
-from bot.health import Check, Readiness, Refused
-from bot.interactions import Interactions
+from bot.interaction.interactions import Interactions
 from bot.limits import Limits
 from bot.metrics import CONTENT_TYPE, REGISTRY
-from bot.outbox import OutboxConsumers
-from bot.runtime import Engine
+from bot.process.health import Check, Readiness, Refused
+from bot.process.runtime import Engine
+from bot.process.worker import CORE_TOKEN_SETTING, CredentialsCheck
 from bot.settings import Settings
 from bot.store.base import Store
-from bot.worker import CORE_TOKEN_SETTING, CredentialsCheck
 from cards.actions import ActionCodec
 
 log = structlog.get_logger("clarify.service")

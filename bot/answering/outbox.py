@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from bot.answers import AnswerService
+from bot.answering.answers import AnswerService
 from bot.store.base import OutboxEntry
 from bot.store.errors import StoreError
 

@@ -23,27 +23,24 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
-from bot import outcomes
 from bot.aio import Tasks
 from bot.audit import AuditEvent
+from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
-from bot.engine import views
+from bot.engine import outcomes, views
 from bot.engine.handler import HELD_LEASE
 from bot.engine.refresh import CardRefresher
 from bot.engine.trail import Skip, Trail
 from bot.store.base import CardRecord, Store
 from cards.views import OutcomeView
-
-if TYPE_CHECKING:  # bot.interactions hands declines on to here
-    from bot.interactions import ChatUser
 
 log = structlog.get_logger("clarify.declines")
 

@@ -14,14 +14,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-from bot.answers import AnswerService, OutboxPolicy
-from bot.attention import TTL_SECONDS, AttentionBoard
+from bot.answering.answers import AnswerService, OutboxPolicy
+from bot.answering.followups import Followups
 from bot.audit import Audit, AuditSink
 from bot.channel import Channel
+from bot.chat import SlackTenants
 from bot.clock import Clock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.declines import Declines
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
@@ -31,12 +31,12 @@ from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Trail
-from bot.followups import Followups
-from bot.interactions import Interactions, tenant_of
+from bot.interaction.attention import TTL_SECONDS, AttentionBoard
+from bot.interaction.declines import Declines
+from bot.interaction.interactions import Interactions, tenant_of
+from bot.process.worker import Worker, WorkerConfig
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
-from bot.tenancy import SlackTenants
-from bot.worker import Worker, WorkerConfig
 
 
 @dataclass

@@ -2,7 +2,8 @@
 carries the card (Teams answers an ``Action.Execute`` invoke with its replacement).
 
 Decided here, once, from the answer path's verdict: the adapter only renders it. A card that
-would only repeat what the follow-ups paint anyway (``bot.followups``) is left as it is, with a
+would only repeat what the follow-ups paint anyway (``bot.answering.followups``) is left as it is,
+with a
 short message: a repeated click must never put an older state back on a card.
 """
 
@@ -11,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot import outcomes
-from bot.answers import AnswerStatus, Callback, Receipt
+from bot.answering.answers import AnswerStatus, Receipt
+from bot.chat import Callback
+from bot.engine import outcomes
 from cards.views import OutcomeKind, OutcomeView
 
 NOT_AVAILABLE = (AnswerStatus.OUT_OF_SCOPE, AnswerStatus.NOT_ALLOWED, AnswerStatus.INVALID,

@@ -4,11 +4,13 @@ Adapters verify the request (Slack signature, Bot Framework token) and, before a
 hand ``accept`` a ``Callback`` holding only what the verified request says (tenant, chat identity,
 the platform's time of the action) and the opaque references the card carried. ``accept`` is one
 store call: the answer is durable, and ordered against the same person's other answers to the same
-clarification, before the platform hears "ok". The outbox's consumers (``bot.outbox``) then call
+clarification, before the platform hears "ok". The outbox's consumers (``bot.answering.outbox``)
+then call
 ``process`` for each entry: the chat identity becomes a PERSON through the core (only a verified
 enterprise identity answers), the person's rights are read at answer time, the answer is
 forwarded with the entry's idempotency key, and what the cards show is handed to
-``bot.followups``. A double click, a platform retry or a replayed payload reaches the core once;
+``bot.answering.followups``. A double click, a platform retry or a replayed payload reaches the
+core once;
 an older action arriving after a newer one never reaches it.
 """
 
@@ -16,22 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from enum import StrEnum
 
 import structlog
 
+from bot.answering.followups import Answered, Followups, Note
 from bot.audit import Audit, AuditEvent
+from bot.chat import Callback
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.rbac import may_read, role_in
-from bot.followups import Answered, Followups, Note
 from bot.metrics import REGISTRY
 from bot.recent import Recent
 from bot.store.base import Acceptance, OutboxEntry, Store
@@ -41,84 +43,6 @@ from cards.views import OutcomeView
 log = structlog.get_logger("clarify.answers")
 # The core cannot take answers now: the entry waits, and this never counts towards parking.
 UNAVAILABLE = (e.CoreTransportError, e.ServerError, e.RateLimited, TimeoutError)
-
-
-@dataclass(frozen=True, slots=True)
-class Callback:
-    """A verified callback, reduced to facts: whom it is from, which card, which answer, when."""
-
-    platform: str  # "slack" | "teams"
-    tenant_id: str | None  # from the verified workspace → tenant mapping; None: unmapped
-    user_id: str
-    team_id: str | None  # Slack team, or None
-    enterprise_id: str | None  # Slack Enterprise Grid, or None
-    aad_tenant_id: str | None  # Teams
-    clarification_id: str
-    card_ref: str
-    message_ref: str | None  # the clicked card, in the adapter's own form
-    answer_index: int | None = None
-    custom_from: date | None = None
-    custom_to: date | None = None
-    custom_note: str = ""
-    received_at: datetime | None = None
-    # the platform's time of the action (Slack: action_ts, or the signed request timestamp of a
-    # form submission), microseconds since the epoch; 0: unknown, the time of receipt is used
-    acted_at: int = 0
-    # a steward's override from a steward card: sent with ``stewardOverride`` and the required
-    # note; the core reads the steward's rights at answer time and refuses anyone else
-    steward_override: bool = False
-    override_note: str = ""
-
-    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
-        if self.platform == "teams":
-            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
-        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
-                               enterprise_id=self.enterprise_id)
-
-    def fingerprint(self) -> str:
-        """The answer itself, hashed: equal answers from one person are one answer."""
-        if self.answer_index is not None:
-            raw = f"i:{self.answer_index}"
-        else:
-            raw = f"c:{self.custom_from}:{self.custom_to}:{self.custom_note}"
-        if self.steward_override:
-            raw = f"o:{raw}:{self.override_note}"
-        return hashlib.sha256(raw.encode()).hexdigest()[:32]
-
-    def who(self) -> tuple[str, str, str, str | None, str | None]:
-        """The verified chat identity, as the key of what the core said about it."""
-        return (self.tenant_id or "-", self.platform, self.user_id, self.team_id,
-                self.enterprise_id or self.aad_tenant_id)
-
-    def order_key(self) -> str:
-        """One chat user's answers to one clarification: accepted, and forwarded, in order.
-        A steward's overrides are a stream of their own: a form submission carries only the
-        signed request's whole second, which must not make it "older" than the same person's
-        earlier tap on a question card."""
-        key = f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
-        return f"{key}|override" if self.steward_override else key
-
-    def entry_id(self) -> str:
-        """The same action (a retry or replay of it) is the same entry, whenever it arrives."""
-        return f"{self.order_key()}|{self.acted_at}|{self.fingerprint()}"
-
-    def to_json(self) -> str:
-        # field by field: dataclasses.asdict deep-copies, a cost paid before every ack
-        body = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in ("custom_from", "custom_to", "received_at"):
-            value = body[name]
-            body[name] = value.isoformat() if value is not None else None
-        return json.dumps(body)
-
-    @classmethod
-    def from_json(cls, raw: str) -> Callback:
-        body = json.loads(raw)
-        for name in ("custom_from", "custom_to"):
-            if body[name] is not None:
-                body[name] = date.fromisoformat(body[name])
-        if body["received_at"] is not None:
-            body["received_at"] = datetime.fromisoformat(body["received_at"])
-        return cls(**body)
 
 
 class AnswerStatus(StrEnum):
@@ -144,7 +68,7 @@ class Receipt:
     verdict: AnswerStatus
     view: OutcomeView | None = None  # what the answering person's card shows (``receive`` only)
     result: m.AnswerResult | None = None
-    shown: Answered | Note | None = None  # what follows, for ``bot.followups``
+    shown: Answered | Note | None = None  # what follows, for ``bot.answering.followups``
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +95,7 @@ class AnswerService:
     clock: Clock
     followups: Followups  # what the cards show after an answer, and the steward's notices
     policy: OutboxPolicy = field(default_factory=OutboxPolicy)
-    # called after an entry is queued, to wake the local consumers (``bot.outbox``)
+    # called after an entry is queued, to wake the local consumers (``bot.answering.outbox``)
     on_queued: Callable[[], None] | None = None
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)

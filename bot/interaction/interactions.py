@@ -4,60 +4,39 @@ An adapter verifies a callback, parses it once into a ``ChatUser`` and the refer
 carried, acknowledges, and renders what comes back; the decisions are here: in which tenant a
 chat user acts (the one place it is resolved), whether the custom-answer form opens and with what,
 the digest's next page, whether a person may see a clarification, where an answer's outcome
-is shown, declines ("Not the right person", ``bot.declines``), and what a steward's attention
+is shown, declines ("Not the right person", ``bot.interaction.declines``), and what a steward's
+attention
 queue in chat lists. Answers themselves go to
-``bot.answers`` (``Callback``, ``AnswerService.accept``).
+``bot.answering.answers`` (``Callback``, ``AnswerService.accept``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import structlog
 
+from bot.chat import ChatUser, SlackTenants
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.declines import Declined, Declines
 from bot.engine import views
 from bot.engine.digests import DigestSender
-from bot.engine.rbac import may_read, role_in
+from bot.engine.rbac import may_read
+from bot.interaction.attention import AttentionBoard
+from bot.interaction.declines import Declined, Declines
 from bot.settings import TeamsSettings
 from bot.store.base import CardRecord
-from bot.tenancy import SlackTenants
 from cards.views import (
-    AttentionItem,
     AttentionView,
     DigestView,
     OverrideFormView,
     QuestionView,
 )
 
-if TYPE_CHECKING:  # bot.attention builds the queue with this module's helpers
-    from bot.attention import AttentionBoard
-
 log = structlog.get_logger("clarify.interactions")
 QUEUE_COMMAND = "queue"  # the personal chat message that asks for the queue (Teams)
-
-
-@dataclass(frozen=True, slots=True)
-class ChatUser:
-    """A verified chat identity: the user, and the workspace or tenant the callback came from."""
-
-    platform: str  # "slack" | "teams"
-    user_id: str  # Slack user id, or Teams AAD object id
-    team_id: str | None = None  # Slack workspace
-    enterprise_id: str | None = None  # Slack Enterprise Grid org
-    aad_tenant_id: str | None = None  # Teams
-
-    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
-        """The identity as the core's resolve takes it."""
-        if self.platform == "teams":
-            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
-        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
-                               enterprise_id=self.enterprise_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,19 +82,6 @@ def wants_queue(message: str | None) -> bool:
     return (message or "").strip().casefold() == QUEUE_COMMAND
 
 
-def stewarded(person: m.Person) -> frozenset[str]:
-    """The workspaces the person is the steward of (their role there, as the core holds it)."""
-    return frozenset(ms.workspace_id for ms in person.memberships
-                     if role_in(person, ms.workspace_id) is m.Role.STEWARD)
-
-
-def attention_item(person: m.Person, c: m.Clarification) -> AttentionItem:
-    """One queue line: the document's title only where the steward passes the read gate,
-    otherwise the neutral reference the steward escalation uses."""
-    return AttentionItem(clarification_id=c.id, document=views.steward_document(c, person),
-                         severity=c.severity, state=c.state)
-
-
 def may_see(person: m.Person, c: m.Clarification, *, tenant_id: str) -> bool:
     """The RBAC gate for anything showing a clarification's content to a person."""
     return c.tenant_id == tenant_id and may_read(person, acl=c.document.acl,
@@ -150,7 +116,8 @@ class Interactions:
 
     async def decline(self, user: ChatUser, *, clarification_id: str, card_ref: str,
                       paint: bool) -> Declined:
-        """"Not the right person" on a question card (``bot.declines``), in the user's tenant."""
+        """"Not the right person" on a question card (``bot.interaction.declines``), in the user's
+        tenant."""
         return await self.declines.decline(user, tenant=self.tenant(user),
                                            clarification_id=clarification_id,
                                            card_ref=card_ref, paint=paint)
@@ -188,7 +155,8 @@ class Interactions:
             return None
 
     async def attention(self, user: ChatUser) -> AttentionView:
-        """A steward's attention queue, for the chat identity (``bot.attention``: built from the
+        """A steward's attention queue, for the chat identity (``bot.interaction.attention``: built
+        from the
         core, remembered for a short while per steward)."""
         return await self.board.for_user(user)
 

@@ -15,26 +15,23 @@ import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import structlog
 
-from bot import outcomes
 from bot.aio import drain
 from bot.channel import Channel, ChannelError
+from bot.chat import Callback, ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.engine import outcomes
 from bot.engine.refresh import CardRefresher, Version
 from bot.engine.stewards import Stewards
-from bot.interactions import ChatUser, placement
+from bot.interaction.attention import AttentionBoard
+from bot.interaction.interactions import placement
 from bot.store.base import CardRecord, Store
 from cards.views import AnswerView, OutcomeKind, OutcomeView
-
-if TYPE_CHECKING:
-    from bot.answers import Callback
-    from bot.attention import AttentionBoard
 
 log = structlog.get_logger("clarify.followups")
 _FOLLOW_UP_UNAVAILABLE = (e.CoreTransportError, e.ServerError, e.RateLimited)
@@ -73,7 +70,8 @@ class Followups:
     # and of a conflict after binding never (no job comes back)
     stewards: Stewards | None = None
     workers: int = 2
-    # a steward's override leaves their attention queue: it is shown anew (``bot.attention``)
+    # a steward's override leaves their attention queue: it is shown anew
+    # (``bot.interaction.attention``)
     board: AttentionBoard | None = None
     _jobs: deque[Answered | Note] = field(default_factory=deque)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)

@@ -27,14 +27,15 @@ import structlog
 
 from bot.aio import drain
 from bot.channel import Address, SlackReach, TeamsReach
+from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
-from bot.interactions import ChatUser, attention_item, stewarded
+from bot.engine.rbac import role_in
 from bot.metrics import REGISTRY
-from cards.views import AttentionView, Viewer
+from cards.views import AttentionItem, AttentionView, Viewer
 
 log = structlog.get_logger("clarify.attention")
 QUEUE_MAX = 50  # clarifications one chat queue lists; the rest is a count (the CLI lists all)
@@ -61,6 +62,19 @@ def chat_user_of(address: Address) -> ChatUser | None:
         return ChatUser(platform=address.platform, user_id=address.user_id,
                         aad_tenant_id=reach.aad_tenant_id)
     return None
+
+
+def stewarded(person: m.Person) -> frozenset[str]:
+    """The workspaces the person is the steward of (their role there, as the core holds it)."""
+    return frozenset(ms.workspace_id for ms in person.memberships
+                     if role_in(person, ms.workspace_id) is m.Role.STEWARD)
+
+
+def attention_item(person: m.Person, c: m.Clarification) -> AttentionItem:
+    """One queue line: the document's title only where the steward passes the read gate,
+    otherwise the neutral reference the steward escalation uses."""
+    return AttentionItem(clarification_id=c.id, document=views.steward_document(c, person),
+                         severity=c.severity, state=c.state)
 
 
 @dataclass

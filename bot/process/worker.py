@@ -46,7 +46,7 @@ from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler, JobOutcome
 from bot.engine.notices import NoticeSender
 from bot.metrics import REGISTRY
-from bot.pauses import Pauses
+from bot.process.pauses import Pauses
 from bot.store.errors import StoreUnavailable
 
 log = structlog.get_logger("clarify.worker")
@@ -93,7 +93,7 @@ class Worker:
     credentials: CredentialsCheck | None = None
     notices: NoticeSender | None = None  # the stewards' batched high-severity notices
     paused: CredentialsRejected | None = None  # why delivery is paused, if it is
-    # per installation, where a platform holds a token per installation (bot.pauses)
+    # per installation, where a platform holds a token per installation (bot.process.pauses)
     pauses: Pauses | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _resumed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -252,7 +252,7 @@ class Worker:
 
     async def _hold_scope(self, job: m.LeasedJob, refused: CredentialsRejected,
                           heartbeat: asyncio.Task[None]) -> bool:
-        """Hold a job that met an installation whose token is refused (``bot.pauses``),
+        """Hold a job that met an installation whose token is refused (``bot.process.pauses``),
         outside the slots, so other installations' jobs go on meanwhile; True once it
         resumes, False when it is let go (stopping, lease lost, too many held)."""
         assert self.pauses is not None and refused.scope is not None

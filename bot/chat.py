@@ -1,0 +1,121 @@
+"""Who is talking to the bot: the verified chat identity, a verified answer, and the tenant map.
+
+Both sides of a tap import these: the adapters build a ``ChatUser`` or a ``Callback`` from what
+a verified request says, and ``bot.answering`` and ``bot.interaction`` decide with them.
+
+``SlackTenants`` says which tenant a Slack workspace belongs to, however the deployment knows it.
+A single-workspace deployment lists its workspaces in the settings (``SlackSettings.tenant_for``
+over ``[[slack.workspaces]]``); a distributed app knows them from its installations, each bound
+to a tenant by its install link (the Slack adapter's ``Installations.tenant_for``). Routing and
+interactions take either: deny by default (None) for a workspace neither knows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, fields
+from datetime import date, datetime
+from typing import Protocol
+
+from bot.core import models as m
+
+
+class SlackTenants(Protocol):
+    def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChatUser:
+    """A verified chat identity: the user, and the workspace or tenant the callback came from."""
+
+    platform: str  # "slack" | "teams"
+    user_id: str  # Slack user id, or Teams AAD object id
+    team_id: str | None = None  # Slack workspace
+    enterprise_id: str | None = None  # Slack Enterprise Grid org
+    aad_tenant_id: str | None = None  # Teams
+
+    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
+        """The identity as the core's resolve takes it."""
+        if self.platform == "teams":
+            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
+        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
+                               enterprise_id=self.enterprise_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Callback:
+    """A verified callback, reduced to facts: whom it is from, which card, which answer, when."""
+
+    platform: str  # "slack" | "teams"
+    tenant_id: str | None  # from the verified workspace → tenant mapping; None: unmapped
+    user_id: str
+    team_id: str | None  # Slack team, or None
+    enterprise_id: str | None  # Slack Enterprise Grid, or None
+    aad_tenant_id: str | None  # Teams
+    clarification_id: str
+    card_ref: str
+    message_ref: str | None  # the clicked card, in the adapter's own form
+    answer_index: int | None = None
+    custom_from: date | None = None
+    custom_to: date | None = None
+    custom_note: str = ""
+    received_at: datetime | None = None
+    # the platform's time of the action (Slack: action_ts, or the signed request timestamp of a
+    # form submission), microseconds since the epoch; 0: unknown, the time of receipt is used
+    acted_at: int = 0
+    # a steward's override from a steward card: sent with ``stewardOverride`` and the required
+    # note; the core reads the steward's rights at answer time and refuses anyone else
+    steward_override: bool = False
+    override_note: str = ""
+
+    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
+        if self.platform == "teams":
+            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
+        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
+                               enterprise_id=self.enterprise_id)
+
+    def fingerprint(self) -> str:
+        """The answer itself, hashed: equal answers from one person are one answer."""
+        if self.answer_index is not None:
+            raw = f"i:{self.answer_index}"
+        else:
+            raw = f"c:{self.custom_from}:{self.custom_to}:{self.custom_note}"
+        if self.steward_override:
+            raw = f"o:{raw}:{self.override_note}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+    def who(self) -> tuple[str, str, str, str | None, str | None]:
+        """The verified chat identity, as the key of what the core said about it."""
+        return (self.tenant_id or "-", self.platform, self.user_id, self.team_id,
+                self.enterprise_id or self.aad_tenant_id)
+
+    def order_key(self) -> str:
+        """One chat user's answers to one clarification: accepted, and forwarded, in order.
+        A steward's overrides are a stream of their own: a form submission carries only the
+        signed request's whole second, which must not make it "older" than the same person's
+        earlier tap on a question card."""
+        key = f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+        return f"{key}|override" if self.steward_override else key
+
+    def entry_id(self) -> str:
+        """The same action (a retry or replay of it) is the same entry, whenever it arrives."""
+        return f"{self.order_key()}|{self.acted_at}|{self.fingerprint()}"
+
+    def to_json(self) -> str:
+        # field by field: dataclasses.asdict deep-copies, a cost paid before every ack
+        body = {f.name: getattr(self, f.name) for f in fields(self)}
+        for name in ("custom_from", "custom_to", "received_at"):
+            value = body[name]
+            body[name] = value.isoformat() if value is not None else None
+        return json.dumps(body)
+
+    @classmethod
+    def from_json(cls, raw: str) -> Callback:
+        body = json.loads(raw)
+        for name in ("custom_from", "custom_to"):
+            if body[name] is not None:
+                body[name] = date.fromisoformat(body[name])
+        if body["received_at"] is not None:
+            body["received_at"] = datetime.fromisoformat(body["received_at"])
+        return cls(**body)
