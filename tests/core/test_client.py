@@ -459,8 +459,8 @@ async def test_non_idempotent_routes_are_sent_once(method, kwargs, dev, failure,
 def test_backoff_is_capped():
     """Full jitter never exceeds the cap however many attempts have failed."""
     policy = RetryPolicy(base=1.0, cap=5.0)
-    assert policy.backoff(10, 0.999) < 5.0
-    assert policy.backoff(1, 0.0) == 0.0
+    assert policy.delay(10, draw=0.999) < 5.0
+    assert policy.delay(1, draw=0.0) == 0.0
 
 
 # ---------------------------------------------------------------- secrecy, logging, lifecycle
