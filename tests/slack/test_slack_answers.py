@@ -206,6 +206,7 @@ async def test_a_failing_entry_is_retried_with_backoff_before_it_is_parked(
         return await forward(entry, cb)
 
     monkeypatch.setattr(stack.answers, "_forward", buggy)
+    monkeypatch.setattr(stack.answers, "random", lambda: 1.0)  # each wait: its ceiling
     await stack.click("U0AHMED", card, "clarify.answer.0")
     await stack.click("U0SARAH", stack.card("U0SARAH", cid), "clarify.answer.0")
     await stack.settle()
