@@ -22,11 +22,11 @@ import aiohttp
 import structlog
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
+from adapters.slack.web import web_client
 from bot.process.health import Check, Connecting, Refused
 from bot.process.service import Base, Parts, Service, credentials_check
 from bot.retry import RetryPolicy
@@ -51,7 +51,7 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
     base.stack.push_async_callback(session.close)
     if settings.slack.distributed:
         return distributed.open_channel(settings, base, session)
-    client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
+    client = web_client(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
                         rates=settings.slack.rates)
