@@ -23,7 +23,7 @@ import random as _random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -35,6 +35,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from adapters import pacing
 from adapters.pacing import Lane
 from adapters.slack.render import render
+from adapters.slack.tokens import Installations, Workspace
 from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
 from bot.clock import Clock
 from bot.metrics import REGISTRY
@@ -44,9 +45,6 @@ from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
 from cards.views import OutcomeView, QuestionView, Viewer
-
-if TYPE_CHECKING:  # a distributed app's tokens (adapters.slack.tokens)
-    from adapters.slack.tokens import Installations, Workspace
 
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"

@@ -68,10 +68,10 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         client=channel.client, answers=parts.answers, interactions=parts.interactions,
         channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock,
         limits=parts.limits, flow=distributed.mount(app, parts, settings, channel))
-    distributed.register(adapter.app, channel)
+    distributed.register(adapter.kit.app, channel)
     handler = None
     if socket:
-        handler = AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))
+        handler = AsyncSocketModeHandler(adapter.kit.app, secrets.require("slack_app_token"))
         parts.base.stack.push_async_callback(handler.close_async)
     else:
         app.web_app.add_routes(adapter.routes())

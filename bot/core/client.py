@@ -23,8 +23,8 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.errors import ExtensionUnavailable, UnexpectedResponse
 from bot.core.extensions import Extension
+from bot.core.instruments import INSTRUMENTS
 from bot.core.transport import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
-from bot.metrics import REGISTRY
 
 log = structlog.get_logger("bot.core.client")
 
@@ -120,8 +120,7 @@ class CoreClient(BaseCoreClient):
                                 operation="advanceJob", why="refused by the core")
                 if self.discovery is not None:
                     self.discovery.soon()
-        REGISTRY.inc("clarify_core_extension_fallbacks_total",
-                     extension=Extension.ADVANCE_ATTEMPT.value)
+        INSTRUMENTS.fallback(Extension.ADVANCE_ATTEMPT)
         return await self._advance_by_steps(job_id, lease_token, attempt)
 
     async def _advance_by_steps(self, job_id: str, lease_token: str, attempt: int
@@ -230,8 +229,7 @@ class CoreClient(BaseCoreClient):
                                                        limit=200), pages)
             except ExtensionUnavailable:
                 pass
-        REGISTRY.inc("clarify_core_extension_fallbacks_total",
-                     extension=Extension.ATTENTION.value)
+        INSTRUMENTS.fallback(Extension.ATTENTION)
         def listing(state: m.ClarificationState
                     ) -> Callable[[str | None], Awaitable[m.ClarificationPage]]:
             return lambda cursor: self.list_clarifications(
@@ -454,8 +452,7 @@ class CoreClient(BaseCoreClient):
                                 log.warning("core.report_refused", kind=kind,
                                             code=item.error_code)
                     continue
-            REGISTRY.inc("clarify_core_extension_fallbacks_total",
-                         extension=Extension.REPORTS.value)
+            INSTRUMENTS.fallback(Extension.REPORTS)
             await self._send_one_by_one(batch)
 
     async def _send_one_by_one(self, batch: m.ReportBatch) -> None:
