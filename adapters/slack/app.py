@@ -33,6 +33,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
+from adapters.errors import AdapterError
 from adapters.limits import client_address, limited
 from adapters.slack import declines, forms, home, listening, payloads, steward
 from adapters.slack.channel import SlackChannel
@@ -58,7 +59,7 @@ from bot.chat import Callback
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interaction.interactions import Interactions
-from bot.limits import Limit, Limits, Refused
+from bot.limits import Limit, Limits, Throttled
 from bot.metrics import REGISTRY
 from bot.store.errors import OutboxFull, StoreError
 from cards import slack as blocks
@@ -150,7 +151,7 @@ class SlackAdapter:
         return await to_aiohttp_response(answered)
 
     async def _limited(self, read: Read, *, answer: bool, retry: bool = False
-                       ) -> Refused | None:
+                       ) -> Throttled | None:
         """A verified person's callback: their bucket (a retry skips it), then, unless it is
         an answer click (which starts no task), the cap on outstanding tasks. A callback of
         nobody's (an event, a closed view) reaches no listener that starts work."""
@@ -309,7 +310,7 @@ class SlackAdapter:
         await self.tasks.drain()
 
 
-class NotDurable(Exception):
+class NotDurable(AdapterError):
     """An answer could not be made durable in time; ``cause`` is the error's type name."""
 
     def __init__(self, cause: str) -> None:

@@ -31,6 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters import pacing
+from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from adapters.slack.render import render
 from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
@@ -348,7 +349,7 @@ class SlackChannel:
             await self.sleep(retry_after)
 
 
-class _Ambiguous(Exception):
+class _Ambiguous(AdapterError):
     """The call may or may not have taken effect (5xx, connection trouble)."""
 
     def __init__(self, reason: str) -> None:
