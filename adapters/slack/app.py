@@ -54,7 +54,7 @@ from bot.audit import Audit, AuditEvent
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interaction.interactions import Interactions
-from bot.limits import Limit, Limits, Refused
+from bot.limits import Limit, Limits, Throttled
 from bot.metrics import REGISTRY
 from bot.store.errors import OutboxFull
 from cards import slack as blocks
@@ -136,7 +136,7 @@ class SlackAdapter:
         return await to_aiohttp_response(answered)
 
     async def _limited(self, read: Read, *, answer: bool, retry: bool = False
-                       ) -> Refused | None:
+                       ) -> Throttled | None:
         """A verified person's callback: their bucket (a retry skips it), then, unless it is
         an answer click (which starts no task), the cap on outstanding tasks. A callback of
         nobody's (an event, a closed view) reaches no listener that starts work."""

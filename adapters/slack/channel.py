@@ -33,6 +33,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters import pacing
+from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from adapters.slack.render import render
 from adapters.slack.tokens import Installations, Workspace
@@ -363,7 +364,7 @@ class SlackChannel:
                                               draw=self.random()))
 
 
-class _Ambiguous(Exception):
+class _Ambiguous(AdapterError):
     """The call may or may not have taken effect (5xx, connection trouble)."""
 
     def __init__(self, reason: str) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 from slack_bolt.async_app import AsyncApp
 
+from adapters.errors import AdapterError
 from adapters.slack import listening, payloads
 from adapters.slack.channel import SlackChannel
 from bot.aio import Tasks
@@ -92,7 +93,7 @@ class Kit:
                                      workspace=reach(who))
 
 
-class NotDurable(Exception):
+class NotDurable(AdapterError):
     """An answer could not be made durable in time; ``cause`` is the error's type name."""
 
     def __init__(self, cause: str) -> None:

@@ -27,7 +27,8 @@ from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
 from adapters.slack.web import web_client
-from bot.process.health import Check, Connecting, Refused
+from bot.channel import CredentialsRejected
+from bot.process.health import Check, Connecting
 from bot.process.service import Base, Parts, Service, credentials_check
 from bot.retry import RetryPolicy
 from bot.settings import Settings
@@ -130,7 +131,7 @@ class Hosted:
     async def connected(self) -> None:
         """The readiness probe of Socket Mode's connection."""
         if self.rejected is not None:
-            raise Refused(APP_TOKEN_SETTING)
+            raise CredentialsRejected(self.rejected, setting=APP_TOKEN_SETTING)
         if self.socket is None or await self.socket.client.is_connected():
             return
         raise Connecting() if self.socket.client.wss_uri is None else ConnectionError("down")
