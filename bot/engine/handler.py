@@ -7,6 +7,9 @@ eligible remains, the steward is escalated to at once with every skip reason; wh
 question has fewer eligible people than confirmations it needs, the steward hears that at once
 too. After delivery the handler returns without completing: the lease runs out, and the core's
 backoff (the escalation window) brings the job back at the next attempt if nobody has answered.
+
+The arithmetic (which step, which turns, where to advance, how long the lease lives) is
+``bot.engine.attempts``; this module does the I/O around it, and the crash recovery.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
-from bot.engine import views
+from bot.engine import attempts, views
+from bot.engine.attempts import Step
 from bot.engine.delivery import Delivered, Deliverer, Result, delivery_id
 from bot.engine.rbac import may_confirm, may_read
 from bot.engine.refresh import CardRefresher
@@ -39,7 +43,6 @@ from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotSta
 
 log = structlog.get_logger("clarify.handler")
 
-SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
 # bot.interaction.declines reads it: clarification id -> "job id|lease token"
 HELD_LEASE = "held-lease"
 
@@ -60,7 +63,7 @@ class Walk:
 
     asked: list[str] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
-    last_index: int = -1
+    last_asked: int | None = None  # the ranking's index of the last person asked
     exhausted: bool = False  # the pass reached the end of the ranking
     can_confirm: set[str] = field(default_factory=set)  # asked people whose answer can count
 
@@ -116,36 +119,33 @@ class JobHandler:
         structlog.contextvars.bind_contextvars(
             clarification_id=c.id, job_id=job.id, attempt=job.attempts
         )
+        ranking = job.payload.ranking
         # a job back after its lease ran out may follow a crash: what the crash left unrecorded
         # is settled first, also for a question answered meanwhile
-        recover = job.attempts > 0 and c.severity is not m.Severity.LOW
-        if (c.state not in SETTLED or recover) and c.severity is not m.Severity.LOW:
+        plan = attempts.plan(c.state, c.severity, attempt=job.attempts, ranking=len(ranking))
+        if plan.read_people:
             steward = [c.workspace.steward_id] if c.workspace.steward_id else []
             await self.core.read_people(scope, tenant_id=c.tenant_id,
                                         person_ids=[*job.payload.ranking, *steward],
                                         vouched=c.asked_aliases)
         if c.state is m.ClarificationState.CONFLICTED:
             await self.stewards.notify_conflict(c)
-        if c.state in SETTLED or c.severity is m.Severity.LOW:
-            if recover:
-                await self.reconcile_earlier(c, job)
+        earlier = await self.reconcile_earlier(c, job, plan)
+        if plan.step is Step.COMPLETE:
             await self.core.complete_job(job_id=job.id, lease_token=job.lease_token)
-            if c.state in SETTLED:
+            if plan.refresh:
                 await self.refresher.refresh_now(c.id)
             return JobOutcome.COMPLETED
-        ranking = job.payload.ranking
-        earlier = await self.reconcile_earlier(c, job)
-        if job.attempts >= len(ranking):
+        if plan.step is Step.ESCALATE:
             return await self.escalate(c, job, earlier.skipped, earlier.recovered)
-        walk = await self.walk(c, job)
+        walk = await self.walk(c, job, plan.turns)
+        target = attempts.after_pass(job.attempts, len(ranking), last_asked=walk.last_asked,
+                                     exhausted=walk.exhausted)
         if not walk.asked:
             last = walk.skipped[-1].reason if walk.skipped else None
-            await self._advance(job, len(ranking), last)
+            await self._advance(job, target, last)
             return await self.escalate(c, job, [*earlier.skipped, *walk.skipped],
                                        earlier.recovered)
-        # past the last person asked; the whole ranking when it was walked to its end, so
-        # the next escalation window ends in the steward escalation, not in re-skipping
-        target = len(ranking) - 1 if walk.exhausted else walk.last_index
         if target > job.attempts:
             await self._advance(job, target, None)
         if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
@@ -160,8 +160,8 @@ class JobHandler:
         forward on it (``bot.interaction.declines``)."""
         if self.core.offers(Extension.EXPEDITE):
             return
-        left = int((job.lease_expires_at - self.clock.now()).total_seconds())
-        if left > 0:
+        left = attempts.lease_left(job.lease_expires_at, self.clock.now())
+        if left is not None:
             await self.store.kv_put(HELD_LEASE, c.id, f"{job.id}|{job.lease_token}",
                                     ttl_seconds=left)
 
@@ -172,16 +172,17 @@ class JobHandler:
 
     # ---------------------------------------------------------------- after a crash
 
-    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob) -> Earlier:
+    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob,
+                                plan: attempts.Plan) -> Earlier:
         """Reservations of earlier attempts left without a message reference (a worker died
         between reserving and recording): a card found on the platform is recorded and
         audited; one that never reached it is a DELIVERY_FAILED skip (that person's turn has
         passed), so nobody asked or skipped vanishes from the trail or the escalation."""
         earlier = Earlier()
         ranking = job.payload.ranking
-        if job.attempts:
+        if plan.recover:
             await self._report_unreported(c)
-        for index in range(min(job.attempts, len(ranking))):
+        for index in plan.earlier:
             key = DeliveryKey(c.id, ranking[index], index, m.DeliveryKind.QUESTION.value)
             slot = await self.store.slot(key)
             if slot is None and not _traced(c, key.person_id):
@@ -270,34 +271,28 @@ class JobHandler:
 
     # ---------------------------------------------------------------- the ranking walk
 
-    def wanted(self, c: m.Clarification) -> int:
-        """How many people to ask at once: a critical question asks as many as quorum needs."""
-        if c.severity is m.Severity.CRITICAL:
-            return max(c.quorum.remaining, 1)
-        return 1
-
-    async def walk(self, c: m.Clarification, job: m.LeasedJob) -> Walk:
+    async def walk(self, c: m.Clarification, job: m.LeasedJob, turns: range) -> Walk:
+        """Ask the candidates of ``turns`` in order until enough are asked."""
         walk = Walk()
-        wanted = self.wanted(c)
+        wanted = attempts.wanted(c.severity, c.quorum.remaining)
         ranking = job.payload.ranking
-        for index in range(job.attempts, len(ranking)):
+        for index in turns:
             person_id = ranking[index]
             asked = await self.ask(c, job, person_id=person_id, index=index)
             if not isinstance(asked, Skip):
                 walk.asked.append(person_id)
-                walk.last_index = index
+                walk.last_asked = index
                 if may_confirm(asked, c):
                     walk.can_confirm.add(person_id)
-                # a critical question counts only people whose answer can count to its quorum
-                counted = walk.can_confirm if c.severity is m.Severity.CRITICAL else walk.asked
-                if len(counted) >= wanted:
+                if attempts.enough(c.severity, asked=len(walk.asked),
+                                   can_confirm=len(walk.can_confirm), wanted=wanted):
                     break
                 continue
             walk.skipped.append(asked)
             await self.trail.skipped(c.id, asked, attempt=index, job_id=job.id)
-            if not walk.asked:
-                # skip forward inside the lease so a crash here does not burn a window
-                await self._advance(job, index + 1, asked.reason)
+            forward = attempts.after_skip(index, asked_any=bool(walk.asked))
+            if forward is not None:
+                await self._advance(job, forward, asked.reason)
         else:
             walk.exhausted = True
         return walk
@@ -372,7 +367,7 @@ class JobHandler:
                            earlier: Earlier) -> None:
         """A critical question whose whole ranking has been walked: if the people who may
         still answer cannot reach the quorum even if all confirm, the steward hears it now."""
-        if c.severity is not m.Severity.CRITICAL or not walk.exhausted:
+        if not attempts.checks_quorum(c.severity, exhausted=walk.exhausted):
             return
         before = [p for p in dict.fromkeys([*views.unanswered(c), *earlier.recovered])
                   if p not in walk.asked]
@@ -402,7 +397,7 @@ class JobHandler:
         await self.core.advance_job(
             job_id=job.id,
             lease_token=job.lease_token,
-            attempt=min(attempt, job.max_attempts - 1),
+            attempt=attempts.bounded(attempt, job.max_attempts),
             reason_code=reason,
         )
 
