@@ -35,7 +35,11 @@ class Tasks:
 
     def __call__(self) -> asyncio.Task[None]:
         gate = asyncio.Event()
-        task = asyncio.create_task(gate.wait())  # type: ignore[arg-type]
+
+        async def run() -> None:
+            await gate.wait()
+
+        task = asyncio.create_task(run())
         self.made.append(task)
         self.gates[task] = gate
         return task
