@@ -14,11 +14,23 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import Protocol
 
 from bot.core import models as m
+
+# a card reference that names its recipient's order token (``bot.engine.views.card_ref``)
+_PERSON_REF = re.compile(r"^d\.[0-9a-f]{24}\.([0-9a-f]{16})$")
+
+
+def person_order_token(person_id: str) -> str:
+    """The pseudonymous token that a person's cards carry (on every platform) so that their
+    answers to one clarification are one stream: a keyed hash, never the person id."""
+    from bot.pseudonym import digest  # the process's key
+
+    return digest(person_id, purpose="order")[:16]
 
 
 class SlackTenants(Protocol):
@@ -91,11 +103,19 @@ class Callback:
                 self.enterprise_id or self.aad_tenant_id)
 
     def order_key(self) -> str:
-        """One chat user's answers to one clarification: accepted, and forwarded, in order.
+        """One person's answers to one clarification: accepted, and forwarded, in the order
+        they were given. A card names its recipient by a pseudonymous token (``card_ref``), the
+        same on their Slack and Teams cards, so one person's answers on both platforms are one
+        stream; a card without one (sent before the token existed) orders by chat user.
         A steward's overrides are a stream of their own: a form submission carries only the
         signed request's whole second, which must not make it "older" than the same person's
-        earlier tap on a question card."""
-        key = f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+        earlier tap on a question card. No chat identifier is in the key: it names Redis keys."""
+        token = _PERSON_REF.match(self.card_ref)
+        if token is not None:
+            key = f"{self.clarification_id}|p|{token.group(1)}"
+        else:
+            key = (f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|"
+                   f"{self.user_id}")
         return f"{key}|override" if self.steward_override else key
 
     def entry_id(self) -> str:

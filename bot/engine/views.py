@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
+from bot.chat import person_order_token
 from bot.core import models as m
 from bot.engine.rbac import may_read
 from bot.store.base import DeliveryKey
@@ -22,8 +23,11 @@ from cards.views import (
 
 
 def card_ref(key: DeliveryKey) -> str:
-    """The opaque reference a card's buttons carry: names the delivery, grants nothing."""
-    return "d." + hashlib.sha256(key.token().encode()).hexdigest()[:24]
+    """The opaque reference a card's buttons carry: names the delivery, grants nothing. Its
+    tail is the recipient's order token (``bot.chat.person_order_token``, a keyed hash): the
+    person's answers on any platform are ordered as one stream."""
+    return (f"d.{hashlib.sha256(key.token().encode()).hexdigest()[:24]}."
+            f"{person_order_token(key.person_id)}")
 
 
 def viewer(person: m.Person) -> Viewer:

@@ -185,8 +185,14 @@ class Keys:
     @property
     def outbox_keys(self) -> str:
         """hash: order key -> "<latest action accepted> <entries waiting>", for keys with
-        entries waiting only (a claim reads it to flag stale entries)."""
+        entries waiting only (a claim reads it to flag superseded entries)."""
         return self._outbox("keys")
+
+    @property
+    def outbox_queue(self) -> str:
+        """hash: order key -> JSON list of [action time, entry id], the key's waiting entries in
+        the order the person acted: a claim takes only the first."""
+        return self._outbox("queue")
 
     @property
     def outbox_leases(self) -> str:
@@ -194,7 +200,8 @@ class Keys:
         return self._outbox("leases")
 
     def order(self, order_key: str) -> str:
-        return self._outbox(f"order:{order_key}")  # hash: seen, settled (action times, µs)
+        # hash: seen, settled (action times, µs), settled_id, d:<entry id> (settled or parked)
+        return self._outbox(f"order:{order_key}")
 
     @property
     def order_pattern_prefix(self) -> str:

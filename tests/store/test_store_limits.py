@@ -74,22 +74,23 @@ async def test_per_person_state_expires_with_the_clock_and_waiting_answers_do_no
     assert await store.cards("c1") != []
     clock.advance(100)  # 200 s: card references
     assert await store.cards("c1") == []
-    assert await store.outbox_accept("a0", "{}", order_key="k1", acted_at=1, now=at(200)) \
-        is Acceptance.STALE
-    clock.advance(100)  # 300 s: the order marker; an older action is no longer known stale
-    assert await store.outbox_accept("a0", "{}", order_key="k1", acted_at=1, now=at(300)) \
+    assert await store.outbox_accept("a1", "{}", order_key="k1", acted_at=5, now=at(200)) \
+        is Acceptance.DUPLICATE
+    clock.advance(100)  # 300 s: the order marker; a replay of a settled action is not known
+    assert await store.outbox_accept("a1", "{}", order_key="k1", acted_at=5, now=at(300)) \
         is Acceptance.QUEUED
     assert await store.conversation_get("acme", "U1") == "{}"
     clock.advance(100)
     assert await store.conversation_get("acme", "U1") is None
     clock.advance(365 * k.DAY)
     waiting = await store.outbox_claim(now=clock.now(), lease_seconds=30, limit=5)
-    assert {e.entry_id for e in waiting} == {"a0", "a2"}
+    assert {e.entry_id for e in waiting} == {"a1", "a2"}
 
 
 # keys of no person: shared queues, kept until their entries are settled
 SHARED = ("batches:due", "{outbox}:entries", "{outbox}:due", "{outbox}:attempts",
-          "{outbox}:failures", "{outbox}:parked", "{outbox}:keys", "{outbox}:leases")
+          "{outbox}:failures", "{outbox}:parked", "{outbox}:keys", "{outbox}:leases",
+          "{outbox}:queue")
 
 
 async def test_every_per_person_key_a_delivery_and_answer_leave_has_a_ttl(
