@@ -38,6 +38,22 @@ def derive(secret: bytes) -> bytes:
     return hmac.new(secret, _DERIVE, hashlib.sha256).digest()
 
 
+def configure_from(secrets: object) -> bool:
+    """The process's key from the settings' secrets: ``pseudonym_key``, else one derived from
+    ``action_signing_key``; True when either was set (otherwise the development key stays)."""
+    value = getattr(secrets, "value", None)
+    if value is None:
+        return False
+    own, action = value("pseudonym_key"), value("action_signing_key")
+    if own:
+        configure(own.encode())
+    elif action:
+        configure(derive(action.encode()))
+    else:
+        return False
+    return True
+
+
 def configure(key: bytes) -> None:
     global _key, configured
     if len(key) < 16:

@@ -35,12 +35,15 @@ class Ctx:
 
 
 def _settings(ctx: Ctx) -> Any:
+    from bot import pseudonym
     from bot.settings import SettingsError, load_settings
 
     try:
-        return load_settings(ctx.config)
+        settings = load_settings(ctx.config)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
+    pseudonym.configure_from(settings.secrets)  # the erasure finds what serve named with it
+    return settings
 
 
 def _client(settings: Any) -> Any:

@@ -20,6 +20,7 @@ from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Mes
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
+from bot.pseudonym import digest
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
 
@@ -198,5 +199,7 @@ async def _look(channel: Channel, address: Address, key: DeliveryKey) -> str | N
 
 
 def delivery_id(key: DeliveryKey) -> str:
-    """The core's idempotency key for a delivery report: one per delivery key."""
-    return "dl." + key.token().replace("|", ".")[:190]
+    """The core's idempotency key for a delivery report: one per delivery key, naming the
+    person only by a keyed hash (``bot.pseudonym``), so that what stays on the core's record
+    after an erasure names nobody."""
+    return f"dl.{key.kind}.{digest(key.token(), purpose='delivery')[:40]}"

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.pseudonym import digest
+
 DEFAULT_PREFIX = "clarify"
 
 DAY = 24 * 60 * 60
@@ -102,6 +104,13 @@ def person_tag(person_id: str) -> str:
 OUTBOX_TAG = "{outbox}"
 
 
+def hashed(name: str) -> str:
+    """A key's part as its keyed hash (``bot.pseudonym``); ``*`` stays a SCAN wildcard."""
+    if name == "*":
+        return name
+    return digest(name, purpose="key")[:32]
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     prefix: str = DEFAULT_PREFIX
@@ -145,18 +154,22 @@ class Keys:
     def notices_due(self) -> str:
         return f"{self.prefix}:notices:due"  # zset: "tenant|steward" -> due (or lease end) epoch
 
+    # Markers, remembered values and rate buckets are named by a keyed hash of what they are
+    # about (bot.pseudonym): their names often hold a person id or a chat user (a decline's
+    # "clarification|person", a per-user abuse limit, a Slack DM's rate bucket), and a name must
+    # not identify anyone (docs/operations.md, "Erasure"). Every replica shares the key.
     def once(self, namespace: str, key: str) -> str:
-        return f"{self.prefix}:once:{namespace}:{key}"
+        return f"{self.prefix}:once:{namespace}:{hashed(key)}"
 
     def rate(self, bucket: str) -> str:
-        return f"{self.prefix}:rate:{bucket}"
+        return f"{self.prefix}:rate:{hashed(bucket)}"
 
     def limit(self, bucket: str) -> str:
         # one key per script call; the tag keeps it whole on Redis Cluster all the same
-        return f"{self.prefix}:limit:{{{bucket}}}"  # hash: tokens, at
+        return f"{self.prefix}:limit:{{{hashed(bucket)}}}"  # hash: tokens, at
 
     def latest(self, namespace: str, key: str) -> str:
-        return f"{self.prefix}:latest:{namespace}:{key}"
+        return f"{self.prefix}:latest:{namespace}:{hashed(key)}"
 
     # ------------------------------------------------ the answer outbox: one slot
     def _outbox(self, name: str) -> str:
