@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random as _random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -39,6 +40,7 @@ from bot.core.client import CoreClient
 from bot.engine.rbac import may_read, role_in
 from bot.metrics import REGISTRY
 from bot.recent import Recent
+from bot.retry import RetryPolicy
 from bot.store.base import Acceptance, OutboxEntry, Store
 from bot.store.errors import OutboxFull
 from cards.views import OutcomeView
@@ -85,10 +87,26 @@ class OutboxPolicy:
     backoff_cap_seconds: float = 300.0
     max_failures: int = 5  # failures other than "the core is unavailable" before parking
     cache_seconds: float = 10.0  # verified responders and clarifications read (bot.recent)
+    backoff_jitter: float = 0.5  # the random share of each wait (bot.retry), not a setting
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The waits between attempts: ``backoff_base_seconds`` doubling up to
+        ``backoff_cap_seconds``, half of it random, at least the core's Retry-After (up to the
+        cap). No attempt limit of its own: ``max_failures`` parks, an unavailable core never."""
+        return RetryPolicy(max_attempts=None, base=self.backoff_base_seconds,
+                           cap=self.backoff_cap_seconds,
+                           retry_after_cap=self.backoff_cap_seconds, jitter=self.backoff_jitter)
 
     def backoff(self, attempts: int) -> timedelta:
-        seconds = self.backoff_base_seconds * 2 ** min(max(attempts - 1, 0), 20)
-        return timedelta(seconds=min(seconds, self.backoff_cap_seconds))
+        """The longest wait after attempt ``attempts`` (the policy's ceiling: jitter only
+        shortens it)."""
+        return timedelta(seconds=self.retry.ceiling(attempts))
+
+    def wait(self, attempts: int, *, draw: float, retry_after: float | None = None
+             ) -> timedelta:
+        """The wait after attempt ``attempts`` for a random ``draw`` in [0, 1]."""
+        return timedelta(seconds=self.retry.delay(attempts, retry_after=retry_after, draw=draw))
 
 
 @dataclass
@@ -101,6 +119,7 @@ class AnswerService:
     policy: OutboxPolicy = field(default_factory=OutboxPolicy)
     # called after an entry is queued, to wake the local consumers (``bot.answering.outbox``)
     on_queued: Callable[[], None] | None = None
+    random: Callable[[], float] = _random.random  # the outbox's jitter draws (tests: 1.0)
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)
 
@@ -145,7 +164,9 @@ class AnswerService:
             receipt = await self._attempt(entry)
         except UNAVAILABLE as exc:
             log.warning("answers.core_unavailable", error=type(exc).__name__)
-            return await self._later(entry, failed=False, tell=not inline)
+            return await self._later(entry, failed=False, tell=not inline,
+                                     retry_after=exc.retry_after if isinstance(exc, e.CoreAPIError)
+                                     else None)
         except Exception as exc:  # whatever it is, it stays with this entry
             log.error("answers.entry_failed", error=type(exc).__name__,
                       attempts=entry.attempts, failures=entry.failures + 1)
@@ -184,12 +205,14 @@ class AnswerService:
         async with asyncio.timeout(self.policy.forward_timeout_seconds):
             return await self._forward(entry, cb)
 
-    async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True) -> Receipt:
-        """Retry with backoff. On the first try that found the core away, the person is told
+    async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True,
+                     retry_after: float | None = None) -> Receipt:
+        """Retry with backoff (``OutboxPolicy.retry``; ``retry_after``: what a core's 429 or
+        503 asked, a floor). On the first try that found the core away, the person is told
         the answer is being recorded, unless ``tell`` is False: an inline caller (a Teams invoke)
         shows that in its own answer, and a second message would say it twice."""
-        await self.store.outbox_retry(entry, at=self.clock.now() + self.policy.backoff(
-            entry.attempts), failed=failed)
+        wait = self.policy.wait(entry.attempts, draw=self.random(), retry_after=retry_after)
+        await self.store.outbox_retry(entry, at=self.clock.now() + wait, failed=failed)
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
         if entry.attempts != 1 or failed:
             return Receipt(AnswerStatus.QUEUED)

@@ -9,6 +9,7 @@ sends by the delivery key is sent to again with the same key; with neither, noth
 
 from __future__ import annotations
 
+import random as _random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,11 +22,15 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
 from bot.pseudonym import digest
+from bot.retry import RetryPolicy
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
+# a send the platform certainly did not take, retried inside the job: 3 tries, 1 s then 2 s at
+# most, half of each wait random (docs/reliability.md, "Retries")
+SEND_RETRY = RetryPolicy(max_attempts=3, base=1.0, cap=2.0, retry_after_cap=0.0, jitter=0.5)
 
 
 class Delivered(StrEnum):
@@ -56,8 +61,8 @@ class Deliverer:
     channels: dict[str, Channel]
     worker_id: str
     sleep: Sleep
-    send_attempts: int = 3
-    backoff_seconds: float = 1.0
+    retry: RetryPolicy = SEND_RETRY
+    random: Callable[[], float] = _random.random  # the retries' jitter draws (tests: 1.0)
 
     async def deliver(
         self,
@@ -134,14 +139,15 @@ class Deliverer:
     async def _send(
         self, channel: Channel, address: Address, message: Message, key: DeliveryKey
     ) -> str:
-        for attempt in range(1, self.send_attempts + 1):
+        attempt = 1
+        while True:
             try:
                 return await channel.send(address, message, key=key)
             except ChannelError as exc:
-                if not (exc.retryable and exc.certain) or attempt == self.send_attempts:
+                if not (exc.retryable and exc.certain) or self.retry.last(attempt):
                     raise
-                await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
+                await self.sleep(self.retry.delay(attempt, draw=self.random()))
+                attempt += 1
 
     async def _recorded(
         self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Delivered,

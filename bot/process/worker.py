@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random as _random
 import signal
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -47,6 +48,7 @@ from bot.engine.handler import JobHandler, JobOutcome
 from bot.engine.notices import NoticeSender
 from bot.metrics import REGISTRY
 from bot.process.pauses import Pauses
+from bot.retry import RetryPolicy
 from bot.store.errors import StoreUnavailable
 
 log = structlog.get_logger("clarify.worker")
@@ -55,9 +57,10 @@ CORE_TOKEN_SETTING = "CLARIFY_BOT_CORE_TOKEN"
 CredentialsCheck = Callable[[], Awaitable[None]]  # returns, or raises CredentialsRejected
 # how long a handled job's reports, sent after its slot freed, wait for other jobs' to join them
 REPORTS_LINGER_SECONDS = 0.02
-# a job whose handling found the store unavailable is handled again after each of these, on
-# the same lease (about a minute in all), before it is given up to its lease
-STORE_RETRY_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+# a job whose handling found the store unavailable is handled again after each wait, on the
+# same lease (1 s doubling to 30 s, half of each random: 61 s at most in all), before it is
+# given up to its lease (docs/reliability.md, "Retries")
+STORE_RETRY = RetryPolicy(max_attempts=7, base=1.0, cap=30.0, retry_after_cap=0.0, jitter=0.5)
 
 
 @dataclass
@@ -89,6 +92,7 @@ class Worker:
     dead_letters: DeadLetterReporter
     config: WorkerConfig = field(default_factory=WorkerConfig)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    random: Callable[[], float] = _random.random  # the store retries' jitter draws
     outcomes: dict[JobOutcome, int] = field(default_factory=dict)
     credentials: CredentialsCheck | None = None
     notices: NoticeSender | None = None  # the stewards' batched high-severity notices
@@ -224,12 +228,12 @@ class Worker:
                               ) -> tuple[JobOutcome, JobScope] | None:
         """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
         handle it again once they pass. When the store is unavailable (Redis restarting, a
-        failover), handle it again after ``STORE_RETRY_SECONDS`` each, still holding the lease:
+        failover), handle it again after each of ``STORE_RETRY``'s waits, holding the lease:
         letting the lease run out would spend the job's attempt, and with it a candidate's turn.
         Handling again is safe: admissions replay and a reservation left without its record is
         looked up on the platform before anything is sent. None: given up (stopping, or the
         lease was lost), so the lease runs out."""
-        waits = iter(STORE_RETRY_SECONDS)
+        tries = 0
         while True:
             try:
                 return await self.handler.handle_unreported(job)
@@ -243,9 +247,10 @@ class Worker:
                     log.warning("worker.held_job_released", job_id=job.id)
                     return None
             except StoreUnavailable:
-                wait = next(waits, None)
-                if wait is None or self._stopping.is_set() or heartbeat.done():
+                tries += 1
+                if STORE_RETRY.last(tries) or self._stopping.is_set() or heartbeat.done():
                     raise
+                wait = STORE_RETRY.delay(tries, draw=self.random())
                 REGISTRY.inc("clarify_job_store_retries_total")
                 log.warning("worker.store_unavailable_retrying", job_id=job.id, after=wait)
                 await self.sleep(wait)
