@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from datetime import datetime
 
 from bot.chat import person_order_token
@@ -110,11 +111,16 @@ def escalation(
     confirmed: list[str] | None = None,
 ) -> StewardEscalationView:
     """The redacted escalation: document link, who did not answer, who confirmed a quorum that
-    is still short, skip reasons; no span text."""
+    is still short, skip reasons; no span text. A steward who may not read the document gets
+    the neutral reference with the link still on it (spec §3.3: "document link, no span
+    text"): no title, no question, but what they need to act."""
+    shown = steward_document(c, steward)
+    if shown.withheld:
+        shown = replace(shown, url=c.document.url)
     return StewardEscalationView(
         clarification_id=c.id,
         card_ref=card_ref(key),
-        document=steward_document(c, steward),
+        document=shown,
         severity=c.severity,
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
         unanswered=tuple(unanswered or ()),
