@@ -23,7 +23,9 @@ import structlog
 from adapters.slack import listening, payloads
 from bot.channel import ChannelError, SlackReach
 from bot.chat import ChatUser
+from bot.engine.blocks import Blocks
 from bot.metrics import REGISTRY
+from bot.store.errors import StoreError
 from cards.attention import render_slack_home
 from cards.views import AttentionView
 
@@ -52,13 +54,24 @@ def register(adapter: SlackAdapter) -> None:
             log.info("slack.home_skipped", reason="workspace_not_served")
             REGISTRY.inc("clarify_slack_home_total", outcome="not_served")
             return
-        adapter._spawn(publish(adapter, listening.user(who)))
+        user = listening.user(who)
+        adapter._spawn(_seen(adapter, user))
+        adapter._spawn(publish(adapter, user))
 
     async def republish(user: ChatUser, view: AttentionView) -> None:
         await show(adapter, user, view)
 
     adapter.app.event(HOME_EVENT)(on_home_opened)
     adapter.interactions.board.publish_with("slack", republish)
+
+
+async def _seen(adapter: SlackAdapter, user: ChatUser) -> None:
+    """The person opened the bot's App Home: the bot can reach them on Slack, so a remembered
+    block of Slack for them ends (``bot.engine.blocks``)."""
+    try:
+        await Blocks(adapter.channel.store).clear("slack", user.user_id)
+    except StoreError as exc:
+        log.warning("slack.block_not_cleared", error=type(exc).__name__)
 
 
 async def publish(adapter: SlackAdapter, user: ChatUser) -> None:

@@ -52,6 +52,9 @@ class Result:
     # FAILED: the reason code a skip takes, and the channel's value-free cause
     reason: m.ReasonCode = m.ReasonCode.DELIVERY_FAILED
     why: str | None = None
+    # FAILED: nothing was sent for certain (the reservation is released): another platform
+    # may be tried with the same delivery key
+    certain: bool = False
 
 
 @dataclass
@@ -109,8 +112,8 @@ class Deliverer:
             )
             if isinstance(exc, NotReachable):  # nothing can be sent until an operator acts
                 return Result(Delivered.FAILED, reason=m.ReasonCode.NO_DELIVERY_ALIAS,
-                              why=exc.reason)
-            return Result(Delivered.FAILED, why=exc.reason)
+                              why=exc.reason, certain=exc.certain)
+            return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
                                     held=slot if created else None)

@@ -229,6 +229,10 @@ class Store(Protocol):
 
     async def kv_get(self, namespace: str, key: str) -> str | None: ...
 
+    async def kv_delete(self, namespace: str, key: str) -> bool:
+        """Forget a remembered value; True when there was one."""
+        ...
+
     async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
                           ) -> str | None:
         """Remember ``value`` as the latest for (namespace, key); returns the previous one."""
