@@ -394,3 +394,31 @@ async def test_work_after_an_ack_that_fails_unexpectedly_is_logged_not_lost(
         await asyncio.sleep(0)
     assert {"event": "slack.task_failed", "error": "RuntimeError",
             "log_level": "error"} in logs
+
+
+async def test_log_lines_name_people_by_pseudonym_only(stack: Stack, capsys: Any) -> None:
+    """A click through the real endpoint, forwarded to the core and shown on the card, with the
+    JSON log on at debug: no line holds Ahmed's Slack user id or person id in clear text; the
+    lines that name him carry his pseudonym (a keyed hash, the same on every line), so they can
+    still be followed (docs/operations.md, "Erasure")."""
+    import json
+
+    from bot import pseudonym
+    from bot.logs import configure_logging
+
+    configure_logging(level="debug")
+    capsys.readouterr()
+    cid, card = await two_editors(stack)
+    assert (await stack.click("U0AHMED", card, "clarify.answer.0")).status == 200
+    await stack.settle()
+    assert await responders(stack.bot, cid) == [("p-ahmed", 0)]
+    with structlog.contextvars.bound_contextvars(slack_user="U0AHMED"):  # as the adapter binds
+        structlog.get_logger("clarify.test").info("slack.something", person_id="p-ahmed",
+                                                  teams_user=None)
+    err = capsys.readouterr().err
+    assert err.strip()
+    assert "U0AHMED" not in err and "p-ahmed" not in err
+    [line] = [json.loads(x) for x in err.splitlines() if "slack.something" in x]
+    assert line["slack_user"] == pseudonym.pseudonym("U0AHMED")
+    assert line["person_id"] == pseudonym.pseudonym("p-ahmed") != line["slack_user"]
+    assert pseudonym.is_pseudonym(line["slack_user"]) and line["teams_user"] is None
