@@ -23,6 +23,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.extensions import Extension
 from clarify_bot import steward_output as out
+from clarify_bot.errors import OneLineError, one_line
 
 STATES = [s.value for s in m.ClarificationState]
 SEVERITIES = [s.value for s in m.Severity]
@@ -33,8 +34,6 @@ class OneLineGroup(click.Group):
     here, where the group's context knows whether --json was given)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        from clarify_bot.cli import OneLineError, one_line
-
         try:
             return super().invoke(ctx)
         except OneLineError:

@@ -23,7 +23,7 @@ import random as _random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -33,8 +33,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters import pacing
+from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from adapters.slack.render import render
+from adapters.slack.tokens import Installations, Workspace
 from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
 from bot.clock import Clock
 from bot.metrics import REGISTRY
@@ -44,9 +46,6 @@ from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
 from cards.views import OutcomeView, QuestionView, Viewer
-
-if TYPE_CHECKING:  # a distributed app's tokens (adapters.slack.tokens)
-    from adapters.slack.tokens import Installations, Workspace
 
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
@@ -365,7 +364,7 @@ class SlackChannel:
                                               draw=self.random()))
 
 
-class _Ambiguous(Exception):
+class _Ambiguous(AdapterError):
     """The call may or may not have taken effect (5xx, connection trouble)."""
 
     def __init__(self, reason: str) -> None:

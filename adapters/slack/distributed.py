@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 import aiohttp
 
@@ -27,10 +26,8 @@ from adapters.slack.tokens import Installations
 from adapters.slack.web import web_client
 from bot.chat import SlackTenants
 from bot.process.pauses import Pauses
+from bot.process.service import Base, Parts, Service
 from bot.settings import Problem, Settings, SettingsError
-
-if TYPE_CHECKING:
-    from bot.process.service import Base, Parts, Service
 
 DATABASE_SETTING = "CLARIFY_BOT_DATABASE_URL"
 

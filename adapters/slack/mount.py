@@ -27,7 +27,8 @@ from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
 from adapters.slack.web import web_client
-from bot.process.health import Check, Connecting, Refused
+from bot.channel import CredentialsRejected
+from bot.process.health import Check, Connecting
 from bot.process.service import Base, Parts, Service, credentials_check
 from bot.retry import RetryPolicy
 from bot.settings import Settings
@@ -68,10 +69,10 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         client=channel.client, answers=parts.answers, interactions=parts.interactions,
         channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock,
         limits=parts.limits, flow=distributed.mount(app, parts, settings, channel))
-    distributed.register(adapter.app, channel)
+    distributed.register(adapter.kit.app, channel)
     handler = None
     if socket:
-        handler = AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))
+        handler = AsyncSocketModeHandler(adapter.kit.app, secrets.require("slack_app_token"))
         parts.base.stack.push_async_callback(handler.close_async)
     else:
         app.web_app.add_routes(adapter.routes())
@@ -130,7 +131,7 @@ class Hosted:
     async def connected(self) -> None:
         """The readiness probe of Socket Mode's connection."""
         if self.rejected is not None:
-            raise Refused(APP_TOKEN_SETTING)
+            raise CredentialsRejected(self.rejected, setting=APP_TOKEN_SETTING)
         if self.socket is None or await self.socket.client.is_connected():
             return
         raise Connecting() if self.socket.client.wss_uri is None else ConnectionError("down")

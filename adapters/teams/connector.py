@@ -28,6 +28,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from adapters import pacing
+from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from bot.channel import ChannelError, CredentialsRejected
 from bot.clock import Clock
@@ -120,7 +121,7 @@ class Limits:
                    interactive_reserve=rates.interactive_reserve, paced=rates.paced)
 
 
-class Refused(Exception):
+class ConnectorRefused(AdapterError):
     """The connector answered with a final 4xx (or a redirect): ``code`` is its error code or
     sub-code when the body names one (never the body itself)."""
 
@@ -156,7 +157,7 @@ class Connector:
         that broke mid-way is not repeated and its ChannelError is not ``certain``. ``lane``:
         bulk delivery leaves each bucket's interactive reserve to clicks.
 
-        Raises Refused (a final answer the caller interprets), CredentialsRejected, or
+        Raises ConnectorRefused (a final answer the caller interprets), CredentialsRejected, or
         ChannelError when retries end."""
         if not self.hosts.allows(service_url):
             log.error("teams.service_url_refused", what=what)
@@ -293,11 +294,11 @@ class ServiceSession:
         """The shared session belongs to whoever opened it."""
 
 
-def _refused(what: str, exc: aiohttp.ClientResponseError) -> Refused:
+def _refused(what: str, exc: aiohttp.ClientResponseError) -> ConnectorRefused:
     body = exc.message or ""
     code = next((c for c in KNOWN_CODES if c in body), None)
     log.warning("teams.refused", what=what, status=exc.status, code=code)
-    return Refused(exc.status, code)
+    return ConnectorRefused(exc.status, code)
 
 
 def _retry_after(headers: Any) -> float | None:

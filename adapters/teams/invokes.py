@@ -123,7 +123,7 @@ class Invokes:
     async def _forwarded(self, cb: Callback) -> Receipt | None:
         """Forward the accepted answer in a task of ours; its receipt if it came in time (the
         task goes on otherwise, and the follow-ups show its outcome)."""
-        task = self._spawn(self.answers.forward_now(cb, inline=True))
+        task = self.tasks.spawn(self.answers.forward_now(cb, inline=True))
         done, _ = await asyncio.wait({task}, timeout=self.decision_seconds)
         if task not in done or task.cancelled() or task.exception() is not None:
             return None
@@ -179,7 +179,7 @@ class Invokes:
         card. A decline still running at the deadline goes on in a task of ours (a repeated
         press is then one skip and shows the card)."""
         assert ref.clarification_id is not None
-        task = self._spawn(self.interactions.decline(
+        task = self.tasks.spawn(self.interactions.decline(
             user, clarification_id=ref.clarification_id, card_ref=ref.card_ref, paint=False))
         done, _ = await asyncio.wait({task}, timeout=self.decision_seconds)
         if task not in done or task.cancelled() or task.exception() is not None:
@@ -237,9 +237,6 @@ class Invokes:
             return await asyncio.wait_for(work, self.decision_seconds)
         except TimeoutError:
             return None
-
-    def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        return self.tasks.spawn(work)
 
     async def drain(self) -> None:
         """Wait for forwards still running after their invoke was answered (tests, shutdown)."""

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from microsoft_agents.activity import Activity, ConversationReference
 
+from adapters.errors import AdapterError
 from adapters.teams.channel import MessageRef
 from bot.chat import ChatUser
 from bot.engine.blocks import Blocks
@@ -41,7 +42,7 @@ class Actor:
                         aad_tenant_id=self.aad_tenant_id)
 
 
-class NoTenant(Exception):
+class NoTenant(AdapterError):
     """The activity names no AAD tenant, or two different ones (conversation, channel data)."""
 
 

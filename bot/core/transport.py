@@ -42,9 +42,9 @@ from bot.core.errors import (
     message_of,
 )
 from bot.core.extensions import ALL, Extension, Offered
+from bot.core.instruments import INSTRUMENTS
 from bot.core.routes import Route, route
 from bot.core.wire import AiohttpWire, Answer, HttpxWire, Trouble, Wire, encode
-from bot.metrics import REGISTRY
 from bot.retry import RetryPolicy
 
 log = structlog.get_logger("bot.core.client")
@@ -160,7 +160,7 @@ class BaseCoreClient:
             await self.discovery.ensure()
         ext = r.extension
         if ext is not None and ext not in self.offered:
-            REGISTRY.inc("clarify_core_extension_fallbacks_total", extension=str(ext))
+            INSTRUMENTS.fallback(ext)
             raise ExtensionUnavailable(str(ext))
         url = _build_path(r, path or {})
         params = _build_query(r, query or {})
@@ -209,7 +209,7 @@ class BaseCoreClient:
             _publish(self.offered)
         if self.discovery is not None:
             self.discovery.soon()
-        REGISTRY.inc("clarify_core_extension_fallbacks_total", extension=str(ext))
+        INSTRUMENTS.fallback(ext)
 
     async def _document(self) -> dict[str, Any] | None:
         """The core's OpenAPI document, when it publishes one."""
@@ -300,8 +300,7 @@ def _present(model: type[m.WireModel], data: dict[str, Any]) -> set[str]:
 
 def _publish(offered: Offered) -> None:
     for ext in Extension:
-        REGISTRY.set("clarify_core_extension_offered", 1 if ext in offered else 0,
-                     extension=str(ext))
+        INSTRUMENTS.offered(ext, ext in offered)
 
 
 def _build_path(r: Route, params: Mapping[str, str]) -> str:
@@ -427,10 +426,9 @@ def _log_attempt(
         "status": status,
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
     }
-    REGISTRY.observe("clarify_core_request_seconds", time.perf_counter() - started,
-                     operation=r.operation_id)
-    if error is not None or status is None or status >= 400:
-        REGISTRY.inc("clarify_core_errors_total", code=error or str(status))
+    failed = (error or str(status)) if error is not None or status is None or status >= 400 \
+        else None
+    INSTRUMENTS.attempt(r.operation_id, time.perf_counter() - started, failed=failed)
     if error is None and status is not None and status < 400:
         log.debug("core_request", **fields)
     else:

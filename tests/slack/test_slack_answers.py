@@ -150,7 +150,7 @@ async def test_a_store_that_hangs_is_a_503_inside_slacks_deadline_and_the_retry_
     async def hangs(*args: Any, **kwargs: Any) -> Any:
         await asyncio.Event().wait()
 
-    stack.adapter.accept_seconds = 0.2
+    stack.adapter.kit.accept_seconds = 0.2
     monkeypatch.setattr(stack.store, "outbox_accept", hangs)
     response = await stack.click("U0AHMED", card, "clarify.answer.0")
     assert response.status == 503
@@ -389,8 +389,8 @@ async def test_work_after_an_ack_that_fails_unexpectedly_is_logged_not_lost(
     monkeypatch.setattr(forms, "_modal", lambda adapter, click: broken(click))
     with structlog.testing.capture_logs() as logs:
         assert (await stack.click("U0AHMED", card, "clarify.custom")).status == 200
-        if stack.adapter.tasks:  # finished, but awaited by no one: only the adapter sees it
-            await asyncio.wait(set(stack.adapter.tasks))
+        if stack.adapter.kit.tasks:  # finished, but awaited by no one: only the adapter sees it
+            await asyncio.wait(set(stack.adapter.kit.tasks))
         await asyncio.sleep(0)
     assert {"event": "slack.task_failed", "error": "RuntimeError",
             "log_level": "error"} in logs
