@@ -15,7 +15,7 @@ The arithmetic (which step, which turns, where to advance, how long the lease li
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import structlog
 
 from bot.channel import Address
+from bot.chat import for_recipient
 from bot.clock import Clock
 from bot.core import batching
 from bot.core import errors as e
@@ -41,6 +42,7 @@ from bot.engine.trail import Skip, Trail
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotState, Store
+from cards.views import QuestionView
 
 log = structlog.get_logger("clarify.handler")
 
@@ -329,8 +331,8 @@ class JobHandler:
         view = views.question(c, key=key, person=person, now=now)
         reserved = (held.reserved, held.created) if held.reserved is not None else None
         address = await self._unblocked_first(c, person, address, scope)
-        result = await self.deliverer.deliver(key, address, view, now=now, reserved=reserved,
-                                              scope=scope)
+        result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
+                                              reserved=reserved, scope=scope)
         tried: list[tuple[str, m.ReasonCode, str]] = []
         while result.status is Delivered.FAILED and result.certain:
             # this platform refused and nothing went out: the person's next platform in
@@ -344,7 +346,8 @@ class JobHandler:
             if not isinstance(other, Address):
                 break
             address = other
-            result = await self.deliverer.deliver(key, address, view, now=now, scope=scope)
+            result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
+                                                  scope=scope)
         if result.status is Delivered.FAILED:
             if result.certain and tried:
                 return _every_platform_refused(person_id, tried)
@@ -460,6 +463,13 @@ class JobHandler:
 
 
 TURN_EVENTS = frozenset({"skipped", "digested", "delivered"})
+
+
+def _tagged(view: QuestionView, address: Address) -> QuestionView:
+    """The question with its card reference tagged for the chat identity it goes to
+    (``bot.chat.for_recipient``): that identity's clicks are the person's stream."""
+    return replace(view, card_ref=for_recipient(view.card_ref, address.platform,
+                                                address.user_id))
 
 
 def _every_platform_refused(person_id: str, tried: list[tuple[str, m.ReasonCode, str]]

@@ -23,6 +23,7 @@ from adapters.slack.channel import SlackChannel
 from bot.answering.outbox import OutboxConsumers
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
+from bot.chat import base_ref, for_recipient
 from bot.clock import ManualClock, SystemClock
 from bot.core.client import CoreClient
 from bot.process.runtime import Engine, EngineParts, build_engine
@@ -91,6 +92,9 @@ class Both:
             return response.status
 
     async def teams_click(self, card_ref: str, cid: str, candidate: int, at: datetime) -> int:
+        """Sarah's click on her Teams card of the same delivery: its reference is the Slack
+        card's, tagged for her Teams identity (``bot.chat.for_recipient``)."""
+        card_ref = for_recipient(base_ref(card_ref), "teams", SARAH_AAD)
         data = self.codec.teams_data(ActionRef(kind=ActionKind.ANSWER, card_ref=card_ref,
                                                clarification_id=cid, candidate=candidate))
         body = activity("invoke", user=SARAH_AAD, name="adaptiveCard/action",
@@ -172,7 +176,7 @@ async def test_a_teams_click_arriving_after_a_newer_slack_click_is_recorded_as_t
     reach the core, Teams' A first (the person's order), sent as superseded: B is her active
     answer and binds; A is on the record, superseded, and nothing conflicts."""
     cid, card_ref = await _asked(both)
-    assert "." in card_ref[2:]  # the reference names Sarah's order token
+    assert card_ref.count(".") == 3  # the reference names Sarah's order token, tagged
     assert await both.slack_click(card_ref, cid, 1, T0 + timedelta(milliseconds=5)) == 200
     assert await both.teams_click(card_ref, cid, 0, T0) == 200
     await both.settle()
