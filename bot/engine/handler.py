@@ -364,6 +364,9 @@ class JobHandler:
         """The person's first platform unless a refusal of it is remembered and another of
         their platforms is not blocked: the blocked one is then tried last
         (``bot.engine.blocks``)."""
+        if not isinstance(self.routing.address(person, tenant_id=c.tenant_id,
+                                               besides=(address.platform,)), Address):
+            return address  # no other platform to prefer: no store read for it
         if await self.blocks.blocked(address) is None:
             return address
         other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
