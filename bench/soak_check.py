@@ -20,7 +20,8 @@ class Verdict:
     escalated_unanswered: int = 0  # no answer; the steward got the escalation instead
     given: int = 0
     recorded: int = 0  # responses at the core from the readers who answered
-    superseded: int = 0  # dropped as stale: a newer answer came before it was forwarded
+    # recorded as superseded by the person's later answer (every answer reaches the core)
+    superseded: int = 0
     lost: int = 0
     doubled: int = 0
     reordered: int = 0
@@ -48,8 +49,9 @@ def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Ta
     v = Verdict(clarifications=len(records))
     by_id = {r["id"]: r for r in records}
     for (cid, person), given in tally.given.items():
-        recorded = [index for responder, index, _ in by_id[cid]["responses"]
-                    if responder == person]
+        mine = [r for r in by_id[cid]["responses"] if r[0] == person]
+        recorded = [index for _, index, *_ in mine]
+        v.superseded += sum(1 for r in mine if len(r) > 3 and r[3])
         maybe = Counter(tally.unacknowledged.get((cid, person), []))
         v.given += len(given)
         v.recorded += len(recorded)
@@ -57,11 +59,8 @@ def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Ta
         extra = Counter(recorded) - Counter(given) - maybe
         v.doubled += sum(extra.values())
         in_order = _subsequence(recorded, given)
-        if missing and not extra and in_order and recorded and recorded[-1] == given[-1]:
-            # documented (docs/delivery.md, "Stale answers"): an answer still waiting when the
-            # same person's newer one arrived is dropped; their last answer reached the core
-            v.superseded += sum(missing.values())
-            continue
+        # every answer given reaches the core, in the person's order (docs/delivery.md, "Every
+        # answer, in the person's order"): given equals recorded
         v.lost += sum(missing.values())
         v.reordered += not missing and not extra and not in_order
         if (missing or extra or not in_order) and len(v.examples) < 5:
@@ -120,8 +119,8 @@ def table(faults: Counter[str], v: Verdict, rss: dict[str, tuple[float, float, f
         ("clarifications answered", str(v.answered), ""),
         ("clarifications unanswered, escalated to the steward", str(v.escalated_unanswered), ""),
         ("answers given (acknowledged)", str(v.given), ""),
-        ("answers recorded by the core", str(v.recorded), "= given − superseded"),
-        ("answers superseded before forwarding (stale, by design)", str(v.superseded), ""),
+        ("answers recorded by the core", str(v.recorded), "= given"),
+        ("of them recorded as superseded by the person's later answer", str(v.superseded), ""),
         ("answers lost", str(v.lost), "0"),
         ("answers doubled", str(v.doubled), "0"),
         ("(clarification, person) reordered", str(v.reordered), "0"),

@@ -197,7 +197,8 @@ def extend_core(app: Any, core: Any, rng: random.Random) -> None:
             c = record.model
             found.append({
                 "id": c.id, "target": c.target, "state": str(c.state), "ranking": c.ranking,
-                "responses": [[r.responder, r.answer_index, str(r.channel)]
+                "responses": [[r.responder, r.answer_index, str(r.channel),
+                               r.superseded_by is not None or r.response_id in record.book.pending]
                               for r in c.responses],
                 "deliveries": [[d.person_id, d.attempt, str(d.kind), str(d.channel)]
                                for d in c.deliveries],

@@ -21,6 +21,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.pseudonym import digest
 
 log = structlog.get_logger("clarify.audit")
 
@@ -73,10 +74,12 @@ class AuditEvent:
     @property
     def event_id(self) -> str:
         # deterministic, so that a retried job reports the same event once (core idempotency)
+        # the person only by a keyed hash (bot.pseudonym): the id stays on the core's trail
+        # after an erasure, so it must not name anyone
         parts = [self.type, self.clarification_id, self.person_id or "-", str(self.attempt)]
         if self.reason_code:
             parts.append(self.reason_code.value)
-        return "bot." + ".".join(p.replace("|", "_") for p in parts)[:190]
+        return f"bot.{self.type[:60]}.{digest('|'.join(parts), purpose='event')[:40]}"
 
     def line(self) -> str:
         body = asdict(self)

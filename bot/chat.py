@@ -14,11 +14,47 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import Protocol
 
 from bot.core import models as m
+
+# a card reference that names its recipient: their order token and, for the chat identity the
+# card was sent to, a tag (``bot.engine.views.card_ref``, ``for_recipient``)
+_PERSON_REF = re.compile(r"^d\.[0-9a-f]{24}\.([0-9a-f]{16})\.([0-9a-f]{12})$")
+
+
+def person_order_token(person_id: str) -> str:
+    """The pseudonymous token that a person's cards carry (on every platform) so that their
+    answers to one clarification are one stream: a keyed hash, never the person id."""
+    from bot.pseudonym import digest  # the process's key
+
+    return digest(person_id, purpose="order")[:16]
+
+
+def recipient_tag(token: str, platform: str, user_id: str) -> str:
+    """Binds a card's order token to the chat identity the card was sent to (keyed hash): only
+    that identity's clicks join the person's stream, so a button value copied to someone else
+    can neither supersede the person's answers nor be taken for one of them."""
+    from bot.pseudonym import digest
+
+    return digest(f"{token}|{platform}|{user_id.lower()}", purpose="recipient")[:12]
+
+
+def for_recipient(card_ref: str, platform: str, user_id: str) -> str:
+    """A card reference (``d.<hash>.<token>``) tagged for the chat identity it is sent to."""
+    parts = card_ref.split(".")
+    if len(parts) != 3 or parts[0] != "d" or len(parts[2]) != 16:
+        return card_ref
+    return f"{card_ref}.{recipient_tag(parts[2], platform, user_id)}"
+
+
+def base_ref(card_ref: str) -> str:
+    """A card reference without its recipient tag: the delivery it names."""
+    parts = card_ref.split(".")
+    return ".".join(parts[:3]) if len(parts) == 4 and parts[0] == "d" else card_ref
 
 
 class SlackTenants(Protocol):
@@ -91,11 +127,22 @@ class Callback:
                 self.enterprise_id or self.aad_tenant_id)
 
     def order_key(self) -> str:
-        """One chat user's answers to one clarification: accepted, and forwarded, in order.
+        """One person's answers to one clarification: accepted, and forwarded, in the order
+        they were given. A question card names its recipient by a pseudonymous token
+        (``card_ref``), the same on their Slack and Teams cards, tagged for the chat identity it
+        was sent to: a click by that identity joins the person's stream, so one person's
+        answers on both platforms are one stream; any other click (a copied button value, a
+        card without the tag) orders by its own chat user.
         A steward's overrides are a stream of their own: a form submission carries only the
         signed request's whole second, which must not make it "older" than the same person's
-        earlier tap on a question card."""
-        key = f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|{self.user_id}"
+        earlier tap on a question card. No chat identifier is in the key: it names Redis keys."""
+        token = _PERSON_REF.match(self.card_ref)
+        if token is not None and token.group(2) == recipient_tag(
+                token.group(1), self.platform, self.user_id):
+            key = f"{self.clarification_id}|p|{token.group(1)}"
+        else:
+            key = (f"{self.clarification_id}|{self.platform}|{self.tenant_id or '-'}|"
+                   f"{self.user_id}")
         return f"{key}|override" if self.steward_override else key
 
     def entry_id(self) -> str:

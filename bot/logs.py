@@ -16,6 +16,9 @@ from types import TracebackType
 
 import structlog
 
+from bot.pseudonym import LOG_FIELDS as PSEUDONYMOUS
+from bot.pseudonym import is_pseudonym, pseudonym
+
 HANDLER_NAME = "clarify-bot"
 # Library loggers held above the configured level: slack_sdk and slack_bolt log request and
 # response bodies (card text) at debug; httpx logs every core request at info, which the core
@@ -95,6 +98,22 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
+def _pseudonymise(_: object, __: str, event: structlog.typing.EventDict
+                  ) -> structlog.typing.EventDict:
+    """Chat identifiers and person ids as their pseudonyms (``bot.pseudonym``): a log line never
+    names a Slack user, an AAD object id or a person in clear text, so an erasure need not
+    rewrite logs; the same id gives the same pseudonym everywhere, so lines can be followed."""
+    for name in PSEUDONYMOUS.intersection(event):
+        value = event[name]
+        if value is None or value == "" or value == "-" or is_pseudonym(value):
+            continue
+        if isinstance(value, (list, tuple, set, frozenset)):
+            event[name] = [pseudonym(v) for v in value]
+        else:
+            event[name] = pseudonym(value)
+    return event
+
+
 def configure_logging(*, level: str = "info", fmt: str = "json", cache: bool = False) -> None:
     """``cache``: each module's logger is built once, on first use, instead of on every call (a
     filtered-out ``debug`` then costs nothing); for a process that configures logging once
@@ -102,6 +121,7 @@ def configure_logging(*, level: str = "info", fmt: str = "json", cache: bool = F
     numeric = logging.getLevelNamesMapping()[level.upper()]
     shared: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
+        _pseudonymise,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

@@ -39,10 +39,12 @@ def esc_clip(raw: str, limit: int) -> str:
 
 def link(document: DocumentView, viewer: Viewer) -> str:
     """The document as a mrkdwn link; a URL too long to fit a text block shows the title only,
-    and a neutral reference (a steward who may not read it) is plain text with no link."""
-    if document.withheld:
+    and a neutral reference (a steward who may not read it) is plain text, linked only where it
+    carries the link (the redacted escalation)."""
+    if document.withheld and not document.url:
         return esc_clip(text.document_name(document, viewer), LINE_CHARS)
-    title = esc_clip(text.document_name(document, viewer), TITLE_CHARS)
+    title = esc_clip(text.document_name(document, viewer),
+                     LINE_CHARS if document.withheld else TITLE_CHARS)
     if len(document.url) > LINK_URL_CHARS:
         return title
     url = escape(document.url.replace("|", "%7C").replace(" ", "%20"))

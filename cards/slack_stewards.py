@@ -83,8 +83,9 @@ def _escalation_people(view: StewardEscalationView) -> list[dict]:
 
 
 def _open_document(block_id: str, document: DocumentView, viewer: Viewer) -> list[dict]:
-    """The "Open document" button, when there is a link that fits (never on a neutral one)."""
-    if document.withheld or len(document.url) > limits.SLACK_BUTTON_URL:
+    """The "Open document" button, when there is a link that fits (a neutral reference has one
+    only on the redacted escalation)."""
+    if not document.url or len(document.url) > limits.SLACK_BUTTON_URL:
         return []
     return [{"type": "actions", "block_id": block_id, "elements": [
         button(text.catalog_of(viewer).text("question.open_document"),

@@ -62,8 +62,9 @@ def _text(value: str, *, limit: int = LINE_CHARS, **style: object) -> dict:
 
 def md_link(document: DocumentView, viewer: Viewer) -> str:
     """The document as a markdown link; brackets in the title would end the link early. A
-    neutral reference (a steward who may not read it) is plain text with no link."""
-    if document.withheld:
+    neutral reference (a steward who may not read it) is plain text, linked only where it
+    carries the link (the redacted escalation)."""
+    if document.withheld and not document.url:
         return text.document_name(document, viewer).replace("[", "(").replace("]", ")")
     title = limits.clip(text.document_name(document, viewer), TITLE_CHARS).replace(
         "[", "(").replace("]", ")")
@@ -260,8 +261,9 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
 
 
 def _open_document(document: DocumentView, viewer: Viewer) -> list[dict]:
-    """The "Open document" action; none for a neutral reference (there is no link to give)."""
-    if document.withheld:
+    """The "Open document" action; none without a link (a neutral reference has one only on
+    the redacted escalation)."""
+    if not document.url:
         return []
     return [{"type": "Action.OpenUrl", "title": text.catalog_of(viewer).text(
         "question.open_document"), "url": document.url}]

@@ -295,10 +295,12 @@ def quorum_text(view: StewardQuorumView, *, document: str) -> QuorumText:
 
 
 def escalation_next_step(view: StewardEscalationView) -> str:
-    """What to do next; with a neutral reference there is no document to open."""
+    """What to do next; with a neutral reference the link (when there is one) may need access
+    the steward does not have yet."""
     cat = catalog_of(view.viewer)
     if view.document.withheld:
-        return cat.text("escalation.next_step_withheld")
+        return cat.text("escalation.next_step_link" if view.document.url
+                        else "escalation.next_step_withheld")
     return cat.text("escalation.next_step")
 
 

@@ -30,8 +30,10 @@ class Viewer:
 @dataclass(frozen=True)
 class DocumentView:
     """The source document as a card names it. For a steward who may not read it, ``neutral``:
-    no title and no link (URLs often carry the file name), only "a document in the <workspace>
-    workspace" and a reference the steward review tools take (the clarification id)."""
+    no title, only "a document in the <workspace> workspace" and a reference the steward review
+    tools take (the clarification id); no link either, except on the redacted escalation (spec
+    §3.3: "document link, no span text"), where the link is what lets the steward act (open it,
+    or ask for access) and the neutral words are its text."""
 
     title: str
     url: str
@@ -39,8 +41,8 @@ class DocumentView:
     reference: str = ""
 
     @classmethod
-    def neutral(cls, *, workspace: str, reference: str) -> DocumentView:
-        return cls(title="", url="", workspace=workspace, reference=reference)
+    def neutral(cls, *, workspace: str, reference: str, url: str = "") -> DocumentView:
+        return cls(title="", url=url, workspace=workspace, reference=reference)
 
     @property
     def withheld(self) -> bool:

@@ -19,6 +19,7 @@ import structlog
 from aiohttp import web
 
 from adapters.bodies import bounded_bodies
+from bot import pseudonym
 from bot.answering.answers import AnswerService, OutboxPolicy
 from bot.answering.outbox import ConsumerConfig, OutboxConsumers
 from bot.audit import JsonLinesSink
@@ -68,6 +69,7 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
     settings.require_secrets()
     _audit_file_writable(settings)
     secrets = settings.secrets
+    pseudonym.configure_from(secrets)  # before anything names a key, a card or a log line
     clock = clock or SystemClock()
     REGISTRY.set("clarify_build_info", 1, version=build.version(), commit=build.commit())
     async with contextlib.AsyncExitStack() as stack:

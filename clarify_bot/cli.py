@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from clarify_bot.errors import OneLineError, one_line
+
 
 def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
@@ -21,7 +23,29 @@ def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     ctx.exit()
 
 
-@click.group()
+class Root(click.Group):
+    """The command group: every error one line (``OneLineError``)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OneLineError:
+            raise
+        except click.ClickException as exc:
+            shown = one_line(exc, ctx)
+            if shown is exc:
+                raise
+            raise shown from None
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:
+            raise one_line(exc, exc.ctx or click.Context(self, info_name=info_name)) from None
+
+
+@click.group(cls=Root)
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True,
               callback=_print_version, help="Print the release and the commit, then exit.")
 def main() -> None:

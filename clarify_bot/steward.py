@@ -23,9 +23,26 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.extensions import Extension
 from clarify_bot import steward_output as out
+from clarify_bot.errors import OneLineError, one_line
 
 STATES = [s.value for s in m.ClarificationState]
 SEVERITIES = [s.value for s in m.Severity]
+
+
+class OneLineGroup(click.Group):
+    """``clarify``: every error one line, or JSON with --json (``clarify_bot.cli.one_line``;
+    here, where the group's context knows whether --json was given)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OneLineError:
+            raise
+        except click.ClickException as exc:
+            shown = one_line(exc, ctx)
+            if shown is exc:
+                raise
+            raise shown from None
 
 
 class Ctx:
@@ -35,12 +52,15 @@ class Ctx:
 
 
 def _settings(ctx: Ctx) -> Any:
+    from bot import pseudonym
     from bot.settings import SettingsError, load_settings
 
     try:
-        return load_settings(ctx.config)
+        settings = load_settings(ctx.config)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
+    pseudonym.configure_from(settings.secrets)  # the erasure finds what serve named with it
+    return settings
 
 
 def _client(settings: Any) -> Any:
@@ -66,11 +86,18 @@ def _run(ctx: Ctx, command: str, work: Callable[[Any, Any], Awaitable[tuple[Base
     try:
         model, text = asyncio.run(go())
     except e.CoreAPIError as exc:
-        error = out.CliError(code=exc.code or "UNEXPECTED", status=exc.status,
-                             message=getattr(exc, "message", str(exc)))
+        message = getattr(exc, "message", str(exc))
+        if isinstance(exc, e.StewardRequired) and command in STEWARD_SCOPE:
+            message = (f"clarify {command} needs steward scope (spec §7): this API key is not "
+                       "bound to a steward; use a steward's key, or `clarify ls` and `clarify "
+                       "show` with this one")
+        error = out.CliError(code=exc.code or "UNEXPECTED", status=exc.status, message=message)
         if ctx.json:
             click.echo(out.dump(out.ErrorOutput(command=command, error=error)))
             raise SystemExit(1) from None
+        if isinstance(exc, e.StewardRequired) and command in STEWARD_SCOPE:
+            raise click.ClickException(f"{error.message} ({error.status} {error.code})"
+                                       ) from None
         raise click.ClickException(
             f"refused by the core: {error.status} {error.code}: {error.message}") from None
     except e.CoreTransportError:
@@ -78,7 +105,7 @@ def _run(ctx: Ctx, command: str, work: Callable[[Any, Any], Awaitable[tuple[Base
     click.echo(out.dump(model) if ctx.json else text)
 
 
-@click.group("clarify")
+@click.group("clarify", cls=OneLineGroup)
 @click.option("--config", type=click.Path(path_type=Path, exists=True), default=None,
               help="The settings file (default: $CLARIFY_BOT_CONFIG); gives the core's URL.")
 @click.option("--json", "json_out", is_flag=True, help="One JSON object (see the schema).")
@@ -161,6 +188,15 @@ def _shown(command: Literal["show", "review"], clarification_id: str) -> Work:
     return work
 
 
+def _scoped(work: Work) -> Work:
+    """``work`` after the steward-scope check."""
+    async def scoped(core: Any, settings: Any) -> tuple[BaseModel, str]:
+        await steward_scope(core)
+        return await work(core, settings)
+
+    return scoped
+
+
 def _answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed([
         click.option("--index", type=click.IntRange(0), help="The candidate's number (see show)."),
@@ -227,6 +263,22 @@ def answer(ctx: Ctx, clarification_id: str, index: int | None, from_: datetime |
     _run(ctx, "answer", _answered("answer", clarification_id, request))
 
 
+# the commands that need a steward's key (spec §7: "review requires steward scope"); the core's
+# attention list is the check (403 STEWARD_REQUIRED for any other key)
+STEWARD_SCOPE = ("queue", "review", "override")
+
+
+async def steward_scope(core: Any) -> None:
+    """Raises StewardRequired unless the key is a steward's: the core's attention list says
+    (a core without the attention extension cannot: then nothing is checked here, and the
+    queue is what the key may list anyway; docs/operations.md)."""
+    if core.offers(Extension.ATTENTION):
+        try:
+            await core.list_attention(limit=1)
+        except e.ExtensionUnavailable:
+            pass
+
+
 def _queue(ctx: Ctx, command: str) -> None:
     async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
         # GET /v1/attention, or the clarification list with the spec's filters without it
@@ -262,7 +314,7 @@ def review(ctx: Ctx, clarification_id: str | None, override: bool, index: int | 
     if not override:
         if any(x is not None for x in (index, from_, text, note)):
             raise click.UsageError("an answer in review needs --override (or use answer)")
-        _run(ctx, "review", _shown("review", clarification_id))
+        _run(ctx, "review", _scoped(_shown("review", clarification_id)))
         return
     if not note or not note.strip():
         raise click.UsageError("--override needs --note: say why, it is kept with the response")

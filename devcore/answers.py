@@ -35,6 +35,10 @@ class Answer:
     channel: m.Channel
     message_ref: str | None
     steward_override: bool
+    # answer-order: when the responder answered (the platform's clock), and whether the caller
+    # holds a later answer of theirs that follows
+    responded_at: datetime | None = None
+    superseded: bool = False
 
     def interval(self) -> m.Interval:
         return m.Interval(valid_from=self.span.valid_from, valid_to=self.span.valid_to)
@@ -59,6 +63,8 @@ class AnswerBook:
         # (responder, requestId) → the response it produced: a resent request is answered, not
         # applied again (a replay after a newer answer must not supersede it)
         self.requests: dict[tuple[str, str], str] = {}
+        # responses sent as superseded whose successor has not arrived yet: never counted
+        self.pending: set[str] = set()
         self._ids = 0
 
     def next_id(self) -> str:
@@ -86,6 +92,11 @@ def decide(
     turn = _Turn(c=c, answer=answer, book=book, now=now, add_event=add_event)
     if answer.steward_override:
         return turn.override()
+    activated = turn.same_as_pending()
+    if activated is not None:
+        return activated
+    if turn.earlier():
+        return turn.superseded()
     if c.state is m.ClarificationState.ANSWERED:
         return turn.after_binding()
     return turn.before_binding()
@@ -117,17 +128,34 @@ def _check_override(c: m.Clarification, answer: Answer) -> None:
         raise CoreFault(ErrorCode.STEWARD_OVERRIDE_NOT_ALLOWED)
 
 
+def _after(record: m.ResponseRecord, latest: m.ResponseRecord | None) -> bool:
+    """Whether ``record`` (recorded after ``latest``) replaces it as its responder's latest:
+    by when each was given where the caller said both (answer-order), else by recording."""
+    if latest is None:
+        return True
+    if record.responded_at is not None and latest.responded_at is not None:
+        return record.responded_at >= latest.responded_at
+    return True
+
+
 def _latest(c: m.Clarification, responder: str) -> m.ResponseRecord | None:
-    for record in reversed(c.responses):
-        if record.responder == responder:
-            return record
-    return None
+    """The responder's latest response: by when it was given, else the last recorded."""
+    latest: m.ResponseRecord | None = None
+    for record in c.responses:
+        if record.responder == responder and _after(record, latest):
+            latest = record
+    return latest
 
 
 def _replay(c: m.Clarification, answer: Answer, book: AnswerBook) -> m.AnswerResult | None:
     latest = _latest(c, answer.responder)
     if latest is None or not same_interval(latest.interval, answer.interval()):
         return None
+    if latest.response_id in book.pending or answer.superseded:
+        return None  # nothing was evaluated on it: the answer is recorded and counts
+    if answer.responded_at is not None and latest.responded_at is not None \
+            and answer.responded_at < latest.responded_at:
+        return None  # an earlier answer, arriving late: recorded as superseded
     was_override = latest.binding_status is m.BindingStatus.STEWARD_OVERRIDE
     if was_override != answer.steward_override:
         return None
@@ -143,12 +171,16 @@ def binding_capable(c: m.Clarification, rights: m.Role) -> bool:
     return rights.rank >= lowest
 
 
-def _active(c: m.Clarification) -> list[m.ResponseRecord]:
-    """Each responder's latest binding-capable response: the ones quorum counts."""
+def _active(c: m.Clarification, book: AnswerBook) -> list[m.ResponseRecord]:
+    """Each responder's latest binding-capable response (by when it was given): the ones quorum
+    counts. A response sent as superseded counts for nothing, and neither does its responder
+    until their later answer arrives."""
     latest: dict[str, m.ResponseRecord] = {}
     for record in c.responses:
-        latest[record.responder] = record
-    return [r for r in latest.values() if r.binding_status is m.BindingStatus.BINDING_CANDIDATE]
+        if _after(record, latest.get(record.responder)):
+            latest[record.responder] = record
+    return [r for r in latest.values() if r.binding_status is m.BindingStatus.BINDING_CANDIDATE
+            and r.response_id not in book.pending]
 
 
 def _distinct(records: list[m.ResponseRecord]) -> list[m.Interval]:
@@ -175,6 +207,64 @@ class _Turn:
         person = self.c.workspace.steward_id if to_steward else who
         self.add_event(self.c, type_, message, person_id=person, actor=who)
 
+    def earlier(self) -> bool:
+        """The answer is superseded already: the caller says a later one follows, or it was
+        given before the responder's latest response (it arrived late)."""
+        if self.answer.superseded:
+            return True
+        latest = _latest(self.c, self.answer.responder)
+        return (latest is not None and self.answer.responded_at is not None
+                and latest.responded_at is not None
+                and self.answer.responded_at < latest.responded_at)
+
+    def same_as_pending(self) -> Decision | None:
+        """The answer the caller sent as superseded came again as the latest (one person's
+        double click): that response is theirs, now evaluated; nothing new is recorded."""
+        c, answer = self.c, self.answer
+        latest = _latest(c, answer.responder)
+        if (latest is None or latest.response_id not in self.book.pending or answer.superseded
+                or not same_interval(latest.interval, answer.interval())
+                or c.state is m.ClarificationState.ANSWERED):
+            return None
+        self.book.pending.discard(latest.response_id)
+        if c.state is m.ClarificationState.CONFLICTED:
+            return Decision(result=self.result(latest, m.AnswerOutcome.CONFLICTED))
+        return self.evaluate_quorum(latest)
+
+    def superseded(self) -> Decision:
+        """Record it (append-only: the change of mind stays on the record) and evaluate
+        nothing: the state, the quorum and any bound correction stay as they are."""
+        c, answer = self.c, self.answer
+        capable = binding_capable(c, answer.rights)
+        status = m.BindingStatus.BINDING_CANDIDATE if capable else m.BindingStatus.ATTESTATION
+        latest = _latest(c, answer.responder)
+        older = (latest is not None and answer.responded_at is not None
+                 and latest.responded_at is not None
+                 and answer.responded_at < latest.responded_at)
+        record = m.ResponseRecord(
+            response_id=self.book.next_id(), responder=answer.responder,
+            rights_at_answer_time=answer.rights, answer_index=answer.answer_index,
+            answer_custom=answer.answer_custom, interval=answer.interval(),
+            channel=answer.channel, message_ref=answer.message_ref, response_tx=self.now,
+            binding_status=status, responded_at=answer.responded_at)
+        if older:  # given before the responder's latest: it arrived late
+            assert latest is not None
+            record.superseded_by = latest.response_id
+        elif answer.superseded:  # the caller holds a later one, sent next
+            self.book.pending.add(record.response_id)
+            if latest is not None and latest.response_id in self.book.pending:
+                self.book.pending.discard(latest.response_id)
+                latest.superseded_by = record.response_id
+                record.supersedes = latest.response_id
+        c.responses.append(record)
+        c.updated_at = self.now
+        self.event("response_superseded", "A response was recorded as superseded by a later "
+                   "answer of the same responder; it does not count.", by_responder=True)
+        result = self.result(record, m.AnswerOutcome.ATTESTATION)
+        result = result.model_copy(update={"superseded": True})
+        self.book.outcomes[record.response_id] = result
+        return Decision(result=result)
+
     def append(self, status: m.BindingStatus) -> m.ResponseRecord:
         c, answer = self.c, self.answer
         previous = _latest(c, answer.responder)
@@ -192,7 +282,12 @@ class _Turn:
             supersedes=previous.response_id
             if previous and c.state is not m.ClarificationState.ANSWERED
             else None,
+            responded_at=answer.responded_at,
         )
+        if previous is not None:
+            self.book.pending.discard(previous.response_id)
+            if record.supersedes is not None:
+                previous.superseded_by = record.response_id
         c.responses.append(record)
         c.updated_at = self.now
         return record
@@ -267,7 +362,7 @@ class _Turn:
 
     def evaluate_quorum(self, record: m.ResponseRecord) -> Decision:
         c = self.c
-        active = _active(c)
+        active = _active(c, self.book)
         required = c.quorum_policy.required_confirmations
         if len(_distinct(active)) > 1:
             c.state = m.ClarificationState.CONFLICTED

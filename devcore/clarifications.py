@@ -172,6 +172,8 @@ class ClarificationEndpoints(CoreState):
             channel=who.channel,
             message_ref=who.message_ref,
             steward_override=req.steward_override,
+            responded_at=req.responded_at,
+            superseded=bool(req.superseded),
         )
         decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
         result = decision.result

@@ -38,6 +38,8 @@ class StewardEndpoints(ClarificationEndpoints):
         self, token: Token, *, tenant_id: str | None, window: Window
     ) -> tuple[list[m.ClarificationSummary], str | None]:
         self.now()
+        if token.is_api_key and token.role is not m.Role.STEWARD:  # spec §7: steward scope
+            raise CoreFault(ErrorCode.STEWARD_REQUIRED)
         tenants = scope(token, tenant_id)
         chosen = [r for r in self.records.values()
                   if r.model.tenant_id in tenants and needs_steward(r.model)]

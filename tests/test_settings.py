@@ -469,6 +469,7 @@ SECRETS = {
     "SLACK_CLIENT_SECRET": "client-secret-Zq10",
     "CLARIFY_BOT_INSTALL_LINK_KEY": "l" * 31 + "Zq11",
     "CLARIFY_BOT_DATABASE_URL": "postgresql://bot:pw-Zq12@db.internal:5432/clarify",
+    "CLARIFY_BOT_PSEUDONYM_KEY": "p" * 31 + "Zq13",
 }
 
 

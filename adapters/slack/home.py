@@ -24,7 +24,9 @@ from adapters.slack import listening, payloads
 from adapters.slack.kit import Kit
 from bot.channel import ChannelError, SlackReach
 from bot.chat import ChatUser
+from bot.engine.blocks import Blocks
 from bot.metrics import REGISTRY
+from bot.store.errors import StoreError
 from cards.attention import render_slack_home
 from cards.views import AttentionView
 
@@ -50,13 +52,24 @@ def register(kit: Kit) -> None:
             log.info("slack.home_skipped", reason="workspace_not_served")
             REGISTRY.inc("clarify_slack_home_total", outcome="not_served")
             return
-        kit.spawn(publish(kit, listening.user(who)))
+        user = listening.user(who)
+        kit.spawn(_seen(kit, user))
+        kit.spawn(publish(kit, user))
 
     async def republish(user: ChatUser, view: AttentionView) -> None:
         await show(kit, user, view)
 
     kit.app.event(HOME_EVENT)(on_home_opened)
     kit.interactions.board.publish_with("slack", republish)
+
+
+async def _seen(kit: Kit, user: ChatUser) -> None:
+    """The person opened the bot's App Home: the bot can reach them on Slack, so a remembered
+    block of Slack for them ends (``bot.engine.blocks``)."""
+    try:
+        await Blocks(kit.channel.store).clear("slack", user.user_id)
+    except StoreError as exc:
+        log.warning("slack.block_not_cleared", error=type(exc).__name__)
 
 
 async def publish(kit: Kit, user: ChatUser) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -140,7 +140,8 @@ class Invokes:
             message_ref=str(card) if card else None, answer_index=answer_index,
             custom_from=custom.start if custom else None,
             custom_to=custom.end if custom else None, custom_note=custom.note if custom else "",
-            received_at=self.clock.now(), acted_at=_micros(activity.timestamp))
+            received_at=self.clock.now(),
+            acted_at=_micros(activity.timestamp or activity.local_timestamp))
 
     # ---------------------------------------------------------------- "Something else…"
 
@@ -258,5 +259,11 @@ def _error(status: int, code: str, text: str) -> AdaptiveCardInvokeResponse:
 
 
 def _micros(stamp: datetime | None) -> int:
-    """The channel's time of the action: one invoke retried is one answer (``entry_id``)."""
-    return round(stamp.timestamp() * 1_000_000) if stamp is not None else 0
+    """The channel's time of the action (the activity's ``timestamp``, else its
+    ``localTimestamp``, which carries its own offset): one invoke retried is one answer
+    (``entry_id``), and one person's answers are ordered by it, not by arrival."""
+    if stamp is None:
+        return 0
+    if stamp.tzinfo is None:  # a timestamp without an offset is UTC, as the channel sends it
+        stamp = stamp.replace(tzinfo=UTC)
+    return round(stamp.timestamp() * 1_000_000)

@@ -3,15 +3,18 @@
 Adapters verify the request (Slack signature, Bot Framework token) and, before acknowledging it,
 hand ``accept`` a ``Callback`` holding only what the verified request says (tenant, chat identity,
 the platform's time of the action) and the opaque references the card carried. ``accept`` is one
-store call: the answer is durable, and ordered against the same person's other answers to the same
-clarification, before the platform hears "ok". The outbox's consumers (``bot.answering.outbox``)
-then call
-``process`` for each entry: the chat identity becomes a PERSON through the core (only a verified
-enterprise identity answers), the person's rights are read at answer time, the answer is
-forwarded with the entry's idempotency key, and what the cards show is handed to
-``bot.answering.followups``. A double click, a platform retry or a replayed payload reaches the
-core once;
-an older action arriving after a newer one never reaches it.
+store call: the answer is durable, and ordered (by the platform's time of the action) against the
+same person's other answers to the same clarification, before the platform hears "ok". The
+outbox's consumers (``bot.answering.outbox``) then call ``process`` for each entry: the chat
+identity becomes a PERSON through the core (only a verified enterprise identity answers), the
+person's rights are read at answer time, the answer is forwarded with the entry's idempotency
+key, and what the cards show is handed to ``bot.answering.followups``. A double click, a
+platform retry or a replayed payload reaches the core once. Every answer reaches the core, in
+the order the person gave them: one superseded while it waited goes as superseded (the
+``answer-order`` extension: recorded, never counted) with the platform's time of the action,
+so the core's record shows the change of mind and only the latest counts; an older action
+arriving after a newer one is forwarded too, and the core records it as the earlier response it
+is (docs/delivery.md, "Every answer, in the person's order").
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import random as _random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 import structlog
@@ -51,7 +54,8 @@ class AnswerStatus(StrEnum):
     FORWARDED = "forwarded"  # the core took it; ``result`` says what it did
     QUEUED = "queued"  # in the outbox: forwarded when a consumer (or the core) is free
     DUPLICATE = "duplicate"  # the same action again: held or settled already, not forwarded
-    STALE = "stale"  # the same person acted later on the same clarification: never forwarded
+    # forwarded as superseded: the same person answered later (recorded, never counted)
+    SUPERSEDED = "superseded"
     UNVERIFIED = "unverified"  # RESPONDER_NOT_AUTHORISED: nothing forwarded
     OUT_OF_SCOPE = "out_of_scope"  # TENANT_SCOPE_MISMATCH: nothing forwarded
     NOT_ALLOWED = "not_allowed"  # unknown clarification, no read permission, refused by the core
@@ -144,11 +148,8 @@ class AnswerService:
             if wake and self.on_queued is not None:
                 self.on_queued()
             return AnswerStatus.QUEUED
-        verdict = AnswerStatus.STALE if got is Acceptance.STALE else AnswerStatus.DUPLICATE
-        if verdict is AnswerStatus.STALE:
-            await self._stale(cb)
-        REGISTRY.inc("clarify_answers_total", verdict=verdict.value)
-        return verdict
+        REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.DUPLICATE.value)
+        return AnswerStatus.DUPLICATE
 
     # ---------------------------------------------------------------- one outbox entry
 
@@ -172,7 +173,7 @@ class AnswerService:
             if entry.failures + 1 >= self.policy.max_failures:
                 return await self._park(entry, reason=type(exc).__name__)
             return await self._later(entry, failed=True)
-        await self.store.outbox_done(entry)
+        await self.store.outbox_done(entry, now=self.clock.now())
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         if receipt.shown is None:
             return receipt
@@ -201,9 +202,6 @@ class AnswerService:
 
     async def _attempt(self, entry: OutboxEntry) -> Receipt:
         cb = Callback.from_json(entry.payload)
-        if entry.stale:
-            await self._stale(cb)
-            return Receipt(AnswerStatus.STALE)
         async with asyncio.timeout(self.policy.forward_timeout_seconds):
             return await self._forward(entry, cb)
 
@@ -265,7 +263,7 @@ class AnswerService:
                                to_core=True)
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id),
-                           request_id=_request_id(entry.entry_id))
+                           request_id=_request_id(entry.entry_id), superseded=entry.superseded)
         try:
             answered = await self.core.answer_clarification(clarification_id=c.id,
                                                             request=request)
@@ -283,7 +281,11 @@ class AnswerService:
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         answered_at = time.monotonic()
         result = answered.result
-        await self._audit_answer(c, person, cb, result)
+        await self._audit_answer(c, person, cb, result, superseded=entry.superseded)
+        if entry.superseded or result.superseded:
+            # recorded as the earlier answer it is; what the person sees is their latest
+            # answer's outcome (it follows, or went before)
+            return Receipt(AnswerStatus.SUPERSEDED, result=result)
         # after binding an answer is a conflicting attestation (or refused as the same, above):
         # "settled before" comes from the core's answer, not from the (maybe remembered) read
         settled_before = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
@@ -314,14 +316,6 @@ class AnswerService:
 
     # ---------------------------------------------------------------- audit
 
-    async def _stale(self, cb: Callback) -> None:
-        await self.audit.emit(AuditEvent(
-            type="answer_stale", at=self.clock.now(), clarification_id=cb.clarification_id,
-            channel=cb.platform, extra={"chat_user": cb.user_id},
-            message="An answer arrived after a later answer of the same person to the same "
-                    "question; it was not forwarded and is shown to no one.",
-        ), to_core=False)
-
     async def _refuse(self, cb: Callback, reason: m.ReasonCode, message: str, *,
                       to_core: bool = False) -> None:
         await self.audit.emit(AuditEvent(
@@ -331,11 +325,15 @@ class AnswerService:
         ), to_core=to_core)
 
     async def _audit_answer(self, c: m.Clarification, person: m.Person, cb: Callback,
-                            result: m.AnswerResult) -> None:
+                            result: m.AnswerResult, *, superseded: bool = False) -> None:
+        later = superseded or result.superseded
         await self.audit.emit(AuditEvent(
             type="answer_forwarded", at=self.clock.now(), clarification_id=c.id,
             person_id=person.person_id, channel=cb.platform,
-            message=f"Answer forwarded; the core's outcome: {result.outcome}.",
+            message=("Answer forwarded as superseded by a later answer of the same person; "
+                     "recorded, it does not count." if later else
+                     f"Answer forwarded; the core's outcome: {result.outcome}."),
+            extra={"superseded": "true"} if later else {},
         ), to_core=False)
 
 
@@ -348,10 +346,14 @@ def _with_acted(cb: Callback, clock: Clock) -> Callback:
 
 
 def _log_ids(entry: OutboxEntry) -> dict[str, str]:
-    """The ids every log line of one entry's work carries: its clarification and chat user,
-    read from the entry's order key (``Callback.order_key``), never from its answer."""
-    clarification_id, platform, _, user = (entry.order_key.split("|") + ["-"] * 4)[:4]
-    return {"clarification_id": clarification_id, "platform": platform, "chat_user": user}
+    """The ids every log line of one entry's work carries: its clarification and its person's
+    stream, read from the entry's order key (``Callback.order_key``), never from its answer: a
+    card's order token (pseudonymous already), else the chat user (pseudonymised by the log
+    processor, ``bot.pseudonym``)."""
+    parts = entry.order_key.split("|") + ["-"] * 4
+    if parts[1] == "p":
+        return {"clarification_id": parts[0], "order_token": parts[2]}
+    return {"clarification_id": parts[0], "platform": parts[1], "chat_user": parts[3]}
 
 
 def _request_id(entry_id: str) -> str:
@@ -359,8 +361,13 @@ def _request_id(entry_id: str) -> str:
     return "ans." + hashlib.sha256(entry_id.encode()).hexdigest()[:40]
 
 
+def _responded_at(cb: Callback) -> datetime | None:
+    """The platform's time of the action (``Callback.acted_at``), as the core's respondedAt."""
+    return datetime.fromtimestamp(cb.acted_at / 1_000_000, UTC) if cb.acted_at > 0 else None
+
+
 def _request(cb: Callback, person: m.Person, *, rights: m.Role | None,
-             request_id: str | None = None) -> m.AnswerRequest:
+             request_id: str | None = None, superseded: bool = False) -> m.AnswerRequest:
     custom = None
     if cb.answer_index is None:
         # people pick the last valid day; the core's intervals end exclusively the day after
@@ -375,4 +382,5 @@ def _request(cb: Callback, person: m.Person, *, rights: m.Role | None,
         rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
         message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
         steward_override=cb.steward_override, note=cb.override_note or None,
+        responded_at=_responded_at(cb), superseded=True if superseded else None,
     )

@@ -43,7 +43,7 @@ def after_click(cb: Callback, receipt: Receipt | None, *, now: datetime) -> Show
         return Shown(view=unverified(cb.clarification_id, now=now))
     if receipt.verdict in NOT_AVAILABLE:
         return Shown(text_key="answer.not_available")
-    return Shown(text_key="answer.received")  # a duplicate, a stale one, repainted meanwhile
+    return Shown(text_key="answer.received")  # a duplicate, a superseded one, repainted meanwhile
 
 
 def unverified(clarification_id: str, *, now: datetime) -> OutcomeView:

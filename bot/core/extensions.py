@@ -27,6 +27,7 @@ class Extension(StrEnum):
     FACTS = "facts"
     ANSWER_REQUEST_ID = "answer-request-id"
     ANSWER_NOTE = "answer-note"
+    ANSWER_ORDER = "answer-order"
     HEARTBEAT_LEASE = "heartbeat-lease"
     ADVANCE_ATTEMPT = "advance-attempt"
     REPORT_DETAILS = "report-details"
@@ -84,6 +85,14 @@ ABOUT: dict[Extension, About] = {
     Extension.ANSWER_NOTE: About(
         "a steward's note kept with an answer",
         "the CLI refuses --note (and --override, which needs a note) with a clear message"),
+    Extension.ANSWER_ORDER: About(
+        "answers carry the platform's time of the action (respondedAt) and whether a later "
+        "answer of the same person follows (superseded): the core orders a responder's "
+        "answers by when they were given and counts only the latest",
+        "answers go in the person's order without them; the core orders them by arrival, so an "
+        "earlier answer forwarded after a later one (another platform, an old card) becomes "
+        "the active one, and a superseded answer that binds first makes the later one a "
+        "post-binding conflict"),
     Extension.HEARTBEAT_LEASE: About(
         "a heartbeat names the lease's new duration",
         "heartbeats extend by the lease's own duration (the leaseSeconds it was polled with, "

@@ -77,10 +77,13 @@ ROUTES: tuple[Route, ...] = (
           tags=("clarifications",)),
     Route("listAttention", "GET", "/v1/attention",
           "The steward's attention queue: conflicted, expired and dead-lettered clarifications "
-          "of any severity; open, attested and partially confirmed ones at high and critical.",
+          "of any severity; open, attested and partially confirmed ones at high and critical. "
+          "Steward scope (spec §7: review requires it): an API key must be bound to a steward "
+          "(else 403 `STEWARD_REQUIRED`); the clarify audience lists it for stewards in chat.",
           "clarify+apikey", None, m.ClarificationPage,
           query=("tenantId", "cursor", "limit"),
-          errors=(*_AUTH, E.VALIDATION_FAILED, E.TENANT_SCOPE_MISMATCH), retry=True,
+          errors=(*_AUTH, E.VALIDATION_FAILED, E.TENANT_SCOPE_MISMATCH, E.STEWARD_REQUIRED),
+          retry=True,
           tags=("steward",)),
     Route("getClarification", "GET", "/v1/clarifications/{clarificationId}",
           "Everything delivery needs about one clarification.",

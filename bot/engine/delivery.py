@@ -22,6 +22,7 @@ from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
+from bot.pseudonym import digest
 from bot.retry import RetryPolicy
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
@@ -52,6 +53,9 @@ class Result:
     # FAILED: the reason code a skip takes, and the channel's value-free cause
     reason: m.ReasonCode = m.ReasonCode.DELIVERY_FAILED
     why: str | None = None
+    # FAILED: nothing was sent for certain (the reservation is released): another platform
+    # may be tried with the same delivery key
+    certain: bool = False
 
 
 @dataclass
@@ -113,8 +117,8 @@ class Deliverer:
             )
             if isinstance(exc, NotReachable):  # nothing can be sent until an operator acts
                 return Result(Delivered.FAILED, reason=m.ReasonCode.NO_DELIVERY_ALIAS,
-                              why=exc.reason)
-            return Result(Delivered.FAILED, why=exc.reason)
+                              why=exc.reason, certain=exc.certain)
+            return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
                                     held=slot if created else None, scope=scope)
@@ -213,5 +217,7 @@ async def _look(channel: Channel, address: Address, key: DeliveryKey) -> str | N
 
 
 def delivery_id(key: DeliveryKey) -> str:
-    """The core's idempotency key for a delivery report: one per delivery key."""
-    return "dl." + key.token().replace("|", ".")[:190]
+    """The core's idempotency key for a delivery report: one per delivery key, naming the
+    person only by a keyed hash (``bot.pseudonym``), so that what stays on the core's record
+    after an erasure names nobody."""
+    return f"dl.{key.kind}.{digest(key.token(), purpose='delivery')[:40]}"

@@ -15,7 +15,7 @@ The arithmetic (which step, which turns, where to advance, how long the lease li
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import structlog
 
 from bot.channel import Address
+from bot.chat import for_recipient
 from bot.clock import Clock
 from bot.core import batching
 from bot.core import errors as e
@@ -31,6 +32,7 @@ from bot.core.client import CoreClient
 from bot.core.extensions import Extension
 from bot.engine import attempts, views
 from bot.engine.attempts import Step
+from bot.engine.blocks import Blocks, holds
 from bot.engine.delivery import Delivered, Deliverer, Result, delivery_id
 from bot.engine.rbac import may_confirm, may_read
 from bot.engine.refresh import CardRefresher
@@ -40,6 +42,7 @@ from bot.engine.trail import Skip, Trail
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotState, Store
+from cards.views import QuestionView
 
 log = structlog.get_logger("clarify.handler")
 
@@ -89,6 +92,10 @@ class JobHandler:
     # shows every delivered card of a settled clarification its final state (a state can
     # change without the bot: the core's CLI, an API key)
     refresher: CardRefresher
+    blocks: Blocks = field(init=False)  # remembered refusals: those platforms are tried last
+
+    def __post_init__(self) -> None:
+        self.blocks = Blocks(self.store)
 
     async def handle(self, job: m.LeasedJob) -> JobOutcome:
         """Handle one job inside its own ``JobScope``: the clarification is read once, its
@@ -323,16 +330,27 @@ class JobHandler:
         now = self.clock.now()
         view = views.question(c, key=key, person=person, now=now)
         reserved = (held.reserved, held.created) if held.reserved is not None else None
-        result = await self.deliverer.deliver(key, address, view, now=now, reserved=reserved,
-                                              scope=scope)
-        if result.reason is m.ReasonCode.NO_DELIVERY_ALIAS:
-            # the platform cannot reach them (Teams: the app is not installed): their next one
+        address = await self._unblocked_first(c, person, address, scope)
+        result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
+                                              reserved=reserved, scope=scope)
+        tried: list[tuple[str, m.ReasonCode, str]] = []
+        while result.status is Delivered.FAILED and result.certain:
+            # this platform refused and nothing went out: the person's next platform in
+            # clarify.channels, for this question (and a refusal that holds is remembered)
+            why = result.why or "retries exhausted"
+            tried.append((address.platform, result.reason, why))
+            if holds(address.platform, why):
+                await self.blocks.remember(address, why)
             other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
-                                             besides=(address.platform,), scope=scope)
-            if isinstance(other, Address):
-                address = other
-                result = await self.deliverer.deliver(key, address, view, now=now, scope=scope)
+                                             besides=tuple(p for p, _, _ in tried), scope=scope)
+            if not isinstance(other, Address):
+                break
+            address = other
+            result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
+                                                  scope=scope)
         if result.status is Delivered.FAILED:
+            if result.certain and tried:
+                return _every_platform_refused(person_id, tried)
             return Skip(person_id, result.reason, result.why or "retries exhausted")
         if result.status is Delivered.UNCERTAIN:
             return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
@@ -340,6 +358,22 @@ class JobHandler:
                         "arrived; it is not sent again")
         await self._delivered(c, job, address, key, recovered=result.recovered, result=result)
         return person
+
+    async def _unblocked_first(self, c: m.Clarification, person: m.Person, address: Address,
+                               scope: batching.JobScope) -> Address:
+        """The person's first platform unless a refusal of it is remembered and another of
+        their platforms is not blocked: the blocked one is then tried last
+        (``bot.engine.blocks``)."""
+        if not isinstance(self.routing.address(person, tenant_id=c.tenant_id,
+                                               besides=(address.platform,)), Address):
+            return address  # no other platform to prefer: no store read for it
+        if await self.blocks.blocked(address) is None:
+            return address
+        other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
+                                         besides=(address.platform,), scope=scope)
+        if isinstance(other, Address) and await self.blocks.blocked(other) is None:
+            return other
+        return address
 
     async def _admit(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey,
                      person: m.Person, scope: batching.JobScope) -> Skip | bool | Admission:
@@ -432,6 +466,27 @@ class JobHandler:
 
 
 TURN_EVENTS = frozenset({"skipped", "digested", "delivered"})
+
+
+def _tagged(view: QuestionView, address: Address) -> QuestionView:
+    """The question with its card reference tagged for the chat identity it goes to
+    (``bot.chat.for_recipient``): that identity's clicks are the person's stream."""
+    return replace(view, card_ref=for_recipient(view.card_ref, address.platform,
+                                                address.user_id))
+
+
+def _every_platform_refused(person_id: str, tried: list[tuple[str, m.ReasonCode, str]]
+                            ) -> Skip:
+    """Every platform of the person refused: DELIVERY_FAILED when any send was refused (only
+    NO_DELIVERY_ALIAS when none could reach them at all: what to install), with each platform's
+    reason code and cause, in the order tried."""
+    codes = {code for _, code, _ in tried}
+    reason = (m.ReasonCode.NO_DELIVERY_ALIAS if codes == {m.ReasonCode.NO_DELIVERY_ALIAS}
+              else m.ReasonCode.DELIVERY_FAILED)
+    if len(tried) == 1:
+        return Skip(person_id, reason, tried[0][2])
+    return Skip(person_id, reason, "every platform refused: " + "; ".join(
+        f"{platform}: {code.value} ({why})" for platform, code, why in tried))
 
 
 def _traced(c: m.Clarification, person_id: str) -> bool:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from datetime import datetime
 
+from bot.chat import person_order_token
 from bot.core import models as m
 from bot.engine.rbac import may_read
 from bot.store.base import DeliveryKey
@@ -22,8 +24,11 @@ from cards.views import (
 
 
 def card_ref(key: DeliveryKey) -> str:
-    """The opaque reference a card's buttons carry: names the delivery, grants nothing."""
-    return "d." + hashlib.sha256(key.token().encode()).hexdigest()[:24]
+    """The opaque reference a card's buttons carry: names the delivery, grants nothing. Its
+    tail is the recipient's order token (``bot.chat.person_order_token``, a keyed hash): the
+    person's answers on any platform are ordered as one stream."""
+    return (f"d.{hashlib.sha256(key.token().encode()).hexdigest()[:24]}."
+            f"{person_order_token(key.person_id)}")
 
 
 def viewer(person: m.Person) -> Viewer:
@@ -106,11 +111,16 @@ def escalation(
     confirmed: list[str] | None = None,
 ) -> StewardEscalationView:
     """The redacted escalation: document link, who did not answer, who confirmed a quorum that
-    is still short, skip reasons; no span text."""
+    is still short, skip reasons; no span text. A steward who may not read the document gets
+    the neutral reference with the link still on it (spec §3.3: "document link, no span
+    text"): no title, no question, but what they need to act."""
+    shown = steward_document(c, steward)
+    if shown.withheld:
+        shown = replace(shown, url=c.document.url)
     return StewardEscalationView(
         clarification_id=c.id,
         card_ref=card_ref(key),
-        document=steward_document(c, steward),
+        document=shown,
         severity=c.severity,
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
         unanswered=tuple(unanswered or ()),

@@ -29,7 +29,7 @@ import structlog
 
 from bot.aio import Tasks
 from bot.audit import AuditEvent
-from bot.chat import ChatUser
+from bot.chat import ChatUser, base_ref
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
@@ -185,7 +185,7 @@ class Declines:
         """The question card the button was on, by the reference it carried."""
         for card in await self.store.cards(c.id):
             if card.delivery.kind == m.DeliveryKind.QUESTION.value \
-                    and views.card_ref(card.delivery) == card_ref:
+                    and views.card_ref(card.delivery) == base_ref(card_ref):
                 return card
         return None
 

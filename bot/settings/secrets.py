@@ -23,6 +23,9 @@ SECRET_ENV: dict[str, str] = {
     "redis_password": "REDIS_PASSWORD",
     "redis_sentinel_password": "REDIS_SENTINEL_PASSWORD",  # the sentinels' own requirepass
     "action_signing_key": "CLARIFY_BOT_ACTION_SIGNING_KEY",
+    # the key of the pseudonyms in logs, key names and ids the core keeps (bot.pseudonym);
+    # derived from the action signing key when unset
+    "pseudonym_key": "CLARIFY_BOT_PSEUDONYM_KEY",
     "api_key": "CLARIFY_BOT_API_KEY",  # the operator's key for `clarify-bot clarify`, never serve
     # Slack as a distributed app ([slack.oauth]): the app's client secret, the key that signs
     # install links, and the installation store's database (its URL carries the password)
@@ -75,6 +78,8 @@ class Secrets(_Table):
     action_signing_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
         None, "at least 32 characters")
     api_key: SecretStr | None = None
+    pseudonym_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
+        None, "at least 32 characters")
     slack_client_secret: SecretStr | None = None
     install_link_key: Annotated[SecretStr | None, AfterValidator(_long)] = _allowed(
         None, "at least 32 characters")

@@ -112,7 +112,6 @@ class Acceptance(StrEnum):
 
     QUEUED = "queued"  # stored: a consumer forwards it
     DUPLICATE = "duplicate"  # the same action again (a platform retry, a replay): already held
-    STALE = "stale"  # the same person acted later on the same clarification: never forwarded
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +123,9 @@ class OutboxEntry:
     order_key: str  # one person's answers to one clarification: forwarded one at a time
     acted_at: int  # the platform's time of the action, microseconds since the epoch
     failures: int = 0  # attempts that failed other than by the core being unavailable
-    stale: bool = False  # an action of the same order key acted later was accepted meanwhile
+    # an action of the same order key acted later was accepted (it waits, or went before this
+    # one reached the front): forwarded all the same, as a superseded response
+    superseded: bool = False
 
 
 class Store(Protocol):
@@ -228,6 +229,10 @@ class Store(Protocol):
 
     async def kv_get(self, namespace: str, key: str) -> str | None: ...
 
+    async def kv_delete(self, namespace: str, key: str) -> bool:
+        """Forget a remembered value; True when there was one."""
+        ...
+
     async def swap_latest(self, namespace: str, key: str, value: str, *, ttl_seconds: int
                           ) -> str | None:
         """Remember ``value`` as the latest for (namespace, key); returns the previous one."""
@@ -268,29 +273,32 @@ class Store(Protocol):
                             now: datetime) -> Acceptance:
         """Store an answer to forward and raise its order key's "latest action" marker, at once.
 
-        STALE (nothing stored) when an action of the same key acted later was accepted before;
-        DUPLICATE (nothing stored) when the entry is held already or was the key's last entry
-        settled. The marker is only ever raised.
+        DUPLICATE (nothing stored) when the entry is held already or was settled or parked
+        (within the order marker's TTL). An action older than one accepted before is queued too,
+        in its place in the key's order. The marker is only ever raised.
         """
         ...
 
     async def outbox_claim(self, *, now: datetime, lease_seconds: int, limit: int,
                            entry_id: str | None = None) -> list[OutboxEntry]:
-        """Entries due now (only ``entry_id`` when given), at most one per order key and none
-        whose key another claim holds; each is held, with its key, for ``lease_seconds``, its
-        attempts raised by one, and flagged stale when a later action of its key was accepted."""
+        """Entries due now (only ``entry_id`` when given), at most one per order key, none whose
+        key another claim holds, and only a key's first waiting entry by action time (the
+        person's order); each is held, with its key, for ``lease_seconds``, its attempts raised
+        by one, and flagged superseded when a later action of its key was accepted."""
         ...
 
     async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
         """Try again at ``at`` and free the key; ``failed`` counts the attempt as a failure."""
         ...
 
-    async def outbox_done(self, entry: OutboxEntry) -> None:
-        """Settled: forget the entry, free its key, remember its action time as settled."""
+    async def outbox_done(self, entry: OutboxEntry, *, now: datetime | None = None) -> None:
+        """Settled: forget the entry, free its key, remember its action time as settled; with
+        ``now``, the key's next entry in the person's order is due at once."""
         ...
 
     async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
-        """Set aside for an operator (kept, never forwarded again); frees the key."""
+        """Set aside for an operator (kept, never forwarded again); frees the key, and the
+        key's next entry in the person's order is due at once."""
         ...
 
     async def outbox_size(self) -> int:

@@ -93,8 +93,9 @@ def outbox_json(payload: str, *, created_at: datetime, order_key: str, acted_at:
 
 
 def outbox_from(entry_id: str, raw: str, *, attempts: int, failures: int = 0,
-                stale: bool = False) -> OutboxEntry:
+                superseded: bool = False) -> OutboxEntry:
     doc = json.loads(raw)
     return OutboxEntry(entry_id=entry_id, payload=doc["payload"], attempts=attempts,
                        created_at=when(doc["created_at"]), order_key=doc["key"],
-                       acted_at=int(doc["acted"]), failures=failures, stale=stale)
+                       acted_at=int(doc["acted"]), failures=failures,
+                       superseded=superseded)

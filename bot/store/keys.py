@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.pseudonym import digest
+
 DEFAULT_PREFIX = "clarify"
 
 DAY = 24 * 60 * 60
@@ -102,6 +104,13 @@ def person_tag(person_id: str) -> str:
 OUTBOX_TAG = "{outbox}"
 
 
+def hashed(name: str) -> str:
+    """A key's part as its keyed hash (``bot.pseudonym``); ``*`` stays a SCAN wildcard."""
+    if name == "*":
+        return name
+    return digest(name, purpose="key")[:32]
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     prefix: str = DEFAULT_PREFIX
@@ -145,18 +154,22 @@ class Keys:
     def notices_due(self) -> str:
         return f"{self.prefix}:notices:due"  # zset: "tenant|steward" -> due (or lease end) epoch
 
+    # Markers, remembered values and rate buckets are named by a keyed hash of what they are
+    # about (bot.pseudonym): their names often hold a person id or a chat user (a decline's
+    # "clarification|person", a per-user abuse limit, a Slack DM's rate bucket), and a name must
+    # not identify anyone (docs/operations.md, "Erasure"). Every replica shares the key.
     def once(self, namespace: str, key: str) -> str:
-        return f"{self.prefix}:once:{namespace}:{key}"
+        return f"{self.prefix}:once:{namespace}:{hashed(key)}"
 
     def rate(self, bucket: str) -> str:
-        return f"{self.prefix}:rate:{bucket}"
+        return f"{self.prefix}:rate:{hashed(bucket)}"
 
     def limit(self, bucket: str) -> str:
         # one key per script call; the tag keeps it whole on Redis Cluster all the same
-        return f"{self.prefix}:limit:{{{bucket}}}"  # hash: tokens, at
+        return f"{self.prefix}:limit:{{{hashed(bucket)}}}"  # hash: tokens, at
 
     def latest(self, namespace: str, key: str) -> str:
-        return f"{self.prefix}:latest:{namespace}:{key}"
+        return f"{self.prefix}:latest:{namespace}:{hashed(key)}"
 
     # ------------------------------------------------ the answer outbox: one slot
     def _outbox(self, name: str) -> str:
@@ -185,8 +198,14 @@ class Keys:
     @property
     def outbox_keys(self) -> str:
         """hash: order key -> "<latest action accepted> <entries waiting>", for keys with
-        entries waiting only (a claim reads it to flag stale entries)."""
+        entries waiting only (a claim reads it to flag superseded entries)."""
         return self._outbox("keys")
+
+    @property
+    def outbox_queue(self) -> str:
+        """hash: order key -> JSON list of [action time, entry id], the key's waiting entries in
+        the order the person acted: a claim takes only the first."""
+        return self._outbox("queue")
 
     @property
     def outbox_leases(self) -> str:
@@ -194,7 +213,8 @@ class Keys:
         return self._outbox("leases")
 
     def order(self, order_key: str) -> str:
-        return self._outbox(f"order:{order_key}")  # hash: seen, settled (action times, µs)
+        # hash: seen, settled (action times, µs), settled_id, d:<entry id> (settled or parked)
+        return self._outbox(f"order:{order_key}")
 
     @property
     def order_pattern_prefix(self) -> str:

@@ -245,6 +245,11 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
             expires = self._clock.now() + timedelta(seconds=ttl_seconds)
             self._latest[(namespace, key)] = (value, expires)
 
+    async def kv_delete(self, namespace: str, key: str) -> bool:
+        async with self._lock:
+            found = self._latest.pop((namespace, key), None)
+            return found is not None and found[1] > self._clock.now()
+
     async def kv_get(self, namespace: str, key: str) -> str | None:
         async with self._lock:
             found = self._latest.get((namespace, key))

@@ -4,7 +4,8 @@ of the process, otherwise the Redis outbox's behaviour, its bound included."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+import bisect
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from bot.clock import Clock
@@ -32,6 +33,12 @@ class _Order:
     held_by: str | None = None  # the entry being forwarded
     held_until: datetime | None = None
     waiting: int = 0  # entries of the key in the outbox: the marker expires once none is
+    # the key's waiting entries in the person's order: (action time, entry id), sorted
+    queue: list[tuple[int, str]] = field(default_factory=list)
+    done: set[str] = field(default_factory=set)  # entries settled or parked: replays duplicate
+
+
+HELD_KEY_RECHECK_SECONDS = 0.2
 
 
 def due_first[T](scores: dict[str, datetime], now: datetime, limit: int) -> list[str]:
@@ -56,9 +63,8 @@ class MemoryOutbox:
                             now: datetime) -> Acceptance:
         async with self._lock:
             order = self._order(order_key)
-            if acted_at < order.seen:
-                return Acceptance.STALE
-            if (order.settled_id == entry_id and acted_at <= order.settled) \
+            if entry_id in order.done or (order.settled_id == entry_id
+                                          and acted_at <= order.settled) \
                     or entry_id in self._outbox:
                 return Acceptance.DUPLICATE
             if len(self._outbox) >= self._outbox_max:
@@ -68,6 +74,7 @@ class MemoryOutbox:
             self._outbox_due[entry_id] = now
             order.seen = max(order.seen, acted_at)
             order.waiting += 1
+            bisect.insort(order.queue, (acted_at, entry_id))
             self._orders.expire(order_key, None)  # kept while its entries wait
             return Acceptance.QUEUED
 
@@ -78,9 +85,15 @@ class MemoryOutbox:
             self._orders.put(order_key, order, self._ttls.order)
         return order
 
-    def _gone(self, order_key: str) -> None:
-        """One entry of the key waits no more; with none left, its marker starts to expire."""
+    def _gone(self, order_key: str, entry_id: str, now: datetime | None) -> None:
+        """One entry of the key waits no more (its next one is due at ``now``); with none left,
+        its marker starts to expire."""
         order = self._order(order_key)
+        order.queue = [q for q in order.queue if q[1] != entry_id]
+        after = next((q[1] for q in order.queue if q[1] in self._outbox), None)
+        if now is not None and after is not None and self._outbox_due.get(after, now) > now:
+            self._outbox_due[after] = now
+        order.done.add(entry_id)
         order.waiting = max(0, order.waiting - 1)
         if order.waiting == 0:
             self._orders.expire(order_key, self._ttls.order)
@@ -96,9 +109,25 @@ class MemoryOutbox:
             for found in ids:
                 if len(claimed) >= limit:
                     break
-                if found in self._outbox and self._hold(found, now, lease_seconds):
+                if found not in self._outbox:
+                    continue
+                first = self._first(found)
+                if first != found:  # behind the key's first entry in the person's order
+                    if entry_id is None:  # looked at again once the first may be done
+                        order = self._order(self._outbox[found].order_key)
+                        soon = now + timedelta(seconds=HELD_KEY_RECHECK_SECONDS)
+                        held = order.held_until is not None and order.held_until > now
+                        self._outbox_due[found] = soon if held else max(
+                            self._outbox_due.get(first, now), soon)
+                    continue
+                if self._hold(found, now, lease_seconds):
                     claimed.append(self._claimed(found, now, lease_seconds))
             return claimed
+
+    def _first(self, entry_id: str) -> str:
+        """The first waiting entry of ``entry_id``'s key in the person's order."""
+        order = self._order(self._outbox[entry_id].order_key)
+        return next((q[1] for q in order.queue if q[1] in self._outbox), entry_id)
 
     def _hold(self, entry_id: str, now: datetime, lease_seconds: int) -> bool:
         """Hold the entry's order key for it, unless another claim holds the key."""
@@ -116,7 +145,7 @@ class MemoryOutbox:
         return OutboxEntry(entry_id=entry_id, payload=entry.payload, attempts=entry.attempts,
                            created_at=entry.created_at, order_key=entry.order_key,
                            acted_at=entry.acted_at, failures=entry.failures,
-                           stale=entry.acted_at < self._order(entry.order_key).seen)
+                           superseded=entry.acted_at < self._order(entry.order_key).seen)
 
     def _release(self, entry: OutboxEntry) -> None:
         order = self._orders.get(entry.order_key)
@@ -130,7 +159,7 @@ class MemoryOutbox:
                 self._outbox_due[entry.entry_id] = at
                 self._outbox[entry.entry_id].failures += int(failed)
 
-    async def outbox_done(self, entry: OutboxEntry) -> None:
+    async def outbox_done(self, entry: OutboxEntry, *, now: datetime | None = None) -> None:
         async with self._lock:
             self._release(entry)
             held = self._outbox.pop(entry.entry_id, None)
@@ -139,7 +168,7 @@ class MemoryOutbox:
             if entry.acted_at >= order.settled:
                 order.settled, order.settled_id = entry.acted_at, entry.entry_id
             if held is not None:
-                self._gone(entry.order_key)
+                self._gone(entry.order_key, entry.entry_id, now)
 
     async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
         async with self._lock:
@@ -148,7 +177,7 @@ class MemoryOutbox:
             self._outbox_due.pop(entry.entry_id, None)
             if held is not None:
                 self._parked[entry.entry_id] = (held, reason)
-                self._gone(entry.order_key)
+                self._gone(entry.order_key, entry.entry_id, now)
 
     async def outbox_size(self) -> int:
         async with self._lock:

@@ -347,6 +347,10 @@ class RedisStore(RedisOutbox, RedisNotices):
         await self._redis.set(self._keys.latest(namespace, key), value, ex=ttl_seconds)
 
     @_translated
+    async def kv_delete(self, namespace: str, key: str) -> bool:
+        return bool(await self._redis.delete(self._keys.latest(namespace, key)))
+
+    @_translated
     async def kv_get(self, namespace: str, key: str) -> str | None:
         value = await self._redis.get(self._keys.latest(namespace, key))
         return value if isinstance(value, str) else None

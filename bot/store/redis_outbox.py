@@ -41,7 +41,7 @@ class RedisOutbox:
                             now: datetime) -> Acceptance:
         doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at)
         names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key),
-                 self._keys.outbox_keys]
+                 self._keys.outbox_keys, self._keys.outbox_queue]
         verdict = await self._outbox_accept(keys=names, args=[
             entry_id, doc, codec.num(codec.epoch(now)), acted_at, order_key, self._outbox_max])
         if verdict == "full":
@@ -53,14 +53,15 @@ class RedisOutbox:
                            entry_id: str | None = None) -> list[OutboxEntry]:
         at = codec.epoch(now)
         names = [self._keys.outbox_due, self._keys.outbox_entries, self._keys.outbox_attempts,
-                 self._keys.outbox_failures, self._keys.outbox_keys, self._keys.outbox_leases]
+                 self._keys.outbox_failures, self._keys.outbox_keys, self._keys.outbox_leases,
+                 self._keys.outbox_queue]
         flat = await self._outbox_claim(keys=names, args=[
             codec.num(at), codec.num(at + lease_seconds), limit, limit * _CLAIM_LOOKAHEAD + 16,
             entry_id or "", codec.num(at + _HELD_KEY_RECHECK_SECONDS)])
         rows = zip(flat[::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
         return [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
-                                  stale=bool(stale))
-                for entry_id, raw, attempts, failures, stale in rows]
+                                  superseded=bool(superseded))
+                for entry_id, raw, attempts, failures, superseded in rows]
 
     @_translated
     async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
@@ -69,19 +70,20 @@ class RedisOutbox:
                                                    int(failed), entry.order_key])
 
     @_translated
-    async def outbox_done(self, entry: OutboxEntry) -> None:
+    async def outbox_done(self, entry: OutboxEntry, *, now: datetime | None = None) -> None:
         names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
                  self._keys.outbox_failures, self._keys.order(entry.order_key),
-                 self._keys.outbox_keys, self._keys.outbox_leases]
-        await self._outbox_done(keys=names, args=[entry.entry_id, entry.acted_at,
-                                                  self._ttls.order, entry.order_key])
+                 self._keys.outbox_keys, self._keys.outbox_leases, self._keys.outbox_queue]
+        await self._outbox_done(keys=names, args=[
+            entry.entry_id, entry.acted_at, self._ttls.order, entry.order_key,
+            codec.num(codec.epoch(now)) if now is not None else ""])
 
     @_translated
     async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
         names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.outbox_attempts,
                  self._keys.outbox_failures, self._keys.outbox_parked,
                  self._keys.order(entry.order_key), self._keys.outbox_keys,
-                 self._keys.outbox_leases]
+                 self._keys.outbox_leases, self._keys.outbox_queue]
         await self._outbox_park(keys=names, args=[entry.entry_id, reason,
                                                   codec.num(codec.epoch(now)), entry.order_key,
                                                   self._ttls.order])

@@ -111,3 +111,23 @@ def test_skip_reason_words_cover_a_shared_chat_account() -> None:
     line = text.skip_text(SkippedCandidate("Marta Nowak", ReasonCode.ALIAS_AMBIGUOUS),
                           fixtures.STEWARD)
     assert "more than one, or one shared with another person" in line
+
+
+@pytest.mark.parametrize("view", [fixtures.ESCALATION, fixtures.ESCALATION_UNANSWERED],
+                         ids=["escalation", "escalation-unanswered"])
+def test_the_redacted_escalation_keeps_the_document_link_for_a_steward_who_may_not_read_it(
+        view) -> None:
+    """Spec §3.3: the redacted question carries the document link. A steward who may not read
+    the document gets the link (text and "Open document"), with the neutral words as its text:
+    never the title, the question, a date or span text."""
+    original = view.document
+    linked = DocumentView.neutral(workspace="Legal", reference="clr-00042", url=original.url)
+    for rendered in _both(slack.render_steward_escalation, teams.render_steward_escalation,
+                          replace(view, document=linked)):
+        assert original.url in rendered and "Open document" in rendered
+        assert original.title not in rendered
+        assert "a document in the Legal workspace (clarification clr-00042)" in rendered
+        assert "ask for access" in rendered
+        for withheld in (fixtures.QUESTION.question, fixtures.CRITICAL.question, "12 June",
+                         "31 December"):
+            assert withheld not in rendered

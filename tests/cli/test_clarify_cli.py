@@ -233,3 +233,53 @@ def test_erase_attribution_asks_first(cli: Cli, live: LiveCore) -> None:
     result = cli(MARIA, "erase-attribution", "--person", "p-sarah", env=env, input="n\n")
     assert result.exit_code == 1 and "p-sarah" in json.dumps(
         live.core.records[CRITICAL].model.ranking)
+
+
+@pytest.mark.full_contract  # the attention extension is the core's steward-scope check
+@pytest.mark.parametrize("key", [SARAH, PRIYA, UNBOUND], ids=["editor", "viewer", "unbound"])
+def test_review_and_the_queue_need_steward_scope(cli: Cli, live: LiveCore, key: str) -> None:
+    """Spec §7: `review` requires steward scope. An editor's, a viewer's and an unbound key
+    get a clear one-line refusal for the queue, `review` and `review <id>`, in text and in
+    JSON, and see nothing of the queue; `ls` and `show` still work for them."""
+    for args in (("queue",), ("review",), ("review", CRITICAL)):
+        result = cli(key, *args)
+        assert result.exit_code == 1, result.output
+        [line] = result.output.strip().splitlines()
+        assert line.startswith("Error: clarify ") and "needs steward scope" in line, line
+        assert "STEWARD_REQUIRED" in line and HIGH not in line
+        doc = parsed(cli(key, *args, json_out=True))
+        jsonschema.validate(doc, SCHEMA)
+        assert doc["error"]["code"] == "STEWARD_REQUIRED" and doc["error"]["status"] == 403
+        assert "items" not in doc
+    assert cli(key, "ls").exit_code == 0
+    assert cli(key, "show", CRITICAL).exit_code in (0, 1)  # a viewer may be refused the read
+
+
+@pytest.mark.parametrize("args", [
+    ("answer", CRITICAL, "--date", "12/06/2026"),
+    ("ls", "--state", "nonsense"),
+    ("review", "--override"),
+    ("answer", CRITICAL, "--frobnicate"),
+    ("ls", "--since", "yesterday"),
+], ids=["bad-date", "bad-choice", "override-without-id", "unknown-option", "bad-since"])
+def test_usage_errors_are_one_line_and_json_with_json(cli: Cli, args: tuple[str, ...]) -> None:
+    """Click's usage errors are one line (no "Usage:" block, no "Try … --help" line), exit 2;
+    with --json the same error is the JSON error object on stdout."""
+    result = cli(SARAH, *args)
+    assert result.exit_code == 2
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("Error: ") and "--help`)" in line
+    assert "Usage:" not in result.output and "Try '" not in result.output
+    doc = json.loads(cli(SARAH, *args, json_out=True).output)
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["error"]["code"] == "USAGE" and doc["error"]["message"] == line[len("Error: "):]
+
+
+def test_other_local_refusals_are_json_with_json(cli: Cli) -> None:
+    """A refusal before the core is asked (no API key) is one line, and JSON with --json."""
+    result = cli(None, "ls")
+    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+    doc = json.loads(cli(None, "ls", json_out=True).output)
+    assert doc == {"command": "ls", "error": {"code": "REFUSED", "status": 0,
+                                              "message": doc["error"]["message"]}}
+    assert "CLARIFY_BOT_API_KEY" in doc["error"]["message"]

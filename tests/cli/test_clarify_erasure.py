@@ -1,10 +1,13 @@
 """`clarify-bot clarify erase-attribution` end to end: the core's tombstone and the bot's own data.
 
 The bot's Redis store and JSON-lines audit file hold what a real run leaves for Sarah (delivery
-slots, an admission, her cap counter, a digest window and batch, a card's message reference, a
-forwarded answer's order marker, a parked answer; audit lines naming her id and her Slack user).
-After the command no Redis key, field or value and no audit line names her; the core keeps the
-evidence: her answer's value, her rights at answer time and the binding.
+slots, an admission, her cap counter, a digest window and batch, a card's message reference,
+forwarded answers' order markers by chat user and by her cards' order token, a parked answer,
+her Teams conversation reference with her AAD object id, Teams user id and display name, a
+steward's queued notices naming her, rate and abuse-limit buckets of her chat ids, a decline
+marker; audit lines naming her id and her Slack user). After the command no Redis key, field or
+value names her (SCAN over every key); the core keeps the evidence: her answer's value, her
+rights at answer time and the binding.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.audit import AuditEvent, JsonLinesSink, SkipPair
+from bot.chat import person_order_token
 from bot.core import models as m
-from bot.store.base import CardRecord, DeliveryKey, DigestItem
+from bot.store.base import CardRecord, DeliveryKey, DigestItem, NoticeItem
 from bot.store.redis import RedisStore
 from clarify_bot import steward_output
 from devcore.directory import Token
@@ -32,7 +36,9 @@ from tests.redis_url import TEST_REDIS
 
 URL = f"{TEST_REDIS}/13"
 CRITICAL, NORMAL = "clr-00001", "clr-00002"
-NAMES = ("p-sarah", "U0SARAH")
+SARAH_AAD = "8f1c2d3e-0000-4000-8000-00000000a001"
+SARAH_TEAMS = "29:1sarahTeamsUserId"
+NAMES = ("p-sarah", "U0SARAH", SARAH_AAD, SARAH_TEAMS, "Sarah Chen")
 
 
 @pytest.fixture
@@ -76,6 +82,34 @@ async def _fill(prefix: str) -> None:
         [entry] = await store.outbox_claim(now=START + timedelta(seconds=1), lease_seconds=60,
                                            limit=10)
         await store.outbox_park(entry, reason="REFUSED", now=START)
+        # a card's order token names her answers on both platforms (Callback.order_key)
+        for person in ("p-sarah", "p-ahmed"):
+            order = f"clr-00005|p|{person_order_token(person)}"
+            await store.outbox_accept(f"{order}|4|h", "{}", order_key=order, acted_at=4,
+                                      now=START)
+        for entry in await store.outbox_claim(now=START + timedelta(seconds=2),
+                                              lease_seconds=60, limit=10):
+            await store.outbox_done(entry)
+        # her Teams conversation (what the Agents SDK's reference holds: ids and her name)
+        await store.conversation_put("acme", SARAH_AAD, json.dumps({
+            "user": {"id": SARAH_TEAMS, "name": "Sarah Chen", "aadObjectId": SARAH_AAD},
+            "conversation": {"id": "a:1sarah", "tenantId": "5f3c1a2b"},
+            "serviceUrl": "https://smba.trafficmanager.net/emea/"}), now=START)
+        # the steward's queued notices: one naming Sarah and Ahmed, one naming Sarah alone
+        for cid, asked in (("clr-00008", ("p-sarah", "p-ahmed")), ("clr-00009", ("p-sarah",))):
+            await store.notice_add("acme", "p-maria", NoticeItem(cid, "job-9", 0, asked),
+                                   now=START, window_seconds=60)
+        await store.rate_take("slack:T0ACME:chat.postMessage:D0p-sarah", rate_per_second=1,
+                              burst=3, now=START)
+        await store.limit_admit("slack:T0ACME:U0SARAH", per_second=1, burst=5, ttl_seconds=60,
+                                now=START)
+        await store.mark_once("declining", f"{CRITICAL}|p-sarah", ttl_seconds=600)
+        await store.kv_put("declining", f"{CRITICAL}|p-sarah", "later", ttl_seconds=600)
+    # a bucket as a store before hashed key names kept it: her Slack id in its name
+    client = aioredis.from_url(URL, decode_responses=True)
+    await client.hset(f"{prefix}:rate:slack:T0ACME:users.info:U0SARAH",
+                      mapping={"tokens": "1", "at": "0"})
+    await client.aclose()
 
 
 async def _everything(prefix: str) -> str:
@@ -91,6 +125,12 @@ async def _everything(prefix: str) -> str:
             parts += [f"{k}={v}" for k, v in (await client.hgetall(name)).items()]
         elif kind == "zset":
             parts += await client.zrange(name, 0, -1)
+        elif kind == "set":
+            parts += list(await client.smembers(name))
+        elif kind == "list":
+            parts += await client.lrange(name, 0, -1)
+        else:
+            parts.append(f"<{kind}>")
     await client.aclose()
     return "\n".join(parts)
 
@@ -140,7 +180,10 @@ def test_erase_attribution_leaves_no_trace_of_the_person_and_keeps_the_evidence(
     store = doc["store"]
     assert (store["delivery_slots"], store["admissions"], store["cap_counters"]) == (1, 4, 1)
     assert (store["digest_windows"], store["digest_batches"], store["parked_answers"]) == (1, 1, 1)
-    assert store["message_refs"] == 1 and store["answer_order_markers"] == 2  # two questions
+    assert store["message_refs"] == 1 and store["answer_order_markers"] == 3  # three questions
+    assert (store["conversation_refs"], store["rate_keys"]) == (1, 1)
+    assert (store["notices_rewritten"], store["notices_dropped"]) == (1, 1)
+    assert store["answers_waiting_kept"] == 0
     assert doc["auditLines"] == 3 and doc["core"]["responses"] == 1
 
     left = asyncio.run(_everything(prefix))

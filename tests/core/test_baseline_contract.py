@@ -196,7 +196,7 @@ def test_the_docs_name_every_field_of_the_baseline() -> None:
 
 
 def test_request_models_know_their_extension_fields() -> None:
-    assert extensions_of(m.AnswerRequest) == {"answer-request-id", "answer-note"}
+    assert extensions_of(m.AnswerRequest) == {"answer-request-id", "answer-note", "answer-order"}
     assert extensions_of(m.HeartbeatRequest) == {"heartbeat-lease"}
     assert extensions_of(m.DeliveryReport) == {"report-details"}
     assert extensions_of(m.PollRequest) == set()

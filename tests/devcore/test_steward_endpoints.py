@@ -50,8 +50,13 @@ async def test_clarify_steward_queue(
 async def test_the_queue_keeps_the_read_gate_and_the_tenant_scope(
     bot_client: CoreClient, client_for: Callable[[str], CoreClient]
 ) -> None:
-    """Priya (Legal viewer) sees Finance's item without its title; Gina (Globex) sees nothing."""
-    items = {c.id: c for c in (await client_for(PRIYA).list_attention()).items}
+    """Maria (Legal's steward) sees Finance's item without its title; Gina (Globex) sees
+    nothing; keys not bound to a steward (a viewer's, an editor's, an unbound one) are refused
+    the queue (spec §7: review requires steward scope)."""
+    for key in (PRIYA, SARAH, UNBOUND):
+        with pytest.raises(e.StewardRequired):
+            await client_for(key).list_attention()
+    items = {c.id: c for c in (await client_for(MARIA).list_attention()).items}
     assert (items[HIGH].redacted, items[HIGH].document_title) == (True, "")
     assert items[CRITICAL].redacted is False and items[CRITICAL].document_title
     assert await ids(client_for(GINA)) == []

@@ -1,6 +1,8 @@
-"""A steward who may not read the document (the RBAC gate says no) never sees its title or link:
+"""A steward who may not read the document (the RBAC gate says no) never sees its title:
 escalations, high-severity notices, conflict notices, unreachable-quorum notices and dead-letter
-digests name "a document in the <workspace> workspace" and the clarification id instead."""
+digests name "a document in the <workspace> workspace" and the clarification id instead. The
+redacted escalation keeps the document's link (spec §3.3: "document link, no span text"): it
+is what lets the steward act; the other notices carry no link."""
 
 from __future__ import annotations
 
@@ -25,22 +27,26 @@ def steward_texts(rig: Rig, cid: str) -> dict[str, str]:
     return texts
 
 
-def assert_neutral(text: str, cid: str) -> None:
-    assert TITLE not in text and URL not in text and "harbor-lease" not in text
+def assert_neutral(text: str, cid: str, *, linked: bool = False) -> None:
+    assert TITLE not in text and "Harbor Street" not in text
+    assert (URL in text) is linked and ("harbor-lease" in text) is linked
+    assert "lease" not in text.replace("harbor-lease-renewal", "")  # no question, no span
     # the workspace by its name, or by its id from a baseline core (which gives no name)
     assert f"a document in the Legal workspace (clarification {cid})" in text \
         or f"a document in the acme-legal workspace (clarification {cid})" in text
 
 
 async def test_steward_without_read_rights_gets_a_neutral_reference(rig: Rig) -> None:
-    """Escalation (nobody could be asked) and the dead-letter digest after it: neutral."""
+    """Escalation (nobody could be asked) and the dead-letter digest after it: neutral; the
+    escalation with the document's link (and "Open document"), the digest without."""
     cid = await rig.create(authority={"authored_by": ["p-olga"]}, read_roles=NO_STEWARD)
     await rig.burst()
     await rig.later(timedelta(seconds=61))
     texts = steward_texts(rig, cid)
     assert set(texts) == {"steward_escalation", "dead_letter"}
-    for text in texts.values():
-        assert_neutral(text, cid)
+    assert_neutral(texts["steward_escalation"], cid, linked=True)
+    assert "Open document" in texts["steward_escalation"]
+    assert_neutral(texts["dead_letter"], cid)
 
 
 async def test_notices_to_a_steward_without_read_rights_are_neutral(rig: Rig) -> None:

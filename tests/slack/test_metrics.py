@@ -58,7 +58,7 @@ async def test_every_family_is_listed_from_the_first_scrape() -> None:
     assert not missing, missing
     for labels in ({"reason": "DELIVERY_FAILED"}, {"reason": "NO_DELIVERY_ALIAS"}):
         assert ("clarify_skips_total", frozenset(labels.items())) in samples
-    assert ("clarify_answers_total", frozenset({("verdict", "stale")})) in samples
+    assert ("clarify_answers_total", frozenset({("verdict", "superseded")})) in samples
     assert ("clarify_delivery_attempts_total",
             frozenset({("outcome", "uncertain"), ("platform", "teams")})) in samples
     assert ("clarify_ack_seconds_count", frozenset({("platform", "slack")})) in samples

@@ -366,7 +366,9 @@ async def test_socket_mode_callbacks_get_the_same_checks(stack: Stack) -> None:
 
 async def test_a_clicks_work_logs_with_the_callbacks_ids(stack: Stack, capsys: Any) -> None:
     """Log lines written by the work a click starts (the outbox consumer forwarding it, after
-    the acknowledgement) carry the callback's ids: its clarification and chat user."""
+    the acknowledgement) carry the callback's ids: its clarification and the person's stream
+    (a pseudonym), never the chat user in clear text."""
+    from bot.chat import person_order_token
     from bot.logs import configure_logging
 
     cid, card = await delivered(stack, "U0SARAH", authority={"authored_by": ["p-sarah"]})
@@ -377,5 +379,7 @@ async def test_a_clicks_work_logs_with_the_callbacks_ids(stack: Stack, capsys: A
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     forwarded = [x for x in lines if x.get("type") == "answer_forwarded"]
     assert forwarded, lines
-    assert {(x["platform"], x["chat_user"], x["clarification_id"]) for x in forwarded} == {
-        ("slack", "U0SARAH", cid)}
+    # the person's stream by its pseudonymous order token (the card's), never the chat user
+    assert {(x["order_token"], x["clarification_id"]) for x in forwarded} == {
+        (person_order_token("p-sarah"), cid)}
+    assert not any("U0SARAH" in json.dumps(x) for x in lines)

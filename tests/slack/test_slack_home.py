@@ -210,3 +210,20 @@ async def test_slack_home_republished_after_the_batched_high_severity_notice(
     assert stack.slack.dm_of("U0MARIA")
     assert len(stack.slack.calls_to("views.publish")) == published + 1
     assert cid in shown(stack.slack.homes["U0MARIA"])
+
+
+async def test_opening_the_app_home_ends_a_remembered_block_of_slack(stack: Stack) -> None:
+    """Slack refused a DM to Sarah (channel_not_found) and that was remembered: opening the
+    bot's App Home (a signed app_home_opened event) shows she is reachable again, and Slack is
+    tried in its place for her from then on; another person's block stays."""
+    from bot.channel import Address
+    from bot.engine.blocks import Blocks
+
+    blocks = Blocks(stack.store)
+    sarah = Address(platform="slack", person_id="p-sarah", user_id="U0SARAH")
+    ahmed = Address(platform="slack", person_id="p-ahmed", user_id="U0AHMED")
+    for who in (sarah, ahmed):
+        await blocks.remember(who, "channel_not_found")
+    await open_home(stack, "U0SARAH")
+    assert await blocks.blocked(sarah) is None
+    assert await blocks.blocked(ahmed) == "channel_not_found"

@@ -3,6 +3,8 @@ key (on Redis and the cluster, read with PTTL; in memory, by moving the injected
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import redis.asyncio as aioredis
 
@@ -74,22 +76,23 @@ async def test_per_person_state_expires_with_the_clock_and_waiting_answers_do_no
     assert await store.cards("c1") != []
     clock.advance(100)  # 200 s: card references
     assert await store.cards("c1") == []
-    assert await store.outbox_accept("a0", "{}", order_key="k1", acted_at=1, now=at(200)) \
-        is Acceptance.STALE
-    clock.advance(100)  # 300 s: the order marker; an older action is no longer known stale
-    assert await store.outbox_accept("a0", "{}", order_key="k1", acted_at=1, now=at(300)) \
+    assert await store.outbox_accept("a1", "{}", order_key="k1", acted_at=5, now=at(200)) \
+        is Acceptance.DUPLICATE
+    clock.advance(100)  # 300 s: the order marker; a replay of a settled action is not known
+    assert await store.outbox_accept("a1", "{}", order_key="k1", acted_at=5, now=at(300)) \
         is Acceptance.QUEUED
     assert await store.conversation_get("acme", "U1") == "{}"
     clock.advance(100)
     assert await store.conversation_get("acme", "U1") is None
     clock.advance(365 * k.DAY)
     waiting = await store.outbox_claim(now=clock.now(), lease_seconds=30, limit=5)
-    assert {e.entry_id for e in waiting} == {"a0", "a2"}
+    assert {e.entry_id for e in waiting} == {"a1", "a2"}
 
 
 # keys of no person: shared queues, kept until their entries are settled
 SHARED = ("batches:due", "{outbox}:entries", "{outbox}:due", "{outbox}:attempts",
-          "{outbox}:failures", "{outbox}:parked", "{outbox}:keys", "{outbox}:leases")
+          "{outbox}:failures", "{outbox}:parked", "{outbox}:keys", "{outbox}:leases",
+          "{outbox}:queue")
 
 
 async def test_every_per_person_key_a_delivery_and_answer_leave_has_a_ttl(
@@ -164,3 +167,61 @@ async def test_erasing_a_person_removes_their_keys_on_every_node(
     assert await store.slot(delivery("c1", "p2")) is not None
     assert [c.delivery.person_id for c in await store.cards("c1")] == ["p2"]
     assert await store.outbox_size() == 1
+
+
+async def _every_key_and_value(client: aioredis.Redis, prefix: str) -> str:
+    parts: list[str] = []
+    async for name in client.scan_iter(match=f"{prefix}:*"):
+        parts.append(name)
+        kind = await client.type(name)
+        if kind == "string":
+            parts.append(str(await client.get(name)))
+        elif kind == "hash":
+            parts += [f"{f}={v}" for f, v in (await client.hgetall(name)).items()]
+        elif kind == "zset":
+            parts += await client.zrange(name, 0, -1)
+        else:
+            parts.append(f"<{kind}>")
+    return "\n".join(parts)
+
+
+async def test_after_an_erasure_no_key_or_value_names_the_person_on_any_node(
+        redis_db: aioredis.Redis) -> None:
+    """SCAN over every key, field and value after erase_person (Redis and Cluster): none of
+    the person's ids (person id, Slack user, AAD object id, Teams user id, display name) is
+    left; notices of a steward that named them and someone else are kept, without them."""
+    from bot.chat import person_order_token
+    from bot.store.base import NoticeItem
+
+    prefix = "tscrub"
+    store = RedisStore(redis_db, prefix=prefix)
+    aad, teams_id = "8f1c2d3e-0000-4000-8000-00000000a001", "29:1teamsUserOfSarah"
+    names = ("p-sarah", "U0SARAH", aad, teams_id, "Sarah Chen")
+    for person in ("p-sarah", "p-ahmed"):
+        await admit(store, "c1", person_id=person, threshold=1)
+        order = f"c1|p|{person_order_token(person)}"
+        await store.outbox_accept(f"{order}|1|f", "{}", order_key=order, acted_at=1, now=T0)
+    for entry in await store.outbox_claim(now=T0, lease_seconds=30, limit=5):
+        await store.outbox_done(entry, now=T0)
+    await store.conversation_put("acme", aad, json.dumps(
+        {"user": {"id": teams_id, "name": "Sarah Chen", "aadObjectId": aad}}), now=T0)
+    await store.notice_add("acme", "p-maria", NoticeItem("c1", "j1", 0, ("p-sarah", "p-ahmed")),
+                           now=T0, window_seconds=60)
+    await store.notice_add("acme", "p-maria", NoticeItem("c2", "j2", 0, ("p-sarah",)),
+                           now=T0, window_seconds=60)
+    await store.rate_take("slack:T0ACME:chat.postMessage:U0SARAH", rate_per_second=1, burst=3,
+                          now=T0)
+    await store.limit_admit("slack:T0ACME:U0SARAH", per_second=1, burst=3, ttl_seconds=60,
+                            now=T0)
+    await store.kv_put("declining", "c1|p-sarah", "later", ttl_seconds=60)
+    before = await _every_key_and_value(redis_db, prefix)
+    assert "p-sarah" in before and aad in before and "Sarah Chen" in before
+
+    done = await store.erase_person("p-sarah", chat_users=["U0SARAH", aad])
+    assert (done["notices_rewritten"], done["notices_dropped"]) == (1, 1)
+    assert done["conversation_refs"] == 1 and done["answer_order_markers"] == 1
+    left = await _every_key_and_value(redis_db, prefix)
+    assert not [line for line in left.splitlines() if any(n in line for n in names)]
+    assert "p-ahmed" in left  # nobody else's data went
+    batch = await store.notice_take("acme", "p-maria", now=at(120), lease_seconds=60, limit=10)
+    assert batch is not None and [item.asked for item in batch.items] == [("p-ahmed",)]

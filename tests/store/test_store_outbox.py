@@ -33,26 +33,80 @@ async def test_accept_twice_is_a_duplicate(store: Store) -> None:
         '{"answer": 1}', T0, KEY, 100)
 
 
-async def test_an_action_older_than_an_accepted_one_is_stale(store: Store) -> None:
-    """An action of the same key that acted before the latest accepted one is refused as stale;
-    another key or a later action is not affected."""
+async def test_an_action_older_than_an_accepted_one_is_queued_in_the_persons_order(
+        store: Store) -> None:
+    """An action that acted before one accepted already is kept too (every answer reaches the
+    core) and goes first: the key's entries are claimed by action time, not arrival."""
     assert await accept(store, "new", acted=200) is Acceptance.QUEUED
-    assert await accept(store, "old", acted=100) is Acceptance.STALE
+    assert await accept(store, "old", acted=100, now=1) is Acceptance.QUEUED
     assert await accept(store, "other", acted=100, key="clr-1|slack|acme|U2") \
         is Acceptance.QUEUED
-    assert await accept(store, "newer", acted=300) is Acceptance.QUEUED
     assert await store.outbox_size() == 3
+    got = await claim(store, 2)
+    assert sorted((e.entry_id, e.superseded) for e in got) == [("old", True), ("other", False)]
+    assert await claim(store, 3) == []  # "new" waits for "old"
+    await store.outbox_done(next(e for e in got if e.entry_id == "old"))
+    [new] = await claim(store, 4)
+    assert (new.entry_id, new.superseded) == ("new", False)
 
 
-async def test_an_entry_overtaken_while_waiting_is_claimed_as_stale(store: Store) -> None:
-    """An entry accepted before a later action of its key is flagged stale when claimed."""
+async def test_an_action_older_than_a_settled_one_is_forwarded_as_superseded(
+        store: Store) -> None:
+    """An older action arriving after a later one was forwarded is queued and flagged
+    superseded (the core records it as the earlier response it is)."""
+    await accept(store, "b", acted=200)
+    [b] = await claim(store)
+    await store.outbox_done(b)
+    assert await accept(store, "a", acted=100, now=1) is Acceptance.QUEUED
+    [a] = await claim(store, 2)
+    assert (a.entry_id, a.superseded) == ("a", True)
+
+
+async def test_an_entry_overtaken_while_waiting_is_claimed_as_superseded(store: Store) -> None:
+    """An entry accepted before a later action of its key is flagged superseded when claimed,
+    and forwarded before it."""
     await accept(store, "a", acted=100)
     await accept(store, "b", acted=200)
     [first] = await claim(store)
-    assert (first.entry_id, first.stale) == ("a", True)
+    assert (first.entry_id, first.superseded) == ("a", True)
     await store.outbox_done(first)
     [second] = await claim(store, 1)
-    assert (second.entry_id, second.stale) == ("b", False)
+    assert (second.entry_id, second.superseded) == ("b", False)
+
+
+async def test_an_entry_waits_for_its_keys_first_in_backoff(store: Store) -> None:
+    """A key's first entry retried later holds the ones after it back: the person's order is
+    kept through a core outage; other keys are not held up."""
+    await accept(store, "a", acted=100)
+    await accept(store, "b", acted=200)
+    await accept(store, "x", acted=150, key="clr-2|slack|acme|U1")
+    got = await claim(store, lease=300)
+    assert sorted(e.entry_id for e in got) == ["a", "x"]
+    a = next(e for e in got if e.entry_id == "a")
+    await store.outbox_retry(a, at=at(60), failed=False)
+    assert await claim(store, 1) == []
+    assert await claim(store, 59) == []
+    [a] = await claim(store, 60)
+    assert a.entry_id == "a"
+    await store.outbox_done(a)
+    [b] = await claim(store, 61)
+    assert b.entry_id == "b"
+
+
+async def test_any_settled_action_replayed_is_a_duplicate(store: Store) -> None:
+    """A replay of any settled or parked action of a key (not only the last) is a duplicate:
+    it never reaches the core a second time."""
+    for n, name in enumerate(("a", "b", "c")):
+        await accept(store, name, acted=100 + n)
+    for n in range(3):
+        [entry] = await claim(store, n)
+        if entry.entry_id == "b":
+            await store.outbox_park(entry, reason="Bug", now=at(n))
+        else:
+            await store.outbox_done(entry)
+    for n, name in enumerate(("a", "b", "c")):
+        assert await accept(store, name, acted=100 + n, now=10) is Acceptance.DUPLICATE
+    assert await store.outbox_size() == 0
 
 
 async def test_a_settled_action_offered_again_is_a_duplicate(store: Store) -> None:
@@ -75,7 +129,7 @@ async def test_claim_takes_one_entry_per_key_and_skips_held_keys(store: Store) -
     assert sorted(e.entry_id for e in got) == ["a", "x"]
     assert await claim(store, 1) == []  # b's key is held by a's claim
     a = next(e for e in got if e.entry_id == "a")
-    await store.outbox_retry(a, at=at(60), failed=False)
+    await store.outbox_done(a)
     [b] = await claim(store, 2)
     assert b.entry_id == "b"
 
@@ -87,11 +141,11 @@ async def test_a_held_key_is_free_again_when_the_lease_ends(store: Store) -> Non
     [a] = await claim(store, lease=30)
     assert a.entry_id == "a"
     assert await claim(store, 29, lease=30) == []
-    [b] = await claim(store, 31, lease=30)  # one of them, never both
-    assert (b.entry_id, b.stale) == ("b", False)
-    await store.outbox_done(b)
-    [a] = await claim(store, 32, lease=30)
-    assert (a.entry_id, a.attempts, a.stale) == ("a", 2, True)
+    [a] = await claim(store, 31, lease=30)  # the first in the person's order, again
+    assert (a.entry_id, a.attempts, a.superseded) == ("a", 2, True)
+    await store.outbox_done(a)
+    [b] = await claim(store, 32, lease=30)
+    assert (b.entry_id, b.superseded) == ("b", False)
 
 
 async def test_claim_leases_and_counts_attempts(store: Store) -> None:

@@ -212,3 +212,85 @@ async def test_a_person_teams_cannot_reach_is_asked_on_their_next_platform(
     await made.engine.worker.run_burst()
     assert kit.fake.posted == [] and len(made.slack.to("p-sarah")) == 1
     assert made.skips("p-sarah") == []
+
+
+# ---------------------------------------------------------------- one person, two platforms
+
+
+async def _ask_sarah(dev_client: DevCoreClient, made: Rig) -> str:
+    """A high-severity question (asked directly, never digested) with Sarah first."""
+    cid = await new_clarification(dev_client, authority={"authored_by": ["p-sarah", "p-ahmed"]},
+                                  severity="high")
+    await made.engine.worker.run_burst()
+    return cid
+
+
+@pytest.mark.parametrize("refusal", ["blocked", "connector_500"])
+async def test_a_refusing_first_platform_falls_back_to_the_persons_next_in_this_question(
+        kit: Kit, bot_client: CoreClient, truth: CoreClient, dev_client: DevCoreClient,
+        clock: ManualClock, refusal: str) -> None:
+    """Sarah is on Teams and Slack; Teams refuses her card (403 MessageWritesBlocked, or a 500
+    through the real Teams channel and connector over HTTP): the same question goes to her on
+    Slack at once (same delivery key), she is not skipped and the next candidate is not asked."""
+    kit.fake.install(ORG, SARAH)
+    if refusal == "blocked":
+        kit.fake.blocked.add(kit.fake.conversation_of(ORG, SARAH))
+    else:
+        kit.fake.fail("send", 500)
+    made = rig(kit, bot_client, clock)
+    cid = await _ask_sarah(dev_client, made)
+    assert kit.fake.posted == [] and len(made.slack.to("p-sarah")) == 1
+    assert made.skips("p-sarah") == [] and made.slack.to("p-ahmed") == []
+    c = await truth.get_clarification(clarification_id=cid)
+    assert [(d.person_id, d.channel) for d in c.deliveries] == [("p-sarah", m.Channel.SLACK)]
+    remembered = await made.engine.handler.blocks.blocked(address())
+    assert (remembered is not None) is (refusal == "blocked")
+
+
+async def test_a_remembered_block_sends_later_questions_elsewhere_until_she_is_back(
+        kit: Kit, bot_client: CoreClient, dev_client: DevCoreClient, clock: ManualClock) -> None:
+    """After Teams refused Sarah (MessageWritesBlocked), her later questions go to Slack first
+    without trying Teams again; once she is seen in Teams again (the adapter clears the block:
+    tests/teams/test_teams_handlers.py), Teams is her first platform again; and a block
+    expires on its own."""
+    kit.fake.install(ORG, SARAH)
+    conversation = kit.fake.conversation_of(ORG, SARAH)
+    kit.fake.blocked.add(conversation)
+    made = rig(kit, bot_client, clock)
+    await _ask_sarah(dev_client, made)
+    sends = len(kit.fake.of("send"))
+    kit.fake.blocked.discard(conversation)  # she unblocked the bot, and said nothing yet
+    await _ask_sarah(dev_client, made)
+    assert len(kit.fake.of("send")) == sends  # Teams was not tried again
+    assert len(made.slack.to("p-sarah")) == 2
+    assert await made.engine.handler.blocks.clear("teams", SARAH.upper())  # as the adapter does
+    await _ask_sarah(dev_client, made)
+    assert len(kit.fake.to(SARAH)) == 1 and len(made.slack.to("p-sarah")) == 2
+    kit.fake.blocked.add(conversation)
+    await _ask_sarah(dev_client, made)  # blocked again: Slack, remembered
+    assert len(made.slack.to("p-sarah")) == 3
+    clock.advance(timedelta(days=15))  # the block expired: Teams is tried first again
+    kit.fake.blocked.discard(conversation)
+    await _ask_sarah(dev_client, made)
+    assert len(kit.fake.to(SARAH)) == 2
+
+
+async def test_delivery_failed_only_when_every_platform_refused_with_each_reason(
+        kit: Kit, bot_client: CoreClient, dev_client: DevCoreClient,
+        clock: ManualClock) -> None:
+    """Teams blocked and Slack channel_not_found: only then is Sarah skipped, DELIVERY_FAILED,
+    with each platform's reason code and cause in the order tried; the next candidate is
+    asked; both refusals are remembered."""
+    kit.fake.install(ORG, SARAH)
+    kit.fake.blocked.add(kit.fake.conversation_of(ORG, SARAH))
+    made = rig(kit, bot_client, clock)
+    made.slack.fail_for.add("p-sarah")
+    made.slack.fail_reason = "channel_not_found"
+    await _ask_sarah(dev_client, made)
+    (skip,) = made.skips("p-sarah")
+    assert skip.reason_code is m.ReasonCode.DELIVERY_FAILED
+    assert "teams: DELIVERY_FAILED (MessageWritesBlocked" in skip.message
+    assert "slack: DELIVERY_FAILED (channel_not_found)" in skip.message
+    assert skip.message.index("teams:") < skip.message.index("slack:")
+    assert len(made.slack.to("p-ahmed")) == 1
+    assert await made.engine.handler.blocks.blocked(address()) is not None

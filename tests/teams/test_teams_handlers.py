@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from microsoft_agents.activity import (
     Activity,
     ChannelAccount,
@@ -16,10 +17,19 @@ from microsoft_agents.testing import TestAdapter, TestFlow
 
 from adapters.teams import references
 from adapters.teams.references import Actor
+from bot.channel import Address
+from bot.engine.blocks import Blocks
 from cards.actions import ActionKind, ActionRef
 from tests.engine.conftest import new_clarification
-from tests.teams.inbound import ACME_AAD, SARAH_AAD, STRANGER_AAD, TeamsStack, action_data
-from tests.teams.tokens import SERVICE_URL
+from tests.teams.inbound import (
+    ACME_AAD,
+    SARAH_AAD,
+    STRANGER_AAD,
+    TeamsStack,
+    action_data,
+    activity,
+)
+from tests.teams.tokens import SERVICE_URL, claims, sign
 
 CARD = "application/vnd.microsoft.card.adaptive"
 
@@ -189,3 +199,21 @@ async def test_a_store_that_cannot_take_the_answer_is_a_503_and_nothing_is_forwa
     body = invoke_answer(adapter)
     assert body["statusCode"] == 503
     assert await teams.responses(cid) == []
+
+
+@pytest.mark.parametrize("kind", ["installationUpdate", "message"])
+async def test_installing_again_or_writing_to_the_bot_ends_a_remembered_block(
+        teams: TeamsStack, kind: str) -> None:
+    """A remembered block of Teams for Sarah (the bot was refused with MessageWritesBlocked)
+    ends when she installs the app again or writes to the bot in the 1:1 chat, through the real
+    endpoint with a signed Bot Framework token: Teams is her first platform again."""
+    blocks = Blocks(teams.store)
+    sarah = Address(platform="teams", person_id="p-sarah", user_id=SARAH_AAD)
+    await blocks.remember(sarah, "MessageWritesBlocked: the person blocked the bot")
+    assert await blocks.blocked(sarah) is not None
+    # a message without words (a file, say): kept, and nothing to answer through the connector
+    extra: dict[str, Any] = {"action": "add"} if kind == "installationUpdate" else {}
+    response = await teams.post(activity(kind, **extra), sign(claims()))
+    assert response.status in (200, 201, 202)
+    await teams.settle()
+    assert await blocks.blocked(sarah) is None

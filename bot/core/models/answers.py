@@ -25,6 +25,7 @@ from bot.core.models.wire import Id, RequestModel, WireModel, additive, extensio
 
 ANSWER_REQUEST_ID = "answer-request-id"
 ANSWER_NOTE = "answer-note"
+ANSWER_ORDER = "answer-order"
 
 
 class Interval(WireModel):
@@ -82,6 +83,12 @@ class ResponseRecord(WireModel):
     # an unknown status counts as no confirmation
     binding_status: Annotated[BindingStatus, lenient(BindingStatus, BindingStatus.ATTESTATION)]
     supersedes: str | None = additive()
+    responded_at: AwareDatetime | None = additive(description=(
+        "When the responder answered, by the platform's clock (answer-order); a responder's "
+        "active response is their latest by this time."))
+    superseded_by: str | None = additive(description=(
+        "The response of the same responder that replaced this one (answer-order): recorded, "
+        "never counted."))
     note: str | None = additive(description=(
         "The responder's note (a steward's reason for an override); withheld in a redacted "
         "view."))
@@ -105,6 +112,15 @@ class AnswerRequest(RequestModel):
     )
     note: str | None = extension_field(ANSWER_NOTE, min_length=1, max_length=500, description=(
         "A note kept on the response (a steward's reason for an override)."))
+    responded_at: AwareDatetime | None = extension_field(ANSWER_ORDER, description=(
+        "When the responder answered, by the platform's own clock (Slack's action_ts, the "
+        "Teams activity's timestamp), not when the answer arrived: the responder's active "
+        "response is their latest by this time, so an earlier answer that arrives after a "
+        "later one is recorded as superseded and never becomes the active one."))
+    superseded: bool | None = extension_field(ANSWER_ORDER, description=(
+        "The caller holds a later answer of the same responder to this clarification, sent "
+        "next: the response is recorded (append-only) but the quorum is not evaluated on it "
+        "and it never counts."))
 
     @field_validator("answer_index", mode="before")
     @classmethod
@@ -157,6 +173,10 @@ class AnswerResult(WireModel):
     confirmed_by: list[str] = additive([])
     bound_interval: Interval | None = additive()
     replayed: bool = additive(False)
+    superseded: bool = additive(False, description=(
+        "The response was recorded as superseded (answer-order): an earlier answer than the "
+        "responder's active one, or one the caller said a later answer follows; nothing was "
+        "evaluated on it."))
     @property
     def confirmers_derived(self) -> bool:
         """The core left confirmedBy out: who confirmed is read from the record afterwards."""
