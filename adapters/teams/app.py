@@ -39,7 +39,7 @@ from microsoft_agents.hosting.core.authorization import Connections
 from adapters.bodies import read_body
 from adapters.limits import client_address, limited
 from adapters.teams import references
-from adapters.teams.auth import TokenGate, Unauthorized
+from adapters.teams.auth import TokenGate, Unauthorized, Verified
 from adapters.teams.invokes import VERBS, Invokes
 from adapters.teams.references import Actor, NoTenant
 from adapters.teams.render import CARD_CONTENT_TYPE
@@ -106,10 +106,10 @@ class TeamsAdapter:
             return limited(refused)
         structlog.contextvars.bind_contextvars(activity=str(activity.type)[:40],
                                                teams_user=who.aad_object_id or "-")
-        return await self._turn(activity, claims, (tenant, who))
+        return await self._turn(activity, claims.identity, (tenant, who))
 
     async def _checked(self, request: web.Request
-                       ) -> tuple[Activity, ClaimsIdentity, Actor] | web.Response:
+                       ) -> tuple[Activity, Verified, Actor] | web.Response:
         """The body read whole, its token verified, parsed once and checked against the token;
         else the refusal."""
         try:
@@ -132,7 +132,8 @@ class TeamsAdapter:
             return await self._out_of_scope(activity)
         try:
             self.gate.check_activity(claims, service_url=activity.service_url,
-                                     aad_tenant_id=who.aad_tenant_id)
+                                     aad_tenant_id=who.aad_tenant_id,
+                                     channel_id=_channel(activity))
             self._host_allowed(activity)
         except Unauthorized as exc:
             return refusal(401, exc.reason)
@@ -278,6 +279,12 @@ def _activity(raw: bytes) -> Activity:
             or not activity.from_property.id or activity.recipient is None:
         raise ValueError("no type, channel, conversation, sender or recipient")
     return activity
+
+
+def _channel(activity: Activity) -> str | None:
+    """The activity's channel as endorsements name it (``msteams``; a sub-channel aside)."""
+    found = activity.channel_id
+    return getattr(found, "channel", None) or (str(found) if found else None)
 
 
 def _refused_for_now(body: Any) -> bool:
