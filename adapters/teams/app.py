@@ -308,8 +308,10 @@ def build_teams_adapter(*, gate: TokenGate, connections: Connections,
     cloud = CloudAdapter(connection_manager=connections, host_validator=host_validator)
     # the SDK's default tells the person the exception's text; a failure is the edge's 500
     cloud.on_turn_error = None  # type: ignore[assignment]
+    # no typing indicator (the SDK's default starts one per turn): an invoke is answered by its
+    # response and a message at once, and a typing activity would be one more connector call
     app: AgentApplication[TurnState] = AgentApplication[TurnState](
-        storage=MemoryStorage(), connection_manager=connections)
+        storage=MemoryStorage(), connection_manager=connections, start_typing_timer=False)
     adapter = TeamsAdapter(gate=gate, cloud=cloud, app=app, hosts=host_validator,
                            invokes=invokes, interactions=interactions, store=store,
                            audit=audit, clock=clock, limits=limits or Limits.off(clock))

@@ -27,6 +27,7 @@ from enum import StrEnum
 import structlog
 
 from bot.answering.followups import Answered, Followups, Note
+from bot.answering.waiting import FAILING, CoreReach, Handover, waiting_kind
 from bot.audit import Audit, AuditEvent
 from bot.chat import Callback
 from bot.clock import Clock
@@ -97,12 +98,16 @@ class AnswerService:
     policy: OutboxPolicy = field(default_factory=OutboxPolicy)
     # called after an entry is queued, to wake the local consumers (``bot.answering.outbox``)
     on_queued: Callable[[], None] | None = None
+    # what forwards last met: an answer or a failing core (``bot.answering.waiting``)
+    reach: CoreReach | None = None
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)
 
     def __post_init__(self) -> None:
         self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
         self.clarifications = Recent(ttl_seconds=self.policy.cache_seconds)
+        if self.reach is None:
+            self.reach = CoreReach(self.clock)
 
     # ---------------------------------------------------------------- before the acknowledgement
 
@@ -133,28 +138,47 @@ class AnswerService:
 
     # ---------------------------------------------------------------- one outbox entry
 
-    async def process(self, entry: OutboxEntry, *, inline: bool = False) -> Receipt:
+    async def process(self, entry: OutboxEntry, *, inline: bool = False,
+                      in_place: Handover | None = None) -> Receipt:
         """Forward one claimed entry and settle it: done, retried with backoff, or parked. Never
-        raises for the entry's sake: a bug, a malformed entry or a refusal ends here."""
+        raises for the entry's sake: a bug, a malformed entry or a refusal ends here.
+        ``inline``: every follow-up shown before returning (the demo, forms). ``in_place``: the
+        caller shows the person's own result in the click's response (a Teams invoke); only
+        what it shows is worked out here, the rest follows in the background."""
         with structlog.contextvars.bound_contextvars(**_log_ids(entry)):
-            return await self._process(entry, inline=inline)
+            return await self._process(entry, inline=inline, in_place=in_place)
 
-    async def _process(self, entry: OutboxEntry, *, inline: bool) -> Receipt:
+    async def _process(self, entry: OutboxEntry, *, inline: bool,
+                       in_place: Handover | None) -> Receipt:
+        assert self.reach is not None
         try:
             receipt = await self._attempt(entry)
         except UNAVAILABLE as exc:
             log.warning("answers.core_unavailable", error=type(exc).__name__)
-            return await self._later(entry, failed=False, tell=not inline)
+            if isinstance(exc, FAILING):
+                self.reach.failed(exc)
+            else:  # it answered: slow down
+                self.reach.answered()
+            return await self._later(entry, failed=False, tell=not inline, handover=in_place)
         except Exception as exc:  # whatever it is, it stays with this entry
             log.error("answers.entry_failed", error=type(exc).__name__,
                       attempts=entry.attempts, failures=entry.failures + 1)
             if entry.failures + 1 >= self.policy.max_failures:
                 return await self._park(entry, reason=type(exc).__name__)
             return await self._later(entry, failed=True)
+        if receipt.verdict is not AnswerStatus.STALE:  # (a stale entry asks the core nothing)
+            self.reach.answered()
         await self.store.outbox_done(entry)
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         if receipt.shown is None:
             return receipt
+        if in_place is not None:  # the caller's response shows the person's own result
+            if isinstance(receipt.shown, Answered):
+                return replace(receipt, view=await self.followups.in_place(
+                    receipt.shown, handover=in_place))
+            if not in_place.take():  # the response is gone: told beside the card instead
+                self.followups.submit(receipt.shown)
+            return receipt  # a refusal: the response says it, no note beside it
         if inline:
             return replace(receipt, view=await self.followups.run_now(receipt.shown))
         self.followups.submit(receipt.shown)
@@ -168,15 +192,17 @@ class AnswerService:
             return Receipt(verdict)
         return await self.forward_now(cb, inline=True)
 
-    async def forward_now(self, cb: Callback, *, inline: bool = False) -> Receipt:
+    async def forward_now(self, cb: Callback, *, inline: bool = False,
+                          in_place: Handover | None = None) -> Receipt:
         """Forward an accepted answer in this task (unless a consumer holds it already);
-        ``inline`` shows its outcome before returning too."""
+        ``inline`` shows its outcome before returning too, ``in_place`` works out only what the
+        caller's own response shows (``process``)."""
         claimed = await self.store.outbox_claim(now=self.clock.now(),
                                                 lease_seconds=self.policy.lease_seconds,
                                                 limit=1, entry_id=cb.entry_id())
         if not claimed:
             return Receipt(AnswerStatus.QUEUED)
-        return await self.process(claimed[0], inline=inline)
+        return await self.process(claimed[0], inline=inline, in_place=in_place)
 
     async def _attempt(self, entry: OutboxEntry) -> Receipt:
         cb = Callback.from_json(entry.payload)
@@ -186,18 +212,21 @@ class AnswerService:
         async with asyncio.timeout(self.policy.forward_timeout_seconds):
             return await self._forward(entry, cb)
 
-    async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True) -> Receipt:
+    async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True,
+                     handover: Handover | None = None) -> Receipt:
         """Retry with backoff. On the first try that found the core away, the person is told
-        the answer is being recorded, unless ``tell`` is False: an inline caller (a Teams invoke)
-        shows that in its own answer, and a second message would say it twice."""
+        the answer is being recorded, unless ``tell`` is False or the caller still waiting on
+        ``handover`` (a Teams invoke) shows that in its own answer: a second message would say
+        it twice."""
         await self.store.outbox_retry(entry, at=self.clock.now() + self.policy.backoff(
             entry.attempts), failed=failed)
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
         if entry.attempts != 1 or failed:
             return Receipt(AnswerStatus.QUEUED)
-        # the first try found the core away: the person learns that it is being recorded
-        note = Note(cb=Callback.from_json(entry.payload), recording=True)
-        if tell:
+        # the first try found the core away: the person learns that it is being recorded (and
+        # that the core cannot be reached only while it is in fact failing)
+        note = Note(cb=Callback.from_json(entry.payload), waiting=waiting_kind(self.reach))
+        if tell and not (handover is not None and handover.take()):
             self.followups.submit(note)
         return Receipt(AnswerStatus.QUEUED, shown=note)
 
