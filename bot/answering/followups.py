@@ -82,6 +82,9 @@ class _Rest:
     job: Answered
     own: _Own
     shown: str | None  # the clicked card's reference, answered in place
+    # the clicked card, left "being recorded" by a response that gave up waiting: where a note
+    # would go beside it (no card of theirs on record), it is updated instead
+    waiting: str | None = None
 
 
 @dataclass
@@ -130,7 +133,7 @@ class Followups:
                 await self._note(job.cb, job.cb.message_ref, _note_view(job, self.clock))
                 return None
             if isinstance(job, _Rest):
-                await self._rest(job.job, job.own, shown=job.shown)
+                await self._rest(job.job, job.own, shown=job.shown, waiting=job.waiting)
                 return job.own.view
             return await self._answered(job)
         except Exception as exc:  # one job's failure must not stop the others
@@ -151,7 +154,7 @@ class Followups:
             self.submit(job)
             return None
         if not handover.take():  # the click's response is gone: every card through the channel
-            self.submit(_Rest(job=job, own=own, shown=None))
+            self.submit(_Rest(job=job, own=own, shown=None, waiting=job.cb.message_ref))
             return None
         shown = job.cb.message_ref if own.view is not None else None
         clicked = next((card for card in own.cards if shown is not None
@@ -182,13 +185,14 @@ class Followups:
         view, version = await self._own_view(job, fresh, read_at)
         return _Own(cards=cards, fresh=fresh, read_at=read_at, view=view, version=version)
 
-    async def _rest(self, job: Answered, own: _Own, *, shown: str | None) -> None:
+    async def _rest(self, job: Answered, own: _Own, *, shown: str | None,
+                    waiting: str | None = None) -> None:
         """Everything an answer changes but the card ``shown`` in place: the person's other
         cards (or a note), everyone else's cards, the steward."""
         c, person, result = job.before, job.person, job.result
         cards = [card for card in own.cards if shown is None
                  or not (card.platform == job.cb.platform and card.message_ref == shown)]
-        await self._show_own(job, own.view, own.version, cards, shown=shown)
+        await self._show_own(job, own.view, own.version, cards, shown=shown, waiting=waiting)
         if own.fresh is not None:
             await self.refresher.paint_states(own.fresh, cards, own.read_at)
         if result is not None:
@@ -222,9 +226,11 @@ class Followups:
         return view, (read_at, 1)
 
     async def _show_own(self, job: Answered, view: OutcomeView | None, version: Version,
-                        cards: list[CardRecord], *, shown: str | None = None) -> None:
+                        cards: list[CardRecord], *, shown: str | None = None,
+                        waiting: str | None = None) -> None:
         """``shown``: the clicked card, answered in place (it is not in ``cards``): nothing is
-        said beside it either."""
+        said beside it either. ``waiting``: the clicked card, showing "being recorded": updated
+        with the outcome where a note would be put beside it."""
         if view is None:
             return
         own = [card for card in cards if card.delivery.person_id == job.person.person_id]
@@ -234,6 +240,9 @@ class Followups:
             await self.refresher.paint(card, view, version)
         for platform, near in placed.notes:
             if shown is not None and platform == job.cb.platform and near == shown:
+                continue
+            if waiting is not None and platform == job.cb.platform and near == waiting:
+                await self._update(job.cb, near, view)
                 continue
             await self._note(job.cb, near, view, platform=platform)
 
@@ -256,6 +265,15 @@ class Followups:
             log.warning("answers.steward_not_told", error=type(exc).__name__, late=late)
 
     # ---------------------------------------------------------------- helpers
+
+    async def _update(self, cb: Callback, ref: str, view: OutcomeView) -> None:
+        channel = self.channels.get(cb.platform)
+        if channel is None:
+            return
+        try:
+            await channel.update(ref, view)
+        except ChannelError as exc:
+            log.warning("answers.card_update_failed", error=exc.reason)
 
     async def _note(self, cb: Callback, near: str | None, view: OutcomeView | None, *,
                     platform: str | None = None) -> None:
