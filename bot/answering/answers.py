@@ -82,6 +82,11 @@ class OutboxPolicy:
     backoff_cap_seconds: float = 300.0
     max_failures: int = 5  # failures other than "the core is unavailable" before parking
     cache_seconds: float = 10.0  # verified responders and clarifications read (bot.recent)
+    # an answer its caller forwards itself (``accept(wake=False)``, then ``forward_now``) is
+    # due for the consumers only this long after it was accepted: a consumer of another
+    # process never takes it from under the click waiting for its outcome (if that process
+    # dies in between, the consumers forward it this much later)
+    own_forward_seconds: float = 10.0
 
     def backoff(self, attempts: int) -> timedelta:
         seconds = self.backoff_base_seconds * 2 ** min(max(attempts - 1, 0), 20)
@@ -119,10 +124,13 @@ class AnswerService:
                                "A callback came from a workspace mapped to no tenant.")
             return AnswerStatus.OUT_OF_SCOPE
         cb = _with_acted(cb, self.clock)
+        # due at once for the consumers, or (forwarded by the caller) a little later
+        due = self.clock.now() + timedelta(
+            seconds=0.0 if wake else self.policy.own_forward_seconds)
         try:
             got = await self.store.outbox_accept(cb.entry_id(), cb.to_json(),
                                                  order_key=cb.order_key(), acted_at=cb.acted_at,
-                                                 now=self.clock.now())
+                                                 now=due)
         except OutboxFull:  # nothing stored: the caller refuses, the platform or person retries
             REGISTRY.inc("clarify_outbox_full_total")
             raise
@@ -197,8 +205,9 @@ class AnswerService:
         """Forward an accepted answer in this task (unless a consumer holds it already);
         ``inline`` shows its outcome before returning too, ``in_place`` works out only what the
         caller's own response shows (``process``)."""
-        claimed = await self.store.outbox_claim(now=self.clock.now(),
-                                                lease_seconds=self.policy.lease_seconds,
+        # (as due as ``accept(wake=False)`` made it: the claim is this caller's)
+        at = self.clock.now() + timedelta(seconds=self.policy.own_forward_seconds)
+        claimed = await self.store.outbox_claim(now=at, lease_seconds=self.policy.lease_seconds,
                                                 limit=1, entry_id=cb.entry_id())
         if not claimed:
             return Receipt(AnswerStatus.QUEUED)
