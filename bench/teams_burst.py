@@ -1,7 +1,7 @@
 """Teams card clicks under a burst: the full bot's ``/api/messages`` beside a bare Agents SDK bot.
 
 Run: .venv/bin/python bench/teams_burst.py [--invokes 2000] [--concurrency 50] [--people 50]
-         [--redis redis://127.0.0.1:6379/13] [--role split|all]
+         [--redis redis://127.0.0.1:6379/13] [--role split|all] [--profile]
 
 Both sides run in one run, on 127.0.0.1, every server in its own process, token validation on:
 (a) the bot: ``clarify-bot serve`` (``--role web`` and ``--role worker``, or one ``all``) with its
@@ -381,8 +381,12 @@ async def start(args: argparse.Namespace, procs: Processes, *, prefix: str,
         config = procs.logs / f"{name}.toml"
         config.write_text(bot_config(core=core_url, connector=connector_url, redis=args.redis,
                                      prefix=prefix, port=port))
-        procs.start(name, [sys.executable, str(SERVE), jwks, origin, "serve", "--config",
-                           str(config), "--role", role], env=env)
+        command = [sys.executable, str(SERVE), jwks, origin, "serve", "--config", str(config),
+                   "--role", role]
+        if args.profile:  # cProfile of each bot process, written when it stops
+            command = [sys.executable, "-m", "cProfile", "-o", str(procs.logs / f"{name}.prof"),
+                       *command[1:]]
+        procs.start(name, command, env=env)
     await _until_up(f"http://127.0.0.1:{web_port}/healthz")
     await _until_up(f"http://127.0.0.1:{bare_port}/api/messages", ok=(401, 405))
     return World(core_url=core_url, bot_url=f"http://127.0.0.1:{web_port}/api/messages",
@@ -472,6 +476,9 @@ def main() -> None:
     parser.add_argument("--people", type=int, default=50)
     parser.add_argument("--role", choices=["split", "all"], default="split")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile each bot process with cProfile (.prof files in the logs "
+                             "folder)")
     parser.add_argument("--serve", choices=["bare", "connector"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--jwks")

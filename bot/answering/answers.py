@@ -176,14 +176,13 @@ class AnswerService:
             return await self._later(entry, failed=True)
         if receipt.verdict is not AnswerStatus.STALE:  # (a stale entry asks the core nothing)
             self.reach.answered()
+        if in_place is not None and isinstance(receipt.shown, Answered):
+            return await self._settled_in_place(entry, receipt, receipt.shown, in_place)
         await self.store.outbox_done(entry)
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         if receipt.shown is None:
             return receipt
         if in_place is not None:  # the caller's response shows the person's own result
-            if isinstance(receipt.shown, Answered):
-                return replace(receipt, view=await self.followups.in_place(
-                    receipt.shown, handover=in_place))
             if not in_place.take():  # the response is gone: told beside the card instead
                 self.followups.submit(receipt.shown)
             return receipt  # a refusal: the response says it, no note beside it
@@ -191,6 +190,20 @@ class AnswerService:
             return replace(receipt, view=await self.followups.run_now(receipt.shown))
         self.followups.submit(receipt.shown)
         return receipt
+
+    async def _settled_in_place(self, entry: OutboxEntry, receipt: Receipt, shown: Answered,
+                                handover: Handover) -> Receipt:
+        """The entry settled and the person's own outcome worked out side by side (a click's
+        response waits for both). The core has the answer either way: a store that fails to
+        settle the entry leaves it to be sent again after its lease, which the core answers
+        from its idempotency key without applying it twice."""
+        done, view = await asyncio.gather(self.store.outbox_done(entry),
+                                          self.followups.in_place(shown, handover=handover),
+                                          return_exceptions=True)
+        if isinstance(done, BaseException):
+            log.warning("answers.entry_not_settled", error=type(done).__name__)
+        REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
+        return replace(receipt, view=None if isinstance(view, BaseException) else view)
 
     async def receive(self, cb: Callback) -> Receipt:
         """Accept and forward at once, showing the outcome before returning (the demo, forms)."""

@@ -160,3 +160,21 @@ async def test_a_key_endorsed_for_another_channel_is_refused_for_this_one(
     assert response.status == 200
     await teams.settle()
     assert await teams.responses(cid) == [("p-sarah", 0)]
+
+
+async def test_the_token_comes_as_one_bearer_header(teams: TeamsStack) -> None:
+    """``Authorization: Bearer <JWT>``, once: none, two, another scheme, a bearer with no token
+    or one that is not a JWT are each a 401; the same token as one bearer header passes."""
+    cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
+    click = json.dumps(invoke(data_of(teams.codec, cid))).encode()
+    good = sign(claims())
+    url = f"{teams.url}/api/messages"
+    for headers in ([], [("Authorization", f"Bearer {good}")] * 2,
+                    [("Authorization", f"Basic {good}")], [("Authorization", "Bearer ")],
+                    [("Authorization", "Bearer not.a.jwt")], [("Authorization", good)]):
+        async with teams.http.post(url, data=click, headers=[
+                ("Content-Type", "application/json"), *headers]) as response:
+            assert response.status == 401, headers
+    await teams.settle()
+    assert await teams.responses(cid) == []
+    assert (await teams.post(activity("message"), good)).status == 202
