@@ -1,7 +1,7 @@
 """Teams card clicks under a burst: the full bot's ``/api/messages`` beside a bare Agents SDK bot.
 
 Run: .venv/bin/python bench/teams_burst.py [--invokes 2000] [--concurrency 50] [--people 50]
-         [--redis redis://127.0.0.1:6379/13] [--role split|all] [--profile]
+         [--redis redis://127.0.0.1:6379/13] [--role split|all] [--rounds 4] [--profile]
 
 Both sides run in one run, on 127.0.0.1, every server in its own process, token validation on:
 (a) the bot: ``clarify-bot serve`` (``--role web`` and ``--role worker``, or one ``all``) with its
@@ -17,7 +17,9 @@ Both sides run in one run, on 127.0.0.1, every server in its own process, token 
     only handler answers ``Action.Execute`` with a small card.
 Every invoke is a distinct (clarification, person, answer), an ``adaptiveCard/action`` as Teams
 sends it, with a Bot Framework token signed by the local key (RS256, for the app, with the
-activity's serviceurl). Each side first gets a short warm-up of its own invokes (not counted).
+activity's serviceurl). Each side first gets a short warm-up of its own invokes (not counted);
+then the sides take turns, ``--rounds`` rounds each (the same invokes' share each round), so
+that both meet the same background load on a shared machine.
 The report: requests a second, p50, p95, p99 and max latency on both sides and the p99 ratio;
 what the bot's invoke responses were (the card, "being recorded", "cannot be reached"); the
 calls the fake connector got (none is for a clicked card); and a check at the core that every
@@ -272,8 +274,7 @@ class Burst:
     latencies: list[float]
     statuses: Counter[int]
     shown: Counter[str]
-    first_sent: float
-    last_answered: float
+    seconds: float  # from the first invoke sent to the last answered, summed over rounds
 
     def pct(self, p: float) -> float:
         ordered = sorted(self.latencies)
@@ -281,7 +282,12 @@ class Burst:
 
     @property
     def rps(self) -> float:
-        return len(self.latencies) / (self.last_answered - self.first_sent)
+        return len(self.latencies) / self.seconds
+
+    def __add__(self, other: Burst) -> Burst:
+        return Burst(latencies=self.latencies + other.latencies,
+                     statuses=self.statuses + other.statuses, shown=self.shown + other.shown,
+                     seconds=self.seconds + other.seconds)
 
     def row(self, name: str, recorded: str) -> str:
         bad = sum(n for status, n in self.statuses.items() if status != 200)
@@ -335,8 +341,7 @@ async def burst(url: str, bodies: list[bytes], token: str, concurrency: int) -> 
 
         first = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return Burst(latencies=latencies, statuses=statuses, shown=shown, first_sent=first,
-                 last_answered=last)
+    return Burst(latencies=latencies, statuses=statuses, shown=shown, seconds=last - first)
 
 
 # ---------------------------------------------------------------- orchestration
@@ -429,8 +434,14 @@ async def run(args: argparse.Namespace) -> None:
         await burst(world.bot_url, warm, token, args.concurrency)
         await until_drained(args.redis, prefix, 120)
         before = await connector_calls(world.calls_url)
-        bare = await burst(world.bare_url, measured, token, args.concurrency)
-        bot = await burst(world.bot_url, measured, token, args.concurrency)
+        # the two sides take turns, a round each, so that both meet the same load from
+        # whatever else the machine runs (a shared machine's load moves within a minute)
+        size = -(-len(measured) // args.rounds)
+        bare = bot = Burst([], Counter(), Counter(), 0.0)
+        for n in range(args.rounds):
+            part = measured[n * size:(n + 1) * size]
+            bare += await burst(world.bare_url, part, token, args.concurrency)
+            bot += await burst(world.bot_url, part, token, args.concurrency)
         drained, parked = await until_drained(args.redis, prefix, 300)
         await asyncio.sleep(1.0)  # the follow-ups' last background work, if any
         after = await connector_calls(world.calls_url)
@@ -454,8 +465,8 @@ def report(args: argparse.Namespace, bare: Burst, bot: Burst, drained: float, pa
     clicked = {f"1:{c.clarification_id}:{c.user}" for c in clicks}
     own = sum(1 for path in new_paths if path.rsplit("/", 1)[-1] in clicked)
     recorded = f"{sum(counts.values())} of {len(wanted)}, each once: {once}"
-    print(f"\n{args.invokes} invokes at concurrency {args.concurrency}, {args.people} people; "
-          f"bot role {args.role}; logs in {logs}")
+    print(f"\n{args.invokes} invokes at concurrency {args.concurrency}, {args.people} people, "
+          f"in {args.rounds} rounds a side, taking turns; bot role {args.role}; logs in {logs}")
     print("| side | invokes | rps | p50 ms | p95 ms | p99 ms | max ms | non-200 | "
           "answers at the core |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
@@ -475,6 +486,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--people", type=int, default=50)
     parser.add_argument("--role", choices=["split", "all"], default="split")
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="rounds each side gets, taking turns (1: the bare side's whole "
+                             "burst, then the bot's)")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
     parser.add_argument("--profile", action="store_true",
                         help="profile each bot process with cProfile (.prof files in the logs "

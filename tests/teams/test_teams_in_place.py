@@ -9,6 +9,7 @@ afterwards, in the background, through the paced connector; the SDK sends no typ
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -221,3 +222,33 @@ async def test_cannot_be_reached_only_while_the_core_is_failing(
     await stack.settle()
     assert await stack.responses(cid) == [("p-sarah", 0), ("p-sarah", 1)]
     assert len(sarahs.versions) == updates  # the second one shown in place only
+
+
+class SlowCore(FailingCore):
+    """The bot's core client answering each answer after ``delay`` seconds."""
+
+    delay = 0.0
+
+    async def answer_clarification(self, **kwargs: Any) -> Any:
+        await asyncio.sleep(self.delay)
+        return await self.inner.answer_clarification(**kwargs)
+
+
+async def test_no_typing_activity_while_an_invoke_waits(
+        make_teams: Any, kit: Kit, dev_client: DevCoreClient, bot_client: CoreClient) -> None:
+    """The SDK starts a typing indicator half a second into a turn unless told not to: an
+    invoke waiting 0.8 s for the core sends none (a typing activity would be a connector call
+    per click), and is still answered with the card."""
+    slow = SlowCore(bot_client)
+    stack = await _stack(make_teams, kit, core_client=slow)  # type: ignore[arg-type]
+    _, sarahs, _ = await _asked(stack, kit, dev_client)
+    slow.delay = 0.8
+    before = len(kit.fake.calls)
+    body = await (await stack.post(_click(kit, sarahs, candidate=0, at=datetime.now(UTC)),
+                                   _token(kit))).json()
+    assert body["type"] == CARD and "First confirmation recorded" in _text(body["value"])
+    await stack.settle()
+    typing = [c for c in kit.fake.calls[before:]
+              if isinstance(c.body, dict) and c.body.get("type") == "typing"]
+    assert typing == []
+    assert [c for c in kit.fake.calls[before:] if sarahs.conversation_id in c.path] == []
