@@ -6,7 +6,7 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from bot.limits import Limit, Refused
+from bot.limits import Limit, Throttled
 
 log = structlog.get_logger("clarify.limits")
 FORWARDED_FOR = "X-Forwarded-For"
@@ -28,7 +28,7 @@ def client_address(request: web.Request, trusted_hops: int) -> str | None:
     return entries[-trusted_hops][:64]
 
 
-def limited(refused: Refused) -> web.Response:
+def limited(refused: Throttled) -> web.Response:
     """429 (a rate limit) or 503 (the task cap) with Retry-After; the body names the limit in
     one word, nothing of the request."""
     status = 503 if refused.limit is Limit.TASKS else 429

@@ -19,6 +19,7 @@ import structlog
 
 from bot.core import errors as e
 from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 
 log = structlog.get_logger("clarify.audit")
@@ -161,7 +162,9 @@ class Audit:
         self._sink = sink
         self._core = core
 
-    async def emit(self, event: AuditEvent, *, to_core: bool = True) -> None:
+    async def emit(self, event: AuditEvent, *, to_core: bool = True,
+                   scope: JobScope | None = None) -> None:
+        """``scope``: the job's, whose reports go to the core together when it ends."""
         self._sink.write(event)
         # the sink is the record (stdout by default): at info this line would print each event
         # a second time; at debug it puts the events among the other lines when tracing
@@ -187,6 +190,7 @@ class Audit:
             message=event.message[:500],
         )
         try:
-            await self._core.report_event(clarification_id=event.clarification_id, report=report)
+            await self._core.report_event(clarification_id=event.clarification_id, report=report,
+                                          scope=scope)
         except e.CoreError as exc:
             log.warning("audit.core_report_failed", type=event.type, error=type(exc).__name__)

@@ -3,16 +3,25 @@
     BotError
     ├── ChannelError              a platform refused or failed a send (bot.channel)
     │   ├── NotReachable          nobody can reach this person there until an operator acts
-    │   └── CredentialsRejected   the platform refuses the bot's own credentials
+    │   └── CredentialsRejected   the platform (or, in a readiness check, the core) refuses the
+    │                             bot's own credentials: ``setting`` names what to fix
     ├── StoreError                the store failed (bot.store.errors)
     │   ├── SlotNotFound
     │   ├── SlotContended
-    │   └── StoreUnavailable
-    └── SettingsError             start-up settings are wrong (bot.settings.errors)
+    │   ├── StoreUnavailable
+    │   └── OutboxFull
+    ├── SettingsError             start-up settings are wrong (bot.settings.errors)
+    ├── BadRedisUrl               a Redis URL the store cannot use (bot.store.connect; also a
+    │                             ValueError, reported as a SettingsError's problem)
+    ├── CannotListen              the web server's address cannot be bound (bot.process.service)
+    └── Connecting                a readiness check's dependency is still being connected to, not
+                                  failed (bot.process.health)
 
-The core client's errors are the layer below and keep their own root
-(``bot.core.errors.CoreError``); library errors (slack_sdk, redis, aiohttp) are translated at
-each boundary with ``raise … from``.
+Outside this tree: the core client's errors keep their own root
+(``bot.core.errors.CoreError``), the layer the bot calls; the adapters' errors theirs
+(``adapters.errors.AdapterError``), the layer that calls the bot. A refusal by the abuse limits
+is a value, not an exception (``bot.limits.Throttled``). Library errors (slack_sdk, redis,
+aiohttp) are translated at each boundary with ``raise … from``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ call them with the key they read or verified): docs/reliability.md, "Abuse limit
 - **Outstanding tasks**: work an adapter runs after acknowledging (``bot.aio.Tasks``) is capped;
   at the cap a new callback that could start some is refused (503) before anything is recorded.
 
-A refusal is a ``Refused``: which limit, and whole seconds to wait (``Retry-After``); every one
+A refusal is ``Throttled``: which limit, and whole seconds to wait (``Retry-After``); every one
 is counted in ``clarify_requests_refused_total`` by limit and platform. Nothing here logs an
 address, an id or a value.
 """
@@ -73,7 +73,7 @@ OFF = Bucket(0, 1)
 
 
 @dataclass(frozen=True, slots=True)
-class Refused:
+class Throttled:
     limit: Limit
     retry_after: int  # whole seconds, at least 1
 
@@ -137,7 +137,7 @@ class Limits:
         """No rate limit and no task cap (tests of other things, benchmarks)."""
         return cls(clock=clock, per_ip=OFF, per_user=OFF, max_tasks=0)
 
-    def ip_refused(self, platform: str, address: str | None) -> Refused | None:
+    def ip_refused(self, platform: str, address: str | None) -> Throttled | None:
         """Before anything is read: has this address used up its refusals?"""
         if self.per_ip.off or address is None:
             return None
@@ -149,7 +149,7 @@ class Limits:
         if not self.per_ip.off and address is not None:
             self._ips.charge(address, self.per_ip)
 
-    async def user_refused(self, platform: str, user_key: str) -> Refused | None:
+    async def user_refused(self, platform: str, user_key: str) -> Throttled | None:
         """After verification: one callback of this person's (``user_key``: the verified ids).
         A store that cannot answer within ``USER_BUCKET_SECONDS`` lets the callback through
         (what follows needs the store and fails visibly without it, inside the platform's
@@ -165,15 +165,15 @@ class Limits:
             return None
         return self._refused(Limit.USER, platform, wait) if wait > 0 else None
 
-    def busy(self, platform: str, outstanding: int) -> Refused | None:
+    def busy(self, platform: str, outstanding: int) -> Throttled | None:
         """At the cap of outstanding tasks: new work is refused, never queued."""
         if self.max_tasks <= 0 or outstanding < self.max_tasks:
             return None
         return self._refused(Limit.TASKS, platform, BUSY_RETRY_SECONDS)
 
-    def _refused(self, limit: Limit, platform: str, wait: float) -> Refused:
+    def _refused(self, limit: Limit, platform: str, wait: float) -> Throttled:
         count_refusal(limit, platform)
-        return Refused(limit, max(1, math.ceil(wait)))
+        return Throttled(limit, max(1, math.ceil(wait)))
 
 
 def count_refusal(limit: Limit, platform: str) -> None:

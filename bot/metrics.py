@@ -40,8 +40,8 @@ from prometheus_client import (
 from prometheus_client.metrics import MetricWrapperBase
 
 from bot.core import models as m
-from bot.core import tolerance
 from bot.core.extensions import Extension
+from bot.core.instruments import INSTRUMENTS
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 GAUGE_READ_SECONDS = 1.0
@@ -248,6 +248,29 @@ def _product(values: list[list[str]]) -> list[tuple[str, ...]]:
 
 disable_created_metrics()  # no ``_created`` series beside each counter: nobody here reads them
 REGISTRY = Metrics()
-# the core's tolerant reader counts here (bot.core cannot import this module's registry first)
-tolerance.on_tolerated.append(
-    lambda kind, name: REGISTRY.inc("clarify_core_tolerated_total", kind=kind, model=name))
+
+
+class CoreInstruments:
+    """What the core's client and reader report (``bot.core.instruments``), into ``REGISTRY``:
+    ``bot.core`` imports nothing above it, so the registry is handed down to it here."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def fallback(self, extension: Extension) -> None:
+        self.metrics.inc("clarify_core_extension_fallbacks_total", extension=extension.value)
+
+    def offered(self, extension: Extension, offered: bool) -> None:
+        self.metrics.set("clarify_core_extension_offered", 1 if offered else 0,
+                         extension=extension.value)
+
+    def attempt(self, operation: str, seconds: float, *, failed: str | None) -> None:
+        self.metrics.observe("clarify_core_request_seconds", seconds, operation=operation)
+        if failed is not None:
+            self.metrics.inc("clarify_core_errors_total", code=failed)
+
+    def tolerated(self, kind: str, model: str) -> None:
+        self.metrics.inc("clarify_core_tolerated_total", kind=kind, model=model)
+
+
+INSTRUMENTS.install(CoreInstruments(REGISTRY))

@@ -15,12 +15,11 @@ socket-mode handler (the connection is authenticated by the app-level token).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -34,7 +33,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.limits import client_address, limited
-from adapters.slack import declines, forms, home, listening, payloads, steward
+from adapters.slack import declines, digests, forms, home, listening, payloads, steward
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
     TIMESTAMP_HEADER,
@@ -49,49 +48,36 @@ from adapters.slack.edge import (
     signed_text,
     user_key,
 )
-from adapters.slack.render import render
-from bot.aio import Tasks
-from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService, AnswerStatus
+from adapters.slack.kit import Kit, NotDurable
+from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService
 from bot.audit import Audit, AuditEvent
-from bot.channel import SlackReach
-from bot.chat import Callback
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interaction.interactions import Interactions
-from bot.limits import Limit, Limits, Refused
+from bot.limits import Limit, Limits, Throttled
 from bot.metrics import REGISTRY
-from bot.store.errors import OutboxFull, StoreError
+from bot.store.errors import OutboxFull
 from cards import slack as blocks
-from cards import text as card_text
 from cards.actions import ActionCodec, ActionKind
-from cards.views import Viewer
 
 log = structlog.get_logger("clarify.slack")
 EVENTS_PATH = "/slack/events"
 _ANSWER_ACTION = re.compile(r"^clarify\.answer\.\d+$")
 # Slack sends a body at once; one not complete by then can no longer be acknowledged in time
 BODY_SECONDS = 10.0
-# the store write that makes an answer durable: a store that takes longer is treated as down, so
-# Slack hears a failure inside its 3 s and the person sees it (a write that lands later is
-# forwarded once: Slack's retry, or the person's next click, is a duplicate of it)
-ACCEPT_SECONDS = 2.0
 RETRY_HEADER = "X-Slack-Retry-Num"
 
 
 @dataclass
 class SlackAdapter:
-    app: AsyncApp
-    answers: AnswerService
-    interactions: Interactions
-    channel: SlackChannel
-    codec: ActionCodec
+    """The edge (verify, screen, limit, acknowledge) in front of the listeners; what the
+    listeners share is the ``kit`` (``adapters.slack.kit``)."""
+
+    kit: Kit
     audit: Audit
-    clock: Clock
     verifier: SignatureVerifier
     limits: Limits
-    tasks: Tasks = field(default_factory=lambda: Tasks("slack"))
     body_seconds: float = BODY_SECONDS
-    accept_seconds: float = ACCEPT_SECONDS
 
     # ---------------------------------------------------------------- HTTP mode
 
@@ -144,13 +130,13 @@ class SlackAdapter:
                                             context={listening.READ_KEY: read})
         except (TypeError, KeyError, AttributeError, ValueError):
             return refusal_response(400, "malformed_payload")
-        answered = await self.app.async_dispatch(bolt_request)
+        answered = await self.kit.app.async_dispatch(bolt_request)
         if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
             return web.Response(status=200)
         return await to_aiohttp_response(answered)
 
     async def _limited(self, read: Read, *, answer: bool, retry: bool = False
-                       ) -> Refused | None:
+                       ) -> Throttled | None:
         """A verified person's callback: their bucket (a retry skips it), then, unless it is
         an answer click (which starts no task), the cap on outstanding tasks. A callback of
         nobody's (an event, a closed view) reaches no listener that starts work."""
@@ -158,22 +144,18 @@ class SlackAdapter:
             return None
         if not retry and (refused := await self.limits.user_refused("slack", user_key(read.who))):
             return refused
-        return None if answer else self.limits.busy("slack", len(self.tasks))
-
-    def tenant(self, who: payloads.Who) -> str | None:
-        """The tenant a callback acts in (decided in ``bot.interaction.interactions``)."""
-        return self.interactions.tenant(listening.user(who))
+        return None if answer else self.limits.busy("slack", len(self.kit.tasks))
 
     async def _screen(self, body: dict[str, Any]) -> Read | Refusal:
         """The edge's checks on a verified callback's body (identity shapes, tenant): what was
         read, to go on with, else the refusal, audited."""
         try:
-            read = read_callback(body, self.codec)
+            read = read_callback(body, self.kit.codec)
         except payloads.ScopeMismatch:
             return await self._refused(Refusal(403, "workspace_not_served"))
         except payloads.MalformedPayload as exc:
             return await self._refused(Refusal(400, "malformed_payload", exc.field))
-        if read.who is not None and self.tenant(read.who) is None:
+        if read.who is not None and self.kit.tenant(read.who) is None:
             return await self._refused(Refusal(403, "workspace_not_served"))
         return read
 
@@ -182,7 +164,7 @@ class SlackAdapter:
         extra = {"status": str(refusal.status),
                  **({"field": refusal.field} if refusal.field else {})}
         await self.audit.emit(AuditEvent(
-            type="callback_refused", at=self.clock.now(), clarification_id="-",
+            type="callback_refused", at=self.kit.clock.now(), clarification_id="-",
             reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH if out_of_scope else None,
             channel="slack", extra=extra,
             message="A callback came from a Slack workspace mapped to no tenant. Refused."
@@ -211,7 +193,7 @@ class SlackAdapter:
         # bound, not scoped: bolt runs the listeners after its middleware chain has returned;
         # each callback starts from a clean context (handle_http clears it for HTTP mode too)
         structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(**log_ids(body, self.codec))
+        structlog.contextvars.bind_contextvars(**log_ids(body, self.kit.codec))
         return await next()
 
     def routes(self) -> list[web.RouteDef]:
@@ -220,14 +202,14 @@ class SlackAdapter:
     # ---------------------------------------------------------------- listeners
 
     def register(self) -> None:
-        self.app.use(self._edge)
-        self.app.action(_ANSWER_ACTION)(self.on_answer)
-        self.app.action(blocks.OPEN_DOCUMENT_ACTION)(listening.ack_only)
-        self.app.action(blocks.DIGEST_NEXT_ACTION)(self.on_digest_next)
-        forms.register(self)
-        declines.register(self)
-        steward.register(self)
-        home.register(self)
+        """The edge's middleware and the answer click here; every other listener in its
+        handler module, given the kit."""
+        app = self.kit.app
+        app.use(self._edge)
+        app.action(_ANSWER_ACTION)(self.on_answer)
+        app.action(blocks.OPEN_DOCUMENT_ACTION)(listening.ack_only)
+        for handlers in (digests, forms, declines, steward, home):
+            handlers.register(self.kit)
 
     async def on_answer(self, ack: Any, context: Any, request: AsyncBoltRequest) -> None:
         click = listening.read(context).click
@@ -240,91 +222,19 @@ class SlackAdapter:
         assert click.ref.clarification_id is not None
         acted = click.action_ts or (signed_stamp if signed_stamp and signed_stamp.isdigit()
                                     else None)
-        cb = self._callback(click.who, click.ref.clarification_id, click.ref.card_ref,
-                            click.message_ref, answer_index=click.ref.candidate,
-                            acted_at=payloads.micros(acted) if acted else 0)
-        await self._durable(cb)
-
-    async def _durable(self, cb: Callback, *, wake: bool = True) -> AnswerStatus:
-        """``answers.accept`` within ``accept_seconds``; NotDurable when the store fails or
-        does not answer in time (the callback is then not acknowledged)."""
-        try:
-            return await asyncio.wait_for(self.answers.accept(cb, wake=wake), self.accept_seconds)
-        except (TimeoutError, StoreError) as exc:
-            log.error("slack.answer_not_durable", error=type(exc).__name__)
-            raise NotDurable(type(exc).__name__) from None
-
-    async def on_digest_next(self, ack: Any, context: Any) -> None:
-        await ack()
-        click = listening.read(context).click
-        if click is not None and click.ref.offset is not None and click.channel_id is not None \
-                and click.message_ts is not None:
-            self._spawn(self._next_page(click))
-
-    async def _next_page(self, click: payloads.Click) -> None:
-        """The digest's next questions, shown in place of the page clicked: one interactive
-        ``chat.update``, never a new post queued behind bulk delivery (issue 12)."""
-        assert click.ref.offset is not None and click.channel_id is not None
-        assert click.message_ts is not None
-        page = await self.interactions.digest_page(listening.user(click.who),
-                                                   digest_ref=click.ref.card_ref,
-                                                   offset=click.ref.offset)
-        if page is None:
-            await self._ephemeral(click.channel_id, click.who.user_id, key="digest.no_more",
-                                  who=click.who)
-            return
-        await self.channel.replace(click.channel_id, click.message_ts,
-                                   render(page, codec=self.codec), workspace=_reach(click.who))
-
-    # ---------------------------------------------------------------- the answer
-
-    def _callback(self, who: payloads.Who, clarification_id: str, card_ref: str,
-                  message_ref: str | None, *, answer_index: int | None = None,
-                  custom: tuple[Any, Any, str] | None = None, acted_at: int = 0) -> Callback:
-        start, end, note = custom or (None, None, "")
-        return Callback(
-            platform="slack",
-            tenant_id=self.tenant(who),
-            user_id=who.user_id, team_id=who.team_id, enterprise_id=who.enterprise_id,
-            aad_tenant_id=None, clarification_id=clarification_id, card_ref=card_ref,
-            message_ref=None if message_ref is None else self.channel.own_ref(
-                message_ref, SlackReach(team_id=who.team_id, enterprise_id=who.enterprise_id)),
-            answer_index=answer_index, custom_from=start,
-            custom_to=end, custom_note=note, received_at=self.clock.now(), acted_at=acted_at,
-        )
-
-    async def _ephemeral(self, channel_id: str | None, user_id: str, *, key: str,
-                         who: payloads.Who | None = None) -> None:
-        if channel_id is None:
-            return
-        words = card_text.catalog_of(Viewer()).text(key)
-        await self.channel.ephemeral(channel_id, user_id, {"text": words, "blocks": []},
-                                     workspace=None if who is None else _reach(who))
-
-    def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        return self.tasks.spawn(work)
+        cb = self.kit.callback(click.who, click.ref.clarification_id, click.ref.card_ref,
+                               click.message_ref, answer_index=click.ref.candidate,
+                               acted_at=payloads.micros(acted) if acted else 0)
+        await self.kit.durable(cb)
 
     async def drain(self) -> None:
         """Wait for the work still running after its acknowledgement (tests, shutdown)."""
-        await self.tasks.drain()
-
-
-class NotDurable(Exception):
-    """An answer could not be made durable in time; ``cause`` is the error's type name."""
-
-    def __init__(self, cause: str) -> None:
-        super().__init__(cause)
-        self.cause = cause
+        await self.kit.tasks.drain()
 
 
 def _is_answer(click: payloads.Click) -> bool:
     return click.ref.kind is ActionKind.ANSWER and click.ref.clarification_id is not None \
         and _ANSWER_ACTION.fullmatch(click.action_id) is not None
-
-
-def _reach(who: payloads.Who) -> SlackReach:
-    """Where a callback came from, as the channel finds its installation by."""
-    return SlackReach(team_id=who.team_id, enterprise_id=who.enterprise_id)
 
 
 def _is_answer_read(read: Read) -> bool:
@@ -366,8 +276,9 @@ def build_slack_adapter(
                    request_verification_enabled=False, process_before_response=True,
                    raise_error_for_unhandled_request=False, oauth_flow=flow)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
-    adapter = SlackAdapter(app=app, answers=answers, interactions=interactions, channel=channel,
-                           codec=codec, audit=audit, clock=clock, verifier=verifier,
+    kit = Kit(app=app, answers=answers, interactions=interactions, channel=channel, codec=codec,
+              clock=clock)
+    adapter = SlackAdapter(kit=kit, audit=audit, verifier=verifier,
                            limits=limits or Limits.off(clock))
     adapter.register()
     return adapter

@@ -5,7 +5,8 @@ workspace and method following Slack's tiers, and per DM for chat.postMessage; s
 ``[slack.rates]``); bulk delivery leaves a reserve of each bucket to clicks, so a person who
 clicks never waits behind thousands of cards. Cards are posted to the user id, so no
 ``conversations.open`` precedes them. A 429 blocks that bucket for Retry-After for every
-replica, then the call is retried. 5xx and connection failures are retried with backoff;
+replica, then the call is retried. 5xx and connection failures are retried with backoff
+(``SLACK_RETRY``, a ``bot.retry.RetryPolicy``);
 a post whose outcome is unknown is looked up by its message metadata before it is retried, so a
 card is never posted twice.
 
@@ -18,10 +19,11 @@ updated with the token it was sent with. A token Slack refuses pauses that insta
 from __future__ import annotations
 
 import asyncio
+import random as _random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -31,19 +33,19 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters import pacing
+from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from adapters.slack.render import render
+from adapters.slack.tokens import Installations, Workspace
 from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.retry import RetryPolicy
 from bot.settings import SlackRates
 from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
 from cards.views import OutcomeView, QuestionView, Viewer
-
-if TYPE_CHECKING:  # a distributed app's tokens (adapters.slack.tokens)
-    from adapters.slack.tokens import Installations, Workspace
 
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
@@ -55,6 +57,10 @@ TOKEN_SETTING = "SLACK_BOT_TOKEN"
 # setting is the only cure, so they pause delivery instead of failing one person's card
 CREDENTIAL_ERRORS = frozenset({"invalid_auth", "not_authed", "token_revoked", "token_expired",
                                "account_inactive", "not_allowed_token_type"})
+# every retried Web API call: 4 tries, 1 s doubling (to 30 s at most), half of each wait random;
+# a 429's Retry-After is waited in full (docs/reliability.md, "Retries")
+SLACK_RETRY = RetryPolicy(max_attempts=4, base=1.0, cap=30.0, retry_after_cap=float("inf"),
+                          jitter=0.5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +98,8 @@ class SlackChannel:
     store: Store
     clock: Clock
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    attempts: int = 4
-    backoff_seconds: float = 1.0
+    retry: RetryPolicy = SLACK_RETRY
+    random: Callable[[], float] = _random.random  # the retries' jitter draws (tests: 1.0)
     platform: str = "slack"
     can_find: bool = True  # conversations.history, by the metadata each card carries
     idempotent: bool = False
@@ -120,7 +126,8 @@ class SlackChannel:
                 "metadata": {"event_type": METADATA_EVENT,
                              "event_payload": {"delivery": key.token()}}}
         workspace = _workspace(address)
-        for attempt in range(1, self.attempts + 1):
+        attempt = 1
+        while True:
             try:
                 response = await self._call("chat.postMessage", workspace, args, dm=user,
                                             lane=Lane.BULK)
@@ -131,10 +138,10 @@ class SlackChannel:
                 found = await self._lookup(await self.dm(address), workspace, key)
                 if found is not None:
                     return found
-                if attempt == self.attempts:
+                if self.retry.last(attempt):
                     raise ChannelError(exc.reason, certain=False, retryable=True) from None
-                await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
+                await self.sleep(self.retry.delay(attempt, draw=self.random()))
+                attempt += 1
 
     async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
         ref, _, where = ref.partition("@")
@@ -270,21 +277,24 @@ class SlackChannel:
 
     async def _call_retrying(self, method: str, workspace: Workspace, args: dict[str, Any]
                              ) -> Any:
-        for attempt in range(1, self.attempts + 1):
+        attempt = 1
+        while True:
             try:
                 return await self._call(method, workspace, args)
             except _Ambiguous as exc:
-                if attempt == self.attempts:
+                if self.retry.last(attempt):
                     raise ChannelError(exc.reason, certain=False, retryable=True) from None
-                await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
+                await self.sleep(self.retry.delay(attempt, draw=self.random()))
+                attempt += 1
 
     async def _call(self, method: str, where: Workspace, args: dict[str, Any], *,
                     dm: str | None = None, lane: Lane = Lane.INTERACTIVE) -> Any:
         """One Web API call inside the rate limits; 429s are waited out here. Bulk delivery
         leaves each bucket's reserve to clicks (``Lane``)."""
         workspace = self._bucket(where)
-        for _ in range(self.attempts):
+        attempt = 0
+        while not self.retry.last(attempt):
+            attempt += 1
             if dm is not None:  # one conversation at a time: no workspace token held meanwhile
                 await self._take(method + DM, workspace, suffix=dm)
             await self._take(method, workspace, lane=lane)
@@ -296,7 +306,7 @@ class SlackChannel:
                 status = exc.response.status_code
                 error = str(exc.response.get("error", "unknown"))
                 if status == 429:
-                    await self._blocked(method, workspace, exc)
+                    await self._blocked(method, workspace, exc, attempt)
                     continue
                 if status >= 500:
                     raise _Ambiguous(f"slack_{status}") from None
@@ -308,7 +318,8 @@ class SlackChannel:
                 raise ChannelError(error, certain=True, retryable=False) from None
             except aiohttp.ClientConnectorError:
                 # no connection was made, so nothing was sent: wait and try again
-                await self.sleep(self.backoff_seconds)
+                if not self.retry.last(attempt):
+                    await self.sleep(self.retry.delay(attempt, draw=self.random()))
                 continue
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise _Ambiguous(type(exc).__name__) from None
@@ -336,7 +347,10 @@ class SlackChannel:
         if waited > 0:
             REGISTRY.observe("clarify_rate_limit_wait_seconds", waited, platform="slack")
 
-    async def _blocked(self, method: str, workspace: str | None, exc: SlackApiError) -> None:
+    async def _blocked(self, method: str, workspace: str | None, exc: SlackApiError,
+                       attempt: int) -> None:
+        """A 429: the bucket is blocked for Retry-After for every replica (its next take
+        waits); a call outside the buckets waits here, the Retry-After at least."""
         retry_after = _retry_after(exc)
         REGISTRY.inc("clarify_rate_limited_total", platform="slack", method=method)
         log.info("slack.rate_limited", method=method, retry_after=retry_after)
@@ -344,11 +358,13 @@ class SlackChannel:
         await self.store.rate_block(f"slack:{workspace or '-'}:{method}", seconds=retry_after,
                                     rate_per_second=limit.rate_per_second, burst=limit.burst,
                                     now=self.clock.now())
-        if method not in self._limits or not self.rates.paced:
-            await self.sleep(retry_after)
+        if (method not in self._limits or not self.rates.paced) \
+                and not self.retry.last(attempt):
+            await self.sleep(self.retry.delay(attempt, retry_after=retry_after,
+                                              draw=self.random()))
 
 
-class _Ambiguous(Exception):
+class _Ambiguous(AdapterError):
     """The call may or may not have taken effect (5xx, connection trouble)."""
 
     def __init__(self, reason: str) -> None:

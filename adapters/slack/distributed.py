@@ -14,10 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 import aiohttp
-from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import revocation, schema
 from adapters.slack.channel import SlackChannel
@@ -25,12 +23,11 @@ from adapters.slack.installations import InstallationDB
 from adapters.slack.links import LinkSigner
 from adapters.slack.oauth import InstallFlow, build_flow
 from adapters.slack.tokens import Installations
+from adapters.slack.web import web_client
 from bot.chat import SlackTenants
 from bot.process.pauses import Pauses
+from bot.process.service import Base, Parts, Service
 from bot.settings import Problem, Settings, SettingsError
-
-if TYPE_CHECKING:
-    from bot.process.service import Base, Parts, Service
 
 DATABASE_SETTING = "CLARIFY_BOT_DATABASE_URL"
 
@@ -53,7 +50,7 @@ def open_installations(settings: Settings, clock: object, session: aiohttp.Clien
 def open_channel(settings: Settings, base: Base, session: aiohttp.ClientSession
                  ) -> SlackChannel:
     installations = open_installations(settings, base.clock, session, base.stack)
-    client = AsyncWebClient(base_url=settings.slack.api_url, session=session)  # no token
+    client = web_client(base_url=settings.slack.api_url, session=session)  # no token
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
                         rates=settings.slack.rates, installations=installations)
 

@@ -7,74 +7,70 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack import listening, payloads
+from adapters.slack.kit import Kit, reach
 from bot.answering.answers import AnswerStatus
-from bot.channel import ChannelError, SlackReach
+from bot.channel import ChannelError
 from cards import slack as blocks
 from cards import text as card_text
 from cards.actions import custom_input_ids, read_custom_answer
 from cards.views import CustomError, CustomFormView, Viewer
 
-if TYPE_CHECKING:
-    from adapters.slack.app import SlackAdapter
-
 log = structlog.get_logger("clarify.slack")
 
 
-def register(adapter: SlackAdapter) -> None:
-    """The form's listeners on the adapter's bolt app."""
+def register(kit: Kit) -> None:
+    """The form's listeners on the kit's bolt app."""
 
     async def on_open(ack: Any, context: Any) -> None:
         await ack()
         click = listening.read(context).click
         if click is None or click.trigger_id is None or click.ref.clarification_id is None:
             return
-        adapter._spawn(_open(adapter, click))  # a task of ours: drain() waits for it too
+        kit.spawn(_open(kit, click))  # a task of ours: drain() waits for it too
 
     async def on_submit(ack: Any, context: Any, request: AsyncBoltRequest) -> None:
-        await submit(adapter, ack, context, request)
+        await submit(kit, ack, context, request)
 
-    adapter.app.action(blocks.CUSTOM_ACTION)(on_open)
-    adapter.app.view(blocks.CUSTOM_CALLBACK)(on_submit)
+    kit.app.action(blocks.CUSTOM_ACTION)(on_open)
+    kit.app.view(blocks.CUSTOM_CALLBACK)(on_submit)
 
 
-async def _open(adapter: SlackAdapter, click: payloads.Click) -> None:
+async def _open(kit: Kit, click: payloads.Click) -> None:
     assert click.trigger_id is not None
     try:  # trigger_id lives 3 s: the modal must open inside that
-        modal = await asyncio.wait_for(_modal(adapter, click), listening.MODAL_DECISION_SECONDS)
+        modal = await asyncio.wait_for(_modal(kit, click), listening.MODAL_DECISION_SECONDS)
     except TimeoutError:
         modal = None
     try:
         if modal is None:
-            await adapter._ephemeral(click.channel_id, click.who.user_id,
-                                     key="answer.form_unavailable", who=click.who)
+            await kit.ephemeral(click.channel_id, click.who, key="answer.form_unavailable")
             return
-        await adapter.channel.open_modal(click.trigger_id, modal, workspace=SlackReach(
-            team_id=click.who.team_id, enterprise_id=click.who.enterprise_id))
+        await kit.channel.open_modal(click.trigger_id, modal, workspace=reach(click.who))
     except ChannelError as exc:
         log.warning("slack.modal_not_opened", error=exc.reason)
 
 
-async def _modal(adapter: SlackAdapter, click: payloads.Click) -> dict[str, Any] | None:
+async def _modal(kit: Kit, click: payloads.Click) -> dict[str, Any] | None:
     assert click.ref.clarification_id is not None
-    question = await adapter.interactions.custom_form(
+    question = await kit.interactions.custom_form(
         listening.user(click.who), clarification_id=click.ref.clarification_id,
         card_ref=click.ref.card_ref)
     if question is None:
         return None
     modal = blocks.render_custom_modal(CustomFormView(question=question, slot=click.ref.slot),
-                                       codec=adapter.codec)
+                                       codec=kit.codec)
     modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
                                             "m": click.message_ref})
     return modal
 
 
-async def submit(adapter: SlackAdapter, ack: Any, context: Any,
+async def submit(kit: Kit, ack: Any, context: Any,
                  request: AsyncBoltRequest) -> None:
     sub = listening.read(context).submission
     if sub is None:
@@ -90,13 +86,13 @@ async def submit(adapter: SlackAdapter, ack: Any, context: Any,
         return
     assert sub.ref.clarification_id is not None
     acted = listening.signed_stamp(request)  # a submission carries no action time of its own
-    cb = adapter._callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
-                           custom=(parsed.start, parsed.end, parsed.note),
-                           acted_at=payloads.micros(acted) if acted else 0)
+    cb = kit.callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
+                      custom=(parsed.start, parsed.end, parsed.note),
+                      acted_at=payloads.micros(acted) if acted else 0)
     # durable first; then this request forwards it itself, so that a date the core cannot
     # read comes back as a field error while the form is still open
-    if await adapter._durable(cb, wake=False) is AnswerStatus.QUEUED:
-        task = adapter._spawn(adapter.answers.forward_now(cb))
+    if await kit.durable(cb, wake=False) is AnswerStatus.QUEUED:
+        task = kit.spawn(kit.answers.forward_now(cb))
         done, _ = await asyncio.wait({task}, timeout=listening.MODAL_DECISION_SECONDS)
         if task in done and not task.cancelled() and task.exception() is None \
                 and task.result().verdict is AnswerStatus.INVALID:

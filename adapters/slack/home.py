@@ -16,19 +16,17 @@ rendering in ``cards.attention``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 
 from adapters.slack import listening, payloads
+from adapters.slack.kit import Kit
 from bot.channel import ChannelError, SlackReach
 from bot.chat import ChatUser
 from bot.metrics import REGISTRY
 from cards.attention import render_slack_home
 from cards.views import AttentionView
-
-if TYPE_CHECKING:
-    from adapters.slack.app import SlackAdapter
 
 log = structlog.get_logger("clarify.slack")
 HOME_EVENT = "app_home_opened"
@@ -36,8 +34,8 @@ REGISTRY.preset("clarify_slack_home_total", outcome=("published", "not_served",
                                                      "not_published"))
 
 
-def register(adapter: SlackAdapter) -> None:
-    """The App Home listener on the adapter's bolt app, and the re-publish of a changed queue."""
+def register(kit: Kit) -> None:
+    """The App Home listener on the kit's bolt app, and the re-publish of a changed queue."""
 
     async def on_home_opened(ack: Any, body: dict[str, Any]) -> None:
         await ack()
@@ -48,29 +46,29 @@ def register(adapter: SlackAdapter) -> None:
             return
         if who is None:
             return
-        if adapter.tenant(who) is None:  # no tenant: nothing of any tenant, not even "empty"
+        if kit.tenant(who) is None:  # no tenant: nothing of any tenant, not even "empty"
             log.info("slack.home_skipped", reason="workspace_not_served")
             REGISTRY.inc("clarify_slack_home_total", outcome="not_served")
             return
-        adapter._spawn(publish(adapter, listening.user(who)))
+        kit.spawn(publish(kit, listening.user(who)))
 
     async def republish(user: ChatUser, view: AttentionView) -> None:
-        await show(adapter, user, view)
+        await show(kit, user, view)
 
-    adapter.app.event(HOME_EVENT)(on_home_opened)
-    adapter.interactions.board.publish_with("slack", republish)
+    kit.app.event(HOME_EVENT)(on_home_opened)
+    kit.interactions.board.publish_with("slack", republish)
 
 
-async def publish(adapter: SlackAdapter, user: ChatUser) -> None:
+async def publish(kit: Kit, user: ChatUser) -> None:
     """The person's queue, rendered and published to their Home tab."""
-    await show(adapter, user, await adapter.interactions.attention(user))
+    await show(kit, user, await kit.interactions.attention(user))
 
 
-async def show(adapter: SlackAdapter, user: ChatUser, view: AttentionView) -> None:
+async def show(kit: Kit, user: ChatUser, view: AttentionView) -> None:
     try:
-        await adapter.channel.publish_home(user.user_id, render_slack_home(view),
-                                           workspace=SlackReach(team_id=user.team_id,
-                                                                enterprise_id=user.enterprise_id))
+        await kit.channel.publish_home(user.user_id, render_slack_home(view),
+                                       workspace=SlackReach(team_id=user.team_id,
+                                                            enterprise_id=user.enterprise_id))
     except ChannelError as exc:
         log.warning("slack.home_not_published", error=exc.reason)
         REGISTRY.inc("clarify_slack_home_total", outcome="not_published")

@@ -35,6 +35,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStor
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.slack.links import InstallRefused
 from adapters.slack.schema import install_states, installations
 
 ACTIVE, PAUSED, REMOVED = "active", "paused", "removed"
@@ -93,14 +94,6 @@ class Installed:
                 "token_expires_at": when(self.token_expires_at),
                 "refreshed_at": when(self.refreshed_at),
                 "refresh_failures": self.refresh_failures}
-
-
-class Refusal(Exception):
-    """An install that may not be kept, as a code for the audit and the person's page."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def _row(row: sa.RowMapping) -> Installed:
@@ -173,7 +166,7 @@ class InstallationDB:
     async def save(self, installation: Installation, *, tenant: str, link_id: str,
                    now: datetime) -> bool:
         """Keep an install bound to ``tenant``; True when it was installed before (a
-        reinstall). Refusal when the workspace or org belongs to another tenant, or the link
+        reinstall). InstallRefused when the workspace or org belongs to another tenant, or the link
         already installed another one."""
         key = installation_key(enterprise_id=installation.enterprise_id,
                                team_id=installation.team_id,
@@ -188,11 +181,11 @@ class InstallationDB:
             held = (await conn.execute(sa.select(installations).where(c.key == key)
                                        .with_for_update())).mappings().first()
             if held is not None and held["tenant"] != tenant:
-                raise Refusal("workspace_of_another_tenant")
+                raise InstallRefused("workspace_of_another_tenant")
             other = await conn.scalar(sa.select(c.key).where(c.link_id == link_id,
                                                              c.key != key).limit(1))
             if other is not None:
-                raise Refusal("link_already_used")
+                raise InstallRefused("link_already_used")
             await self.sdk.async_save(installation)
             values = {
                 "enterprise_id": installation.enterprise_id, "team_id": installation.team_id,

@@ -8,6 +8,10 @@ path checks the signature (compared in constant time) and the expiry on the bot'
 only then issues an OAuth state bound to that tenant and link. A link installs one workspace
 (or one org): used again for the same one it reinstalls it (new scopes, a new token); used for
 another, it is refused (``adapters.slack.oauth``).
+
+``InstallRefused`` is every refusal of an install, from the link's check here to the
+installation's binding (``adapters.slack.installations``) and Bolt's redirect: one code for the
+audit and the person's page.
 """
 
 from __future__ import annotations
@@ -22,6 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
+from slack_bolt.error import BoltError
+
+from adapters.errors import AdapterError
 from bot.settings.fields import _TENANT as TENANT_PATTERN
 
 LINK_PARAM = "link"
@@ -35,9 +42,12 @@ class Link:
     expires_at: datetime
 
 
-class BadLink(Exception):
-    """Why a link is refused, as a code for the audit: ``missing``, ``malformed``,
-    ``bad_signature``, ``expired``."""
+class InstallRefused(AdapterError, BoltError):
+    """An install the bot will not keep; ``reason`` is the audit's code: a link ``missing``,
+    ``malformed``, with a ``bad_signature`` or ``expired``; an ``invalid_state``; a
+    ``workspace_of_another_tenant`` or a ``link_already_used``. A ``BoltError`` too, so that
+    Bolt's OAuth flow hands one raised while storing an installation to its failure
+    callback."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -70,20 +80,20 @@ class LinkSigner:
 
     def verify(self, value: str | None, *, now: datetime) -> Link:
         if not value:
-            raise BadLink("missing")
+            raise InstallRefused("missing")
         payload, dot, signature = value.partition(".")
         if not dot or len(value) > 2048:
-            raise BadLink("malformed")
+            raise InstallRefused("malformed")
         if not hmac.compare_digest(self._sign(payload), signature):
-            raise BadLink("bad_signature")
+            raise InstallRefused("bad_signature")
         try:
             fields = json.loads(_unb64(payload))
             tenant, link_id, expires = str(fields["t"]), str(fields["n"]), int(fields["x"])
         except (ValueError, KeyError, TypeError):
-            raise BadLink("malformed") from None
+            raise InstallRefused("malformed") from None
         expires_at = datetime.fromtimestamp(expires, now.tzinfo)
         if now >= expires_at:
-            raise BadLink("expired")
+            raise InstallRefused("expired")
         return Link(tenant=tenant, link_id=link_id, expires_at=expires_at)
 
 

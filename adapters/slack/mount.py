@@ -14,6 +14,7 @@ the database's schema before anything is served.
 from __future__ import annotations
 
 import asyncio
+import random as _random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -21,20 +22,25 @@ import aiohttp
 import structlog
 from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
 from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
-from bot.process.health import Check, Connecting, Refused
+from adapters.slack.web import web_client
+from bot.channel import CredentialsRejected
+from bot.process.health import Check, Connecting
 from bot.process.service import Base, Parts, Service, credentials_check
+from bot.retry import RetryPolicy
 from bot.settings import Settings
 
 NAME = "slack"
 APP_TOKEN_SETTING = "SLACK_APP_TOKEN"
 # apps.connections.open answers that mean the app-level token itself is wrong
 APP_TOKEN_ERRORS = CREDENTIAL_ERRORS | {"not_allowed_token_type", "invalid_token"}
-RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)  # between attempts to get a Socket Mode URL
+# between attempts to get a Socket Mode URL: until it comes (or the token is refused), 1 s
+# doubling to 30 s, half of each wait random, so replicas that lost Slack together spread out
+SOCKET_RETRY = RetryPolicy(max_attempts=None, base=1.0, cap=30.0, retry_after_cap=0.0,
+                           jitter=0.5)
 
 log = structlog.get_logger("clarify.slack")
 
@@ -46,7 +52,7 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
     base.stack.push_async_callback(session.close)
     if settings.slack.distributed:
         return distributed.open_channel(settings, base, session)
-    client = AsyncWebClient(token=settings.secrets.require("slack_bot_token"),
+    client = web_client(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
                         rates=settings.slack.rates)
@@ -63,10 +69,10 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         client=channel.client, answers=parts.answers, interactions=parts.interactions,
         channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock,
         limits=parts.limits, flow=distributed.mount(app, parts, settings, channel))
-    distributed.register(adapter.app, channel)
+    distributed.register(adapter.kit.app, channel)
     handler = None
     if socket:
-        handler = AsyncSocketModeHandler(adapter.app, secrets.require("slack_app_token"))
+        handler = AsyncSocketModeHandler(adapter.kit.app, secrets.require("slack_app_token"))
         parts.base.stack.push_async_callback(handler.close_async)
     else:
         app.web_app.add_routes(adapter.routes())
@@ -92,6 +98,7 @@ class Hosted:
     name: str = NAME
     rejected: str | None = None  # Slack's error for the app-level token, once refused
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # tests: no real waiting
+    random: Callable[[], float] = _random.random  # the retries' jitter draws
 
     async def connect(self) -> None:
         """Socket Mode: a WebSocket URL from ``apps.connections.open`` (retried while Slack
@@ -100,7 +107,7 @@ class Hosted:
         if self.socket is None:
             return
         client = self.socket.client
-        attempt = 0
+        attempt = 0  # failed so far
         while client.wss_uri is None:
             try:
                 opened = await client.web_client.apps_connections_open(app_token=client.app_token)
@@ -117,14 +124,14 @@ class Hosted:
                 log.warning("slack.socket_url_failed", error=type(exc).__name__,
                             attempt=attempt + 1)
             if client.wss_uri is None:
-                await self.sleep(RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)])
                 attempt += 1
+                await self.sleep(SOCKET_RETRY.delay(attempt, draw=self.random()))
         await self.socket.connect_async()
 
     async def connected(self) -> None:
         """The readiness probe of Socket Mode's connection."""
         if self.rejected is not None:
-            raise Refused(APP_TOKEN_SETTING)
+            raise CredentialsRejected(self.rejected, setting=APP_TOKEN_SETTING)
         if self.socket is None or await self.socket.client.is_connected():
             return
         raise Connecting() if self.socket.client.wss_uri is None else ConnectionError("down")

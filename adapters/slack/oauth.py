@@ -25,7 +25,6 @@ from datetime import timedelta
 import structlog
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.error import BoltError
 from slack_bolt.oauth.async_callback_options import (
     AsyncCallbackOptions,
     AsyncFailureArgs,
@@ -38,8 +37,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.installations import QUIET, InstallationDB, Refusal, installation_key, redated
-from adapters.slack.links import LINK_PARAM, BadLink, LinkSigner
+from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
+from adapters.slack.links import LINK_PARAM, InstallRefused, LinkSigner
 from adapters.slack.tokens import AuthorizeStore, Installations
 from bot.audit import Audit, AuditEvent
 from bot.clock import Clock
@@ -48,14 +47,6 @@ from bot.settings import SlackOAuthSettings
 
 log = structlog.get_logger("clarify.slack")
 STATE_SECONDS = 600
-
-
-class InstallRefused(BoltError):
-    """An install the bot will not keep; ``reason`` is the audit's code."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def _page(title: str, text: str, *, status: int) -> BoltResponse:
@@ -99,7 +90,7 @@ class InstallFlow(AsyncOAuthFlow):
         value = next(iter(request.query.get(LINK_PARAM) or ()), None)
         try:
             link = self.signer.verify(value, now=self.clock.now())
-        except BadLink as exc:
+        except InstallRefused as exc:
             await self.refused(exc.reason, stage="install")
             return _page("Not installed", REFUSED_TEXT[exc.reason], status=403)
         state = await self.settings.state_store.async_issue()
@@ -124,11 +115,8 @@ class InstallFlow(AsyncOAuthFlow):
         if binding is None:  # Bolt consumed a state this bot issued without a tenant: never
             raise InstallRefused("invalid_state")
         tenant, link_id = binding
-        try:
-            again = await self.db.save(installation, tenant=tenant, link_id=link_id,
-                                       now=self.clock.now())
-        except Refusal as exc:
-            raise InstallRefused(exc.reason) from None
+        again = await self.db.save(installation, tenant=tenant, link_id=link_id,
+                                   now=self.clock.now())  # or InstallRefused, for failed()
         await self.installations.load()
         key = installation_key(enterprise_id=installation.enterprise_id,
                                team_id=installation.team_id,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from adapters.errors import AdapterError
 from cards.actions import ActionCodec, ActionKind, ActionRef, InvalidActionPayload
 
 ACTION_PREFIX = "clarify"
@@ -38,7 +39,7 @@ MESSAGE_TS = re.compile(r"[0-9]{1,12}\.[0-9]{1,9}")
 TRIGGER_ID = re.compile(r"[0-9]{1,24}\.[0-9]{1,24}\.[0-9A-Za-z]{1,64}")
 
 
-class MalformedPayload(ValueError):
+class MalformedPayload(AdapterError, ValueError):
     """The request does not have the shape of a Slack interaction the bot handles.
 
     ``field`` names the offending field (never its value) when one field is to blame.

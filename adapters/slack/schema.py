@@ -24,6 +24,8 @@ from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from adapters.errors import AdapterError
+
 COMPONENT = "slack"
 LOCK_ID = 0x5C1A_0A17  # pg_advisory_xact_lock: one upgrade at a time
 METADATA = sa.MetaData()
@@ -97,7 +99,7 @@ STEPS = (
 LATEST = STEPS[-1].version
 
 
-class SchemaOutdated(Exception):
+class SchemaOutdated(AdapterError):
     """The database is behind this release: ``clarify-bot db upgrade`` brings it up."""
 
     def __init__(self, found: int) -> None:

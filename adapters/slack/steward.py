@@ -11,51 +11,49 @@ import asyncio
 import json
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import structlog
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack import listening, payloads
-from bot.channel import ChannelError, SlackReach
+from adapters.slack.kit import Kit, reach
+from bot.channel import ChannelError
 from cards import overrides
 from cards import text as card_text
 from cards.actions import OVERRIDE_NOTE_ID, read_override_note
 from cards.views import Viewer
 
-if TYPE_CHECKING:
-    from adapters.slack.app import SlackAdapter
-
 log = structlog.get_logger("clarify.slack")
 OVERRIDE_ACTION = re.compile(r"^clarify\.override\.\d+$")
 
 
-def register(adapter: SlackAdapter) -> None:
-    """The override's listeners on the adapter's bolt app."""
+def register(kit: Kit) -> None:
+    """The override's listeners on the kit's bolt app."""
 
     async def on_open(ack: Any, context: Any) -> None:
         await ack()
         click = _click(context)
         if click is not None and click.trigger_id is not None \
                 and click.ref.candidate is not None and click.ref.clarification_id is not None:
-            adapter._spawn(_open(adapter, click))
+            kit.spawn(_open(kit, click))
 
     async def on_submit(ack: Any, context: Any, request: AsyncBoltRequest) -> None:
-        await submit(adapter, ack, context, request)
+        await submit(kit, ack, context, request)
 
-    adapter.app.action(OVERRIDE_ACTION)(on_open)
-    adapter.app.view(overrides.OVERRIDE_CALLBACK)(on_submit)
+    kit.app.action(OVERRIDE_ACTION)(on_open)
+    kit.app.view(overrides.OVERRIDE_CALLBACK)(on_submit)
 
 
 def _click(context: Any) -> payloads.Click | None:
     return listening.read(context).click
 
 
-async def _open(adapter: SlackAdapter, click: payloads.Click) -> None:
+async def _open(kit: Kit, click: payloads.Click) -> None:
     assert click.trigger_id is not None and click.ref.clarification_id is not None
     assert click.ref.candidate is not None
     try:  # trigger_id lives 3 s: the modal must open inside that
-        form = await asyncio.wait_for(adapter.interactions.override_form(
+        form = await asyncio.wait_for(kit.interactions.override_form(
             listening.user(click.who), clarification_id=click.ref.clarification_id,
             card_ref=click.ref.card_ref, candidate=click.ref.candidate),
             listening.MODAL_DECISION_SECONDS)
@@ -63,19 +61,17 @@ async def _open(adapter: SlackAdapter, click: payloads.Click) -> None:
         form = None
     try:
         if form is None:
-            await adapter._ephemeral(click.channel_id, click.who.user_id,
-                                     key="answer.form_unavailable", who=click.who)
+            await kit.ephemeral(click.channel_id, click.who, key="answer.form_unavailable")
             return
-        modal = overrides.slack_modal(form, codec=adapter.codec)
+        modal = overrides.slack_modal(form, codec=kit.codec)
         modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
                                                 "m": click.message_ref})
-        await adapter.channel.open_modal(click.trigger_id, modal, workspace=SlackReach(
-            team_id=click.who.team_id, enterprise_id=click.who.enterprise_id))
+        await kit.channel.open_modal(click.trigger_id, modal, workspace=reach(click.who))
     except ChannelError as exc:
         log.warning("slack.modal_not_opened", error=exc.reason)
 
 
-async def submit(adapter: SlackAdapter, ack: Any, context: Any,
+async def submit(kit: Kit, ack: Any, context: Any,
                  request: AsyncBoltRequest) -> None:
     """A missing note is refused at the form (nothing queued); otherwise the override is made
     durable before Slack hears "ok" and forwarded by the outbox."""
@@ -89,8 +85,8 @@ async def submit(adapter: SlackAdapter, ack: Any, context: Any,
         await ack(response_action="errors", errors={OVERRIDE_NOTE_ID: words})
         return
     acted = listening.signed_stamp(request)
-    cb = adapter._callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
-                           answer_index=sub.ref.candidate,
-                           acted_at=payloads.micros(acted) if acted else 0)
-    await adapter._durable(replace(cb, steward_override=True, override_note=note))
+    cb = kit.callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
+                      answer_index=sub.ref.candidate,
+                      acted_at=payloads.micros(acted) if acted else 0)
+    await kit.durable(replace(cb, steward_override=True, override_note=note))
     await ack()

@@ -53,6 +53,7 @@ from adapters.slack.installations import (
     installation_key,
     stripped,
 )
+from adapters.slack.web import web_client
 from bot.channel import ChannelError, CredentialsRejected, NotReachable, SlackReach
 from bot.clock import Clock
 from bot.metrics import REGISTRY
@@ -89,7 +90,7 @@ class Installations:
     def __post_init__(self) -> None:
         self.authorize = AsyncInstallationStoreAuthorize(
             logger=QUIET, installation_store=AuthorizeStore(self), cache_enabled=True)
-        self.web = AsyncWebClient(base_url=self.api_url, session=self.session)
+        self.web = web_client(base_url=self.api_url, session=self.session)
 
     # ------------------------------------------------------------ the directory
 
@@ -182,7 +183,7 @@ class Installations:
     def _client(self, key: str, token: str) -> AsyncWebClient:
         kept = self._clients.get((key, token))
         if kept is None:
-            kept = AsyncWebClient(token=token, base_url=self.api_url, session=self.session)
+            kept = web_client(token=token, base_url=self.api_url, session=self.session)
             self._clients[(key, token)] = kept
             while len(self._clients) > CLIENTS_KEPT:
                 self._clients.popitem(last=False)

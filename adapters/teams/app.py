@@ -49,7 +49,7 @@ from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interaction.interactions import Interactions, wants_queue
-from bot.limits import Limit, Limits, Refused, count_refusal
+from bot.limits import Limit, Limits, Throttled, count_refusal
 from bot.metrics import REGISTRY
 from bot.store.base import Store
 from cards import attention
@@ -139,7 +139,7 @@ class TeamsAdapter:
             return refusal(401, exc.reason)
         return activity, claims, who
 
-    async def _limited(self, activity: Activity, who: Actor) -> Refused | None:
+    async def _limited(self, activity: Activity, who: Actor) -> Throttled | None:
         """The verified person's bucket, then (for an invoke, the one activity that starts
         tasks) the cap on outstanding tasks."""
         if who.aad_object_id is not None:

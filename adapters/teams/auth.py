@@ -32,6 +32,7 @@ from microsoft_agents.hosting.core.authorization.jwt.jwt_token_validator import 
 )
 from yarl import URL
 
+from adapters.errors import AdapterError
 from bot.settings import TeamsSettings
 
 log = structlog.get_logger("clarify.teams")
@@ -42,7 +43,7 @@ ENTRA_V2 = "https://login.microsoftonline.com/{}/v2.0"
 MULTI_TENANT_AUTHORITY_TENANT = "botframework.com"
 
 
-class Unauthorized(Exception):
+class Unauthorized(AdapterError):
     """A request whose token is missing or not one the bot accepts; ``reason`` is a word."""
 
     def __init__(self, reason: str) -> None:

@@ -39,8 +39,8 @@ from adapters.teams.connector import (
     BLOCKED_CODES,
     Connector,
     ConnectorHosts,
+    ConnectorRefused,
     Limits,
-    Refused,
     TokenProvider,
 )
 from adapters.teams.render import CARD_CONTENT_TYPE, render
@@ -113,7 +113,7 @@ class TeamsChannel:
         conversation = await self._conversation(address, reach)
         try:
             return await self._post(conversation, reach, activity, lane=Lane.BULK)
-        except Refused as exc:
+        except ConnectorRefused as exc:
             if not (conversation.stored and exc.status == 404):
                 raise _failure(exc) from None
         # the stored conversation is gone (the app was reinstalled): open it afresh, once
@@ -121,7 +121,7 @@ class TeamsChannel:
         fresh = await self._open(address, reach)
         try:
             return await self._post(fresh, reach, activity, lane=Lane.BULK)
-        except Refused as exc:
+        except ConnectorRefused as exc:
             raise _failure(exc) from None
 
     async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
@@ -134,7 +134,7 @@ class TeamsChannel:
                 conversation=where.conversation_id, resend_safe=True,
                 op=lambda ops: ops.update_activity(where.conversation_id, where.activity_id,
                                                    activity))
-        except Refused as exc:
+        except ConnectorRefused as exc:
             raise _failure(exc) from None
 
     async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
@@ -149,7 +149,7 @@ class TeamsChannel:
         try:
             await self._post(conversation, TeamsReach(aad_tenant_id=where.aad_tenant_id),
                              activity)
-        except Refused as exc:
+        except ConnectorRefused as exc:
             raise _failure(exc) from None
 
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
@@ -208,7 +208,7 @@ class TeamsChannel:
                 "create_conversation", self.service_url, tenant=reach.aad_tenant_id,
                 conversation=None, resend_safe=True, lane=Lane.BULK,
                 op=lambda ops: ops.create_conversation(params))
-        except Refused as exc:
+        except ConnectorRefused as exc:
             if exc.status in (403, 404):
                 raise NotReachable(NOT_INSTALLED) from None
             raise _failure(exc) from None
@@ -258,7 +258,7 @@ def _card_activity(card: dict[str, Any]) -> Activity:
                     attachments=[Attachment(content_type=CARD_CONTENT_TYPE, content=card)])
 
 
-def _failure(exc: Refused) -> ChannelError:
+def _failure(exc: ConnectorRefused) -> ChannelError:
     """A final refusal, as the engine takes it: nothing was sent, and sending the same again
     would be refused again."""
     if exc.status == 403 and exc.code in BLOCKED_CODES:

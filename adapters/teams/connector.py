@@ -1,21 +1,21 @@
 """The Bot Connector as the Teams channel calls it: the Agents SDK's ``ConnectorClient`` over one
 shared aiohttp session, inside Teams' rate limits, with its transient faults retried.
 
-Every call first checks the service URL against the connector hosts the bot may send its token
-to (never another host: a stored or forged reference cannot move the token), then takes a token
-from two buckets the store shares across replicas: the app's per-tenant bucket and the
-conversation's own (bulk sends leave a reserve of each to interactive work, so a click's card
-update goes first: ``adapters.pacing``). 429, 412, 502 and 504 are retried with exponential
-backoff and jitter, at least as long as Retry-After asks (a 429 also blocks the bucket for
-every replica), until the retry budget is spent. The SDK's client sets the bot's token on the
-session it is given; it is given a view of the shared session scoped to one service URL, so the
-token travels only in that view's requests, and redirects are never followed.
+Every call first checks the service URL against the connector hosts the bot may send its token to
+(never another host: a stored or forged reference cannot move the token), then takes a token from
+two buckets the store shares across replicas: the app's per-tenant bucket and the conversation's own
+(bulk sends leave a reserve of each to interactive work, so a click's card update goes first:
+``adapters.pacing``). 429, 412, 502 and 504 are retried with exponential backoff and jitter, at
+least as long as Retry-After asks (a 429 also blocks the bucket for every replica), until the retry
+budget is spent (``Limits.retry``, a ``bot.retry.RetryPolicy``). The SDK's client sets the bot's
+token on the session it is given; it is given a view of the shared session scoped to one service
+URL, so the token travels only in that view's requests, and redirects are never followed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
+import random as _random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,10 +28,12 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from adapters import pacing
+from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from bot.channel import ChannelError, CredentialsRejected
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.retry import RetryPolicy
 from bot.settings import TeamsSettings
 from bot.store.base import Store
 
@@ -100,6 +102,14 @@ class Limits:
     backoff_cap_seconds: float = 30.0
     retry_budget_seconds: float = 60.0
 
+    @property
+    def retry(self) -> RetryPolicy:
+        """``attempts`` tries, ``backoff_seconds`` doubling to ``backoff_cap_seconds``, half
+        of each wait random, never sooner than a Retry-After (in full: the budget ends it)."""
+        return RetryPolicy(max_attempts=self.attempts, base=self.backoff_seconds,
+                           cap=self.backoff_cap_seconds, retry_after_cap=float("inf"),
+                           jitter=0.5)
+
     @classmethod
     def of(cls, settings: TeamsSettings) -> Limits:
         """The buckets ``[teams.rates]`` and ``teams.tenant_sends_per_second`` configure."""
@@ -111,7 +121,7 @@ class Limits:
                    interactive_reserve=rates.interactive_reserve, paced=rates.paced)
 
 
-class Refused(Exception):
+class ConnectorRefused(AdapterError):
     """The connector answered with a final 4xx (or a redirect): ``code`` is its error code or
     sub-code when the body names one (never the body itself)."""
 
@@ -136,7 +146,7 @@ class Connector:
     hosts: ConnectorHosts = field(default_factory=ConnectorHosts)
     limits: Limits = field(default_factory=Limits)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    jitter: Callable[[], float] = random.random  # in [0, 1): the share of the backoff added
+    random: Callable[[], float] = _random.random  # the retries' jitter draws (tests: 1.0)
 
     async def call[T](self, what: str, service_url: str, *, tenant: str,
                       conversation: str | None,
@@ -147,7 +157,7 @@ class Connector:
         that broke mid-way is not repeated and its ChannelError is not ``certain``. ``lane``:
         bulk delivery leaves each bucket's interactive reserve to clicks.
 
-        Raises Refused (a final answer the caller interprets), CredentialsRejected, or
+        Raises ConnectorRefused (a final answer the caller interprets), CredentialsRejected, or
         ChannelError when retries end."""
         if not self.hosts.allows(service_url):
             log.error("teams.service_url_refused", what=what)
@@ -210,14 +220,11 @@ class Connector:
 
     def _spent(self, attempt: int, waited: float, delay: float) -> bool:
         """No attempt left, or waiting ``delay`` more would pass the retry budget."""
-        return attempt == self.limits.attempts or \
+        return self.limits.retry.last(attempt) or \
             waited + delay > self.limits.retry_budget_seconds
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        base = min(self.limits.backoff_cap_seconds,
-                   self.limits.backoff_seconds * 2 ** (attempt - 1))
-        jittered = base / 2 + base / 2 * self.jitter()
-        return max(jittered, retry_after or 0.0)
+        return self.limits.retry.delay(attempt, retry_after=retry_after, draw=self.random())
 
     def _buckets(self, tenant: str, conversation: str | None
                  ) -> list[tuple[str, float, int, bool]]:
@@ -287,11 +294,11 @@ class ServiceSession:
         """The shared session belongs to whoever opened it."""
 
 
-def _refused(what: str, exc: aiohttp.ClientResponseError) -> Refused:
+def _refused(what: str, exc: aiohttp.ClientResponseError) -> ConnectorRefused:
     body = exc.message or ""
     code = next((c for c in KNOWN_CODES if c in body), None)
     log.warning("teams.refused", what=what, status=exc.status, code=code)
-    return Refused(exc.status, code)
+    return ConnectorRefused(exc.status, code)
 
 
 def _retry_after(headers: Any) -> float | None:

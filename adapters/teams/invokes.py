@@ -136,7 +136,7 @@ class Invokes:
         ``deadline``, with the clicker's own outcome worked out for this response only (the
         task goes on otherwise, and the follow-ups show its outcome through the channel)."""
         handover = Handover()
-        task = self._spawn(self.answers.forward_now(cb, in_place=handover))
+        task = self.tasks.spawn(self.answers.forward_now(cb, in_place=handover))
         left = max(0.0, deadline - asyncio.get_running_loop().time())
         done, _ = await asyncio.wait({task}, timeout=left)
         if task not in done and handover.give_up():
@@ -196,7 +196,7 @@ class Invokes:
         card. A decline still running at the deadline goes on in a task of ours (a repeated
         press is then one skip and shows the card)."""
         assert ref.clarification_id is not None
-        task = self._spawn(self.interactions.decline(
+        task = self.tasks.spawn(self.interactions.decline(
             user, clarification_id=ref.clarification_id, card_ref=ref.card_ref, paint=False))
         done, _ = await asyncio.wait({task}, timeout=self.decision_seconds)
         if task not in done or task.cancelled() or task.exception() is not None:
@@ -254,9 +254,6 @@ class Invokes:
             return await asyncio.wait_for(work, self.decision_seconds)
         except TimeoutError:
             return None
-
-    def _spawn[T](self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
-        return self.tasks.spawn(work)
 
     async def drain(self) -> None:
         """Wait for forwards still running after their invoke was answered (tests, shutdown)."""

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from microsoft_agents.activity import Activity, ConversationReference
 
+from adapters.errors import AdapterError
 from adapters.teams.channel import MessageRef
 from bot.chat import ChatUser
 from bot.store.base import Store
@@ -40,7 +41,7 @@ class Actor:
                         aad_tenant_id=self.aad_tenant_id)
 
 
-class NoTenant(Exception):
+class NoTenant(AdapterError):
     """The activity names no AAD tenant, or two different ones (conversation, channel data)."""
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random as _random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -37,6 +38,7 @@ from bot.core.client import CoreClient
 from bot.engine.rbac import may_read, role_in
 from bot.metrics import REGISTRY
 from bot.recent import Recent
+from bot.retry import RetryPolicy
 from bot.store.base import Acceptance, OutboxEntry, Store
 from bot.store.errors import OutboxFull
 from cards.views import OutcomeView
@@ -87,10 +89,26 @@ class OutboxPolicy:
     # process never takes it from under the click waiting for its outcome (if that process
     # dies in between, the consumers forward it this much later)
     own_forward_seconds: float = 10.0
+    backoff_jitter: float = 0.5  # the random share of each wait (bot.retry), not a setting
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The waits between attempts: ``backoff_base_seconds`` doubling up to
+        ``backoff_cap_seconds``, half of it random, at least the core's Retry-After (up to the
+        cap). No attempt limit of its own: ``max_failures`` parks, an unavailable core never."""
+        return RetryPolicy(max_attempts=None, base=self.backoff_base_seconds,
+                           cap=self.backoff_cap_seconds,
+                           retry_after_cap=self.backoff_cap_seconds, jitter=self.backoff_jitter)
 
     def backoff(self, attempts: int) -> timedelta:
-        seconds = self.backoff_base_seconds * 2 ** min(max(attempts - 1, 0), 20)
-        return timedelta(seconds=min(seconds, self.backoff_cap_seconds))
+        """The longest wait after attempt ``attempts`` (the policy's ceiling: jitter only
+        shortens it)."""
+        return timedelta(seconds=self.retry.ceiling(attempts))
+
+    def wait(self, attempts: int, *, draw: float, retry_after: float | None = None
+             ) -> timedelta:
+        """The wait after attempt ``attempts`` for a random ``draw`` in [0, 1]."""
+        return timedelta(seconds=self.retry.delay(attempts, retry_after=retry_after, draw=draw))
 
 
 @dataclass
@@ -105,6 +123,7 @@ class AnswerService:
     on_queued: Callable[[], None] | None = None
     # what forwards last met: an answer or a failing core (``bot.answering.waiting``)
     reach: CoreReach | None = None
+    random: Callable[[], float] = _random.random  # the outbox's jitter draws (tests: 1.0)
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)
 
@@ -167,7 +186,9 @@ class AnswerService:
                 self.reach.failed(exc)
             else:  # it answered: slow down
                 self.reach.answered()
-            return await self._later(entry, failed=False, tell=not inline, handover=in_place)
+            return await self._later(entry, failed=False, tell=not inline, handover=in_place,
+                                     retry_after=exc.retry_after if isinstance(exc, e.CoreAPIError)
+                                     else None)
         except Exception as exc:  # whatever it is, it stays with this entry
             log.error("answers.entry_failed", error=type(exc).__name__,
                       attempts=entry.attempts, failures=entry.failures + 1)
@@ -235,13 +256,15 @@ class AnswerService:
             return await self._forward(entry, cb)
 
     async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True,
-                     handover: Handover | None = None) -> Receipt:
-        """Retry with backoff. On the first try that found the core away, the person is told
+                     retry_after: float | None = None, handover: Handover | None = None
+                     ) -> Receipt:
+        """Retry with backoff (``OutboxPolicy.retry``; ``retry_after``: what a core's 429 or
+        503 asked, a floor). On the first try that found the core away, the person is told
         the answer is being recorded, unless ``tell`` is False or the caller still waiting on
         ``handover`` (a Teams invoke) shows that in its own answer: a second message would say
         it twice."""
-        await self.store.outbox_retry(entry, at=self.clock.now() + self.policy.backoff(
-            entry.attempts), failed=failed)
+        wait = self.policy.wait(entry.attempts, draw=self.random(), retry_after=retry_after)
+        await self.store.outbox_retry(entry, at=self.clock.now() + wait, failed=failed)
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
         if entry.attempts != 1 or failed:
             return Receipt(AnswerStatus.QUEUED)

@@ -51,7 +51,7 @@ from bot.core.errors import (
     ValidationFailed,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # loaded at run time only when asked for (__getattr__ below): see above
     from bot.core.client import (
         DEFAULT_TIMEOUT,
         AnswerReceipt,

@@ -2,11 +2,12 @@
 
 Handling one ``clarify:`` job used to cost about seven core calls: a read and a reverse resolve per
 person routed (candidates, the steward, names on a steward's card), a delivery report per card and
-an event report per skip or notice. While a ``JobScope`` is bound to the running task
-(``bound``), ``CoreClient`` answers ``get_person`` and ``resolve_person`` from the scope's one
-``POST /v1/people/batch`` (any id or identity it does not hold still goes to the core), and holds
-``report_delivery`` and ``report_event`` until ``flush`` sends them in one ``POST /v1/reports``.
-Outside a scope (digests, answers, the demo) every call goes out on its own, as before.
+an event report per skip or notice. A job's ``JobScope`` is passed explicitly, as ``scope=``,
+from the handler down to every call that reads a person or reports: given one, ``CoreClient``
+answers ``get_person`` and ``resolve_person`` from the scope's one ``POST /v1/people/batch`` (any
+id or identity it does not hold still goes to the core), and holds ``report_delivery`` and
+``report_event`` until ``flush`` sends them in one ``POST /v1/reports``. Without one (digests,
+answers, the demo, work a job starts in the background) every call goes out on its own.
 
 Jobs running side by side share those calls too (``Gathered``): the people reads of jobs that
 start within a few milliseconds of each other go out as one call per tenant, and so do the
@@ -22,8 +23,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import structlog
@@ -35,8 +34,6 @@ log = structlog.get_logger("bot.core.batching")
 REPORTS_PER_CALL = 200  # the contract's limit of each list in one batch
 PEOPLE_PER_CALL = 100
 LINGER_SECONDS = 0.005  # how long a call waits for others to join it
-
-_SCOPE: ContextVar[JobScope | None] = ContextVar("clarify_job_scope", default=None)
 
 
 @dataclass
@@ -129,13 +126,15 @@ class Gathered[K: Hashable, T]:
         self._waiting: dict[K, list[tuple[T, asyncio.Future[None]]]] = {}
         self._sending: set[asyncio.Task[None]] = set()
 
-    async def __call__(self, key: K, item: T) -> None:
+    async def __call__(self, key: K, item: T, *, linger: float | None = None) -> None:
+        """``linger``: this group's wait, when this request opens it (default: the one given
+        at construction)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         group = self._waiting.setdefault(key, [])
         group.append((item, done))
         if len(group) == 1:
-            loop.call_later(self._linger, self._go, key)
+            loop.call_later(self._linger if linger is None else linger, self._go, key)
         await done
 
     def _go(self, key: K) -> None:
@@ -163,20 +162,6 @@ def _key(identity: m.SlackIdentity | m.TeamsIdentity) -> tuple[str | None, ...]:
     if isinstance(identity, m.TeamsIdentity):
         return ("teams", identity.aad_object_id, identity.tenant_id)
     return ("slack", identity.user_id, identity.team_id, identity.enterprise_id)
-
-
-def current() -> JobScope | None:
-    return _SCOPE.get()
-
-
-@contextmanager
-def bound(scope: JobScope) -> Iterator[JobScope]:
-    """Bind ``scope`` to the running task (and tasks it starts) until the block ends."""
-    token = _SCOPE.set(scope)
-    try:
-        yield scope
-    finally:
-        _SCOPE.reset(token)
 
 
 def _error(code: str) -> CoreAPIError:

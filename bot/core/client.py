@@ -23,8 +23,8 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.errors import ExtensionUnavailable, UnexpectedResponse
 from bot.core.extensions import Extension
+from bot.core.instruments import INSTRUMENTS
 from bot.core.transport import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
-from bot.metrics import REGISTRY
 
 log = structlog.get_logger("bot.core.client")
 
@@ -68,7 +68,9 @@ class CoreClient(BaseCoreClient):
         self._attempts: OrderedDict[str, int] = OrderedDict()
         self._people_calls: batching.Gathered[str, tuple[batching.JobScope, list[str]]] = \
             batching.Gathered(self._read_people)
-        self._report_calls: dict[float, batching.Gathered[None, batching.JobScope]] = {}
+        # keyed by linger: jobs ending within the same linger share the call
+        self._report_calls: batching.Gathered[float, batching.JobScope] = \
+            batching.Gathered(self._send_reports)
         # the report ids sent without the report-details extension: the core cannot tell a
         # resent report from a new one, so this process does not resend one it sent
         self._reported: OrderedDict[str, None] = OrderedDict()
@@ -120,8 +122,7 @@ class CoreClient(BaseCoreClient):
                                 operation="advanceJob", why="refused by the core")
                 if self.discovery is not None:
                     self.discovery.soon()
-        REGISTRY.inc("clarify_core_extension_fallbacks_total",
-                     extension=Extension.ADVANCE_ATTEMPT.value)
+        INSTRUMENTS.fallback(Extension.ADVANCE_ATTEMPT)
         return await self._advance_by_steps(job_id, lease_token, attempt)
 
     async def _advance_by_steps(self, job_id: str, lease_token: str, attempt: int
@@ -230,8 +231,7 @@ class CoreClient(BaseCoreClient):
                                                        limit=200), pages)
             except ExtensionUnavailable:
                 pass
-        REGISTRY.inc("clarify_core_extension_fallbacks_total",
-                     extension=Extension.ATTENTION.value)
+        INSTRUMENTS.fallback(Extension.ATTENTION)
         def listing(state: m.ClarificationState
                     ) -> Callable[[str | None], Awaitable[m.ClarificationPage]]:
             return lambda cursor: self.list_clarifications(
@@ -317,12 +317,12 @@ class CoreClient(BaseCoreClient):
         return AnswerReceipt(result=result, http_status=status)
 
     async def report_delivery(
-        self, *, clarification_id: str, report: m.DeliveryReport
+        self, *, clarification_id: str, report: m.DeliveryReport,
+        scope: batching.JobScope | None = None,
     ) -> m.DeliveryRecord | None:
-        """Report a message sent: the core's record (None: held by a job's scope until
-        ``flush``, or an answer the bot cannot read). Without the report-details extension a
-        steward notice is not reported as a delivery (``_send_delivery``)."""
-        scope = batching.current()
+        """Report a message sent: the core's record (None: held in ``scope``, when one is
+        given, until ``flush``; or an answer the bot cannot read). Without the report-details
+        extension a steward notice is not reported as a delivery (``_send_delivery``)."""
         if scope is not None:
             scope.deliveries.append(
                 m.DeliveryReportItem(clarification_id=clarification_id, report=report))
@@ -330,11 +330,11 @@ class CoreClient(BaseCoreClient):
         return await self._send_delivery(clarification_id, report)
 
     async def report_event(
-        self, *, clarification_id: str, report: m.EventReport
+        self, *, clarification_id: str, report: m.EventReport,
+        scope: batching.JobScope | None = None,
     ) -> m.ClarificationEvent | None:
-        """Report a skip, escalation or notice: the core's event (None: held by a job's scope
-        until ``flush``, or an answer the bot cannot read)."""
-        scope = batching.current()
+        """Report a skip, escalation or notice: the core's event (None: held in ``scope``, when
+        one is given, until ``flush``; or an answer the bot cannot read)."""
         if scope is not None:
             scope.events.append(m.EventReportItem(clarification_id=clarification_id,
                                                   report=report))
@@ -411,14 +411,7 @@ class CoreClient(BaseCoreClient):
         if scope.deliveries or scope.events:
             taken = batching.JobScope(deliveries=scope.deliveries, events=scope.events)
             scope.deliveries, scope.events = [], []
-            await self._gathered_reports(linger)(None, taken)
-
-    def _gathered_reports(self, linger: float) -> batching.Gathered[None, batching.JobScope]:
-        gathered = self._report_calls.get(linger)
-        if gathered is None:
-            gathered = batching.Gathered(self._send_reports, linger=linger)
-            self._report_calls[linger] = gathered
-        return gathered
+            await self._report_calls(linger, taken, linger=linger)
 
     async def _read_people(self, tenant_id: str,
                            asks: list[tuple[batching.JobScope, list[str]]]) -> None:
@@ -435,7 +428,7 @@ class CoreClient(BaseCoreClient):
             scope.learn(tenant_id, m.PeopleBatch(
                 people=[found[p] for p in dict.fromkeys(ids) if p in found]))
 
-    async def _send_reports(self, _: None, scopes: list[batching.JobScope]) -> None:
+    async def _send_reports(self, _: float, scopes: list[batching.JobScope]) -> None:
         merged = batching.JobScope(
             deliveries=[item for scope in scopes for item in scope.deliveries],
             events=[item for scope in scopes for item in scope.events])
@@ -454,8 +447,7 @@ class CoreClient(BaseCoreClient):
                                 log.warning("core.report_refused", kind=kind,
                                             code=item.error_code)
                     continue
-            REGISTRY.inc("clarify_core_extension_fallbacks_total",
-                         extension=Extension.REPORTS.value)
+            INSTRUMENTS.fallback(Extension.REPORTS)
             await self._send_one_by_one(batch)
 
     async def _send_one_by_one(self, batch: m.ReportBatch) -> None:
@@ -476,17 +468,18 @@ class CoreClient(BaseCoreClient):
     # ------------------------------------------------------------ people and facts
 
     async def resolve_person(
-        self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
+        self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity,
+        scope: batching.JobScope | None = None,
     ) -> m.ResolvedPerson:
-        """A chat identity to a PERSON, tenant-scoped. Inside a job's scope, in order of
+        """A chat identity to a PERSON, tenant-scoped. With a job's ``scope``, in order of
         precedence: the people batch's resolution of the alias, the clarification's
         ``askedAliases`` (the person read, not resolved again), then the core's resolve."""
-        scope = batching.current()
         if scope is not None:
             if (held := scope.resolved(tenant_id, identity)) is not None:
                 return held
             if (vouched := scope.vouched(tenant_id, identity)) is not None:
-                person = await self.get_person(person_id=vouched, tenant_id=tenant_id)
+                person = await self.get_person(person_id=vouched, tenant_id=tenant_id,
+                                               scope=scope)
                 return m.ResolvedPerson(person=person,
                                         verified=person.verified_enterprise_identity)
         body = m.ResolveRequest(tenant_id=tenant_id, identity=identity)
@@ -495,9 +488,9 @@ class CoreClient(BaseCoreClient):
             resolved.person.tenant_id = tenant_id  # resolved within the tenant asked for
         return resolved
 
-    async def get_person(self, *, person_id: str, tenant_id: str | None = None) -> m.Person:
-        """A person's aliases, memberships and roles (kept in a job's scope once read)."""
-        scope = batching.current()
+    async def get_person(self, *, person_id: str, tenant_id: str | None = None,
+                         scope: batching.JobScope | None = None) -> m.Person:
+        """A person's aliases, memberships and roles (kept in a job's ``scope`` once read)."""
         if scope is not None and (held := scope.person(person_id, tenant_id)) is not None:
             return held
         path, query = {"personId": person_id}, {"tenantId": tenant_id}

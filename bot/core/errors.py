@@ -10,26 +10,28 @@ class; an unknown code falls back to the class for its HTTP status::
     ├── CoreTransportError            network trouble: nothing (or nothing known) reached the core
     │   ├── CoreTimeout
     │   └── CoreConnectError
-    └── CoreAPIError                  the core answered with an error body
-        ├── InvalidRequest            400 / 413 / 422
-        │   ├── MalformedBody, PayloadTooLarge, ValidationFailed
-        │   └── AnswerIndexOutOfRange, AnswerUnnormalisable
-        ├── AuthenticationFailed      401
-        ├── PermissionDenied          403
-        │   ├── AudienceForbidden, JobKindForbidden, TenantScopeMismatch
-        │   ├── ResponderAssertionForbidden, PrincipalRequired, StewardOverrideForbidden
-        │   └── StewardRequired
-        ├── NotFound                  404
-        │   └── ClarificationNotFound, JobNotFound, PersonNotFound, FactNotFound, RouteNotFound
-        ├── MethodNotAllowed          405
-        ├── Conflict                  409
-        │   ├── AlreadyAnswered, StewardOverrideNotAllowed, AliasAmbiguous
-        │   └── LeaseMismatch, LeaseExpired, AttemptsExhausted
-        ├── RateLimited               429 (``retry_after`` seconds)
-        ├── ServerError               5xx
-        │   └── Internal, Unavailable
-        └── UnexpectedResponse        a success body that does not match the contract, a status
-                                      the call never uses, or a repeated pagination cursor
+    ├── CoreAPIError                  the core answered with an error body
+    │   ├── InvalidRequest            400 / 413 / 422
+    │   │   ├── MalformedBody, PayloadTooLarge, ValidationFailed
+    │   │   └── AnswerIndexOutOfRange, AnswerUnnormalisable
+    │   ├── AuthenticationFailed      401
+    │   ├── PermissionDenied          403
+    │   │   ├── AudienceForbidden, JobKindForbidden, TenantScopeMismatch
+    │   │   ├── ResponderAssertionForbidden, PrincipalRequired, StewardOverrideForbidden
+    │   │   └── StewardRequired
+    │   ├── NotFound                  404
+    │   │   └── ClarificationNotFound, JobNotFound, PersonNotFound, FactNotFound, RouteNotFound
+    │   ├── MethodNotAllowed          405
+    │   ├── Conflict                  409
+    │   │   ├── AlreadyAnswered, StewardOverrideNotAllowed, AliasAmbiguous
+    │   │   └── LeaseMismatch, LeaseExpired, AttemptsExhausted
+    │   ├── RateLimited               429 (``retry_after`` seconds)
+    │   ├── ServerError               5xx
+    │   │   └── Internal, Unavailable
+    │   └── UnexpectedResponse        a success body that does not match the contract, a status
+    │                                 the call never uses, or a repeated pagination cursor
+    └── Trouble                       inside the client only (``bot.core.wire``): a request that
+                                      failed below HTTP, raised as the CoreTransportError it names
 
 Catching ``CoreError`` catches everything the core client raises because of the core or the
 network. Misuse by the caller (a malformed token, an empty path parameter, a naive datetime in a

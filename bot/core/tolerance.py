@@ -26,25 +26,23 @@ from __future__ import annotations
 import json
 import types
 import typing
-from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from bot.core.instruments import INSTRUMENTS
 from bot.core.models.wire import Lenient, LenientList, Tolerant
 
 SAMPLE = 64
 MAX_REPAIRS = 100  # repairs (each followed by a parse) before the answer is given up on
 
-# called with (kind, name): kind is "unknown_field", "absent_field", "unknown_value" or
-# "bad_entry"; name is a model's or an enum's class name (``bot.metrics`` adds one)
-on_tolerated: list[Callable[[str, str], None]] = []
 _seen: dict[type[BaseModel], int] = {}
 
 
 def tolerated(kind: str, name: str) -> None:
-    for hook in on_tolerated:
-        hook(kind, name)
+    """Counted (``bot.core.instruments``): kind is "unknown_field", "absent_field",
+    "unknown_value" or "bad_entry"; name is a model's or an enum's class name."""
+    INSTRUMENTS.tolerated(kind, name)
 
 
 def read_json[T: BaseModel](model: type[T], content: bytes) -> T:

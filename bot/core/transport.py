@@ -1,7 +1,8 @@
 """What every core client shares: one HTTP pool, the bearer token, retries and error mapping.
 
 ``BaseCoreClient._call`` sends one route of ``routes.ROUTES``: it builds the path and query, retries
-idempotent routes with full-jitter backoff (honouring ``Retry-After`` on 429 and 503), logs each
+idempotent routes with full-jitter backoff (``CORE_RETRY``, a ``bot.retry.RetryPolicy``; a
+``Retry-After`` on 429 and 503 is a floor, capped), logs each
 attempt without token or body, and turns every failure into a ``bot.core.errors.CoreError``
 (transport trouble, an error body, or a success body that does not match the contract). The bot's
 ``CoreClient`` and the development client add one method per route on top.
@@ -10,11 +11,11 @@ attempt without token or body, and turns every failure into a ``bot.core.errors.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random as _random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from enum import Enum
@@ -41,9 +42,10 @@ from bot.core.errors import (
     message_of,
 )
 from bot.core.extensions import ALL, Extension, Offered
+from bot.core.instruments import INSTRUMENTS
 from bot.core.routes import Route, route
 from bot.core.wire import AiohttpWire, Answer, HttpxWire, Trouble, Wire, encode
-from bot.metrics import REGISTRY
+from bot.retry import RetryPolicy
 
 log = structlog.get_logger("bot.core.client")
 
@@ -58,24 +60,8 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 _ROUTE_GONE = frozenset({"", ErrorCode.ROUTE_NOT_FOUND.value, ErrorCode.METHOD_NOT_ALLOWED.value})
 _TOKEN_SHAPE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: a safe header value
 _MAX_MESSAGE = 300
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Full-jitter exponential backoff: attempt n sleeps uniform(0, min(cap, base * 2**(n-1)))."""
-
-    max_attempts: int = 4
-    base: float = 0.25
-    cap: float = 8.0
-    retry_after_cap: float = 30.0
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1 or self.base < 0 or self.cap < 0 or self.retry_after_cap < 0:
-            raise ValueError("a retry policy needs max_attempts >= 1 and non-negative delays")
-
-    def backoff(self, attempt: int, jitter: float) -> float:
-        """The delay after failed attempt ``attempt`` (1-based) for a jitter draw in [0, 1)."""
-        return jitter * min(self.cap, self.base * 2 ** (attempt - 1))
+# the core client's retries (docs/reliability.md, "Retries"): RetryPolicy's defaults, spelled out
+CORE_RETRY = RetryPolicy(max_attempts=4, base=0.25, cap=8.0, retry_after_cap=30.0, jitter=1.0)
 
 
 class BaseCoreClient:
@@ -108,7 +94,7 @@ class BaseCoreClient:
             raise ValueError("the core token must be non-empty printable ASCII without spaces")
         self._token = secret
         self._base_url = base_url
-        self._retry = retry or RetryPolicy()
+        self._retry = retry or CORE_RETRY
         self._sleep = sleep
         self._random = random
         self._clock = clock or SystemClock()
@@ -174,7 +160,7 @@ class BaseCoreClient:
             await self.discovery.ensure()
         ext = r.extension
         if ext is not None and ext not in self.offered:
-            REGISTRY.inc("clarify_core_extension_fallbacks_total", extension=str(ext))
+            INSTRUMENTS.fallback(ext)
             raise ExtensionUnavailable(str(ext))
         url = _build_path(r, path or {})
         params = _build_query(r, query or {})
@@ -223,7 +209,7 @@ class BaseCoreClient:
             _publish(self.offered)
         if self.discovery is not None:
             self.discovery.soon()
-        REGISTRY.inc("clarify_core_extension_fallbacks_total", extension=str(ext))
+        INSTRUMENTS.fallback(ext)
 
     async def _document(self) -> dict[str, Any] | None:
         """The core's OpenAPI document, when it publishes one."""
@@ -254,11 +240,11 @@ class BaseCoreClient:
         self, r: Route, *, url: str, params: dict[str, str], payload: bytes | None,
         retry: bool,
     ) -> Answer:
-        attempts = self._retry.max_attempts if retry else 1
         headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
         if payload is not None:
             headers["Content-Type"] = "application/json"
-        for attempt in range(1, attempts + 1):
+        for attempt in itertools.count(1):
+            last = not retry or self._retry.last(attempt)
             started = time.perf_counter()
             try:
                 response = await self._http.send(
@@ -267,21 +253,19 @@ class BaseCoreClient:
             except Trouble as trouble:
                 error = _translate(trouble, r)
                 _log_attempt(r, attempt, started, status=None, error=type(error).__name__)
-                if attempt == attempts or not trouble.resendable:
+                if last or not trouble.resendable:
                     raise error from trouble.__cause__
-                await self._sleep(self._retry.backoff(attempt, self._random()))
+                await self._sleep(self._retry.delay(attempt, draw=self._random()))
                 continue
             _log_attempt(r, attempt, started, status=response.status_code, error=None)
-            if response.status_code not in RETRY_STATUSES or attempt == attempts:
+            if response.status_code not in RETRY_STATUSES or last:
                 return response
             await self._sleep(self._delay(attempt, response))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _delay(self, attempt: int, response: Answer) -> float:
-        after = _retry_after(response, self._clock.now())
-        if after is not None:
-            return min(after, self._retry.retry_after_cap)
-        return self._retry.backoff(attempt, self._random())
+        return self._retry.delay(attempt, retry_after=_retry_after(response, self._clock.now()),
+                                 draw=self._random())
 
 
 # ---------------------------------------------------------------- helpers
@@ -316,8 +300,7 @@ def _present(model: type[m.WireModel], data: dict[str, Any]) -> set[str]:
 
 def _publish(offered: Offered) -> None:
     for ext in Extension:
-        REGISTRY.set("clarify_core_extension_offered", 1 if ext in offered else 0,
-                     extension=str(ext))
+        INSTRUMENTS.offered(ext, ext in offered)
 
 
 def _build_path(r: Route, params: Mapping[str, str]) -> str:
@@ -443,10 +426,9 @@ def _log_attempt(
         "status": status,
         "duration_ms": round((time.perf_counter() - started) * 1000, 1),
     }
-    REGISTRY.observe("clarify_core_request_seconds", time.perf_counter() - started,
-                     operation=r.operation_id)
-    if error is not None or status is None or status >= 400:
-        REGISTRY.inc("clarify_core_errors_total", code=error or str(status))
+    failed = (error or str(status)) if error is not None or status is None or status >= 400 \
+        else None
+    INSTRUMENTS.attempt(r.operation_id, time.perf_counter() - started, failed=failed)
     if error is None and status is not None and status < 400:
         log.debug("core_request", **fields)
     else:

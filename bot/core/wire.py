@@ -21,7 +21,7 @@ import aiohttp
 import httpx
 from yarl import URL
 
-from bot.core.errors import CoreConnectError, CoreTimeout, CoreTransportError
+from bot.core.errors import CoreConnectError, CoreError, CoreTimeout, CoreTransportError
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +36,10 @@ class Answer:
         return json.loads(self.content)
 
 
-class Trouble(Exception):
+class Trouble(CoreError):
     """The request failed below HTTP: which client error it becomes, and whether sending it
-    again can help (a refused or reset connection can; a malformed URL cannot)."""
+    again can help (a refused or reset connection can; a malformed URL cannot). It never leaves
+    the client: ``bot.core.transport`` raises the ``kind`` it names instead."""
 
     def __init__(self, kind: type[CoreTransportError], *, resendable: bool) -> None:
         super().__init__(kind.__name__)

@@ -9,6 +9,7 @@ sends by the delivery key is sent to again with the same key; with neither, noth
 
 from __future__ import annotations
 
+import random as _random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,13 +19,18 @@ import structlog
 
 from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Message, NotReachable
 from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
+from bot.retry import RetryPolicy
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
+# a send the platform certainly did not take, retried inside the job: 3 tries, 1 s then 2 s at
+# most, half of each wait random (docs/reliability.md, "Retries")
+SEND_RETRY = RetryPolicy(max_attempts=3, base=1.0, cap=2.0, retry_after_cap=0.0, jitter=0.5)
 
 
 class Delivered(StrEnum):
@@ -55,8 +61,8 @@ class Deliverer:
     channels: dict[str, Channel]
     worker_id: str
     sleep: Sleep
-    send_attempts: int = 3
-    backoff_seconds: float = 1.0
+    retry: RetryPolicy = SEND_RETRY
+    random: Callable[[], float] = _random.random  # the retries' jitter draws (tests: 1.0)
 
     async def deliver(
         self,
@@ -67,18 +73,21 @@ class Deliverer:
         now: datetime,
         report: bool = True,
         reserved: tuple[DeliverySlot, bool] | None = None,
+        scope: JobScope | None = None,
     ) -> Result:
         """``reserved``: the slot (and whether it was new) when the store reserved it already,
-        with the admission (``Store.admit(reserve_for=...)``)."""
+        with the admission (``Store.admit(reserve_for=...)``); ``scope``: the job's, which
+        holds the delivery report until the job ends."""
         result = await self._deliver(key, address, message, now=now, report=report,
-                                     reserved=reserved)
+                                     reserved=reserved, scope=scope)
         REGISTRY.inc("clarify_delivery_attempts_total", outcome=result.status.value,
                      platform=address.platform)
         return result
 
     async def _deliver(self, key: DeliveryKey, address: Address, message: Message, *,
                        now: datetime, report: bool,
-                       reserved: tuple[DeliverySlot, bool] | None) -> Result:
+                       reserved: tuple[DeliverySlot, bool] | None,
+                       scope: JobScope | None) -> Result:
         channel = self.channels[address.platform]
         slot, created = reserved or await self.store.reserve(key, worker_id=self.worker_id,
                                                              now=now)
@@ -90,7 +99,8 @@ class Deliverer:
                 return Result(Delivered.UNCERTAIN)
             if isinstance(found, str):
                 return await self._recorded(key, address, found, report=report,
-                                            status=Delivered.EARLIER, recovered=True)
+                                            status=Delivered.EARLIER, recovered=True,
+                                            scope=scope)
         try:
             ref = await self._send(channel, address, message, key)
         except CredentialsRejected:
@@ -107,9 +117,10 @@ class Deliverer:
             return Result(Delivered.FAILED, why=exc.reason)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
-                                    held=slot if created else None)
+                                    held=slot if created else None, scope=scope)
 
-    async def reconcile(self, key: DeliveryKey, address: Address) -> Result:
+    async def reconcile(self, key: DeliveryKey, address: Address, *,
+                        scope: JobScope | None = None) -> Result:
         """A reservation left by a worker that died mid-send: record the message if it exists.
 
         Certainly absent: the reservation is released and the result is FAILED (the caller
@@ -128,23 +139,25 @@ class Deliverer:
             return Result(Delivered.FAILED)
         assert isinstance(found, str)
         return await self._recorded(key, address, found, report=True, status=Delivered.EARLIER,
-                                    recovered=True)
+                                    recovered=True, scope=scope)
 
     async def _send(
         self, channel: Channel, address: Address, message: Message, key: DeliveryKey
     ) -> str:
-        for attempt in range(1, self.send_attempts + 1):
+        attempt = 1
+        while True:
             try:
                 return await channel.send(address, message, key=key)
             except ChannelError as exc:
-                if not (exc.retryable and exc.certain) or attempt == self.send_attempts:
+                if not (exc.retryable and exc.certain) or self.retry.last(attempt):
                     raise
-                await self.sleep(self.backoff_seconds * 2 ** (attempt - 1))
-        raise AssertionError("unreachable")
+                await self.sleep(self.retry.delay(attempt, draw=self.random()))
+                attempt += 1
 
     async def _recorded(
         self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Delivered,
         recovered: bool = False, held: DeliverySlot | None = None,
+        scope: JobScope | None = None,
     ) -> Result:
         """``held``: the slot this worker reserved just now, so the store can record the send
         and the card in one step."""
@@ -159,14 +172,15 @@ class Deliverer:
             # the card is out but the store could not record it (found by bench/soak.py: Redis
             # restarted just after a send): no later pass can find it, so the core hears of it
             # now (the job's reports are sent as its error unwinds), then the job fails
-            await self.report(card)
+            await self.report(card, scope=scope)
             raise
         if report:
-            await self.report(card)
+            await self.report(card, scope=scope)
         return Result(status, ref, recovered)
 
-    async def report(self, card: CardRecord) -> None:
-        """The core's delivery report of one card (idempotent on its delivery id)."""
+    async def report(self, card: CardRecord, *, scope: JobScope | None = None) -> None:
+        """The core's delivery report of one card (idempotent on its delivery id; held in the
+        job's ``scope`` when one is given)."""
         key = card.delivery
         await self.core.report_delivery(
             clarification_id=key.clarification_id,
@@ -178,6 +192,7 @@ class Deliverer:
                 attempt=key.attempt,
                 message_ref=card.message_ref[:500],
             ),
+            scope=scope,
         )
 
 

@@ -19,8 +19,8 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import views
+from bot.engine.attempts import SETTLED
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
-from bot.engine.handler import SETTLED
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
 from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Store

@@ -7,6 +7,9 @@ eligible remains, the steward is escalated to at once with every skip reason; wh
 question has fewer eligible people than confirmations it needs, the steward hears that at once
 too. After delivery the handler returns without completing: the lease runs out, and the core's
 backoff (the escalation window) brings the job back at the next attempt if nobody has answered.
+
+The arithmetic (which step, which turns, where to advance, how long the lease lives) is
+``bot.engine.attempts``; this module does the I/O around it, and the crash recovery.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
-from bot.engine import views
+from bot.engine import attempts, views
+from bot.engine.attempts import Step
 from bot.engine.delivery import Delivered, Deliverer, Result, delivery_id
 from bot.engine.rbac import may_confirm, may_read
 from bot.engine.refresh import CardRefresher
@@ -39,7 +43,6 @@ from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotSta
 
 log = structlog.get_logger("clarify.handler")
 
-SETTLED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED)
 # bot.interaction.declines reads it: clarification id -> "job id|lease token"
 HELD_LEASE = "held-lease"
 
@@ -60,7 +63,7 @@ class Walk:
 
     asked: list[str] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
-    last_index: int = -1
+    last_asked: int | None = None  # the ranking's index of the last person asked
     exhausted: bool = False  # the pass reached the end of the ranking
     can_confirm: set[str] = field(default_factory=set)  # asked people whose answer can count
 
@@ -99,16 +102,20 @@ class JobHandler:
                                 ) -> tuple[JobOutcome, batching.JobScope]:
         """``handle``, less the last step: the reports still held at the end come back in the
         scope, for the caller to ``flush`` (the worker frees the job's slot first). When the
-        job raises, what went out is reported before the error is."""
+        job raises, what went out is reported before the error is.
+
+        The scope is passed, as ``scope=``, to every call of the job that reads a person or
+        reports; work the job starts in the background (the steward's queue re-shown after a
+        notice, ``bot.interaction.attention``) takes none, so it never reports into a scope
+        that has been flushed."""
         scope = batching.JobScope()
-        with batching.bound(scope):
-            try:
-                outcome = await self._handle(job, scope)
-            except BaseException:
-                # what went out is still reported; the job's own error is the one raised
-                with contextlib.suppress(Exception):
-                    await self.core.flush(scope)
-                raise
+        try:
+            outcome = await self._handle(job, scope)
+        except BaseException:
+            # what went out is still reported; the job's own error is the one raised
+            with contextlib.suppress(Exception):
+                await self.core.flush(scope)
+            raise
         return outcome, scope
 
     async def _handle(self, job: m.LeasedJob, scope: batching.JobScope) -> JobOutcome:
@@ -116,41 +123,38 @@ class JobHandler:
         structlog.contextvars.bind_contextvars(
             clarification_id=c.id, job_id=job.id, attempt=job.attempts
         )
+        ranking = job.payload.ranking
         # a job back after its lease ran out may follow a crash: what the crash left unrecorded
         # is settled first, also for a question answered meanwhile
-        recover = job.attempts > 0 and c.severity is not m.Severity.LOW
-        if (c.state not in SETTLED or recover) and c.severity is not m.Severity.LOW:
+        plan = attempts.plan(c.state, c.severity, attempt=job.attempts, ranking=len(ranking))
+        if plan.read_people:
             steward = [c.workspace.steward_id] if c.workspace.steward_id else []
             await self.core.read_people(scope, tenant_id=c.tenant_id,
                                         person_ids=[*job.payload.ranking, *steward],
                                         vouched=c.asked_aliases)
         if c.state is m.ClarificationState.CONFLICTED:
-            await self.stewards.notify_conflict(c)
-        if c.state in SETTLED or c.severity is m.Severity.LOW:
-            if recover:
-                await self.reconcile_earlier(c, job)
+            await self.stewards.notify_conflict(c, scope=scope)
+        earlier = await self.reconcile_earlier(c, job, plan, scope)
+        if plan.step is Step.COMPLETE:
             await self.core.complete_job(job_id=job.id, lease_token=job.lease_token)
-            if c.state in SETTLED:
-                await self.refresher.refresh_now(c.id)
+            if plan.refresh:
+                await self.refresher.refresh_now(c.id, scope=scope)
             return JobOutcome.COMPLETED
-        ranking = job.payload.ranking
-        earlier = await self.reconcile_earlier(c, job)
-        if job.attempts >= len(ranking):
-            return await self.escalate(c, job, earlier.skipped, earlier.recovered)
-        walk = await self.walk(c, job)
+        if plan.step is Step.ESCALATE:
+            return await self.escalate(c, job, earlier.skipped, earlier.recovered, scope)
+        walk = await self.walk(c, job, plan.turns, scope)
+        target = attempts.after_pass(job.attempts, len(ranking), last_asked=walk.last_asked,
+                                     exhausted=walk.exhausted)
         if not walk.asked:
             last = walk.skipped[-1].reason if walk.skipped else None
-            await self._advance(job, len(ranking), last)
+            await self._advance(job, target, last, scope)
             return await self.escalate(c, job, [*earlier.skipped, *walk.skipped],
-                                       earlier.recovered)
-        # past the last person asked; the whole ranking when it was walked to its end, so
-        # the next escalation window ends in the steward escalation, not in re-skipping
-        target = len(ranking) - 1 if walk.exhausted else walk.last_index
+                                       earlier.recovered, scope)
         if target > job.attempts:
-            await self._advance(job, target, None)
+            await self._advance(job, target, None, scope)
         if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
-            await self.stewards.notify_high(c, job, asked=walk.asked)
-        await self.check_quorum(c, job, walk, earlier)
+            await self.stewards.notify_high(c, job, asked=walk.asked, scope=scope)
+        await self.check_quorum(c, job, walk, earlier, scope)
         await self._keep_lease(c, job)
         return JobOutcome.ASKED
 
@@ -160,49 +164,52 @@ class JobHandler:
         forward on it (``bot.interaction.declines``)."""
         if self.core.offers(Extension.EXPEDITE):
             return
-        left = int((job.lease_expires_at - self.clock.now()).total_seconds())
-        if left > 0:
+        left = attempts.lease_left(job.lease_expires_at, self.clock.now())
+        if left is not None:
             await self.store.kv_put(HELD_LEASE, c.id, f"{job.id}|{job.lease_token}",
                                     ttl_seconds=left)
 
     async def escalate(self, c: m.Clarification, job: m.LeasedJob, skipped: list[Skip],
-                       recovered: list[str]) -> JobOutcome:
-        sent = await self.stewards.escalate(c, job, skipped=skipped, recovered=recovered)
+                       recovered: list[str], scope: batching.JobScope) -> JobOutcome:
+        sent = await self.stewards.escalate(c, job, skipped=skipped, recovered=recovered,
+                                            scope=scope)
         return JobOutcome.ESCALATED if sent else JobOutcome.FAILED
 
     # ---------------------------------------------------------------- after a crash
 
-    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob) -> Earlier:
+    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob,
+                                plan: attempts.Plan, scope: batching.JobScope) -> Earlier:
         """Reservations of earlier attempts left without a message reference (a worker died
         between reserving and recording): a card found on the platform is recorded and
         audited; one that never reached it is a DELIVERY_FAILED skip (that person's turn has
         passed), so nobody asked or skipped vanishes from the trail or the escalation."""
         earlier = Earlier()
         ranking = job.payload.ranking
-        if job.attempts:
-            await self._report_unreported(c)
-        for index in range(min(job.attempts, len(ranking))):
+        if plan.recover:
+            await self._report_unreported(c, scope)
+        for index in plan.earlier:
             key = DeliveryKey(c.id, ranking[index], index, m.DeliveryKind.QUESTION.value)
             slot = await self.store.slot(key)
             if slot is None and not _traced(c, key.person_id):
                 # a worker died holding this turn before anything was reserved (reading the
                 # clarification or the people): the turn has passed without a trace
-                skip = await self._unasked(c, key.person_id)
+                skip = await self._unasked(c, key.person_id, scope)
                 earlier.skipped.append(skip)
-                await self.trail.skipped(c.id, skip, attempt=index, job_id=job.id)
+                await self.trail.skipped(c.id, skip, attempt=index, job_id=job.id, scope=scope)
                 continue
             if slot is None or slot.state is not SlotState.RESERVED:
                 continue
-            outcome = await self._recover(c, key)
+            outcome = await self._recover(c, key, scope)
             if isinstance(outcome, Skip):
                 earlier.skipped.append(outcome)
-                await self.trail.skipped(c.id, outcome, attempt=index, job_id=job.id)
+                await self.trail.skipped(c.id, outcome, attempt=index, job_id=job.id,
+                                         scope=scope)
             elif outcome is not None:
                 earlier.recovered.append(key.person_id)
                 await self._delivered(c, job, outcome, key, recovered=True)
         return earlier
 
-    async def _report_unreported(self, c: m.Clarification) -> None:
+    async def _report_unreported(self, c: m.Clarification, scope: batching.JobScope) -> None:
         """Question cards the store holds whose delivery report never reached the core
         (reports go together at the end of a job: a worker killed after the send lost them).
         Digest entries and steward messages are reported, or not, their own way."""
@@ -215,35 +222,37 @@ class JobHandler:
             if by_person and card.delivery.person_id in c.asked:
                 continue
             if delivery_id(card.delivery) not in known:
-                await self.deliverer.report(card)
+                await self.deliverer.report(card, scope=scope)
 
-    async def _unasked(self, c: m.Clarification, person_id: str) -> Skip:
+    async def _unasked(self, c: m.Clarification, person_id: str, scope: batching.JobScope) -> Skip:
         """A candidate whose turn passed unseen: the reason they would have been skipped for,
         or DELIVERY_FAILED when nothing but the stopped worker kept them from being asked."""
-        found = await self._askable(c, person_id)
+        found = await self._askable(c, person_id, scope)
         if isinstance(found, Skip):
             return found
         return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
                     "a worker stopped before this person was asked, and their turn has passed")
 
-    async def _reachable(self, c: m.Clarification, person_id: str
+    async def _reachable(self, c: m.Clarification, person_id: str, scope: batching.JobScope
                          ) -> tuple[m.Person, Address] | Skip:
         """The candidate as a person of the clarification's tenant and their address, or why
         they cannot be asked."""
         try:
-            person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
+            person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id,
+                                                scope=scope)
         except e.PersonNotFound:
             return Skip(person_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                         "the candidate is not a person of this tenant")
-        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
+        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
+                                           scope=scope)
         if isinstance(address, Unroutable):
             return Skip(person_id, address.reason, address.why)
         return person, address
 
-    async def _askable(self, c: m.Clarification, person_id: str
+    async def _askable(self, c: m.Clarification, person_id: str, scope: batching.JobScope
                        ) -> tuple[m.Person, Address] | Skip:
         """``_reachable``, and allowed by the RBAC gate to read the clarification's document."""
-        found = await self._reachable(c, person_id)
+        found = await self._reachable(c, person_id, scope)
         if isinstance(found, Skip):
             return found
         verdict = may_read(found[0], acl=c.document.acl, tenant_id=c.tenant_id)
@@ -251,13 +260,14 @@ class JobHandler:
             return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
         return found
 
-    async def _recover(self, c: m.Clarification, key: DeliveryKey) -> Address | Skip | None:
+    async def _recover(self, c: m.Clarification, key: DeliveryKey, scope: batching.JobScope
+                       ) -> Address | Skip | None:
         """One reservation: the address its card was found at, or why it counts as skipped."""
-        found = await self._reachable(c, key.person_id)
+        found = await self._reachable(c, key.person_id, scope)
         if isinstance(found, Skip):
             return found
         _, address = found
-        result = await self.deliverer.reconcile(key, address)
+        result = await self.deliverer.reconcile(key, address, scope=scope)
         if result.status is Delivered.FAILED:
             return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
                         "the card never reached the platform: the worker stopped between "
@@ -270,61 +280,58 @@ class JobHandler:
 
     # ---------------------------------------------------------------- the ranking walk
 
-    def wanted(self, c: m.Clarification) -> int:
-        """How many people to ask at once: a critical question asks as many as quorum needs."""
-        if c.severity is m.Severity.CRITICAL:
-            return max(c.quorum.remaining, 1)
-        return 1
-
-    async def walk(self, c: m.Clarification, job: m.LeasedJob) -> Walk:
+    async def walk(self, c: m.Clarification, job: m.LeasedJob, turns: range,
+                   scope: batching.JobScope) -> Walk:
+        """Ask the candidates of ``turns`` in order until enough are asked."""
         walk = Walk()
-        wanted = self.wanted(c)
+        wanted = attempts.wanted(c.severity, c.quorum.remaining)
         ranking = job.payload.ranking
-        for index in range(job.attempts, len(ranking)):
+        for index in turns:
             person_id = ranking[index]
-            asked = await self.ask(c, job, person_id=person_id, index=index)
+            asked = await self.ask(c, job, person_id=person_id, index=index, scope=scope)
             if not isinstance(asked, Skip):
                 walk.asked.append(person_id)
-                walk.last_index = index
+                walk.last_asked = index
                 if may_confirm(asked, c):
                     walk.can_confirm.add(person_id)
-                # a critical question counts only people whose answer can count to its quorum
-                counted = walk.can_confirm if c.severity is m.Severity.CRITICAL else walk.asked
-                if len(counted) >= wanted:
+                if attempts.enough(c.severity, asked=len(walk.asked),
+                                   can_confirm=len(walk.can_confirm), wanted=wanted):
                     break
                 continue
             walk.skipped.append(asked)
-            await self.trail.skipped(c.id, asked, attempt=index, job_id=job.id)
-            if not walk.asked:
-                # skip forward inside the lease so a crash here does not burn a window
-                await self._advance(job, index + 1, asked.reason)
+            await self.trail.skipped(c.id, asked, attempt=index, job_id=job.id, scope=scope)
+            forward = attempts.after_skip(index, asked_any=bool(walk.asked))
+            if forward is not None:
+                await self._advance(job, forward, asked.reason, scope)
         else:
             walk.exhausted = True
         return walk
 
     async def ask(
-        self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int
+        self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int,
+        scope: batching.JobScope,
     ) -> m.Person | Skip:
         """Ask one candidate (a card, or a place in their digest), or say why not."""
-        found = await self._askable(c, person_id)
+        found = await self._askable(c, person_id, scope)
         if isinstance(found, Skip):
             return found
         person, address = found
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
-        held = await self._admit(c, job, key, person)
+        held = await self._admit(c, job, key, person, scope)
         if not isinstance(held, Admission):
             return held if isinstance(held, Skip) else person
         now = self.clock.now()
         view = views.question(c, key=key, person=person, now=now)
         reserved = (held.reserved, held.created) if held.reserved is not None else None
-        result = await self.deliverer.deliver(key, address, view, now=now, reserved=reserved)
+        result = await self.deliverer.deliver(key, address, view, now=now, reserved=reserved,
+                                              scope=scope)
         if result.reason is m.ReasonCode.NO_DELIVERY_ALIAS:
             # the platform cannot reach them (Teams: the app is not installed): their next one
             other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
-                                             besides=(address.platform,))
+                                             besides=(address.platform,), scope=scope)
             if isinstance(other, Address):
                 address = other
-                result = await self.deliverer.deliver(key, address, view, now=now)
+                result = await self.deliverer.deliver(key, address, view, now=now, scope=scope)
         if result.status is Delivered.FAILED:
             return Skip(person_id, result.reason, result.why or "retries exhausted")
         if result.status is Delivered.UNCERTAIN:
@@ -335,7 +342,7 @@ class JobHandler:
         return person
 
     async def _admit(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey,
-                     person: m.Person) -> Skip | bool | Admission:
+                     person: m.Person, scope: batching.JobScope) -> Skip | bool | Admission:
         """The daily cap and digest batching: a skip, True when the question joined the
         person's digest (they count as asked), or the admission to send a card now (with the
         delivery reserved in the same store call)."""
@@ -362,24 +369,25 @@ class JobHandler:
         )
         await self.trail.event(
             c.id, "digested", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
-            reason=m.ReasonCode.DIGESTED,
+            reason=m.ReasonCode.DIGESTED, scope=scope,
             message="Queued for the person's digest at the window's end.")
         return True
 
     # ---------------------------------------------------------------- quorum
 
     async def check_quorum(self, c: m.Clarification, job: m.LeasedJob, walk: Walk,
-                           earlier: Earlier) -> None:
+                           earlier: Earlier, scope: batching.JobScope) -> None:
         """A critical question whose whole ranking has been walked: if the people who may
         still answer cannot reach the quorum even if all confirm, the steward hears it now."""
-        if c.severity is not m.Severity.CRITICAL or not walk.exhausted:
+        if not attempts.checks_quorum(c.severity, exhausted=walk.exhausted):
             return
         before = [p for p in dict.fromkeys([*views.unanswered(c), *earlier.recovered])
                   if p not in walk.asked]
         capable = set(walk.can_confirm)
         for person_id in before:
             try:
-                person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id)
+                person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id,
+                                                    scope=scope)
             except e.PersonNotFound:
                 continue
             if may_confirm(person, c):
@@ -388,21 +396,21 @@ class JobHandler:
         if missing > 0:
             await self.stewards.notify_quorum(c, job, asked=[*before, *walk.asked],
                                               missing=missing,
-                                              skipped=[*earlier.skipped, *walk.skipped])
+                                              skipped=[*earlier.skipped, *walk.skipped],
+                                              scope=scope)
 
     # ---------------------------------------------------------------- bookkeeping
 
-    async def _advance(self, job: m.LeasedJob, attempt: int, reason: m.ReasonCode | None) -> None:
-        scope = batching.current()
-        if scope is not None:
-            # what the advance passes over reaches the core's trail first: the job's reports go
-            # at its end, and a worker killed after the advance took its skips with it (the job
-            # can dead-letter before any later pass records them; found by bench/soak.py)
-            await self.core.flush(scope)
+    async def _advance(self, job: m.LeasedJob, attempt: int, reason: m.ReasonCode | None,
+                       scope: batching.JobScope) -> None:
+        # what the advance passes over reaches the core's trail first: the job's reports go at
+        # its end, and a worker killed after the advance took its skips with it (the job can
+        # dead-letter before any later pass records them; found by bench/soak.py)
+        await self.core.flush(scope)
         await self.core.advance_job(
             job_id=job.id,
             lease_token=job.lease_token,
-            attempt=min(attempt, job.max_attempts - 1),
+            attempt=attempts.bounded(attempt, job.max_attempts),
             reason_code=reason,
         )
 

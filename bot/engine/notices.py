@@ -78,11 +78,10 @@ class NoticeSender:
                     tenant_id, steward_id, now=self.clock.now(),
                     lease_seconds=self.claim_seconds, limit=STEWARD_NOTICES_MAX)) is not None:
                 scope = batching.JobScope()
-                with batching.bound(scope):
-                    try:
-                        sent += await self.send(batch, scope)
-                    finally:
-                        await self.core.flush(scope)  # the notices' reports, in one call
+                try:
+                    sent += await self.send(batch, scope)
+                finally:
+                    await self.core.flush(scope)  # the notices' reports, in one call
                 await self.store.notice_done(batch, now=self.clock.now())
         return sent
 
@@ -93,16 +92,17 @@ class NoticeSender:
                                     person_ids=[batch.steward_id, *asked])
         try:
             steward = await self.core.get_person(person_id=batch.steward_id,
-                                                 tenant_id=batch.tenant_id)
+                                                 tenant_id=batch.tenant_id, scope=scope)
         except e.PersonNotFound:
             await self._given_up(batch, batch.items, m.ReasonCode.TENANT_SCOPE_MISMATCH,
-                                 "the steward is not a person of this tenant")
+                                 "the steward is not a person of this tenant", scope=scope)
             return 0
-        address = await self.routing.route(self.core, steward, tenant_id=batch.tenant_id)
+        address = await self.routing.route(self.core, steward, tenant_id=batch.tenant_id,
+                                           scope=scope)
         if isinstance(address, Unroutable):
-            await self._given_up(batch, batch.items, address.reason, address.why)
+            await self._given_up(batch, batch.items, address.reason, address.why, scope=scope)
             return 0
-        names = await display_names(self.core, asked, tenant_id=batch.tenant_id)
+        names = await display_names(self.core, asked, tenant_id=batch.tenant_id, scope=scope)
         shown: list[tuple[NoticeItem, StewardNoticeView]] = []
         for item in batch.items:
             try:
@@ -118,23 +118,24 @@ class NoticeSender:
                                      viewer=views.viewer(steward))
         key = DeliveryKey(f"notices.{batch.batch_id}", steward.person_id, 0, NOTICES_KIND)
         result = await self.deliverer.deliver(key, address, message, now=self.clock.now(),
-                                              report=False)
+                                              report=False, scope=scope)
         if result.status not in (Delivered.NEW, Delivered.EARLIER) or result.message_ref is None:
             why = ("a worker stopped mid-send and the platform cannot say whether the message "
                    "arrived; it is not sent again") if result.status is Delivered.UNCERTAIN \
                 else (result.why or "retries exhausted")
             await self._given_up(batch, tuple(i for i, _ in shown),
-                                 m.ReasonCode.DELIVERY_FAILED, why)
+                                 m.ReasonCode.DELIVERY_FAILED, why, scope=scope)
             return 0
         for item, _ in shown:
             await self._record(item, steward.person_id, address, result.message_ref,
-                               told=result.status is Delivered.NEW or result.recovered)
+                               told=result.status is Delivered.NEW or result.recovered,
+                               scope=scope)
         if result.status is Delivered.NEW and self.told is not None:
             await self.told(batch.tenant_id, steward, address)
         return 1 if result.status is Delivered.NEW else 0
 
     async def _record(self, item: NoticeItem, steward_id: str, address: Address, ref: str, *,
-                      told: bool) -> None:
+                      told: bool, scope: batching.JobScope) -> None:
         """The notice's own delivery: its card, its report to the core (idempotent on its
         delivery id) and, when the message was sent now or found after a crash, its event."""
         key = notice_key(item.clarification_id, steward_id)
@@ -145,24 +146,25 @@ class NoticeSender:
             report=m.DeliveryReport(delivery_id=delivery_id(key), person_id=steward_id,
                                     channel=m.Channel(address.platform),
                                     kind=m.DeliveryKind.STEWARD_NOTICE, attempt=0,
-                                    message_ref=ref[:500]))
+                                    message_ref=ref[:500]),
+            scope=scope)
         if told:
             await self._event(item, "steward_notified", steward_id, None,
                               "The steward was told a high-severity question was sent.",
-                              channel=address.platform)
+                              channel=address.platform, scope=scope)
 
     async def _given_up(self, batch: NoticeBatch, items: tuple[NoticeItem, ...],
-                        reason: m.ReasonCode, why: str) -> None:
+                        reason: m.ReasonCode, why: str, *, scope: batching.JobScope) -> None:
         for item in items:
             await self._event(item, "steward_unreachable", batch.steward_id, reason,
                               f"The workspace steward cannot be reached ({why}); the "
-                              "high-severity notice was not sent.")
+                              "high-severity notice was not sent.", scope=scope)
 
     async def _event(self, item: NoticeItem, type_: str, steward_id: str,
                      reason: m.ReasonCode | None, message: str, *,
-                     channel: str | None = None) -> None:
+                     channel: str | None = None, scope: batching.JobScope) -> None:
         await self.audit.emit(AuditEvent(
             type=type_, at=self.clock.now(), clarification_id=item.clarification_id,
             message=message, person_id=steward_id, attempt=item.attempt, reason_code=reason,
-            job_id=item.job_id, channel=channel))
+            job_id=item.job_id, channel=channel), scope=scope)
 

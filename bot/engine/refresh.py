@@ -20,6 +20,7 @@ import structlog
 from bot.channel import Channel, ChannelError
 from bot.clock import Clock
 from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.engine import outcomes
 from bot.engine.people import display_names
@@ -52,22 +53,24 @@ class CardRefresher:
     _painted: OrderedDict[str, Version] = field(default_factory=OrderedDict)
     _locks: dict[str, _CardLock] = field(default_factory=dict)  # cards being painted only
 
-    async def refresh_now(self, clarification_id: str) -> int:
-        """Show every delivered card of a clarification its current state; returns how many."""
+    async def refresh_now(self, clarification_id: str, *, scope: JobScope | None = None
+                          ) -> int:
+        """Show every delivered card of a clarification its current state; returns how many.
+        ``scope``: the job's, whose people batch holds the cards' people."""
         read_at = time.monotonic()
         c = await self.core.get_clarification(clarification_id=clarification_id)
-        return await self.paint_states(c, await self.store.cards(c.id), read_at)
+        return await self.paint_states(c, await self.store.cards(c.id), read_at, scope=scope)
 
     async def paint_states(self, c: m.Clarification, cards: list[CardRecord],
-                           read_at: float) -> int:
+                           read_at: float, *, scope: JobScope | None = None) -> int:
         """Each question card its state in ``c`` (read at ``read_at``); returns how many."""
-        names = await self.names(c.quorum.confirmed_by)
+        names = await self.names(c.quorum.confirmed_by, scope=scope)
         painted = 0
         for card in cards:
             if card.delivery.kind != m.DeliveryKind.QUESTION.value:
                 continue  # digest entries (recorded as such) are never rewritten
             person = await self.core.get_person(person_id=card.delivery.person_id,
-                                                tenant_id=c.tenant_id)
+                                                tenant_id=c.tenant_id, scope=scope)
             view = outcomes.card_state(c, person, card.delivery, names=names,
                                        now=self.clock.now())
             if view is not None and await self.paint(card, view, (read_at, 0)):
@@ -103,9 +106,10 @@ class CardRefresher:
         if self._painted.get(token, (-1.0, -1)) < version:
             self._remember(token, version)
 
-    async def names(self, person_ids: list[str]) -> list[str]:
+    async def names(self, person_ids: list[str], *, scope: JobScope | None = None
+                    ) -> list[str]:
         """Display names in the order given; an id the core does not know stands for itself."""
-        names = await display_names(self.core, person_ids)
+        names = await display_names(self.core, person_ids, scope=scope)
         return [names.get(person_id, person_id) for person_id in person_ids]
 
     def _remember(self, token: str, version: Version) -> None:

@@ -17,6 +17,7 @@ from bot.channel import Address, SlackReach, TeamsReach
 from bot.chat import SlackTenants
 from bot.core import errors as e
 from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.settings import TeamsSettings
 
@@ -73,7 +74,8 @@ class Routing:
         return why
 
     async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str,
-                    besides: tuple[str, ...] = ()) -> Address | Unroutable:
+                    besides: tuple[str, ...] = (), scope: JobScope | None = None
+                    ) -> Address | Unroutable:
         """``address``, then the reverse check: the chat user must resolve back to this person
         alone. Core errors other than the resolve's answers propagate (the job is retried)."""
         address = self.address(person, tenant_id=tenant_id, besides=besides)
@@ -85,7 +87,8 @@ class Routing:
             return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
                               f"the {address.platform} alias is malformed")
         try:
-            resolved = await core.resolve_person(tenant_id=tenant_id, identity=chat_user)
+            resolved = await core.resolve_person(tenant_id=tenant_id, identity=chat_user,
+                                                 scope=scope)
         except e.AliasAmbiguous:
             return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS,
                               f"the {address.platform} user is claimed by several people")

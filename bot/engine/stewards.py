@@ -5,6 +5,10 @@ unreachable-quorum notice.
 Each is redacted (no span text, no question, no dates), sent once per delivery key, and on record
 with its reason codes as fields. A steward who may not read the document gets a neutral reference
 instead of its title and link (``views.steward_document``).
+
+Inside a job each method takes the job's ``scope`` (``bot.core.batching``): the steward and the
+names read from the job's people batch, the reports held until the job ends; the answer path
+passes none, and its reports go at once.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from bot.channel import Address, Message
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer, Result
@@ -56,38 +61,43 @@ class Stewards:
     # a message went to the steward: their attention queue changed (``bot.interaction.attention``)
     told: Told | None = None
 
-    async def reach(self, c: m.Clarification) -> Reached | Skip:
+    async def reach(self, c: m.Clarification, *, scope: JobScope | None = None
+                    ) -> Reached | Skip:
         """The workspace steward and where to reach them, or why they cannot be reached."""
         steward_id = c.workspace.steward_id
         if steward_id is None:
             return Skip("-", m.ReasonCode.NO_DELIVERY_ALIAS, "the workspace has no steward")
         try:
-            steward = await self.core.get_person(person_id=steward_id, tenant_id=c.tenant_id)
+            steward = await self.core.get_person(person_id=steward_id, tenant_id=c.tenant_id,
+                                                 scope=scope)
         except e.PersonNotFound:
             return Skip(steward_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                         "the steward is not a person of this tenant")
-        address = await self.routing.route(self.core, steward, tenant_id=c.tenant_id)
+        address = await self.routing.route(self.core, steward, tenant_id=c.tenant_id,
+                                           scope=scope)
         if isinstance(address, Address):
             return Reached(steward, address)
         return Skip(steward_id, address.reason, address.why)
 
     async def escalate(self, c: m.Clarification, job: m.LeasedJob, *, skipped: list[Skip],
-                       recovered: list[str]) -> bool:
+                       recovered: list[str], scope: JobScope | None = None) -> bool:
         """The last attempt: the redacted question goes to the workspace steward, with every
         skip reason as words on the card and as fields on the event."""
         attempt = len(job.payload.ranking)
         skips = pairs(c, skipped)
-        reached = await self.reach(c)
+        reached = await self.reach(c, scope=scope)
         if isinstance(reached, Skip):
             await self._failed(c, job, attempt, reached.reason, skips,
-                               f"The workspace steward cannot be reached ({reached.why}).")
+                               f"The workspace steward cannot be reached ({reached.why}).",
+                               scope=scope)
             return False
         steward, address = reached.person, reached.address
         key = DeliveryKey(c.id, steward.person_id, attempt,
                           m.DeliveryKind.STEWARD_ESCALATION.value)
         waiting = list(dict.fromkeys([*views.unanswered(c), *recovered]))
         confirmed = c.quorum.confirmed_by if c.quorum.remaining > 0 else []
-        names = await self.names([*(s.person_id for s in skips), *waiting, *confirmed])
+        names = await self.names([*(s.person_id for s in skips), *waiting, *confirmed],
+                                 scope=scope)
         message: Message = views.escalation(
             c, key=key, steward=steward,
             skipped=[(names[s.person_id], s.reason_code) for s in skips],
@@ -95,84 +105,90 @@ class Stewards:
         if (not self.settings.redact_fallback
                 and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed):
             message = views.question(c, key=key, person=steward, now=self.clock.now())
-        result = await self._deliver(c, steward, key, address, message, now=self.clock.now())
+        result = await self._deliver(c, steward, key, address, message, now=self.clock.now(),
+                                     scope=scope)
         if result.status is Delivered.FAILED:
             await self._failed(c, job, attempt, m.ReasonCode.DELIVERY_FAILED, skips,
                                "The steward escalation could not be delivered.",
-                               steward_id=steward.person_id)
+                               steward_id=steward.person_id, scope=scope)
             return False
         codes = ", ".join(sorted({s.reason_code.value for s in skips})) or "none"
         await self.trail.event(
             c.id, "escalated", job_id=job.id, person_id=steward.person_id, attempt=attempt,
             channel=address.platform, skips=skips,
-            message=f"Redacted escalation sent to the steward; skip reasons: {codes}.")
+            message=f"Redacted escalation sent to the steward; skip reasons: {codes}.",
+            scope=scope)
         return True
 
     async def notify_quorum(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str],
-                            missing: int, skipped: list[Skip]) -> None:
+                            missing: int, skipped: list[Skip],
+                            scope: JobScope | None = None) -> None:
         """Too few people can confirm a critical question: the steward hears it in the same
         pass (once per clarification), with whom it was asked and how many are missing."""
-        reached = await self.reach(c)
+        reached = await self.reach(c, scope=scope)
         skips = pairs(c, skipped)
         extra = {"asked": ",".join(asked), "missing": str(missing),
                  "required": str(c.quorum_policy.required_confirmations)}
         if isinstance(reached, Skip):
-            await self._unreachable(c, "unreachable-quorum notice", reached)
+            await self._unreachable(c, "unreachable-quorum notice", reached, scope=scope)
             return
         key = DeliveryKey(c.id, reached.person.person_id, 0, QUORUM_KIND)
-        names = await self.names([*(s.person_id for s in skips), *asked])
+        names = await self.names([*(s.person_id for s in skips), *asked], scope=scope)
         view = views.quorum_unreachable(
             c, key=key, steward=reached.person, asked=[names[p] for p in asked], missing=missing,
             skipped=[(names[s.person_id], s.reason_code) for s in skips])
         result = await self._deliver(c, reached.person, key, reached.address, view,
-                                     now=self.clock.now(), report=False)
+                                     now=self.clock.now(), report=False, scope=scope)
         if result.status is Delivered.NEW:
             await self.trail.event(
-                c.id, "quorum_unreachable", job_id=job.id, person_id=reached.person.person_id,
+                c.id, "quorum_unreachable", scope=scope, job_id=job.id,
+                person_id=reached.person.person_id,
                 attempt=job.attempts, channel=reached.address.platform, skips=skips, extra=extra,
                 message=f"Too few eligible people for the quorum: {len(asked)} asked, {missing} "
                         f"of {c.quorum_policy.required_confirmations} confirmations still "
                         "missing if all of them confirm; the steward was told.")
 
-    async def notify_high(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str]
-                          ) -> None:
+    async def notify_high(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str],
+                          scope: JobScope | None = None) -> None:
         """High severity: the steward hears that a direct question went out (once, redacted),
         in the next message listing their window's notices (``bot.engine.notices``)."""
-        reached = await self.reach(c)
+        reached = await self.reach(c, scope=scope)
         if isinstance(reached, Skip):
-            await self._unreachable(c, "high-severity notice", reached)
+            await self._unreachable(c, "high-severity notice", reached, scope=scope)
             return
         await self.deliverer.store.notice_add(
             c.tenant_id, reached.person.person_id,
             NoticeItem(c.id, job.id, job.attempts, tuple(asked)), now=self.clock.now(),
             window_seconds=self.settings.severity.steward_notice_window_seconds)
 
-    async def notify_conflict(self, c: m.Clarification) -> None:
+    async def notify_conflict(self, c: m.Clarification, *, scope: JobScope | None = None
+                              ) -> None:
         """Conflicted: the steward gets one conflict notice (no dates, no span text)."""
-        reached = await self.reach(c)
+        reached = await self.reach(c, scope=scope)
         if isinstance(reached, Skip):
-            await self._unreachable(c, "conflict notice", reached)
+            await self._unreachable(c, "conflict notice", reached, scope=scope)
             return
         key = DeliveryKey(c.id, reached.person.person_id, 0, CONFLICT_KIND)
-        names = await self.names([r.responder for r in c.responses])
+        names = await self.names([r.responder for r in c.responses], scope=scope)
         message = views.conflict(c, steward=reached.person, names=names, key=key)
         result = await self._deliver(c, reached.person, key, reached.address, message,
-                                     now=self.clock.now(), report=False)
+                                     now=self.clock.now(), report=False, scope=scope)
         if result.status is Delivered.NEW:
             await self.trail.event(
-                c.id, "steward_notified", person_id=reached.person.person_id,
+                c.id, "steward_notified", person_id=reached.person.person_id, scope=scope,
                 channel=reached.address.platform,
                 message="The steward was told that binding-capable answers disagree.")
 
     async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
         """After binding: the steward hears once per late responder whose answer differs from
-        the bound date (no dates, no span text); the bound correction is not touched."""
+        the bound date (no dates, no span text); the bound correction is not touched. Only
+        the answer path sends it: no job, no scope."""
         index = responder_index(c, responder)
         if index is None:
             return
         reached = await self.reach(c)
         if isinstance(reached, Skip):
-            await self._unreachable(c, "late-conflict notice", reached)
+            await self._unreachable(c, "late-conflict notice", reached, scope=None)
             return
         # One notice per responder, not per response: the same person re-tapping, or changing
         # their late answer again, tells the steward nothing new; another person's answer does.
@@ -180,7 +196,7 @@ class Stewards:
         names = await self.names([responder])
         message = views.late_conflict(c, steward=reached.person, responder=names[responder])
         result = await self._deliver(c, reached.person, key, reached.address, message,
-                                     now=self.clock.now(), report=False)
+                                     now=self.clock.now(), report=False, scope=None)
         if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "steward_notified", person_id=reached.person.person_id, attempt=index,
@@ -190,31 +206,36 @@ class Stewards:
 
     async def _deliver(self, c: m.Clarification, steward: m.Person, key: DeliveryKey,
                        address: Address, message: Message, *, now: datetime,
-                       report: bool = True) -> Result:
-        """Every steward message goes out here; one sent now is ``told``."""
-        result = await self.deliverer.deliver(key, address, message, now=now, report=report)
+                       report: bool = True, scope: JobScope | None) -> Result:
+        """Every steward message goes out here; one sent now is ``told`` (which re-shows the
+        steward's queue in the background: outside the job, its calls take no scope)."""
+        result = await self.deliverer.deliver(key, address, message, now=now, report=report,
+                                              scope=scope)
         if result.status is Delivered.NEW and self.told is not None:
             await self.told(c.tenant_id, steward, address)
         return result
 
-    async def names(self, person_ids: list[str]) -> dict[str, str]:
+    async def names(self, person_ids: list[str], *, scope: JobScope | None = None
+                    ) -> dict[str, str]:
         """Display names by id; an id the core does not know stands for itself."""
-        found = await display_names(self.core, person_ids)
+        found = await display_names(self.core, person_ids, scope=scope)
         return {p: found.get(p, p) for p in person_ids}
 
-    async def _unreachable(self, c: m.Clarification, what: str, why: Skip) -> None:
+    async def _unreachable(self, c: m.Clarification, what: str, why: Skip, *,
+                           scope: JobScope | None) -> None:
         """A steward message that cannot go anywhere is still on record, with its reason."""
         await self.trail.event(
             c.id, "steward_unreachable", person_id=c.workspace.steward_id, reason=why.reason,
+            scope=scope,
             message=f"The workspace steward cannot be reached ({why.why}); the {what} was not "
                     "sent.")
 
     async def _failed(self, c: m.Clarification, job: m.LeasedJob, attempt: int,
                       reason: m.ReasonCode, skips: list[SkipPair], message: str, *,
-                      steward_id: str | None = None) -> None:
+                      steward_id: str | None = None, scope: JobScope | None) -> None:
         await self.trail.event(c.id, "escalation_failed", job_id=job.id,
                                person_id=steward_id or c.workspace.steward_id, attempt=attempt,
-                               reason=reason, skips=skips, message=message)
+                               reason=reason, skips=skips, message=message, scope=scope)
 
 
 def responder_index(c: m.Clarification, responder: str) -> int | None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from bot.audit import REASON_TEXT, Audit, AuditEvent, SkipPair
 from bot.clock import Clock
 from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.metrics import REGISTRY
 
 
@@ -55,6 +56,7 @@ class Trail:
         skips: Iterable[SkipPair] = (),
         extra: dict[str, str] | None = None,
         to_core: bool = True,
+        scope: JobScope | None = None,
     ) -> None:
         await self.audit.emit(
             AuditEvent(
@@ -71,11 +73,13 @@ class Trail:
                 skips=tuple(skips),
             ),
             to_core=to_core,
+            scope=scope,
         )
 
     async def skipped(self, clarification_id: str, skip: Skip, *, attempt: int,
-                      job_id: str | None) -> None:
+                      job_id: str | None, scope: JobScope | None = None) -> None:
         REGISTRY.inc("clarify_skips_total", reason=skip.reason.value)
         await self.event(clarification_id, "skipped", job_id=job_id, person_id=skip.person_id,
                          attempt=attempt, reason=skip.reason,
-                         message=f"Candidate {REASON_TEXT[skip.reason]} ({skip.why}).")
+                         message=f"Candidate {REASON_TEXT[skip.reason]} ({skip.why}).",
+                         scope=scope)

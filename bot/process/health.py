@@ -2,7 +2,8 @@
 each bounded by a timeout and cached, so ``/readyz`` answers within 2 seconds whatever they do.
 
 A check is an async callable that returns when its dependency is fine and raises otherwise; a
-``Refused`` names the setting an operator must fix (a token the dependency rejects). Results are
+``CredentialsRejected`` names the setting an operator must fix (a token the dependency rejects)
+and ``Connecting`` says the bot's own connection is still being made. Results are
 short words, never values: ``ok``, ``unavailable``, ``timeout``, ``rejected: SETTING`` and
 ``connecting`` (a connection of the bot's own, Slack's Socket Mode, not yet made).
 """
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from bot.channel import CredentialsRejected
+from bot.errors import BotError
 from bot.metrics import REGISTRY
 
 log = structlog.get_logger("clarify.health")
@@ -23,15 +26,7 @@ CHECK_TIMEOUT_SECONDS = 1.5  # each check; they run side by side, so /readyz sta
 OK = "ok"
 
 
-class Refused(Exception):
-    """The dependency refuses the bot's credentials; ``setting`` is what to fix."""
-
-    def __init__(self, setting: str) -> None:
-        super().__init__(setting)
-        self.setting = setting
-
-
-class Connecting(Exception):
+class Connecting(BotError):
     """The bot's own connection to the dependency is being made (not ready, not a failure)."""
 
 
@@ -67,7 +62,7 @@ class Check:
         try:
             await asyncio.wait_for(self.probe(), self.timeout_seconds)
             result = OK
-        except Refused as exc:
+        except CredentialsRejected as exc:
             result = f"rejected: {exc.setting}"
             REGISTRY.inc("clarify_credential_failures_total", dependency=self.name)
         except TimeoutError:

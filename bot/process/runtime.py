@@ -10,6 +10,7 @@ neither knows the other.
 from __future__ import annotations
 
 import asyncio
+import random as _random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -76,6 +77,7 @@ class EngineParts:
     followup_workers: int = 2  # tasks showing what follows answers (card updates, notes)
     queue_cache_seconds: float = TTL_SECONDS  # a steward's attention queue is remembered
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # between send retries
+    random: Callable[[], float] = _random.random  # the retries' jitter draws (bot.retry)
 
 
 def build_engine(parts: EngineParts) -> Engine:
@@ -87,7 +89,7 @@ def build_engine(parts: EngineParts) -> Engine:
     )
     audit = Audit(sink=parts.audit_sink, core=core)
     deliverer = Deliverer(store=store, core=core, channels=channels, worker_id=parts.worker_id,
-                          sleep=parts.sleep)
+                          sleep=parts.sleep, random=parts.random)
     trail = Trail(audit, clock)
     board = AttentionBoard(core=core, clock=clock,
                            tenant=partial(tenant_of, slack=parts.slack, teams=parts.teams),
@@ -106,12 +108,12 @@ def build_engine(parts: EngineParts) -> Engine:
                                       routing=routing, audit=audit, clock=clock)
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, digests=digests, dead_letters=dead_letters,
-                    config=parts.worker, notices=notices)
+                    config=parts.worker, notices=notices, random=parts.random)
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
                           workers=parts.followup_workers, board=board)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
-                            followups=followups, policy=parts.outbox)
+                            followups=followups, policy=parts.outbox, random=parts.random)
     declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock,
                         redo=handler.handle)
     interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,

@@ -32,10 +32,11 @@ from bot.channel import Channel, CredentialsRejected
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core.client import CoreClient
+from bot.errors import BotError
 from bot.interaction.interactions import Interactions
 from bot.limits import Limits
 from bot.metrics import CONTENT_TYPE, REGISTRY
-from bot.process.health import Check, Readiness, Refused
+from bot.process.health import Check, Readiness
 from bot.process.runtime import Engine
 from bot.process.worker import CORE_TOKEN_SETTING, CredentialsCheck
 from bot.settings import Settings
@@ -50,7 +51,7 @@ STOP_STEP_SECONDS = 1.5
 FINISH_WORK_SECONDS = 5.0
 
 
-class CannotListen(Exception):
+class CannotListen(BotError):
     """The web server's address cannot be bound (in use, not permitted): a one-line error."""
 
     def __init__(self, host: str, port: int, reason: str,
@@ -218,7 +219,7 @@ def readiness_checks(*, store: Store, core: CoreClient,
         try:
             await core.list_clarifications(limit=1)
         except e.AuthenticationFailed:
-            raise Refused(CORE_TOKEN_SETTING) from None
+            raise CredentialsRejected("core_token_rejected", setting=CORE_TOKEN_SETTING) from None
 
     checks = [Check("store", store_answers, ttl_seconds=5,
                     setting="redis.url" if store_address else None, address=store_address),
@@ -228,14 +229,9 @@ def readiness_checks(*, store: Store, core: CoreClient,
 
 
 def credentials_check(name: str, check: CredentialsCheck) -> Check:
-    """A platform's own credentials as a readiness check, at most once a minute."""
-    async def accepts_the_token() -> None:
-        try:
-            await check()
-        except CredentialsRejected as exc:
-            raise Refused(exc.setting) from None
-
-    return Check(name, accepts_the_token, ttl_seconds=60)
+    """A platform's own credentials as a readiness check, at most once a minute: its
+    ``CredentialsRejected`` names the setting to fix."""
+    return Check(name, check, ttl_seconds=60)
 
 
 def extensions_in_use(core: CoreClient) -> dict[str, object]:

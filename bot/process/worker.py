@@ -21,14 +21,17 @@ Credentials are checked, not assumed: ``run`` starts with the injected credentia
 ``auth.test``), and a platform refusing the bot's token (at start or mid-job) pauses delivery:
 no polling, jobs in hand held with their leases kept alive (nobody skipped, no attempt spent), the
 setting to fix logged; the check is repeated until it passes, then the held jobs go on.
+
+What may happen next (room to lease, a slot to start in, paused, stopping) is the state of one
+``bot.process.slots.Slots``; the worker starts the tasks and calls its transitions.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import random as _random
 import signal
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +50,8 @@ from bot.engine.handler import JobHandler, JobOutcome
 from bot.engine.notices import NoticeSender
 from bot.metrics import REGISTRY
 from bot.process.pauses import Pauses
+from bot.process.slots import Slots
+from bot.retry import RetryPolicy
 from bot.store.errors import StoreUnavailable
 
 log = structlog.get_logger("clarify.worker")
@@ -55,9 +60,10 @@ CORE_TOKEN_SETTING = "CLARIFY_BOT_CORE_TOKEN"
 CredentialsCheck = Callable[[], Awaitable[None]]  # returns, or raises CredentialsRejected
 # how long a handled job's reports, sent after its slot freed, wait for other jobs' to join them
 REPORTS_LINGER_SECONDS = 0.02
-# a job whose handling found the store unavailable is handled again after each of these, on
-# the same lease (about a minute in all), before it is given up to its lease
-STORE_RETRY_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+# a job whose handling found the store unavailable is handled again after each wait, on the
+# same lease (1 s doubling to 30 s, half of each random: 61 s at most in all), before it is
+# given up to its lease (docs/reliability.md, "Retries")
+STORE_RETRY = RetryPolicy(max_attempts=7, base=1.0, cap=30.0, retry_after_cap=0.0, jitter=0.5)
 
 
 @dataclass
@@ -89,31 +95,30 @@ class Worker:
     dead_letters: DeadLetterReporter
     config: WorkerConfig = field(default_factory=WorkerConfig)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    random: Callable[[], float] = _random.random  # the store retries' jitter draws
     outcomes: dict[JobOutcome, int] = field(default_factory=dict)
     credentials: CredentialsCheck | None = None
     notices: NoticeSender | None = None  # the stewards' batched high-severity notices
-    paused: CredentialsRejected | None = None  # why delivery is paused, if it is
     # per installation, where a platform holds a token per installation (bot.process.pauses)
     pauses: Pauses | None = None
-    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
-    _resumed: asyncio.Event = field(default_factory=asyncio.Event)
-    _pausing: asyncio.Event = field(default_factory=asyncio.Event)
-    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
-    _freed: asyncio.Event = field(default_factory=asyncio.Event)  # room to lease more
-    # leased ahead, each with its heartbeat running, waiting for a slot
-    _ready: deque[tuple[m.LeasedJob, asyncio.Task[None]]] = field(default_factory=deque)
-    _reporting: set[asyncio.Task[None]] = field(default_factory=set)  # handled jobs' reports
+    # the slots, the jobs leased ahead, the reports under way, paused and stopping
+    slots: Slots = field(init=False)
 
     def __post_init__(self) -> None:
-        self._resumed.set()
+        self.slots = Slots(self.config.concurrency, self.config.ahead)
+
+    @property
+    def paused(self) -> CredentialsRejected | None:
+        """Why delivery is paused, if it is."""
+        return self.slots.paused
 
     # ---------------------------------------------------------------- one iteration
 
     async def poll_iteration(self) -> int:
         """Lease as many jobs as there is room for (free slots and ``ahead``), start as many as
         slots are free and keep the rest ready; returns how many were leased."""
-        free = self.room
-        if free <= 0 or self._stopping.is_set() or self.paused is not None:
+        free = self.slots.may_lease
+        if not free:
             return 0
         leased = await self.core.poll_jobs(
             kinds=KINDS, max_jobs=free, lease_seconds=self.config.lease_seconds
@@ -123,17 +128,15 @@ class Worker:
             if job.visible_at is not None:  # a core may leave it out (docs/core-contract.md)
                 lag = max(0.0, (now - job.visible_at).total_seconds())
                 REGISTRY.observe("clarify_job_lag_seconds", lag)
-            self._ready.append((job, asyncio.create_task(self._heartbeat(job))))
+            self.slots.leased(job, asyncio.create_task(self._heartbeat(job)))
         self._start_ready()
         return len(leased.jobs)
 
     def _start_ready(self) -> None:
         """Start jobs leased ahead while slots are free (not while delivery is paused)."""
-        while self._ready and self.paused is None \
-                and len(self._tasks) < self.config.concurrency:
-            job, heartbeat = self._ready.popleft()
-            task = asyncio.create_task(self._work(job, heartbeat))
-            self._tasks.add(task)
+        while (ready := self.slots.next_ready()) is not None:
+            task = asyncio.create_task(self._work(*ready))
+            self.slots.started(task)
             task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
@@ -141,23 +144,19 @@ class Worker:
         once there is room for half as many jobs as it has slots, or at once when no job is left
         ahead to start: one poll for several jobs, not one per job (each poll costs the core a
         scan of the due jobs), and no slot waits for a poll while jobs are due."""
-        self._tasks.discard(task)
+        self.slots.finished(task)
         self._start_ready()
-        if self.hungry:
-            self._freed.set()
+        self.slots.wake()
 
     @property
     def room(self) -> int:
         """How many more jobs may be leased: free slots, and ``ahead`` beyond them."""
-        held = len(self._tasks) + len(self._ready)
-        return self.config.concurrency + self.config.ahead - held
+        return self.slots.room
 
     @property
     def hungry(self) -> bool:
-        """Worth a poll: room for half as many jobs as there are slots, or room and no job left
-        ahead to start when a slot frees."""
-        free = self.room
-        return free >= max(1, self.config.concurrency // 2) or (free > 0 and not self._ready)
+        """Worth a poll (``Slots.hungry``)."""
+        return self.slots.hungry
 
     async def housekeeping(self) -> None:
         """Send due digests and stewards' notices, and list new dead letters to stewards."""
@@ -204,7 +203,7 @@ class Worker:
         ``JobHandler.reconcile_earlier``); stop and ``drain`` wait for the reports under way. At
         most ``concurrency`` jobs' reports are under way like this; beyond that the job's slot
         waits for its own, as every job's did before."""
-        if len(self._reporting) >= self.config.concurrency:
+        if not self.slots.may_report_aside:
             await self.core.flush(reports)
             return
 
@@ -216,20 +215,18 @@ class Worker:
             except Exception as exc:
                 log.error("worker.reports_crashed", job_id=job.id, error=type(exc).__name__)
 
-        task = asyncio.create_task(send())
-        self._reporting.add(task)
-        task.add_done_callback(self._reporting.discard)
+        self.slots.reporting(asyncio.create_task(send()))
 
     async def _handle_holding(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]
                               ) -> tuple[JobOutcome, JobScope] | None:
         """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
         handle it again once they pass. When the store is unavailable (Redis restarting, a
-        failover), handle it again after ``STORE_RETRY_SECONDS`` each, still holding the lease:
+        failover), handle it again after each of ``STORE_RETRY``'s waits, holding the lease:
         letting the lease run out would spend the job's attempt, and with it a candidate's turn.
         Handling again is safe: admissions replay and a reservation left without its record is
         looked up on the platform before anything is sent. None: given up (stopping, or the
         lease was lost), so the lease runs out."""
-        waits = iter(STORE_RETRY_SECONDS)
+        tries = 0
         while True:
             try:
                 return await self.handler.handle_unreported(job)
@@ -243,9 +240,10 @@ class Worker:
                     log.warning("worker.held_job_released", job_id=job.id)
                     return None
             except StoreUnavailable:
-                wait = next(waits, None)
-                if wait is None or self._stopping.is_set() or heartbeat.done():
+                tries += 1
+                if STORE_RETRY.last(tries) or self.slots.stopped or heartbeat.done():
                     raise
+                wait = STORE_RETRY.delay(tries, draw=self.random())
                 REGISTRY.inc("clarify_job_store_retries_total")
                 log.warning("worker.store_unavailable_retrying", job_id=job.id, after=wait)
                 await self.sleep(wait)
@@ -257,52 +255,45 @@ class Worker:
         resumes, False when it is let go (stopping, lease lost, too many held)."""
         assert self.pauses is not None and refused.scope is not None
         self.pauses.pause(refused)
-        task = asyncio.current_task()
-        self._tasks.discard(task)  # type: ignore[arg-type]
+        task: asyncio.Task[None] | None = asyncio.current_task()
+        self.slots.set_aside(task)
         self._start_ready()
-        if self.hungry:
-            self._freed.set()
-        stopping: asyncio.Future[Any] = asyncio.ensure_future(self._stopping.wait())
+        self.slots.wake()
+        stopping: asyncio.Future[Any] = asyncio.ensure_future(self.slots.stopping.wait())
         try:
             held = await self.pauses.hold(refused.scope, until=[stopping, heartbeat])
         finally:
             stopping.cancel()
-            if task is not None and not task.done():
-                self._tasks.add(task)  # type: ignore[arg-type]
-        if held and not self._stopping.is_set() and not heartbeat.done():
+            self.slots.take_back(task)
+        if held and not self.slots.stopped and not heartbeat.done():
             return True
         log.warning("worker.held_job_released", job_id=job.id, scope=refused.scope)
         return False
 
     async def _until_resumed(self, heartbeat: asyncio.Task[None]) -> bool:
-        waits = [asyncio.ensure_future(self._resumed.wait()),
-                 asyncio.ensure_future(self._stopping.wait())]
+        waits = [asyncio.ensure_future(self.slots.resumed.wait()),
+                 asyncio.ensure_future(self.slots.stopping.wait())]
         try:
             await asyncio.wait([*waits, heartbeat], return_when=asyncio.FIRST_COMPLETED)
         finally:
             for wait in waits:
                 wait.cancel()
-        return self._resumed.is_set() and not self._stopping.is_set() and not heartbeat.done()
+        return self.paused is None and not self.slots.stopped and not heartbeat.done()
 
     # ---------------------------------------------------------------- credentials
 
     def pause(self, refused: CredentialsRejected) -> None:
         """Stop delivering: the platform refuses the bot's credentials (see ``refused.setting``)."""
-        if self.paused is None:
+        if self.slots.pause(refused):
             log.error("worker.delivery_paused", setting=refused.setting, error=refused.reason,
                       hint=f"fix {refused.setting}; delivery resumes once it is accepted")
-        self.paused = refused
         REGISTRY.set("clarify_delivery_paused", 1)
-        self._resumed.clear()
-        self._pausing.set()
 
     def resume(self) -> None:
-        if self.paused is not None:
-            log.info("worker.delivery_resumed", setting=self.paused.setting)
-        self.paused = None
+        was = self.slots.resume()
+        if was is not None:
+            log.info("worker.delivery_resumed", setting=was.setting)
         REGISTRY.set("clarify_delivery_paused", 0)
-        self._pausing.clear()
-        self._resumed.set()
         self._start_ready()
 
     def also_check(self, check: CredentialsCheck) -> None:
@@ -352,8 +343,8 @@ class Worker:
 
     async def drain(self) -> None:
         """Wait for the running jobs and those leased ahead (each starts as a slot frees)."""
-        await drain(self._tasks)
-        await drain(self._reporting)
+        await drain(self.slots.running)
+        await drain(self.slots.under_way)
 
     async def run_burst(self) -> None:
         """Work until no job is due, then send due digests and dead letters; never sleeps.
@@ -365,8 +356,8 @@ class Worker:
             await self.housekeeping()
 
     async def _drain_unless_paused(self) -> None:
-        while (pending := self._unfinished()) and self.paused is None:
-            paused = asyncio.ensure_future(self._pausing.wait())
+        while (pending := self.slots.unfinished()) and self.paused is None:
+            paused = asyncio.ensure_future(self.slots.pausing.wait())
             try:
                 await asyncio.wait([*pending, paused], return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -376,7 +367,7 @@ class Worker:
         """Poll until stopped; on stop, let in-flight jobs finish within the grace period."""
         iteration = failures = 0
         await self.check_credentials()
-        while not self._stopping.is_set():
+        while not self.slots.stopped:
             if self.paused is not None:
                 await self._idle(self.config.credentials_recheck_seconds)
                 await self.check_credentials()
@@ -411,54 +402,48 @@ class Worker:
     async def _idle(self, seconds: float, *, until_freed: bool = False) -> None:
         """Wait ``seconds``, or less: until stopped, or (``until_freed``) the worker is
         ``hungry`` again."""
-        self._freed.clear()
+        self.slots.expect_room()
         if until_freed and self.hungry:
             return  # jobs finished between the check and here
-        waits = [asyncio.ensure_future(self._stopping.wait())]
+        waits = [asyncio.ensure_future(self.slots.stopping.wait())]
         if until_freed:
-            waits.append(asyncio.ensure_future(self._freed.wait()))
+            waits.append(asyncio.ensure_future(self.slots.freed.wait()))
         try:
             await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for wait in waits:
                 wait.cancel()
 
-    def _unfinished(self) -> list[asyncio.Task[None]]:
-        """Running jobs and handled jobs' reports under way."""
-        return [t for t in (*self._tasks, *self._reporting) if not t.done()]
-
     def stop(self) -> None:
-        self._stopping.set()
+        self.slots.stop()
 
     async def shutdown(self) -> None:
         """Stop leasing; finish the running jobs and those leased ahead (each starts as a slot
         frees) within the grace period. What is left then is cancelled, or never started (while
         paused): their leases run out; reservations make a retry safe."""
-        self._stopping.set()
-        if not self._tasks and not self._ready and not self._reporting:
+        self.slots.stop()
+        if self.slots.idle:
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.config.shutdown_grace_seconds
         finished = 0
-        while pending := self._unfinished():
+        while pending := self.slots.unfinished():
             left = deadline - loop.time()
             if left <= 0:
                 break
-            jobs = self._tasks.intersection(pending)  # the rest are reports under way
+            jobs = self.slots.running.intersection(pending)  # the rest: reports under way
             done, _ = await asyncio.wait(pending, timeout=left,
                                          return_when=asyncio.FIRST_COMPLETED)
             finished += len(done & jobs)
         for task in pending:
             task.cancel()
-        unstarted, beats = len(self._ready), []
-        while self._ready:
-            job, heartbeat = self._ready.popleft()
+        unstarted = self.slots.release_ready()
+        for job, heartbeat in unstarted:
             heartbeat.cancel()
-            beats.append(heartbeat)
             log.warning("worker.held_job_released", job_id=job.id)
-        await asyncio.gather(*beats, return_exceptions=True)
+        await asyncio.gather(*(beat for _, beat in unstarted), return_exceptions=True)
         log.info("worker.stopped", finished=finished, cancelled=len(pending),
-                 unstarted=unstarted)
+                 unstarted=len(unstarted))
 
     def install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()

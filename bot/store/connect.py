@@ -23,6 +23,8 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.sentinel import Sentinel
 
+from bot.errors import BotError
+
 Mode = Literal["standalone", "cluster", "sentinel"]
 STANDALONE_SCHEMES = ("redis", "rediss", "unix")
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
@@ -30,7 +32,7 @@ SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 SCHEMES = STANDALONE_SCHEMES + CLUSTER_SCHEMES + SENTINEL_SCHEMES
 
 
-class BadRedisUrl(ValueError):
+class BadRedisUrl(BotError, ValueError):
     """What is wrong with a Redis URL, in words that quote none of it."""
 
 

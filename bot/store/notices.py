@@ -26,11 +26,9 @@ from bot.store import keys as k
 from bot.store.base import NoticeBatch, NoticeItem
 from bot.store.errors import translated
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
-
-    from bot.store.keys import Keys
 
 # The next due time of one steward's list: the batch's lease end, or the first queued notice's
 # due time, whichever comes first; false when the list is empty.
@@ -116,7 +114,7 @@ class RedisNotices:
     """``Store``'s notice methods for ``RedisStore`` (which provides ``_redis`` and ``_keys``)."""
 
     _redis: aioredis.Redis | RedisCluster
-    _keys: Keys
+    _keys: k.Keys
 
     def _notice_scripts(self) -> None:
         self._n_add = self._redis.register_script(NOTICE_ADD)

@@ -10,12 +10,11 @@ from bot.store import codec
 from bot.store.base import Acceptance, OutboxEntry
 from bot.store.errors import OutboxFull
 from bot.store.errors import translated as _translated
+from bot.store.keys import Keys, Ttls
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
-
-    from bot.store.keys import Keys, Ttls
 
 # A claim looks at this many due entries per wanted one (some keys may be held by other claims);
 # an entry whose key is held is looked at again this much later, behind the other due entries.

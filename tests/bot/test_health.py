@@ -11,9 +11,10 @@ from aiohttp import web
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.channel import SlackChannel
+from bot.channel import CredentialsRejected
 from bot.clock import SystemClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.process.health import Check, Readiness, Refused
+from bot.process.health import Check, Readiness
 from bot.process.service import health_routes, readiness_checks
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
@@ -55,7 +56,7 @@ async def test_concurrent_requests_share_one_probe_and_refusals_name_the_setting
     async def probe() -> None:
         calls.append(1)
         await gate.wait()
-        raise Refused("SLACK_BOT_TOKEN")
+        raise CredentialsRejected("invalid_auth", setting="SLACK_BOT_TOKEN")
 
     check = Check("slack", probe, ttl_seconds=60, now=Dial())
     waiting = [asyncio.create_task(check.result()) for _ in range(5)]

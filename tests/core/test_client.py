@@ -390,6 +390,17 @@ async def test_retry_after_is_capped_and_reported(core, sleeps, client):
     assert info.value.retry_after == 3600.0
 
 
+async def test_a_retry_after_shorter_than_the_backoff_is_a_floor(core, sleeps, client):
+    """Retry-After never shortens the backoff (``bot.retry``): a 503 asking for 0 s still
+    waits the jittered backoff (0.5 of 0.25 s, then of 0.5 s), a 503 asking for 3 s waits 3 s."""
+    core.script(httpx.Response(503, headers={"Retry-After": "0"}),
+                httpx.Response(503, headers={"Retry-After": "0"}),
+                httpx.Response(503, headers={"Retry-After": "3"}),
+                httpx.Response(200, json=job_view()))
+    await client.get_job(job_id="job-1")
+    assert sleeps.calls == [0.125, 0.25, 3.0]
+
+
 async def test_connect_error_is_retried_then_succeeds(core, sleeps, client):
     """A refused connection on an idempotent route is retried."""
     core.script(httpx.ConnectError("refused"), httpx.Response(200, json=job_view()))
@@ -459,8 +470,8 @@ async def test_non_idempotent_routes_are_sent_once(method, kwargs, dev, failure,
 def test_backoff_is_capped():
     """Full jitter never exceeds the cap however many attempts have failed."""
     policy = RetryPolicy(base=1.0, cap=5.0)
-    assert policy.backoff(10, 0.999) < 5.0
-    assert policy.backoff(1, 0.0) == 0.0
+    assert policy.delay(10, draw=0.999) < 5.0
+    assert policy.delay(1, draw=0.0) == 0.0
 
 
 # ---------------------------------------------------------------- secrecy, logging, lifecycle

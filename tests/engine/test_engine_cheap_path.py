@@ -13,6 +13,8 @@ from bot.audit import MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
+from bot.core import models as m
+from bot.core.batching import JobScope
 from bot.core.client import CoreClient, RetryPolicy
 from bot.process.worker import WorkerConfig
 from bot.store.base import DeliveryKey
@@ -129,3 +131,66 @@ async def test_on_a_baseline_core_a_job_that_asks_one_person_costs_three_core_ca
                            f"POST /v1/clarifications/{cid}/deliveries": 1}
     finally:
         await core.aclose()
+
+
+def _reports(calls: dict[str, int]) -> int:
+    """Report calls among ``calls``: the batch, or the baseline's one route per report."""
+    return sum(n for k, n in calls.items()
+               if k == "POST /v1/reports" or k.endswith(("/deliveries", "/events")))
+
+
+async def test_a_report_is_held_only_where_a_scope_is_passed_and_goes_at_once_without(
+    dev_client: DevCoreClient, bot_client: CoreClient
+) -> None:
+    """The batching is explicit at the call site: a report or a person read given a job's
+    ``scope`` waits in it (until ``flush``) or is answered from it; the same call without one
+    goes to the core at once, also while a scope holds reports of its own."""
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah"]})
+    before = await bot_client.get_clarification(clarification_id=cid)  # probes done by now
+    calls = counted(bot_client)
+
+    def delivery(n: int, person_id: str) -> m.DeliveryReport:
+        return m.DeliveryReport(delivery_id=f"dl.held.{n}", person_id=person_id,
+                                channel=m.Channel.SLACK, kind=m.DeliveryKind.QUESTION,
+                                attempt=0, message_ref=f"1700000000.00000{n}")
+
+    def event(n: int) -> m.EventReport:
+        return m.EventReport(event_id=f"ev.held.{n}", type="skipped", person_id="p-ahmed",
+                             reason_code=m.ReasonCode.NO_DELIVERY_ALIAS, attempt=0,
+                             message="Candidate has no chat alias.")
+
+    scope = JobScope()
+    assert await bot_client.report_delivery(clarification_id=cid, report=delivery(1, "p-sarah"),
+                                            scope=scope) is None
+    assert await bot_client.report_event(clarification_id=cid, report=event(1),
+                                         scope=scope) is None
+    assert _reports(calls) == 0  # held
+    assert [d.report.delivery_id for d in scope.deliveries] == ["dl.held.1"]
+    assert [ev.report.event_id for ev in scope.events] == ["ev.held.1"]
+
+    # no scope: at once, though a scope holds reports meanwhile
+    await bot_client.report_delivery(clarification_id=cid, report=delivery(2, "p-ahmed"))
+    await bot_client.report_event(clarification_id=cid, report=event(2))
+    assert _reports(calls) == 2
+    now = await bot_client.get_clarification(clarification_id=cid)
+    assert before.asked == [] and now.asked == ["p-ahmed"]
+    assert len(now.events) > len(before.events)
+    assert len(scope.deliveries) == len(scope.events) == 1  # still held
+
+    calls.clear()
+    await bot_client.flush(scope)
+    assert 1 <= _reports(calls) <= 2  # one batch, or one call per report on a baseline core
+    assert not scope.deliveries and not scope.events
+    after = await bot_client.get_clarification(clarification_id=cid)
+    assert sorted(after.asked) == ["p-ahmed", "p-sarah"]
+    assert len(after.events) > len(now.events)
+
+    # a person: read into the job's scope (its people batch, or on a baseline core its first
+    # read), answered from it after; without a scope, each read asks the core
+    await bot_client.read_people(scope, tenant_id="acme", person_ids=["p-sarah"])
+    await bot_client.get_person(person_id="p-sarah", tenant_id="acme", scope=scope)
+    calls.clear()
+    held = await bot_client.get_person(person_id="p-sarah", tenant_id="acme", scope=scope)
+    assert sum(calls.values()) == 0
+    fresh = await bot_client.get_person(person_id="p-sarah", tenant_id="acme")
+    assert calls == {"GET /v1/people/p-sarah": 1} and fresh == held

@@ -114,7 +114,7 @@ async def test_a_freed_slot_starts_a_job_leased_ahead_without_a_poll() -> None:
     handler.gate("job-1").set()
     await _settle()
     assert handler.started[-1] == "job-5"
-    assert worker.hungry and worker._freed.is_set()  # room for two (half the slots): poll
+    assert worker.hungry and worker.slots.freed.is_set()  # room for two (half the slots): poll
     assert await worker.poll_iteration() == 2
     assert core.polls == [8, 2]
     assert handler.most_at_once == 4  # never more jobs handled at once than slots
@@ -173,9 +173,9 @@ async def test_paused_jobs_leased_ahead_are_not_started_and_stopping_leaves_them
     await _settle()
     assert worker.paused is not None
     assert handler.started == []  # held, and the job ahead not started
-    _, heartbeat = worker._ready[0]
+    _, heartbeat = worker.slots.ready[0]
     await asyncio.wait_for(worker.shutdown(), timeout=5)
-    assert handler.started == [] and not worker._ready
+    assert handler.started == [] and not worker.slots.ready
     assert heartbeat.cancelled()  # its lease runs out, as the held job's does
 
 

@@ -13,7 +13,7 @@ from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.engine.handler import JobOutcome
 from bot.metrics import REGISTRY
-from bot.process.worker import STORE_RETRY_SECONDS, Worker, WorkerConfig
+from bot.process.worker import STORE_RETRY, Worker, WorkerConfig
 from bot.store.errors import StoreUnavailable
 from tests.engine.test_worker_ahead import Core, _job
 
@@ -51,13 +51,14 @@ class Sleeps:
             self.worker.stop()
 
 
-def _worker(failures: int, sleeps: Sleeps) -> tuple[Worker, Flaky]:
+def _worker(failures: int, sleeps: Sleeps, draw: float = 1.0) -> tuple[Worker, Flaky]:
     clock = ManualClock()
     handler = Flaky(clock=clock, failures=failures)
     worker = Worker(core=Core(due=[_job(0, clock)]), handler=handler,  # type: ignore[arg-type]
                     digests=None, dead_letters=None,  # type: ignore[arg-type]
                     config=WorkerConfig(concurrency=1, heartbeat_seconds=HEARTBEAT,
-                                        poll_interval_seconds=3600), sleep=sleeps)
+                                        poll_interval_seconds=3600), sleep=sleeps,
+                    random=lambda: draw)  # 1.0: the policy's ceilings
     sleeps.worker = worker
     return worker, handler
 
@@ -78,8 +79,19 @@ async def test_a_store_that_stays_away_lets_the_job_go_after_the_last_wait() -> 
     worker, handler = _worker(100, sleeps)
     assert await worker.poll_iteration() == 1
     await worker.drain()
-    assert handler.tries == len(STORE_RETRY_SECONDS) + 1 and worker.outcomes == {}
-    assert sleeps.waited == list(STORE_RETRY_SECONDS)
+    assert handler.tries == STORE_RETRY.max_attempts and worker.outcomes == {}
+    assert sleeps.waited == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0]
+
+
+async def test_the_store_retries_are_jittered_by_the_policy() -> None:
+    """The waits come from ``STORE_RETRY``: with a draw of 0, half of each ceiling (workers
+    that met the same failover spread out rather than retrying in step)."""
+    sleeps = Sleeps()
+    worker, handler = _worker(100, sleeps, draw=0.0)
+    assert await worker.poll_iteration() == 1
+    await worker.drain()
+    assert sleeps.waited == [0.5, 1.0, 2.0, 4.0, 8.0, 15.0]
+    assert sleeps.waited == [STORE_RETRY.delay(n, draw=0.0) for n in range(1, 7)]
 
 
 async def test_a_stopping_worker_does_not_wait_for_the_store() -> None:

@@ -11,7 +11,8 @@ import pytest
 from slack_sdk.oauth.installation_store import Installation
 
 from adapters.slack import schema
-from adapters.slack.installations import InstallationDB, Refusal, expires_at
+from adapters.slack.installations import InstallationDB, expires_at
+from adapters.slack.links import InstallRefused
 from tests.slack.distributed import database_url  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.full_contract  # no core involved
@@ -71,10 +72,10 @@ async def test_an_installation_is_bound_to_one_tenant(db: InstallationDB) -> Non
     assert await db.save(installation(), tenant="acme", link_id="L1", now=NOW) is False
     assert await db.save(installation(token="xoxb-acme-2"), tenant="acme", link_id="L1",
                          now=NOW) is True  # a reinstall
-    with pytest.raises(Refusal) as refused:
+    with pytest.raises(InstallRefused) as refused:
         await db.save(installation(), tenant="globex", link_id="L2", now=NOW)
     assert refused.value.reason == "workspace_of_another_tenant"
-    with pytest.raises(Refusal) as reused:
+    with pytest.raises(InstallRefused) as reused:
         await db.save(installation("T0OTHER"), tenant="acme", link_id="L1", now=NOW)
     assert reused.value.reason == "link_already_used"
     [only] = await db.all()
@@ -140,7 +141,7 @@ async def test_removal_forgets_the_tokens_and_keeps_the_tenant(db: InstallationD
         "removed", "app_uninstalled", "acme")
     assert await db.find(gone) is None
     assert await db.sdk.async_find_bot(enterprise_id=None, team_id="T0ACME") is None
-    with pytest.raises(Refusal):  # reinstalled for the same tenant only
+    with pytest.raises(InstallRefused):  # reinstalled for the same tenant only
         await db.save(installation(), tenant="globex", link_id="L2", now=NOW)
 
 

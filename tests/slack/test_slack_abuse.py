@@ -200,14 +200,14 @@ async def test_work_after_acknowledgements_is_capped(stack: Stack) -> None:
     declines = await payload_of(stack, "U0AHMED", ahmed, "clarify.decline")
     release = asyncio.Event()
     started: list[str] = []
-    decline = stack.adapter.interactions.decline
+    decline = stack.adapter.kit.interactions.decline
 
     async def held(user: Any, **kwargs: Any) -> Any:
         started.append(user.user_id)
         await release.wait()
         return await decline(user, **kwargs)
 
-    stack.adapter.interactions.decline = held  # type: ignore[method-assign]
+    stack.adapter.kit.interactions.decline = held  # type: ignore[method-assign]
     before = REGISTRY.value(REFUSED, limit="tasks", platform="slack")
     for _ in range(2):
         assert (await stack.post_payload(declines)).status == 200
@@ -239,7 +239,7 @@ async def test_socket_mode_callbacks_get_the_same_person_limit(stack: Stack) -> 
     cid, _, sarah = await critical_card(stack)
     payload = await payload_of(stack, "U0SARAH", sarah, "clarify.answer.1")
     accepted = accepted_by(stack)
-    statuses = [(await stack.adapter.app.async_dispatch(
+    statuses = [(await stack.adapter.kit.app.async_dispatch(
         AsyncBoltRequest(body=payload, mode="socket_mode"))).status for _ in range(3)]
     assert statuses == [200, 200, 429]
     assert accepted == ["U0SARAH", "U0SARAH"]

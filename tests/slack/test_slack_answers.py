@@ -116,7 +116,7 @@ async def test_a_store_that_hangs_is_a_503_inside_slacks_deadline_and_the_retry_
     async def hangs(*args: Any, **kwargs: Any) -> Any:
         await asyncio.Event().wait()
 
-    stack.adapter.accept_seconds = 0.2
+    stack.adapter.kit.accept_seconds = 0.2
     monkeypatch.setattr(stack.store, "outbox_accept", hangs)
     response = await stack.click("U0AHMED", card, "clarify.answer.0")
     assert response.status == 503
@@ -193,6 +193,49 @@ async def test_a_poison_entry_ahead_of_good_ones_is_parked_and_holds_nothing_up(
     assert REGISTRY.value("clarify_outbox_parked_total") == parked_before + 1
 
 
+async def _waits_while_the_core_is_away(stack: Stack, transport: Switchable,
+                                        monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Ahmed and Sarah answer at once while the core is away: the seconds each entry is put
+    back for (``Store.outbox_retry``'s due time, from now)."""
+    cid, card = await two_editors(stack)
+    waits: list[float] = []
+    retry = stack.store.outbox_retry
+
+    async def recorded(entry: Any, *, at: Any, failed: bool) -> None:
+        waits.append((at - stack.clock.now()).total_seconds())
+        await retry(entry, at=at, failed=failed)
+
+    monkeypatch.setattr(stack.store, "outbox_retry", recorded)
+    transport.down = True
+    await stack.click("U0AHMED", card, "clarify.answer.0")
+    await stack.click("U0SARAH", stack.card("U0SARAH", cid), "clarify.answer.0")
+    await stack.settle()
+    assert await stack.store.outbox_size() == 2
+    return waits
+
+
+async def test_entries_failing_together_are_retried_apart(
+        make_stack: Any, switchable_client: Any, transport: Switchable,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outbox's waits are jittered (``OutboxPolicy.retry``): with the real random source
+    two answers the core turned away at the same moment come back at different times, each
+    within [half, all] of the first ceiling (2 s)."""
+    stack: Stack = await make_stack(core_client=switchable_client)
+    waits = await _waits_while_the_core_is_away(stack, transport, monkeypatch)
+    ceiling = stack.answers.policy.backoff(1).total_seconds()
+    assert len(waits) == 2 and waits[0] != waits[1]
+    assert all(ceiling / 2 <= w <= ceiling for w in waits)
+
+
+async def test_with_a_draw_of_one_the_outbox_waits_its_ceilings(
+        make_stack: Any, switchable_client: Any, transport: Switchable,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    stack: Stack = await make_stack(core_client=switchable_client)
+    monkeypatch.setattr(stack.answers, "random", lambda: 1.0)
+    waits = await _waits_while_the_core_is_away(stack, transport, monkeypatch)
+    assert waits == [2.0, 2.0] == [stack.answers.policy.backoff(1).total_seconds()] * 2
+
+
 async def test_a_failing_entry_is_retried_with_backoff_before_it_is_parked(
         stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug that hits one answer is retried later, each time later than before, and the entry
@@ -206,6 +249,7 @@ async def test_a_failing_entry_is_retried_with_backoff_before_it_is_parked(
         return await forward(entry, cb)
 
     monkeypatch.setattr(stack.answers, "_forward", buggy)
+    monkeypatch.setattr(stack.answers, "random", lambda: 1.0)  # each wait: its ceiling
     await stack.click("U0AHMED", card, "clarify.answer.0")
     await stack.click("U0SARAH", stack.card("U0SARAH", cid), "clarify.answer.0")
     await stack.settle()
@@ -311,8 +355,8 @@ async def test_work_after_an_ack_that_fails_unexpectedly_is_logged_not_lost(
     monkeypatch.setattr(forms, "_modal", lambda adapter, click: broken(click))
     with structlog.testing.capture_logs() as logs:
         assert (await stack.click("U0AHMED", card, "clarify.custom")).status == 200
-        if stack.adapter.tasks:  # finished, but awaited by no one: only the adapter sees it
-            await asyncio.wait(set(stack.adapter.tasks))
+        if stack.adapter.kit.tasks:  # finished, but awaited by no one: only the adapter sees it
+            await asyncio.wait(set(stack.adapter.kit.tasks))
         await asyncio.sleep(0)
     assert {"event": "slack.task_failed", "error": "RuntimeError",
             "log_level": "error"} in logs

@@ -183,7 +183,7 @@ async def test_decline_with_the_core_away_says_to_try_again(
 async def test_decline_response_url_off_slack_is_never_posted_to(stack: Stack) -> None:
     """Only Slack's hooks host, or the Web API's origin (here the fake's), is posted to: any
     other response_url is refused before a request is made."""
-    channel = stack.adapter.channel
+    channel = stack.adapter.kit.channel
     for url in ("https://attacker.invalid/hook", "http://127.0.0.1:1/actions/x",
                 "https://hooks.slack.com.attacker.invalid/x"):
         with pytest.raises(ChannelError) as refused:

@@ -22,7 +22,7 @@ def _address(user: str) -> Address:
 async def test_dm_ids_are_kept_for_the_most_recently_used_people_only(
         stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(slack_channel, "DM_IDS_KEPT", 3)
-    channel = stack.adapter.channel
+    channel = stack.adapter.kit.channel
     users = [f"U0DM{n}" for n in range(5)]
     for n, user in enumerate(users):
         stack.slack.add_user(user)

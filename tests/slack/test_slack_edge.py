@@ -350,7 +350,7 @@ async def test_socket_mode_callbacks_get_the_same_checks(stack: Stack) -> None:
 
     async def over_socket(**kwargs: Any) -> int:
         payload = await payload_of(stack, "U0SARAH", card, "clarify.answer.1", **kwargs)
-        answered = await stack.adapter.app.async_dispatch(
+        answered = await stack.adapter.kit.app.async_dispatch(
             AsyncBoltRequest(body=payload, mode="socket_mode"))
         return answered.status
 

@@ -60,7 +60,7 @@ async def test_a_click_and_a_digest_page_are_shown_before_a_large_delivery_ends(
     card, digest = stack.slack.dm_of("U0SARAH")
     assert "Show the next questions" in shown(stack, digest)
     time = StoppedTime(stack.clock)
-    channel = stack.adapter.channel
+    channel = stack.adapter.kit.channel
     channel.sleep = time.sleep  # type: ignore[method-assign]
     before = len(stack.slack.calls_to("chat.postMessage"))
 

@@ -47,7 +47,7 @@ class RecordingSleep:
 
 def recording_sleep(stack: Stack) -> RecordingSleep:
     sleep = RecordingSleep(stack.clock)
-    stack.adapter.channel.sleep = sleep  # the one channel the worker, answers and adapter share
+    stack.adapter.kit.channel.sleep = sleep  # the one channel the worker, answers and adapter share
     return sleep
 
 

@@ -96,7 +96,7 @@ class Kit:
         connector = Connector(session=self.session, tokens=self.tokens,
                               store=store or self.store, clock=self.clock,
                               hosts=hosts or ConnectorHosts(local=(self.fake.origin,)),
-                              limits=limits or Limits(), sleep=self.sleeps, jitter=jitter)
+                              limits=limits or Limits(), sleep=self.sleeps, random=jitter)
         return TeamsChannel(connector=connector, codec=CODEC, store=store or self.store,
                             clock=self.clock, settings=settings, service_url=self.fake.url)
 

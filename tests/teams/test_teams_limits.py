@@ -43,6 +43,17 @@ async def test_jitter_spreads_the_backoff(kit: Kit) -> None:
     assert kit.sleeps.taken == [1.0, 2.0, 4.0]
 
 
+async def test_a_retry_after_is_a_floor_under_the_backoff(kit: Kit) -> None:
+    """A 502 asking for 3 s: waited while longer than the backoff, then the backoff (4 s at a
+    draw of 1.0) once that is longer (``Limits.retry``, bot.retry)."""
+    await stored_reference(kit)
+    kit.fake.fail("send", 502, times=3, retry_after="3")
+    await kit.channel(jitter=lambda: 1.0).send(address(), QUESTION, key=KEY)
+    assert kit.sleeps.taken == [3.0, 3.0, 4.0]
+    assert kit.sleeps.taken == [Limits().retry.delay(n, retry_after=3.0, draw=1.0)
+                                for n in (1, 2, 3)]
+
+
 async def test_a_429_is_retried_after_retry_after(kit: Kit) -> None:
     """A 429 with Retry-After: 7 blocks the conversation's bucket for 7 s; the retry waits
     that out (and then the bucket's own pace, one send every 2 s), and lands once."""

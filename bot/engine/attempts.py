@@ -1,0 +1,108 @@
+"""The attempt arithmetic of one ``clarify:`` job: pure, no I/O.
+
+A job's ``attempts`` counts the turns of its ranking already taken: attempt N asks ranking[N],
+and an attempt at or past the ranking's end is the steward escalation. ``plan`` says what a
+leased job does (complete it, escalate, or ask from its attempt on) and which earlier turns a
+crash may have left unrecorded; ``wanted`` and ``enough`` say when a pass has asked enough
+people; ``after_skip`` and ``after_pass`` say where the job advances inside its lease;
+``bounded`` keeps an advance below the core's dead-letter attempt; ``lease_left`` says how long
+the lease surely lives. ``bot.engine.handler`` does the I/O around these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from bot.core import models as m
+
+# states in which nobody is asked any more: the job completes (and the cards show the state)
+SETTLED = frozenset({m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED})
+
+
+class Step(StrEnum):
+    COMPLETE = "complete"  # settled, or low severity (never asked in chat): complete the job
+    ESCALATE = "escalate"  # the ranking's turns are all taken: the steward escalation
+    ASK = "ask"  # walk the ranking from the job's attempt on
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    step: Step
+    # the people of the ranking (and the steward) are read up front, in one call
+    read_people: bool
+    # a job back after its lease ran out may follow a crash: its earlier turns are settled
+    recover: bool
+    earlier: range  # the ranking's indices of the earlier turns to settle (empty: none)
+    turns: range  # the ranking's indices this attempt may ask, in order (empty unless ASK)
+    refresh: bool  # settled: every delivered card is shown the state
+
+
+def plan(state: m.ClarificationState, severity: m.Severity, *, attempt: int, ranking: int
+         ) -> Plan:
+    """What a job at ``attempt`` of a ranking of ``ranking`` people does."""
+    low = severity is m.Severity.LOW
+    settled = state in SETTLED
+    recover = attempt > 0 and not low
+    earlier = range(min(attempt, ranking)) if recover else range(0)
+    if settled or low:
+        step = Step.COMPLETE
+    elif attempt >= ranking:
+        step = Step.ESCALATE
+    else:
+        step = Step.ASK
+    return Plan(step=step, read_people=(not settled or recover) and not low, recover=recover,
+                earlier=earlier,
+                turns=range(attempt, ranking) if step is Step.ASK else range(0),
+                refresh=settled)
+
+
+def wanted(severity: m.Severity, remaining: int) -> int:
+    """How many people one pass asks: a critical question as many as its quorum still needs
+    (``remaining`` confirmations), any other one."""
+    if severity is m.Severity.CRITICAL:
+        return max(remaining, 1)
+    return 1
+
+
+def enough(severity: m.Severity, *, asked: int, can_confirm: int, wanted: int) -> bool:
+    """The pass stops asking: a critical question counts only the people asked whose answer
+    can count to its quorum, any other one everyone asked."""
+    counted = can_confirm if severity is m.Severity.CRITICAL else asked
+    return counted >= wanted
+
+
+def after_skip(index: int, *, asked_any: bool) -> int | None:
+    """The attempt to advance to inside the lease after skipping ranking[index] (None: stay).
+    Before anyone is asked each skip moves the job past itself, so a crash then does not burn
+    an escalation window; once someone is asked the job stays at that turn."""
+    return None if asked_any else index + 1
+
+
+def after_pass(attempt: int, ranking: int, *, last_asked: int | None, exhausted: bool) -> int:
+    """The attempt the job stands at once the pass ends (more than ``attempt``: it advances).
+
+    Nobody asked: past the ranking (the steward escalation follows at once). Otherwise past the
+    last person asked; when the pass reached the ranking's end, to its last turn, so the next
+    escalation window ends in the steward escalation, not in skipping everyone again."""
+    if last_asked is None:
+        return ranking
+    return max(attempt, ranking - 1 if exhausted else last_asked)
+
+
+def bounded(attempt: int, max_attempts: int) -> int:
+    """An advance never reaches the attempt at which the core dead-letters the job."""
+    return min(attempt, max_attempts - 1)
+
+
+def lease_left(expires_at: datetime, now: datetime) -> int | None:
+    """Whole seconds the lease surely lives, or None when less than one is left."""
+    left = int((expires_at - now).total_seconds())
+    return left if left > 0 else None
+
+
+def checks_quorum(severity: m.Severity, *, exhausted: bool) -> bool:
+    """Whether the pass checks that the quorum can still be reached: a critical question whose
+    whole ranking has been walked."""
+    return severity is m.Severity.CRITICAL and exhausted

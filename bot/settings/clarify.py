@@ -1,0 +1,101 @@
+"""The spec's [clarify] tables (§5, §8): whom to ask, how often, and when an answer binds."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from pydantic import model_validator
+
+from bot.core.models import AmbiguityKind, Channel, QuorumPolicy, Role, Severity
+from bot.core.policy import critical_quorum_problem
+from bot.settings.fields import (
+    Channels,
+    Int,
+    MaybeSeverity,
+    Num,
+    Roles,
+    _allowed,
+    _choice,
+    _cross,
+    _ints,
+    _Table,
+)
+
+
+class QuorumSettings(_Table):
+    enabled: bool = True
+    critical_required_confirmations: Int = _ints(2, 1, 10)
+    required_roles: Roles = _allowed(
+        (Role.EDITOR,), "one or more of: viewer, editor, steward (comma-separated, no duplicates)")
+    allow_steward_override: bool = True
+
+    @model_validator(mode="after")
+    def _critical_never_binds_on_one_answer(self) -> QuorumSettings:
+        problem = critical_quorum_problem(
+            enabled=self.enabled,
+            critical_required_confirmations=self.critical_required_confirmations,
+            allow_steward_override=self.allow_steward_override,
+            override_set_explicitly="allow_steward_override" in self.model_fields_set,
+        )
+        if problem is not None:
+            raise _cross(problem.field, getattr(self, problem.field), problem.allowed)
+        return self
+
+
+class Elevations(_Table):
+    """Kind → minimum severity; the field names are exactly ``AmbiguityKind``'s values."""
+
+    relative_date: MaybeSeverity = _choice(None, *Severity)
+    conflicting_dates: MaybeSeverity = _choice(None, *Severity)
+    undated: MaybeSeverity = _choice(None, *Severity)
+    low_confidence_extraction: MaybeSeverity = _choice(None, *Severity)
+
+
+class SeveritySettings(_Table):
+    high_notifies_steward: bool = True
+    # the steward's high-severity notices of this many seconds go out in one message, opened
+    # by the first notice of a quiet period (0: each housekeeping pass sends what is queued)
+    steward_notice_window_seconds: Int = _ints(60, 0, 3600)
+    elevate: Elevations = Elevations()
+
+    def minimum(self, kind: AmbiguityKind) -> Severity | None:
+        minimum: Severity | None = getattr(self.elevate, kind.value)
+        return minimum
+
+    def effective(self, kind: AmbiguityKind, severity: Severity) -> Severity:
+        """The severity raised to the kind's configured minimum, never lowered."""
+        floor = self.minimum(kind)
+        return floor if floor is not None and floor.rank > severity.rank else severity
+
+
+class ClarifySettings(_Table):
+    enabled: bool = False
+    escalation_window_hours: Num = _allowed(
+        48.0, "a number of hours greater than 0 and at most 8760", gt=0, le=8760)
+    max_candidates: Int = _ints(3, 1, 20)
+    per_person_daily_cap: Int = _ints(5, 1, 1000)
+    digest_threshold: Int = _ints(3, 1, 100)
+    digest_window_minutes: Int = _ints(30, 1, 1440)
+    redact_fallback: bool = True
+    channels: Channels = _allowed((Channel.TEAMS, Channel.SLACK),
+                                  "one or more of: teams, slack (comma-separated, no duplicates)")
+    quorum: QuorumSettings = QuorumSettings()
+    severity: SeveritySettings = SeveritySettings()
+
+    @property
+    def escalation_window(self) -> timedelta:
+        return timedelta(hours=self.escalation_window_hours)
+
+    @property
+    def digest_window(self) -> timedelta:
+        return timedelta(minutes=self.digest_window_minutes)
+
+    def quorum_policy(self, severity: Severity) -> QuorumPolicy:
+        """Spec §5: critical needs the configured confirmations while quorum is on; else one."""
+        quorum = self.quorum
+        critical = severity is Severity.CRITICAL and quorum.enabled
+        return QuorumPolicy(
+            required_confirmations=quorum.critical_required_confirmations if critical else 1,
+            required_roles=list(quorum.required_roles),
+            allow_steward_override=quorum.allow_steward_override,
+        )

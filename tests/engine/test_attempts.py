@@ -1,0 +1,226 @@
+"""bot/engine/attempts.py: a job's attempt, its ranking and its lease → what the job does.
+
+Each row of ``PASSES`` is one leased job: its clarification's state and severity, the attempt it
+is at, its ranking (with what happens when each candidate is tried: asked, asked but unable to
+confirm, or skipped) and how long its lease has left; and what the job does: its step, the
+earlier turns it settles, whom it asks, where it advances inside the lease, and whether it keeps
+the lease token. The handler (``bot.engine.handler``) composes the same functions the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.core import models as m
+from bot.engine import attempts
+from bot.engine.attempts import SETTLED, Step
+
+S = m.ClarificationState
+V = m.Severity
+NOW = datetime(2026, 7, 4, 9, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    attempt: int
+    # one letter per candidate, in ranking order: what trying them gives
+    # a = asked (can confirm), n = asked (cannot confirm: a critical quorum does not count them),
+    # s = skipped (no alias, capped, no permission, delivery failed ...)
+    ranking: str
+    lease_seconds: float = 300.0
+    state: m.ClarificationState = S.OPEN
+    severity: m.Severity = V.NORMAL
+    remaining: int = 1  # confirmations the quorum still needs
+    max_attempts: int = 10
+
+
+@dataclass(frozen=True)
+class Does:
+    step: Step
+    earlier: tuple[int, ...] = ()  # the turns settled after a crash
+    asked: tuple[int, ...] = ()  # the ranking's indices asked now
+    advances: tuple[int, ...] = ()  # each advance inside the lease, in order
+    lease_kept: int | None = None  # seconds the lease token is kept (ASK only)
+    read_people: bool = True
+    refresh: bool = False
+
+
+PASSES: list[tuple[Job, Does]] = [
+    # ---------------------------------------------------------------- first attempt
+    (Job("first attempt asks the first candidate", 0, "aaa"),
+     Does(Step.ASK, asked=(0,), lease_kept=300)),
+    (Job("one candidate only", 0, "a"), Does(Step.ASK, asked=(0,), lease_kept=300)),
+    # each skip before anyone is asked moves past itself; then the pass moves past the last
+    # person asked (again: the advance is idempotent)
+    (Job("a skip before anyone is asked moves past itself", 0, "saa"),
+     Does(Step.ASK, asked=(1,), advances=(1, 1), lease_kept=300)),
+    (Job("several skips move one by one, to the last candidate", 0, "ssa"),
+     Does(Step.ASK, asked=(2,), advances=(1, 2, 2), lease_kept=300)),
+    # ---------------------------------------------------------------- later attempts
+    (Job("a later attempt asks its own candidate and settles the earlier turns", 1, "aaa"),
+     Does(Step.ASK, earlier=(0,), asked=(1,), lease_kept=300)),
+    (Job("a later attempt skips forward from its own turn", 1, "asa"),
+     Does(Step.ASK, earlier=(0,), asked=(2,), advances=(2, 2), lease_kept=300)),
+    (Job("the last attempt of the ranking", 2, "aaa"),
+     Does(Step.ASK, earlier=(0, 1), asked=(2,), lease_kept=300)),
+    # ---------------------------------------------------------------- ranking exhausted
+    (Job("past the ranking: the steward escalation", 3, "aaa"),
+     Does(Step.ESCALATE, earlier=(0, 1, 2))),
+    (Job("far past the ranking (advanced by steps): the escalation, earlier turns bounded",
+         7, "aa"),
+     Does(Step.ESCALATE, earlier=(0, 1))),
+    (Job("an empty ranking escalates at once", 0, ""), Does(Step.ESCALATE)),
+    (Job("everyone skipped: past the ranking, then the escalation", 0, "sss"),
+     Does(Step.ASK, advances=(1, 2, 3, 3))),
+    (Job("everyone left skipped on a later attempt", 1, "ass"),
+     Does(Step.ASK, earlier=(0,), advances=(2, 3, 3))),
+    (Job("an advance stops below the dead-letter attempt", 0, "sss", max_attempts=3),
+     Does(Step.ASK, advances=(1, 2, 2, 2))),
+    # ---------------------------------------------------------------- critical quorum
+    (Job("critical asks as many as the quorum needs", 0, "aaaa", severity=V.CRITICAL,
+         remaining=2),
+     Does(Step.ASK, asked=(0, 1), advances=(1,), lease_kept=300)),
+    (Job("critical counts only people who can confirm", 0, "anaa", severity=V.CRITICAL,
+         remaining=2),
+     Does(Step.ASK, asked=(0, 1, 2), advances=(2,), lease_kept=300)),
+    (Job("critical walks the whole ranking when too few can confirm", 0, "nsn",
+         severity=V.CRITICAL, remaining=2),
+     Does(Step.ASK, asked=(0, 2), advances=(2,), lease_kept=300)),
+    (Job("critical with the quorum met still asks one", 0, "aa", severity=V.CRITICAL,
+         remaining=0),
+     Does(Step.ASK, asked=(0,), lease_kept=300)),
+    (Job("critical: a skip after the first asked does not advance", 0, "asaa",
+         severity=V.CRITICAL, remaining=2),
+     Does(Step.ASK, asked=(0, 2), advances=(2,), lease_kept=300)),
+    # ---------------------------------------------------------------- the lease
+    (Job("lease nearly out: the token is not kept", 0, "a", lease_seconds=0.9),
+     Does(Step.ASK, asked=(0,))),
+    (Job("lease already out: the token is not kept", 0, "a", lease_seconds=-5),
+     Does(Step.ASK, asked=(0,))),
+    (Job("a lease with a second and a bit: one second kept", 0, "a", lease_seconds=1.7),
+     Does(Step.ASK, asked=(0,), lease_kept=1)),
+    # ---------------------------------------------------------------- settled, low
+    (Job("answered on the first attempt: completed, cards refreshed, nobody read", 0, "aa",
+         state=S.ANSWERED),
+     Does(Step.COMPLETE, read_people=False, refresh=True)),
+    (Job("answered on a later attempt: earlier turns settled first", 2, "aaa",
+         state=S.ANSWERED),
+     Does(Step.COMPLETE, earlier=(0, 1), refresh=True)),
+    (Job("conflicted: completed like an answer", 0, "aa", state=S.CONFLICTED),
+     Does(Step.COMPLETE, read_people=False, refresh=True)),
+    (Job("conflicted on a later attempt", 1, "aa", state=S.CONFLICTED),
+     Does(Step.COMPLETE, earlier=(0,), refresh=True)),
+    (Job("low severity is never asked in chat", 0, "aa", severity=V.LOW),
+     Does(Step.COMPLETE, read_people=False)),
+    (Job("low severity on a later attempt settles nothing", 2, "aa", severity=V.LOW),
+     Does(Step.COMPLETE, read_people=False)),
+    (Job("partially confirmed is not settled", 0, "aa", state=S.PARTIALLY_CONFIRMED,
+         severity=V.CRITICAL),
+     Does(Step.ASK, asked=(0,), lease_kept=300)),
+]
+
+
+def does(job: Job) -> Does:
+    """The job's pass, composed as the handler composes it."""
+    plan = attempts.plan(job.state, job.severity, attempt=job.attempt, ranking=len(job.ranking))
+    asked: list[int] = []
+    can_confirm = 0
+    advances: list[int] = []
+    exhausted = True
+    want = attempts.wanted(job.severity, job.remaining)
+    for index in plan.turns:
+        if job.ranking[index] == "s":
+            forward = attempts.after_skip(index, asked_any=bool(asked))
+            if forward is not None:
+                advances.append(attempts.bounded(forward, job.max_attempts))
+            continue
+        asked.append(index)
+        can_confirm += job.ranking[index] == "a"
+        if attempts.enough(job.severity, asked=len(asked), can_confirm=can_confirm,
+                           wanted=want):
+            exhausted = False
+            break
+    kept = None
+    if plan.step is Step.ASK:
+        target = attempts.after_pass(job.attempt, len(job.ranking),
+                                     last_asked=asked[-1] if asked else None,
+                                     exhausted=exhausted)
+        if not asked or target > job.attempt:
+            advances.append(attempts.bounded(target, job.max_attempts))
+        if asked:
+            kept = attempts.lease_left(NOW + timedelta(seconds=job.lease_seconds), NOW)
+    return Does(plan.step, earlier=tuple(plan.earlier), asked=tuple(asked),
+                advances=tuple(advances), lease_kept=kept, read_people=plan.read_people,
+                refresh=plan.refresh)
+
+
+@pytest.mark.parametrize(("job", "expected"), PASSES, ids=[job.name for job, _ in PASSES])
+def test_a_job_does_what_its_attempt_ranking_and_lease_say(job: Job, expected: Does) -> None:
+    assert does(job) == expected
+
+
+# ---------------------------------------------------------------- the functions one by one
+
+@pytest.mark.parametrize(("state", "settled"), [
+    (S.OPEN, False), (S.ATTESTED, False), (S.PARTIALLY_CONFIRMED, False),
+    (S.ANSWERED, True), (S.CONFLICTED, True), (S.EXPIRED, False), (S.DEAD_LETTERED, False),
+])
+def test_settled_states(state: m.ClarificationState, settled: bool) -> None:
+    assert (state in SETTLED) is settled
+
+
+@pytest.mark.parametrize(("attempt", "ranking", "recover", "earlier", "turns"), [
+    (0, 3, False, range(0), range(0, 3)),
+    (1, 3, True, range(1), range(1, 3)),
+    (3, 3, True, range(3), range(0)),
+    (5, 3, True, range(3), range(0)),
+])
+def test_a_plan_names_the_earlier_turns_and_the_turns_it_may_ask(
+        attempt: int, ranking: int, recover: bool, earlier: range, turns: range) -> None:
+    plan = attempts.plan(S.OPEN, V.HIGH, attempt=attempt, ranking=ranking)
+    assert (plan.recover, plan.earlier, plan.turns) == (recover, earlier, turns)
+
+
+@pytest.mark.parametrize(("severity", "remaining", "wanted"), [
+    (V.NORMAL, 3, 1), (V.HIGH, 2, 1), (V.CRITICAL, 3, 3), (V.CRITICAL, 1, 1),
+    (V.CRITICAL, 0, 1),
+])
+def test_wanted(severity: m.Severity, remaining: int, wanted: int) -> None:
+    assert attempts.wanted(severity, remaining) == wanted
+
+
+@pytest.mark.parametrize(("attempt", "ranking", "last_asked", "exhausted", "target"), [
+    (0, 3, 0, False, 0),  # asked the first and stopped: stays
+    (0, 3, 1, False, 1),  # skipped one, asked the next: past the skip
+    (0, 3, 1, True, 2),  # walked to the end: the last turn
+    (2, 3, 2, True, 2),  # already at the last turn: stays
+    (1, 4, None, True, 4),  # nobody asked: past the ranking
+])
+def test_after_pass(attempt: int, ranking: int, last_asked: int | None, exhausted: bool,
+                    target: int) -> None:
+    assert attempts.after_pass(attempt, ranking, last_asked=last_asked,
+                               exhausted=exhausted) == target
+
+
+@pytest.mark.parametrize(("attempt", "max_attempts", "bounded"), [
+    (2, 10, 2), (9, 10, 9), (10, 10, 9), (15, 10, 9), (0, 1, 0),
+])
+def test_bounded(attempt: int, max_attempts: int, bounded: int) -> None:
+    assert attempts.bounded(attempt, max_attempts) == bounded
+
+
+def test_after_skip_moves_only_before_anyone_is_asked() -> None:
+    assert attempts.after_skip(2, asked_any=False) == 3
+    assert attempts.after_skip(2, asked_any=True) is None
+
+
+@pytest.mark.parametrize(("severity", "exhausted", "checks"), [
+    (V.CRITICAL, True, True), (V.CRITICAL, False, False), (V.HIGH, True, False),
+])
+def test_the_quorum_is_checked_only_after_a_critical_ranking_walked_to_its_end(
+        severity: m.Severity, exhausted: bool, checks: bool) -> None:
+    assert attempts.checks_quorum(severity, exhausted=exhausted) is checks
