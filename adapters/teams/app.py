@@ -4,7 +4,8 @@ Every request is checked before any handler runs, in this order: an address that
 refusals is refused unread (429, ``bot.limits``); the body is read whole (over
 ``MAX_BODY``: 413; not complete within ``BODY_SECONDS``: 408); the bearer token is verified
 (``adapters.teams.auth``: 401, whatever the token's fault); the body is parsed once as an
-activity (400); the token's ``serviceurl`` claim and the activity's serviceUrl agree, and that
+activity (400); a Bot Framework token's key is endorsed for the activity's channel, the
+token's ``serviceurl`` claim and the activity's serviceUrl agree, and that
 URL is a Microsoft connector host (the outbound host validator: the bot's token never goes
 anywhere else) (401); the activity's AAD tenant is one the settings serve (403, audited as
 ``TENANT_SCOPE_MISMATCH``); the person is within their rate (429) and, for an invoke, the

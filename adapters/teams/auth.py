@@ -5,10 +5,12 @@ The SDK's ``JwtTokenValidator`` checks the signature (keys picked by the token's
 audience and the expiry. Here, around it: a token without ``kid``, not RS256, or without ``exp``
 is refused before it is asked; issuer checking is switched on with the issuers the configured
 tenants imply (Bot Framework's, each tenant's Entra v1 and v2, and Microsoft's own first-party
-tenants the SDK always trusts); an Entra token of a served tenant acts only in that tenant; the
-``serviceurl`` claim must name the activity's serviceUrl; and whatever the SDK raises on a bad
-token is a 401, never a 500. Where the keys come from is injectable (``KeyDirectory``) so tests
-sign with a local key served on 127.0.0.1; validation itself is never switched off.
+tenants the SDK always trusts); an Entra token of a served tenant acts only in that tenant; a
+Bot Framework token's signing key must be endorsed for the activity's channel (the key set's
+``endorsements``, which the SDK never reads); the ``serviceurl`` claim must name the activity's
+serviceUrl; and whatever the SDK raises on a bad token is a 401, never a 500. Where the keys
+come from is injectable (``KeyDirectory``) so tests sign with local keys served on 127.0.0.1;
+validation itself is never switched off.
 """
 
 from __future__ import annotations
