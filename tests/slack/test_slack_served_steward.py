@@ -131,7 +131,8 @@ async def open_override(served: Served, notice: Message, index: int) -> dict[str
     opened = len(served.slack.calls_to("views.open"))
     assert (await served.click("U0MARIA", notice, f"clarify.override.{index}")).status == 200
     await served.until(lambda: len(served.slack.calls_to("views.open")) > opened, "the modal")
-    return list(served.slack.views.values())[-1]
+    # the modal just opened: an App Home published meanwhile is kept among the views too
+    return [v for v in served.slack.views.values() if v.get("type") == "modal"][-1]
 
 
 async def test_served_slack_steward_override(served: Served, contract: str) -> None:
