@@ -99,6 +99,7 @@ OUTCOMES = {
                                  recorded_at=datetime(2026, 7, 3, 16, 5, tzinfo=UTC)),
     "outcome_identity_unverified": _outcome(OutcomeKind.IDENTITY_UNVERIFIED),
     "outcome_recording": _outcome(OutcomeKind.RECORDING, recorded_at=None),
+    "outcome_pending": _outcome(OutcomeKind.PENDING, recorded_at=None),
     "outcome_passed_on": _outcome(OutcomeKind.PASSED_ON, answer=None, confirmed_by=()),
     "outcome_passed_on_later": _outcome(OutcomeKind.PASSED_ON_LATER, answer=None,
                                         confirmed_by=()),

@@ -175,6 +175,7 @@ _ANSWER_KEYS = {
     OutcomeKind.STEWARD_OVERRIDE: "outcome.steward_override",
     OutcomeKind.FIRST_CONFIRMATION: "outcome.first_confirmation",
     OutcomeKind.RECORDING: "outcome.recording",
+    OutcomeKind.PENDING: "outcome.pending",
 }
 
 
@@ -185,8 +186,8 @@ def _headline(cat: Catalog, view: OutcomeView, *, answer: str, names: str, when:
     if view.kind in _PLAIN_KEYS:
         return cat.text(_PLAIN_KEYS[view.kind])
     key = _ANSWER_KEYS[view.kind]
-    if view.kind is OutcomeKind.RECORDING and not answer:
-        key = "outcome.recording.plain"  # the core was unreachable before the dates were known
+    if view.kind in (OutcomeKind.RECORDING, OutcomeKind.PENDING) and not answer:
+        key += ".plain"  # a custom answer's dates, or a pick's before the core named them
     if view.kind is OutcomeKind.FIRST_CONFIRMATION and len(view.confirmed_by) > 1:
         key = "outcome.confirmations_so_far"
     return cat.text(key, answer=answer, names=names, date=when)

@@ -130,7 +130,8 @@ class OutcomeKind(StrEnum):
     STEWARD_OVERRIDE = "steward_override"
     MOVED_ON = "moved_on"
     IDENTITY_UNVERIFIED = "identity_unverified"
-    RECORDING = "recording"
+    RECORDING = "recording"  # durable, not at the core yet, and the core is failing
+    PENDING = "pending"  # durable, on its way to the core (nothing known to be wrong)
     PASSED_ON = "passed_on"  # the person said they are not the right one: asked elsewhere
     # the same, where the next person can only be asked when this turn's window ends (a core
     # that cannot start the next turn at once): ``recorded_at`` says when

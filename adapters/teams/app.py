@@ -4,7 +4,8 @@ Every request is checked before any handler runs, in this order: an address that
 refusals is refused unread (429, ``bot.limits``); the body is read whole (over
 ``MAX_BODY``: 413; not complete within ``BODY_SECONDS``: 408); the bearer token is verified
 (``adapters.teams.auth``: 401, whatever the token's fault); the body is parsed once as an
-activity (400); the token's ``serviceurl`` claim and the activity's serviceUrl agree, and that
+activity (400); a Bot Framework token's key is endorsed for the activity's channel, the
+token's ``serviceurl`` claim and the activity's serviceUrl agree, and that
 URL is a Microsoft connector host (the outbound host validator: the bot's token never goes
 anywhere else) (401); the activity's AAD tenant is one the settings serve (403, audited as
 ``TENANT_SCOPE_MISMATCH``); the person is within their rate (429) and, for an invoke, the
@@ -39,7 +40,7 @@ from microsoft_agents.hosting.core.authorization import Connections
 from adapters.bodies import read_body
 from adapters.limits import client_address, limited
 from adapters.teams import references
-from adapters.teams.auth import TokenGate, Unauthorized
+from adapters.teams.auth import TokenGate, Unauthorized, Verified
 from adapters.teams.invokes import VERBS, Invokes
 from adapters.teams.references import Actor, NoTenant
 from adapters.teams.render import CARD_CONTENT_TYPE
@@ -106,10 +107,10 @@ class TeamsAdapter:
             return limited(refused)
         structlog.contextvars.bind_contextvars(activity=str(activity.type)[:40],
                                                teams_user=who.aad_object_id or "-")
-        return await self._turn(activity, claims, (tenant, who))
+        return await self._turn(activity, claims.identity, (tenant, who))
 
     async def _checked(self, request: web.Request
-                       ) -> tuple[Activity, ClaimsIdentity, Actor] | web.Response:
+                       ) -> tuple[Activity, Verified, Actor] | web.Response:
         """The body read whole, its token verified, parsed once and checked against the token;
         else the refusal."""
         try:
@@ -132,7 +133,8 @@ class TeamsAdapter:
             return await self._out_of_scope(activity)
         try:
             self.gate.check_activity(claims, service_url=activity.service_url,
-                                     aad_tenant_id=who.aad_tenant_id)
+                                     aad_tenant_id=who.aad_tenant_id,
+                                     channel_id=_channel(activity))
             self._host_allowed(activity)
         except Unauthorized as exc:
             return refusal(401, exc.reason)
@@ -280,6 +282,12 @@ def _activity(raw: bytes) -> Activity:
     return activity
 
 
+def _channel(activity: Activity) -> str | None:
+    """The activity's channel as endorsements name it (``msteams``; a sub-channel aside)."""
+    found = activity.channel_id
+    return getattr(found, "channel", None) or (str(found) if found else None)
+
+
 def _refused_for_now(body: Any) -> bool:
     """An invoke answered with a 503 error response (Teams shows its message on the card)."""
     code = body.get("statusCode") if isinstance(body, dict) else getattr(body, "status_code", None)
@@ -301,8 +309,10 @@ def build_teams_adapter(*, gate: TokenGate, connections: Connections,
     cloud = CloudAdapter(connection_manager=connections, host_validator=host_validator)
     # the SDK's default tells the person the exception's text; a failure is the edge's 500
     cloud.on_turn_error = None  # type: ignore[assignment]
+    # no typing indicator (the SDK's default starts one per turn): an invoke is answered by its
+    # response and a message at once, and a typing activity would be one more connector call
     app: AgentApplication[TurnState] = AgentApplication[TurnState](
-        storage=MemoryStorage(), connection_manager=connections)
+        storage=MemoryStorage(), connection_manager=connections, start_typing_timer=False)
     adapter = TeamsAdapter(gate=gate, cloud=cloud, app=app, hosts=host_validator,
                            invokes=invokes, interactions=interactions, store=store,
                            audit=audit, clock=clock, limits=limits or Limits.off(clock))

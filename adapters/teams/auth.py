@@ -5,10 +5,12 @@ The SDK's ``JwtTokenValidator`` checks the signature (keys picked by the token's
 audience and the expiry. Here, around it: a token without ``kid``, not RS256, or without ``exp``
 is refused before it is asked; issuer checking is switched on with the issuers the configured
 tenants imply (Bot Framework's, each tenant's Entra v1 and v2, and Microsoft's own first-party
-tenants the SDK always trusts); an Entra token of a served tenant acts only in that tenant; the
-``serviceurl`` claim must name the activity's serviceUrl; and whatever the SDK raises on a bad
-token is a 401, never a 500. Where the keys come from is injectable (``KeyDirectory``) so tests
-sign with a local key served on 127.0.0.1; validation itself is never switched off.
+tenants the SDK always trusts); an Entra token of a served tenant acts only in that tenant; a
+Bot Framework token's signing key must be endorsed for the activity's channel (the key set's
+``endorsements``, which the SDK never reads); the ``serviceurl`` claim must name the activity's
+serviceUrl; and whatever the SDK raises on a bad token is a 401, never a 500. Where the keys
+come from is injectable (``KeyDirectory``) so tests sign with local keys served on 127.0.0.1;
+validation itself is never switched off.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import jwt
 import structlog
+from jwt import PyJWK
 from microsoft_agents.hosting.core import AgentAuthConfiguration, AuthTypes, ClaimsIdentity
 from microsoft_agents.hosting.core.authorization._entra_issuers import (
     WELL_KNOWN_PUBLIC_TENANT_IDS,
@@ -89,6 +92,39 @@ class KeyDirectory(_JwkClientManager):
 
 
 @dataclass
+class _Watched:
+    """One validation's key look-up: the SDK's, with the key it picked kept (its JWKS entry
+    carries the ``endorsements`` the SDK never reads)."""
+
+    keys: KeyDirectory
+    key: PyJWK | None = None
+
+    async def get_signing_key(self, jwks_uri: str, header: dict[str, Any]) -> PyJWK:
+        self.key = await self.keys.get_signing_key(jwks_uri, header)
+        return self.key
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A token that passed: its claims, and the channels its signing key is endorsed for (None
+    when the key set gave the key no ``endorsements``)."""
+
+    identity: ClaimsIdentity
+    endorsements: frozenset[str] | None = None
+
+    @property
+    def claims(self) -> dict[str, Any]:
+        return self.identity.claims
+
+
+def _endorsements(key: PyJWK | None) -> frozenset[str] | None:
+    found = getattr(key, "_jwk_data", {}).get("endorsements") if key is not None else None
+    if not isinstance(found, list):
+        return None
+    return frozenset(e for e in found if isinstance(e, str))
+
+
+@dataclass
 class TokenGate:
     """Checks a request's bearer token once; the claims, or ``Unauthorized``."""
 
@@ -104,10 +140,10 @@ class TokenGate:
     def anonymous(self) -> bool:
         return self.settings.app_id is None and self.settings.anonymous
 
-    async def claims(self, headers: list[str]) -> ClaimsIdentity:
+    async def claims(self, headers: list[str]) -> Verified:
         """The verified claims of the one Authorization header (anonymous runs: none needed)."""
         if self.anonymous:
-            return ClaimsIdentity()  # no claims: the SDK takes it as anonymous
+            return Verified(ClaimsIdentity())  # no claims: the SDK takes it as anonymous
         if len(headers) != 1:
             raise Unauthorized("no_token" if not headers else "several_tokens")
         scheme, _, token = headers[0].partition(" ")
@@ -116,7 +152,8 @@ class TokenGate:
             raise Unauthorized("malformed_header")
         self._screen(token)
         validator = JwtTokenValidator(self.config)
-        validator._jwk_client_manager = self.keys  # where keys come from; checks unchanged
+        watched = _Watched(self.keys)  # where keys come from; checks unchanged
+        validator._jwk_client_manager = watched  # type: ignore[assignment]
         try:
             identity = await validator.validate_token(token)
         except Exception as exc:  # the SDK raises more than PyJWTError and ValueError
@@ -124,7 +161,7 @@ class TokenGate:
             raise Unauthorized("invalid_token") from None
         if not isinstance(identity.claims.get("exp"), int | float):
             raise Unauthorized("no_expiry")
-        return identity
+        return Verified(identity, _endorsements(watched.key))
 
     def _screen(self, token: str) -> None:
         """What the SDK would crash on or wave through, refused before it is asked."""
@@ -140,18 +177,22 @@ class TokenGate:
         if not isinstance(unverified.get("exp"), int | float):
             raise Unauthorized("no_expiry")
 
-    def check_activity(self, identity: ClaimsIdentity, *, service_url: str | None,
-                       aad_tenant_id: str) -> None:
-        """The token and the activity belong together: its ``serviceurl`` claim names the
-        activity's serviceUrl (Bot Framework tokens must carry one), and an Entra token of a
-        served tenant acts in that tenant only."""
+    def check_activity(self, verified: Verified, *, service_url: str | None,
+                       aad_tenant_id: str, channel_id: str | None) -> None:
+        """The token and the activity belong together: a Bot Framework token's signing key is
+        endorsed for the activity's channel, its ``serviceurl`` claim names the activity's
+        serviceUrl (Bot Framework tokens must carry one), and an Entra token of a served
+        tenant acts in that tenant only."""
         if self.anonymous:
             if service_url is None or not _loopback(service_url):
                 raise Unauthorized("service_url_not_local")
             return
-        claims = identity.claims
+        claims = verified.claims
+        bot_framework = claims.get("iss") == BOT_FRAMEWORK_ISSUER
+        if bot_framework and not endorsed(verified.endorsements, channel_id):
+            raise Unauthorized("channel_not_endorsed")
         claimed = claims.get("serviceurl")
-        if claimed is None and claims.get("iss") == BOT_FRAMEWORK_ISSUER:
+        if claimed is None and bot_framework:
             raise Unauthorized("no_service_url_claim")
         if claimed is not None and (service_url is None or not _same_url(claimed, service_url)):
             raise Unauthorized("service_url_mismatch")
@@ -159,6 +200,14 @@ class TokenGate:
         if info is not None and info.tenant not in WELL_KNOWN_PUBLIC_TENANT_IDS \
                 and info.tenant != aad_tenant_id.lower():
             raise Unauthorized("tenant_mismatch")
+
+
+def endorsed(endorsements: frozenset[str] | None, channel_id: str | None) -> bool:
+    """Bot Framework's endorsement rule: the key that signed a channel's token must list that
+    channel. A key with no endorsements, or an activity naming no channel, is not endorsed
+    (Bot Framework's own validators let an activity without a channel through; every Teams
+    activity names one, and one that does not is refused before this as malformed)."""
+    return bool(channel_id) and endorsements is not None and channel_id in endorsements
 
 
 def _same_url(claimed: object, service_url: str) -> bool:

@@ -1,13 +1,18 @@
 """``Action.Execute`` invokes (``adaptiveCard/action``): parse the action data once, hand the
 decision to ``bot/``, answer the invoke with the card that replaces the clicked one.
 
-Teams waits about 5 s for an invoke's answer. An answer is made durable first
-(``AnswerService.accept``, at most ``ACCEPT_SECONDS``), then forwarded in a task of ours for up
-to ``DECISION_SECONDS``; a core slower than that leaves the "being recorded" card, which the
-follow-ups update through the channel when the outcome arrives (``bot.answering.clicks`` decides
-what
-shows). "Something else…" is validated here and again by the core, and comes back as the form
-with the field's error. The digest's next page replaces the digest card.
+Teams waits about 5 s for an invoke's answer; every invoke is answered within
+``INVOKE_SECONDS`` of its handler starting, whatever the store, the core or the connector's
+buckets do. An answer is made durable first (``AnswerService.accept``, at most
+``ACCEPT_SECONDS``), then forwarded in a task of ours until the invoke's deadline: the invoke
+is answered with the refreshed card (the response is the update: no connector call, no bucket,
+for the clicker's own card), while the person's other cards, other people's and the steward's
+follow in the background through the paced connector. A core slower than the deadline leaves
+the "being recorded" card (and "cannot be reached" only while the core is failing:
+``bot.answering.waiting``), which the follow-ups update through the channel when the outcome
+arrives (``bot.answering.clicks`` decides what shows). "Something else…" is validated here and
+again by the core, and comes back as the form with the field's error. The digest's next page
+replaces the digest card.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from adapters.teams.references import Actor, clicked
 from bot.aio import Tasks
 from bot.answering import clicks
 from bot.answering.answers import AnswerService, AnswerStatus, Receipt
+from bot.answering.waiting import Handover
 from bot.chat import Callback, ChatUser
 from bot.clock import Clock
 from bot.interaction.declines import DeclineStatus
@@ -50,8 +56,11 @@ log = structlog.get_logger("clarify.teams")
 CARD = "application/vnd.microsoft.card.adaptive"
 MESSAGE = "application/vnd.microsoft.activity.message"
 ERROR = "application/vnd.microsoft.error"
-ACCEPT_SECONDS = 2.0  # the store write that makes an answer durable
-DECISION_SECONDS = 3.0  # then the core's verdict, inside Teams' ~5 s for the invoke
+# Teams gives an invoke about 5 s; the bot answers within 3 s of the handler starting (the edge's
+# checks before it take milliseconds), leaving the rest to the network and Teams itself
+INVOKE_SECONDS = 3.0
+ACCEPT_SECONDS = 1.5  # the store write that makes an answer durable (a 503 after it)
+DECISION_SECONDS = INVOKE_SECONDS  # what else an invoke waits for (forms, pages, declines)
 VERBS = (adaptive.ANSWER_VERB, adaptive.CUSTOM_VERB, adaptive.DIGEST_NEXT_VERB,
          adaptive.REFRESH_VERB, adaptive.DECLINE_VERB, overrides.OVERRIDE_VERB,
          overrides.OVERRIDE_SUBMIT_VERB)
@@ -66,6 +75,7 @@ class Invokes:
     tasks: Tasks = field(default_factory=lambda: Tasks("teams"))
     accept_seconds: float = ACCEPT_SECONDS
     decision_seconds: float = DECISION_SECONDS
+    invoke_seconds: float = INVOKE_SECONDS
 
     async def on_action(self, activity: Activity, who: Actor, data: object
                         ) -> AdaptiveCardInvokeResponse:
@@ -97,6 +107,7 @@ class Invokes:
     async def _answer(self, activity: Activity, user: ChatUser, ref: ActionRef, *,
                       answer_index: int | None = None, custom: CustomAnswer | None = None,
                       override_note: str | None = None) -> AdaptiveCardInvokeResponse:
+        deadline = asyncio.get_running_loop().time() + self.invoke_seconds
         cb = self._callback(activity, user, ref, answer_index=answer_index, custom=custom)
         if override_note is not None:
             cb = replace(cb, steward_override=True, override_note=override_note)
@@ -107,7 +118,7 @@ class Invokes:
             log.error("teams.answer_not_durable", error=type(exc).__name__)
             return _error(503, "ServiceUnavailable",
                           "Your answer could not be saved. Please try again in a moment.")
-        receipt = await self._forwarded(cb) if status is AnswerStatus.QUEUED \
+        receipt = await self._forwarded(cb, deadline) if status is AnswerStatus.QUEUED \
             else Receipt(status)
         if custom is not None and receipt is not None \
                 and receipt.verdict is AnswerStatus.INVALID:
@@ -115,17 +126,24 @@ class Invokes:
         if cb.steward_override and receipt is not None \
                 and receipt.verdict is AnswerStatus.NOT_ALLOWED:
             return message("override.refused")  # the core refused: nothing was recorded
-        shown = clicks.after_click(cb, receipt, now=self.clock.now())
+        shown = clicks.after_click(cb, receipt, now=self.clock.now(), reach=self.answers.reach)
         if shown.view is not None:
             return card(adaptive.render_outcome(shown.view))
         return message(shown.text_key or "answer.received")
 
-    async def _forwarded(self, cb: Callback) -> Receipt | None:
-        """Forward the accepted answer in a task of ours; its receipt if it came in time (the
-        task goes on otherwise, and the follow-ups show its outcome)."""
-        task = self.tasks.spawn(self.answers.forward_now(cb, inline=True))
-        done, _ = await asyncio.wait({task}, timeout=self.decision_seconds)
-        if task not in done or task.cancelled() or task.exception() is not None:
+    async def _forwarded(self, cb: Callback, deadline: float) -> Receipt | None:
+        """Forward the accepted answer in a task of ours; its receipt if it came by
+        ``deadline``, with the clicker's own outcome worked out for this response only (the
+        task goes on otherwise, and the follow-ups show its outcome through the channel)."""
+        handover = Handover()
+        task = self.tasks.spawn(self.answers.forward_now(cb, in_place=handover))
+        left = max(0.0, deadline - asyncio.get_running_loop().time())
+        done, _ = await asyncio.wait({task}, timeout=left)
+        if task not in done and handover.give_up():
+            return None
+        if task not in done:  # handed over just now: only its return is left
+            await asyncio.wait({task})
+        if task.cancelled() or task.exception() is not None:
             return None
         return task.result()
 

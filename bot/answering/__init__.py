@@ -6,7 +6,9 @@
 - ``outbox``: the consumers that claim due entries and retry them with backoff;
 - ``followups``: what the cards show once the core has answered (the clicker's card, other
   people's, the steward's);
-- ``clicks``: what replaces the clicked card at once, before the core has answered.
+- ``clicks``: what replaces the clicked card at once, before the core has answered;
+- ``waiting``: what a durable answer not at the core yet shows ("being recorded", and "cannot be
+  reached" only while the core is failing), for every platform.
 
 The verified answer itself (``bot.chat.Callback``) lives in ``bot.chat``, which the adapters
 import too.

@@ -31,6 +31,7 @@ from enum import StrEnum
 import structlog
 
 from bot.answering.followups import Answered, Followups, Note
+from bot.answering.waiting import FAILING, CoreReach, Handover, waiting_kind
 from bot.audit import Audit, AuditEvent
 from bot.chat import Callback
 from bot.clock import Clock
@@ -87,6 +88,11 @@ class OutboxPolicy:
     backoff_cap_seconds: float = 300.0
     max_failures: int = 5  # failures other than "the core is unavailable" before parking
     cache_seconds: float = 10.0  # verified responders and clarifications read (bot.recent)
+    # an answer its caller forwards itself (``accept(wake=False)``, then ``forward_now``) is
+    # due for the consumers only this long after it was accepted: a consumer of another
+    # process never takes it from under the click waiting for its outcome (if that process
+    # dies in between, the consumers forward it this much later)
+    own_forward_seconds: float = 10.0
     backoff_jitter: float = 0.5  # the random share of each wait (bot.retry), not a setting
 
     @property
@@ -119,6 +125,8 @@ class AnswerService:
     policy: OutboxPolicy = field(default_factory=OutboxPolicy)
     # called after an entry is queued, to wake the local consumers (``bot.answering.outbox``)
     on_queued: Callable[[], None] | None = None
+    # what forwards last met: an answer or a failing core (``bot.answering.waiting``)
+    reach: CoreReach | None = None
     random: Callable[[], float] = _random.random  # the outbox's jitter draws (tests: 1.0)
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)
@@ -126,6 +134,8 @@ class AnswerService:
     def __post_init__(self) -> None:
         self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
         self.clarifications = Recent(ttl_seconds=self.policy.cache_seconds)
+        if self.reach is None:
+            self.reach = CoreReach(self.clock)
 
     # ---------------------------------------------------------------- before the acknowledgement
 
@@ -137,10 +147,13 @@ class AnswerService:
                                "A callback came from a workspace mapped to no tenant.")
             return AnswerStatus.OUT_OF_SCOPE
         cb = _with_acted(cb, self.clock)
+        # due at once for the consumers, or (forwarded by the caller) a little later
+        due = self.clock.now() + timedelta(
+            seconds=0.0 if wake else self.policy.own_forward_seconds)
         try:
             got = await self.store.outbox_accept(cb.entry_id(), cb.to_json(),
                                                  order_key=cb.order_key(), acted_at=cb.acted_at,
-                                                 now=self.clock.now())
+                                                 now=due)
         except OutboxFull:  # nothing stored: the caller refuses, the platform or person retries
             REGISTRY.inc("clarify_outbox_full_total")
             raise
@@ -153,18 +166,28 @@ class AnswerService:
 
     # ---------------------------------------------------------------- one outbox entry
 
-    async def process(self, entry: OutboxEntry, *, inline: bool = False) -> Receipt:
+    async def process(self, entry: OutboxEntry, *, inline: bool = False,
+                      in_place: Handover | None = None) -> Receipt:
         """Forward one claimed entry and settle it: done, retried with backoff, or parked. Never
-        raises for the entry's sake: a bug, a malformed entry or a refusal ends here."""
+        raises for the entry's sake: a bug, a malformed entry or a refusal ends here.
+        ``inline``: every follow-up shown before returning (the demo, forms). ``in_place``: the
+        caller shows the person's own result in the click's response (a Teams invoke); only
+        what it shows is worked out here, the rest follows in the background."""
         with structlog.contextvars.bound_contextvars(**_log_ids(entry)):
-            return await self._process(entry, inline=inline)
+            return await self._process(entry, inline=inline, in_place=in_place)
 
-    async def _process(self, entry: OutboxEntry, *, inline: bool) -> Receipt:
+    async def _process(self, entry: OutboxEntry, *, inline: bool,
+                       in_place: Handover | None) -> Receipt:
+        assert self.reach is not None
         try:
             receipt = await self._attempt(entry)
         except UNAVAILABLE as exc:
             log.warning("answers.core_unavailable", error=type(exc).__name__)
-            return await self._later(entry, failed=False, tell=not inline,
+            if isinstance(exc, FAILING):
+                self.reach.failed(exc)
+            else:  # it answered: slow down
+                self.reach.answered()
+            return await self._later(entry, failed=False, tell=not inline, handover=in_place,
                                      retry_after=exc.retry_after if isinstance(exc, e.CoreAPIError)
                                      else None)
         except Exception as exc:  # whatever it is, it stays with this entry
@@ -173,14 +196,35 @@ class AnswerService:
             if entry.failures + 1 >= self.policy.max_failures:
                 return await self._park(entry, reason=type(exc).__name__)
             return await self._later(entry, failed=True)
+        self.reach.answered()
+        if in_place is not None and isinstance(receipt.shown, Answered):
+            return await self._settled_in_place(entry, receipt, receipt.shown, in_place)
         await self.store.outbox_done(entry, now=self.clock.now())
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         if receipt.shown is None:
             return receipt
+        if in_place is not None:  # the caller's response shows the person's own result
+            if not in_place.take():  # the response is gone: told beside the card instead
+                self.followups.submit(receipt.shown)
+            return receipt  # a refusal: the response says it, no note beside it
         if inline:
             return replace(receipt, view=await self.followups.run_now(receipt.shown))
         self.followups.submit(receipt.shown)
         return receipt
+
+    async def _settled_in_place(self, entry: OutboxEntry, receipt: Receipt, shown: Answered,
+                                handover: Handover) -> Receipt:
+        """The entry settled and the person's own outcome worked out side by side (a click's
+        response waits for both). The core has the answer either way: a store that fails to
+        settle the entry leaves it to be sent again after its lease, which the core answers
+        from its idempotency key without applying it twice."""
+        done, view = await asyncio.gather(self.store.outbox_done(entry, now=self.clock.now()),
+                                          self.followups.in_place(shown, handover=handover),
+                                          return_exceptions=True)
+        if isinstance(done, BaseException):
+            log.warning("answers.entry_not_settled", error=type(done).__name__)
+        REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
+        return replace(receipt, view=None if isinstance(view, BaseException) else view)
 
     async def receive(self, cb: Callback) -> Receipt:
         """Accept and forward at once, showing the outcome before returning (the demo, forms)."""
@@ -190,15 +234,18 @@ class AnswerService:
             return Receipt(verdict)
         return await self.forward_now(cb, inline=True)
 
-    async def forward_now(self, cb: Callback, *, inline: bool = False) -> Receipt:
+    async def forward_now(self, cb: Callback, *, inline: bool = False,
+                          in_place: Handover | None = None) -> Receipt:
         """Forward an accepted answer in this task (unless a consumer holds it already);
-        ``inline`` shows its outcome before returning too."""
-        claimed = await self.store.outbox_claim(now=self.clock.now(),
-                                                lease_seconds=self.policy.lease_seconds,
+        ``inline`` shows its outcome before returning too, ``in_place`` works out only what the
+        caller's own response shows (``process``)."""
+        # (as due as ``accept(wake=False)`` made it: the claim is this caller's)
+        at = self.clock.now() + timedelta(seconds=self.policy.own_forward_seconds)
+        claimed = await self.store.outbox_claim(now=at, lease_seconds=self.policy.lease_seconds,
                                                 limit=1, entry_id=cb.entry_id())
         if not claimed:
             return Receipt(AnswerStatus.QUEUED)
-        return await self.process(claimed[0], inline=inline)
+        return await self.process(claimed[0], inline=inline, in_place=in_place)
 
     async def _attempt(self, entry: OutboxEntry) -> Receipt:
         cb = Callback.from_json(entry.payload)
@@ -206,19 +253,22 @@ class AnswerService:
             return await self._forward(entry, cb)
 
     async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True,
-                     retry_after: float | None = None) -> Receipt:
+                     retry_after: float | None = None, handover: Handover | None = None
+                     ) -> Receipt:
         """Retry with backoff (``OutboxPolicy.retry``; ``retry_after``: what a core's 429 or
         503 asked, a floor). On the first try that found the core away, the person is told
-        the answer is being recorded, unless ``tell`` is False: an inline caller (a Teams invoke)
-        shows that in its own answer, and a second message would say it twice."""
+        the answer is being recorded, unless ``tell`` is False or the caller still waiting on
+        ``handover`` (a Teams invoke) shows that in its own answer: a second message would say
+        it twice."""
         wait = self.policy.wait(entry.attempts, draw=self.random(), retry_after=retry_after)
         await self.store.outbox_retry(entry, at=self.clock.now() + wait, failed=failed)
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
         if entry.attempts != 1 or failed:
             return Receipt(AnswerStatus.QUEUED)
-        # the first try found the core away: the person learns that it is being recorded
-        note = Note(cb=Callback.from_json(entry.payload), recording=True)
-        if tell:
+        # the first try found the core away: the person learns that it is being recorded (and
+        # that the core cannot be reached only while it is in fact failing)
+        note = Note(cb=Callback.from_json(entry.payload), waiting=waiting_kind(self.reach))
+        if tell and not (handover is not None and handover.take()):
             self.followups.submit(note)
         return Receipt(AnswerStatus.QUEUED, shown=note)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.answering.answers import AnswerStatus, Receipt
+from bot.answering.waiting import CoreReach, waiting_kind
 from bot.chat import Callback
 from bot.engine import outcomes
 from cards.views import OutcomeKind, OutcomeView
@@ -29,12 +30,15 @@ class Shown:
     text_key: str | None = None
 
 
-def after_click(cb: Callback, receipt: Receipt | None, *, now: datetime) -> Shown:
+def after_click(cb: Callback, receipt: Receipt | None, *, now: datetime,
+                reach: CoreReach | None) -> Shown:
     """``receipt``: what forwarding said within the platform's deadline, None when the core did
-    not answer in time (the follow-ups update the card when it does)."""
+    not answer in time (the follow-ups update the card when it does). A durable answer not at
+    the core yet is "being recorded", and "cannot be reached" only while ``reach`` says the
+    core is failing (``bot.answering.waiting``, the decision Slack's note takes too)."""
     if receipt is None or receipt.verdict is AnswerStatus.QUEUED:
         return Shown(view=outcomes.placeholder(
-            OutcomeKind.RECORDING, cb.clarification_id, now=now,
+            waiting_kind(reach), cb.clarification_id, now=now,
             answer=None if cb.answer_index is not None
             else outcomes.custom_answer_view(cb.custom_from, cb.custom_to)))
     if receipt.view is not None:

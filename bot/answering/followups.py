@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from bot.aio import drain
+from bot.answering.waiting import Handover
 from bot.channel import Channel, ChannelError
 from bot.chat import Callback, ChatUser
 from bot.clock import Clock
@@ -52,11 +53,38 @@ class Answered:
 @dataclass(frozen=True, slots=True)
 class Note:
     """Tell the person privately, next to the message they clicked: "not available" unless
-    ``unverified`` or ``recording`` says otherwise."""
+    ``unverified`` or ``waiting`` (the "being recorded" kind ``bot.answering.waiting`` decided)
+    says otherwise."""
 
     cb: Callback
     unverified: bool = False
-    recording: bool = False
+    waiting: OutcomeKind | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Own:
+    """The answering person's outcome as worked out once: the cards on record, the
+    clarification read after the answer (None: not needed, or the core gone again), the view
+    and its version."""
+
+    cards: list[CardRecord]
+    fresh: m.Clarification | None
+    read_at: float
+    view: OutcomeView | None
+    version: Version
+
+
+@dataclass(frozen=True, slots=True)
+class _Rest:
+    """What follows an answer whose clicked card the click's own response showed
+    (``in_place``): every other card and the steward; never the clicked card again."""
+
+    job: Answered
+    own: _Own
+    shown: str | None  # the clicked card's reference, answered in place
+    # the clicked card, left "being recorded" by a response that gave up waiting: where a note
+    # would go beside it (no card of theirs on record), it is updated instead
+    waiting: str | None = None
 
 
 @dataclass
@@ -73,12 +101,12 @@ class Followups:
     # a steward's override leaves their attention queue: it is shown anew
     # (``bot.interaction.attention``)
     board: AttentionBoard | None = None
-    _jobs: deque[Answered | Note] = field(default_factory=deque)
+    _jobs: deque[Answered | Note | _Rest] = field(default_factory=deque)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
     # ---------------------------------------------------------------- the queue
 
-    def submit(self, job: Answered | Note) -> None:
+    def submit(self, job: Answered | Note | _Rest) -> None:
         """Queue what follows an answer; a few workers take it in order."""
         self._jobs.append(job)
         while len(self._tasks) < min(self.workers, len(self._jobs)):
@@ -97,22 +125,55 @@ class Followups:
         while self._jobs:
             await self.run_now(self._jobs.popleft())
 
-    async def run_now(self, job: Answered | Note) -> OutcomeView | None:
+    async def run_now(self, job: Answered | Note | _Rest) -> OutcomeView | None:
         """Show one job's outcome now; returns the answering person's view. Never raises: a
         card that cannot be updated stays as it was, the answer itself is safe in the core."""
         try:
             if isinstance(job, Note):
                 await self._note(job.cb, job.cb.message_ref, _note_view(job, self.clock))
                 return None
+            if isinstance(job, _Rest):
+                await self._rest(job.job, job.own, shown=job.shown, waiting=job.waiting)
+                return job.own.view
             return await self._answered(job)
         except Exception as exc:  # one job's failure must not stop the others
             log.warning("followups.failed", error=type(exc).__name__)
             return None
 
+    async def in_place(self, job: Answered, *, handover: Handover) -> OutcomeView | None:
+        """The answering person's outcome for the card they clicked, which the click's own
+        response shows (a Teams invoke answered with the card): no channel call for it. Every
+        other card (theirs, other people's) and the steward's notice follow in the background,
+        through the channel's paced lane. A response that gave up waiting (``handover``) shows
+        nothing of it: the clicked card is then painted through the channel too. Never raises
+        (None: the rest shows it later)."""
+        try:
+            own = await self._own(job)
+        except Exception as exc:
+            log.warning("followups.failed", error=type(exc).__name__)
+            self.submit(job)
+            return None
+        if not handover.take():  # the click's response is gone: every card through the channel
+            self.submit(_Rest(job=job, own=own, shown=None, waiting=job.cb.message_ref))
+            return None
+        shown = job.cb.message_ref if own.view is not None else None
+        clicked = next((card for card in own.cards if shown is not None
+                        and card.platform == job.cb.platform and card.message_ref == shown),
+                       None)
+        if clicked is not None:  # a state read before this answer never replaces it later
+            self.refresher.shown(clicked, own.version)
+        self.submit(_Rest(job=job, own=own, shown=shown))
+        return own.view
+
     # ---------------------------------------------------------------- after an answer
 
     async def _answered(self, job: Answered) -> OutcomeView | None:
-        c, person, result = job.before, job.person, job.result
+        own = await self._own(job)
+        await self._rest(job, own, shown=None)
+        return own.view
+
+    async def _own(self, job: Answered) -> _Own:
+        c = job.before
         cards = await self.store.cards(c.id)
         fresh: m.Clarification | None = None
         read_at = time.monotonic()
@@ -122,18 +183,26 @@ class Followups:
             except _FOLLOW_UP_UNAVAILABLE as exc:
                 log.warning("answers.follow_up_failed", error=type(exc).__name__)
         view, version = await self._own_view(job, fresh, read_at)
-        await self._show_own(job, view, version, cards)
-        if fresh is not None:
-            await self.refresher.paint_states(fresh, cards, read_at)
+        return _Own(cards=cards, fresh=fresh, read_at=read_at, view=view, version=version)
+
+    async def _rest(self, job: Answered, own: _Own, *, shown: str | None,
+                    waiting: str | None = None) -> None:
+        """Everything an answer changes but the card ``shown`` in place: the person's other
+        cards (or a note), everyone else's cards, the steward."""
+        c, person, result = job.before, job.person, job.result
+        cards = [card for card in own.cards if shown is None
+                 or not (card.platform == job.cb.platform and card.message_ref == shown)]
+        await self._show_own(job, own.view, own.version, cards, shown=shown, waiting=waiting)
+        if own.fresh is not None:
+            await self.refresher.paint_states(own.fresh, cards, own.read_at)
         if result is not None:
-            await self._tell_steward(c.id, fresh, result, responder=person.person_id)
+            await self._tell_steward(c.id, own.fresh, result, responder=person.person_id)
             if job.cb.steward_override and self.board is not None:
                 cb = job.cb
                 self.board.changed(ChatUser(platform=cb.platform, user_id=cb.user_id,
                                             team_id=cb.team_id, enterprise_id=cb.enterprise_id,
                                             aad_tenant_id=cb.aad_tenant_id),
                                    person, c.tenant_id)
-        return view
 
     async def _own_view(self, job: Answered, fresh: m.Clarification | None, read_at: float
                         ) -> tuple[OutcomeView | None, Version]:
@@ -157,15 +226,24 @@ class Followups:
         return view, (read_at, 1)
 
     async def _show_own(self, job: Answered, view: OutcomeView | None, version: Version,
-                        cards: list[CardRecord]) -> None:
+                        cards: list[CardRecord], *, shown: str | None = None,
+                        waiting: str | None = None) -> None:
+        """``shown``: the clicked card, answered in place (it is not in ``cards``): nothing is
+        said beside it either. ``waiting``: the clicked card, showing "being recorded": updated
+        with the outcome where a note would be put beside it."""
         if view is None:
             return
         own = [card for card in cards if card.delivery.person_id == job.person.person_id]
-        shown = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref,
-                          override=job.cb.steward_override)
-        for card in shown.paint:
+        placed = placement(own, platform=job.cb.platform, clicked=job.cb.message_ref,
+                           override=job.cb.steward_override)
+        for card in placed.paint:
             await self.refresher.paint(card, view, version)
-        for platform, near in shown.notes:
+        for platform, near in placed.notes:
+            if shown is not None and platform == job.cb.platform and near == shown:
+                continue
+            if waiting is not None and platform == job.cb.platform and near == waiting:
+                await self._update(job.cb, near, view)
+                continue
             await self._note(job.cb, near, view, platform=platform)
 
     async def _tell_steward(self, clarification_id: str, fresh: m.Clarification | None,
@@ -187,6 +265,15 @@ class Followups:
             log.warning("answers.steward_not_told", error=type(exc).__name__, late=late)
 
     # ---------------------------------------------------------------- helpers
+
+    async def _update(self, cb: Callback, ref: str, view: OutcomeView) -> None:
+        channel = self.channels.get(cb.platform)
+        if channel is None:
+            return
+        try:
+            await channel.update(ref, view)
+        except ChannelError as exc:
+            log.warning("answers.card_update_failed", error=exc.reason)
 
     async def _note(self, cb: Callback, near: str | None, view: OutcomeView | None, *,
                     platform: str | None = None) -> None:
@@ -220,8 +307,8 @@ def _note_view(note: Note, clock: Clock) -> OutcomeView | None:
     if note.unverified:
         return outcomes.placeholder(OutcomeKind.IDENTITY_UNVERIFIED, note.cb.clarification_id,
                                     answer=None, now=clock.now())
-    if note.recording:
-        return outcomes.placeholder(OutcomeKind.RECORDING, note.cb.clarification_id,
+    if note.waiting is not None:
+        return outcomes.placeholder(note.waiting, note.cb.clarification_id,
                                     answer=_cb_answer(note.cb), now=clock.now())
     return None
 

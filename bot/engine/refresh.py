@@ -99,6 +99,13 @@ class CardRefresher:
             if held.users == 0:  # nobody painting or waiting: forgotten, however it ended
                 del self._locks[token]
 
+    def shown(self, card: CardRecord, version: Version) -> None:
+        """A card the platform was just given ``version`` of by other means (the click's own
+        response): no later paint of an older state replaces it."""
+        token = card.delivery.token()
+        if self._painted.get(token, (-1.0, -1)) < version:
+            self._remember(token, version)
+
     async def names(self, person_ids: list[str], *, scope: JobScope | None = None
                     ) -> list[str]:
         """Display names in the order given; an id the core does not know stands for itself."""

@@ -43,6 +43,7 @@ def test_first_confirmation_says_how_many_remain() -> None:
     ("outcome_moved_on", "This clarification has moved on"),
     ("outcome_identity_unverified", "Your answer was not recorded"),
     ("outcome_recording", "Your answer (12 June) is being recorded."),
+    ("outcome_pending", "Your answer (12 June) is being recorded; this card shows its outcome"),
     ("outcome_conflicting_attestation", "Your answer differs from the date already bound."),
 ])
 def test_other_outcomes(name: str, start: str) -> None:

@@ -24,7 +24,7 @@ PREFIX = "/teams/"  # the service URL's path, as Teams' regional ones have
 
 @dataclass(frozen=True)
 class Call:
-    route: str  # "create" | "send" | "update"
+    route: str  # "create" | "send" | "reply" | "update"
     method: str
     path: str
     authorization: str | None
@@ -73,6 +73,8 @@ class FakeConnector:
         app.router.add_post(PREFIX + "v3/conversations", self._create)
         app.router.add_post(PREFIX + "v3/conversations/{cid}/activities", self._send)
         app.router.add_put(PREFIX + "v3/conversations/{cid}/activities/{aid}", self._update)
+        # a reply to an activity (the SDK's typing indicator replies to the one it is handling)
+        app.router.add_post(PREFIX + "v3/conversations/{cid}/activities/{aid}", self._reply)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -147,6 +149,14 @@ class FakeConnector:
         activity_id = str(next(self._ids))
         self.posted.append(Posted(cid, activity_id, body))
         return self._answer("send", request, 201, {"id": activity_id}, body)
+
+    async def _reply(self, request: web.Request) -> web.Response:
+        """Recorded as route "reply" (kept apart from "send": nothing the bot sends replies)."""
+        body = await request.json()
+        refused = self._refusal("reply", request, body)
+        if refused is not None:
+            return refused
+        return self._answer("reply", request, 201, {"id": str(next(self._ids))}, body)
 
     async def _update(self, request: web.Request) -> web.Response:
         body = await request.json()

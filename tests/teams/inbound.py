@@ -110,7 +110,7 @@ class TeamsStack:
     store: Store
     engine: Engine
     adapter: TeamsAdapter
-    channel: RecordingChannel
+    channel: Any  # a RecordingChannel, or the Teams channel on a fake connector
     consumers: OutboxConsumers
     sink: MemorySink
     tokens: Tokens
@@ -155,7 +155,7 @@ async def jwks_url() -> AsyncIterator[str]:
     await runner.cleanup()
 
 
-def teams_engine(*, core: CoreClient, store: Store, channel: RecordingChannel, sink: MemorySink,
+def teams_engine(*, core: CoreClient, store: Store, channel: Any, sink: MemorySink,
                  clock: ManualClock, teams: TeamsSettings = TEAMS) -> Engine:
     return build_engine(EngineParts(
         core=core, store=store, channels={"teams": channel},
@@ -165,7 +165,8 @@ def teams_engine(*, core: CoreClient, store: Store, channel: RecordingChannel, s
 
 
 def teams_adapter(engine: Engine, *, store: Store, clock: ManualClock, codec: ActionCodec,
-                  jwks_url: str, tokens: Tokens, teams: TeamsSettings = TEAMS) -> TeamsAdapter:
+                  jwks_url: str, tokens: Tokens, teams: TeamsSettings = TEAMS,
+                  hosts: OutboundHostValidator | None = None) -> TeamsAdapter:
     gate = TokenGate.build(teams, keys=KeyDirectory(lambda _: jwks_url))
 
     def provider(_: AgentAuthConfiguration) -> AccessTokenProviderBase:
@@ -177,7 +178,7 @@ def teams_adapter(engine: Engine, *, store: Store, clock: ManualClock, codec: Ac
                       clock=clock)
     return build_teams_adapter(
         gate=gate, connections=connections, invokes=invokes, interactions=engine.interactions,
-        host_validator=OutboundHostValidator(enabled=not gate.anonymous), store=store,
+        host_validator=hosts or OutboundHostValidator(enabled=not gate.anonymous), store=store,
         audit=engine.audit, clock=clock)
 
 
@@ -188,15 +189,20 @@ async def make_teams(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
     runners: list[web.AppRunner] = []
     sessions: list[aiohttp.ClientSession] = []
 
-    async def make(*, core_client: CoreClient | None = None, teams: TeamsSettings = TEAMS
-                   ) -> TeamsStack:
-        store = MemoryStore(clock=clock)
-        sink, channel, tokens = MemorySink(), RecordingChannel(platform="teams"), Tokens()
-        codec = ActionCodec(CODEC_KEY)
+    async def make(*, core_client: CoreClient | None = None, teams: TeamsSettings = TEAMS,
+                   store: Store | None = None, channel: Any = None,
+                   hosts: OutboundHostValidator | None = None,
+                   codec: ActionCodec | None = None) -> TeamsStack:
+        """``channel``, ``store``, ``hosts``: the Teams channel on a fake connector, its store
+        and a host validator allowing the fake (else a recording channel)."""
+        store = store or MemoryStore(clock=clock)
+        sink, tokens = MemorySink(), Tokens()
+        channel = channel or RecordingChannel(platform="teams")
+        codec = codec or ActionCodec(CODEC_KEY)
         engine = teams_engine(core=core_client or bot_client, store=store, channel=channel,
                               sink=sink, clock=clock, teams=teams)
         adapter = teams_adapter(engine, store=store, clock=clock, codec=codec,
-                                jwks_url=jwks_url, tokens=tokens, teams=teams)
+                                jwks_url=jwks_url, tokens=tokens, teams=teams, hosts=hosts)
         app = web.Application()
         app.add_routes(adapter.routes())
         runner = web.AppRunner(app, access_log=None)

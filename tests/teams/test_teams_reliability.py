@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from bot.core.client import CoreClient, RetryPolicy
+from cards.views import OutcomeKind, OutcomeView
 from tests.conftest import CLARIFY_TOKEN, extensions_for
 from tests.engine.conftest import new_clarification
 from tests.slack.conftest import Switchable
-from tests.teams.inbound import TeamsStack, action_data, invoke
-from tests.teams.tokens import claims, sign
+from tests.teams.inbound import ACME_AAD, SARAH_AAD, TeamsStack, action_data, invoke
+from tests.teams.tokens import SERVICE_URL, claims, sign
 
 CARD = "application/vnd.microsoft.card.adaptive"
 
@@ -46,6 +47,7 @@ async def test_clicks_while_the_core_is_down_are_forwarded_once_when_it_returns(
     body = await _click(teams, invoke(action_data(teams.codec, cid)))
     assert body["type"] == CARD
     assert "being recorded" in json.dumps(body["value"])
+    assert "cannot be reached" in json.dumps(body["value"])  # the forward met a failing core
     await teams.adapter.drain()
     await teams.settle()
     assert transport.answers_taken == 0
@@ -62,17 +64,23 @@ async def test_clicks_while_the_core_is_down_are_forwarded_once_when_it_returns(
 async def test_a_slow_core_leaves_the_being_recorded_card(
         make_teams: Any, switchable: tuple[Switchable, CoreClient]) -> None:
     """A core slower than the invoke's budget: the invoke is answered with "being recorded"
-    inside the budget, and the answer still lands once."""
+    inside the budget, never "cannot be reached" (slow is not failing); the answer still lands
+    once, and the card it left is updated with the outcome through the channel."""
     transport, client = switchable
     teams: TeamsStack = await make_teams(core_client=client)
-    teams.adapter.invokes.decision_seconds = 0.2
+    teams.adapter.invokes.invoke_seconds = 0.2
     cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
-    transport.delay = 1.0
+    transport.delay = 0.3
     body = await _click(teams, invoke(action_data(teams.codec, cid)))
     assert "being recorded" in json.dumps(body["value"])
-    transport.delay = 0.0
+    assert "cannot be reached" not in json.dumps(body["value"])
     await teams.settle()
     assert await teams.responses(cid) == [("p-sarah", 0)]
+    assert teams.channel.notes == []  # the clicked card itself shows the outcome
+    (update,) = teams.channel.updates
+    assert update.ref == f"a:{SARAH_AAD} 1:card {ACME_AAD} {SERVICE_URL}"
+    assert isinstance(update.view, OutcomeView)
+    assert update.view.kind not in (OutcomeKind.PENDING, OutcomeKind.RECORDING)
 
 
 async def test_the_same_invoke_three_times_is_one_answer(teams: TeamsStack) -> None:

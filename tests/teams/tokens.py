@@ -14,14 +14,27 @@ APP_ID = "11111111-2222-4333-8444-555555555555"
 SERVICE_URL = "https://smba.trafficmanager.net/amer/"
 BOT_FRAMEWORK = "https://api.botframework.com"
 KID = "local-key-1"
+SKYPE_KID = "local-key-skype"  # endorsed for another channel only
+BARE_KID = "local-key-bare"  # published without endorsements
 
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+SKYPE_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+BARE_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+def _jwk(key: Any, kid: str, endorsements: list[str] | None) -> dict[str, Any]:
+    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    entry = {**public, "kid": kid, "use": "sig", "alg": "RS256"}
+    return entry if endorsements is None else {**entry, "endorsements": endorsements}
 
 
 def jwks() -> dict[str, Any]:
-    public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key()))
-    return {"keys": [{**public, "kid": KID, "use": "sig", "alg": "RS256"}]}
+    """The key set as Bot Framework publishes it: each key with the channels it is endorsed
+    for (``endorsements``); one key endorsed for another channel, one without endorsements."""
+    return {"keys": [_jwk(KEY, KID, ["msteams", "webchat"]),
+                     _jwk(SKYPE_KEY, SKYPE_KID, ["skype"]),
+                     _jwk(BARE_KEY, BARE_KID, None)]}
 
 
 def claims(**changes: Any) -> dict[str, Any]:

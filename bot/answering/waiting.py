@@ -1,0 +1,84 @@
+"""What a person is told while their answer is on its way: one decision, for every platform.
+
+An answer is durable before any platform hears "ok". Until the core's verdict is known, what is
+said follows only from what this process knows (``waiting_kind``):
+
+- the core took it: its outcome shows (``bot.answering.followups``; not decided here);
+- durable, not at the core yet, nothing known to be wrong: ``PENDING``, "being recorded";
+- durable, not at the core yet, and the core failing: ``RECORDING``, "being recorded; the records
+  service cannot be reached". Failing means a forward of this process met a transport error, a
+  5xx or a timed-out attempt (``FAILING``) within ``FAILING_SECONDS``, and no forward has been
+  answered since. A core that is merely slower than a platform's deadline, or that asked the bot
+  to slow down (429), is not failing.
+
+``CoreReach`` is told of each forward's end by ``bot.answering.answers``; Slack's private note
+(the consumer found the core away) and Teams' invoke answer (the core did not answer in time)
+both ask ``waiting_kind``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.clock import Clock
+from bot.core import errors as e
+from cards.views import OutcomeKind
+
+# what a forward may meet that says the core itself is failing (not merely slow or busy)
+FAILING = (e.CoreTransportError, e.ServerError, TimeoutError)
+FAILING_SECONDS = 60.0  # how long one such failure, with no answer since, says "failing"
+
+
+@dataclass
+class CoreReach:
+    """What this process's forwards last met: an answer of the core's or a failure."""
+
+    clock: Clock
+    window_seconds: float = FAILING_SECONDS
+    failed_at: datetime | None = None
+    answered_at: datetime | None = None
+
+    def failed(self, exc: BaseException) -> None:
+        """A forward ended in ``exc``: remembered when it says the core is failing."""
+        if isinstance(exc, FAILING):
+            self.failed_at = self.clock.now()
+
+    def answered(self) -> None:
+        """The core answered a forward (whatever it said: it is reachable)."""
+        self.answered_at = self.clock.now()
+
+    def failing(self) -> bool:
+        if self.failed_at is None:
+            return False
+        if self.answered_at is not None and self.answered_at > self.failed_at:
+            return False
+        return self.clock.now() - self.failed_at <= timedelta(seconds=self.window_seconds)
+
+
+def waiting_kind(reach: CoreReach | None) -> OutcomeKind:
+    """What a durable answer not yet at the core shows: "being recorded", and "cannot be
+    reached" only while the core is in fact failing."""
+    return OutcomeKind.RECORDING if reach is not None and reach.failing() else OutcomeKind.PENDING
+
+
+@dataclass
+class Handover:
+    """A click's response waiting for its answer's outcome (a Teams invoke). The forward
+    ``take``s it when it has the outcome to show there; the response ``give_up``s at its
+    deadline. Whichever comes first wins: a forward that finds the response gone shows the
+    outcome through the channel instead, like any other card."""
+
+    state: str = "waiting"
+
+    def take(self) -> bool:
+        if self.state != "waiting":
+            return False
+        self.state = "taken"
+        return True
+
+    def give_up(self) -> bool:
+        if self.state != "waiting":
+            return False
+        self.state = "gone"
+        return True
