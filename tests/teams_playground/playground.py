@@ -169,7 +169,7 @@ class Playground:
                 if m.conversation_id == self.chat_id and condition(m)]
 
     async def wait_for(self, condition: Callable[[], Any], what: str,
-                       seconds: float = 20) -> Any:
+                       seconds: float = 45) -> Any:
         """Waits for another process (bot, Playground) to make ``condition`` true; real time,
         bounded, because neither runs on the test's clock."""
         deadline = time.monotonic() + seconds
@@ -182,7 +182,7 @@ class Playground:
                 raise AssertionError(f"timed out waiting for {what}; playground log: {tail}")
             await asyncio.sleep(0.05)
 
-    async def card_with(self, words: str, seconds: float = 20) -> Posted:
+    async def card_with(self, words: str, seconds: float = 45) -> Posted:
         """The newest message showing ``words``, once it arrives."""
         def found() -> Posted | None:
             hits = self.posted(lambda m: words in m.text)
