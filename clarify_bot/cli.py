@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from clarify_bot.errors import OneLineError, one_line
+from clarify_bot.errors import OneLineGroup, one_line
 
 
 def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
@@ -23,19 +23,8 @@ def _print_version(ctx: click.Context, _: click.Parameter, value: bool) -> None:
     ctx.exit()
 
 
-class Root(click.Group):
-    """The command group: every error one line (``OneLineError``)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OneLineError:
-            raise
-        except click.ClickException as exc:
-            shown = one_line(exc, ctx)
-            if shown is exc:
-                raise
-            raise shown from None
+class Root(OneLineGroup):
+    """The command group: every error one line, usage errors too (``OneLineGroup``)."""
 
     def make_context(self, info_name: str | None, args: list[str],
                      parent: click.Context | None = None, **extra: Any) -> click.Context:

@@ -54,3 +54,19 @@ def one_line(exc: click.ClickException, ctx: click.Context) -> click.ClickExcept
     return OneLineError(exc.format_message(), exit_code=exc.exit_code,
                         command=at.invoked_subcommand or at.info_name or "clarify-bot",
                         code="REFUSED", json_out=json_out)
+
+
+class OneLineGroup(click.Group):
+    """A command group whose every error is one line, or JSON with --json (``one_line``; its
+    context knows whether --json was given): ``clarify`` and, with usage errors too, the root."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OneLineError:
+            raise
+        except click.ClickException as exc:
+            shown = one_line(exc, ctx)
+            if shown is exc:
+                raise
+            raise shown from None

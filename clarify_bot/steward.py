@@ -23,26 +23,10 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.extensions import Extension
 from clarify_bot import steward_output as out
-from clarify_bot.errors import OneLineError, one_line
+from clarify_bot.errors import OneLineGroup
 
 STATES = [s.value for s in m.ClarificationState]
 SEVERITIES = [s.value for s in m.Severity]
-
-
-class OneLineGroup(click.Group):
-    """``clarify``: every error one line, or JSON with --json (``clarify_bot.cli.one_line``;
-    here, where the group's context knows whether --json was given)."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OneLineError:
-            raise
-        except click.ClickException as exc:
-            shown = one_line(exc, ctx)
-            if shown is exc:
-                raise
-            raise shown from None
 
 
 class Ctx:
