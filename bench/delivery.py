@@ -204,6 +204,8 @@ enabled = true
 channels = "slack"
 per_person_daily_cap = 1000
 digest_threshold = 100
+[clarify.hours]
+enabled = false  # real time: the run must not wait for anyone's working hours
 [core]
 url = "{world.core_url}"
 [server]

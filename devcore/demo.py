@@ -123,7 +123,8 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
     ) as client:
         engine = build_engine(EngineParts(
             core=client, store=store, channels={"slack": channel},
-            clarify=ClarifySettings(enabled=True, channels=("slack",)), clock=clock,
+            clarify=ClarifySettings(enabled=True, channels=("slack",), hours={"enabled": False}),
+            clock=clock,
             audit_sink=MemorySink(), slack=SLACK, sleep=_no_sleep))
         answers = engine.answers
         names = {p.person_id: p.display_name for p in core.directory.people.values()}

@@ -18,6 +18,7 @@ message reference; a reservation without one is uncertain and never sent again.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,13 +45,13 @@ from adapters.teams.connector import (
     TokenProvider,
 )
 from adapters.teams.render import CARD_CONTENT_TYPE, render
-from bot.channel import Address, ChannelError, Message, NotReachable, TeamsReach
+from bot.channel import Address, ChannelError, Message, NotReachable, Profile, TeamsReach
 from bot.clock import Clock
 from bot.settings import TeamsSettings
 from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
-from cards.views import OutcomeView, QuestionView, Viewer
+from cards.views import OutcomeView, QuestionView, ReminderView, Viewer
 
 log = structlog.get_logger("clarify.teams")
 
@@ -110,6 +111,17 @@ class TeamsChannel:
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         reach = _reach(address)
         activity = _card_activity(render(message, codec=self.codec))
+        if isinstance(message, ReminderView):
+            # a reminder's nudge, in the conversation its card is in (a 1:1 chat has no
+            # threads): a new activity there notifies the person, an update does not
+            activity.text = card_text.reminder_text(message)
+            where = MessageRef.parse(message.near)
+            here = _Conversation(where.service_url, where.conversation_id, stored=False)
+            try:
+                return await self._post(here, TeamsReach(aad_tenant_id=where.aad_tenant_id),
+                                        activity, lane=Lane.BULK)
+            except ConnectorRefused as exc:
+                raise _failure(exc) from None
         conversation = await self._conversation(address, reach)
         try:
             return await self._post(conversation, reach, activity, lane=Lane.BULK)
@@ -154,6 +166,23 @@ class TeamsChannel:
 
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         raise ChannelError("Teams cannot look up sent messages", certain=False, retryable=False)
+
+    async def profile(self, address: Address) -> Profile | None:
+        """The ``localTimezone`` and ``locale`` of the person's latest activity, kept with
+        their conversation reference (issue 26); an empty profile when they never wrote (the
+        engine then takes the core's zone or the tenant's default)."""
+        reach = address.reach
+        if not isinstance(reach, TeamsReach):
+            return Profile()
+        raw = await self.store.conversation_get(self._tenant(reach), address.user_id)
+        try:
+            kept = json.loads(raw) if raw is not None else {}
+        except ValueError:
+            kept = {}
+        tz = kept.get("localTimezone") if isinstance(kept, dict) else None
+        locale = kept.get("locale") if isinstance(kept, dict) else None
+        return Profile(time_zone=tz if isinstance(tz, str) and tz else None,
+                       locale=locale if isinstance(locale, str) and locale else None)
 
     async def check_credentials(self) -> None:
         """A connector token, once (MSAL caches it): CredentialsRejected when refused."""

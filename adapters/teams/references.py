@@ -86,10 +86,16 @@ def personal(activity: Activity) -> bool:
 
 
 def reference_json(activity: Activity) -> str:
-    """The activity's conversation reference as the store keeps it (Bot Framework's JSON)."""
+    """The activity's conversation reference as the store keeps it (Bot Framework's JSON),
+    with the person's ``localTimezone`` and ``locale`` of this latest activity beside it (issue
+    26: ``TeamsChannel.profile``; a reference reader ignores the extra key)."""
     reference = activity.get_conversation_reference()
-    return json.dumps(reference.model_dump(mode="json", by_alias=True, exclude_none=True),
-                      separators=(",", ":"))
+    kept = reference.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if activity.local_timezone:
+        kept["localTimezone"] = activity.local_timezone
+    if activity.locale:
+        kept["locale"] = activity.locale
+    return json.dumps(kept, separators=(",", ":"))
 
 
 def load_reference(raw: str) -> ConversationReference:

@@ -26,9 +26,14 @@ from bot.pseudonym import digest
 from bot.retry import RetryPolicy
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
+from cards.views import with_locale
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
+# The person's own locale as their platform states it (``en-US``, ``de-DE``), None when it does
+# not say: every card sent is rendered in it (``cards.views.with_locale``), else in the core's
+# locale for the person (``Person.locale``)
+Locales = Callable[[Address], Awaitable[str | None]]
 # a send the platform certainly did not take, retried inside the job: 3 tries, 1 s then 2 s at
 # most, half of each wait random (docs/reliability.md, "Retries")
 SEND_RETRY = RetryPolicy(max_attempts=3, base=1.0, cap=2.0, retry_after_cap=0.0, jitter=0.5)
@@ -67,6 +72,7 @@ class Deliverer:
     sleep: Sleep
     retry: RetryPolicy = SEND_RETRY
     random: Callable[[], float] = _random.random  # the retries' jitter draws (tests: 1.0)
+    locales: Locales | None = None  # the person's platform locale for the cards sent
 
     async def deliver(
         self,
@@ -145,9 +151,22 @@ class Deliverer:
         return await self._recorded(key, address, found, report=True, status=Delivered.EARLIER,
                                     recovered=True, scope=scope)
 
+    async def _locale(self, address: Address) -> str | None:
+        """The person's platform locale; a lookup that fails never holds a card back (it is
+        rendered in the core's locale for the person instead)."""
+        if self.locales is None:
+            return None
+        try:
+            return await self.locales(address)
+        except (ChannelError, StoreError) as exc:
+            log.warning("delivery.locale_unknown", platform=address.platform,
+                        error=type(exc).__name__)
+            return None
+
     async def _send(
         self, channel: Channel, address: Address, message: Message, key: DeliveryKey
     ) -> str:
+        message = with_locale(message, await self._locale(address))
         attempt = 1
         while True:
             try:

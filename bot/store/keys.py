@@ -137,6 +137,20 @@ class Keys:
     def batches_due(self) -> str:
         return f"{self.prefix}:batches:due"  # zset: batch id -> due (or lease end) epoch
 
+    @property
+    def reminders_due(self) -> str:
+        # zset: "<attempt>|<moves on epoch>|<to steward 0/1>|<clarification>" -> due (or lease
+        # end) epoch; no person id: the card of that attempt names them
+        return f"{self.prefix}:reminders:due"
+
+    @property
+    def holds_due(self) -> str:
+        return f"{self.prefix}:holds:due"  # zset: held job id -> when to look at it (epoch)
+
+    @property
+    def holds(self) -> str:
+        return f"{self.prefix}:holds"  # hash: held job id -> its hold (JSON)
+
     def cards(self, clarification_id: str) -> str:
         return f"{self.prefix}:cards:{clarification_id}"  # hash: delivery token -> card JSON
 

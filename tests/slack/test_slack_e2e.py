@@ -502,3 +502,32 @@ async def test_cards_follow_a_decision_made_outside_the_bot(stack: Stack) -> Non
     for card in (sarah, ahmed):
         shown = stack.text_of(card)
         assert "Recorded as a steward decision" in shown and "Maria Lopez" in shown
+
+
+async def test_card_in_the_person_slack_locale(stack: Stack) -> None:
+    """Slack says the person reads de-DE (``users.info`` with ``include_locale``): the card is
+    German with German dates, the spec's words stay English; the answer's card too."""
+    stack.slack.users["U0AHMED"].locale = "de-DE"
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    text = stack.text_of(card)
+    assert "1. Juli – 30. September" in text and FIRST not in text
+    assert "Ich bin nicht die richtige Person" in text and "Something else…" in text
+    asked = [c for c in stack.slack.calls if c.method == "users.info"]
+    assert asked and all(str(c.args.get("include_locale")).lower() == "true" for c in asked)
+
+
+async def test_the_answered_card_stays_in_the_person_slack_locale(stack: Stack) -> None:
+    """After the tap, the card updated in place is German too (its dates and words), with
+    the spec's outcome sentence in English."""
+    stack.slack.users["U0AHMED"].locale = "de-DE"
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    response = await stack.click("U0AHMED", card, "clarify.answer.0")
+    assert response.status == 200
+    await stack.settle()
+    shown = stack.text_of(card)
+    assert "Recorded as evidence: 1. Juli – 30. September" in shown
+    assert "Frage:" in shown and "Quelle:" in shown and FIRST not in shown

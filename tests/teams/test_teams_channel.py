@@ -161,3 +161,31 @@ async def test_the_mounts_constructor_takes_the_settings(kit: Kit) -> None:
                                     store=kit.store, clock=kit.clock, codec=CODEC)
     with pytest.raises(ChannelError):
         await production.update(str(MessageRef("a:1", "1", ORG, kit.fake.url)), QUESTION)
+
+
+async def test_a_reminder_updates_the_card_and_writes_in_its_conversation(kit: Kit) -> None:
+    """A question card's reminder on Teams: the card is updated in place through the connector
+    (which notifies nobody), and the nudge is a new activity in the card's own 1:1
+    conversation (which does), with its words as the activity's text for the notification."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    from cards.views import ReminderView
+
+    cid = await stored_reference(kit)
+    channel = kit.channel()
+    ref = await channel.send(address(), QUESTION, key=KEY)
+    moves_on = datetime(2026, 7, 6, 17, 1, tzinfo=UTC)
+    await channel.update(ref, replace(QUESTION, reminded=True, moves_on_at=moves_on))
+    nudge = ReminderView(clarification_id=QUESTION.clarification_id, near=ref,
+                         document=QUESTION.document, viewer=QUESTION.viewer,
+                         moves_on_at=moves_on)
+    await channel.send(address(), nudge,
+                       key=DeliveryKey(KEY.clarification_id, "p-sarah", 0, "reminder"))
+    card, reminder = kit.fake.to(SARAH)
+    assert len(card.versions) == 1
+    assert "Reminder: your answer is still needed." in json.dumps(card.card)
+    assert reminder.conversation_id == cid
+    assert reminder.activity["text"].startswith("Reminder: a question about a date in")
+    assert "Moves on to the next person on" in reminder.activity["text"]
+    assert [c.route for c in kit.fake.calls] == ["send", "update", "send"]

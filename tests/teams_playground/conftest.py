@@ -51,6 +51,8 @@ enabled = true
 channels = "teams"
 digest_threshold = {digest_threshold}
 
+[clarify.hours]
+enabled = false  # real time: the run must not wait for anyone's working hours
 [core]
 url = "{core}"
 

@@ -1,0 +1,103 @@
+"""Each person's own date format (CLDR through Babel) on the buttons, in the texts and in the
+custom form, on both platforms; languages without a catalog read English with their dates."""
+
+from __future__ import annotations
+
+import pytest
+
+from cards import fixtures, slack, teams
+from cards.fixtures import localised
+from cards.views import CustomFormView, OutcomeView, QuestionView
+
+# locale -> (button, outcome sentence's answer and recording date, custom form's dates line)
+FORMATS = {
+    "en-US": ("June 12 (signature)", "June 12", "Jul 4, 2026",
+              "Dates the document gives: June 12 (signature) and July 3 (countersignature)"),
+    "en-GB": ("12 June (signature)", "12 June", "4 Jul 2026",
+              "Dates the document gives: 12 June (signature) and 3 July (countersignature)"),
+    "de-DE": ("12. Juni (signature)", "12. Juni", "04.07.2026",
+              "Im Dokument genannte Daten: 12. Juni (signature) und 3. Juli (countersignature)"),
+    "fr-FR": ("12 juin (signature)", "12 juin", "4 juil. 2026",
+              "Dates indiquées dans le document\u00a0: 12 juin (signature) et 3 juillet "
+              "(countersignature)"),
+    # no catalog for Spanish: English words, Spanish dates (docs/cards.md)
+    "es-ES": ("12 de junio (signature)", "12 de junio", "4 jul 2026",
+              "Dates the document gives: 12 de junio (signature) and 3 de julio "
+              "(countersignature)"),
+}
+
+
+def _slack_buttons(message: dict) -> list[str]:
+    return [e["text"]["text"] for b in message["blocks"] if b["type"] == "actions"
+            for e in b["elements"]]
+
+
+def _teams_titles(card: dict) -> list[str]:
+    found: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("type", "").startswith("Action.") and "title" in node:
+                found.append(node["title"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+    walk(card)
+    return found
+
+
+@pytest.mark.parametrize("locale", FORMATS)
+def test_buttons_carry_the_person_date_format(locale: str, codec) -> None:
+    button = FORMATS[locale][0]
+    view: QuestionView = localised(fixtures.QUESTION, locale)
+    assert _slack_buttons(slack.render_question(view, codec=codec))[0] == button
+    assert _teams_titles(teams.render_question(view, codec=codec))[0] == button
+    # a date outside the year asked carries its year, in the locale's long form
+    critical: QuestionView = localised(fixtures.CRITICAL, locale)
+    second = _slack_buttons(slack.render_question(critical, codec=codec))[1]
+    assert "2027" in second and "31" in second
+
+
+@pytest.mark.parametrize("locale", FORMATS)
+def test_texts_carry_the_person_date_format(locale: str) -> None:
+    """The outcome sentence (the spec's words, in English) names the answer and the day it was
+    recorded in the person's format, on both platforms."""
+    _, day, recorded, _ = FORMATS[locale]
+    view: OutcomeView = localised(fixtures.OUTCOMES["outcome_recorded"], locale)
+    sentence = f"✓ Recorded as evidence: {day}, confirmed by Sarah, {recorded}."
+    assert slack.render_outcome(view)["blocks"][0]["text"]["text"] == sentence
+    assert teams.render_outcome(view)["body"][0]["text"] == sentence
+
+
+@pytest.mark.parametrize("locale", FORMATS)
+def test_custom_form_carries_the_person_date_format(locale: str, codec) -> None:
+    """The "Something else…" form lists the document's dates as the buttons read them."""
+    line = FORMATS[locale][3]
+    form = CustomFormView(question=localised(fixtures.QUESTION, locale))
+    modal = slack.render_custom_modal(form, codec=codec)
+    found = [b for b in modal["blocks"] if b["block_id"] == "custom.found"]
+    assert found[0]["elements"][0]["text"] == line
+    card = teams.render_custom_form(form, codec=codec)
+    assert line in [element.get("text") for element in card["body"]]
+
+
+def test_a_german_card_reads_german_but_for_the_spec_words(codec) -> None:
+    """German words around German dates; the spec's sentences and button stay English, and
+    the words inside them ("until", "and", "two") follow the sentence, not the person."""
+    view: QuestionView = localised(fixtures.AWAITING_SECOND, "de-DE")
+    message = slack.render_question(view, codec=codec)
+    lines = [e["text"] for b in message["blocks"] if b["type"] == "context"
+             for e in b["elements"]]
+    assert "⚠️ This clarification affects a high-stakes date and requires two confirmations." \
+        in lines
+    assert ("☑️ First confirmation recorded: until 31. Dezember (Sarah). Do you agree?"
+            in lines)
+    assert "🙋 Sie werden gefragt, weil Sie in diesem Dokument genannt sind." in lines
+    assert _slack_buttons(message)[:3] == ["bis 31. Dezember (termination clause)",
+                                           "bis 31. März 2027 (notice letter)",
+                                           "Something else…"]
+    binding = localised(fixtures.OUTCOMES["outcome_binding"], "de-DE")
+    assert slack.render_outcome(binding)["text"] == (
+        "✓ Recorded as binding evidence: 12. Juni, confirmed by Sarah and Ahmed, 04.07.2026.")

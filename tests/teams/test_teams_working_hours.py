@@ -1,0 +1,29 @@
+"""A person's zone on Teams (issue 26): the ``localTimezone`` (and ``locale``) of their latest
+activity, kept with their conversation reference; the channel's ``profile`` reads it back."""
+
+from __future__ import annotations
+
+from microsoft_agents.activity import Activity
+
+from adapters.teams import references
+from bot.channel import Profile
+from tests.teams.inbound import SARAH_AAD, TeamsStack
+from tests.teams.outbound import Kit, address
+from tests.teams.test_teams_handlers import flow
+
+
+async def test_the_latest_activitys_zone_is_the_persons(teams: TeamsStack, kit: Kit) -> None:
+    channel = kit.channel(store=teams.store)
+    sarah = address(SARAH_AAD)
+    assert await channel.profile(sarah) == Profile()  # never wrote: the tenant's default
+    _, steps = flow(teams)
+    await steps.send(Activity(type="message", text="hi", local_timezone="America/Chicago",
+                              locale="en-US")).start_test()
+    assert await channel.profile(sarah) == Profile("America/Chicago", "en-US")
+    kept = await teams.store.conversation_get("acme", SARAH_AAD)
+    assert kept is not None
+    assert references.load_reference(kept).conversation.id == f"a:{SARAH_AAD}"  # still reads
+    _, steps = flow(teams)
+    await steps.send(Activity(type="message", text="again", local_timezone="Asia/Tokyo",
+                              locale="ja-JP")).start_test()
+    assert await channel.profile(sarah) == Profile("Asia/Tokyo", "ja-JP")
