@@ -42,6 +42,7 @@ from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
 from bot.engine.zones import Zones
+from bot.errors import BotError
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotState, Store
@@ -57,8 +58,9 @@ HOLD_LEASE_SECONDS = 3600
 HOLD_MARGIN_SECONDS = 1200
 
 
-class OutOfHours(Exception):
-    """The next candidate is outside their working hours until ``until`` (UTC)."""
+class OutOfHours(BotError):
+    """The next candidate is outside their working hours until ``until`` (UTC): control flow
+    inside the handler (the job is held, not failed); it never leaves ``Handler.handle``."""
 
     def __init__(self, until: datetime) -> None:
         super().__init__("outside working hours")
