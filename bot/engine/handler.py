@@ -145,7 +145,10 @@ class JobHandler:
 
     def __post_init__(self) -> None:
         self.blocks = Blocks(self.store)
-        self.zones = Zones(self.store, self.deliverer.channels, self.settings.hours)
+        # one per engine: the reminders' (which the handler's are when it has them), so a
+        # profile read is kept once in this process
+        self.zones = (self.reminders.zones if self.reminders is not None
+                      else Zones(self.store, self.deliverer.channels, self.settings.hours))
 
     async def handle(self, job: m.LeasedJob) -> JobOutcome:
         """Handle one job inside its own ``JobScope``: the clarification is read once, its

@@ -10,7 +10,10 @@ themselves are ``bot.engine.hours`` (pure).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -19,13 +22,13 @@ import structlog
 from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Profile
 from bot.core import models as m
 from bot.engine.hours import WorkingHours, of_tenant, zone_of
-from bot.pseudonym import digest
 from bot.settings.clarify import HoursSettings
 from bot.store.base import Store
+from bot.store.keys import PROFILE_TTL_SECONDS, PROFILES, profile_key
 
 log = structlog.get_logger("clarify.hours")
-PROFILES = "profile"  # kv namespace: keyed hash of platform|user id -> {"tz", "locale"}
-PROFILE_TTL_SECONDS = 24 * 3600  # "kept for a day"
+PROCESS_SECONDS = 600.0  # a profile read is kept in this process this long (then re-read)
+PROCESS_KEPT = 10_000  # profiles kept in this process at most (least recently used go first)
 
 
 @dataclass
@@ -33,11 +36,34 @@ class Zones:
     store: Store
     channels: dict[str, Channel]
     settings: HoursSettings
+    monotonic: Callable[[], float] = time.monotonic
+    _near: OrderedDict[str, tuple[float, Profile]] = field(default_factory=OrderedDict,
+                                                           repr=False)
 
     async def profile(self, address: Address) -> Profile:
-        """The platform's profile of the person at ``address``, from the store when it was
-        read in the last day; an empty one when the platform cannot say."""
-        key = digest(f"{address.platform}|{address.user_id}", purpose="profile")[:40]
+        """The platform's profile of the person at ``address``: from this process when read
+        in the last ``PROCESS_SECONDS``, from the store when read in the last day, else asked
+        of the platform; an empty one when the platform cannot say."""
+        key = profile_key(address.platform, address.user_id)
+        near = self._near.get(key)
+        if near is not None and self.monotonic() < near[0]:
+            self._near.move_to_end(key)
+            return near[1]
+        found = await self._kept_or_asked(key, address)
+        if found is not None:
+            self._near[key] = (self.monotonic() + PROCESS_SECONDS, found)
+            self._near.move_to_end(key)
+            while len(self._near) > PROCESS_KEPT:
+                self._near.popitem(last=False)
+        return found or Profile()
+
+    def forget(self) -> None:
+        """Drop what this process keeps (an erasure run in this process; tests)."""
+        self._near.clear()
+
+    async def _kept_or_asked(self, key: str, address: Address) -> Profile | None:
+        """The store's profile, else the platform's (then kept a day); None when the platform
+        could not be asked now (not kept anywhere: asked again next time)."""
         kept = await self.store.kv_get(PROFILES, key)
         if kept is not None:
             data = json.loads(kept)
@@ -52,7 +78,7 @@ class Zones:
             raise
         except ChannelError as exc:  # not kept: asked again next time
             log.warning("hours.profile_unknown", platform=address.platform, reason=exc.reason)
-            return Profile()
+            return None
         found = found or Profile()
         await self.store.kv_put(PROFILES, key,
                                 json.dumps({"tz": found.time_zone, "locale": found.locale}),
