@@ -199,9 +199,11 @@ class SlackChannel:
         ``include_locale``; issue 26). The engine keeps the answer a day (``bot.engine.zones``).
         A user Slack does not know is an empty profile; Slack unreachable is a ChannelError."""
         try:
+            # bulk: a click's update keeps the bucket's reserve (the engine waits a moment at
+            # most for this, bot.engine.zones)
             found = await self._call_retrying("users.info", _workspace(address),
                                               {"user": address.user_id,
-                                               "include_locale": "true"})
+                                               "include_locale": "true"}, lane=Lane.BULK)
         except ChannelError as exc:
             if exc.reason in ("user_not_found", "users_not_found"):
                 return Profile()
@@ -352,12 +354,12 @@ class SlackChannel:
                 return self.own_ref(f"{dm}:{message['ts']}", workspace)
         return None
 
-    async def _call_retrying(self, method: str, workspace: Workspace, args: dict[str, Any]
-                             ) -> Any:
+    async def _call_retrying(self, method: str, workspace: Workspace, args: dict[str, Any],
+                             *, lane: Lane = Lane.INTERACTIVE) -> Any:
         attempt = 1
         while True:
             try:
-                return await self._call(method, workspace, args)
+                return await self._call(method, workspace, args, lane=lane)
             except _Ambiguous as exc:
                 if self.retry.last(attempt):
                     raise ChannelError(exc.reason, certain=False, retryable=True) from None

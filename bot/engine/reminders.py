@@ -52,7 +52,7 @@ from bot.engine.hours import WorkingHours, of_tenant, zone_of
 from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.trail import Trail
-from bot.engine.zones import Zones
+from bot.engine.zones import RETRY_SECONDS, Zones
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
@@ -167,7 +167,7 @@ class Reminders:
         return hours, zone_of(core, default)
 
     async def _hours_of(self, tenant_id: str, person: m.Person, address: Address
-                        ) -> tuple[WorkingHours, ZoneInfo]:
+                        ) -> tuple[WorkingHours, ZoneInfo | None]:
         if not self.settings.hours.enabled:
             return _always(), zone_of(None)
         return await self.zones.of(tenant_id, person, address)
@@ -261,6 +261,11 @@ class Reminders:
             await self._audit(c, card, "reminder_skipped", Outcome.UNREACHABLE.value)
             return Outcome.UNREACHABLE, None
         hours, zone = await self._hours_of(c.tenant_id, person, address)
+        if zone is None:  # their platform cannot tell it now: looked at again shortly
+            later = now + timedelta(seconds=RETRY_SECONDS)
+            if later < reminder.moves_on_at:
+                return Outcome.DEFERRED, later
+            hours, zone = self._estimate(c.tenant_id, person)  # no time left: the core's
         if not hours.open_at(now, zone):
             later = hours.next_open(now, zone)
             if later < reminder.moves_on_at:

@@ -5,16 +5,24 @@ The zone comes from the platform first (a channel's optional ``profile``: Slack'
 under a keyed hash of the chat identity; then the core's person record when it names a zone
 other than its default UTC; then the tenant's default (``[clarify.hours]``). The rules
 themselves are ``bot.engine.hours`` (pure).
+
+The platform is asked with patience (``PATIENCE_SECONDS``): Slack paces ``users.info`` at its
+Tier 4 (100 a minute), so a burst of questions to people the bot has not seen today would
+otherwise wait on it, a critical card among them. A profile that cannot be told in time is
+*unknown now* (not kept; asked again next time): a card is then rendered in the core's locale
+for the person, and a question that waits for working hours takes the core's zone, or, when
+the core names none, is held ``RETRY_SECONDS`` and looked at again (docs/delivery.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import structlog
@@ -29,6 +37,8 @@ from bot.store.keys import PROFILE_TTL_SECONDS, PROFILES, profile_key
 log = structlog.get_logger("clarify.hours")
 PROCESS_SECONDS = 600.0  # a profile read is kept in this process this long (then re-read)
 PROCESS_KEPT = 10_000  # profiles kept in this process at most (least recently used go first)
+PATIENCE_SECONDS = 2.0  # how long a card waits for the platform to tell a profile
+RETRY_SECONDS = 60  # a question whose person's zone is unknown now is looked at again then
 
 
 @dataclass
@@ -41,9 +51,15 @@ class Zones:
                                                            repr=False)
 
     async def profile(self, address: Address) -> Profile:
+        """The platform's profile of the person at ``address`` (``lookup``); an empty one when
+        the platform cannot say, or cannot say now."""
+        return await self.lookup(address) or Profile()
+
+    async def lookup(self, address: Address) -> Profile | None:
         """The platform's profile of the person at ``address``: from this process when read
         in the last ``PROCESS_SECONDS``, from the store when read in the last day, else asked
-        of the platform; an empty one when the platform cannot say."""
+        of the platform; an empty one when the platform cannot say; None when it cannot be
+        told now (the platform failed, or did not answer within ``PATIENCE_SECONDS``)."""
         key = profile_key(address.platform, address.user_id)
         near = self._near.get(key)
         if near is not None and self.monotonic() < near[0]:
@@ -55,7 +71,7 @@ class Zones:
             self._near.move_to_end(key)
             while len(self._near) > PROCESS_KEPT:
                 self._near.popitem(last=False)
-        return found or Profile()
+        return found
 
     def forget(self) -> None:
         """Drop what this process keeps (an erasure run in this process; tests)."""
@@ -73,11 +89,14 @@ class Zones:
         if ask is None:
             return Profile()
         try:
-            found = await ask(address)
+            found = await asyncio.wait_for(ask(address), PATIENCE_SECONDS)
         except CredentialsRejected:
             raise
         except ChannelError as exc:  # not kept: asked again next time
             log.warning("hours.profile_unknown", platform=address.platform, reason=exc.reason)
+            return None
+        except TimeoutError:  # paced (a burst of new people): asked again next time
+            log.info("hours.profile_later", platform=address.platform)
             return None
         found = found or Profile()
         await self.store.kv_put(PROFILES, key,
@@ -86,12 +105,16 @@ class Zones:
         return found
 
     async def of(self, tenant_id: str, person: m.Person, address: Address | None
-                 ) -> tuple[WorkingHours, ZoneInfo]:
-        """The person's working hours (their tenant's) and their zone."""
+                 ) -> tuple[WorkingHours, ZoneInfo | None]:
+        """The person's working hours (their tenant's) and their zone; None for the zone when
+        their platform cannot tell it now and the core names none (the tenant's default is a
+        guess the platform would have overruled)."""
         hours, default = of_tenant(self.settings, tenant_id)
-        platform = (await self.profile(address)).time_zone if address is not None else None
+        found = await self.lookup(address) if address is not None else Profile()
         core = person.time_zone if person.time_zone not in (None, "", "UTC") else None
-        return hours, zone_of(platform or core, default)
+        if found is None and core is None:
+            return hours, None
+        return hours, zone_of((found.time_zone if found else None) or core, default)
 
     @property
     def enabled(self) -> bool:
@@ -105,6 +128,8 @@ class Zones:
         if not self.settings.enabled:
             return None
         hours, zone = await self.of(tenant_id, person, address)
+        if zone is None:
+            return now + timedelta(seconds=RETRY_SECONDS)
         if hours.open_at(now, zone):
             return None
         return hours.next_open(now, zone)

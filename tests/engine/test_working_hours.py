@@ -8,6 +8,7 @@ moves in 20-minute steps, the worker doing whatever is due after each.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -18,6 +19,7 @@ from bot.channel import Address, Profile
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
+from bot.engine import zones
 from bot.engine.handler import JobOutcome
 from bot.engine.notices import NOTICES_KIND
 from bot.settings import ClarifySettings
@@ -241,3 +243,47 @@ async def test_a_low_question_is_never_asked_at_any_hour(make_rig: Callable[...,
     assert await until_sent(rig, "p-ahmed", by=BERLIN_8AM + timedelta(hours=2)) is None
     assert rig.channel.sent == []
     assert (await rig.bot.get_clarification(clarification_id=cid)).deliveries == []
+
+
+@dataclass
+class PacedChannel(ProfiledChannel):
+    """A platform that cannot answer a profile now (Slack's users.info paced in a burst):
+    its profile never comes back while ``paced``."""
+
+    paced: bool = True
+
+    async def profile(self, address: Address) -> Profile | None:
+        if self.paced:
+            await asyncio.Event().wait()
+        return await super().profile(address)
+
+
+async def test_a_zone_that_cannot_be_told_now_holds_the_question_a_minute_not_all_night(
+        make_rig: Callable[..., Rig], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zones, "PATIENCE_SECONDS", 0.01)
+    channel = PacedChannel(zones={"U0TOM": "America/New_York"})
+    rig = hours_rig(make_rig, channel)  # the tenant's default zone: UTC, a guess
+    rig.clock.advance(timedelta(hours=13))  # 14:00 UTC, 09:00 in New York
+    await rig.create(authority={"authored_by": ["p-tom"]}, workspace="acme-finance")
+    await rig.burst()
+    # the core names no zone for Tom and Slack cannot say now: held, not sent on a guess
+    assert rig.engine.worker.outcomes.get(JobOutcome.HELD) == 1 and rig.channel.sent == []
+    channel.paced = False
+    held_at = rig.clock.now()
+    assert await until_sent(rig, "p-tom", by=held_at + timedelta(minutes=5)) is not None
+    assert rig.clock.now() - held_at <= timedelta(seconds=zones.RETRY_SECONDS) + STEP
+    assert len(rig.channel.to("p-tom")) == 1
+
+
+async def test_a_platform_that_cannot_answer_now_holds_no_critical_card_and_takes_the_cores_zone(
+        make_rig: Callable[..., Rig], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(zones, "PATIENCE_SECONDS", 0.01)
+    channel = PacedChannel()
+    rig = hours_rig(make_rig, channel)
+    await rig.create(authority={"authored_by": ["p-sarah"]}, severity="critical")
+    # Ahmed's core record names Berlin: 02:00 there, so held till 08:00 Berlin, not a minute
+    await rig.create(authority={"authored_by": ["p-ahmed"]})
+    await rig.burst()
+    assert [s.address.person_id for s in rig.channel.sent if s.key.kind == QUESTION] == [
+        "p-sarah"]  # at once, in the core's locale for her
+    assert await until_sent(rig, "p-ahmed", by=BERLIN_8AM) == BERLIN_8AM
