@@ -25,6 +25,7 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     QuorumBanner,
+    ReminderView,
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
@@ -158,6 +159,18 @@ DIGEST = DigestView(digest_ref="dig_01J2ZKD7E2", viewer=VIEWER,
 OVERFLOW = DigestView(digest_ref="dig_01J2ZKG0H5", viewer=VIEWER, questions=tuple(
     replace(TRAVEL, clarification_id=f"clr_ov{n:03d}", card_ref=f"dlv_ov{n:03d}")
     for n in range(14)))
+# The card's one reminder (docs/delivery.md, "Reminders"): at 75 % of its window the card is
+# repainted in place with the reminder line above its move-on line, and a short nudge goes to
+# the card's conversation (Slack: threaded under the card and broadcast; Teams: a short card).
+MOVES_ON = datetime(2026, 7, 6, 13, 0, tzinfo=UTC)  # 14:00 in London
+REMINDED = replace(QUESTION, moves_on_at=MOVES_ON, reminded=True)
+NUDGE = ReminderView(clarification_id=QUESTION.clarification_id, near="1783157400.000100",
+                     document=MSA, viewer=VIEWER, moves_on_at=MOVES_ON)
+# The ranking's last turn, for a person who may no longer read the document: the neutral
+# words, and the steward as the next stop.
+NUDGE_WITHHELD = replace(
+    NUDGE, document=DocumentView.neutral(workspace="Legal", reference=QUESTION.clarification_id),
+    moves_on_to_steward=True)
 INVALID = CustomFormView(question=QUESTION, error=CustomError.END_BEFORE_START,
                          entered_from=date(2026, 6, 30), entered_to=date(2026, 6, 1),
                          entered_note="Per the countersigned copy in the shared drive")
@@ -202,6 +215,7 @@ def states(locale: str = "en") -> list[State]:
     form, invalid = the(CustomFormView(question=QUESTION)), the(INVALID)
     escalation, unanswered = the(ESCALATION), the(ESCALATION_UNANSWERED)
     partial, withheld, quorum = the(ESCALATION_PARTIAL), the(ESCALATION_WITHHELD), the(QUORUM)
+    nudge, nudge_withheld = the(NUDGE), the(NUDGE_WITHHELD)
     conflict, late = the(CONFLICT_NOTICE), the(LATE_CONFLICT_NOTICE)
     notice, dead, digest, overflow = (the(HIGH_NOTICE), the(DEAD_LETTERS), the(DIGEST),
                                       the(OVERFLOW))
@@ -210,6 +224,15 @@ def states(locale: str = "en") -> list[State]:
         _question(the(CRITICAL), "question_critical", "Question (critical: two confirmations)"),
         _question(the(AWAITING_SECOND), "question_awaiting_second",
                   "Question after the first confirmation (other asked people)"),
+        _question(the(REMINDED), "question_reminded",
+                  "Question repainted by its one reminder (when it moves on)"),
+        State("reminder", "Reminder: the nudge (Slack thread reply / Teams message)",
+              lambda c: slack.render_reminder(nudge),
+              lambda c: teams.render_reminder(nudge)),
+        State("reminder_withheld",
+              "Reminder on the last turn, for a person who may no longer read the document",
+              lambda c: slack.render_reminder(nudge_withheld),
+              lambda c: teams.render_reminder(nudge_withheld)),
         State("custom_form", "Something else… (Slack modal / Teams form)",
               lambda c: slack.render_custom_modal(form, codec=c),
               lambda c: teams.render_custom_form(form, codec=c)),

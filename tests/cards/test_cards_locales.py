@@ -3,6 +3,8 @@ custom form, on both platforms; languages without a catalog read English with th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cards import fixtures, slack, teams
@@ -101,3 +103,42 @@ def test_a_german_card_reads_german_but_for_the_spec_words(codec) -> None:
     binding = localised(fixtures.OUTCOMES["outcome_binding"], "de-DE")
     assert slack.render_outcome(binding)["text"] == (
         "✓ Recorded as binding evidence: 12. Juni, confirmed by Sarah and Ahmed, 04.07.2026.")
+
+
+# locale -> the move-on line of fixtures.REMINDED (13:00 UTC on 6 July, the person in London):
+# the day in CLDR's "MMMMd" and the time in CLDR's short format (en-US's has U+202F before PM)
+MOVES_ON = {
+    "en-US": "Moves on to the next person on July 6 at 2:00\u202fPM.",
+    "en-GB": "Moves on to the next person on 6 July at 14:00.",
+    "de-DE": "Geht am 6. Juli um 14:00 an die nächste Person weiter.",
+    "fr-FR": "Passe à la personne suivante le 6 juillet à 14:00.",
+    "es-ES": "Moves on to the next person on 6 de julio at 14:00.",
+}
+
+
+def _slack_lines(message: dict) -> list[str]:
+    return [e["text"] for b in message["blocks"] if b["type"] == "context"
+            for e in b["elements"]]
+
+
+def _teams_texts(card: dict) -> list[str]:
+    return [e["text"] for e in card["body"] if e.get("type") == "TextBlock"]
+
+
+@pytest.mark.parametrize("locale", MOVES_ON)
+def test_reminder_carries_the_person_day_and_time_format(locale: str, codec) -> None:
+    """The reminded card's move-on line and the nudge name the day and the time in the
+    person's format and zone, on both platforms; the nudge ends with the card's line."""
+    line = MOVES_ON[locale]
+    card: QuestionView = localised(fixtures.REMINDED, locale)
+    assert f"⏳ {line}" in _slack_lines(slack.render_question(card, codec=codec))
+    assert f"⏳ {line}" in _teams_texts(teams.render_question(card, codec=codec))
+    nudge = localised(fixtures.NUDGE, locale)
+    slack_nudge, teams_nudge = slack.render_reminder(nudge), teams.render_reminder(nudge)
+    assert slack_nudge["text"].endswith(f" {line}")
+    assert _slack_lines(slack_nudge)[0].endswith(f" {line}")
+    assert _teams_texts(teams_nudge)[0].endswith(f" {line}")
+    # another zone moves the time, not the format: 13:00 UTC is 15:00 in Berlin
+    berlin = replace(card, viewer=replace(card.viewer, time_zone="Europe/Berlin"))
+    shifted = line.replace("2:00\u202fPM", "3:00\u202fPM").replace("14:00", "15:00")
+    assert f"⏳ {shifted}" in _slack_lines(slack.render_question(berlin, codec=codec))

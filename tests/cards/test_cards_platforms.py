@@ -1,14 +1,17 @@
-"""Every state validates: Block Kit through slack_sdk.models and our limit checks, Adaptive
-Cards through Microsoft's renderer and the 28 KB / Universal Actions rules."""
+"""Every state validates, in every language of the gallery (German and French texts are longer
+than English ones): Block Kit through slack_sdk.models and our limit checks, Adaptive Cards
+through Microsoft's renderer and the 28 KB / Universal Actions rules."""
 
 from __future__ import annotations
 
 import pytest
 
 from cards import limits
+from cards.fixtures import LOCALES
 from cards.preview import rendered_states
 
-RENDERED = rendered_states()
+RENDERED = [{**state, "name": f"{language}/{state['name']}"}
+            for language, locale in LOCALES.items() for state in rendered_states(locale)]
 
 
 @pytest.mark.parametrize("state", RENDERED, ids=[s["name"] for s in RENDERED])
