@@ -428,6 +428,11 @@ class JobHandler:
         view = replace(views.question(c, key=key, person=person, now=now),
                        moves_on_at=moves_on_at, moves_on_to_steward=to_steward)
         reserved = (held.reserved, held.created) if held.reserved is not None else None
+        if self.reminders is not None:
+            # indexed before the send, so a worker killed after it leaves the reminder due (a
+            # card that never went out is found to have none: `no_card`)
+            await self.reminders.schedule(c, key, person, sent_at=now, moves_on_at=moves_on_at,
+                                          to_steward=to_steward)
         address = await self._unblocked_first(c, person, address, scope)
         result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
                                               reserved=reserved, scope=scope)
@@ -455,9 +460,6 @@ class JobHandler:
                         "a worker stopped mid-send and the platform cannot say whether the card "
                         "arrived; it is not sent again")
         await self._delivered(c, job, address, key, recovered=result.recovered, result=result)
-        if self.reminders is not None and (result.status is Delivered.NEW or result.recovered):
-            await self.reminders.schedule(c, key, person, sent_at=now, moves_on_at=moves_on_at,
-                                          to_steward=to_steward)
         return person
 
     async def _unblocked_first(self, c: m.Clarification, person: m.Person, address: Address,

@@ -242,7 +242,7 @@ class Reminders:
         c = await self.core.get_clarification(clarification_id=reminder.clarification_id)
         if c.state in SETTLED or c.state is m.ClarificationState.DEAD_LETTERED:
             return Outcome.SETTLED, None
-        card = await self._card(c, reminder.attempt)
+        card = await self._card(c, reminder.attempt) or await self._recovered(c, reminder)
         if card is None:
             return Outcome.NO_CARD, None
         person_id = card.delivery.person_id
@@ -287,6 +287,31 @@ class Reminders:
                     and card.delivery.attempt == attempt:
                 return card
         return None
+
+    async def _recovered(self, c: m.Clarification, reminder: Reminder) -> CardRecord | None:
+        """The turn's card when a worker was killed between its send and its record: the
+        reminder is indexed before the send, so it may find the card reserved and not yet
+        recorded. The turn's person is the ranking's (a core that names no ranking on the
+        clarification: none, `no_card`); the card is looked up on the platform and recorded
+        (and reported) as every card found after a crash (``Deliverer.reconcile``)."""
+        if reminder.attempt >= len(c.ranking):
+            return None
+        key = DeliveryKey(c.id, c.ranking[reminder.attempt], reminder.attempt,
+                          m.DeliveryKind.QUESTION.value)
+        slot = await self.store.slot(key)
+        if slot is None or slot.state is not SlotState.RESERVED:
+            return None
+        try:
+            person = await self.core.get_person(person_id=key.person_id, tenant_id=c.tenant_id)
+        except e.PersonNotFound:
+            return None
+        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
+        if isinstance(address, Unroutable):
+            return None
+        found = await self.deliverer.reconcile(key, address)
+        if found.status is not Delivered.EARLIER or found.message_ref is None:
+            return None
+        return CardRecord(delivery=key, platform=address.platform, message_ref=found.message_ref)
 
     async def _send(self, c: m.Clarification, card: CardRecord, person: m.Person,
                     address: Address, reminder: Reminder, now: datetime) -> Outcome:

@@ -10,6 +10,7 @@ Redis or a worker dies between claiming it and sending it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -262,6 +263,41 @@ async def test_reminder_never_twice_after_a_worker_dies_between_claim_and_send(
     await successor.engine.reminders.flush()
     await successor.engine.reminders.flush()
     assert len(reminders(channel)) == expected
+
+
+class DiesAfterTheQuestion(RecordingChannel):
+    """The first question card reaches the platform, then the worker is killed: nothing after
+    the send (its record, the job's report) happens in that process."""
+
+    def __init__(self) -> None:
+        super().__init__(can_find=True)
+        self.died = False
+
+    async def send(self, address, message, *, key):  # type: ignore[no-untyped-def]
+        ref = await super().send(address, message, key=key)
+        if key.kind == m.DeliveryKind.QUESTION.value and not self.died:
+            self.died = True
+            raise asyncio.CancelledError  # killed right after the platform took the card
+        return ref
+
+
+async def test_a_worker_killed_right_after_the_card_went_out_leaves_its_reminder_due(
+        restart: Callable[[RecordingChannel], Restart], dev_client: object) -> None:
+    channel = DiesAfterTheQuestion()
+    rig = restart(channel)
+    killed = rig.worker("worker-killed")
+    await create(dev_client,  # type: ignore[arg-type]
+                 authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
+    with contextlib.suppress(asyncio.CancelledError):
+        await killed.worker.run_burst()
+    assert len([s for s in channel.to("p-sarah") if isinstance(s.message, QuestionView)]) == 1
+    successor = rig.worker("worker-next")
+    await successor.worker.run_burst()  # the job's lease still holds
+    rig.clock.set(datetime(2026, 7, 8, 7, 0, tzinfo=UTC))  # past 75 %, in working hours
+    await successor.engine.reminders.flush()
+    await successor.engine.reminders.flush()
+    assert len(reminders(channel)) == 1  # reminded once, though the card was never recorded
+    assert len([s for s in channel.to("p-sarah") if isinstance(s.message, QuestionView)]) == 1
 
 
 def test_due_at_is_the_point_of_the_window_or_the_next_working_hour() -> None:
