@@ -84,8 +84,9 @@ def _stat(pid: int) -> tuple[float, int]:
 
 def _knows_paced(root: Path) -> bool:
     """Whether a checkout's settings have ``[slack.rates] paced`` (else bench/lifted.py)."""
-    models = root / "bot" / "settings" / "models.py"
-    return models.exists() and "paced" in models.read_text()
+    settings = root / "bot" / "settings"  # one module once, a package of modules since
+    files = [settings / "models.py", *sorted(settings.glob("*.py"))]
+    return any(f.exists() and "paced" in f.read_text() for f in files)
 
 
 @dataclass

@@ -80,6 +80,8 @@ DM = ":dm"  # the per-conversation bucket of chat.postMessage
 
 
 FORM_METHODS = frozenset({"users.info"})
+# how long a profile lookup (users.info) waits for its bucket before the card goes without it
+PROFILE_PATIENCE_SECONDS = 0.5
 
 
 def limits(rates: SlackRates) -> dict[str, Limit]:
@@ -199,11 +201,12 @@ class SlackChannel:
         ``include_locale``; issue 26). The engine keeps the answer a day (``bot.engine.zones``).
         A user Slack does not know is an empty profile; Slack unreachable is a ChannelError."""
         try:
-            # bulk: a click's update keeps the bucket's reserve (the engine waits a moment at
-            # most for this, bot.engine.zones)
+            # bulk: a click's update keeps the bucket's reserve; and never queued behind a
+            # burst of other people's lookups: a card has a fallback (bot.engine.zones)
             found = await self._call_retrying("users.info", _workspace(address),
                                               {"user": address.user_id,
-                                               "include_locale": "true"}, lane=Lane.BULK)
+                                               "include_locale": "true"}, lane=Lane.BULK,
+                                              patience=PROFILE_PATIENCE_SECONDS)
         except ChannelError as exc:
             if exc.reason in ("user_not_found", "users_not_found"):
                 return Profile()
@@ -355,11 +358,12 @@ class SlackChannel:
         return None
 
     async def _call_retrying(self, method: str, workspace: Workspace, args: dict[str, Any],
-                             *, lane: Lane = Lane.INTERACTIVE) -> Any:
+                             *, lane: Lane = Lane.INTERACTIVE,
+                             patience: float | None = None) -> Any:
         attempt = 1
         while True:
             try:
-                return await self._call(method, workspace, args, lane=lane)
+                return await self._call(method, workspace, args, lane=lane, patience=patience)
             except _Ambiguous as exc:
                 if self.retry.last(attempt):
                     raise ChannelError(exc.reason, certain=False, retryable=True) from None
@@ -367,16 +371,19 @@ class SlackChannel:
                 attempt += 1
 
     async def _call(self, method: str, where: Workspace, args: dict[str, Any], *,
-                    dm: str | None = None, lane: Lane = Lane.INTERACTIVE) -> Any:
+                    dm: str | None = None, lane: Lane = Lane.INTERACTIVE,
+                    patience: float | None = None) -> Any:
         """One Web API call inside the rate limits; 429s are waited out here. Bulk delivery
-        leaves each bucket's reserve to clicks (``Lane``)."""
+        leaves each bucket's reserve to clicks (``Lane``). ``patience``: a ChannelError
+        (``paced``, nothing sent) when the bucket has no token within that many seconds."""
         workspace = self._bucket(where)
         attempt = 0
         while not self.retry.last(attempt):
             attempt += 1
             if dm is not None:  # one conversation at a time: no workspace token held meanwhile
                 await self._take(method + DM, workspace, suffix=dm)
-            await self._take(method, workspace, lane=lane)
+            if not await self._take(method, workspace, lane=lane, patience=patience):
+                raise ChannelError("paced", certain=True, retryable=True)
             try:
                 client = self.client if self.installations is None \
                     else (await self.installations.client(where))[0]
@@ -417,17 +424,22 @@ class SlackChannel:
         return where
 
     async def _take(self, method: str, workspace: str | None, *, suffix: str = "",
-                    lane: Lane = Lane.INTERACTIVE) -> None:
+                    lane: Lane = Lane.INTERACTIVE, patience: float | None = None) -> bool:
+        """A token of the method's bucket, waited for; False when ``patience`` ran out first."""
         limit = self._limits.get(method)
         if limit is None or not self.rates.paced:
-            return
+            return True
         bucket = f"slack:{workspace or '-'}:{method}{':' + suffix if suffix else ''}"
         waited = await pacing.take(
             self.store, self.clock, self.sleep, bucket, rate_per_second=limit.rate_per_second,
             burst=limit.burst,
-            reserve=self.rates.interactive_reserve if lane is Lane.BULK else 0)
+            reserve=self.rates.interactive_reserve if lane is Lane.BULK else 0,
+            patience=patience)
+        if waited is None:
+            return False
         if waited > 0:
             REGISTRY.observe("clarify_rate_limit_wait_seconds", waited, platform="slack")
+        return True
 
     async def _blocked(self, method: str, workspace: str | None, exc: SlackApiError,
                        attempt: int) -> None:

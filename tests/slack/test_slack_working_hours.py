@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from adapters.slack.channel import SlackChannel
-from bot.channel import Address, Profile, SlackReach
+from bot.channel import Address, ChannelError, Profile, SlackReach
 from bot.clock import ManualClock
 from tests.engine.conftest import clarify_settings
 from tests.slack.fakeslack import FakeSlack
@@ -57,3 +57,31 @@ async def test_a_card_waits_for_8am_in_the_zone_slack_gives(make_stack: Any,
     assert dm_count(fake_slack, "U0AHMED") == 1
     infos = [c for c in fake_slack.calls if c.method == "users.info"]
     assert len(infos) == 1  # kept a day in the store, not asked on every look
+
+
+async def test_a_profile_lookup_never_queues_behind_a_burst_and_leaves_clicks_their_reserve(
+        make_stack: Any, fake_slack: FakeSlack, clock: ManualClock) -> None:
+    """users.info is paced at Slack's Tier 4 (100 a minute, bursts of 20): a burst of people the
+    bot has not seen today spends the bucket, and the next lookup gives up at once (the card
+    goes in the core's locale, bot.engine.zones) instead of waiting its turn; a click's card
+    update still finds the bucket's reserve."""
+    stack = await make_stack()
+    channel = stack.engine.handler.deliverer.channels["slack"]
+    assert isinstance(channel, SlackChannel) and channel.rates.paced
+    ahmed = Address("slack", "p-ahmed", "U0AHMED",
+                    reach=SlackReach(team_id="T0ACME", enterprise_id="E0ACME"))
+    burst = channel.rates.tier4_per_minute // 5
+    reserve = channel.rates.interactive_reserve
+    for _ in range(burst - reserve):
+        await channel.profile(ahmed)
+    start, asked = clock.now(), len(fake_slack.calls)
+    with pytest.raises(ChannelError) as refused:
+        await channel.profile(ahmed)
+    assert refused.value.reason == "paced" and refused.value.certain
+    assert clock.now() == start and len(fake_slack.calls) == asked  # no wait, nothing sent
+    # the reserve is the clicks': an update in place reads the reader's locale at once
+    await channel._user_locale("U0AHMED", "T0ACME")
+    assert len([c for c in fake_slack.calls if c.method == "users.info"]) == burst - reserve + 1
+    assert clock.now() == start
+    clock.advance(timedelta(seconds=30))  # the bucket refills at 100 a minute
+    assert (await channel.profile(ahmed)).time_zone is not None
