@@ -49,7 +49,8 @@ FOOTER_RESERVE_BYTES = 2048
 
 
 def _card(viewer: Viewer, body: list[dict], actions: list[dict] | None = None) -> dict:
-    card: dict = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": "1.5", "body": body}
+    card: dict = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": "1.5",
+                  "lang": dates.card_language(viewer.locale), "body": body}
     if actions:
         card["actions"] = actions
     if dates.is_right_to_left(viewer.locale):

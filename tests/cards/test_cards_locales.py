@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from cards import fixtures, slack, teams
+from cards import fixtures, overrides, preview, slack, teams
 from cards.fixtures import localised
-from cards.views import CustomFormView, OutcomeView, QuestionView
+from cards.views import CustomFormView, OutcomeView, OverrideFormView, QuestionView, Viewer
 
 # locale -> (button, outcome sentence's answer and recording date, custom form's dates line)
 FORMATS = {
@@ -142,3 +142,41 @@ def test_reminder_carries_the_person_day_and_time_format(locale: str, codec) -> 
     berlin = replace(card, viewer=replace(card.viewer, time_zone="Europe/Berlin"))
     shifted = line.replace("2:00\u202fPM", "3:00\u202fPM").replace("14:00", "15:00")
     assert f"⏳ {shifted}" in _slack_lines(slack.render_question(berlin, codec=codec))
+
+
+# the viewer's locale -> the card's "lang": the language of the locale as the dates read it
+CARD_LANGUAGES = {"en": "en", "en-US": "en", "en_GB": "en", "de-AT": "de", "de_DE": "de",
+                  "fr-CA": "fr", "es-ES": "es", "ar": "ar", "not-a-locale!": "en", "": "en"}
+
+
+@pytest.mark.parametrize(("locale", "lang"), CARD_LANGUAGES.items())
+def test_every_adaptive_card_states_the_viewers_language(locale: str, lang: str,
+                                                         codec) -> None:
+    """Each Teams card (every state, and the override's confirmation form) says in its
+    top-level ``lang`` which language it is for; the show-card inside says nothing of its
+    own."""
+    for state in preview.rendered_states(locale):
+        card = state["teams"]
+        assert card["type"] == "AdaptiveCard" and card["lang"] == lang, state["name"]
+        assert _nested_langs(card) == [], state["name"]
+    form = OverrideFormView(clarification_id="clr_1", card_ref="dlv_1",
+                            candidate=fixtures.SIGNATURE, document=fixtures.MSA,
+                            viewer=Viewer(locale=locale))
+    assert overrides.teams_form(form, codec=codec)["lang"] == lang
+
+
+def _nested_langs(card: dict) -> list[object]:
+    found: list[object] = []
+
+    def walk(node: object, top: bool) -> None:
+        if isinstance(node, dict):
+            if not top and "lang" in node:
+                found.append(node["lang"])
+            for value in node.values():
+                walk(value, False)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, False)
+
+    walk(card, True)
+    return found

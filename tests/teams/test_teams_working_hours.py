@@ -27,3 +27,21 @@ async def test_the_latest_activitys_zone_is_the_persons(teams: TeamsStack, kit: 
     await steps.send(Activity(type="message", text="again", local_timezone="Asia/Tokyo",
                               locale="ja-JP")).start_test()
     assert await channel.profile(sarah) == Profile("Asia/Tokyo", "ja-JP")
+
+
+async def test_an_activity_stating_no_locale_keeps_the_known_one(teams: TeamsStack,
+                                                                 kit: Kit) -> None:
+    """A conversation update states no ``locale`` or ``localTimezone`` (the Agents Playground
+    sends it so when its page loads): the reference is kept again with the zone and locale
+    known before; a later activity that states them replaces them."""
+    channel = kit.channel(store=teams.store)
+    sarah = address(SARAH_AAD)
+    _, steps = flow(teams)
+    await steps.send(Activity(type="message", text="hi", local_timezone="America/Chicago",
+                              locale="en-US")).start_test()
+    _, steps = flow(teams)
+    await steps.send(Activity(type="conversationUpdate")).start_test()
+    assert await channel.profile(sarah) == Profile("America/Chicago", "en-US")
+    _, steps = flow(teams)
+    await steps.send(Activity(type="message", text="again", locale="de-DE")).start_test()
+    assert await channel.profile(sarah) == Profile("America/Chicago", "de-DE")
