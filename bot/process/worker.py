@@ -187,11 +187,20 @@ class Worker:
         its lease extended again; a hold that is due is handled now (the card goes out). A
         lease lost meanwhile (every worker down for longer than the held lease lives) ends the
         hold: the core counts the turn as expired (docs/delivery.md, "Working hours")."""
-        now = self.handler.clock.now()
-        for job_id, text in await self.handler.store.holds_due(now=now, limit=HOLDS_PER_PASS):
+        store, now = self.handler.store, self.handler.clock.now()
+        # one replica at a time looks at a hold: two releasing it at once would both send its
+        # card (each reservation would be the other's, taken for a dead worker's); a claimant
+        # that dies leaves it to the next pass after the claim, inside the lease it extended
+        claim = max(self.config.lease_seconds // 2, 1)
+        for job_id, _ in await store.holds_due(now=now, limit=HOLDS_PER_PASS):
+            if not await store.hold_claim(job_id, now=now, lease_seconds=claim):
+                continue  # another replica has it, or it was released meanwhile
+            text = await store.hold_text(job_id)  # as kept now, not as the scan read it
+            if text is None:
+                continue
             try:
                 await self._look_at_hold(job_id, Hold.loads(text))
-            except e.CoreError as exc:  # the core away: looked at again next pass
+            except e.CoreError as exc:  # the core away: looked at again after the claim
                 log.warning("worker.hold_unextended", job_id=job_id, error=type(exc).__name__)
 
     async def _look_at_hold(self, job_id: str, hold: Hold) -> None:

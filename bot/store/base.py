@@ -260,6 +260,13 @@ class Store(Protocol):
         """Held jobs whose ``at`` has come, (job id, value), earliest first."""
         ...
 
+    async def hold_claim(self, job_id: str, *, now: datetime, lease_seconds: int) -> bool:
+        """Take a hold whose ``at`` has come for ``lease_seconds`` (its ``at`` moves to then):
+        one claim wins, so one replica at a time extends or releases it, and a claimant that
+        dies lets it come due again when the claim ends. False when not due, gone, or held by
+        another claim."""
+        ...
+
     async def hold_text(self, job_id: str) -> str | None:
         """One held job's hold, as kept."""
         ...

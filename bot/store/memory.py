@@ -290,6 +290,14 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
                          if at <= now)
             return [(job_id, value) for _, job_id, value in due[:limit]]
 
+    async def hold_claim(self, job_id: str, *, now: datetime, lease_seconds: int) -> bool:
+        async with self._lock:
+            found = self._holds.get(job_id)
+            if found is None or found[1] > now:
+                return False
+            self._holds[job_id] = (found[0], now + timedelta(seconds=lease_seconds))
+            return True
+
     async def hold_text(self, job_id: str) -> str | None:
         async with self._lock:
             found = self._holds.get(job_id)

@@ -396,6 +396,13 @@ class RedisStore(RedisOutbox, RedisNotices):
         return found
 
     @_translated
+    async def hold_claim(self, job_id: str, *, now: datetime, lease_seconds: int) -> bool:
+        at = codec.epoch(now)
+        won = await self._claim_due(keys=[self._keys.holds_due],
+                                    args=[job_id, codec.num(at), codec.num(at + lease_seconds)])
+        return bool(won)
+
+    @_translated
     async def hold_text(self, job_id: str) -> str | None:
         value = await self._redis.hget(self._keys.holds, job_id)  # type: ignore[misc]
         return value if isinstance(value, str) else None

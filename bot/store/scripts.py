@@ -161,8 +161,8 @@ end
 return decide('digested', w[5], w[2])
 """
 
-# KEYS: batches due | ARGV: batch id, now, lease end -> 1 claimed (held until lease end), 0 not
-# due or held by another claim
+# KEYS: batches due (or reminders due, or holds due) | ARGV: member, now, lease end -> 1 claimed
+# (held until lease end), 0 not due or held by another claim
 CLAIM_DUE = """
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.channel import Address, Profile
+from bot.channel import Address, Message, Profile
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
@@ -23,6 +23,7 @@ from bot.engine import zones
 from bot.engine.handler import JobOutcome
 from bot.engine.notices import NOTICES_KIND
 from bot.settings import ClarifySettings
+from bot.store.base import DeliveryKey
 from devcore.client import DevCoreClient
 from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.kit import Restart, create
@@ -65,6 +66,17 @@ class ProfiledChannel(RecordingChannel):
     async def profile(self, address: Address) -> Profile | None:
         self.asked.append(address.user_id)
         return Profile(time_zone=self.zones.get(address.user_id), locale=None)
+
+
+@dataclass
+class RoundTrip(ProfiledChannel):
+    """A platform a send takes a while to reach, as over a network (many turns of the event
+    loop, in which the other replica's store and core calls answer)."""
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        for _ in range(200):
+            await asyncio.sleep(0)
+        return await super().send(address, message, key=key)
 
 
 def first_card(sent: list[SentMessage], person_id: str, kind: str = QUESTION
@@ -235,6 +247,26 @@ async def test_a_worker_killed_while_holding_leaves_the_question_to_go_at_the_ho
         clock.advance(STEP)
         await second.worker.run_burst()
     assert len(channel.sent) == 1
+
+
+async def test_two_replicas_looking_at_one_hold_at_once_send_one_card(
+        restart: Callable[[RecordingChannel], Restart], clock: ManualClock,
+        dev_client: DevCoreClient) -> None:
+    """Two replicas' housekeeping passes run at the same moment on every step: one claim of
+    the hold wins each time, so the lease is extended and, at 08:00, the card sent once (each
+    replica would otherwise take the other's reservation for a dead worker's and send)."""
+    channel = RoundTrip()
+    rig = restart(channel)
+    replicas = [rig.worker(name, clarify=hours_on()) for name in ("w1", "w2")]
+    await create(dev_client, authority={"authored_by": ["p-ahmed"]})
+    await replicas[0].worker.run_burst()
+    assert replicas[0].worker.outcomes.get(JobOutcome.HELD) == 1
+    while clock.now() < BERLIN_8AM + 3 * STEP:
+        clock.advance(STEP)
+        await asyncio.gather(*(r.worker.release_holds() for r in replicas))
+    assert [s.address.person_id for s in channel.sent] == ["p-ahmed"]
+    released = [r.worker.outcomes.get(JobOutcome.ASKED, 0) for r in replicas]
+    assert sorted(released) == [0, 1]
 
 
 async def test_a_low_question_is_never_asked_at_any_hour(make_rig: Callable[..., Rig]) -> None:
