@@ -165,7 +165,7 @@ OVERFLOW = DigestView(digest_ref="dig_01J2ZKG0H5", viewer=VIEWER, questions=tupl
 MOVES_ON = datetime(2026, 7, 6, 13, 0, tzinfo=UTC)  # 14:00 in London
 REMINDED = replace(QUESTION, moves_on_at=MOVES_ON, reminded=True)
 NUDGE = ReminderView(clarification_id=QUESTION.clarification_id, near="1783157400.000100",
-                     document=MSA, viewer=VIEWER, moves_on_at=MOVES_ON)
+                     document=MSA, viewer=VIEWER, as_of=QUESTION.asked_at, moves_on_at=MOVES_ON)
 # The ranking's last turn, for a person who may no longer read the document: the neutral
 # words, and the steward as the next stop.
 NUDGE_WITHHELD = replace(

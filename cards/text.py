@@ -136,11 +136,13 @@ def excerpt_text(view: QuestionView, *, limit: int) -> str | None:
                                         excerpt=clip(" ".join(view.excerpt.split()), limit))
 
 
-def _moment(moment: datetime, viewer: Viewer) -> dict[str, str]:
-    """An instant as the viewer reads it, in their zone: its day ("6 July", with the year when
-    it is not this one's) and its time ("14:00", "2:00 PM"), both by the locale's CLDR data."""
+def _moment(moment: datetime, viewer: Viewer, *, now: datetime) -> dict[str, str]:
+    """An instant as the viewer reads it, in their zone: its day ("6 July"; with the year when
+    it falls in another year than ``now`` there, "2 January 2027", "January 2, 2027") and its
+    time ("14:00", "2:00 PM"), both by the locale's CLDR data."""
     local = moment.astimezone(dates.resolve_zone(viewer.time_zone))
-    day = dates.day_label(local.date(), locale=viewer.locale, reference_year=None)
+    day = dates.day_label(local.date(), locale=viewer.locale,
+                          reference_year=dates.instant_day(now, viewer.time_zone).year)
     return {"day": day,
             "time": format_time(local.timetz(), "short", locale=dates.resolve_locale(
                 viewer.locale))}
@@ -148,11 +150,13 @@ def _moment(moment: datetime, viewer: Viewer) -> dict[str, str]:
 
 def moves_on_text(view: QuestionView | ReminderView) -> str | None:
     """ "Moves on to the next person on 6 July at 14:00." (the steward, on the last turn), in
-    the person's zone; None when the card does not know when."""
+    the person's zone, the year named when it is not the year the card was built in; None when
+    the card does not know when."""
     if view.moves_on_at is None:
         return None
     key = "question.moves_on.steward" if view.moves_on_to_steward else "question.moves_on"
-    return catalog_of(view.viewer).text(key, **_moment(view.moves_on_at, view.viewer))
+    now = view.asked_at if isinstance(view, QuestionView) else view.as_of
+    return catalog_of(view.viewer).text(key, **_moment(view.moves_on_at, view.viewer, now=now))
 
 
 def reminder_line(view: QuestionView) -> str | None:

@@ -135,6 +135,7 @@ class ReminderView:
     near: str
     document: DocumentView
     viewer: Viewer
+    as_of: datetime  # when the nudge goes: a move-on day in another year shows its year
     moves_on_at: datetime | None = None
     moves_on_to_steward: bool = False
 

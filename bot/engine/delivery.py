@@ -26,7 +26,7 @@ from bot.pseudonym import digest
 from bot.retry import RetryPolicy
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
-from cards.views import with_locale
+from cards.views import QuestionView, with_locale
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
@@ -110,7 +110,7 @@ class Deliverer:
             if isinstance(found, str):
                 return await self._recorded(key, address, found, report=report,
                                             status=Delivered.EARLIER, recovered=True,
-                                            scope=scope)
+                                            scope=scope, sent=message)
         try:
             ref = await self._send(channel, address, message, key)
         except CredentialsRejected:
@@ -127,7 +127,7 @@ class Deliverer:
             return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
-                                    held=slot if created else None, scope=scope)
+                                    held=slot if created else None, scope=scope, sent=message)
 
     async def reconcile(self, key: DeliveryKey, address: Address, *,
                         scope: JobScope | None = None) -> Result:
@@ -180,11 +180,12 @@ class Deliverer:
     async def _recorded(
         self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Delivered,
         recovered: bool = False, held: DeliverySlot | None = None,
-        scope: JobScope | None = None,
+        scope: JobScope | None = None, sent: Message | None = None,
     ) -> Result:
         """``held``: the slot this worker reserved just now, so the store can record the send
-        and the card in one step."""
-        card = CardRecord(delivery=key, platform=address.platform, message_ref=ref)
+        and the card in one step; ``sent``: the message that went out (a question card's record
+        keeps what it said of when it moves on, for every later rebuild of it)."""
+        card = _card(key, address.platform, ref, sent)
         try:
             if held is not None:
                 await self.store.record_sent(held, card)
@@ -220,6 +221,15 @@ class Deliverer:
 
 
 _UNKNOWN = object()  # the platform cannot say whether the message exists
+
+
+def _card(key: DeliveryKey, platform: str, ref: str, sent: Message | None) -> CardRecord:
+    """The record of a delivered card; a question card's with its move-on time and turn."""
+    if not isinstance(sent, QuestionView):
+        return CardRecord(delivery=key, platform=platform, message_ref=ref)
+    return CardRecord(delivery=key, platform=platform, message_ref=ref,
+                      moves_on_at=sent.moves_on_at, moves_on_to_steward=sent.moves_on_to_steward,
+                      reminded=sent.reminded)
 
 
 async def _look(channel: Channel, address: Address, key: DeliveryKey) -> str | None | object:

@@ -322,11 +322,17 @@ class Reminders:
         if not created and slot.state is SlotState.SENT:
             return Outcome.ALREADY_SENT
         read_at = _time.monotonic()
-        await self.refresher.paint(card, self._card_view(c, card, person, address, reminder,
-                                                         now), (read_at, 0))
+        # the card's record says it was reminded before the card does: a rebuild of it from
+        # now on (another's confirmation, a Teams refresh) keeps the reminder line
+        card = replace(card, moves_on_at=reminder.moves_on_at,
+                       moves_on_to_steward=reminder.to_steward, reminded=True)
+        await self.store.replace_card(card)
+        await self.refresher.paint(card, self._card_view(c, card, person, address, now),
+                                   (read_at, 0))
         _, document = views.shown_to(c, person)
         nudge = ReminderView(clarification_id=c.id, near=card.message_ref, document=document,
-                             viewer=views.viewer(person), moves_on_at=reminder.moves_on_at,
+                             viewer=views.viewer(person), as_of=now,
+                             moves_on_at=reminder.moves_on_at,
                              moves_on_to_steward=reminder.to_steward)
         result = await self.deliverer.deliver(key, address, nudge, now=now, report=False,
                                               reserved=(slot, created))
@@ -339,14 +345,13 @@ class Reminders:
         return Outcome.FAILED
 
     def _card_view(self, c: m.Clarification, card: CardRecord, person: m.Person,
-                   address: Address, reminder: Reminder, now: datetime) -> QuestionView:
+                   address: Address, now: datetime) -> QuestionView:
         """The card as it was sent (its buttons carry the same reference), with the reminder
-        line and when it moves on."""
-        view = views.question(c, key=card.delivery, person=person, now=now)
+        line and when it moves on (``card`` as the reminder marked it)."""
+        view = views.as_sent(views.question(c, key=card.delivery, person=person, now=now),
+                             card, c, now=now)
         return replace(view, card_ref=for_recipient(view.card_ref, address.platform,
-                                                    address.user_id),
-                       moves_on_at=reminder.moves_on_at,
-                       moves_on_to_steward=reminder.to_steward, reminded=True)
+                                                    address.user_id))
 
     async def _audit(self, c: m.Clarification, card: CardRecord, type_: str, what: str, *,
                      channel: str | None = None) -> None:

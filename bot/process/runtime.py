@@ -130,8 +130,9 @@ def build_engine(parts: EngineParts) -> Engine:
                             followups=followups, policy=parts.outbox, random=parts.random)
     declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock,
                         redo=handler.handle)
-    interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,
-                                teams=parts.teams, declines=declines, board=board)
+    interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
+                                slack=parts.slack, teams=parts.teams, declines=declines,
+                                board=board)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
                   digests=digests, notices=notices, reminders=reminders,

@@ -68,6 +68,14 @@ class CardRecord:
     delivery: DeliveryKey
     platform: str  # "slack" | "teams" | "recording"
     message_ref: str  # opaque to the engine, meaningful to the adapter
+    # what a question card said when it was sent (issue 26): when the question moves on if
+    # nobody answers, whether it then goes to the steward, and (set by its one reminder)
+    # whether it was reminded; every later rebuild of the card says the same while the
+    # question still waits on the person (``bot.engine.views.as_sent``). None: not known (a
+    # digest entry, a card found after a crash, a record from before these were kept)
+    moves_on_at: datetime | None = None
+    moves_on_to_steward: bool = False
+    reminded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +168,12 @@ class Store(Protocol):
     async def add_card(self, card: CardRecord) -> None: ...
 
     async def cards(self, clarification_id: str) -> list[CardRecord]: ...
+
+    async def replace_card(self, card: CardRecord) -> bool:
+        """Replace the record of ``card``'s delivery (its reminder marks it ``reminded``), only
+        while one is kept: a card erased or expired meanwhile is not written back. False when
+        there was none. The record's time to live is not renewed."""
+        ...
 
     # ------------------------------------------------ caps and digest batching
     async def admit(

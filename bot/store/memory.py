@@ -144,6 +144,14 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
         async with self._lock:
             return sorted((self._cards.get(clarification_id) or {}).values(), key=card_order)
 
+    async def replace_card(self, card: CardRecord) -> bool:
+        async with self._lock:
+            by_token = self._cards.get(card.delivery.clarification_id)
+            if by_token is None or card.delivery.token() not in by_token:
+                return False
+            by_token[card.delivery.token()] = card
+            return True
+
     # ------------------------------------------------ caps and digest batching
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,

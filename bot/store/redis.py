@@ -89,6 +89,7 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._gate = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
+        self._replace_field = redis.register_script(scripts.REPLACE_FIELD)
         # a card's admission, sent with those of other jobs in the same turn (group commit)
         self._admit = GroupCommit(redis, redis.register_script(scripts.ADMIT))
         self._claim_due = redis.register_script(scripts.CLAIM_DUE)
@@ -268,6 +269,14 @@ class RedisStore(RedisOutbox, RedisNotices):
     async def cards(self, clarification_id: str) -> list[CardRecord]:
         raw = await self._redis.hgetall(self._keys.cards(clarification_id))
         return sorted((codec.card_from(doc) for doc in raw.values()), key=codec.card_order)
+
+    @_translated
+    async def replace_card(self, card: CardRecord) -> bool:
+        """One script on the card's hash: written only where its field is (never recreating a
+        hash that expired or a field an erasure deleted)."""
+        name = self._keys.cards(card.delivery.clarification_id)
+        return bool(await self._replace_field(keys=[name],
+                                              args=[card.delivery.token(), codec.card_json(card)]))
 
     # ------------------------------------------------ caps and digest batching
     @_translated

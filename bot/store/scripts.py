@@ -62,6 +62,14 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 """
 
+# KEYS: a hash; ARGV: field, value -> 1 when the field was there and now holds the value, else 0
+# (nothing written: an expired hash or an erased field stays gone)
+REPLACE_FIELD = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
 # KEYS (one person's, one hash tag): person, digest batches
 # ARGV: now, cap, threshold, batched (1/0), due of a new window, batch id of a new window,
 #       that window's start in ms (its batch's fields in the digest hash), item clarification id,

@@ -4,10 +4,11 @@ custom form, on both platforms; languages without a catalog read English with th
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
-from cards import fixtures, overrides, preview, slack, teams
+from cards import fixtures, overrides, preview, slack, teams, text
 from cards.fixtures import localised
 from cards.views import CustomFormView, OutcomeView, OverrideFormView, QuestionView, Viewer
 
@@ -180,3 +181,46 @@ def _nested_langs(card: dict) -> list[object]:
 
     walk(card, True)
     return found
+
+
+# locale -> the move-on line of a card built on 30 December 2026 (London) whose question moves
+# on on 2 January 2027, 09:30 UTC: the day in CLDR's long date format, year and all
+NEXT_YEAR = {
+    "en-US": "Moves on to the next person on January 2, 2027 at 9:30\u202fAM.",
+    "en-GB": "Moves on to the next person on 2 January 2027 at 09:30.",
+    "de-DE": "Geht am 2. Januar 2027 um 09:30 an die nächste Person weiter.",
+    "fr-FR": "Passe à la personne suivante le 2 janvier 2027 à 09:30.",
+}
+
+
+@pytest.mark.parametrize("locale", NEXT_YEAR)
+def test_a_move_on_day_in_another_year_names_the_year(locale: str, codec) -> None:
+    """The year is shown when the move-on day falls in another year than the card's (and the
+    nudge's) own day, in the person's zone; in the same year it is left out."""
+    built = datetime(2026, 12, 30, 16, 0, tzinfo=UTC)
+    moves_on = datetime(2027, 1, 2, 9, 30, tzinfo=UTC)
+    card: QuestionView = localised(replace(fixtures.REMINDED, asked_at=built,
+                                           moves_on_at=moves_on), locale)
+    line = NEXT_YEAR[locale]
+    assert f"⏳ {line}" in _slack_lines(slack.render_question(card, codec=codec))
+    assert f"⏳ {line}" in _teams_texts(teams.render_question(card, codec=codec))
+    nudge = localised(replace(fixtures.NUDGE, as_of=built, moves_on_at=moves_on), locale)
+    assert slack.render_reminder(nudge)["text"].endswith(f" {line}")
+    assert _teams_texts(teams.render_reminder(nudge))[0].endswith(f" {line}")
+    # built on 2 January itself, the same move-on day needs no year
+    same = replace(card, asked_at=datetime(2027, 1, 2, 8, 0, tzinfo=UTC))
+    assert "2027" not in " ".join(_slack_lines(slack.render_question(same, codec=codec)))
+
+
+def test_the_year_is_the_persons_in_their_zone() -> None:
+    """31 December 23:30 UTC is already 1 January in Berlin: a card built then, moving on later
+    that day there, names no year; in London (still 31 December) it does."""
+    built = datetime(2026, 12, 31, 23, 30, tzinfo=UTC)
+    card = replace(fixtures.REMINDED, asked_at=built,
+                   moves_on_at=datetime(2027, 1, 1, 9, 0, tzinfo=UTC))
+    berlin = replace(card, viewer=replace(card.viewer, locale="en-GB",
+                                          time_zone="Europe/Berlin"))
+    london = replace(card, viewer=replace(card.viewer, locale="en-GB",
+                                          time_zone="Europe/London"))
+    assert text.moves_on_text(berlin) == "Moves on to the next person on 1 January at 10:00."
+    assert text.moves_on_text(london) == "Moves on to the next person on 1 January 2027 at 09:00."

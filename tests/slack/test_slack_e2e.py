@@ -94,6 +94,9 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     sarah, ahmed = stack.card("U0SARAH", cid), stack.card("U0AHMED", cid)
     notice = "This clarification affects a high-stakes date and requires two confirmations."
     assert notice in shown(stack, sarah) and notice in shown(stack, ahmed)
+    # Ahmed is the ranking's last turn: after him, the steward (the 48 h window, 8 July)
+    steward_next = "Goes to the workspace steward on 8 July at "
+    assert steward_next in shown(stack, ahmed)
 
     await stack.click("U0SARAH", sarah, "clarify.answer.0")
     await stack.settle()
@@ -101,8 +104,10 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     assert "One more confirmation is required before the correction becomes binding." \
         in shown(stack, sarah)
     assert "clarify.answer.0" not in shown(stack, sarah)
+    assert "⏳" not in shown(stack, sarah)  # hers no longer waits on her
     banner = f"First confirmation recorded: {FIRST} (Sarah Chen). Do you agree?"
     assert banner in shown(stack, ahmed) and "clarify.answer.0" in shown(stack, ahmed)
+    assert steward_next in shown(stack, ahmed)  # his still does: it still says when it moves on
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert c.state is m.ClarificationState.PARTIALLY_CONFIRMED
     assert (c.quorum.state, c.quorum.remaining) == (m.QuorumState.PENDING, 1)
@@ -112,7 +117,7 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     bound = (f"✓ Recorded as binding evidence: {FIRST}, confirmed by Sarah Chen and "
              "Ahmed Karimi, 6 Jul 2026.")
     assert bound in shown(stack, sarah) and bound in shown(stack, ahmed)
-    assert "clarify.answer" not in shown(stack, ahmed)
+    assert "clarify.answer" not in shown(stack, ahmed) and "⏳" not in shown(stack, ahmed)
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert (c.state, c.quorum.state) == (m.ClarificationState.ANSWERED, m.QuorumState.SATISFIED)
     assert [(r.responder, r.binding_status) for r in c.responses] == [

@@ -179,7 +179,7 @@ async def test_a_reminder_updates_the_card_and_writes_in_its_conversation(kit: K
     await channel.update(ref, replace(QUESTION, reminded=True, moves_on_at=moves_on))
     nudge = ReminderView(clarification_id=QUESTION.clarification_id, near=ref,
                          document=QUESTION.document, viewer=QUESTION.viewer,
-                         moves_on_at=moves_on)
+                         as_of=QUESTION.asked_at, moves_on_at=moves_on)
     await channel.send(address(), nudge,
                        key=DeliveryKey(KEY.clarification_id, "p-sarah", 0, "reminder"))
     card, reminder = kit.fake.to(SARAH)
