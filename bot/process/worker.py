@@ -187,21 +187,37 @@ class Worker:
         its lease extended again; a hold that is due is handled now (the card goes out). A
         lease lost meanwhile (every worker down for longer than the held lease lives) ends the
         hold: the core counts the turn as expired (docs/delivery.md, "Working hours")."""
-        store, now = self.handler.store, self.handler.clock.now()
+        store = self.handler.store
         # one replica at a time looks at a hold: two releasing it at once would both send its
         # card (each reservation would be the other's, taken for a dead worker's); a claimant
         # that dies leaves it to the next pass after the claim, inside the lease it extended
         claim = max(self.config.lease_seconds // 2, 1)
-        for job_id, _ in await store.holds_due(now=now, limit=HOLDS_PER_PASS):
-            if not await store.hold_claim(job_id, now=now, lease_seconds=claim):
-                continue  # another replica has it, or it was released meanwhile
-            text = await store.hold_text(job_id)  # as kept now, not as the scan read it
-            if text is None:
-                continue
-            try:
-                await self._look_at_hold(job_id, Hold.loads(text))
-            except e.CoreError as exc:  # the core away: looked at again after the claim
-                log.warning("worker.hold_unextended", job_id=job_id, error=type(exc).__name__)
+        # held questions fall due together (08:00 in a zone): as many at once as the worker
+        # has slots, each claimed just before it is looked at (a claim taken at the start of a
+        # long pass would have run out by the time its turn came)
+        room = asyncio.Semaphore(max(1, self.config.concurrency))
+
+        async def one(job_id: str) -> None:
+            async with room:
+                if not await store.hold_claim(job_id, now=self.handler.clock.now(),
+                                              lease_seconds=claim):
+                    return  # another replica has it, or it was released meanwhile
+                text = await store.hold_text(job_id)  # as kept now, not as the scan read it
+                if text is None:
+                    return
+                try:
+                    await self._look_at_hold(job_id, Hold.loads(text))
+                except e.CoreError as exc:  # the core away: looked at again after the claim
+                    log.warning("worker.hold_unextended", job_id=job_id,
+                                error=type(exc).__name__)
+
+        due = await store.holds_due(now=self.handler.clock.now(), limit=HOLDS_PER_PASS)
+        done = await asyncio.gather(*(one(job_id) for job_id, _ in due), return_exceptions=True)
+        for failed in done:
+            if isinstance(failed, CredentialsRejected | asyncio.CancelledError):
+                raise failed  # the worker pauses (housekeeping), or stops; the holds stay
+            if isinstance(failed, BaseException):
+                log.warning("worker.hold_failed", error=type(failed).__name__)
 
     async def _look_at_hold(self, job_id: str, hold: Hold) -> None:
         now = self.handler.clock.now()

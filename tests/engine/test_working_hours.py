@@ -9,6 +9,7 @@ moves in 20-minute steps, the worker doing whatever is due after each.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -267,6 +268,43 @@ async def test_two_replicas_looking_at_one_hold_at_once_send_one_card(
     assert [s.address.person_id for s in channel.sent] == ["p-ahmed"]
     released = [r.worker.outcomes.get(JobOutcome.ASKED, 0) for r in replicas]
     assert sorted(released) == [0, 1]
+
+
+@dataclass
+class Overlapping(ProfiledChannel):
+    """Counts how many sends are on their way at once; each waits (a moment at most) for
+    another to join it, as sends over a network overlap."""
+
+    in_flight: int = 0
+    most: int = 0
+    _joined: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        if self.in_flight > 1:
+            self._joined.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._joined.wait(), 1.0)
+        try:
+            return await super().send(address, message, key=key)
+        finally:
+            self.in_flight -= 1
+
+
+async def test_questions_held_till_the_same_hour_go_out_side_by_side(
+        make_rig: Callable[..., Rig]) -> None:
+    """At 08:00 in a zone every question held for it falls due together: they are released as
+    many at once as the worker has slots, not one after another in one housekeeping pass."""
+    channel = Overlapping(zones={"U0AHMED": "Europe/Berlin", "U0SARAH": "Europe/Berlin"})
+    rig = hours_rig(make_rig, channel)
+    await rig.create(authority={"authored_by": ["p-ahmed"]})
+    await rig.create(authority={"authored_by": ["p-sarah"]})
+    await rig.burst()
+    assert rig.engine.worker.outcomes.get(JobOutcome.HELD) == 2 and channel.sent == []
+    assert await until_sent(rig, "p-ahmed", by=BERLIN_8AM) == BERLIN_8AM
+    assert first_card(channel.sent, "p-sarah") is not None
+    assert channel.most == 2
 
 
 async def test_a_low_question_is_never_asked_at_any_hour(make_rig: Callable[..., Rig]) -> None:
