@@ -24,10 +24,13 @@ class Lane(StrEnum):
 
 
 async def take(store: Store, clock: Clock, sleep: Callable[[float], Awaitable[None]],
-               bucket: str, *, rate_per_second: float, burst: int, reserve: int) -> float:
+               bucket: str, *, rate_per_second: float, burst: int, reserve: int,
+               patience: float | None = None) -> float | None:
     """Take one token of ``bucket`` (waiting with ``sleep`` as long as it says); returns the
     seconds waited. ``reserve`` is what bulk leaves to clicks (0 for interactive work), capped
-    at ``burst - 1`` so that bulk can always take something."""
+    at ``burst - 1`` so that bulk can always take something. ``patience`` (bulk work only: its
+    take never queues in debt): None, nothing taken, when the token would come only after
+    waiting longer than that in all (work that has a fallback, such as a profile lookup)."""
     reserve = min(reserve, burst - 1)
     waited = 0.0
     while True:
@@ -36,6 +39,8 @@ async def take(store: Store, clock: Clock, sleep: Callable[[float], Awaitable[No
                                      now=before, reserve=reserve)
         if wait <= 0:
             return waited
+        if patience is not None and reserve > 0 and waited + wait > patience:
+            return None
         waited += wait
         await sleep(wait)
         if reserve == 0:  # the token is ours, used after the wait

@@ -88,7 +88,8 @@ async def _engine(url: str, store: Store, clock: ManualClock, channel: Recording
     client = CoreClient(base_url=url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1))
     engine = build_engine(EngineParts(
         core=client, store=store, channels={"slack": channel},
-        clarify=ClarifySettings(channels=("slack",)), clock=clock, audit_sink=MemorySink(),
+        clarify=ClarifySettings(channels=("slack",), hours={"enabled": False}),
+        clock=clock, audit_sink=MemorySink(),
         slack=SLACK, worker_id=f"bench-{index}", sleep=_no_sleep,
         worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
     return engine, client

@@ -84,8 +84,9 @@ def _stat(pid: int) -> tuple[float, int]:
 
 def _knows_paced(root: Path) -> bool:
     """Whether a checkout's settings have ``[slack.rates] paced`` (else bench/lifted.py)."""
-    models = root / "bot" / "settings" / "models.py"
-    return models.exists() and "paced" in models.read_text()
+    settings = root / "bot" / "settings"  # one module once, a package of modules since
+    files = [settings / "models.py", *sorted(settings.glob("*.py"))]
+    return any(f.exists() and "paced" in f.read_text() for f in files)
 
 
 @dataclass
@@ -204,6 +205,8 @@ enabled = true
 channels = "slack"
 per_person_daily_cap = 1000
 digest_threshold = 100
+[clarify.hours]
+enabled = false  # real time: the run must not wait for anyone's working hours
 [core]
 url = "{world.core_url}"
 [server]

@@ -86,6 +86,8 @@ enabled = true
 channels = "slack,teams"
 per_person_daily_cap = 1000
 digest_threshold = 100
+[clarify.hours]
+enabled = false  # real time: the run must not wait for anyone's working hours
 [clarify.severity]
 high_notifies_steward = false
 [core]

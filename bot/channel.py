@@ -26,6 +26,7 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
+    ReminderView,
     StewardConflictView,
     StewardEscalationView,
     StewardNoticesView,
@@ -36,6 +37,7 @@ from cards.views import (
 Message = (
     QuestionView
     | DigestView
+    | ReminderView
     | StewardEscalationView
     | StewardNoticeView
     | StewardNoticesView
@@ -61,6 +63,17 @@ class TeamsReach:
     aad_tenant_id: str
     service_url: str | None = None
     conversation_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """What a platform says about a person's own settings (issue 26): an IANA time zone name
+    and a locale such as ``en-US``, either unknown (None). A channel may offer
+    ``async def profile(address) -> Profile | None`` (optional: a channel without it leaves the
+    person's zone to the core and the tenant's default)."""
+
+    time_zone: str | None = None
+    locale: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 The core's answer names the person's chat identities (from a core without the erasure extension,
 the person's record read with the service token does); with them and the person id, the Redis
-store forgets what it keeps for the person (``bot.store.erasure``) and a JSON-lines audit file is
+store forgets what it keeps for the person (``bot.store.erasure``; their platform profiles,
+kept under a keyed hash of each chat identity, too) and a JSON-lines audit file is
 rewritten with their ids tombstoned (``bot.audit.erase_from_lines``). A memory store lives in one
 process and an audit sink on stdout keeps nothing on disk: both are reported as such (None).
 """
@@ -12,11 +13,19 @@ from __future__ import annotations
 from bot.audit import erase_from_lines
 from bot.core import models as m
 from bot.settings import Settings
+from bot.store.keys import PROFILES, profile_key
 
 
 def chat_ids(aliases: m.PersonAliases) -> set[str]:
     """Every chat user id the bot may hold data under for this person."""
     return {a.user_id for a in aliases.slack} | {a.aad_object_id for a in aliases.teams}
+
+
+def profile_keys(aliases: m.PersonAliases) -> set[str]:
+    """The store's names of the person's platform profiles (``bot.engine.zones``), one per
+    chat identity: the same keyed hash the engine kept them under."""
+    return ({profile_key("slack", a.user_id) for a in aliases.slack}
+            | {profile_key("teams", a.aad_object_id) for a in aliases.teams})
 
 
 async def read_aliases(settings: Settings, *, person_id: str, tenant_id: str | None
@@ -54,6 +63,8 @@ async def erase_bot_data(settings: Settings, *, person_id: str, aliases: m.Perso
             sentinel_password=secrets.value("redis_sentinel_password"),
         ) as store:
             removed = await store.erase_person(person_id, chat_users=sorted(users))
+            removed["platform_profiles"] = sum(
+                [await store.kv_delete(PROFILES, key) for key in sorted(profile_keys(aliases))])
     lines: int | None = None
     if settings.audit.sink == "jsonl" and settings.audit.path is not None:
         lines = erase_from_lines(settings.audit.path, {person_id, *users},

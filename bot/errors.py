@@ -14,6 +14,8 @@
     ├── BadRedisUrl               a Redis URL the store cannot use (bot.store.connect; also a
     │                             ValueError, reported as a SettingsError's problem)
     ├── CannotListen              the web server's address cannot be bound (bot.process.service)
+    ├── OutOfHours                the next candidate is outside their working hours: the job is
+    │                             held, never failed (bot.engine.handler; never leaves it)
     └── Connecting                a readiness check's dependency is still being connected to, not
                                   failed (bot.process.health)
 

@@ -67,6 +67,10 @@ class Metrics:
         # label values defined elsewhere (job outcomes, delivery results, verdicts) are preset
         # where they are defined, with ``preset``
         self._counter("clarify_jobs_total", "Jobs handled, by outcome.", outcome=())
+        self._counter("clarify_jobs_held_total",
+                      "Jobs held for a person's next working hour (issue 26).")
+        self._counter("clarify_holds_lost_total",
+                      "Held jobs whose lease ran out before their hour (every worker down).")
         self._counter("clarify_deliveries_total",
                       "Messages sent for the first time, by kind and platform.",
                       kind=kinds, platform=PLATFORMS)
@@ -74,6 +78,11 @@ class Metrics:
                       "Delivery attempts, by what they ended as (new, earlier: sent before, "
                       "failed, uncertain: not resent) and platform.",
                       outcome=(), platform=PLATFORMS)
+        self._counter("clarify_reminders_total",
+                      "Reminders of unanswered question cards, by outcome (sent; not sent: "
+                      "settled, answered, declined, moved_on, quiet_hours, no_card, "
+                      "unreachable, failed, uncertain, already_sent; deferred: to the next "
+                      "working hour).", outcome=())
         self._counter("clarify_skips_total", "Candidates skipped, by reason code.",
                       reason=reasons)
         self._counter("clarify_answers_total", "Callbacks handled, by verdict.", verdict=())

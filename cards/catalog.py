@@ -1,39 +1,70 @@
-"""The message catalog: every user-visible string of the cards, keyed, per locale.
+"""The message catalog: every user-visible string of the cards, in the person's language.
 
-Messages live in ``cards/locales/<language>.json`` as flat ``key -> template`` maps with
-``{name}`` placeholders. English is complete and is the fallback for any key a locale lacks.
+English is the source (``cards/messages.py``); German and French come from gettext catalogs
+built with Babel (``cards/locales/<language>/LC_MESSAGES/clarify.po``, compiled to the ``.mo``
+read here; ``scripts/messages.py`` extracts, merges and compiles). A message is looked up by
+its key, the gettext context. A language without a catalog, a message without a translation
+and the spec's own texts (``spec`` in ``cards/messages.py``) are shown in English.
+
+The words around a message's placeholders follow the message's language: a sentence shown in
+English joins names with "and" and spells counts in English, inside a German card too. Dates
+never depend on the catalog (``cards/dates.py`` formats them in the person's full locale).
 """
 
 from __future__ import annotations
 
-import json
+import gettext
 import re
 import string
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from babel import Locale, UnknownLocaleError
+from babel.messages.mofile import read_mo
+
+from cards.messages import MESSAGES, Message
 
 LOCALES_DIR = Path(__file__).with_name("locales")
+DOMAIN = "clarify"
 FALLBACK_LANGUAGE = "en"
+# the languages with a catalog (English is the source, written in cards/messages.py)
+LANGUAGES = ("en", "de", "fr")
 _LANGUAGE = re.compile(r"^[a-z]{2,3}$")
 
 
 class MissingMessageError(KeyError):
-    """A key is in no catalog, not even the English one (a programming error)."""
+    """A key is not in cards/messages.py (a programming error)."""
+
+
+@dataclass(frozen=True)
+class _Language:
+    translations: gettext.NullTranslations
+    translated: frozenset[str]  # the keys this language's catalog translates
 
 
 @cache
-def _load_language(language: str, directory: Path = LOCALES_DIR) -> dict[str, str]:
+def _load_language(language: str, directory: Path = LOCALES_DIR) -> _Language | None:
     # The language is validated first so that a locale tag can never name another file.
-    if not _LANGUAGE.match(language):
-        return {}
-    path = directory / f"{language}.json"
+    if language == FALLBACK_LANGUAGE or not _LANGUAGE.match(language):
+        return None
+    path = directory / language / "LC_MESSAGES" / f"{DOMAIN}.mo"
     if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {str(k): str(v) for k, v in data.items()}
+        return None
+    with path.open("rb") as mo:
+        translations = gettext.GNUTranslations(mo)
+    with path.open("rb") as mo:
+        catalog = read_mo(mo)
+    translated = frozenset(_decoded(message.context) for message in catalog
+                           if message.id and message.context and _filled(message.string))
+    return _Language(translations=translations, translated=translated)
+
+
+def _decoded(value: str | bytes) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+def _filled(value: object) -> bool:
+    return all(value) if isinstance(value, tuple) else bool(value)
 
 
 def language_of(locale_tag: str) -> str:
@@ -46,48 +77,69 @@ def placeholders(template: str) -> set[str]:
     return {field for _, field, _, _ in string.Formatter().parse(template) if field}
 
 
+def message(key: str) -> Message:
+    try:
+        return MESSAGES[key]
+    except KeyError:
+        raise MissingMessageError(key) from None
+
+
 @dataclass(frozen=True)
 class Catalog:
-    """Messages for one locale, with English behind every missing key."""
+    """Messages for one locale, with English behind every message it does not translate."""
 
     locale_tag: str
-    messages: dict[str, str]
-    fallback: dict[str, str]
+    language: _Language | None = None
+
+    def translates(self, key: str) -> bool:
+        """True when ``key`` is shown in the person's language rather than in English."""
+        entry = message(key)
+        return (self.language is not None and not entry.spec
+                and key in self.language.translated)
+
+    def words_locale(self, key: str) -> str:
+        """The locale for the words filled into ``key`` (joined names): the person's when the
+        message is in their language, else English (the person's own English if they read
+        English, as ``en-US``)."""
+        if self.translates(key) or language_of(self.locale_tag) == FALLBACK_LANGUAGE:
+            return self.locale_tag
+        return FALLBACK_LANGUAGE
 
     def text(self, key: str, /, **values: object) -> str:
         """The message for ``key`` with its placeholders filled."""
-        template = self.messages.get(key) or self.fallback.get(key)
-        if template is None:
-            raise MissingMessageError(key)
+        entry = message(key)
+        template = entry.english
+        if self.language is not None and self.translates(key):
+            template = self.language.translations.pgettext(key, entry.english)
         return template.format_map(values) if values else template
 
     def plural(self, key: str, count: int, /, **values: object) -> str:
-        """The plural form of ``key`` for ``count`` (CLDR rules), e.g. ``key.one``."""
-        form = self.plural_form(count)
-        chosen = f"{key}.{form}"
-        if chosen not in self.messages and chosen not in self.fallback:
-            chosen = f"{key}.other"
-        return self.text(chosen, count=count, **values)
+        """The plural form of ``key`` for ``count`` (the catalog's plural rule; English: one
+        for 1, other otherwise), with ``{count}`` filled."""
+        entry = message(key)
+        if entry.plural is None:
+            raise MissingMessageError(f"{key} (not a plural)")
+        template = entry.english if count == 1 else entry.plural
+        if self.language is not None and self.translates(key):
+            template = self.language.translations.npgettext(key, entry.english, entry.plural,
+                                                            count)
+        return template.format_map({"count": count, **values})
 
-    def plural_form(self, count: int) -> str:
-        try:
-            return Locale.parse(self.locale_tag.replace("-", "_")).plural_form(count)
-        except (UnknownLocaleError, ValueError):
-            return "one" if count == 1 else "other"
-
-    def count_word(self, count: int) -> str:
-        """A small count in words ("two"), or digits where the catalog has no word."""
+    def count_word(self, count: int, *, for_key: str | None = None) -> str:
+        """A small count in words ("two"), or digits where the catalog has no word; in the
+        language of ``for_key``'s message, when given (an English sentence says "two")."""
         key = f"number.{count}"
-        if key in self.messages or key in self.fallback:
-            return self.text(key)
-        return str(count)
+        if key not in MESSAGES:
+            return str(count)
+        if for_key is not None and not self.translates(for_key):
+            return message(key).english
+        return self.text(key)
 
     def has(self, key: str) -> bool:
-        return key in self.messages or key in self.fallback
+        return key in MESSAGES
 
 
 def catalog_for(locale_tag: str, *, directory: Path = LOCALES_DIR) -> Catalog:
-    """The catalog for a person's locale; unknown languages get English."""
-    fallback = _load_language(FALLBACK_LANGUAGE, directory)
-    messages = _load_language(language_of(locale_tag), directory)
-    return Catalog(locale_tag=locale_tag, messages=messages, fallback=fallback)
+    """The catalog for a person's locale; languages without a catalog get English."""
+    return Catalog(locale_tag=locale_tag,
+                   language=_load_language(language_of(locale_tag), directory))

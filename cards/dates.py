@@ -84,3 +84,10 @@ def names_list(names: list[str] | tuple[str, ...], *, locale: str | None) -> str
 
 def is_right_to_left(locale: str | None) -> bool:
     return resolve_locale(locale).character_order == "right-to-left"
+
+
+def card_language(locale: str | None) -> str:
+    """The language an Adaptive Card states (its ``lang``: ISO 639-1 where the language has such
+    a code) for a viewer's locale as read here: ``de-AT`` -> "de", ``en-US`` -> "en"; an
+    unknown or malformed tag is the default's, "en"."""
+    return resolve_locale(locale).language

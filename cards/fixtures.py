@@ -25,12 +25,14 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     QuorumBanner,
+    ReminderView,
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
     StewardQuorumView,
     Viewer,
+    with_locale,
 )
 
 PREVIEW_KEY = b"clarify-bot preview key, not a secret"
@@ -157,6 +159,18 @@ DIGEST = DigestView(digest_ref="dig_01J2ZKD7E2", viewer=VIEWER,
 OVERFLOW = DigestView(digest_ref="dig_01J2ZKG0H5", viewer=VIEWER, questions=tuple(
     replace(TRAVEL, clarification_id=f"clr_ov{n:03d}", card_ref=f"dlv_ov{n:03d}")
     for n in range(14)))
+# The card's one reminder (docs/delivery.md, "Reminders"): at 75 % of its window the card is
+# repainted in place with the reminder line above its move-on line, and a short nudge goes to
+# the card's conversation (Slack: threaded under the card and broadcast; Teams: a short card).
+MOVES_ON = datetime(2026, 7, 6, 13, 0, tzinfo=UTC)  # 14:00 in London
+REMINDED = replace(QUESTION, moves_on_at=MOVES_ON, reminded=True)
+NUDGE = ReminderView(clarification_id=QUESTION.clarification_id, near="1783157400.000100",
+                     document=MSA, viewer=VIEWER, as_of=QUESTION.asked_at, moves_on_at=MOVES_ON)
+# The ranking's last turn, for a person who may no longer read the document: the neutral
+# words, and the steward as the next stop.
+NUDGE_WITHHELD = replace(
+    NUDGE, document=DocumentView.neutral(workspace="Legal", reference=QUESTION.clarification_id),
+    moves_on_to_steward=True)
 INVALID = CustomFormView(question=QUESTION, error=CustomError.END_BEFORE_START,
                          entered_from=date(2026, 6, 30), entered_to=date(2026, 6, 1),
                          entered_note="Per the countersigned copy in the shared drive")
@@ -183,58 +197,86 @@ def _outcome_state(name: str, view: OutcomeView) -> State:
                  lambda c: teams.render_outcome(view))
 
 
-def states() -> list[State]:
-    """Every state the product shows, in gallery order."""
-    form = CustomFormView(question=QUESTION)
+# The gallery's and the goldens' locales: the catalog's three languages, each with a region
+# (a bare "en", the core's default, reads as British English: "12 June", "4 Jul 2026").
+LOCALES = {"en": "en", "de": "de-DE", "fr": "fr-FR"}
+
+
+def localised[V](view: V, locale: str) -> V:
+    """``view`` for a person reading ``locale`` (every Viewer in it)."""
+    return with_locale(view, locale)
+
+
+def states(locale: str = "en") -> list[State]:
+    """Every state the product shows, in gallery order, for a person reading ``locale``."""
+    def the[V](view: V) -> V:
+        return with_locale(view, locale)
+
+    form, invalid = the(CustomFormView(question=QUESTION)), the(INVALID)
+    escalation, unanswered = the(ESCALATION), the(ESCALATION_UNANSWERED)
+    partial, withheld, quorum = the(ESCALATION_PARTIAL), the(ESCALATION_WITHHELD), the(QUORUM)
+    nudge, nudge_withheld = the(NUDGE), the(NUDGE_WITHHELD)
+    conflict, late = the(CONFLICT_NOTICE), the(LATE_CONFLICT_NOTICE)
+    notice, dead, digest, overflow = (the(HIGH_NOTICE), the(DEAD_LETTERS), the(DIGEST),
+                                      the(OVERFLOW))
     return [
-        _question(QUESTION, "question_normal", "Question (normal severity)"),
-        _question(CRITICAL, "question_critical", "Question (critical: two confirmations)"),
-        _question(AWAITING_SECOND, "question_awaiting_second",
+        _question(the(QUESTION), "question_normal", "Question (normal severity)"),
+        _question(the(CRITICAL), "question_critical", "Question (critical: two confirmations)"),
+        _question(the(AWAITING_SECOND), "question_awaiting_second",
                   "Question after the first confirmation (other asked people)"),
+        _question(the(REMINDED), "question_reminded",
+                  "Question repainted by its one reminder (when it moves on)"),
+        State("reminder", "Reminder: the nudge (Slack thread reply / Teams message)",
+              lambda c: slack.render_reminder(nudge),
+              lambda c: teams.render_reminder(nudge)),
+        State("reminder_withheld",
+              "Reminder on the last turn, for a person who may no longer read the document",
+              lambda c: slack.render_reminder(nudge_withheld),
+              lambda c: teams.render_reminder(nudge_withheld)),
         State("custom_form", "Something else… (Slack modal / Teams form)",
               lambda c: slack.render_custom_modal(form, codec=c),
               lambda c: teams.render_custom_form(form, codec=c)),
         State("custom_invalid", "Something else… with an inline field error",
-              lambda c: slack.render_custom_errors(INVALID),
-              lambda c: teams.render_custom_form(INVALID, codec=c)),
-        *[_outcome_state(name, view) for name, view in OUTCOMES.items()],
+              lambda c: slack.render_custom_errors(invalid),
+              lambda c: teams.render_custom_form(invalid, codec=c)),
+        *[_outcome_state(name, the(view)) for name, view in OUTCOMES.items()],
         State("steward_escalation", "Steward: redacted escalation",
-              lambda c: slack.render_steward_escalation(ESCALATION),
-              lambda c: teams.render_steward_escalation(ESCALATION)),
+              lambda c: slack.render_steward_escalation(escalation),
+              lambda c: teams.render_steward_escalation(escalation)),
         State("steward_escalation_unanswered",
               "Steward: escalation after the people asked did not answer",
-              lambda c: slack.render_steward_escalation(ESCALATION_UNANSWERED),
-              lambda c: teams.render_steward_escalation(ESCALATION_UNANSWERED)),
+              lambda c: slack.render_steward_escalation(unanswered),
+              lambda c: teams.render_steward_escalation(unanswered)),
         State("steward_escalation_partial",
               "Steward: escalation with a quorum still short after everyone answered",
-              lambda c: slack.render_steward_escalation(ESCALATION_PARTIAL),
-              lambda c: teams.render_steward_escalation(ESCALATION_PARTIAL)),
+              lambda c: slack.render_steward_escalation(partial),
+              lambda c: teams.render_steward_escalation(partial)),
         State("steward_escalation_withheld",
               "Steward: escalation for a steward who may not read the document",
-              lambda c: slack.render_steward_escalation(ESCALATION_WITHHELD),
-              lambda c: teams.render_steward_escalation(ESCALATION_WITHHELD)),
+              lambda c: slack.render_steward_escalation(withheld),
+              lambda c: teams.render_steward_escalation(withheld)),
         State("steward_quorum_unreachable",
               "Steward: too few people can confirm a critical date",
-              lambda c: slack.render_steward_quorum(QUORUM),
-              lambda c: teams.render_steward_quorum(QUORUM)),
+              lambda c: slack.render_steward_quorum(quorum),
+              lambda c: teams.render_steward_quorum(quorum)),
         State("steward_conflict", "Steward: conflict notice",
-              lambda c: slack.render_steward_conflict(CONFLICT_NOTICE),
-              lambda c: teams.render_steward_conflict(CONFLICT_NOTICE)),
+              lambda c: slack.render_steward_conflict(conflict),
+              lambda c: teams.render_steward_conflict(conflict)),
         State("steward_conflict_bound", "Steward: late answer differs from the bound date",
-              lambda c: slack.render_steward_conflict(LATE_CONFLICT_NOTICE),
-              lambda c: teams.render_steward_conflict(LATE_CONFLICT_NOTICE)),
+              lambda c: slack.render_steward_conflict(late),
+              lambda c: teams.render_steward_conflict(late)),
         State("steward_notice", "Steward: high-severity question sent directly",
-              lambda c: slack.render_steward_notice(HIGH_NOTICE),
-              lambda c: teams.render_steward_notice(HIGH_NOTICE)),
+              lambda c: slack.render_steward_notice(notice),
+              lambda c: teams.render_steward_notice(notice)),
         State("steward_dead_letter_digest", "Steward: dead-letter digest",
-              lambda c: slack.render_dead_letter_digest(DEAD_LETTERS),
-              lambda c: teams.render_dead_letter_digest(DEAD_LETTERS)),
+              lambda c: slack.render_dead_letter_digest(dead),
+              lambda c: teams.render_dead_letter_digest(dead)),
         State("digest", "Digest: three questions",
-              lambda c: slack.render_digest(DIGEST, codec=c),
-              lambda c: teams.render_digest(DIGEST, codec=c)),
+              lambda c: slack.render_digest(digest, codec=c),
+              lambda c: teams.render_digest(digest, codec=c)),
         State("digest_overflow", "Digest: fourteen questions (overflow)",
-              lambda c: slack.render_digest(OVERFLOW, codec=c),
-              lambda c: teams.render_digest(OVERFLOW, codec=c)),
+              lambda c: slack.render_digest(overflow, codec=c),
+              lambda c: teams.render_digest(overflow, codec=c)),
     ]
 
 

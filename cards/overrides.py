@@ -8,7 +8,7 @@ person's rights when the override arrives, so a card forwarded to a non-steward 
 
 from __future__ import annotations
 
-from cards import limits, text
+from cards import dates, limits, text
 from cards.actions import OVERRIDE_NOTE_ID, ActionCodec, ActionKind, ActionRef
 from cards.views import AnswerView, CandidateView, OverrideFormView, Viewer
 
@@ -121,4 +121,5 @@ def teams_form(form: OverrideFormView, *, codec: ActionCodec) -> dict:
               "verb": OVERRIDE_SUBMIT_VERB, "data": codec.teams_data(submit_ref(form)),
               "associatedInputs": "auto"}
     return {"type": "AdaptiveCard", "$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
-            "version": "1.5", "body": body, "actions": [submit]}
+            "version": "1.5", "lang": dates.card_language(form.viewer.locale), "body": body,
+            "actions": [submit]}

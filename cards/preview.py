@@ -1,4 +1,5 @@
-"""Writes every card state in both formats, plus an offline HTML gallery (``clarify-bot preview``).
+"""Writes every card state in both formats and three languages, plus an offline HTML gallery
+with a language switch (``clarify-bot preview``).
 
 The only module of ``cards`` that touches the file system.
 """
@@ -9,7 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
-from cards.fixtures import preview_codec, states
+from cards.fixtures import LOCALES, preview_codec, states
 from cards.gallery_template import PAGE
 
 JS_DIR = Path(__file__).with_name("js")
@@ -20,11 +21,22 @@ VENDORED = Path(__file__).with_name("vendor") / "adaptivecards.min.js"
 RENDERER = INSTALLED if INSTALLED.is_file() else VENDORED
 
 
-def rendered_states() -> list[dict]:
-    """Every state as ``{name, title, slack, teams}``, rendered with the preview key."""
+# the switch's labels, each in its own language
+LANGUAGE_NAMES = {"en": "English", "de": "Deutsch", "fr": "Français"}
+
+
+def rendered_states(locale: str = "en") -> list[dict]:
+    """Every state as ``{name, title, slack, teams}`` for a person reading ``locale``,
+    rendered with the preview key."""
     codec = preview_codec()
     return [{"name": s.name, "title": s.title, "slack": s.slack(codec), "teams": s.teams(codec)}
-            for s in states()]
+            for s in states(locale)]
+
+
+def rendered_locales() -> list[dict]:
+    """Every language of the gallery as ``{language, locale, label, states}``."""
+    return [{"language": language, "locale": locale, "label": LANGUAGE_NAMES[language],
+             "states": rendered_states(locale)} for language, locale in LOCALES.items()]
 
 
 def dump(payload: object) -> str:
@@ -33,26 +45,31 @@ def dump(payload: object) -> str:
 
 
 def _gallery(rendered: list[dict]) -> str:
+    # ``rendered``: rendered_locales()
     # "</" would end the inline <script> early; the JSON escape keeps the data intact.
     data = json.dumps(rendered, ensure_ascii=False).replace("</", "<\\/")
     return PAGE.replace("__STATES__", data)
 
 
 def write_preview(out_dir: Path) -> list[Path]:
-    """Writes ``<state>.slack.json``, ``<state>.teams.json`` and ``gallery.html`` to out_dir.
+    """Writes ``<state>.slack.json``, ``<state>.teams.json`` (English) and the same under
+    ``de/`` and ``fr/``, and ``gallery.html`` (all three, with a language switch) to out_dir.
 
     The Adaptive Cards renderer is copied beside the gallery (the one ``cards/js`` installed
     when ``.ci/setup-cards.sh`` ran, else the copy shipped in ``cards/vendor``), so the page
     draws both platforms offline, with no CDN and no set-up.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    rendered = rendered_states()
+    rendered = rendered_locales()
     written: list[Path] = []
-    for state in rendered:
-        for platform in ("slack", "teams"):
-            path = out_dir / f"{state['name']}.{platform}.json"
-            path.write_text(dump(state[platform]), encoding="utf-8")
-            written.append(path)
+    for language in rendered:
+        folder = out_dir if language["language"] == "en" else out_dir / language["language"]
+        folder.mkdir(exist_ok=True)
+        for state in language["states"]:
+            for platform in ("slack", "teams"):
+                path = folder / f"{state['name']}.{platform}.json"
+                path.write_text(dump(state[platform]), encoding="utf-8")
+                written.append(path)
     gallery = out_dir / "gallery.html"
     gallery.write_text(_gallery(rendered), encoding="utf-8")
     written.append(gallery)

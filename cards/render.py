@@ -13,6 +13,7 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
+    ReminderView,
     StewardConflictView,
     StewardEscalationView,
     StewardNoticesView,
@@ -27,6 +28,8 @@ def render_with(renderer: ModuleType, view: object, *, codec: ActionCodec,
     match view:
         case QuestionView():
             return renderer.render_question(view, codec=codec)
+        case ReminderView():
+            return renderer.render_reminder(view)
         case DigestView():
             return renderer.render_digest(view, codec=codec)
         case OutcomeView():

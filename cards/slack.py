@@ -39,6 +39,7 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
+    ReminderView,
     Viewer,
 )
 
@@ -77,7 +78,9 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
     # a digest keeps its block budget for questions: why-asked and the excerpt are the card's
     lines = [] if compact else [("excerpt", "❝", text.excerpt_text(view, limit=EXCERPT_CHARS)),
                                 ("why", "🙋", text.why_asked(view))]
-    lines += [("notice", "⚠️", text.quorum_notice(view)), ("banner", "☑️", text.banner_text(view))]
+    lines += [("notice", "⚠️", text.quorum_notice(view)), ("banner", "☑️", text.banner_text(view)),
+              ("reminder", "⏰", text.reminder_line(view)),
+              ("moves_on", "⏳", text.moves_on_text(view))]
     for suffix, icon, line in lines:
         if line:
             blocks.append(context(f"q{slot}.{suffix}", f"{icon} {esc_clip(line, LINE_CHARS)}"))
@@ -106,6 +109,13 @@ def render_question(view: QuestionView, *, codec: ActionCodec) -> dict:
     return message(view.question, question_blocks(view, codec=codec))
 
 
+def render_reminder(view: ReminderView) -> dict:
+    """The reminder's nudge: one line, threaded under the card by the channel (no buttons: the
+    card above it, repainted, is where the answer goes)."""
+    words = text.reminder_text(view)
+    return message(words, [context("reminder", f"⏰ {esc_clip(words, LINE_CHARS)}")])
+
+
 # ---------------------------------------------------------------- "Something else…"
 
 
@@ -117,6 +127,9 @@ def render_custom_modal(form: CustomFormView, *, codec: ActionCodec) -> dict:
                                    clarification_id=view.clarification_id, slot=form.slot))
     blocks = [section("custom.question", f"*{esc_clip(view.question, QUESTION_CHARS)}*"),
               context("custom.intro", escape(cat.text("custom.intro")))]
+    found = text.found_dates(view)
+    if found:
+        blocks.append(context("custom.found", esc_clip(found, LINE_CHARS)))
     if form.error is not None:
         blocks.append(context("custom.error", "⚠️ " + escape(cat.text("custom.error.heading"))))
     blocks += [

@@ -141,7 +141,7 @@ def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None
     """Who disagreed (before binding, or late against a bound date): names and the document
     link only."""
     cat = text.catalog_of(view.viewer)
-    names = text.dates.names_list(view.responders, locale=view.viewer.locale)
+    names = text.names_for(view.responders, view.viewer, "steward_conflict.body")
     words = text.steward_conflict_text(
         view, document=link(view.document, view.viewer), names=esc_clip(names, LINE_CHARS))
     blocks = [
@@ -159,7 +159,7 @@ def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None
 def render_steward_notice(view: StewardNoticeView) -> dict:
     """High severity: the steward hears whom a direct question went to; no answer buttons."""
     cat = text.catalog_of(view.viewer)
-    names = esc_clip(text.dates.names_list(view.asked, locale=view.viewer.locale), LINE_CHARS)
+    names = esc_clip(text.names_for(view.asked, view.viewer, "steward_notice.body"), LINE_CHARS)
     blocks = [
         {"type": "header", "block_id": "notice.title",
          "text": plain_text(cat.text("steward_notice.title"), limits.SLACK_HEADER_TEXT)},
@@ -187,7 +187,7 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
               context("notices.redacted", escape(cat.text("steward_notice.redacted")))]
     budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, STEWARD_NOTICES_MAX)
     for n, notice in enumerate(view.notices[:budget]):
-        names = esc_clip(text.dates.names_list(notice.asked, locale=view.viewer.locale),
+        names = esc_clip(text.names_for(notice.asked, view.viewer, "steward_notices.item"),
                          LINE_CHARS)
         item = text.steward_notices_item(notice, document=link(notice.document, view.viewer),
                                          names=names)

@@ -20,6 +20,7 @@ from cards.views import (
     DocumentView,
     OutcomeView,
     QuestionView,
+    ReminderView,
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
@@ -48,7 +49,8 @@ FOOTER_RESERVE_BYTES = 2048
 
 
 def _card(viewer: Viewer, body: list[dict], actions: list[dict] | None = None) -> dict:
-    card: dict = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": "1.5", "body": body}
+    card: dict = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": "1.5",
+                  "lang": dates.card_language(viewer.locale), "body": body}
     if actions:
         card["actions"] = actions
     if dates.is_right_to_left(viewer.locale):
@@ -109,6 +111,12 @@ def _question_parts(view: QuestionView, slot: int) -> list[dict]:
     banner = text.banner_text(view)
     if banner:
         parts.append(_text(f"☑️ {banner}", limit=BANNER_CHARS, color="Good"))
+    reminder = text.reminder_line(view)
+    if reminder:
+        parts.append(_text(f"⏰ {reminder}", color="Attention"))
+    moves_on = text.moves_on_text(view)
+    if moves_on:
+        parts.append(_text(f"⏳ {moves_on}", isSubtle=True, size="Small"))
     return parts
 
 
@@ -197,12 +205,21 @@ def render_custom_form(form: CustomFormView, *, codec: ActionCodec) -> dict:
     """The free-form card (sent back with an inline error when an answer cannot be read)."""
     view = form.question
     body = [*_question_parts(view, form.slot)]
+    found = text.found_dates(view)
+    if found:
+        body.append(_text(found, isSubtle=True, size="Small"))
     if form.error is not None:
         body.append(_text("⚠️ " + text.catalog_of(view.viewer).text("custom.error.heading"),
                           color="Attention"))
     body += _custom_fields(form)
     body.append(_source_line(view.document, view.viewer))
     return _card(view.viewer, body, [_custom_submit(form, codec)])
+
+
+def render_reminder(view: ReminderView) -> dict:
+    """The reminder's nudge in the person's 1:1 chat: one line (the card, updated in place
+    through the connector, is where the answer goes)."""
+    return _card(view.viewer, [_text(f"⏰ {text.reminder_text(view)}")])
 
 
 # ---------------------------------------------------------------- after an answer
@@ -296,7 +313,7 @@ def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None
     """Who disagreed (before binding, or late against a bound date): names and the document
     link only."""
     cat = text.catalog_of(view.viewer)
-    names = limits.clip(dates.names_list(view.responders, locale=view.viewer.locale),
+    names = limits.clip(text.names_for(view.responders, view.viewer, "steward_conflict.body"),
                         LINE_CHARS)
     words = text.steward_conflict_text(view, document=md_link(view.document, view.viewer),
                                        names=names)
@@ -314,7 +331,7 @@ def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None
 def render_steward_notice(view: StewardNoticeView) -> dict:
     """High severity: the steward hears whom a direct question went to; no answer buttons."""
     cat = text.catalog_of(view.viewer)
-    names = limits.clip(dates.names_list(view.asked, locale=view.viewer.locale), LINE_CHARS)
+    names = limits.clip(text.names_for(view.asked, view.viewer, "steward_notice.body"), LINE_CHARS)
     body = [_text(cat.text("steward_notice.title"), weight="Bolder", size="Medium"),
             _text(text.steward_notice_body(view, document=md_link(view.document, view.viewer),
                                            names=names), limit=3000),
@@ -362,7 +379,7 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
     card = _card(view.viewer, body)
 
     def entry(notice: StewardNoticeView) -> dict:
-        names = limits.clip(dates.names_list(notice.asked, locale=view.viewer.locale),
+        names = limits.clip(text.names_for(notice.asked, view.viewer, "steward_notices.item"),
                             LINE_CHARS)
         return {"type": "Container", "separator": True, "spacing": "Medium", "items": [
             _text(text.steward_notices_item(

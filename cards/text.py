@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from babel.dates import format_time
+
 from bot.core.models import Severity
 from cards import dates
-from cards.catalog import Catalog, catalog_for
+from cards.catalog import FALLBACK_LANGUAGE, Catalog, catalog_for
 from cards.limits import clip, text_length
 from cards.views import (
     AnswerView,
@@ -21,6 +23,7 @@ from cards.views import (
     OutcomeKind,
     OutcomeView,
     QuestionView,
+    ReminderView,
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
@@ -37,10 +40,18 @@ PERSON_CHARS = 100
 MAX_SKIP_LINES = 12
 # The "Asked, no answer: …" line fits one renderer line; names past this are counted instead.
 UNANSWERED_CHARS = 1000
+# The custom form's "Dates the document gives: …" line is a reminder, cut well inside a card.
+FOUND_CHARS = 300
 
 
 def catalog_of(viewer: Viewer) -> Catalog:
     return catalog_for(viewer.locale)
+
+
+def names_for(names: tuple[str, ...] | list[str], viewer: Viewer, key: str) -> str:
+    """ "Sarah and Ahmed" for the message ``key``: joined in that message's language (an
+    English sentence says "and", a German one "und")."""
+    return dates.names_list(names, locale=catalog_of(viewer).words_locale(key))
 
 
 def _day(moment: datetime, viewer: Viewer, reference_year: int | None) -> str:
@@ -48,9 +59,14 @@ def _day(moment: datetime, viewer: Viewer, reference_year: int | None) -> str:
     return dates.day_label(day, locale=viewer.locale, reference_year=reference_year)
 
 
-def interval_text(answer: AnswerView, viewer: Viewer, *, reference_year: int | None) -> str:
-    """ "12 June", "12 June – 30 June", "from 12 June", "until 30 June" or "No date"."""
+def interval_text(answer: AnswerView, viewer: Viewer, *, reference_year: int | None,
+                  within: str | None = None) -> str:
+    """ "12 June", "12 June – 30 June", "from 12 June", "until 30 June" or "No date"; the dates
+    in the viewer's format, the words ("until") in the language of the message ``within``
+    which the interval is shown (an English sentence says "until 31. Dezember")."""
     cat = catalog_of(viewer)
+    if within is not None and not cat.translates(within):
+        cat = catalog_for(FALLBACK_LANGUAGE)
     start, end = answer.valid_from, answer.valid_to
     if start and end:
         first = dates.calendar_day(start, viewer.time_zone)
@@ -72,6 +88,19 @@ def candidate_text(candidate: CandidateView, viewer: Viewer, *, reference_year: 
     return catalog_of(viewer).text("candidate.label", date=when, origin=candidate.label)
 
 
+def found_dates(view: QuestionView) -> str | None:
+    """The custom form's reminder of the document's dates: "Dates the document gives: 12 June
+    (signature) and 3 July (countersignature)", each as its button reads."""
+    candidates = shown_candidates(view)
+    if not candidates:
+        return None
+    year = asked_year(view)
+    labels = [candidate_text(c, view.viewer, reference_year=year) for c in candidates]
+    line = catalog_of(view.viewer).text("custom.found", dates=names_for(labels, view.viewer,
+                                                                        "custom.found"))
+    return clip(line, FOUND_CHARS)
+
+
 def shown_candidates(view: QuestionView) -> tuple[CandidateView, ...]:
     """The candidates that get a button: the core sends at most 20, and so do we, so that a
     single question always fits a card; any other date is one "Something else…" away."""
@@ -89,7 +118,7 @@ def quorum_notice(view: QuestionView) -> str | None:
     cat = catalog_of(view.viewer)
     key = "question.notice.critical" if view.severity is Severity.CRITICAL else (
         "question.notice.quorum")
-    return cat.text(key, count=cat.count_word(view.required_confirmations))
+    return cat.text(key, count=cat.count_word(view.required_confirmations, for_key=key))
 
 
 def why_asked(view: QuestionView) -> str | None:
@@ -107,11 +136,51 @@ def excerpt_text(view: QuestionView, *, limit: int) -> str | None:
                                         excerpt=clip(" ".join(view.excerpt.split()), limit))
 
 
+def _moment(moment: datetime, viewer: Viewer, *, now: datetime) -> dict[str, str]:
+    """An instant as the viewer reads it, in their zone: its day ("6 July"; with the year when
+    it falls in another year than ``now`` there, "2 January 2027", "January 2, 2027") and its
+    time ("14:00", "2:00 PM"), both by the locale's CLDR data."""
+    local = moment.astimezone(dates.resolve_zone(viewer.time_zone))
+    day = dates.day_label(local.date(), locale=viewer.locale,
+                          reference_year=dates.instant_day(now, viewer.time_zone).year)
+    return {"day": day,
+            "time": format_time(local.timetz(), "short", locale=dates.resolve_locale(
+                viewer.locale))}
+
+
+def moves_on_text(view: QuestionView | ReminderView) -> str | None:
+    """ "Moves on to the next person on 6 July at 14:00." (the steward, on the last turn), in
+    the person's zone, the year named when it is not the year the card was built in; None when
+    the card does not know when."""
+    if view.moves_on_at is None:
+        return None
+    key = "question.moves_on.steward" if view.moves_on_to_steward else "question.moves_on"
+    now = view.asked_at if isinstance(view, QuestionView) else view.as_of
+    return catalog_of(view.viewer).text(key, **_moment(view.moves_on_at, view.viewer, now=now))
+
+
+def reminder_line(view: QuestionView) -> str | None:
+    """The card's own reminder line, once its reminder went out."""
+    return catalog_of(view.viewer).text("question.reminder") if view.reminded else None
+
+
+def reminder_text(view: ReminderView) -> str:
+    """The nudge's words: the document as the card named it, and when the question moves on."""
+    cat = catalog_of(view.viewer)
+    if view.document.withheld or not view.document.title:
+        first = cat.text("reminder.text.withheld")
+    else:
+        first = cat.text("reminder.text", document=clip(view.document.title, TITLE_CHARS))
+    after = moves_on_text(view)
+    return f"{first} {after}" if after else first
+
+
 def banner_text(view: QuestionView) -> str | None:
     if view.banner is None:
         return None
-    answer = interval_text(view.banner.answer, view.viewer, reference_year=asked_year(view))
-    names = dates.names_list(view.banner.confirmed_by, locale=view.viewer.locale)
+    answer = interval_text(view.banner.answer, view.viewer, reference_year=asked_year(view),
+                           within="banner.first_confirmation")
+    names = names_for(view.banner.confirmed_by, view.viewer, "banner.first_confirmation")
     return catalog_of(view.viewer).text("banner.first_confirmation", answer=answer, names=names)
 
 
@@ -129,10 +198,10 @@ def outcome_text(view: OutcomeView) -> OutcomeText:
     """The sentence saying honestly what the answer did, plus supporting lines."""
     cat = catalog_of(view.viewer)
     year = dates.instant_day(view.as_of, view.viewer.time_zone).year
-    answer = interval_text(view.answer, view.viewer, reference_year=year) if view.answer else ""
-    names = dates.names_list(view.confirmed_by, locale=view.viewer.locale)
+    answer = interval_text(view.answer, view.viewer, reference_year=year,
+                           within="outcome.your_answer") if view.answer else ""
     when = _recorded_on(view)
-    headline = _headline(cat, view, answer=answer, names=names, when=when, year=year)
+    headline = _headline(cat, view, when=when, year=year)
     details: list[str] = []
     if view.kind is OutcomeKind.FIRST_CONFIRMATION:
         details.append(cat.plural("outcome.remaining", view.remaining))
@@ -156,8 +225,11 @@ def _recorded_on(view: OutcomeView) -> str:
 def _moved_on(cat: Catalog, view: OutcomeView, year: int, when: str) -> str:
     text = cat.text("outcome.moved_on")
     if view.settled is not None:
-        settled = interval_text(view.settled, view.viewer, reference_year=year)
-        text = f"{text} {cat.text('outcome.moved_on.settled', answer=settled, date=when)}"
+        settled = interval_text(view.settled, view.viewer, reference_year=year,
+                                within="outcome.moved_on")
+        # the second sentence is in the first one's language (the spec's words are English)
+        same = cat if cat.translates("outcome.moved_on") else catalog_for(FALLBACK_LANGUAGE)
+        text = f"{text} {same.text('outcome.moved_on.settled', answer=settled, date=when)}"
     return text
 
 
@@ -179,17 +251,19 @@ _ANSWER_KEYS = {
 }
 
 
-def _headline(cat: Catalog, view: OutcomeView, *, answer: str, names: str, when: str,
-              year: int) -> str:
+def _headline(cat: Catalog, view: OutcomeView, *, when: str, year: int) -> str:
     if view.kind is OutcomeKind.MOVED_ON:
         return _moved_on(cat, view, year, when)
     if view.kind in _PLAIN_KEYS:
         return cat.text(_PLAIN_KEYS[view.kind])
     key = _ANSWER_KEYS[view.kind]
-    if view.kind in (OutcomeKind.RECORDING, OutcomeKind.PENDING) and not answer:
+    if view.kind in (OutcomeKind.RECORDING, OutcomeKind.PENDING) and view.answer is None:
         key += ".plain"  # a custom answer's dates, or a pick's before the core named them
     if view.kind is OutcomeKind.FIRST_CONFIRMATION and len(view.confirmed_by) > 1:
         key = "outcome.confirmations_so_far"
+    names = names_for(view.confirmed_by, view.viewer, key)
+    answer = interval_text(view.answer, view.viewer, reference_year=year,
+                           within=key) if view.answer else ""
     return cat.text(key, answer=answer, names=names, date=when)
 
 
@@ -230,7 +304,7 @@ def unanswered_text(unanswered: tuple[str, ...], viewer: Viewer, *,
         listed = names[:shown]
         if shown < len(names):
             listed.append(cat.plural("escalation.more_unanswered", len(names) - shown))
-        line = cat.text(key, names=dates.names_list(listed, locale=viewer.locale))
+        line = cat.text(key, names=dates.names_list(listed, locale=cat.words_locale(key)))
         if text_length(line) <= UNANSWERED_CHARS:
             break
     return line
@@ -289,7 +363,8 @@ def quorum_text(view: StewardQuorumView, *, document: str) -> QuorumText:
         fallback=cat.text("quorum.fallback",
                           document=quoted_document(view.document, view.viewer)),
         title=cat.text("quorum.title"),
-        body=cat.text("quorum.body", document=document, count=cat.count_word(view.required)),
+        body=cat.text("quorum.body", document=document, count=cat.count_word(view.required,
+                                                                      for_key="quorum.body")),
         asked=unanswered_text(view.asked, view.viewer, key="quorum.asked"),
         missing=cat.plural("quorum.missing", view.missing),
         next_step=cat.text("quorum.next_step" if view.skipped else "quorum.next_step_unranked"))

@@ -6,7 +6,7 @@ leak span text because there is nothing to leak it from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 from datetime import date, datetime
 from enum import StrEnum
 
@@ -25,6 +25,23 @@ class Viewer:
 
     locale: str = "en"
     time_zone: str = "UTC"
+
+
+def with_locale[V](view: V, locale: str | None) -> V:
+    """``view`` with every Viewer in it (nested questions too) reading ``locale``: the person's
+    own locale, learned from their platform after the view was built. None: unchanged."""
+    if locale is None or not is_dataclass(view) or isinstance(view, type):
+        return view
+    changes: dict[str, object] = {}
+    for field in fields(view):
+        value = getattr(view, field.name)
+        if isinstance(value, Viewer):
+            changes[field.name] = replace(value, locale=locale)
+        elif is_dataclass(value) and not isinstance(value, type):
+            changes[field.name] = with_locale(value, locale)
+        elif isinstance(value, tuple) and value and is_dataclass(value[0]):
+            changes[field.name] = tuple(with_locale(item, locale) for item in value)
+    return replace(view, **changes) if changes else view  # type: ignore[type-var]
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,27 @@ class QuestionView:
     excerpt: str = ""
     # Teams user ids whose card refreshes itself on view (Universal Actions; at most 60 used).
     refresh_user_ids: tuple[str, ...] = ()
+    # when the question moves on if nobody answers (the end of this person's escalation
+    # window), and whether it then goes to the steward (the last turn of the ranking)
+    moves_on_at: datetime | None = None
+    moves_on_to_steward: bool = False
+    # the card as its one reminder repaints it (docs/delivery.md, "Reminders")
+    reminded: bool = False
+
+
+@dataclass(frozen=True)
+class ReminderView:
+    """The short nudge that goes with a question card's one reminder, in the card's own
+    conversation: ``near`` is the card's message reference (Slack threads the nudge under it).
+    Names the document only as the card did; no question, no span, no dates to answer."""
+
+    clarification_id: str
+    near: str
+    document: DocumentView
+    viewer: Viewer
+    as_of: datetime  # when the nudge goes: a move-on day in another year shows its year
+    moves_on_at: datetime | None = None
+    moves_on_to_steward: bool = False
 
 
 class CustomError(StrEnum):

@@ -169,6 +169,7 @@ def check_config(config: Path | None, as_json: bool) -> None:
     named = ", ".join(map(str, offered)) if isinstance(offered, list | tuple | set) and offered \
         else "none" if offered is not None else "unknown"
     click.echo(f"  core extensions: {named} ({extensions['source']})")
+    click.echo(_hours_line(settings.clarify.hours))
     needed = settings.needed_secrets()
     click.echo("secrets (values never shown):")
     width = max(len(v) for v in SECRET_ENV.values())
@@ -179,6 +180,17 @@ def check_config(config: Path | None, as_json: bool) -> None:
         said = "needed, " if name in needed else ""
         click.echo(f"  {variable:<{width}}  {said}set from {origin}")
     click.echo("the effective settings: clarify-bot check-config --json")
+
+
+def _hours_line(hours: Any) -> str:
+    """The summary's working hours: when normal and high questions go out, or that they go at
+    any hour (docs/delivery.md, "Working hours")."""
+    if not hours.enabled:
+        return "  working hours: off (clarify.hours.enabled = false): cards go out at any hour"
+    own = ", ".join(t.tenant for t in hours.tenants)
+    return (f"  working hours: {hours.days} {hours.start}-{hours.end} in each person's zone "
+            f"(else {hours.time_zone})" + (f", tenants' own for {own}" if own else "")
+            + "; normal and high cards wait for them")
 
 
 async def _extensions_in_use(settings: Any) -> dict[str, object]:

@@ -4,8 +4,9 @@ The defaults (docs/configuration.md) are for production and stay as they are; a 
 other values, so the file written here sets them explicitly, each with the reason beside it: the
 memory store (one process, no Redis to start), only the chosen platforms in ``clarify.channels``,
 the switch on, Socket Mode (no public address), a higher daily cap (one person trying the loop
-receives every question) and console logs. Secrets are never written to the settings file (the
-loader refuses them there): they are named, with where to get each. With ``--devcore`` the
+receives every question) and console logs; the working hours are written out as the defaults
+are, with how to turn them off for a trial at night. Secrets are never written to the settings
+file (the loader refuses them there): they are named, with where to get each. With ``--devcore`` the
 reference core's development tokens for the tenant and a generated action signing key go into an
 env file of mode 0600, so nobody reads a scenario for them; nothing printed ever contains a token.
 """
@@ -24,6 +25,7 @@ from typing import Any
 import click
 
 from bot.settings import SettingsError
+from bot.settings.clarify import HoursSettings
 
 # The first-run values and why (docs/quickstart.md, "What init chooses"); defaults elsewhere.
 FIRST_RUN_CAP = 50
@@ -99,6 +101,7 @@ def render_settings(c: Choices) -> str:
         "# More than this many questions to one person inside digest_window_minutes become one",
         "# digest (default 3).",
         "digest_threshold = 3",
+        *_hours(c),
         "",
         "[core]",
         "# The Telha core's base URL (no credentials; the token is CLARIFY_BOT_CORE_TOKEN).",
@@ -140,6 +143,35 @@ def render_settings(c: Choices) -> str:
     if "teams" in c.platforms:
         out += _teams(c)
     return "\n".join(out) + "\n"
+
+
+def _hours(c: Choices) -> list[str]:
+    """``[clarify.hours]`` as the defaults are (docs/delivery.md, "Working hours"), written out
+    so that a first try at night is not taken for a broken bot, and a tenant's own hours as a
+    commented example."""
+    d = HoursSettings()
+    example = ["[[clarify.hours.tenants]]", f'tenant = "{c.tenant}"', f'days = "{d.days}"',
+               'start = "09:00"', 'end = "17:30"', 'time_zone = "Europe/Berlin"']
+    return [
+        "",
+        "[clarify.hours]",
+        "# Working hours (the defaults, written out): a normal or high question waits for the",
+        "# person's next working hour in their own zone (what Slack or Teams says of them, else",
+        "# the core's record, else time_zone below); a critical one goes at once. Trying the bot",
+        "# in the evening or at a weekend? Nothing arrives until the next working morning: set",
+        "# enabled = false for the trial, and back to true before real people use the bot.",
+        f"enabled = {str(d.enabled).lower()}",
+        "# Working days (mon-fri, or e.g. mon,wed,fri) and hours, local time: from start (inside",
+        "# the hours) to end (not).",
+        f'days = "{d.days}"',
+        f'start = "{d.start}"',
+        f'end = "{d.end}"',
+        "# The zone of a person whose platform and core name none (an IANA name such as",
+        "# Europe/Berlin).",
+        f'time_zone = "{d.time_zone}"',
+        "# A tenant's own hours and default zone, instead of the above for its people:",
+        *(f"# {line}" for line in example),
+    ]
 
 
 def _slack(c: Choices) -> list[str]:
@@ -350,6 +382,8 @@ def init(platform: str, slack_mode: str, store: str, core: str, tenant: str,
         click.echo(f"  [[slack.workspaces]] in {out}: your workspace id (or init --slack-team T…)")
     if "teams" in platforms and teams_tenant is None:
         click.echo(f"  [[teams.tenants]] in {out}: your Entra tenant id (or init --teams-tenant)")
+    click.echo(f"\nCards wait for working hours (Mon-Fri 08:00-18:00 in each person's zone); "
+               f"to try at night or at a weekend, set [clarify.hours] enabled = false in {out}.")
     load = f"{source(env_file)}; " if with_devcore else ""
-    click.echo(f"\nThen: {load}clarify-bot check-config --config {out}")
+    click.echo(f"Then: {load}clarify-bot check-config --config {out}")
     click.echo("Step by step, from the Slack app to a card in your DM: docs/quickstart.md")

@@ -29,8 +29,10 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
+    ReminderView,
     StewardConflictView,
     StewardEscalationView,
+    StewardNoticesView,
     StewardNoticeView,
     StewardQuorumView,
 )
@@ -89,6 +91,11 @@ def describe(sent: SentMessage) -> str:
         return f"redacted escalation about “{message.document.title}”: {'; '.join(why)}"
     if isinstance(message, StewardNoticeView):
         return f"notice: a {message.severity} question went to {', '.join(message.asked)}"
+    if isinstance(message, StewardNoticesView):
+        return "notices: " + "; ".join(
+            f"a {n.severity} question went to {', '.join(n.asked)}" for n in message.notices)
+    if isinstance(message, ReminderView):
+        return text.reminder_text(message)
     if isinstance(message, DeadLetterDigestView):
         return "dead-letter digest: " + ", ".join(i.document.title for i in message.items)
     if isinstance(message, StewardConflictView):
@@ -123,7 +130,8 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
     ) as client:
         engine = build_engine(EngineParts(
             core=client, store=store, channels={"slack": channel},
-            clarify=ClarifySettings(enabled=True, channels=("slack",)), clock=clock,
+            clarify=ClarifySettings(enabled=True, channels=("slack",), hours={"enabled": False}),
+            clock=clock,
             audit_sink=MemorySink(), slack=SLACK, sleep=_no_sleep))
         answers = engine.answers
         names = {p.person_id: p.display_name for p in core.directory.people.values()}
@@ -181,6 +189,8 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
         day("Sarah taps a different date on her old card")
         await tap("p-sarah", "clr-00001", 0)
 
+        clock.advance(timedelta(hours=12))  # past 75 % of Tom's window on the invoice
+        await work("the invoice question is three quarters through its window: one reminder")
         for _ in range(3):
             clock.advance(WINDOW)
             await work("nobody answered the invoice question inside its window")

@@ -135,8 +135,10 @@ def test_check_config_says_where_each_secret_came_from(tmp_path: Path) -> None:
     assert "slack (socket mode)" in lines[1] and "store: memory" in lines[1]
     assert lines[1].endswith("slack: single workspace: one bot token (SLACK_BOT_TOKEN)")
     assert lines[2].startswith("  core extensions: ")  # what the configured core offers
-    assert lines[3] == "secrets (values never shown):"
-    shown = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[4:-1]}
+    assert lines[3] == ("  working hours: mon-fri 08:00-18:00 in each person's zone (else UTC);"
+                        " normal and high cards wait for them")
+    assert lines[4] == "secrets (values never shown):"
+    shown = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[5:-1]}
     assert shown == {
         "CLARIFY_BOT_CORE_TOKEN": "needed, set from CLARIFY_BOT_CORE_TOKEN",
         "SLACK_BOT_TOKEN": "needed, set from SLACK_BOT_TOKEN_FILE",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import random as _random
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,7 +37,14 @@ from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from adapters.slack.render import render
 from adapters.slack.tokens import Installations, Workspace
-from bot.channel import Address, ChannelError, CredentialsRejected, Message, SlackReach
+from bot.channel import (
+    Address,
+    ChannelError,
+    CredentialsRejected,
+    Message,
+    Profile,
+    SlackReach,
+)
 from bot.clock import Clock
 from bot.metrics import REGISTRY
 from bot.retry import RetryPolicy
@@ -45,7 +52,7 @@ from bot.settings import SlackRates
 from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
-from cards.views import OutcomeView, QuestionView, Viewer
+from cards.views import OutcomeView, QuestionView, ReminderView, Viewer, with_locale
 
 log = structlog.get_logger("clarify.slack")
 METADATA_EVENT = "clarify_card"
@@ -72,6 +79,11 @@ class Limit:
 DM = ":dm"  # the per-conversation bucket of chat.postMessage
 
 
+FORM_METHODS = frozenset({"users.info"})
+# how long a profile lookup (users.info) waits for its bucket before the card goes without it
+PROFILE_PATIENCE_SECONDS = 0.5
+
+
 def limits(rates: SlackRates) -> dict[str, Limit]:
     """The buckets per workspace and method that the published tiers imply."""
     tier3 = Limit(rates.tier3_per_minute / 60, max(1, rates.tier3_per_minute // 5))
@@ -85,6 +97,7 @@ def limits(rates: SlackRates) -> dict[str, Limit]:
         "views.open": tier4,
         "chat.postEphemeral": tier4,
         "views.publish": tier4,  # the App Home
+        "users.info": tier4,  # a person's zone and locale, kept a day (bot.engine.zones)
     }
 
 
@@ -107,6 +120,8 @@ class SlackChannel:
     # each person's DM channel id, for the rare look-up after an unclear post: the most recently
     # used ``DM_IDS_KEPT`` (a forgotten one costs one conversations.open when next needed)
     _dms: OrderedDict[str, str] = field(default_factory=OrderedDict)
+    _locales: OrderedDict[str, str | None] = field(default_factory=OrderedDict)
+    _dm_users: dict[str, str] = field(default_factory=dict)  # DM channel id -> user (of _dms)
     _limits: dict[str, Limit] = field(init=False)
     installations: Installations | None = None  # a distributed app: a token per installation
 
@@ -125,6 +140,14 @@ class SlackChannel:
                 "unfurl_links": False, "unfurl_media": False,
                 "metadata": {"event_type": METADATA_EVENT,
                              "event_payload": {"delivery": key.token()}}}
+        if isinstance(message, ReminderView):
+            # a reminder's nudge goes in the card's thread, broadcast to the DM: an update in
+            # place notifies nobody, a thread reply alone only who follows the thread; shown
+            # in the DM, it notifies the person and is found in its history after a crash
+            near, _, _ = message.near.partition("@")
+            dm, _, ts = near.partition(":")
+            if dm and ts:
+                args.update(channel=dm, thread_ts=ts, reply_broadcast=True)
         workspace = _workspace(address)
         attempt = 1
         while True:
@@ -148,7 +171,8 @@ class SlackChannel:
         dm, _, ts = ref.partition(":")
         if not dm or not ts:
             raise ChannelError("not a Slack message reference", certain=True, retryable=False)
-        body = render(view, codec=self.codec)
+        body = render(with_locale(view, await self._reader_locale(dm, where or None)),
+                      codec=self.codec)
         await self._call_retrying("chat.update", where or None,
                                   {"channel": dm, "ts": ts, "text": body["text"],
                                    "blocks": body["blocks"]})
@@ -163,13 +187,36 @@ class SlackChannel:
             body: dict[str, Any] = {"text": card_text.catalog_of(Viewer()).text(
                 "answer.not_available"), "blocks": []}
         else:
-            body = render(view, codec=self.codec)
+            locale = await self._reader_locale(dm, where or None)
+            body = render(with_locale(view, locale), codec=self.codec)
         await self.ephemeral(dm, user_id, body, workspace=where or None)
 
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         dm = await self.dm(address)
         found = await self._lookup(dm, _workspace(address), key)
         return found
+
+    async def profile(self, address: Address) -> Profile | None:
+        """The person's time zone and locale as Slack keeps them (``users.info`` with
+        ``include_locale``; issue 26). The engine keeps the answer a day (``bot.engine.zones``).
+        A user Slack does not know is an empty profile; Slack unreachable is a ChannelError."""
+        try:
+            # bulk: a click's update keeps the bucket's reserve; and never queued behind a
+            # burst of other people's lookups: a card has a fallback (bot.engine.zones)
+            found = await self._call_retrying("users.info", _workspace(address),
+                                              {"user": address.user_id,
+                                               "include_locale": "true"}, lane=Lane.BULK,
+                                              patience=PROFILE_PATIENCE_SECONDS)
+        except ChannelError as exc:
+            if exc.reason in ("user_not_found", "users_not_found"):
+                return Profile()
+            raise
+        user = found.get("user")  # a SlackResponse reads like a mapping
+        if not isinstance(user, Mapping):
+            return Profile()
+        tz, locale = user.get("tz"), user.get("locale")
+        return Profile(time_zone=tz if isinstance(tz, str) and tz else None,
+                       locale=locale if isinstance(locale, str) and locale else None)
 
     async def check_credentials(self) -> None:
         """``auth.test``, once: returns when Slack accepts the bot token; CredentialsRejected when
@@ -243,6 +290,39 @@ class SlackChannel:
 
     # ---------------------------------------------------------------- helpers
 
+    async def _user_locale(self, user: str, workspace: Workspace) -> str | None:
+        """``user``'s Slack locale (``users.info`` with ``include_locale``), kept in this
+        process (most recently used first) for the cards updated in place."""
+        if user in self._locales:
+            self._locales.move_to_end(user)
+            return self._locales[user]
+        response = await self._call_retrying("users.info", workspace,
+                                             {"user": user, "include_locale": "true"})
+        found = (response.get("user") or {}).get("locale")
+        locale = found if isinstance(found, str) and found else None
+        self._locales[user] = locale
+        while len(self._locales) > DM_IDS_KEPT:
+            self._locales.popitem(last=False)
+        return locale
+
+    async def _reader_locale(self, dm: str, workspace: Workspace) -> str | None:
+        """The Slack locale of the person whose DM ``dm`` is (a card updated in place is shown
+        in it too); None when it cannot be told now: the view's own locale is kept."""
+        try:
+            user = self._dm_users.get(dm)
+            if user is None:
+                info = await self._call_retrying("conversations.info", workspace,
+                                                 {"channel": dm})
+                user = (info.get("channel") or {}).get("user")
+                if not isinstance(user, str) or not user:
+                    return None
+                self._remember_dm(user, dm)
+            return await self._user_locale(user, workspace)
+        except CredentialsRejected:
+            raise
+        except ChannelError:
+            return None
+
     async def dm(self, address: Address) -> str:
         cached = self._dms.get(address.user_id)
         if cached is not None:
@@ -257,8 +337,10 @@ class SlackChannel:
     def _remember_dm(self, user: str, channel: str) -> None:
         self._dms[user] = channel
         self._dms.move_to_end(user)
+        self._dm_users[channel] = user
         while len(self._dms) > DM_IDS_KEPT:
-            self._dms.popitem(last=False)
+            _, gone = self._dms.popitem(last=False)
+            self._dm_users.pop(gone, None)
 
     async def _lookup(self, dm: str, workspace: Workspace, key: DeliveryKey) -> str | None:
         try:
@@ -275,12 +357,13 @@ class SlackChannel:
                 return self.own_ref(f"{dm}:{message['ts']}", workspace)
         return None
 
-    async def _call_retrying(self, method: str, workspace: Workspace, args: dict[str, Any]
-                             ) -> Any:
+    async def _call_retrying(self, method: str, workspace: Workspace, args: dict[str, Any],
+                             *, lane: Lane = Lane.INTERACTIVE,
+                             patience: float | None = None) -> Any:
         attempt = 1
         while True:
             try:
-                return await self._call(method, workspace, args)
+                return await self._call(method, workspace, args, lane=lane, patience=patience)
             except _Ambiguous as exc:
                 if self.retry.last(attempt):
                     raise ChannelError(exc.reason, certain=False, retryable=True) from None
@@ -288,19 +371,25 @@ class SlackChannel:
                 attempt += 1
 
     async def _call(self, method: str, where: Workspace, args: dict[str, Any], *,
-                    dm: str | None = None, lane: Lane = Lane.INTERACTIVE) -> Any:
+                    dm: str | None = None, lane: Lane = Lane.INTERACTIVE,
+                    patience: float | None = None) -> Any:
         """One Web API call inside the rate limits; 429s are waited out here. Bulk delivery
-        leaves each bucket's reserve to clicks (``Lane``)."""
+        leaves each bucket's reserve to clicks (``Lane``). ``patience``: a ChannelError
+        (``paced``, nothing sent) when the bucket has no token within that many seconds."""
         workspace = self._bucket(where)
         attempt = 0
         while not self.retry.last(attempt):
             attempt += 1
             if dm is not None:  # one conversation at a time: no workspace token held meanwhile
                 await self._take(method + DM, workspace, suffix=dm)
-            await self._take(method, workspace, lane=lane)
+            if not await self._take(method, workspace, lane=lane, patience=patience):
+                raise ChannelError("paced", certain=True, retryable=True)
             try:
                 client = self.client if self.installations is None \
                     else (await self.installations.client(where))[0]
+                # a read method takes form arguments (Slack refuses JSON bodies for them)
+                if method in FORM_METHODS:
+                    return await client.api_call(method, data=args)
                 return await client.api_call(method, json=args)
             except SlackApiError as exc:
                 status = exc.response.status_code
@@ -335,17 +424,22 @@ class SlackChannel:
         return where
 
     async def _take(self, method: str, workspace: str | None, *, suffix: str = "",
-                    lane: Lane = Lane.INTERACTIVE) -> None:
+                    lane: Lane = Lane.INTERACTIVE, patience: float | None = None) -> bool:
+        """A token of the method's bucket, waited for; False when ``patience`` ran out first."""
         limit = self._limits.get(method)
         if limit is None or not self.rates.paced:
-            return
+            return True
         bucket = f"slack:{workspace or '-'}:{method}{':' + suffix if suffix else ''}"
         waited = await pacing.take(
             self.store, self.clock, self.sleep, bucket, rate_per_second=limit.rate_per_second,
             burst=limit.burst,
-            reserve=self.rates.interactive_reserve if lane is Lane.BULK else 0)
+            reserve=self.rates.interactive_reserve if lane is Lane.BULK else 0,
+            patience=patience)
+        if waited is None:
+            return False
         if waited > 0:
             REGISTRY.observe("clarify_rate_limit_wait_seconds", waited, platform="slack")
+        return True
 
     async def _blocked(self, method: str, workspace: str | None, exc: SlackApiError,
                        attempt: int) -> None:

@@ -18,8 +18,10 @@ message reference; a reservation without one is uncertain and never sent again.
 from __future__ import annotations
 
 import asyncio
+import json
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -44,13 +46,21 @@ from adapters.teams.connector import (
     TokenProvider,
 )
 from adapters.teams.render import CARD_CONTENT_TYPE, render
-from bot.channel import Address, ChannelError, Message, NotReachable, TeamsReach
+from bot.channel import (
+    Address,
+    ChannelError,
+    CredentialsRejected,
+    Message,
+    NotReachable,
+    Profile,
+    TeamsReach,
+)
 from bot.clock import Clock
 from bot.settings import TeamsSettings
 from bot.store.base import DeliveryKey, Store
 from cards import text as card_text
 from cards.actions import ActionCodec
-from cards.views import OutcomeView, QuestionView, Viewer
+from cards.views import OutcomeView, QuestionView, ReminderView, Viewer, with_locale
 
 log = structlog.get_logger("clarify.teams")
 
@@ -61,6 +71,7 @@ DEFAULT_SERVICE_URL = "https://smba.trafficmanager.net/teams/"
 NOT_INSTALLED = ("the Teams app is not installed for this person: install it for them, or "
                  "pre-install it for the tenant, so the bot can message them")
 BLOCKED = "MessageWritesBlocked: the person blocked the bot or removed the app in Teams"
+READERS_KEPT = 10_000  # 1:1 conversation ids whose person is remembered, most recent first
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,13 +115,30 @@ class TeamsChannel:
     platform: str = "teams"
     can_find: bool = False  # the connector cannot list what the bot sent
     idempotent: bool = False  # nor deduplicate a send by our delivery key
+    # 1:1 conversation id -> the AAD object id of its person, for the ``READERS_KEPT`` most
+    # recently used (a card updated later is rendered in that person's locale; a forgotten one
+    # costs one members lookup at the connector)
+    _readers: OrderedDict[str, str] = field(default_factory=OrderedDict, repr=False)
 
     # ---------------------------------------------------------------- Channel
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         reach = _reach(address)
         activity = _card_activity(render(message, codec=self.codec))
+        if isinstance(message, ReminderView):
+            # a reminder's nudge, in the conversation its card is in (a 1:1 chat has no
+            # threads): a new activity there notifies the person, an update does not
+            activity.text = card_text.reminder_text(message)
+            where = MessageRef.parse(message.near)
+            here = _Conversation(where.service_url, where.conversation_id, stored=False)
+            self._remember_reader(where.conversation_id, address.user_id)
+            try:
+                return await self._post(here, TeamsReach(aad_tenant_id=where.aad_tenant_id),
+                                        activity, lane=Lane.BULK)
+            except ConnectorRefused as exc:
+                raise _failure(exc) from None
         conversation = await self._conversation(address, reach)
+        self._remember_reader(conversation.conversation_id, address.user_id)
         try:
             return await self._post(conversation, reach, activity, lane=Lane.BULK)
         except ConnectorRefused as exc:
@@ -119,14 +147,18 @@ class TeamsChannel:
         # the stored conversation is gone (the app was reinstalled): open it afresh, once
         log.info("teams.reference_stale")
         fresh = await self._open(address, reach)
+        self._remember_reader(fresh.conversation_id, address.user_id)
         try:
             return await self._post(fresh, reach, activity, lane=Lane.BULK)
         except ConnectorRefused as exc:
             raise _failure(exc) from None
 
     async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
+        """Rewrite a sent card, in the Teams locale of the person whose 1:1 chat it is in (a
+        card repainted later, not in a click's response, is read by them too)."""
         where = MessageRef.parse(ref)
-        activity = _card_activity(render(view, codec=self.codec))
+        locale = await self._reader_locale(where)
+        activity = _card_activity(render(with_locale(view, locale), codec=self.codec))
         activity.id = where.activity_id
         try:
             await self.connector.call(
@@ -138,13 +170,15 @@ class TeamsChannel:
             raise _failure(exc) from None
 
     async def note(self, near: str, user_id: str, view: OutcomeView | None) -> None:
-        """A message in the 1:1 chat of ``near``: nobody but that person is in it."""
+        """A message in the 1:1 chat of ``near``: nobody but that person is in it; in their
+        Teams locale when it is known."""
         where = MessageRef.parse(near)
+        locale = await self._reader_locale(where)
         if view is None:
-            activity = Activity(type="message", text=card_text.catalog_of(Viewer()).text(
-                "answer.not_available"))
+            activity = Activity(type="message", text=card_text.catalog_of(
+                Viewer(locale=locale or "en")).text("answer.not_available"))
         else:
-            activity = _card_activity(render(view, codec=self.codec))
+            activity = _card_activity(render(with_locale(view, locale), codec=self.codec))
         conversation = _Conversation(where.service_url, where.conversation_id, stored=False)
         try:
             await self._post(conversation, TeamsReach(aad_tenant_id=where.aad_tenant_id),
@@ -155,9 +189,71 @@ class TeamsChannel:
     async def find(self, address: Address, key: DeliveryKey) -> str | None:
         raise ChannelError("Teams cannot look up sent messages", certain=False, retryable=False)
 
+    async def profile(self, address: Address) -> Profile | None:
+        """The ``localTimezone`` and ``locale`` of the person's latest activity, kept with
+        their conversation reference (issue 26); an empty profile when they never wrote (the
+        engine then takes the core's zone or the tenant's default)."""
+        reach = address.reach
+        if not isinstance(reach, TeamsReach):
+            return Profile()
+        return await self._kept_profile(self._tenant(reach), address.user_id)
+
     async def check_credentials(self) -> None:
         """A connector token, once (MSAL caches it): CredentialsRejected when refused."""
         await self.connector.token()
+
+    # ---------------------------------------------------------------- whose chat
+
+    async def _kept_profile(self, tenant: str, aad_object_id: str) -> Profile:
+        raw = await self.store.conversation_get(tenant, aad_object_id)
+        try:
+            kept = json.loads(raw) if raw is not None else {}
+        except ValueError:
+            kept = {}
+        tz = kept.get("localTimezone") if isinstance(kept, dict) else None
+        locale = kept.get("locale") if isinstance(kept, dict) else None
+        return Profile(time_zone=tz if isinstance(tz, str) and tz else None,
+                       locale=locale if isinstance(locale, str) and locale else None)
+
+    async def _reader_locale(self, where: MessageRef) -> str | None:
+        """The Teams locale of the person whose 1:1 chat ``where`` is in: the ``locale`` of
+        their latest activity, kept with their conversation reference. None when it cannot be
+        told now (never wrote, tenant not configured, connector unavailable): the view's own
+        locale is kept."""
+        tenant = self.settings.tenant_for(where.aad_tenant_id)
+        if tenant is None:
+            return None
+        try:
+            user = self._readers.get(where.conversation_id)
+            if user is None:
+                user = await self._member(where)
+                if user is None:
+                    return None
+                self._remember_reader(where.conversation_id, user)
+            else:
+                self._readers.move_to_end(where.conversation_id)
+        except CredentialsRejected:
+            raise
+        except (ChannelError, ConnectorRefused, ValidationError):
+            return None
+        return (await self._kept_profile(tenant, user)).locale
+
+    async def _member(self, where: MessageRef) -> str | None:
+        """The one person of a 1:1 conversation, asked of the connector (a card this process
+        did not send); None unless exactly one member names an AAD object id."""
+        members = await self.connector.call(
+            "members", where.service_url, tenant=where.aad_tenant_id,
+            conversation=where.conversation_id, resend_safe=True,
+            op=lambda ops: ops.get_conversation_members(where.conversation_id))
+        named = {m.aad_object_id.lower() for m in members
+                 if isinstance(getattr(m, "aad_object_id", None), str) and m.aad_object_id}
+        return named.pop() if len(named) == 1 else None
+
+    def _remember_reader(self, conversation_id: str, aad_object_id: str) -> None:
+        self._readers[conversation_id] = aad_object_id
+        self._readers.move_to_end(conversation_id)
+        while len(self._readers) > READERS_KEPT:
+            self._readers.popitem(last=False)
 
     # ---------------------------------------------------------------- conversations
 

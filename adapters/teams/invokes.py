@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -50,7 +51,7 @@ from cards.actions import (
     read_custom_answer,
     read_override_note,
 )
-from cards.views import CustomError, CustomFormView, Viewer
+from cards.views import CustomError, CustomFormView, Viewer, with_locale
 
 log = structlog.get_logger("clarify.teams")
 CARD = "application/vnd.microsoft.card.adaptive"
@@ -79,6 +80,16 @@ class Invokes:
 
     async def on_action(self, activity: Activity, who: Actor, data: object
                         ) -> AdaptiveCardInvokeResponse:
+        """The invoke's response, every card and text of it in the locale of the activity (the
+        person's Teams locale)."""
+        token = _READER.set(_locale_of(activity))
+        try:
+            return await self._on_action(activity, who, data)
+        finally:
+            _READER.reset(token)
+
+    async def _on_action(self, activity: Activity, who: Actor, data: object
+                         ) -> AdaptiveCardInvokeResponse:
         try:
             ref = self.codec.decode_teams_data(data)
         except InvalidActionPayload:
@@ -88,8 +99,8 @@ class Invokes:
             return await self._next_page(user, ref)
         assert ref.clarification_id is not None
         if user is None:  # no AAD object id: nobody the core could verify
-            return card(adaptive.render_outcome(
-                clicks.unverified(ref.clarification_id, now=self.clock.now())))
+            return card(adaptive.render_outcome(_read(
+                clicks.unverified(ref.clarification_id, now=self.clock.now()))))
         if ref.kind is ActionKind.ANSWER:
             return await self._answer(activity, user, ref, answer_index=ref.candidate)
         if ref.kind is ActionKind.CUSTOM_SUBMIT:
@@ -128,7 +139,7 @@ class Invokes:
             return message("override.refused")  # the core refused: nothing was recorded
         shown = clicks.after_click(cb, receipt, now=self.clock.now(), reach=self.answers.reach)
         if shown.view is not None:
-            return card(adaptive.render_outcome(shown.view))
+            return card(adaptive.render_outcome(_read(shown.view)))
         return message(shown.text_key or "answer.received")
 
     async def _forwarded(self, cb: Callback, deadline: float) -> Receipt | None:
@@ -187,7 +198,7 @@ class Invokes:
         form = CustomFormView(question=question, slot=ref.slot, error=error,
                               entered_from=entered.start if entered else None,
                               entered_to=entered.end if entered else None, entered_note=note)
-        return card(adaptive.render_custom_form(form, codec=self.codec))
+        return card(adaptive.render_custom_form(_read(form), codec=self.codec))
 
     # ---------------------------------------------------------------- "Not the right person"
 
@@ -204,7 +215,7 @@ class Invokes:
             return message("decline.unavailable")
         declined = task.result()
         if declined.view is not None:
-            return card(adaptive.render_outcome(declined.view))
+            return card(adaptive.render_outcome(_read(declined.view)))
         if declined.status is DeclineStatus.NOT_ALLOWED:
             return message("decline.not_available")
         return message("decline.unavailable")
@@ -227,7 +238,7 @@ class Invokes:
         if form is None:
             return message("answer.form_unavailable")
         form = replace(form, note_missing=ref.kind is ActionKind.OVERRIDE_SUBMIT)
-        return card(overrides.teams_form(form, codec=self.codec))
+        return card(overrides.teams_form(_read(form), codec=self.codec))
 
     # ---------------------------------------------------------------- the rest
 
@@ -238,7 +249,7 @@ class Invokes:
             user, digest_ref=ref.card_ref, offset=ref.offset))
         if page is None:
             return message("digest.no_more")
-        return card(adaptive.render_digest(page, codec=self.codec))
+        return card(adaptive.render_digest(_read(page), codec=self.codec))
 
     async def _refresh(self, user: ChatUser, ref: ActionRef) -> AdaptiveCardInvokeResponse:
         """Universal Actions' refresh: the question as it stands now, for this person."""
@@ -247,7 +258,7 @@ class Invokes:
             user, clarification_id=ref.clarification_id, card_ref=ref.card_ref))
         if question is None:
             return message("answer.not_available")
-        return card(adaptive.render_question(question, codec=self.codec))
+        return card(adaptive.render_question(_read(question), codec=self.codec))
 
     async def _within[T](self, work: Coroutine[Any, Any, T | None]) -> T | None:
         """What ``bot.interaction.interactions`` says inside the invoke's deadline, else None."""
@@ -261,6 +272,20 @@ class Invokes:
         await self.tasks.drain()
 
 
+# The locale of the invoke being answered (the Teams activity's ``locale``): the cards and short
+# texts of its response are rendered in it (``cards.views.with_locale``); None: the core's.
+_READER: ContextVar[str | None] = ContextVar("teams_invoke_locale", default=None)
+
+
+def _locale_of(activity: Activity) -> str | None:
+    locale = getattr(activity, "locale", None)
+    return locale if isinstance(locale, str) and locale.strip() else None
+
+
+def _read[V](view: V) -> V:
+    return with_locale(view, _READER.get())
+
+
 def card(content: dict[str, Any]) -> AdaptiveCardInvokeResponse:
     return AdaptiveCardInvokeResponse(status_code=200, type=CARD, value=content)
 
@@ -268,7 +293,8 @@ def card(content: dict[str, Any]) -> AdaptiveCardInvokeResponse:
 def message(key: str) -> AdaptiveCardInvokeResponse:
     """A short text Teams shows beside the card, which stays as it is."""
     return AdaptiveCardInvokeResponse(status_code=200, type=MESSAGE,
-                                      value=card_text.catalog_of(Viewer()).text(key))
+                                      value=card_text.catalog_of(
+                                          Viewer(locale=_READER.get() or "en")).text(key))
 
 
 def _error(status: int, code: str, text: str) -> AdaptiveCardInvokeResponse:

@@ -85,11 +85,36 @@ def personal(activity: Activity) -> bool:
     return conversation is not None and conversation.conversation_type == PERSONAL
 
 
-def reference_json(activity: Activity) -> str:
-    """The activity's conversation reference as the store keeps it (Bot Framework's JSON)."""
+PROFILE_KEYS = ("localTimezone", "locale")  # kept beside the reference (issue 26)
+
+
+def reference_json(activity: Activity, before: str | None = None) -> str:
+    """The activity's conversation reference as the store keeps it (Bot Framework's JSON),
+    with the person's ``localTimezone`` and ``locale`` beside it (issue 26:
+    ``TeamsChannel.profile``; a reference reader ignores the extra keys): this latest
+    activity's, or, where it states none (the Agents Playground's ``conversationUpdate`` has no
+    ``locale``), those kept ``before`` with the last reference: saying nothing of them is no
+    reason to forget them.
+    """
     reference = activity.get_conversation_reference()
-    return json.dumps(reference.model_dump(mode="json", by_alias=True, exclude_none=True),
-                      separators=(",", ":"))
+    kept = reference.model_dump(mode="json", by_alias=True, exclude_none=True)
+    previous = _profile_keys(before)
+    for key, stated in zip(PROFILE_KEYS, (activity.local_timezone, activity.locale),
+                           strict=True):
+        value = stated if isinstance(stated, str) and stated else previous.get(key)
+        if value:
+            kept[key] = value
+    return json.dumps(kept, separators=(",", ":"))
+
+
+def _profile_keys(raw: str | None) -> dict[str, str]:
+    try:
+        kept = json.loads(raw) if raw is not None else {}
+    except ValueError:
+        return {}
+    if not isinstance(kept, dict):
+        return {}
+    return {k: v for k in PROFILE_KEYS if isinstance(v := kept.get(k), str) and v}
 
 
 def load_reference(raw: str) -> ConversationReference:
@@ -102,7 +127,9 @@ async def keep(store: Store, *, tenant_id: str, who: Actor, activity: Activity,
     wrote to the bot, so a remembered block of Teams for them ends (``bot.engine.blocks``)."""
     if who.aad_object_id is None or not personal(activity):
         return False
-    await store.conversation_put(tenant_id, who.aad_object_id, reference_json(activity), now=now)
+    before = await store.conversation_get(tenant_id, who.aad_object_id)
+    await store.conversation_put(tenant_id, who.aad_object_id,
+                                 reference_json(activity, before), now=now)
     await Blocks(store).clear("teams", who.aad_object_id)
     return True
 

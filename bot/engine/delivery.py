@@ -26,9 +26,14 @@ from bot.pseudonym import digest
 from bot.retry import RetryPolicy
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
+from cards.views import QuestionView, with_locale
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
+# The person's own locale as their platform states it (``en-US``, ``de-DE``), None when it does
+# not say: every card sent is rendered in it (``cards.views.with_locale``), else in the core's
+# locale for the person (``Person.locale``)
+Locales = Callable[[Address], Awaitable[str | None]]
 # a send the platform certainly did not take, retried inside the job: 3 tries, 1 s then 2 s at
 # most, half of each wait random (docs/reliability.md, "Retries")
 SEND_RETRY = RetryPolicy(max_attempts=3, base=1.0, cap=2.0, retry_after_cap=0.0, jitter=0.5)
@@ -67,6 +72,7 @@ class Deliverer:
     sleep: Sleep
     retry: RetryPolicy = SEND_RETRY
     random: Callable[[], float] = _random.random  # the retries' jitter draws (tests: 1.0)
+    locales: Locales | None = None  # the person's platform locale for the cards sent
 
     async def deliver(
         self,
@@ -104,7 +110,7 @@ class Deliverer:
             if isinstance(found, str):
                 return await self._recorded(key, address, found, report=report,
                                             status=Delivered.EARLIER, recovered=True,
-                                            scope=scope)
+                                            scope=scope, sent=message)
         try:
             ref = await self._send(channel, address, message, key)
         except CredentialsRejected:
@@ -121,7 +127,7 @@ class Deliverer:
             return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
-                                    held=slot if created else None, scope=scope)
+                                    held=slot if created else None, scope=scope, sent=message)
 
     async def reconcile(self, key: DeliveryKey, address: Address, *,
                         scope: JobScope | None = None) -> Result:
@@ -145,9 +151,22 @@ class Deliverer:
         return await self._recorded(key, address, found, report=True, status=Delivered.EARLIER,
                                     recovered=True, scope=scope)
 
+    async def _locale(self, address: Address) -> str | None:
+        """The person's platform locale; a lookup that fails never holds a card back (it is
+        rendered in the core's locale for the person instead)."""
+        if self.locales is None:
+            return None
+        try:
+            return await self.locales(address)
+        except (ChannelError, StoreError) as exc:
+            log.warning("delivery.locale_unknown", platform=address.platform,
+                        error=type(exc).__name__)
+            return None
+
     async def _send(
         self, channel: Channel, address: Address, message: Message, key: DeliveryKey
     ) -> str:
+        message = with_locale(message, await self._locale(address))
         attempt = 1
         while True:
             try:
@@ -161,11 +180,12 @@ class Deliverer:
     async def _recorded(
         self, key: DeliveryKey, address: Address, ref: str, *, report: bool, status: Delivered,
         recovered: bool = False, held: DeliverySlot | None = None,
-        scope: JobScope | None = None,
+        scope: JobScope | None = None, sent: Message | None = None,
     ) -> Result:
         """``held``: the slot this worker reserved just now, so the store can record the send
-        and the card in one step."""
-        card = CardRecord(delivery=key, platform=address.platform, message_ref=ref)
+        and the card in one step; ``sent``: the message that went out (a question card's record
+        keeps what it said of when it moves on, for every later rebuild of it)."""
+        card = _card(key, address.platform, ref, sent)
         try:
             if held is not None:
                 await self.store.record_sent(held, card)
@@ -201,6 +221,15 @@ class Deliverer:
 
 
 _UNKNOWN = object()  # the platform cannot say whether the message exists
+
+
+def _card(key: DeliveryKey, platform: str, ref: str, sent: Message | None) -> CardRecord:
+    """The record of a delivered card; a question card's with its move-on time and turn."""
+    if not isinstance(sent, QuestionView):
+        return CardRecord(delivery=key, platform=platform, message_ref=ref)
+    return CardRecord(delivery=key, platform=platform, message_ref=ref,
+                      moves_on_at=sent.moves_on_at, moves_on_to_steward=sent.moves_on_to_steward,
+                      reminded=sent.reminded)
 
 
 async def _look(channel: Channel, address: Address, key: DeliveryKey) -> str | None | object:

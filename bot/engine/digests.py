@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 import structlog
 
@@ -23,6 +24,7 @@ from bot.engine.attempts import SETTLED
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
+from bot.engine.zones import Zones
 from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Store
 from cards.views import DigestView, QuestionView
 
@@ -39,6 +41,9 @@ class DigestSender:
     audit: Audit
     clock: Clock
     claim_seconds: int = 300
+    # the people's working hours: a window that would close outside them closes at the start
+    # of the person's next working hour instead (issue 26; None: at the window's end)
+    zones: Zones | None = None
 
     async def flush(self) -> int:
         """Send every digest whose window has ended; returns how many went out."""
@@ -50,10 +55,32 @@ class DigestSender:
             )
             if batch is None:
                 continue  # another worker holds it
+            later = await self._quiet_until(batch)
+            if later is not None:
+                await self.store.delay_batch(batch_id, until=later)
+                continue
             if await self.send(batch):
                 sent += 1
             await self.store.finish_batch(batch_id)
         return sent
+
+    async def _quiet_until(self, batch: DigestBatch) -> datetime | None:
+        """The start of the person's next working hour when the window closes outside their
+        hours, else None (also when the person or their tenant cannot be read now: the send
+        says why)."""
+        if self.zones is None or not self.zones.enabled or not batch.items:
+            return None
+        try:
+            c = await self.core.get_clarification(
+                clarification_id=batch.items[0].clarification_id)
+            person = await self.core.get_person(person_id=batch.person_id,
+                                                tenant_id=c.tenant_id)
+        except e.NotFound:
+            return None
+        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
+        return await self.zones.held_until(
+            c.tenant_id, person, address if isinstance(address, Address) else None,
+            self.clock.now())
 
     async def send(self, batch: DigestBatch) -> bool:
         person: m.Person | None = None

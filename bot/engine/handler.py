@@ -15,8 +15,9 @@ The arithmetic (which step, which turns, where to advance, how long the lease li
 from __future__ import annotations
 
 import contextlib
+import json
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -30,15 +31,18 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
-from bot.engine import attempts, views
+from bot.engine import attempts, reminders, views
 from bot.engine.attempts import Step
 from bot.engine.blocks import Blocks, holds
 from bot.engine.delivery import Delivered, Deliverer, Result, delivery_id
 from bot.engine.rbac import may_confirm, may_read
 from bot.engine.refresh import CardRefresher
+from bot.engine.reminders import Reminders
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Skip, Trail
+from bot.engine.zones import Zones
+from bot.errors import BotError
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotState, Store
@@ -48,6 +52,47 @@ log = structlog.get_logger("clarify.handler")
 
 # bot.interaction.declines reads it: clarification id -> "job id|lease token"
 HELD_LEASE = "held-lease"
+# a job held for working hours keeps its lease this long per heartbeat (the core's maximum),
+# and a worker looks at it again this much before the lease would end (docs/delivery.md)
+HOLD_LEASE_SECONDS = 3600
+HOLD_MARGIN_SECONDS = 1200
+
+
+class OutOfHours(BotError):
+    """The next candidate is outside their working hours until ``until`` (UTC): control flow
+    inside the handler (the job is held, not failed); it never leaves ``Handler.handle``."""
+
+    def __init__(self, until: datetime) -> None:
+        super().__init__("outside working hours")
+        self.until = until
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A job held for a person's working hours, as the store keeps it (``Store.hold_put``)."""
+
+    job: m.LeasedJob
+    due: datetime
+
+    def dumps(self) -> str:
+        return json.dumps({"job": self.job.model_dump(mode="json", by_alias=True),
+                           "due": self.due.isoformat()})
+
+    @classmethod
+    def loads(cls, text: str) -> Hold:
+        data = json.loads(text)
+        return cls(job=m.LeasedJob.model_validate(data["job"]),
+                   due=datetime.fromisoformat(data["due"]))
+
+    def look_at(self, lease_expires_at: datetime | None, now: datetime) -> datetime:
+        """When a worker should look at the hold next: at ``due``, or before the lease ends
+        (``HOLD_MARGIN_SECONDS`` before, or half the time left when the lease is shorter: a
+        core without the heartbeat-lease extension extends by the lease's own duration)."""
+        if lease_expires_at is None:
+            return self.due
+        left = lease_expires_at - now
+        margin = min(timedelta(seconds=HOLD_MARGIN_SECONDS), left / 2)
+        return min(self.due, lease_expires_at - margin)
 
 
 class JobOutcome(StrEnum):
@@ -55,6 +100,7 @@ class JobOutcome(StrEnum):
     ASKED = "asked"  # cards (or digest entries) went out; the lease is left to run out
     ESCALATED = "escalated"  # the redacted steward escalation went out (last attempt)
     FAILED = "failed"  # nothing could be sent, not even to the steward
+    HELD = "held"  # the person is outside their working hours: the lease is held till then
 
 
 REGISTRY.preset("clarify_jobs_total", outcome=JobOutcome)
@@ -92,10 +138,17 @@ class JobHandler:
     # shows every delivered card of a settled clarification its final state (a state can
     # change without the bot: the core's CLI, an API key)
     refresher: CardRefresher
+    # each question card's one reminder, indexed when the card goes out (None: no reminders)
+    reminders: Reminders | None = None
     blocks: Blocks = field(init=False)  # remembered refusals: those platforms are tried last
+    zones: Zones = field(init=False)  # the people's zones and working hours (issue 26)
 
     def __post_init__(self) -> None:
         self.blocks = Blocks(self.store)
+        # one per engine: the reminders' (which the handler's are when it has them), so a
+        # profile read is kept once in this process
+        self.zones = (self.reminders.zones if self.reminders is not None
+                      else Zones(self.store, self.deliverer.channels, self.settings.hours))
 
     async def handle(self, job: m.LeasedJob) -> JobOutcome:
         """Handle one job inside its own ``JobScope``: the clarification is read once, its
@@ -149,7 +202,11 @@ class JobHandler:
             return JobOutcome.COMPLETED
         if plan.step is Step.ESCALATE:
             return await self.escalate(c, job, earlier.skipped, earlier.recovered, scope)
-        walk = await self.walk(c, job, plan.turns, scope)
+        try:
+            walk = await self.walk(c, job, plan.turns, scope)
+        except OutOfHours as out:
+            await self.hold(job, out.until)
+            return JobOutcome.HELD
         target = attempts.after_pass(job.attempts, len(ranking), last_asked=walk.last_asked,
                                      exhausted=walk.exhausted)
         if not walk.asked:
@@ -165,6 +222,32 @@ class JobHandler:
         await self._keep_lease(c, job)
         return JobOutcome.ASKED
 
+    async def hold(self, job: m.LeasedJob, due: datetime) -> None:
+        """Hold the job until ``due``: the hold is kept in the store at once (so a worker killed
+        from here on leaves it to any other: ``bot.process.worker.Worker.release_holds``), and
+        the worker extends the lease by the core's longest lease once the job's own heartbeats
+        have stopped. Nothing is sent and no attempt is spent, so the escalation window starts
+        when the card goes out."""
+        await self.store.hold_put(job.id, Hold(job, due).dumps(), at=self.clock.now())
+        REGISTRY.inc("clarify_jobs_held_total")
+        log.info("handler.held_for_hours", due=due.isoformat())
+
+    async def _steward_until(self, c: m.Clarification, scope: batching.JobScope
+                             ) -> datetime | None:
+        steward_id = c.workspace.steward_id
+        if not steward_id or not self.zones.enabled:
+            return None
+        try:
+            steward = await self.core.get_person(person_id=steward_id, tenant_id=c.tenant_id,
+                                                 scope=scope)
+        except e.PersonNotFound:
+            return None  # the escalation says why nobody was told
+        address = await self.routing.route(self.core, steward, tenant_id=c.tenant_id,
+                                           scope=scope)
+        return await self.zones.held_until(
+            c.tenant_id, steward, address if isinstance(address, Address) else None,
+            self.clock.now())
+
     async def _keep_lease(self, c: m.Clarification, job: m.LeasedJob) -> None:
         """A core without the expedite extension cannot start the next turn early: keep the
         lease token for as long as the lease surely lives, so that a decline meanwhile can skip
@@ -178,6 +261,13 @@ class JobHandler:
 
     async def escalate(self, c: m.Clarification, job: m.LeasedJob, skipped: list[Skip],
                        recovered: list[str], scope: batching.JobScope) -> JobOutcome:
+        """The steward's escalation; outside the steward's own working hours a non-critical
+        one waits for their next working hour (held like a question)."""
+        if c.severity is not m.Severity.CRITICAL:
+            until = await self._steward_until(c, scope)
+            if until is not None:
+                await self.hold(job, until)
+                return JobOutcome.HELD
         sent = await self.stewards.escalate(c, job, skipped=skipped, recovered=recovered,
                                             scope=scope)
         return JobOutcome.ESCALATED if sent else JobOutcome.FAILED
@@ -324,12 +414,25 @@ class JobHandler:
             return found
         person, address = found
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
+        if c.severity is not m.Severity.CRITICAL and self.zones.enabled:  # critical: at once
+            until = await self.zones.held_until(c.tenant_id, person, address, self.clock.now())
+            if until is not None:
+                raise OutOfHours(until)
         held = await self._admit(c, job, key, person, scope)
         if not isinstance(held, Admission):
             return held if isinstance(held, Skip) else person
         now = self.clock.now()
-        view = views.question(c, key=key, person=person, now=now)
+        moves_on_at = reminders.moves_on(now, job.lease_expires_at,
+                                         self.settings.escalation_window)
+        to_steward = index >= len(job.payload.ranking) - 1
+        view = replace(views.question(c, key=key, person=person, now=now),
+                       moves_on_at=moves_on_at, moves_on_to_steward=to_steward)
         reserved = (held.reserved, held.created) if held.reserved is not None else None
+        if self.reminders is not None:
+            # indexed before the send, so a worker killed after it leaves the reminder due (a
+            # card that never went out is found to have none: `no_card`)
+            await self.reminders.schedule(c, key, person, sent_at=now, moves_on_at=moves_on_at,
+                                          to_steward=to_steward)
         address = await self._unblocked_first(c, person, address, scope)
         result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
                                               reserved=reserved, scope=scope)

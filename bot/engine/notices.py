@@ -46,6 +46,7 @@ from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.people import display_names
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Told
+from bot.engine.zones import Zones
 from bot.store.base import CardRecord, DeliveryKey, NoticeBatch, NoticeItem, Store
 from cards.views import STEWARD_NOTICES_MAX, StewardNoticesView, StewardNoticeView
 
@@ -68,6 +69,9 @@ class NoticeSender:
     clock: Clock
     claim_seconds: int = 300
     told: Told | None = None  # a message went to the steward (``bot.interaction.attention``)
+    # the stewards' own working hours (issue 26): a notice due outside them waits for the
+    # steward's next working hour (None: sent when due, at any hour)
+    zones: Zones | None = None
 
     async def flush(self) -> int:
         """Send every steward's due notices, one message each; returns how many went out."""
@@ -79,14 +83,29 @@ class NoticeSender:
                     lease_seconds=self.claim_seconds, limit=STEWARD_NOTICES_MAX)) is not None:
                 scope = batching.JobScope()
                 try:
-                    sent += await self.send(batch, scope)
+                    told = await self.send(batch, scope)
                 finally:
                     await self.core.flush(scope)  # the notices' reports, in one call
+                if told is None:
+                    # the steward is away: the batch stays taken and is looked at again when
+                    # its lease (``claim_seconds``) runs out; nothing of it is lost or sent
+                    break
+                sent += told
                 await self.store.notice_done(batch, now=self.clock.now())
         return sent
 
-    async def send(self, batch: NoticeBatch, scope: batching.JobScope) -> int:
-        """One message for the batch (1), or none (0) with every notice's reason on record."""
+    async def _steward_away(self, tenant_id: str, steward: m.Person, address: Address) -> bool:
+        """The steward is outside their working hours now (high-severity notices wait; the
+        critical ones never come this way: they go at once, ``bot.engine.stewards``). Asked
+        once the batch's people are read: it costs no core call of its own."""
+        if self.zones is None or not self.zones.enabled:
+            return False
+        return await self.zones.held_until(tenant_id, steward, address,
+                                           self.clock.now()) is not None
+
+    async def send(self, batch: NoticeBatch, scope: batching.JobScope) -> int | None:
+        """One message for the batch (1), or none (0) with every notice's reason on record;
+        None: the steward is outside their working hours, nothing sent or recorded."""
         asked = [p for item in batch.items for p in item.asked]
         await self.core.read_people(scope, tenant_id=batch.tenant_id,
                                     person_ids=[batch.steward_id, *asked])
@@ -102,6 +121,8 @@ class NoticeSender:
         if isinstance(address, Unroutable):
             await self._given_up(batch, batch.items, address.reason, address.why, scope=scope)
             return 0
+        if await self._steward_away(batch.tenant_id, steward, address):
+            return None
         names = await display_names(self.core, asked, tenant_id=batch.tenant_id, scope=scope)
         shown: list[tuple[NoticeItem, StewardNoticeView]] = []
         for item in batch.items:

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.core import models as m
 from bot.engine import views
-from bot.store.base import DeliveryKey
+from bot.store.base import CardRecord
 from cards.views import (
     AnswerView,
     DocumentView,
@@ -69,9 +69,11 @@ def _own_response(fresh: m.Clarification, result: m.AnswerResult, person: m.Pers
     return None
 
 
-def card_state(c: m.Clarification, person: m.Person, key: DeliveryKey, *, names: list[str],
+def card_state(c: m.Clarification, person: m.Person, card: CardRecord, *, names: list[str],
                now: datetime) -> OutcomeView | QuestionView | None:
-    """Another recipient's card after someone answered; None: leave it as it is."""
+    """Another recipient's card after someone answered; None: leave it as it is. A card that
+    stays a question says when it moves on (and that it was reminded) as it did when sent
+    (``views.as_sent``)."""
     base = _base(c, person, now)
     confirmed = tuple(names)
     if views.declined(c, person.person_id):
@@ -93,7 +95,8 @@ def card_state(c: m.Clarification, person: m.Person, key: DeliveryKey, *, names:
                            answer=answer_view(mine[-1].interval), confirmed_by=confirmed,
                            remaining=c.quorum.remaining, **base)
     active = [r for r in c.responses if r.binding_status is m.BindingStatus.BINDING_CANDIDATE]
-    question = views.question(c, key=key, person=person, now=now)
+    question = views.as_sent(views.question(c, key=card.delivery, person=person, now=now),
+                             card, c, now=now)
     banner = QuorumBanner(answer=answer_view(active[-1].interval) or AnswerView(),
                           confirmed_by=confirmed) if active else None
     return replace(question, banner=banner)

@@ -71,8 +71,7 @@ class CardRefresher:
                 continue  # digest entries (recorded as such) are never rewritten
             person = await self.core.get_person(person_id=card.delivery.person_id,
                                                 tenant_id=c.tenant_id, scope=scope)
-            view = outcomes.card_state(c, person, card.delivery, names=names,
-                                       now=self.clock.now())
+            view = outcomes.card_state(c, person, card, names=names, now=self.clock.now())
             if view is not None and await self.paint(card, view, (read_at, 0)):
                 painted += 1
         return painted

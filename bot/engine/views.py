@@ -6,10 +6,11 @@ import hashlib
 from dataclasses import replace
 from datetime import datetime
 
-from bot.chat import person_order_token
+from bot.chat import base_ref, person_order_token
 from bot.core import models as m
+from bot.engine.attempts import SETTLED
 from bot.engine.rbac import may_read
-from bot.store.base import DeliveryKey
+from bot.store.base import CardRecord, DeliveryKey
 from cards.views import (
     CandidateView,
     DocumentView,
@@ -88,6 +89,39 @@ def question_view(
         excerpt=c.span_excerpt if may_read(person, acl=c.document.acl,
                                            tenant_id=c.tenant_id).allowed else "",
     )
+
+
+def as_sent(view: QuestionView, card: CardRecord | None, c: m.Clarification, *,
+            now: datetime) -> QuestionView:
+    """A rebuilt question card with what it said when it was sent (the store's card record,
+    ``CardRecord.moves_on_at``): when the question moves on, whether to the steward, and its
+    reminder once that went out, as long as the question still ``waits_on`` the card's person.
+    A card that no longer waits on them (settled, answered or declined by them, or its move-on
+    time passed), or one with no record of it, says none of that (issue 26: what a person sees
+    is true)."""
+    if card is None or card.moves_on_at is None or not waits_on(c, card, now=now):
+        return replace(view, moves_on_at=None, moves_on_to_steward=False, reminded=False)
+    return replace(view, moves_on_at=card.moves_on_at,
+                   moves_on_to_steward=card.moves_on_to_steward, reminded=card.reminded)
+
+
+def waits_on(c: m.Clarification, card: CardRecord, *, now: datetime) -> bool:
+    """Whether the question still waits on the person of ``card`` there: not settled or
+    dead-lettered, not answered or declined by them, and not past the card's move-on time."""
+    person_id = card.delivery.person_id
+    if c.state in SETTLED or c.state is m.ClarificationState.DEAD_LETTERED:
+        return False
+    if any(r.responder == person_id for r in c.responses) or declined(c, person_id):
+        return False
+    return card.moves_on_at is not None and now < card.moves_on_at
+
+
+def sent_card(cards: list[CardRecord], ref: str) -> CardRecord | None:
+    """The question card a button's reference names (``ref``, with or without its recipient
+    tag), among a clarification's card records."""
+    wanted = base_ref(ref)
+    return next((card for card in cards if card.delivery.kind == m.DeliveryKind.QUESTION.value
+                 and card_ref(card.delivery) == wanted), None)
 
 
 def relation(c: m.Clarification, person_id: str) -> m.AuthorityRelation | None:

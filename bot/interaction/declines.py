@@ -29,7 +29,7 @@ import structlog
 
 from bot.aio import Tasks
 from bot.audit import AuditEvent
-from bot.chat import ChatUser, base_ref
+from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
@@ -183,11 +183,7 @@ class Declines:
 
     async def _card(self, c: m.Clarification, card_ref: str) -> CardRecord | None:
         """The question card the button was on, by the reference it carried."""
-        for card in await self.store.cards(c.id):
-            if card.delivery.kind == m.DeliveryKind.QUESTION.value \
-                    and views.card_ref(card.delivery) == base_ref(card_ref):
-                return card
-        return None
+        return views.sent_card(await self.store.cards(c.id), card_ref)
 
     async def _person(self, user: ChatUser, tenant: str) -> m.Person | None:
         try:

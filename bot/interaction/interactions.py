@@ -27,7 +27,8 @@ from bot.engine.rbac import may_read
 from bot.interaction.attention import AttentionBoard
 from bot.interaction.declines import Declined, Declines
 from bot.settings import TeamsSettings
-from bot.store.base import CardRecord
+from bot.store.base import CardRecord, Store
+from bot.store.errors import StoreError
 from cards.views import (
     AttentionView,
     DigestView,
@@ -91,6 +92,7 @@ def may_see(person: m.Person, c: m.Clarification, *, tenant_id: str) -> bool:
 @dataclass
 class Interactions:
     core: CoreClient
+    store: Store  # the card records: what a card said of when it moves on (``custom_form``)
     digests: DigestSender
     clock: Clock
     slack: SlackTenants
@@ -104,15 +106,27 @@ class Interactions:
 
     async def custom_form(self, user: ChatUser, *, clarification_id: str, card_ref: str
                           ) -> QuestionView | None:
-        """The question the "Something else…" form asks, for the card it was opened from; None:
-        no form (no tenant, a person who may not see it, or the core cannot tell now)."""
+        """The question the "Something else…" form asks, for the card it was opened from (also
+        the card a Teams refresh rebuilds for its reader); None: no form (no tenant, a person who
+        may not see it, or the core cannot tell now). While the question waits on the person the
+        card was sent to, it says when it moves on as the card did (its record in the store,
+        ``views.as_sent``); a reader who is not that person gets no move-on line."""
         read = await self._person_and(user, clarification_id, event="interactions.form_unavailable")
         if read is None:
             return None
         person, tenant, c = read
         if not may_see(person, c, tenant_id=tenant) or views.declined(c, person.person_id):
             return None  # a decliner's card says "passed on" (a Teams refresh must not undo it)
-        return views.question_view(c, card_ref=card_ref, person=person, now=self.clock.now())
+        now = self.clock.now()
+        try:
+            card = views.sent_card(await self.store.cards(c.id), card_ref)
+        except StoreError as exc:  # the form still opens: without the move-on line
+            log.warning("interactions.card_record_unavailable", error=type(exc).__name__)
+            card = None
+        if card is not None and card.delivery.person_id != person.person_id:
+            card = None  # another's card: its turn is not this reader's
+        return views.as_sent(views.question_view(c, card_ref=card_ref, person=person, now=now),
+                             card, c, now=now)
 
     async def decline(self, user: ChatUser, *, clarification_id: str, card_ref: str,
                       paint: bool) -> Declined:

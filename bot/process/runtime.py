@@ -18,7 +18,7 @@ from functools import partial
 from bot.answering.answers import AnswerService, OutboxPolicy
 from bot.answering.followups import Followups
 from bot.audit import Audit, AuditSink
-from bot.channel import Channel
+from bot.channel import Address, Channel
 from bot.chat import SlackTenants
 from bot.clock import Clock
 from bot.core import models as m
@@ -29,9 +29,11 @@ from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler
 from bot.engine.notices import NoticeSender
 from bot.engine.refresh import CardRefresher
+from bot.engine.reminders import Reminders
 from bot.engine.routing import Routing
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Trail
+from bot.engine.zones import Zones
 from bot.interaction.attention import TTL_SECONDS, AttentionBoard
 from bot.interaction.declines import Declines
 from bot.interaction.interactions import Interactions, tenant_of
@@ -53,6 +55,7 @@ class Engine:
     handler: JobHandler
     digests: DigestSender
     notices: NoticeSender
+    reminders: Reminders
     dead_letters: DeadLetterReporter
     worker: Worker
     answers: AnswerService
@@ -80,6 +83,12 @@ class EngineParts:
     random: Callable[[], float] = _random.random  # the retries' jitter draws (bot.retry)
 
 
+async def platform_locale(zones: Zones, address: Address) -> str | None:
+    """The person's locale as their platform states it (the channel's profile, kept a day by
+    ``bot.engine.zones``: Slack's ``users.info``, the Teams activity's ``locale``)."""
+    return (await zones.profile(address)).locale
+
+
 def build_engine(parts: EngineParts) -> Engine:
     core, store, channels, clock = parts.core, parts.store, parts.channels, parts.clock
     routing = Routing(
@@ -97,18 +106,23 @@ def build_engine(parts: EngineParts) -> Engine:
     stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify,
                         told=board.steward_told)
     refresher = CardRefresher(core=core, store=store, channels=channels, clock=clock)
+    reminders = Reminders(core=core, store=store, deliverer=deliverer, routing=routing,
+                          refresher=refresher, trail=trail, clock=clock, settings=parts.clarify)
     handler = JobHandler(core=core, store=store, deliverer=deliverer, routing=routing,
                          clock=clock, settings=parts.clarify, trail=trail, stewards=stewards,
-                         refresher=refresher)
+                         refresher=refresher, reminders=reminders)
+    deliverer.locales = partial(platform_locale, handler.zones)  # every card sent, in it
     digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,
-                           audit=audit, clock=clock)
+                           audit=audit, clock=clock, zones=handler.zones)
     notices = NoticeSender(core=core, store=store, deliverer=deliverer, routing=routing,
-                           audit=audit, clock=clock, told=board.steward_told)
+                           audit=audit, clock=clock, told=board.steward_told,
+                           zones=handler.zones)
     dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
                                       routing=routing, audit=audit, clock=clock)
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, digests=digests, dead_letters=dead_letters,
-                    config=parts.worker, notices=notices, random=parts.random)
+                    config=parts.worker, notices=notices, random=parts.random,
+                    reminders=reminders)
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
                           workers=parts.followup_workers, board=board)
@@ -116,9 +130,11 @@ def build_engine(parts: EngineParts) -> Engine:
                             followups=followups, policy=parts.outbox, random=parts.random)
     declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock,
                         redo=handler.handle)
-    interactions = Interactions(core=core, digests=digests, clock=clock, slack=parts.slack,
-                                teams=parts.teams, declines=declines, board=board)
+    interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
+                                slack=parts.slack, teams=parts.teams, declines=declines,
+                                board=board)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
-                  digests=digests, notices=notices, dead_letters=dead_letters, worker=worker,
+                  digests=digests, notices=notices, reminders=reminders,
+                  dead_letters=dead_letters, worker=worker,
                   answers=answers, interactions=interactions)

@@ -46,8 +46,9 @@ from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.digests import DigestSender
-from bot.engine.handler import JobHandler, JobOutcome
+from bot.engine.handler import HOLD_LEASE_SECONDS, Hold, JobHandler, JobOutcome
 from bot.engine.notices import NoticeSender
+from bot.engine.reminders import Reminders
 from bot.metrics import REGISTRY
 from bot.process.pauses import Pauses
 from bot.process.slots import Slots
@@ -63,6 +64,8 @@ REPORTS_LINGER_SECONDS = 0.02
 # a job whose handling found the store unavailable is handled again after each wait, on the
 # same lease (1 s doubling to 30 s, half of each random: 61 s at most in all), before it is
 # given up to its lease (docs/reliability.md, "Retries")
+# held jobs looked at per housekeeping pass (docs/delivery.md, "Working hours")
+HOLDS_PER_PASS = 500
 STORE_RETRY = RetryPolicy(max_attempts=7, base=1.0, cap=30.0, retry_after_cap=0.0, jitter=0.5)
 
 
@@ -99,6 +102,7 @@ class Worker:
     outcomes: dict[JobOutcome, int] = field(default_factory=dict)
     credentials: CredentialsCheck | None = None
     notices: NoticeSender | None = None  # the stewards' batched high-severity notices
+    reminders: Reminders | None = None  # question cards' one reminder each
     # per installation, where a platform holds a token per installation (bot.process.pauses)
     pauses: Pauses | None = None
     # the slots, the jobs leased ahead, the reports under way, paused and stopping
@@ -159,11 +163,15 @@ class Worker:
         return self.slots.hungry
 
     async def housekeeping(self) -> None:
-        """Send due digests and stewards' notices, and list new dead letters to stewards."""
+        """Send due digests, stewards' notices and reminders, and list new dead letters to
+        stewards."""
         try:
+            await self.release_holds()
             await self.digests.flush()
             if self.notices is not None:
                 await self.notices.flush()
+            if self.reminders is not None:
+                await self.reminders.flush()
             await self.dead_letters.report()
         except CredentialsRejected as exc:  # the claimed digest batch is retried when resumed
             if exc.scope is not None and self.pauses is not None:
@@ -172,6 +180,74 @@ class Worker:
                 self.pause(exc)
         except Exception as exc:  # a store or platform blip must not stop the worker
             log.warning("worker.housekeeping_failed", error=type(exc).__name__)
+
+    async def release_holds(self) -> None:
+        """Jobs held for a person's working hours (``JobHandler.hold``), kept in the store so
+        that any worker carries them on: a hold whose lease would end before it is due gets
+        its lease extended again; a hold that is due is handled now (the card goes out). A
+        lease lost meanwhile (every worker down for longer than the held lease lives) ends the
+        hold: the core counts the turn as expired (docs/delivery.md, "Working hours")."""
+        store = self.handler.store
+        # one replica at a time looks at a hold: two releasing it at once would both send its
+        # card (each reservation would be the other's, taken for a dead worker's); a claimant
+        # that dies leaves it to the next pass after the claim, inside the lease it extended
+        claim = max(self.config.lease_seconds // 2, 1)
+        # held questions fall due together (08:00 in a zone): as many at once as the worker
+        # has slots, each claimed just before it is looked at (a claim taken at the start of a
+        # long pass would have run out by the time its turn came)
+        room = asyncio.Semaphore(max(1, self.config.concurrency))
+
+        async def one(job_id: str) -> None:
+            async with room:
+                if not await store.hold_claim(job_id, now=self.handler.clock.now(),
+                                              lease_seconds=claim):
+                    return  # another replica has it, or it was released meanwhile
+                text = await store.hold_text(job_id)  # as kept now, not as the scan read it
+                if text is None:
+                    return
+                try:
+                    await self._look_at_hold(job_id, Hold.loads(text))
+                except e.CoreError as exc:  # the core away: looked at again after the claim
+                    log.warning("worker.hold_unextended", job_id=job_id,
+                                error=type(exc).__name__)
+
+        due = await store.holds_due(now=self.handler.clock.now(), limit=HOLDS_PER_PASS)
+        done = await asyncio.gather(*(one(job_id) for job_id, _ in due), return_exceptions=True)
+        for failed in done:
+            if isinstance(failed, CredentialsRejected | asyncio.CancelledError):
+                raise failed  # the worker pauses (housekeeping), or stops; the holds stay
+            if isinstance(failed, BaseException):
+                log.warning("worker.hold_failed", error=type(failed).__name__)
+
+    async def _look_at_hold(self, job_id: str, hold: Hold) -> None:
+        now = self.handler.clock.now()
+        due = hold.due <= now
+        try:
+            extended = await self.core.heartbeat_job(
+                job_id=job_id, lease_token=hold.job.lease_token,
+                lease_seconds=self.config.lease_seconds if due else HOLD_LEASE_SECONDS)
+        except (e.LeaseExpired, e.LeaseMismatch, e.JobNotFound) as exc:
+            await self.handler.store.hold_drop(job_id)
+            REGISTRY.inc("clarify_holds_lost_total")
+            log.warning("worker.hold_lost", job_id=job_id, error=type(exc).__name__)
+            return
+        job = extended or hold.job
+        if not due:
+            kept = Hold(job, hold.due)
+            await self.handler.store.hold_put(job_id, kept.dumps(),
+                                              at=kept.look_at(job.lease_expires_at, now))
+            return
+        outcome, reports = await self.handler.handle_unreported(job)
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        REGISTRY.inc("clarify_jobs_total", outcome=outcome.value)
+        log.info("worker.hold_released", job_id=job.id, outcome=outcome)
+        await self.core.flush(reports)
+        if outcome is JobOutcome.HELD:  # still outside the hours (a zone changed): held again
+            text = await self.handler.store.hold_text(job_id)
+            if text is not None:
+                await self._look_at_hold(job_id, Hold.loads(text))
+            return
+        await self.handler.store.hold_drop(job_id)
 
     async def _work(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]) -> None:
         try:
@@ -182,6 +258,12 @@ class Worker:
             self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
             REGISTRY.inc("clarify_jobs_total", outcome=outcome.value)
             log.info("worker.job_done", job_id=job.id, attempt=job.attempts, outcome=outcome)
+            if outcome is JobOutcome.HELD:
+                # the job's own heartbeats stop first, then the held lease is extended
+                await self._stop_heartbeat(heartbeat)
+                text = await self.handler.store.hold_text(job.id)
+                if text is not None:
+                    await self._look_at_hold(job.id, Hold.loads(text))
             if reports.deliveries or reports.events:
                 await self._report(job, reports)
         except e.CoreError as exc:
@@ -190,10 +272,14 @@ class Worker:
         except Exception as exc:  # a bug in one job must not stop the worker
             log.error("worker.job_crashed", job_id=job.id, error=type(exc).__name__)
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            await self._stop_heartbeat(heartbeat)
             structlog.contextvars.clear_contextvars()
+
+    @staticmethod
+    async def _stop_heartbeat(heartbeat: asyncio.Task[None]) -> None:
+        heartbeat.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await heartbeat
 
     async def _report(self, job: m.LeasedJob, reports: JobScope) -> None:
         """Send a handled job's reports after its slot frees, so the next job need not wait for

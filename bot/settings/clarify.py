@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import re
+from datetime import time, timedelta
 
 from pydantic import model_validator
 
@@ -14,6 +15,7 @@ from bot.settings.fields import (
     MaybeSeverity,
     Num,
     Roles,
+    TenantId,
     _allowed,
     _choice,
     _cross,
@@ -68,6 +70,60 @@ class SeveritySettings(_Table):
         return floor if floor is not None and floor.rank > severity.rank else severity
 
 
+_DAY = r"(mon|tue|wed|thu|fri|sat|sun)"
+_DAYS = re.compile(rf"^{_DAY}(-{_DAY})?(,{_DAY}(-{_DAY})?)*$")
+
+
+def _hours_problem(days: str, start: str, end: str) -> str | None:
+    """What is wrong with working hours as written (``bot.engine.hours`` reads them)."""
+    try:
+        opens, closes = time.fromisoformat(start), time.fromisoformat(end)
+    except ValueError:
+        opens = closes = time(0)
+    if not _DAYS.match(days.lower().replace(" ", "")) or not opens < closes:
+        return "working days like mon-fri and hours HH:MM with end after start"
+    return None
+
+
+class TenantHours(_Table):
+    """One tenant's working hours and default time zone (``[[clarify.hours.tenants]]``)."""
+
+    tenant: TenantId
+    days: str = _allowed("mon-fri", "days like mon-fri or mon,wed,fri")
+    start: str = _allowed("08:00", "a local time HH:MM")
+    end: str = _allowed("18:00", "a local time HH:MM, after start")
+    time_zone: str = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
+
+    @model_validator(mode="after")
+    def _valid(self) -> TenantHours:
+        problem = _hours_problem(self.days, self.start, self.end)
+        if problem is not None:
+            raise _cross("days", self.days, problem)
+        return self
+
+
+class HoursSettings(_Table):
+    """When people are asked (issue 26): their working hours in their own time zone."""
+
+    enabled: bool = True
+    days: str = _allowed("mon-fri", "days like mon-fri or mon,wed,fri")
+    start: str = _allowed("08:00", "a local time HH:MM")
+    end: str = _allowed("18:00", "a local time HH:MM, after start")
+    # the zone of a person whose platform and core name none
+    time_zone: str = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
+    tenants: tuple[TenantHours, ...] = ()
+
+    @model_validator(mode="after")
+    def _valid(self) -> HoursSettings:
+        problem = _hours_problem(self.days, self.start, self.end)
+        if problem is not None:
+            raise _cross("days", self.days, problem)
+        names = [t.tenant for t in self.tenants]
+        if len(set(names)) != len(names):
+            raise _cross("tenants", None, "one entry per tenant")
+        return self
+
+
 class ClarifySettings(_Table):
     enabled: bool = False
     escalation_window_hours: Num = _allowed(
@@ -77,10 +133,14 @@ class ClarifySettings(_Table):
     digest_threshold: Int = _ints(3, 1, 100)
     digest_window_minutes: Int = _ints(30, 1, 1440)
     redact_fallback: bool = True
+    # the point of a question card's escalation window at which its person gets one reminder
+    # (0: no reminder); docs/delivery.md, "Reminders"
+    reminder_at_percent: Int = _ints(75, 0, 99)
     channels: Channels = _allowed((Channel.TEAMS, Channel.SLACK),
                                   "one or more of: teams, slack (comma-separated, no duplicates)")
     quorum: QuorumSettings = QuorumSettings()
     severity: SeveritySettings = SeveritySettings()
+    hours: HoursSettings = HoursSettings()
 
     @property
     def escalation_window(self) -> timedelta:

@@ -68,6 +68,14 @@ class CardRecord:
     delivery: DeliveryKey
     platform: str  # "slack" | "teams" | "recording"
     message_ref: str  # opaque to the engine, meaningful to the adapter
+    # what a question card said when it was sent (issue 26): when the question moves on if
+    # nobody answers, whether it then goes to the steward, and (set by its one reminder)
+    # whether it was reminded; every later rebuild of the card says the same while the
+    # question still waits on the person (``bot.engine.views.as_sent``). None: not known (a
+    # digest entry, a card found after a crash, a record from before these were kept)
+    moves_on_at: datetime | None = None
+    moves_on_to_steward: bool = False
+    reminded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +169,12 @@ class Store(Protocol):
 
     async def cards(self, clarification_id: str) -> list[CardRecord]: ...
 
+    async def replace_card(self, card: CardRecord) -> bool:
+        """Replace the record of ``card``'s delivery (its reminder marks it ``reminded``), only
+        while one is kept: a card erased or expired meanwhile is not written back. False when
+        there was none. The record's time to live is not renewed."""
+        ...
+
     # ------------------------------------------------ caps and digest batching
     async def admit(
         self, key: DeliveryKey, *, item: DigestItem, day: str, now: datetime, cap: int,
@@ -188,6 +202,11 @@ class Store(Protocol):
     async def claim_batch(self, batch_id: str, *, now: datetime, lease_seconds: int
                           ) -> DigestBatch | None:
         """Claim a due batch for sending (None when not due or claimed by another worker)."""
+        ...
+
+    async def delay_batch(self, batch_id: str, *, until: datetime) -> None:
+        """A claimed batch given back, due again at ``until`` (the person's next working hour,
+        issue 26), its items kept."""
         ...
 
     async def finish_batch(self, batch_id: str) -> None:
@@ -218,9 +237,56 @@ class Store(Protocol):
         """The batch was sent (or given up): forget it."""
         ...
 
+    # ------------------------------------------------ reminders (bot/engine/reminders.py)
+    async def reminder_add(self, member: str, *, due: datetime) -> None:
+        """Index a question card's reminder by when it is due; a member indexed already keeps
+        its due time (a job handled again does not move it)."""
+        ...
+
+    async def reminders_due(self, *, now: datetime, limit: int = 100) -> list[str]:
+        """Members due by ``now`` that no live claim holds, earliest first."""
+        ...
+
+    async def reminder_claim(self, member: str, *, now: datetime, lease_seconds: int) -> bool:
+        """Hold a due member for ``lease_seconds`` (one claim wins; a holder that dies lets it
+        come due again when the lease ends). False when not due or held by another."""
+        ...
+
+    async def reminder_later(self, member: str, *, due: datetime) -> None:
+        """Move an indexed member to a new due time (the next working hour)."""
+        ...
+
+    async def reminder_done(self, member: str) -> None:
+        """Forget a member: its reminder went out, or never will."""
+        ...
+
     # ------------------------------------------------ once-only markers
     async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
         """True the first time (namespace, key) is marked within ttl; False after."""
+        ...
+
+    async def hold_put(self, job_id: str, value: str, *, at: datetime) -> None:
+        """Keep a job held for working hours (its lease token and when it is due) and when a
+        worker should look at it next, ``at`` (issue 26, docs/delivery.md "Working hours")."""
+        ...
+
+    async def holds_due(self, *, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
+        """Held jobs whose ``at`` has come, (job id, value), earliest first."""
+        ...
+
+    async def hold_claim(self, job_id: str, *, now: datetime, lease_seconds: int) -> bool:
+        """Take a hold whose ``at`` has come for ``lease_seconds`` (its ``at`` moves to then):
+        one claim wins, so one replica at a time extends or releases it, and a claimant that
+        dies lets it come due again when the claim ends. False when not due, gone, or held by
+        another claim."""
+        ...
+
+    async def hold_text(self, job_id: str) -> str | None:
+        """One held job's hold, as kept."""
+        ...
+
+    async def hold_drop(self, job_id: str) -> None:
+        """Forget a held job (delivered, settled, or its lease lost)."""
         ...
 
     async def kv_put(self, namespace: str, key: str, value: str, *, ttl_seconds: int) -> None:

@@ -69,16 +69,33 @@ def batch_from(batch_id: str, fields: dict[str, str]) -> DigestBatch:
 
 
 def card_json(card: CardRecord) -> str:
+    """The card as stored; what it said of its move-on time only when it said anything."""
     d = card.delivery
-    return json.dumps({"delivery": [d.clarification_id, d.person_id, d.attempt, d.kind],
-                       "platform": card.platform, "message_ref": card.message_ref})
+    doc: dict[str, object] = {"delivery": [d.clarification_id, d.person_id, d.attempt, d.kind],
+                              "platform": card.platform, "message_ref": card.message_ref}
+    if card.moves_on_at is not None:
+        doc["moves_on"] = epoch(card.moves_on_at)
+        doc["to_steward"] = card.moves_on_to_steward
+    if card.reminded:
+        doc["reminded"] = True
+    return json.dumps(doc)
 
 
 def card_from(raw: str | bytes) -> CardRecord:
+    """A stored card; a record written before the move-on fields were kept (or with one that
+    does not read as a time) reads with none: its rebuilds show no move-on line."""
     doc = json.loads(raw)
     clarification_id, person_id, attempt, kind = doc["delivery"]
     delivery = DeliveryKey(clarification_id, person_id, attempt, kind)
-    return CardRecord(delivery=delivery, platform=doc["platform"], message_ref=doc["message_ref"])
+    moves_on = doc.get("moves_on")
+    try:
+        moves_on_at = None if moves_on is None else when(moves_on)
+    except (TypeError, ValueError, OverflowError, OSError):
+        moves_on_at = None
+    return CardRecord(delivery=delivery, platform=doc["platform"], message_ref=doc["message_ref"],
+                      moves_on_at=moves_on_at,
+                      moves_on_to_steward=moves_on_at is not None and doc.get("to_steward") is True,
+                      reminded=doc.get("reminded") is True)
 
 
 def card_order(card: CardRecord) -> tuple[int, str, str]:

@@ -32,6 +32,10 @@ CARDS_TTL_SECONDS = 30 * DAY
 # A person's delivery state is one hash: its TTL is renewed, and its slots and admissions older
 # than their TTL dropped, by the first write after this many seconds (not by every write).
 PERSON_REFRESH_SECONDS = 3600
+# a person's platform profile (time zone, locale), kept a day under a keyed hash of their chat
+# identity (bot.engine.zones); erased with the person (bot.erasure)
+PROFILES = "profile"
+PROFILE_TTL_SECONDS = DAY
 # Outbox entries never expire: an answer that reached the bot is never lost.
 # A person's "latest action" marker per clarification outlives any platform retry or replay
 # (Slack's signatures hold for 5 minutes, its retries come within one) by far.
@@ -137,6 +141,20 @@ class Keys:
     def batches_due(self) -> str:
         return f"{self.prefix}:batches:due"  # zset: batch id -> due (or lease end) epoch
 
+    @property
+    def reminders_due(self) -> str:
+        # zset: "<attempt>|<moves on epoch>|<to steward 0/1>|<clarification>" -> due (or lease
+        # end) epoch; no person id: the card of that attempt names them
+        return f"{self.prefix}:reminders:due"
+
+    @property
+    def holds_due(self) -> str:
+        return f"{self.prefix}:holds:due"  # zset: held job id -> when to look at it (epoch)
+
+    @property
+    def holds(self) -> str:
+        return f"{self.prefix}:holds"  # hash: held job id -> its hold (JSON)
+
     def cards(self, clarification_id: str) -> str:
         return f"{self.prefix}:cards:{clarification_id}"  # hash: delivery token -> card JSON
 
@@ -219,3 +237,9 @@ class Keys:
     @property
     def order_pattern_prefix(self) -> str:
         return self._outbox("order:")
+
+
+def profile_key(platform: str, user_id: str) -> str:
+    """The store's name (kv ``PROFILES``) for one chat identity's platform profile: a keyed
+    hash, so the key names nobody (``bot.pseudonym``)."""
+    return digest(f"{platform}|{user_id}", purpose="profile")[:40]

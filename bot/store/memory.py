@@ -60,6 +60,7 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
         self._notice_lists = {}
         self._slots: Expiring[str, DeliverySlot] = Expiring(clock)
         self._latest: dict[tuple[str, str], tuple[str, datetime]] = {}
+        self._holds: dict[str, tuple[str, datetime]] = {}
         self._buckets: Expiring[str, tuple[float, datetime]] = Expiring(clock)
         self._cards: Expiring[str, dict[str, CardRecord]] = Expiring(clock)
         self._admissions: Expiring[str, Admission] = Expiring(clock)
@@ -67,6 +68,7 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
         self._windows: Expiring[str, _Window] = Expiring(clock)
         self._batches: Expiring[str, _Batch] = Expiring(clock)
         self._batches_due: dict[str, datetime] = {}
+        self._reminders: dict[str, datetime] = {}  # member -> due (or lease end)
         self._once: dict[tuple[str, str], datetime] = {}
         self._init_outbox(clock, outbox_max)
         self._conversations: Expiring[tuple[str, str], str] = Expiring(clock)
@@ -141,6 +143,14 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
     async def cards(self, clarification_id: str) -> list[CardRecord]:
         async with self._lock:
             return sorted((self._cards.get(clarification_id) or {}).values(), key=card_order)
+
+    async def replace_card(self, card: CardRecord) -> bool:
+        async with self._lock:
+            by_token = self._cards.get(card.delivery.clarification_id)
+            if by_token is None or card.delivery.token() not in by_token:
+                return False
+            by_token[card.delivery.token()] = card
+            return True
 
     # ------------------------------------------------ caps and digest batching
     async def admit(
@@ -225,10 +235,43 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
             return DigestBatch(batch_id=batch_id, person_id=batch.person_id, due_at=batch.due,
                                items=tuple(batch.items.values()))
 
+    async def delay_batch(self, batch_id: str, *, until: datetime) -> None:
+        async with self._lock:
+            if batch_id in self._batches_due:
+                self._batches_due[batch_id] = until
+
     async def finish_batch(self, batch_id: str) -> None:
         async with self._lock:
             self._batches.pop(batch_id)
             self._batches_due.pop(batch_id, None)
+
+    # ------------------------------------------------ reminders
+    async def reminder_add(self, member: str, *, due: datetime) -> None:
+        async with self._lock:
+            self._reminders.setdefault(member, due)
+
+    async def reminders_due(self, *, now: datetime, limit: int = 100) -> list[str]:
+        async with self._lock:
+            ready = sorted((due, member) for member, due in self._reminders.items()
+                           if due <= now)
+            return [member for _, member in ready[:limit]]
+
+    async def reminder_claim(self, member: str, *, now: datetime, lease_seconds: int) -> bool:
+        async with self._lock:
+            due = self._reminders.get(member)
+            if due is None or due > now:
+                return False
+            self._reminders[member] = now + timedelta(seconds=lease_seconds)
+            return True
+
+    async def reminder_later(self, member: str, *, due: datetime) -> None:
+        async with self._lock:
+            if member in self._reminders:
+                self._reminders[member] = due
+
+    async def reminder_done(self, member: str) -> None:
+        async with self._lock:
+            self._reminders.pop(member, None)
 
     # ------------------------------------------------ once-only markers
     async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
@@ -244,6 +287,33 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
         async with self._lock:
             expires = self._clock.now() + timedelta(seconds=ttl_seconds)
             self._latest[(namespace, key)] = (value, expires)
+
+    async def hold_put(self, job_id: str, value: str, *, at: datetime) -> None:
+        async with self._lock:
+            self._holds[job_id] = (value, at)
+
+    async def holds_due(self, *, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
+        async with self._lock:
+            due = sorted((at, job_id, value) for job_id, (value, at) in self._holds.items()
+                         if at <= now)
+            return [(job_id, value) for _, job_id, value in due[:limit]]
+
+    async def hold_claim(self, job_id: str, *, now: datetime, lease_seconds: int) -> bool:
+        async with self._lock:
+            found = self._holds.get(job_id)
+            if found is None or found[1] > now:
+                return False
+            self._holds[job_id] = (found[0], now + timedelta(seconds=lease_seconds))
+            return True
+
+    async def hold_text(self, job_id: str) -> str | None:
+        async with self._lock:
+            found = self._holds.get(job_id)
+            return found[0] if found else None
+
+    async def hold_drop(self, job_id: str) -> None:
+        async with self._lock:
+            self._holds.pop(job_id, None)
 
     async def kv_delete(self, namespace: str, key: str) -> bool:
         async with self._lock:

@@ -89,6 +89,7 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._gate = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self._reserve = redis.register_script(scripts.RESERVE)
         self._cas = redis.register_script(scripts.COMPARE_AND_SET)
+        self._replace_field = redis.register_script(scripts.REPLACE_FIELD)
         # a card's admission, sent with those of other jobs in the same turn (group commit)
         self._admit = GroupCommit(redis, redis.register_script(scripts.ADMIT))
         self._claim_due = redis.register_script(scripts.CLAIM_DUE)
@@ -269,6 +270,14 @@ class RedisStore(RedisOutbox, RedisNotices):
         raw = await self._redis.hgetall(self._keys.cards(clarification_id))
         return sorted((codec.card_from(doc) for doc in raw.values()), key=codec.card_order)
 
+    @_translated
+    async def replace_card(self, card: CardRecord) -> bool:
+        """One script on the card's hash: written only where its field is (never recreating a
+        hash that expired or a field an erasure deleted)."""
+        name = self._keys.cards(card.delivery.clarification_id)
+        return bool(await self._replace_field(keys=[name],
+                                              args=[card.delivery.token(), codec.card_json(card)]))
+
     # ------------------------------------------------ caps and digest batching
     @_translated
     async def admit(
@@ -313,6 +322,10 @@ class RedisStore(RedisOutbox, RedisNotices):
         return cast(list[str], ids)
 
     @_translated
+    async def delay_batch(self, batch_id: str, *, until: datetime) -> None:
+        await self._redis.zadd(self._keys.batches_due, {batch_id: codec.epoch(until)}, xx=True)
+
+    @_translated
     async def claim_batch(self, batch_id: str, *, now: datetime, lease_seconds: int
                           ) -> DigestBatch | None:
         """Held in the due set first (one claim wins), then closed to new items and read in the
@@ -336,6 +349,32 @@ class RedisStore(RedisOutbox, RedisNotices):
         await self._drop_batch(keys=[self._keys.digest(person)], args=[start])
         await self._redis.zrem(self._keys.batches_due, batch_id)
 
+    # ------------------------------------------------ reminders
+    @_translated
+    async def reminder_add(self, member: str, *, due: datetime) -> None:
+        await self._redis.zadd(self._keys.reminders_due, {member: codec.epoch(due)}, nx=True)
+
+    @_translated
+    async def reminders_due(self, *, now: datetime, limit: int = 100) -> list[str]:
+        found = await self._redis.zrangebyscore(
+            self._keys.reminders_due, "-inf", codec.num(codec.epoch(now)), start=0, num=limit)
+        return [str(member) for member in found]
+
+    @_translated
+    async def reminder_claim(self, member: str, *, now: datetime, lease_seconds: int) -> bool:
+        at = codec.epoch(now)
+        won = await self._claim_due(keys=[self._keys.reminders_due],
+                                    args=[member, codec.num(at), codec.num(at + lease_seconds)])
+        return bool(won)
+
+    @_translated
+    async def reminder_later(self, member: str, *, due: datetime) -> None:
+        await self._redis.zadd(self._keys.reminders_due, {member: codec.epoch(due)}, xx=True)
+
+    @_translated
+    async def reminder_done(self, member: str) -> None:
+        await self._redis.zrem(self._keys.reminders_due, member)
+
     # ------------------------------------------------ once-only markers
     @_translated
     async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
@@ -345,6 +384,42 @@ class RedisStore(RedisOutbox, RedisNotices):
     @_translated
     async def kv_put(self, namespace: str, key: str, value: str, *, ttl_seconds: int) -> None:
         await self._redis.set(self._keys.latest(namespace, key), value, ex=ttl_seconds)
+
+    @_translated
+    async def hold_put(self, job_id: str, value: str, *, at: datetime) -> None:
+        await self._redis.hset(self._keys.holds, job_id, value)  # type: ignore[misc]
+        await self._redis.zadd(self._keys.holds_due, {job_id: at.timestamp()})
+
+    @_translated
+    async def holds_due(self, *, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
+        found_ids = await self._redis.zrangebyscore(self._keys.holds_due, "-inf",
+                                                    now.timestamp(), start=0, num=limit)
+        ids = [i for i in found_ids if isinstance(i, str)]
+        if not ids:
+            return []
+        values = await self._redis.hmget(self._keys.holds, ids)  # type: ignore[misc]
+        found = [(i, v) for i, v in zip(ids, values, strict=True) if isinstance(v, str)]
+        gone = [i for i, v in zip(ids, values, strict=True) if not isinstance(v, str)]
+        if gone:
+            await self._redis.zrem(self._keys.holds_due, *gone)
+        return found
+
+    @_translated
+    async def hold_claim(self, job_id: str, *, now: datetime, lease_seconds: int) -> bool:
+        at = codec.epoch(now)
+        won = await self._claim_due(keys=[self._keys.holds_due],
+                                    args=[job_id, codec.num(at), codec.num(at + lease_seconds)])
+        return bool(won)
+
+    @_translated
+    async def hold_text(self, job_id: str) -> str | None:
+        value = await self._redis.hget(self._keys.holds, job_id)  # type: ignore[misc]
+        return value if isinstance(value, str) else None
+
+    @_translated
+    async def hold_drop(self, job_id: str) -> None:
+        await self._redis.hdel(self._keys.holds, job_id)  # type: ignore[misc]
+        await self._redis.zrem(self._keys.holds_due, job_id)
 
     @_translated
     async def kv_delete(self, namespace: str, key: str) -> bool:

@@ -62,6 +62,14 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 return 1
 """
 
+# KEYS: a hash; ARGV: field, value -> 1 when the field was there and now holds the value, else 0
+# (nothing written: an expired hash or an erased field stays gone)
+REPLACE_FIELD = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
 # KEYS (one person's, one hash tag): person, digest batches
 # ARGV: now, cap, threshold, batched (1/0), due of a new window, batch id of a new window,
 #       that window's start in ms (its batch's fields in the digest hash), item clarification id,
@@ -161,8 +169,8 @@ end
 return decide('digested', w[5], w[2])
 """
 
-# KEYS: batches due | ARGV: batch id, now, lease end -> 1 claimed (held until lease end), 0 not
-# due or held by another claim
+# KEYS: batches due (or reminders due, or holds due) | ARGV: member, now, lease end -> 1 claimed
+# (held until lease end), 0 not due or held by another claim
 CLAIM_DUE = """
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end

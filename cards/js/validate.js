@@ -64,8 +64,15 @@ function checkType(registry, typeName, where, problems) {
   }
 }
 
+// The renderer checks "lang" with a regular expression that has the global flag
+// (/^[a-z]{2,3}$/gi), so each exec starts where the previous match ended: every second card with
+// a valid "lang" would be reported 'Invalid value "en"' (microsoft/AdaptiveCards#9145, open).
+// Starting each card afresh keeps the check itself: an invalid "lang" is still reported.
+const LANG = AC.CardElement.langProperty.regEx;
+
 function validate(json) {
   const problems = [];
+  LANG.lastIndex = 0;
   const card = new AC.AdaptiveCard();
   const context = new AC.SerializationContext(TARGET);
   context.onParseElement = (element, source) => {

@@ -26,6 +26,12 @@ async def test_demo_walks_the_loop_to_the_documented_states() -> None:
     assert "Recorded as binding evidence" in joined and "Sarah Chen and Ahmed Karimi" in joined
     assert "has moved on" in joined
     assert "redacted escalation" in joined and "dead-letter digest" in joined
+    # one reminder, to the one person still asked at 75 % of their window, saying when it
+    # moves on; and the steward's batched notice in words
+    reminders = [line for line in lines if "Reminder:" in line]
+    assert len(reminders) == 1 and "DM to Tom Becker" in reminders[0], reminders
+    assert "Moves on to the next person on 8 July at 09:01" in reminders[0]
+    assert "notices: a high question went to Tom Becker" in joined
 
 
 async def test_demo_reads_as_a_story() -> None:

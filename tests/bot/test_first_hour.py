@@ -88,7 +88,10 @@ async def test_init_files_let_serve_deliver_to_the_mapped_user(
                "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
                # the test's own plumbing: the fake Slack, a free port, a quick poll
                "CLARIFY_BOT_SLACK__API_URL": slack.url, "CLARIFY_BOT_SERVER__PORT": str(port),
-               "CLARIFY_BOT_WORKER__POLL_INTERVAL_SECONDS": "0.1"}
+               "CLARIFY_BOT_WORKER__POLL_INTERVAL_SECONDS": "0.1",
+               # the test runs at any real hour: a normal question would otherwise wait for
+               # the person's working hours (docs/delivery.md, "Working hours")
+               "CLARIFY_BOT_CLARIFY__HOURS__ENABLED": "false"}
         stderr = tmp_path / "serve.stderr"
         bot = await asyncio.create_subprocess_exec(
             str(BIN / "clarify-bot"), "serve", stdout=asyncio.subprocess.DEVNULL,

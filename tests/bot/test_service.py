@@ -21,6 +21,8 @@ CONFIG = """
 enabled = true
 channels = "slack"
 
+[clarify.hours]
+enabled = false  # real time: the run must not wait for anyone's working hours
 [core]
 url = "{core}"
 

@@ -1,14 +1,17 @@
-"""Every state validates: Block Kit through slack_sdk.models and our limit checks, Adaptive
-Cards through Microsoft's renderer and the 28 KB / Universal Actions rules."""
+"""Every state validates, in every language of the gallery (German and French texts are longer
+than English ones): Block Kit through slack_sdk.models and our limit checks, Adaptive Cards
+through Microsoft's renderer and the 28 KB / Universal Actions rules."""
 
 from __future__ import annotations
 
 import pytest
 
 from cards import limits
+from cards.fixtures import LOCALES
 from cards.preview import rendered_states
 
-RENDERED = rendered_states()
+RENDERED = [{**state, "name": f"{language}/{state['name']}"}
+            for language, locale in LOCALES.items() for state in rendered_states(locale)]
 
 
 @pytest.mark.parametrize("state", RENDERED, ids=[s["name"] for s in RENDERED])
@@ -32,12 +35,20 @@ def test_adaptive_cards_pass_the_official_renderer(adaptive_validator) -> None:
 
 
 def test_the_renderer_check_can_fail(adaptive_validator) -> None:
-    """The validator reports an unknown property, an unknown element and a bad enum value."""
+    """The validator reports an unknown property, an unknown element and a bad enum value; a
+    ``lang`` that is no language code is reported, a valid one never (however many cards)."""
     report = adaptive_validator({"bad": {
         "type": "AdaptiveCard", "version": "1.5",
         "body": [{"type": "TextBlock", "txt": "x"}, {"type": "Fancy"},
                  {"type": "TextBlock", "text": "x", "color": "Purple"}]}})
     assert len(report["bad"]) == 3
+    text = [{"type": "TextBlock", "text": "x"}]
+    langs = {f"{n}": {"type": "AdaptiveCard", "version": "1.5", "lang": lang, "body": text}
+             for n, lang in enumerate(["en", "de", "fr", "en-US", "en", "de"])}
+    report = adaptive_validator(langs)
+    assert report["3"] == ['parse: InvalidPropertyValue: Invalid value "en-US" for property '
+                           '"lang".']
+    assert [name for name, problems in report.items() if problems] == ["3"]
 
 
 def test_limit_checks_can_fail() -> None:

@@ -194,7 +194,10 @@ def test_unanswered_names_are_joined_in_the_viewer_locale_and_clipped() -> None:
     """Names are joined by the locale's list rules, each cut like a skip line, at most twelve
     named and the rest counted."""
     german = Viewer(locale="de", time_zone="Europe/Berlin")
-    assert text.unanswered_text(ASKED, german) == "Asked, no answer: Tom Becker und Jonas Weber"
+    assert (text.unanswered_text(ASKED, german)
+            == "Gefragt, keine Antwort: Tom Becker und Jonas Weber")
+    spanish = Viewer(locale="es-ES", time_zone="Europe/Madrid")  # no catalog: English words
+    assert text.unanswered_text(ASKED, spanish) == "Asked, no answer: Tom Becker and Jonas Weber"
     assert text.unanswered_text((), fixtures.STEWARD) is None
     many = tuple(f"Person {n}" for n in range(20))
     line = text.unanswered_text(many, fixtures.STEWARD) or ""

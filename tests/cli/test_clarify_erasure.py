@@ -27,6 +27,7 @@ from bot.audit import AuditEvent, JsonLinesSink, SkipPair
 from bot.chat import person_order_token
 from bot.core import models as m
 from bot.store.base import CardRecord, DeliveryKey, DigestItem, NoticeItem
+from bot.store.keys import PROFILES, profile_key
 from bot.store.redis import RedisStore
 from clarify_bot import steward_output
 from devcore.directory import Token
@@ -90,6 +91,11 @@ async def _fill(prefix: str) -> None:
         for entry in await store.outbox_claim(now=START + timedelta(seconds=2),
                                               lease_seconds=60, limit=10):
             await store.outbox_done(entry)
+        # the platform profiles working hours and locales keep a day (bot.engine.zones): her
+        # Slack and Teams ones, and Ahmed's
+        for platform, user in (("slack", "U0SARAH"), ("teams", SARAH_AAD), ("slack", "U0AHMED")):
+            await store.kv_put(PROFILES, profile_key(platform, user),
+                               '{"tz": "Europe/Berlin", "locale": "de-DE"}', ttl_seconds=600)
         # her Teams conversation (what the Agents SDK's reference holds: ids and her name)
         await store.conversation_put("acme", SARAH_AAD, json.dumps({
             "user": {"id": SARAH_TEAMS, "name": "Sarah Chen", "aadObjectId": SARAH_AAD},
@@ -133,6 +139,14 @@ async def _everything(prefix: str) -> str:
             parts.append(f"<{kind}>")
     await client.aclose()
     return "\n".join(parts)
+
+
+async def _kept_profiles(prefix: str) -> list[str]:
+    """The chat identities' profile keys still in the store (of those ``_fill`` wrote)."""
+    async with RedisStore.from_url(URL, prefix=prefix) as store:
+        return [key for key in (profile_key("slack", "U0SARAH"), profile_key("teams", SARAH_AAD),
+                                profile_key("slack", "U0AHMED"))
+                if await store.kv_get(PROFILES, key) is not None]
 
 
 def _audit(path: Path) -> None:
@@ -182,6 +196,8 @@ def test_erase_attribution_leaves_no_trace_of_the_person_and_keeps_the_evidence(
     assert (store["digest_windows"], store["digest_batches"], store["parked_answers"]) == (1, 1, 1)
     assert store["message_refs"] == 1 and store["answer_order_markers"] == 3  # three questions
     assert (store["conversation_refs"], store["rate_keys"]) == (1, 1)
+    assert store["platform_profiles"] == 2  # her Slack and Teams ones, not Ahmed's
+    assert asyncio.run(_kept_profiles(prefix)) == [profile_key("slack", "U0AHMED")]
     assert (store["notices_rewritten"], store["notices_dropped"]) == (1, 1)
     assert store["answers_waiting_kept"] == 0
     assert doc["auditLines"] == 3 and doc["core"]["responses"] == 1
@@ -228,6 +244,8 @@ def test_without_the_erasure_extension_the_bots_own_data_still_goes(
     jsonschema.validate(doc, json.loads(steward_output.SCHEMA_PATH.read_text()))
     assert doc.get("core") is None and doc["aliasesFound"] is True
     assert doc["store"]["delivery_slots"] == 1 and doc["auditLines"] == 3
+    assert doc["store"]["platform_profiles"] == 2
+    assert asyncio.run(_kept_profiles(prefix)) == [profile_key("slack", "U0AHMED")]
     left = asyncio.run(_everything(prefix))
     assert not any(name in left for name in NAMES)
     assert "p-ahmed" in left and "U0AHMED" in left

@@ -13,11 +13,15 @@ import os
 import shlex
 import stat
 import tomllib
+from datetime import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
+from bot.engine.hours import WorkingHours, of_tenant
+from bot.settings import load_settings
+from bot.settings.clarify import HoursSettings
 from clarify_bot.cli import main
 from devcore.scenario import read_scenario
 
@@ -102,6 +106,55 @@ def test_init_writes_settings_that_pass_check_config(
         if name == "CLARIFY_BOT_CONFIG":
             continue
         assert value not in result.output and value not in checked.output
+
+
+def test_init_writes_the_working_hours_as_the_defaults_with_a_tenant_of_its_own_to_copy(
+        tmp_path: Path) -> None:
+    """The written [clarify.hours] is Monday-Friday 08:00-18:00, UTC for whoever has no zone,
+    on (the defaults, as the loader reads them); its commented tenant example, uncommented,
+    gives that tenant its own hours and zone; init says how to try at night."""
+    config = tmp_path / "clarify-bot.toml"
+    result = run("init", "--out", str(config), "--slack-team", "T07REALWS", "--tenant", "globex")
+    assert result.exit_code == 0, result.output
+    text = config.read_text()
+    assert tomllib.loads(text)["clarify"]["hours"] == {
+        "enabled": True, "days": "mon-fri", "start": "08:00", "end": "18:00",
+        "time_zone": "UTC"}
+    hours = load_settings(config, environ={}).clarify.hours
+    assert hours == HoursSettings()
+    rules, zone = of_tenant(hours, "globex")
+    assert (rules, zone) == (WorkingHours(frozenset(range(5)), time(8), time(18)), "UTC")
+    assert "set [clarify.hours] enabled = false in" in result.output
+
+    lines = text.splitlines()
+    first = lines.index("# [[clarify.hours.tenants]]")
+    last = lines.index("", first)
+    copied = tmp_path / "copied.toml"
+    copied.write_text("\n".join(lines[:first] + [line.removeprefix("# ")
+                                                  for line in lines[first:last]]
+                                 + lines[last:]))
+    hours = load_settings(copied, environ={}).clarify.hours
+    assert [t.tenant for t in hours.tenants] == ["globex"]
+    assert of_tenant(hours, "globex") == (
+        WorkingHours(frozenset(range(5)), time(9), time(17, 30)), "Europe/Berlin")
+    assert of_tenant(hours, "acme") == (rules, "UTC")  # every other tenant: the table's own
+
+
+@pytest.mark.parametrize(("hours", "said"), [
+    ("", "mon-fri 08:00-18:00 in each person's zone (else UTC); normal and high cards wait"),
+    ('enabled = false', "off (clarify.hours.enabled = false): cards go out at any hour"),
+    ('days = "mon-thu"\nstart = "07:30"\ntime_zone = "Europe/Paris"\n'
+     '[[clarify.hours.tenants]]\ntenant = "globex"',
+     "mon-thu 07:30-18:00 in each person's zone (else Europe/Paris), tenants' own for globex;"),
+])
+def test_check_config_says_when_cards_go_out(tmp_path: Path, hours: str, said: str) -> None:
+    config = tmp_path / "bot.toml"
+    config.write_text('[clarify]\nchannels = "slack"\n[clarify.hours]\n' + hours
+                      + '\n[slack]\nmode = "socket"\n[store]\nbackend = "memory"\n')
+    checked = run("check-config", "--config", str(config), env=FILLED)
+    assert checked.exit_code == 0, checked.output
+    [line] = [x for x in checked.output.splitlines() if x.startswith("  working hours: ")]
+    assert line.removeprefix("  working hours: ").startswith(said)
 
 
 def test_every_key_written_is_commented(tmp_path: Path) -> None:

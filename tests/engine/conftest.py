@@ -117,7 +117,16 @@ async def new_clarification(
 
 
 def clarify_settings(**overrides: Any) -> ClarifySettings:
+    """The spec's settings for slack; working hours off unless a test sets ``hours`` (the
+    rig's clock starts on a Saturday: tests/engine/test_working_hours.py is about the hours)."""
+    overrides.setdefault("hours", {"enabled": False})
     return ClarifySettings(channels=("slack",), **overrides)
+
+
+def with_hours(**overrides: Any) -> ClarifySettings:
+    """``clarify_settings`` with the working hours on (Monday-Friday 08:00-18:00 in each
+    person's zone): the reminders' tests are about them."""
+    return clarify_settings(hours={"enabled": True}, **overrides)
 
 
 @pytest.fixture

@@ -164,7 +164,7 @@ class Restart:
     sink: TeeSink
     stores: list[RedisStore] = field(default_factory=list)
 
-    def worker(self, name: str) -> Node:
+    def worker(self, name: str, *, clarify: ClarifySettings | None = None) -> Node:
         store = self.make_store()
         self.stores.append(store)
         return node(
@@ -174,6 +174,7 @@ class Restart:
             sink=self.sink,
             clock=self.clock,
             worker_id=name,
+            clarify=clarify,
         )
 
 

@@ -51,7 +51,8 @@ async def test_a_new_platform_answers_a_question_end_to_end(
     pigeon = Pigeon()
     engine = build_engine(EngineParts(
         core=bot_client, store=MemoryStore(clock=clock), channels={"teams": pigeon},
-        clarify=ClarifySettings(channels=("teams",)), clock=clock, audit_sink=MemorySink(),
+        clarify=ClarifySettings(channels=("teams",), hours={"enabled": False}),
+        clock=clock, audit_sink=MemorySink(),
         teams=TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"),)),
         sleep=no_sleep))
     cid = await new_clarification(dev_client, authority={"authored_by": ["p-sarah"]})

@@ -19,6 +19,7 @@ from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.engine.handler import JobOutcome
 from bot.process.worker import Worker, WorkerConfig
+from bot.store.memory import MemoryStore
 
 
 def _job(n: int, clock: ManualClock) -> m.LeasedJob:
@@ -57,6 +58,7 @@ class Handler:
     """Each job runs until the test opens its gate, then reports one delivery."""
 
     clock: ManualClock
+    store: MemoryStore = field(default_factory=MemoryStore)  # no job is held for hours here
     gates: dict[str, asyncio.Event] = field(default_factory=dict)
     started: list[str] = field(default_factory=list)
     running: set[str] = field(default_factory=set)

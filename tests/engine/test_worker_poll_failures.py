@@ -13,6 +13,7 @@ from bot.clock import ManualClock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.process.worker import Worker, WorkerConfig
+from bot.store.memory import MemoryStore
 
 CORE_URL = "http://core.internal:8700"
 
@@ -35,6 +36,7 @@ class AwayCore:
 
 class Handler:
     clock = ManualClock()
+    store = MemoryStore()  # no job is held for hours here
 
 
 class Nothing:

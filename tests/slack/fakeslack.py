@@ -93,6 +93,7 @@ class Message:
     thread_ts: str | None = None
     edited_ts: str | None = None
     team: str | None = None  # the installation whose token posted it
+    broadcast: bool = False  # a thread reply also shown in the channel (``reply_broadcast``)
 
     def as_slack(self, *, with_metadata: bool) -> Json:
         """The message as conversations.history shows it."""
@@ -102,6 +103,8 @@ class Message:
             shown["blocks"] = self.blocks
         if self.thread_ts:
             shown["thread_ts"] = self.thread_ts
+            if self.broadcast:
+                shown["subtype"] = "thread_broadcast"
         if self.edited_ts:
             shown["edited"] = {"user": BOT_USER_ID, "ts": self.edited_ts}
         if with_metadata and self.metadata:
@@ -157,6 +160,7 @@ class User:
     is_bot: bool = False
     deleted: bool = False
     team: str = "T0FAKE"  # the workspace the user belongs to
+    locale: str = "en-GB"  # answered only with include_locale, as Slack does
 
     def as_slack(self) -> Json:
         profile = {"real_name": self.name, "display_name": self.name}
@@ -362,8 +366,8 @@ class FakeSlack:
 
     def add_user(self, user_id: str, *, name: str | None = None, email: str | None = None,
                  tz: str = "UTC", is_bot: bool = False, deleted: bool = False,
-                 team: str = TEAM_ID) -> User:
-        user = User(user_id, name or user_id.lower(), email, tz, is_bot, deleted, team)
+                 team: str = TEAM_ID, locale: str = "en-GB") -> User:
+        user = User(user_id, name or user_id.lower(), email, tz, is_bot, deleted, team, locale)
         self.users[user_id] = user
         return user
 
@@ -614,6 +618,7 @@ class FakeSlack:
             "apps.connections.open": self._connections_open,
             "conversations.open": self._conversations_open,
             "conversations.history": self._conversations_history,
+            "conversations.info": self._conversations_info,
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.postEphemeral": self._post_ephemeral,
@@ -706,11 +711,22 @@ class FakeSlack:
         return {"no_op": already_open, "already_open": already_open,
                 "channel": {"id": channel, "is_im": True, "user": user.id}}
 
+    def _conversations_info(self, args: Json) -> Json:
+        channel = self._channel(args)
+        for user in self.users.values():
+            if self.dm_channel(user.id) == channel:
+                return {"channel": {"id": channel, "is_im": True, "user": user.id}}
+        return {"channel": {"id": channel, "is_im": False}}
+
     def _post_message(self, args: Json) -> Json:
         channel = self._channel(args)
         text, blocks = _content(args)
+        thread = args.get("thread_ts")
+        if thread and not any(m.ts == thread for m in self.messages_in(channel)):
+            raise SlackError("thread_not_found")
         message = Message(channel, self._next_ts(), text or "", blocks or [], _metadata(args),
-                          args.get("thread_ts"), team=self._team)
+                          thread, team=self._team,
+                          broadcast=bool(thread) and _flag(args.get("reply_broadcast")))
         self.messages.append(message)
         return {"channel": channel, "ts": message.ts,
                 "message": message.as_slack(with_metadata=True)}
@@ -756,7 +772,9 @@ class FakeSlack:
                 return oldest <= ts <= latest
             return oldest < ts < latest
 
-        found = [m for m in self.messages_in(channel) if within(Decimal(m.ts))]
+        # as Slack: the channel's own messages, and of thread replies only those broadcast
+        found = [m for m in self.messages_in(channel) if within(Decimal(m.ts))
+                 and (not m.thread_ts or m.thread_ts == m.ts or m.broadcast)]
         found.sort(key=lambda m: Decimal(m.ts), reverse=True)
         page, has_more = found[:limit], len(found) > limit
         with_metadata = _flag(args.get("include_all_metadata"))
@@ -792,7 +810,11 @@ class FakeSlack:
         return {"view": self.homes[user_id]}
 
     def _users_info(self, args: Json) -> Json:
-        return {"user": self._user(args.get("user")).as_slack()}
+        user = self._user(args.get("user"))
+        shown = user.as_slack()
+        if str(args.get("include_locale", "")).lower() in ("true", "1"):
+            shown["locale"] = user.locale
+        return {"user": shown}
 
     def _users_lookup_by_email(self, args: Json) -> Json:
         email = _required(args, "email")

@@ -94,6 +94,9 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     sarah, ahmed = stack.card("U0SARAH", cid), stack.card("U0AHMED", cid)
     notice = "This clarification affects a high-stakes date and requires two confirmations."
     assert notice in shown(stack, sarah) and notice in shown(stack, ahmed)
+    # Ahmed is the ranking's last turn: after him, the steward (the 48 h window, 8 July)
+    steward_next = "Goes to the workspace steward on 8 July at "
+    assert steward_next in shown(stack, ahmed)
 
     await stack.click("U0SARAH", sarah, "clarify.answer.0")
     await stack.settle()
@@ -101,8 +104,10 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     assert "One more confirmation is required before the correction becomes binding." \
         in shown(stack, sarah)
     assert "clarify.answer.0" not in shown(stack, sarah)
+    assert "⏳" not in shown(stack, sarah)  # hers no longer waits on her
     banner = f"First confirmation recorded: {FIRST} (Sarah Chen). Do you agree?"
     assert banner in shown(stack, ahmed) and "clarify.answer.0" in shown(stack, ahmed)
+    assert steward_next in shown(stack, ahmed)  # his still does: it still says when it moves on
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert c.state is m.ClarificationState.PARTIALLY_CONFIRMED
     assert (c.quorum.state, c.quorum.remaining) == (m.QuorumState.PENDING, 1)
@@ -112,7 +117,7 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     bound = (f"✓ Recorded as binding evidence: {FIRST}, confirmed by Sarah Chen and "
              "Ahmed Karimi, 6 Jul 2026.")
     assert bound in shown(stack, sarah) and bound in shown(stack, ahmed)
-    assert "clarify.answer" not in shown(stack, ahmed)
+    assert "clarify.answer" not in shown(stack, ahmed) and "⏳" not in shown(stack, ahmed)
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert (c.state, c.quorum.state) == (m.ClarificationState.ANSWERED, m.QuorumState.SATISFIED)
     assert [(r.responder, r.binding_status) for r in c.responses] == [
@@ -502,3 +507,32 @@ async def test_cards_follow_a_decision_made_outside_the_bot(stack: Stack) -> Non
     for card in (sarah, ahmed):
         shown = stack.text_of(card)
         assert "Recorded as a steward decision" in shown and "Maria Lopez" in shown
+
+
+async def test_card_in_the_person_slack_locale(stack: Stack) -> None:
+    """Slack says the person reads de-DE (``users.info`` with ``include_locale``): the card is
+    German with German dates, the spec's words stay English; the answer's card too."""
+    stack.slack.users["U0AHMED"].locale = "de-DE"
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    text = stack.text_of(card)
+    assert "1. Juli – 30. September" in text and FIRST not in text
+    assert "Ich bin nicht die richtige Person" in text and "Something else…" in text
+    asked = [c for c in stack.slack.calls if c.method == "users.info"]
+    assert asked and all(str(c.args.get("include_locale")).lower() == "true" for c in asked)
+
+
+async def test_the_answered_card_stays_in_the_person_slack_locale(stack: Stack) -> None:
+    """After the tap, the card updated in place is German too (its dates and words), with
+    the spec's outcome sentence in English."""
+    stack.slack.users["U0AHMED"].locale = "de-DE"
+    cid = await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    card = stack.card("U0AHMED", cid)
+    response = await stack.click("U0AHMED", card, "clarify.answer.0")
+    assert response.status == 200
+    await stack.settle()
+    shown = stack.text_of(card)
+    assert "Recorded as evidence: 1. Juli – 30. September" in shown
+    assert "Frage:" in shown and "Quelle:" in shown and FIRST not in shown

@@ -44,6 +44,8 @@ CONFIG = """
 enabled = true
 channels = "slack"
 per_person_daily_cap = 1000
+[clarify.hours]
+enabled = false  # real time: the run must not wait for anyone's working hours
 [core]
 url = "{core}"
 [server]

@@ -138,7 +138,8 @@ async def both(clock: ManualClock, bot_client: CoreClient, truth: CoreClient,
     teams_channel = RecordingChannel(platform="teams")
     engine = build_engine(EngineParts(
         core=bot_client, store=store, channels={"slack": slack_channel, "teams": teams_channel},
-        clarify=ClarifySettings(channels=("slack", "teams")), clock=clock, audit_sink=sink,
+        clarify=ClarifySettings(channels=("slack", "teams"), hours={"enabled": False}),
+        clock=clock, audit_sink=sink,
         slack=ACME_SLACK, teams=TEAMS, sleep=no_sleep,
         worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
     slack_adapter = build_slack_adapter(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -106,6 +107,31 @@ async def test_adding_a_card_twice_keeps_one(store: Store) -> None:
     await store.add_card(_card("c1", "p1", "m1"))
     await store.add_card(_card("c1", "p1", "m1-moved"))
     assert await store.cards("c1") == [_card("c1", "p1", "m1-moved")]
+
+
+async def test_a_card_keeps_when_it_moves_on_and_its_reminder(store: Store) -> None:
+    """A question card's record keeps when the question moves on (to the microsecond), whether
+    to the steward, and, replaced by its reminder, that it was reminded; other cards of the
+    clarification are left as they were."""
+    moves_on = at(8 * 3600 + 60.123457)
+    sent = CardRecord(delivery("c1"), "teams", "m1", moves_on_at=moves_on,
+                      moves_on_to_steward=True)
+    await store.add_card(sent)
+    await store.add_card(_card("c1", "p2", "m2"))
+    assert await store.cards("c1") == [sent, _card("c1", "p2", "m2")]
+    reminded = replace(sent, reminded=True)
+    assert await store.replace_card(reminded)
+    assert await store.cards("c1") == [reminded, _card("c1", "p2", "m2")]
+
+
+async def test_replacing_a_card_never_writes_back_one_not_kept(store: Store) -> None:
+    """A card not (or no longer) on record is not recreated by its replacement: an erased or
+    expired card stays gone."""
+    assert not await store.replace_card(CardRecord(delivery("c1"), "slack", "m1", reminded=True))
+    assert await store.cards("c1") == []
+    await store.add_card(_card("c1", "p2", "m2"))
+    assert not await store.replace_card(replace(_card("c1", "p1", "m1"), reminded=True))
+    assert await store.cards("c1") == [_card("c1", "p2", "m2")]
 
 
 async def test_mark_once_is_true_only_the_first_time(store: Store) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from datetime import timedelta
 
 import pytest
@@ -44,6 +45,28 @@ async def test_keys_carry_their_ttls(redis_db: aioredis.Redis) -> None:
         assert await redis_db.ttl(name) == -1, name
     names = [str(name) async for name in redis_db.scan_iter(match="*")]
     assert names and all(name.startswith(f"{PREFIX}:") for name in names)
+
+
+async def test_a_card_record_round_trips_and_one_written_before_the_move_on_fields_reads(
+        redis_db: aioredis.Redis) -> None:
+    """The move-on fields as stored and read back; a record of an earlier release (no such
+    fields) and one whose time does not read still list, with no move-on time."""
+    store = RedisStore(redis_db, prefix=PREFIX)
+    name = k.Keys(PREFIX).cards("c1")
+    new = CardRecord(delivery("c1"), "slack", "m1", moves_on_at=at(28860.5),
+                     moves_on_to_steward=True, reminded=True)
+    await store.add_card(new)
+    raw = json.loads(await redis_db.hget(name, new.delivery.token()))
+    assert (raw["moves_on"], raw["to_steward"], raw["reminded"]) == (
+        at(28860.5).timestamp(), True, True)
+    old, odd = delivery("c1", "p2"), delivery("c1", "p3")
+    await redis_db.hset(name, old.token(), json.dumps(
+        {"delivery": ["c1", "p2", 0, "question"], "platform": "teams", "message_ref": "m2"}))
+    await redis_db.hset(name, odd.token(), json.dumps(
+        {"delivery": ["c1", "p3", 0, "question"], "platform": "slack", "message_ref": "m3",
+         "moves_on": "soon", "to_steward": True}))
+    assert await store.cards("c1") == [new, CardRecord(old, "teams", "m2"),
+                                       CardRecord(odd, "slack", "m3")]
 
 
 async def test_mark_once_sets_its_ttl(redis_db: aioredis.Redis) -> None:

@@ -24,7 +24,7 @@ PREFIX = "/teams/"  # the service URL's path, as Teams' regional ones have
 
 @dataclass(frozen=True)
 class Call:
-    route: str  # "create" | "send" | "reply" | "update"
+    route: str  # "create" | "send" | "reply" | "update" | "members"
     method: str
     path: str
     authorization: str | None
@@ -73,6 +73,7 @@ class FakeConnector:
         app.router.add_post(PREFIX + "v3/conversations", self._create)
         app.router.add_post(PREFIX + "v3/conversations/{cid}/activities", self._send)
         app.router.add_put(PREFIX + "v3/conversations/{cid}/activities/{aid}", self._update)
+        app.router.add_get(PREFIX + "v3/conversations/{cid}/members", self._members)
         # a reply to an activity (the SDK's typing indicator replies to the one it is handling)
         app.router.add_post(PREFIX + "v3/conversations/{cid}/activities/{aid}", self._reply)
         self._runner = web.AppRunner(app, access_log=None)
@@ -172,6 +173,20 @@ class FakeConnector:
         found.versions.append(found.activity)
         found.activity = body
         return self._answer("update", request, 200, {"id": aid}, body)
+
+    async def _members(self, request: web.Request) -> web.Response:
+        """A 1:1 conversation's members as Teams lists them: the person (the bot is not
+        listed)."""
+        refused = self._refusal("members", request, None)
+        if refused is not None:
+            return refused
+        cid = request.match_info["cid"]
+        if cid not in self.conversations:
+            return self._answer("members", request, 404,
+                                _error("ConversationNotFound", "Conversation not found."))
+        _, user = self.conversations[cid]
+        return self._answer("members", request, 200, [{"id": f"29:{user}", "name": user,
+                                                       "aadObjectId": user}])
 
     # ---------------------------------------------------------------- helpers
 

@@ -159,7 +159,8 @@ def teams_engine(*, core: CoreClient, store: Store, channel: Any, sink: MemorySi
                  clock: ManualClock, teams: TeamsSettings = TEAMS) -> Engine:
     return build_engine(EngineParts(
         core=core, store=store, channels={"teams": channel},
-        clarify=ClarifySettings(channels=("teams",)), clock=clock, audit_sink=sink,
+        clarify=ClarifySettings(channels=("teams",), hours={"enabled": False}),
+        clock=clock, audit_sink=sink,
         slack=ACME_SLACK, teams=teams, sleep=no_sleep,
         worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
 

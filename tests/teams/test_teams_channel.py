@@ -5,6 +5,7 @@ message reference, private notes, and the refusals the engine turns into reason 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -161,3 +162,103 @@ async def test_the_mounts_constructor_takes_the_settings(kit: Kit) -> None:
                                     store=kit.store, clock=kit.clock, codec=CODEC)
     with pytest.raises(ChannelError):
         await production.update(str(MessageRef("a:1", "1", ORG, kit.fake.url)), QUESTION)
+
+
+async def test_a_reminder_updates_the_card_and_writes_in_its_conversation(kit: Kit) -> None:
+    """A question card's reminder on Teams: the card is updated in place through the connector
+    (which notifies nobody), and the nudge is a new activity in the card's own 1:1
+    conversation (which does), with its words as the activity's text for the notification."""
+    from datetime import UTC, datetime
+
+    from cards.views import ReminderView
+
+    cid = await stored_reference(kit)
+    channel = kit.channel()
+    ref = await channel.send(address(), QUESTION, key=KEY)
+    moves_on = datetime(2026, 7, 6, 17, 1, tzinfo=UTC)
+    await channel.update(ref, replace(QUESTION, reminded=True, moves_on_at=moves_on))
+    nudge = ReminderView(clarification_id=QUESTION.clarification_id, near=ref,
+                         document=QUESTION.document, viewer=QUESTION.viewer,
+                         as_of=QUESTION.asked_at, moves_on_at=moves_on)
+    await channel.send(address(), nudge,
+                       key=DeliveryKey(KEY.clarification_id, "p-sarah", 0, "reminder"))
+    card, reminder = kit.fake.to(SARAH)
+    assert len(card.versions) == 1
+    assert "Reminder: your answer is still needed." in json.dumps(card.card)
+    assert reminder.conversation_id == cid
+    assert reminder.activity["text"].startswith("Reminder: a question about a date in")
+    assert "Moves on to the next person on" in reminder.activity["text"]
+    assert [c.route for c in kit.fake.calls] == ["send", "update", "send"]
+
+
+async def _sarah_wrote_in(kit: Kit, locale: str) -> str:
+    """Sarah's latest activity said ``locale``: kept with her conversation reference, as the
+    inbound side keeps it (``adapters.teams.references.reference_json``)."""
+    cid = kit.fake.open(ORG, SARAH)
+    reference = {"conversation": {"id": cid, "tenantId": ORG}, "serviceUrl": kit.fake.url,
+                 "channelId": "msteams", "locale": locale}
+    await kit.store.conversation_put("acme", SARAH, json.dumps(reference), now=kit.clock.now())
+    return cid
+
+
+RECORDED = OUTCOMES["outcome_recorded"]  # built in the core's locale ("en")
+
+
+async def test_an_update_is_in_the_locale_of_the_persons_latest_activity(kit: Kit) -> None:
+    """A card repainted later (not in a click's response), from a view in the core's locale:
+    written in Sarah's Teams locale (German texts and dates; the spec's sentence stays English),
+    with no connector call but the update (this process sent the card)."""
+    await _sarah_wrote_in(kit, "de-DE")
+    channel = kit.channel()
+    ref = await channel.send(address(), QUESTION, key=KEY)
+    await channel.update(ref, RECORDED)
+    (posted,) = kit.fake.to(SARAH)
+    card = json.dumps(posted.card, ensure_ascii=False)
+    assert "Recorded as evidence: 12. Juni, confirmed by Sarah, 04.07.2026." in card, card
+    assert "Frage:" in card and "Question:" not in card
+    assert [c.route for c in kit.fake.calls] == ["send", "update"]
+
+
+async def test_an_update_of_a_card_sent_elsewhere_asks_whose_chat_it_is(kit: Kit) -> None:
+    """A card sent by another replica (or before a restart): the connector's members of the
+    1:1 conversation name Sarah, once; her card is written in her locale (fr-FR)."""
+    cid = await _sarah_wrote_in(kit, "fr-FR")
+    ref = await kit.channel().send(address(), QUESTION, key=KEY)
+    fresh = kit.channel()  # knows nothing of what the first one sent
+    await fresh.update(ref, RECORDED)
+    await fresh.update(ref, replace(RECORDED, confirmed_by=("Ahmed",)))
+    (posted,) = kit.fake.to(SARAH)
+    card = json.dumps(posted.card, ensure_ascii=False)
+    assert "12 juin, confirmed by Ahmed, 4 juil. 2026." in card, card
+    assert "Question:" not in card  # French sets a narrow no-break space before the colon
+    (members,) = kit.fake.of("members")
+    assert members.path.endswith(f"/v3/conversations/{cid}/members") and members.status == 200
+    assert members.authorization == f"Bearer {TOKEN}"
+
+
+async def test_an_update_whose_reader_is_unknown_keeps_the_views_locale(kit: Kit) -> None:
+    """The person never stated a locale, or the connector cannot say whose chat it is: the
+    card is still updated, in the view's own locale (never held back)."""
+    await stored_reference(kit)  # no locale kept
+    ref = await kit.channel().send(address(), QUESTION, key=KEY)
+    await kit.channel().update(ref, RECORDED)
+    (posted,) = kit.fake.to(SARAH)
+    assert "Recorded as evidence: 12 June, confirmed by Sarah, 4 Jul 2026." in json.dumps(
+        posted.card, ensure_ascii=False)
+    kit.fake.fail("members", 403)
+    await kit.channel().update(ref, replace(RECORDED, confirmed_by=("Ahmed",)))
+    assert "confirmed by Ahmed, 4 Jul 2026." in json.dumps(posted.card, ensure_ascii=False)
+    assert [c.status for c in kit.fake.of("members")] == [200, 403]
+    assert len(kit.fake.of("update")) == 2
+
+
+async def test_a_note_is_in_the_locale_of_the_persons_latest_activity(kit: Kit) -> None:
+    """``note`` in the chat of a card: its text and its card in Sarah's Teams locale."""
+    await _sarah_wrote_in(kit, "de-DE")
+    channel = kit.channel()
+    ref = await channel.send(address(), QUESTION, key=KEY)
+    await channel.note(ref, SARAH, None)
+    await channel.note(ref, SARAH, RECORDED)
+    _, text, card = kit.fake.posted
+    assert text.activity["text"].startswith("Ihre Antwort wurde nicht erfasst")
+    assert "12. Juni" in json.dumps(card.card, ensure_ascii=False)

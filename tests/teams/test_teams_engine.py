@@ -57,7 +57,8 @@ def rig(kit: Kit, bot: CoreClient, clock: ManualClock, *, order: tuple[str, ...]
     sink = MemorySink()
     engine = build_engine(EngineParts(
         core=bot, store=kit.store, channels={c: channels[c] for c in order},
-        clarify=ClarifySettings(channels=order), clock=clock, audit_sink=sink,
+        clarify=ClarifySettings(channels=order, hours={"enabled": False}),
+        clock=clock, audit_sink=sink,
         slack=ACME_SLACK, teams=SETTINGS, sleep=no_sleep))
     return Rig(engine, teams, slack, sink)
 
@@ -294,3 +295,22 @@ async def test_delivery_failed_only_when_every_platform_refused_with_each_reason
     assert skip.message.index("teams:") < skip.message.index("slack:")
     assert len(made.slack.to("p-ahmed")) == 1
     assert await made.engine.handler.blocks.blocked(address()) is not None
+
+
+async def test_a_card_in_the_locale_of_the_person_latest_activity(
+        kit: Kit, bot_client: CoreClient, dev_client: DevCoreClient, clock: ManualClock) -> None:
+    """Tina's latest activity said ``fr-FR`` (kept with her conversation reference): her card is
+    French with French dates; the spec's "Something else…" stays English."""
+    kit.fake.install(ORG, TINA)
+    conversation = kit.fake.open(ORG, TINA)
+    reference = {"conversation": {"id": conversation, "tenantId": ORG}, "locale": "fr-FR",
+                 "serviceUrl": kit.fake.url, "channelId": "msteams"}
+    await kit.store.conversation_put("acme", TINA, json.dumps(reference), now=clock.now())
+    made = rig(kit, bot_client, clock)
+    await new_clarification(dev_client, authority={"authored_by": ["p-tina"]})
+    await made.engine.worker.run_burst()
+    (posted,) = kit.fake.to(TINA)
+    card = json.dumps(posted.card, ensure_ascii=False)
+    assert "Je ne suis pas la bonne personne" in card and "Something else…" in card
+    assert "1 juil." in card or "1 juillet" in card, card
+    assert "Not the right person" not in card

@@ -49,10 +49,12 @@ def flow(teams: TeamsStack, *, user: str = SARAH_AAD, kind: str = "personal"
     return adapter, TestFlow(adapter, callback)
 
 
-def invoke_activity(data: dict[str, Any], verb: str = "clarify.answer") -> Activity:
+def invoke_activity(data: dict[str, Any], verb: str = "clarify.answer", **extra: Any
+                    ) -> Activity:
     return Activity(type="invoke", name="adaptiveCard/action", reply_to_id="1:card",
                     timestamp=datetime(2026, 7, 6, 9, 0, 0, 123000, tzinfo=UTC),
-                    value={"action": {"type": "Action.Execute", "verb": verb, "data": data}})
+                    value={"action": {"type": "Action.Execute", "verb": verb, "data": data}},
+                    **extra)
 
 
 def invoke_answer(adapter: TestAdapter) -> dict[str, Any]:
@@ -113,6 +115,24 @@ async def test_an_answer_invoke_returns_the_outcome_card(teams: TeamsStack) -> N
     assert body["statusCode"] == 200 and body["type"] == CARD
     assert body["value"]["type"] == "AdaptiveCard"
     assert await teams.responses(cid) == [("p-sarah", 0)]
+
+
+async def test_the_outcome_card_is_in_the_locale_of_the_invoke(teams: TeamsStack) -> None:
+    """The invoke says ``de-DE``: the outcome card in the response has German words and dates
+    (the spec's sentence stays English); a short text reply is German too."""
+    cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
+    adapter, steps = flow(teams)
+    await steps.send(invoke_activity(action_data(teams.codec, cid, candidate=0),
+                                     locale="de-DE")).start_test()
+    shown = card_text(invoke_answer(adapter))
+    assert "Recorded as evidence" in shown and "Frage:" in shown and "Quelle:" in shown
+    assert "1. Juli – 30. September" in shown and "1 July" not in shown
+    data = teams.codec.teams_data(ActionRef(kind=ActionKind.DIGEST_NEXT, card_ref="dg-1",
+                                            offset=3))
+    adapter, steps = flow(teams)
+    await steps.send(invoke_activity(data, "clarify.digest.next", locale="fr-FR")).start_test()
+    assert invoke_answer(adapter)["value"] == \
+        "Il n’y a plus de question ouverte dans ce récapitulatif."
 
 
 async def test_an_unverified_identity_gets_the_identity_card(teams: TeamsStack) -> None:

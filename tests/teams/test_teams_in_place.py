@@ -177,6 +177,31 @@ async def test_other_peoples_cards_are_updated_afterwards(
     assert "Sarah" in _text(tinas.card)
 
 
+async def test_other_peoples_cards_are_updated_in_their_teams_locale(
+        make_teams: Any, kit: Kit, dev_client: DevCoreClient) -> None:
+    """Tina's latest activity said ``de-DE`` (kept with her conversation reference): her card,
+    updated afterwards through the connector with Sarah's confirmation, is German, as the card
+    she was sent was; Sarah's own (answered in place) follows her invoke's ``en-US``."""
+    stack = await _stack(make_teams, kit)
+    cid = kit.fake.open(ORG, TINA)
+    reference = {"conversation": {"id": cid, "tenantId": ORG}, "serviceUrl": kit.fake.url,
+                 "channelId": "msteams", "locale": "de-DE"}
+    await kit.store.conversation_put("acme", TINA, json.dumps(reference), now=stack.clock.now())
+    _, sarahs, tinas = await _asked(stack, kit, dev_client)
+    assert "Ich bin nicht die richtige Person" in _text(tinas.card)  # as sent
+    click = _click(kit, sarahs, candidate=0, at=datetime.now(UTC))
+    click["locale"] = "en-US"
+    response = await stack.post(click, _token(kit))
+    assert "First confirmation recorded: July 1 – September 30" in _text(
+        (await response.json())["value"])
+    await stack.settle()
+    assert tinas.versions, "Tina's card is updated afterwards"
+    updated = _text(tinas.card)  # the spec's words, German dates
+    assert "First confirmation recorded: 1. Juli – 30. September (Sarah Chen)" in updated
+    assert "Ich bin nicht die richtige Person" in updated, updated
+    assert "Not the right person" not in updated
+
+
 class FailingCore:
     """The bot's core client with answers failing as a core that is down does (transport)."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ enabled = true
 channels = "teams"
 digest_threshold = {digest_threshold}
 
+[clarify.hours]
+enabled = false  # real time: the run must not wait for anyone's working hours
 [core]
 url = "{core}"
 
@@ -136,6 +139,12 @@ class TeamsStack:
                 return await self.store.conversation_get("acme", who.aad_object_id) is not None
             await _eventually(known, f"the bot to keep {who.name}'s conversation")
         return self.playgrounds[who.user_id]
+
+    async def kept_locale(self, who: pg.Person) -> str | None:
+        """The ``locale`` the bot keeps with the person's conversation reference (their latest
+        activity's): the locale their cards are rendered in."""
+        raw = await self.store.conversation_get("acme", who.aad_object_id)
+        return None if raw is None else json.loads(raw).get("locale")
 
     async def create(self, **kwargs: Any) -> str:
         return await new_clarification(self.dev, **kwargs)

@@ -27,7 +27,10 @@ pytestmark = needs_the_teams_adapter()
 
 CODEC = ActionCodec(ACTION_KEY.encode())
 QUESTION = "When does the Harbor Street lease renewal take effect?"
-FIRST = "1 July – 30 September"  # candidate 0 as the en-GB cards write it
+# The Playground states "en-US" as the person's locale in every activity it sends (hard-coded in
+# @microsoft/m365agentsplayground 0.2.28), so Sarah's cards carry US dates (docs/cards.md)
+PLAYGROUND_LOCALE = "en-US"
+FIRST = "July 1 – September 30"  # candidate 0 as the en-US cards write it
 QUORUM = "This clarification affects a high-stakes date and requires two confirmations."
 END_BEFORE_START = "The end date must be on or after the start date."
 
@@ -91,6 +94,7 @@ async def test_a_proactive_question_card_arrives(make_teams_stack: Any) -> None:
     card = await sarah.card_with(QUESTION)
     (content,) = card.cards
     assert content["type"] == "AdaptiveCard" and content["version"] == "1.5"
+    assert await stack.kept_locale(SARAH) == PLAYGROUND_LOCALE  # kept from her "hi"
     assert FIRST in card.text and "Something else…" in card.text
     assert button(card, cid, ActionKind.ANSWER, candidate=0)["verb"] == "clarify.answer"
 
@@ -126,7 +130,8 @@ async def test_a_critical_question_needs_two_people(make_teams_stack: Any) -> No
     assert status == 200
     await stack.until_recorded(cid, 1)
     await shows(sarah, hers, "First confirmation recorded", also=answered)
-    await shows(ahmed, his, "First confirmation recorded")
+    # Ahmed's card is repainted outside any click of his, in his Teams locale all the same
+    await shows(ahmed, his, f"First confirmation recorded: {FIRST} (Sarah Chen)")
     button(his, cid, ActionKind.ANSWER, candidate=0)  # still answerable
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert c.state is m.ClarificationState.PARTIALLY_CONFIRMED
@@ -164,7 +169,7 @@ async def test_something_else_with_a_valid_and_an_invalid_range(make_teams_stack
     assert record.answer_index is None and record.answer_custom is not None
     assert (record.answer_custom.valid_from, record.answer_custom.valid_to) == (
         "2026-08-15", "2026-10-01")  # the end is kept exclusive
-    await shows(sarah, card, "15 August – 30 September", also=answered)
+    await shows(sarah, card, "August 15 – September 30", also=answered)  # en-US, as she reads
 
 
 async def test_the_digest_with_its_next_page(make_teams_stack: Any) -> None:

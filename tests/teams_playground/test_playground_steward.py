@@ -36,7 +36,7 @@ from tests.teams_playground.test_playground_e2e import QUESTION, button, press
 
 pytestmark = needs_the_teams_adapter()
 
-SECOND = "1 October – 31 December"  # candidate 1 as the en-GB cards write it
+SECOND = "October 1 – December 31"  # candidate 1 as the en-US cards write it (PLAYGROUND_LOCALE)
 CONFLICT = "Conflicting answers need review"
 DECIDE = f"Decide: {SECOND}"
 NOTE = "Countersigned letter of 2 July"

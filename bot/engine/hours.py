@@ -1,0 +1,109 @@
+"""Working hours: when a person may be asked, in their own time zone (issue 26).
+
+Pure: no I/O, no clock of its own. Every time in and out is aware; answers are in UTC. Local
+times come from :mod:`zoneinfo`, so the days a zone moves its clocks are handled by the tz
+database, not by fixed offsets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from bot.settings.clarify import HoursSettings, TenantHours
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingHours:
+    """The hours a person may be asked: on ``days`` (Monday=0 ... Sunday=6), ``start`` to ``end``.
+
+    ``start`` is inside the hours and ``end`` is not. ``end`` must be after ``start`` (no shift
+    across midnight); a time that does not exist on a day the clocks go forward is read as the
+    tz database reads it (the earlier offset), so the hours still open that day.
+    """
+
+    days: frozenset[int] = frozenset(range(5))
+    start: time = time(8, 0)
+    end: time = time(18, 0)
+
+    def __post_init__(self) -> None:
+        if not self.days or not self.days <= frozenset(range(7)):
+            raise ValueError("working days are a non-empty set of 0 (Monday) to 6 (Sunday)")
+        if self.start.tzinfo is not None or self.end.tzinfo is not None:
+            raise ValueError("working hours are local wall times, without a zone")
+        if not self.start < self.end:
+            raise ValueError("working hours end after they start, on the same day")
+
+    def open_at(self, at: datetime, zone: ZoneInfo) -> bool:
+        """Whether ``at`` (aware) falls in these hours, read in ``zone``."""
+        local = _aware(at).astimezone(zone)
+        return local.weekday() in self.days and self.start <= local.time() < self.end
+
+    def next_open(self, at: datetime, zone: ZoneInfo) -> datetime:
+        """``at`` itself (in UTC) when open, else the next start of the hours, in UTC."""
+        at = _aware(at)
+        if self.open_at(at, zone):
+            return at.astimezone(UTC)
+        day = at.astimezone(zone).date()
+        for offset in range(8):
+            candidate = day + timedelta(days=offset)
+            if candidate.weekday() not in self.days:
+                continue
+            opening = datetime.combine(candidate, self.start, tzinfo=zone).astimezone(UTC)
+            if opening > at:
+                return opening
+        raise AssertionError("a week always holds a working day")  # pragma: no cover
+
+    def closes_at(self, at: datetime, zone: ZoneInfo) -> datetime:
+        """The end of the working period that ``at`` is in (``at`` must be open), in UTC."""
+        local = _aware(at).astimezone(zone)
+        return datetime.combine(local.date(), self.end, tzinfo=zone).astimezone(UTC)
+
+
+def zone_of(name: str | None, default: str = "UTC") -> ZoneInfo:
+    """The zone named ``name`` (an IANA name such as ``Europe/Berlin``); ``default`` when the
+    name is missing or unknown, and UTC when the default is unknown too."""
+    for candidate in (name, default):
+        if not candidate:
+            continue
+        try:
+            return ZoneInfo(candidate)
+        except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
+            continue
+    return ZoneInfo("UTC")
+
+
+def parse_days(text: str) -> frozenset[int]:
+    """``"mon-fri"``, ``"mon,wed,fri"`` or ``"sat-sun"`` to weekday numbers (Monday=0)."""
+    days: set[int] = set()
+    for part in text.lower().replace(" ", "").split(","):
+        if not part:
+            continue
+        first, _, last = part.partition("-")
+        if first not in WEEKDAYS or (last and last not in WEEKDAYS):
+            raise ValueError("working days are written like mon-fri or mon,wed,fri")
+        lo, hi = WEEKDAYS.index(first), WEEKDAYS.index(last or first)
+        span = range(lo, hi + 1) if lo <= hi else [*range(lo, 7), *range(0, hi + 1)]
+        days.update(span)
+    if not days:
+        raise ValueError("working days are written like mon-fri or mon,wed,fri")
+    return frozenset(days)
+
+
+def _aware(at: datetime) -> datetime:
+    if at.tzinfo is None or at.utcoffset() is None:
+        raise ValueError("working hours are read from an aware time")
+    return at
+
+
+def of_tenant(settings: HoursSettings, tenant: str) -> tuple[WorkingHours, str]:
+    """The tenant's working hours (``[[clarify.hours.tenants]]``, else ``[clarify.hours]``) and
+    the name of its default time zone."""
+    table: HoursSettings | TenantHours = next(
+        (t for t in settings.tenants if t.tenant == tenant), settings)
+    hours = WorkingHours(days=parse_days(table.days), start=time.fromisoformat(table.start),
+                         end=time.fromisoformat(table.end))
+    return hours, table.time_zone

@@ -1,0 +1,87 @@
+"""A person's zone from Slack itself (issue 26): ``users.info`` ``tz`` (and the locale, with
+``include_locale``), asked once a day, decides when their card goes out. The fake Slack over
+HTTP, the reference core, the engine as production wires it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from adapters.slack.channel import SlackChannel
+from bot.channel import Address, ChannelError, Profile, SlackReach
+from bot.clock import ManualClock
+from tests.engine.conftest import clarify_settings
+from tests.slack.fakeslack import FakeSlack
+
+TUESDAY_1AM = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)  # 02:00 in Berlin, 20:00 in New York
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(TUESDAY_1AM)
+
+
+def dm_count(slack: FakeSlack, user_id: str) -> int:
+    return len(slack.messages_in(slack.dm_channel(user_id)))
+
+
+async def test_slack_profile_gives_the_zone_and_the_locale(make_stack: Any,
+                                                           fake_slack: FakeSlack) -> None:
+    fake_slack.users["U0AHMED"].tz = "Europe/Berlin"
+    fake_slack.users["U0AHMED"].locale = "de-DE"
+    stack = await make_stack()
+    channel = stack.engine.handler.deliverer.channels["slack"]
+    assert isinstance(channel, SlackChannel)
+    address = Address("slack", "p-ahmed", "U0AHMED",
+                      reach=SlackReach(team_id="T0ACME", enterprise_id="E0ACME"))
+    assert await channel.profile(address) == Profile("Europe/Berlin", "de-DE")
+    assert await channel.profile(Address("slack", "p-x", "U0NOBODY")) == Profile()
+
+
+@pytest.mark.full_contract
+async def test_a_card_waits_for_8am_in_the_zone_slack_gives(make_stack: Any,
+                                                            fake_slack: FakeSlack,
+                                                            clock: ManualClock) -> None:
+    # the core names Berlin for Ahmed; Slack says New York: Slack's word counts
+    fake_slack.users["U0AHMED"].tz = "America/New_York"
+    stack = await make_stack(clarify=clarify_settings(hours={"enabled": True}))
+    await stack.create(authority={"authored_by": ["p-ahmed"]})
+    await stack.burst()
+    new_york_8am = datetime(2026, 12, 1, 13, 0, tzinfo=UTC)
+    while clock.now() < new_york_8am:
+        assert dm_count(fake_slack, "U0AHMED") == 0
+        clock.advance(timedelta(minutes=20))
+        await stack.burst()
+    assert dm_count(fake_slack, "U0AHMED") == 1
+    infos = [c for c in fake_slack.calls if c.method == "users.info"]
+    assert len(infos) == 1  # kept a day in the store, not asked on every look
+
+
+async def test_a_profile_lookup_never_queues_behind_a_burst_and_leaves_clicks_their_reserve(
+        make_stack: Any, fake_slack: FakeSlack, clock: ManualClock) -> None:
+    """users.info is paced at Slack's Tier 4 (100 a minute, bursts of 20): a burst of people the
+    bot has not seen today spends the bucket, and the next lookup gives up at once (the card
+    goes in the core's locale, bot.engine.zones) instead of waiting its turn; a click's card
+    update still finds the bucket's reserve."""
+    stack = await make_stack()
+    channel = stack.engine.handler.deliverer.channels["slack"]
+    assert isinstance(channel, SlackChannel) and channel.rates.paced
+    ahmed = Address("slack", "p-ahmed", "U0AHMED",
+                    reach=SlackReach(team_id="T0ACME", enterprise_id="E0ACME"))
+    burst = channel.rates.tier4_per_minute // 5
+    reserve = channel.rates.interactive_reserve
+    for _ in range(burst - reserve):
+        await channel.profile(ahmed)
+    start, asked = clock.now(), len(fake_slack.calls)
+    with pytest.raises(ChannelError) as refused:
+        await channel.profile(ahmed)
+    assert refused.value.reason == "paced" and refused.value.certain
+    assert clock.now() == start and len(fake_slack.calls) == asked  # no wait, nothing sent
+    # the reserve is the clicks': an update in place reads the reader's locale at once
+    await channel._user_locale("U0AHMED", "T0ACME")
+    assert len([c for c in fake_slack.calls if c.method == "users.info"]) == burst - reserve + 1
+    assert clock.now() == start
+    clock.advance(timedelta(seconds=30))  # the bucket refills at 100 a minute
+    assert (await channel.profile(ahmed)).time_zone is not None
