@@ -29,6 +29,8 @@ from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Sto
 from cards.views import DigestView, QuestionView
 
 log = structlog.get_logger("clarify.digests")
+# a digest's first clarification, its person, and where they are reached (``_reader``)
+_Reader = tuple[m.Clarification, m.Person, Address | Unroutable]
 DIGEST_MEMORY_SECONDS = 14 * 24 * 3600
 
 
@@ -55,20 +57,21 @@ class DigestSender:
             )
             if batch is None:
                 continue  # another worker holds it
-            later = await self._quiet_until(batch)
+            reader = await self._reader(batch)
+            later = await self._quiet_until(reader)
             if later is not None:
                 await self.store.delay_batch(batch_id, until=later)
                 continue
-            if await self.send(batch):
+            if await self.send(batch, reader):
                 sent += 1
             await self.store.finish_batch(batch_id)
         return sent
 
-    async def _quiet_until(self, batch: DigestBatch) -> datetime | None:
-        """The start of the person's next working hour when the window closes outside their
-        hours, else None (also when the person or their tenant cannot be read now: the send
-        says why)."""
-        if self.zones is None or not self.zones.enabled or not batch.items:
+    async def _reader(self, batch: DigestBatch) -> _Reader | None:
+        """The digest's first clarification, its person and where they are reached now (routed
+        again: a chat user claimed by someone else meanwhile gets nothing); None when the
+        clarification or the person cannot be found (the send then says why)."""
+        if not batch.items:
             return None
         try:
             c = await self.core.get_clarification(
@@ -77,17 +80,31 @@ class DigestSender:
                                                 tenant_id=c.tenant_id)
         except e.NotFound:
             return None
-        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
+        return c, person, await self.routing.route(self.core, person, tenant_id=c.tenant_id)
+
+    async def _quiet_until(self, reader: _Reader | None) -> datetime | None:
+        """The start of the person's next working hour when the window closes outside their
+        hours, else None (also when the person or their tenant cannot be read now: the send
+        says why)."""
+        if self.zones is None or not self.zones.enabled or reader is None:
+            return None
+        c, person, address = reader
         return await self.zones.held_until(
             c.tenant_id, person, address if isinstance(address, Address) else None,
             self.clock.now())
 
-    async def send(self, batch: DigestBatch) -> bool:
+    async def send(self, batch: DigestBatch, reader: _Reader | None = None) -> bool:
+        """One digest of the batch's questions still open and readable; ``reader``: the first
+        clarification, the person and their address as ``_reader`` found them just now."""
         person: m.Person | None = None
         address: Address | Unroutable | None = None
+        first: m.Clarification | None = None
+        if reader is not None:
+            first, person, address = reader
         entries: list[tuple[DigestItem, QuestionView, m.Clarification]] = []
-        for item in batch.items:
-            c = await self.core.get_clarification(clarification_id=item.clarification_id)
+        for n, item in enumerate(batch.items):
+            c = first if n == 0 and first is not None else \
+                await self.core.get_clarification(clarification_id=item.clarification_id)
             if person is None:
                 person = await self.core.get_person(
                     person_id=batch.person_id, tenant_id=c.tenant_id
