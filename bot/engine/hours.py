@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.settings.clarify import HoursSettings, TenantHours
@@ -104,6 +105,12 @@ def of_tenant(settings: HoursSettings, tenant: str) -> tuple[WorkingHours, str]:
     the name of its default time zone."""
     table: HoursSettings | TenantHours = next(
         (t for t in settings.tenants if t.tenant == tenant), settings)
-    hours = WorkingHours(days=parse_days(table.days), start=time.fromisoformat(table.start),
-                         end=time.fromisoformat(table.end))
-    return hours, table.time_zone
+    return _parsed(table.days, table.start, table.end), table.time_zone
+
+
+@lru_cache(maxsize=256)
+def _parsed(days: str, start: str, end: str) -> WorkingHours:
+    """The hours a settings table writes (validated at start-up), parsed once: every card's
+    hours check asks for them."""
+    return WorkingHours(days=parse_days(days), start=time.fromisoformat(start),
+                        end=time.fromisoformat(end))

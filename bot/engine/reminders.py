@@ -48,7 +48,7 @@ from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.attempts import SETTLED
 from bot.engine.delivery import Delivered, Deliverer
-from bot.engine.hours import WorkingHours, of_tenant, zone_of
+from bot.engine.hours import WorkingHours, zone_of
 from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.trail import Trail
@@ -162,9 +162,7 @@ class Reminders:
         platform zone before it sends."""
         if not self.settings.hours.enabled:
             return _always(), zone_of(None)
-        hours, default = of_tenant(self.settings.hours, tenant_id)
-        core = person.time_zone if person.time_zone not in (None, "", "UTC") else None
-        return hours, zone_of(core, default)
+        return self.zones.estimate(tenant_id, person)
 
     async def _hours_of(self, tenant_id: str, person: m.Person, address: Address
                         ) -> tuple[WorkingHours, ZoneInfo | None]:

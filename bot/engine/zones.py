@@ -111,10 +111,16 @@ class Zones:
         guess the platform would have overruled)."""
         hours, default = of_tenant(self.settings, tenant_id)
         found = await self.lookup(address) if address is not None else Profile()
-        core = person.time_zone if person.time_zone not in (None, "", "UTC") else None
+        core = core_zone(person)
         if found is None and core is None:
             return hours, None
         return hours, zone_of((found.time_zone if found else None) or core, default)
+
+    def estimate(self, tenant_id: str, person: m.Person) -> tuple[WorkingHours, ZoneInfo]:
+        """The hours and zone as known without asking the platform or the store: the core's
+        zone, else the tenant's default."""
+        hours, default = of_tenant(self.settings, tenant_id)
+        return hours, zone_of(core_zone(person), default)
 
     @property
     def enabled(self) -> bool:
@@ -133,3 +139,9 @@ class Zones:
         if hours.open_at(now, zone):
             return None
         return hours.next_open(now, zone)
+
+
+def core_zone(person: m.Person) -> str | None:
+    """The zone the core's person record names, when it names one other than its default UTC
+    (a baseline core names none)."""
+    return person.time_zone if person.time_zone not in (None, "", "UTC") else None
