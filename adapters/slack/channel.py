@@ -203,14 +203,20 @@ class SlackChannel:
         try:
             # bulk: a click's update keeps the bucket's reserve; and never queued behind a
             # burst of other people's lookups: a card has a fallback (bot.engine.zones)
-            found = await self._call_retrying("users.info", _workspace(address),
-                                              {"user": address.user_id,
-                                               "include_locale": "true"}, lane=Lane.BULK,
-                                              patience=PROFILE_PATIENCE_SECONDS)
+            return await self._users_info(address.user_id, _workspace(address),
+                                          lane=Lane.BULK, patience=PROFILE_PATIENCE_SECONDS)
         except ChannelError as exc:
             if exc.reason in ("user_not_found", "users_not_found"):
                 return Profile()
             raise
+
+    async def _users_info(self, user_id: str, workspace: Workspace, *,
+                          lane: Lane = Lane.INTERACTIVE, patience: float | None = None
+                          ) -> Profile:
+        """``users.info`` with ``include_locale``: the user's time zone and locale."""
+        found = await self._call_retrying("users.info", workspace,
+                                          {"user": user_id, "include_locale": "true"},
+                                          lane=lane, patience=patience)
         user = found.get("user")  # a SlackResponse reads like a mapping
         if not isinstance(user, Mapping):
             return Profile()
@@ -296,10 +302,7 @@ class SlackChannel:
         if user in self._locales:
             self._locales.move_to_end(user)
             return self._locales[user]
-        response = await self._call_retrying("users.info", workspace,
-                                             {"user": user, "include_locale": "true"})
-        found = (response.get("user") or {}).get("locale")
-        locale = found if isinstance(found, str) and found else None
+        locale = (await self._users_info(user, workspace)).locale
         self._locales[user] = locale
         while len(self._locales) > DM_IDS_KEPT:
             self._locales.popitem(last=False)
