@@ -34,6 +34,7 @@ from devcore.directory import Token
 from tests.cli.conftest import Cli, LiveCore
 from tests.conftest import START
 from tests.redis_url import TEST_REDIS
+from tests.support.redis_dump import every_key_and_value
 
 URL = f"{TEST_REDIS}/13"
 CRITICAL, NORMAL = "clr-00001", "clr-00002"
@@ -121,24 +122,10 @@ async def _fill(prefix: str) -> None:
 async def _everything(prefix: str) -> str:
     """Every key, hash field, set member and value under the prefix, as one text."""
     client = aioredis.from_url(URL, decode_responses=True)
-    parts: list[str] = []
-    async for name in client.scan_iter(match=f"{prefix}:*"):
-        parts.append(name)
-        kind = await client.type(name)
-        if kind == "string":
-            parts.append(str(await client.get(name)))
-        elif kind == "hash":
-            parts += [f"{k}={v}" for k, v in (await client.hgetall(name)).items()]
-        elif kind == "zset":
-            parts += await client.zrange(name, 0, -1)
-        elif kind == "set":
-            parts += list(await client.smembers(name))
-        elif kind == "list":
-            parts += await client.lrange(name, 0, -1)
-        else:
-            parts.append(f"<{kind}>")
-    await client.aclose()
-    return "\n".join(parts)
+    try:
+        return await every_key_and_value(client, prefix)
+    finally:
+        await client.aclose()
 
 
 async def _kept_profiles(prefix: str) -> list[str]:

@@ -14,6 +14,7 @@ from bot.store.base import Acceptance, CardRecord, Decision, DigestItem, Store
 from bot.store.errors import OutboxFull, StoreError
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
+from tests.support.redis_dump import every_key_and_value
 
 from .conftest import DAY, T0, WINDOW, Backend, admit, at, delivery
 
@@ -169,22 +170,6 @@ async def test_erasing_a_person_removes_their_keys_on_every_node(
     assert await store.outbox_size() == 1
 
 
-async def _every_key_and_value(client: aioredis.Redis, prefix: str) -> str:
-    parts: list[str] = []
-    async for name in client.scan_iter(match=f"{prefix}:*"):
-        parts.append(name)
-        kind = await client.type(name)
-        if kind == "string":
-            parts.append(str(await client.get(name)))
-        elif kind == "hash":
-            parts += [f"{f}={v}" for f, v in (await client.hgetall(name)).items()]
-        elif kind == "zset":
-            parts += await client.zrange(name, 0, -1)
-        else:
-            parts.append(f"<{kind}>")
-    return "\n".join(parts)
-
-
 async def test_after_an_erasure_no_key_or_value_names_the_person_on_any_node(
         redis_db: aioredis.Redis) -> None:
     """SCAN over every key, field and value after erase_person (Redis and Cluster): none of
@@ -214,13 +199,13 @@ async def test_after_an_erasure_no_key_or_value_names_the_person_on_any_node(
     await store.limit_admit("slack:T0ACME:U0SARAH", per_second=1, burst=3, ttl_seconds=60,
                             now=T0)
     await store.kv_put("declining", "c1|p-sarah", "later", ttl_seconds=60)
-    before = await _every_key_and_value(redis_db, prefix)
+    before = await every_key_and_value(redis_db, prefix)
     assert "p-sarah" in before and aad in before and "Sarah Chen" in before
 
     done = await store.erase_person("p-sarah", chat_users=["U0SARAH", aad])
     assert (done["notices_rewritten"], done["notices_dropped"]) == (1, 1)
     assert done["conversation_refs"] == 1 and done["answer_order_markers"] == 1
-    left = await _every_key_and_value(redis_db, prefix)
+    left = await every_key_and_value(redis_db, prefix)
     assert not [line for line in left.splitlines() if any(n in line for n in names)]
     assert "p-ahmed" in left  # nobody else's data went
     batch = await store.notice_take("acme", "p-maria", now=at(120), lease_seconds=60, limit=10)
