@@ -4,10 +4,12 @@ Handling one ``clarify:`` job used to cost about seven core calls: a read and a 
 person routed (candidates, the steward, names on a steward's card), a delivery report per card and
 an event report per skip or notice. A job's ``JobScope`` is passed explicitly, as ``scope=``,
 from the handler down to every call that reads a person or reports: given one, ``CoreClient``
-answers ``get_person`` and ``resolve_person`` from the scope's one ``POST /v1/people/batch`` (any
-id or identity it does not hold still goes to the core), and holds ``report_delivery`` and
-``report_event`` until ``flush`` sends them in one ``POST /v1/reports``. Without one (digests,
-answers, the demo, work a job starts in the background) every call goes out on its own.
+answers ``get_person`` from the scope's one ``POST /v1/people/batch`` (any id it does not hold
+still goes to the core), and holds ``report_delivery`` and ``report_event`` until ``flush`` sends
+them in one ``POST /v1/reports``. Without one (digests, answers, the demo, work a job starts in
+the background) every call goes out on its own. What the scope holds about chat aliases (the
+batch's resolutions, the clarification's ``askedAliases``, the records read) is weighed by
+``bot.engine.aliases`` before any ``POST /v1/people/resolve``.
 
 Jobs running side by side share those calls too (``Gathered``): the people reads of jobs that
 start within a few milliseconds of each other go out as one call per tenant, and so do the
@@ -29,6 +31,7 @@ import structlog
 
 from bot.core import models as m
 from bot.core.errors import CoreAPIError, ErrorCode, exception_for, message_of, status_of
+from bot.core.tolerance import tolerated
 
 log = structlog.get_logger("bot.core.batching")
 REPORTS_PER_CALL = 200  # the contract's limit of each list in one batch
@@ -44,14 +47,23 @@ class JobScope:
     people: dict[str, m.PersonEntry] = field(default_factory=dict)
     deliveries: list[m.DeliveryReportItem] = field(default_factory=list)
     events: list[m.EventReportItem] = field(default_factory=list)
-    # chat identities the clarification's askedAliases name, to the person each maps to
-    vouches: dict[tuple[str | None, ...], str] = field(default_factory=dict)
+    # the clarification's askedAliases: what the core says each candidate's chat identities
+    # map back to (with the batch's resolutions and the records read, ``bot.engine.aliases``
+    # weighs them)
+    asked: list[m.AskedAlias] = field(default_factory=list)
 
     # ---------------------------------------------------------------- people
 
     def learn(self, tenant_id: str, batch: m.PeopleBatch) -> None:
         self.tenant_id = tenant_id
         for entry in batch.people:
+            if entry.person is None and entry.error_code is None:
+                # says nothing of the person: not kept, so they are read on their own route
+                # rather than taken as not found (a turn skipped for nothing)
+                tolerated("bad_entry", "PersonEntry")
+                log.warning("core.entries_dropped", answer="PeopleBatch", model="PersonEntry",
+                            count=1, fields=["person", "errorCode"])
+                continue
             self.people[entry.person_id] = entry
 
     def remember(self, person_id: str, tenant_id: str | None, person: m.Person | None,
@@ -63,16 +75,8 @@ class JobScope:
                                                    error_code=error_code)
 
     def vouch(self, tenant_id: str, aliases: list[m.AskedAlias]) -> None:
-        if tenant_id != self.tenant_id:
-            return
-        for alias in aliases:
-            identity = alias.identity()
-            if identity is not None:
-                self.vouches.setdefault(_key(identity), alias.person_id)
-
-    def vouched(self, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity) -> str | None:
-        """The person the core's askedAliases say this identity maps to, or None."""
-        return self.vouches.get(_key(identity)) if tenant_id == self.tenant_id else None
+        if tenant_id == self.tenant_id:
+            self.asked = list(aliases)
 
     def person(self, person_id: str, tenant_id: str | None) -> m.Person | None:
         """The person read in the batch (None: not held, ask the core); raises what the single
@@ -86,23 +90,6 @@ class JobScope:
         if entry.person is None:
             raise _error(entry.error_code or "PERSON_NOT_FOUND")
         return entry.person
-
-    def resolved(self, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
-                 ) -> m.ResolvedPerson | None:
-        """The resolve's answer for a chat identity of a person in the batch, or None."""
-        if tenant_id != self.tenant_id:
-            return None
-        for entry in self.people.values():
-            for found in entry.resolutions:
-                if found.identity != identity:
-                    continue
-                if found.person_id is None:
-                    raise _error(found.error_code or "PERSON_NOT_FOUND")
-                target = self.people.get(found.person_id)
-                if target is None or target.person is None:
-                    return None  # resolves to someone outside the batch: ask the core
-                return m.ResolvedPerson(person=target.person, verified=found.verified)
-        return None
 
     # ---------------------------------------------------------------- reports
 
@@ -156,12 +143,6 @@ class Gathered[K: Hashable, T]:
                 done.set_result(None)
             else:
                 done.set_exception(error)
-
-
-def _key(identity: m.SlackIdentity | m.TeamsIdentity) -> tuple[str | None, ...]:
-    if isinstance(identity, m.TeamsIdentity):
-        return ("teams", identity.aad_object_id, identity.tenant_id)
-    return ("slack", identity.user_id, identity.team_id, identity.enterprise_id)
 
 
 def _error(code: str) -> CoreAPIError:

@@ -18,12 +18,13 @@ from functools import partial
 
 import structlog
 
-from bot.core import batching
+from bot.core import batching, tolerance
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.errors import ExtensionUnavailable, UnexpectedResponse
 from bot.core.extensions import Extension
 from bot.core.instruments import INSTRUMENTS
+from bot.core.paging import Bound, Listing, walk
 from bot.core.transport import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
 
 log = structlog.get_logger("bot.core.client")
@@ -81,10 +82,16 @@ class CoreClient(BaseCoreClient):
         self, *, kinds: list[str], max_jobs: int | None = None, lease_seconds: int | None = None
     ) -> m.PollResponse:
         body = m.PollRequest(**_given(kinds=kinds, max_jobs=max_jobs, lease_seconds=lease_seconds))
-        polled = (await self._call("pollJobs", m.PollResponse, body=body))[0]
+        gone: list[tolerance.Dropped] = []
+        # a 429 is not sent again here: the worker's loop waits out its Retry-After, where a
+        # stop does not wait behind it
+        polled = (await self._call("pollJobs", m.PollResponse, body=body, dropped=gone,
+                                   resend_refused=False))[0]
+        polled.unread.extend(_unread(d) for d in gone if d.model == m.LeasedJob.__name__)
         if not self.offers(Extension.ADVANCE_ATTEMPT):
             for job in polled.jobs:
-                self._held(job.id, job.attempts)
+                if job.attempts is not None:  # else the handler derives it (``holding``)
+                    self._held(job.id, job.attempts)
         return polled
 
     async def heartbeat_job(
@@ -131,7 +138,7 @@ class CoreClient(BaseCoreClient):
         last: m.LeasedJob | None = None
         if current is None:
             last = await self.heartbeat_job(job_id=job_id, lease_token=lease_token)
-            if last is None:
+            if last is None or last.attempts is None:
                 raise UnexpectedResponse(status=200, code="", message=(
                     "The core's heartbeat does not say the job's attempts; the advance is not "
                     "sent blindly."))
@@ -144,13 +151,20 @@ class CoreClient(BaseCoreClient):
             except e.CoreTransportError:
                 # did it arrive? the heartbeat tells, so a step is never taken twice
                 beat = await self.heartbeat_job(job_id=job_id, lease_token=lease_token)
-                if beat is None:
+                if beat is None or beat.attempts is None:
                     raise
                 current = beat.attempts
                 continue
-            current = last.attempts if last is not None else current + 1
+            current = (last.attempts if last is not None and last.attempts is not None
+                       else current + 1)
             self._held(job_id, current)
         return last
+
+    def holding(self, job_id: str, attempts: int) -> None:
+        """The attempts of a job whose core did not say them, as the handler derived them: a
+        step-by-step advance (no advance-attempt extension) counts from there."""
+        if not self.offers(Extension.ADVANCE_ATTEMPT):
+            self._held(job_id, attempts)
 
     def _held(self, job_id: str, attempts: int) -> None:
         self._attempts[job_id] = attempts
@@ -218,30 +232,31 @@ class CoreClient(BaseCoreClient):
         query = {"tenantId": tenant_id, "cursor": cursor, "limit": limit}
         return (await self._call("listAttention", m.ClarificationPage, query=query))[0]
 
-    async def attention_queue(self, *, tenant_id: str | None = None, pages: int = 10
-                              ) -> list[m.ClarificationSummary]:
-        """The whole attention queue, newest first, at most ``pages`` pages of each list: from
-        GET /v1/attention where offered, else put together from the clarification list with
-        the spec's filters. Items of other tenants are left out where the core says whose
-        they are (a baseline list may not: callers that read each item check its tenant)."""
+    async def attention_queue(self, *, bound: Bound, tenant_id: str | None = None
+                              ) -> Listing[m.ClarificationSummary]:
+        """The attention queue, newest first, each list followed to its end within ``bound``
+        (not ``complete``: one went on past it): GET /v1/attention where offered, else put
+        together from the clarification list with the spec's filters, one list per state (the
+        urgent states per urgent severity, so open questions of other severities are not
+        walked). Items of other tenants are left out where the core says whose they are (a
+        baseline list may not: callers that read each item check its tenant)."""
         if self.offers(Extension.ATTENTION):
             try:
-                return await self._pages(
-                    lambda cursor: self.list_attention(tenant_id=tenant_id, cursor=cursor,
-                                                       limit=200), pages)
+                return await walk(partial(self._attention_page, tenant_id), bound, self._clock,
+                                  name="attention")
             except ExtensionUnavailable:
                 pass
         INSTRUMENTS.fallback(Extension.ATTENTION)
-        def listing(state: m.ClarificationState
-                    ) -> Callable[[str | None], Awaitable[m.ClarificationPage]]:
-            return lambda cursor: self.list_clarifications(
-                state=state, tenant_id=tenant_id, cursor=cursor, limit=200)
-
-        lists = await asyncio.gather(*(self._pages(listing(state), pages)
-                                       for state in (*ATTENTION_ANY, *ATTENTION_URGENT)))
+        lists: list[tuple[m.ClarificationState, m.Severity | None]] = [
+            (state, None) for state in ATTENTION_ANY]
+        lists += [(state, severity) for state in ATTENTION_URGENT for severity in URGENT]
+        walks = await asyncio.gather(*(
+            self.walk_clarifications(bound=bound, state=state, severity=severity,
+                                     tenant_id=tenant_id) for state, severity in lists))
         found: dict[str, m.ClarificationSummary] = {}
-        for items in lists:
-            for item in items:
+        for listing in walks:
+            for item in listing.items:
+                # a core that ignores the severity filter sends more than asked
                 if item.state in ATTENTION_URGENT and item.severity not in URGENT:
                     continue
                 if tenant_id is not None and item.tenant_id not in (None, tenant_id):
@@ -249,21 +264,36 @@ class CoreClient(BaseCoreClient):
                 found.setdefault(item.id, item)
         newest = sorted(found.values(), key=lambda s: s.updated_at or s.created_at or _EPOCH,
                         reverse=True)
-        return newest
+        return Listing(newest, complete=all(listing.complete for listing in walks))
 
-    async def _pages(self, read: Callable[[str | None], Awaitable[m.ClarificationPage]],
-                     pages: int) -> list[m.ClarificationSummary]:
-        items: list[m.ClarificationSummary] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(pages):
-            page = await read(cursor)
-            items += page.items
-            cursor = page.next_cursor
-            if cursor is None or cursor in seen:
-                break
-            seen.add(cursor)
-        return items
+    async def _attention_page(self, tenant_id: str | None, cursor: str | None, limit: int
+                              ) -> m.ClarificationPage:
+        return await self.list_attention(tenant_id=tenant_id, cursor=cursor, limit=limit)
+
+    async def walk_clarifications(
+        self, *, bound: Bound, start: str | None = None,
+        state: m.ClarificationState | None = None, severity: m.Severity | None = None,
+        tenant_id: str | None = None, document_id: str | None = None,
+        since: datetime | None = None,
+    ) -> Listing[m.ClarificationSummary]:
+        """The clarification list from ``start`` (a ``nextCursor``; None: the newest), page by
+        page to its end or until ``bound`` is spent."""
+        async def read(cursor: str | None, limit: int) -> m.ClarificationPage:
+            return await self.list_clarifications(
+                state=state, severity=severity, tenant_id=tenant_id, document_id=document_id,
+                since=since, cursor=cursor, limit=limit)
+
+        return await walk(read, bound, self._clock, start=start, name="clarifications")
+
+    async def walk_jobs(self, *, bound: Bound, start: str | None = None,
+                        state: m.JobState | None = None, kind: str | None = None
+                        ) -> Listing[m.JobView]:
+        """The job list (the jobs-read extension) from ``start``, oldest first, page by page
+        to its end or until ``bound`` is spent."""
+        async def read(cursor: str | None, limit: int) -> m.JobPage:
+            return await self.list_jobs(state=state, kind=kind, cursor=cursor, limit=limit)
+
+        return await walk(read, bound, self._clock, start=start, name="jobs")
 
     async def get_delivery_history(self, *, clarification_id: str) -> m.DeliveryHistory:
         path = {"clarificationId": clarification_id}
@@ -381,18 +411,20 @@ class CoreClient(BaseCoreClient):
         while len(self._reported) > KEPT_ATTEMPTS:
             self._reported.popitem(last=False)
 
-    async def report_batch(self, batch: m.ReportBatch) -> m.ReportBatchResult:
+    async def report_batch(self, batch: m.ReportBatch) -> m.ReportBatchResult | None:
         """Delivery and event reports together (a job's, at its end): one call instead of one
-        per report. Each item's own error comes back in its result, not as an exception."""
-        return (await self._call("reportBatch", m.ReportBatchResult, body=batch))[0]
+        per report. Each item's own error comes back in its result, not as an exception; a 2xx
+        the bot cannot read is the core's acknowledgement all the same (None)."""
+        return await self._ack("reportBatch", m.ReportBatchResult, body=batch)
 
     async def read_people(self, scope: batching.JobScope, *, tenant_id: str,
                           person_ids: list[str],
                           vouched: list[m.AskedAlias] | None = None) -> None:
         """Read a job's people into its scope; jobs starting together share the call. The
-        clarification's ``askedAliases`` (``vouched``) stand for the resolve of each alias
-        they name. Without the people-batch extension nothing is read ahead: each person is
-        read when first needed, and kept in the scope."""
+        clarification's ``askedAliases`` (``vouched``) are kept in the scope too, weighed with
+        the batch's resolutions before any resolve call (``bot.engine.aliases``). Without the
+        people-batch extension nothing is read ahead: each person is read when first needed,
+        and kept in the scope."""
         scope.tenant_id = tenant_id
         scope.vouch(tenant_id, vouched or [])
         wanted = list(dict.fromkeys(p for p in person_ids if p not in scope.people))
@@ -402,6 +434,8 @@ class CoreClient(BaseCoreClient):
             await self._people_calls(tenant_id, (scope, wanted))
         except ExtensionUnavailable:
             return  # read one by one, when needed
+        except UnexpectedResponse:
+            return  # an answer that did not read (logged, counted): one by one, when needed
 
     async def flush(self, scope: batching.JobScope, *,
                     linger: float = batching.LINGER_SECONDS) -> None:
@@ -440,8 +474,8 @@ class CoreClient(BaseCoreClient):
                 except ExtensionUnavailable:
                     batched = False
                 else:
-                    for kind, items in (("delivery", result.deliveries),
-                                        ("event", result.events)):
+                    for kind, items in (() if result is None else (
+                            ("delivery", result.deliveries), ("event", result.events))):
                         for item in items:
                             if not item.ok:
                                 log.warning("core.report_refused", kind=kind,
@@ -468,21 +502,11 @@ class CoreClient(BaseCoreClient):
     # ------------------------------------------------------------ people and facts
 
     async def resolve_person(
-        self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity,
-        scope: batching.JobScope | None = None,
+        self, *, tenant_id: str, identity: m.AnyIdentity
     ) -> m.ResolvedPerson:
-        """A chat identity to a PERSON, tenant-scoped. With a job's ``scope``, in order of
-        precedence: the people batch's resolution of the alias, the clarification's
-        ``askedAliases`` (the person read, not resolved again), then the core's resolve."""
-        if scope is not None:
-            if (held := scope.resolved(tenant_id, identity)) is not None:
-                return held
-            if (vouched := scope.vouched(tenant_id, identity)) is not None:
-                person = await self.get_person(person_id=vouched, tenant_id=tenant_id,
-                                               scope=scope)
-                return m.ResolvedPerson(person=person,
-                                        verified=person.verified_enterprise_identity)
-        body = m.ResolveRequest(tenant_id=tenant_id, identity=identity)
+        """A chat identity to a PERSON, tenant-scoped. Routing asks only when nothing a job
+        read already speaks for the alias (``bot.engine.aliases``)."""
+        body = m.ResolveRequest(tenant_id=tenant_id, identity=m.request_identity(identity))
         resolved = (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
         if not resolved.person.tenant_id:
             resolved.person.tenant_id = tenant_id  # resolved within the tenant asked for
@@ -540,6 +564,15 @@ class CoreClient(BaseCoreClient):
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def _unread(dropped: tolerance.Dropped) -> m.UnreadJob:
+    """What still names a job the reader dropped: its id and lease token, if they read."""
+    entry = dropped.entry if isinstance(dropped.entry, dict) else {}
+    job_id, token = entry.get("id"), entry.get("leaseToken")
+    return m.UnreadJob(id=job_id if isinstance(job_id, str) and job_id else None,
+                       lease_token=token if isinstance(token, str) and token else None,
+                       fields=dropped.fields)
 
 
 def _given(**fields: object) -> dict[str, object]:

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 INFO_DESCRIPTION = """\
 The REST contract between the clarify-bot and the Telha core (spec: temporal clarification, \
-sections 5-8). JSON bodies are camelCase. Request bodies reject unknown fields (422); \
-response bodies may grow additively, so clients must ignore fields they do not know.
+sections 5-8). JSON bodies are camelCase. Request bodies reject unknown fields (422), at every \
+depth; response bodies may grow additively, at every depth, so clients must ignore fields they \
+do not know. A response field marked `x-unknown-reads-as` may carry a value beyond its enum (the \
+bot reads it as the value given), one marked `x-unknown-items` list items beyond it (dropped).
 
 **Authentication.** `Authorization: Bearer <token>`; see the security schemes for the token \
 kinds. A missing or unknown token is 401 `UNAUTHENTICATED`; a token whose audience may not call \
@@ -36,7 +38,9 @@ between two pages are never repeated and none is skipped.
 validation `details` never echo input values or caller-chosen keys (`loc` is a schema path; an \
 unknown field is reported at its parent). Malformed JSON is 400 `MALFORMED_BODY`, a body over \
 1 MiB is 413 `PAYLOAD_TOO_LARGE`, a schema violation is 422 `VALIDATION_FAILED`, an unknown path \
-is 404 `ROUTE_NOT_FOUND` and a wrong method is 405 `METHOD_NOT_ALLOWED`.
+is 404 `ROUTE_NOT_FOUND` and a wrong method is 405 `METHOD_NOT_ALLOWED`. 429 `RATE_LIMITED` \
+(refused: nothing was done, so any call may be sent again) and 503 `UNAVAILABLE` may carry \
+`Retry-After`, in seconds or as an HTTP date.
 """
 
 SECURITY_SCHEMES: dict[str, str] = {
@@ -138,7 +142,10 @@ NOTES = {
         "without dates, a `sourceText` in a documented textual form; anything else is 422 "
         "`ANSWER_UNNORMALISABLE` (nothing recorded).\n\n**Replays first.** A resent "
         "`requestId`, or the same normalised answer from the same responder, returns the first "
-        "outcome with `replayed: true` before any policy check, whatever changed since.\n\n"
+        "outcome with `replayed: true` before any policy check, whatever changed since. With "
+        "`respondedAt`, the same answer as the one the responder gave right before or right "
+        "after it is a replay, whichever arrives first; another answer between them makes two "
+        "responses.\n\n"
         "**Outcome matrix.** 200 `bound` (quorum met, new fact version, "
         "`factVersionTx`) or `steward_override`; 202 `partially_confirmed` "
         "(`quorumRemaining`), `attestation` (rights below the required role), `conflicted` "

@@ -134,6 +134,9 @@ def message_of(code: ErrorCode) -> str:
 class CoreError(Exception):
     """Root of every error the core client raises."""
 
+    # the contract's operation id of the call that failed ("" where none was made)
+    operation: str = ""
+
 
 class ExtensionUnavailable(CoreError):
     """The call belongs to an extension of the contract that the core does not offer (docs/
@@ -313,7 +316,15 @@ class Unavailable(ServerError):
 
 
 class UnexpectedResponse(CoreAPIError):
-    """A success status whose body does not match the contract (or a status it never uses)."""
+    """A success status whose body does not match the contract (or a status it never uses).
+    ``operation`` names the call; ``fields`` the places in the body the reader could not read
+    (schema paths such as ``jobs.0.leaseToken``: field names and list indices, never values)."""
+
+    def __init__(self, *, status: int, code: str, message: str, operation: str = "",
+                 fields: tuple[str, ...] = ()) -> None:
+        super().__init__(status=status, code=code, message=message)
+        self.operation = operation
+        self.fields = fields
 
 
 EXCEPTION_FOR_CODE: dict[ErrorCode, type[CoreAPIError]] = {

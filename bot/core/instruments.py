@@ -29,8 +29,11 @@ class Instruments(Protocol):
 
     def tolerated(self, kind: str, model: str) -> None:
         """The tolerant reader let something pass instead of failing: ``kind`` is
-        unknown_field, absent_field, unknown_value or bad_entry; ``model`` a model's or an
-        enum's class name."""
+        unknown_field, absent_field, unknown_value, bad_entry or derived; ``model`` a model's
+        or an enum's class name."""
+
+    def unreadable(self, operation: str) -> None:
+        """An answer of ``operation`` the reader could not read at all: the call failed."""
 
 
 class _Dropped:
@@ -44,6 +47,9 @@ class _Dropped:
         pass
 
     def tolerated(self, kind: str, model: str) -> None:
+        pass
+
+    def unreadable(self, operation: str) -> None:
         pass
 
 
@@ -67,6 +73,9 @@ class _Installed:
 
     def tolerated(self, kind: str, model: str) -> None:
         self.to.tolerated(kind, model)
+
+    def unreadable(self, operation: str) -> None:
+        self.to.unreadable(operation)
 
 
 INSTRUMENTS = _Installed()

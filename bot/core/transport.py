@@ -2,7 +2,9 @@
 
 ``BaseCoreClient._call`` sends one route of ``routes.ROUTES``: it builds the path and query, retries
 idempotent routes with full-jitter backoff (``CORE_RETRY``, a ``bot.retry.RetryPolicy``; a
-``Retry-After`` on 429 and 503 is a floor, capped), logs each
+``Retry-After`` on 429 and 503, in seconds or as an HTTP date, is a floor, capped), sends any
+call again after a 429 (the core refused it: nothing was done; the poll excepted, whose loop
+waits itself), logs each
 attempt without token or body, and turns every failure into a ``bot.core.errors.CoreError``
 (transport trouble, an error body, or a success body that does not match the contract). The bot's
 ``CoreClient`` and the development client add one method per route on top.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import random as _random
 import re
 import time
@@ -150,11 +153,16 @@ class BaseCoreClient:
         body: m.WireModel | Mapping[str, Any] | None = None,
         resend_without_extensions: bool = True,
         resend: bool | None = None,
+        dropped: list[tolerance.Dropped] | None = None,
+        resend_refused: bool = True,
     ) -> tuple[T, int]:
         """One route. A 422 to a request that carried an extension's fields is sent again
         without them once (the core may not know them), unless ``resend_without_extensions`` is
         False: a caller for whom leaving a field out changes what the call does. ``resend``
-        overrides the route's retry-safety (False: one attempt, whatever the route says)."""
+        overrides the route's retry-safety for transport failures and 5xx (False: never sent
+        twice for those). A 429 is sent again after its Retry-After whatever the route, unless
+        ``resend_refused`` is False (the caller waits itself: the poll's loop). ``dropped``
+        receives the list entries the reader dropped from the answer."""
         r = route(operation_id)
         if self.discovery is not None:
             await self.discovery.ensure()
@@ -166,9 +174,10 @@ class BaseCoreClient:
         params = _build_query(r, query or {})
         payload, sent = (None, set()) if body is None else self._payload(body)
         retry = r.retry if resend is None else resend
-        response = await self._send(r, url=url, params=params, payload=payload, retry=retry)
+        response = await self._send(r, url=url, params=params, payload=payload, retry=retry,
+                                    refused=resend_refused)
         if response.status_code not in r.success:
-            error = _api_error(response, now=self._clock.now())
+            error = _api_error(response, now=self._clock.now(), operation=operation_id)
             if ext is not None and response.status_code in (404, 405) \
                     and error.code in _ROUTE_GONE:
                 self._lost(ext, operation_id)
@@ -179,16 +188,18 @@ class BaseCoreClient:
             # the core may not know an extension's field: the same request without them
             assert isinstance(body, m.WireModel)
             payload = _body(body, lambda _: False)[0]
-            response = await self._send(r, url=url, params=params, payload=payload, retry=retry)
+            response = await self._send(r, url=url, params=params, payload=payload, retry=retry,
+                                        refused=resend_refused)
             if response.status_code not in r.success:
-                raise _api_error(response, now=self._clock.now()) from error
+                raise _api_error(response, now=self._clock.now(),
+                                 operation=operation_id) from error
             for field_ext in sorted(sent):
                 self._lost(Extension(field_ext), operation_id)
-        return _parse(r, response, response_model), response.status_code
+        return _parse(r, response, response_model, dropped), response.status_code
 
     async def _ack[T: BaseModel](self, operation_id: str, response_model: type[T], **call: Any
                                  ) -> T | None:
-        """A lease operation (heartbeat, advance, complete, fail, expedite): any 2xx answer is
+        """A lease operation (heartbeat, advance, complete, fail, expedite) or a report: any 2xx is
         success, and a body the bot cannot read is not a failure (None) — the job's handling
         does not depend on it."""
         try:
@@ -238,13 +249,15 @@ class BaseCoreClient:
 
     async def _send(
         self, r: Route, *, url: str, params: dict[str, str], payload: bytes | None,
-        retry: bool,
+        retry: bool, refused: bool = True,
     ) -> Answer:
+        """``retry``: a transport failure or a 429/502/503/504 is sent again (a retry-safe
+        call); ``refused``: a 429 is sent again whatever the call (the core did nothing)."""
         headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
         if payload is not None:
             headers["Content-Type"] = "application/json"
         for attempt in itertools.count(1):
-            last = not retry or self._retry.last(attempt)
+            last = self._retry.last(attempt)
             started = time.perf_counter()
             try:
                 response = await self._http.send(
@@ -253,12 +266,14 @@ class BaseCoreClient:
             except Trouble as trouble:
                 error = _translate(trouble, r)
                 _log_attempt(r, attempt, started, status=None, error=type(error).__name__)
-                if last or not trouble.resendable:
+                if not retry or last or not trouble.resendable:
                     raise error from trouble.__cause__
                 await self._sleep(self._retry.delay(attempt, draw=self._random()))
                 continue
             _log_attempt(r, attempt, started, status=response.status_code, error=None)
-            if response.status_code not in RETRY_STATUSES or last:
+            status = response.status_code
+            again = (retry and status in RETRY_STATUSES) or (refused and status == 429)
+            if not again or last:
                 return response
             await self._sleep(self._delay(attempt, response))
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -329,11 +344,15 @@ def _query_value(value: object) -> str:
 
 
 def _translate(trouble: Trouble, r: Route) -> CoreTransportError:
+    error: CoreTransportError
     if trouble.kind is CoreTimeout:
-        return CoreTimeout(f"{r.operation_id}: the core did not answer in time")
-    if trouble.kind is CoreConnectError:
-        return CoreConnectError(f"{r.operation_id}: could not connect to the core")
-    return CoreTransportError(f"{r.operation_id}: the connection to the core failed")
+        error = CoreTimeout(f"{r.operation_id}: the core did not answer in time")
+    elif trouble.kind is CoreConnectError:
+        error = CoreConnectError(f"{r.operation_id}: could not connect to the core")
+    else:
+        error = CoreTransportError(f"{r.operation_id}: the connection to the core failed")
+    error.operation = r.operation_id
+    return error
 
 
 def _retry_after(response: Answer, now: datetime) -> float | None:
@@ -354,16 +373,18 @@ def _retry_after(response: Answer, now: datetime) -> float | None:
     return max(0.0, (when - now).total_seconds())
 
 
-def _api_error(response: Answer, *, now: datetime) -> CoreAPIError:
+def _api_error(response: Answer, *, now: datetime, operation: str = "") -> CoreAPIError:
     status = response.status_code
     retry_after = _retry_after(response, now)
     if status < 400:
         message = f"The core answered HTTP {status}, which this call never uses."
-        return UnexpectedResponse(status=status, code="", message=message)
+        return UnexpectedResponse(status=status, code="", message=message, operation=operation)
     code, message = _error_fields(response)
     cls = exception_for(status=status, code=code)
-    return cls(status=status, code=code, message=message, retry_after=retry_after,
-               rules=_rules(response) if status == 422 else ())
+    error = cls(status=status, code=code, message=message, retry_after=retry_after,
+                rules=_rules(response) if status == 422 else ())
+    error.operation = operation
+    return error
 
 
 def _rules(response: Answer) -> tuple[str, ...]:
@@ -400,20 +421,37 @@ def _error_fields(response: Answer) -> tuple[str, str]:
     return code[:64], " ".join(message.split())[:_MAX_MESSAGE]
 
 
-def _parse[T: BaseModel](r: Route, response: Answer, model: type[T]) -> T:
+def _parse[T: BaseModel](r: Route, response: Answer, model: type[T],
+                         dropped: list[tolerance.Dropped] | None = None) -> T:
     try:  # pydantic parses the bytes itself; only an answer that fails is repaired
-        return tolerance.read_json(model, response.content)
+        return tolerance.read_json(model, response.content, dropped=dropped)
     except (ValueError, RecursionError) as exc:  # ValidationError, for bad JSON too; too deep
-        where = ""
+        fields: tuple[str, ...] = ()
         if isinstance(exc, ValidationError):
-            locs = [".".join(map(str, e["loc"])) for e in exc.errors()[:5] if e["loc"]]
-            where = " at " + ", ".join(locs) if locs else ""
+            fields = tolerance.fields_of(e["loc"] for e in exc.errors(include_input=False))
+        elif not isinstance(exc, RecursionError) and _is_json(response.content):
+            fields = ("(body)",)  # valid JSON of another shape altogether
+        where = " at " + ", ".join(fields[:5]) if fields else ""
+        # nothing unreadable is silent: logged (the places, never a value) and counted
+        log.warning("core.answer_unreadable", operation=r.operation_id,
+                    status=response.status_code, fields=list(fields))
+        INSTRUMENTS.unreadable(r.operation_id)
         # `from None`: a ValidationError's text repeats the input, which may hold span text
         raise UnexpectedResponse(
             status=response.status_code,
             code="",
             message=f"The core's {r.operation_id} response does not match the contract{where}.",
+            operation=r.operation_id,
+            fields=fields,
         ) from None
+
+
+def _is_json(content: bytes) -> bool:
+    try:
+        json.loads(content)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def _log_attempt(

@@ -329,6 +329,44 @@ async def test_unused_success_status_raises_unexpected_response(core, client):
     assert info.value.status == 204
 
 
+@pytest.mark.parametrize("reply", [
+    httpx.Response(200, json={"deliveries": [{"id": "d-1", "ok": True}, {"shape": "newer"}],
+                              "events": [{"id": "e-1", "ok": True}]}),
+    httpx.Response(200, json={"accepted": 2}),
+    httpx.Response(204),
+], ids=["an entry of another shape", "another shape", "no body"])
+async def test_a_report_batch_the_core_took_is_not_a_failure_whatever_its_answer_says(
+        reply, core, client):
+    """A report batch answered 2xx in a shape the bot cannot read was taken by the core: the
+    flush neither raises nor sends a report again on its own route."""
+    from bot.core.batching import JobScope
+
+    core.script(reply)
+    scope = JobScope(
+        deliveries=[m.DeliveryReportItem(clarification_id="clar-1", report=m.DeliveryReport(
+            person_id="p-ana", channel=m.Channel.SLACK, message_ref="D1:1.1",
+            delivery_id="d-1"))],
+        events=[m.EventReportItem(clarification_id="clar-1", report=m.EventReport(
+            type="skipped", person_id="p-ben", event_id="e-1"))])
+    await client.flush(scope, linger=0)
+    assert [r.url.path for r in core.requests] == ["/v1/reports"]
+
+
+async def test_a_batch_entry_that_names_neither_person_nor_error_is_read_on_its_own(
+        core, client):
+    """A people batch entry with neither the person nor an error code says nothing of them:
+    the person is read on their own route, never taken as not found (a turn skipped)."""
+    from bot.core.batching import JobScope
+
+    core.script(httpx.Response(200, json={"people": [{"personId": "p-ana"}]}),
+                httpx.Response(200, json=person()))
+    scope = JobScope()
+    await client.read_people(scope, tenant_id="t-1", person_ids=["p-ana"])
+    found = await client.get_person(person_id="p-ana", tenant_id="t-1", scope=scope)
+    assert found.person_id == person()["personId"]
+    assert [r.url.path for r in core.requests] == ["/v1/people/batch", "/v1/people/p-ana"]
+
+
 # ---------------------------------------------------------------- retries
 
 
@@ -454,17 +492,38 @@ NOT_RETRIED = [
                          ids=[name for name, *_ in NOT_RETRIED])
 @pytest.mark.parametrize("failure", [
     httpx.Response(503, json=error_body("UNAVAILABLE", 503)),
-    httpx.Response(429, headers={"Retry-After": "1"}, json=error_body("RATE_LIMITED", 429)),
     httpx.ConnectError("refused"),
-], ids=["503", "429", "connect"])
+], ids=["503", "connect"])
 async def test_non_idempotent_routes_are_sent_once(method, kwargs, dev, failure, core, sleeps,
                                                    make_client):
-    """Routes without retry=True are never resent, whatever the failure."""
+    """Routes without retry=True are never resent after a failure that may have reached the
+    core (a 5xx, a transport failure)."""
     core.script(failure)
     async with make_client(dev=dev) as client:
         with pytest.raises(CoreError):
             await getattr(client, method)(**kwargs)
     assert len(core.requests) == 1 and sleeps.calls == []
+
+
+@pytest.mark.parametrize(("method", "kwargs", "dev"), NOT_RETRIED,
+                         ids=[name for name, *_ in NOT_RETRIED])
+async def test_a_429_is_resent_after_its_retry_after_except_the_poll(method, kwargs, dev, core,
+                                                                      sleeps, make_client):
+    """A 429 says the core refused the request and did nothing: a call that is not retry-safe
+    is sent again after its Retry-After too; the poll is not (its loop waits instead), and
+    raises with the Retry-After for the loop."""
+    core.script(httpx.Response(429, headers={"Retry-After": "6"},
+                               json=error_body("RATE_LIMITED", 429)),
+                httpx.Response(200, json=next(c.reply for c in CASES if c.method == method)))
+    async with make_client(dev=dev) as client:
+        if method == "poll_jobs":
+            with pytest.raises(RateLimited) as info:
+                await getattr(client, method)(**kwargs)
+            assert info.value.retry_after == 6.0
+            assert len(core.requests) == 1 and sleeps.calls == []
+            return
+        await getattr(client, method)(**kwargs)
+    assert len(core.requests) == 2 and sleeps.calls == [6.0]
 
 
 def test_backoff_is_capped():

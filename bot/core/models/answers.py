@@ -80,8 +80,8 @@ class ResponseRecord(WireModel):
     channel: Annotated[RecordedChannel, lenient(RecordedChannel, RecordedChannel.API)]
     message_ref: str | None = None
     response_tx: AwareDatetime
-    # an unknown status counts as no confirmation
-    binding_status: Annotated[BindingStatus, lenient(BindingStatus, BindingStatus.ATTESTATION)]
+    # an unknown status counts as no confirmation, and is not taken for an attestation either
+    binding_status: Annotated[BindingStatus, lenient(BindingStatus, BindingStatus.UNKNOWN)]
     supersedes: str | None = additive()
     responded_at: AwareDatetime | None = additive(description=(
         "When the responder answered, by the platform's clock (answer-order); a responder's "

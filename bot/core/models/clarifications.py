@@ -47,7 +47,8 @@ class RankedRelation(WireModel):
     """Why one ranked person is asked: their relation to the target (spec §3.2)."""
 
     person_id: str
-    relation: AuthorityRelation
+    # a relation the bot does not know still says the person is ranked (cards: a neutral line)
+    relation: Annotated[AuthorityRelation, lenient(AuthorityRelation, AuthorityRelation.UNKNOWN)]
 
 
 class QuorumPolicy(WireModel):
@@ -110,6 +111,8 @@ class ClarificationPage(WireModel):
 
 # the binding statuses whose responses count as confirmations until a steward decides
 _CONFIRMING = frozenset({BindingStatus.BINDING_CANDIDATE, BindingStatus.BOUND})
+# the quorum's counts a core may leave out (each is derived when it does)
+_QUORUM_COUNTS = frozenset({"required", "confirmations", "remaining", "confirmed_by"})
 
 
 class Clarification(WireModel):
@@ -166,12 +169,11 @@ class Clarification(WireModel):
         for response in self.responses:
             if "interval" not in response.model_fields_set:
                 response.interval = _interval_of(response, self.candidates)
-        if not {"required", "remaining"} & self.quorum.model_fields_set:
+        if not _QUORUM_COUNTS <= self.quorum.model_fields_set:
             self._derive_quorum()
-        if self.state is ClarificationState.ANSWERED and not {
-                "bound_interval", "bound_fact_version_tx"} & self.model_fields_set:
+        if self.bound_interval is None and self.bound_fact_version_tx is None:
             # the binding response's: its interval, and when it was recorded (the fact version
-            # is created with it)
+            # is created with it); from the responses whatever the state word says
             binding = self._binding()
             if binding is not None:
                 self.bound_interval = binding.interval
@@ -187,7 +189,9 @@ class Clarification(WireModel):
         return None
 
     def _derive_quorum(self) -> None:
+        """The counts the core left out, from the responses; a count it sent is kept."""
         q = self.quorum
+        given = set(q.model_fields_set)
         latest: dict[str, ResponseRecord] = {}
         for response in self.responses:  # in order: a responder's latest counts
             latest[response.responder] = response
@@ -196,12 +200,16 @@ class Clarification(WireModel):
                      if r.binding_status is BindingStatus.STEWARD_OVERRIDE]
         if overrides:  # a steward's decision is what confirmed it
             confirming = [overrides[-1].responder]
-        q.required = (0 if q.state is QuorumState.NOT_REQUIRED
-                      else self.quorum_policy.required_confirmations)
-        q.confirmations = min(len(confirming), q.required) if q.required else len(confirming)
-        q.remaining = 0 if q.state is QuorumState.SATISFIED else max(
-            q.required - q.confirmations, 0)
-        if "confirmed_by" not in q.model_fields_set:
+        if "required" not in given:
+            q.required = (0 if q.state is QuorumState.NOT_REQUIRED
+                          else self.quorum_policy.required_confirmations)
+        if "confirmations" not in given:
+            q.confirmations = (min(len(confirming), q.required) if q.required
+                               else len(confirming))
+        if "remaining" not in given:
+            q.remaining = 0 if q.state is QuorumState.SATISFIED else max(
+                q.required - q.confirmations, 0)
+        if "confirmed_by" not in given:
             q.confirmed_by = confirming
 
 

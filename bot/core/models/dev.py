@@ -10,6 +10,7 @@ from pydantic import AwareDatetime, Field, model_validator
 from bot.core.models.clarifications import ClarificationSummary, SourceAcl
 from bot.core.models.enums import (
     AmbiguityKind,
+    Role,
     Severity,
 )
 from bot.core.models.wire import Id, RequestModel, Rfc3339, WireModel
@@ -27,13 +28,25 @@ class SpanInput(RequestModel):
     text: Annotated[str, Field(max_length=5000)]
 
 
+class SourceAclInput(RequestModel):
+    """A source's read ACL as ingestion sends it: checked as strictly as every request."""
+
+    workspace_id: Id
+    read_roles: list[Role] = []
+    allow_people: list[Id] = []
+    deny_people: list[Id] = []
+
+    def acl(self) -> SourceAcl:
+        return SourceAcl.model_validate(self.model_dump())
+
+
 class DocumentInput(RequestModel):
     document_id: Id
     title: Annotated[str, Field(min_length=1, max_length=500)]
     url: Annotated[str, Field(min_length=1, max_length=2000)]
     content_hash: Annotated[str, Field(min_length=1, max_length=128)]
     source_version_tx: AwareDatetime | None = None
-    acl: SourceAcl
+    acl: SourceAclInput
 
 
 class AuthorityInput(RequestModel):

@@ -3,6 +3,23 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
+
+UNKNOWN = "unknown"
+
+
+class Growing(StrEnum):
+    """A vocabulary the core may grow: its ``UNKNOWN`` member is what the tolerant reader makes
+    of a value the bot does not know (``bot.core.models.wire.lenient``), so that "unknown" stays
+    distinct from every word the contract names. ``UNKNOWN`` is no word of the contract: the
+    published schema leaves it out, and no request carries it."""
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        schema = handler(core_schema)
+        named = handler.resolve_ref_schema(schema)
+        named["enum"] = [value for value in named.get("enum", []) if value != UNKNOWN]
+        return schema
 
 
 class Severity(StrEnum):
@@ -50,12 +67,15 @@ class Role(StrEnum):
         return list(Role).index(self)
 
 
-class BindingStatus(StrEnum):
+class BindingStatus(Growing):
     BINDING_CANDIDATE = "binding_candidate"
     BOUND = "bound"
     ATTESTATION = "attestation"
     CONFLICTING = "conflicting"
     STEWARD_OVERRIDE = "steward_override"
+    # a status the bot does not know: it counts as no confirmation, and a card that shows it
+    # says neutrally that an answer was recorded (never "attestation", which it may not be)
+    UNKNOWN = "unknown"
 
 
 class Channel(StrEnum):
@@ -109,12 +129,14 @@ class ReasonCode(StrEnum):
     CANDIDATE_DECLINED = "CANDIDATE_DECLINED"
 
 
-class AuthorityRelation(StrEnum):
+class AuthorityRelation(Growing):
     """Why a person is in the ranking: their graph relation to the target (spec §3.2)."""
 
     AUTHORED_BY = "authored_by"
     NAMED = "named"
     OWNED_BY = "owned_by"
+    # a relation the bot does not know: the person is ranked, so connected to the document
+    UNKNOWN = "unknown"
 
 
 class EvidenceClass(StrEnum):

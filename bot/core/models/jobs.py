@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, Field, PrivateAttr, model_validator
 
 from bot.core.models.enums import (
     JobState,
@@ -28,6 +29,9 @@ ADVANCE_ATTEMPT = "advance-attempt"
 class JobPayload(WireModel):
     clarification_id: str = Field(min_length=1)
     ranking: list[str]
+    attempts: int | None = additive(ge=0, description=(
+        "The job's attempts, where a core keeps them in the payload (the spec's changelog names "
+        "the field JobPayload.attempts): read when the job itself leaves attempts out."))
 
 
 class PollRequest(RequestModel):
@@ -37,22 +41,71 @@ class PollRequest(RequestModel):
 
 
 class LeasedJob(WireModel):
+    """A leased job. ``attempts`` (the spec calls it additive) may be left out: then the
+    payload's is read, and without that the bot derives the turn from the clarification's
+    trail before it asks anyone (docs/core-contract.md, "A job without attempts");
+    ``maxAttempts`` left out is the spec's ``len(ranking) + 1``."""
+
     id: str = Field(min_length=1)
-    kind: str
+    kind: str = ""
     payload: JobPayload
-    attempts: int
-    max_attempts: int
-    lease_token: str
+    attempts: int | None = Field(default=None, ge=0, description=(
+        "0-based; attempt N asks ranking[N]. Left out: payload.attempts, else the bot derives "
+        "it from the clarification's trail."))
+    max_attempts: int = Field(default=0, description="Left out: len(ranking) + 1 (the spec's).")
+    lease_token: str = Field(min_length=1)
     lease_expires_at: AwareDatetime
     visible_at: AwareDatetime | None = additive(description=(
         "When the job became available to lease: created, or visible again after a retry's "
         "backoff. Optional: a core that leaves it out still conforms; the bot then reports no "
         "job lag."))
 
+    @model_validator(mode="after")
+    def _derive(self) -> LeasedJob:
+        if self.attempts is None and self.payload.attempts is not None:
+            self.attempts = self.payload.attempts
+        if "max_attempts" not in self.model_fields_set:
+            self.max_attempts = len(self.payload.ranking) + 1
+        return self
+
+    @property
+    def turn(self) -> int:
+        """The attempt this lease is for, once known (``attempts``; a job whose core left it out
+        gets it from ``with_turn`` before it is handled)."""
+        if self.attempts is None:
+            raise ValueError("the job's attempt is not known yet")
+        return self.attempts
+
+    def with_turn(self, attempts: int) -> LeasedJob:
+        """The job at ``attempts``, derived by the bot (the core left it out)."""
+        return self.model_copy(update={"attempts": attempts})
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadJob:
+    """A polled job the reader dropped: its id and lease token where those still read (then the
+    worker holds the job rather than let its lease spend a turn), and the places in it that did
+    not read (schema paths, never values)."""
+
+    id: str | None
+    lease_token: str | None
+    fields: tuple[str, ...] = ()
+
+    @property
+    def named(self) -> bool:
+        return bool(self.id and self.lease_token)
+
 
 class PollResponse(WireModel):
-    # a job that does not parse is left to its lease (counted), the rest are handled
+    # a job that does not parse is dropped (counted, logged) and handed to the worker as an
+    # ``UnreadJob``; the rest are handled
     jobs: Annotated[list[LeasedJob], tolerant_items(LeasedJob)]
+    _unread: list[UnreadJob] = PrivateAttr(default_factory=list)
+
+    @property
+    def unread(self) -> list[UnreadJob]:
+        """The jobs of this poll the reader could not read (``CoreClient.poll_jobs``)."""
+        return self._unread
 
 
 class HeartbeatRequest(RequestModel):
@@ -107,7 +160,8 @@ class JobView(WireModel):
 
     id: str
     kind: str = additive("")
-    state: Annotated[JobState, lenient(JobState, JobState.AVAILABLE)] | None = None
+    # the mark on the whole type: one on a union member is never found by the reader
+    state: Annotated[JobState | None, lenient(JobState, JobState.AVAILABLE)] = None
     payload: JobPayload | None = additive()
     attempts: int | None = None
     max_attempts: int | None = None

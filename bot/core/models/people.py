@@ -35,6 +35,46 @@ class TeamsIdentity(RequestModel):
 ChatIdentity = Annotated[SlackIdentity | TeamsIdentity, Field(discriminator="platform")]
 
 
+class ResolvedSlackIdentity(WireModel):
+    """A Slack identity as an answer names it: read like every answer, so a field a newer core
+    adds to it is ignored (the request's ``SlackIdentity`` refuses unknown fields)."""
+
+    platform: Literal["slack"] = "slack"
+    user_id: str
+    team_id: str | None = None
+    enterprise_id: str | None = None
+
+
+class ResolvedTeamsIdentity(WireModel):
+    """A Teams identity as an answer names it (``ResolvedSlackIdentity``)."""
+
+    platform: Literal["teams"] = "teams"
+    aad_object_id: str
+    tenant_id: str
+
+
+ResolvedIdentity = Annotated[ResolvedSlackIdentity | ResolvedTeamsIdentity,
+                             Field(discriminator="platform")]
+AnyIdentity = SlackIdentity | TeamsIdentity | ResolvedSlackIdentity | ResolvedTeamsIdentity
+
+
+def request_identity(identity: AnyIdentity) -> SlackIdentity | TeamsIdentity:
+    """The identity as a request names it (checked as strictly as every request)."""
+    if isinstance(identity, SlackIdentity | TeamsIdentity):
+        return identity
+    if isinstance(identity, ResolvedTeamsIdentity):
+        return TeamsIdentity(aad_object_id=identity.aad_object_id, tenant_id=identity.tenant_id)
+    return SlackIdentity(user_id=identity.user_id, team_id=identity.team_id,
+                         enterprise_id=identity.enterprise_id)
+
+
+def identity_key(identity: AnyIdentity) -> tuple[str | None, ...]:
+    """What makes two chat identities the same, whichever side of the wire they come from."""
+    if isinstance(identity, TeamsIdentity | ResolvedTeamsIdentity):
+        return ("teams", identity.aad_object_id, identity.tenant_id)
+    return ("slack", identity.user_id, identity.team_id, identity.enterprise_id)
+
+
 class SlackAlias(WireModel):
     user_id: str
     team_id: str | None = None
@@ -136,7 +176,7 @@ class AliasResolution(WireModel):
     person it maps to, or the error code that call answers (PERSON_NOT_FOUND, ALIAS_AMBIGUOUS,
     TENANT_SCOPE_MISMATCH)."""
 
-    identity: ChatIdentity
+    identity: ResolvedIdentity
     person_id: str | None = None
     verified: bool = False
     error_code: str | None = None

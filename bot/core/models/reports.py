@@ -43,7 +43,8 @@ class SkipEntry(WireModel):
     """One candidate who was not asked, and the reason code why (on escalations, digests)."""
 
     person_id: str
-    reason_code: ReasonCode
+    # a code the bot does not know keeps the entry (the person was not asked), with no code
+    reason_code: ReasonRead
 
 
 class ClarificationEvent(WireModel):
@@ -143,5 +144,5 @@ class ReportItemResult(WireModel):
 
 
 class ReportBatchResult(WireModel):
-    deliveries: list[ReportItemResult] = []
-    events: list[ReportItemResult] = []
+    deliveries: Annotated[list[ReportItemResult], tolerant_items(ReportItemResult)] = []
+    events: Annotated[list[ReportItemResult], tolerant_items(ReportItemResult)] = []

@@ -63,6 +63,12 @@ def extension_of(field: Any) -> str | None:
     return found if isinstance(found, str) else None
 
 
+# how the published document says that a core may send values beyond the enum, and what the
+# bot reads them as (the property test of the tolerant reader generates them from these marks)
+UNKNOWN_READS_AS = "x-unknown-reads-as"
+UNKNOWN_ITEMS = "x-unknown-items"
+
+
 @dataclass(frozen=True, slots=True)
 class Lenient:
     """An enum value the bot does not know reads as ``fallback`` (None: no value)."""
@@ -70,12 +76,22 @@ class Lenient:
     enum: type[StrEnum]
     fallback: StrEnum | None
 
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = handler(core_schema)
+        schema[UNKNOWN_READS_AS] = None if self.fallback is None else self.fallback.value
+        return schema
+
 
 @dataclass(frozen=True, slots=True)
 class LenientList:
     """A list of enum values whose unknown ones are dropped (an unknown role admits nobody)."""
 
     enum: type[StrEnum]
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema: dict[str, Any] = handler(core_schema)
+        schema[UNKNOWN_ITEMS] = "dropped"
+        return schema
 
 
 @dataclass(frozen=True, slots=True)
