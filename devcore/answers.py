@@ -13,63 +13,15 @@ from typing import Protocol
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
+from devcore.book import Answer, AnswerBook, Decision, note_repeat, replay, same, same_interval
 from devcore.faults import CoreFault
-from devcore.normalise import Span
+from devcore.order import given, is_after, latest_of, straddled
 
 _HTTP_FOR = {m.AnswerOutcome.BOUND: 200, m.AnswerOutcome.STEWARD_OVERRIDE: 200}
 
 
 def http_status(outcome: m.AnswerOutcome) -> int:
     return _HTTP_FOR.get(outcome, 202)
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """An answer after authentication and normalisation: whom it is from and what it means."""
-
-    responder: str
-    rights: m.Role
-    span: Span
-    answer_index: int | None
-    answer_custom: m.AnswerCustom | None
-    channel: m.Channel
-    message_ref: str | None
-    steward_override: bool
-    # answer-order: when the responder answered (the platform's clock), and whether the caller
-    # holds a later answer of theirs that follows
-    responded_at: datetime | None = None
-    superseded: bool = False
-
-    def interval(self) -> m.Interval:
-        return m.Interval(valid_from=self.span.valid_from, valid_to=self.span.valid_to)
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    result: m.AnswerResult
-    bind: m.Interval | None = None
-    evidence: m.EvidenceClass | None = None
-
-
-def same_interval(a: m.Interval, b: m.Interval) -> bool:
-    return a.valid_from == b.valid_from and a.valid_to == b.valid_to
-
-
-class AnswerBook:
-    """Per-clarification memory of each response's outcome, for idempotent replay."""
-
-    def __init__(self) -> None:
-        self.outcomes: dict[str, m.AnswerResult] = {}
-        # (responder, requestId) → the response it produced: a resent request is answered, not
-        # applied again (a replay after a newer answer must not supersede it)
-        self.requests: dict[tuple[str, str], str] = {}
-        # responses sent as superseded whose successor has not arrived yet: never counted
-        self.pending: set[str] = set()
-        self._ids = 0
-
-    def next_id(self) -> str:
-        self._ids += 1
-        return f"resp-{self._ids:06d}"
 
 
 def decide(
@@ -85,9 +37,9 @@ def decide(
     Replays come first: the same (responder, answer) gets its first outcome back whatever changed
     since, so a resent steward override is never refused by a policy check it once passed.
     """
-    replay = _replay(c, answer, book)
-    if replay is not None:
-        return Decision(result=replay)
+    replay_ = replay(c, answer, book)
+    if replay_ is not None:
+        return Decision(result=replay_)
     _check_override(c, answer)
     turn = _Turn(c=c, answer=answer, book=book, now=now, add_event=add_event)
     if answer.steward_override:
@@ -128,41 +80,6 @@ def _check_override(c: m.Clarification, answer: Answer) -> None:
         raise CoreFault(ErrorCode.STEWARD_OVERRIDE_NOT_ALLOWED)
 
 
-def _after(record: m.ResponseRecord, latest: m.ResponseRecord | None) -> bool:
-    """Whether ``record`` (recorded after ``latest``) replaces it as its responder's latest:
-    by when each was given where the caller said both (answer-order), else by recording."""
-    if latest is None:
-        return True
-    if record.responded_at is not None and latest.responded_at is not None:
-        return record.responded_at >= latest.responded_at
-    return True
-
-
-def _latest(c: m.Clarification, responder: str) -> m.ResponseRecord | None:
-    """The responder's latest response: by when it was given, else the last recorded."""
-    latest: m.ResponseRecord | None = None
-    for record in c.responses:
-        if record.responder == responder and _after(record, latest):
-            latest = record
-    return latest
-
-
-def _replay(c: m.Clarification, answer: Answer, book: AnswerBook) -> m.AnswerResult | None:
-    latest = _latest(c, answer.responder)
-    if latest is None or not same_interval(latest.interval, answer.interval()):
-        return None
-    if latest.response_id in book.pending or answer.superseded:
-        return None  # nothing was evaluated on it: the answer is recorded and counts
-    if answer.responded_at is not None and latest.responded_at is not None \
-            and answer.responded_at < latest.responded_at:
-        return None  # an earlier answer, arriving late: recorded as superseded
-    was_override = latest.binding_status is m.BindingStatus.STEWARD_OVERRIDE
-    if was_override != answer.steward_override:
-        return None
-    prior = book.outcomes[latest.response_id]
-    return prior.model_copy(update={"replayed": True})
-
-
 _COUNTED = (m.BindingStatus.BOUND, m.BindingStatus.STEWARD_OVERRIDE)
 
 
@@ -177,7 +94,7 @@ def _active(c: m.Clarification, book: AnswerBook) -> list[m.ResponseRecord]:
     until their later answer arrives."""
     latest: dict[str, m.ResponseRecord] = {}
     for record in c.responses:
-        if _after(record, latest.get(record.responder)):
+        if is_after(record, latest.get(record.responder), book.repeats):
             latest[record.responder] = record
     return [r for r in latest.values() if r.binding_status is m.BindingStatus.BINDING_CANDIDATE
             and r.response_id not in book.pending]
@@ -210,23 +127,27 @@ class _Turn:
     def earlier(self) -> bool:
         """The answer is superseded already: the caller says a later one follows, or it was
         given before the responder's latest response (it arrived late)."""
-        if self.answer.superseded:
-            return True
-        latest = _latest(self.c, self.answer.responder)
-        return (latest is not None and self.answer.responded_at is not None
-                and latest.responded_at is not None
-                and self.answer.responded_at < latest.responded_at)
+        return self.answer.superseded or self.before_latest() is not None
+
+    def before_latest(self) -> m.ResponseRecord | None:
+        """The responder's latest response, when this answer was given before it was last
+        given (it arrived late); else None."""
+        latest = latest_of(self.c, self.answer.responder, self.book.repeats)
+        last = given(latest, self.book.repeats) if latest is not None else None
+        at = self.answer.responded_at
+        return latest if at is not None and last is not None and at < last else None
 
     def same_as_pending(self) -> Decision | None:
         """The answer the caller sent as superseded came again as the latest (one person's
-        double click): that response is theirs, now evaluated; nothing new is recorded."""
+        double click): that response is theirs, now evaluated, and given again at this
+        answer's time (a repeat); nothing new is recorded."""
         c, answer = self.c, self.answer
-        latest = _latest(c, answer.responder)
+        latest = latest_of(c, answer.responder, self.book.repeats)
         if (latest is None or latest.response_id not in self.book.pending or answer.superseded
-                or not same_interval(latest.interval, answer.interval())
-                or c.state is m.ClarificationState.ANSWERED):
+                or not same(latest, answer) or c.state is m.ClarificationState.ANSWERED):
             return None
         self.book.pending.discard(latest.response_id)
+        note_repeat(self.book, latest, answer)
         if c.state is m.ClarificationState.CONFLICTED:
             return Decision(result=self.result(latest, m.AnswerOutcome.CONFLICTED))
         return self.evaluate_quorum(latest)
@@ -237,21 +158,18 @@ class _Turn:
         c, answer = self.c, self.answer
         capable = binding_capable(c, answer.rights)
         status = m.BindingStatus.BINDING_CANDIDATE if capable else m.BindingStatus.ATTESTATION
-        latest = _latest(c, answer.responder)
-        older = (latest is not None and answer.responded_at is not None
-                 and latest.responded_at is not None
-                 and answer.responded_at < latest.responded_at)
+        later = self.before_latest()
         record = m.ResponseRecord(
             response_id=self.book.next_id(), responder=answer.responder,
             rights_at_answer_time=answer.rights, answer_index=answer.answer_index,
             answer_custom=answer.answer_custom, interval=answer.interval(),
             channel=answer.channel, message_ref=answer.message_ref, response_tx=self.now,
             binding_status=status, responded_at=answer.responded_at)
-        if older:  # given before the responder's latest: it arrived late
-            assert latest is not None
-            record.superseded_by = latest.response_id
+        if later is not None:  # given before the responder's latest: it arrived late
+            record.superseded_by = later.response_id
         elif answer.superseded:  # the caller holds a later one, sent next
             self.book.pending.add(record.response_id)
+            latest = latest_of(c, answer.responder, self.book.repeats)
             if latest is not None and latest.response_id in self.book.pending:
                 self.book.pending.discard(latest.response_id)
                 latest.superseded_by = record.response_id
@@ -260,14 +178,64 @@ class _Turn:
         c.updated_at = self.now
         self.event("response_superseded", "A response was recorded as superseded by a later "
                    "answer of the same responder; it does not count.", by_responder=True)
+        result = self.superseded_result(record)
+        self.split(record)
+        return Decision(result=result)
+
+    def superseded_result(self, record: m.ResponseRecord) -> m.AnswerResult:
         result = self.result(record, m.AnswerOutcome.ATTESTATION)
         result = result.model_copy(update={"superseded": True})
         self.book.outcomes[record.response_id] = result
-        return Decision(result=result)
+        return result
+
+    def split(self, record: m.ResponseRecord) -> None:
+        """``record``, recorded late, fell between a response of the same responder and a
+        repeat of it (``devcore.order.straddled``): the repeats on its far side from that
+        response become a response of their own, so A, B, A stays three responses whatever
+        order they arrived in. The earlier part is superseded by ``record``; a later part
+        supersedes it and is the response as it was (its status and outcome)."""
+        at, book = self.answer.responded_at, self.book
+        run = straddled(self.c, self.answer.responder, at, book.repeats)
+        if run is None or at is None or run.responded_at is None:
+            return
+        early = run.responded_at > at  # the part to split off lies before ``record``
+        repeats = book.repeats.pop(run.response_id)
+        part = [r for r in repeats if (r.at < at) == early]
+        kept = [r for r in repeats if (r.at < at) != early]
+        if kept:
+            book.repeats[run.response_id] = kept
+        first = part[0]
+        capable = binding_capable(self.c, first.rights)
+        status = run.binding_status if not early else (
+            m.BindingStatus.BINDING_CANDIDATE if capable else m.BindingStatus.ATTESTATION)
+        made = m.ResponseRecord(
+            response_id=book.next_id(), responder=run.responder,
+            rights_at_answer_time=first.rights, answer_index=run.answer_index,
+            answer_custom=run.answer_custom, interval=run.interval, channel=first.channel,
+            message_ref=first.message_ref, response_tx=self.now, binding_status=status,
+            responded_at=first.at)
+        if part[1:]:
+            book.repeats[made.response_id] = part[1:]
+        self.c.responses.append(made)
+        if early:
+            made.superseded_by = record.response_id
+            self.superseded_result(made)
+            self.event("response_superseded", "A repeated answer given before a later change "
+                       "of mind was recorded as a superseded response.", by_responder=True)
+            return
+        made.supersedes, record.superseded_by = record.response_id, made.response_id
+        run.superseded_by, record.supersedes = record.response_id, run.response_id
+        if run.response_id in book.pending:
+            book.pending.discard(run.response_id)
+            book.pending.add(made.response_id)
+        book.outcomes[made.response_id] = book.outcomes[run.response_id].model_copy(
+            update={"response_id": made.response_id})
+        self.event("response_recorded", "A repeated answer given after a change of mind was "
+                   "recorded as a response of its own.", by_responder=True)
 
     def append(self, status: m.BindingStatus) -> m.ResponseRecord:
         c, answer = self.c, self.answer
-        previous = _latest(c, answer.responder)
+        previous = latest_of(c, answer.responder, self.book.repeats)
         record = m.ResponseRecord(
             response_id=self.book.next_id(),
             responder=answer.responder,
@@ -337,6 +305,9 @@ class _Turn:
                     if r.responder == answer.responder and r.binding_status in _COUNTED
                 )
                 prior = self.book.outcomes[counted.response_id]
+                latest = latest_of(c, answer.responder, self.book.repeats)
+                if latest is not None and not same(latest, answer):
+                    return self.back_to_bound(latest, prior)
                 return Decision(result=prior.model_copy(update={"replayed": True}))
             raise CoreFault(ErrorCode.CLARIFY_ALREADY_ANSWERED)
         record = self.append(m.BindingStatus.CONFLICTING)
@@ -345,6 +316,18 @@ class _Turn:
         self.event("steward_notified", "The steward was notified of a post-binding conflict.",
                    to_steward=True)
         return Decision(result=self.result(record, m.AnswerOutcome.CONFLICTING_ATTESTATION))
+
+    def back_to_bound(self, latest: m.ResponseRecord, prior: m.AnswerResult) -> Decision:
+        """A counted responder gives the bound answer again after another answer of theirs (a
+        superseded one, or a conflicting attestation): not a repeat, a response of its own,
+        their active one again, which counts as it did."""
+        record = self.append(m.BindingStatus.BOUND)
+        record.supersedes, latest.superseded_by = latest.response_id, record.response_id
+        self.event("response_recorded", "A counted responder gave the bound answer again; "
+                   "recorded.", by_responder=True)
+        result = prior.model_copy(update={"response_id": record.response_id, "replayed": False})
+        self.book.outcomes[record.response_id] = result
+        return Decision(result=result)
 
     def before_binding(self) -> Decision:
         capable = binding_capable(self.c, self.answer.rights)

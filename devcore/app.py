@@ -225,7 +225,8 @@ async def list_jobs(call: Call) -> tuple[BaseModel, int]:
 
 
 def _window(call: Call, listing: str) -> Window:
-    return window(listing=listing, cursor=call.query("cursor"), limit=call.query("limit", _LIMIT))
+    return window(listing=listing, cursor=call.query("cursor"), limit=call.query("limit", _LIMIT),
+                  largest=call.core.largest_page)
 
 
 async def answer(call: Call) -> tuple[BaseModel, int]:

@@ -11,8 +11,9 @@ from datetime import datetime
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
-from devcore.access import asserted, full_view, redacted, redacted_summary, scope
-from devcore.answers import Answer, decide, http_status
+from devcore.access import Asserted, asserted, full_view, redacted, redacted_summary, scope
+from devcore.answers import decide, http_status
+from devcore.book import Answer, note_repeat
 from devcore.directory import Token, identities
 from devcore.faults import CoreFault
 from devcore.normalise import NotNormalisable, Span, normalise_custom
@@ -159,22 +160,10 @@ class ClarificationEndpoints(CoreState):
         seen = record.book.requests.get((who.responder, req.request_id or ""))
         if req.request_id is not None and seen is not None:
             # replays first: the first outcome, whatever changed since (policy checks come later)
+            self._resent(record, seen, who, req)
             prior = record.book.outcomes[seen].model_copy(update={"replayed": True})
             return prior, http_status(prior.outcome)
-        answer = Answer(
-            responder=who.responder,
-            rights=who.rights,
-            span=_normalise(c, req),
-            answer_index=req.answer_index,
-            answer_custom=m.AnswerCustom.model_validate(req.answer_custom.model_dump())
-            if req.answer_custom is not None
-            else None,
-            channel=who.channel,
-            message_ref=who.message_ref,
-            steward_override=req.steward_override,
-            responded_at=req.responded_at,
-            superseded=bool(req.superseded),
-        )
+        answer = _answer(c, who, req)
         decision = decide(c, answer, book=record.book, now=now, add_event=self._event)
         result = decision.result
         if req.note is not None and not result.replayed:
@@ -205,6 +194,20 @@ class ClarificationEndpoints(CoreState):
                         update={"fact_version_tx": version.version_tx}
                     )
         return result, http_status(result.outcome)
+
+    def _resent(self, record: Record, response_id: str, who: Asserted, req: m.AnswerRequest
+                ) -> None:
+        """A resent request that carries another time is the same answer given again then (a
+        caller's late repeat of an answer it sent before, ``devcore.order``): kept beside the
+        response, as a repeat by answer is. Whatever it says, it is answered as a replay."""
+        try:
+            again = _answer(record.model, who, req)
+        except CoreFault:
+            return
+        response = next((r for r in record.model.responses if r.response_id == response_id),
+                        None)
+        if response is not None:
+            note_repeat(record.book, response, again)
 
     def report_delivery(
         self, token: Token, clarification_id: str, req: m.DeliveryReport
@@ -268,6 +271,24 @@ class ClarificationEndpoints(CoreState):
             event_id=req.event_id,
             report=req,
         )
+
+
+def _answer(c: m.Clarification, who: Asserted, req: m.AnswerRequest) -> Answer:
+    """The request as the answer rules take it (normalised: 422 when it cannot be)."""
+    return Answer(
+        responder=who.responder,
+        rights=who.rights,
+        span=_normalise(c, req),
+        answer_index=req.answer_index,
+        answer_custom=m.AnswerCustom.model_validate(req.answer_custom.model_dump())
+        if req.answer_custom is not None
+        else None,
+        channel=who.channel,
+        message_ref=who.message_ref,
+        steward_override=req.steward_override,
+        responded_at=req.responded_at,
+        superseded=bool(req.superseded),
+    )
 
 
 def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:

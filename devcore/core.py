@@ -154,11 +154,12 @@ class ReferenceCore(StewardEndpoints):
 
     def _resolution(self, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
                     ) -> m.AliasResolution:
+        named = identity.model_dump()  # as the answer names it
         try:
             resolved = self.directory.resolve(tenant_id=tenant_id, identity=identity)
         except CoreFault as fault:
-            return m.AliasResolution(identity=identity, error_code=fault.code.value)
-        return m.AliasResolution(identity=identity, person_id=resolved.person.person_id,
+            return m.AliasResolution(identity=named, error_code=fault.code.value)
+        return m.AliasResolution(identity=named, person_id=resolved.person.person_id,
                                  verified=resolved.verified)
 
     def report_batch(self, token: Token, req: m.ReportBatch) -> m.ReportBatchResult:

@@ -81,7 +81,7 @@ def build_clarification(
             title=doc.title,
             url=doc.url,
             source_version_tx=doc.source_version_tx or now,
-            acl=doc.acl,
+            acl=doc.acl.acl(),
         ),
         detector_confidence=req.detector_confidence,
         applied_candidate_confidence=req.applied_candidate_confidence,

@@ -24,6 +24,7 @@ from bot.process.runtime import EngineParts, build_engine
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
 from bot.store.memory import MemoryStore
 from cards import text
+from cards.untrusted import plain
 from cards.views import (
     DeadLetterDigestView,
     DigestView,
@@ -99,13 +100,10 @@ def describe(sent: SentMessage) -> str:
     if isinstance(message, DeadLetterDigestView):
         return "dead-letter digest: " + ", ".join(i.document.title for i in message.items)
     if isinstance(message, StewardConflictView):
-        words = text.steward_conflict_text(
-            message, document=text.quoted_document(message.document, message.viewer),
-            names=", ".join(message.responders))
-        return f"{words.title}. {words.body}"
+        words = text.steward_conflict_text(message, names=", ".join(message.responders))
+        return f"{words.title}. {plain(words.body)}"
     if isinstance(message, StewardQuorumView):
-        return text.quorum_text(
-            message, document=text.quoted_document(message.document, message.viewer)).body
+        return plain(text.quorum_text(message).body)
     if isinstance(message, DigestView):
         return f"a digest of {len(message.questions)} questions"
     return "a message"  # never a class name: a new card kind still reads as words

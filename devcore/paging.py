@@ -28,11 +28,15 @@ class Window:
     limit: int
 
 
-def window(*, listing: str, cursor: str | None, limit: int | None) -> Window:
+def window(*, listing: str, cursor: str | None, limit: int | None,
+           largest: int = MAX_LIMIT) -> Window:
+    """The page asked for; ``largest`` caps its size whatever ``limit`` says (a core may serve
+    pages smaller than asked, and a client follows ``nextCursor`` either way)."""
     size = DEFAULT_LIMIT if limit is None else limit
     if not 1 <= size <= MAX_LIMIT:
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "Query parameter limit is invalid.")
-    return Window(after=None if cursor is None else _decode(cursor, listing), limit=size)
+    return Window(after=None if cursor is None else _decode(cursor, listing),
+                  limit=min(size, largest))
 
 
 def page[T](

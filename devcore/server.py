@@ -12,6 +12,7 @@ from aiohttp import web
 from bot.clock import OffsetClock
 from devcore.app import create_app
 from devcore.core import Contract, ContractSwitch, ReferenceCore, load_scenario
+from devcore.paging import MAX_LIMIT
 from devcore.people import apply_people, read_people
 from devcore.scenario import read_scenario
 from devcore.state import MovableClock
@@ -45,22 +46,23 @@ async def serve(
 
 def build_core(
     scenario: str | Path | None = None, *, clock: MovableClock | None = None,
-    people: Path | None = None,
+    people: Path | None = None, largest_page: int = MAX_LIMIT,
 ) -> ReferenceCore:
-    """A core loaded with the scenario; ``people`` maps its people to real chat ids first."""
+    """A core loaded with the scenario; ``people`` maps its people to real chat ids first;
+    ``largest_page`` caps every list's pages."""
     data = read_scenario(scenario)
     if people is not None:
         data = apply_people(data, read_people(people))
-    core = ReferenceCore(clock=clock or OffsetClock())
+    core = ReferenceCore(clock=clock or OffsetClock(), largest_page=largest_page)
     load_scenario(core, data)
     return core
 
 
 def run(*, scenario: str | Path | None, host: str, port: int,
-        people: Path | None = None,
-        contract: Contract | str = Contract.FULL) -> None:  # pragma: no cover - CLI
+        people: Path | None = None, contract: Contract | str = Contract.FULL,
+        largest_page: int = MAX_LIMIT) -> None:  # pragma: no cover - CLI
     async def main() -> None:
-        core = build_core(scenario, people=people)
+        core = build_core(scenario, people=people, largest_page=largest_page)
         async with serve(core, host=host, port=port, contract=contract) as url:
             if Contract(contract) is Contract.BASELINE:
                 print(f"reference core listening on {url} (baseline contract only: no "

@@ -16,11 +16,12 @@ from typing import Protocol
 
 from bot.core import models as m
 from bot.core.errors import ErrorCode
-from devcore.answers import AnswerBook
+from devcore.book import AnswerBook
 from devcore.directory import Directory, Token
 from devcore.facts import FactStore
 from devcore.faults import CoreFault
 from devcore.jobs import JobQueue, JobRecord
+from devcore.paging import MAX_LIMIT
 
 
 class MovableClock(Protocol):
@@ -37,15 +38,20 @@ class Record:
     book: AnswerBook = field(default_factory=AnswerBook)
     event_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     # the candidates' delivery identities as the core resolves them (spec changelog v0.9),
-    # worked out on the first read by the bot and kept: the ranking does not change
+    # worked out on the first read by the bot and kept: the ranking does not change (a
+    # directory changed afterwards leaves them as they were: docs/reference-core.md)
     asked_aliases: list[m.AskedAlias] | None = None
 
 
 class CoreState:
     """The core's state, its clock, token checks and the audit events every endpoint writes."""
 
-    def __init__(self, *, clock: MovableClock, directory: Directory | None = None) -> None:
+    def __init__(self, *, clock: MovableClock, directory: Directory | None = None,
+                 largest_page: int = MAX_LIMIT) -> None:
         self.clock = clock
+        # the most items a page of any list holds, whatever ``limit`` asks (production cores
+        # cap their pages; 1 makes every walk of a list follow its cursors page by page)
+        self.largest_page = largest_page
         self.reset(directory or Directory())
 
     def reset(self, directory: Directory) -> None:

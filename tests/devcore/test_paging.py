@@ -12,7 +12,9 @@ import pytest
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.paging import Bound
 from devcore.client import DevCoreClient
+from devcore.core import ReferenceCore
 from devcore.scenario import read_scenario
 from tests.conftest import CLARIFY_TOKEN
 
@@ -116,3 +118,80 @@ async def test_a_cursor_not_issued_for_this_list_is_refused(
         raw = await http.get("/v1/clarifications", params={"cursor": cursor},
                              headers={"Authorization": f"Bearer {CLARIFY_TOKEN}"})
     assert raw.status_code == 422 and cursor not in raw.text
+
+
+# ---------------------------------------------------------------- pages smaller than asked
+
+BOTH = pytest.mark.parametrize("contract", ["full", "baseline"], indirect=True)
+ALL_OF_IT = Bound(pages=1000, items=100_000, seconds=60)
+
+
+async def whole_list(bot: CoreClient) -> list[str]:
+    return [c.id for c in (await bot.list_clarifications(limit=200)).items]
+
+
+@BOTH
+async def test_a_core_serves_no_page_larger_than_its_largest(
+    core: ReferenceCore, bot_client: CoreClient, dev_client: DevCoreClient
+) -> None:
+    """``largest_page`` 2: every page of the list holds two items whatever ``limit`` asks (on
+    a baseline core too, which ignores ``limit``), and the cursors lead through all of it."""
+    for _ in range(5):
+        await create(dev_client)
+    everything = await whole_list(bot_client)
+    core.largest_page = 2
+    pages: list[list[str]] = []
+    cursor: str | None = None
+    while True:
+        page = await bot_client.list_clarifications(limit=200, cursor=cursor)
+        pages.append([c.id for c in page.items])
+        if (cursor := page.next_cursor) is None:
+            break
+    assert [len(p) for p in pages[:-1]] == [2] * (len(pages) - 1) and len(pages[-1]) <= 2
+    assert [cid for p in pages for cid in p] == everything
+
+
+async def test_the_largest_page_holds_for_jobs_and_attention(
+    core: ReferenceCore, bot_client: CoreClient, dev_client: DevCoreClient
+) -> None:
+    """The job list and the attention list keep to the largest page as the clarification
+    list does."""
+    for _ in range(3):
+        await create(dev_client)
+    core.largest_page = 1
+    jobs = await bot_client.list_jobs(limit=200)
+    attention = await bot_client.list_attention(limit=200)
+    assert len(jobs.items) == 1 and jobs.next_cursor
+    assert len(attention.items) == 1 and attention.next_cursor
+
+
+@BOTH
+async def test_a_walk_follows_a_core_that_pages_by_one_to_the_end(
+    core: ReferenceCore, bot_client: CoreClient, dev_client: DevCoreClient
+) -> None:
+    """One item a page: the walk reads page after page and has every item once, in the list's
+    order, and knows it reached the end."""
+    for _ in range(6):
+        await create(dev_client)
+    everything = await whole_list(bot_client)
+    core.largest_page = 1
+    listing = await bot_client.walk_clarifications(bound=ALL_OF_IT)
+    assert [c.id for c in listing.items] == everything and len(everything) > 6
+    assert listing.complete and listing.next_cursor is None
+
+
+@BOTH
+async def test_a_walk_cut_by_its_bound_goes_on_from_where_it_stopped(
+    core: ReferenceCore, bot_client: CoreClient, dev_client: DevCoreClient
+) -> None:
+    """Three pages of one: the walk says it is not whole and where the list goes on; a walk
+    from there has the rest, nothing twice and nothing left out."""
+    for _ in range(5):
+        await create(dev_client)
+    everything = await whole_list(bot_client)
+    core.largest_page = 1
+    cut = await bot_client.walk_clarifications(bound=Bound(pages=3, items=100, seconds=60))
+    assert len(cut.items) == 3 and not cut.complete and cut.next_cursor is not None
+    rest = await bot_client.walk_clarifications(bound=ALL_OF_IT, start=cut.next_cursor)
+    assert rest.complete
+    assert [c.id for c in cut.items + rest.items] == everything
