@@ -10,6 +10,8 @@ from __future__ import annotations
 from cards import limits, text
 from cards import slack_blocks as sl
 from cards import teams as tm
+from cards.teams_text import block
+from cards.untrusted import Code, line
 from cards.views import AttentionItem, AttentionView, Viewer
 
 HOME_TYPE = "home"
@@ -23,11 +25,28 @@ def summary_text(view: AttentionView) -> str:
     if not view.steward:
         return cat.text("queue.not_steward")
     count = len(view.items) + view.more
+    if not view.whole:  # the core's list went on: what was read is a lower bound
+        return cat.plural("queue.intro_unread", count) if count else cat.text(
+            "queue.empty_unread")
     return cat.plural("queue.intro", count) if count else cat.text("queue.empty")
+
+
+def more_text(view: AttentionView, hidden: int) -> str | None:
+    """The closing line: how many more than shown, and whether the list went on past what was
+    read (None: the view is the whole queue)."""
+    cat = text.catalog_of(view.viewer)
+    if view.whole:
+        return cat.plural("queue.more", hidden) if hidden else None
+    return cat.plural("queue.more_unread", hidden) if hidden else cat.text("queue.unread")
 
 
 def _state(item: AttentionItem, view: AttentionView) -> str:
     return text.catalog_of(view.viewer).text(f"state.{item.state.value}")
+
+
+def _reference(item: AttentionItem) -> Code:
+    """The clarification id, fixed-width where the platform has it (it is what the CLI takes)."""
+    return Code(limits.clip(line(item.clarification_id), text.PERSON_CHARS))
 
 
 # ---------------------------------------------------------------- Slack App Home
@@ -39,19 +58,20 @@ def render_slack_home(view: AttentionView) -> dict:
     cat = text.catalog_of(view.viewer)
     blocks = [{"type": "header", "block_id": "queue.title",
                "text": sl.plain_text(cat.text("queue.title"), limits.SLACK_HEADER_TEXT)},
-              sl.section("queue.intro", sl.escape(summary_text(view)))]
+              sl.section("queue.intro", summary_text(view))]
     # one block per item, one left for the overflow line
     budget = limits.SLACK_MODAL_BLOCKS - len(blocks) - 1
     shown = view.items[:budget]
     for n, item in enumerate(shown):
-        heading = cat.text("queue.item", document=sl.link(item.document, view.viewer),
-                           severity=sl.escape(text.severity_text(item.severity, view.viewer)),
-                           state=sl.escape(_state(item, view)))
-        reference = cat.text("queue.reference", reference=f"`{sl.escape(item.clarification_id)}`")
-        blocks.append(sl.section(f"queue.{n}", f"*{heading}*\n{reference}"))
-    hidden = len(view.items) - len(shown) + view.more
-    if hidden:
-        blocks.append(sl.context("queue.more", cat.plural("queue.more", hidden)))
+        heading = cat.runs("queue.item", document=text.document_run(item.document, view.viewer),
+                           severity=text.severity_text(item.severity, view.viewer),
+                           state=_state(item, view))
+        reference = cat.runs("queue.reference", reference=_reference(item))
+        blocks.append(sl.rich(f"queue.{n}", sl.rich_elements(heading, bold=True),
+                              sl.rich_elements(reference)))
+    more = more_text(view, len(view.items) - len(shown) + view.more)
+    if more:
+        blocks.append(sl.context("queue.more", more))
     return {"type": HOME_TYPE, "blocks": blocks}
 
 
@@ -67,19 +87,18 @@ def render_teams_queue(view: AttentionView) -> dict:
     card = tm._card(view.viewer, body)
 
     def entry(item: AttentionItem) -> dict:
-        heading = cat.text("queue.item", document=tm.md_link(item.document, view.viewer),
+        heading = cat.runs("queue.item", document=text.document_run(item.document, view.viewer),
                            severity=text.severity_text(item.severity, view.viewer),
                            state=_state(item, view))
         return {"type": "Container", "separator": True, "spacing": "Medium",
-                "items": [tm._text(heading, weight="Bolder"),
-                          tm._text(cat.text("queue.reference",
-                                            reference=item.clarification_id),
+                "items": [block(heading, weight="Bolder"),
+                          tm._text(cat.runs("queue.reference", reference=_reference(item)),
                                    isSubtle=True, size="Small")]}
 
     shown = tm._append_while_fits(card, map(entry, view.items))
-    hidden = len(view.items) - shown + view.more
-    if hidden:
-        body.append(tm._text(cat.plural("queue.more", hidden), isSubtle=True))
+    more = more_text(view, len(view.items) - shown + view.more)
+    if more:
+        body.append(tm._text(more, isSubtle=True))
     return card
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from babel.messages.mofile import read_mo
 
 from cards.messages import MESSAGES, Message
+from cards.untrusted import Runs, fill
 
 LOCALES_DIR = Path(__file__).with_name("locales")
 DOMAIN = "clarify"
@@ -105,13 +106,22 @@ class Catalog:
             return self.locale_tag
         return FALLBACK_LANGUAGE
 
+    def template(self, key: str) -> str:
+        """The message for ``key`` with its placeholders unfilled."""
+        entry = message(key)
+        if self.language is not None and self.translates(key):
+            return self.language.translations.pgettext(key, entry.english)
+        return entry.english
+
     def text(self, key: str, /, **values: object) -> str:
         """The message for ``key`` with its placeholders filled."""
-        entry = message(key)
-        template = entry.english
-        if self.language is not None and self.translates(key):
-            template = self.language.translations.pgettext(key, entry.english)
+        template = self.template(key)
         return template.format_map(values) if values else template
+
+    def runs(self, key: str, /, **values: object) -> Runs:
+        """The message for ``key`` as runs (``cards.untrusted.fill``): a link filled into it
+        stays a link, so each renderer writes it its own way and the words as text."""
+        return fill(self.template(key), values)
 
     def plural(self, key: str, count: int, /, **values: object) -> str:
         """The plural form of ``key`` for ``count`` (the catalog's plural rule; English: one

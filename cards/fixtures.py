@@ -69,8 +69,14 @@ CRITICAL = replace(QUESTION, clarification_id="clr_c41b02", card_ref="dlv_01J2ZK
                        CandidateView(index=1, label="notice letter",
                                      valid_to=datetime(2027, 3, 31, tzinfo=UTC))),
                    refresh_user_ids=("29:1sarah-aad-object-id", "29:1ahmed-aad-object-id"))
-AWAITING_SECOND = replace(CRITICAL, card_ref="dlv_01J2ZKA0B8", banner=QuorumBanner(
-    answer=AnswerView(valid_to=datetime(2026, 12, 31, tzinfo=UTC)), confirmed_by=("Sarah",)))
+FIRST_BANNER = QuorumBanner(answer=AnswerView(valid_to=datetime(2026, 12, 31, tzinfo=UTC)),
+                            confirmed_by=("Sarah",))
+AWAITING_SECOND = replace(CRITICAL, card_ref="dlv_01J2ZKA0B8", banner=FIRST_BANNER)
+# The same card where the core named a relation and a binding status the bot does not know:
+# neutral words, never a sentence that means something else.
+UNKNOWN_WORDS = replace(AWAITING_SECOND, card_ref="dlv_01J2ZKN6P1",
+                        relation=AuthorityRelation.UNKNOWN,
+                        banner=replace(FIRST_BANNER, certain=False))
 TRAVEL = replace(QUESTION, clarification_id="clr_5d20e1", card_ref="dlv_01J2ZKB3C1",
                  question="From when does travel policy v4 apply?", document=POLICY,
                  candidates=(CandidateView(index=0, label="approval minutes",
@@ -99,7 +105,11 @@ OUTCOMES = {
     "outcome_steward_override": _outcome(OutcomeKind.STEWARD_OVERRIDE, confirmed_by=("Dana",)),
     "outcome_moved_on": _outcome(OutcomeKind.MOVED_ON, settled=JUNE_12,
                                  recorded_at=datetime(2026, 7, 3, 16, 5, tzinfo=UTC)),
+    # bound, but the record names no date the bot can read: the neutral settled line
+    "outcome_settled": _outcome(OutcomeKind.RECORDED, answer=None, confirmed_by=()),
     "outcome_identity_unverified": _outcome(OutcomeKind.IDENTITY_UNVERIFIED),
+    "outcome_identity_shared": _outcome(OutcomeKind.IDENTITY_SHARED),
+    "outcome_identity_unknown": _outcome(OutcomeKind.IDENTITY_UNKNOWN),
     "outcome_recording": _outcome(OutcomeKind.RECORDING, recorded_at=None),
     "outcome_pending": _outcome(OutcomeKind.PENDING, recorded_at=None),
     "outcome_passed_on": _outcome(OutcomeKind.PASSED_ON, answer=None, confirmed_by=()),
@@ -207,10 +217,13 @@ def localised[V](view: V, locale: str) -> V:
     return with_locale(view, locale)
 
 
-def states(locale: str = "en") -> list[State]:
-    """Every state the product shows, in gallery order, for a person reading ``locale``."""
+def states(locale: str = "en", *, alter: Callable[[object], object] | None = None
+           ) -> list[State]:
+    """Every state the product shows, in gallery order, for a person reading ``locale``;
+    ``alter`` changes each view first (the tests give every state hostile text that way)."""
     def the[V](view: V) -> V:
-        return with_locale(view, locale)
+        shown = with_locale(view, locale)
+        return alter(shown) if alter else shown  # type: ignore[return-value]
 
     form, invalid = the(CustomFormView(question=QUESTION)), the(INVALID)
     escalation, unanswered = the(ESCALATION), the(ESCALATION_UNANSWERED)
@@ -224,6 +237,8 @@ def states(locale: str = "en") -> list[State]:
         _question(the(CRITICAL), "question_critical", "Question (critical: two confirmations)"),
         _question(the(AWAITING_SECOND), "question_awaiting_second",
                   "Question after the first confirmation (other asked people)"),
+        _question(the(UNKNOWN_WORDS), "question_unknown_words",
+                  "Question after an answer, in words the bot does not know (neutral lines)"),
         _question(the(REMINDED), "question_reminded",
                   "Question repainted by its one reminder (when it moves on)"),
         State("reminder", "Reminder: the nudge (Slack thread reply / Teams message)",
@@ -271,6 +286,10 @@ def states(locale: str = "en") -> list[State]:
         State("steward_dead_letter_digest", "Steward: dead-letter digest",
               lambda c: slack.render_dead_letter_digest(dead),
               lambda c: teams.render_dead_letter_digest(dead)),
+        State("steward_dead_letter_digest_unread",
+              "Steward: dead-letter digest from a pass that did not reach the list's end",
+              lambda c: slack.render_dead_letter_digest(replace(dead, whole=False)),
+              lambda c: teams.render_dead_letter_digest(replace(dead, whole=False))),
         State("digest", "Digest: three questions",
               lambda c: slack.render_digest(digest, codec=c),
               lambda c: teams.render_digest(digest, codec=c)),

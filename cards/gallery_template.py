@@ -74,6 +74,18 @@ function mrkdwn(s) {
   return out.replace(/\\*([^*\\n]+)\\*/g, "<b>$1</b>");
 }
 function text(t) { return t ? (t.type === "mrkdwn" ? mrkdwn(t.text) : esc(t.text)) : ""; }
+function richElement(e) {
+  // rich text: what it says is text; bold, code and links come from its style and type
+  let out = esc(e.text || e.url || "");
+  const style = e.style || {};
+  if (style.code) out = "<code>" + out + "</code>";
+  if (style.bold) out = "<b>" + out + "</b>";
+  if (e.type === "link") out = '<a href="' + esc(e.url) + '">' + out + "</a>";
+  return out;
+}
+function rich(b) {
+  return b.elements.map((s) => (s.elements || []).map(richElement).join("")).join("");
+}
 function block(b) {
   switch (b.type) {
     case "header": return '<div class="blk hdr">' + text(b.text) + "</div>";
@@ -81,6 +93,7 @@ function block(b) {
     case "section": return '<div class="blk">' + text(b.text) +
         (b.accessory ? " " + button(b.accessory) : "") + "</div>";
     case "context": return '<div class="blk ctx">' + b.elements.map(text).join(" ") + "</div>";
+    case "rich_text": return '<div class="blk">' + rich(b) + "</div>";
     case "actions": return '<div class="blk">' + b.elements.map(button).join("") + "</div>";
     case "input": {
       const e = b.element;
@@ -115,9 +128,11 @@ function builderLink(json) {
     encodeURIComponent(JSON.stringify(payload)) + '">Open in Block Kit Builder</a>';
 }
 function markdown(s) {
-  // A small, safe subset for the preview: escape, then links and bold.
-  let out = esc(s).replace(/\\[([^\\]]*)\\]\\(([^)\\s]+)\\)/g, '<a href="$2">$1</a>');
-  return out.replace(/\\*\\*([^*]+)\\*\\*/g, "<b>$1</b>");
+  // A small, safe subset for the preview: escape, then links, bold and CommonMark's backslash
+  // escapes (the cards escape what people wrote that way).
+  let out = esc(s).replace(/\\[((?:\\\\.|[^\\]\\\\])*)\\]\\(([^)\\s]+)\\)/g, '<a href="$2">$1</a>');
+  out = out.replace(/\\*\\*([^*]+)\\*\\*/g, "<b>$1</b>");
+  return out.replace(/\\\\([!-\\/:-@\\[-`{-~])/g, "$1");
 }
 function teamsView(json, target) {
   if (typeof AdaptiveCards === "undefined") {

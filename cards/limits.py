@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from cards import untrusted
+
 SLACK_MESSAGE_BLOCKS = 50
 SLACK_MODAL_BLOCKS = 100
 SLACK_SECTION_TEXT = 3000
@@ -34,22 +36,13 @@ TEAMS_ACTIONS_PER_SET = 5  # the renderer's default maxActions; Teams allows 6
 
 def text_length(text: str) -> int:
     """Length in UTF-16 code units."""
-    return len(text.encode("utf-16-le")) // 2
+    return untrusted.text_length(text)
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` UTF-16 units, ending in "…" when cut (never mid-character)."""
-    if text_length(text) <= limit:
-        return text
-    kept: list[str] = []
-    used = 0
-    for char in text:
-        width = text_length(char)
-        if used + width > limit - 1:
-            break
-        kept.append(char)
-        used += width
-    return "".join(kept).rstrip() + "…"
+    """``text`` cut to ``limit`` UTF-16 units, ending in "…" when cut, never inside a character
+    a person sees (a surrogate pair, a combining sequence, an emoji sequence or a flag)."""
+    return untrusted.clip(text, limit)
 
 
 def card_bytes(card: object) -> int:
@@ -101,6 +94,11 @@ def _block_problems(where: str, block: dict) -> list[str]:
             found += _too_long(f"{where} context", element.get("text"), SLACK_CONTEXT_TEXT)
     elif kind == "actions":
         found += _actions_problems(where, block.get("elements", []))
+    elif kind == "rich_text":
+        # our own cap, a section's: Slack states none for rich text in a message
+        words = "".join(e.get("text", "") for s in block.get("elements", [])
+                        for e in s.get("elements", []))
+        found += _too_long(f"{where} rich text", words, SLACK_SECTION_TEXT)
     elif kind == "input":
         found += _too_long(f"{where} label", _text_of(block.get("label")), SLACK_INPUT_LABEL)
         element = block.get("element", {})
@@ -149,14 +147,15 @@ def slack_modal_problems(view: dict) -> list[str]:
 # ---------------------------------------------------------------- Teams checks
 
 
-def _walk(node: object) -> Iterable[dict]:
+def walk(node: object) -> Iterable[dict]:
+    """Every object in a JSON payload, depth first (the payload itself first)."""
     if isinstance(node, dict):
         yield node
         for value in node.values():
-            yield from _walk(value)
+            yield from walk(value)
     elif isinstance(node, list):
         for item in node:
-            yield from _walk(item)
+            yield from walk(item)
 
 
 def teams_card_problems(card: dict) -> list[str]:
@@ -169,7 +168,7 @@ def teams_card_problems(card: dict) -> list[str]:
     refresh = card.get("refresh")
     if isinstance(refresh, dict) and len(refresh.get("userIds", [])) > TEAMS_REFRESH_USERS:
         found.append("refresh.userIds has more than 60 entries")
-    for node in _walk(card):
+    for node in walk(card):
         if node.get("type") == "Action.Submit":
             found.append("Action.Submit used; Universal Actions need Action.Execute")
         if node.get("type") == "Action.Execute" and not node.get("verb"):

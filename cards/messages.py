@@ -80,6 +80,7 @@ message("question.decline", "Not the right person")
 message("question.why.authored_by", "You were asked because you wrote or signed this document.")
 message("question.why.named", "You were asked because you are named in this document.")
 message("question.why.owned_by", "You were asked because you own this document.")
+message("question.why.unknown", "You were asked because you are connected to this document.")
 message("question.excerpt", "From the document: “{excerpt}”")
 spec("question.notice.critical",
      "This clarification affects a high-stakes date and requires {count} confirmations.")
@@ -131,9 +132,17 @@ spec("outcome.moved_on",
      "This clarification has moved on: it was settled or replaced before your answer arrived, "
      "so there is nothing more to do.")
 message("outcome.moved_on.settled", "It was settled as {answer} on {date}.")
+message("outcome.settled", "✓ This question has been settled and its answer recorded as "
+        "evidence. There is nothing more to do.")
 message("outcome.identity_unverified",
         "Your answer was not recorded: this chat account is not linked to a verified company "
         "identity. Ask your administrator to link it, then answer again.")
+message("outcome.identity_shared",
+        "Your answer was not recorded: this chat account is linked to more than one person in "
+        "the company directory. Ask your administrator to fix the link, then answer again.")
+message("outcome.identity_unknown",
+        "Your answer was not recorded: this chat account is not linked to anyone in the "
+        "company directory. Ask your administrator to link it, then answer again.")
 message("outcome.recording",
         "Your answer ({answer}) is being recorded. The records service cannot be reached right "
         "now; this message will update once it is saved.")
@@ -151,6 +160,15 @@ message("outcome.passed_on_later",
         "Thanks, this question will be passed on to someone else when your turn with it ends. "
         "You do not need to do anything more.")
 
+message("decline.identity_shared",
+        "This question could not be passed on: this chat account is linked to more than one "
+        "person in the company directory. Ask your administrator to fix the link.")
+message("decline.identity_unknown",
+        "This question could not be passed on: this chat account is not linked to anyone in "
+        "the company directory. Ask your administrator to link it.")
+message("decline.identity_unverified",
+        "This question could not be passed on: this chat account is not linked to a verified "
+        "company identity. Ask your administrator to link it.")
 message("decline.not_available",
         "This question was not sent to you, so it cannot be passed on from here.")
 message("decline.unavailable",
@@ -168,6 +186,7 @@ message("digest.no_more", "There are no more open questions in this digest.")
 message("outcome.question_was", "Question: {question}")
 
 spec("banner.first_confirmation", "First confirmation recorded: {answer} ({names}). Do you agree?")
+message("banner.answer_recorded", "An answer has been recorded: {answer} ({names}). Do you agree?")
 
 message("reason.NO_READ_PERMISSION",
         "cannot read this document, so the question was not sent to them.")
@@ -295,6 +314,14 @@ message("dead_letter.item", "{document} · {severity}")
 plural("dead_letter.more",
        "…and one more. The steward queue lists it.",
        "…and {count} more. The steward queue lists them all.")
+message("dead_letter.unread",
+        "More may follow: the list of clarifications nobody could answer is longer than one "
+        "pass reads, so the next messages list the rest. The steward queue lists them all.")
+plural("dead_letter.more_unread",
+       "…and one more, and more may follow: the list is longer than one pass reads, so the "
+       "next messages list the rest. The steward queue lists them all.",
+       "…and {count} more, and more may follow: the list is longer than one pass reads, so "
+       "the next messages list the rest. The steward queue lists them all.")
 
 message("severity.low", "low")
 message("severity.normal", "normal")
@@ -331,6 +358,12 @@ plural("queue.intro",
        "One clarification in the workspaces you steward needs attention.",
        "{count} clarifications in the workspaces you steward need attention.")
 message("queue.empty", "Nothing needs a steward in your workspaces right now.")
+plural("queue.intro_unread",
+       "At least one clarification in the workspaces you steward needs attention.",
+       "At least {count} clarifications in the workspaces you steward need attention.")
+message("queue.empty_unread",
+        "Nothing read so far needs a steward in your workspaces, but the list is longer than "
+        "one view reads.")
 message("queue.not_steward",
         "Nothing for you here: this lists what needs a workspace steward, and you steward no "
         "workspace.")
@@ -340,6 +373,14 @@ message("queue.reference", "Reference: {reference}")
 plural("queue.more",
        "…and one more. `clarify-bot clarify queue` lists it.",
        "…and {count} more. `clarify-bot clarify queue` lists them all.")
+message("queue.unread",
+        "…and maybe more: the list is longer than one view reads. `clarify-bot clarify queue` "
+        "lists them all.")
+plural("queue.more_unread",
+       "…and one more, and maybe others: the list is longer than one view reads. "
+       "`clarify-bot clarify queue` lists them all.",
+       "…and {count} more, and maybe others: the list is longer than one view reads. "
+       "`clarify-bot clarify queue` lists them all.")
 message("queue.help",
         "Send \"queue\" to see what needs a steward in the workspaces you steward. Questions "
         "for you arrive here as cards.")

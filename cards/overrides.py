@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from cards import dates, limits, text
 from cards.actions import OVERRIDE_NOTE_ID, ActionCodec, ActionKind, ActionRef
+from cards.teams_text import rich_block
+from cards.untrusted import line
 from cards.views import AnswerView, CandidateView, OverrideFormView, Viewer
 
 OVERRIDE_ACTION = "clarify.override"  # Slack action ids: clarify.override.<index>
@@ -22,9 +24,17 @@ NOTE_CHARS = 500
 def candidate_label(candidate: CandidateView, viewer: Viewer) -> str:
     """"Decide: 12 June 2027 (signature)", the label only when the steward may read it."""
     when = text.interval_text(AnswerView.of(candidate), viewer, reference_year=None)
-    shown = (text.catalog_of(viewer).text("candidate.label", date=when, origin=candidate.label)
-             if candidate.label else when)
+    origin = line(candidate.label)
+    shown = (text.catalog_of(viewer).text("candidate.label", date=when, origin=origin)
+             if origin else when)
     return text.catalog_of(viewer).text("override.button", answer=shown)
+
+
+def _confirm(form: OverrideFormView) -> str:
+    """ "Record this answer as the steward's decision for clarification …: …"."""
+    return text.catalog_of(form.viewer).text(
+        "override.confirm", answer=candidate_label(form.candidate, form.viewer),
+        id=limits.clip(line(form.clarification_id), text.PERSON_CHARS))
 
 
 def open_ref(clarification_id: str, card_ref: str, index: int) -> ActionRef:
@@ -40,23 +50,20 @@ def submit_ref(form: OverrideFormView) -> ActionRef:
 # ---------------------------------------------------------------- Slack
 
 
-def _escape(raw: str) -> str:
-    return raw.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def slack_actions(clarification_id: str, card_ref: str, candidates: tuple[CandidateView, ...],
                   viewer: Viewer, codec: ActionCodec | None) -> list[dict]:
     """One button per candidate (the action blocks); none without a codec or candidates."""
     if codec is None or not candidates or not card_ref:
         return []
     buttons = [{"type": "button", "action_id": f"{OVERRIDE_ACTION}.{c.index}",
-                "text": {"type": "plain_text", "emoji": True, "text": limits.clip(
+                "text": {"type": "plain_text", "emoji": False, "text": limits.clip(
                     candidate_label(c, viewer), limits.SLACK_BUTTON_TEXT)},
                 "value": codec.encode(open_ref(clarification_id, card_ref, c.index))}
                for c in candidates]
     step = limits.SLACK_ACTIONS_ELEMENTS
     intro = {"type": "context", "block_id": "override.intro", "elements": [
-        {"type": "mrkdwn", "text": text.catalog_of(viewer).text("override.intro")}]}
+        {"type": "plain_text", "emoji": False, "text": text.catalog_of(viewer).text(
+            "override.intro")}]}
     return [intro, *({"type": "actions", "block_id": f"override.{n // step}",
                       "elements": buttons[n:n + step]} for n in range(0, len(buttons), step))]
 
@@ -69,7 +76,6 @@ def slack_modal(form: OverrideFormView, *, codec: ActionCodec) -> dict:
     def plain(value: str, limit: int = limits.SLACK_MODAL_TITLE) -> dict:
         return {"type": "plain_text", "text": limits.clip(value, limit), "emoji": True}
 
-    answer = candidate_label(form.candidate, form.viewer)
     note: dict = {"type": "input", "block_id": OVERRIDE_NOTE_ID, "optional": False,
                   "label": plain(cat.text("override.note"), limits.SLACK_PLACEHOLDER),
                   "element": {"type": "plain_text_input", "action_id": "value",
@@ -80,10 +86,8 @@ def slack_modal(form: OverrideFormView, *, codec: ActionCodec) -> dict:
             "submit": plain(cat.text("override.submit")),
             "close": plain(cat.text("custom.cancel")),
             "blocks": [{"type": "section", "block_id": "override.answer", "text": {
-                "type": "mrkdwn", "text": limits.clip(
-                    _escape(cat.text("override.confirm", answer=answer,
-                                         id=form.clarification_id)),
-                    limits.SLACK_SECTION_TEXT)}},
+                "type": "plain_text", "emoji": False, "text": limits.clip(
+                    _confirm(form), limits.SLACK_SECTION_TEXT)}},
                        note]}
 
 
@@ -104,12 +108,10 @@ def teams_actions(clarification_id: str, card_ref: str, candidates: tuple[Candid
 def teams_form(form: OverrideFormView, *, codec: ActionCodec) -> dict:
     """The confirmation card: the chosen answer, a required Input.Text and the submit."""
     cat = text.catalog_of(form.viewer)
-    answer = candidate_label(form.candidate, form.viewer)
     body: list[dict] = [
         {"type": "TextBlock", "wrap": True, "weight": "Bolder", "size": "Medium",
          "text": cat.text("override.title")},
-        {"type": "TextBlock", "wrap": True, "text": limits.clip(cat.text(
-            "override.confirm", answer=answer, id=form.clarification_id), 1000)},
+        rich_block(limits.clip(_confirm(form), 1000)),
         {"type": "Input.Text", "id": OVERRIDE_NOTE_ID, "label": cat.text("override.note"),
          "isMultiline": True, "isRequired": True, "maxLength": NOTE_CHARS,
          "errorMessage": cat.text("override.note_required")},

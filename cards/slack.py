@@ -1,7 +1,8 @@
 """Slack Block Kit renderers: a view model in, a ``{text, blocks}`` message or a modal out.
 
-Every text is clipped to its Block Kit limit and every person-supplied string is escaped for
-mrkdwn, so a title like ``<!channel>`` is shown, never obeyed (``cards.slack_blocks``). The
+Every text is clipped to its Block Kit limit; the words of people and of the core are shown as
+text (``plain_text``, rich text, or neutralised mrkdwn where a context line holds a link), so a
+title like ``<!channel>`` or ``*bold*`` is shown, never obeyed (``cards.slack_blocks``). The
 steward's messages are in ``cards.slack_stewards``, re-exported here.
 """
 
@@ -16,12 +17,13 @@ from cards.slack_blocks import (
     QUESTION_CHARS,
     button,
     context,
-    esc_clip,
-    escape,
-    link,
+    link_context,
     message,
     plain_text,
+    rich,
+    rich_elements,
     section,
+    source_runs,
 )
 
 # re-exported: the adapter reads the action ids here, and cards.render dispatches on this
@@ -55,7 +57,7 @@ CUSTOM_CALLBACK = "clarify.custom"
 def _answer_buttons(view: QuestionView, codec: ActionCodec, slot: int) -> list[dict]:
     year = text.asked_year(view)
     buttons = [
-        button(text.candidate_text(c, view.viewer, reference_year=year),
+        button(text.candidate_text(c, view.viewer, reference_year=year), emoji=False,
                 action_id=f"{ANSWER_ACTION}.{c.index}",
                 value=codec.encode(ActionRef(kind=ActionKind.ANSWER, card_ref=view.card_ref,
                                              clarification_id=view.clarification_id,
@@ -70,11 +72,11 @@ def _answer_buttons(view: QuestionView, codec: ActionCodec, slot: int) -> list[d
 
 def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
                     compact: bool = False) -> list[dict]:
-    """The blocks of one question; ``compact`` folds the source link into the question."""
-    cat = text.catalog_of(view.viewer)
-    source = cat.text("question.source", link=link(view.document, view.viewer))
-    heading = f"*{esc_clip(view.question, QUESTION_CHARS)}*"
-    blocks = [section(f"q{slot}.question", f"{heading}\n{source}" if compact else heading)]
+    """The blocks of one question; ``compact`` folds the source link into the question. The
+    question is bold rich text: bold by its style, never by marks a person could also type."""
+    source = source_runs(view.document, view.viewer)
+    heading = rich_elements((text.question_text(view.question, QUESTION_CHARS),), bold=True)
+    blocks = [rich(f"q{slot}.question", heading, *([rich_elements(source)] if compact else []))]
     # a digest keeps its block budget for questions: why-asked and the excerpt are the card's
     lines = [] if compact else [("excerpt", "❝", text.excerpt_text(view, limit=EXCERPT_CHARS)),
                                 ("why", "🙋", text.why_asked(view))]
@@ -83,7 +85,7 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
               ("moves_on", "⏳", text.moves_on_text(view))]
     for suffix, icon, line in lines:
         if line:
-            blocks.append(context(f"q{slot}.{suffix}", f"{icon} {esc_clip(line, LINE_CHARS)}"))
+            blocks.append(context(f"q{slot}.{suffix}", f"{icon} {limits.clip(line, LINE_CHARS)}"))
     buttons = _answer_buttons(view, codec, slot)
     step = limits.SLACK_ACTIONS_ELEMENTS
     for n in range(0, len(buttons), step):
@@ -92,7 +94,7 @@ def question_blocks(view: QuestionView, *, codec: ActionCodec, slot: int = 0,
     if not compact:
         blocks.append({"type": "actions", "block_id": f"q{slot}.decline",
                        "elements": [_declinebutton(view, codec, slot)]})
-        blocks.append(context(f"q{slot}.source", f"📄 {source}"))
+        blocks.append(link_context(f"q{slot}.source", ("📄 ", *source)))
     return blocks
 
 
@@ -106,14 +108,14 @@ def _declinebutton(view: QuestionView, codec: ActionCodec, slot: int) -> dict:
 
 
 def render_question(view: QuestionView, *, codec: ActionCodec) -> dict:
-    return message(view.question, question_blocks(view, codec=codec))
+    return message(text.question_text(view.question), question_blocks(view, codec=codec))
 
 
 def render_reminder(view: ReminderView) -> dict:
     """The reminder's nudge: one line, threaded under the card by the channel (no buttons: the
     card above it, repainted, is where the answer goes)."""
     words = text.reminder_text(view)
-    return message(words, [context("reminder", f"⏰ {esc_clip(words, LINE_CHARS)}")])
+    return message(words, [context("reminder", f"⏰ {limits.clip(words, LINE_CHARS)}")])
 
 
 # ---------------------------------------------------------------- "Something else…"
@@ -125,13 +127,14 @@ def render_custom_modal(form: CustomFormView, *, codec: ActionCodec) -> dict:
     cat = text.catalog_of(view.viewer)
     token = codec.encode(ActionRef(kind=ActionKind.CUSTOM_SUBMIT, card_ref=view.card_ref,
                                    clarification_id=view.clarification_id, slot=form.slot))
-    blocks = [section("custom.question", f"*{esc_clip(view.question, QUESTION_CHARS)}*"),
-              context("custom.intro", escape(cat.text("custom.intro")))]
+    blocks = [rich("custom.question", rich_elements(
+                  (text.question_text(view.question, QUESTION_CHARS),), bold=True)),
+              context("custom.intro", cat.text("custom.intro"))]
     found = text.found_dates(view)
     if found:
-        blocks.append(context("custom.found", esc_clip(found, LINE_CHARS)))
+        blocks.append(context("custom.found", limits.clip(found, LINE_CHARS)))
     if form.error is not None:
-        blocks.append(context("custom.error", "⚠️ " + escape(cat.text("custom.error.heading"))))
+        blocks.append(context("custom.error", "⚠️ " + cat.text("custom.error.heading")))
     blocks += [
         _date_input(ids.start, cat.text("custom.start"), form.entered_from, optional=False),
         _date_input(ids.end, cat.text("custom.end"), form.entered_to, optional=True),
@@ -180,12 +183,13 @@ def render_custom_errors(form: CustomFormView) -> dict:
 def render_outcome(view: OutcomeView) -> dict:
     """The card after an answer, replacing the question (chat.update or response_url)."""
     words = text.outcome_text(view)
-    cat = text.catalog_of(view.viewer)
-    blocks = [section("outcome", esc_clip(words.headline, LINE_CHARS))]
-    detail_lines = [esc_clip(line, LINE_CHARS) for line in words.details]
-    detail_lines.append("📄 " + cat.text("question.source",
-                                         link=link(view.document, view.viewer)))
-    blocks.append(context("outcome.details", "\n".join(detail_lines)))
+    details = "\n".join(limits.clip(line, LINE_CHARS) for line in words.details)
+    blocks = [section("outcome", limits.clip(words.headline, LINE_CHARS))]
+    if details:
+        blocks.append(context("outcome.details", details))
+    if text.names_a_document(view.document):
+        blocks.append(link_context("outcome.source",
+                                   ("📄 ", *source_runs(view.document, view.viewer))))
     return message(words.headline, blocks)
 
 
@@ -202,7 +206,7 @@ def render_digest(view: DigestView, *, codec: ActionCodec) -> dict:
     total = len(view.questions)
     blocks = [{"type": "header", "block_id": "digest.title",
                "text": plain_text(cat.text("digest.title"), limits.SLACK_HEADER_TEXT)},
-              section("digest.intro", escape(cat.plural("digest.intro", total)))]
+              section("digest.intro", cat.plural("digest.intro", total))]
     shown = 0
     for slot, question in enumerate(view.questions[:DIGEST_MAX_QUESTIONS]):
         more = [{"type": "divider", "block_id": f"q{slot}.divider"},
@@ -221,8 +225,7 @@ def _digest_more(view: DigestView, *, codec: ActionCodec, shown: int) -> dict:
     cat = text.catalog_of(view.viewer)
     token = codec.encode(ActionRef(kind=ActionKind.DIGEST_NEXT, card_ref=view.digest_ref,
                                    offset=view.offset + shown))
-    block = section("digest.more", escape(cat.plural("digest.more",
-                                                      len(view.questions) - shown)))
+    block = section("digest.more", cat.plural("digest.more", len(view.questions) - shown))
     block["accessory"] = button(cat.text("digest.show_more"), action_id=DIGEST_NEXT_ACTION,
                                  value=token)
     return block

@@ -1,15 +1,18 @@
 """Adaptive Card 1.5 renderers with Universal Actions (``Action.Execute``) for Teams.
 
 Cards are kept under 28 KB; a digest that would not fit ends in a "more questions" line whose
-button fetches the next page.
+button fetches the next page. Text is rich text, never read as markdown, except the lines that
+hold a document link (``cards.teams_text``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cards import dates, limits, overrides, text
+from cards import dates, limits, overrides, text, untrusted
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
+from cards.teams_text import block, rich_block
+from cards.untrusted import Runs
 from cards.views import (
     STEWARD_NOTICES_MAX,
     CustomError,
@@ -58,26 +61,21 @@ def _card(viewer: Viewer, body: list[dict], actions: list[dict] | None = None) -
     return card
 
 
-def _text(value: str, *, limit: int = LINE_CHARS, **style: object) -> dict:
-    return {"type": "TextBlock", "text": limits.clip(value, limit), "wrap": True, **style}
-
-
-def md_link(document: DocumentView, viewer: Viewer) -> str:
-    """The document as a markdown link; brackets in the title would end the link early. A
-    neutral reference (a steward who may not read it) is plain text, linked only where it
-    carries the link (the redacted escalation)."""
-    if document.withheld and not document.url:
-        return text.document_name(document, viewer).replace("[", "(").replace("]", ")")
-    title = limits.clip(text.document_name(document, viewer), TITLE_CHARS).replace(
-        "[", "(").replace("]", ")")
-    url = document.url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-    return f"[{title}]({url})"
+def _text(value: str | Runs, *, limit: int = LINE_CHARS, **style: object) -> dict:
+    """A line of text (rich text: what people and the core wrote in it is never markdown)."""
+    return rich_block(value, limit=limit, **style)
 
 
 def _source_line(document: DocumentView, viewer: Viewer) -> dict:
-    line = text.catalog_of(viewer).text("question.source", link=md_link(document, viewer))
-    return {"type": "TextBlock", "text": f"📄 {line}", "wrap": True, "size": "Small",
-            "isSubtle": True}
+    runs = text.catalog_of(viewer).runs("question.source",
+                                        link=text.document_run(document, viewer))
+    return block(("📄 ", *runs), size="Small", isSubtle=True)
+
+
+def activity_text(words: str) -> str:
+    """Words for an activity's own ``text`` (a notification line), which Teams reads as
+    markdown."""
+    return untrusted.markdown(words)
 
 
 def _execute(title: str, verb: str, data: dict) -> dict:
@@ -104,7 +102,8 @@ def _answer_actions(view: QuestionView, codec: ActionCodec, slot: int) -> list[d
 
 
 def _question_parts(view: QuestionView, slot: int) -> list[dict]:
-    parts = [_text(view.question, limit=QUESTION_CHARS, weight="Bolder", size="Medium")]
+    parts = [_text(text.question_text(view.question), limit=QUESTION_CHARS, weight="Bolder",
+                   size="Medium")]
     notice = text.quorum_notice(view)
     if notice:
         parts.append(_text(f"⚠️ {notice}", color="Attention"))
@@ -229,8 +228,9 @@ def render_outcome(view: OutcomeView) -> dict:
     words = text.outcome_text(view)
     colour = "Good" if words.positive else "Default"
     body = [_text(words.headline, weight="Bolder", color=colour),
-            *[_text(line, isSubtle=True, size="Small") for line in words.details],
-            _source_line(view.document, view.viewer)]
+            *[_text(line, isSubtle=True, size="Small") for line in words.details]]
+    if text.names_a_document(view.document):
+        body.append(_source_line(view.document, view.viewer))
     return _card(view.viewer, body)
 
 
@@ -258,8 +258,7 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
     question or span."""
     cat = text.catalog_of(view.viewer)
     body = [_text(cat.text("escalation.title"), weight="Bolder", size="Medium"),
-            _text(text.escalation_body(view, document=md_link(view.document, view.viewer)),
-                  limit=3000)]
+            block(text.escalation_body(view), limit=3000)]
     confirmed = text.confirmed_text(view.confirmed, view.viewer)
     if confirmed is not None:
         body.append(_text(confirmed))
@@ -280,22 +279,23 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
 def _open_document(document: DocumentView, viewer: Viewer) -> list[dict]:
     """The "Open document" action; none without a link (a neutral reference has one only on
     the redacted escalation)."""
-    if not document.url:
+    if not untrusted.linkable(document.url):
         return []
     return [{"type": "Action.OpenUrl", "title": text.catalog_of(viewer).text(
-        "question.open_document"), "url": document.url}]
+        "question.open_document"), "url": untrusted.web_url(document.url)}]
 
 
 def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = None) -> dict:
     """A critical question cannot reach its quorum: whom it was asked, how many confirmations
     are still missing, why the others were skipped; never the question or span."""
     cat = text.catalog_of(view.viewer)
-    words = text.quorum_text(view, document=md_link(view.document, view.viewer))
-    body = [_text(words.title, weight="Bolder", size="Medium"), _text(words.body, limit=3000)]
+    words = text.quorum_text(view)
+    body = [_text(words.title, weight="Bolder", size="Medium"), block(words.body, limit=3000)]
     if words.asked is not None:
         body.append(_text(words.asked))
     body += [_text(words.missing, weight="Bolder"),
-             _text(cat.text("steward_notice.reference", id=view.clarification_id),
+             _text(text.reference_text(view.viewer, "steward_notice.reference",
+                                       view.clarification_id),
                    isSubtle=True, size="Small", spacing="None")]
     if view.skipped:
         body.append(_text(cat.text("escalation.skipped_heading"), weight="Bolder"))
@@ -315,11 +315,11 @@ def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None
     cat = text.catalog_of(view.viewer)
     names = limits.clip(text.names_for(view.responders, view.viewer, "steward_conflict.body"),
                         LINE_CHARS)
-    words = text.steward_conflict_text(view, document=md_link(view.document, view.viewer),
-                                       names=names)
+    words = text.steward_conflict_text(view, names=names)
     body = [_text(words.title, weight="Bolder", size="Medium"),
-            _text(words.body, limit=3000),
-            _text(cat.text("steward_conflict.reference", id=view.clarification_id),
+            block(words.body, limit=3000),
+            _text(text.reference_text(view.viewer, "steward_conflict.reference",
+                                      view.clarification_id),
                   isSubtle=True, size="Small")]
     actions = overrides.teams_actions(view.clarification_id, view.card_ref, view.candidates,
                                       view.viewer, codec)
@@ -333,10 +333,10 @@ def render_steward_notice(view: StewardNoticeView) -> dict:
     cat = text.catalog_of(view.viewer)
     names = limits.clip(text.names_for(view.asked, view.viewer, "steward_notice.body"), LINE_CHARS)
     body = [_text(cat.text("steward_notice.title"), weight="Bolder", size="Medium"),
-            _text(text.steward_notice_body(view, document=md_link(view.document, view.viewer),
-                                           names=names), limit=3000),
+            block(text.steward_notice_body(view, names=names), limit=3000),
             _text(cat.text("steward_notice.redacted"), isSubtle=True, size="Small"),
-            _text(cat.text("steward_notice.reference", id=view.clarification_id),
+            _text(text.reference_text(view.viewer, "steward_notice.reference",
+                                      view.clarification_id),
                   isSubtle=True, size="Small", spacing="None")]
     return _card(view.viewer, body, _open_document(view.document, view.viewer))
 
@@ -350,21 +350,22 @@ def _fit(card: dict, *, keep: int) -> dict:
 
 def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     cat = text.catalog_of(view.viewer)
-    count = len(view.items)
     body = [_text(cat.text("dead_letter.title"), weight="Bolder", size="Medium"),
             _text(text.dead_letter_intro(view))]
     card = _card(view.viewer, body)
 
     def entry(item: DeadLetterItem) -> dict:
-        heading = cat.text("dead_letter.item", document=md_link(item.document, view.viewer),
+        heading = cat.runs("dead_letter.item",
+                           document=text.document_run(item.document, view.viewer),
                            severity=text.severity_text(item.severity, view.viewer))
         return {"type": "Container", "separator": True, "spacing": "Medium",
-                "items": [_text(heading, weight="Bolder"),
+                "items": [block(heading, weight="Bolder"),
                           *_people_blocks(item.skipped, item.unanswered, view.viewer)]}
 
     shown = _append_while_fits(card, map(entry, view.items[:DIGEST_MAX_QUESTIONS]))
-    if shown < count:
-        body.append(_text(cat.plural("dead_letter.more", count - shown), isSubtle=True))
+    more = text.dead_letter_more(view, shown)
+    if more:
+        body.append(_text(more, isSubtle=True))
     return card
 
 
@@ -382,10 +383,9 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
         names = limits.clip(text.names_for(notice.asked, view.viewer, "steward_notices.item"),
                             LINE_CHARS)
         return {"type": "Container", "separator": True, "spacing": "Medium", "items": [
-            _text(text.steward_notices_item(
-                notice, document=md_link(notice.document, view.viewer), names=names),
-                limit=3000),
-            _text(cat.text("steward_notice.reference", id=notice.clarification_id),
+            block(text.steward_notices_item(notice, names=names), limit=3000),
+            _text(text.reference_text(view.viewer, "steward_notice.reference",
+                                      notice.clarification_id),
                   isSubtle=True, size="Small", spacing="None")]}
 
     shown = _append_while_fits(card, map(entry, view.notices[:STEWARD_NOTICES_MAX]))

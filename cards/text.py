@@ -11,9 +11,10 @@ from datetime import datetime
 from babel.dates import format_time
 
 from bot.core.models import Severity
-from cards import dates
+from cards import dates, untrusted
 from cards.catalog import FALLBACK_LANGUAGE, Catalog, catalog_for
 from cards.limits import clip, text_length
+from cards.untrusted import Link, Run, Runs, linkable
 from cards.views import (
     AnswerView,
     CandidateView,
@@ -50,8 +51,9 @@ def catalog_of(viewer: Viewer) -> Catalog:
 
 def names_for(names: tuple[str, ...] | list[str], viewer: Viewer, key: str) -> str:
     """ "Sarah and Ahmed" for the message ``key``: joined in that message's language (an
-    English sentence says "and", a German one "und")."""
-    return dates.names_list(names, locale=catalog_of(viewer).words_locale(key))
+    English sentence says "and", a German one "und"); each name one clean line."""
+    return dates.names_list([untrusted.line(name) for name in names],
+                            locale=catalog_of(viewer).words_locale(key))
 
 
 def _day(moment: datetime, viewer: Viewer, reference_year: int | None) -> str:
@@ -85,7 +87,8 @@ def interval_text(answer: AnswerView, viewer: Viewer, *, reference_year: int | N
 def candidate_text(candidate: CandidateView, viewer: Viewer, *, reference_year: int) -> str:
     """The button label from the spec: "12 June (signature)"."""
     when = interval_text(AnswerView.of(candidate), viewer, reference_year=reference_year)
-    return catalog_of(viewer).text("candidate.label", date=when, origin=candidate.label)
+    return catalog_of(viewer).text("candidate.label", date=when,
+                                   origin=untrusted.line(candidate.label))
 
 
 def found_dates(view: QuestionView) -> str | None:
@@ -122,7 +125,8 @@ def quorum_notice(view: QuestionView) -> str | None:
 
 
 def why_asked(view: QuestionView) -> str | None:
-    """Why this person is asked ("you wrote or signed this document"), from the ranking."""
+    """Why this person is asked ("you wrote or signed this document"), from the ranking; a
+    relation the bot does not know still says the person is connected to the document."""
     if view.relation is None:
         return None
     return catalog_of(view.viewer).text(f"question.why.{view.relation.value}")
@@ -130,10 +134,15 @@ def why_asked(view: QuestionView) -> str | None:
 
 def excerpt_text(view: QuestionView, *, limit: int) -> str | None:
     """The span excerpt line; the view holds one only for a person who passed the RBAC gate."""
-    if not view.excerpt.strip():
+    excerpt = " ".join(untrusted.line(view.excerpt).split())
+    if not excerpt:
         return None
-    return catalog_of(view.viewer).text("question.excerpt",
-                                        excerpt=clip(" ".join(view.excerpt.split()), limit))
+    return catalog_of(view.viewer).text("question.excerpt", excerpt=clip(excerpt, limit))
+
+
+def question_text(question: str, limit: int = QUESTION_CHARS) -> str:
+    """The question as the core asked it, on one line."""
+    return clip(untrusted.line(question), limit)
 
 
 def _moment(moment: datetime, viewer: Viewer, *, now: datetime) -> dict[str, str]:
@@ -167,21 +176,24 @@ def reminder_line(view: QuestionView) -> str | None:
 def reminder_text(view: ReminderView) -> str:
     """The nudge's words: the document as the card named it, and when the question moves on."""
     cat = catalog_of(view.viewer)
-    if view.document.withheld or not view.document.title:
+    if view.document.withheld or not untrusted.line(view.document.title):
         first = cat.text("reminder.text.withheld")
     else:
-        first = cat.text("reminder.text", document=clip(view.document.title, TITLE_CHARS))
+        first = cat.text("reminder.text", document=document_name(view.document, view.viewer))
     after = moves_on_text(view)
     return f"{first} {after}" if after else first
 
 
 def banner_text(view: QuestionView) -> str | None:
+    """The first confirmation so far; an answer whose status the bot does not know is named
+    neutrally as recorded (``QuorumBanner.certain``)."""
     if view.banner is None:
         return None
+    key = "banner.first_confirmation" if view.banner.certain else "banner.answer_recorded"
     answer = interval_text(view.banner.answer, view.viewer, reference_year=asked_year(view),
-                           within="banner.first_confirmation")
-    names = names_for(view.banner.confirmed_by, view.viewer, "banner.first_confirmation")
-    return catalog_of(view.viewer).text("banner.first_confirmation", answer=answer, names=names)
+                           within=key)
+    names = names_for(view.banner.confirmed_by, view.viewer, key)
+    return catalog_of(view.viewer).text(key, answer=answer, names=names)
 
 
 @dataclass(frozen=True)
@@ -207,11 +219,14 @@ def outcome_text(view: OutcomeView) -> OutcomeText:
         details.append(cat.plural("outcome.remaining", view.remaining))
     if view.answer and view.kind in _SHOWS_OWN_ANSWER:
         details.append(cat.text("outcome.your_answer", answer=answer))
-    details.append(cat.text("outcome.question_was", question=clip(view.question, QUESTION_CHARS)))
+    question = question_text(view.question)
+    if question:  # none known (a card answered before the core was read), or withheld
+        details.append(cat.text("outcome.question_was", question=question))
     return OutcomeText(headline=headline, details=tuple(details),
                        positive=view.kind in _POSITIVE)
 
 
+_SETTLED = {OutcomeKind.RECORDED, OutcomeKind.BINDING, OutcomeKind.STEWARD_OVERRIDE}
 _SHOWS_OWN_ANSWER = {OutcomeKind.ATTESTATION, OutcomeKind.CONFLICT,
                      OutcomeKind.CONFLICTING_ATTESTATION}
 
@@ -238,6 +253,8 @@ _PLAIN_KEYS = {
     OutcomeKind.CONFLICT: "outcome.conflict",
     OutcomeKind.CONFLICTING_ATTESTATION: "outcome.conflicting_attestation",
     OutcomeKind.IDENTITY_UNVERIFIED: "outcome.identity_unverified",
+    OutcomeKind.IDENTITY_SHARED: "outcome.identity_shared",
+    OutcomeKind.IDENTITY_UNKNOWN: "outcome.identity_unknown",
     OutcomeKind.PASSED_ON: "outcome.passed_on",
     OutcomeKind.PASSED_ON_LATER: "outcome.passed_on_later",
 }
@@ -259,6 +276,10 @@ def _headline(cat: Catalog, view: OutcomeView, *, when: str, year: int) -> str:
     key = _ANSWER_KEYS[view.kind]
     if view.kind in (OutcomeKind.RECORDING, OutcomeKind.PENDING) and view.answer is None:
         key += ".plain"  # a custom answer's dates, or a pick's before the core named them
+    if view.kind in _SETTLED and view.answer is None:
+        # bound, but the record names no date the bot can read (a binding status it does not
+        # know): settled, in words that need neither the date nor who confirmed it
+        return cat.text("outcome.settled")
     if view.kind is OutcomeKind.FIRST_CONFIRMATION and len(view.confirmed_by) > 1:
         key = "outcome.confirmations_so_far"
     names = names_for(view.confirmed_by, view.viewer, key)
@@ -274,7 +295,8 @@ def custom_error_text(error: CustomError, viewer: Viewer) -> str:
 def skip_text(skipped: SkippedCandidate, viewer: Viewer) -> str:
     """A skip reason in plain words: "Dana Whitfield cannot read this document, …"."""
     cat = catalog_of(viewer)
-    return cat.text("escalation.skip_line", person=clip(skipped.person, PERSON_CHARS),
+    return cat.text("escalation.skip_line",
+                    person=clip(untrusted.line(skipped.person), PERSON_CHARS),
                     reason=cat.text(f"reason.{skipped.reason.value}"))
 
 
@@ -298,7 +320,7 @@ def unanswered_text(unanswered: tuple[str, ...], viewer: Viewer, *,
     if not unanswered:
         return None
     cat = catalog_of(viewer)
-    names = [clip(name, PERSON_CHARS) for name in unanswered]
+    names = [clip(untrusted.line(name), PERSON_CHARS) for name in unanswered]
     line = ""
     for shown in range(min(len(names), MAX_SKIP_LINES), 0, -1):
         listed = names[:shown]
@@ -321,49 +343,70 @@ def document_name(document: DocumentView, viewer: Viewer) -> str:
     document" when the core gave no title."""
     if document.withheld:
         return catalog_of(viewer).text("document.withheld", workspace=clip(
-            document.workspace or "", PERSON_CHARS), reference=clip(document.reference,
-                                                                   PERSON_CHARS))
-    if not document.title.strip():
+            untrusted.line(document.workspace or ""), PERSON_CHARS), reference=clip(
+                untrusted.line(document.reference), PERSON_CHARS))
+    title = untrusted.line(document.title)
+    if not title:
         return catalog_of(viewer).text("document.untitled")
-    return clip(document.title, TITLE_CHARS)
+    return clip(title, TITLE_CHARS)
+
+
+def names_a_document(document: DocumentView) -> bool:
+    """Whether a card has a document to name: a title, a link or a neutral reference (a card
+    answered before the core was read knows none, and shows no source line)."""
+    return document.withheld or bool(document.url) or bool(untrusted.line(document.title))
+
+
+def document_run(document: DocumentView, viewer: Viewer) -> Run:
+    """The document inside a sentence: a link to it named as ``document_name`` says, or those
+    words alone where there is no web link (a neutral reference, a link of another scheme)."""
+    name = document_name(document, viewer)
+    return Link(name, untrusted.web_url(document.url)) if linkable(document.url) else name
+
+
+def reference_text(viewer: Viewer, key: str, reference: str) -> str:
+    """ "Clarification clr_7f3a9c": a reference the core gave, on one clean line."""
+    return catalog_of(viewer).text(key, id=clip(untrusted.line(reference), PERSON_CHARS))
 
 
 def quoted_document(document: DocumentView, viewer: Viewer) -> str:
     """The document for a notification line: the title in quotes, or the neutral reference."""
-    if document.withheld or not document.title.strip():
+    if document.withheld or not untrusted.line(document.title):
         return document_name(document, viewer)
     return catalog_of(viewer).text("document.quoted", title=document_name(document, viewer))
 
 
-def escalation_body(view: StewardEscalationView, *, document: str) -> str:
+def escalation_body(view: StewardEscalationView) -> Runs:
     """Says truthfully why the steward is asked: the people asked did not answer in time, or
-    nobody could be asked; ``document`` comes already marked up by the renderer."""
+    nobody could be asked; the document as a link where there is one."""
     cat = catalog_of(view.viewer)
+    document = document_run(view.document, view.viewer)
     if view.unanswered:
-        return cat.text("escalation.body_unanswered", document=document)
+        return cat.runs("escalation.body_unanswered", document=document)
     if view.confirmed:
-        return cat.text("escalation.body_partial", document=document)
-    return cat.text("escalation.body", document=document)
+        return cat.runs("escalation.body_partial", document=document)
+    return cat.runs("escalation.body", document=document)
 
 
 @dataclass(frozen=True)
 class QuorumText:
     fallback: str
     title: str
-    body: str
+    body: Runs
     asked: str | None  # "Asked: Sarah Chen"
     missing: str  # "Even if everyone asked confirms, one more confirmation is still missing."
     next_step: str
 
 
-def quorum_text(view: StewardQuorumView, *, document: str) -> QuorumText:
-    """The unreachable-quorum notice's sentences; ``document`` comes marked up by the renderer."""
+def quorum_text(view: StewardQuorumView) -> QuorumText:
+    """The unreachable-quorum notice's sentences."""
     cat = catalog_of(view.viewer)
+    document = document_run(view.document, view.viewer)
     return QuorumText(
         fallback=cat.text("quorum.fallback",
                           document=quoted_document(view.document, view.viewer)),
         title=cat.text("quorum.title"),
-        body=cat.text("quorum.body", document=document, count=cat.count_word(view.required,
+        body=cat.runs("quorum.body", document=document, count=cat.count_word(view.required,
                                                                       for_key="quorum.body")),
         asked=unanswered_text(view.asked, view.viewer, key="quorum.asked"),
         missing=cat.plural("quorum.missing", view.missing),
@@ -388,51 +431,64 @@ def dead_letter_intro(view: DeadLetterDigestView) -> str:
     return cat.plural("dead_letter.intro", len(view.items))
 
 
+def dead_letter_more(view: DeadLetterDigestView, shown: int) -> str | None:
+    """The digest's closing line: the items past the message's room, and whether more may
+    follow (a pass that did not reach the end of the core's list); None: nothing to add."""
+    cat = catalog_of(view.viewer)
+    hidden = len(view.items) - shown
+    if view.whole:
+        return cat.plural("dead_letter.more", hidden) if hidden else None
+    return cat.plural("dead_letter.more_unread", hidden) if hidden else cat.text(
+        "dead_letter.unread")
+
+
 def severity_text(severity: Severity, viewer: Viewer) -> str:
     return catalog_of(viewer).text(f"severity.{severity.value}")
 
 
-def steward_notice_body(view: StewardNoticeView, *, document: str, names: str) -> str:
-    """ "A high-severity date question about <document> was sent to Sarah Chen. …"; ``document``
-    and ``names`` come already marked up (and escaped) by the renderer."""
+def steward_notice_body(view: StewardNoticeView, *, names: str) -> Runs:
+    """ "A high-severity date question about <document> was sent to Sarah Chen. …"; ``names``
+    come joined (and clipped) by the renderer."""
     cat = catalog_of(view.viewer)
     severity = severity_text(view.severity, view.viewer)
+    document = document_run(view.document, view.viewer)
     if not view.asked:
         # Names can be missing (an erased attribution); the sentence still reads naturally.
-        return cat.text("steward_notice.body_unnamed", severity=severity, document=document)
-    return cat.text("steward_notice.body", severity=severity, document=document, names=names)
+        return cat.runs("steward_notice.body_unnamed", severity=severity, document=document)
+    return cat.runs("steward_notice.body", severity=severity, document=document, names=names)
 
 
-def steward_notices_item(view: StewardNoticeView, *, document: str, names: str) -> str:
-    """One notice in a steward's list: "<document> · high, sent to Sarah Chen"; ``document``
-    and ``names`` come marked up (and escaped) by the renderer."""
+def steward_notices_item(view: StewardNoticeView, *, names: str) -> Runs:
+    """One notice in a steward's list: "<document> · high, sent to Sarah Chen"; ``names``
+    come joined (and clipped) by the renderer."""
     cat = catalog_of(view.viewer)
     severity = severity_text(view.severity, view.viewer)
+    document = document_run(view.document, view.viewer)
     if not view.asked:
-        return cat.text("steward_notices.item_unnamed", severity=severity, document=document)
-    return cat.text("steward_notices.item", severity=severity, document=document, names=names)
+        return cat.runs("steward_notices.item_unnamed", severity=severity, document=document)
+    return cat.runs("steward_notices.item", severity=severity, document=document, names=names)
 
 
 @dataclass(frozen=True)
 class ConflictText:
     fallback: str
     title: str
-    body: str
+    body: Runs
 
 
-def steward_conflict_text(view: StewardConflictView, *, document: str, names: str
-                          ) -> ConflictText:
-    """The conflict notice's sentences; ``document`` and ``names`` come marked up (and
-    escaped) by the renderer; the notification line names the document in plain text."""
+def steward_conflict_text(view: StewardConflictView, *, names: str) -> ConflictText:
+    """The conflict notice's sentences; ``names`` come joined (and clipped) by the renderer;
+    the notification line names the document in plain text."""
     cat = catalog_of(view.viewer)
     plain = quoted_document(view.document, view.viewer)
+    document = document_run(view.document, view.viewer)
     if view.bound:
         # A date is bound: saying "no correction has been made" would be false here.
         return ConflictText(
             fallback=cat.text("steward_conflict.bound_fallback", document=plain),
             title=cat.text("steward_conflict.bound_title"),
-            body=cat.text("steward_conflict.bound_body", names=names, document=document))
+            body=cat.runs("steward_conflict.bound_body", names=names, document=document))
     return ConflictText(
         fallback=cat.text("steward_conflict.fallback", document=plain),
         title=cat.text("steward_conflict.title"),
-        body=cat.text("steward_conflict.body", names=names, document=document))
+        body=cat.runs("steward_conflict.body", names=names, document=document))

@@ -91,10 +91,13 @@ class AnswerView:
 
 @dataclass(frozen=True)
 class QuorumBanner:
-    """Shown on the other asked people's cards once some confirmations are in."""
+    """Shown on the other asked people's cards once some confirmations are in. ``certain``
+    False: the answer's status is a word the bot does not know, so the banner says neutrally
+    that an answer was recorded, not that it confirmed anything."""
 
     answer: AnswerView
     confirmed_by: tuple[str, ...]
+    certain: bool = True
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,8 @@ class QuestionView:
     viewer: Viewer
     asked_at: datetime
     banner: QuorumBanner | None = None
-    # why this person is asked (their relation to the document), when the core says
+    # why this person is asked (their relation to the document), when the core says; a
+    # relation the bot does not know (``AuthorityRelation.UNKNOWN``) gets the neutral line
     relation: AuthorityRelation | None = None
     # the span the question is about: filled only for a person who passed the RBAC gate
     excerpt: str = ""
@@ -168,6 +172,8 @@ class OutcomeKind(StrEnum):
     STEWARD_OVERRIDE = "steward_override"
     MOVED_ON = "moved_on"
     IDENTITY_UNVERIFIED = "identity_unverified"
+    IDENTITY_SHARED = "identity_shared"  # the chat account is linked to several people
+    IDENTITY_UNKNOWN = "identity_unknown"  # the chat account is linked to nobody
     RECORDING = "recording"  # durable, not at the core yet, and the core is failing
     PENDING = "pending"  # durable, on its way to the core (nothing known to be wrong)
     PASSED_ON = "passed_on"  # the person said they are not the right one: asked elsewhere
@@ -324,10 +330,13 @@ class DeadLetterItem:
 
 @dataclass(frozen=True)
 class DeadLetterDigestView:
-    """The steward's list of clarifications whose ranking ran out."""
+    """The steward's list of clarifications whose ranking ran out. ``whole`` False: the
+    core's list of dead letters went on past what one pass reads (later digests list the
+    rest), and the digest says so."""
 
     items: tuple[DeadLetterItem, ...]
     viewer: Viewer
+    whole: bool = True
 
 
 @dataclass(frozen=True)
@@ -356,10 +365,14 @@ class AttentionItem:
 class AttentionView:
     """The steward's attention queue in chat (Slack App Home, the Teams ``queue`` message).
     ``steward`` False: the person stewards no workspace (or is not known): "nothing for you
-    here". ``more``: items of the queue not listed (past the bot's cap)."""
+    here". ``more``: items of the queue not listed (past the bot's cap). ``whole`` False: the
+    bot cannot say how many (the core's list went on past what it reads for one view, or more
+    of its entries than it reads do not say whose they are), so ``items`` and ``more`` are a
+    lower bound, and the view says so instead of giving a count."""
 
     viewer: Viewer
     steward: bool
     items: tuple[AttentionItem, ...] = ()
     more: int = 0
     unavailable: bool = False  # the core could not be asked just now
+    whole: bool = True

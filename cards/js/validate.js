@@ -6,21 +6,7 @@
 // it sits on, in a version no newer than 1.5, and (3) renders it to a DOM element (jsdom).
 "use strict";
 
-const { JSDOM } = require("jsdom");
-
-const dom = new JSDOM("<!DOCTYPE html><html><body></body></html>");
-global.window = dom.window;
-global.document = dom.window.document;
-global.navigator = dom.window.navigator;
-for (const name of Object.getOwnPropertyNames(dom.window)) {
-  // The renderer checks "instanceof HTMLInputElement" and friends, so every DOM class is needed.
-  if (/^(HTML|SVG|Node|Element|Event|Text|DocumentFragment)/.test(name) && !(name in global)) {
-    global[name] = dom.window[name];
-  }
-}
-// The renderer logs to the console; keep stdout for the report alone.
-console.log = (...args) => process.stderr.write(args.map(String).join(" ") + "\n");
-console.warn = console.log;
+require("./dom.js");
 
 const AC = require("adaptivecards/dist/adaptivecards.js");
 
@@ -32,6 +18,7 @@ const CHILDREN = {
   Column: ["items"],
   ColumnSet: ["columns"],
   ActionSet: ["actions"],
+  RichTextBlock: ["inlines"],
   "Action.ShowCard": ["card"],
 };
 

@@ -13,6 +13,21 @@ async function main() {
   const dom = await JSDOM.fromFile(file, {
     runScripts: "dangerously", resources: "usable", url: url.pathToFileURL(file).href,
     virtualConsole: new (require("jsdom").VirtualConsole)(),
+    // jsdom has no innerText, which the renderer writes plain text with (rich text runs);
+    // the HTML standard's setter: text nodes, each line break a <br>
+    beforeParse(window) {
+      Object.defineProperty(window.HTMLElement.prototype, "innerText", {
+        configurable: true,
+        get() { return this.textContent; },
+        set(value) {
+          this.textContent = "";
+          String(value).split(/\r\n|\r|\n/).forEach((part, n) => {
+            if (n) this.appendChild(window.document.createElement("br"));
+            if (part) this.appendChild(window.document.createTextNode(part));
+          });
+        },
+      });
+    },
   });
   await new Promise((resolve) => dom.window.addEventListener("load", resolve));
   const doc = dom.window.document;

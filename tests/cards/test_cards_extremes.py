@@ -24,6 +24,7 @@ from cards.views import (
     StewardQuorumView,
     Viewer,
 )
+from tests.support.card_text import teams_block_text
 
 EMOJI = "👩🏽‍💼"  # five code points, seven UTF-16 units, 15 UTF-8 bytes
 RTL = Viewer(locale="ar", time_zone="Asia/Riyadh")
@@ -75,6 +76,8 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
         "quorum": (slack.render_steward_quorum(quorum), teams.render_steward_quorum(quorum)),
         "dead_letters": (slack.render_dead_letter_digest(dead),
                          teams.render_dead_letter_digest(dead)),
+        "dead_letters_unread": (slack.render_dead_letter_digest(replace(dead, whole=False)),
+                                teams.render_dead_letter_digest(replace(dead, whole=False))),
         "digest": (slack.render_digest(digest, codec=codec),
                    teams.render_digest(digest, codec=codec)),
     }
@@ -109,6 +112,22 @@ def test_worst_dead_letter_digest_still_lists_items(codec) -> None:
     assert "more people" in str(card) and "more people" in str(message)
 
 
+def test_worst_dead_letter_digest_from_a_cut_pass_counts_and_says_more_may_follow(codec
+                                                                                  ) -> None:
+    """A pass that did not reach the end of the core's list: the one closing line counts the
+    items left out for room and says more may follow, inside both platforms' limits."""
+    message, card = _worst_payloads(codec)["dead_letters_unread"]
+    listed = sum(1 for b in message["blocks"] if b["block_id"][len("dead_letter."):].isdigit())
+    closing = message["blocks"][-1]["elements"][0]["text"]
+    assert message["blocks"][-1]["block_id"] == "dead_letter.more"
+    assert f"and {200 - listed} more, and more may follow" in closing
+    assert len(closing) <= limits.SLACK_CONTEXT_TEXT
+    assert len(message["blocks"]) <= limits.SLACK_MESSAGE_BLOCKS
+    shown = sum(1 for b in card["body"] if b["type"] == "Container")
+    assert f"and {200 - shown} more, and more may follow" in teams_block_text(card["body"][-1])
+    assert limits.card_bytes(card) <= limits.TEAMS_CARD_BYTES
+
+
 def test_worst_escalation_keeps_the_unanswered_count(codec) -> None:
     """Forty long unanswered names are cut to a line that still counts the people not named,
     and the skip heading survives in both formats."""
@@ -117,5 +136,5 @@ def test_worst_escalation_keeps_the_unanswered_count(codec) -> None:
                 if b["block_id"] == "escalation.unanswered")
     assert line.startswith("Asked, no answer: ") and line.endswith(" more people")
     assert limits.text_length(line) <= 1000
-    texts = [b["text"] for b in card["body"]]
+    texts = [teams_block_text(b) for b in card["body"]]
     assert texts[2] == line and texts[3] == "Why each person was skipped:"

@@ -11,6 +11,7 @@ import pytest
 from cards import fixtures, overrides, preview, slack, teams, text
 from cards.fixtures import localised
 from cards.views import CustomFormView, OutcomeView, OverrideFormView, QuestionView, Viewer
+from tests.support.card_text import teams_block_text
 
 # locale -> (button, outcome sentence's answer and recording date, custom form's dates line)
 FORMATS = {
@@ -71,7 +72,7 @@ def test_texts_carry_the_person_date_format(locale: str) -> None:
     view: OutcomeView = localised(fixtures.OUTCOMES["outcome_recorded"], locale)
     sentence = f"✓ Recorded as evidence: {day}, confirmed by Sarah, {recorded}."
     assert slack.render_outcome(view)["blocks"][0]["text"]["text"] == sentence
-    assert teams.render_outcome(view)["body"][0]["text"] == sentence
+    assert teams_block_text(teams.render_outcome(view)["body"][0]) == sentence
 
 
 @pytest.mark.parametrize("locale", FORMATS)
@@ -83,7 +84,7 @@ def test_custom_form_carries_the_person_date_format(locale: str, codec) -> None:
     found = [b for b in modal["blocks"] if b["block_id"] == "custom.found"]
     assert found[0]["elements"][0]["text"] == line
     card = teams.render_custom_form(form, codec=codec)
-    assert line in [element.get("text") for element in card["body"]]
+    assert line in [teams_block_text(element) for element in card["body"]]
 
 
 def test_a_german_card_reads_german_but_for_the_spec_words(codec) -> None:
@@ -123,7 +124,7 @@ def _slack_lines(message: dict) -> list[str]:
 
 
 def _teams_texts(card: dict) -> list[str]:
-    return [e["text"] for e in card["body"] if e.get("type") == "TextBlock"]
+    return [teams_block_text(e) for e in card["body"] if teams_block_text(e)]
 
 
 @pytest.mark.parametrize("locale", MOVES_ON)

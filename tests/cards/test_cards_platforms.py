@@ -52,10 +52,16 @@ def test_the_renderer_check_can_fail(adaptive_validator) -> None:
 
 
 def test_limit_checks_can_fail() -> None:
-    """Our own limit checks catch an over-long button and too many blocks."""
+    """Our own limit checks catch an over-long button, too many blocks and rich text longer
+    than a section may be."""
     button = {"type": "button", "action_id": "a", "text": {"type": "plain_text", "text": "x" * 76}}
     message = {"text": "t", "blocks": [{"type": "actions", "elements": [button]}] * 51}
     assert len(limits.slack_message_problems(message)) >= 2
+    words = [{"type": "text", "text": "x" * 2000}, {"type": "text", "text": "y" * 1001}]
+    rich = {"type": "rich_text", "block_id": "r",
+            "elements": [{"type": "rich_text_section", "elements": words}]}
+    assert limits.slack_message_problems({"text": "t", "blocks": [rich]}) == [
+        "block 0 rich text: 3001 > 3000"]
     card = {"type": "AdaptiveCard", "version": "1.5",
             "body": [{"type": "TextBlock", "text": "x" * 30_000}],
             "refresh": {"userIds": ["u"] * 61}}

@@ -14,6 +14,7 @@ from cards.views import (
     StewardEscalationView,
     StewardNoticeView,
 )
+from tests.support.card_text import slack_literal, slack_markup
 
 SPAN_FIELDS = {"question", "span", "span_excerpt", "excerpt", "candidates", "answer"}
 
@@ -65,14 +66,26 @@ def test_escalation_lists_each_skip_reason_in_plain_words() -> None:
         assert line in message
 
 
+def _shown_as_text(message: dict, raw: str, escaped: str) -> None:
+    """``raw`` is in no mrkdwn text of ``message`` (there it is ``escaped``, where it is at all)
+    and is shown as it is in plain or rich text."""
+    markup, literal = " ".join(slack_markup(message)), " ".join(slack_literal(message))
+    assert raw not in markup
+    assert raw in literal or escaped in markup
+
+
 def test_mrkdwn_control_text_is_escaped(codec) -> None:
-    """A title like <!channel> or a forged link is shown as text, never obeyed by Slack."""
+    """A title like <!channel> or a forged link is shown as text, never obeyed by Slack: in
+    plain or rich text as typed, in mrkdwn (the source line, the notification) escaped."""
     document = replace(fixtures.MSA, title="<!channel> <https://evil.example|click> & co")
     message = slack.render_question(replace(fixtures.QUESTION, document=document,
                                             question="Is <@U123> right?"), codec=codec)
-    dumped = json.dumps(message)
-    assert "<!channel>" not in dumped and "<@U123>" not in dumped
-    assert "&lt;!channel&gt;" in dumped and "&amp; co" in dumped
+    _shown_as_text(message, "<@U123>", "&lt;@U123&gt;")
+    assert "Is <@U123> right?" in slack_literal(message)
+    assert any("&lt;!channel&gt; &lt;https:⁠//evil.example|click&gt; &amp; co" in t
+               or "&lt;!channel&gt; &lt;https://evil.example|click&gt; &amp; co" in t
+               for t in slack_markup(message))
+    assert not any("<!channel>" in t for t in slack_markup(message))
 
 
 def test_markdown_link_title_cannot_break_out(codec) -> None:
@@ -86,9 +99,9 @@ def test_steward_notice_escapes_names_and_title() -> None:
     """Asked names and a document title holding mrkdwn control text are shown, never obeyed."""
     notice = replace(fixtures.HIGH_NOTICE, asked=("<!here>", "Ana & Bo"),
                      document=replace(fixtures.MSA, title="<!channel> plan"))
-    dumped = json.dumps(slack.render_steward_notice(notice))
-    assert "<!here>" not in dumped and "<!channel>" not in dumped
-    assert "&lt;!here&gt;" in dumped and "Ana &amp; Bo" in dumped and "&lt;!channel&gt;" in dumped
+    message = slack.render_steward_notice(notice)
+    _shown_as_text(message, "<!here> and Ana & Bo", "&lt;!here&gt; and Ana &amp; Bo")
+    _shown_as_text(message, "<!channel> plan", "&lt;!channel&gt; plan")
 
 
 def test_unanswered_names_are_escaped() -> None:
@@ -96,20 +109,20 @@ def test_unanswered_names_are_escaped() -> None:
     view = replace(fixtures.ESCALATION_UNANSWERED, unanswered=("<!here>", "Ana & Bo"))
     dead = replace(fixtures.DEAD_LETTERS, items=(
         replace(fixtures.DEAD_LETTERS.items[0], unanswered=("<!here>", "Ana & Bo")),))
-    dumped = json.dumps([slack.render_steward_escalation(view),
-                         slack.render_dead_letter_digest(dead)])
-    assert "<!here>" not in dumped
-    assert dumped.count("&lt;!here&gt; and Ana &amp; Bo") == 2
+    for message in (slack.render_steward_escalation(view), slack.render_dead_letter_digest(dead)):
+        _shown_as_text(message, "<!here> and Ana & Bo", "&lt;!here&gt; and Ana &amp; Bo")
+        assert any("Asked, no answer: <!here> and Ana & Bo" in t for t in slack_literal(message))
 
 
 def test_late_conflict_notice_holds_names_and_link_only() -> None:
     """The after-binding notice shows the responder's name (escaped in Slack) and the document
     link, and no date, question, span, candidate label or the bound interval."""
     notice = replace(fixtures.LATE_CONFLICT_NOTICE, responders=("<!here>", "Ana & Bo"))
-    message = json.dumps(slack.render_steward_conflict(notice), ensure_ascii=False)
+    rendered = slack.render_steward_conflict(notice)
+    _shown_as_text(rendered, "<!here> and Ana & Bo", "&lt;!here&gt; and Ana &amp; Bo")
+    message = json.dumps(rendered, ensure_ascii=False)
     card = json.dumps(teams.render_steward_conflict(notice), ensure_ascii=False)
-    assert "<!here>" not in message and "&lt;!here&gt; and Ana &amp; Bo" in message
-    assert "<!here> and Ana & Bo" in card
+    assert "\\<!here> and Ana & Bo" in card  # markdown: the "<" escaped
     for rendered in (message, card):
         assert fixtures.MSA.url in rendered
         for withheld in (fixtures.QUESTION.question, "12 June", "3 July", "June", "July",

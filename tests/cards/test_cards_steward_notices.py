@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from cards import fixtures, limits, slack, teams
 from cards.views import STEWARD_NOTICES_MAX, DocumentView, StewardNoticesView
+from tests.support.card_text import slack_literal, slack_markup, teams_block_text
 
 WITHHELD = DocumentView.neutral(workspace="Legal", reference="clr_0")
 
@@ -34,7 +35,7 @@ def test_each_notice_of_the_window_is_named_once(slack_validator) -> None:
         assert rendered.count("sent to Sarah Chen") == 3
         assert "There is nothing to do yet." in rendered
         assert "…and" not in rendered
-    assert teams.render_steward_notices(notices(1))["body"][1]["text"].startswith(
+    assert teams_block_text(teams.render_steward_notices(notices(1))["body"][1]).startswith(
         "One high-severity date question")
 
 
@@ -57,9 +58,10 @@ def test_notices_stay_redacted() -> None:
 def test_names_and_titles_are_escaped() -> None:
     view = notices(1, asked=("<!here>", "Ana & Bo"),
                    document=DocumentView(title="<@U1> & co", url="https://x.example/a"))
-    dumped = json.dumps(slack.render_steward_notices(view))
-    assert "<!here>" not in dumped and "&lt;!here&gt;" in dumped
-    assert "&lt;@U1&gt; &amp; co" in dumped
+    message = slack.render_steward_notices(view)
+    assert not any("<!here>" in t or "<@U1>" in t for t in slack_markup(message))
+    literal = " ".join(slack_literal(message))
+    assert "<!here> and Ana & Bo" in literal and "<@U1> & co" in literal
 
 
 def test_many_long_notices_keep_the_limits_and_count_the_rest(slack_validator) -> None:
@@ -80,4 +82,4 @@ def test_many_long_notices_keep_the_limits_and_count_the_rest(slack_validator) -
     assert f"…and {60 - shown} more" in message["blocks"][-1]["elements"][0]["text"]
     containers = [e for e in card["body"] if e.get("type") == "Container"]
     assert 0 < len(containers) <= STEWARD_NOTICES_MAX
-    assert card["body"][-1]["text"].startswith(f"…and {60 - len(containers)} more")
+    assert teams_block_text(card["body"][-1]).startswith(f"…and {60 - len(containers)} more")

@@ -10,8 +10,9 @@ from dataclasses import replace
 import pytest
 
 from bot.core.models import ReasonCode
-from cards import fixtures, slack, teams, text
+from cards import fixtures, slack, teams, text, untrusted
 from cards.views import DocumentView, SkippedCandidate
+from tests.support.card_text import slack_literal, slack_markup
 
 WITHHELD = DocumentView.neutral(workspace="Legal", reference="clr-00042")
 
@@ -39,8 +40,9 @@ def test_quorum_notice_counts_several_missing_and_no_skips() -> None:
     """Two missing confirmations are counted in the plural; with nobody skipped the notice
     drops the skip heading and says nobody else is ranked."""
     view = replace(fixtures.QUORUM, required=3, missing=2, skipped=())
-    words = text.quorum_text(view, document="the lease")
-    assert words.body.startswith("A critical date in the lease needs three confirmations")
+    words = text.quorum_text(view)
+    assert untrusted.plain(words.body).startswith(
+        f"A critical date in {fixtures.LEASE.title} needs three confirmations")
     assert words.missing == (
         "Even if everyone asked confirms, 2 more confirmations are still missing.")
     assert "nobody else is ranked" in words.next_step
@@ -101,9 +103,11 @@ def test_withheld_dead_letter_item_keeps_the_others_titles() -> None:
 def test_neutral_reference_is_escaped_in_slack() -> None:
     """A workspace name holding mrkdwn control text is shown, never obeyed."""
     hostile = DocumentView.neutral(workspace="<!channel> & co", reference="clr-1")
-    dumped = json.dumps(slack.render_steward_escalation(
-        replace(fixtures.ESCALATION, document=hostile)))
-    assert "<!channel>" not in dumped and "&lt;!channel&gt; &amp; co" in dumped
+    message = slack.render_steward_escalation(replace(fixtures.ESCALATION, document=hostile))
+    assert not any("<!channel>" in t for t in slack_markup(message))
+    assert any("&lt;!channel&gt; &amp; co" in t for t in slack_markup(message))  # notification
+    assert any("a document in the <!channel> & co workspace" in t
+               for t in slack_literal(message))
 
 
 def test_skip_reason_words_cover_a_shared_chat_account() -> None:

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.models import AnswerOutcome, Severity
+from bot.core.models import AnswerOutcome, AuthorityRelation, Severity
 from cards import fixtures, slack, teams, text
-from cards.views import OutcomeKind, Viewer, outcome_kind
+from cards.views import DocumentView, OutcomeKind, Viewer, outcome_kind
+from tests.support.card_text import slack_block_text, slack_texts, teams_block_text
 
 
 def _headline(name: str) -> str:
@@ -111,7 +112,10 @@ def test_steward_notice_says_who_was_asked() -> None:
     sentence = "was sent to Sarah Chen. You will hear again if nobody answers."
     message = slack.render_steward_notice(fixtures.HIGH_NOTICE)
     card = teams.render_steward_notice(fixtures.HIGH_NOTICE)
-    assert "A high-severity date question about <https://docs.example.com/" in str(message)
+    assert {"type": "link", "url": fixtures.MSA.url, "text": fixtures.MSA.title} in (
+        message["blocks"][1]["elements"][0]["elements"])
+    assert slack_texts(message)[1].startswith(
+        f"A high-severity date question about {fixtures.MSA.title} was sent")
     assert "A high-severity date question about [Master Services Agreement" in str(card)
     assert sentence in str(message) and sentence in str(card)
     two = replace(fixtures.HIGH_NOTICE, asked=("Sarah Chen", "Ahmed Haddad"))
@@ -131,7 +135,7 @@ def test_conflict_notice_says_whether_a_date_is_bound() -> None:
             "stays as it is until a steward decides.")
     message = slack.render_steward_conflict(fixtures.LATE_CONFLICT_NOTICE)
     card = teams.render_steward_conflict(fixtures.LATE_CONFLICT_NOTICE)
-    assert late.format(document=f"<{fixtures.MSA.url}|{fixtures.MSA.title}>") in str(message)
+    assert late.format(document=fixtures.MSA.title) in slack_texts(message)
     assert late.format(document=f"[{fixtures.MSA.title}]({fixtures.MSA.url})") in str(card)
     assert message["text"].startswith("A late answer about")
     for rendered in (str(message), str(card)):
@@ -187,7 +191,7 @@ def test_unanswered_line_follows_the_body() -> None:
     assert [b["block_id"] for b in message["blocks"]][1:4] == [
         "escalation.body", "escalation.unanswered", "escalation.skipped"]
     card = teams.render_steward_escalation(fixtures.ESCALATION_UNANSWERED)
-    assert [b["text"] for b in card["body"]][2:4] == [ASKED_LINE, HEADING]
+    assert [teams_block_text(b) for b in card["body"]][2:4] == [ASKED_LINE, HEADING]
 
 
 def test_unanswered_names_are_joined_in_the_viewer_locale_and_clipped() -> None:
@@ -216,14 +220,15 @@ def test_dead_letter_items_list_unanswered_names_under_skip_lines() -> None:
              replace(fixtures.DEAD_LETTERS.items[2], skipped=(), unanswered=("Sarah Chen",)))
     view = replace(fixtures.DEAD_LETTERS, items=items)
     message = slack.render_dead_letter_digest(view)
-    sections = [b["text"]["text"] for b in message["blocks"] if b["type"] == "section"]
+    sections = [slack_block_text(b) for b in message["blocks"]
+                if b["type"] in ("section", "rich_text")]
     assert "who was asked and did not answer" in sections[0]
     assert sections[1].endswith(
         "• Tom Becker belongs to a different organisation, so they may not be asked.\n"
         + ASKED_LINE)
-    assert sections[2].endswith("· high*\nAsked, no answer: Sarah Chen")
+    assert sections[2].endswith("· high\nAsked, no answer: Sarah Chen")
     card = teams.render_dead_letter_digest(view)
-    entries = [[b["text"] for b in e["items"]] for e in card["body"]
+    entries = [[teams_block_text(b) for b in e["items"]] for e in card["body"]
                if e["type"] == "Container"]
     assert entries[0][-1] == ASKED_LINE and entries[0][-2].startswith("• Tom Becker")
     assert entries[1][1:] == ["Asked, no answer: Sarah Chen"]
@@ -231,3 +236,65 @@ def test_dead_letter_items_list_unanswered_names_under_skip_lines() -> None:
     empty = replace(view, items=(replace(items[1], unanswered=()),))
     assert NOBODY in json.dumps(slack.render_dead_letter_digest(empty))
     assert "who was asked" not in json.dumps(slack.render_dead_letter_digest(empty))
+
+
+@pytest.mark.parametrize(("relation", "line"), [
+    (AuthorityRelation.AUTHORED_BY, "You were asked because you wrote or signed this document."),
+    (AuthorityRelation.UNKNOWN, "You were asked because you are connected to this document."),
+    (None, None),
+])
+def test_why_asked_is_neutral_for_an_unknown_relation(relation: AuthorityRelation | None,
+                                                       line: str | None) -> None:
+    """A relation the bot does not know keeps a neutral why line; no relation named, none."""
+    assert text.why_asked(replace(fixtures.QUESTION, relation=relation)) == line
+
+
+@pytest.mark.parametrize(("certain", "start"), [
+    (True, "First confirmation recorded: until 31 December (Sarah)."),
+    (False, "An answer has been recorded: until 31 December (Sarah)."),
+])
+def test_the_banner_names_an_unknown_status_neutrally(certain: bool, start: str) -> None:
+    """A confirmation the quorum counts is the first confirmation; an answer whose status the
+    bot does not know is only named as recorded. Both ask whether the reader agrees."""
+    view = replace(fixtures.AWAITING_SECOND,
+                   banner=replace(fixtures.FIRST_BANNER, certain=certain))
+    assert text.banner_text(view) == f"{start} Do you agree?"
+
+
+@pytest.mark.parametrize("kind", [OutcomeKind.RECORDED, OutcomeKind.BINDING,
+                                  OutcomeKind.STEWARD_OVERRIDE])
+def test_a_settled_outcome_without_a_date_is_neutral(kind: OutcomeKind) -> None:
+    """Bound with no date the bot can read: one neutral sentence, no empty date or names."""
+    view = replace(fixtures.OUTCOMES["outcome_recorded"], kind=kind, answer=None,
+                   confirmed_by=())
+    assert text.outcome_text(view).headline == (
+        "✓ This question has been settled and its answer recorded as evidence. There is "
+        "nothing more to do.")
+
+
+@pytest.mark.parametrize("kind", [OutcomeKind.RECORDING, OutcomeKind.IDENTITY_UNVERIFIED])
+def test_a_card_that_knows_nothing_of_the_question_shows_no_empty_lines(kind: OutcomeKind
+                                                                        ) -> None:
+    """The card a Teams invoke answers with while the core is slow or away ("being recorded"),
+    or an identity card, knows neither the question nor the document: it says what happened and
+    shows no "Question:" line with nothing after it, nor a source line naming no document, on
+    either platform."""
+    from bot.engine.outcomes import placeholder
+
+    view = placeholder(kind, "clr-1", answer=None, now=datetime(2026, 7, 6, 9, tzinfo=UTC))
+    words = text.outcome_text(view)
+    assert not [line for line in words.details if line.strip().endswith(":")]
+    shown = [*slack_texts(slack.render_outcome(view)),
+             *[teams_block_text(e) for e in teams.render_outcome(view)["body"]]]
+    assert not [line for line in shown if "Question:" in line or "Source" in line]
+    assert any(words.headline in line for line in shown)
+
+
+def test_a_withheld_question_leaves_out_its_line_and_keeps_the_neutral_reference() -> None:
+    """An outcome for someone who may not read the source: no empty "Question:" line; the
+    neutral reference to the document stays."""
+    withheld = DocumentView.neutral(workspace="Legal", reference="clr-1")
+    view = replace(fixtures.OUTCOMES["outcome_recorded"], question="", document=withheld)
+    assert not [line for line in text.outcome_text(view).details if "Question" in line]
+    shown = slack_texts(slack.render_outcome(view))
+    assert any("Legal" in line for line in shown)
