@@ -1,9 +1,19 @@
-"""Injectable clocks: production reads the system clock, tests and the demo move a manual one."""
+"""Injectable clocks: production reads the system clock, tests and the demo move a manual one.
+
+Also what counts as a time zone name (``zone_named``): the settings check a tenant's default with
+it, and a person's zone is decided with it (``bot.engine.zones.decide``).
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Protocol
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+# names the tz database's folder holds that name no place: the machine's own zone, the
+# database's placeholder ("-00") and its POSIX rules
+_NOT_PLACES = frozenset({"localtime", "Factory", "posixrules"})
 
 
 class Clock(Protocol):
@@ -62,3 +72,21 @@ class OffsetClock:
         if when.tzinfo is None:
             raise ValueError("the clock needs a timezone-aware time")
         return self.advance(when - self.now())
+
+
+def zone_named(name: object) -> ZoneInfo | None:
+    """The IANA time zone ``name`` names (``Europe/Berlin``, ``Asia/Kathmandu``, ``UTC``), or
+    None when it names none: not a string, empty, unknown (``Mars/Olympus``), a Windows zone
+    name (``W. Europe Standard Time``), a file of the database that is no place, or a path."""
+    if not isinstance(name, str) or name not in _zone_names():
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+@cache
+def _zone_names() -> frozenset[str]:
+    """The zones the tz database here names (read once: listing them walks its folder)."""
+    return frozenset(available_timezones()) - _NOT_PLACES

@@ -71,6 +71,12 @@ class Metrics:
                       "Jobs held for a person's next working hour (issue 26).")
         self._counter("clarify_holds_lost_total",
                       "Held jobs whose lease ran out before their hour (every worker down).")
+        self._counter("clarify_jobs_unreadable_total",
+                      "Jobs an answer of the core did not read for, by what did not read (job, "
+                      "clarification, person) and what was done: held (the lease kept, read "
+                      "again later: no turn spent) or left (nothing named the job: its lease "
+                      "runs out).", read=("job", "clarification", "person"),
+                      action=("held", "left"))
         self._counter("clarify_deliveries_total",
                       "Messages sent for the first time, by kind and platform.",
                       kind=kinds, platform=PLATFORMS)
@@ -104,8 +110,12 @@ class Metrics:
         self._counter("clarify_core_tolerated_total",
                       "What the bot's reader tolerated in the core's answers instead of failing: "
                       "unknown_field, absent_field (an optional one), unknown_value (an enum), "
-                      "bad_entry (a list entry dropped), by kind and model or enum name.",
-                      kind=(), model=())
+                      "bad_entry (a list entry dropped), derived (a job's attempts the core left "
+                      "out, derived from the clarification's trail), by kind and model or enum "
+                      "name.", kind=(), model=())
+        self._counter("clarify_core_unreadable_total",
+                      "Core answers the bot's reader could not read at all (the call failed; "
+                      "logged with the places at fault), by operation.", operation=())
         self._counter("clarify_core_errors_total",
                       "Core calls that failed, by error code (HTTP status or transport error).",
                       code=())
@@ -119,6 +129,11 @@ class Metrics:
                       "Steward attention queues asked for (Slack App Home, Teams queue), by how "
                       "they were answered: built from the core, remembered, shared with a build "
                       "running, unavailable.", outcome=())
+        self._counter("clarify_lists_cut_total",
+                      "Walks of a core list that stopped at their bound (pages, items or "
+                      "seconds) before the list ended, by list (attention: a chat queue said "
+                      "\"and more\"; dead_letters: a digest pass, resumed at the next).",
+                      list=())
         self._counter("clarify_slack_home_total",
                       "Slack App Home opens and re-publishes, by outcome (published; "
                       "not_served: a workspace mapped to no tenant, nothing published; "
@@ -280,6 +295,9 @@ class CoreInstruments:
 
     def tolerated(self, kind: str, model: str) -> None:
         self.metrics.inc("clarify_core_tolerated_total", kind=kind, model=model)
+
+    def unreadable(self, operation: str) -> None:
+        self.metrics.inc("clarify_core_unreadable_total", operation=operation)
 
 
 INSTRUMENTS.install(CoreInstruments(REGISTRY))

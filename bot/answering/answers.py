@@ -14,7 +14,9 @@ the order the person gave them: one superseded while it waited goes as supersede
 ``answer-order`` extension: recorded, never counted) with the platform's time of the action,
 so the core's record shows the change of mind and only the latest counts; an older action
 arriving after a newer one is forwarded too, and the core records it as the earlier response it
-is (docs/delivery.md, "Every answer, in the person's order").
+is. One person's same answer on two platforms is one answer: one given just before the same
+answer already forwarded goes as a resend of that one (its idempotency key), and the core
+answers it with the prior outcome (docs/delivery.md, "Every answer, in the person's order").
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.engine import aliases
+from bot.engine.aliases import Unlinked
 from bot.engine.rbac import may_read, role_in
 from bot.metrics import REGISTRY
 from bot.recent import Recent
@@ -57,7 +61,9 @@ class AnswerStatus(StrEnum):
     DUPLICATE = "duplicate"  # the same action again: held or settled already, not forwarded
     # forwarded as superseded: the same person answered later (recorded, never counted)
     SUPERSEDED = "superseded"
-    UNVERIFIED = "unverified"  # RESPONDER_NOT_AUTHORISED: nothing forwarded
+    # the chat identity answers for nobody (``Unlinked``: shared, unknown or unverified):
+    # nothing forwarded
+    UNVERIFIED = "unverified"
     OUT_OF_SCOPE = "out_of_scope"  # TENANT_SCOPE_MISMATCH: nothing forwarded
     NOT_ALLOWED = "not_allowed"  # unknown clarification, no read permission, refused by the core
     INVALID = "invalid"  # the core could not normalise the free-form answer: nothing bound
@@ -153,7 +159,7 @@ class AnswerService:
         try:
             got = await self.store.outbox_accept(cb.entry_id(), cb.to_json(),
                                                  order_key=cb.order_key(), acted_at=cb.acted_at,
-                                                 now=due)
+                                                 now=due, answer=cb.fingerprint())
         except OutboxFull:  # nothing stored: the caller refuses, the platform or person retries
             REGISTRY.inc("clarify_outbox_full_total")
             raise
@@ -292,9 +298,10 @@ class AnswerService:
             return Receipt(AnswerStatus.OUT_OF_SCOPE, shown=Note(cb=cb))
         person = self.identities.get(cb.who(), now=self.clock.now())
         if person is None:
-            person = await self._responder(cb)
-            if person is None:
-                return Receipt(AnswerStatus.UNVERIFIED, shown=Note(cb=cb, unverified=True))
+            found = await self._responder(cb)
+            if isinstance(found, Unlinked):
+                return Receipt(AnswerStatus.UNVERIFIED, shown=Note(cb=cb, unlinked=found))
+            person = found
             self.identities.keep(cb.who(), person, now=self.clock.now())
         cid = cb.clarification_id
         try:  # its tenant, workspace and document ACL: fixed for its lifetime
@@ -312,8 +319,13 @@ class AnswerService:
                                "The responder may not read this clarification's source.",
                                to_core=True)
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
+        # a repeat of an answer forwarded already goes as a resend of it, never as superseded:
+        # no core records the same answer twice, whatever it does with the time, and its
+        # outcome is that answer's (bot.store.stream)
+        superseded = entry.superseded and entry.repeats is None
         request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id),
-                           request_id=_request_id(entry.entry_id), superseded=entry.superseded)
+                           request_id=_request_id(entry.repeats or entry.entry_id),
+                           superseded=superseded)
         try:
             answered = await self.core.answer_clarification(clarification_id=c.id,
                                                             request=request)
@@ -331,8 +343,8 @@ class AnswerService:
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         answered_at = time.monotonic()
         result = answered.result
-        await self._audit_answer(c, person, cb, result, superseded=entry.superseded)
-        if entry.superseded or result.superseded:
+        await self._audit_answer(c, person, cb, result, superseded=superseded)
+        if superseded or result.superseded:
             # recorded as the earlier answer it is; what the person sees is their latest
             # answer's outcome (it follows, or went before)
             return Receipt(AnswerStatus.SUPERSEDED, result=result)
@@ -343,26 +355,16 @@ class AnswerService:
             cb=cb, person=person, before=c, result=result, settled_before=settled_before,
             answered_at=answered_at))
 
-    async def _responder(self, cb: Callback) -> m.Person | None:
-        """The verified PERSON behind the chat identity, or None, refused with its reason:
-        ALIAS_AMBIGUOUS for a chat id several people claim, else RESPONDER_NOT_AUTHORISED."""
+    async def _responder(self, cb: Callback) -> m.Person | Unlinked:
+        """The verified PERSON behind the chat identity, or why there is none, refused with
+        its reason (ALIAS_AMBIGUOUS for a chat id several people claim, else
+        RESPONDER_NOT_AUTHORISED) on the audit sink and the core's trail."""
         assert cb.tenant_id is not None
-        try:
-            resolved = await self.core.resolve_person(tenant_id=cb.tenant_id,
-                                                      identity=cb.identity())
-        except e.AliasAmbiguous:  # one chat id claimed by several people: nobody answers by it
-            await self._refuse(cb, m.ReasonCode.ALIAS_AMBIGUOUS,
-                               "The chat identity is claimed by more than one person; "
-                               "nothing was forwarded.", to_core=True)
-            return None
-        except (e.PersonNotFound, e.TenantScopeMismatch):
-            resolved = None
-        if resolved is None or not resolved.verified:
-            await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
-                               "The chat identity is not a verified enterprise identity; "
-                               "nothing was forwarded.", to_core=True)
-            return None
-        return resolved.person
+        found = await aliases.clicker(self.core, tenant_id=cb.tenant_id, user=cb.identity())
+        if isinstance(found, Unlinked):
+            await self._refuse(cb, found.reason, f"{found.why.capitalize()}; nothing was "
+                               "forwarded.", to_core=True)
+        return found
 
     # ---------------------------------------------------------------- audit
 

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.answering.answers import AnswerStatus, Receipt
+from bot.answering.followups import Note
 from bot.answering.waiting import CoreReach, waiting_kind
 from bot.chat import Callback
 from bot.engine import outcomes
-from cards.views import OutcomeKind, OutcomeView
+from bot.engine.aliases import Unlinked
+from cards.views import OutcomeView
 
 NOT_AVAILABLE = (AnswerStatus.OUT_OF_SCOPE, AnswerStatus.NOT_ALLOWED, AnswerStatus.INVALID,
                  AnswerStatus.PARKED)
@@ -44,7 +46,9 @@ def after_click(cb: Callback, receipt: Receipt | None, *, now: datetime,
     if receipt.view is not None:
         return Shown(view=receipt.view)
     if receipt.verdict is AnswerStatus.UNVERIFIED:
-        return Shown(view=unverified(cb.clarification_id, now=now))
+        why = receipt.shown.unlinked if isinstance(receipt.shown, Note) else None
+        return Shown(view=outcomes.unlinked(why or Unlinked.UNVERIFIED, cb.clarification_id,
+                                            now=now))
     if receipt.verdict in NOT_AVAILABLE:
         return Shown(text_key="answer.not_available")
     return Shown(text_key="answer.received")  # a duplicate, a superseded one, repainted meanwhile
@@ -52,5 +56,4 @@ def after_click(cb: Callback, receipt: Receipt | None, *, now: datetime,
 
 def unverified(clarification_id: str, *, now: datetime) -> OutcomeView:
     """The identity card: the chat identity is not a verified enterprise identity."""
-    return outcomes.placeholder(OutcomeKind.IDENTITY_UNVERIFIED, clarification_id, answer=None,
-                                now=now)
+    return outcomes.unlinked(Unlinked.UNVERIFIED, clarification_id, now=now)

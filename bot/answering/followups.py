@@ -26,7 +26,8 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine import outcomes
+from bot.engine import outcomes, views
+from bot.engine.aliases import Unlinked
 from bot.engine.refresh import CardRefresher, Version
 from bot.engine.stewards import Stewards
 from bot.interaction.attention import AttentionBoard
@@ -53,11 +54,11 @@ class Answered:
 @dataclass(frozen=True, slots=True)
 class Note:
     """Tell the person privately, next to the message they clicked: "not available" unless
-    ``unverified`` or ``waiting`` (the "being recorded" kind ``bot.answering.waiting`` decided)
-    says otherwise."""
+    ``unlinked`` (why their chat identity answers for nobody) or ``waiting`` (the "being
+    recorded" kind ``bot.answering.waiting`` decided) says otherwise."""
 
     cb: Callback
-    unverified: bool = False
+    unlinked: Unlinked | None = None
     waiting: OutcomeKind | None = None
 
 
@@ -182,8 +183,16 @@ class Followups:
                 fresh = await self.core.get_clarification(clarification_id=c.id)
             except _FOLLOW_UP_UNAVAILABLE as exc:
                 log.warning("answers.follow_up_failed", error=type(exc).__name__)
-        view, version = await self._own_view(job, fresh, read_at)
+        view, version = await self._own_view(job, fresh, read_at, self._zone(job, cards))
         return _Own(cards=cards, fresh=fresh, read_at=read_at, view=view, version=version)
+
+    def _zone(self, job: Answered, cards: list[CardRecord]) -> views.Zone:
+        """The zone the answering person's outcome reads in: the one the card they clicked (or
+        another of theirs) was written in, else theirs as known without asking the platform
+        (``bot.engine.zones``)."""
+        return (views.card_zone(cards, job.person.person_id,
+                                clicked=(job.cb.platform, job.cb.message_ref))
+                or self.refresher.zones.estimate(job.before.tenant_id, job.person))
 
     async def _rest(self, job: Answered, own: _Own, *, shown: str | None,
                     waiting: str | None = None) -> None:
@@ -204,8 +213,8 @@ class Followups:
                                             aad_tenant_id=cb.aad_tenant_id),
                                    person, c.tenant_id)
 
-    async def _own_view(self, job: Answered, fresh: m.Clarification | None, read_at: float
-                        ) -> tuple[OutcomeView | None, Version]:
+    async def _own_view(self, job: Answered, fresh: m.Clarification | None, read_at: float,
+                        zone: views.Zone) -> tuple[OutcomeView | None, Version]:
         """The answering person's outcome, unless later answers already changed the state (then
         their cards show that state, like everyone else's). Without ``fresh`` (not needed, or
         the core is gone again) it is told from the core's answer alone."""
@@ -213,7 +222,7 @@ class Followups:
         if fresh is None:
             if result is None:
                 return None, (0.0, 0)
-            return _as_the_core_said(job, self.clock), (job.answered_at, 1)
+            return _as_the_core_said(job, self.clock, zone), (job.answered_at, 1)
         if result is not None and fresh.responses and not _latest_is(fresh, result, job):
             return None, (read_at, 0)
         confirmers = (fresh.quorum.confirmed_by if result is not None
@@ -222,7 +231,7 @@ class Followups:
         names = await self.refresher.names(confirmers) if result is not None else []
         view = outcomes.after_answer(c, fresh, job.person, result, names=names,
                                      now=self.clock.now(),
-                                     moved_on=job.settled_before or result is None)
+                                     moved_on=job.settled_before or result is None, zone=zone)
         return view, (read_at, 1)
 
     async def _show_own(self, job: Answered, view: OutcomeView | None, version: Version,
@@ -250,7 +259,7 @@ class Followups:
                             result: m.AnswerResult, *, responder: str) -> None:
         """A conflict reaches the steward now: before binding one notice per clarification,
         after binding (a conflicting attestation) one per late responder; both are idempotent."""
-        conflicted = result.state is m.ClarificationState.CONFLICTED
+        conflicted = _conflicted(result)
         late = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
         if self.stewards is None or not (conflicted or late):
             return
@@ -296,31 +305,38 @@ def _needs_fresh(job: Answered, cards: list[CardRecord]) -> bool:
         return True  # (a core that leaves confirmedBy out: the record names the confirmers)
     if set(result.confirmed_by) - {person}:
         return True
-    if result.state is m.ClarificationState.CONFLICTED \
-            or result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION:
+    if _conflicted(result) or result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION:
         return True
     return any(card.delivery.person_id != person
                and card.delivery.kind == m.DeliveryKind.QUESTION.value for card in cards)
 
 
+def _conflicted(result: m.AnswerResult) -> bool:
+    """The answer left the clarification conflicted, by its outcome or the quorum's state as
+    much as by the state word (which may be one the bot does not know)."""
+    return (result.state is m.ClarificationState.CONFLICTED
+            or result.quorum_state is m.QuorumState.CONFLICTED
+            or result.outcome is m.AnswerOutcome.CONFLICTED)
+
+
 def _note_view(note: Note, clock: Clock) -> OutcomeView | None:
-    if note.unverified:
-        return outcomes.placeholder(OutcomeKind.IDENTITY_UNVERIFIED, note.cb.clarification_id,
-                                    answer=None, now=clock.now())
+    if note.unlinked is not None:
+        return outcomes.unlinked(note.unlinked, note.cb.clarification_id, now=clock.now())
     if note.waiting is not None:
         return outcomes.placeholder(note.waiting, note.cb.clarification_id,
                                     answer=_cb_answer(note.cb), now=clock.now())
     return None
 
 
-def _as_the_core_said(job: Answered, clock: Clock) -> OutcomeView:
+def _as_the_core_said(job: Answered, clock: Clock, zone: views.Zone) -> OutcomeView:
     """The outcome from the core's answer alone, when the core is gone again right after."""
     assert job.result is not None
     c, cb = job.before, job.cb
     chosen = next((x for x in c.candidates if x.index == cb.answer_index), None)
     answer = AnswerView(valid_from=chosen.valid_from, valid_to=chosen.valid_to) \
         if chosen else _cb_answer(cb)
-    return outcomes.as_the_core_said(c, job.person, job.result, chosen=answer, now=clock.now())
+    return outcomes.as_the_core_said(c, job.person, job.result, chosen=answer, now=clock.now(),
+                                     zone=zone)
 
 
 def _cb_answer(cb: Callback) -> AnswerView | None:

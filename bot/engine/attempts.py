@@ -2,23 +2,24 @@
 
 A job's ``attempts`` counts the turns of its ranking already taken: attempt N asks ranking[N],
 and an attempt at or past the ranking's end is the steward escalation. ``plan`` says what a
-leased job does (complete it, escalate, or ask from its attempt on) and which earlier turns a
+leased job does (complete it, escalate, or ask from its attempt on), from where the
+clarification stands by its evidence (``bot.engine.evidence``), and which earlier turns a
 crash may have left unrecorded; ``wanted`` and ``enough`` say when a pass has asked enough
-people; ``after_skip`` and ``after_pass`` say where the job advances inside its lease;
-``bounded`` keeps an advance below the core's dead-letter attempt; ``lease_left`` says how long
-the lease surely lives. ``bot.engine.handler`` does the I/O around these.
+people (as many as the quorum still needs); ``after_skip`` and ``after_pass`` say where the
+job advances inside its lease; ``bounded`` keeps an advance below the core's dead-letter
+attempt; ``lease_left`` says how long the lease surely lives; ``from_trail`` is the attempt of
+a job whose core left it out. ``bot.engine.handler`` does the I/O around these.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
 from bot.core import models as m
-
-# states in which nobody is asked any more: the job completes (and the cards show the state)
-SETTLED = frozenset({m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED})
+from bot.engine.evidence import Standing
 
 
 class Step(StrEnum):
@@ -39,11 +40,11 @@ class Plan:
     refresh: bool  # settled: every delivered card is shown the state
 
 
-def plan(state: m.ClarificationState, severity: m.Severity, *, attempt: int, ranking: int
-         ) -> Plan:
-    """What a job at ``attempt`` of a ranking of ``ranking`` people does."""
+def plan(standing: Standing, severity: m.Severity, *, attempt: int, ranking: int) -> Plan:
+    """What a job at ``attempt`` of a ranking of ``ranking`` people does, the clarification
+    standing as its evidence says (bound or conflicted: settled, whatever the state word)."""
     low = severity is m.Severity.LOW
-    settled = state in SETTLED
+    settled = standing is not Standing.OPEN
     recover = attempt > 0 and not low
     earlier = range(min(attempt, ranking)) if recover else range(0)
     if settled or low:
@@ -58,18 +59,17 @@ def plan(state: m.ClarificationState, severity: m.Severity, *, attempt: int, ran
                 refresh=settled)
 
 
-def wanted(severity: m.Severity, remaining: int) -> int:
-    """How many people one pass asks: a critical question as many as its quorum still needs
-    (``remaining`` confirmations), any other one."""
-    if severity is m.Severity.CRITICAL:
-        return max(remaining, 1)
-    return 1
+def wanted(remaining: int) -> int:
+    """How many people one pass asks: as many as the quorum still needs (``remaining``
+    confirmations: one for a question without a quorum), whatever the severity says."""
+    return max(remaining, 1)
 
 
-def enough(severity: m.Severity, *, asked: int, can_confirm: int, wanted: int) -> bool:
-    """The pass stops asking: a critical question counts only the people asked whose answer
-    can count to its quorum, any other one everyone asked."""
-    counted = can_confirm if severity is m.Severity.CRITICAL else asked
+def enough(*, confirmers_only: bool, asked: int, can_confirm: int, wanted: int) -> bool:
+    """The pass stops asking: with ``confirmers_only`` (a quorum of several, or a critical
+    question) only the people asked whose answer can count to the quorum are counted,
+    otherwise everyone asked."""
+    counted = can_confirm if confirmers_only else asked
     return counted >= wanted
 
 
@@ -102,7 +102,21 @@ def lease_left(expires_at: datetime, now: datetime) -> int | None:
     return left if left > 0 else None
 
 
-def checks_quorum(severity: m.Severity, *, exhausted: bool) -> bool:
-    """Whether the pass checks that the quorum can still be reached: a critical question whose
-    whole ranking has been walked."""
-    return severity is m.Severity.CRITICAL and exhausted
+def checks_quorum(*, confirmers_only: bool, exhausted: bool) -> bool:
+    """Whether the pass checks that the quorum can still be reached: a pass that counts
+    confirmers (``enough``) and walked the whole ranking."""
+    return confirmers_only and exhausted
+
+
+def from_trail(ranking: Sequence[str], passed: Callable[[str], bool]) -> int:
+    """The attempt of a job whose core did not say it (docs/core-contract.md, "A job without
+    attempts"): the first candidate whose turn the clarification's record does not show as
+    passed (``passed``: asked, a delivery, a skip, a digest entry, their window expired), or
+    the steward escalation when every candidate's has. Every turn taken shows on the record,
+    and each one costs the job at least one attempt, so this never skips a candidate who was
+    not asked; a turn lost without a trace (a worker died before reserving it) is taken again.
+    """
+    for index, person_id in enumerate(ranking):
+        if not passed(person_id):
+            return index
+    return len(ranking)

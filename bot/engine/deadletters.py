@@ -6,14 +6,19 @@ connector gaps (spec §6). The dead letters come from the core's job list where 
 (the jobs-read extension), otherwise from the clarification list in state ``dead_lettered``,
 which every core offers and which also names the jobs whose last lease simply ran out (the bot
 never sees those as an answer of its own).
+
+One pass follows the list's cursors within ``PASS_BOUND``; a list that goes on past it is taken
+up where it stopped at the next pass (and from its start again once its end was reached), so
+every dead letter is listed however small the core's pages are, and a digest sent from a cut
+pass says that more may follow.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from bot.audit import Audit, AuditEvent
@@ -24,11 +29,14 @@ from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.errors import ExtensionUnavailable
 from bot.core.extensions import Extension
-from bot.engine import views
+from bot.core.paging import Bound, Listing
+from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer
 from bot.engine.people import display_names
 from bot.engine.routing import Routing
 from bot.engine.trail import pairs
+from bot.engine.zones import Zones
+from bot.metrics import REGISTRY
 from bot.store.base import DeliveryKey, SlotState, Store
 from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
 
@@ -36,6 +44,10 @@ KIND = "dead_letter"
 LISTED = "dead-letter-listed"
 LISTED_TTL_SECONDS = 400 * 24 * 3600
 STALE_CLAIM = timedelta(minutes=10)
+# how far one pass (each housekeeping) follows the dead-letter list; the rest at the next pass
+PASS_BOUND = Bound(pages=20, items=5_000, seconds=10.0)
+
+REGISTRY.preset("clarify_lists_cut_total", list=("dead_letters",))
 
 
 @dataclass
@@ -46,25 +58,29 @@ class DeadLetterReporter:
     routing: Routing
     audit: Audit
     clock: Clock
+    zones: Zones  # the stewards' zones (``bot.engine.zones``): the list reads in theirs
+    # where the last pass stopped in each list ("jobs", "clarifications"), when it was cut
+    _resume: dict[str, str] = field(default_factory=dict)
 
     async def report(self) -> int:
         """List new dead letters to their stewards; returns how many clarifications were listed."""
         groups: dict[str, list[m.Clarification]] = defaultdict(list)
-        async for c in self._dead_lettered():
+        ids, whole = await self._dead_letter_ids()
+        async for c in self._dead_lettered(ids):
             steward = c.workspace.steward_id
-            if steward is None or c.state is m.ClarificationState.ANSWERED:
+            if steward is None or evidence.standing(c) is evidence.Standing.BOUND:
                 continue
             slot = await self.store.slot(_key(c, steward))
             if slot is None or slot.state is not SlotState.SENT:
                 groups[steward].append(c)
         listed = 0
         for steward_id, items in groups.items():
-            listed += await self._send(steward_id, items)
+            listed += await self._send(steward_id, items, whole=whole)
         return listed
 
-    async def _dead_lettered(self) -> AsyncIterator[m.Clarification]:
+    async def _dead_lettered(self, ids: list[str]) -> AsyncIterator[m.Clarification]:
         """Dead-lettered clarifications not yet listed (listed ones cost no core read)."""
-        for clarification_id in await self._dead_letter_ids():
+        for clarification_id in ids:
             if await self.store.kv_get(LISTED, clarification_id):
                 continue
             try:
@@ -72,30 +88,40 @@ class DeadLetterReporter:
             except e.ClarificationNotFound:
                 continue
 
-    async def _dead_letter_ids(self) -> list[str]:
+    async def _dead_letter_ids(self) -> tuple[list[str], bool]:
+        """This pass's part of the dead-letter list, and whether it reached the list's end."""
         if self.core.offers(Extension.JOBS_READ):
             try:
-                return await self._from_jobs()
+                jobs = await self._walk("jobs", lambda start: self.core.walk_jobs(
+                    bound=PASS_BOUND, start=start, state=m.JobState.DEAD_LETTERED,
+                    kind="clarify:"))
+                return ([job.payload.clarification_id for job in jobs.items if job.payload],
+                        jobs.complete)
             except ExtensionUnavailable:
                 pass  # the core stopped offering it: the clarification list says the same
-        ids: list[str] = []
-        async for item in self.core.iter_clarifications(state=m.ClarificationState.DEAD_LETTERED):
-            ids.append(item.id)
-        return ids
+        found = await self._walk("clarifications", lambda start: self.core.walk_clarifications(
+            bound=PASS_BOUND, start=start, state=m.ClarificationState.DEAD_LETTERED))
+        return [item.id for item in found.items], found.complete
 
-    async def _from_jobs(self) -> list[str]:
-        ids: list[str] = []
-        cursor: str | None = None
-        while True:
-            page = await self.core.list_jobs(
-                state=m.JobState.DEAD_LETTERED, kind="clarify:", cursor=cursor
-            )
-            ids += [job.payload.clarification_id for job in page.items if job.payload]
-            cursor = page.next_cursor
-            if cursor is None:
-                return ids
+    async def _walk[T](self, name: str, walk: Callable[[str | None], Awaitable[Listing[T]]]
+                       ) -> Listing[T]:
+        """One pass over a list, from where the last one stopped; the next starts where this
+        one stops (from the list's start once it reached the end)."""
+        start = self._resume.pop(name, None)
+        try:
+            listing = await walk(start)
+        except e.ValidationFailed:
+            if start is None:
+                raise
+            listing = await walk(None)  # the core no longer knows the cursor: from the start
+        if listing.next_cursor is not None:
+            self._resume[name] = listing.next_cursor
+        if not listing.complete:
+            REGISTRY.inc("clarify_lists_cut_total", list="dead_letters")
+        return listing
 
-    async def _send(self, steward_id: str, items: list[m.Clarification]) -> int:
+    async def _send(self, steward_id: str, items: list[m.Clarification], *, whole: bool
+                    ) -> int:
         tenant_id = items[0].tenant_id
         try:
             steward = await self.core.get_person(person_id=steward_id, tenant_id=tenant_id)
@@ -116,9 +142,11 @@ class DeadLetterReporter:
                 fresh.append(c)
         if not fresh:
             return 0
+        zone = await self.zones.zone(tenant_id, steward, address)
         view = DeadLetterDigestView(
             items=tuple([await self._item(c, steward) for c in fresh]),
-            viewer=views.viewer(steward),
+            viewer=views.viewer(steward, zone.zone),
+            whole=whole,
         )
         digest_id = hashlib.sha256("|".join(sorted(c.id for c in fresh)).encode()).hexdigest()[:16]
         digest_key = DeliveryKey(f"deadletters.{digest_id}", steward_id, 0, KIND)

@@ -26,7 +26,7 @@ from bot.pseudonym import digest
 from bot.retry import RetryPolicy
 from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
 from bot.store.errors import StoreError
-from cards.views import QuestionView, with_locale
+from cards.views import QuestionView, Viewer, with_locale
 
 log = structlog.get_logger("clarify.delivery")
 Sleep = Callable[[float], Awaitable[None]]
@@ -224,12 +224,15 @@ _UNKNOWN = object()  # the platform cannot say whether the message exists
 
 
 def _card(key: DeliveryKey, platform: str, ref: str, sent: Message | None) -> CardRecord:
-    """The record of a delivered card; a question card's with its move-on time and turn."""
+    """The record of a delivered card, with the zone it was written in; a question card's
+    with its move-on time and turn too."""
+    viewer = getattr(sent, "viewer", None)
+    zone = viewer.time_zone if isinstance(viewer, Viewer) else None
     if not isinstance(sent, QuestionView):
-        return CardRecord(delivery=key, platform=platform, message_ref=ref)
+        return CardRecord(delivery=key, platform=platform, message_ref=ref, time_zone=zone)
     return CardRecord(delivery=key, platform=platform, message_ref=ref,
                       moves_on_at=sent.moves_on_at, moves_on_to_steward=sent.moves_on_to_steward,
-                      reminded=sent.reminded)
+                      reminded=sent.reminded, time_zone=zone)
 
 
 async def _look(channel: Channel, address: Address, key: DeliveryKey) -> str | None | object:

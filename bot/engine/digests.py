@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from datetime import datetime
 
 import structlog
 
@@ -19,12 +18,11 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine import views
-from bot.engine.attempts import SETTLED
+from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
-from bot.engine.zones import Zones
+from bot.engine.zones import PersonZone, Zones
 from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Store
 from cards.views import DigestView, QuestionView
 
@@ -42,10 +40,10 @@ class DigestSender:
     routing: Routing
     audit: Audit
     clock: Clock
+    # the people's zones (every time a digest shows) and working hours: a window that would
+    # close outside them closes at the start of the person's next working hour instead
+    zones: Zones
     claim_seconds: int = 300
-    # the people's working hours: a window that would close outside them closes at the start
-    # of the person's next working hour instead (issue 26; None: at the window's end)
-    zones: Zones | None = None
 
     async def flush(self) -> int:
         """Send every digest whose window has ended; returns how many went out."""
@@ -58,11 +56,14 @@ class DigestSender:
             if batch is None:
                 continue  # another worker holds it
             reader = await self._reader(batch)
-            later = await self._quiet_until(reader)
-            if later is not None:
-                await self.store.delay_batch(batch_id, until=later)
-                continue
-            if await self.send(batch, reader):
+            zone = None
+            if reader is not None:  # else the send says why
+                zone = await self._zone(*reader)
+                later = self.zones.held(reader[0].tenant_id, zone, self.clock.now())
+                if later is not None:
+                    await self.store.delay_batch(batch_id, until=later)
+                    continue
+            if await self.send(batch, reader, zone):
                 sent += 1
             await self.store.finish_batch(batch_id)
         return sent
@@ -82,20 +83,18 @@ class DigestSender:
             return None
         return c, person, await self.routing.route(self.core, person, tenant_id=c.tenant_id)
 
-    async def _quiet_until(self, reader: _Reader | None) -> datetime | None:
-        """The start of the person's next working hour when the window closes outside their
-        hours, else None (also when the person or their tenant cannot be read now: the send
-        says why)."""
-        if self.zones is None or not self.zones.enabled or reader is None:
-            return None
-        c, person, address = reader
-        return await self.zones.held_until(
-            c.tenant_id, person, address if isinstance(address, Address) else None,
-            self.clock.now())
+    async def _zone(self, c: m.Clarification, person: m.Person,
+                    address: Address | Unroutable | None) -> PersonZone:
+        """The person's zone (``bot.engine.zones``): the window's close is held to it, and the
+        digest's times read in it."""
+        return await self.zones.zone(c.tenant_id, person,
+                                     address if isinstance(address, Address) else None)
 
-    async def send(self, batch: DigestBatch, reader: _Reader | None = None) -> bool:
+    async def send(self, batch: DigestBatch, reader: _Reader | None = None,
+                   zone: PersonZone | None = None) -> bool:
         """One digest of the batch's questions still open and readable; ``reader``: the first
-        clarification, the person and their address as ``_reader`` found them just now."""
+        clarification, the person and their address as ``_reader`` found them just now, and
+        ``zone`` the person's (``_zone``)."""
         person: m.Person | None = None
         address: Address | Unroutable | None = None
         first: m.Clarification | None = None
@@ -111,7 +110,9 @@ class DigestSender:
                 )
                 # routed again: a chat user claimed by someone else meanwhile gets nothing
                 address = await self.routing.route(self.core, person, tenant_id=c.tenant_id)
-            if c.state in SETTLED:
+            if zone is None:
+                zone = await self._zone(c, person, address)
+            if evidence.settled(c):  # by the evidence, whatever the state word
                 continue  # answered while it waited: nothing to ask
             if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
                 await self._event(
@@ -123,28 +124,31 @@ class DigestSender:
                 )
                 continue
             key = _question_key(item)
-            view = views.question(c, key=key, person=person, now=self.clock.now())
+            view = views.question(c, key=key, person=person, zone=zone.zone,
+                                  now=self.clock.now())
             entries.append((item, view, c))
         if isinstance(address, Unroutable):
             for item, _, c in entries:
                 await self._event(c, item, "skipped", address.reason,
                                   f"Dropped from the digest: {address.why}.")
             return False
-        if not entries or person is None or address is None:
+        if not entries or person is None or address is None or zone is None:
             return False
         digest = DigestView(
             digest_ref=_digest_ref(batch),
             questions=tuple(v for _, v, _ in entries),
-            viewer=views.viewer(person),
+            viewer=views.viewer(person, zone.zone),
         )
         digest_key = DeliveryKey(
             f"digest.{_digest_ref(batch)}", batch.person_id, 0, m.DeliveryKind.DIGEST.value
         )
         # its pages are known before the card exists: a "next questions" click that comes as
         # soon as the card shows (before each item is recorded) finds them
+        # (and the zone it reads in: its next pages read in it too)
         await self.store.kv_put("digest", digest.digest_ref, json.dumps({
             "person": batch.person_id, "tenant": entries[0][2].tenant_id,
             "items": [[item.clarification_id, item.attempt, item.job_id] for item, _, _ in entries],
+            "tz": zone.name,
         }), ttl_seconds=DIGEST_MEMORY_SECONDS)
         result = await self.deliverer.deliver(
             digest_key, address, digest, now=self.clock.now(), report=False
@@ -160,7 +164,7 @@ class DigestSender:
                 )
             return False
         for item, _, c in entries:
-            await self._record(item, c, address, result.message_ref)
+            await self._record(item, c, address, result.message_ref, zone.name)
         return True
 
     async def page(self, *, digest_ref: str, person: m.Person, offset: int) -> DigestView | None:
@@ -175,29 +179,33 @@ class DigestSender:
         saved = json.loads(raw)
         if saved["person"] != person.person_id or saved["tenant"] != person.tenant_id:
             return None
+        kept = saved.get("tz")  # a digest sent before its zone was kept: as known without asking
+        zone = kept if isinstance(kept, str) and kept else \
+            self.zones.estimate(person.tenant_id, person)
         questions: list[QuestionView] = []
         for clarification_id, attempt, job_id in saved["items"][offset:]:
             c = await self.core.get_clarification(clarification_id=clarification_id)
-            if c.state in SETTLED:
+            if evidence.settled(c):  # by the evidence, whatever the state word
                 continue
             if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
                 continue
             key = _question_key(DigestItem(clarification_id, person.person_id, attempt, job_id))
-            questions.append(views.question(c, key=key, person=person, now=self.clock.now()))
+            questions.append(views.question(c, key=key, person=person, zone=zone,
+                                            now=self.clock.now()))
         if not questions:
             return None
         return DigestView(digest_ref=digest_ref, questions=tuple(questions),
-                          viewer=views.viewer(person), offset=offset)
+                          viewer=views.viewer(person, zone), offset=offset)
 
     async def _record(
-        self, item: DigestItem, c: m.Clarification, address: Address, ref: str
+        self, item: DigestItem, c: m.Clarification, address: Address, ref: str, zone: str
     ) -> None:
         key = _question_key(item)
         await self.store.mark_sent(key, message_ref=ref)
         # recorded as a digest entry: a card refresh must never rewrite the whole digest message
         entry = replace(key, kind=m.DeliveryKind.DIGEST.value)
         await self.store.add_card(
-            CardRecord(delivery=entry, platform=address.platform, message_ref=ref)
+            CardRecord(delivery=entry, platform=address.platform, message_ref=ref, time_zone=zone)
         )
         try:
             await self.core.report_delivery(

@@ -9,7 +9,10 @@ too. After delivery the handler returns without completing: the lease runs out, 
 backoff (the escalation window) brings the job back at the next attempt if nobody has answered.
 
 The arithmetic (which step, which turns, where to advance, how long the lease lives) is
-``bot.engine.attempts``; this module does the I/O around it, and the crash recovery.
+``bot.engine.attempts``; this module does the I/O around it, and the crash recovery. A job whose
+core left its attempts out takes them from the clarification's trail before anyone is asked; one
+whose clarification or person does not read is held, its lease kept, and read again later: no
+turn is spent on what the bot could not read (docs/core-contract.md).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 import structlog
 
@@ -31,7 +34,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
-from bot.engine import attempts, reminders, views
+from bot.engine import attempts, evidence, reminders, views
 from bot.engine.attempts import Step
 from bot.engine.blocks import Blocks, holds
 from bot.engine.delivery import Delivered, Deliverer, Result, delivery_id
@@ -56,6 +59,16 @@ HELD_LEASE = "held-lease"
 # and a worker looks at it again this much before the lease would end (docs/delivery.md)
 HOLD_LEASE_SECONDS = 3600
 HOLD_MARGIN_SECONDS = 1200
+# a job held because an answer it needs did not read is looked at (read again) this often, well
+# inside the held lease (docs/core-contract.md, "Nothing unreadable is silent")
+UNREAD_LOOK_SECONDS = 600
+# the reads a job needs before it spends a turn, and what each reads (the metric's label)
+JOB_READS = {"getClarification": "clarification", "getPerson": "person",
+             "resolvePerson": "person", "getPeople": "person"}
+# a job whose read the core refused for now (a 429, a 5xx or no answer, past the client's own
+# retries) is held the same way and read again after this, or after the core's Retry-After
+TROUBLE_LOOK_SECONDS = 60
+CORE_TROUBLE = (e.RateLimited, e.ServerError, e.CoreTransportError)
 
 
 class OutOfHours(BotError):
@@ -69,20 +82,36 @@ class OutOfHours(BotError):
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """A job held for a person's working hours, as the store keeps it (``Store.hold_put``)."""
+    """A job held for a person's working hours, or because an answer it needs did not read, as
+    the store keeps it (``Store.hold_put``). ``job`` is None for a polled job that did not read
+    itself: then ``named`` (its id and lease token) is all the bot holds it by."""
 
-    job: m.LeasedJob
+    job: m.LeasedJob | None
     due: datetime
+    named: tuple[str, str] | None = None
+
+    @property
+    def lease_token(self) -> str:
+        if self.job is not None:
+            return self.job.lease_token
+        assert self.named is not None
+        return self.named[1]
 
     def dumps(self) -> str:
-        return json.dumps({"job": self.job.model_dump(mode="json", by_alias=True),
-                           "due": self.due.isoformat()})
+        data: dict[str, object] = {
+            "job": None if self.job is None else self.job.model_dump(mode="json", by_alias=True),
+            "due": self.due.isoformat()}
+        if self.named is not None:
+            data["named"] = list(self.named)
+        return json.dumps(data)
 
     @classmethod
     def loads(cls, text: str) -> Hold:
         data = json.loads(text)
-        return cls(job=m.LeasedJob.model_validate(data["job"]),
-                   due=datetime.fromisoformat(data["due"]))
+        named = data.get("named")
+        return cls(job=None if data["job"] is None else m.LeasedJob.model_validate(data["job"]),
+                   due=datetime.fromisoformat(data["due"]),
+                   named=(named[0], named[1]) if named else None)
 
     def look_at(self, lease_expires_at: datetime | None, now: datetime) -> datetime:
         """When a worker should look at the hold next: at ``due``, or before the lease ends
@@ -145,10 +174,9 @@ class JobHandler:
 
     def __post_init__(self) -> None:
         self.blocks = Blocks(self.store)
-        # one per engine: the reminders' (which the handler's are when it has them), so a
-        # profile read is kept once in this process
-        self.zones = (self.reminders.zones if self.reminders is not None
-                      else Zones(self.store, self.deliverer.channels, self.settings.hours))
+        # one per engine (the stewards' are the engine's), so a profile read is kept once in
+        # this process
+        self.zones = self.stewards.zones
 
     async def handle(self, job: m.LeasedJob) -> JobOutcome:
         """Handle one job inside its own ``JobScope``: the clarification is read once, its
@@ -171,6 +199,18 @@ class JobHandler:
         scope = batching.JobScope()
         try:
             outcome = await self._handle(job, scope)
+        except e.UnexpectedResponse as exc:
+            if exc.operation not in JOB_READS:
+                with contextlib.suppress(Exception):
+                    await self.core.flush(scope)
+                raise
+            outcome = await self._unread(job, exc)
+        except CORE_TROUBLE as exc:
+            if exc.operation not in JOB_READS:
+                with contextlib.suppress(Exception):
+                    await self.core.flush(scope)
+                raise
+            outcome = await self._in_trouble(job, exc)
         except BaseException:
             # what went out is still reported; the job's own error is the one raised
             with contextlib.suppress(Exception):
@@ -178,21 +218,61 @@ class JobHandler:
             raise
         return outcome, scope
 
+    async def _unread(self, job: m.LeasedJob, exc: e.UnexpectedResponse) -> JobOutcome:
+        """A read the job needs (its clarification, a person) answered something the bot cannot
+        read: nobody's turn is spent on it. The contract has no way to give a lease back without
+        spending an attempt (fail and a lease that runs out both do), so the job is held, its
+        lease kept, and read again every ``UNREAD_LOOK_SECONDS`` until it reads."""
+        read = JOB_READS[exc.operation]
+        REGISTRY.inc("clarify_jobs_unreadable_total", read=read, action="held")
+        due = self.clock.now() + timedelta(seconds=UNREAD_LOOK_SECONDS)
+        log.warning("handler.held_unreadable", job_id=job.id, read=read,
+                    operation=exc.operation, fields=list(exc.fields), again=due.isoformat())
+        await self.store.hold_put(job.id, Hold(job, due).dumps(), at=self.clock.now())
+        return JobOutcome.HELD
+
+    async def _in_trouble(self, job: m.LeasedJob, exc: e.CoreError) -> JobOutcome:
+        """A read the job needs was refused for now (rate limited, unavailable, unreachable):
+        as for one that does not read, the job is held with its lease kept rather than left
+        to a lease that runs out, which would spend the candidate's turn on the core's outage;
+        it is read again after the core's Retry-After, at least ``TROUBLE_LOOK_SECONDS`` and at
+        most ``UNREAD_LOOK_SECONDS``."""
+        asked = float(getattr(exc, "retry_after", None) or 0)
+        wait = min(max(asked, TROUBLE_LOOK_SECONDS), UNREAD_LOOK_SECONDS)
+        due = self.clock.now() + timedelta(seconds=wait)
+        log.warning("handler.held_core_trouble", job_id=job.id, read=JOB_READS[exc.operation],
+                    operation=exc.operation, error=type(exc).__name__, again=due.isoformat())
+        await self.store.hold_put(job.id, Hold(job, due).dumps(), at=self.clock.now())
+        return JobOutcome.HELD
+
+    def _turn_known(self, job: m.LeasedJob, c: m.Clarification) -> m.LeasedJob:
+        """The job at the attempt its core said, or (left out) the one the clarification's
+        trail shows it at (``attempts.from_trail``): never one taken from nothing."""
+        if job.attempts is not None:
+            return job
+        turn = attempts.from_trail(job.payload.ranking, lambda p: _turn_passed(c, p))
+        REGISTRY.inc("clarify_core_tolerated_total", kind="derived", model="LeasedJob")
+        log.info("handler.attempts_derived", job_id=job.id, attempt=turn, source="trail")
+        self.core.holding(job.id, turn)
+        return job.with_turn(turn)
+
     async def _handle(self, job: m.LeasedJob, scope: batching.JobScope) -> JobOutcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
+        job = self._turn_known(job, c)
         structlog.contextvars.bind_contextvars(
-            clarification_id=c.id, job_id=job.id, attempt=job.attempts
+            clarification_id=c.id, job_id=job.id, attempt=job.turn
         )
         ranking = job.payload.ranking
         # a job back after its lease ran out may follow a crash: what the crash left unrecorded
         # is settled first, also for a question answered meanwhile
-        plan = attempts.plan(c.state, c.severity, attempt=job.attempts, ranking=len(ranking))
+        standing = evidence.standing(c)  # the record's evidence first, its state word second
+        plan = attempts.plan(standing, c.severity, attempt=job.turn, ranking=len(ranking))
         if plan.read_people:
             steward = [c.workspace.steward_id] if c.workspace.steward_id else []
             await self.core.read_people(scope, tenant_id=c.tenant_id,
                                         person_ids=[*job.payload.ranking, *steward],
                                         vouched=c.asked_aliases)
-        if c.state is m.ClarificationState.CONFLICTED:
+        if standing is evidence.Standing.CONFLICTED:
             await self.stewards.notify_conflict(c, scope=scope)
         earlier = await self.reconcile_earlier(c, job, plan, scope)
         if plan.step is Step.COMPLETE:
@@ -207,14 +287,14 @@ class JobHandler:
         except OutOfHours as out:
             await self.hold(job, out.until)
             return JobOutcome.HELD
-        target = attempts.after_pass(job.attempts, len(ranking), last_asked=walk.last_asked,
+        target = attempts.after_pass(job.turn, len(ranking), last_asked=walk.last_asked,
                                      exhausted=walk.exhausted)
         if not walk.asked:
             last = walk.skipped[-1].reason if walk.skipped else None
             await self._advance(job, target, last, scope)
             return await self.escalate(c, job, [*earlier.skipped, *walk.skipped],
                                        earlier.recovered, scope)
-        if target > job.attempts:
+        if target > job.turn:
             await self._advance(job, target, None, scope)
         if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
             await self.stewards.notify_high(c, job, asked=walk.asked, scope=scope)
@@ -381,7 +461,8 @@ class JobHandler:
                    scope: batching.JobScope) -> Walk:
         """Ask the candidates of ``turns`` in order until enough are asked."""
         walk = Walk()
-        wanted = attempts.wanted(c.severity, c.quorum.remaining)
+        wanted = attempts.wanted(evidence.remaining(c))
+        confirmers_only = evidence.counts_confirmers(c)
         ranking = job.payload.ranking
         for index in turns:
             person_id = ranking[index]
@@ -391,7 +472,7 @@ class JobHandler:
                 walk.last_asked = index
                 if may_confirm(asked, c):
                     walk.can_confirm.add(person_id)
-                if attempts.enough(c.severity, asked=len(walk.asked),
+                if attempts.enough(confirmers_only=confirmers_only, asked=len(walk.asked),
                                    can_confirm=len(walk.can_confirm), wanted=wanted):
                     break
                 continue
@@ -414,25 +495,27 @@ class JobHandler:
             return found
         person, address = found
         key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
-        if c.severity is not m.Severity.CRITICAL and self.zones.enabled:  # critical: at once
-            until = await self.zones.held_until(c.tenant_id, person, address, self.clock.now())
+        # one zone for the hold, the daily cap's day, the card's times and its reminder
+        zone = await self.zones.zone(c.tenant_id, person, address)
+        if c.severity is not m.Severity.CRITICAL:  # critical: at once
+            until = self.zones.held(c.tenant_id, zone, self.clock.now())
             if until is not None:
                 raise OutOfHours(until)
-        held = await self._admit(c, job, key, person, scope)
+        held = await self._admit(c, job, key, person, zone.zone, scope)
         if not isinstance(held, Admission):
             return held if isinstance(held, Skip) else person
         now = self.clock.now()
         moves_on_at = reminders.moves_on(now, job.lease_expires_at,
                                          self.settings.escalation_window)
         to_steward = index >= len(job.payload.ranking) - 1
-        view = replace(views.question(c, key=key, person=person, now=now),
+        view = replace(views.question(c, key=key, person=person, zone=zone.zone, now=now),
                        moves_on_at=moves_on_at, moves_on_to_steward=to_steward)
         reserved = (held.reserved, held.created) if held.reserved is not None else None
         if self.reminders is not None:
             # indexed before the send, so a worker killed after it leaves the reminder due (a
             # card that never went out is found to have none: `no_card`)
-            await self.reminders.schedule(c, key, person, sent_at=now, moves_on_at=moves_on_at,
-                                          to_steward=to_steward)
+            await self.reminders.schedule(c, key, zone.zone, sent_at=now,
+                                          moves_on_at=moves_on_at, to_steward=to_steward)
         address = await self._unblocked_first(c, person, address, scope)
         result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
                                               reserved=reserved, scope=scope)
@@ -479,7 +562,8 @@ class JobHandler:
         return address
 
     async def _admit(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey,
-                     person: m.Person, scope: batching.JobScope) -> Skip | bool | Admission:
+                     person: m.Person, zone: ZoneInfo, scope: batching.JobScope
+                     ) -> Skip | bool | Admission:
         """The daily cap and digest batching: a skip, True when the question joined the
         person's digest (they count as asked), or the admission to send a card now (with the
         delivery reserved in the same store call)."""
@@ -487,7 +571,7 @@ class JobHandler:
         admission = await self.store.admit(
             key,
             item=DigestItem(c.id, key.person_id, key.attempt, job.id),
-            day=local_day(person, now),
+            day=local_day(zone, now),
             now=now,
             cap=self.settings.per_person_daily_cap,
             threshold=self.settings.digest_threshold,
@@ -514,9 +598,10 @@ class JobHandler:
 
     async def check_quorum(self, c: m.Clarification, job: m.LeasedJob, walk: Walk,
                            earlier: Earlier, scope: batching.JobScope) -> None:
-        """A critical question whose whole ranking has been walked: if the people who may
-        still answer cannot reach the quorum even if all confirm, the steward hears it now."""
-        if not attempts.checks_quorum(c.severity, exhausted=walk.exhausted):
+        """A quorum whose whole ranking has been walked: if the people who may still answer
+        cannot reach it even if all confirm, the steward hears it now."""
+        if not attempts.checks_quorum(confirmers_only=evidence.counts_confirmers(c),
+                                      exhausted=walk.exhausted):
             return
         before = [p for p in dict.fromkeys([*views.unanswered(c), *earlier.recovered])
                   if p not in walk.asked]
@@ -529,7 +614,7 @@ class JobHandler:
                 continue
             if may_confirm(person, c):
                 capable.add(person_id)
-        missing = c.quorum.remaining - len(capable)
+        missing = evidence.remaining(c) - len(capable)
         if missing > 0:
             await self.stewards.notify_quorum(c, job, asked=[*before, *walk.asked],
                                               missing=missing,
@@ -600,10 +685,14 @@ def _traced(c: m.Clarification, person_id: str) -> bool:
         ev.person_id == person_id and ev.type in TURN_EVENTS for ev in c.events)
 
 
-def local_day(person: m.Person, now: datetime) -> str:
-    """The person's calendar day: the daily cap resets at their midnight."""
-    try:
-        zone = ZoneInfo(person.time_zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        zone = ZoneInfo("UTC")
+def _turn_passed(c: m.Clarification, person_id: str) -> bool:
+    """The record shows the person's turn over: traced (``_traced``), or the core's own
+    ``expired`` event names them (their window ran out)."""
+    return _traced(c, person_id) or any(
+        ev.person_id == person_id and ev.type == "expired" for ev in c.events)
+
+
+def local_day(zone: ZoneInfo, now: datetime) -> str:
+    """The person's calendar day in their zone (``bot.engine.zones``): the daily cap resets at
+    their midnight."""
     return now.astimezone(zone).date().isoformat()

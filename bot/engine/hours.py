@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from functools import lru_cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from bot.settings.clarify import HoursSettings, TenantHours
 
@@ -62,19 +62,6 @@ class WorkingHours:
         """The end of the working period that ``at`` is in (``at`` must be open), in UTC."""
         local = _aware(at).astimezone(zone)
         return datetime.combine(local.date(), self.end, tzinfo=zone).astimezone(UTC)
-
-
-def zone_of(name: str | None, default: str = "UTC") -> ZoneInfo:
-    """The zone named ``name`` (an IANA name such as ``Europe/Berlin``); ``default`` when the
-    name is missing or unknown, and UTC when the default is unknown too."""
-    for candidate in (name, default):
-        if not candidate:
-            continue
-        try:
-            return ZoneInfo(candidate)
-        except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
-            continue
-    return ZoneInfo("UTC")
 
 
 def parse_days(text: str) -> frozenset[int]:

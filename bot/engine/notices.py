@@ -67,11 +67,11 @@ class NoticeSender:
     routing: Routing
     audit: Audit
     clock: Clock
+    # the stewards' zones and own working hours (``bot.engine.zones``): a notice due outside
+    # them waits for the steward's next working hour; the message reads in their zone
+    zones: Zones
     claim_seconds: int = 300
     told: Told | None = None  # a message went to the steward (``bot.interaction.attention``)
-    # the stewards' own working hours (issue 26): a notice due outside them waits for the
-    # steward's next working hour (None: sent when due, at any hour)
-    zones: Zones | None = None
 
     async def flush(self) -> int:
         """Send every steward's due notices, one message each; returns how many went out."""
@@ -94,14 +94,6 @@ class NoticeSender:
                 await self.store.notice_done(batch, now=self.clock.now())
         return sent
 
-    async def _steward_away(self, tenant_id: str, steward: m.Person, address: Address) -> bool:
-        """The steward is outside their working hours now (high-severity notices wait; the
-        critical ones never come this way: they go at once, ``bot.engine.stewards``). Asked
-        once the batch's people are read: it costs no core call of its own."""
-        if self.zones is None or not self.zones.enabled:
-            return False
-        return await self.zones.held_until(tenant_id, steward, address,
-                                           self.clock.now()) is not None
 
     async def send(self, batch: NoticeBatch, scope: batching.JobScope) -> int | None:
         """One message for the batch (1), or none (0) with every notice's reason on record;
@@ -121,7 +113,11 @@ class NoticeSender:
         if isinstance(address, Unroutable):
             await self._given_up(batch, batch.items, address.reason, address.why, scope=scope)
             return 0
-        if await self._steward_away(batch.tenant_id, steward, address):
+        # outside the steward's working hours now, high-severity notices wait (the critical ones
+        # never come this way: they go at once, ``bot.engine.stewards``); asked once the
+        # batch's people are read, it costs no core call of its own
+        zone = await self.zones.zone(batch.tenant_id, steward, address)
+        if self.zones.held(batch.tenant_id, zone, self.clock.now()) is not None:
             return None
         names = await display_names(self.core, asked, tenant_id=batch.tenant_id, scope=scope)
         shown: list[tuple[NoticeItem, StewardNoticeView]] = []
@@ -131,12 +127,12 @@ class NoticeSender:
             except e.ClarificationNotFound:
                 continue  # erased meanwhile: nothing to tell
             view = views.notice(c, key=notice_key(c.id, steward.person_id), steward=steward,
-                                asked=[names.get(p, p) for p in item.asked])
+                                asked=[names.get(p, p) for p in item.asked], zone=zone.zone)
             shown.append((item, view))
         if not shown:
             return 0
         message = StewardNoticesView(notices=tuple(v for _, v in shown),
-                                     viewer=views.viewer(steward))
+                                     viewer=views.viewer(steward, zone.zone))
         key = DeliveryKey(f"notices.{batch.batch_id}", steward.person_id, 0, NOTICES_KIND)
         result = await self.deliverer.deliver(key, address, message, now=self.clock.now(),
                                               report=False, scope=scope)

@@ -11,7 +11,8 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from bot.core import models as m
-from bot.engine import views
+from bot.engine import evidence, views
+from bot.engine.aliases import Unlinked
 from bot.store.base import CardRecord
 from cards.views import (
     AnswerView,
@@ -42,9 +43,9 @@ def custom_answer_view(start: date | None, last: date | None) -> AnswerView:
 
 def after_answer(c: m.Clarification, fresh: m.Clarification, person: m.Person,
                  result: m.AnswerResult | None, *, names: list[str], now: datetime,
-                 moved_on: bool) -> OutcomeView:
+                 moved_on: bool, zone: views.Zone) -> OutcomeView:
     """The answering person's card: what their answer did, or that the question moved on."""
-    base = _base(c, person, now)
+    base = _base(c, person, now, zone)
     settled = answer_view(fresh.bound_interval)
     if moved_on or result is None:
         # "settled … on <date>" is the binding's date, not the late answer's
@@ -70,54 +71,68 @@ def _own_response(fresh: m.Clarification, result: m.AnswerResult, person: m.Pers
 
 
 def card_state(c: m.Clarification, person: m.Person, card: CardRecord, *, names: list[str],
-               now: datetime) -> OutcomeView | QuestionView | None:
-    """Another recipient's card after someone answered; None: leave it as it is. A card that
-    stays a question says when it moves on (and that it was reminded) as it did when sent
-    (``views.as_sent``)."""
-    base = _base(c, person, now)
+               now: datetime, zone: views.Zone) -> OutcomeView | QuestionView | None:
+    """Another recipient's card after someone answered; None: leave it as it is. Where the
+    clarification stands is read from its evidence first (``bot.engine.evidence``): a date
+    bound under a state word the bot does not know shows as bound. ``names``: the display
+    names of ``evidence.named(c)``. A card that stays a question says when it moves on (and
+    that it was reminded) as it did when sent (``views.as_sent``). ``zone``: the person's,
+    read as the card was written (``CardRecord.time_zone``) when its record says."""
+    zone = card.time_zone or zone
+    base = _base(c, person, now, zone)
     confirmed = tuple(names)
     if views.declined(c, person.person_id):
         return None  # their card says it was passed on; it stays so
-    if c.state is m.ClarificationState.ANSWERED:
-        override = any(r.binding_status is m.BindingStatus.STEWARD_OVERRIDE for r in c.responses)
-        kind = (OutcomeKind.STEWARD_OVERRIDE if override else
-                OutcomeKind.BINDING if c.quorum_policy.required_confirmations > 1 else
-                OutcomeKind.RECORDED)
-        return OutcomeView(kind=kind, answer=answer_view(c.bound_interval),
+    standing = evidence.standing(c)
+    if standing is evidence.Standing.BOUND:
+        return OutcomeView(kind=_bound_kind(c), answer=answer_view(c.bound_interval),
                            confirmed_by=confirmed, recorded_at=now, **base)
-    if c.state is m.ClarificationState.CONFLICTED:
+    if standing is evidence.Standing.CONFLICTED:
         return OutcomeView(kind=OutcomeKind.CONFLICT, **base)
-    if c.state is not m.ClarificationState.PARTIALLY_CONFIRMED:
-        return None
-    mine = [r for r in c.responses if r.responder == person.person_id]
-    if mine:
+    mine = [r for r in evidence.active(c) if r.responder == person.person_id]
+    if mine:  # their own answer: its outcome while it counts to the quorum, else as it is
+        if person.person_id not in c.quorum.confirmed_by:
+            return None
         return OutcomeView(kind=OutcomeKind.FIRST_CONFIRMATION,
                            answer=answer_view(mine[-1].interval), confirmed_by=confirmed,
-                           remaining=c.quorum.remaining, **base)
-    active = [r for r in c.responses if r.binding_status is m.BindingStatus.BINDING_CANDIDATE]
-    question = views.as_sent(views.question(c, key=card.delivery, person=person, now=now),
-                             card, c, now=now)
-    banner = QuorumBanner(answer=answer_view(active[-1].interval) or AnswerView(),
-                          confirmed_by=confirmed) if active else None
+                           remaining=evidence.remaining(c), **base)
+    found = evidence.confirmation(c)
+    if found is None:
+        return None
+    question = views.as_sent(views.question(c, key=card.delivery, person=person, zone=zone,
+                                            now=now), card, c, now=now)
+    banner = QuorumBanner(answer=answer_view(found.interval) or AnswerView(),
+                          confirmed_by=confirmed, certain=found.certain)
     return replace(question, banner=banner)
 
 
-def passed_on(c: m.Clarification, person: m.Person, *, now: datetime,
+def _bound_kind(c: m.Clarification) -> OutcomeKind:
+    """What bound it: a steward's decision, a quorum's confirmations, or one answer."""
+    found = evidence.binding(c)
+    if found is not None and found.binding_status is m.BindingStatus.STEWARD_OVERRIDE:
+        return OutcomeKind.STEWARD_OVERRIDE
+    return (OutcomeKind.BINDING if c.quorum_policy.required_confirmations > 1
+            else OutcomeKind.RECORDED)
+
+
+def passed_on(c: m.Clarification, person: m.Person, *, now: datetime, zone: views.Zone,
               later: bool = False) -> OutcomeView:
     """The card of a person who said they are not the right one: it was passed on, or (``later``:
     the core cannot start the next turn early) will be when their turn ends."""
     kind = OutcomeKind.PASSED_ON_LATER if later else OutcomeKind.PASSED_ON
-    return OutcomeView(kind=kind, **_base(c, person, now))
+    return OutcomeView(kind=kind, **_base(c, person, now, zone))
 
 
-def moved_on(c: m.Clarification, person: m.Person, *, now: datetime) -> OutcomeView:
+def moved_on(c: m.Clarification, person: m.Person, *, now: datetime, zone: views.Zone
+             ) -> OutcomeView:
     """A decline of a question already settled: nothing is passed on."""
     return OutcomeView(kind=OutcomeKind.MOVED_ON, settled=answer_view(c.bound_interval),
-                       recorded_at=c.bound_fact_version_tx, **_base(c, person, now))
+                       recorded_at=c.bound_fact_version_tx, **_base(c, person, now, zone))
 
 
 def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResult, *,
-                     chosen: AnswerView | None, now: datetime) -> OutcomeView:
+                     chosen: AnswerView | None, now: datetime, zone: views.Zone
+                     ) -> OutcomeView:
     """The outcome from the core's answer alone, when the core is gone again right after."""
     kind = outcome_kind(result.outcome,
                         required_confirmations=c.quorum_policy.required_confirmations)
@@ -126,7 +141,8 @@ def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResul
         person.person_id) else ()
     return OutcomeView(kind=kind, answer=chosen, confirmed_by=names, recorded_at=now,
                        remaining=result.quorum_remaining,
-                       settled=answer_view(result.bound_interval), **_base(c, person, now))
+                       settled=answer_view(result.bound_interval),
+                       **_base(c, person, now, zone))
 
 
 def placeholder(kind: OutcomeKind, clarification_id: str, *, answer: AnswerView | None,
@@ -137,9 +153,24 @@ def placeholder(kind: OutcomeKind, clarification_id: str, *, answer: AnswerView 
                        answer=answer)
 
 
-def _base(c: m.Clarification, person: m.Person, now: datetime) -> dict[str, Any]:
+UNLINKED_KINDS = {
+    Unlinked.SHARED: OutcomeKind.IDENTITY_SHARED,
+    Unlinked.UNKNOWN: OutcomeKind.IDENTITY_UNKNOWN,
+    Unlinked.UNVERIFIED: OutcomeKind.IDENTITY_UNVERIFIED,
+}
+
+
+def unlinked(why: Unlinked, clarification_id: str, *, now: datetime) -> OutcomeView:
+    """The identity card of a refused answer, naming why the chat identity answers for
+    nobody: shared by several people, linked to nobody, or not verified."""
+    return placeholder(UNLINKED_KINDS[why], clarification_id, answer=None, now=now)
+
+
+def _base(c: m.Clarification, person: m.Person, now: datetime, zone: views.Zone
+          ) -> dict[str, Any]:
     """What every outcome names: the question and the document only for someone who passes the
-    RBAC gate now (a view must not rely on its caller for that), else the neutral reference."""
+    RBAC gate now (a view must not rely on its caller for that), else the neutral reference;
+    its times read in the person's ``zone``."""
     question, document = views.shown_to(c, person)
     return {"clarification_id": c.id, "question": question, "document": document,
-            "viewer": views.viewer(person), "as_of": now}
+            "viewer": views.viewer(person, zone), "as_of": now}

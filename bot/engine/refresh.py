@@ -22,8 +22,9 @@ from bot.clock import Clock
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
-from bot.engine import outcomes
+from bot.engine import evidence, outcomes
 from bot.engine.people import display_names
+from bot.engine.zones import Zones
 from bot.store.base import CardRecord, Store
 from cards.views import OutcomeView, QuestionView
 
@@ -50,6 +51,8 @@ class CardRefresher:
     store: Store
     channels: dict[str, Channel]
     clock: Clock
+    # the people's zones (``bot.engine.zones``), for a card whose record names none
+    zones: Zones
     _painted: OrderedDict[str, Version] = field(default_factory=OrderedDict)
     _locks: dict[str, _CardLock] = field(default_factory=dict)  # cards being painted only
 
@@ -64,14 +67,15 @@ class CardRefresher:
     async def paint_states(self, c: m.Clarification, cards: list[CardRecord],
                            read_at: float, *, scope: JobScope | None = None) -> int:
         """Each question card its state in ``c`` (read at ``read_at``); returns how many."""
-        names = await self.names(c.quorum.confirmed_by, scope=scope)
+        names = await self.names(evidence.named(c), scope=scope)
         painted = 0
         for card in cards:
             if card.delivery.kind != m.DeliveryKind.QUESTION.value:
                 continue  # digest entries (recorded as such) are never rewritten
             person = await self.core.get_person(person_id=card.delivery.person_id,
                                                 tenant_id=c.tenant_id, scope=scope)
-            view = outcomes.card_state(c, person, card, names=names, now=self.clock.now())
+            view = outcomes.card_state(c, person, card, names=names, now=self.clock.now(),
+                                       zone=self.zones.estimate(c.tenant_id, person))
             if view is not None and await self.paint(card, view, (read_at, 0)):
                 painted += 1
         return painted

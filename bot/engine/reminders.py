@@ -3,8 +3,8 @@
 When a question card goes out, its reminder is indexed in the store by when it is due:
 ``reminder_at_percent`` (75 % by default) of the way from the send to the moment the question
 moves on (the end of the person's escalation window), moved to the person's next working hour
-when that point falls in their quiet hours (as the core's zone, or the tenant's, tells). That
-is one store command a card (a sorted-set add) and no read.
+when that point falls in their quiet hours (in the zone the card was written in). That is one
+store command a card (a sorted-set add) and no read.
 
 The worker's housekeeping pass (``Reminders.flush``) takes the due ones. For each:
 
@@ -12,9 +12,9 @@ The worker's housekeeping pass (``Reminders.flush``) takes the due ones. For eac
    again when the claim's lease ends);
 2. the clarification read again: settled, dead-lettered, answered by this person, declined by
    them, or past its move-on time: no reminder (counted by that outcome);
-3. the person's zone as their platform tells it (``bot.engine.zones``: Slack ``tz``, the Teams
-   activity's ``localTimezone``, kept a day), and their tenant's hours: in quiet hours, moved to
-   the next working hour if that is still inside the window, else skipped and counted;
+3. the person's zone as decided now (``bot.engine.zones``: their platform's, kept a day, else
+   the core's, else the tenant's), and their tenant's hours: in quiet hours, moved to the next
+   working hour if that is still inside the window, else skipped and counted;
 4. the reminder's own delivery reserved in the store (kind ``reminder``, SET NX on the
    person's delivery state): the durable mark that makes it once-only. The card is repainted
    in place with the reminder and the move-on line, then the short nudge goes into the card's
@@ -45,14 +45,13 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine import views
-from bot.engine.attempts import SETTLED
+from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer
-from bot.engine.hours import WorkingHours, zone_of
+from bot.engine.hours import WorkingHours
 from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.trail import Trail
-from bot.engine.zones import RETRY_SECONDS, Zones
+from bot.engine.zones import PersonZone, Zones
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
@@ -118,14 +117,14 @@ def moves_on(sent_at: datetime, lease_expires_at: datetime, window: timedelta) -
 
 
 def due_at(sent_at: datetime, moves_on_at: datetime, *, percent: int, hours: WorkingHours,
-           zone: str | None) -> datetime | None:
+           zone: ZoneInfo) -> datetime | None:
     """When the reminder goes: ``percent`` of the way from the send to the move-on time, or
     the person's next working hour after that; None when there is none before the question
     moves on (or reminders are off)."""
     if percent <= 0 or moves_on_at <= sent_at:
         return None
     point = sent_at + (moves_on_at - sent_at) * (percent / 100)
-    due = hours.next_open(point, zone_of(zone))
+    due = hours.next_open(point, zone)
     return due if due < moves_on_at else None
 
 
@@ -144,31 +143,18 @@ class Reminders:
     trail: Trail
     clock: Clock
     settings: ClarifySettings
+    # the people's zones (their platform's first) and their tenants' hours (bot.engine.zones)
+    zones: Zones
     claim_seconds: int = CLAIM_SECONDS
     # the index is read at most this often (and whenever a reminder this process indexed falls
     # due): a reminder goes at most this late, and a housekeeping pass costs no store command
     # otherwise
     scan_seconds: float = SCAN_SECONDS
     _next_scan: datetime | None = field(default=None, init=False)
-    # the person's zone (their platform's first) and their tenant's hours (bot.engine.zones)
-    zones: Zones = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.zones = Zones(self.store, self.deliverer.channels, self.settings.hours)
-
-    def _estimate(self, tenant_id: str, person: m.Person) -> tuple[WorkingHours, ZoneInfo]:
-        """The hours and zone as known without asking the platform or the store (the core's
-        zone, else the tenant's): good enough to index by; the pass checks with the person's
-        platform zone before it sends."""
-        if not self.settings.hours.enabled:
-            return _always(), zone_of(None)
-        return self.zones.estimate(tenant_id, person)
-
-    async def _hours_of(self, tenant_id: str, person: m.Person, address: Address
-                        ) -> tuple[WorkingHours, ZoneInfo | None]:
-        if not self.settings.hours.enabled:
-            return _always(), zone_of(None)
-        return await self.zones.of(tenant_id, person, address)
+    def _hours(self, tenant_id: str) -> WorkingHours:
+        """The tenant's working hours; always open when ``[clarify.hours] enabled`` is off."""
+        return self.zones.hours(tenant_id) if self.settings.hours.enabled else _always()
 
     def _due_by(self, due: datetime) -> None:
         """A reminder this process indexed is due then: the index is read by then (a process
@@ -178,20 +164,20 @@ class Reminders:
 
     # ---------------------------------------------------------------- when a card goes out
 
-    async def schedule(self, c: m.Clarification, key: DeliveryKey, person: m.Person, *,
+    async def schedule(self, c: m.Clarification, key: DeliveryKey, zone: ZoneInfo, *,
                        sent_at: datetime, moves_on_at: datetime, to_steward: bool) -> bool:
         """Index the card's reminder (one store command, no other read); False when reminders
-        are off. Due at the point of the window, or the next working hour after it as far as
-        the core's zone (or the tenant's) tells; when that comes only after the question moves
-        on, at the point itself: the pass then decides with the person's platform zone (their
-        Slack ``tz`` may be one where it is day), and skips it, counted, if it is night there
+        are off. Due at the point of the window, or the next working hour after it in the
+        person's ``zone`` (the card's, ``bot.engine.zones``); when that comes only after the
+        question moves on, at the point itself: the pass then decides with the person's zone
+        as it is then (it may have changed), and skips it, counted, if it is night there
         too."""
         percent = self.settings.reminder_at_percent
         if percent <= 0 or moves_on_at <= sent_at:
             return False
-        hours, zone = self._estimate(c.tenant_id, person)
         point = sent_at + (moves_on_at - sent_at) * (percent / 100)
-        due = due_at(sent_at, moves_on_at, percent=percent, hours=hours, zone=zone.key) or point
+        due = due_at(sent_at, moves_on_at, percent=percent, hours=self._hours(c.tenant_id),
+                     zone=zone) or point
         reminder = Reminder(c.id, key.attempt, moves_on_at, to_steward)
         await self.store.reminder_add(reminder.member, due=due)
         self._due_by(due)
@@ -238,7 +224,7 @@ class Reminders:
         if now >= reminder.moves_on_at:
             return Outcome.MOVED_ON, None
         c = await self.core.get_clarification(clarification_id=reminder.clarification_id)
-        if c.state in SETTLED or c.state is m.ClarificationState.DEAD_LETTERED:
+        if evidence.closed(c):  # by the evidence, whatever the state word says
             return Outcome.SETTLED, None
         card = await self._card(c, reminder.attempt) or await self._recovered(c, reminder)
         if card is None:
@@ -258,19 +244,20 @@ class Reminders:
         if isinstance(address, Unroutable) or address.platform != card.platform:
             await self._audit(c, card, "reminder_skipped", Outcome.UNREACHABLE.value)
             return Outcome.UNREACHABLE, None
-        hours, zone = await self._hours_of(c.tenant_id, person, address)
-        if zone is None:  # their platform cannot tell it now: looked at again shortly
-            later = now + timedelta(seconds=RETRY_SECONDS)
+        zone = await self.zones.zone(c.tenant_id, person, address)
+        later = self.zones.held(c.tenant_id, zone, now)
+        if later is not None and not zone.told:
+            # their platform cannot tell it now: looked at again shortly; with no time left,
+            # the zone known without it decides (the core's)
             if later < reminder.moves_on_at:
                 return Outcome.DEFERRED, later
-            hours, zone = self._estimate(c.tenant_id, person)  # no time left: the core's
-        if not hours.open_at(now, zone):
-            later = hours.next_open(now, zone)
+            later = self.zones.held(c.tenant_id, replace(zone, told=True), now)
+        if later is not None:
             if later < reminder.moves_on_at:
                 return Outcome.DEFERRED, later
             await self._audit(c, card, "reminder_skipped", "quiet hours until it moves on")
             return Outcome.QUIET_HOURS, None
-        outcome = await self._send(c, card, person, address, reminder, now)
+        outcome = await self._send(c, card, person, address, zone, reminder, now)
         if outcome is Outcome.SENT:
             await self._audit(c, card, "reminder_sent", "sent", channel=card.platform)
         elif outcome in _SKIPPED:
@@ -312,7 +299,8 @@ class Reminders:
         return CardRecord(delivery=key, platform=address.platform, message_ref=found.message_ref)
 
     async def _send(self, c: m.Clarification, card: CardRecord, person: m.Person,
-                    address: Address, reminder: Reminder, now: datetime) -> Outcome:
+                    address: Address, zone: PersonZone, reminder: Reminder, now: datetime
+                    ) -> Outcome:
         key = DeliveryKey(c.id, person.person_id, reminder.attempt, REMINDER_KIND)
         # the durable mark first: whoever reserves it sends (or, after a crash, reconciles)
         slot, created = await self.store.reserve(key, worker_id=self.deliverer.worker_id,
@@ -325,11 +313,12 @@ class Reminders:
         card = replace(card, moves_on_at=reminder.moves_on_at,
                        moves_on_to_steward=reminder.to_steward, reminded=True)
         await self.store.replace_card(card)
-        await self.refresher.paint(card, self._card_view(c, card, person, address, now),
+        await self.refresher.paint(card, self._card_view(c, card, person, address, zone, now),
                                    (read_at, 0))
         _, document = views.shown_to(c, person)
+        # the nudge names the move-on time as the card above it does: in the card's zone
         nudge = ReminderView(clarification_id=c.id, near=card.message_ref, document=document,
-                             viewer=views.viewer(person), as_of=now,
+                             viewer=views.viewer(person, card.time_zone or zone.zone), as_of=now,
                              moves_on_at=reminder.moves_on_at,
                              moves_on_to_steward=reminder.to_steward)
         result = await self.deliverer.deliver(key, address, nudge, now=now, report=False,
@@ -343,11 +332,12 @@ class Reminders:
         return Outcome.FAILED
 
     def _card_view(self, c: m.Clarification, card: CardRecord, person: m.Person,
-                   address: Address, now: datetime) -> QuestionView:
-        """The card as it was sent (its buttons carry the same reference), with the reminder
-        line and when it moves on (``card`` as the reminder marked it)."""
-        view = views.as_sent(views.question(c, key=card.delivery, person=person, now=now),
-                             card, c, now=now)
+                   address: Address, zone: PersonZone, now: datetime) -> QuestionView:
+        """The card as it was sent (its buttons carry the same reference, its times read in its
+        zone), with the reminder line and when it moves on (``card`` as the reminder marked
+        it)."""
+        view = views.as_sent(views.question(c, key=card.delivery, person=person,
+                                            zone=zone.zone, now=now), card, c, now=now)
         return replace(view, card_ref=for_recipient(view.card_ref, address.platform,
                                                     address.user_id))
 

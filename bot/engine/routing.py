@@ -3,8 +3,9 @@
 The bot keeps no routing table: aliases come from the core's person record; the settings only say
 which Slack workspaces and Teams tenants belong to which tenant (the deny-by-default scope).
 ALIAS_AMBIGUOUS holds in both directions: one person with several chat users on a platform, and
-one chat user claimed by several people of the tenant (the core's resolve says so); neither is
-delivered to, since a card sent there could be read, and answered, by the wrong person.
+one chat user claimed by several people of the tenant, or about which the core's sources
+disagree (``bot.engine.aliases``); neither is delivered to, since a card sent there could be
+read, and answered, by the wrong person.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from pydantic import ValidationError
 
 from bot.channel import Address, SlackReach, TeamsReach
 from bot.chat import SlackTenants
-from bot.core import errors as e
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.engine import aliases
 from bot.settings import TeamsSettings
 
 
@@ -76,8 +77,10 @@ class Routing:
     async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str,
                     besides: tuple[str, ...] = (), scope: JobScope | None = None
                     ) -> Address | Unroutable:
-        """``address``, then the reverse check: the chat user must resolve back to this person
-        alone. Core errors other than the resolve's answers propagate (the job is retried)."""
+        """``address``, then the reverse check: the chat user must map back to this person
+        alone, by every source the job's ``scope`` holds and only then by the core's resolve
+        (``bot.engine.aliases``, the one precedence). Core errors other than the resolve's
+        answers propagate (the job is retried)."""
         address = self.address(person, tenant_id=tenant_id, besides=besides)
         if isinstance(address, Unroutable):
             return address
@@ -86,19 +89,14 @@ class Routing:
         except ValidationError:  # an alias the contract's id rules refuse: never sent to
             return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
                               f"the {address.platform} alias is malformed")
-        try:
-            resolved = await core.resolve_person(tenant_id=tenant_id, identity=chat_user,
-                                                 scope=scope)
-        except e.AliasAmbiguous:
-            return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS,
-                              f"the {address.platform} user is claimed by several people")
-        except (e.PersonNotFound, e.TenantScopeMismatch):
-            # deny by default: the core does not map this chat user back to anyone
-            return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
-                              f"the core does not resolve the {address.platform} user")
-        if resolved.person.person_id != person.person_id:
-            return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS,
-                              f"the {address.platform} user resolves to another person")
+        said = aliases.statements(scope, tenant_id=tenant_id, person_id=person.person_id,
+                                  user=chat_user)
+        if not said:
+            said = [await aliases.resolved(core, tenant_id=tenant_id,
+                                           person_id=person.person_id, user=chat_user)]
+        refused = aliases.weigh(said, platform=address.platform)
+        if refused is not None:
+            return Unroutable(refused.reason, refused.why)
         return address
 
     def _slack(self, person: m.Person, tenant_id: str) -> Address | Unroutable | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from bot.audit import SkipPair
 from bot.channel import Address, Message
@@ -30,6 +31,7 @@ from bot.engine.people import display_names
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing
 from bot.engine.trail import Skip, Trail, pairs
+from bot.engine.zones import Zones
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, NoticeItem
 
@@ -58,6 +60,8 @@ class Stewards:
     trail: Trail
     clock: Clock
     settings: ClarifySettings
+    # the people's zones and working hours: the engine's one (``bot.engine.zones``)
+    zones: Zones
     # a message went to the steward: their attention queue changed (``bot.interaction.attention``)
     told: Told | None = None
 
@@ -79,6 +83,10 @@ class Stewards:
             return Reached(steward, address)
         return Skip(steward_id, address.reason, address.why)
 
+    async def zone(self, c: m.Clarification, reached: Reached) -> ZoneInfo:
+        """The steward's zone (``bot.engine.zones``): every time their message shows."""
+        return (await self.zones.zone(c.tenant_id, reached.person, reached.address)).zone
+
     async def escalate(self, c: m.Clarification, job: m.LeasedJob, *, skipped: list[Skip],
                        recovered: list[str], scope: JobScope | None = None) -> bool:
         """The last attempt: the redacted question goes to the workspace steward, with every
@@ -98,13 +106,16 @@ class Stewards:
         confirmed = c.quorum.confirmed_by if c.quorum.remaining > 0 else []
         names = await self.names([*(s.person_id for s in skips), *waiting, *confirmed],
                                  scope=scope)
+        zone = await self.zone(c, reached)
         message: Message = views.escalation(
             c, key=key, steward=steward,
             skipped=[(names[s.person_id], s.reason_code) for s in skips],
-            unanswered=[names[p] for p in waiting], confirmed=[names[p] for p in confirmed])
+            unanswered=[names[p] for p in waiting], confirmed=[names[p] for p in confirmed],
+            zone=zone)
         if (not self.settings.redact_fallback
                 and may_read(steward, acl=c.document.acl, tenant_id=c.tenant_id).allowed):
-            message = views.question(c, key=key, person=steward, now=self.clock.now())
+            message = views.question(c, key=key, person=steward, zone=zone,
+                                     now=self.clock.now())
         result = await self._deliver(c, steward, key, address, message, now=self.clock.now(),
                                      scope=scope)
         if result.status is Delivered.FAILED:
@@ -136,14 +147,15 @@ class Stewards:
         names = await self.names([*(s.person_id for s in skips), *asked], scope=scope)
         view = views.quorum_unreachable(
             c, key=key, steward=reached.person, asked=[names[p] for p in asked], missing=missing,
-            skipped=[(names[s.person_id], s.reason_code) for s in skips])
+            skipped=[(names[s.person_id], s.reason_code) for s in skips],
+            zone=await self.zone(c, reached))
         result = await self._deliver(c, reached.person, key, reached.address, view,
                                      now=self.clock.now(), report=False, scope=scope)
         if result.status is Delivered.NEW:
             await self.trail.event(
                 c.id, "quorum_unreachable", scope=scope, job_id=job.id,
                 person_id=reached.person.person_id,
-                attempt=job.attempts, channel=reached.address.platform, skips=skips, extra=extra,
+                attempt=job.turn, channel=reached.address.platform, skips=skips, extra=extra,
                 message=f"Too few eligible people for the quorum: {len(asked)} asked, {missing} "
                         f"of {c.quorum_policy.required_confirmations} confirmations still "
                         "missing if all of them confirm; the steward was told.")
@@ -158,7 +170,7 @@ class Stewards:
             return
         await self.deliverer.store.notice_add(
             c.tenant_id, reached.person.person_id,
-            NoticeItem(c.id, job.id, job.attempts, tuple(asked)), now=self.clock.now(),
+            NoticeItem(c.id, job.id, job.turn, tuple(asked)), now=self.clock.now(),
             window_seconds=self.settings.severity.steward_notice_window_seconds)
 
     async def notify_conflict(self, c: m.Clarification, *, scope: JobScope | None = None
@@ -170,7 +182,8 @@ class Stewards:
             return
         key = DeliveryKey(c.id, reached.person.person_id, 0, CONFLICT_KIND)
         names = await self.names([r.responder for r in c.responses], scope=scope)
-        message = views.conflict(c, steward=reached.person, names=names, key=key)
+        message = views.conflict(c, steward=reached.person, names=names, key=key,
+                                 zone=await self.zone(c, reached))
         result = await self._deliver(c, reached.person, key, reached.address, message,
                                      now=self.clock.now(), report=False, scope=scope)
         if result.status is Delivered.NEW:
@@ -194,7 +207,8 @@ class Stewards:
         # their late answer again, tells the steward nothing new; another person's answer does.
         key = DeliveryKey(c.id, reached.person.person_id, index, LATE_CONFLICT_KIND)
         names = await self.names([responder])
-        message = views.late_conflict(c, steward=reached.person, responder=names[responder])
+        message = views.late_conflict(c, steward=reached.person, responder=names[responder],
+                                      zone=await self.zone(c, reached))
         result = await self._deliver(c, reached.person, key, reached.address, message,
                                      now=self.clock.now(), report=False, scope=None)
         if result.status is Delivered.NEW:

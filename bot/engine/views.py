@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from bot.chat import base_ref, person_order_token
 from bot.core import models as m
-from bot.engine.attempts import SETTLED
+from bot.engine import evidence
 from bot.engine.rbac import may_read
 from bot.store.base import CardRecord, DeliveryKey
 from cards.views import (
@@ -32,8 +33,26 @@ def card_ref(key: DeliveryKey) -> str:
             f"{person_order_token(key.person_id)}")
 
 
-def viewer(person: m.Person) -> Viewer:
-    return Viewer(locale=person.locale, time_zone=person.time_zone)
+# a person's zone as ``bot.engine.zones`` decided it (``PersonZone.zone``), or its IANA name as
+# a card's record kept it
+Zone = ZoneInfo | str
+
+
+def viewer(person: m.Person, zone: Zone) -> Viewer:
+    """Whom a message is for: the core's locale for the person (their platform's replaces it
+    when it is sent) and their zone, never the core's record alone (``bot.engine.zones``)."""
+    return Viewer(locale=person.locale, time_zone=zone if isinstance(zone, str) else zone.key)
+
+
+def card_zone(cards: list[CardRecord], person_id: str, *,
+              clicked: tuple[str, str | None] = ("", None)) -> str | None:
+    """The zone the person's cards among ``cards`` were written in (the ``clicked`` one, as
+    platform and message reference, first; then their question cards), None when none of
+    them says: an outcome shown on them reads as they did."""
+    theirs = sorted((c for c in cards if c.delivery.person_id == person_id and c.time_zone),
+                    key=lambda c: ((c.platform, c.message_ref) != clicked,
+                                   c.delivery.kind != m.DeliveryKind.QUESTION.value))
+    return theirs[0].time_zone if theirs else None
 
 
 def document(c: m.Clarification) -> DocumentView:
@@ -57,14 +76,14 @@ def shown_to(c: m.Clarification, person: m.Person) -> tuple[str, DocumentView]:
 
 
 def question(
-    c: m.Clarification, *, key: DeliveryKey, person: m.Person, now: datetime
+    c: m.Clarification, *, key: DeliveryKey, person: m.Person, zone: Zone, now: datetime
 ) -> QuestionView:
     """The full question: only for someone who passed the RBAC gate."""
-    return question_view(c, card_ref=card_ref(key), person=person, now=now)
+    return question_view(c, card_ref=card_ref(key), person=person, zone=zone, now=now)
 
 
 def question_view(
-    c: m.Clarification, *, card_ref: str, person: m.Person, now: datetime
+    c: m.Clarification, *, card_ref: str, person: m.Person, zone: Zone, now: datetime
 ) -> QuestionView:
     """``question`` for a card already delivered, named by the reference its buttons carry.
 
@@ -83,7 +102,7 @@ def question_view(
         document=document(c),
         severity=c.severity,
         required_confirmations=c.quorum_policy.required_confirmations,
-        viewer=viewer(person),
+        viewer=viewer(person, zone),
         asked_at=now,
         relation=relation(c, person.person_id),
         excerpt=c.span_excerpt if may_read(person, acl=c.document.acl,
@@ -98,7 +117,9 @@ def as_sent(view: QuestionView, card: CardRecord | None, c: m.Clarification, *,
     reminder once that went out, as long as the question still ``waits_on`` the card's person.
     A card that no longer waits on them (settled, answered or declined by them, or its move-on
     time passed), or one with no record of it, says none of that (issue 26: what a person sees
-    is true)."""
+    is true). Its times read in the zone the card was written in, when its record says."""
+    if card is not None and card.time_zone:
+        view = replace(view, viewer=replace(view.viewer, time_zone=card.time_zone))
     if card is None or card.moves_on_at is None or not waits_on(c, card, now=now):
         return replace(view, moves_on_at=None, moves_on_to_steward=False, reminded=False)
     return replace(view, moves_on_at=card.moves_on_at,
@@ -107,9 +128,10 @@ def as_sent(view: QuestionView, card: CardRecord | None, c: m.Clarification, *,
 
 def waits_on(c: m.Clarification, card: CardRecord, *, now: datetime) -> bool:
     """Whether the question still waits on the person of ``card`` there: not settled or
-    dead-lettered, not answered or declined by them, and not past the card's move-on time."""
+    dead-lettered, not answered or declined by them, and not past the card's move-on time
+    (settled by the record's evidence, whatever its state word: ``bot.engine.evidence``)."""
     person_id = card.delivery.person_id
-    if c.state in SETTLED or c.state is m.ClarificationState.DEAD_LETTERED:
+    if evidence.closed(c):
         return False
     if any(r.responder == person_id for r in c.responses) or declined(c, person_id):
         return False
@@ -143,6 +165,7 @@ def escalation(
     skipped: list[tuple[str, m.ReasonCode]],
     unanswered: list[str] | None = None,
     confirmed: list[str] | None = None,
+    zone: Zone,
 ) -> StewardEscalationView:
     """The redacted escalation: document link, who did not answer, who confirmed a quorum that
     is still short, skip reasons; no span text. A steward who may not read the document gets
@@ -159,13 +182,13 @@ def escalation(
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
         unanswered=tuple(unanswered or ()),
         confirmed=tuple(confirmed or ()),
-        viewer=viewer(steward),
+        viewer=viewer(steward, zone),
     )
 
 
 def quorum_unreachable(
     c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str], missing: int,
-    skipped: list[tuple[str, m.ReasonCode]],
+    skipped: list[tuple[str, m.ReasonCode]], zone: Zone,
 ) -> StewardQuorumView:
     """Too few people can confirm a critical question: whom it was asked (display names), how
     many confirmations are still missing, skip reasons; no span text."""
@@ -174,7 +197,7 @@ def quorum_unreachable(
         severity=c.severity, required=c.quorum_policy.required_confirmations, missing=missing,
         asked=tuple(asked),
         skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
-        viewer=viewer(steward),
+        viewer=viewer(steward, zone),
         candidates=override_candidates(c, steward) if c.quorum_policy.allow_steward_override
         else ())
 
@@ -192,7 +215,8 @@ def override_candidates(c: m.Clarification, steward: m.Person) -> tuple[Candidat
 
 
 def conflict(
-    c: m.Clarification, *, steward: m.Person, names: dict[str, str], key: DeliveryKey | None = None
+    c: m.Clarification, *, steward: m.Person, names: dict[str, str], zone: Zone,
+    key: DeliveryKey | None = None
 ) -> StewardConflictView:
     responders = tuple(
         dict.fromkeys(
@@ -206,27 +230,27 @@ def conflict(
         document=steward_document(c, steward),
         severity=c.severity,
         responders=responders,
-        viewer=viewer(steward),
+        viewer=viewer(steward, zone),
         card_ref=card_ref(key) if key is not None else "",
         candidates=override_candidates(c, steward) if key is not None else (),
     )
 
 
-def late_conflict(c: m.Clarification, *, steward: m.Person, responder: str
+def late_conflict(c: m.Clarification, *, steward: m.Person, responder: str, zone: Zone
                   ) -> StewardConflictView:
     """After binding: ``responder`` (a display name) answered differently from the bound date;
     names and the document link only."""
     return StewardConflictView(clarification_id=c.id, document=steward_document(c, steward),
                                severity=c.severity, responders=(responder,),
-                               viewer=viewer(steward), bound=True)
+                               viewer=viewer(steward, zone), bound=True)
 
 
-def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str]
-           ) -> StewardNoticeView:
+def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str],
+           zone: Zone) -> StewardNoticeView:
     """High severity: the steward hears whom a question went to; no span text, no dates."""
     return StewardNoticeView(clarification_id=c.id, card_ref=card_ref(key),
                              document=steward_document(c, steward), severity=c.severity,
-                             asked=tuple(asked), viewer=viewer(steward))
+                             asked=tuple(asked), viewer=viewer(steward, zone))
 
 
 def unanswered(c: m.Clarification) -> list[str]:

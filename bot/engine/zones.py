@@ -1,10 +1,19 @@
-"""Whose hours: a person's time zone and their tenant's working hours (issue 26).
+"""Whose hours, and in which zone a person reads every time: one decision (``decide``).
 
-The zone comes from the platform first (a channel's optional ``profile``: Slack's
-``users.info`` ``tz``, the Teams activity's ``localTimezone``), kept in the store for a day
-under a keyed hash of the chat identity; then the core's person record when it names a zone
-other than its default UTC; then the tenant's default (``[clarify.hours]``). The rules
-themselves are ``bot.engine.hours`` (pure).
+A person's zone is, in this order (docs/delivery.md, "A person's zone"):
+
+1. their platform's (a channel's optional ``profile``: Slack's ``users.info`` ``tz``, the Teams
+   activity's ``localTimezone``), kept in the store for a day under a keyed hash of the chat
+   identity;
+2. else the core's person record, when it names a zone other than its default UTC;
+3. else the tenant's default (``[clarify.hours]``).
+
+A name that is no IANA zone (``Mars/Olympus``, an empty string, a Windows zone name) counts as
+absent at every step (``bot.clock.zone_named``). The hold, the reminder, the card's move-on
+line, digests, steward notices and the daily cap's day all take the zone from here
+(``Zones.zone``); a card's record keeps the zone it was written in, so every rebuild of it shows
+the same local times (``bot.engine.views.as_sent``). The rules of the hours themselves are
+``bot.engine.hours`` (pure).
 
 The platform is asked with patience (``PATIENCE_SECONDS``): Slack paces ``users.info`` at its
 Tier 4 (100 a minute), so a burst of questions to people the bot has not seen today would
@@ -28,8 +37,9 @@ from zoneinfo import ZoneInfo
 import structlog
 
 from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Profile
+from bot.clock import zone_named
 from bot.core import models as m
-from bot.engine.hours import WorkingHours, of_tenant, zone_of
+from bot.engine.hours import WorkingHours, of_tenant
 from bot.settings.clarify import HoursSettings
 from bot.store.base import Store
 from bot.store.keys import PROFILE_TTL_SECONDS, PROFILES, profile_key
@@ -39,6 +49,37 @@ PROCESS_SECONDS = 600.0  # a profile read is kept in this process this long (the
 PROCESS_KEPT = 10_000  # profiles kept in this process at most (least recently used go first)
 PATIENCE_SECONDS = 2.0  # how long a card waits for the platform to tell a profile
 RETRY_SECONDS = 60  # a question whose person's zone is unknown now is looked at again then
+UTC_ZONE = ZoneInfo("UTC")
+
+
+def decide(platform: str | None, core: str | None, default: str | None) -> ZoneInfo:
+    """A person's zone: the one their platform names, else the one the core's person record
+    names (other than its default UTC), else the tenant's default, else UTC. A name that is
+    no IANA zone counts as absent at each step (``bot.clock.zone_named``): an invalid zone
+    from Slack leaves the core's zone in force, not the tenant's default."""
+    return zone_named(platform) or core_zone(core) or zone_named(default) or UTC_ZONE
+
+
+def core_zone(name: str | None) -> ZoneInfo | None:
+    """The zone the core's person record names, when it names one other than its default UTC
+    (a baseline core names none)."""
+    return None if name == "UTC" else zone_named(name)
+
+
+@dataclass(frozen=True, slots=True)
+class PersonZone:
+    """A person's zone as decided now (``decide``). ``told`` False: their platform could not
+    tell it now and the core names none, so ``zone`` is the tenant's default: good for the
+    words of a message that goes anyway, never for holding a question to (it is looked at
+    again in ``RETRY_SECONDS``)."""
+
+    zone: ZoneInfo
+    told: bool = True
+
+    @property
+    def name(self) -> str:
+        """The IANA name, as a card's viewer and its record keep it."""
+        return self.zone.key
 
 
 @dataclass
@@ -49,6 +90,9 @@ class Zones:
     monotonic: Callable[[], float] = time.monotonic
     _near: OrderedDict[str, tuple[float, Profile]] = field(default_factory=OrderedDict,
                                                            repr=False)
+    # profiles the platform could not tell in time, not asked again for as long (so a card's
+    # zone and its locale wait for the platform once, not twice)
+    _missed: OrderedDict[str, float] = field(default_factory=OrderedDict, repr=False)
 
     async def profile(self, address: Address) -> Profile:
         """The platform's profile of the person at ``address`` (``lookup``); an empty one when
@@ -59,23 +103,28 @@ class Zones:
         """The platform's profile of the person at ``address``: from this process when read
         in the last ``PROCESS_SECONDS``, from the store when read in the last day, else asked
         of the platform; an empty one when the platform cannot say; None when it cannot be
-        told now (the platform failed, or did not answer within ``PATIENCE_SECONDS``)."""
+        told now (the platform failed, or did not answer within ``PATIENCE_SECONDS``, or did
+        not a moment ago)."""
         key = profile_key(address.platform, address.user_id)
         near = self._near.get(key)
         if near is not None and self.monotonic() < near[0]:
             self._near.move_to_end(key)
             return near[1]
+        missed = self._missed.get(key)
+        if missed is not None and self.monotonic() < missed:
+            return None
         found = await self._kept_or_asked(key, address)
-        if found is not None:
-            self._near[key] = (self.monotonic() + PROCESS_SECONDS, found)
-            self._near.move_to_end(key)
-            while len(self._near) > PROCESS_KEPT:
-                self._near.popitem(last=False)
+        if found is None:
+            _keep(self._missed, key, self.monotonic() + PATIENCE_SECONDS)
+        else:
+            self._missed.pop(key, None)
+            _keep(self._near, key, (self.monotonic() + PROCESS_SECONDS, found))
         return found
 
     def forget(self) -> None:
         """Drop what this process keeps (an erasure run in this process; tests)."""
         self._near.clear()
+        self._missed.clear()
 
     async def _kept_or_asked(self, key: str, address: Address) -> Profile | None:
         """The store's profile, else the platform's (then kept a day); None when the platform
@@ -104,44 +153,59 @@ class Zones:
                                 ttl_seconds=PROFILE_TTL_SECONDS)
         return found
 
-    async def of(self, tenant_id: str, person: m.Person, address: Address | None
-                 ) -> tuple[WorkingHours, ZoneInfo | None]:
-        """The person's working hours (their tenant's) and their zone; None for the zone when
-        their platform cannot tell it now and the core names none (the tenant's default is a
-        guess the platform would have overruled)."""
-        hours, default = of_tenant(self.settings, tenant_id)
+    async def zone(self, tenant_id: str, person: m.Person, address: Address | None
+                   ) -> PersonZone:
+        """The person's zone (``decide``) with their platform's profile at ``address`` (none
+        without an address); not ``told`` when the platform cannot tell it now and the core
+        names none."""
         found = await self.lookup(address) if address is not None else Profile()
-        core = core_zone(person)
-        if found is None and core is None:
-            return hours, None
-        return hours, zone_of((found.time_zone if found else None) or core, default)
+        zone = decide(found.time_zone if found is not None else None, person.time_zone,
+                      self.default(tenant_id))
+        return PersonZone(zone, told=found is not None or core_zone(person.time_zone) is not None)
 
-    def estimate(self, tenant_id: str, person: m.Person) -> tuple[WorkingHours, ZoneInfo]:
-        """The hours and zone as known without asking the platform or the store: the core's
-        zone, else the tenant's default."""
-        hours, default = of_tenant(self.settings, tenant_id)
-        return hours, zone_of(core_zone(person), default)
+    def estimate(self, tenant_id: str, person: m.Person) -> ZoneInfo:
+        """The person's zone as known without asking their platform or the store: ``decide``
+        with no platform zone (the core's, else the tenant's default)."""
+        return decide(None, person.time_zone, self.default(tenant_id))
+
+    def default(self, tenant_id: str) -> str:
+        """The tenant's default zone name (``[[clarify.hours.tenants]]``, else
+        ``[clarify.hours]``)."""
+        return of_tenant(self.settings, tenant_id)[1]
+
+    def hours(self, tenant_id: str) -> WorkingHours:
+        """The tenant's working hours."""
+        return of_tenant(self.settings, tenant_id)[0]
 
     @property
     def enabled(self) -> bool:
         """Working hours apply (``[clarify.hours] enabled``)."""
         return self.settings.enabled
 
-    async def held_until(self, tenant_id: str, person: m.Person, address: Address | None,
-                         now: datetime) -> datetime | None:
-        """When the person's next working hour starts, or None when they may be asked now
-        (also when ``[clarify.hours] enabled`` is off)."""
+    def held(self, tenant_id: str, zone: PersonZone, now: datetime) -> datetime | None:
+        """When the next working hour in ``zone`` starts, or None when the person may be asked
+        now (also when ``[clarify.hours] enabled`` is off); a zone not ``told``: in a minute."""
         if not self.settings.enabled:
             return None
-        hours, zone = await self.of(tenant_id, person, address)
-        if zone is None:
+        if not zone.told:
             return now + timedelta(seconds=RETRY_SECONDS)
-        if hours.open_at(now, zone):
+        hours = self.hours(tenant_id)
+        if hours.open_at(now, zone.zone):
             return None
-        return hours.next_open(now, zone)
+        return hours.next_open(now, zone.zone)
+
+    async def held_until(self, tenant_id: str, person: m.Person, address: Address | None,
+                         now: datetime) -> datetime | None:
+        """``held`` with the person's zone decided now (no platform lookup when the hours are
+        off)."""
+        if not self.settings.enabled:
+            return None
+        return self.held(tenant_id, await self.zone(tenant_id, person, address), now)
 
 
-def core_zone(person: m.Person) -> str | None:
-    """The zone the core's person record names, when it names one other than its default UTC
-    (a baseline core names none)."""
-    return person.time_zone if person.time_zone not in (None, "", "UTC") else None
+def _keep[V](kept: OrderedDict[str, V], key: str, value: V) -> None:
+    """``kept[key] = value``, the most recent last, at most ``PROCESS_KEPT`` kept."""
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > PROCESS_KEPT:
+        kept.popitem(last=False)

@@ -1,11 +1,14 @@
 """The steward's attention queue in chat (Slack's App Home, the Teams "queue" message): built
 from the core once per steward and remembered for a short while, re-shown when it changes.
 
-Building one reads up to ``QUEUE_PAGES`` pages of the core's attention list and ``QUEUE_MAX``
-clarifications, so it is remembered per steward (tenant and PERSON) for ``ttl_seconds`` on the
-injected clock: a person opening their App Home again, or several opens at once (one build,
-shared), costs one identity resolve. At most ``builds`` queues are built at once in a process,
-whoever asks. A queue the core could not build (``unavailable``) is never remembered.
+Building one follows the core's attention list to its end within ``QUEUE_BOUND`` (pages,
+items and seconds; a list that goes on past it makes the view say so rather than give a count)
+and reads the first ``QUEUE_MAX`` clarifications of the steward's (up to ``QUEUE_READ_MAX``
+where the list does not say whose each is: reads decide, for the count too), so it is
+remembered per steward (tenant and PERSON) for ``ttl_seconds`` on the injected clock: a person
+opening their App Home again, or several opens at once (one build, shared), costs one identity
+resolve. At most ``builds`` queues are built at once in a process, whoever asks. A queue the
+core could not build (``unavailable``) is never remembered.
 
 The queue changes when a steward is sent a notice or an escalation (``Stewards``' ``told``
 hook) and when a steward's override is recorded (``Followups``): ``changed`` forgets what was
@@ -32,6 +35,7 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.paging import Bound
 from bot.engine import views
 from bot.engine.rbac import role_in
 from bot.metrics import REGISTRY
@@ -39,8 +43,13 @@ from cards.views import AttentionItem, AttentionView, Viewer
 
 log = structlog.get_logger("clarify.attention")
 QUEUE_MAX = 50  # clarifications one chat queue lists; the rest is a count (the CLI lists all)
-QUEUE_PAGES = 20  # attention pages read at most (200 each) for the count
+# how far a build follows the attention list for the count: 50 pages of up to 200 (a core that
+# serves small pages is followed as far), 10,000 items, 10 s; past it the view says "and more"
+QUEUE_BOUND = Bound(pages=50, items=10_000, seconds=10.0)
 QUEUE_READS = 8  # clarifications read from the core at once for one queue
+# clarifications read at most for one queue: where the list's entries do not say their tenant
+# and workspace (a baseline core), reads decide which are the steward's, to show and to count
+QUEUE_READ_MAX = 2 * QUEUE_MAX
 TTL_SECONDS = 30.0  # how long a steward's queue is remembered (answers.queue_cache_seconds)
 BUILDS = 2  # queues built at once in a process, whoever asks
 KEPT = 1000  # stewards whose queue is remembered at most (the oldest is forgotten first)
@@ -50,6 +59,7 @@ Key = tuple[str, str]  # (tenant, person id)
 Publish = Callable[[ChatUser, AttentionView], Awaitable[None]]
 
 REGISTRY.preset("clarify_attention_queues_total", outcome=OUTCOMES)
+REGISTRY.preset("clarify_lists_cut_total", list=("attention",))
 
 
 def chat_user_of(address: Address) -> ChatUser | None:
@@ -201,22 +211,50 @@ class AttentionBoard:
             self._gate = asyncio.Semaphore(self.builds)
         try:
             async with self._gate:
-                ids = await self._attention_ids(tenant, mine)
-                shown = await self._read_all(ids[:QUEUE_MAX])
+                entries, complete = await self._attention_entries(tenant, mine)
+                shown, read = await self._read_mine(entries, tenant, mine)
+                more, counted = await self._count_rest(entries[read:], tenant, mine,
+                                                       reads=QUEUE_READ_MAX - read)
         except e.CoreError as exc:
             return _unavailable(exc)
-        items = tuple(attention_item(person, c) for c in shown
-                      if c.tenant_id == tenant and c.workspace.workspace_id in mine)
-        return AttentionView(viewer=_viewer(person), steward=True, items=items,
-                             more=len(ids) - len(shown))
+        return AttentionView(viewer=_viewer(person), steward=True,
+                             items=tuple(attention_item(person, c) for c in shown),
+                             more=more, whole=complete and counted)
 
-    async def _attention_ids(self, tenant: str, workspaces: frozenset[str]) -> list[str]:
-        """The ids of the tenant's attention queue in those workspaces, in the core's order
-        (an item whose list entry does not say its tenant or workspace is kept: its read
-        decides)."""
-        queue = await self.core.attention_queue(tenant_id=tenant, pages=QUEUE_PAGES)
-        return [s.id for s in queue if s.tenant_id in (None, tenant)
-                and (s.workspace_id is None or s.workspace_id in workspaces)]
+    async def _attention_entries(self, tenant: str, workspaces: frozenset[str]
+                                 ) -> tuple[list[m.ClarificationSummary], bool]:
+        """The entries of the tenant's attention queue in those workspaces, in the core's order
+        (an entry that does not say its tenant or workspace is kept: its read decides), and
+        whether the core's list was read to its end."""
+        queue = await self.core.attention_queue(tenant_id=tenant, bound=QUEUE_BOUND)
+        if not queue.complete:
+            REGISTRY.inc("clarify_lists_cut_total", list="attention")
+        return [s for s in queue.items if s.tenant_id in (None, tenant)
+                and (s.workspace_id is None or s.workspace_id in workspaces)], queue.complete
+
+    async def _read_mine(self, entries: list[m.ClarificationSummary], tenant: str,
+                         mine: frozenset[str]) -> tuple[list[m.Clarification], int]:
+        """The first ``QUEUE_MAX`` clarifications of ``entries`` that are the steward's, in
+        order, read a batch at a time (at most ``QUEUE_READ_MAX``), and how many were read."""
+        found: list[m.Clarification] = []
+        read = 0
+        while read < min(len(entries), QUEUE_READ_MAX) and len(found) < QUEUE_MAX:
+            batch = entries[read:read + min(QUEUE_MAX - len(found), QUEUE_READ_MAX - read)]
+            read += len(batch)
+            found += [c for c in await self._read_all([s.id for s in batch])
+                      if c.tenant_id == tenant and c.workspace.workspace_id in mine]
+        return found, read
+
+    async def _count_rest(self, rest: list[m.ClarificationSummary], tenant: str,
+                          mine: frozenset[str], *, reads: int) -> tuple[int, bool]:
+        """How many of the entries not shown are the steward's, and whether that is exact: an
+        entry that does not say its tenant and workspace (a baseline list) is read to decide,
+        up to ``reads`` of them; past that the count is a lower bound."""
+        unknown = [s for s in rest if s.tenant_id is None or s.workspace_id is None]
+        checked = await self._read_all([s.id for s in unknown[:max(reads, 0)]])
+        theirs = sum(1 for c in checked if c.tenant_id == tenant
+                     and c.workspace.workspace_id in mine)
+        return len(rest) - len(unknown) + theirs, len(checked) == len(unknown)
 
     async def _read_all(self, ids: list[str]) -> list[m.Clarification]:
         gate = asyncio.Semaphore(QUEUE_READS)
@@ -235,7 +273,9 @@ class AttentionBoard:
 
 
 def _viewer(person: m.Person) -> Viewer:
-    return views.viewer(person)
+    """The queue shows no time of day, so no zone is decided for it: the person's locale
+    only."""
+    return Viewer(locale=person.locale)
 
 
 def _unavailable(exc: Exception) -> AttentionView:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -35,7 +35,8 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
-from bot.engine import outcomes, views
+from bot.engine import aliases, evidence, outcomes, views
+from bot.engine.aliases import Unlinked
 from bot.engine.handler import HELD_LEASE
 from bot.engine.refresh import CardRefresher
 from bot.engine.trail import Skip, Trail
@@ -44,14 +45,13 @@ from cards.views import OutcomeView
 
 log = structlog.get_logger("clarify.declines")
 
-# nothing to pass on: settled, or dead-lettered (no turn comes after it; a decline there
-# records no skip). EXPIRED is not closed: the core marks a turn's window running out with it
-# while the ranking goes on.
-CLOSED = (m.ClarificationState.ANSWERED, m.ClarificationState.CONFLICTED,
-          m.ClarificationState.DEAD_LETTERED)
 _NAMESPACE = "declined"
 _KEPT_SECONDS = 90 * 86400  # longer than any ranking's windows
 _IN_FLIGHT_SECONDS = 30  # one decline at a time per person and clarification
+# what a person whose chat identity answers for nobody is told instead of "not sent to you"
+UNLINKED_TOLD = {Unlinked.SHARED: "decline.identity_shared",
+                 Unlinked.UNKNOWN: "decline.identity_unknown",
+                 Unlinked.UNVERIFIED: "decline.identity_unverified"}
 HELD = HELD_LEASE  # clarification id -> "job id|lease token", while a worker's lease lives
 Redo = Callable[[m.LeasedJob], Coroutine[Any, Any, object]]  # the handler's walk, on a lease
 
@@ -68,6 +68,8 @@ class Declined:
     status: DeclineStatus
     view: OutcomeView | None = None  # what replaces the card (PASSED_ON, MOVED_ON)
     recorded: bool = False  # this press recorded the skip (False for a repeat)
+    # a refusal's own words (a catalog key) where they name its cause better than the status
+    told: str | None = None
 
 
 @dataclass
@@ -96,12 +98,12 @@ class Declines:
         if tenant is None:
             return await self._refuse(user, clarification_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                       "A decline came from a workspace mapped to no tenant.")
-        person = await self._person(user, tenant)
-        if person is None:
-            return await self._refuse(user, clarification_id,
-                                      m.ReasonCode.RESPONDER_NOT_AUTHORISED,
-                                      "A decline came from a chat identity that is not a "
-                                      "verified enterprise identity; nothing was recorded.")
+        person = await aliases.clicker(self.core, tenant_id=tenant, user=user.identity())
+        if isinstance(person, Unlinked):
+            refused = await self._refuse(user, clarification_id, person.reason,
+                                         f"A decline came from a chat identity that answers "
+                                         f"for nobody ({person.why}); nothing was recorded.")
+            return replace(refused, told=UNLINKED_TOLD[person])
         try:
             c = await self.core.get_clarification(clarification_id=clarification_id)
         except e.ClarificationNotFound:
@@ -114,11 +116,17 @@ class Declines:
                                       "A decline came from someone the card was not sent to; "
                                       "nothing was recorded.")
         now = self.clock.now()
-        if c.state in CLOSED:
-            view = outcomes.moved_on(c, person, now=now)
+        # the card's own zone, else the person's as known without asking (bot.engine.zones)
+        zone = card.time_zone or self.refresher.zones.estimate(c.tenant_id, person)
+        # nothing to pass on: settled (by the evidence, whatever the state word), or
+        # dead-lettered (no turn comes after it; a decline there records no skip). EXPIRED is
+        # not closed: the core marks a turn's window running out with it while the ranking
+        # goes on.
+        if evidence.closed(c):
+            view = outcomes.moved_on(c, person, now=now, zone=zone)
             return await self._shown(card, Declined(DeclineStatus.MOVED_ON, view), paint)
         recorded, now_on = await self._record(c, card)
-        view = outcomes.passed_on(c, person, now=now, later=not now_on)
+        view = outcomes.passed_on(c, person, now=now, zone=zone, later=not now_on)
         return await self._shown(card, Declined(DeclineStatus.PASSED_ON, view, recorded), paint)
 
     async def _record(self, c: m.Clarification, card: CardRecord) -> tuple[bool, bool]:
@@ -184,13 +192,6 @@ class Declines:
     async def _card(self, c: m.Clarification, card_ref: str) -> CardRecord | None:
         """The question card the button was on, by the reference it carried."""
         return views.sent_card(await self.store.cards(c.id), card_ref)
-
-    async def _person(self, user: ChatUser, tenant: str) -> m.Person | None:
-        try:
-            resolved = await self.core.resolve_person(tenant_id=tenant, identity=user.identity())
-        except (e.AliasAmbiguous, e.PersonNotFound, e.TenantScopeMismatch):
-            return None
-        return resolved.person if resolved.verified else None
 
     async def _refuse(self, user: ChatUser, clarification_id: str, reason: m.ReasonCode,
                       message: str) -> Declined:

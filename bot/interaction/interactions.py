@@ -13,9 +13,11 @@ queue in chat lists. Answers themselves go to
 from __future__ import annotations
 
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 import structlog
 
+from bot.channel import Address, SlackReach, TeamsReach
 from bot.chat import ChatUser, SlackTenants
 from bot.clock import Clock
 from bot.core import errors as e
@@ -24,6 +26,7 @@ from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read
+from bot.engine.zones import Zones
 from bot.interaction.attention import AttentionBoard
 from bot.interaction.declines import Declined, Declines
 from bot.settings import TeamsSettings
@@ -99,6 +102,7 @@ class Interactions:
     teams: TeamsSettings
     declines: Declines
     board: AttentionBoard
+    zones: Zones  # the readers' zones (``bot.engine.zones``), for a card whose record names none
 
     def tenant(self, user: ChatUser) -> str | None:
         """The tenant a callback acts in, or None (deny by default): ``tenant_of``."""
@@ -125,8 +129,11 @@ class Interactions:
             card = None
         if card is not None and card.delivery.person_id != person.person_id:
             card = None  # another's card: its turn is not this reader's
-        return views.as_sent(views.question_view(c, card_ref=card_ref, person=person, now=now),
-                             card, c, now=now)
+        # the zone the card was written in, else the reader's
+        zone = card.time_zone if card is not None and card.time_zone else \
+            await self._zone(user, person, tenant)
+        return views.as_sent(views.question_view(c, card_ref=card_ref, person=person, zone=zone,
+                                                 now=now), card, c, now=now)
 
     async def decline(self, user: ChatUser, *, clarification_id: str, card_ref: str,
                       paint: bool) -> Declined:
@@ -153,7 +160,8 @@ class Interactions:
             return None
         return OverrideFormView(clarification_id=c.id, card_ref=card_ref, candidate=chosen,
                                 document=views.steward_document(c, person),
-                                viewer=views.viewer(person))
+                                viewer=views.viewer(person, await self._zone(user, person,
+                                                                             tenant)))
 
     async def digest_page(self, user: ChatUser, *, digest_ref: str, offset: int
                           ) -> DigestView | None:
@@ -173,6 +181,15 @@ class Interactions:
         from the
         core, remembered for a short while per steward)."""
         return await self.board.for_user(user)
+
+    async def _zone(self, user: ChatUser, person: m.Person, tenant: str) -> ZoneInfo:
+        """The reader's zone (``bot.engine.zones``), their platform's from the identity that
+        clicked."""
+        reach = (TeamsReach(aad_tenant_id=user.aad_tenant_id or "") if user.platform == "teams"
+                 else SlackReach(team_id=user.team_id, enterprise_id=user.enterprise_id))
+        address = Address(platform=user.platform, person_id=person.person_id,
+                          user_id=user.user_id, reach=reach)
+        return (await self.zones.zone(tenant, person, address)).zone
 
     async def _person_and(self, user: ChatUser, clarification_id: str, *, event: str
                           ) -> tuple[m.Person, str, m.Clarification] | None:

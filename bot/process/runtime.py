@@ -100,25 +100,29 @@ def build_engine(parts: EngineParts) -> Engine:
     deliverer = Deliverer(store=store, core=core, channels=channels, worker_id=parts.worker_id,
                           sleep=parts.sleep, random=parts.random)
     trail = Trail(audit, clock)
+    # one per engine: every person's zone is decided here, and a profile read is kept once in
+    # this process (``bot.engine.zones``)
+    zones = Zones(store, channels, parts.clarify.hours)
     board = AttentionBoard(core=core, clock=clock,
                            tenant=partial(tenant_of, slack=parts.slack, teams=parts.teams),
                            ttl_seconds=parts.queue_cache_seconds)
-    stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify,
+    stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify, zones=zones,
                         told=board.steward_told)
-    refresher = CardRefresher(core=core, store=store, channels=channels, clock=clock)
+    refresher = CardRefresher(core=core, store=store, channels=channels, clock=clock,
+                              zones=zones)
     reminders = Reminders(core=core, store=store, deliverer=deliverer, routing=routing,
-                          refresher=refresher, trail=trail, clock=clock, settings=parts.clarify)
+                          refresher=refresher, trail=trail, clock=clock, settings=parts.clarify,
+                          zones=zones)
     handler = JobHandler(core=core, store=store, deliverer=deliverer, routing=routing,
                          clock=clock, settings=parts.clarify, trail=trail, stewards=stewards,
                          refresher=refresher, reminders=reminders)
-    deliverer.locales = partial(platform_locale, handler.zones)  # every card sent, in it
+    deliverer.locales = partial(platform_locale, zones)  # every card sent, in it
     digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,
-                           audit=audit, clock=clock, zones=handler.zones)
+                           audit=audit, clock=clock, zones=zones)
     notices = NoticeSender(core=core, store=store, deliverer=deliverer, routing=routing,
-                           audit=audit, clock=clock, told=board.steward_told,
-                           zones=handler.zones)
+                           audit=audit, clock=clock, told=board.steward_told, zones=zones)
     dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
-                                      routing=routing, audit=audit, clock=clock)
+                                      routing=routing, audit=audit, clock=clock, zones=zones)
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, digests=digests, dead_letters=dead_letters,
                     config=parts.worker, notices=notices, random=parts.random,
@@ -132,7 +136,7 @@ def build_engine(parts: EngineParts) -> Engine:
                         redo=handler.handle)
     interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
                                 slack=parts.slack, teams=parts.teams, declines=declines,
-                                board=board)
+                                board=board, zones=zones)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
                   digests=digests, notices=notices, reminders=reminders,

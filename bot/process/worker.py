@@ -34,6 +34,7 @@ import random as _random
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -44,9 +45,17 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.extensions import Extension
+from bot.core.transport import CORE_RETRY
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.digests import DigestSender
-from bot.engine.handler import HOLD_LEASE_SECONDS, Hold, JobHandler, JobOutcome
+from bot.engine.handler import (
+    HOLD_LEASE_SECONDS,
+    UNREAD_LOOK_SECONDS,
+    Hold,
+    JobHandler,
+    JobOutcome,
+)
 from bot.engine.notices import NoticeSender
 from bot.engine.reminders import Reminders
 from bot.metrics import REGISTRY
@@ -67,6 +76,16 @@ REPORTS_LINGER_SECONDS = 0.02
 # held jobs looked at per housekeeping pass (docs/delivery.md, "Working hours")
 HOLDS_PER_PASS = 500
 STORE_RETRY = RetryPolicy(max_attempts=7, base=1.0, cap=30.0, retry_after_cap=0.0, jitter=0.5)
+
+
+def poll_retry(config: WorkerConfig) -> RetryPolicy:
+    """The poll loop's wait after a poll that leased nothing or failed: the poll interval, and
+    at least the Retry-After a core sent with a 429 or 503, honoured up to the core client's
+    cap (docs/core-contract.md, "Retry-After"). The poll is never resent by the client itself:
+    this loop waits, where a stop does not wait behind it."""
+    interval = config.poll_interval_seconds
+    return RetryPolicy(max_attempts=None, base=interval, cap=interval,
+                       retry_after_cap=CORE_RETRY.retry_after_cap, jitter=0.0)
 
 
 @dataclass
@@ -99,6 +118,9 @@ class Worker:
     config: WorkerConfig = field(default_factory=WorkerConfig)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     random: Callable[[], float] = _random.random  # the store retries' jitter draws
+    # the poll loop's waits between polls (a stop or a freed slot ends one early): tests count
+    # the waits the loop asks for instead of sleeping through them
+    idle_sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     outcomes: dict[JobOutcome, int] = field(default_factory=dict)
     credentials: CredentialsCheck | None = None
     notices: NoticeSender | None = None  # the stewards' batched high-severity notices
@@ -134,7 +156,33 @@ class Worker:
                 REGISTRY.observe("clarify_job_lag_seconds", lag)
             self.slots.leased(job, asyncio.create_task(self._heartbeat(job)))
         self._start_ready()
-        return len(leased.jobs)
+        for unread in leased.unread:
+            await self._hold_unread(unread)
+        return len(leased.jobs) + len(leased.unread)
+
+    async def _hold_unread(self, unread: m.UnreadJob) -> None:
+        """A polled job that did not read. Named (its id and lease token read), it is held like
+        a job whose clarification did not read: its lease kept and the job read again (from the
+        heartbeat's answer) every ``UNREAD_LOOK_SECONDS``, so no candidate's turn runs out
+        unseen. Unnamed, nothing can reach it: it is left to its lease, logged and counted."""
+        fields = list(unread.fields)
+        if not unread.named:
+            REGISTRY.inc("clarify_jobs_unreadable_total", read="job", action="left")
+            log.error("worker.job_unreadable", fields=fields, action="left",
+                      why="its id or its lease token did not read")
+            return
+        assert unread.id is not None and unread.lease_token is not None
+        REGISTRY.inc("clarify_jobs_unreadable_total", read="job", action="held")
+        now = self.handler.clock.now()
+        hold = Hold(None, now + timedelta(seconds=UNREAD_LOOK_SECONDS),
+                    named=(unread.id, unread.lease_token))
+        log.warning("worker.job_unreadable", job_id=unread.id, fields=fields, action="held",
+                    again=hold.due.isoformat())
+        try:
+            await self.handler.store.hold_put(unread.id, hold.dumps(), at=now)
+            await self._look_at_hold(unread.id, hold)
+        except (e.CoreError, StoreUnavailable, ValueError) as exc:
+            log.warning("worker.hold_unextended", job_id=unread.id, error=type(exc).__name__)
 
     def _start_ready(self) -> None:
         """Start jobs leased ahead while slots are free (not while delivery is paused)."""
@@ -224,14 +272,34 @@ class Worker:
         due = hold.due <= now
         try:
             extended = await self.core.heartbeat_job(
-                job_id=job_id, lease_token=hold.job.lease_token,
-                lease_seconds=self.config.lease_seconds if due else HOLD_LEASE_SECONDS)
+                job_id=job_id, lease_token=hold.lease_token,
+                # a job that did not read keeps the long lease until it reads
+                lease_seconds=self.config.lease_seconds if due and hold.job is not None
+                else HOLD_LEASE_SECONDS)
         except (e.LeaseExpired, e.LeaseMismatch, e.JobNotFound) as exc:
             await self.handler.store.hold_drop(job_id)
             REGISTRY.inc("clarify_holds_lost_total")
             log.warning("worker.hold_lost", job_id=job_id, error=type(exc).__name__)
             return
         job = extended or hold.job
+        if job is None:  # the job still does not read (the heartbeat's answer did not either)
+            kept = Hold(None, now + timedelta(seconds=UNREAD_LOOK_SECONDS) if due else hold.due,
+                        named=hold.named)
+            if due:
+                REGISTRY.inc("clarify_jobs_unreadable_total", read="job", action="held")
+                log.warning("worker.job_unreadable", job_id=job_id, action="held",
+                            again=kept.due.isoformat())
+            # the answer that would say when the lease ends did not read: by what was asked
+            # for (a core without heartbeat-lease extends by the polled lease)
+            lease = (HOLD_LEASE_SECONDS if self.core.offers(Extension.HEARTBEAT_LEASE)
+                     else self.config.lease_seconds)
+            await self.handler.store.hold_put(
+                job_id, kept.dumps(), at=kept.look_at(now + timedelta(seconds=lease), now))
+            return
+        if hold.job is None:  # the held job reads now: handled as a hold that is due
+            log.info("worker.job_reads", job_id=job_id)
+            await self._look_at_hold(job_id, Hold(job, now))
+            return
         if not due:
             kept = Hold(job, hold.due)
             await self.handler.store.hold_put(job_id, kept.dumps(),
@@ -460,7 +528,7 @@ class Worker:
                 continue
             if self.pauses is not None:
                 await self.pauses.recheck()
-            polled, leased = self.hungry, 0
+            polled, leased, retry_after = self.hungry, 0, None
             try:
                 if polled:
                     leased = await self.poll_iteration()
@@ -468,9 +536,11 @@ class Worker:
                 log.error("worker.core_token_rejected", setting=CORE_TOKEN_SETTING)
             except e.CoreError as exc:
                 failures += 1
+                retry_after = exc.retry_after if isinstance(exc, e.CoreAPIError) else None
                 if (failures - 1) % self.config.poll_failures_logged_every == 0:
                     log.warning("worker.poll_failed", error=type(exc).__name__, failures=failures,
-                                setting="core.url", url=self.config.core_url)
+                                setting="core.url", url=self.config.core_url,
+                                retry_after=retry_after)
             else:
                 if failures and polled:
                     log.info("worker.poll_recovered", failures=failures)
@@ -478,11 +548,15 @@ class Worker:
             iteration += 1
             if iteration % self.config.housekeeping_every == 0:
                 await self.housekeeping()
-            if not self.hungry:
+            if retry_after is not None:
+                # the core asked for a pause (429, 503): no poll before it ends, room or not
+                await self._idle(poll_retry(self.config).delay(failures, retry_after=retry_after,
+                                                       draw=1.0))
+            elif not self.hungry:
                 # enough jobs in hand: lease again the moment there is room, not a poll later
                 await self._idle(self.config.poll_interval_seconds, until_freed=True)
             elif leased == 0 and polled:  # nothing due (or the core failed): a poll interval
-                await self._idle(self.config.poll_interval_seconds)
+                await self._idle(poll_retry(self.config).delay(max(failures, 1), draw=1.0))
         await self.shutdown()
 
     async def _idle(self, seconds: float, *, until_freed: bool = False) -> None:
@@ -491,11 +565,12 @@ class Worker:
         self.slots.expect_room()
         if until_freed and self.hungry:
             return  # jobs finished between the check and here
-        waits = [asyncio.ensure_future(self.slots.stopping.wait())]
+        waits = [asyncio.ensure_future(self.slots.stopping.wait()),
+                 asyncio.ensure_future(self.idle_sleep(seconds))]
         if until_freed:
             waits.append(asyncio.ensure_future(self.slots.freed.wait()))
         try:
-            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for wait in waits:
                 wait.cancel()

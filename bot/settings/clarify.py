@@ -16,6 +16,7 @@ from bot.settings.fields import (
     Num,
     Roles,
     TenantId,
+    ZoneName,
     _allowed,
     _choice,
     _cross,
@@ -92,7 +93,7 @@ class TenantHours(_Table):
     days: str = _allowed("mon-fri", "days like mon-fri or mon,wed,fri")
     start: str = _allowed("08:00", "a local time HH:MM")
     end: str = _allowed("18:00", "a local time HH:MM, after start")
-    time_zone: str = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
+    time_zone: ZoneName = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
 
     @model_validator(mode="after")
     def _valid(self) -> TenantHours:
@@ -110,7 +111,7 @@ class HoursSettings(_Table):
     start: str = _allowed("08:00", "a local time HH:MM")
     end: str = _allowed("18:00", "a local time HH:MM, after start")
     # the zone of a person whose platform and core name none
-    time_zone: str = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
+    time_zone: ZoneName = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
     tenants: tuple[TenantHours, ...] = ()
 
     @model_validator(mode="after")

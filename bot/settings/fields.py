@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
+from bot.clock import zone_named
 from bot.core.models import Channel, Role, Severity
 
 _TENANT = r"^[A-Za-z0-9._:@-]{1,200}$"
@@ -84,7 +85,16 @@ def _cross(field: str, value: object, allowed: str) -> PydanticCustomError:
     return PydanticCustomError("cross_field", allowed, {"field": field, "value": value})
 
 
+def _zone(name: str) -> str:
+    """An IANA time zone name (what a person's zone falls back to must be one: an unknown name
+    would put every such person in UTC without a word)."""
+    if zone_named(name) is None:
+        raise ValueError("not an IANA time zone")
+    return name
+
+
 Int = Annotated[int, BeforeValidator(_no_bool)]
+ZoneName = Annotated[str, AfterValidator(_zone)]
 Num = Annotated[float, BeforeValidator(_no_bool)]
 Channels = Annotated[
     tuple[Literal["teams", "slack"], ...],

@@ -76,6 +76,10 @@ class CardRecord:
     moves_on_at: datetime | None = None
     moves_on_to_steward: bool = False
     reminded: bool = False
+    # the IANA zone the message was written in (``bot.engine.zones``): every rebuild of the
+    # card shows its times in it, as the first one did. None: not known (found after a crash,
+    # or recorded before zones were kept)
+    time_zone: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +138,10 @@ class OutboxEntry:
     # an action of the same order key acted later was accepted (it waits, or went before this
     # one reached the front): forwarded all the same, as a superseded response
     superseded: bool = False
+    answer: str = ""  # the answer's fingerprint (``Callback.fingerprint``); "": not given
+    # the settled entry this one repeats (the next action of the key, forwarded already, with
+    # the same answer): forwarded as a resend of that one (``bot.store.stream.repeat_of``)
+    repeats: str | None = None
 
 
 class Store(Protocol):
@@ -336,8 +344,10 @@ class Store(Protocol):
 
     # ------------------------------------------------ answer outbox (durable)
     async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
-                            now: datetime) -> Acceptance:
-        """Store an answer to forward and raise its order key's "latest action" marker, at once.
+                            now: datetime, answer: str = "") -> Acceptance:
+        """Store an answer to forward and raise its order key's "latest action" marker, at once
+        (``answer``: its fingerprint, kept with the entry and, once it settled, in the marker;
+        "" for none: it then never repeats another, ``bot.store.stream``).
 
         DUPLICATE (nothing stored) when the entry is held already or was settled or parked
         (within the order marker's TTL). An action older than one accepted before is queued too,
@@ -350,7 +360,8 @@ class Store(Protocol):
         """Entries due now (only ``entry_id`` when given), at most one per order key, none whose
         key another claim holds, and only a key's first waiting entry by action time (the
         person's order); each is held, with its key, for ``lease_seconds``, its attempts raised
-        by one, and flagged superseded when a later action of its key was accepted."""
+        by one, flagged superseded when a later action of its key was accepted, and naming the
+        settled entry it repeats, if any (``bot.store.stream.repeat_of``)."""
         ...
 
     async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:

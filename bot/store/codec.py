@@ -78,12 +78,15 @@ def card_json(card: CardRecord) -> str:
         doc["to_steward"] = card.moves_on_to_steward
     if card.reminded:
         doc["reminded"] = True
+    if card.time_zone is not None:
+        doc["tz"] = card.time_zone
     return json.dumps(doc)
 
 
 def card_from(raw: str | bytes) -> CardRecord:
     """A stored card; a record written before the move-on fields were kept (or with one that
-    does not read as a time) reads with none: its rebuilds show no move-on line."""
+    does not read as a time) reads with none: its rebuilds show no move-on line. One written
+    before zones were kept reads with none: its rebuilds take the person's zone as known then."""
     doc = json.loads(raw)
     clarification_id, person_id, attempt, kind = doc["delivery"]
     delivery = DeliveryKey(clarification_id, person_id, attempt, kind)
@@ -95,7 +98,12 @@ def card_from(raw: str | bytes) -> CardRecord:
     return CardRecord(delivery=delivery, platform=doc["platform"], message_ref=doc["message_ref"],
                       moves_on_at=moves_on_at,
                       moves_on_to_steward=moves_on_at is not None and doc.get("to_steward") is True,
-                      reminded=doc.get("reminded") is True)
+                      reminded=doc.get("reminded") is True, time_zone=_zone(doc.get("tz")))
+
+
+def _zone(name: object) -> str | None:
+    """A stored card's zone: a name (it is checked where it is read), else none."""
+    return name if isinstance(name, str) and name else None
 
 
 def card_order(card: CardRecord) -> tuple[int, str, str]:
@@ -103,16 +111,28 @@ def card_order(card: CardRecord) -> tuple[int, str, str]:
     return (card.delivery.attempt, card.delivery.person_id, card.delivery.kind)
 
 
-def outbox_json(payload: str, *, created_at: datetime, order_key: str, acted_at: int) -> str:
-    """The entry as stored; the claim script reads ``key`` and ``acted`` from it."""
+def outbox_json(payload: str, *, created_at: datetime, order_key: str, acted_at: int,
+                answer: str = "") -> str:
+    """The entry as stored; the claim script reads ``key``, ``acted`` and ``answer`` from it."""
     return json.dumps({"payload": payload, "created_at": epoch(created_at), "key": order_key,
-                       "acted": acted_at})
+                       "acted": acted_at, "answer": answer})
 
 
 def outbox_from(entry_id: str, raw: str, *, attempts: int, failures: int = 0,
                 superseded: bool = False) -> OutboxEntry:
     doc = json.loads(raw)
+    answer = doc.get("answer")  # (entries stored before answers were kept: unknown)
     return OutboxEntry(entry_id=entry_id, payload=doc["payload"], attempts=attempts,
                        created_at=when(doc["created_at"]), order_key=doc["key"],
                        acted_at=int(doc["acted"]), failures=failures,
-                       superseded=superseded)
+                       superseded=superseded, answer=answer if isinstance(answer, str) else "")
+
+
+def queued_times(raw: str | None) -> list[int]:
+    """The action times of a key's waiting entries, from the outbox queue's JSON list of
+    [action time, entry id] (unreadable: none)."""
+    try:
+        rows = json.loads(raw) if raw else []
+        return [int(row[0]) for row in rows]
+    except (ValueError, TypeError, IndexError, KeyError):
+        return []

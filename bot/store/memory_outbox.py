@@ -13,6 +13,7 @@ from bot.store import keys as k
 from bot.store.base import Acceptance, OutboxEntry
 from bot.store.errors import OutboxFull
 from bot.store.expiring import Expiring
+from bot.store.stream import repeat_of, settled_mark
 
 
 @dataclass(slots=True)
@@ -21,6 +22,7 @@ class _Entry:
     created_at: datetime
     order_key: str
     acted_at: int
+    answer: str = ""
     attempts: int = 0
     failures: int = 0
 
@@ -35,7 +37,8 @@ class _Order:
     waiting: int = 0  # entries of the key in the outbox: the marker expires once none is
     # the key's waiting entries in the person's order: (action time, entry id), sorted
     queue: list[tuple[int, str]] = field(default_factory=list)
-    done: set[str] = field(default_factory=set)  # entries settled or parked: replays duplicate
+    # entries settled or parked, with their ``settled_mark``: replays are duplicates
+    done: dict[str, str] = field(default_factory=dict)
 
 
 HELD_KEY_RECHECK_SECONDS = 0.2
@@ -60,7 +63,7 @@ class MemoryOutbox:
 
     # ------------------------------------------------ answer outbox (durable)
     async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
-                            now: datetime) -> Acceptance:
+                            now: datetime, answer: str = "") -> Acceptance:
         async with self._lock:
             order = self._order(order_key)
             if entry_id in order.done or (order.settled_id == entry_id
@@ -70,7 +73,7 @@ class MemoryOutbox:
             if len(self._outbox) >= self._outbox_max:
                 raise OutboxFull()
             self._outbox[entry_id] = _Entry(payload=payload, created_at=now,
-                                            order_key=order_key, acted_at=acted_at)
+                                            order_key=order_key, acted_at=acted_at, answer=answer)
             self._outbox_due[entry_id] = now
             order.seen = max(order.seen, acted_at)
             order.waiting += 1
@@ -85,15 +88,15 @@ class MemoryOutbox:
             self._orders.put(order_key, order, self._ttls.order)
         return order
 
-    def _gone(self, order_key: str, entry_id: str, now: datetime | None) -> None:
-        """One entry of the key waits no more (its next one is due at ``now``); with none left,
-        its marker starts to expire."""
+    def _gone(self, order_key: str, entry_id: str, now: datetime | None, mark: str) -> None:
+        """One entry of the key waits no more (its next one is due at ``now``; ``mark``: what
+        the marker keeps of it); with none left, its marker starts to expire."""
         order = self._order(order_key)
         order.queue = [q for q in order.queue if q[1] != entry_id]
         after = next((q[1] for q in order.queue if q[1] in self._outbox), None)
         if now is not None and after is not None and self._outbox_due.get(after, now) > now:
             self._outbox_due[after] = now
-        order.done.add(entry_id)
+        order.done[entry_id] = mark
         order.waiting = max(0, order.waiting - 1)
         if order.waiting == 0:
             self._orders.expire(order_key, self._ttls.order)
@@ -142,10 +145,14 @@ class MemoryOutbox:
         entry = self._outbox[entry_id]
         entry.attempts += 1
         self._outbox_due[entry_id] = now + timedelta(seconds=lease_seconds)
+        order = self._order(entry.order_key)
+        waiting = (at for at, other in order.queue if other in self._outbox)
         return OutboxEntry(entry_id=entry_id, payload=entry.payload, attempts=entry.attempts,
                            created_at=entry.created_at, order_key=entry.order_key,
                            acted_at=entry.acted_at, failures=entry.failures,
-                           superseded=entry.acted_at < self._order(entry.order_key).seen)
+                           superseded=entry.acted_at < order.seen,
+                           answer=entry.answer,
+                           repeats=repeat_of(entry.acted_at, entry.answer, order.done, waiting))
 
     def _release(self, entry: OutboxEntry) -> None:
         order = self._orders.get(entry.order_key)
@@ -168,7 +175,8 @@ class MemoryOutbox:
             if entry.acted_at >= order.settled:
                 order.settled, order.settled_id = entry.acted_at, entry.entry_id
             if held is not None:
-                self._gone(entry.order_key, entry.entry_id, now)
+                self._gone(entry.order_key, entry.entry_id, now,
+                           settled_mark(entry.acted_at, held.answer))
 
     async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
         async with self._lock:
@@ -177,7 +185,8 @@ class MemoryOutbox:
             self._outbox_due.pop(entry.entry_id, None)
             if held is not None:
                 self._parked[entry.entry_id] = (held, reason)
-                self._gone(entry.order_key, entry.entry_id, now)
+                self._gone(entry.order_key, entry.entry_id, now,
+                           settled_mark(entry.acted_at, held.answer, parked=True))
 
     async def outbox_size(self) -> int:
         async with self._lock:

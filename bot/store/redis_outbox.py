@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +12,7 @@ from bot.store.base import Acceptance, OutboxEntry
 from bot.store.errors import OutboxFull
 from bot.store.errors import translated as _translated
 from bot.store.keys import Keys, Ttls
+from bot.store.stream import repeat_of, settled_mark
 
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
@@ -38,8 +40,9 @@ class RedisOutbox:
     # ------------------------------------------------ answer outbox (durable)
     @_translated
     async def outbox_accept(self, entry_id: str, payload: str, *, order_key: str, acted_at: int,
-                            now: datetime) -> Acceptance:
-        doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at)
+                            now: datetime, answer: str = "") -> Acceptance:
+        doc = codec.outbox_json(payload, created_at=now, order_key=order_key, acted_at=acted_at,
+                                answer=answer)
         names = [self._keys.outbox_entries, self._keys.outbox_due, self._keys.order(order_key),
                  self._keys.outbox_keys, self._keys.outbox_queue]
         verdict = await self._outbox_accept(keys=names, args=[
@@ -59,9 +62,24 @@ class RedisOutbox:
             codec.num(at), codec.num(at + lease_seconds), limit, limit * _CLAIM_LOOKAHEAD + 16,
             entry_id or "", codec.num(at + _HELD_KEY_RECHECK_SECONDS)])
         rows = zip(flat[::5], flat[1::5], flat[2::5], flat[3::5], flat[4::5], strict=True)
-        return [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
-                                  superseded=bool(superseded))
-                for entry_id, raw, attempts, failures, superseded in rows]
+        claimed = [codec.outbox_from(entry_id, raw, attempts=int(attempts), failures=int(failures),
+                                     superseded=bool(superseded))
+                   for entry_id, raw, attempts, failures, superseded in rows]
+        # only an entry with a later action of its key can repeat one (``repeat_of``)
+        return [await self._repeats(entry) if entry.superseded else entry for entry in claimed]
+
+    async def _repeats(self, entry: OutboxEntry) -> OutboxEntry:
+        """The entry, naming the settled one it repeats (``bot.store.stream.repeat_of``): read
+        after the claim, which holds the key, so no entry of it settles meanwhile."""
+        if not entry.answer:
+            return entry
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(self._keys.order(entry.order_key))
+            pipe.hget(self._keys.outbox_queue, entry.order_key)
+            order, queue = await pipe.execute()
+        settled = {name[2:]: mark for name, mark in order.items() if name.startswith("d:")}
+        return replace(entry, repeats=repeat_of(entry.acted_at, entry.answer, settled,
+                                                codec.queued_times(queue)))
 
     @_translated
     async def outbox_retry(self, entry: OutboxEntry, *, at: datetime, failed: bool) -> None:
@@ -76,7 +94,8 @@ class RedisOutbox:
                  self._keys.outbox_keys, self._keys.outbox_leases, self._keys.outbox_queue]
         await self._outbox_done(keys=names, args=[
             entry.entry_id, entry.acted_at, self._ttls.order, entry.order_key,
-            codec.num(codec.epoch(now)) if now is not None else ""])
+            codec.num(codec.epoch(now)) if now is not None else "",
+            settled_mark(entry.acted_at, entry.answer)])
 
     @_translated
     async def outbox_park(self, entry: OutboxEntry, *, reason: str, now: datetime) -> None:
@@ -84,9 +103,9 @@ class RedisOutbox:
                  self._keys.outbox_failures, self._keys.outbox_parked,
                  self._keys.order(entry.order_key), self._keys.outbox_keys,
                  self._keys.outbox_leases, self._keys.outbox_queue]
-        await self._outbox_park(keys=names, args=[entry.entry_id, reason,
-                                                  codec.num(codec.epoch(now)), entry.order_key,
-                                                  self._ttls.order])
+        await self._outbox_park(keys=names, args=[
+            entry.entry_id, reason, codec.num(codec.epoch(now)), entry.order_key,
+            self._ttls.order, settled_mark(entry.acted_at, entry.answer, parked=True)])
 
     @_translated
     async def outbox_size(self) -> int:

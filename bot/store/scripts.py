@@ -207,10 +207,12 @@ return redis.call('HDEL', KEYS[1], unpack(gone))
 # Every outbox script's keys share the {outbox} hash tag. The "keys" hash holds, per order key
 # with entries waiting, "<latest action accepted> <entries waiting>"; the order hash (one per
 # key, kept ORDER_TTL after its last entry settled) holds the latest action, the last entry
-# settled ('seen', 'settled', 'settled_id') and one field 'd:<entry id>' per entry settled or
-# parked, so that a platform's retry or replay of any of them is a duplicate, never a second
-# forward. The "queue" hash holds, per order key with entries waiting, its entries in the order
-# the person acted (a JSON list of [action time, entry id]): a claim takes only a key's first.
+# settled ('seen', 'settled', 'settled_id') and one field 'd:<entry id>' per entry settled
+# or parked ("<action time> <answer>[ p]", ``bot.store.stream.settled_mark``; '1' before
+# answers were kept), so that a platform's retry or replay of any of them is a duplicate, never
+# a second forward, and a late repeat of a forwarded answer is known as one. The "queue" hash
+# holds, per order key with entries waiting, its entries in the order the person acted (a JSON
+# list of [action time, entry id]): a claim takes only a key's first.
 _KEYS = """
 local function waiting(keys, key)
   local v = redis.call('HGET', keys, key)
@@ -365,9 +367,10 @@ end
 
 # One entry of ``key`` waits no more: count it off and take it out of the key's queue; with none
 # left, its latest action moves to the order hash (which then lasts ``ttl``). The entry's id
-# stays in the order hash, so that a replay of it is a duplicate.
+# stays in the order hash with ``mark`` (its action time and answer, and whether it was
+# parked), so that a replay of it is a duplicate.
 _SETTLE = _KEYS + """
-local function gone(keys, order, queue, key, id, ttl, now, due, entries)
+local function gone(keys, order, queue, key, id, ttl, now, due, entries, mark)
   q_remove(queue, key, id)
   if now and now ~= '' then  -- the key's next entry in the person's order is due at once
     for _, e in ipairs(q_get(queue, key)) do
@@ -378,7 +381,7 @@ local function gone(keys, order, queue, key, id, ttl, now, due, entries)
       end
     end
   end
-  redis.call('HSET', order, 'd:' .. id, '1')
+  redis.call('HSET', order, 'd:' .. id, mark)
   redis.call('EXPIRE', order, ttl)
   local seen, n = waiting(keys, key)
   if not seen then return end
@@ -401,7 +404,7 @@ release(KEYS[3], ARGV[4], ARGV[1])
 """
 
 # KEYS: entries, due, attempts, failures, order, keys, leases, queue
-# ARGV: entry id, action time, order ttl, order key, now ('' : none)
+# ARGV: entry id, action time, order ttl, order key, now ('' : none), settled mark
 OUTBOX_DONE = _RELEASE + _SETTLE + """
 release(KEYS[7], ARGV[4], ARGV[1])
 local held = redis.call('HDEL', KEYS[1], ARGV[1])
@@ -414,12 +417,13 @@ if not settled or tonumber(ARGV[2]) >= tonumber(settled) then
   redis.call('EXPIRE', KEYS[5], ARGV[3])
 end
 if held == 1 then
-  gone(KEYS[6], KEYS[5], KEYS[8], ARGV[4], ARGV[1], ARGV[3], ARGV[5], KEYS[2], KEYS[1])
+  gone(KEYS[6], KEYS[5], KEYS[8], ARGV[4], ARGV[1], ARGV[3], ARGV[5], KEYS[2], KEYS[1], ARGV[6])
 end
 """
 
 # KEYS: entries, due, attempts, failures, parked, order, keys, leases, queue
-# ARGV: entry id, reason, parked at, order key, order ttl -> 1 parked, 0 gone already
+# ARGV: entry id, reason, parked at, order key, order ttl, settled mark -> 1 parked, 0 gone
+#   already
 OUTBOX_PARK = _RELEASE + _SETTLE + """
 release(KEYS[8], ARGV[4], ARGV[1])
 local doc = redis.call('HGET', KEYS[1], ARGV[1])
@@ -432,7 +436,7 @@ redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
-gone(KEYS[7], KEYS[6], KEYS[9], ARGV[4], ARGV[1], ARGV[5], ARGV[3], KEYS[2], KEYS[1])
+gone(KEYS[7], KEYS[6], KEYS[9], ARGV[4], ARGV[1], ARGV[5], ARGV[3], KEYS[2], KEYS[1], ARGV[6])
 return 1
 """
 

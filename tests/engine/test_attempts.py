@@ -1,7 +1,8 @@
 """bot/engine/attempts.py: a job's attempt, its ranking and its lease → what the job does.
 
-Each row of ``PASSES`` is one leased job: its clarification's state and severity, the attempt it
-is at, its ranking (with what happens when each candidate is tried: asked, asked but unable to
+Each row of ``PASSES`` is one leased job: where its clarification stands by its evidence
+(``bot.engine.evidence``), its severity and the quorum it still needs, the attempt it is at,
+its ranking (with what happens when each candidate is tried: asked, asked but unable to
 confirm, or skipped) and how long its lease has left; and what the job does: its step, the
 earlier turns it settles, whom it asks, where it advances inside the lease, and whether it keeps
 the lease token. The handler (``bot.engine.handler``) composes the same functions the same way.
@@ -16,9 +17,10 @@ import pytest
 
 from bot.core import models as m
 from bot.engine import attempts
-from bot.engine.attempts import SETTLED, Step
+from bot.engine.attempts import Step
+from bot.engine.evidence import Standing
 
-S = m.ClarificationState
+S = Standing
 V = m.Severity
 NOW = datetime(2026, 7, 4, 9, tzinfo=UTC)
 
@@ -32,10 +34,19 @@ class Job:
     # s = skipped (no alias, capped, no permission, delivery failed ...)
     ranking: str
     lease_seconds: float = 300.0
-    state: m.ClarificationState = S.OPEN
+    standing: Standing = S.OPEN
     severity: m.Severity = V.NORMAL
     remaining: int = 1  # confirmations the quorum still needs
     max_attempts: int = 10
+    # the pass counts only people who can confirm (``evidence.counts_confirmers``): a critical
+    # question, or a quorum of several whatever the severity word; None: critical only
+    confirmers_only: bool | None = None
+
+    @property
+    def counts_confirmers(self) -> bool:
+        if self.confirmers_only is None:
+            return self.severity is V.CRITICAL
+        return self.confirmers_only
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,16 @@ PASSES: list[tuple[Job, Does]] = [
     (Job("critical: a skip after the first asked does not advance", 0, "asaa",
          severity=V.CRITICAL, remaining=2),
      Does(Step.ASK, asked=(0, 2), advances=(2,), lease_kept=300)),
+    # an unknown severity reads as normal: the quorum it still needs decides, not the word
+    (Job("a quorum of two under an unknown severity asks two at once", 0, "aaaa",
+         remaining=2, confirmers_only=True),
+     Does(Step.ASK, asked=(0, 1), advances=(1,), lease_kept=300)),
+    (Job("a quorum of two counts only people who can confirm, whatever the severity", 0,
+         "anaa", severity=V.HIGH, remaining=2, confirmers_only=True),
+     Does(Step.ASK, asked=(0, 1, 2), advances=(2,), lease_kept=300)),
+    (Job("one confirmation still missing: one more asked", 1, "aaa", remaining=1,
+         confirmers_only=True),
+     Does(Step.ASK, earlier=(0,), asked=(1,), lease_kept=300)),
     # ---------------------------------------------------------------- the lease
     (Job("lease nearly out: the token is not kept", 0, "a", lease_seconds=0.9),
      Does(Step.ASK, asked=(0,))),
@@ -104,34 +125,37 @@ PASSES: list[tuple[Job, Does]] = [
     (Job("a lease with a second and a bit: one second kept", 0, "a", lease_seconds=1.7),
      Does(Step.ASK, asked=(0,), lease_kept=1)),
     # ---------------------------------------------------------------- settled, low
-    (Job("answered on the first attempt: completed, cards refreshed, nobody read", 0, "aa",
-         state=S.ANSWERED),
+    (Job("bound on the first attempt: completed, cards refreshed, nobody read", 0, "aa",
+         standing=S.BOUND),
      Does(Step.COMPLETE, read_people=False, refresh=True)),
-    (Job("answered on a later attempt: earlier turns settled first", 2, "aaa",
-         state=S.ANSWERED),
+    (Job("bound on a later attempt: earlier turns settled first", 2, "aaa",
+         standing=S.BOUND),
      Does(Step.COMPLETE, earlier=(0, 1), refresh=True)),
-    (Job("conflicted: completed like an answer", 0, "aa", state=S.CONFLICTED),
+    (Job("conflicted: completed like an answer", 0, "aa", standing=S.CONFLICTED),
      Does(Step.COMPLETE, read_people=False, refresh=True)),
-    (Job("conflicted on a later attempt", 1, "aa", state=S.CONFLICTED),
+    (Job("conflicted on a later attempt", 1, "aa", standing=S.CONFLICTED),
      Does(Step.COMPLETE, earlier=(0,), refresh=True)),
+    (Job("bound and low: completed, the cards refreshed", 0, "aa", standing=S.BOUND,
+         severity=V.LOW),
+     Does(Step.COMPLETE, read_people=False, refresh=True)),
     (Job("low severity is never asked in chat", 0, "aa", severity=V.LOW),
      Does(Step.COMPLETE, read_people=False)),
     (Job("low severity on a later attempt settles nothing", 2, "aa", severity=V.LOW),
      Does(Step.COMPLETE, read_people=False)),
-    (Job("partially confirmed is not settled", 0, "aa", state=S.PARTIALLY_CONFIRMED,
-         severity=V.CRITICAL),
+    (Job("open with a quorum still short is not settled", 0, "aa", severity=V.CRITICAL),
      Does(Step.ASK, asked=(0,), lease_kept=300)),
 ]
 
 
 def does(job: Job) -> Does:
     """The job's pass, composed as the handler composes it."""
-    plan = attempts.plan(job.state, job.severity, attempt=job.attempt, ranking=len(job.ranking))
+    plan = attempts.plan(job.standing, job.severity, attempt=job.attempt,
+                         ranking=len(job.ranking))
     asked: list[int] = []
     can_confirm = 0
     advances: list[int] = []
     exhausted = True
-    want = attempts.wanted(job.severity, job.remaining)
+    want = attempts.wanted(job.remaining)
     for index in plan.turns:
         if job.ranking[index] == "s":
             forward = attempts.after_skip(index, asked_any=bool(asked))
@@ -140,8 +164,8 @@ def does(job: Job) -> Does:
             continue
         asked.append(index)
         can_confirm += job.ranking[index] == "a"
-        if attempts.enough(job.severity, asked=len(asked), can_confirm=can_confirm,
-                           wanted=want):
+        if attempts.enough(confirmers_only=job.counts_confirmers, asked=len(asked),
+                           can_confirm=can_confirm, wanted=want):
             exhausted = False
             break
     kept = None
@@ -165,12 +189,12 @@ def test_a_job_does_what_its_attempt_ranking_and_lease_say(job: Job, expected: D
 
 # ---------------------------------------------------------------- the functions one by one
 
-@pytest.mark.parametrize(("state", "settled"), [
-    (S.OPEN, False), (S.ATTESTED, False), (S.PARTIALLY_CONFIRMED, False),
-    (S.ANSWERED, True), (S.CONFLICTED, True), (S.EXPIRED, False), (S.DEAD_LETTERED, False),
+@pytest.mark.parametrize(("standing", "step"), [
+    (S.OPEN, Step.ASK), (S.BOUND, Step.COMPLETE), (S.CONFLICTED, Step.COMPLETE),
 ])
-def test_settled_states(state: m.ClarificationState, settled: bool) -> None:
-    assert (state in SETTLED) is settled
+def test_only_an_open_standing_asks(standing: Standing, step: Step) -> None:
+    """Bound or conflicted by the evidence, a job completes; only an open one asks."""
+    assert attempts.plan(standing, V.HIGH, attempt=0, ranking=2).step is step
 
 
 @pytest.mark.parametrize(("attempt", "ranking", "recover", "earlier", "turns"), [
@@ -185,12 +209,10 @@ def test_a_plan_names_the_earlier_turns_and_the_turns_it_may_ask(
     assert (plan.recover, plan.earlier, plan.turns) == (recover, earlier, turns)
 
 
-@pytest.mark.parametrize(("severity", "remaining", "wanted"), [
-    (V.NORMAL, 3, 1), (V.HIGH, 2, 1), (V.CRITICAL, 3, 3), (V.CRITICAL, 1, 1),
-    (V.CRITICAL, 0, 1),
-])
-def test_wanted(severity: m.Severity, remaining: int, wanted: int) -> None:
-    assert attempts.wanted(severity, remaining) == wanted
+@pytest.mark.parametrize(("remaining", "wanted"), [(3, 3), (2, 2), (1, 1), (0, 1)])
+def test_wanted(remaining: int, wanted: int) -> None:
+    """A pass asks as many people as the quorum still needs, and at least one."""
+    assert attempts.wanted(remaining) == wanted
 
 
 @pytest.mark.parametrize(("attempt", "ranking", "last_asked", "exhausted", "target"), [
@@ -218,9 +240,11 @@ def test_after_skip_moves_only_before_anyone_is_asked() -> None:
     assert attempts.after_skip(2, asked_any=True) is None
 
 
-@pytest.mark.parametrize(("severity", "exhausted", "checks"), [
-    (V.CRITICAL, True, True), (V.CRITICAL, False, False), (V.HIGH, True, False),
+@pytest.mark.parametrize(("confirmers_only", "exhausted", "checks"), [
+    (True, True, True), (True, False, False), (False, True, False),
 ])
-def test_the_quorum_is_checked_only_after_a_critical_ranking_walked_to_its_end(
-        severity: m.Severity, exhausted: bool, checks: bool) -> None:
-    assert attempts.checks_quorum(severity, exhausted=exhausted) is checks
+def test_the_quorum_is_checked_only_after_a_quorum_ranking_walked_to_its_end(
+        confirmers_only: bool, exhausted: bool, checks: bool) -> None:
+    """Only a pass that counts confirmers and walked the whole ranking checks the quorum."""
+    assert attempts.checks_quorum(confirmers_only=confirmers_only,
+                                  exhausted=exhausted) is checks

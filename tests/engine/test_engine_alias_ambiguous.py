@@ -10,6 +10,8 @@ from bot.answering.answers import AnswerStatus
 from bot.chat import Callback
 from bot.core import errors as e
 from bot.core import models as m
+from cards.text import outcome_text
+from cards.views import OutcomeKind
 from devcore.core import ReferenceCore
 from tests.engine.conftest import Rig
 
@@ -69,7 +71,8 @@ async def test_callback_from_a_shared_chat_user_is_refused_as_ambiguous(
     rig: Rig, core: ReferenceCore
 ) -> None:
     """A click from a Slack user two people claim is refused with ALIAS_AMBIGUOUS (audit and
-    core trail), not RESPONDER_NOT_AUTHORISED, and nothing reaches the core's answers."""
+    core trail), not RESPONDER_NOT_AUTHORISED, nothing reaches the core's answers, and the card
+    the person sees says the account is linked to more than one person."""
     cid = await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
     await rig.burst()
     (card,) = [s for s in rig.channel.sent if s.key.kind == "question"]
@@ -79,9 +82,36 @@ async def test_callback_from_a_shared_chat_user_is_refused_as_ambiguous(
         enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
         card_ref=card.message.card_ref, message_ref=card.ref, answer_index=0))  # type: ignore[union-attr]
     assert receipt.verdict is AnswerStatus.UNVERIFIED and receipt.result is None
+    (note,) = rig.channel.notes  # told privately, next to the card clicked
+    assert note.user_id == "U0SARAH" and note.view is not None
+    assert note.view.kind is OutcomeKind.IDENTITY_SHARED
+    assert "linked to more than one person" in outcome_text(note.view).headline
     (refused,) = rig.events("answer_refused", cid)
     assert refused.reason_code is m.ReasonCode.ALIAS_AMBIGUOUS
     c = await rig.bot.get_clarification(clarification_id=cid)
     assert c.responses == []
     codes = [ev.reason_code for ev in c.events if ev.type == "answer_refused"]
     assert codes == [m.ReasonCode.ALIAS_AMBIGUOUS]
+
+
+async def test_callback_from_a_user_nobody_claims_says_it_is_linked_to_nobody(
+    rig: Rig, core: ReferenceCore
+) -> None:
+    """A click from a Slack user of the tenant's workspace that no person has (the resolve's
+    404) is refused RESPONDER_NOT_AUTHORISED, and the card says the account is linked to
+    nobody in the directory, not that it is unverified."""
+    cid = await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
+    await rig.burst()
+    (card,) = [s for s in rig.channel.sent if s.key.kind == "question"]
+    receipt = await rig.engine.answers.receive(Callback(
+        platform="slack", tenant_id="acme", user_id="U0NOBODY", team_id="T0ACME",
+        enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
+        card_ref=card.message.card_ref, message_ref=card.ref, answer_index=0))  # type: ignore[union-attr]
+    assert receipt.verdict is AnswerStatus.UNVERIFIED
+    (note,) = rig.channel.notes
+    assert note.view is not None and note.view.kind is OutcomeKind.IDENTITY_UNKNOWN
+    assert "not linked to anyone" in outcome_text(note.view).headline
+    (refused,) = rig.events("answer_refused", cid)
+    assert refused.reason_code is m.ReasonCode.RESPONDER_NOT_AUTHORISED
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    assert c.responses == []

@@ -20,6 +20,7 @@ from bot.core.client import CoreClient, RetryPolicy
 from bot.core.errors import CoreTimeout, ExtensionUnavailable
 from bot.core.extensions import ALL, Extension
 from bot.core.wire import Answer, Trouble
+from bot.interaction.attention import QUEUE_BOUND
 from bot.metrics import REGISTRY
 from bot.process.service import extensions_in_use
 from bot.store.memory import MemoryStore
@@ -77,8 +78,8 @@ async def test_detection_follows_a_core_that_loses_and_regains_an_extension(
         await bot.detect_extensions()
         assert bot.offers(Extension.ATTENTION)
         served.value = Contract.BASELINE
-        queue = await bot.attention_queue(tenant_id="acme")  # the fallback, at once
-        assert [s.id for s in queue] == [urgent]
+        queue = await bot.attention_queue(tenant_id="acme", bound=QUEUE_BOUND)  # the fallback
+        assert [s.id for s in queue.items] == [urgent] and queue.complete
         assert not bot.offers(Extension.ATTENTION)
         with pytest.raises(ExtensionUnavailable):
             await bot.list_attention(tenant_id="acme")  # not even sent now

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -305,23 +306,23 @@ def test_due_at_is_the_point_of_the_window_or_the_next_working_hour() -> None:
     sent = MONDAY
     # inside the hours: exactly 75 %
     assert due_at(sent, sent + timedelta(hours=8), percent=75, hours=hours,
-                  zone="Europe/London") == sent + timedelta(hours=6)
+                  zone=ZoneInfo("Europe/London")) == sent + timedelta(hours=6)
     # 75 % of 48 h is Tuesday 21:00 UTC: 22:00 in London (quiet: Wednesday 08:00 London),
     # 17:00 in New York (working hours)
     tuesday = datetime(2026, 7, 7, 21, 0, tzinfo=UTC)
     assert due_at(sent, sent + timedelta(hours=48), percent=75, hours=hours,
-                  zone="Europe/London") == datetime(2026, 7, 8, 7, 0, tzinfo=UTC)
+                  zone=ZoneInfo("Europe/London")) == datetime(2026, 7, 8, 7, 0, tzinfo=UTC)
     assert due_at(sent, sent + timedelta(hours=48), percent=75, hours=hours,
-                  zone="America/New_York") == tuesday
+                  zone=ZoneInfo("America/New_York")) == tuesday
     # the window ends first: none; reminders off: none
     assert due_at(sent, sent + timedelta(hours=12), percent=75, hours=hours,
-                  zone="Europe/London") is None
+                  zone=ZoneInfo("Europe/London")) is None
     assert due_at(sent, sent + timedelta(hours=8), percent=0, hours=hours,
-                  zone="Europe/London") is None
+                  zone=ZoneInfo("Europe/London")) is None
     # a Friday card's half-way point on Sunday waits for Monday 08:00 in Berlin
     friday = datetime(2026, 7, 10, 9, 0, tzinfo=UTC)
     assert due_at(friday, friday + timedelta(hours=96), percent=50, hours=hours,
-                  zone="Europe/Berlin") == datetime(2026, 7, 13, 6, 0, tzinfo=UTC)
+                  zone=ZoneInfo("Europe/Berlin")) == datetime(2026, 7, 13, 6, 0, tzinfo=UTC)
 
 
 def test_the_index_names_nobody_and_reads_back() -> None:

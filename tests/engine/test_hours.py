@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.engine.hours import WorkingHours, parse_days, zone_of
+from bot.engine.hours import WorkingHours, parse_days
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -107,17 +107,6 @@ def test_impossible_hours_are_refused(bad: dict[str, object]) -> None:
 def test_a_naive_time_is_refused() -> None:
     with pytest.raises(ValueError):
         HOURS.open_at(datetime(2026, 12, 1, 9, 0), BERLIN)
-
-
-@pytest.mark.parametrize("name", [None, "", "Mars/Olympus", "../../etc/passwd", "Europe/"])
-def test_an_unknown_zone_is_the_default(name: str | None) -> None:
-    assert zone_of(name) == ZoneInfo("UTC")
-    assert zone_of(name, "Europe/Berlin") == BERLIN
-    assert zone_of(name, "Nowhere/Else") == ZoneInfo("UTC")
-
-
-def test_a_known_zone_is_itself() -> None:
-    assert zone_of("America/New_York", "Europe/Berlin") == NEW_YORK
 
 
 @pytest.mark.parametrize("bad", ["", "monday", "mon-xyz"])

@@ -36,7 +36,7 @@ def _card(n: int) -> CardRecord:
 def _refresher(channel: FakeChannel, clock: ManualClock) -> CardRefresher:
     channels: dict[str, Any] = {"slack": channel}
     return CardRefresher(core=None, store=None, channels=channels,  # type: ignore[arg-type]
-                         clock=clock)
+                         clock=clock, zones=None)  # type: ignore[arg-type]
 
 
 async def test_no_card_lock_outlives_its_paint_however_it_ends(clock: ManualClock) -> None:

@@ -111,11 +111,11 @@ async def test_adding_a_card_twice_keeps_one(store: Store) -> None:
 
 async def test_a_card_keeps_when_it_moves_on_and_its_reminder(store: Store) -> None:
     """A question card's record keeps when the question moves on (to the microsecond), whether
-    to the steward, and, replaced by its reminder, that it was reminded; other cards of the
-    clarification are left as they were."""
+    to the steward, the zone it was written in, and, replaced by its reminder, that it was
+    reminded; other cards of the clarification are left as they were."""
     moves_on = at(8 * 3600 + 60.123457)
     sent = CardRecord(delivery("c1"), "teams", "m1", moves_on_at=moves_on,
-                      moves_on_to_steward=True)
+                      moves_on_to_steward=True, time_zone="Asia/Kathmandu")
     await store.add_card(sent)
     await store.add_card(_card("c1", "p2", "m2"))
     assert await store.cards("c1") == [sent, _card("c1", "p2", "m2")]

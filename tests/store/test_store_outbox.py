@@ -11,9 +11,9 @@ KEY = "clr-1|slack|acme|U1"
 
 
 async def accept(store: Store, entry_id: str, *, acted: int, key: str = KEY, payload: str = "{}",
-                 now: float = 0) -> Acceptance:
+                 now: float = 0, answer: str = "") -> Acceptance:
     return await store.outbox_accept(entry_id, payload, order_key=key, acted_at=acted,
-                                     now=at(now))
+                                     now=at(now), answer=answer)
 
 
 async def claim(store: Store, now: float = 0, *, limit: int = 10, lease: int = 30,
@@ -72,6 +72,55 @@ async def test_an_entry_overtaken_while_waiting_is_claimed_as_superseded(store: 
     await store.outbox_done(first)
     [second] = await claim(store, 1)
     assert (second.entry_id, second.superseded) == ("b", False)
+
+
+async def settle(store: Store, entry_id: str, *, acted: int, answer: str, now: float = 0,
+                 park: bool = False) -> None:
+    """Accept one action, claim it and settle it (forwarded, or parked)."""
+    await accept(store, entry_id, acted=acted, answer=answer, now=now)
+    [entry] = await claim(store, now, entry_id=entry_id)
+    if park:
+        await store.outbox_park(entry, reason="Bug", now=at(now))
+    else:
+        await store.outbox_done(entry, now=at(now))
+
+
+async def test_a_late_action_repeating_the_forwarded_next_one_names_it(store: Store) -> None:
+    """The same answer given 3 ms before one already forwarded, arriving after it: claimed
+    superseded and naming the forwarded entry it repeats (it goes as a resend of that one)."""
+    await settle(store, "teams", acted=103_000, answer="A")
+    assert await accept(store, "slack", acted=100_000, answer="A", now=1) is Acceptance.QUEUED
+    [late] = await claim(store, 1)
+    assert (late.entry_id, late.superseded, late.answer, late.repeats) == (
+        "slack", True, "A", "teams")
+
+
+async def test_a_late_action_repeats_only_its_next_one_with_the_same_answer(
+        store: Store) -> None:
+    """A late action repeats nothing when the next action after it gave another answer, when
+    the next one still waits (not forwarded yet), when that one was parked (never forwarded:
+    the same answer after it is not the next), or when its own answer is not known."""
+    await settle(store, "b", acted=300, answer="B")
+    await settle(store, "a2", acted=500, answer="A")
+    await accept(store, "a1", acted=200, answer="A", now=1)  # next after it: B
+    [a1] = await claim(store, 1)
+    assert (a1.entry_id, a1.repeats) == ("a1", None)
+    await store.outbox_done(a1, now=at(1))
+    await accept(store, "c", acted=400, answer="A", now=2)  # next after it: a2, the same
+    await accept(store, "x", acted=450, answer="B", now=2)  # … but x waits between them
+    [c] = await claim(store, 2)
+    assert (c.entry_id, c.repeats) == ("c", None)
+    await store.outbox_done(c, now=at(2))
+    [x] = await claim(store, 3)
+    await store.outbox_done(x, now=at(3))
+    await settle(store, "p", acted=900, answer="P", now=4, park=True)
+    await settle(store, "r", acted=1000, answer="Q", now=4)
+    await accept(store, "q", acted=800, answer="Q", now=5)  # next after it: p, parked
+    await accept(store, "u", acted=600, now=5)  # no answer given: never a repeat
+    for n, name in enumerate(("u", "q")):
+        [entry] = await claim(store, 5 + n)
+        assert (entry.entry_id, entry.repeats) == (name, None)
+        await store.outbox_done(entry, now=at(5 + n))
 
 
 async def test_an_entry_waits_for_its_keys_first_in_backoff(store: Store) -> None:

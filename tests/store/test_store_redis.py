@@ -49,16 +49,17 @@ async def test_keys_carry_their_ttls(redis_db: aioredis.Redis) -> None:
 
 async def test_a_card_record_round_trips_and_one_written_before_the_move_on_fields_reads(
         redis_db: aioredis.Redis) -> None:
-    """The move-on fields as stored and read back; a record of an earlier release (no such
-    fields) and one whose time does not read still list, with no move-on time."""
+    """The move-on fields and the card's zone as stored and read back; a record of an earlier
+    release (no such fields) and one whose time does not read still list, with no move-on time
+    and no zone."""
     store = RedisStore(redis_db, prefix=PREFIX)
     name = k.Keys(PREFIX).cards("c1")
     new = CardRecord(delivery("c1"), "slack", "m1", moves_on_at=at(28860.5),
-                     moves_on_to_steward=True, reminded=True)
+                     moves_on_to_steward=True, reminded=True, time_zone="Europe/Berlin")
     await store.add_card(new)
     raw = json.loads(await redis_db.hget(name, new.delivery.token()))
-    assert (raw["moves_on"], raw["to_steward"], raw["reminded"]) == (
-        at(28860.5).timestamp(), True, True)
+    assert (raw["moves_on"], raw["to_steward"], raw["reminded"], raw["tz"]) == (
+        at(28860.5).timestamp(), True, True, "Europe/Berlin")
     old, odd = delivery("c1", "p2"), delivery("c1", "p3")
     await redis_db.hset(name, old.token(), json.dumps(
         {"delivery": ["c1", "p2", 0, "question"], "platform": "teams", "message_ref": "m2"}))
