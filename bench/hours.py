@@ -32,6 +32,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import structlog
 
@@ -41,7 +42,7 @@ from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
-from bot.engine.hours import WorkingHours, zone_of
+from bot.engine.hours import WorkingHours
 from bot.engine.notices import NOTICES_KIND
 from bot.process.runtime import EngineParts, build_engine
 from bot.process.worker import WorkerConfig
@@ -161,27 +162,32 @@ async def run(people: int, step: timedelta) -> dict[str, Any]:
                     time.perf_counter() - started, people)
 
 
+def _zone(zones: dict[str, str], sent: Sent) -> ZoneInfo:
+    """The zone the platform names for the person a message went to (every one names one)."""
+    return ZoneInfo(zones.get(sent.user_id, "UTC"))
+
+
 def _measure(log: list[Sent], severity: dict[str, str], zones: dict[str, str],
              outcomes: dict[Any, int], seconds: float, people: int) -> dict[str, Any]:
     questions = [s for s in log if s.kind == QUESTION]
     outside = [s for s in questions if severity[s.clarification_id] != "critical"
-               and not HOURS.open_at(s.at, zone_of(zones.get(s.user_id)))]
+               and not HOURS.open_at(s.at, _zone(zones, s))]
     critical = [s for s in questions if severity[s.clarification_id] == "critical"]
     critical_delay = max(((s.at - T0).total_seconds() for s in critical), default=0.0)
     notices = [s for s in log if s.kind == NOTICES_KIND]
     notices_outside = [s for s in notices
-                       if not HOURS.open_at(s.at, zone_of(zones.get(s.user_id)))]
+                       if not HOURS.open_at(s.at, _zone(zones, s))]
     first: dict[str, Sent] = {}
     for s in questions:
         first.setdefault(s.clarification_id, s)
-    after_open = [(s.at - HOURS.next_open(T0, zone_of(zones.get(s.user_id)))).total_seconds()
+    after_open = [(s.at - HOURS.next_open(T0, _zone(zones, s))).total_seconds()
                   / 60 for s in first.values() if severity[s.clarification_id] != "critical"]
     # one reminder per card: per question and person (a question's next candidate, or the
     # several people of a critical one, each have a card and may each be reminded once)
     reminded = [s for s in log if s.kind in REMINDER_KINDS]
     reminders = Counter((s.clarification_id, s.user_id) for s in reminded)
     reminders_outside = [s for s in reminded
-                         if not HOURS.open_at(s.at, zone_of(zones.get(s.user_id)))]
+                         if not HOURS.open_at(s.at, _zone(zones, s))]
     by_zone: dict[str, int] = defaultdict(int)
     for s in first.values():
         by_zone[zones.get(s.user_id, "?")] += 1

@@ -69,7 +69,11 @@ def demo() -> None:
               help="baseline: serve only what every core offers (no extensions, no OpenAPI "
                    "document), to try the bot against a core as specified "
                    "(docs/core-contract.md).")
-def devcore(scenario: str, host: str, port: int, people: Path | None, contract: str) -> None:
+@click.option("--largest-page", type=click.IntRange(1, 200), default=200, show_default=True,
+              help="The most items a page of any list holds, whatever the client asks: small "
+                   "pages show how the bot follows a list's cursors (docs/core-contract.md).")
+def devcore(scenario: str, host: str, port: int, people: Path | None, contract: str,
+            largest_page: int) -> None:
     """Start the reference core alone (development and tests only; never in production)."""
     from bot.logs import configure_logging
     from devcore.scenario import ScenarioError
@@ -81,7 +85,8 @@ def devcore(scenario: str, host: str, port: int, people: Path | None, contract: 
         raise click.ClickException(str(exc)) from None
     configure_logging(level="info", fmt="console")
     try:
-        run(scenario=scenario, host=host, port=port, people=people, contract=contract)
+        run(scenario=scenario, host=host, port=port, people=people, contract=contract,
+            largest_page=largest_page)
     except OSError as exc:  # the address is taken, not this machine's, or not permitted
         # asyncio words it "error while attempting to bind on address (…): …": the errno's own
         reason = (os.strerror(exc.errno) if exc.errno else str(exc) or type(exc).__name__).lower()

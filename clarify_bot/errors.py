@@ -17,8 +17,12 @@ class OneLineError(click.ClickException):
     def __init__(self, message: str, *, exit_code: int, command: str, code: str,
                  json_out: bool) -> None:
         super().__init__(" ".join(message.split()))
-        self.exit_code = exit_code
+        self._exit_code = exit_code
         self.command, self.code, self.json_out = command, code, json_out
+
+    @property  # click's own is a class variable: this one is each refusal's
+    def exit_code(self) -> int:  # type: ignore[override]
+        return self._exit_code
 
     def show(self, file: Any = None) -> None:
         if self.json_out:

@@ -11,6 +11,7 @@ the core's error code and message and records nothing. ``--json`` prints one obj
 from __future__ import annotations
 
 import asyncio
+import shlex
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,11 +23,16 @@ from pydantic import BaseModel
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.extensions import Extension
+from bot.core.paging import Bound
 from clarify_bot import steward_output as out
 from clarify_bot.errors import OneLineGroup
 
 STATES = [s.value for s in m.ClarificationState]
 SEVERITIES = [s.value for s in m.Severity]
+# `clarify ls` follows the core's cursors until --limit is reached, the list ends, or this long
+LS_SECONDS = 30.0
+# `clarify queue` follows each list to its end within this; past it, it says how to list the rest
+QUEUE_BOUND = Bound(pages=1000, items=100_000, seconds=60.0)
 
 
 class Ctx:
@@ -108,8 +114,9 @@ def clarify(click_ctx: click.Context, config: Path | None, json_out: bool) -> No
 @click.option("--document", help="Only this source document's id.")
 @click.option("--since", type=click.DateTime(["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S"]),
               help="Only those updated at or after this UTC date or time.")
-@click.option("--limit", type=click.IntRange(1, 200), default=50, show_default=True)
-@click.option("--cursor", help="Continue after a previous page (its nextCursor).")
+@click.option("--limit", type=click.IntRange(1, 200), default=50, show_default=True,
+              help="List up to this many, following the core's pages (a page is shown whole).")
+@click.option("--cursor", help="Continue where a previous listing stopped (its nextCursor).")
 @click.pass_obj
 def ls(ctx: Ctx, state: str | None, severity: str | None, document: str | None,
        since: datetime | None, limit: int, cursor: str | None) -> None:
@@ -117,16 +124,31 @@ def ls(ctx: Ctx, state: str | None, severity: str | None, document: str | None,
 
     async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
         after = since.replace(tzinfo=UTC) if since else None
-        page = await core.list_clarifications(
-            state=state, severity=severity, document_id=document, limit=limit, cursor=cursor,
-            since=after)
-        page.items = _filtered(page.items, document=document, since=after)
-        text = out.list_text(page.items, empty="no clarifications match")
-        if page.next_cursor:
-            text += f"\nmore: --cursor {page.next_cursor}"
-        return out.ListOutput(command="ls", items=page.items, nextCursor=page.next_cursor), text
+        listing = await core.walk_clarifications(
+            bound=Bound(pages=limit, items=limit, seconds=LS_SECONDS), start=cursor,
+            state=state, severity=severity, document_id=document, since=after)
+        items = _filtered(listing.items, document=document, since=after)
+        text = out.list_text(items, empty="no clarifications match")
+        if listing.next_cursor:
+            again = _ls_args(state=state, severity=severity, document=document, since=since,
+                             limit=limit)
+            text += (f"\nmore: clarify-bot clarify ls{again} --cursor {listing.next_cursor}"
+                     " lists the next ones")
+        elif not listing.complete:
+            text += "\n" + out.CURSOR_REPEATED
+        return out.ListOutput(command="ls", items=items, nextCursor=listing.next_cursor,
+                              complete=listing.complete), text
 
     _run(ctx, "ls", work)
+
+
+def _ls_args(*, state: str | None, severity: str | None, document: str | None,
+             since: datetime | None, limit: int) -> str:
+    """The options of an ``ls`` again, to continue it with ``--cursor``."""
+    given = [("--state", state), ("--severity", severity), ("--document", document),
+             ("--since", since.strftime("%Y-%m-%dT%H:%M:%S") if since else None),
+             ("--limit", str(limit))]
+    return "".join(f" {flag} {shlex.quote(value)}" for flag, value in given if value)
 
 
 def _filtered(items: list[m.ClarificationSummary], *, document: str | None,
@@ -266,9 +288,15 @@ async def steward_scope(core: Any) -> None:
 def _queue(ctx: Ctx, command: str) -> None:
     async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
         # GET /v1/attention, or the clarification list with the spec's filters without it
-        items = await core.attention_queue(pages=1000)
-        text = out.list_text(items, empty="nothing needs a steward")
-        return out.ListOutput(command="queue", items=items), text
+        listing = await core.attention_queue(bound=QUEUE_BOUND)
+        if listing.complete:
+            text = out.list_text(listing.items, empty="nothing needs a steward")
+        else:
+            bound = f"{QUEUE_BOUND.pages} pages or {QUEUE_BOUND.seconds:.0f} s"
+            text = (out.list_text(listing.items, empty="nothing needs a steward in what was "
+                                  "read") + "\n" + out.QUEUE_CUT.format(bound=bound))
+        return out.ListOutput(command="queue", items=listing.items,
+                              complete=listing.complete), text
 
     _run(ctx, command, work)
 

@@ -30,7 +30,11 @@ class CliError(BaseModel):
 class ListOutput(BaseModel):
     command: Literal["ls", "queue"]
     items: list[m.ClarificationSummary]
-    next_cursor: str | None = Field(default=None, alias="nextCursor")
+    next_cursor: str | None = Field(default=None, alias="nextCursor", description=(
+        "ls: where the list goes on (give it to --cursor with the same filters)."))
+    complete: bool = Field(default=True, description=(
+        "False: the core's list goes on past what the command read (ls: past --limit, or "
+        "its cursor repeated; queue: past its bound of pages or seconds)."))
 
 
 class ShowOutput(BaseModel):
@@ -138,6 +142,15 @@ def list_text(items: list[m.ClarificationSummary], *, empty: str) -> str:
              c.document_id or "-", "(withheld)" if c.redacted else c.document_title,
              when(c.updated_at)] for c in items]
     return table(rows, ["ID", "SEVERITY", "STATE", "DOCUMENT", "TITLE", "UPDATED"])
+
+
+QUEUE_CUT = (
+    "…and more: the core's list did not end within what one command reads ({bound}). List "
+    "each state page by page with `clarify-bot clarify ls --state STATE` and its --cursor: "
+    "conflicted, expired, dead_lettered; open, attested and partially_confirmed with "
+    "--severity high and with --severity critical.")
+CURSOR_REPEATED = ("…and maybe more: the core repeated a page's cursor, so its list cannot be "
+                   "followed further.")
 
 
 def show_text(c: m.Clarification, h: m.DeliveryHistory | None) -> str:

@@ -293,6 +293,11 @@ INVALID = [
     ('[audit]\nsink = "jsonl"', "audit.path", None, "a file path when audit.sink is jsonl"),
     ('[log]\nlevel = "loud"', "log.level", '"loud"', "one of: debug, info, warning, error"),
     ("[clarify]\nquorum = 5", "clarify.quorum", "5", "a table"),
+    ('[clarify.hours]\ntime_zone = "Mars/Olympus"', "clarify.hours.time_zone",
+     '"Mars/Olympus"', "an IANA time zone such as Europe/Berlin"),
+    ('[[clarify.hours.tenants]]\ntenant = "acme"\ntime_zone = "W. Europe Standard Time"',
+     "clarify.hours.tenants[0].time_zone", '"W. Europe Standard Time"',
+     "an IANA time zone such as Europe/Berlin"),
 ]
 
 

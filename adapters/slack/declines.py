@@ -39,7 +39,7 @@ async def _decline(kit: Kit, click: payloads.Click) -> None:
     declined = await kit.interactions.decline(
         listening.user(click.who), clarification_id=click.ref.clarification_id,
         card_ref=click.ref.card_ref, paint=True)
-    key = TOLD.get(declined.status)
+    key = declined.told or TOLD.get(declined.status)
     if key is not None:
         await tell(kit, click, key=key)
 

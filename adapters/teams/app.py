@@ -258,6 +258,11 @@ def _edge(context: TurnContext) -> tuple[str, Actor]:
     return found
 
 
+# what a client says of the person beside the activity (zone, language, local time): an empty
+# one is none, as a platform's zone that names no zone is none (docs/delivery.md)
+_STATED = ("localTimezone", "locale", "localTimestamp")
+
+
 def _activity(raw: bytes) -> Activity:
     """The body as an activity; ValueError for anything that is not one."""
     try:
@@ -266,6 +271,9 @@ def _activity(raw: bytes) -> Activity:
         raise ValueError("not JSON") from None
     if not isinstance(body, dict):
         raise ValueError("not an object")
+    for key in _STATED:  # an empty statement states nothing (the SDK refuses it as malformed)
+        if body.get(key) == "":
+            del body[key]
     try:
         activity = Activity.model_validate(body)
     # the SDK's own validators raise a bare Exception too (a channelId whose sub-channel

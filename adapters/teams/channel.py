@@ -58,6 +58,7 @@ from bot.channel import (
 from bot.clock import Clock
 from bot.settings import TeamsSettings
 from bot.store.base import DeliveryKey, Store
+from cards import teams as adaptive
 from cards import text as card_text
 from cards.actions import ActionCodec
 from cards.views import OutcomeView, QuestionView, ReminderView, Viewer, with_locale
@@ -128,7 +129,8 @@ class TeamsChannel:
         if isinstance(message, ReminderView):
             # a reminder's nudge, in the conversation its card is in (a 1:1 chat has no
             # threads): a new activity there notifies the person, an update does not
-            activity.text = card_text.reminder_text(message)
+            # the activity's own text is markdown to Teams: the title in it stays text
+            activity.text = adaptive.activity_text(card_text.reminder_text(message))
             where = MessageRef.parse(message.near)
             here = _Conversation(where.service_url, where.conversation_id, stored=False)
             self._remember_reader(where.conversation_id, address.user_id)

@@ -217,7 +217,7 @@ class Invokes:
         if declined.view is not None:
             return card(adaptive.render_outcome(_read(declined.view)))
         if declined.status is DeclineStatus.NOT_ALLOWED:
-            return message("decline.not_available")
+            return message(declined.told or "decline.not_available")
         return message("decline.unavailable")
 
     # ---------------------------------------------------------------- steward overrides

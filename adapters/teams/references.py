@@ -19,6 +19,7 @@ from microsoft_agents.activity import Activity, ConversationReference
 from adapters.errors import AdapterError
 from adapters.teams.channel import MessageRef
 from bot.chat import ChatUser
+from bot.clock import zone_named
 from bot.engine.blocks import Blocks
 from bot.store.base import Store
 
@@ -93,14 +94,15 @@ def reference_json(activity: Activity, before: str | None = None) -> str:
     with the person's ``localTimezone`` and ``locale`` beside it (issue 26:
     ``TeamsChannel.profile``; a reference reader ignores the extra keys): this latest
     activity's, or, where it states none (the Agents Playground's ``conversationUpdate`` has no
-    ``locale``), those kept ``before`` with the last reference: saying nothing of them is no
-    reason to forget them.
+    ``locale``; a ``localTimezone`` that names no IANA zone states none), those kept ``before``
+    with the last reference: saying nothing of them is no reason to forget them.
     """
     reference = activity.get_conversation_reference()
     kept = reference.model_dump(mode="json", by_alias=True, exclude_none=True)
     previous = _profile_keys(before)
-    for key, stated in zip(PROFILE_KEYS, (activity.local_timezone, activity.locale),
-                           strict=True):
+    # a zone that names no IANA zone (a Windows zone name) states none either
+    zone = activity.local_timezone if zone_named(activity.local_timezone) else None
+    for key, stated in zip(PROFILE_KEYS, (zone, activity.locale), strict=True):
         value = stated if isinstance(stated, str) and stated else previous.get(key)
         if value:
             kept[key] = value

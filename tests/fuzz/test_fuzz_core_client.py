@@ -103,7 +103,7 @@ async def test_a_core_answering_garbage_never_breaks_a_call(answer: Any) -> None
 
 # the calls whose answer the bot only needs to be a success (``BaseCoreClient._ack``)
 ACKNOWLEDGEMENTS = frozenset({"heartbeatJob", "advanceJob", "completeJob", "failJob",
-                              "expediteJob", "reportDelivery", "reportEvent"})
+                              "expediteJob", "reportDelivery", "reportEvent", "reportBatch"})
 
 
 @fuzz(quick=100, full=2000)

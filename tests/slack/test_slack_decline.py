@@ -143,8 +143,9 @@ async def test_question_card_shows_the_excerpt_only_to_a_reader(stack: Stack) ->
     now = stack.clock.now()
     ahmed = await stack.bot.get_person(person_id="p-ahmed", tenant_id=c.tenant_id)
     tom = await stack.bot.get_person(person_id="p-tom", tenant_id=c.tenant_id)
-    assert views.question_view(c, card_ref="d.x", person=ahmed, now=now).excerpt == SPAN_TEXT
-    hidden = views.question_view(c, card_ref="d.x", person=tom, now=now)
+    shown = views.question_view(c, card_ref="d.x", person=ahmed, zone="UTC", now=now)
+    assert shown.excerpt == SPAN_TEXT
+    hidden = views.question_view(c, card_ref="d.x", person=tom, zone="UTC", now=now)
     assert hidden.excerpt == "" and hidden.relation is None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -373,7 +374,9 @@ async def test_nobody_eligible_sends_the_steward_a_redacted_escalation(stack: St
     assert "A date needs a steward" in words
     title = ("Harbor Street office lease: renewal letter" if stack.contract == "full"
              else "the source document")  # a baseline core gives no title
-    assert f"<https://docs.acme.example/legal/harbor-lease-renewal|{title}>" in words
+    link = {"type": "link", "url": "https://docs.acme.example/legal/harbor-lease-renewal",
+            "text": title}
+    assert json.dumps(link, ensure_ascii=False) in words  # a link element of rich text
     for name in ("Tom Becker", "Jonas Weber"):
         assert f"• {name} cannot read this document, so the question was not sent to them." \
             in words

@@ -120,6 +120,65 @@ async def test_slack_home_pages_a_long_queue(stack: Stack, monkeypatch: Any) -> 
                and b["block_id"][6:].isdigit()) == 3
 
 
+async def test_slack_home_counts_every_item_of_a_core_that_pages_by_one(stack: Stack) -> None:
+    """A core serving its lists one item a page: 25 clarifications need Maria, and her home
+    says 25 and lists each, with no "…and more" (the walk follows the cursors to the end)."""
+    made = [await created(stack) for _ in range(25)]
+    stack.core.largest_page = 1
+    home = await open_home(stack, "U0MARIA")
+    assert home is not None
+    text = shown(home)
+    assert "25 clarifications in the workspaces you steward need attention" in text
+    assert all(cid in text for cid in made)
+    assert "more" not in text and not limits.slack_modal_problems(home)
+
+
+async def test_slack_home_counts_only_the_stewards_own_beyond_the_shown(
+        stack: Stack, monkeypatch: Any) -> None:
+    """Maria's queue interleaved with acme-finance's, the tab showing two: the "…and N more"
+    counts only her workspace's (the entries of a baseline list do not say whose they are, so
+    those past the shown ones are read to count them), never the other workspace's."""
+    from bot.interaction import attention
+
+    monkeypatch.setattr(attention, "QUEUE_MAX", 2)
+    mine = []
+    for n in range(3):
+        mine.append(await created(stack))
+        if n < 2:
+            await created(stack, workspace="acme-finance")
+    stack.core.largest_page = 2
+    home = await open_home(stack, "U0MARIA")
+    assert home is not None
+    text = shown(home)
+    assert "3 clarifications in the workspaces you steward need attention" in text
+    assert "and one more. `clarify-bot clarify queue` lists it" in text
+    assert "maybe" not in text and "At least" not in text
+
+
+async def test_slack_home_says_when_the_cores_list_goes_on(stack: Stack, monkeypatch: Any
+                                                          ) -> None:
+    """The attention list goes on past what one build reads (three pages of one here): the
+    home says "at least 3", lists one (the cap), and ends with "…and 2 more, and maybe
+    others" pointing to the CLI; never a bare count; the cut is counted."""
+    from bot.core.paging import Bound
+    from bot.interaction import attention
+
+    monkeypatch.setattr(attention, "QUEUE_BOUND", Bound(pages=3, items=100, seconds=60))
+    monkeypatch.setattr(attention, "QUEUE_MAX", 1)
+    for _ in range(5):
+        await created(stack)
+    stack.core.largest_page = 1
+    cut = REGISTRY.value("clarify_lists_cut_total", list="attention")
+    home = await open_home(stack, "U0MARIA")
+    assert home is not None
+    text = shown(home)
+    assert "At least 3 clarifications in the workspaces you steward need attention" in text
+    assert home["blocks"][-1]["block_id"] == "queue.more"
+    assert "and 2 more, and maybe others" in text and "clarify-bot clarify queue" in text
+    assert REGISTRY.value("clarify_lists_cut_total", list="attention") == cut + 1
+    assert not limits.slack_modal_problems(home)
+
+
 # ---------------------------------------------------------------- remembered and re-published
 
 

@@ -15,6 +15,7 @@ import pytest
 from bot.engine.reminders import REMINDER_KIND
 from tests.engine.conftest import with_hours
 from tests.slack.conftest import Stack
+from tests.slack.fakeslack import FakeSlack
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +24,10 @@ def _full_contract(contract: str) -> None:
         pytest.skip("the baseline contract has no time zones: the case is timed in London")
 
 
-async def test_reminder_updates_the_card_and_threads_a_broadcast_reply(make_stack: Any) -> None:
+async def test_reminder_updates_the_card_and_threads_a_broadcast_reply(
+        make_stack: Any, fake_slack: FakeSlack) -> None:
+    """Sarah's Slack says London, as the core does: her card and its reminder are timed there."""
+    fake_slack.users["U0SARAH"].tz = "Europe/London"
     stack: Stack = await make_stack(clarify=with_hours(escalation_window_hours=8))
     await stack.create(authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
     await stack.burst()

@@ -4,6 +4,7 @@ HTTP, the reference core, the engine as production wires it."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -57,6 +58,29 @@ async def test_a_card_waits_for_8am_in_the_zone_slack_gives(make_stack: Any,
     assert dm_count(fake_slack, "U0AHMED") == 1
     infos = [c for c in fake_slack.calls if c.method == "users.info"]
     assert len(infos) == 1  # kept a day in the store, not asked on every look
+
+
+@pytest.mark.full_contract
+async def test_a_slack_zone_that_is_no_zone_leaves_the_cores_for_the_hold_and_the_card(
+        make_stack: Any, fake_slack: FakeSlack, clock: ManualClock) -> None:
+    """``users.info`` says ``Mars/Olympus`` for Ahmed; the core's record says Berlin, the
+    tenant's default New York: he is asked at 08:00 Berlin time, and his card says it goes to
+    the steward on Thursday at 08:01, Berlin time (a baseline core names no zone: the tenant's
+    default would decide, as test_zones_read.py shows)."""
+    fake_slack.users["U0AHMED"].tz = "Mars/Olympus"
+    stack = await make_stack(clarify=clarify_settings(hours={
+        "enabled": True, "tenants": [{"tenant": "acme", "time_zone": "America/New_York"}]}))
+    await stack.create(authority={"authored_by": ["p-ahmed"]})
+    berlin_8am = datetime(2026, 12, 1, 7, 0, tzinfo=UTC)
+    await stack.burst()
+    while dm_count(fake_slack, "U0AHMED") == 0:
+        assert clock.now() < berlin_8am
+        clock.advance(timedelta(minutes=20))
+        await stack.burst()
+    assert clock.now() == berlin_8am
+    [card] = fake_slack.dm_of("U0AHMED")
+    shown = json.dumps(card.blocks, ensure_ascii=False)
+    assert "Goes to the workspace steward on 3 December at 08:01." in shown
 
 
 async def test_a_profile_lookup_never_queues_behind_a_burst_and_leaves_clicks_their_reserve(

@@ -191,6 +191,23 @@ async def test_a_reminder_updates_the_card_and_writes_in_its_conversation(kit: K
     assert [c.route for c in kit.fake.calls] == ["send", "update", "send"]
 
 
+async def test_a_reminder_activity_text_shows_the_title_as_text(kit: Kit) -> None:
+    """The nudge's activity text is markdown to Teams: a title holding markdown is escaped in
+    it (CommonMark backslashes), so it can neither format the line nor add a link."""
+    from cards.views import ReminderView
+
+    await stored_reference(kit)
+    channel = kit.channel()
+    ref = await channel.send(address(), QUESTION, key=KEY)
+    document = replace(QUESTION.document, title="*Q3* [plan](https://evil.example)")
+    nudge = ReminderView(clarification_id=QUESTION.clarification_id, near=ref,
+                         document=document, viewer=QUESTION.viewer, as_of=QUESTION.asked_at)
+    await channel.send(address(), nudge,
+                       key=DeliveryKey(KEY.clarification_id, "p-sarah", 0, "reminder"))
+    _, reminder = kit.fake.to(SARAH)
+    assert "“\\*Q3\\* \\[plan\\](https:\u2060//evil.example)”" in reminder.activity["text"]
+
+
 async def _sarah_wrote_in(kit: Kit, locale: str) -> str:
     """Sarah's latest activity said ``locale``: kept with her conversation reference, as the
     inbound side keeps it (``adapters.teams.references.reference_json``)."""

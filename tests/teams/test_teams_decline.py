@@ -97,16 +97,18 @@ async def test_a_decline_invoke_answers_with_the_passed_on_card(teams: TeamsStac
 
 async def test_a_decline_from_someone_else_is_refused(teams: TeamsStack) -> None:
     """Tina (verified, but not the card's person) and a stranger pressing Sarah's card: a
-    short message, nothing recorded, nobody else asked."""
+    short message naming each one's cause (not sent to you; an account linked to nobody),
+    nothing recorded, nobody else asked."""
     cid = await new_clarification(teams.dev, authority={"authored_by": ["p-sarah"],
                                                         "owned_by": ["p-tina"]})
     card_ref = await asked(teams, cid)
-    for user in (TINA, STRANGER_AAD):
+    for user, cause in ((TINA, "not sent to you"),
+                        (STRANGER_AAD, "not linked to anyone in the company directory")):
         adapter, steps = flow(teams, user=user)
         await steps.send(invoke_activity(decline_data(teams, cid, card_ref),
                                          "clarify.decline")).start_test()
         body = invoke_answer(adapter)
-        assert body["type"] == MESSAGE and "not sent to you" in str(body["value"])
+        assert body["type"] == MESSAGE and cause in str(body["value"])
     assert await declined(teams, cid) == []
     teams.clock.advance(LEASE)
     await teams.engine.worker.run_burst()

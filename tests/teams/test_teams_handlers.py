@@ -18,6 +18,7 @@ from microsoft_agents.testing import TestAdapter, TestFlow
 from adapters.teams import references
 from adapters.teams.references import Actor
 from bot.channel import Address
+from bot.core import models as m
 from bot.engine.blocks import Blocks
 from cards.actions import ActionKind, ActionRef
 from tests.engine.conftest import new_clarification
@@ -136,14 +137,34 @@ async def test_the_outcome_card_is_in_the_locale_of_the_invoke(teams: TeamsStack
 
 
 async def test_an_unverified_identity_gets_the_identity_card(teams: TeamsStack) -> None:
-    """An AAD user no PERSON is verified for gets the identity card; nothing is forwarded."""
+    """An AAD user no PERSON has gets the identity card naming that cause (linked to nobody in
+    the directory, not "unverified"); nothing is forwarded."""
     cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
     adapter, steps = flow(teams, user=STRANGER_AAD)
     await steps.send(invoke_activity(action_data(teams.codec, cid))).start_test()
     body = invoke_answer(adapter)
     assert body["type"] == CARD
-    assert "verified" in card_text(body).lower()
+    assert "not linked to anyone in the company directory" in card_text(body)
+    assert "verified" not in card_text(body).lower()
     assert await teams.responses(cid) == []
+
+
+async def test_a_shared_identity_gets_the_card_naming_the_shared_link(teams: TeamsStack
+                                                                       ) -> None:
+    """An AAD user two people of the tenant claim (Ahmed given Sarah's Teams alias) gets the
+    identity card saying the account is linked to more than one person; nothing is
+    forwarded, and the refusal is ALIAS_AMBIGUOUS on record."""
+    cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
+    sarah = teams.core.directory.people[("acme", "p-sarah")]
+    teams.core.directory.people[("acme", "p-ahmed")].aliases.teams[:] = sarah.aliases.teams
+    adapter, steps = flow(teams, user=SARAH_AAD)
+    await steps.send(invoke_activity(action_data(teams.codec, cid))).start_test()
+    body = invoke_answer(adapter)
+    assert body["type"] == CARD
+    assert "linked to more than one person in the company directory" in card_text(body)
+    assert await teams.responses(cid) == []
+    assert [ev.reason_code for ev in teams.sink.of("answer_refused")] == [
+        m.ReasonCode.ALIAS_AMBIGUOUS]
 
 
 async def test_something_else_with_an_invalid_range_returns_the_form_with_errors(

@@ -5,12 +5,14 @@ the help text."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from microsoft_agents.testing import TestAdapter
 
 from cards import limits
 from tests.engine.conftest import new_clarification
+from tests.support.card_text import teams_block_text
 from tests.teams.inbound import STRANGER_AAD, TeamsStack
 from tests.teams.test_teams_handlers import CARD, flow
 from tests.teams.test_teams_override import make_steward
@@ -75,3 +77,46 @@ async def test_teams_anything_else_gets_the_help(teams: TeamsStack) -> None:
 async def test_teams_queue_not_answered_in_a_group_chat(teams: TeamsStack) -> None:
     make_steward(teams, "p-sarah")
     assert await say(teams, "queue", kind="groupChat") == []
+
+
+def card_text(reply: Any) -> str:
+    (attachment,) = reply.attachments
+    return json.dumps(attachment.content, ensure_ascii=False)
+
+
+async def test_teams_queue_counts_every_item_of_a_core_that_pages_by_one(
+        teams: TeamsStack) -> None:
+    """A core serving its lists one item a page gives the same card as one serving them
+    whole: the same count and the same items, with no "…and more" (the walk follows the
+    cursors to the end)."""
+    made = [await created(teams) for _ in range(7)]
+    make_steward(teams, "p-sarah")
+    (whole,) = await say(teams, "queue")
+    teams.clock.advance(timedelta(seconds=31))  # past the remembered queue
+    teams.core.largest_page = 1
+    (paged,) = await say(teams, "queue")
+    assert paged.attachments[0].content == whole.attachments[0].content
+    text = card_text(paged)
+    assert all(cid in text for cid in made) and "more" not in text
+    assert "At least" not in text and "clarifications in the workspaces" in text
+
+
+async def test_teams_queue_says_when_the_cores_list_goes_on(teams: TeamsStack,
+                                                           monkeypatch: Any) -> None:
+    """The attention list goes on past what one build reads (two pages of one): the card says
+    "at least 2" and ends with "…and maybe more" pointing to the CLI, under 28 KB."""
+    from bot.core.paging import Bound
+    from bot.interaction import attention
+
+    monkeypatch.setattr(attention, "QUEUE_BOUND", Bound(pages=2, items=100, seconds=60))
+    for _ in range(4):
+        await created(teams)
+    make_steward(teams, "p-sarah")
+    teams.core.largest_page = 1
+    (reply,) = await say(teams, "queue")
+    card = reply.attachments[0].content
+    assert "At least 2 clarifications" in card_text(reply)
+    last = teams_block_text(card["body"][-1])
+    assert "and maybe more" in last and "clarify-bot clarify queue" in last
+    assert limits.card_bytes(card) <= limits.TEAMS_CARD_BYTES
+    assert not limits.teams_card_problems(card)

@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.core import models as m
 from cards.actions import ActionCodec, ActionKind, ActionRef
+from tests.support.card_text import teams_block_text
 from tests.teams_playground import playground as pg
 from tests.teams_playground.conftest import (
     ACTION_KEY,
@@ -209,7 +210,8 @@ async def test_the_digest_with_its_next_page(make_teams_stack: Any) -> None:
 
 def _lines(message: pg.Posted) -> list[str]:
     """The text blocks of the message's cards, whole (so "2 questions" is not "12 questions")."""
-    return [str(n.get("text")) for n in _nodes(message.cards) if n.get("type") == "TextBlock"]
+    return [teams_block_text(n) for n in _nodes(message.cards)
+            if n.get("type") in ("TextBlock", "RichTextBlock")]
 
 
 def _asked(message: pg.Posted) -> set[str | None]:
