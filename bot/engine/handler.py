@@ -67,7 +67,7 @@ JOB_READS = {"getClarification": "clarification", "getPerson": "person",
              "resolvePerson": "person", "getPeople": "person"}
 # a job whose read the core refused for now (a 429, a 5xx or no answer, past the client's own
 # retries) is held the same way and read again after this, or after the core's Retry-After
-TROUBLE_LOOK_SECONDS = 60
+TROUBLE_LOOK_SECONDS = 5  # the first look again after the core refused a job's read for now; doubled per refusal in a row
 CORE_TROUBLE = (e.RateLimited, e.ServerError, e.CoreTransportError)
 
 
@@ -89,6 +89,7 @@ class Hold:
     job: m.LeasedJob | None
     due: datetime
     named: tuple[str, str] | None = None
+    troubles: int = 0  # how many times in a row the core refused the job's reads for now
 
     @property
     def lease_token(self) -> str:
@@ -103,6 +104,8 @@ class Hold:
             "due": self.due.isoformat()}
         if self.named is not None:
             data["named"] = list(self.named)
+        if self.troubles:
+            data["troubles"] = self.troubles
         return json.dumps(data)
 
     @classmethod
@@ -111,7 +114,8 @@ class Hold:
         named = data.get("named")
         return cls(job=None if data["job"] is None else m.LeasedJob.model_validate(data["job"]),
                    due=datetime.fromisoformat(data["due"]),
-                   named=(named[0], named[1]) if named else None)
+                   named=(named[0], named[1]) if named else None,
+                   troubles=int(data.get("troubles") or 0))
 
     def look_at(self, lease_expires_at: datetime | None, now: datetime) -> datetime:
         """When a worker should look at the hold next: at ``due``, or before the lease ends
@@ -234,15 +238,22 @@ class JobHandler:
     async def _in_trouble(self, job: m.LeasedJob, exc: e.CoreError) -> JobOutcome:
         """A read the job needs was refused for now (rate limited, unavailable, unreachable):
         as for one that does not read, the job is held with its lease kept rather than left
-        to a lease that runs out, which would spend the candidate's turn on the core's outage;
-        it is read again after the core's Retry-After, at least ``TROUBLE_LOOK_SECONDS`` and at
-        most ``UNREAD_LOOK_SECONDS``."""
+        to a lease that runs out, which would spend the candidate's turn on the core's outage.
+        It is read again after ``TROUBLE_LOOK_SECONDS``, doubled for each refusal in a row
+        (5, 10, 20 … seconds: a core back after a short outage is read again at once, one
+        down for long is not hammered by every held job), never before the core's
+        Retry-After and never later than ``UNREAD_LOOK_SECONDS``."""
+        earlier = await self.store.hold_text(job.id)
+        troubles = Hold.loads(earlier).troubles + 1 if earlier is not None else 1
         asked = float(getattr(exc, "retry_after", None) or 0)
-        wait = min(max(asked, TROUBLE_LOOK_SECONDS), UNREAD_LOOK_SECONDS)
+        backoff = TROUBLE_LOOK_SECONDS * 2 ** min(troubles - 1, 16)
+        wait = min(max(asked, backoff), UNREAD_LOOK_SECONDS)
         due = self.clock.now() + timedelta(seconds=wait)
         log.warning("handler.held_core_trouble", job_id=job.id, read=JOB_READS[exc.operation],
-                    operation=exc.operation, error=type(exc).__name__, again=due.isoformat())
-        await self.store.hold_put(job.id, Hold(job, due).dumps(), at=self.clock.now())
+                    operation=exc.operation, error=type(exc).__name__, again=due.isoformat(),
+                    troubles=troubles)
+        await self.store.hold_put(job.id, Hold(job, due, troubles=troubles).dumps(),
+                                  at=self.clock.now())
         return JobOutcome.HELD
 
     def _turn_known(self, job: m.LeasedJob, c: m.Clarification) -> m.LeasedJob:

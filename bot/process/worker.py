@@ -301,7 +301,7 @@ class Worker:
             await self._look_at_hold(job_id, Hold(job, now))
             return
         if not due:
-            kept = Hold(job, hold.due)
+            kept = Hold(job, hold.due, troubles=hold.troubles)
             await self.handler.store.hold_put(job_id, kept.dumps(),
                                               at=kept.look_at(job.lease_expires_at, now))
             return

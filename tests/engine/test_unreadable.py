@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -247,6 +247,30 @@ async def test_a_core_refusing_the_jobs_read_for_now_holds_the_job_instead_of_it
     for _ in range(5):  # 150 s, the worker keeping house every 30 s
         clock.advance(timedelta(seconds=30))
         await bot.burst()
+    assert bot.asked() == ["p-sarah"]
+    assert bot.channel.sent[0].key.attempt == 0 and _job(core, cid).attempts == 0
+
+
+async def test_a_core_refusing_the_jobs_read_again_and_again_is_read_again_sooner_then_later(
+        bot: Bot, dev_client: DevCoreClient, core: ReferenceCore, clock: ManualClock) -> None:
+    """A core down for a few seconds (503s without Retry-After): the held job is read again
+    5 s later, then 10 s, then 20 s (doubled per refusal in a row, at most 600 s), so a
+    short outage costs seconds, not a minute per job; once the read answers, she is asked at
+    the job's first attempt, once."""
+    bot.proxy.throttle(CLARIFICATION, status=503, retry_after=None, times=3)
+    cid = await create(dev_client, authority={"authored_by": ["p-sarah"], "named": ["p-ahmed"]})
+    with structlog.testing.capture_logs() as logs:
+        await bot.burst()
+        for _ in range(40):  # the worker keeping house every 5 s, for 200 s
+            if bot.asked():
+                break
+            clock.advance(timedelta(seconds=5))
+            await bot.burst()
+    troubles = [line["troubles"] for line in logs if line["event"] == "handler.held_core_trouble"]
+    assert troubles == [1, 2, 3]
+    dues = [datetime.fromisoformat(line["again"]) for line in logs
+            if line["event"] == "handler.held_core_trouble"]
+    assert [(b - a).total_seconds() for a, b in zip(dues, dues[1:], strict=False)] == [10, 20]
     assert bot.asked() == ["p-sarah"]
     assert bot.channel.sent[0].key.attempt == 0 and _job(core, cid).attempts == 0
 
