@@ -39,13 +39,13 @@ from bot.process.service import (
     readiness_checks,
 )
 from bot.process.worker import WorkerConfig
-from bot.settings import Problem, Settings, SettingsError
+from bot.settings import Settings
 from bot.store.base import Store
 from bot.store.connect import parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from cards.actions import ActionCodec
-from clarify_bot import build
+from clarify_bot import build, preflight
 
 # platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
 # when configured, so a deployment without a platform never loads its SDK
@@ -66,8 +66,7 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
 
     ``clock``: the system clock unless a test runs the whole service on a manual one (the
     Teams end-to-end tests move it to the end of a digest window)."""
-    settings.require_secrets()
-    _audit_file_writable(settings)
+    preflight.static(settings)  # what check-config checks first, in the same words
     secrets = settings.secrets
     pseudonym.configure_from(secrets)  # before anything names a key, a card or a log line
     clock = clock or SystemClock()
@@ -106,21 +105,6 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
             if (prepare := getattr(hook, "prepare", None)) is not None:
                 await prepare(service, base)
         yield service
-
-
-def _audit_file_writable(settings: Settings) -> None:
-    """A ``jsonl`` audit file the process cannot append to stops start-up in one line, instead
-    of failing at the first event."""
-    path = settings.audit.path
-    if settings.audit.sink != "jsonl" or path is None:
-        return
-    try:
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        reason = (exc.strerror or type(exc).__name__).lower()
-        raise SettingsError([Problem("audit.path", str(path), f"cannot be appended to ({reason})")]
-                            ) from None
 
 
 def _core(settings: Settings, clock: Clock | None = None) -> CoreClient:

@@ -138,14 +138,20 @@ def serve(config: Path | None, role: str) -> None:
 @click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None)
 @click.option("--json", "as_json", is_flag=True,
               help="Print the effective settings as JSON (no secrets) instead of the summary.")
-def check_config(config: Path | None, as_json: bool) -> None:
-    """Validate the settings and the secrets they need; say which secrets are set (never their
-    values) and, with --json, print the effective settings."""
+@click.option("--offline", is_flag=True,
+              help="Only the static checks (settings, secrets, files): ask no database, core, "
+                   "Slack or Teams.")
+def check_config(config: Path | None, as_json: bool, offline: bool) -> None:
+    """Check what `serve` checks before it serves, and refuse what it would refuse, in the same
+    words: the settings and the secrets they need, then (unless --offline) the installation
+    database, the core and its token, Slack's auth.test and Teams' token. Say which secrets are
+    set (never their values) and, with --json, print the effective settings."""
     from bot.settings import CONFIG_ENV, SECRET_ENV, SettingsError, load_settings
+    from clarify_bot import preflight
 
     try:
         settings = load_settings(config)
-        settings.require_secrets()
+        preflight.static(settings)  # serve's own first step (clarify_bot.app.open_service)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
     from bot.logs import configure_logging
@@ -153,7 +159,12 @@ def check_config(config: Path | None, as_json: bool) -> None:
     # the core client's own lines (a core it cannot reach) go to stderr, and only errors: the
     # summary says the same in its words, and stdout stays the summary or the JSON alone
     configure_logging(level="error", fmt="console")
-    extensions = asyncio.run(_extensions_in_use(settings))
+    if not offline:
+        problems = asyncio.run(preflight.live(settings))
+        if problems:
+            raise click.ClickException(str(SettingsError(problems)))
+    extensions = {"extensions": None, "source": "not asked (--offline)"} if offline else \
+        asyncio.run(_extensions_in_use(settings))
     if as_json:
         shown = settings.model_dump(mode="json", exclude={"secrets"})
         shown["core_extensions"] = extensions
@@ -170,6 +181,7 @@ def check_config(config: Path | None, as_json: bool) -> None:
     click.echo(f"  platforms: {platforms}; store: {settings.store.backend}; core: "
                f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}"
                + slack)
+    click.echo("  " + _checked_line(settings, offline))
     offered = extensions["extensions"]
     named = ", ".join(map(str, offered)) if isinstance(offered, list | tuple | set) and offered \
         else "none" if offered is not None else "unknown"
@@ -185,6 +197,23 @@ def check_config(config: Path | None, as_json: bool) -> None:
         said = "needed, " if name in needed else ""
         click.echo(f"  {variable:<{width}}  {said}set from {origin}")
     click.echo("the effective settings: clarify-bot check-config --json")
+
+
+def _checked_line(settings: Any, offline: bool) -> str:
+    """What was asked beyond the file: the dependencies ``serve`` needs, or that none was."""
+    if offline:
+        return "live checks: skipped (--offline): the database, core, Slack and Teams not asked"
+    channels = set(map(str, settings.clarify.channels))
+    asked = ["core reachable, token accepted"]
+    if "slack" in channels and settings.slack.distributed:
+        asked.insert(0, "installation database reachable and current")
+    elif "slack" in channels:
+        asked.append("Slack auth.test" + (" and the app-level token"
+                                          if settings.slack.mode == "socket" else ""))
+    if "teams" in channels and settings.teams.app_id is not None and \
+            settings.teams.needs_password:
+        asked.append("Teams connector token")
+    return "live checks passed: " + "; ".join(asked)
 
 
 def _hours_line(hours: Any) -> str:
