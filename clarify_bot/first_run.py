@@ -205,8 +205,11 @@ def _teams(c: Choices) -> list[str]:
     out = [
         "",
         "[teams]",
-        "# The bot's Entra app (client) id. Unset, the Teams adapter runs unauthenticated, for",
-        "# the Microsoft 365 Agents Playground only; set it (and TEAMS_APP_PASSWORD) for Teams.",
+        "# The bot's Entra app (client) id. Without one the Teams adapter runs unauthenticated,",
+        "# for the Microsoft 365 Agents Playground on this machine only (anonymous = true, and",
+        "# serve refuses it beyond 127.0.0.1). For Teams: delete `anonymous`, set app_id (and",
+        "# TEAMS_APP_PASSWORD).",
+        "anonymous = true",
         '# app_id = "00000000-0000-0000-0000-000000000000"',
         '# app_tenant_id = "00000000-0000-0000-0000-000000000000"',
         "",

@@ -316,7 +316,7 @@ def test_the_installations_columns_are_the_docs() -> None:
     """docs/operations.md and docs/slack.md list the columns `slack installations` prints."""
     for doc in ("docs/operations.md", "docs/slack.md"):
         text = (ROOT / doc).read_text()
-        found = re.search(r"columns: (`[a-z_]+`(?:, `[a-z_]+`)*)", text)
+        found = re.search(r"columns: (`[a-z_]+`(?:,\s+`[a-z_]+`)*)", text)
         assert found is not None, doc
         assert tuple(re.findall(r"`([a-z_]+)`", found[1])) == COLUMNS, doc
 
