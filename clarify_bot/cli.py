@@ -282,12 +282,21 @@ def _cannot_write(option: str, path: Path, exc: OSError) -> str:
 def teams_package(config: Path | None, out: Path) -> None:
     """Build the Teams app package from the settings, checked against the manifest schema."""
     from bot.settings import SettingsError, load_settings
-    from clarify_bot.teams_package import MANIFEST_DIR, PackageError, build_package
+    from clarify_bot.teams_package import (
+        MANIFEST_DIR,
+        PackageError,
+        build_package,
+        unset_package_keys,
+    )
 
     try:
         package = build_package(load_settings(config), out)
     except SettingsError as exc:
-        raise click.ClickException(str(exc)) from None
+        # the package's own keys too, read from the file and the variables: every key it
+        # needs is named at once, not one round after another
+        unset = unset_package_keys(_teams_table(config), dict(os.environ))
+        raise click.ClickException(str(exc) + ("\nand, for the package:\n  "
+                                               + "\n  ".join(unset) if unset else "")) from None
     except OSError as exc:
         if exc.filename is not None and Path(exc.filename).is_relative_to(MANIFEST_DIR):
             raise click.ClickException(f"cannot read {exc.filename}: "
@@ -299,6 +308,21 @@ def teams_package(config: Path | None, out: Path) -> None:
     click.echo(f"wrote {package.path} (app {package.manifest['id']}, "
                f"version {package.manifest['version']})")
     click.echo(f"the Azure Bot's messaging endpoint: {package.messaging_endpoint}")
+
+
+def _teams_table(config: Path | None) -> dict[str, Any]:
+    """The settings file's [teams] table as written (empty when there is none or it cannot be
+    read: the settings error already says why)."""
+    import tomllib
+
+    from bot.settings import CONFIG_ENV
+
+    path = config or (Path(os.environ[CONFIG_ENV]) if os.environ.get(CONFIG_ENV) else None)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("teams") if path else None
+    except (OSError, ValueError):
+        return {}
+    return table if isinstance(table, dict) else {}
 
 
 from clarify_bot.steward import clarify  # noqa: E402  (the group's module loads no core client)

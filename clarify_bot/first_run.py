@@ -228,9 +228,13 @@ def _teams(c: Choices) -> list[str]:
 
 def devcore_tokens(scenario: str, tenant: str) -> dict[str, str]:
     """The reference core's development tokens for the tenant, read from the scenario."""
-    from devcore.scenario import read_scenario
+    from devcore.scenario import ScenarioError, read_scenario
 
-    data: dict[str, Any] = read_scenario(scenario)
+    try:
+        data: dict[str, Any] = read_scenario(scenario)
+    except ScenarioError as exc:  # no such bundled scenario, or a file that is not one
+        raise click.ClickException(f"--scenario {scenario}: "
+                                   f"{str(exc).removeprefix('scenario: ')}") from None
     if tenant not in {t.get("id") for t in data.get("tenants", [])}:
         known = ", ".join(sorted(str(t.get("id")) for t in data.get("tenants", [])))
         raise click.ClickException(f"the scenario has no tenant {tenant!r}; its tenants: {known}")
