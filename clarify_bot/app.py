@@ -14,7 +14,6 @@ import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 
-import httpx
 import structlog
 from aiohttp import web
 
@@ -46,6 +45,7 @@ from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from cards.actions import ActionCodec
 from clarify_bot import build, preflight
+from clarify_bot.clients import core_client
 
 # platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
 # when configured, so a deployment without a platform never loads its SDK
@@ -108,15 +108,7 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
 
 
 def _core(settings: Settings, clock: Clock | None = None) -> CoreClient:
-    extensions = settings.core.extension_set()
-    return CoreClient(
-        base_url=settings.core.url, token=settings.secrets.require("core_token"),
-        timeout=httpx.Timeout(settings.core.read_timeout_seconds,
-                              connect=settings.core.connect_timeout_seconds),
-        limits=httpx.Limits(max_connections=settings.core.max_connections,
-                            max_keepalive_connections=settings.core.max_keepalive_connections),
-        extensions=extensions, fixed_extensions=extensions is not None, clock=clock,
-        extensions_refresh_seconds=settings.core.extensions_refresh_seconds)
+    return core_client(settings, clock)
 
 
 def _store(settings: Settings) -> Store:

@@ -99,10 +99,10 @@ async def core_problem(settings: Settings, *, tenant: str | None = None) -> Prob
     tenants, so the tenant-scoped clarification list is asked for one item, which the contract
     answers 403 ``TENANT_SCOPE_MISMATCH`` for a tenant outside the token's scope, whether it
     exists elsewhere or not (docs/core-contract.md, "Tenants")."""
-    from clarify_bot.app import _core
+    from clarify_bot.clients import core_client
 
     url = settings.core.url
-    async with _core(settings) as core:
+    async with core_client(settings) as core:
         try:
             await asyncio.wait_for(core.list_clarifications(tenant_id=tenant, limit=1),
                                    CHECK_SECONDS)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from datetime import time, timedelta
-
 from typing import Annotated
 
 from pydantic import AfterValidator, model_validator

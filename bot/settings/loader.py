@@ -73,8 +73,9 @@ _OWN_MESSAGES = frozenset({"cross_field", "url_password", "redis_url"})
 
 
 def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """Defaults (the model's, then $CLARIFY_BOT_DEFAULTS's file), overridden by the TOML file (``path`` or $CLARIFY_BOT_CONFIG), overridden by
-    ``CLARIFY_BOT_<TABLE>__<KEY>`` variables; secrets from their own variables only."""
+    """Defaults (the model's, then $CLARIFY_BOT_DEFAULTS's file), overridden by the TOML file
+    (``path`` or $CLARIFY_BOT_CONFIG), overridden by ``CLARIFY_BOT_<TABLE>__<KEY>`` variables;
+    secrets from their own variables only."""
     env = os.environ if environ is None else environ
     file = path or (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV) else None)
     raw: dict[str, Any] = {}

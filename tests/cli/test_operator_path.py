@@ -35,8 +35,12 @@ from adapters.slack.installations import InstallationDB
 from clarify_bot.cli import main
 from clarify_bot.slack_cli import COLUMNS
 from tests.cli.conftest import LiveCore
-from tests.slack.distributed import ADMIN_URL, LINK_KEY, _with_database
-from tests.slack.distributed import database_url  # noqa: F401 (a fixture)
+from tests.slack.distributed import (
+    ADMIN_URL,
+    LINK_KEY,
+    _with_database,
+    database_url,  # noqa: F401 (a fixture)
+)
 
 pytestmark = pytest.mark.full_contract  # the tenant check reads the baseline's own list
 ROOT = Path(__file__).resolve().parents[2]
