@@ -294,7 +294,8 @@ def teams_package(config: Path | None, out: Path) -> None:
     except SettingsError as exc:
         # the package's own keys too, read from the file and the variables: every key it
         # needs is named at once, not one round after another
-        unset = unset_package_keys(_teams_table(config), dict(os.environ))
+        table = _teams_table(config)
+        unset = [] if table is None else unset_package_keys(table, dict(os.environ))
         raise click.ClickException(str(exc) + ("\nand, for the package:\n  "
                                                + "\n  ".join(unset) if unset else "")) from None
     except OSError as exc:
@@ -310,9 +311,9 @@ def teams_package(config: Path | None, out: Path) -> None:
     click.echo(f"the Azure Bot's messaging endpoint: {package.messaging_endpoint}")
 
 
-def _teams_table(config: Path | None) -> dict[str, Any]:
-    """The settings file's [teams] table as written (empty when there is none or it cannot be
-    read: the settings error already says why)."""
+def _teams_table(config: Path | None) -> dict[str, Any] | None:
+    """The settings file's [teams] table as written (empty when it has none); None when the
+    file cannot be read: the settings error says why, and nothing more is known."""
     import tomllib
 
     from bot.settings import CONFIG_ENV
@@ -321,7 +322,7 @@ def _teams_table(config: Path | None) -> dict[str, Any]:
     try:
         table = tomllib.loads(path.read_text(encoding="utf-8")).get("teams") if path else None
     except (OSError, ValueError):
-        return {}
+        return None
     return table if isinstance(table, dict) else {}
 
 
