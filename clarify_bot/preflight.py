@@ -67,13 +67,21 @@ def audit_file_problem(settings: Settings) -> Problem | None:
 async def live(settings: Settings) -> list[Problem]:
     """Every dependency the configuration needs, asked side by side (each within
     CHECK_SECONDS): the problems found, one per dependency."""
-    checks = [database_problem(settings), core_problem(settings)]
+    checks = [("CLARIFY_BOT_DATABASE_URL", database_problem(settings)),
+              ("core.url", core_problem(settings))]
     if Channel.SLACK in settings.clarify.channels:
-        checks.append(slack_problem(settings))
+        checks.append(("slack.api_url", slack_problem(settings)))
     if Channel.TEAMS in settings.clarify.channels:
-        checks.append(teams_problem(settings))
-    found = await asyncio.gather(*checks)
-    return [p for p in found if p is not None]
+        checks.append(("TEAMS_APP_PASSWORD", teams_problem(settings)))
+    found = await asyncio.gather(*(check for _, check in checks), return_exceptions=True)
+    problems = []
+    for (setting, _), result in zip(checks, found, strict=True):
+        if isinstance(result, BaseException):  # whatever else failed: named, never quoted
+            problems.append(Problem(setting, None, f"could not be checked "
+                                    f"({type(result).__name__})"))
+        elif result is not None:
+            problems.append(result)
+    return problems
 
 
 async def database_problem(settings: Settings) -> Problem | None:
