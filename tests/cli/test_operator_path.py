@@ -370,3 +370,37 @@ def test_check_config_refuses_teams_without_an_app_id_as_serve_does(live: LiveCo
         checked = _one_line_error(run(env, "check-config", *flags))
         assert checked == _one_line_error(run(env, "serve"))
         assert "teams.app_id" in checked
+
+
+def test_check_config_asks_the_identity_platform_for_a_teams_token(
+        live: LiveCore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Teams with a client secret: a connector token is asked for (MSAL's own client; here its
+    answer is stood in for, as Microsoft cannot be reached from the tests)."""
+    from microsoft_agents.authentication.msal import MsalAuth
+
+    asked: list[str] = []
+
+    async def refused(self: Any, resource: str, scopes: list[str], **_: Any) -> str:
+        asked.append(resource)
+        raise ValueError("AADSTS7000215: invalid client secret")  # MSAL's wording, not shown
+
+    env = {"CLARIFY_BOT_CONFIG": "", "CLARIFY_BOT_CLARIFY__CHANNELS": "teams",
+           "CLARIFY_BOT_CORE__URL": live.url, "CLARIFY_BOT_CORE_TOKEN": "dev-clarify-token-acme",
+           "CLARIFY_BOT_ACTION_SIGNING_KEY": "k" * 40, "CLARIFY_BOT_STORE__BACKEND": "memory",
+           "CLARIFY_BOT_TEAMS__APP_ID": "00000000-0000-0000-0000-000000000001",
+           "CLARIFY_BOT_TEAMS__APP_TENANT_ID": "00000000-0000-0000-0000-000000000002",
+           "TEAMS_APP_PASSWORD": "not-the-secret"}
+    monkeypatch.setattr(MsalAuth, "get_access_token", refused)
+    line = _one_line_error(run(env, "check-config"))
+    assert line.startswith("Error: invalid clarify-bot settings: TEAMS_APP_PASSWORD: the "
+                           "identity platform gives no connector token")
+    assert "AADSTS" not in line and "not-the-secret" not in line
+    assert asked == ["https://api.botframework.com"]
+
+    async def granted(self: Any, resource: str, scopes: list[str], **_: Any) -> str:
+        return "a-connector-token"
+
+    monkeypatch.setattr(MsalAuth, "get_access_token", granted)
+    good = run(env, "check-config")
+    assert good.exit_code == 0, good.output
+    assert "Teams connector token" in good.stdout
