@@ -214,14 +214,15 @@ def _confirm(yes: bool, question: str) -> None:
 @installations.command()
 @click.argument("key")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
+@_CONFIG
 @click.pass_obj
-def remove(config: Path | None, key: str, yes: bool) -> None:
+def remove(group_config: Path | None, key: str, yes: bool, config: Path | None) -> None:
     """Remove an installation: its tokens revoked at Slack (auth.revoke) and deleted, its
     tenant binding dropped, so any tenant's link can install the workspace again. Every
     process stops serving it within slack.oauth.directory_seconds."""
     from adapters.slack import operators
 
-    settings = _settings(config, "database_url")
+    settings = _settings(config or group_config, "database_url")
     _require_distributed(settings)
     found = asyncio.run(_with_engine(settings, lambda engine: operators.find(engine, key),
                                      current=True))
@@ -255,14 +256,16 @@ def remove(config: Path | None, key: str, yes: bool) -> None:
 @click.option("--tenant", required=True, help="The core's tenant it serves from now on.")
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @_NO_CHECK
+@_CONFIG
 @click.pass_obj
-def rebind(config: Path | None, key: str, tenant: str, yes: bool, no_check: bool) -> None:
+def rebind(group_config: Path | None, key: str, tenant: str, yes: bool, no_check: bool,
+           config: Path | None) -> None:
     """Move an installation to another tenant, explicitly (an install never does): its people
     are asked for that tenant's questions from then on, within slack.oauth.directory_seconds.
     The tenant is first checked with the core unless --no-check."""
     from adapters.slack import operators
 
-    settings = _settings(config, "database_url")
+    settings = _settings(config or group_config, "database_url")
     _require_distributed(settings)
     if not operators.TENANT.match(tenant):
         raise click.ClickException("--tenant: not a tenant id (1-200 of A-Z a-z 0-9 . _ : @ -)")
