@@ -45,6 +45,8 @@ RUN apt-get update \
  && useradd --no-log-init --uid 10001 --gid clarify --home-dir /var/lib/clarify-bot \
       --create-home --shell /usr/sbin/nologin clarify
 COPY --from=build /opt/clarify-bot /opt/clarify-bot
+# the image's defaults, read first: a mounted settings file's server.host wins over them
+COPY deploy/image/defaults.toml /opt/clarify-bot/defaults.toml
 ARG VERSION=0.1.0
 ARG COMMIT=unknown
 LABEL org.opencontainers.image.title="clarify-bot" \
@@ -54,7 +56,7 @@ ENV PATH=/opt/clarify-bot/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     CLARIFY_BOT_COMMIT=${COMMIT} \
-    CLARIFY_BOT_SERVER__HOST=0.0.0.0
+    CLARIFY_BOT_DEFAULTS=/opt/clarify-bot/defaults.toml
 USER 10001:10001
 WORKDIR /var/lib/clarify-bot
 EXPOSE 3978

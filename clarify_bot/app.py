@@ -14,7 +14,6 @@ import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 
-import httpx
 import structlog
 from aiohttp import web
 
@@ -39,13 +38,14 @@ from bot.process.service import (
     readiness_checks,
 )
 from bot.process.worker import WorkerConfig
-from bot.settings import Problem, Settings, SettingsError
+from bot.settings import Settings
 from bot.store.base import Store
 from bot.store.connect import parse_redis_url
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 from cards.actions import ActionCodec
-from clarify_bot import build
+from clarify_bot import build, preflight
+from clarify_bot.clients import core_client
 
 # platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
 # when configured, so a deployment without a platform never loads its SDK
@@ -66,8 +66,7 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
 
     ``clock``: the system clock unless a test runs the whole service on a manual one (the
     Teams end-to-end tests move it to the end of a digest window)."""
-    settings.require_secrets()
-    _audit_file_writable(settings)
+    preflight.static(settings)  # what check-config checks first, in the same words
     secrets = settings.secrets
     pseudonym.configure_from(secrets)  # before anything names a key, a card or a log line
     clock = clock or SystemClock()
@@ -108,31 +107,8 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
         yield service
 
 
-def _audit_file_writable(settings: Settings) -> None:
-    """A ``jsonl`` audit file the process cannot append to stops start-up in one line, instead
-    of failing at the first event."""
-    path = settings.audit.path
-    if settings.audit.sink != "jsonl" or path is None:
-        return
-    try:
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        reason = (exc.strerror or type(exc).__name__).lower()
-        raise SettingsError([Problem("audit.path", str(path), f"cannot be appended to ({reason})")]
-                            ) from None
-
-
 def _core(settings: Settings, clock: Clock | None = None) -> CoreClient:
-    extensions = settings.core.extension_set()
-    return CoreClient(
-        base_url=settings.core.url, token=settings.secrets.require("core_token"),
-        timeout=httpx.Timeout(settings.core.read_timeout_seconds,
-                              connect=settings.core.connect_timeout_seconds),
-        limits=httpx.Limits(max_connections=settings.core.max_connections,
-                            max_keepalive_connections=settings.core.max_keepalive_connections),
-        extensions=extensions, fixed_extensions=extensions is not None, clock=clock,
-        extensions_refresh_seconds=settings.core.extensions_refresh_seconds)
+    return core_client(settings, clock)
 
 
 def _store(settings: Settings) -> Store:

@@ -138,14 +138,20 @@ def serve(config: Path | None, role: str) -> None:
 @click.option("--config", "config", type=click.Path(path_type=Path, exists=True), default=None)
 @click.option("--json", "as_json", is_flag=True,
               help="Print the effective settings as JSON (no secrets) instead of the summary.")
-def check_config(config: Path | None, as_json: bool) -> None:
-    """Validate the settings and the secrets they need; say which secrets are set (never their
-    values) and, with --json, print the effective settings."""
+@click.option("--offline", is_flag=True,
+              help="Only the static checks (settings, secrets, files): ask no database, core, "
+                   "Slack or Teams.")
+def check_config(config: Path | None, as_json: bool, offline: bool) -> None:
+    """Check what `serve` checks before it serves, and refuse what it would refuse, in the same
+    words: the settings and the secrets they need, then (unless --offline) the installation
+    database, the core and its token, Slack's auth.test and Teams' token. Say which secrets are
+    set (never their values) and, with --json, print the effective settings."""
     from bot.settings import CONFIG_ENV, SECRET_ENV, SettingsError, load_settings
+    from clarify_bot import preflight
 
     try:
         settings = load_settings(config)
-        settings.require_secrets()
+        preflight.static(settings)  # serve's own first step (clarify_bot.app.open_service)
     except SettingsError as exc:
         raise click.ClickException(str(exc)) from None
     from bot.logs import configure_logging
@@ -153,7 +159,12 @@ def check_config(config: Path | None, as_json: bool) -> None:
     # the core client's own lines (a core it cannot reach) go to stderr, and only errors: the
     # summary says the same in its words, and stdout stays the summary or the JSON alone
     configure_logging(level="error", fmt="console")
-    extensions = asyncio.run(_extensions_in_use(settings))
+    if not offline:
+        problems = asyncio.run(preflight.live(settings))
+        if problems:
+            raise click.ClickException(str(SettingsError(problems)))
+    extensions = {"extensions": None, "source": "not asked (--offline)"} if offline else \
+        asyncio.run(_extensions_in_use(settings))
     if as_json:
         shown = settings.model_dump(mode="json", exclude={"secrets"})
         shown["core_extensions"] = extensions
@@ -170,6 +181,7 @@ def check_config(config: Path | None, as_json: bool) -> None:
     click.echo(f"  platforms: {platforms}; store: {settings.store.backend}; core: "
                f"{settings.core.url}; clarify.enabled: {str(settings.clarify.enabled).lower()}"
                + slack)
+    click.echo("  " + _checked_line(settings, offline))
     offered = extensions["extensions"]
     named = ", ".join(map(str, offered)) if isinstance(offered, list | tuple | set) and offered \
         else "none" if offered is not None else "unknown"
@@ -185,6 +197,23 @@ def check_config(config: Path | None, as_json: bool) -> None:
         said = "needed, " if name in needed else ""
         click.echo(f"  {variable:<{width}}  {said}set from {origin}")
     click.echo("the effective settings: clarify-bot check-config --json")
+
+
+def _checked_line(settings: Any, offline: bool) -> str:
+    """What was asked beyond the file: the dependencies ``serve`` needs, or that none was."""
+    if offline:
+        return "live checks: skipped (--offline): the database, core, Slack and Teams not asked"
+    channels = set(map(str, settings.clarify.channels))
+    asked = ["core reachable, token accepted"]
+    if "slack" in channels and settings.slack.distributed:
+        asked.insert(0, "installation database reachable and current")
+    elif "slack" in channels:
+        asked.append("Slack auth.test" + (" and the app-level token"
+                                          if settings.slack.mode == "socket" else ""))
+    if "teams" in channels and settings.teams.app_id is not None and \
+            settings.teams.needs_password:
+        asked.append("Teams connector token")
+    return "live checks passed: " + "; ".join(asked)
 
 
 def _hours_line(hours: Any) -> str:
@@ -253,12 +282,22 @@ def _cannot_write(option: str, path: Path, exc: OSError) -> str:
 def teams_package(config: Path | None, out: Path) -> None:
     """Build the Teams app package from the settings, checked against the manifest schema."""
     from bot.settings import SettingsError, load_settings
-    from clarify_bot.teams_package import MANIFEST_DIR, PackageError, build_package
+    from clarify_bot.teams_package import (
+        MANIFEST_DIR,
+        PackageError,
+        build_package,
+        unset_package_keys,
+    )
 
     try:
         package = build_package(load_settings(config), out)
     except SettingsError as exc:
-        raise click.ClickException(str(exc)) from None
+        # the package's own keys too, read from the file and the variables: every key it
+        # needs is named at once, not one round after another
+        table = _teams_table(config)
+        unset = [] if table is None else unset_package_keys(table, dict(os.environ))
+        raise click.ClickException(str(exc) + ("\nand, for the package:\n  "
+                                               + "\n  ".join(unset) if unset else "")) from None
     except OSError as exc:
         if exc.filename is not None and Path(exc.filename).is_relative_to(MANIFEST_DIR):
             raise click.ClickException(f"cannot read {exc.filename}: "
@@ -270,6 +309,21 @@ def teams_package(config: Path | None, out: Path) -> None:
     click.echo(f"wrote {package.path} (app {package.manifest['id']}, "
                f"version {package.manifest['version']})")
     click.echo(f"the Azure Bot's messaging endpoint: {package.messaging_endpoint}")
+
+
+def _teams_table(config: Path | None) -> dict[str, Any] | None:
+    """The settings file's [teams] table as written (empty when it has none); None when the
+    file cannot be read: the settings error says why, and nothing more is known."""
+    import tomllib
+
+    from bot.settings import CONFIG_ENV
+
+    path = config or (Path(os.environ[CONFIG_ENV]) if os.environ.get(CONFIG_ENV) else None)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8")).get("teams") if path else None
+    except (OSError, ValueError):
+        return None
+    return table if isinstance(table, dict) else {}
 
 
 from clarify_bot.steward import clarify  # noqa: E402  (the group's module loads no core client)

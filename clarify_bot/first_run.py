@@ -205,8 +205,11 @@ def _teams(c: Choices) -> list[str]:
     out = [
         "",
         "[teams]",
-        "# The bot's Entra app (client) id. Unset, the Teams adapter runs unauthenticated, for",
-        "# the Microsoft 365 Agents Playground only; set it (and TEAMS_APP_PASSWORD) for Teams.",
+        "# The bot's Entra app (client) id. Without one the Teams adapter runs unauthenticated,",
+        "# for the Microsoft 365 Agents Playground on this machine only (anonymous = true, and",
+        "# serve refuses it beyond 127.0.0.1). For Teams: delete `anonymous`, set app_id (and",
+        "# TEAMS_APP_PASSWORD).",
+        "anonymous = true",
         '# app_id = "00000000-0000-0000-0000-000000000000"',
         '# app_tenant_id = "00000000-0000-0000-0000-000000000000"',
         "",
@@ -225,9 +228,13 @@ def _teams(c: Choices) -> list[str]:
 
 def devcore_tokens(scenario: str, tenant: str) -> dict[str, str]:
     """The reference core's development tokens for the tenant, read from the scenario."""
-    from devcore.scenario import read_scenario
+    from devcore.scenario import ScenarioError, read_scenario
 
-    data: dict[str, Any] = read_scenario(scenario)
+    try:
+        data: dict[str, Any] = read_scenario(scenario)
+    except ScenarioError as exc:  # no such bundled scenario, or a file that is not one
+        raise click.ClickException(f"--scenario {scenario}: "
+                                   f"{str(exc).removeprefix('scenario: ')}") from None
     if tenant not in {t.get("id") for t in data.get("tenants", [])}:
         known = ", ".join(sorted(str(t.get("id")) for t in data.get("tenants", [])))
         raise click.ClickException(f"the scenario has no tenant {tenant!r}; its tenants: {known}")

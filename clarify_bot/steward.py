@@ -321,7 +321,7 @@ def review(ctx: Ctx, clarification_id: str | None, override: bool, index: int | 
     if clarification_id is None:
         if override:
             raise click.UsageError("--override needs a clarification id")
-        _queue(ctx, "queue")
+        _queue(ctx, "review")  # a refusal names the command typed; the listing is the queue's
         return
     if not override:
         if any(x is not None for x in (index, from_, text, note)):
@@ -345,7 +345,10 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
         click.confirm(f"Erase every attribution of {person}? This cannot be undone", abort=True)
 
     async def work(core: Any, settings: Any) -> tuple[BaseModel, str]:
+        from redis.exceptions import RedisError
+
         from bot.erasure import erase_bot_data, read_aliases
+        from bot.store.errors import StoreError
 
         report: m.ErasureReport | None
         try:
@@ -361,8 +364,18 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
                     "core's part its own tooling") from None
             report = None
             aliases = await read_aliases(settings, person_id=person, tenant_id=tenant)
-        store, lines = await erase_bot_data(settings, person_id=person,
-                                            aliases=aliases or m.PersonAliases())
+        try:
+            store, lines = await erase_bot_data(settings, person_id=person,
+                                                aliases=aliases or m.PersonAliases())
+        except (StoreError, RedisError, OSError, TimeoutError) as exc:
+            core_part = "the core's part ran (its attribution of " + person + " is erased)" \
+                if report is not None else "the core was not asked (it offers no erasure)"
+            raise click.ClickException(
+                f"{core_part}, but the bot's part did not: the store at redis.url "
+                f"({settings.redis.url.split('@')[-1]}) cannot be reached "
+                f"({type(exc).__name__}). When Redis answers, run this command again: the "
+                "core's part is retry-safe (a second call changes nothing) and the bot's part "
+                "runs then") from None
         result = out.ErasureOutput(command="erase-attribution", personId=person, core=report,
                                    store=store, auditLines=lines,
                                    aliasesFound=aliases is not None)

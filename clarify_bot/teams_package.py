@@ -50,6 +50,18 @@ class Package:
     messaging_endpoint: str
 
 
+PACKAGE_KEYS = ("website_url", "privacy_url", "terms_url", "public_url")
+
+
+def unset_package_keys(raw_teams: dict[str, object], environ: dict[str, str]) -> list[str]:
+    """The package's keys neither the file's [teams.package] nor a variable sets: named beside
+    a settings error, so every key the package needs is said at once."""
+    given = raw_teams.get("package") if isinstance(raw_teams.get("package"), dict) else {}
+    assert isinstance(given, dict)
+    return [_setting(f"package.{key}") for key in PACKAGE_KEYS
+            if not given.get(key) and not environ.get(env_var(f"teams.package.{key}"))]
+
+
 def _setting(key: str) -> str:
     return f"set teams.{key} ({env_var('teams.' + key)})"
 
@@ -58,7 +70,10 @@ def manifest_values(settings: Settings) -> dict[str, str]:
     """The template's placeholders filled from the settings; every unset one is a problem."""
     teams, package = settings.teams, settings.teams.package
     missing = [] if teams.app_id else [_setting("app_id")]
-    for key in ("website_url", "privacy_url", "terms_url", "public_url"):
+    if not teams.app_id and teams.app_type != "multi-tenant" and teams.app_tenant_id is None:
+        missing.append(_setting("app_tenant_id") + f", the app registration's Entra tenant (a "
+                       f"{teams.app_type} app needs it)")
+    for key in PACKAGE_KEYS:
         if getattr(package, key) is None:
             missing.append(_setting(f"package.{key}"))
     if missing:

@@ -140,6 +140,26 @@ async def containers(image: str) -> AsyncIterator[Callable[..., str]]:
             docker("rm", "--force", name, check=False)
 
 
+def listening_on(name: str, port: int) -> list[str]:
+    """The IPv4 addresses a container's process listens on at ``port`` (/proc/net/tcp: state
+    0A is LISTEN; the address is little-endian hex), read with the image's own python3."""
+    table = docker("exec", name, "python3", "-c",
+                   "print(open('/proc/net/tcp').read()); print(open('/proc/net/tcp6').read())")
+    found = []
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 4 or fields[3] != "0A" or ":" not in fields[1]:
+            continue
+        address, hex_port = fields[1].rsplit(":", 1)
+        if int(hex_port, 16) != port:
+            continue
+        if len(address) == 8:
+            found.append(".".join(str(int(address[i:i + 2], 16)) for i in (6, 4, 2, 0)))
+        else:
+            found.append("::" if set(address) == {"0"} else f"ipv6:{address}")
+    return sorted(set(found))
+
+
 def logs(name: str) -> list[str]:
     done = subprocess.run(["docker", "logs", name], capture_output=True, text=True, timeout=60,
                           check=False)
@@ -203,6 +223,10 @@ async def smoke(image: str) -> None:
                     status, body = await get_json(f"{url}/readyz")
                     say(f"{role}: /readyz {status} {json.dumps(body['checks'], sort_keys=True)}"
                         f" after {took:.1f} s")
+                listening = listening_on(names["web"], ports["web"])
+                if listening != ["127.0.0.1"]:  # the mounted file's server.host, not 0.0.0.0
+                    raise Failed(f"web listens on {listening}, not the settings' 127.0.0.1")
+                say("web listens on 127.0.0.1 only: the mounted settings file's server.host")
                 took = await until(lambda: slack.dm_of("U0SARAH"), "a card in Sarah's DM")
                 card = slack.dm_of("U0SARAH")[-1]
                 say(f"worker delivered a card to U0SARAH {took:.1f} s later "

@@ -29,7 +29,7 @@ MONITORING = {"metrics": {"serviceMonitor": {"enabled": True},
                           "dashboard": {"enabled": True}}}
 MONITORING_KINDS = ("ServiceMonitor", "PrometheusRule")
 # the order kubectl should create them in (as helm does: what others refer to first)
-KIND_ORDER = ("ServiceAccount", "ConfigMap", "Service", "Deployment", "PodDisruptionBudget",
+KIND_ORDER = ("ServiceAccount", "ConfigMap", "Job", "Service", "Deployment", "PodDisruptionBudget",
               "HorizontalPodAutoscaler", "ServiceMonitor", "PrometheusRule")
 HEADER = """\
 # {what}

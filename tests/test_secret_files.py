@@ -128,17 +128,21 @@ def test_check_config_says_where_each_secret_came_from(tmp_path: Path) -> None:
            "SLACK_BOT_TOKEN_FILE": str(tmp_path / "bot-token"),
            "CLARIFY_BOT_CORE_TOKEN": LEAK, "CLARIFY_BOT_ACTION_SIGNING_KEY": LEAK * 4,
            "REDIS_PASSWORD": LEAK}
-    result = CliRunner().invoke(main, ["check-config", "--config", str(config)], env=env)
+    # --offline: the static checks (no core or Slack runs here; tests/cli/test_operator_path.py
+    # holds the live ones)
+    result = CliRunner().invoke(main, ["check-config", "--offline", "--config", str(config)],
+                                env=env)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == f"valid: {config}"
     assert "slack (socket mode)" in lines[1] and "store: memory" in lines[1]
     assert lines[1].endswith("slack: single workspace: one bot token (SLACK_BOT_TOKEN)")
-    assert lines[2].startswith("  core extensions: ")  # what the configured core offers
-    assert lines[3] == ("  working hours: mon-fri 08:00-18:00 in each person's zone (else UTC);"
+    assert lines[2].startswith("  live checks: skipped (--offline)")
+    assert lines[3] == "  core extensions: unknown (not asked (--offline))"
+    assert lines[4] == ("  working hours: mon-fri 08:00-18:00 in each person's zone (else UTC);"
                         " normal and high cards wait for them")
-    assert lines[4] == "secrets (values never shown):"
-    shown = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[5:-1]}
+    assert lines[5] == "secrets (values never shown):"
+    shown = {line.split()[0]: " ".join(line.split()[1:]) for line in lines[6:-1]}
     assert shown == {
         "CLARIFY_BOT_CORE_TOKEN": "needed, set from CLARIFY_BOT_CORE_TOKEN",
         "SLACK_BOT_TOKEN": "needed, set from SLACK_BOT_TOKEN_FILE",
@@ -147,8 +151,8 @@ def test_check_config_says_where_each_secret_came_from(tmp_path: Path) -> None:
         "CLARIFY_BOT_ACTION_SIGNING_KEY": "needed, set from CLARIFY_BOT_ACTION_SIGNING_KEY",
     }
     assert LEAK not in result.output
-    as_json = CliRunner().invoke(main, ["check-config", "--config", str(config), "--json"],
-                                 env=env)
+    as_json = CliRunner().invoke(main, ["check-config", "--offline", "--config", str(config),
+                                        "--json"], env=env)
     assert as_json.exit_code == 0, as_json.output
     shown = json.loads(as_json.stdout)  # only the JSON: the core client's lines go elsewhere
     assert shown["store"]["backend"] == "memory" and "secrets" not in shown

@@ -626,3 +626,25 @@ def test_teams_tenant_mapping(tmp_path: Path) -> None:
     teams = load(tmp_path, f'[[teams.tenants]]\naad_tenant_id = "{GUID}"\ntenant = "acme"\n').teams
     assert teams.tenant_for(GUID.upper()) == "acme"
     assert teams.tenant_for("00000000-0000-0000-0000-000000000000") is None
+
+
+@pytest.mark.parametrize(("env", "key"), [
+    ({"CLARIFY_BOT_CLARIFY__HOURS__START": "25:00"}, "clarify.hours.start"),
+    ({"CLARIFY_BOT_CLARIFY__HOURS__START": "8"}, "clarify.hours.start"),
+    ({"CLARIFY_BOT_CLARIFY__HOURS__END": "07:00"}, "clarify.hours.end"),
+    ({"CLARIFY_BOT_CLARIFY__HOURS__DAYS": "funday"}, "clarify.hours.days"),
+    ({"CLARIFY_BOT_CLARIFY__HOURS__TIME_ZONE": "Mars/Olympus"}, "clarify.hours.time_zone"),
+    ({"CLARIFY_BOT_CLARIFY__HOURS__TENANTS":
+      '[{"tenant": "globex", "time_zone": "Mars/Olympus"}]'},
+     "clarify.hours.tenants[0].time_zone"),
+    ({"CLARIFY_BOT_CLARIFY__HOURS__TENANTS": '[{"tenant": "globex", "start": "9:0"}]'},
+     "clarify.hours.tenants[0].start"),
+])
+def test_a_bad_hours_key_is_reported_under_its_own_name(env: dict[str, str], key: str) -> None:
+    """Issue 32: a bad `hours.start` was reported under `hours.days`; a zone is one the IANA
+    database names (one validator for every zone setting)."""
+    with pytest.raises(SettingsError) as refused:
+        load_settings(None, environ=env)
+    assert [p.key for p in refused.value.problems] == [key]
+    if key.endswith("time_zone"):
+        assert "an IANA time zone" in str(refused.value)

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 import aiohttp
 
-from adapters.slack import revocation, schema
+from adapters.slack import database, revocation, schema
 from adapters.slack.channel import SlackChannel
 from adapters.slack.installations import InstallationDB
 from adapters.slack.links import LinkSigner
@@ -89,15 +89,16 @@ async def prepare(service: Service, base: Base) -> None:
     if not isinstance(channel, SlackChannel) or channel.installations is None:
         return
     installations = channel.installations
-    where = schema.where(service.settings.secrets.require("database_url"))
-    try:
-        await schema.require_current(installations.db.engine)
-        await installations.load()
-    except schema.SchemaOutdated as exc:
-        raise SettingsError([Problem(DATABASE_SETTING, None, str(exc))]) from None
-    except Exception as exc:  # unreachable, refused, a wrong password: named, never a value
-        raise SettingsError([Problem(DATABASE_SETTING, None, f"cannot use the installation "
-                                     f"database at {where} ({type(exc).__name__})")]) from None
+    url = service.settings.secrets.require("database_url")
+    # the same check, in the same words, as `clarify-bot check-config` (clarify_bot.preflight)
+    refused = await database.check(installations.db.engine, url)
+    if refused is None:
+        try:
+            await installations.load()
+        except Exception as exc:  # unreachable, refused, a wrong password: named, never a value
+            refused = database.failure(exc, url)
+    if refused is not None:
+        raise SettingsError([Problem(DATABASE_SETTING, None, refused)]) from None
     loops = [asyncio.create_task(installations.keep_loading()),
              asyncio.create_task(installations.keep_refreshing())]
 

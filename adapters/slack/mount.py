@@ -78,7 +78,9 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         app.web_app.add_routes(adapter.routes())
     hosted = Hosted(adapter=adapter, socket=handler)
     app.hosted.append(hosted)
-    app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
+    app.readiness.checks.append(credentials_check(NAME, channel.check_credentials,
+                                                  setting="slack.api_url",
+                                                  address=settings.slack.api_url))
     if handler is not None:
         app.readiness.checks.append(Check("slack_socket", hosted.connected, ttl_seconds=5))
     app.engine.worker.also_check(channel.check_credentials)

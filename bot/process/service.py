@@ -228,10 +228,12 @@ def readiness_checks(*, store: Store, core: CoreClient,
     return Readiness(checks)
 
 
-def credentials_check(name: str, check: CredentialsCheck) -> Check:
+def credentials_check(name: str, check: CredentialsCheck, *, setting: str | None = None,
+                      address: str | None = None) -> Check:
     """A platform's own credentials as a readiness check, at most once a minute: its
-    ``CredentialsRejected`` names the setting to fix."""
-    return Check(name, check, ttl_seconds=60)
+    ``CredentialsRejected`` names the setting to fix; ``setting`` and ``address`` name where
+    the platform is asked when it cannot be reached (Slack's ``slack.api_url``)."""
+    return Check(name, check, ttl_seconds=60, setting=setting, address=address)
 
 
 def extensions_in_use(core: CoreClient) -> dict[str, object]:

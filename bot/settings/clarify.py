@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from datetime import time, timedelta
+from typing import Annotated
 
-from pydantic import model_validator
+from pydantic import AfterValidator, model_validator
 
 from bot.core.models import AmbiguityKind, Channel, QuorumPolicy, Role, Severity
 from bot.core.policy import critical_quorum_problem
@@ -75,14 +76,30 @@ _DAY = r"(mon|tue|wed|thu|fri|sat|sun)"
 _DAYS = re.compile(rf"^{_DAY}(-{_DAY})?(,{_DAY}(-{_DAY})?)*$")
 
 
-def _hours_problem(days: str, start: str, end: str) -> str | None:
-    """What is wrong with working hours as written (``bot.engine.hours`` reads them)."""
-    try:
-        opens, closes = time.fromisoformat(start), time.fromisoformat(end)
-    except ValueError:
-        opens = closes = time(0)
-    if not _DAYS.match(days.lower().replace(" ", "")) or not opens < closes:
-        return "working days like mon-fri and hours HH:MM with end after start"
+def _days(text: str) -> str:
+    if not _DAYS.match(text.lower().replace(" ", "")):
+        raise ValueError("not working days")
+    return text
+
+
+def _local_time(text: str) -> str:
+    if not _HHMM.match(text):
+        raise ValueError("not HH:MM")
+    return text
+
+
+_HHMM = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+# each key checked on its own, so a bad one is reported under its own name
+Days = Annotated[str, AfterValidator(_days)]
+LocalTime = Annotated[str, AfterValidator(_local_time)]
+_DAYS_ALLOWED = "days like mon-fri or mon,wed,fri"
+_TIME_ALLOWED = "a local time HH:MM (00:00 to 23:59)"
+
+
+def _end_problem(start: str, end: str) -> str | None:
+    """Working hours must close after they open (``bot.engine.hours`` reads them)."""
+    if not time.fromisoformat(start) < time.fromisoformat(end):
+        return f"a local time HH:MM after start ({start})"
     return None
 
 
@@ -90,16 +107,16 @@ class TenantHours(_Table):
     """One tenant's working hours and default time zone (``[[clarify.hours.tenants]]``)."""
 
     tenant: TenantId
-    days: str = _allowed("mon-fri", "days like mon-fri or mon,wed,fri")
-    start: str = _allowed("08:00", "a local time HH:MM")
-    end: str = _allowed("18:00", "a local time HH:MM, after start")
+    days: Days = _allowed("mon-fri", _DAYS_ALLOWED)
+    start: LocalTime = _allowed("08:00", _TIME_ALLOWED)
+    end: LocalTime = _allowed("18:00", _TIME_ALLOWED + ", after start")
     time_zone: ZoneName = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
 
     @model_validator(mode="after")
     def _valid(self) -> TenantHours:
-        problem = _hours_problem(self.days, self.start, self.end)
+        problem = _end_problem(self.start, self.end)
         if problem is not None:
-            raise _cross("days", self.days, problem)
+            raise _cross("end", self.end, problem)
         return self
 
 
@@ -107,18 +124,18 @@ class HoursSettings(_Table):
     """When people are asked (issue 26): their working hours in their own time zone."""
 
     enabled: bool = True
-    days: str = _allowed("mon-fri", "days like mon-fri or mon,wed,fri")
-    start: str = _allowed("08:00", "a local time HH:MM")
-    end: str = _allowed("18:00", "a local time HH:MM, after start")
+    days: Days = _allowed("mon-fri", _DAYS_ALLOWED)
+    start: LocalTime = _allowed("08:00", _TIME_ALLOWED)
+    end: LocalTime = _allowed("18:00", _TIME_ALLOWED + ", after start")
     # the zone of a person whose platform and core name none
     time_zone: ZoneName = _allowed("UTC", "an IANA time zone such as Europe/Berlin")
     tenants: tuple[TenantHours, ...] = ()
 
     @model_validator(mode="after")
     def _valid(self) -> HoursSettings:
-        problem = _hours_problem(self.days, self.start, self.end)
+        problem = _end_problem(self.start, self.end)
         if problem is not None:
-            raise _cross("days", self.days, problem)
+            raise _cross("end", self.end, problem)
         names = [t.tenant for t in self.tenants]
         if len(set(names)) != len(names):
             raise _cross("tenants", None, "one entry per tenant")

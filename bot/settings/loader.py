@@ -25,6 +25,10 @@ from bot.settings.secrets import SECRET_ENV
 
 ENV_PREFIX = "CLARIFY_BOT_"
 CONFIG_ENV = "CLARIFY_BOT_CONFIG"
+# A TOML file of defaults read before everything else (the lowest precedence): the image points
+# at one holding ``server.host = "0.0.0.0"``, so a mounted settings file's ``server.host`` (and
+# any variable) still wins (docs/deploy.md)
+DEFAULTS_ENV = "CLARIFY_BOT_DEFAULTS"
 # A folder of secret files, each named like its variable (a Kubernetes Secret mounted as a volume,
 # Docker's /run/secrets); and ``<NAME>_FILE``, the path of one secret's file (as official images do)
 SECRETS_DIR_ENV = "CLARIFY_BOT_SECRETS_DIR"
@@ -69,12 +73,16 @@ _OWN_MESSAGES = frozenset({"cross_field", "url_password", "redis_url"})
 
 
 def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """Defaults, overridden by the TOML file (``path`` or $CLARIFY_BOT_CONFIG), overridden by
-    ``CLARIFY_BOT_<TABLE>__<KEY>`` variables; secrets from their own variables only."""
+    """Defaults (the model's, then $CLARIFY_BOT_DEFAULTS's file), overridden by the TOML file
+    (``path`` or $CLARIFY_BOT_CONFIG), overridden by ``CLARIFY_BOT_<TABLE>__<KEY>`` variables;
+    secrets from their own variables only."""
     env = os.environ if environ is None else environ
     file = path or (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV) else None)
     raw: dict[str, Any] = {}
     sources: dict[tuple[str, ...], str] = {}
+    if env.get(DEFAULTS_ENV):
+        defaults = Path(env[DEFAULTS_ENV])
+        _merge(raw, _read_toml(defaults), sources, str(defaults), ())
     if file is not None:
         _merge(raw, _read_toml(file), sources, str(file), ())
     if env.get(PLATFORM_PORT_ENV):

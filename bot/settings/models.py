@@ -84,10 +84,12 @@ class Settings(_Table):
         problems = [Problem(m, None, _UNSET) for m in self.missing_secrets()]
         if self.slack.distributed and self.secrets.slack_bot_token is not None \
                 and Channel.SLACK in self.clarify.channels:
-            problems.append(Problem(SECRET_ENV["slack_bot_token"], None, "unset while "
-                                    "slack.oauth.enabled: each installation has its own token "
-                                    "(the single-workspace and distributed modes are "
-                                    "exclusive)"))
+            where = self.secrets.origin("slack_bot_token")
+            problems.append(Problem(SECRET_ENV["slack_bot_token"], None, "is set"
+                                    + (f" (from {where})" if where else "")
+                                    + " but must be removed while slack.oauth.enabled: each "
+                                    "installation has its own token (the single-workspace and "
+                                    "distributed modes are exclusive)"))
         if problems:
             raise SettingsError(problems)
 

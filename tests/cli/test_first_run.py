@@ -1,6 +1,7 @@
 """`clarify-bot init`: what it writes for every platform choice, and what it never does.
 
-The written settings must pass `clarify-bot check-config` once the named secrets are set (and
+The written settings must pass `clarify-bot check-config --offline` (its static checks: no core,
+Slack or Teams is running here) once the named secrets are set (and
 fail naming exactly the ones init said were still to fill in); the env file is 0600 and holds the
 reference core's tokens; no token is ever printed; existing files are never overwritten without
 --force.
@@ -93,14 +94,14 @@ def test_init_writes_settings_that_pass_check_config(
         assert name in config.read_text()  # every required secret named in the file
 
     given = {k: v for k, v in secrets.items() if v}
-    refused = run("check-config", "--config", str(config), env=given)
+    refused = run("check-config", "--offline", "--config", str(config), env=given)
     if expected_still:
         assert refused.exit_code == 1
         problems = refused.output.removeprefix("Error: invalid clarify-bot settings: ")
         assert {p.split(":")[0].strip(" -") for p in problems.splitlines()
                 if not p.startswith("Error:")} == expected_still
     filled = given | {name: FILLED[name] for name in expected_still}
-    checked = run("check-config", "--config", str(config), env=filled)
+    checked = run("check-config", "--offline", "--config", str(config), env=filled)
     assert checked.exit_code == 0, checked.output
     for name, value in filled.items():
         if name == "CLARIFY_BOT_CONFIG":
@@ -151,7 +152,7 @@ def test_check_config_says_when_cards_go_out(tmp_path: Path, hours: str, said: s
     config = tmp_path / "bot.toml"
     config.write_text('[clarify]\nchannels = "slack"\n[clarify.hours]\n' + hours
                       + '\n[slack]\nmode = "socket"\n[store]\nbackend = "memory"\n')
-    checked = run("check-config", "--config", str(config), env=FILLED)
+    checked = run("check-config", "--offline", "--config", str(config), env=FILLED)
     assert checked.exit_code == 0, checked.output
     [line] = [x for x in checked.output.splitlines() if x.startswith("  working hours: ")]
     assert line.removeprefix("  working hours: ").startswith(said)

@@ -36,6 +36,7 @@ DOCKERFILE = ROOT / "Dockerfile"
 COMPOSE = ROOT / "compose.yaml"
 KUBE_VERSIONS = ("1.27.0", "1.37.0")  # the chart's kubeVersion floor, and the newest schemas
 BOT_ROLES = ("web", "worker")
+DIST_ROLES = ("dist-web", "dist-worker")
 
 
 def hadolint(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -92,6 +93,28 @@ def test_the_image_is_multi_stage_pinned_non_root_and_lean() -> None:
                            "the pins.", "*"]
 
 
+def test_the_image_lets_a_mounted_settings_file_choose_server_host(tmp_path: Path) -> None:
+    """The image's 0.0.0.0 is a default read first (CLARIFY_BOT_DEFAULTS), not a variable that
+    overrides the mounted file: host networking with `server.host = "127.0.0.1"` keeps it."""
+    _, run = _stages(DOCKERFILE.read_text())
+    env = " ".join(line for line in run if line.startswith("ENV "))
+    assert "SERVER__HOST" not in env
+    defaults = re.search(r"CLARIFY_BOT_DEFAULTS=(\S+)", env)
+    assert defaults is not None
+    (copy,) = [line for line in run if line.startswith("COPY ") and defaults[1] in line]
+    source = ROOT / copy.split()[1]
+    assert source.is_file()
+    assert "!" + source.parent.relative_to(ROOT).as_posix() + "/" in \
+        (ROOT / ".dockerignore").read_text().splitlines()
+    image_env = {"CLARIFY_BOT_DEFAULTS": str(source)}
+    assert load_settings(None, environ=image_env).server.host == "0.0.0.0"
+    mounted = tmp_path / "clarify-bot.toml"
+    mounted.write_text('[server]\nhost = "127.0.0.1"\n')
+    assert load_settings(mounted, environ=image_env).server.host == "127.0.0.1"
+    assert load_settings(mounted, environ={**image_env, "CLARIFY_BOT_SERVER__HOST": "::1"}
+                         ).server.host == "::1"  # a variable still wins over both
+
+
 # ---------------------------------------------------------------- compose.yaml
 
 
@@ -106,7 +129,7 @@ def test_compose_follows_the_compose_specification() -> None:
 
     spec = _compose()
     assert sorted(PyCompose.from_json(json.dumps(spec)).service_names()) == [
-        "devcore", "redis", "web", "worker"]
+        "db-upgrade", "devcore", "dist-web", "dist-worker", "postgres", "redis", "web", "worker"]
     ComposeSpecification.model_validate({k: v for k, v in spec.items()
                                          if not k.startswith("x-")})
     wrong = copy.deepcopy(spec)
@@ -135,7 +158,7 @@ def test_compose_gives_secrets_as_files_and_redis_its_append_only_file(tmp_path:
     """No secret in an environment variable; each secret a file named like its variable, read
     through CLARIFY_BOT_SECRETS_DIR; Redis keeps an AOF on a volume."""
     spec = _compose()
-    for role in BOT_ROLES:
+    for role in (*BOT_ROLES, *DIST_ROLES, "db-upgrade"):
         service = spec["services"][role]
         assert not set(service["environment"]) & set(SECRET_ENV.values()), role
         assert service["environment"]["CLARIFY_BOT_SECRETS_DIR"] == "/run/secrets"
@@ -166,6 +189,48 @@ def test_the_compose_settings_load_as_the_bot_reads_them(tmp_path: Path, role: s
     assert int(health) == (settings.worker.health_port or settings.server.port)
 
 
+def _secret_files(folder: Path, names: Any) -> None:
+    folder.mkdir()
+    for name in names:
+        value = {"SLACK_BOT_TOKEN": "xoxb-" + "k" * 40, "SLACK_APP_TOKEN": "xapp-" + "k" * 40,
+                 "CLARIFY_BOT_DATABASE_URL": "postgresql://clarify:pw@postgres:5432/clarify"
+                 }.get(name, "k" * 40)
+        (folder / name).write_text(value + "\n")
+
+
+@pytest.mark.parametrize("role", DIST_ROLES)
+def test_the_distributed_profile_runs_on_postgres_after_db_upgrade(tmp_path: Path,
+                                                                   role: str) -> None:
+    """The `distributed` profile: PostgreSQL, a one-shot `db upgrade` the bot's processes wait
+    for, and settings that load with exactly the secrets it mounts (no SLACK_BOT_TOKEN)."""
+    spec = _compose()
+    services = spec["services"]
+    for name in ("postgres", "db-upgrade", *DIST_ROLES):
+        assert services[name]["profiles"] == ["distributed"], name
+    for name in ("web", "worker", "redis", "devcore"):
+        assert "profiles" not in services[name], name  # `docker compose up` is the trial
+    upgrade = services["db-upgrade"]
+    assert upgrade["command"] == ["db", "upgrade"] and upgrade["restart"] == "no"
+    assert upgrade["secrets"] == ["CLARIFY_BOT_DATABASE_URL"]
+    assert upgrade["depends_on"]["postgres"]["condition"] == "service_healthy"
+    service = services[role]
+    assert service["depends_on"]["db-upgrade"]["condition"] == "service_completed_successfully"
+    assert "SLACK_BOT_TOKEN" not in service["secrets"]
+    assert "POSTGRES_PASSWORD_FILE" in services["postgres"]["environment"]
+    env = {k: re.sub(r"\$\{SLACK_CLIENT_ID[^}]*\}", "1234.5678",
+                     re.sub(r"\$\{CLARIFY_PUBLIC_URL[^}]*\}", "https://clarify.example.com",
+                            str(v)))
+           for k, v in service["environment"].items()}
+    _secret_files(tmp_path / "run-secrets", service["secrets"])
+    env["CLARIFY_BOT_SECRETS_DIR"] = str(tmp_path / "run-secrets")
+    (config,) = service["configs"]
+    env["CLARIFY_BOT_CONFIG"] = str(ROOT / spec["configs"][config["source"]]["file"])
+    settings = load_settings(None, environ=env)
+    settings.require_secrets()
+    assert settings.slack.distributed and settings.slack.oauth.client_id == "1234.5678"
+    assert settings.worker.health_port == (9464 if role == "dist-worker" else 0)
+
+
 # ---------------------------------------------------------------- the Helm chart
 
 
@@ -189,8 +254,19 @@ def test_helm_lint_catches_a_broken_chart(tmp_path: Path) -> None:
         "templates/broken.yaml"]
 
 
+DISTRIBUTED = {"distributed": {"enabled": True, "clientId": "1234.5678",
+                               "publicUrl": "https://clarify.example.com"}}
+DISTRIBUTED_SECRETS = ("CLARIFY_BOT_CORE_TOKEN", "CLARIFY_BOT_ACTION_SIGNING_KEY",
+                       "SLACK_SIGNING_SECRET", "SLACK_CLIENT_SECRET",
+                       "CLARIFY_BOT_INSTALL_LINK_KEY", "CLARIFY_BOT_DATABASE_URL")
+
+
 @pytest.mark.parametrize(("values", "said"), [
     ({"secrets": {"existingSecret": ""}}, "secrets.existingSecret: the name of the Secret"),
+    ({"distributed": {"enabled": True, "publicUrl": "https://c.example.com"}},
+     "distributed.clientId: the Slack app's Client ID"),
+    ({**DISTRIBUTED, "settings": {"slack": {"mode": "socket"}}},
+     "distributed.enabled needs settings.slack.mode: http"),
     ({"settings": {"server": {"port": 80}}}, "settings.server is set by the chart"),
 ])
 def test_helm_template_refuses_what_the_chart_cannot_serve(values: dict[str, Any],
@@ -208,7 +284,7 @@ def test_the_plain_manifests_are_the_charts_rendering() -> None:
             f"{path.name} is stale: run scripts/render_manifests.py"
 
 
-VARIANTS = {"defaults": {}, "monitoring": MONITORING,
+VARIANTS = {"defaults": {}, "monitoring": MONITORING, "distributed": DISTRIBUTED,
             "autoscaling": {"web": {"autoscaling": {"enabled": True}},
                             "worker": {"autoscaling": {"enabled": True}}}}
 
@@ -274,6 +350,52 @@ def test_the_chart_settings_load_as_the_bot_reads_them(tmp_path: Path, role: str
                         ("startupProbe", "/healthz")):
         assert container[probe]["httpGet"]["path"] == path
         assert container[probe]["httpGet"]["port"] in port
+
+
+@pytest.mark.parametrize("role", BOT_ROLES)
+def test_the_chart_in_distributed_mode_carries_the_database_and_its_secrets(
+        tmp_path: Path, role: str) -> None:
+    """distributed.enabled: the settings file turns slack.oauth on (no workspaces list), the
+    Secret's distributed keys (the database URL among them) are all it needs, and nothing of
+    the database is anywhere but the Secret."""
+    objects = _objects(DISTRIBUTED)
+    container = _container(objects, role)
+    (tmp_path / "clarify-bot.toml").write_text(
+        objects[("ConfigMap", "clarify-bot-settings")]["data"]["clarify-bot.toml"])
+    _secret_files(tmp_path / "secrets", DISTRIBUTED_SECRETS)
+    env = {e["name"]: e["value"] for e in container["env"]}
+    env["CLARIFY_BOT_CONFIG"] = str(tmp_path / "clarify-bot.toml")
+    env["CLARIFY_BOT_SECRETS_DIR"] = str(tmp_path / "secrets")
+    settings = load_settings(None, environ=env)
+    settings.require_secrets()
+    assert settings.slack.distributed and settings.slack.workspaces == ()
+    assert settings.slack.oauth.public_url == "https://clarify.example.com"
+    assert set(settings.needed_secrets()) >= {"database_url", "slack_client_secret",
+                                              "install_link_key"}
+    rendered = json.dumps([d for _, d in documents(DISTRIBUTED)])
+    assert "postgresql://" not in rendered  # the URL (and its password) only in the Secret
+
+
+def test_the_db_upgrade_job_is_a_hook_that_runs_before_every_install_and_upgrade() -> None:
+    assert not [k for k in _objects() if k[0] == "Job"]  # single-workspace mode: no database
+    objects = _objects(DISTRIBUTED)
+    job = objects[("Job", "clarify-bot-db-upgrade")]
+    notes = job["metadata"]["annotations"]
+    assert set(notes["helm.sh/hook"].split(",")) == {"pre-install", "pre-upgrade"}
+    assert "before-hook-creation" in notes["helm.sh/hook-delete-policy"]
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never" and pod["automountServiceAccountToken"] is False
+    assert "serviceAccountName" not in pod  # a pre-install hook runs before the chart's exists
+    (container,) = pod["containers"]
+    assert container["args"] == ["db", "upgrade"]
+    assert container["image"] == _container(objects, "web")["image"]
+    # it reads only the Secret (the ConfigMap does not exist yet on a first install)
+    assert {v["name"] for v in pod["volumes"]} == {"secrets"}
+    assert pod["volumes"][0]["secret"]["secretName"] == "clarify-bot"
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert env == {"CLARIFY_BOT_SECRETS_DIR": container["volumeMounts"][0]["mountPath"]}
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert pod["securityContext"]["runAsNonRoot"] is True
 
 
 def test_secrets_come_only_from_a_kubernetes_secret() -> None:

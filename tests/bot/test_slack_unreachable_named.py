@@ -1,0 +1,28 @@
+"""An unreachable Slack is named by its setting and address in `serve`'s start-up line, as an
+unreachable core is (issue 32: the line named no setting)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.bot.test_serve import devcore_url, healthy, slack, start, until
+from tests.bot.test_service import _free_port as free_port
+from tests.slack.conftest import fake_slack
+from tests.slack.fakeslack import FakeSlack
+
+FIXTURES = (start, slack, devcore_url, fake_slack)  # test_serve's, shared (fake_slack: slack's)
+
+
+async def test_an_unreachable_slack_is_named_by_setting_and_address(
+        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+    away = f"http://127.0.0.1:{free_port()}/api/"
+    bot = await start(core=devcore_url, slack=slack, env={"CLARIFY_BOT_SLACK__API_URL": away})
+    await until(lambda: healthy(bot), "the bot to listen")
+    await until(lambda: any(x["event"] == "service.check_failed" and x["check"] == "slack"
+                            for x in bot.lines()), "the start-up check's line")
+    code, _ = await bot.terminate()
+    assert code == 0
+    check = next(x for x in bot.lines()
+                 if x["event"] == "service.check_failed" and x["check"] == "slack")
+    assert (check["setting"], check["address"]) == ("slack.api_url", away)
+    assert check["result"] in ("unavailable", "timeout")
