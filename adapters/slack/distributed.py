@@ -22,6 +22,7 @@ from adapters.slack.channel import SlackChannel
 from adapters.slack.installations import InstallationDB
 from adapters.slack.links import LinkSigner
 from adapters.slack.oauth import InstallFlow, build_flow
+from adapters.slack.sealing import KEY_SETTING, Sealer, TokenKeyError
 from adapters.slack.tokens import Installations
 from adapters.slack.web import web_client
 from bot.chat import SlackTenants
@@ -38,7 +39,8 @@ def open_installations(settings: Settings, clock: object, session: aiohttp.Clien
     engine = schema.open_engine(secrets.require("database_url"))
     stack.push_async_callback(engine.dispose)
     assert oauth.client_id is not None
-    db = InstallationDB(engine=engine, client_id=oauth.client_id)
+    db = InstallationDB(engine=engine, client_id=oauth.client_id,
+                        sealer=Sealer.from_setting(secrets.require("slack_token_key")))
     return Installations(
         db=db, clock=clock, client_id=oauth.client_id,  # type: ignore[arg-type]
         client_secret=secrets.require("slack_client_secret"), api_url=settings.slack.api_url,
@@ -93,8 +95,11 @@ async def prepare(service: Service, base: Base) -> None:
     try:
         await schema.require_current(installations.db.engine)
         await installations.load()
+        await installations.db.check_tokens()
     except schema.SchemaOutdated as exc:
         raise SettingsError([Problem(DATABASE_SETTING, None, str(exc))]) from None
+    except TokenKeyError as exc:
+        raise SettingsError([Problem(KEY_SETTING, None, str(exc))]) from None
     except Exception as exc:  # unreachable, refused, a wrong password: named, never a value
         raise SettingsError([Problem(DATABASE_SETTING, None, f"cannot use the installation "
                                      f"database at {where} ({type(exc).__name__})")]) from None

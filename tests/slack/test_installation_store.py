@@ -13,6 +13,8 @@ from slack_sdk.oauth.installation_store import Installation
 from adapters.slack import schema
 from adapters.slack.installations import InstallationDB, expires_at
 from adapters.slack.links import InstallRefused
+from adapters.slack.sealing import Sealer
+from tests.slack.distributed import TOKEN_KEY
 from tests.slack.distributed import database_url  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.full_contract  # no core involved
@@ -33,7 +35,8 @@ def installation(team: str = "T0ACME", *, token: str = "xoxb-acme-1", org: str |
 @pytest.fixture
 async def db(database_url: str) -> AsyncIterator[InstallationDB]:  # noqa: F811
     engine = schema.open_engine(database_url)
-    yield InstallationDB(engine=engine, client_id="1111.2222")
+    yield InstallationDB(engine=engine, client_id="1111.2222",
+                         sealer=Sealer.from_setting(TOKEN_KEY))
     await engine.dispose()
 
 
