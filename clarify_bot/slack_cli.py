@@ -62,7 +62,6 @@ def db() -> None:
 def upgrade(config: Path | None) -> None:
     """Create the installation tables, or bring them to this release's schema."""
     from adapters.slack import schema
-
     from adapters.slack.sealing import Sealer
 
     settings = _settings(config, "database_url")

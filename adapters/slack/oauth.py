@@ -46,8 +46,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
 from adapters.slack import refusals
+from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
 from adapters.slack.links import LINK_PARAM, InstallRefused, LinkSigner
 from adapters.slack.tokens import AuthorizeStore, Installations
 from bot.audit import Audit, AuditEvent, occurrence_of

@@ -12,8 +12,9 @@ never apply a step twice). Step 3 widens slack_sdk's token columns for sealed va
 (``adapters.slack.sealing``); every ``upgrade`` given the token key then seals the tokens still in
 plain text (rows written before sealing, or by an older release still running) and deletes the
 rows a later install or refresh superseded, and compacts the two tables (``VACUUM FULL``) so the
-plain-text row versions do not stay in their files. The service never changes the schema: it checks the version when it
-starts and refuses, naming the command, when an upgrade is due (docs/operations.md).
+plain-text row versions do not stay in their files. The service never changes the schema: it
+checks the version when it starts and refuses, naming the command, when an upgrade is due
+(docs/operations.md).
 """
 
 from __future__ import annotations

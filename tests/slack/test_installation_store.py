@@ -14,8 +14,10 @@ from adapters.slack import schema
 from adapters.slack.installations import InstallationDB, expires_at
 from adapters.slack.links import InstallRefused
 from adapters.slack.sealing import Sealer
-from tests.slack.distributed import TOKEN_KEY
-from tests.slack.distributed import database_url  # noqa: F401 (a fixture)
+from tests.slack.distributed import (
+    TOKEN_KEY,
+    database_url,  # noqa: F401 (a fixture)
+)
 
 pytestmark = pytest.mark.full_contract  # no core involved
 NOW = datetime(2026, 7, 4, 9, 0, tzinfo=UTC)
