@@ -16,6 +16,7 @@ import contextlib
 from datetime import timedelta
 
 import aiohttp
+import structlog
 
 from adapters.slack import revocation, schema
 from adapters.slack.channel import SlackChannel
@@ -31,6 +32,7 @@ from bot.process.service import Base, Parts, Service
 from bot.settings import Problem, Settings, SettingsError
 
 DATABASE_SETTING = "CLARIFY_BOT_DATABASE_URL"
+log = structlog.get_logger("clarify.slack")
 
 
 def open_installations(settings: Settings, clock: object, session: aiohttp.ClientSession,
@@ -95,7 +97,7 @@ async def prepare(service: Service, base: Base) -> None:
     try:
         await schema.require_current(installations.db.engine)
         await installations.load()
-        await installations.db.check_tokens()
+        _, plain = await installations.db.check_tokens()
     except schema.SchemaOutdated as exc:
         raise SettingsError([Problem(DATABASE_SETTING, None, str(exc))]) from None
     except TokenKeyError as exc:
@@ -103,6 +105,9 @@ async def prepare(service: Service, base: Base) -> None:
     except Exception as exc:  # unreachable, refused, a wrong password: named, never a value
         raise SettingsError([Problem(DATABASE_SETTING, None, f"cannot use the installation "
                                      f"database at {where} ({type(exc).__name__})")]) from None
+    if plain:  # written by an earlier release still running during the upgrade
+        log.warning("slack.tokens_in_plain_text", tokens=plain,
+                    fix="run `clarify-bot slack rotate-token-key` (docs/slack.md)")
     loops = [asyncio.create_task(installations.keep_loading()),
              asyncio.create_task(installations.keep_refreshing())]
 

@@ -39,7 +39,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adapters.errors import AdapterError
 from adapters.slack.links import InstallRefused
 from adapters.slack.schema import install_states, installations
-from adapters.slack.sealing import TOKEN_COLUMNS, Sealer
+from adapters.slack.sealing import TOKEN_COLUMNS, Sealer, is_sealed
 
 ACTIVE, PAUSED, REMOVED = "active", "paused", "removed"
 STATES = (ACTIVE, PAUSED, REMOVED)
@@ -216,11 +216,12 @@ class InstallationDB:
 
     # ------------------------------------------------------------ reads
 
-    async def check_tokens(self) -> int:
+    async def check_tokens(self) -> tuple[int, int]:
         """Every stored token opens with the configured keys (start-up's check, so a wrong key
-        stops the service with TokenKeyError, naming key ids only); how many tokens."""
+        stops the service with TokenKeyError, naming key ids only); how many tokens, and how
+        many of them are still in plain text."""
         sealer = self.sdk._need()
-        opened = 0
+        opened = plain = 0
         async with self.engine.connect() as conn:
             for table, columns in TOKEN_COLUMNS.items():
                 for row in await conn.execute(sa.text(f"SELECT {', '.join(columns)} FROM {table}")):
@@ -228,7 +229,8 @@ class InstallationDB:
                         if value is not None:
                             sealer.open(value, column=column)
                             opened += 1
-        return opened
+                            plain += not is_sealed(value)
+        return opened, plain
 
     async def all(self) -> list[Installed]:
         async with self.engine.connect() as conn:

@@ -140,7 +140,7 @@ async def test_plain_text_tokens_of_the_previous_schema_are_read_then_sealed_by_
                                           is_enterprise_install=True)
         assert bot is not None and bot.bot_token == ORG_TOKEN
         assert await InstallationDB(engine=engine, client_id=CLIENT,
-                                    sealer=Sealer.from_setting(KEY_A)).check_tokens() == 6
+                                    sealer=Sealer.from_setting(KEY_A)).check_tokens() == (6, 0)
     finally:
         await engine.dispose()
     after = await table_bytes(empty_db)
@@ -191,6 +191,8 @@ async def test_a_key_is_rotated_without_downtime_and_the_old_one_removed(
         await plain.async_save(install("T0INITECH", OLD_TOKEN, at=NOW))
         # 1. the new key first, the old one kept: rows of the old key read, writes use the new
         both = store(engine, f"{KEY_B},{KEY_A}")
+        assert (await InstallationDB(engine=engine, client_id=CLIENT, sealer=both.sealer)
+                .check_tokens()) == (8, 2)  # start-up says two are in plain text (one row each)
         found = await both.async_find_installation(enterprise_id=None, team_id="T0ACME")
         assert found is not None and found.bot_token == NEW_TOKEN
         await both.async_save(install("T0ACME", NEW_TOKEN, at=NOW + timedelta(hours=1),
