@@ -7,22 +7,33 @@ is never recorded."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 from datetime import timedelta
 from pathlib import Path
 
 import asyncpg
+import pytest
 import structlog
+from slack_sdk.oauth.installation_store import Installation
 
+from adapters.slack import schema
+from adapters.slack.installations import QUIET, SealedInstallationStore
+from adapters.slack.sealing import Sealer, key_id
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
+from bot.settings import SettingsError, load_settings
+from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
+from tests.bot.test_service import SECRETS
+from tests.bot.test_service import _free_port as free_port
 from tests.engine.conftest import new_clarification
 from tests.slack.distributed import (
     TOKEN_KEY,
     database_url,  # noqa: F401 (a fixture)
+    oauth_secrets,
 )
 from tests.slack.fakeslack import FakeSlack
 from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
@@ -30,6 +41,7 @@ from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
     GLOBEX,
     Distributed,
     _audit,
+    _config,
     _served,
     bot,
     people,
@@ -148,3 +160,30 @@ async def test_two_installs_and_two_refusals_get_an_id_each(
     for kind in ("slack_installed", "slack_install_refused"):
         events = _audit(audit_text, kind)
         assert len(events) == 2 and len({e["event_id"] for e in events}) == 2
+
+
+async def test_serve_does_not_start_with_a_key_that_does_not_open_the_tokens(
+        tmp_path: Path, clock: ManualClock, core_url: str, people: FakeSlack,  # noqa: F811
+        database_url: str) -> None:  # noqa: F811
+    """Tokens sealed with another key: start-up stops in one line naming the setting and the
+    key ids, before anything is served; never a key or a token."""
+    other = base64.b64encode(b"another-key-for-tests-0123456789"[:32]).decode()
+    engine = schema.open_engine(database_url, pool_size=1)
+    try:
+        sealed = SealedInstallationStore(sealer=Sealer.from_setting(other),
+                                         client_id=people.client_id, engine=engine, logger=QUIET)
+        installation = Installation(app_id="A0FAKEAPP", team_id=ACME, bot_token="xoxb-T0ACME-zq",
+                                    bot_id="B0", bot_user_id="U0BOT", user_id="U0INSTALLER")
+        await sealed.async_save(installation)
+    finally:
+        await engine.dispose()
+    config = tmp_path / "clarify-bot.toml"
+    config.write_text(_config(core_url, free_port(), people, tmp_path / "audit.jsonl"))
+    environ = {k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"}
+    settings = load_settings(config, environ={**environ, **oauth_secrets(database_url, people)})
+    with pytest.raises(SettingsError) as refused:
+        async with open_service(settings, clock=clock):
+            pytest.fail("served with a key that opens no token")
+    said = str(refused.value)
+    assert "CLARIFY_BOT_SLACK_TOKEN_KEY" in said and key_id(base64.b64decode(other)) in said
+    assert other not in said and TOKEN_KEY not in said and "xoxb-T0ACME-zq" not in said
