@@ -21,7 +21,8 @@ OAuth state for the redirect's events (one install per state, so a replayed redi
 event), a fresh id for each refused request to the install path.
 
 The token Slack issued for an install the bot then refuses (a workspace of another tenant, a link
-already used) is revoked at once (``auth.revoke``): it is never stored, and no one holds it.
+already used) or cannot keep (the database failed) is revoked at once (``auth.revoke``): it is
+never stored, and no one holds it.
 """
 
 from __future__ import annotations
@@ -121,15 +122,15 @@ class InstallFlow(AsyncOAuthFlow):
     async def store_installation(self, request: AsyncBoltRequest,
                                  installation: Installation) -> None:
         state = (request.query.get("state") or [""])[0]
-        binding = await self.db.take_binding(state)
-        if binding is None:  # Bolt consumed a state this bot issued without a tenant: never
-            raise InstallRefused("invalid_state")
-        tenant, link_id = binding
         try:
+            binding = await self.db.take_binding(state)
+            if binding is None:  # Bolt consumed a state this bot issued without a tenant: never
+                raise InstallRefused("invalid_state")
+            tenant, link_id = binding
             again = await self.db.save(installation, tenant=tenant, link_id=link_id,
                                        now=self.clock.now())
-        except InstallRefused:  # for failed(); the token Slack just issued is given back
-            await self.revoke(installation)
+        except Exception:  # refused (for failed()) or not kept: the token Slack just issued
+            await self.revoke(installation)  # is given back, as no one will ever use it
             raise
         await self.installations.load()
         key = installation_key(enterprise_id=installation.enterprise_id,
