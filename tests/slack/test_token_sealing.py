@@ -277,3 +277,25 @@ def test_a_distributed_app_does_not_start_without_a_token_key(tmp_path: Path) ->
     with pytest.raises(SettingsError) as refused:
         settings.require_secrets()
     assert "CLARIFY_BOT_SLACK_TOKEN_KEY: not set" in str(refused.value)
+
+
+def _db_upgrade(tmp_path: Path, url: str, keys: str | None) -> tuple[int, str]:
+    config = tmp_path / "clarify-bot.toml"
+    config.write_text(CONFIG)
+    result = CliRunner().invoke(main, ["db", "upgrade", "--config", str(config)],
+                                env={"CLARIFY_BOT_DATABASE_URL": url,
+                                     "CLARIFY_BOT_SLACK_TOKEN_KEY": keys,
+                                     "CLARIFY_BOT_CONFIG": None})
+    return result.exit_code, result.output
+
+
+async def test_db_upgrade_names_the_key_it_needs_then_seals_with_it(empty_db: str,
+                                                                    tmp_path: Path) -> None:
+    await previous_release(empty_db)
+    code, out = await asyncio.to_thread(_db_upgrade, tmp_path, empty_db, None)
+    assert code == 1 and "6 row(s) of Slack tokens in plain text" in out
+    assert "set CLARIFY_BOT_SLACK_TOKEN_KEY" in out and "Traceback" not in out
+    code, out = await asyncio.to_thread(_db_upgrade, tmp_path, empty_db, KEY_A)
+    assert code == 0 and "applied 3: Slack tokens sealed at rest" in out, out
+    assert [t for t in TOKENS if t in out] == [] and KEY_A not in out
+    assert [t for t in TOKENS if t.encode() in await table_bytes(empty_db)] == []
