@@ -14,6 +14,12 @@
     │                             adapters.slack.links)
     ├── SchemaOutdated            the installation database is behind this release
     │                             (adapters.slack.schema)
+    ├── TokensInPlainText         Slack tokens in plain text to seal and no key to seal them
+    │                             with (``db upgrade``; adapters.slack.schema)
+    ├── TokenKeyError             a sealed Slack token none of the configured keys opens;
+    │                             names key ids, never a key (adapters.slack.sealing)
+    ├── TokenKeyMissing           a Slack token read or written without a token key
+    │                             (adapters.slack.installations)
     ├── _Ambiguous                a Slack call that may or may not have taken effect (private
     │                             to adapters.slack.channel, which turns it into a ChannelError)
     ├── Unauthorized              a Teams request whose token is missing or not one the bot

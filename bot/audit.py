@@ -51,6 +51,13 @@ class SkipPair:
 
 @dataclass(frozen=True, slots=True)
 class AuditEvent:
+    """One event. Its ``event_id`` is derived from its identity: type, clarification, person
+    (by a keyed hash), attempt, reason code and ``occurrence``, the discriminator of events
+    that share the rest (a request, a batch, an OAuth state, a callback's digest). A replay of
+    the same event (a retried job, a resent callback) has the same id; two events have two.
+    Events outside any clarification (``clarification_id`` "-": installs, refused callbacks)
+    have nothing else to tell them apart and must name their occurrence."""
+
     type: str
     at: datetime
     clarification_id: str
@@ -62,6 +69,12 @@ class AuditEvent:
     channel: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
     skips: tuple[SkipPair, ...] = ()
+    occurrence: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.clarification_id == "-" and not self.occurrence:
+            raise ValueError(f"an audit event outside a clarification ({self.type}) names its "
+                             "occurrence")
 
     @property
     def reason_codes(self) -> list[m.ReasonCode]:
@@ -79,6 +92,8 @@ class AuditEvent:
         parts = [self.type, self.clarification_id, self.person_id or "-", str(self.attempt)]
         if self.reason_code:
             parts.append(self.reason_code.value)
+        if self.occurrence:
+            parts.append(f"occurrence={self.occurrence}")
         return f"bot.{self.type[:60]}.{digest('|'.join(parts), purpose='event')[:40]}"
 
     def line(self) -> str:
@@ -88,6 +103,12 @@ class AuditEvent:
         body["reason_codes"] = [code.value for code in self.reason_codes]
         return json.dumps({k: v for k, v in body.items() if v not in (None, {}, [], ())},
                           sort_keys=True)
+
+
+def occurrence_of(*parts: object) -> str:
+    """An occurrence discriminator from what tells one event from another (a callback's facts,
+    a request's state): a keyed hash, so it names no one and quotes nothing."""
+    return digest("|".join(str(p) for p in parts), purpose="occurrence")[:24]
 
 
 class AuditSink(Protocol):

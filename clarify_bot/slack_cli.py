@@ -8,6 +8,8 @@
   token; ``slack installations remove KEY`` forgets one (its tokens revoked at Slack and deleted,
   its tenant binding dropped) and ``slack installations rebind KEY --tenant ID`` moves one to
   another tenant, each after a confirmation (``--yes``) and audited.
+- ``slack rotate-token-key``: every token re-sealed with the first of
+  ``CLARIFY_BOT_SLACK_TOKEN_KEY``'s keys (the step between adding a new key and removing the old).
 """
 
 from __future__ import annotations
@@ -66,9 +68,18 @@ def db() -> None:
 def upgrade(config: Path | None) -> None:
     """Create the installation tables, or bring them to this release's schema."""
     from adapters.slack import schema
+    from adapters.slack.sealing import Sealer
 
     settings = _settings(config, "database_url")
-    applied = asyncio.run(_with_engine(settings, schema.upgrade))
+    key = settings.secrets.value("slack_token_key")
+    sealer = None if key is None else Sealer.from_setting(key)
+    async def upgrading(engine: Any) -> list[schema.Step]:
+        try:
+            return await schema.upgrade(engine, sealer)
+        except schema.TokensInPlainText as exc:  # not a database error: said as it is
+            raise click.ClickException(str(exc)) from None
+
+    applied = asyncio.run(_with_engine(settings, upgrading))
     where = schema.where(settings.secrets.require("database_url"))
     for step in applied:
         click.echo(f"applied {step.version}: {step.what}")
@@ -328,3 +339,28 @@ def _cell(value: object) -> str:
         return "-"
     text = str(value)
     return text[:19].replace("T", " ") if len(text) >= 19 and text[4:5] == "-" else text
+
+
+@slack.command("rotate-token-key")
+@_CONFIG
+def rotate_token_key(config: Path | None) -> None:
+    """Re-seal every stored token with the first key of CLARIFY_BOT_SLACK_TOKEN_KEY (and any
+    token still in plain text); the older keys can then be removed."""
+    from adapters.slack import schema
+    from adapters.slack.sealing import Sealer, TokenKeyError
+
+    settings = _settings(config, "database_url", "slack_token_key")
+    _require_distributed(settings)
+    sealer = Sealer.from_setting(settings.secrets.require("slack_token_key"))
+
+    async def rotate(engine: Any) -> schema.Resealed:
+        try:
+            await schema.require_current(engine)
+            return await schema.seal_tokens(engine, sealer)
+        except (schema.SchemaOutdated, TokenKeyError) as exc:  # said as they are
+            raise click.ClickException(str(exc)) from None
+
+    done = asyncio.run(_with_engine(settings, rotate))
+    click.echo(f"re-sealed {done.sealed} row(s) of tokens, deleted {done.deleted} superseded "
+               f"row(s); every token is sealed with key id {sealer.current}: the other keys "
+               "can be removed from CLARIFY_BOT_SLACK_TOKEN_KEY")

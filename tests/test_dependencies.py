@@ -32,8 +32,6 @@ DEVELOPMENT = ("tests", "bench", "scripts")
 INDIRECT = {
     "asyncpg": "SQLAlchemy's postgresql+asyncpg dialect loads it (adapters/slack/schema.py)",
     "greenlet": "SQLAlchemy's asyncio layer runs its sync core in greenlets",
-    "cryptography": "the Agents SDK verifies Teams tokens' RS256 signatures through PyJWT, "
-                    "which needs it (PyJWT declares it only in its crypto extra)",
 }
 
 

@@ -475,6 +475,8 @@ SECRETS = {
     "CLARIFY_BOT_INSTALL_LINK_KEY": "l" * 31 + "Zq11",
     "CLARIFY_BOT_DATABASE_URL": "postgresql://bot:pw-Zq12@db.internal:5432/clarify",
     "CLARIFY_BOT_PSEUDONYM_KEY": "p" * 31 + "Zq13",
+    # 32 bytes in base64 (`openssl rand -base64 32`), containing "Zq"
+    "CLARIFY_BOT_SLACK_TOKEN_KEY": "Zq14" + "A" * 39 + "=",
 }
 
 

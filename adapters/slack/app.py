@@ -15,6 +15,7 @@ socket-mode handler (the connection is authenticated by the app-level token).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -50,7 +51,7 @@ from adapters.slack.edge import (
 )
 from adapters.slack.kit import Kit, NotDurable
 from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService
-from bot.audit import Audit, AuditEvent
+from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interaction.interactions import Interactions
@@ -101,7 +102,8 @@ class SlackAdapter:
         try:
             body = form_or_json(text, request.content_type)
         except payloads.MalformedPayload as exc:
-            refused = await self._refused(Refusal(400, "malformed_payload", exc.field))
+            refused = await self._refused(Refusal(400, "malformed_payload", exc.field),
+                                          occurrence=occurrence_of("slack", text))
             return refusal_response(refused.status, refused.reason, field_name=refused.field)
         read = await self._screen(body)
         if isinstance(read, Refusal):
@@ -149,24 +151,29 @@ class SlackAdapter:
     async def _screen(self, body: dict[str, Any]) -> Read | Refusal:
         """The edge's checks on a verified callback's body (identity shapes, tenant): what was
         read, to go on with, else the refusal, audited."""
+        # a resent callback (Slack's retry, a replay) is the same occurrence, another one not
+        occurrence = occurrence_of("slack", json.dumps(body, sort_keys=True, default=str))
         try:
             read = read_callback(body, self.kit.codec)
         except payloads.ScopeMismatch:
-            return await self._refused(Refusal(403, "workspace_not_served"))
+            return await self._refused(Refusal(403, "workspace_not_served"),
+                                       occurrence=occurrence)
         except payloads.MalformedPayload as exc:
-            return await self._refused(Refusal(400, "malformed_payload", exc.field))
+            return await self._refused(Refusal(400, "malformed_payload", exc.field),
+                                       occurrence=occurrence)
         if read.who is not None and self.kit.tenant(read.who) is None:
-            return await self._refused(Refusal(403, "workspace_not_served"))
+            return await self._refused(Refusal(403, "workspace_not_served"),
+                                       occurrence=occurrence)
         return read
 
-    async def _refused(self, refusal: Refusal) -> Refusal:
+    async def _refused(self, refusal: Refusal, *, occurrence: str) -> Refusal:
         out_of_scope = refusal.status == 403
         extra = {"status": str(refusal.status),
                  **({"field": refusal.field} if refusal.field else {})}
         await self.audit.emit(AuditEvent(
             type="callback_refused", at=self.kit.clock.now(), clarification_id="-",
             reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH if out_of_scope else None,
-            channel="slack", extra=extra,
+            channel="slack", extra=extra, occurrence=occurrence,
             message="A callback came from a Slack workspace mapped to no tenant. Refused."
             if out_of_scope else "A signed callback was not a well-formed Slack interaction. "
             "Refused.",

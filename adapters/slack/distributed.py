@@ -16,12 +16,14 @@ import contextlib
 from datetime import timedelta
 
 import aiohttp
+import structlog
 
 from adapters.slack import database, revocation, schema
 from adapters.slack.channel import SlackChannel
 from adapters.slack.installations import InstallationDB
 from adapters.slack.links import LinkSigner
 from adapters.slack.oauth import InstallFlow, build_flow
+from adapters.slack.sealing import KEY_SETTING, Sealer, TokenKeyError
 from adapters.slack.tokens import Installations
 from adapters.slack.web import web_client
 from bot.chat import SlackTenants
@@ -30,6 +32,7 @@ from bot.process.service import Base, Parts, Service
 from bot.settings import Problem, Settings, SettingsError
 
 DATABASE_SETTING = "CLARIFY_BOT_DATABASE_URL"
+log = structlog.get_logger("clarify.slack")
 
 
 def open_installations(settings: Settings, clock: object, session: aiohttp.ClientSession,
@@ -38,7 +41,8 @@ def open_installations(settings: Settings, clock: object, session: aiohttp.Clien
     engine = schema.open_engine(secrets.require("database_url"))
     stack.push_async_callback(engine.dispose)
     assert oauth.client_id is not None
-    db = InstallationDB(engine=engine, client_id=oauth.client_id)
+    db = InstallationDB(engine=engine, client_id=oauth.client_id,
+                        sealer=Sealer.from_setting(secrets.require("slack_token_key")))
     return Installations(
         db=db, clock=clock, client_id=oauth.client_id,  # type: ignore[arg-type]
         client_secret=secrets.require("slack_client_secret"), api_url=settings.slack.api_url,
@@ -92,13 +96,20 @@ async def prepare(service: Service, base: Base) -> None:
     url = service.settings.secrets.require("database_url")
     # the same check, in the same words, as `clarify-bot check-config` (clarify_bot.preflight)
     refused = await database.check(installations.db.engine, url)
+    plain = 0
     if refused is None:
         try:
             await installations.load()
+            _, plain = await installations.db.check_tokens()
+        except TokenKeyError as exc:
+            raise SettingsError([Problem(KEY_SETTING, None, str(exc))]) from None
         except Exception as exc:  # unreachable, refused, a wrong password: named, never a value
             refused = database.failure(exc, url)
     if refused is not None:
         raise SettingsError([Problem(DATABASE_SETTING, None, refused)]) from None
+    if plain:  # written by an earlier release still running during the upgrade
+        log.warning("slack.tokens_in_plain_text", tokens=plain,
+                    fix="run `clarify-bot slack rotate-token-key` (docs/slack.md)")
     loops = [asyncio.create_task(installations.keep_loading()),
              asyncio.create_task(installations.keep_refreshing())]
 

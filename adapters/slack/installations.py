@@ -27,16 +27,19 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
-from slack_sdk.oauth.installation_store import Installation
+from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from adapters.errors import AdapterError
 from adapters.slack.links import InstallRefused
 from adapters.slack.schema import install_states, installations
+from adapters.slack.sealing import TOKEN_COLUMNS, Sealer, is_sealed
 
 ACTIVE, PAUSED, REMOVED = "active", "paused", "removed"
 STATES = (ACTIVE, PAUSED, REMOVED)
@@ -109,21 +112,125 @@ def expires_at(installation: Installation) -> datetime | None:
     return None if stamp is None else datetime.fromtimestamp(stamp, UTC)
 
 
+class TokenKeyMissing(AdapterError):
+    """A token read or written without ``CLARIFY_BOT_SLACK_TOKEN_KEY``."""
+
+    def __init__(self) -> None:
+        super().__init__("installations' tokens are sealed at rest: set "
+                         "CLARIFY_BOT_SLACK_TOKEN_KEY (docs/slack.md)")
+
+
+class SealedInstallationStore(AsyncSQLAlchemyInstallationStore):
+    """slack_sdk's store with every token sealed as it is written and opened as it is read
+    (``adapters.slack.sealing``), and the rows a save supersedes deleted: the tokens of an
+    earlier install or of before a refresh do not stay in the database."""
+
+    def __init__(self, *, sealer: Sealer | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sealer = sealer
+
+    def _need(self) -> Sealer:
+        if self.sealer is None:
+            raise TokenKeyMissing()
+        return self.sealer
+
+    async def async_save(self, installation: Installation) -> None:
+        sealer = self._need()
+        sealed = Installation(**installation.to_dict_for_copying())
+        for column in TOKEN_COLUMNS["slack_installations"]:
+            setattr(sealed, column, sealer.seal(getattr(installation, column), column=column))
+        await super().async_save(sealed)
+        await self.delete_superseded(enterprise_id=installation.enterprise_id,
+                                     team_id=installation.team_id)
+
+    async def async_save_bot(self, bot: Bot) -> None:
+        sealer = self._need()
+        if any(sealer.needs_sealing(getattr(bot, c)) for c in TOKEN_COLUMNS["slack_bots"]):
+            sealed = Bot(**bot.to_dict_for_copying())
+            for column in TOKEN_COLUMNS["slack_bots"]:
+                setattr(sealed, column, sealer.seal(getattr(bot, column), column=column))
+            bot = sealed
+        await super().async_save_bot(bot)
+
+    async def delete_superseded(self, *, enterprise_id: str | None, team_id: str | None) -> int:
+        """Delete every row of the installation but its newest, in both tables; how many."""
+        deleted = 0
+        async with self.engine.begin() as conn:
+            for table in (self.installations, self.bots):
+                deleted += (await conn.execute(superseded(table, self.client_id, enterprise_id,
+                                                          team_id))).rowcount or 0
+        return deleted
+
+    async def async_find_installation(self, *, enterprise_id: str | None, team_id: str | None,
+                                      user_id: str | None = None,
+                                      is_enterprise_install: bool | None = False
+                                      ) -> Installation | None:
+        found = await super().async_find_installation(
+            enterprise_id=enterprise_id, team_id=team_id, user_id=user_id,
+            is_enterprise_install=is_enterprise_install)
+        if found is None:
+            return None
+        sealer = self._need()
+        for column in TOKEN_COLUMNS["slack_installations"]:
+            setattr(found, column, sealer.open(getattr(found, column), column=column))
+        return found
+
+    async def async_find_bot(self, *, enterprise_id: str | None, team_id: str | None,
+                             is_enterprise_install: bool | None = False) -> Bot | None:
+        found = await super().async_find_bot(enterprise_id=enterprise_id, team_id=team_id,
+                                             is_enterprise_install=is_enterprise_install)
+        if found is None:
+            return None
+        sealer = self._need()
+        for column in TOKEN_COLUMNS["slack_bots"]:
+            setattr(found, column, sealer.open(getattr(found, column), column=column))
+        return found
+
+
+def superseded(table: sa.Table, client_id: str, enterprise_id: str | None,
+               team_id: str | None) -> sa.Delete:
+    """The rows of one installation (client, org, workspace) but its newest."""
+    c = table.c
+    same = sa.and_(c.client_id == client_id, c.enterprise_id.is_not_distinct_from(enterprise_id),
+                   c.team_id.is_not_distinct_from(team_id))
+    newest = sa.select(c.id).where(same).order_by(c.installed_at.desc(), c.id.desc()).limit(1)
+    return table.delete().where(same, c.id != newest.scalar_subquery())
+
+
 @dataclass
 class InstallationDB:
     """The database side: every read and write of installations, states and tenants."""
 
     engine: AsyncEngine
     client_id: str
+    # seals the tokens (``adapters.slack.sealing``); None where no token is read or written
+    # (``clarify-bot slack installations``): a token then raises TokenKeyMissing
+    sealer: Sealer | None = None
     state_seconds: int = 600  # how long an OAuth state is accepted (Bolt's default)
 
     def __post_init__(self) -> None:
-        self.sdk = AsyncSQLAlchemyInstallationStore(client_id=self.client_id, engine=self.engine,
-                                                   logger=QUIET)
+        self.sdk = SealedInstallationStore(sealer=self.sealer, client_id=self.client_id,
+                                           engine=self.engine, logger=QUIET)
         self.states = AsyncSQLAlchemyOAuthStateStore(expiration_seconds=self.state_seconds,
                                                      engine=self.engine, logger=QUIET)
 
     # ------------------------------------------------------------ reads
+
+    async def check_tokens(self) -> tuple[int, int]:
+        """Every stored token opens with the configured keys (start-up's check, so a wrong key
+        stops the service with TokenKeyError, naming key ids only); how many tokens, and how
+        many of them are still in plain text."""
+        sealer = self.sdk._need()
+        opened = plain = 0
+        async with self.engine.connect() as conn:
+            for table, columns in TOKEN_COLUMNS.items():
+                for row in await conn.execute(sa.text(f"SELECT {', '.join(columns)} FROM {table}")):
+                    for column, value in zip(columns, row, strict=True):
+                        if value is not None:
+                            sealer.open(value, column=column)
+                            opened += 1
+                            plain += not is_sealed(value)
+        return opened, plain
 
     async def all(self) -> list[Installed]:
         async with self.engine.connect() as conn:

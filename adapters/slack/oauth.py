@@ -14,12 +14,22 @@ one: refused and audited too. A person who reaches the redirect without a state 
 before any code is exchanged.
 
 No token, code, state or secret reaches a log line or a page: Bolt's and slack_sdk's loggers are
-silent here and the bot logs only outcomes and reason codes.
+silent here and the bot logs only outcomes and reason codes, from the closed list of
+``adapters.slack.refusals`` (Slack's ``error`` parameter is a stranger's text: anything not on
+the list is ``other``). Each audit event names its occurrence (``bot.audit.AuditEvent``): the
+OAuth state for the redirect's events (one install per state, so a replayed redirect is the same
+event), a fresh id for each refused request to the install path.
+
+The token Slack issued for an install the bot then refuses (a workspace of another tenant, a link
+already used) or cannot keep (the database failed) is revoked at once (``auth.revoke``): it is
+never stored, and no one holds it.
 """
 
 from __future__ import annotations
 
 import html
+import re
+import uuid
 from datetime import timedelta
 
 import structlog
@@ -37,10 +47,11 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import refusals
 from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
 from adapters.slack.links import LINK_PARAM, InstallRefused, LinkSigner
 from adapters.slack.tokens import AuthorizeStore, Installations
-from bot.audit import Audit, AuditEvent
+from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
 from bot.metrics import REGISTRY
 from bot.settings import SlackOAuthSettings
@@ -91,7 +102,7 @@ class InstallFlow(AsyncOAuthFlow):
         try:
             link = self.signer.verify(value, now=self.clock.now())
         except InstallRefused as exc:
-            await self.refused(exc.reason, stage="install")
+            await self.refused(exc.reason, stage="install", occurrence=uuid.uuid4().hex)
             return _page("Not installed", REFUSED_TEXT[exc.reason], status=403)
         state = await self.settings.state_store.async_issue()
         now = self.clock.now()
@@ -111,12 +122,16 @@ class InstallFlow(AsyncOAuthFlow):
     async def store_installation(self, request: AsyncBoltRequest,
                                  installation: Installation) -> None:
         state = (request.query.get("state") or [""])[0]
-        binding = await self.db.take_binding(state)
-        if binding is None:  # Bolt consumed a state this bot issued without a tenant: never
-            raise InstallRefused("invalid_state")
-        tenant, link_id = binding
-        again = await self.db.save(installation, tenant=tenant, link_id=link_id,
-                                   now=self.clock.now())  # or InstallRefused, for failed()
+        try:
+            binding = await self.db.take_binding(state)
+            if binding is None:  # Bolt consumed a state this bot issued without a tenant: never
+                raise InstallRefused("invalid_state")
+            tenant, link_id = binding
+            again = await self.db.save(installation, tenant=tenant, link_id=link_id,
+                                       now=self.clock.now())
+        except Exception:  # refused (for failed()) or not kept: the token Slack just issued
+            await self.revoke(installation)  # is given back, as no one will ever use it
+            raise
         await self.installations.load()
         key = installation_key(enterprise_id=installation.enterprise_id,
                                team_id=installation.team_id,
@@ -129,15 +144,29 @@ class InstallFlow(AsyncOAuthFlow):
             type="slack_installed", at=self.clock.now(), clarification_id="-", channel="slack",
             extra={"installation": key, "tenant": tenant, "outcome": outcome,
                    "org_wide": str(bool(installation.is_enterprise_install)).lower()},
+            occurrence=_of_state(request),
             message=f"The Slack app was {outcome} in {key} for tenant {tenant}."),
             to_core=False)
 
-    async def refused(self, reason: str, *, stage: str) -> None:
+    async def revoke(self, installation: Installation) -> None:
+        """``auth.revoke`` on each token an install refused was issued (logged by outcome)."""
+        for token in (installation.bot_token, installation.user_token):
+            if not token:
+                continue
+            try:
+                await self.client.auth_revoke(token=token)
+                outcome = "revoked"
+            except Exception as exc:  # Slack down, already revoked: said, never the token
+                outcome = f"failed ({_slack_error(exc)})"
+            log.info("slack.refused_install_token", outcome=outcome)
+
+    async def refused(self, reason: str, *, stage: str, occurrence: str) -> None:
+        reason = refusals.code(reason)  # a closed list: never a stranger's text
         REGISTRY.inc("clarify_slack_installs_total", outcome="refused")
         log.warning("slack.install_refused", reason=reason, stage=stage)
         await self.audit.emit(AuditEvent(
             type="slack_install_refused", at=self.clock.now(), clarification_id="-",
-            channel="slack", extra={"reason": reason, "stage": stage},
+            channel="slack", extra={"reason": reason, "stage": stage}, occurrence=occurrence,
             message="A Slack install was refused: it did not come through a valid install "
                     "link for its workspace."), to_core=False)
 
@@ -150,8 +179,9 @@ class InstallFlow(AsyncOAuthFlow):
                      "page.", status=200)
 
     async def failed(self, args: AsyncFailureArgs) -> BoltResponse:
-        reason = args.error.reason if isinstance(args.error, InstallRefused) else args.reason
-        await self.refused(reason, stage="redirect")
+        reason = refusals.code(args.error.reason if isinstance(args.error, InstallRefused)
+                               else args.reason)
+        await self.refused(reason, stage="redirect", occurrence=_of_state(args.request))
         text = REFUSED_TEXT.get(reason, "The install could not be completed. Try the install "
                                         "link again, or ask your Clarify operator.")
         status = 403 if reason in REFUSED_TEXT and reason != "access_denied" else \
@@ -168,6 +198,23 @@ class InstallFlow(AsyncOAuthFlow):
                 await to_bolt_request(request)))
 
         return [web.get(self.install_path, install), web.get(self.redirect_uri_path, redirect)]
+
+
+def _of_state(request: AsyncBoltRequest) -> str:
+    """The redirect's occurrence: its state (one install per state) and code, hashed; a
+    redirect without a state is a request of its own."""
+    state = (request.query.get("state") or [""])[0]
+    code = (request.query.get("code") or [""])[0]
+    return occurrence_of("redirect", state, code) if state else uuid.uuid4().hex
+
+
+def _slack_error(exc: Exception) -> str:
+    """Slack's error code when it is one (lower-case words), else the exception's class."""
+    response = getattr(exc, "response", None)
+    error = response.get("error") if response is not None else None
+    if isinstance(error, str) and re.fullmatch(r"[a-z_]{1,40}", error):
+        return error
+    return type(exc).__name__
 
 
 def build_flow(*, oauth: SlackOAuthSettings, client_secret: str, client: AsyncWebClient,

@@ -8,8 +8,13 @@ install link bound it to, its state (active, paused, removed) and the row a toke
 
 Schema changes are numbered steps recorded in ``clarify_schema_versions``; ``upgrade`` applies
 the missing ones in one transaction under an advisory lock (two operators, or two release jobs,
-never apply a step twice). The service never changes the schema: it checks the version when it
-starts and refuses, naming the command, when an upgrade is due (docs/operations.md).
+never apply a step twice). Step 3 widens slack_sdk's token columns for sealed values
+(``adapters.slack.sealing``); every ``upgrade`` given the token key then seals the tokens still in
+plain text (rows written before sealing, or by an older release still running) and deletes the
+rows a later install or refresh superseded, and compacts the two tables (``VACUUM FULL``) so the
+plain-text row versions do not stay in their files. The service never changes the schema: it
+checks the version when it starts and refuses, naming the command, when an upgrade is due
+(docs/operations.md).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from adapters.errors import AdapterError
+from adapters.slack.sealing import KEY_SETTING, TOKEN_COLUMNS, Sealer, is_sealed
 
 COMPONENT = "slack"
 LOCK_ID = 0x5C1A_0A17  # pg_advisory_xact_lock: one upgrade at a time
@@ -91,12 +97,92 @@ class Step:
     apply: Callable[[sa.Connection], None]
 
 
+def _token_columns(conn: sa.Connection) -> None:
+    """slack_sdk declares its token columns VARCHAR(200): a sealed refresh token is longer."""
+    for table, columns in TOKEN_COLUMNS.items():
+        for column in columns:
+            conn.execute(sa.text(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE text"))
+
+
 STEPS = (
     Step(1, "slack_sdk's installation, bot and OAuth state tables", _slack_sdk_tables),
     Step(2, "installations bound to tenants, and the tenant of each OAuth state",
          _clarify_tables),
+    Step(3, "Slack tokens sealed at rest (AES-256-GCM): token columns hold sealed values",
+         _token_columns),
 )
 LATEST = STEPS[-1].version
+
+
+class TokensInPlainText(AdapterError):
+    """Tokens in plain text to seal, and no key to seal them with."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__(f"the installation database holds {rows} row(s) of Slack tokens in "
+                         f"plain text: set {KEY_SETTING} (docs/slack.md) so that `clarify-bot "
+                         "db upgrade` seals them")
+        self.rows = rows
+
+
+@dataclass(frozen=True)
+class Resealed:
+    """What a pass over the token rows did: rows (re-)sealed, superseded rows deleted."""
+
+    sealed: int
+    deleted: int
+
+
+def _rows_to_seal(conn: sa.Connection, table: str, columns: tuple[str, ...],
+                  needs: Callable[[str | None], bool]) -> list[sa.Row]:
+    rows = conn.execute(sa.text(f"SELECT id, {', '.join(columns)} FROM {table} "
+                                "ORDER BY id FOR UPDATE")).all()
+    return [row for row in rows if any(needs(value) for value in row[1:])]
+
+
+def plain_rows(conn: sa.Connection) -> int:
+    """How many token rows hold a token in plain text."""
+    return sum(len(_rows_to_seal(conn, table, columns,
+                                 lambda v: v is not None and not is_sealed(v)))
+               for table, columns in TOKEN_COLUMNS.items())
+
+
+def reseal(conn: sa.Connection, sealer: Sealer) -> Resealed:
+    """Delete the superseded rows, then seal with the first key every token that is in plain
+    text or sealed with another key (all in the caller's transaction, rows locked)."""
+    deleted = 0
+    for table in TOKEN_COLUMNS:
+        deleted += conn.execute(sa.text(
+            f"DELETE FROM {table} WHERE id IN (SELECT id FROM (SELECT id, row_number() OVER "
+            "(PARTITION BY client_id, enterprise_id, team_id ORDER BY installed_at DESC, id DESC)"
+            f" AS n FROM {table}) AS ranked WHERE n > 1)")).rowcount or 0
+    sealed = 0
+    for table, columns in TOKEN_COLUMNS.items():
+        for row in _rows_to_seal(conn, table, columns, sealer.needs_sealing):
+            values = {c: sealer.seal(v, column=c) for c, v in zip(columns, row[1:], strict=True)}
+            conn.execute(sa.text(f"UPDATE {table} SET "
+                                 + ", ".join(f"{c} = :{c}" for c in columns)
+                                 + " WHERE id = :id"), {"id": row[0], **values})
+            sealed += 1
+    return Resealed(sealed, deleted)
+
+
+async def compact(engine: AsyncEngine) -> None:
+    """Rewrite the token tables so the row versions a reseal left behind (plain text, or an
+    old key's) leave their files too (``VACUUM FULL``: a brief exclusive lock)."""
+    async with engine.connect() as conn:
+        auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        for table in TOKEN_COLUMNS:
+            await auto.execute(sa.text(f"VACUUM FULL {table}"))
+
+
+async def seal_tokens(engine: AsyncEngine, sealer: Sealer) -> Resealed:
+    """``clarify-bot slack rotate-token-key``: every token sealed with the first key."""
+    async with engine.begin() as conn:
+        await conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+        done = await conn.run_sync(lambda c: reseal(c, sealer))
+    if done.sealed or done.deleted:
+        await compact(engine)
+    return done
 
 
 class SchemaOutdated(AdapterError):
@@ -142,8 +228,11 @@ async def _version(conn: AsyncConnection) -> int:
     return int(found or 0)
 
 
-async def upgrade(engine: AsyncEngine) -> list[Step]:
-    """Apply the missing steps, in order, in one transaction; returns those applied."""
+async def upgrade(engine: AsyncEngine, sealer: Sealer | None = None) -> list[Step]:
+    """Apply the missing steps, in order, in one transaction; returns those applied. With
+    ``sealer``, tokens still in plain text are sealed (and superseded rows deleted) in the same
+    transaction; without it, TokensInPlainText when there are any (nothing is applied)."""
+    changed = Resealed(0, 0)
     async with engine.begin() as conn:
         await conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
         await conn.run_sync(lambda c: versions.metadata.create_all(c))
@@ -151,13 +240,30 @@ async def upgrade(engine: AsyncEngine) -> list[Step]:
         applied = [step for step in STEPS if step.version > current]
         for step in applied:
             await conn.run_sync(step.apply)
+        if sealer is not None:
+            changed = await conn.run_sync(lambda c: reseal(c, _plain_only(sealer)))
+        elif plain := await conn.run_sync(plain_rows):
+            raise TokensInPlainText(plain)
         if applied:
             stmt = pg_insert(versions).values(
                 component=COMPONENT, version=LATEST)
             await conn.execute(stmt.on_conflict_do_update(
                 index_elements=[versions.c.component],
                 set_={"version": LATEST, "applied_at": sa.func.now()}))
-        return applied
+    if changed.sealed or changed.deleted:
+        await compact(engine)
+    return applied
+
+
+class _plain_only(Sealer):  # noqa: N801 (a view of a sealer)
+    """A sealer that re-seals only plain text (``upgrade`` leaves key rotation to
+    ``rotate-token-key``)."""
+
+    def __init__(self, sealer: Sealer) -> None:
+        self.__dict__.update(sealer.__dict__)
+
+    def needs_sealing(self, value: str | None) -> bool:
+        return value is not None and not is_sealed(value)
 
 
 async def require_current(engine: AsyncEngine) -> None:

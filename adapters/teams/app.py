@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,7 @@ from adapters.teams.invokes import VERBS, Invokes
 from adapters.teams.references import Actor, NoTenant
 from adapters.teams.render import CARD_CONTENT_TYPE
 from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS
-from bot.audit import Audit, AuditEvent
+from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import models as m
@@ -189,6 +190,8 @@ class TeamsAdapter:
             type="callback_refused", at=self.clock.now(), clarification_id="-",
             reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH, channel="teams",
             extra={"status": "403", "activity": str(activity.type)[:40]},
+            # the activity's own id: a redelivery is the same occurrence
+            occurrence=occurrence_of("teams", activity.id or uuid.uuid4().hex),
             message="A Teams activity came from an Entra tenant mapped to no tenant. Refused.",
         ), to_core=False)
         return refusal(403, "tenant_not_served")

@@ -34,7 +34,7 @@ import structlog
 
 from bot.answering.followups import Answered, Followups, Note
 from bot.answering.waiting import FAILING, CoreReach, Handover, waiting_kind
-from bot.audit import Audit, AuditEvent
+from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.chat import Callback
 from bot.clock import Clock
 from bot.core import errors as e
@@ -288,6 +288,7 @@ class AnswerService:
             message=f"An answer failed {entry.failures + 1} times ({reason}) and was set aside "
                     "in the outbox for an operator; it will not be forwarded on its own.",
             extra={"entry": _request_id(entry.entry_id), "error": reason},
+            occurrence=occurrence_of("entry", entry.entry_id),
         ), to_core=False)
         return Receipt(AnswerStatus.PARKED)
 
@@ -373,7 +374,7 @@ class AnswerService:
         await self.audit.emit(AuditEvent(
             type="answer_refused", at=self.clock.now(), clarification_id=cb.clarification_id,
             message=message, reason_code=reason, channel=cb.platform,
-            extra={"chat_user": cb.user_id},
+            extra={"chat_user": cb.user_id}, occurrence=_occurrence(cb),
         ), to_core=to_core)
 
     async def _audit_answer(self, c: m.Clarification, person: m.Person, cb: Callback,
@@ -385,8 +386,15 @@ class AnswerService:
             message=("Answer forwarded as superseded by a later answer of the same person; "
                      "recorded, it does not count." if later else
                      f"Answer forwarded; the core's outcome: {result.outcome}."),
-            extra={"superseded": "true"} if later else {},
+            extra={"superseded": "true"} if later else {}, occurrence=_occurrence(cb),
         ), to_core=False)
+
+
+def _occurrence(cb: Callback) -> str:
+    """One answer (or refusal) a callback: a resent callback is the same one, a later answer
+    of the same person another."""
+    return occurrence_of(cb.platform, cb.user_id, cb.card_ref, cb.answer_index, cb.acted_at,
+                         cb.custom_from, cb.custom_to)
 
 
 def _with_acted(cb: Callback, clock: Clock) -> Callback:

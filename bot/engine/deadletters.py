@@ -168,6 +168,7 @@ class DeadLetterReporter:
                     person_id=steward_id,
                     channel=address.platform,
                     skips=tuple(skips),
+                    occurrence=None,  # once per question and steward (LISTED)
                     extra={"unanswered": ",".join(waiting)} if (
                         waiting := views.unanswered(c)) else {},
                     message="Listed in the steward's dead-letter digest; reason codes: "

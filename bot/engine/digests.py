@@ -240,6 +240,7 @@ class DigestSender:
                 attempt=item.attempt,
                 reason_code=reason,
                 job_id=item.job_id,
+                occurrence=None,  # one per (question, person, attempt, type, reason)
             ),
             to_core=to_core,
         )

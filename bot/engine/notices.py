@@ -183,5 +183,7 @@ class NoticeSender:
         await self.audit.emit(AuditEvent(
             type=type_, at=self.clock.now(), clarification_id=item.clarification_id,
             message=message, person_id=steward_id, attempt=item.attempt, reason_code=reason,
-            job_id=item.job_id, channel=channel), scope=scope)
+            job_id=item.job_id, channel=channel,
+            occurrence=None),  # one notice per (question, steward, attempt, type, reason)
+            scope=scope)
 

@@ -240,7 +240,7 @@ class Stewards:
         """A steward message that cannot go anywhere is still on record, with its reason."""
         await self.trail.event(
             c.id, "steward_unreachable", person_id=c.workspace.steward_id, reason=why.reason,
-            scope=scope,
+            scope=scope, occurrence=what,  # each notice that could not go is its own event
             message=f"The workspace steward cannot be reached ({why.why}); the {what} was not "
                     "sent.")
 

@@ -57,7 +57,10 @@ class Trail:
         extra: dict[str, str] | None = None,
         to_core: bool = True,
         scope: JobScope | None = None,
+        occurrence: str | None = None,
     ) -> None:
+        """``occurrence``: what tells this event from another of the same type, question,
+        person, attempt and reason (``bot.audit.AuditEvent``); None when there is none."""
         await self.audit.emit(
             AuditEvent(
                 type=type_,
@@ -71,6 +74,7 @@ class Trail:
                 channel=channel,
                 extra=extra or {},
                 skips=tuple(skips),
+                occurrence=occurrence,
             ),
             to_core=to_core,
             scope=scope,

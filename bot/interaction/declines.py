@@ -28,7 +28,7 @@ from typing import Any
 import structlog
 
 from bot.aio import Tasks
-from bot.audit import AuditEvent
+from bot.audit import AuditEvent, occurrence_of
 from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
@@ -198,5 +198,7 @@ class Declines:
         await self.trail.audit.emit(AuditEvent(
             type="decline_refused", at=self.clock.now(), clarification_id=clarification_id,
             message=message, reason_code=reason, channel=user.platform,
-            extra={"chat_user": user.user_id}), to_core=False)
+            extra={"chat_user": user.user_id},
+            # one per person refused on the question, a repeated click being the same refusal
+            occurrence=occurrence_of(user.platform, user.user_id)), to_core=False)
         return Declined(DeclineStatus.NOT_ALLOWED)

@@ -66,7 +66,8 @@ class Settings(_Table):
         needed = ["core_token", "action_signing_key"]
         if Channel.SLACK in self.clarify.channels:
             socket = self.slack.mode == "socket"
-            needed += ["slack_client_secret", "install_link_key", "database_url"] \
+            needed += ["slack_client_secret", "install_link_key", "database_url",
+                       "slack_token_key"] \
                 if self.slack.distributed else ["slack_bot_token"]
             needed += ["slack_app_token" if socket else "slack_signing_secret"]
         if Channel.TEAMS in self.clarify.channels and self.teams.needs_password:

@@ -6,6 +6,9 @@ repr or errors.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -32,6 +35,9 @@ SECRET_ENV: dict[str, str] = {
     "slack_client_secret": "SLACK_CLIENT_SECRET",
     "install_link_key": "CLARIFY_BOT_INSTALL_LINK_KEY",
     "database_url": "CLARIFY_BOT_DATABASE_URL",
+    # the keys that seal installations' tokens in that database (AES-256-GCM): one or more
+    # base64 keys of 32 bytes, comma-separated, the newest first (adapters.slack.sealing)
+    "slack_token_key": "CLARIFY_BOT_SLACK_TOKEN_KEY",
 }
 
 _UNSET = ("not set (set the variable, <NAME>_FILE with a file's path, or a file of that name in "
@@ -62,6 +68,36 @@ def _postgres(value: SecretStr | None) -> SecretStr | None:
     return value
 
 
+TOKEN_KEY_BYTES = 32
+_KEY_SEPARATOR = re.compile(r"[,\s]+")
+
+
+def token_keys(value: str) -> list[bytes]:
+    """The token keys ``CLARIFY_BOT_SLACK_TOKEN_KEY`` holds, newest first: base64 keys of 32
+    bytes (``openssl rand -base64 32``), separated by commas or white space. ValueError, never
+    quoting a key, when one is not such a key or a key is given twice."""
+    keys: list[bytes] = []
+    for position, text in enumerate(p for p in _KEY_SEPARATOR.split(value) if p):
+        try:
+            key = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"key {position + 1} is not base64") from None
+        if len(key) != TOKEN_KEY_BYTES:
+            raise ValueError(f"key {position + 1} is {len(key)} bytes, not {TOKEN_KEY_BYTES}")
+        if key in keys:
+            raise ValueError(f"key {position + 1} is given twice")
+        keys.append(key)
+    if not keys:
+        raise ValueError("no key")
+    return keys
+
+
+def _token_keys(value: SecretStr | None) -> SecretStr | None:
+    if value is not None:
+        token_keys(value.get_secret_value())
+    return value
+
+
 class Secrets(_Table):
     """Read from the environment, files or a secrets folder (``bot.settings.loader``); an empty
     variable means unset. ``origin`` says where each one came from, never what it is."""
@@ -85,6 +121,9 @@ class Secrets(_Table):
         None, "at least 32 characters")
     database_url: Annotated[SecretStr | None, AfterValidator(_postgres)] = _allowed(
         None, "a postgresql:// URL (postgresql://user:password@host:5432/database)")
+    slack_token_key: Annotated[SecretStr | None, AfterValidator(_token_keys)] = _allowed(
+        None, "one or more base64 keys of 32 bytes (`openssl rand -base64 32`), newest first, "
+              "separated by commas")
     _origins: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def require(self, name: str) -> str:

@@ -4,6 +4,7 @@ over real HTTP (the bot's install path, the fake's authorize page, the bot's red
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import uuid
@@ -25,6 +26,8 @@ from tests.slack.fakeslack import FakeSlack
 ADMIN_URL = os.environ.get("CLARIFY_TEST_DATABASE",
                            "postgresql://postgres@127.0.0.1:5432/postgres")
 LINK_KEY = "install-link-key-for-tests-0123456789abcdef"
+# CLARIFY_BOT_SLACK_TOKEN_KEY: 32 bytes, base64 (as `openssl rand -base64 32` prints them)
+TOKEN_KEY = base64.b64encode(b"token-key-for-tests-0123456789ab").decode()
 STATE_COOKIE = "slack-app-oauth-state"
 
 
@@ -73,7 +76,7 @@ directory_seconds = {directory_seconds}
 
 def oauth_secrets(database_url: str, slack: FakeSlack) -> dict[str, str]:
     return {"SLACK_CLIENT_SECRET": slack.client_secret, "CLARIFY_BOT_INSTALL_LINK_KEY": LINK_KEY,
-            "CLARIFY_BOT_DATABASE_URL": database_url}
+            "CLARIFY_BOT_DATABASE_URL": database_url, "CLARIFY_BOT_SLACK_TOKEN_KEY": TOKEN_KEY}
 
 
 def link_for(tenant: str, *, clock: Clock, public_url: str, days: float = 1,

@@ -615,6 +615,7 @@ class FakeSlack:
     def _handlers(self) -> dict[str, Handler]:
         return {
             "auth.test": self._auth_test,
+            "auth.revoke": self._auth_revoke,
             "apps.connections.open": self._connections_open,
             "conversations.open": self._conversations_open,
             "conversations.history": self._conversations_history,
@@ -674,6 +675,17 @@ class FakeSlack:
         raise SlackError("message_not_found")
 
     # ------------------------------------------------------------ methods
+
+    def _auth_revoke(self, args: Json) -> Json:
+        """The calling token is revoked (Slack's ``auth.revoke``; ``test=true`` only says so)."""
+        issued = self.issued.get(getattr(self, "_token", None) or "")
+        if _flag(args.get("test")):
+            return {"revoked": False}
+        if issued is not None:
+            issued.revoked = True
+        else:  # the single-workspace token
+            self.tokens = self.tokens - {getattr(self, "_token", None) or ""}
+        return {"revoked": True}
 
     def _auth_test(self, args: Json) -> Json:
         workspace = self.workspaces.get(self._team)

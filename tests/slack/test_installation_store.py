@@ -13,7 +13,11 @@ from slack_sdk.oauth.installation_store import Installation
 from adapters.slack import schema
 from adapters.slack.installations import InstallationDB, expires_at
 from adapters.slack.links import InstallRefused
-from tests.slack.distributed import database_url  # noqa: F401 (a fixture)
+from adapters.slack.sealing import Sealer
+from tests.slack.distributed import (
+    TOKEN_KEY,
+    database_url,  # noqa: F401 (a fixture)
+)
 
 pytestmark = pytest.mark.full_contract  # no core involved
 NOW = datetime(2026, 7, 4, 9, 0, tzinfo=UTC)
@@ -33,7 +37,8 @@ def installation(team: str = "T0ACME", *, token: str = "xoxb-acme-1", org: str |
 @pytest.fixture
 async def db(database_url: str) -> AsyncIterator[InstallationDB]:  # noqa: F811
     engine = schema.open_engine(database_url)
-    yield InstallationDB(engine=engine, client_id="1111.2222")
+    yield InstallationDB(engine=engine, client_id="1111.2222",
+                         sealer=Sealer.from_setting(TOKEN_KEY))
     await engine.dispose()
 
 
