@@ -89,12 +89,22 @@ async def database_problem(settings: Settings) -> Problem | None:
     if Channel.SLACK not in settings.clarify.channels or not settings.slack.distributed:
         return None
     from adapters.slack import database, schema
+    from adapters.slack.installations import InstallationDB
+    from adapters.slack.sealing import KEY_SETTING, Sealer, TokenKeyError
 
     url = settings.secrets.require("database_url")
     engine = schema.open_engine(url, pool_size=1)
     try:
         refused = await asyncio.wait_for(database.check(engine, url), CHECK_SECONDS)
-    except TimeoutError as exc:
+        if refused is None:  # the stored tokens open with the key, as serve's start-up checks
+            assert settings.slack.oauth.client_id is not None
+            db = InstallationDB(engine=engine, client_id=settings.slack.oauth.client_id,
+                                sealer=Sealer.from_setting(
+                                    settings.secrets.require("slack_token_key")))
+            await asyncio.wait_for(db.check_tokens(), CHECK_SECONDS)
+    except TokenKeyError as exc:
+        return Problem(KEY_SETTING, None, str(exc))
+    except Exception as exc:  # unreachable, refused, timed out: named, never a value
         refused = database.failure(exc, url)
     finally:
         await engine.dispose()

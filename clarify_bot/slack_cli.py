@@ -232,8 +232,9 @@ def remove(group_config: Path | None, key: str, yes: bool, config: Path | None) 
     tenant binding dropped, so any tenant's link can install the workspace again. Every
     process stops serving it within slack.oauth.directory_seconds."""
     from adapters.slack import operators
+    from adapters.slack.sealing import Sealer
 
-    settings = _settings(config or group_config, "database_url")
+    settings = _settings(config or group_config, "database_url", "slack_token_key")
     _require_distributed(settings)
     found = asyncio.run(_with_engine(settings, lambda engine: operators.find(engine, key),
                                      current=True))
@@ -243,8 +244,10 @@ def remove(group_config: Path | None, key: str, yes: bool, config: Path | None) 
     _confirm(yes, f"Remove {_described(found)}? Its people are no longer asked there")
 
     async def removing(engine: Any) -> Any:
-        return await operators.remove(engine, key, client_id=settings.slack.oauth.client_id or "",
-                                      api_url=settings.slack.api_url)
+        return await operators.remove(
+            engine, key, client_id=settings.slack.oauth.client_id or "",
+            api_url=settings.slack.api_url,
+            sealer=Sealer.from_setting(settings.secrets.require("slack_token_key")))
 
     done = asyncio.run(_with_engine(settings, removing, current=True))
     if done is None:
@@ -328,10 +331,11 @@ def _audited(settings: Any, kind: str, key: str, *, tenant: str, extra: dict[str
     sink = JsonLinesSink(path=audit.path) if audit.sink == "jsonl" and audit.path else \
         JsonLinesSink(stream=sys.stderr)
     # one id per operation: two removals of one key are two events (``operation``)
+    operation = uuid.uuid4().hex
     sink.write(AuditEvent(type=kind, at=SystemClock().now(), clarification_id="-",
-                          channel="slack", message=message,
+                          channel="slack", message=message, occurrence=operation,
                           extra={"installation": key, "tenant": tenant, "by": "cli",
-                                 "operation": uuid.uuid4().hex, **extra}))
+                                 "operation": operation, **extra}))
 
 
 def _cell(value: object) -> str:

@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from adapters.errors import AdapterError
 from adapters.slack.installations import REMOVED, InstallationDB, Installed
 from adapters.slack.schema import installations
+from adapters.slack.sealing import Sealer
 from adapters.slack.web import web_client
 from bot.settings.fields import _TENANT
 
@@ -54,9 +55,10 @@ async def find(engine: AsyncEngine, key: str) -> Installed | None:
 
 
 async def remove(engine: AsyncEngine, key: str, *, client_id: str, api_url: str,
-                 now: datetime | None = None) -> Removed | None:
-    """Revoke, forget and unbind the installation ``key``; None when there is none."""
-    db = InstallationDB(engine=engine, client_id=client_id)
+                 sealer: Sealer, now: datetime | None = None) -> Removed | None:
+    """Revoke, forget and unbind the installation ``key``; None when there is none (its token
+    opened with ``sealer``, the keys the tokens rest sealed with)."""
+    db = InstallationDB(engine=engine, client_id=client_id, sealer=sealer)
     held = await db.get(key)
     if held is None:
         return None

@@ -66,8 +66,9 @@ UNREAD_LOOK_SECONDS = 600
 JOB_READS = {"getClarification": "clarification", "getPerson": "person",
              "resolvePerson": "person", "getPeople": "person"}
 # a job whose read the core refused for now (a 429, a 5xx or no answer, past the client's own
-# retries) is held the same way and read again after this, or after the core's Retry-After
-TROUBLE_LOOK_SECONDS = 5  # the first look again after the core refused a job's read for now; doubled per refusal in a row
+# retries) is held the same way and read again after this, doubled per refusal in a row, or
+# after the core's Retry-After
+TROUBLE_LOOK_SECONDS = 5
 CORE_TROUBLE = (e.RateLimited, e.ServerError, e.CoreTransportError)
 
 

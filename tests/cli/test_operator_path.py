@@ -32,12 +32,14 @@ from slack_sdk.oauth.installation_store import Installation
 
 from adapters.slack import schema
 from adapters.slack.installations import InstallationDB
+from adapters.slack.sealing import Sealer
 from clarify_bot.cli import main
 from clarify_bot.slack_cli import COLUMNS
 from tests.cli.conftest import LiveCore
 from tests.slack.distributed import (
     ADMIN_URL,
     LINK_KEY,
+    TOKEN_KEY,
     _with_database,
     database_url,  # noqa: F401 (a fixture)
 )
@@ -107,6 +109,7 @@ def _distributed_env(core_url: str, *, database: str = "", api_url: str = "",
            "CLARIFY_BOT_SLACK__OAUTH__PUBLIC_URL": "https://clarify.example.com",
            "CLARIFY_BOT_CORE__URL": core_url, "CLARIFY_BOT_CORE_TOKEN": "dev-clarify-token-acme",
            "CLARIFY_BOT_INSTALL_LINK_KEY": LINK_KEY, "CLARIFY_BOT_DATABASE_URL": database,
+           "CLARIFY_BOT_SLACK_TOKEN_KEY": TOKEN_KEY,
            "SLACK_CLIENT_SECRET": "client-secret-0123456789", "SLACK_SIGNING_SECRET": "s" * 32,
            "CLARIFY_BOT_ACTION_SIGNING_KEY": "k" * 40, "SLACK_BOT_TOKEN": "",
            "CLARIFY_BOT_STORE__BACKEND": "memory"}
@@ -174,7 +177,8 @@ def _save(url: str, installation: Installation, tenant: str) -> None:
     async def save() -> None:
         engine = schema.open_engine(url, pool_size=1)
         try:
-            await InstallationDB(engine=engine, client_id=CLIENT_ID).save(
+            await InstallationDB(engine=engine, client_id=CLIENT_ID,
+                                 sealer=Sealer.from_setting(TOKEN_KEY)).save(
                 installation, tenant=tenant, link_id=uuid.uuid4().hex, now=NOW)
         finally:
             await engine.dispose()

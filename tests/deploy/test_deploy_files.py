@@ -15,6 +15,7 @@ with no Docker daemon and no cluster (docs/deploy.md, "What CI checks").
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
@@ -193,7 +194,8 @@ def _secret_files(folder: Path, names: Any) -> None:
     folder.mkdir()
     for name in names:
         value = {"SLACK_BOT_TOKEN": "xoxb-" + "k" * 40, "SLACK_APP_TOKEN": "xapp-" + "k" * 40,
-                 "CLARIFY_BOT_DATABASE_URL": "postgresql://clarify:pw@postgres:5432/clarify"
+                 "CLARIFY_BOT_DATABASE_URL": "postgresql://clarify:pw@postgres:5432/clarify",
+                 "CLARIFY_BOT_SLACK_TOKEN_KEY": base64.b64encode(b"k" * 32).decode(),
                  }.get(name, "k" * 40)
         (folder / name).write_text(value + "\n")
 
@@ -211,7 +213,7 @@ def test_the_distributed_profile_runs_on_postgres_after_db_upgrade(tmp_path: Pat
         assert "profiles" not in services[name], name  # `docker compose up` is the trial
     upgrade = services["db-upgrade"]
     assert upgrade["command"] == ["db", "upgrade"] and upgrade["restart"] == "no"
-    assert upgrade["secrets"] == ["CLARIFY_BOT_DATABASE_URL"]
+    assert upgrade["secrets"] == ["CLARIFY_BOT_DATABASE_URL", "CLARIFY_BOT_SLACK_TOKEN_KEY"]
     assert upgrade["depends_on"]["postgres"]["condition"] == "service_healthy"
     service = services[role]
     assert service["depends_on"]["db-upgrade"]["condition"] == "service_completed_successfully"
@@ -258,7 +260,8 @@ DISTRIBUTED = {"distributed": {"enabled": True, "clientId": "1234.5678",
                                "publicUrl": "https://clarify.example.com"}}
 DISTRIBUTED_SECRETS = ("CLARIFY_BOT_CORE_TOKEN", "CLARIFY_BOT_ACTION_SIGNING_KEY",
                        "SLACK_SIGNING_SECRET", "SLACK_CLIENT_SECRET",
-                       "CLARIFY_BOT_INSTALL_LINK_KEY", "CLARIFY_BOT_DATABASE_URL")
+                       "CLARIFY_BOT_INSTALL_LINK_KEY", "CLARIFY_BOT_DATABASE_URL",
+                       "CLARIFY_BOT_SLACK_TOKEN_KEY")
 
 
 @pytest.mark.parametrize(("values", "said"), [
@@ -371,7 +374,7 @@ def test_the_chart_in_distributed_mode_carries_the_database_and_its_secrets(
     assert settings.slack.distributed and settings.slack.workspaces == ()
     assert settings.slack.oauth.public_url == "https://clarify.example.com"
     assert set(settings.needed_secrets()) >= {"database_url", "slack_client_secret",
-                                              "install_link_key"}
+                                              "install_link_key", "slack_token_key"}
     rendered = json.dumps([d for _, d in documents(DISTRIBUTED)])
     assert "postgresql://" not in rendered  # the URL (and its password) only in the Secret
 

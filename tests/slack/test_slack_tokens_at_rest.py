@@ -24,6 +24,7 @@ from adapters.slack.sealing import Sealer, key_id
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
 from bot.settings import SettingsError, load_settings
+from clarify_bot import preflight
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
@@ -187,3 +188,6 @@ async def test_serve_does_not_start_with_a_key_that_does_not_open_the_tokens(
     said = str(refused.value)
     assert "CLARIFY_BOT_SLACK_TOKEN_KEY" in said and key_id(base64.b64decode(other)) in said
     assert other not in said and TOKEN_KEY not in said and "xoxb-T0ACME-zq" not in said
+    # check-config's promise: the database part of its live checks refuses in the same words
+    problem = await preflight.database_problem(settings)
+    assert problem is not None and str(SettingsError([problem])) == said
