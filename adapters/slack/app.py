@@ -33,7 +33,16 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.limits import client_address, limited
-from adapters.slack import declines, digests, forms, home, listening, payloads, steward
+from adapters.slack import (
+    declines,
+    digests,
+    forms,
+    home,
+    listening,
+    payloads,
+    steward,
+    unserved,
+)
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
     TIMESTAMP_HEADER,
@@ -130,6 +139,10 @@ class SlackAdapter:
                                             context={listening.READ_KEY: read})
         except (TypeError, KeyError, AttributeError, ValueError):
             return refusal_response(400, "malformed_payload")
+        installations = self.kit.channel.installations
+        if installations is not None and not await unserved.served(installations, bolt_request):
+            unserved.skipped(body)  # a quiet line and a count, not Bolt's authorize error
+            return web.Response(status=200)
         answered = await self.kit.app.async_dispatch(bolt_request)
         if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
             return web.Response(status=200)

@@ -37,6 +37,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack import binding
 from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
 from adapters.slack.links import LINK_PARAM, InstallRefused, LinkSigner
 from adapters.slack.tokens import AuthorizeStore, Installations
@@ -69,6 +70,14 @@ REFUSED_TEXT = {
                        "Open the install link again in one browser.",
     "workspace_of_another_tenant": "This workspace is already installed for another "
                                    "organisation. Ask your Clarify operator.",
+    "org_of_another_tenant": "This workspace is already served by an org-wide installation of "
+                             "Clarify for another organisation, so Clarify cannot be installed "
+                             "in it for yours. Nothing was changed. Ask your Clarify operator.",
+    "org_has_workspaces_of_another_tenant": "A workspace of this Enterprise Grid org already has "
+                                            "Clarify installed for another organisation, so "
+                                            "Clarify cannot be installed for the whole org for "
+                                            "yours. Nothing was changed. Ask your Clarify "
+                                            "operator.",
     "link_already_used": "This install link was already used for another workspace. Ask your "
                          "Clarify operator for a new one.",
     "access_denied": "The install was cancelled.",
@@ -115,8 +124,13 @@ class InstallFlow(AsyncOAuthFlow):
         if binding is None:  # Bolt consumed a state this bot issued without a tenant: never
             raise InstallRefused("invalid_state")
         tenant, link_id = binding
-        again = await self.db.save(installation, tenant=tenant, link_id=link_id,
-                                   now=self.clock.now())  # or InstallRefused, for failed()
+        try:
+            again = await self.db.save(installation, tenant=tenant, link_id=link_id,
+                                       now=self.clock.now())  # or InstallRefused, for failed()
+        except InstallRefused as exc:
+            if exc.reason in binding.REASONS:
+                REGISTRY.inc("clarify_slack_binding_refusals_total", reason=exc.reason)
+            raise
         await self.installations.load()
         key = installation_key(enterprise_id=installation.enterprise_id,
                                team_id=installation.team_id,
