@@ -37,7 +37,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack import binding
+from adapters.slack.binding import REASONS as BINDING_REASONS
 from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
 from adapters.slack.links import LINK_PARAM, InstallRefused, LinkSigner
 from adapters.slack.tokens import AuthorizeStore, Installations
@@ -128,7 +128,7 @@ class InstallFlow(AsyncOAuthFlow):
             again = await self.db.save(installation, tenant=tenant, link_id=link_id,
                                        now=self.clock.now())  # or InstallRefused, for failed()
         except InstallRefused as exc:
-            if exc.reason in binding.REASONS:
+            if exc.reason in BINDING_REASONS:
                 REGISTRY.inc("clarify_slack_binding_refusals_total", reason=exc.reason)
             raise
         await self.installations.load()
