@@ -168,9 +168,20 @@ class SlackAdapter:
             return await self._refused(Refusal(403, "workspace_not_served"))
         except payloads.MalformedPayload as exc:
             return await self._refused(Refusal(400, "malformed_payload", exc.field))
-        if read.who is not None and self.kit.tenant(read.who) is None:
+        if read.who is not None and self.kit.tenant(read.who) is None \
+                and not await self._confirmed(read.who):
             return await self._refused(Refusal(403, "workspace_not_served"))
         return read
+
+    async def _confirmed(self, who: payloads.Who) -> bool:
+        """A distributed app's view of its installations may be older than an install another
+        process just made: before a callback is refused as unserved, the installations of its
+        workspace are confirmed against the database, and the tenant asked again."""
+        installations = self.kit.channel.installations
+        if installations is None or not await installations.confirm(
+                team_id=who.team_id, enterprise_id=who.enterprise_id):
+            return False
+        return self.kit.tenant(who) is not None
 
     async def _refused(self, refusal: Refusal) -> Refusal:
         out_of_scope = refusal.status == 403
