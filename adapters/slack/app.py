@@ -5,7 +5,10 @@ unread (429, ``bot.limits``); the whole body is read (over 64 KiB: 413, judged o
 declared length first, then while reading), the signature is verified once, with slack_sdk's
 ``SignatureVerifier`` (401; bolt's own check is off because this one runs before bolt sees the
 request), identity fields are checked for Slack's shapes (400, audited), and a workspace mapped to
-no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit; a person over their rate (429)
+no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit (as a distributed app, after its
+installations are confirmed against the database); a callback Bolt would authorize from a
+workspace no installation serves is acknowledged and dropped, quietly and counted
+(``adapters.slack.unserved``); a person over their rate (429)
 or, but for an answer click, a process at its cap of tasks (503) is refused before anything is
 recorded (docs/reliability.md, "Abuse limits"). Everything else goes to bolt,
 whose listeners call ``ack()`` first and hand the slow work (the core) to a task, so Slack always

@@ -17,10 +17,17 @@ retried at the next check (the old token is still used while it is valid), logge
 ``ClarifySlackTokenRefreshFailing``). A token that has expired is never sent: the installation is
 paused (``token_expired``) until a refresh succeeds.
 
-A token Slack refuses (``invalid_auth``, ``token_revoked``…) pauses that installation only: its
+A token Slack refuses (``not_authed``, ``token_expired``…) pauses that installation only: its
 state is ``paused`` in the database (so ``/readyz``, the metrics and ``clarify-bot slack
 installations`` say so on every process) and the worker holds only its jobs
-(``bot.process.pauses``).
+(``bot.process.pauses``). A token gone for good (``REVOKED_ERRORS``: ``token_revoked``,
+``account_inactive``…) removes it instead, with Slack's error as the reason: the call that met
+it raises ``NotReachable`` with the uninstall cause, so the person is skipped
+``NO_DELIVERY_ALIAS`` at once (docs/slack.md).
+
+A view read every ``directory_seconds`` can be older than an install another process just
+made: ``confirm`` looks one workspace's installations up in the database before anything is
+turned down for it, and reads the snapshot again when they differ.
 """
 
 from __future__ import annotations

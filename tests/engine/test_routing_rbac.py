@@ -102,7 +102,8 @@ class StaleView:
     workspace into the view."""
 
     def __init__(self, view: dict[str, str], store: dict[str, str]) -> None:
-        self.view, self.store, self.asked = dict(view), store, []
+        self.view, self.store = dict(view), store
+        self.asked: list[str | None] = []
 
     def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None:
         return self.view.get(team_id or "") or self.view.get(enterprise_id or "")

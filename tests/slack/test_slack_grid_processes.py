@@ -131,9 +131,10 @@ class Grid:
             body = await page.text()
             assert page.status == 200, body
             cookie = page.cookies[STATE_COOKIE].value
-        authorize = unescape(re.search(r'href="([^"]+/oauth/v2/authorize[^"]*)"', body)[1])
+        found = re.search(r'href="([^"]+/oauth/v2/authorize[^"]*)"', body)
+        assert found is not None, body
         self.slack.installing = into
-        async with self.http.get(authorize, allow_redirects=False) as approved:
+        async with self.http.get(unescape(found[1]), allow_redirects=False) as approved:
             back = approved.headers["Location"]
         return back, cookie, into
 
@@ -183,8 +184,9 @@ class Grid:
 
 
 @contextlib.asynccontextmanager
-async def grid(tmp_path: Path, slack: FakeSlack, database_url: str, devcore_url: str, *,
-               webs: int, workers: int, directory_seconds: float) -> AsyncIterator[Grid]:
+async def grid(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+               devcore_url: str, *, webs: int, workers: int,  # noqa: F811
+               directory_seconds: float) -> AsyncIterator[Grid]:
     roles = ["web"] * webs + ["worker"] * workers
     ports = [free_port() for _ in roles]
     public = [f"http://127.0.0.1:{p}" for p in ports[:webs]]
@@ -238,8 +240,8 @@ async def _healthy(http: aiohttp.ClientSession, port: int) -> bool:
         return False
 
 
-async def _tenants_by_org(database_url: str) -> dict[str, set[str]]:
-    conn = await asyncpg.connect(database_url)
+async def _tenants_by_org(url: str) -> dict[str, set[str]]:
+    conn = await asyncpg.connect(url)
     try:
         rows = await conn.fetch("SELECT key, enterprise_id, tenant FROM "
                                 "clarify_slack_installations")
