@@ -360,6 +360,16 @@ async def test_a_token_revoked_during_sends_skips_no_delivery_alias_at_once(
             (e.type, e.reason_code, e.message) for e in found]
         assert any("uninstalled" in e.message and "token_revoked" in e.message for e in skips)
         assert not any("mid-send" in e.message for e in skips)
+        # Gina is the workspace's steward too: her escalation fails for the same true reason
+        failed: list[m.ClarificationEvent] = []
+
+        async def escalation_failed() -> bool:
+            failed[:] = [e for e in await g.events(second, "p-gina")
+                         if e.type == "escalation_failed"]
+            return bool(failed)
+        await until(escalation_failed, "the failed escalation", seconds=20)
+        assert {e.reason_code for e in failed} == {m.ReasonCode.NO_DELIVERY_ALIAS}
+        assert all("token_revoked" in e.message for e in failed)
         assert len(slack.dm_of("U0GINA")) == 1
         assert [c for c in slack.calls_to("chat.postMessage") if c.error == "token_revoked"]
     worker = g.lines("worker")
