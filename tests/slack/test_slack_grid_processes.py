@@ -52,6 +52,7 @@ from tests.slack.distributed import (
     oauth_config,
     oauth_secrets,
 )
+from tests.slack.conftest import SlackPeople
 from tests.slack.fakeslack import FakeSlack
 
 pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
@@ -107,8 +108,8 @@ async def slack() -> AsyncIterator[FakeSlack]:
 
 
 @dataclass
-class Grid:
-    """The processes, and what a test asks of them."""
+class Grid(SlackPeople):
+    """The processes, and what a test asks of them; people press buttons through ``url``."""
 
     slack: FakeSlack
     http: aiohttp.ClientSession
@@ -116,6 +117,8 @@ class Grid:
     core: CoreClient
     database_url: str
     webs: list[str]
+    url: str = ""
+    signing_secret: str = SECRETS["SLACK_SIGNING_SECRET"]
     logs: dict[str, list[Path]] = field(default_factory=dict)  # role -> stderr files
     audits: list[Path] = field(default_factory=list)
 
@@ -222,7 +225,7 @@ async def grid(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F81
             for port in ports:  # every process listening: its installations were read
                 await until(lambda p=port: _healthy(http, p), "a process", seconds=60)
             yield Grid(slack=slack, http=http, dev=dev, core=core, database_url=database_url,
-                       webs=public, logs=logs, audits=audits)
+                       webs=public, url=public[0], logs=logs, audits=audits)
     finally:
         for process in processes:
             with contextlib.suppress(ProcessLookupError):
@@ -305,17 +308,26 @@ async def test_grid_installs_keep_one_tenant_per_workspace_in_either_order(
 async def test_a_question_created_within_a_second_of_an_install_is_delivered(
         tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
-    """The workers read the installations when they started (none) and not again for ten
-    minutes: the install through the web process, then at once a question, is delivered."""
-    async with grid(tmp_path, slack, database_url, devcore_url, webs=1, workers=2,
+    """The workers and the second web process read the installations when they started (none)
+    and not again for ten minutes: the install through the first web process, then at once a
+    question, is delivered, and Sarah's answer through the second web process is taken."""
+    async with grid(tmp_path, slack, database_url, devcore_url, webs=2, workers=2,
                     directory_seconds=600) as g:
-        status, page = await g.install("acme", "E0ACME")
+        status, page = await g.install("acme", "E0ACME", web=0)
         assert status == 200 and "Clarify is installed" in page
         installed = time.monotonic()
         cid = await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
         assert time.monotonic() - installed < 1.0
-        await until(lambda: slack.dm_of("U0SARAH"), "Sarah's card", seconds=30)
+        await until(lambda: g.cards_of("U0SARAH", cid), "Sarah's card", seconds=30)
         assert not await g.events(cid, "p-sarah")  # nobody skipped
+        g.url = g.webs[1]  # a web process whose view is older than the install
+        answered = await g.click("U0SARAH", g.card("U0SARAH", cid), "clarify.answer.0")
+        assert answered.status == 200
+
+        async def taken() -> bool:
+            c = await g.core.get_clarification(clarification_id=cid)
+            return bool(c.responses)
+        await until(taken, "Sarah's answer at the core", seconds=30)
         assert [line for line in g.lines("worker")
                 if line.get("event") == "slack.installations_reread"]
         # tenants stay apart: globex's Gina (T0GLOBEX, installed for nobody) is not reached
