@@ -131,7 +131,10 @@ class InstallFlow(AsyncOAuthFlow):
             if exc.reason in BINDING_REASONS:
                 REGISTRY.inc("clarify_slack_binding_refusals_total", reason=exc.reason)
             raise
-        await self.installations.load()
+        try:  # committed already: the page says "installed" whether or not this view is read
+            await self.installations.load()
+        except Exception as exc:  # every process confirms a workspace it misses (tokens.py)
+            log.warning("slack.installations_unreadable", error=type(exc).__name__)
         key = installation_key(enterprise_id=installation.enterprise_id,
                                team_id=installation.team_id,
                                is_enterprise_install=bool(installation.is_enterprise_install))
