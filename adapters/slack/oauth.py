@@ -84,6 +84,11 @@ REFUSED_TEXT = {
 }
 
 
+# the audit's words for a refusal by the binding (adapters.slack.binding): its reason says which
+BINDING_AUDIT = ("A Slack install was refused: it would have given a workspace or an Enterprise "
+                 "Grid org a second tenant (or the link had installed another one already).")
+
+
 class InstallFlow(AsyncOAuthFlow):
     """Bolt's flow, with the install path behind a link and the installation bound to its
     tenant."""
@@ -155,8 +160,9 @@ class InstallFlow(AsyncOAuthFlow):
         await self.audit.emit(AuditEvent(
             type="slack_install_refused", at=self.clock.now(), clarification_id="-",
             channel="slack", extra={"reason": reason, "stage": stage},
-            message="A Slack install was refused: it did not come through a valid install "
-                    "link for its workspace."), to_core=False)
+            message=BINDING_AUDIT if reason in BINDING_REASONS else
+            "A Slack install was refused: it did not come through a valid install link for its "
+            "workspace."), to_core=False)
 
     # the callbacks Bolt calls at the redirect's end
     async def succeeded(self, args: AsyncSuccessArgs) -> BoltResponse:
