@@ -44,6 +44,7 @@ from tests.bot.test_service import _free_port as free_port
 from tests.conftest import CLARIFY_TOKEN, DEV_TOKEN
 from tests.engine.conftest import new_clarification
 from tests.redis_url import TEST_REDIS
+from tests.slack.conftest import SlackPeople
 from tests.slack.distributed import (
     STATE_COOKIE,
     Installer,
@@ -52,7 +53,6 @@ from tests.slack.distributed import (
     oauth_config,
     oauth_secrets,
 )
-from tests.slack.conftest import SlackPeople
 from tests.slack.fakeslack import FakeSlack
 
 pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
