@@ -12,6 +12,8 @@
     │                             workspace of another tenant (also Bolt's ``BoltError``, which
     │                             its OAuth flow turns into its failure page;
     │                             adapters.slack.links)
+    ├── RebindRefused             an operator's rebind that would make one org serve two
+    │                             tenants (adapters.slack.operators)
     ├── SchemaOutdated            the installation database is behind this release
     │                             (adapters.slack.schema)
     ├── TokensInPlainText         Slack tokens in plain text to seal and no key to seal them

@@ -17,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass, fields
 from datetime import date, datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bot.core import models as m
 
@@ -59,6 +59,16 @@ def base_ref(card_ref: str) -> str:
 
 class SlackTenants(Protocol):
     def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None: ...
+
+
+@runtime_checkable
+class ConfirmingTenants(SlackTenants, Protocol):
+    """A tenant map read from a store that other processes write (a distributed app's
+    installations): its view may be seconds old. ``confirm`` asks the store about one workspace
+    and refreshes the view when it differs; True when it did (decide again with
+    ``tenant_for``)."""
+
+    async def confirm(self, *, team_id: str | None, enterprise_id: str | None) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,6 +181,21 @@ class Metrics:
         self._counter("clarify_slack_installs_total",
                       "Slack installs through the redirect URL, by outcome (installed, "
                       "reinstalled, refused).", outcome=("installed", "reinstalled", "refused"))
+        self._counter("clarify_slack_binding_refusals_total",
+                      "Slack installs refused because they would give a workspace or an org a "
+                      "second tenant, by reason (workspace_of_another_tenant, "
+                      "org_of_another_tenant, org_has_workspaces_of_another_tenant, "
+                      "link_already_used).",
+                      reason=("workspace_of_another_tenant", "org_of_another_tenant",
+                              "org_has_workspaces_of_another_tenant", "link_already_used"))
+        self._counter("clarify_slack_unserved_total",
+                      "Slack callbacks from a workspace no installation serves (or an "
+                      "uninstalled one), acknowledged and dropped, by kind (the event type, or "
+                      "the interaction's type).", kind=())
+        self._counter("clarify_slack_directory_reloads_total",
+                      "Times a process read the Slack installations again before its periodic "
+                      "read because the database had changed for a workspace it was about to "
+                      "turn down (a stale view: an install moments ago).")
         self._counter("clarify_slack_token_refreshes_total",
                       "Slack bot token refreshes (token rotation), by outcome (refreshed; "
                       "failed: retried, and alerted while it keeps failing).",

@@ -5,7 +5,10 @@ unread (429, ``bot.limits``); the whole body is read (over 64 KiB: 413, judged o
 declared length first, then while reading), the signature is verified once, with slack_sdk's
 ``SignatureVerifier`` (401; bolt's own check is off because this one runs before bolt sees the
 request), identity fields are checked for Slack's shapes (400, audited), and a workspace mapped to
-no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit; a person over their rate (429)
+no tenant is a 403 with ``TENANT_SCOPE_MISMATCH`` in the audit (as a distributed app, after its
+installations are confirmed against the database); a callback Bolt would authorize from a
+workspace no installation serves is acknowledged and dropped, quietly and counted
+(``adapters.slack.unserved``); a person over their rate (429)
 or, but for an answer click, a process at its cap of tasks (503) is refused before anything is
 recorded (docs/reliability.md, "Abuse limits"). Everything else goes to bolt,
 whose listeners call ``ack()`` first and hand the slow work (the core) to a task, so Slack always
@@ -34,7 +37,16 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
 from adapters.limits import client_address, limited
-from adapters.slack import declines, digests, forms, home, listening, payloads, steward
+from adapters.slack import (
+    declines,
+    digests,
+    forms,
+    home,
+    listening,
+    payloads,
+    steward,
+    unserved,
+)
 from adapters.slack.channel import SlackChannel
 from adapters.slack.edge import (
     TIMESTAMP_HEADER,
@@ -132,6 +144,10 @@ class SlackAdapter:
                                             context={listening.READ_KEY: read})
         except (TypeError, KeyError, AttributeError, ValueError):
             return refusal_response(400, "malformed_payload")
+        installations = self.kit.channel.installations
+        if installations is not None and not await unserved.served(installations, bolt_request):
+            unserved.skipped(body)  # a quiet line and a count, not Bolt's authorize error
+            return web.Response(status=200)
         answered = await self.kit.app.async_dispatch(bolt_request)
         if answered.status == 404:  # nothing listens (a closed view, an event): acknowledged
             return web.Response(status=200)
@@ -161,10 +177,21 @@ class SlackAdapter:
         except payloads.MalformedPayload as exc:
             return await self._refused(Refusal(400, "malformed_payload", exc.field),
                                        occurrence=occurrence)
-        if read.who is not None and self.kit.tenant(read.who) is None:
+        if read.who is not None and self.kit.tenant(read.who) is None \
+                and not await self._confirmed(read.who):
             return await self._refused(Refusal(403, "workspace_not_served"),
                                        occurrence=occurrence)
         return read
+
+    async def _confirmed(self, who: payloads.Who) -> bool:
+        """A distributed app's view of its installations may be older than an install another
+        process just made: before a callback is refused as unserved, the installations of its
+        workspace are confirmed against the database, and the tenant asked again."""
+        installations = self.kit.channel.installations
+        if installations is None or not await installations.confirm(
+                team_id=who.team_id, enterprise_id=who.enterprise_id):
+            return False
+        return self.kit.tenant(who) is not None
 
     async def _refused(self, refusal: Refusal, *, occurrence: str) -> Refusal:
         out_of_scope = refusal.status == 403

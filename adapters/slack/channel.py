@@ -36,7 +36,7 @@ from adapters import pacing
 from adapters.errors import AdapterError
 from adapters.pacing import Lane
 from adapters.slack.render import render
-from adapters.slack.tokens import Installations, Workspace
+from adapters.slack.tokens import REVOKED_ERRORS, Installations, Workspace
 from bot.channel import (
     Address,
     ChannelError,
@@ -158,7 +158,11 @@ class SlackChannel:
                 return self.own_ref(f"{response['channel']}:{response['ts']}", workspace)
             except _Ambiguous as exc:
                 # the post may have landed: look before posting again
-                found = await self._lookup(await self.dm(address), workspace, key)
+                try:
+                    found = await self._lookup(await self.dm(address), workspace, key)
+                except ChannelError as refused:
+                    refused.certain = False  # whatever the look-up met, the post may be there
+                    raise
                 if found is not None:
                     return found
                 if self.retry.last(attempt):
@@ -402,8 +406,11 @@ class SlackChannel:
                     continue
                 if status >= 500:
                     raise _Ambiguous(f"slack_{status}") from None
-                if self.installations is not None and error in CREDENTIAL_ERRORS \
+                if self.installations is not None \
+                        and (error in CREDENTIAL_ERRORS or error in REVOKED_ERRORS) \
                         and (installed := self.installations.resolve(where)) is not None:
+                    # paused (CredentialsRejected), or, for a token gone for good, removed
+                    # and the person unreachable (NotReachable, with the cause)
                     raise await self.installations.refused(installed.key, error) from None
                 _raise_if_credentials(error)
                 log.warning("slack.call_refused", method=method, error=error)

@@ -37,7 +37,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.errors import AdapterError
-from adapters.slack.links import InstallRefused
+from adapters.slack import binding
 from adapters.slack.schema import install_states, installations
 from adapters.slack.sealing import TOKEN_COLUMNS, Sealer, is_sealed
 
@@ -244,6 +244,20 @@ class InstallationDB:
                                       .where(installations.c.key == key))).mappings().first()
             return None if row is None else _row(row)
 
+    async def serving(self, *, team_id: str | None, enterprise_id: str | None
+                      ) -> list[Installed]:
+        """The installations that could serve a workspace (its own, its org's, and the org's
+        other workspaces'), as the database holds them now: a look-up by key."""
+        c = installations.c
+        keys = [k for k in (team_id, enterprise_id) if k]
+        if not keys:
+            return []
+        where = c.key.in_(keys) if not enterprise_id \
+            else sa.or_(c.key.in_(keys), c.enterprise_id == enterprise_id)
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(sa.select(installations).where(where))).mappings()
+            return [_row(r) for r in rows]
+
     async def find(self, installed: Installed) -> Installation | None:
         """slack_sdk's record of it (with its token), or None when it was removed."""
         return await self.sdk.async_find_installation(
@@ -273,30 +287,23 @@ class InstallationDB:
     async def save(self, installation: Installation, *, tenant: str, link_id: str,
                    now: datetime) -> bool:
         """Keep an install bound to ``tenant``; True when it was installed before (a
-        reinstall). InstallRefused when the workspace or org belongs to another tenant, or the link
-        already installed another one."""
+        reinstall). InstallRefused when it would give a workspace or org a second tenant, or the
+        link already installed another one (``adapters.slack.binding``)."""
         key = installation_key(enterprise_id=installation.enterprise_id,
                                team_id=installation.team_id,
                                is_enterprise_install=bool(installation.is_enterprise_install))
+        org_wide = bool(installation.is_enterprise_install)
         c = installations.c
         async with self.engine.begin() as conn:
-            # serialise installs of one workspace, and of one link, across replicas
-            await conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
-                               {"k": f"clarify-install:{key}"})
-            await conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
-                               {"k": f"clarify-link:{link_id}"})
-            held = (await conn.execute(sa.select(installations).where(c.key == key)
-                                       .with_for_update())).mappings().first()
-            if held is not None and held["tenant"] != tenant:
-                raise InstallRefused("workspace_of_another_tenant")
-            other = await conn.scalar(sa.select(c.key).where(c.link_id == link_id,
-                                                             c.key != key).limit(1))
-            if other is not None:
-                raise InstallRefused("link_already_used")
+            # one tenant per workspace across install levels, decided under one lock
+            # (adapters.slack.binding); committed before the redirect's page says "installed"
+            await binding.lock(conn)
+            again = await binding.decide(conn, key=key, enterprise_id=installation.enterprise_id,
+                                         org_wide=org_wide, tenant=tenant, link_id=link_id)
             await self.sdk.async_save(installation)
             values = {
                 "enterprise_id": installation.enterprise_id, "team_id": installation.team_id,
-                "is_enterprise_install": bool(installation.is_enterprise_install),
+                "is_enterprise_install": org_wide,
                 "enterprise_name": installation.enterprise_name,
                 "team_name": installation.team_name, "tenant": tenant, "link_id": link_id,
                 "state": ACTIVE, "reason": None, "changed_at": now,
@@ -304,7 +311,7 @@ class InstallationDB:
                 "refresh_failures": 0}
             stmt = pg_insert(installations).values(key=key, installed_at=now, **values)
             await conn.execute(stmt.on_conflict_do_update(index_elements=[c.key], set_=values))
-            return held is not None
+            return again
 
     # ------------------------------------------------------------ state
 

@@ -44,8 +44,10 @@ class Link:
 
 class InstallRefused(AdapterError, BoltError):
     """An install the bot will not keep; ``reason`` is the audit's code: a link ``missing``,
-    ``malformed``, with a ``bad_signature`` or ``expired``; an ``invalid_state``; a
-    ``workspace_of_another_tenant`` or a ``link_already_used``. A ``BoltError`` too, so that
+    ``malformed``, with a ``bad_signature`` or ``expired``; an ``invalid_state``; one of the
+    binding's (``adapters.slack.binding.REASONS``: ``workspace_of_another_tenant``,
+    ``org_of_another_tenant``, ``org_has_workspaces_of_another_tenant``,
+    ``link_already_used``). A ``BoltError`` too, so that
     Bolt's OAuth flow hands one raised while storing an installation to its failure
     callback."""
 

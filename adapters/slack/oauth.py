@@ -48,6 +48,7 @@ from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import refusals
+from adapters.slack.binding import REASONS as BINDING_REASONS
 from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
 from adapters.slack.links import LINK_PARAM, InstallRefused, LinkSigner
 from adapters.slack.tokens import AuthorizeStore, Installations
@@ -80,10 +81,23 @@ REFUSED_TEXT = {
                        "Open the install link again in one browser.",
     "workspace_of_another_tenant": "This workspace is already installed for another "
                                    "organisation. Ask your Clarify operator.",
+    "org_of_another_tenant": "This workspace is already served by an org-wide installation of "
+                             "Clarify for another organisation, so Clarify cannot be installed "
+                             "in it for yours. Nothing was changed. Ask your Clarify operator.",
+    "org_has_workspaces_of_another_tenant": "A workspace of this Enterprise Grid org already has "
+                                            "Clarify installed for another organisation, so "
+                                            "Clarify cannot be installed for the whole org for "
+                                            "yours. Nothing was changed. Ask your Clarify "
+                                            "operator.",
     "link_already_used": "This install link was already used for another workspace. Ask your "
                          "Clarify operator for a new one.",
     "access_denied": "The install was cancelled.",
 }
+
+
+# the audit's words for a refusal by the binding (adapters.slack.binding): its reason says which
+BINDING_AUDIT = ("A Slack install was refused: it would have given a workspace or an Enterprise "
+                 "Grid org a second tenant (or the link had installed another one already).")
 
 
 class InstallFlow(AsyncOAuthFlow):
@@ -128,11 +142,17 @@ class InstallFlow(AsyncOAuthFlow):
                 raise InstallRefused("invalid_state")
             tenant, link_id = binding
             again = await self.db.save(installation, tenant=tenant, link_id=link_id,
-                                       now=self.clock.now())
-        except Exception:  # refused (for failed()) or not kept: the token Slack just issued
-            await self.revoke(installation)  # is given back, as no one will ever use it
+                                       now=self.clock.now())  # or InstallRefused, for failed()
+        except Exception as exc:  # refused (for failed()) or not kept: the token Slack just
+            # issued is given back, as no one will ever use it
+            if isinstance(exc, InstallRefused) and exc.reason in BINDING_REASONS:
+                REGISTRY.inc("clarify_slack_binding_refusals_total", reason=exc.reason)
+            await self.revoke(installation)
             raise
-        await self.installations.load()
+        try:  # committed already: the page says "installed" whether or not this view is read
+            await self.installations.load()
+        except Exception as exc:  # every process confirms a workspace it misses (tokens.py)
+            log.warning("slack.installations_unreadable", error=type(exc).__name__)
         key = installation_key(enterprise_id=installation.enterprise_id,
                                team_id=installation.team_id,
                                is_enterprise_install=bool(installation.is_enterprise_install))
@@ -167,8 +187,9 @@ class InstallFlow(AsyncOAuthFlow):
         await self.audit.emit(AuditEvent(
             type="slack_install_refused", at=self.clock.now(), clarification_id="-",
             channel="slack", extra={"reason": reason, "stage": stage}, occurrence=occurrence,
-            message="A Slack install was refused: it did not come through a valid install "
-                    "link for its workspace."), to_core=False)
+            message=BINDING_AUDIT if reason in BINDING_REASONS else
+            "A Slack install was refused: it did not come through a valid install link for its "
+            "workspace."), to_core=False)
 
     # the callbacks Bolt calls at the redirect's end
     async def succeeded(self, args: AsyncSuccessArgs) -> BoltResponse:

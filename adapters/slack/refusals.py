@@ -22,6 +22,9 @@ INSTALL_REFUSALS: dict[str, str] = {
     "invalid_browser": "finished in another browser than it was started in",
     # the binding (adapters.slack.installations)
     "workspace_of_another_tenant": "the workspace or org belongs to another tenant",
+    "org_of_another_tenant": "the workspace's org is installed org-wide for another tenant",
+    "org_has_workspaces_of_another_tenant":
+        "a workspace of the org is installed for another tenant",
     "link_already_used": "the link already installed another workspace or org",
     # Slack's answer at the redirect
     "access_denied": "the person cancelled on Slack's page",

@@ -17,10 +17,17 @@ retried at the next check (the old token is still used while it is valid), logge
 ``ClarifySlackTokenRefreshFailing``). A token that has expired is never sent: the installation is
 paused (``token_expired``) until a refresh succeeds.
 
-A token Slack refuses (``invalid_auth``, ``token_revoked``…) pauses that installation only: its
+A token Slack refuses (``not_authed``, ``token_expired``…) pauses that installation only: its
 state is ``paused`` in the database (so ``/readyz``, the metrics and ``clarify-bot slack
 installations`` say so on every process) and the worker holds only its jobs
-(``bot.process.pauses``).
+(``bot.process.pauses``). A token gone for good (``REVOKED_ERRORS``: ``token_revoked``,
+``account_inactive``…) removes it instead, with Slack's error as the reason: the call that met
+it raises ``NotReachable`` with the uninstall cause, so the person is skipped
+``NO_DELIVERY_ALIAS`` at once (docs/slack.md).
+
+A view read every ``directory_seconds`` can be older than an install another process just
+made: ``confirm`` looks one workspace's installations up in the database before anything is
+turned down for it, and reads the snapshot again when they differ.
 """
 
 from __future__ import annotations
@@ -64,6 +71,18 @@ INSTALL_SETTING = "the Slack installation (reinstall it with `clarify-bot slack 
 CLIENTS_KEPT = 1_000
 Workspace = str | SlackReach | None
 UNINSTALLED = "the Slack app was uninstalled from the person's workspace"
+# Slack's answers that mean an installation's token is gone for good (revoked, its account or
+# workspace inactive, access withdrawn): only a reinstall gives a working one. Met on any call,
+# the installation is removed with that reason, and the person is skipped NO_DELIVERY_ALIAS at
+# once: Slack answered, nothing was posted, and waiting would not bring the token back
+REVOKED_ERRORS = frozenset({"token_revoked", "account_inactive", "invalid_auth",
+                            "team_access_revoked", "org_login_required", "team_disabled",
+                            "app_uninstalled"})
+
+
+def uninstalled(reason: str | None) -> str:
+    """A removed installation's skip text, with its cause (an event or Slack's error code)."""
+    return UNINSTALLED if not reason else f"{UNINSTALLED} ({reason})"
 
 
 def scope_key(scope: str) -> str:
@@ -117,6 +136,39 @@ class Installations:
             except Exception as exc:  # the database away: the last snapshot stays
                 log.warning("slack.installations_unreadable", error=type(exc).__name__)
 
+    async def confirm(self, *, team_id: str | None, enterprise_id: str | None) -> bool:
+        """Before a workspace is taken for another tenant's, or for one no install serves: its
+        installations as the database holds them now (a look-up by key), and, when they differ
+        from this process's snapshot, the snapshot read again. True when it was: the caller
+        decides again on the fresh snapshot, by the same rules (``tenant_for``), so a workspace
+        installed a moment ago is served at once and one bound to another tenant stays
+        another tenant's."""
+        try:
+            found = await self.db.serving(team_id=team_id, enterprise_id=enterprise_id)
+        except Exception as exc:  # the database away: the snapshot's word stands
+            log.warning("slack.installations_unreadable", error=type(exc).__name__)
+            return False
+        held = {k: self._snapshot.get(k) for k in {i.key for i in found}}
+        mine = {i.key for i in self._snapshot.values()
+                if i.key in (team_id, enterprise_id)
+                or (enterprise_id and i.enterprise_id == enterprise_id)}
+        if {i.key: i for i in found} == held and mine == set(held):
+            return False
+        REGISTRY.inc("clarify_slack_directory_reloads_total")
+        log.info("slack.installations_reread", reason="stale_view")
+        await self.load()
+        return True
+
+    async def _confirm(self, workspace: Workspace) -> bool:
+        if isinstance(workspace, SlackReach):
+            return await self.confirm(team_id=workspace.team_id,
+                                      enterprise_id=workspace.enterprise_id)
+        if not workspace:
+            return False
+        org = workspace.startswith("E")
+        return await self.confirm(team_id=None if org else workspace,
+                                  enterprise_id=workspace if org else None)
+
     @property
     def installed(self) -> list[Installed]:
         return list(self._snapshot.values())
@@ -158,9 +210,12 @@ class Installations:
         if time.monotonic() - self._loaded > self.directory_seconds:
             await self.load()
         installed = self.resolve(workspace)
+        if (installed is None or installed.state == REMOVED) \
+                and await self._confirm(workspace):  # a view older than an install: read again
+            installed = self.resolve(workspace)
         if installed is None or installed.state == REMOVED:
-            raise NotReachable(UNINSTALLED if installed else "no Slack installation serves "
-                               "the person's workspace")
+            raise NotReachable(uninstalled(installed.reason) if installed else "no Slack "
+                               "installation serves the person's workspace")
         if installed.state == PAUSED:
             raise self._rejected(installed, installed.reason or "paused")
         context = AsyncBoltContext(client=self.web)
@@ -177,6 +232,9 @@ class Installations:
                 await self.check(installed.scope)  # for Slack's own word on why
             except CredentialsRejected as exc:
                 raise await self.refused(installed.key, exc.reason) from None
+            gone = self.resolve(workspace)
+            if gone is not None and gone.state == REMOVED:  # check() found it revoked
+                raise NotReachable(uninstalled(gone.reason))
             raise await self.refused(installed.key, "invalid_auth")
         return self._client(installed.key, result.bot_token), installed
 
@@ -194,9 +252,14 @@ class Installations:
         return CredentialsRejected(reason, setting=f"{INSTALL_SETTING}: {installed.key}",
                                    scope=installed.scope)
 
-    async def refused(self, key: str, error: str) -> CredentialsRejected:
-        """Slack refused an installation's token: it is paused, for every process."""
+    async def refused(self, key: str, error: str) -> ChannelError:
+        """Slack refused an installation's token: it is paused, for every process
+        (CredentialsRejected); a token gone for good (``REVOKED_ERRORS``) removes it instead
+        (NotReachable, with the cause)."""
         installed = self._snapshot.get(key)
+        if error in REVOKED_ERRORS:
+            await self.revoked(key, error)
+            return NotReachable(uninstalled(error))
         if installed is None:
             return CredentialsRejected(error, setting=INSTALL_SETTING, scope=f"slack:{key}")
         if await self.db.set_state(key, PAUSED, reason=error, now=self.clock.now(),
@@ -304,7 +367,11 @@ class Installations:
         try:
             await self.web.auth_test(token=current.bot_token)
         except SlackApiError as exc:
-            raise self._rejected(installed, str(exc.response.get("error", "unknown"))) from None
+            error = str(exc.response.get("error", "unknown"))
+            if error in REVOKED_ERRORS:  # gone for good: removed, its held jobs go on
+                await self.revoked(key, error)
+                return
+            raise self._rejected(installed, error) from None
         if await self.db.set_state(key, ACTIVE, reason=None, now=self.clock.now(),
                                    only_from=(PAUSED,)):
             log.info("slack.installation_resumed", installation=key, tenant=installed.tenant)
@@ -327,6 +394,19 @@ class Installations:
             counts[i.state] += 1
         paused = {i.key: i.reason or "paused" for i in self.installed if i.state == PAUSED}
         return {"slack_installations": {**counts, "paused_installations": paused}}
+
+    async def revoked(self, key: str, error: str) -> None:
+        """Slack answered a call with a token gone for good: the installation is removed (its
+        reason Slack's error), for every process, as ``tokens_revoked`` would. Its tokens are
+        kept until Slack's event or a reinstall replaces them; the tenant binding stays."""
+        installed = self._snapshot.get(key) or await self.db.get(key)
+        if installed is None:
+            return
+        if await self.db.set_state(key, REMOVED, reason=error, now=self.clock.now(),
+                                   only_from=(ACTIVE, PAUSED)):
+            log.warning("slack.installation_removed", installation=key,
+                        tenant=installed.tenant, reason=error)
+            await self.load()
 
     async def removed(self, *, enterprise_id: str | None, team_id: str | None,
                       is_enterprise_install: bool, reason: str) -> None:

@@ -113,8 +113,14 @@ class Deliverer:
                                             scope=scope, sent=message)
         try:
             ref = await self._send(channel, address, message, key)
-        except CredentialsRejected:
-            raise  # nobody can be reached: the worker pauses; the reservation stays for later
+        except CredentialsRejected as exc:
+            # nobody can be reached: the worker pauses. The platform answered, so nothing was
+            # sent (unless the channel says otherwise): the reservation goes, and the job sends
+            # when it resumes instead of taking its own reservation for a worker that stopped
+            # mid-send
+            if exc.certain:
+                await self.store.release(key)
+            raise
         except ChannelError as exc:
             if exc.certain:
                 await self.store.release(key)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from bot.channel import Address, SlackReach, TeamsReach
-from bot.chat import SlackTenants
+from bot.chat import ConfirmingTenants, SlackTenants
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
@@ -82,6 +82,8 @@ class Routing:
         (``bot.engine.aliases``, the one precedence). Core errors other than the resolve's
         answers propagate (the job is retried)."""
         address = self.address(person, tenant_id=tenant_id, besides=besides)
+        if isinstance(address, Unroutable) and await self._confirmed(person, tenant_id):
+            address = self.address(person, tenant_id=tenant_id, besides=besides)
         if isinstance(address, Unroutable):
             return address
         try:
@@ -98,6 +100,27 @@ class Routing:
         if refused is not None:
             return Unroutable(refused.reason, refused.why)
         return address
+
+    async def _confirmed(self, person: m.Person, tenant_id: str) -> bool:
+        """Before a person is skipped because their Slack aliases are in no workspace of the
+        tenant: where the tenant map is a view of a store other processes write, each such
+        alias's workspace is confirmed against the store (a workspace installed a moment ago
+        is seen at once). True when the view changed: the caller decides again by the same
+        rules, so a workspace of another tenant never serves this one."""
+        if not isinstance(self.slack, ConfirmingTenants) \
+                or m.Channel.SLACK not in self.channels or person.tenant_id != tenant_id:
+            return False
+        changed = False
+        asked: set[tuple[str | None, str | None]] = set()
+        for a in person.aliases.slack:
+            where = (a.team_id, a.enterprise_id)
+            if where in asked or self.slack.tenant_for(team_id=a.team_id,
+                                                       enterprise_id=a.enterprise_id) == tenant_id:
+                continue
+            asked.add(where)
+            changed = await self.slack.confirm(team_id=a.team_id,
+                                               enterprise_id=a.enterprise_id) or changed
+        return changed
 
     def _slack(self, person: m.Person, tenant_id: str) -> Address | Unroutable | None:
         aliases = person.aliases.slack

@@ -119,8 +119,11 @@ class Stewards:
         result = await self._deliver(c, steward, key, address, message, now=self.clock.now(),
                                      scope=scope)
         if result.status is Delivered.FAILED:
-            await self._failed(c, job, attempt, m.ReasonCode.DELIVERY_FAILED, skips,
-                               "The steward escalation could not be delivered.",
+            # the true reason: NO_DELIVERY_ALIAS where the platform said the steward cannot be
+            # reached there (an uninstalled or revoked workspace), else DELIVERY_FAILED
+            why = f" ({result.why})" if result.why else ""
+            await self._failed(c, job, attempt, result.reason, skips,
+                               f"The steward escalation could not be delivered{why}.",
                                steward_id=steward.person_id, scope=scope)
             return False
         codes = ", ".join(sorted({s.reason_code.value for s in skips})) or "none"

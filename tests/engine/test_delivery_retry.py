@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.channel import Address
+from bot.channel import Address, CredentialsRejected
 from bot.channels.recording import RecordingChannel
 from bot.engine.delivery import SEND_RETRY, Delivered, Deliverer
 from bot.store.base import DeliveryKey
@@ -55,3 +55,35 @@ async def test_two_deliveries_failing_together_wait_apart() -> None:
     assert first != second
     for taken in (first, second):
         assert 0.5 <= taken[0] <= 1.0 and 1.0 <= taken[1] <= 2.0
+
+
+@dataclass
+class Refusing:
+    """A platform that answers a send with a refusal of the credentials (``certain``: it said
+    so; not certain: a look-up after an unclear post met it)."""
+
+    certain: bool = True
+    platform: str = "slack"
+    can_find: bool = True
+    idempotent: bool = False
+
+    async def send(self, address: Address, message: object, *, key: DeliveryKey) -> str:
+        refused = CredentialsRejected("token_expired", setting="SLACK_BOT_TOKEN")
+        refused.certain = self.certain
+        raise refused
+
+
+@pytest.mark.parametrize("certain", [True, False])
+async def test_a_send_refused_for_credentials_keeps_no_reservation_unless_unclear(
+        certain: bool) -> None:
+    """Slack answered, so nothing was posted: the job is held and sends on resume, never taken
+    for one a worker stopped mid-send (DELIVERY_FAILED "cannot say whether the card arrived").
+    A refusal met only while looking for an unclear post keeps the reservation."""
+    store = MemoryStore()
+    deliverer = Deliverer(store=store, core=None,  # type: ignore[arg-type]
+                          channels={"slack": Refusing(certain)},  # type: ignore[dict-item]
+                          worker_id="w-1", sleep=Waits())
+    with pytest.raises(CredentialsRejected):
+        await deliverer.deliver(KEY, ADDRESS, object(), now=NOW,  # type: ignore[arg-type]
+                                report=False)
+    assert (await store.slot(KEY) is None) is certain

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from bot.core import models as m
@@ -92,3 +94,53 @@ async def test_a_malformed_alias_is_unroutable_without_asking_the_core() -> None
     routed = await ROUTING.route(None, odd, tenant_id="acme")  # type: ignore[arg-type]
     assert isinstance(routed, Unroutable)
     assert routed.reason is m.ReasonCode.NO_DELIVERY_ALIAS
+
+
+class StaleView:
+    """A tenant map read from a store other processes write: ``view`` is what this process
+    read, ``store`` what the store holds now; ``confirm`` reads the store's word for one
+    workspace into the view."""
+
+    def __init__(self, view: dict[str, str], store: dict[str, str]) -> None:
+        self.view, self.store = dict(view), store
+        self.asked: list[str | None] = []
+
+    def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None:
+        return self.view.get(team_id or "") or self.view.get(enterprise_id or "")
+
+    async def confirm(self, *, team_id: str | None, enterprise_id: str | None) -> bool:
+        self.asked.append(team_id)
+        changed = self.view != self.store
+        self.view = dict(self.store)
+        return changed
+
+
+class Resolves:
+    """The core's resolve: every identity maps back to the person asked about."""
+
+    async def resolve_person(self, *, tenant_id: str, identity: object) -> SimpleNamespace:
+        return SimpleNamespace(person=person())
+
+
+async def test_a_workspace_installed_a_moment_ago_is_confirmed_before_a_skip() -> None:
+    view = StaleView({}, {"T0ACME": "acme"})
+    routing = Routing(channels=(m.Channel.SLACK,), slack=view, teams=TeamsSettings())
+    sarah = person(slack=[m.SlackAlias(user_id="U1", team_id="T0ACME", verified=True)])
+    address = await routing.route(Resolves(), sarah, tenant_id="acme")  # type: ignore[arg-type]
+    assert not isinstance(address, Unroutable) and address.user_id == "U1"
+    assert view.asked == ["T0ACME"]
+
+
+async def test_a_confirmation_never_lets_another_tenants_workspace_serve() -> None:
+    view = StaleView({}, {"T0GLOBEX": "globex"})
+    routing = Routing(channels=(m.Channel.SLACK,), slack=view, teams=TeamsSettings())
+    crossing = person(slack=[m.SlackAlias(user_id="U9", team_id="T0GLOBEX", verified=True)])
+    address = await routing.route(Resolves(), crossing, tenant_id="acme")  # type: ignore[arg-type]
+    assert isinstance(address, Unroutable)
+    assert address.reason is m.ReasonCode.TENANT_SCOPE_MISMATCH
+    # a person of another tenant is never confirmed for (nothing to look up)
+    view.asked.clear()
+    other = person(tenant="globex", slack=[m.SlackAlias(user_id="U9", team_id="T0GLOBEX")])
+    assert isinstance(await routing.route(Resolves(), other, tenant_id="acme"),  # type: ignore[arg-type]
+                      Unroutable)
+    assert view.asked == []

@@ -87,17 +87,19 @@ async def test_unreachable_slack_does_not_pause_or_resume(stack: Stack) -> None:
     assert await worker.check_credentials() is False and worker.paused is not None
 
 
-async def test_reservation_left_by_a_refused_send_is_sent_once_after_resume(stack: Stack
-                                                                            ) -> None:
-    """The reservation taken before the refused send stays; after the resume the card is found
-    missing and sent exactly once, recorded against the same delivery key."""
+async def test_a_refused_send_keeps_no_reservation_and_is_sent_once_after_resume(
+        stack: Stack) -> None:
+    """Slack answered the post with a refusal, so nothing was posted: the reservation taken
+    before it goes (a reservation left would read, after the resume, as a worker that stopped
+    mid-send); after the resume the card is sent exactly once, recorded against the same
+    delivery key."""
     cid = await stack.create(authority={"authored_by": ["p-sarah"]}, severity="high")
-    # conversations.open is allowed, the post is refused: the reservation exists, nothing sent
+    # conversations.open is allowed, the post is refused: nothing sent, nothing reserved
     stack.slack.fail_next("chat.postMessage", status=200, error="token_revoked")
     await stack.burst()
     key = DeliveryKey(cid, "p-sarah", 0, m.DeliveryKind.QUESTION.value)
-    slot = await stack.store.slot(key)
-    assert slot is not None and slot.message_ref is None
+    assert await stack.store.slot(key) is None
+    assert stack.cards_of("U0SARAH", cid) == []
     await stack.engine.worker.check_credentials()
     await stack.engine.worker.drain()
     assert len(stack.cards_of("U0SARAH", cid)) == 1

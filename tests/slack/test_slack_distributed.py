@@ -2,7 +2,8 @@
 with installations in a real PostgreSQL, the reference core over HTTP and the fake Slack as
 Slack's side of the OAuth v2 flow. Installs go through install links in a browser's steps over
 real HTTP; each workspace's cards are posted with that workspace's own token (the fake records
-which token made each post); a revoked token pauses only its workspace; an uninstalled
+which token made each post); a revoked token removes only its workspace, its people skipped
+at once; an uninstalled
 workspace's people are skipped with a reason code; rotating tokens are refreshed before they
 expire on the injected clock, and never used expired."""
 
@@ -193,25 +194,33 @@ async def test_a_link_of_one_tenant_never_takes_another_tenants_workspace(
     assert (await bot.install("acme", ACME))[0] == 200  # a reinstall for the same tenant
 
 
-async def test_a_revoked_token_pauses_its_workspace_only_and_readyz_says_so(
+async def test_a_revoked_token_removes_its_workspace_only_and_its_people_are_skipped_at_once(
         bot: Distributed) -> None:
+    """Slack answers a send ``token_revoked``: nothing was posted, so the person is skipped
+    NO_DELIVERY_ALIAS with that cause (not DELIVERY_FAILED "mid-send", and no pause); the
+    installation is removed for every process; the other workspaces are served."""
     await bot.install("acme", ACME)
     await bot.install("globex", GLOBEX)
     bot.slack.revoke(GLOBEX)
     globex = await globex_question(bot.dev)
-    await bot.until(lambda: bot.installations.resolve(GLOBEX).state == "paused",
-                    "Globex paused")
+
+    async def skipped() -> list[m.ClarificationEvent]:
+        c = await bot.bot.get_clarification(clarification_id=globex)
+        return [e for e in c.events if e.reason_code and e.person_id == "p-gina"]
+    events = await bot.until(skipped, "Gina skipped")
+    assert {e.reason_code for e in events} == {m.ReasonCode.NO_DELIVERY_ALIAS}
+    assert any("token_revoked" in e.message and "uninstalled" in e.message for e in events)
+    assert not any("mid-send" in e.message for e in events)
+    assert bot.installations.resolve(GLOBEX).state == "removed"
+    assert bot.installations.resolve(GLOBEX).reason == "token_revoked"
     acme = await new_clarification(bot.dev, authority={"authored_by": ["p-sarah"]})
     assert (await bot.card_for("U0SARAH", acme)).team == ACME
     assert bot.slack.dm_of("U0GINA") == []
     ready = await bot.readyz()
     assert ready["status"] == "ok"  # the other workspaces are served
-    assert ready["slack_installations"]["paused_installations"] == {GLOBEX: "token_revoked"}
-    assert REGISTRY.value("clarify_slack_installations", state="paused") == 1
-    # nobody in Globex was skipped: its job is held, not failed
-    record = await bot.bot.get_clarification(clarification_id=globex)
-    assert not [d for d in record.deliveries if d.skip_reason] if hasattr(
-        record, "deliveries") else True
+    assert ready["slack_installations"]["paused_installations"] == {}
+    assert REGISTRY.value("clarify_slack_installations", state="removed") == 1
+    assert REGISTRY.value("clarify_delivery_paused") == 0
 
 
 async def test_an_uninstalled_workspace_is_removed_and_its_people_skipped_with_a_reason(
