@@ -210,6 +210,8 @@ class StoreWatch:
             return
         self.generation = gen
         self.checked_at = self.clock.now()
+        with contextlib.suppress(StoreError):
+            self.census = await self.store.census()
         log.info("storewatch.generation", generation=gen.id, origin=gen.origin, made=made)
         if made and self.recovery is not None:
             await self._guarded(self.recovery.find_leases(
@@ -240,6 +242,7 @@ class StoreWatch:
         if self.generation is None:
             gen, made = await self.store.generation_start(now=now)
             self.generation, self.checked_at, self.failing = gen, now, False
+            self.census = await self.store.census()
             if made and self.recovery is not None:
                 await self._guarded(self.recovery.find_leases(
                     settle_after=self.monotonic() + 2 * self.interval_seconds))
