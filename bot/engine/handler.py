@@ -72,8 +72,15 @@ HOLD_MARGIN_SECONDS = 1200
 # core hands the job again says so (kept as long as a delivery slot)
 LOST_TURN = "store-lost-turn"
 LOST_TURN_TTL_SECONDS = 8 * 24 * 3600
+# when the store last lost its data (bot.process.storewatch): "at" -> ISO time. A turn the core
+# let expire within a held lease's life after it, with nobody asked, was held in the lost store
+# (a core that does not list its jobs leaves no other trace of it)
+LOST_AT = "store-lost-at"
 STORE_LOST_WHY = ("the bot's store (Redis) lost its data while this person's question was held "
                   "for their working hours, and their turn has passed")
+STORE_LOST_NEAR_WHY = ("the bot's store (Redis) lost its data less than a held lease's life "
+                       "before this person's turn ran out unasked (a question held for their "
+                       "working hours is lost with it), and their turn has passed")
 # a job held because an answer it needs did not read is looked at (read again) this often, well
 # inside the held lease (docs/core-contract.md, "Nothing unreadable is silent")
 UNREAD_LOOK_SECONDS = 600
@@ -427,6 +434,11 @@ class JobHandler:
         if attempt is not None and await self.store.kv_get(LOST_TURN, f"{c.id}|{attempt}"):
             return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, STORE_LOST_WHY,
                         said="was not asked")
+        if _expired_after_loss(c, person_id, await self.store.kv_get(LOST_AT, "at"),
+                               window=self.settings.escalation_window):
+            REGISTRY.inc("clarify_holds_lost_total")  # found only now (no list of held jobs)
+            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, STORE_LOST_NEAR_WHY,
+                        said="was not asked")
         return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
                     "a worker stopped before this person was asked, and their turn has passed")
 
@@ -721,6 +733,22 @@ def _sent_before(c: m.Clarification, person_id: str, attempt: int) -> bool:
     """The core has a question card to the person at this turn on record."""
     return any(d.person_id == person_id and d.attempt == attempt
                and d.kind is m.DeliveryKind.QUESTION for d in c.deliveries)
+
+
+def _expired_after_loss(c: m.Clarification, person_id: str, lost_at: str | None, *,
+                        window: timedelta) -> bool:
+    """The person's lease ran out within a held lease's life after the store lost its data
+    (``LOST_AT``): the core's ``expired`` event comes an escalation window (its backoff)
+    after the lease ran out."""
+    if not lost_at:
+        return False
+    try:
+        since = datetime.fromisoformat(lost_at) - timedelta(seconds=HOLD_MARGIN_SECONDS)
+    except ValueError:
+        return False
+    until = since + timedelta(seconds=HOLD_LEASE_SECONDS + 2 * HOLD_MARGIN_SECONDS)
+    return any(ev.person_id == person_id and ev.type == "expired"
+               and since <= ev.at - window <= until for ev in c.events)
 
 
 def _traced(c: m.Clarification, person_id: str) -> bool:

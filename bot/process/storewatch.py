@@ -45,7 +45,14 @@ from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine.handler import HOLD_LEASE_SECONDS, LOST_TURN, LOST_TURN_TTL_SECONDS, Hold
+from bot.core.extensions import Extension
+from bot.engine.handler import (
+    HOLD_LEASE_SECONDS,
+    LOST_AT,
+    LOST_TURN,
+    LOST_TURN_TTL_SECONDS,
+    Hold,
+)
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from bot.store.generation import Census, Generation, Generations, Loss, compare
@@ -86,11 +93,14 @@ class HoldRecovery:
         for job_id, text in self.store.holds_remembered().items():
             if await self.store.hold_text(job_id) is not None:
                 continue  # another process gave it back already
+            hold = _hold(text)
+            if hold is None or not await self._still_held(job_id, hold, now):
+                self.store.holds_forget(job_id)  # released by another replica, or settled
+                continue
             await self.store.hold_put(job_id, text, at=now)
             given += 1
             REGISTRY.inc("clarify_holds_recovered_total")
-            hold = _hold(text)
-            job = hold.job if hold is not None else None
+            job = hold.job
             log.warning("storewatch.hold_recovered", job_id=job_id)
             if job is not None:
                 person = _person_at(job.payload.ranking, job.attempts)
@@ -104,10 +114,30 @@ class HoldRecovery:
                     to_core=False)
         return given
 
+    async def _still_held(self, job_id: str, hold: Hold, now: datetime) -> bool:
+        """The core still has the job leased at the hold's turn (where the core lets the bot
+        read its jobs: without the jobs-read extension every remembered hold is given back,
+        and one whose lease has gone is dropped by the next pass, as any lost lease is). A
+        hold this process remembers may have been released by another replica since."""
+        if not self.core.offers(Extension.JOBS_READ):
+            return True
+        try:
+            view = await self.core.get_job(job_id=job_id)
+        except e.JobNotFound:
+            return False
+        if view.state is not m.JobState.LEASED:
+            return False
+        if view.lease_expires_at is not None and view.lease_expires_at <= now:
+            return False
+        turn = hold.job.attempts if hold.job is not None else None
+        return turn is None or view.attempts is None or view.attempts == turn
+
     async def find_leases(self, *, settle_after: float) -> int:
         """The ``clarify:`` jobs the core says the bot holds on a held lease that this process
         does not remember: suspects, declared lost at ``settle_after`` (monotonic) unless
         another process has given their hold back by then."""
+        if not self.core.offers(Extension.JOBS_READ):
+            return 0  # the core does not list its jobs: nothing to look for
         now = self.clock.now()
         remembered = self.store.holds_remembered()
         cursor: str | None = None
@@ -287,6 +317,8 @@ class StoreWatch:
                   answers=census.answers,
                   hint="Redis came back without the bot's data: see docs/deploy.md "
                        "(persistence) and docs/reliability.md (a store that lost its data)")
+        # when: a turn the core lets expire unasked soon after was held in the lost store
+        await self.store.kv_put(LOST_AT, "at", now.isoformat(), ttl_seconds=LOST_TURN_TTL_SECONDS)
         if await self.store.mark_once(LOSS_MARK, f"{previous.id}|{gen.id}",
                                       ttl_seconds=7 * 24 * 3600):
             REGISTRY.inc("clarify_reminders_lost_total", census.reminders)

@@ -114,6 +114,10 @@ class Generations(Protocol):
         the process's memory: what it can give back to a store that lost them."""
         ...
 
+    def holds_forget(self, job_id: str) -> None:
+        """Forget a remembered hold (the core says it is no longer held)."""
+        ...
+
 
 def fresh_fields(now: datetime, origin: str) -> dict[str, str]:
     if origin not in ORIGINS:
@@ -197,6 +201,9 @@ class RedisGenerations:
     def holds_remembered(self) -> dict[str, str]:
         return dict(self._remembered_holds)
 
+    def holds_forget(self, job_id: str) -> None:
+        self._remembered_holds.pop(job_id, None)
+
 
 class MemoryGenerations:
     """``Generations`` in memory (the demo, single-process runs, tests): ``forget`` stands for
@@ -238,3 +245,6 @@ class MemoryGenerations:
 
     def holds_remembered(self) -> dict[str, str]:
         return dict(self._memory_holds)
+
+    def holds_forget(self, job_id: str) -> None:
+        self._memory_holds.pop(job_id, None)

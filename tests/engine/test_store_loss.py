@@ -17,6 +17,7 @@ import redis.asyncio as aioredis
 
 from bot.clock import ManualClock
 from bot.core import models as m
+from bot.core.extensions import Extension
 from bot.engine.handler import HOLD_LEASE_SECONDS, LOST_TURN, Hold
 from bot.metrics import REGISTRY
 from bot.process.storewatch import StoreWatch
@@ -202,3 +203,32 @@ async def test_a_worker_whose_store_never_lost_anything_counts_nothing(
                for k in ("emptied", "replaced", "reset", "rolled_back")) == lost
     assert rig.events("store_data_lost") == [] and rig.events("hold_lost") == []
     assert HOLD_LEASE_SECONDS > 0
+
+
+async def test_on_a_core_that_does_not_list_its_jobs_the_skip_still_says_the_store_lost_it(
+        make_rig: Callable[..., Rig]) -> None:
+    """Without the jobs-read extension the bot cannot ask which jobs it holds: the lost hold
+    is found when the core hands the job again, its turn expired within a held lease's life
+    after the loss; counted lost then, and the skip says the store lost its data."""
+    rig = hours_rig(make_rig)
+    offered = rig.engine.core.offered
+    offered._offered = offered._offered - {Extension.JOBS_READ}  # as a core without it
+    holds_lost = value("clarify_holds_lost_total")
+    cid, job_id = await held(rig, {"authored_by": ["p-ahmed"], "named": ["p-sarah"]})
+    lease_end = rig.core.jobs.jobs[job_id].lease_expires_at
+    assert lease_end is not None
+
+    await lose(rig.store, remembering=False)
+    await rig.later(STEP)
+    assert len(rig.events("store_data_lost")) == 1
+    assert value("clarify_holds_lost_total") == holds_lost  # nothing to find it by yet
+    rig.clock.set(lease_end + WINDOW + STEP)
+    await rig.burst()
+    london_8am = BERLIN_8AM + timedelta(days=2, hours=1)
+    assert await until_sent(rig, "p-sarah", by=london_8am + STEP) == london_8am
+    assert value("clarify_holds_lost_total") == holds_lost + 1
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    [skip] = [ev for ev in c.events if ev.type == "skipped"]
+    assert (skip.person_id, skip.reason_code) == ("p-ahmed", m.ReasonCode.DELIVERY_FAILED)
+    assert "store (Redis) lost its data" in skip.message
+    assert "a worker stopped" not in skip.message

@@ -212,7 +212,7 @@ class Flaky:
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(self.store, name)
-        if not callable(found) or name.startswith("_") or name == "holds_remembered":
+        if not callable(found) or name.startswith("_") or name.startswith("holds_"):
             return found
 
         async def call(*args: Any, **kwargs: Any) -> Any:
