@@ -227,6 +227,9 @@ class StoreWatch:
     monotonic: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # remembered holds the store did not have at the last healthy check: forgotten when still
+    # absent at the next (released by another replica), so the memory does not grow
+    _absent: set[str] = field(default_factory=set)
 
     async def start(self) -> None:
         """First use: the generation read, or made when there is none. One made now by this
@@ -287,11 +290,26 @@ class StoreWatch:
             assert before is not None
             self.generation = replace(before, epoch=epoch, checked_at=now)
             self.census = await self.store.census()
+            await self._prune()
             if self.recovery is not None and self.recovery.suspects:
                 await self._guarded(self.recovery.settle(mono=self.monotonic()))
             return None
         await self._lost(loss, before, now)
         return loss
+
+    async def _prune(self) -> None:
+        """Forget remembered holds the store has not had at two healthy checks in a row. A loss
+        between this check's generation read and the read here empties the store, but only
+        holds already absent at the previous check are forgotten: the next check notices the
+        loss with the rest still remembered."""
+        remembered = list(self.store.holds_remembered())
+        if not remembered:
+            self._absent = set()
+            return
+        absent = set(remembered) - await self.store.holds_present(remembered)
+        for job_id in absent & self._absent:
+            self.store.holds_forget(job_id)
+        self._absent = absent - self._absent
 
     async def _lost(self, loss: Loss, found: Generation | None, now: datetime) -> None:
         previous, census = self.generation, self.census
@@ -310,6 +328,7 @@ class StoreWatch:
         _, epoch = await self.store.generation_check(now=now)
         self.generation = replace(gen, epoch=epoch, checked_at=now)
         self.census = Census()
+        self._absent = set()
         self.losses += 1
         REGISTRY.inc("clarify_store_data_lost_total", kind=loss.value)
         log.error("store.data_lost", kind=loss.value, previous=previous.id,

@@ -118,6 +118,10 @@ class Generations(Protocol):
         """Forget a remembered hold (the core says it is no longer held)."""
         ...
 
+    async def holds_present(self, job_ids: list[str]) -> set[str]:
+        """Which of these jobs the store holds now."""
+        ...
+
 
 def fresh_fields(now: datetime, origin: str) -> dict[str, str]:
     if origin not in ORIGINS:
@@ -204,6 +208,14 @@ class RedisGenerations:
     def holds_forget(self, job_id: str) -> None:
         self._remembered_holds.pop(job_id, None)
 
+    async def holds_present(self, job_ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(job_ids), 500):
+            part = job_ids[start:start + 500]
+            values = await self._redis.hmget(self._keys.holds, part)
+            found.update(i for i, v in zip(part, values, strict=True) if v is not None)
+        return found
+
 
 class MemoryGenerations:
     """``Generations`` in memory (the demo, single-process runs, tests): ``forget`` stands for
@@ -248,3 +260,7 @@ class MemoryGenerations:
 
     def holds_forget(self, job_id: str) -> None:
         self._memory_holds.pop(job_id, None)
+
+    async def holds_present(self, job_ids: list[str]) -> set[str]:
+        held = getattr(self, "_holds", {})
+        return {i for i in job_ids if i in held}

@@ -490,6 +490,7 @@ class RedisStore(RedisOutbox, RedisNotices, RedisGenerations):
     generation_check = _translated(RedisGenerations.generation_check)
     generation_reset = _translated(RedisGenerations.generation_reset)
     census = _translated(RedisGenerations.census)
+    holds_present = _translated(RedisGenerations.holds_present)
 
     @_translated
     async def erase_person(self, person_id: str, *, chat_users: Sequence[str]) -> dict[str, int]:

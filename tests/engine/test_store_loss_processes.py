@@ -248,6 +248,10 @@ async def test_redis_restarted_empty_while_a_question_is_held_one_card_at_8_loss
         assert await after.hold_text(job.id) is not None
         now = await after.generation_read()
     assert now is not None and now.id != generation.id and now.origin == "after_loss"
+    async with aiohttp.ClientSession() as http, http.get(
+            f"http://127.0.0.1:{web.health}/readyz") as got:
+        shown = (await got.json())["store_generation"]
+    assert shown["id"] == now.id and shown["losses_seen"] == 1
 
     while moving.now() < BERLIN_8AM:
         await step(worker, moving)

@@ -275,3 +275,22 @@ async def test_what_a_process_shows_of_the_store_is_value_free(
     shown = json.dumps(one.status())
     assert one.generation is not None and one.generation.id in shown
     assert secret not in shown
+
+
+async def test_a_hold_another_replica_released_is_forgotten_after_two_healthy_checks(
+        backend: tuple[Callable[[], Any], Lose, ManualClock]) -> None:
+    make, _, clock = backend
+    store = make()
+    one = watch(store, clock)
+    await one.start()
+    await store.hold_put("job-1", "{}", at=clock.now())
+    await store.hold_put("job-2", "{}", at=clock.now())
+    other = make()
+    if other is store:  # one memory store: another replica's drop, without this one's memory
+        del store._holds["job-1"]
+    else:
+        await other.hold_drop("job-1")
+    assert await one.check() is None
+    assert set(store.holds_remembered()) == {"job-1", "job-2"}  # absent once: kept
+    assert await one.check() is None
+    assert set(store.holds_remembered()) == {"job-2"}
