@@ -82,6 +82,9 @@ class Metrics:
         self._counter("clarify_reminders_lost_total",
                       "Reminders waiting in the store when it lost its data (counted once per "
                       "loss, by the first process to notice).")
+        self._counter("clarify_reminders_recovered_total",
+                      "Reminders made again after the store lost its data, from the core's "
+                      "record of a card whose reminder was not due yet.")
         self._counter("clarify_answers_lost_total",
                       "Answers waiting in the outbox for the core when the store lost its data "
                       "(at the last check before the loss; counted once per loss).")

@@ -146,7 +146,8 @@ def build_engine(parts: EngineParts) -> Engine:
         watch = StoreWatch(store=store, clock=clock, audit=audit,
                            interval_seconds=parts.watch_seconds,
                            recovery=HoldRecovery(store=store, core=core, audit=audit, clock=clock,
-                                                 lease_seconds=parts.worker.lease_seconds))
+                                                 lease_seconds=parts.worker.lease_seconds,
+                                                 reminders=reminders))
         worker.storewatch = watch
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,

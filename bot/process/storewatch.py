@@ -46,6 +46,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
+from bot.engine import evidence, views
 from bot.engine.handler import (
     HOLD_LEASE_SECONDS,
     LOST_AT,
@@ -53,7 +54,10 @@ from bot.engine.handler import (
     LOST_TURN_TTL_SECONDS,
     Hold,
 )
+from bot.engine.reminders import Reminder, Reminders
+from bot.engine.reminders import moves_on as window_end
 from bot.metrics import REGISTRY
+from bot.store.base import CardRecord, DeliveryKey
 from bot.store.errors import StoreError
 from bot.store.generation import Census, Generation, Generations, Loss, compare
 
@@ -83,6 +87,7 @@ class HoldRecovery:
     audit: Audit
     clock: Clock
     lease_seconds: int = 60
+    reminders: Reminders | None = None  # made again where the evidence allows
     # job id -> (the job as the core listed it, the monotonic time it may be declared lost)
     suspects: dict[str, tuple[m.JobView, float]] = field(default_factory=dict)
 
@@ -131,6 +136,76 @@ class HoldRecovery:
             return False
         turn = hold.job.attempts if hold.job is not None else None
         return turn is None or view.attempts is None or view.attempts == turn
+
+    async def reminders_back(self) -> int:
+        """Reminders the evidence allows again: for each job the core has waiting out a turn's
+        window (state ``available``, its next turn later), the question card the core has on
+        record for the turn before, unanswered and not declined, whose reminder was not due yet
+        (so it certainly was not sent): the card's record kept again and its reminder indexed at
+        its point of the window (the pass moves it to the person's working hour). A reminder
+        that may have gone out already is not made again: at most one reminder a card."""
+        if self.reminders is None or not self.core.offers(Extension.JOBS_READ):
+            return 0
+        percent = self.reminders.settings.reminder_at_percent
+        if percent <= 0:
+            return 0
+        now = self.clock.now()
+        made = 0
+        cursor: str | None = None
+        for _ in range(LEASED_PAGES):
+            page = await self.core.list_jobs(state=m.JobState.AVAILABLE, kind="clarify:",
+                                             cursor=cursor, limit=LEASED_PAGE)
+            for job in page.items:
+                made += await self._reminder_back(job, now, percent)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        if made:
+            log.warning("storewatch.reminders_recovered", reminders=made)
+        return made
+
+    async def _reminder_back(self, job: m.JobView, now: datetime, percent: int) -> int:
+        assert self.reminders is not None
+        payload, moves_on = job.payload, job.visible_at
+        if payload is None or moves_on is None or moves_on <= now or not job.attempts:
+            return 0
+        turn = job.attempts - 1
+        if turn >= len(payload.ranking):
+            return 0
+        person_id = payload.ranking[turn]
+        c = await self.core.get_clarification(clarification_id=payload.clarification_id)
+        if evidence.closed(c) or any(r.responder == person_id for r in c.responses) \
+                or views.declined(c, person_id):
+            return 0
+        record = next((d for d in c.deliveries if d.person_id == person_id and d.attempt == turn
+                       and d.kind is m.DeliveryKind.QUESTION), None)
+        if record is None or record.delivered_at is None or not record.message_ref \
+                or record.channel.value not in ("slack", "teams"):
+            return 0
+        # when the card said it moves on: the bot's window from the lease the card went out on
+        # (``reminders.moves_on``), not later than the core brings the next turn
+        moves_on = min(moves_on, window_end(
+            record.delivered_at, record.delivered_at + timedelta(seconds=self.lease_seconds),
+            self.reminders.settings.escalation_window))
+        point = record.delivered_at + (moves_on - record.delivered_at) * (percent / 100)
+        if point <= now:
+            return 0  # it may have gone out before the loss
+        to_steward = turn >= len(payload.ranking) - 1
+        key = DeliveryKey(c.id, person_id, turn, m.DeliveryKind.QUESTION.value)
+        if not any(card.delivery == key for card in await self.store.cards(c.id)):
+            await self.store.add_card(CardRecord(
+                delivery=key, platform=record.channel.value, message_ref=record.message_ref,
+                moves_on_at=moves_on, moves_on_to_steward=to_steward))
+        reminder = Reminder(c.id, turn, moves_on, to_steward)
+        await self.store.reminder_add(reminder.member, due=point)
+        REGISTRY.inc("clarify_reminders_recovered_total")
+        await self.audit.emit(AuditEvent(
+            type="reminder_recovered", at=now, clarification_id=c.id, person_id=person_id,
+            attempt=turn, job_id=job.id,
+            message="The bot's store lost its data before this card's reminder was due; the "
+                    "reminder was made again from the core's record of the card."),
+            to_core=False)
+        return 1
 
     async def find_leases(self, *, settle_after: float) -> int:
         """The ``clarify:`` jobs the core says the bot holds on a held lease that this process
@@ -351,6 +426,9 @@ class StoreWatch:
                 to_core=False)
         if self.recovery is not None:
             await self._guarded(self.recovery.give_back())
+            if await self.store.mark_once(LOSS_MARK + "-reminders", gen.id,
+                                          ttl_seconds=7 * 24 * 3600):
+                await self._guarded(self.recovery.reminders_back())
             await self._guarded(self.recovery.find_leases(
                 settle_after=self.monotonic() + 2 * self.interval_seconds))
 
@@ -399,5 +477,6 @@ def _loss_words(loss: Loss, census: Census) -> str:
     return (f"The bot's store {what}. At the last check it held {census.holds} held "
             f"questions, {census.reminders} reminders and {census.answers} answers waiting "
             "for the core: held questions are given back by the worker that remembers them "
-            "(or counted lost), reminders and waiting answers are lost (the people's cards "
-            "still take an answer).")
+            "(or counted lost), reminders not yet due are made again from the core's record "
+            "where it has the card, and waiting answers are lost (the people's cards still "
+            "take an answer).")

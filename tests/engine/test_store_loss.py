@@ -24,7 +24,8 @@ from bot.process.storewatch import StoreWatch
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
-from tests.engine.conftest import Rig
+from cards.views import QuestionView, ReminderView
+from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.test_working_hours import (
     BERLIN_8AM,
     STEP,
@@ -232,3 +233,48 @@ async def test_on_a_core_that_does_not_list_its_jobs_the_skip_still_says_the_sto
     assert (skip.person_id, skip.reason_code) == ("p-ahmed", m.ReasonCode.DELIVERY_FAILED)
     assert "store (Redis) lost its data" in skip.message
     assert "a worker stopped" not in skip.message
+
+
+async def test_a_reminder_not_yet_due_is_made_again_from_the_core_record_and_goes_once(
+        make_rig: Callable[..., Rig]) -> None:
+    """Sarah's card went out at 01:00 (hours off, an 8-hour window): its reminder is due at
+    75 % of the window. The store loses it at 01:22; the core still has the card on record and
+    the job waiting out the window, so the reminder is made again and goes once, at its time."""
+    rig = make_rig(clarify=clarify_settings(escalation_window_hours=8))
+    made = value("clarify_reminders_recovered_total")
+    cid = await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
+    await rig.burst()
+    [card] = [s for s in rig.channel.to("p-sarah") if isinstance(s.message, QuestionView)]
+    await rig.later(timedelta(minutes=2))  # the lease (60 s) ran out: the window runs
+    assert await rig.store.reminders_due(now=TUESDAY_1AM + timedelta(hours=9)) != []
+
+    await lose(rig.store)
+    await rig.later(STEP)
+    assert value("clarify_reminders_recovered_total") == made + 1
+    [again] = rig.events("reminder_recovered", cid)
+    assert again.person_id == "p-sarah" and again.attempt == 0
+    [kept] = await rig.store.cards(cid)
+    assert kept.message_ref == card.ref and kept.delivery == card.key
+
+    moves_on = TUESDAY_1AM + timedelta(hours=8, seconds=60)
+    while rig.clock.now() < moves_on - STEP:
+        await rig.later(STEP)
+    nudges = [s for s in rig.channel.to("p-sarah") if isinstance(s.message, ReminderView)]
+    assert len(nudges) == 1
+    assert nudges[0].message.near == card.ref
+    assert len([s for s in rig.channel.to("p-sarah") if isinstance(s.message, QuestionView)]) == 1
+
+
+async def test_a_reminder_that_may_have_gone_out_is_not_made_again(
+        make_rig: Callable[..., Rig]) -> None:
+    rig = make_rig(clarify=clarify_settings(escalation_window_hours=8))
+    made = value("clarify_reminders_recovered_total")
+    await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
+    await rig.burst()
+    await rig.later(timedelta(hours=6, minutes=10))  # past 75 %: the reminder went
+    assert len([s for s in rig.channel.to("p-sarah") if isinstance(s.message, ReminderView)]) == 1
+    await lose(rig.store)
+    for _ in range(4):
+        await rig.later(STEP)
+    assert value("clarify_reminders_recovered_total") == made
+    assert len([s for s in rig.channel.to("p-sarah") if isinstance(s.message, ReminderView)]) == 1
