@@ -301,6 +301,7 @@ class StoreWatch:
     failing: bool = False
     monotonic: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
+    pending: str | None = None  # the generation whose recovery is still to finish
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # remembered holds the store did not have at the last healthy check: forgotten when still
     # absent at the next (released by another replica), so the memory does not grow
@@ -310,12 +311,18 @@ class StoreWatch:
         """First use: the generation read, or made when there is none. One made now by this
         process after a start without any (a new Redis, or one emptied while no process ran)
         sends the worker to look for leases nobody can carry on."""
-        try:
-            gen, made = await self.store.generation_start(now=self.clock.now())
-        except StoreError as exc:
-            self.failing = True
-            log.warning("storewatch.unavailable", error=type(exc).__name__)
-            return
+        async with self._lock:
+            if self.generation is not None:
+                return  # a check made it meanwhile
+            try:
+                gen, made = await self.store.generation_start(now=self.clock.now())
+            except StoreError as exc:
+                self.failing = True
+                log.warning("storewatch.unavailable", error=type(exc).__name__)
+                return
+            await self._started(gen, made)
+
+    async def _started(self, gen: Generation, made: bool) -> None:
         self.generation = gen
         self.checked_at = self.clock.now()
         with contextlib.suppress(StoreError):
@@ -349,11 +356,8 @@ class StoreWatch:
         now = self.clock.now()
         if self.generation is None:
             gen, made = await self.store.generation_start(now=now)
-            self.generation, self.checked_at, self.failing = gen, now, False
-            self.census = await self.store.census()
-            if made and self.recovery is not None:
-                await self._guarded(self.recovery.find_leases(
-                    settle_after=self.monotonic() + 2 * self.interval_seconds))
+            self.failing = False
+            await self._started(gen, made)
             return None
         before, epoch = await self.store.generation_check(now=now)
         loss = compare(self.generation, before)
@@ -366,6 +370,8 @@ class StoreWatch:
             self.generation = replace(before, epoch=epoch, checked_at=now)
             self.census = await self.store.census()
             await self._prune()
+            if self.pending is not None:  # a recovery a store failure cut short
+                await self._recover(self.pending)
             if self.recovery is not None and self.recovery.suspects:
                 await self._guarded(self.recovery.settle(mono=self.monotonic()))
             return None
@@ -424,13 +430,21 @@ class StoreWatch:
                        "holds": str(census.holds), "reminders": str(census.reminders),
                        "answers": str(census.answers)}),
                 to_core=False)
-        if self.recovery is not None:
-            await self._guarded(self.recovery.give_back())
-            if await self.store.mark_once(LOSS_MARK + "-reminders", gen.id,
-                                          ttl_seconds=7 * 24 * 3600):
-                await self._guarded(self.recovery.reminders_back())
-            await self._guarded(self.recovery.find_leases(
-                settle_after=self.monotonic() + 2 * self.interval_seconds))
+        await self._recover(gen.id)
+
+    async def _recover(self, generation: str) -> None:
+        """The worker's recovery after a loss; a store failure on the way leaves it
+        ``pending``, done again at the next check (each step is safe to repeat)."""
+        if self.recovery is None:
+            return
+        self.pending = generation
+        await self._guarded(self.recovery.give_back())
+        if await self.store.mark_once(LOSS_MARK + "-reminders", generation,
+                                      ttl_seconds=7 * 24 * 3600):
+            await self._guarded(self.recovery.reminders_back())
+        await self._guarded(self.recovery.find_leases(
+            settle_after=self.monotonic() + 2 * self.interval_seconds))
+        self.pending = None
 
     async def _guarded(self, work: Awaitable[object]) -> None:
         """Recovery that needs the core: a core away leaves it for the next check."""

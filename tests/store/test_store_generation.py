@@ -294,3 +294,52 @@ async def test_a_hold_another_replica_released_is_forgotten_after_two_healthy_ch
     assert set(store.holds_remembered()) == {"job-1", "job-2"}  # absent once: kept
     assert await one.check() is None
     assert set(store.holds_remembered()) == {"job-2"}
+
+
+class NoJobsCore:
+    """A core that does not list its jobs (no jobs-read extension): all a worker's recovery
+    asks of it."""
+
+    def offers(self, _: object) -> bool:
+        return False
+
+
+class FailsOnce(Flaky):
+    """The store fails the next ``hold_put`` only (Redis dropping again mid-recovery)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        super().__init__(store)
+        self.fail_put = False
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "hold_put" and self.fail_put:
+            self.fail_put = False
+
+            async def fail(*_: Any, **__: Any) -> None:
+                raise StoreUnavailable()
+
+            return fail
+        return super().__getattr__(name)
+
+
+async def test_a_recovery_cut_short_by_the_store_is_finished_at_the_next_check() -> None:
+    from bot.process.storewatch import HoldRecovery
+
+    clock = ManualClock(T0)
+    memory = MemoryStore(clock=clock)
+    store = FailsOnce(memory)
+    one = watch(store, clock)
+    one.recovery = HoldRecovery(store=store, core=cast(CoreClient, NoJobsCore()),
+                                audit=one.audit, clock=clock)
+    await one.start()
+    text = json.dumps({"job": None, "due": (T0 + timedelta(hours=6)).isoformat(),
+                       "named": ["job-1", "token-1"]})
+    await store.hold_put("job-1", text, at=clock.now())
+    given = REGISTRY.value("clarify_holds_recovered_total")
+    memory.forget()
+    store.fail_put = True
+    assert await one.check() is None  # noticed, then the give-back failed: counted as away
+    assert one.pending is not None and await memory.hold_text("job-1") is None
+    assert await one.check() is None  # healthy again: the recovery finished
+    assert one.pending is None and await memory.hold_text("job-1") == text
+    assert REGISTRY.value("clarify_holds_recovered_total") == given + 1
