@@ -94,6 +94,9 @@ class AuditEvent:
             parts.append(self.reason_code.value)
         if self.occurrence:
             parts.append(f"occurrence={self.occurrence}")
+        if not self.clarification_id:  # an event about the bot itself (a store that lost its
+            # data): what it is about is in ``extra`` (value-free ids and counts)
+            parts.extend(f"{k}={v}" for k, v in sorted(self.extra.items()))
         return f"bot.{self.type[:60]}.{digest('|'.join(parts), purpose='event')[:40]}"
 
     def line(self) -> str:

@@ -70,7 +70,28 @@ class Metrics:
         self._counter("clarify_jobs_held_total",
                       "Jobs held for a person's next working hour (issue 26).")
         self._counter("clarify_holds_lost_total",
-                      "Held jobs whose lease ran out before their hour (every worker down).")
+                      "Held jobs whose lease ran out before their hour (every worker down), or "
+                      "that no worker could carry on after the store lost its data.")
+        # a store that lost its data (bot.process.storewatch, issue 32)
+        self._counter("clarify_store_data_lost_total",
+                      "Times this process found the store came back without its data, by kind "
+                      "(emptied, replaced, reset, rolled_back).", kind=())
+        self._counter("clarify_holds_recovered_total",
+                      "Held jobs given back to a store that lost its data, from the worker's "
+                      "memory.")
+        self._counter("clarify_reminders_lost_total",
+                      "Reminders waiting in the store when it lost its data (counted once per "
+                      "loss, by the first process to notice).")
+        self._counter("clarify_reminders_recovered_total",
+                      "Reminders made again after the store lost its data, from the core's "
+                      "record of a card whose reminder was not due yet.")
+        self._counter("clarify_answers_lost_total",
+                      "Answers waiting in the outbox for the core when the store lost its data "
+                      "(at the last check before the loss; counted once per loss).")
+        self._counter("clarify_store_recovered_total",
+                      "What the store had lost that was recovered from the core's record, by "
+                      "what (card: a question card sent before, recorded again, not resent).",
+                      what=("card",))
         self._counter("clarify_jobs_unreadable_total",
                       "Jobs an answer of the core did not read for, by what did not read (job, "
                       "clarification, person) and what was done: held (the lease kept, read "

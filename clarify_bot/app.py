@@ -95,6 +95,8 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
                               store=store, core=core, core_url=settings.core.url,
                               store_address=settings.redis.url
                               if settings.store.backend == "redis" else None))
+        if engine.storewatch is not None:  # what /readyz says of the store's generation
+            service.readiness.details.append(engine.storewatch.status)
         app.add_routes(health_routes(service.readiness, core))
         for name, hook in mounted.items():
             hook.mount(service, Parts(base=base, channel=channels[name], answers=engine.answers,
@@ -167,7 +169,8 @@ def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
                             backoff_cap_seconds=table.backoff_cap_seconds,
                             max_failures=table.max_failures,
                             cache_seconds=table.cache_seconds),
-        followup_workers=table.followup_workers, queue_cache_seconds=table.queue_cache_seconds)
+        followup_workers=table.followup_workers, queue_cache_seconds=table.queue_cache_seconds,
+        watch_seconds=settings.store.watch_seconds)
 
 
 def _consumers(settings: Settings, answers: AnswerService, store: Store) -> OutboxConsumers:

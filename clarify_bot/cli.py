@@ -339,5 +339,9 @@ from clarify_bot.slack_cli import db, slack  # noqa: E402  (a distributed Slack 
 main.add_command(db)
 main.add_command(slack)
 
+from clarify_bot.store_cli import store  # noqa: E402  (`clarify-bot store`, docs/operations.md)
+
+main.add_command(store)
+
 if __name__ == "__main__":
     main()

@@ -48,7 +48,15 @@ from bot.engine.zones import Zones
 from bot.errors import BotError
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import Admission, Decision, DeliveryKey, DigestItem, SlotState, Store
+from bot.store.base import (
+    Admission,
+    CardRecord,
+    Decision,
+    DeliveryKey,
+    DigestItem,
+    SlotState,
+    Store,
+)
 from cards.views import QuestionView
 
 log = structlog.get_logger("clarify.handler")
@@ -59,6 +67,20 @@ HELD_LEASE = "held-lease"
 # and a worker looks at it again this much before the lease would end (docs/delivery.md)
 HOLD_LEASE_SECONDS = 3600
 HOLD_MARGIN_SECONDS = 1200
+# a turn whose held lease could not be carried on because the store lost its data
+# (bot.process.storewatch): "clarification id|attempt" -> "1", so the person's skip when the
+# core hands the job again says so (kept as long as a delivery slot)
+LOST_TURN = "store-lost-turn"
+LOST_TURN_TTL_SECONDS = 8 * 24 * 3600
+# when the store last lost its data (bot.process.storewatch): "at" -> ISO time. A turn the core
+# let expire within a held lease's life after it, with nobody asked, was held in the lost store
+# (a core that does not list its jobs leaves no other trace of it)
+LOST_AT = "store-lost-at"
+STORE_LOST_WHY = ("the bot's store (Redis) lost its data while this person's question was held "
+                  "for their working hours, and their turn has passed")
+STORE_LOST_NEAR_WHY = ("the bot's store (Redis) lost its data less than a held lease's life "
+                       "before this person's turn ran out unasked (a question held for their "
+                       "working hours is lost with it), and their turn has passed")
 # a job held because an answer it needs did not read is looked at (read again) this often, well
 # inside the held lease (docs/core-contract.md, "Nothing unreadable is silent")
 UNREAD_LOOK_SECONDS = 600
@@ -382,7 +404,7 @@ class JobHandler:
             if slot is None and not _traced(c, key.person_id):
                 # a worker died holding this turn before anything was reserved (reading the
                 # clarification or the people): the turn has passed without a trace
-                skip = await self._unasked(c, key.person_id, scope)
+                skip = await self._unasked(c, key.person_id, scope, attempt=index)
                 earlier.skipped.append(skip)
                 await self.trail.skipped(c.id, skip, attempt=index, job_id=job.id, scope=scope)
                 continue
@@ -413,12 +435,22 @@ class JobHandler:
             if delivery_id(card.delivery) not in known:
                 await self.deliverer.report(card, scope=scope)
 
-    async def _unasked(self, c: m.Clarification, person_id: str, scope: batching.JobScope) -> Skip:
+    async def _unasked(self, c: m.Clarification, person_id: str, scope: batching.JobScope,
+                       *, attempt: int | None = None) -> Skip:
         """A candidate whose turn passed unseen: the reason they would have been skipped for,
-        or DELIVERY_FAILED when nothing but the stopped worker kept them from being asked."""
+        or DELIVERY_FAILED when nothing but the stopped worker (or a store that lost its data
+        while their question was held: ``LOST_TURN``) kept them from being asked."""
         found = await self._askable(c, person_id, scope)
         if isinstance(found, Skip):
             return found
+        if attempt is not None and await self.store.kv_get(LOST_TURN, f"{c.id}|{attempt}"):
+            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, STORE_LOST_WHY,
+                        said="was not asked")
+        if _expired_after_loss(c, person_id, await self.store.kv_get(LOST_AT, "at"),
+                               window=self.settings.escalation_window):
+            REGISTRY.inc("clarify_holds_lost_total")  # found only now (no list of held jobs)
+            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, STORE_LOST_NEAR_WHY,
+                        said="was not asked")
         return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
                     "a worker stopped before this person was asked, and their turn has passed")
 
@@ -513,6 +545,11 @@ class JobHandler:
             until = self.zones.held(c.tenant_id, zone, self.clock.now())
             if until is not None:
                 raise OutOfHours(until)
+        if _sent_before(c, person_id, index) and await self.store.slot(key) is None:
+            # the core has this card on record and the store does not: the store lost its
+            # data (bot.process.storewatch); the person was asked, never a second card
+            await self._on_record(c, job, key)
+            return person
         held = await self._admit(c, job, key, person, zone.zone, scope)
         if not isinstance(held, Admission):
             return held if isinstance(held, Skip) else person
@@ -556,6 +593,21 @@ class JobHandler:
                         "arrived; it is not sent again")
         await self._delivered(c, job, address, key, recovered=result.recovered, result=result)
         return person
+
+    async def _on_record(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey) -> None:
+        """A question card the core has on record that the store lost: its record kept again
+        (so the card is refreshed when the question settles), not sent again."""
+        REGISTRY.inc("clarify_store_recovered_total", what="card")
+        record = next(d for d in c.deliveries if d.person_id == key.person_id
+                      and d.attempt == key.attempt and d.kind is m.DeliveryKind.QUESTION)
+        if record.message_ref and record.channel.value in ("slack", "teams"):
+            await self.store.add_card(CardRecord(delivery=key, platform=record.channel.value,
+                                                 message_ref=record.message_ref))
+        await self.trail.event(
+            c.id, "delivery", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
+            to_core=False, extra={"recovered": "core_record"},
+            message="Question card sent before (the core has it on record); the bot's store "
+                    "had lost it: recorded again, not sent again.")
 
     async def _unblocked_first(self, c: m.Clarification, person: m.Person, address: Address,
                                scope: batching.JobScope) -> Address:
@@ -687,6 +739,28 @@ def _every_platform_refused(person_id: str, tried: list[tuple[str, m.ReasonCode,
         return Skip(person_id, reason, tried[0][2])
     return Skip(person_id, reason, "every platform refused: " + "; ".join(
         f"{platform}: {code.value} ({why})" for platform, code, why in tried))
+
+
+def _sent_before(c: m.Clarification, person_id: str, attempt: int) -> bool:
+    """The core has a question card to the person at this turn on record."""
+    return any(d.person_id == person_id and d.attempt == attempt
+               and d.kind is m.DeliveryKind.QUESTION for d in c.deliveries)
+
+
+def _expired_after_loss(c: m.Clarification, person_id: str, lost_at: str | None, *,
+                        window: timedelta) -> bool:
+    """The person's lease ran out within a held lease's life after the store lost its data
+    (``LOST_AT``): the core's ``expired`` event comes an escalation window (its backoff)
+    after the lease ran out."""
+    if not lost_at:
+        return False
+    try:
+        since = datetime.fromisoformat(lost_at) - timedelta(seconds=HOLD_MARGIN_SECONDS)
+    except ValueError:
+        return False
+    until = since + timedelta(seconds=HOLD_LEASE_SECONDS + 2 * HOLD_MARGIN_SECONDS)
+    return any(ev.person_id == person_id and ev.type == "expired"
+               and since <= ev.at - window <= until for ev in c.events)
 
 
 def _traced(c: m.Clarification, person_id: str) -> bool:

@@ -23,6 +23,9 @@ class Skip:
     person_id: str
     reason: m.ReasonCode
     why: str
+    # what happened, in place of the reason code's own words (``REASON_TEXT``) where those
+    # would not be true (a store that lost its data refused no message)
+    said: str | None = None
 
 
 def pairs(c: m.Clarification, now_skipped: Iterable[Skip] = ()) -> list[SkipPair]:
@@ -85,5 +88,5 @@ class Trail:
         REGISTRY.inc("clarify_skips_total", reason=skip.reason.value)
         await self.event(clarification_id, "skipped", job_id=job_id, person_id=skip.person_id,
                          attempt=attempt, reason=skip.reason,
-                         message=f"Candidate {REASON_TEXT[skip.reason]} ({skip.why}).",
+                         message=f"Candidate {skip.said or REASON_TEXT[skip.reason]} ({skip.why}).",
                          scope=scope)

@@ -37,6 +37,7 @@ from bot.engine.zones import Zones
 from bot.interaction.attention import TTL_SECONDS, AttentionBoard
 from bot.interaction.declines import Declines
 from bot.interaction.interactions import Interactions, tenant_of
+from bot.process.storewatch import WATCH_SECONDS, HoldRecovery, StoreWatch, watchable
 from bot.process.worker import Worker, WorkerConfig
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
@@ -60,6 +61,8 @@ class Engine:
     worker: Worker
     answers: AnswerService
     interactions: Interactions
+    # notices a store that lost its data (None: a store without a generation)
+    storewatch: StoreWatch | None = None
 
 
 @dataclass
@@ -81,6 +84,7 @@ class EngineParts:
     queue_cache_seconds: float = TTL_SECONDS  # a steward's attention queue is remembered
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # between send retries
     random: Callable[[], float] = _random.random  # the retries' jitter draws (bot.retry)
+    watch_seconds: float = WATCH_SECONDS  # store.watch_seconds (bot.process.storewatch)
 
 
 async def platform_locale(zones: Zones, address: Address) -> str | None:
@@ -137,8 +141,16 @@ def build_engine(parts: EngineParts) -> Engine:
     interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
                                 slack=parts.slack, teams=parts.teams, declines=declines,
                                 board=board, zones=zones)
+    watch = None
+    if watchable(store) is not None:
+        watch = StoreWatch(store=store, clock=clock, audit=audit,
+                           interval_seconds=parts.watch_seconds,
+                           recovery=HoldRecovery(store=store, core=core, audit=audit, clock=clock,
+                                                 lease_seconds=parts.worker.lease_seconds,
+                                                 reminders=reminders))
+        worker.storewatch = watch
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
                   digests=digests, notices=notices, reminders=reminders,
                   dead_letters=dead_letters, worker=worker,
-                  answers=answers, interactions=interactions)
+                  answers=answers, interactions=interactions, storewatch=watch)

@@ -148,6 +148,12 @@ class Service:
         # the outbox's consumers live with the worker, off the event loop that acknowledges
         # clicks (docs/operations.md); a web-only process makes answers durable and wakes none
         loops = [asyncio.create_task(self.consumers.run())] if role in ("all", "worker") else []
+        watch = self.engine.storewatch
+        if watch is not None:  # every role notices a store that lost its data; only a worker
+            # gives holds back and looks for leases nobody can carry on
+            if role == "web" or not self.settings.clarify.enabled:
+                watch.recovery = None
+            loops.append(asyncio.create_task(watch.run(self.stopping)))
         if role in ("all", "worker") and self.settings.clarify.enabled:
             loops.append(asyncio.create_task(self.engine.worker.run()))
         elif not self.settings.clarify.enabled:

@@ -61,6 +61,7 @@ from bot.engine.reminders import Reminders
 from bot.metrics import REGISTRY
 from bot.process.pauses import Pauses
 from bot.process.slots import Slots
+from bot.process.storewatch import StoreWatch
 from bot.retry import RetryPolicy
 from bot.store.errors import StoreUnavailable
 
@@ -129,6 +130,8 @@ class Worker:
     pauses: Pauses | None = None
     # the slots, the jobs leased ahead, the reports under way, paused and stopping
     slots: Slots = field(init=False)
+    # notices a store that lost its data before held jobs are looked at (bot.process.storewatch)
+    storewatch: StoreWatch | None = None
 
     def __post_init__(self) -> None:
         self.slots = Slots(self.config.concurrency, self.config.ahead)
@@ -214,6 +217,8 @@ class Worker:
         """Send due digests, stewards' notices and reminders, and list new dead letters to
         stewards."""
         try:
+            if self.storewatch is not None:
+                await self.storewatch.check_if_due()
             await self.release_holds()
             await self.digests.flush()
             if self.notices is not None:

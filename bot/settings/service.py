@@ -142,6 +142,9 @@ class StoreSettings(_Table):
     # Sentinel's master, not a cluster), and how long to wait for them (docs/reliability.md)
     outbox_replicas: Int = _ints(0, 0, 16)
     outbox_replica_wait_ms: Int = _ints(250, 10, 2000)
+    # how often every process checks that the store has not lost its data (docs/reliability.md,
+    # "A store that lost its data"); a process also checks after the store answers again
+    watch_seconds: Int = _ints(10, 1, 3600)
 
     def ttls(self) -> store_keys.Ttls:
         day = store_keys.DAY

@@ -155,6 +155,12 @@ class Keys:
     def holds(self) -> str:
         return f"{self.prefix}:holds"  # hash: held job id -> its hold (JSON)
 
+    @property
+    def generation(self) -> str:
+        # hash: id, created, origin, epoch, checked (bot.store.generation): how a process
+        # tells that the store came back empty or older than it left it
+        return f"{self.prefix}:generation"
+
     def cards(self, clarification_id: str) -> str:
         return f"{self.prefix}:cards:{clarification_id}"  # hash: delivery token -> card JSON
 

@@ -28,6 +28,7 @@ from bot.store.base import (
 from bot.store.codec import card_order
 from bot.store.errors import SlotNotFound
 from bot.store.expiring import Expiring
+from bot.store.generation import Census, MemoryGenerations
 from bot.store.memory_outbox import MemoryOutbox, due_first
 from bot.store.notices import MemoryNotices
 
@@ -51,7 +52,7 @@ class _Batch:
     claimed: bool = False
 
 
-class MemoryStore(MemoryOutbox, MemoryNotices):
+class MemoryStore(MemoryOutbox, MemoryNotices, MemoryGenerations):
     def __init__(self, *, clock: Clock | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES) -> None:
         self._clock = clock = clock or SystemClock()
@@ -72,6 +73,7 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
         self._once: dict[tuple[str, str], datetime] = {}
         self._init_outbox(clock, outbox_max)
         self._conversations: Expiring[tuple[str, str], str] = Expiring(clock)
+        self._generation_init()
 
     async def __aenter__(self) -> Self:
         return self
@@ -290,6 +292,7 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
 
     async def hold_put(self, job_id: str, value: str, *, at: datetime) -> None:
         async with self._lock:
+            self._memory_holds[job_id] = value
             self._holds[job_id] = (value, at)
 
     async def holds_due(self, *, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
@@ -309,11 +312,27 @@ class MemoryStore(MemoryOutbox, MemoryNotices):
     async def hold_text(self, job_id: str) -> str | None:
         async with self._lock:
             found = self._holds.get(job_id)
+            if found:
+                self._memory_holds[job_id] = found[0]
             return found[0] if found else None
 
     async def hold_drop(self, job_id: str) -> None:
         async with self._lock:
+            self._memory_holds.pop(job_id, None)
             self._holds.pop(job_id, None)
+
+    async def census(self) -> Census:
+        async with self._lock:
+            holds, reminders = len(self._holds), len(self._reminders)
+        return Census(holds=holds, reminders=reminders, answers=await self.outbox_size())
+
+    def forget(self) -> None:
+        """Lose every piece of state, as a Redis restarted without persistence does (tests):
+        only what this process remembers of its holds is kept, in its own memory."""
+        remembered = dict(self._memory_holds)
+        self.__init__(clock=self._clock, ttls=self._ttls,  # type: ignore[misc]
+                      outbox_max=self._outbox_max)
+        self._memory_holds = remembered
 
     async def kv_delete(self, namespace: str, key: str) -> bool:
         async with self._lock:

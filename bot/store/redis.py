@@ -35,6 +35,7 @@ from bot.store.base import (
 from bot.store.connect import client_for, parse_redis_url
 from bot.store.errors import SlotContended, SlotNotFound
 from bot.store.errors import translated as _translated
+from bot.store.generation import RedisGenerations
 from bot.store.group import GroupCommit
 from bot.store.notices import RedisNotices
 from bot.store.redis_outbox import RedisOutbox
@@ -59,7 +60,7 @@ def _unreplicated(answers: int) -> None:
     REGISTRY.inc("clarify_outbox_unreplicated_total", answers)
 
 
-class RedisStore(RedisOutbox, RedisNotices):
+class RedisStore(RedisOutbox, RedisNotices, RedisGenerations):
     """The production store. It closes the client on ``aclose`` only when it made the client."""
 
     def __init__(self, redis: Client, *, prefix: str = k.DEFAULT_PREFIX,
@@ -109,6 +110,7 @@ class RedisStore(RedisOutbox, RedisNotices):
         self._rate_take = redis.register_script(scripts.RATE_TAKE)
         self._limit_admit = GroupCommit(redis, redis.register_script(scripts.LIMIT_ADMIT))
         self._notice_scripts()
+        self._generation_scripts()
 
     @classmethod
     def from_url(cls, url: str, *, password: str | None = None,
@@ -387,6 +389,9 @@ class RedisStore(RedisOutbox, RedisNotices):
 
     @_translated
     async def hold_put(self, job_id: str, value: str, *, at: datetime) -> None:
+        # remembered in this process too: what it gives back to a store that lost its data
+        # (bot.process.storewatch)
+        self._remembered_holds[job_id] = value
         await self._redis.hset(self._keys.holds, job_id, value)  # type: ignore[misc]
         await self._redis.zadd(self._keys.holds_due, {job_id: at.timestamp()})
 
@@ -414,10 +419,13 @@ class RedisStore(RedisOutbox, RedisNotices):
     @_translated
     async def hold_text(self, job_id: str) -> str | None:
         value = await self._redis.hget(self._keys.holds, job_id)  # type: ignore[misc]
+        if isinstance(value, str):
+            self._remembered_holds[job_id] = value
         return value if isinstance(value, str) else None
 
     @_translated
     async def hold_drop(self, job_id: str) -> None:
+        self._remembered_holds.pop(job_id, None)
         await self._redis.hdel(self._keys.holds, job_id)  # type: ignore[misc]
         await self._redis.zrem(self._keys.holds_due, job_id)
 
@@ -475,6 +483,14 @@ class RedisStore(RedisOutbox, RedisNotices):
         wait = await self._limit_admit(keys=[self._keys.limit(bucket)], args=[
             codec.num(per_second), burst, codec.num(codec.epoch(now)), ttl_seconds])
         return float(wait)
+
+    # ------------------------------------------------ the generation (bot.store.generation)
+    generation_read = _translated(RedisGenerations.generation_read)
+    generation_start = _translated(RedisGenerations.generation_start)
+    generation_check = _translated(RedisGenerations.generation_check)
+    generation_reset = _translated(RedisGenerations.generation_reset)
+    census = _translated(RedisGenerations.census)
+    holds_present = _translated(RedisGenerations.holds_present)
 
     @_translated
     async def erase_person(self, person_id: str, *, chat_users: Sequence[str]) -> dict[str, int]:
