@@ -428,6 +428,28 @@ async def test_retry_after_is_capped_and_reported(core, sleeps, client):
     assert info.value.retry_after == 3600.0
 
 
+@pytest.mark.parametrize("raw", ["inf", "Infinity", "1e999", "nan", "-inf"])
+async def test_a_retry_after_that_is_no_number_of_seconds_is_ignored(raw, core, sleeps, client):
+    """A Retry-After that is no finite number (``inf``, ``1e999``, ``nan``: not delta-seconds,
+    not a date) is read as absent: the backoff alone is waited, and the error carries no
+    infinity into the worker's waits and its JSON log lines (``Infinity`` is not JSON)."""
+    core.script(*[httpx.Response(429, headers={"Retry-After": raw},
+                                 json=error_body("RATE_LIMITED", 429))] * 4)
+    with pytest.raises(RateLimited) as info:
+        await client.get_job(job_id="job-1")
+    assert sleeps.calls == [0.125, 0.25, 0.5]
+    assert info.value.retry_after is None
+
+
+async def test_a_retry_after_date_in_the_past_asks_for_no_wait(core, sleeps, clock, client):
+    """An HTTP date already past (a proxy's stale header) is 0 s: the backoff alone."""
+    when = format_datetime(clock.now() - timedelta(days=3), usegmt=True)
+    core.script(httpx.Response(503, headers={"Retry-After": when}),
+                httpx.Response(200, json=job_view()))
+    await client.get_job(job_id="job-1")
+    assert sleeps.calls == [0.125]
+
+
 async def test_a_retry_after_shorter_than_the_backoff_is_a_floor(core, sleeps, client):
     """Retry-After never shortens the backoff (``bot.retry``): a 503 asking for 0 s still
     waits the jittered backoff (0.5 of 0.25 s, then of 0.5 s), a 503 asking for 3 s waits 3 s."""
