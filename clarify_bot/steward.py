@@ -132,8 +132,8 @@ def ls(ctx: Ctx, state: str | None, severity: str | None, document: str | None,
         if listing.next_cursor:
             again = _ls_args(state=state, severity=severity, document=document, since=since,
                              limit=limit)
-            text += (f"\nmore: clarify-bot clarify ls{again} --cursor {listing.next_cursor}"
-                     " lists the next ones")
+            text += (f"\nmore: clarify-bot clarify ls{again} --cursor "
+                     f"{shlex.quote(listing.next_cursor)} lists the next ones")
         elif not listing.complete:
             text += "\n" + out.CURSOR_REPEATED
         return out.ListOutput(command="ls", items=items, nextCursor=listing.next_cursor,
