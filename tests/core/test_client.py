@@ -637,3 +637,25 @@ async def test_move_clock_needs_exactly_one_of_advance_and_set(core, make_client
             await dev.move_clock(advance_seconds=1, set=datetime(2026, 7, 5, tzinfo=UTC))
         await dev.move_clock(set=datetime(2026, 7, 5, tzinfo=UTC))
     assert core.last_json == {"set": "2026-07-05T00:00:00Z"}
+
+
+async def test_a_job_named_twice_in_one_poll_is_taken_once(core, client):
+    """A poll answer that names the same job twice (a core or a proxy that repeats an entry)
+    gives the worker the job once: worked twice, each turn would be advanced twice and on a
+    baseline core (where an advance raises attempts by one) a candidate would be skipped
+    unasked. The repeat is counted (``repeated_entry``) and logged without a value."""
+    from bot.metrics import REGISTRY
+
+    other = leased_job() | {"id": "job-2", "leaseToken": "lease-2"}
+    core.script(httpx.Response(200, json={"jobs": [leased_job(), other, leased_job(),
+                                                   leased_job() | {"leaseToken": "lease-9"}]}))
+    before = REGISTRY.value("clarify_core_tolerated_total", kind="repeated_entry",
+                            model="LeasedJob")
+    with capture_logs() as logs:
+        polled = await client.poll_jobs(kinds=["clarify:"], max_jobs=5)
+    assert [(j.id, j.lease_token) for j in polled.jobs] == [("job-1", "lease-1"),
+                                                            ("job-2", "lease-2")]
+    assert REGISTRY.value("clarify_core_tolerated_total", kind="repeated_entry",
+                          model="LeasedJob") == before + 2
+    assert {"event": "core.entries_repeated", "model": "LeasedJob", "count": 2,
+            "log_level": "warning"} in logs
