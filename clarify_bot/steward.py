@@ -88,8 +88,9 @@ def _run(ctx: Ctx, command: str, work: Callable[[Any, Any], Awaitable[tuple[Base
         if isinstance(exc, e.StewardRequired) and command in STEWARD_SCOPE:
             raise click.ClickException(f"{error.message} ({error.status} {error.code})"
                                        ) from None
-        raise click.ClickException(
-            f"refused by the core: {error.status} {error.code}: {error.message}") from None
+        raise click.ClickException(  # the core's words, printed as text
+            f"refused by the core: {error.status} {out.text(error.code)}: "
+            f"{out.text(error.message)}") from None
     except e.CoreTransportError:
         raise click.ClickException(f"cannot reach the core at {settings.core.url}") from None
     click.echo(out.dump(model) if ctx.json else text)

@@ -67,3 +67,15 @@ def test_the_next_ones_command_quotes_the_cores_cursor(cli: Cli, live: LiveCore,
     assert len(words) == 7 and words[6].endswith(tail)
     again = cli(SARAH, *words[2:])
     assert again.exit_code == 0, again.output
+
+
+def test_a_refusal_prints_the_cores_message_as_text(cli: Cli, monkeypatch: Any) -> None:
+    """The core's error message (promised value-free, but the core's words) is one line of
+    text too: no ESC sequence reaches the terminal."""
+    from devcore import faults
+
+    monkeypatch.setattr(faults, "message_of", lambda code: HOSTILE)
+    refused = cli(SARAH, "show", "clr-99999")
+    assert refused.exit_code == 1
+    assert "refused by the core: 404 CLARIFICATION_NOT_FOUND: Qx7" in refused.output
+    assert not DRIVING & set(refused.output)
