@@ -89,8 +89,8 @@ def _run(ctx: Ctx, command: str, work: Callable[[Any, Any], Awaitable[tuple[Base
             raise click.ClickException(f"{error.message} ({error.status} {error.code})"
                                        ) from None
         raise click.ClickException(  # the core's words, printed as text
-            f"refused by the core: {error.status} {out.text(error.code)}: "
-            f"{out.text(error.message)}") from None
+            f"refused by the core: {error.status} {out.shown(error.code)}: "
+            f"{out.shown(error.message)}") from None
     except e.CoreTransportError:
         raise click.ClickException(f"cannot reach the core at {settings.core.url}") from None
     click.echo(out.dump(model) if ctx.json else text)

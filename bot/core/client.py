@@ -587,7 +587,11 @@ def _once(jobs: list[m.LeasedJob]) -> list[m.LeasedJob]:
     would have each turn advanced twice, and a baseline core raises attempts by one for each
     advance, skipping a candidate unasked. Repeats are counted and logged, never a value."""
     seen: set[str] = set()
-    kept = [job for job in jobs if not (job.id in seen or seen.add(job.id))]
+    kept: list[m.LeasedJob] = []
+    for job in jobs:
+        if job.id not in seen:
+            seen.add(job.id)
+            kept.append(job)
     if len(kept) < len(jobs):
         for _ in range(len(jobs) - len(kept)):
             tolerance.tolerated("repeated_entry", m.LeasedJob.__name__)
