@@ -88,8 +88,9 @@ def _run(ctx: Ctx, command: str, work: Callable[[Any, Any], Awaitable[tuple[Base
         if isinstance(exc, e.StewardRequired) and command in STEWARD_SCOPE:
             raise click.ClickException(f"{error.message} ({error.status} {error.code})"
                                        ) from None
-        raise click.ClickException(
-            f"refused by the core: {error.status} {error.code}: {error.message}") from None
+        raise click.ClickException(  # the core's words, printed as text
+            f"refused by the core: {error.status} {out.shown(error.code)}: "
+            f"{out.shown(error.message)}") from None
     except e.CoreTransportError:
         raise click.ClickException(f"cannot reach the core at {settings.core.url}") from None
     click.echo(out.dump(model) if ctx.json else text)
@@ -132,8 +133,8 @@ def ls(ctx: Ctx, state: str | None, severity: str | None, document: str | None,
         if listing.next_cursor:
             again = _ls_args(state=state, severity=severity, document=document, since=since,
                              limit=limit)
-            text += (f"\nmore: clarify-bot clarify ls{again} --cursor {listing.next_cursor}"
-                     " lists the next ones")
+            text += (f"\nmore: clarify-bot clarify ls{again} --cursor "
+                     f"{shlex.quote(listing.next_cursor)} lists the next ones")
         elif not listing.complete:
             text += "\n" + out.CURSOR_REPEATED
         return out.ListOutput(command="ls", items=items, nextCursor=listing.next_cursor,

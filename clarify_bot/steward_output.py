@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from bot.core import models as m
+from cards.untrusted import line
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "clarify-cli.schema.json"
 
@@ -112,7 +113,15 @@ RESULT_WORDS = {
 }
 
 
+def shown(value: object) -> str:
+    """A value from the core (or a person) as one line of terminal text: no control character
+    (an ESC sequence drives the terminal), no bidirectional override, no line break
+    (``cards.untrusted.line``)."""
+    return line(str(value))
+
+
 def table(rows: list[list[str]], header: list[str]) -> str:
+    rows = [[shown(cell) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in [header, *rows]]
@@ -158,13 +167,13 @@ def show_text(c: m.Clarification, h: m.DeliveryHistory | None) -> str:
     if c.redacted:
         out.append("(your key may not read this document: its text is withheld)")
     else:
-        out += [f"question: {c.question}", f"document: {c.document.title}"]
-    out.append(f"link: {c.document.url}")
+        out += [f"question: {shown(c.question)}", f"document: {shown(c.document.title)}"]
+    out.append(f"link: {shown(c.document.url)}")
     q = c.quorum
     out.append(f"quorum: {q.confirmations} of {q.required} ({q.state.value})"
                + (f"; bound {interval(c.bound_interval)}" if c.bound_interval else ""))
     out.append("\ncandidates:")
-    out += [f"  [{x.index}] {x.label or '(withheld)'}: "
+    out += [f"  [{x.index}] {shown(x.label or '(withheld)')}: "
             f"{interval(m.Interval(valid_from=x.valid_from, valid_to=x.valid_to))}"
             for x in c.candidates]
     if c.responses:
@@ -188,9 +197,9 @@ def show_text(c: m.Clarification, h: m.DeliveryHistory | None) -> str:
     else:
         out.append("  no job: low severity is stored pending and never asked")
     out.append("\nevents:")
-    out += [f"  {when(ev.at)}  {ev.type}"
+    out += [f"  {when(ev.at)}  {shown(ev.type)}"
             + (f" [{ev.reason_code.value}]" if ev.reason_code else "")
-            + (f" {ev.person_id}" if ev.person_id else "") + f": {ev.message}"
+            + (f" {shown(ev.person_id)}" if ev.person_id else "") + f": {shown(ev.message)}"
             for ev in (h.events if h is not None else c.events)]
     return "\n".join(out)
 

@@ -19,6 +19,7 @@ updated with the token it was sent with. A token Slack refuses pauses that insta
 from __future__ import annotations
 
 import asyncio
+import math
 import random as _random
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -477,13 +478,16 @@ class _Ambiguous(AdapterError):
 
 
 def _retry_after(exc: SlackApiError) -> float:
+    """The 429's Retry-After in seconds, at least 1; 1 when it is missing or no finite number
+    (a wait of ``inf`` would never end and block the bucket for good)."""
     headers = {k.lower(): v for k, v in (exc.response.headers or {}).items()}
     raw = headers.get("retry-after")
     value = raw[0] if isinstance(raw, list) else raw
     try:
-        return max(float(value), 1.0) if value is not None else 1.0
+        seconds = float(value) if value is not None else 1.0
     except (TypeError, ValueError):
         return 1.0
+    return max(seconds, 1.0) if math.isfinite(seconds) else 1.0
 
 
 def _raise_if_credentials(error: str) -> None:

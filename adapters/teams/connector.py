@@ -15,6 +15,7 @@ URL, so the token travels only in that view's requests, and redirects are never 
 from __future__ import annotations
 
 import asyncio
+import math
 import random as _random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -302,8 +303,11 @@ def _refused(what: str, exc: aiohttp.ClientResponseError) -> ConnectorRefused:
 
 
 def _retry_after(headers: Any) -> float | None:
+    """The Retry-After in seconds (at least 0), or None: missing, or no finite number (a wait
+    of ``inf`` would spend the send's whole budget; NaN is no wait at all)."""
     raw = (headers or {}).get("Retry-After")
     try:
-        return max(float(raw), 0.0) if raw is not None else None
+        seconds = float(raw) if raw is not None else None
     except (TypeError, ValueError):
         return None
+    return max(seconds, 0.0) if seconds is not None and math.isfinite(seconds) else None

@@ -88,6 +88,7 @@ class CoreClient(BaseCoreClient):
         polled = (await self._call("pollJobs", m.PollResponse, body=body, dropped=gone,
                                    resend_refused=False))[0]
         polled.unread.extend(_unread(d) for d in gone if d.model == m.LeasedJob.__name__)
+        polled.jobs[:] = _once(polled.jobs)
         if not self.offers(Extension.ADVANCE_ATTEMPT):
             for job in polled.jobs:
                 if job.attempts is not None:  # else the handler derives it (``holding``)
@@ -579,3 +580,21 @@ def _given(**fields: object) -> dict[str, object]:
     """The keyword arguments actually given, so the model's own defaults apply to the rest."""
     return {k: v for k, v in fields.items() if v is not None}
 
+
+
+def _once(jobs: list[m.LeasedJob]) -> list[m.LeasedJob]:
+    """The jobs of one poll answer, each id once (the first entry naming it): a job worked twice
+    would have each turn advanced twice, and a baseline core raises attempts by one for each
+    advance, skipping a candidate unasked. Repeats are counted and logged, never a value."""
+    seen: set[str] = set()
+    kept: list[m.LeasedJob] = []
+    for job in jobs:
+        if job.id not in seen:
+            seen.add(job.id)
+            kept.append(job)
+    if len(kept) < len(jobs):
+        for _ in range(len(jobs) - len(kept)):
+            tolerance.tolerated("repeated_entry", m.LeasedJob.__name__)
+        log.warning("core.entries_repeated", model=m.LeasedJob.__name__,
+                    count=len(jobs) - len(kept))
+    return kept

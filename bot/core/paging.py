@@ -54,14 +54,18 @@ class Listing[T]:
 async def walk[T](read: Callable[[str | None, int], Awaitable[Page[T]]], bound: Bound,
                   clock: Clock, *, start: str | None = None, name: str = "list") -> Listing[T]:
     """Follow the list's cursors from ``start`` to its end or until ``bound`` is spent;
-    ``read(cursor, limit)`` reads one page (after ``cursor``, None: the first)."""
+    ``read(cursor, limit)`` reads one page (after ``cursor``, None: the first). An item the
+    core serves again on a later page (a newest-first list shifts when an item changes while
+    it is walked; a core may repeat a page under a new cursor) is listed once, where it was
+    first served."""
     began = clock.now()
     items: list[T] = []
+    listed: set[object] = set()  # the ids of the items listed so far
     cursor = start
     seen = {start} if start is not None else set()
     for _ in range(max(bound.pages, 1)):
         page = await read(cursor, max(1, min(LARGEST_PAGE, bound.items - len(items))))
-        items.extend(page.items)
+        items.extend(_new(page.items, listed))
         cursor = page.next_cursor
         if cursor is None:
             return Listing(items, complete=True)
@@ -73,3 +77,17 @@ async def walk[T](read: Callable[[str | None, int], Awaitable[Page[T]]], bound: 
             break
     log.info("core.list_cut", list=name, items=len(items))
     return Listing(items, complete=False, next_cursor=cursor)
+
+
+def _new[T](page: Sequence[T], listed: set[object]) -> list[T]:
+    """The items of ``page`` whose ``id`` is not in ``listed`` (added to it); an item without
+    an id is always new."""
+    fresh: list[T] = []
+    for item in page:
+        key = getattr(item, "id", None)
+        if key is not None:
+            if key in listed:
+                continue
+            listed.add(key)
+        fresh.append(item)
+    return fresh

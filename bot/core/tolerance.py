@@ -9,7 +9,8 @@ slow path here: the errors' locations are walked against the model, and
 - an unknown value in a list marked ``lenient_list(Enum)`` is dropped (an unknown role admits
   nobody);
 - null on an optional field that does not take null reads as the field left out (its default,
-  or what the bot derives in its place);
+  or what the bot derives in its place); null for a required list marked ``tolerant_items``
+  (a poll's jobs, a page's items, a batch's people) reads as the empty list;
 - an entry of a list marked ``tolerant_items`` that does not parse is dropped, the rest kept
   (one bad job in a poll does not cost the others);
 
@@ -227,6 +228,14 @@ def _repair(model: type[BaseModel], data: Any, loc: tuple[Any, ...],
         else:
             parent[key] = lenient.fallback.value
         tolerated("unknown_value", lenient.enum.__name__)
+        return True
+    if node is None and ended is not None and ended[1].is_required() \
+            and any(isinstance(mark, Tolerant) for mark in marks) \
+            and isinstance(parent, dict) and key in parent:
+        # null for a list of entries an answer must hold (a serializer that writes an empty
+        # list as null, as Go's nil slice): read as the empty list, as its entries are dropped
+        parent[key] = []
+        tolerated("absent_field", ended[0].__name__)
         return True
     if node is None and ended is not None and not ended[1].is_required() \
             and isinstance(parent, dict) and key in parent:

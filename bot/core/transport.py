@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import random as _random
 import re
 import time
@@ -356,14 +357,18 @@ def _translate(trouble: Trouble, r: Route) -> CoreTransportError:
 
 
 def _retry_after(response: Answer, now: datetime) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None."""
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None: also for a
+    number that is not finite (``inf``, ``1e999``, ``nan``), which no wait can follow and no
+    JSON log line can carry."""
     raw = response.headers.get("Retry-After")
     if raw is None:
         return None
     try:
-        return max(0.0, float(raw))
+        seconds = float(raw)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = parsedate_to_datetime(raw)
     except (TypeError, ValueError):

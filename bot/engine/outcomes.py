@@ -54,9 +54,25 @@ def after_answer(c: m.Clarification, fresh: m.Clarification, person: m.Person,
     own = _own_response(fresh, result, person)
     kind = outcome_kind(result.outcome,
                         required_confirmations=c.quorum_policy.required_confirmations)
+    if kind is OutcomeKind.ATTESTATION and own is not None:
+        kind = _own_by_evidence(fresh, own, person)
     return OutcomeView(kind=kind, answer=answer_view(own.interval) if own else None,
                        confirmed_by=tuple(names), recorded_at=now,
                        remaining=result.quorum_remaining, settled=settled, **base)
+
+
+def _own_by_evidence(fresh: m.Clarification, own: m.ResponseRecord, person: m.Person
+                     ) -> OutcomeKind:
+    """An answer the core's outcome word calls an attestation (also what an outcome the bot
+    does not know reads as), told from the record instead where it says more (evidence before
+    words): the binding response is shown bound, one the quorum counts as a confirmation."""
+    bound = evidence.binding(fresh)
+    if bound is not None and bound.response_id == own.response_id:
+        return _bound_kind(fresh)
+    if person.person_id in fresh.quorum.confirmed_by and evidence.standing(
+            fresh) is evidence.Standing.OPEN:
+        return OutcomeKind.FIRST_CONFIRMATION
+    return OutcomeKind.ATTESTATION
 
 
 def _own_response(fresh: m.Clarification, result: m.AnswerResult, person: m.Person
@@ -134,8 +150,15 @@ def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResul
                      chosen: AnswerView | None, now: datetime, zone: views.Zone
                      ) -> OutcomeView:
     """The outcome from the core's answer alone, when the core is gone again right after."""
-    kind = outcome_kind(result.outcome,
-                        required_confirmations=c.quorum_policy.required_confirmations)
+    required = c.quorum_policy.required_confirmations
+    kind = outcome_kind(result.outcome, required_confirmations=required)
+    if kind is OutcomeKind.ATTESTATION and not result.confirmers_derived \
+            and person.person_id in result.confirmed_by:
+        # the core counts the answer as a confirmation whatever its outcome word (one the bot
+        # does not know reads as an attestation): evidence before words
+        bound = result.quorum_satisfied or result.fact_version_tx is not None
+        kind = (outcome_kind(m.AnswerOutcome.BOUND, required_confirmations=required) if bound
+                else OutcomeKind.FIRST_CONFIRMATION)
     # other confirmers' names need the core; the person's own is known
     names = (person.display_name,) if person.person_id in result.confirmers(
         person.person_id) else ()

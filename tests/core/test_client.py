@@ -428,6 +428,28 @@ async def test_retry_after_is_capped_and_reported(core, sleeps, client):
     assert info.value.retry_after == 3600.0
 
 
+@pytest.mark.parametrize("raw", ["inf", "Infinity", "1e999", "nan", "-inf"])
+async def test_a_retry_after_that_is_no_number_of_seconds_is_ignored(raw, core, sleeps, client):
+    """A Retry-After that is no finite number (``inf``, ``1e999``, ``nan``: not delta-seconds,
+    not a date) is read as absent: the backoff alone is waited, and the error carries no
+    infinity into the worker's waits and its JSON log lines (``Infinity`` is not JSON)."""
+    core.script(*[httpx.Response(429, headers={"Retry-After": raw},
+                                 json=error_body("RATE_LIMITED", 429))] * 4)
+    with pytest.raises(RateLimited) as info:
+        await client.get_job(job_id="job-1")
+    assert sleeps.calls == [0.125, 0.25, 0.5]
+    assert info.value.retry_after is None
+
+
+async def test_a_retry_after_date_in_the_past_asks_for_no_wait(core, sleeps, clock, client):
+    """An HTTP date already past (a proxy's stale header) is 0 s: the backoff alone."""
+    when = format_datetime(clock.now() - timedelta(days=3), usegmt=True)
+    core.script(httpx.Response(503, headers={"Retry-After": when}),
+                httpx.Response(200, json=job_view()))
+    await client.get_job(job_id="job-1")
+    assert sleeps.calls == [0.125]
+
+
 async def test_a_retry_after_shorter_than_the_backoff_is_a_floor(core, sleeps, client):
     """Retry-After never shortens the backoff (``bot.retry``): a 503 asking for 0 s still
     waits the jittered backoff (0.5 of 0.25 s, then of 0.5 s), a 503 asking for 3 s waits 3 s."""
@@ -615,3 +637,25 @@ async def test_move_clock_needs_exactly_one_of_advance_and_set(core, make_client
             await dev.move_clock(advance_seconds=1, set=datetime(2026, 7, 5, tzinfo=UTC))
         await dev.move_clock(set=datetime(2026, 7, 5, tzinfo=UTC))
     assert core.last_json == {"set": "2026-07-05T00:00:00Z"}
+
+
+async def test_a_job_named_twice_in_one_poll_is_taken_once(core, client):
+    """A poll answer that names the same job twice (a core or a proxy that repeats an entry)
+    gives the worker the job once: worked twice, each turn would be advanced twice and on a
+    baseline core (where an advance raises attempts by one) a candidate would be skipped
+    unasked. The repeat is counted (``repeated_entry``) and logged without a value."""
+    from bot.metrics import REGISTRY
+
+    other = leased_job() | {"id": "job-2", "leaseToken": "lease-2"}
+    core.script(httpx.Response(200, json={"jobs": [leased_job(), other, leased_job(),
+                                                   leased_job() | {"leaseToken": "lease-9"}]}))
+    before = REGISTRY.value("clarify_core_tolerated_total", kind="repeated_entry",
+                            model="LeasedJob")
+    with capture_logs() as logs:
+        polled = await client.poll_jobs(kinds=["clarify:"], max_jobs=5)
+    assert [(j.id, j.lease_token) for j in polled.jobs] == [("job-1", "lease-1"),
+                                                            ("job-2", "lease-2")]
+    assert REGISTRY.value("clarify_core_tolerated_total", kind="repeated_entry",
+                          model="LeasedJob") == before + 2
+    assert {"event": "core.entries_repeated", "model": "LeasedJob", "count": 2,
+            "log_level": "warning"} in logs

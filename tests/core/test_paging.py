@@ -99,3 +99,35 @@ async def test_a_walk_from_a_cursor_starts_there(core: FakeCore, client: CoreCli
                                                start="c7")
     assert [r.url.params.get("cursor") for r in core.requests] == ["c7"]
     assert listing.complete
+
+
+async def test_an_item_served_on_two_pages_is_listed_once(core: FakeCore,
+                                                          client: CoreClient) -> None:
+    """A newest-first list shifts while it is walked (an item updated between two pages comes
+    again on the next): each item is listed once, in the order first served, so a queue's
+    count and rows are not doubled."""
+    core.script(httpx.Response(200, json={"items": [summary("a"), summary("b")],
+                                          "nextCursor": "c1"}),
+                httpx.Response(200, json={"items": [summary("b"), summary("c")],
+                                          "nextCursor": "c2"}),
+                httpx.Response(200, json={"items": [summary("a"), summary("d")]}))
+    listing = await client.walk_clarifications(bound=Bound(pages=10, items=100, seconds=60))
+    assert [c.id for c in listing.items] == ["a", "b", "c", "d"]
+    assert listing.complete
+
+
+async def test_a_core_that_serves_the_same_page_under_new_cursors_is_not_counted_twice(
+        core: FakeCore, client: CoreClient) -> None:
+    """A core whose every cursor is new but whose pages repeat the same items: the walk stops
+    at its bound, the items are listed once each, and the listing is not whole."""
+    served = [0]
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        served[0] += 1
+        return httpx.Response(200, json={"items": [summary("a"), summary("b")],
+                                         "nextCursor": f"c{served[0]}"})
+
+    core.script(reply)
+    listing = await client.walk_clarifications(bound=Bound(pages=5, items=100, seconds=60))
+    assert [c.id for c in listing.items] == ["a", "b"]
+    assert not listing.complete and served[0] == 5

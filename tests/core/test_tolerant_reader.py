@@ -256,3 +256,26 @@ def test_a_hundred_unknown_values_cost_one_repair_pass_not_the_answer() -> None:
     assert len(history.events) == 150
     assert {ev.reason_code for ev in history.events} == {None}
     assert {tuple(ev.reason_codes) for ev in history.events} == {(m.ReasonCode.DIGESTED,)}
+
+
+@pytest.mark.parametrize(("model", "answer", "field"), [
+    (m.PollResponse, {"jobs": None}, "jobs"),
+    (m.ClarificationPage, {"items": None, "nextCursor": "c2"}, "items"),
+    (m.JobPage, {"items": None}, "items"),
+    (m.PeopleBatch, {"people": None}, "people"),
+])
+def test_a_list_of_entries_sent_as_null_reads_as_empty(model: type[BaseModel],
+                                                       answer: dict[str, Any],
+                                                       field: str) -> None:
+    """A core whose serializer writes an empty list as null (Go's nil slice): a poll with no
+    jobs, an empty page of a list, a batch with no one, read as empty (counted
+    ``absent_field``), not as an answer that does not read (an idle core's every poll failing,
+    a steward's empty queue shown as the core unavailable). A page's cursor is kept."""
+    before = REGISTRY.value("clarify_core_tolerated_total", kind="absent_field",
+                            model=model.__name__)
+    read = read_python(model, dict(answer))
+    assert getattr(read, field) == []
+    if "nextCursor" in answer:
+        assert read.next_cursor == "c2"  # type: ignore[attr-defined]
+    assert REGISTRY.value("clarify_core_tolerated_total", kind="absent_field",
+                          model=model.__name__) == before + 1

@@ -106,3 +106,33 @@ async def test_an_unknown_binding_status_keeps_the_banner(
     assert expected in text and "(Sarah Chen). Do you agree?" in text
     assert painted.view.banner.certain is (contract == "full")
     assert "clarify.answer.0" in text  # still answerable
+
+
+def unknown_outcome(body: Body) -> None:
+    """A newer core's word for what an answer did."""
+    body["outcome"] = "bound_with_reason"
+
+
+async def test_an_unknown_outcome_of_an_answer_that_bound_shows_it_bound(
+        rig: Rig, proxy: RewritingProxy) -> None:
+    """Sarah, an editor, answers a normal question and her answer binds it, but the core names
+    the outcome with a word the bot does not know (read as the least it surely is, an
+    attestation). The record she is shown follows the evidence (her response is the binding
+    one): recorded as evidence, never "a steward or editor must confirm it"."""
+    from cards.views import OutcomeKind, OutcomeView
+
+    cid = await rig.create(authority={"named": ["p-sarah"]}, severity="high")
+    await rig.burst()
+    [sarah] = rig.channel.to("p-sarah")
+    assert isinstance(sarah.message, QuestionView)
+    proxy.inner.alter("POST /v1/clarifications/{clarificationId}/answer", unknown_outcome)
+    await rig.engine.answers.receive(Callback(
+        platform="slack", tenant_id="acme", user_id="U0SARAH", team_id="T0ACME",
+        enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
+        card_ref=sarah.message.card_ref, message_ref=sarah.ref, answer_index=0))
+    await rig.engine.answers.followups.drain()
+    own = [u.view for u in rig.channel.updates if u.ref == sarah.ref]
+    assert own and isinstance(own[-1], OutcomeView)
+    assert own[-1].kind is OutcomeKind.RECORDED
+    assert "must confirm it" not in shown([u for u in rig.channel.updates
+                                           if u.ref == sarah.ref][-1])

@@ -92,6 +92,17 @@ async def test_an_unpaced_429_waits_at_least_its_retry_after(fake_slack: FakeSla
     assert waited.taken == [3.0, 3.0, 4.0]
 
 
+async def test_a_retry_after_that_is_no_finite_number_waits_the_default(
+        fake_slack: FakeSlack, client: AsyncWebClient) -> None:
+    """A Retry-After of 401 digits (a float of infinity) is no wait anyone can follow: read as
+    the default second, not a sleep that never ends and a bucket blocked for ever."""
+    dm, ts = await _posted(client)
+    waited = Waits()
+    fake_slack.fail_next("chat.update", status=429, retry_after=10**400, times=1)
+    await _channel(client, waited, 1.0, paced=False).replace(dm, ts, BODY, workspace=None)
+    assert waited.taken == [1.0]
+
+
 async def test_a_refused_connection_backs_off(client: AsyncWebClient) -> None:
     """Nothing listens: the call is tried four times, with the policy's waits between (it was
     a flat 1 s), and given up as certainly not sent."""

@@ -64,6 +64,19 @@ async def test_a_429_is_retried_after_retry_after(kit: Kit) -> None:
     assert kit.sleeps.taken == [9.0] and len(kit.fake.posted) == 1
 
 
+@pytest.mark.parametrize("raw", ["inf", "1e999", "nan"])
+async def test_a_retry_after_that_is_no_finite_number_is_the_backoff_alone(kit: Kit,
+                                                                          raw: str) -> None:
+    """A 502 whose Retry-After is no finite number is read as none: the backoff alone is
+    waited (1, 2, 4 s at a draw of 1.0) and the card lands, not a wait of infinity (past the
+    send's budget: given up on) or of NaN."""
+    await stored_reference(kit)
+    kit.fake.fail("send", 502, times=3, retry_after=raw)
+    await kit.channel(jitter=lambda: 1.0).send(address(), QUESTION, key=KEY)
+    assert kit.sleeps.taken == [Limits().retry.delay(n, draw=1.0) for n in (1, 2, 3)]
+    assert len(kit.fake.posted) == 1
+
+
 async def test_a_429_holds_every_replica(kit: Kit) -> None:
     """The block is in the store: another replica sending to the same conversation during it
     waits it out before its first request."""
