@@ -29,8 +29,8 @@ class Instruments(Protocol):
 
     def tolerated(self, kind: str, model: str) -> None:
         """The tolerant reader let something pass instead of failing: ``kind`` is
-        unknown_field, absent_field, unknown_value, bad_entry, repeated_entry or derived; ``model`` a model's
-        or an enum's class name."""
+        unknown_field, absent_field, unknown_value, bad_entry, repeated_entry or derived;
+        ``model`` a model's or an enum's class name."""
 
     def unreadable(self, operation: str) -> None:
         """An answer of ``operation`` the reader could not read at all: the call failed."""
