@@ -8,7 +8,8 @@ crash may have left unrecorded; ``wanted`` and ``enough`` say when a pass has as
 people (as many as the quorum still needs); ``after_skip`` and ``after_pass`` say where the
 job advances inside its lease; ``bounded`` keeps an advance below the core's dead-letter
 attempt; ``lease_left`` says how long the lease surely lives; ``from_trail`` is the attempt of
-a job whose core left it out. ``bot.engine.handler`` does the I/O around these.
+a job whose core left it out; ``first_turn`` finds a person the ranking names again.
+``bot.engine.handler`` does the I/O around these.
 """
 
 from __future__ import annotations
@@ -106,6 +107,18 @@ def checks_quorum(*, confirmers_only: bool, exhausted: bool) -> bool:
     """Whether the pass checks that the quorum can still be reached: a pass that counts
     confirmers (``enough``) and walked the whole ranking."""
     return confirmers_only and exhausted
+
+
+def first_turn(ranking: Sequence[str], index: int) -> int | None:
+    """The earlier index of the ranking naming the same person as ``ranking[index]``, or None
+    when this is the person's first entry. A person named again is never a turn of their own:
+    their first entry was their turn (asked, or skipped with its reason), and their card, if
+    any, is still live (docs/delivery.md, "A person named twice")."""
+    person_id = ranking[index]
+    for earlier in range(index):
+        if ranking[earlier] == person_id:
+            return earlier
+    return None
 
 
 def from_trail(ranking: Sequence[str], passed: Callable[[str], bool]) -> int:

@@ -86,6 +86,12 @@ def conflicted_by_evidence(c: m.Clarification) -> bool:
     return len(intervals) > 1
 
 
+def responded(c: m.Clarification) -> set[str]:
+    """The people with a response on record (any status, superseded or not): an answer is
+    evidence, so its giver is never asked the same question again."""
+    return {r.responder for r in c.responses}
+
+
 def remaining(c: m.Clarification) -> int:
     """Confirmations the quorum still needs: the core's count (or the one derived from the
     record), else the policy's requirement less the confirmations on record."""

@@ -399,6 +399,8 @@ class JobHandler:
         if plan.recover:
             await self._report_unreported(c, scope)
         for index in plan.earlier:
+            if attempts.first_turn(ranking, index) is not None:
+                continue  # a person named again: their first entry's turn is the one settled
             key = DeliveryKey(c.id, ranking[index], index, m.DeliveryKind.QUESTION.value)
             slot = await self.store.slot(key)
             if slot is None and not _traced(c, key.person_id):
@@ -508,8 +510,16 @@ class JobHandler:
         wanted = attempts.wanted(evidence.remaining(c))
         confirmers_only = evidence.counts_confirmers(c)
         ranking = job.payload.ranking
+        answered = evidence.responded(c)
         for index in turns:
             person_id = ranking[index]
+            if self._passed_on(ranking, index, answered=answered):
+                # not a turn of its own: nobody is asked, no reason code is reported, and the
+                # turn passes on at once (as a skip does) until someone of the pass is asked
+                forward = attempts.after_skip(index, asked_any=bool(walk.asked))
+                if forward is not None:
+                    await self._advance(job, forward, None, scope)
+                continue
             asked = await self.ask(c, job, person_id=person_id, index=index, scope=scope)
             if not isinstance(asked, Skip):
                 walk.asked.append(person_id)
@@ -528,6 +538,24 @@ class JobHandler:
         else:
             walk.exhausted = True
         return walk
+
+    @staticmethod
+    def _passed_on(ranking: list[str], index: int, *, answered: set[str]) -> bool:
+        """``ranking[index]`` is no turn of its own (docs/delivery.md, "A person named twice"):
+        the ranking named the person before (their first entry was their turn, and their card,
+        if any, is still live), or they have a response on record (an answer is evidence, never
+        asked for twice). Logged by position only, never by whom; a repeated entry is counted
+        as tolerated in the core's ranking."""
+        first = attempts.first_turn(ranking, index)
+        if first is not None:
+            REGISTRY.inc("clarify_core_tolerated_total", kind="repeated_entry",
+                         model="Ranking")
+            log.info("routing.repeated_candidate", turn=index, first_turn=first)
+            return True
+        if ranking[index] in answered:
+            log.info("routing.answered_candidate", turn=index)
+            return True
+        return False
 
     async def ask(
         self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int,
