@@ -8,7 +8,8 @@ crash may have left unrecorded; ``wanted`` and ``enough`` say when a pass has as
 people (as many as the quorum still needs); ``after_skip`` and ``after_pass`` say where the
 job advances inside its lease; ``bounded`` keeps an advance below the core's dead-letter
 attempt; ``lease_left`` says how long the lease surely lives; ``from_trail`` is the attempt of
-a job whose core left it out; ``first_turn`` finds a person the ranking names again.
+a job whose core left it out; ``first_turn`` finds a person the ranking names again, ``last_turn`` a turn only the
+steward comes after.
 ``bot.engine.handler`` does the I/O around these.
 """
 
@@ -119,6 +120,14 @@ def first_turn(ranking: Sequence[str], index: int) -> int | None:
         if ranking[earlier] == person_id:
             return earlier
     return None
+
+
+def last_turn(ranking: Sequence[str], index: int) -> bool:
+    """No person after ``ranking[index]`` has a turn of their own (every later entry names
+    someone the ranking named before: ``first_turn``): when this turn ends, the steward's
+    escalation comes next, and the card says so."""
+    return all(first_turn(ranking, later) is not None
+               for later in range(index + 1, len(ranking)))
 
 
 def from_trail(ranking: Sequence[str], passed: Callable[[str], bool]) -> int:

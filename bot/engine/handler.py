@@ -584,7 +584,7 @@ class JobHandler:
         now = self.clock.now()
         moves_on_at = reminders.moves_on(now, job.lease_expires_at,
                                          self.settings.escalation_window)
-        to_steward = index >= len(job.payload.ranking) - 1
+        to_steward = attempts.last_turn(job.payload.ranking, index)
         view = replace(views.question(c, key=key, person=person, zone=zone.zone, now=now),
                        moves_on_at=moves_on_at, moves_on_to_steward=to_steward)
         reserved = (held.reserved, held.created) if held.reserved is not None else None

@@ -46,7 +46,7 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
-from bot.engine import evidence, views
+from bot.engine import attempts, evidence, views
 from bot.engine.handler import (
     HOLD_LEASE_SECONDS,
     LOST_AT,
@@ -190,7 +190,7 @@ class HoldRecovery:
         point = record.delivered_at + (moves_on - record.delivered_at) * (percent / 100)
         if point <= now:
             return 0  # it may have gone out before the loss
-        to_steward = turn >= len(payload.ranking) - 1
+        to_steward = attempts.last_turn(payload.ranking, turn)
         key = DeliveryKey(c.id, person_id, turn, m.DeliveryKind.QUESTION.value)
         if not any(card.delivery == key for card in await self.store.cards(c.id)):
             await self.store.add_card(CardRecord(

@@ -248,3 +248,26 @@ def test_the_quorum_is_checked_only_after_a_quorum_ranking_walked_to_its_end(
     """Only a pass that counts confirmers and walked the whole ranking checks the quorum."""
     assert attempts.checks_quorum(confirmers_only=confirmers_only,
                                   exhausted=exhausted) is checks
+
+
+@pytest.mark.parametrize(("ranking", "firsts"), [
+    (["p-a", "p-b", "p-a"], [None, None, 0]),
+    (["p-a", "p-a", "p-b"], [None, 0, None]),
+    (["p-a", "p-b", "p-b", "p-a"], [None, None, 1, 0]),
+    (["p-a", "p-b", "p-c"], [None, None, None]),
+])
+def test_a_person_named_again_has_their_first_entry_as_their_turn(
+        ranking: list[str], firsts: list[int | None]) -> None:
+    assert [attempts.first_turn(ranking, i) for i in range(len(ranking))] == firsts
+
+
+@pytest.mark.parametrize(("ranking", "last"), [
+    (["p-a", "p-b", "p-c"], [False, False, True]),
+    # the steward comes after Ahmed's turn: Sarah's second entry is no turn of its own
+    (["p-sarah", "p-ahmed", "p-sarah"], [False, True, True]),
+    (["p-a", "p-a", "p-b"], [False, False, True]),
+    (["p-a", "p-a"], [True, True]),
+])
+def test_a_turn_only_repeats_come_after_is_the_last_before_the_steward(
+        ranking: list[str], last: list[bool]) -> None:
+    assert [attempts.last_turn(ranking, i) for i in range(len(ranking))] == last

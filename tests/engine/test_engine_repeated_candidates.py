@@ -58,6 +58,9 @@ async def test_a_person_named_again_later_gets_no_second_card(
     assert questions(rig) == ["p-sarah"]
     await rig.later(WINDOW + timedelta(minutes=5))
     assert questions(rig) == ["p-sarah", "p-ahmed"]
+    # what Ahmed sees is true: only the steward comes after his turn
+    assert "Goes to the workspace steward" in rig.rendered(rig.channel.to("p-ahmed")[0])
+    assert "Moves on to the next person" in rig.rendered(rig.channel.to("p-sarah")[0])
     with structlog.testing.capture_logs() as logs:
         await rig.later(WINDOW + timedelta(minutes=5))
     assert questions(rig) == ["p-sarah", "p-ahmed"]  # never a second card to Sarah
