@@ -132,7 +132,8 @@ class Metrics:
                       "What the bot's reader tolerated in the core's answers instead of failing: "
                       "unknown_field, absent_field (an optional one), unknown_value (an enum), "
                       "bad_entry (a list entry dropped), repeated_entry (a job a poll answer "
-                      "named again, taken once), derived (a job's attempts the core left "
+                      "named again, taken once; a person a job's ranking named again, asked "
+                      "once), derived (a job's attempts the core left "
                       "out, derived from the clarification's trail), by kind and model or enum "
                       "name.", kind=(), model=())
         self._counter("clarify_core_unreadable_total",
