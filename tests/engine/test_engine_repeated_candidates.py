@@ -24,12 +24,13 @@ REPEATED = {"kind": "repeated_entry", "model": "Ranking"}
 
 
 def rank(core: ReferenceCore, clarification_id: str, ranking: list[str]) -> None:
-    """The devcore's job for the clarification ranks ``ranking`` (repeats and all), with the
+    """The devcore's job (and the clarification's record) ranks ``ranking`` (repeats and all), with the
     spec's ``maxAttempts = len(ranking) + 1``, as a core that ranks so would serve it."""
     [job] = [j for j in core.jobs.jobs.values()
              if j.payload.clarification_id == clarification_id]
     job.payload = job.payload.model_copy(update={"ranking": list(ranking)})
     job.max_attempts = len(ranking) + 1
+    core.records[clarification_id].model.ranking = list(ranking)  # the record says the same
 
 
 def questions(rig: Rig) -> list[str]:
