@@ -8,9 +8,9 @@ crash may have left unrecorded; ``wanted`` and ``enough`` say when a pass has as
 people (as many as the quorum still needs); ``after_skip`` and ``after_pass`` say where the
 job advances inside its lease; ``bounded`` keeps an advance below the core's dead-letter
 attempt; ``lease_left`` says how long the lease surely lives; ``from_trail`` is the attempt of
-a job whose core left it out; ``first_turn`` finds a person the ranking names again, ``last_turn`` a turn only the
-steward comes after.
-``bot.engine.handler`` does the I/O around these.
+a job whose core left it out; ``first_turn`` finds a person the ranking names again,
+``last_turn`` a turn only the steward comes after. ``bot.engine.handler`` does the I/O around
+these.
 """
 
 from __future__ import annotations

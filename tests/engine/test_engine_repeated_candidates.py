@@ -24,8 +24,8 @@ REPEATED = {"kind": "repeated_entry", "model": "Ranking"}
 
 
 def rank(core: ReferenceCore, clarification_id: str, ranking: list[str]) -> None:
-    """The devcore's job (and the clarification's record) ranks ``ranking`` (repeats and all), with the
-    spec's ``maxAttempts = len(ranking) + 1``, as a core that ranks so would serve it."""
+    """The devcore's job (and the clarification's record) ranks ``ranking``, repeats and all,
+    with the spec's ``maxAttempts = len(ranking) + 1``, as a core that ranks so serves it."""
     [job] = [j for j in core.jobs.jobs.values()
              if j.payload.clarification_id == clarification_id]
     job.payload = job.payload.model_copy(update={"ranking": list(ranking)})
