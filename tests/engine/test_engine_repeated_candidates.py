@@ -144,3 +144,23 @@ async def test_a_person_who_answered_is_not_asked_at_their_turn(
     passed = [line for line in logs if line["event"] == "routing.answered_candidate"]
     assert [line["turn"] for line in passed] == [0]
     value_free(passed)
+
+
+async def test_turns_lost_to_dead_workers_skip_a_repeated_person_once(
+        rig: Rig, core: ReferenceCore) -> None:
+    """["p-sarah", "p-sarah", "p-ahmed"]: two workers lease the job and die before reserving
+    anything, one lease after the other. The job comes back at Ahmed's turn: Sarah's lost turn
+    is on the trail once (her first entry's), her repeat adds no second skip, and Ahmed is
+    asked."""
+    cid = await rig.create(authority={"authored_by": ["p-sarah"], "named": ["p-ahmed"]})
+    rank(core, cid, ["p-sarah", "p-sarah", "p-ahmed"])
+    for _ in range(2):  # a worker leases the job and dies
+        leased = await rig.bot.poll_jobs(kinds=["clarify:"], max_jobs=10, lease_seconds=60)
+        assert [j.payload.clarification_id for j in leased.jobs] == [cid]
+        rig.clock.advance(timedelta(seconds=60) + WINDOW + timedelta(minutes=1))
+    await rig.burst()
+    assert questions(rig) == ["p-ahmed"]
+    c = await rig.bot.get_clarification(clarification_id=cid)
+    skips = [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"]
+    assert skips == [("p-sarah", m.ReasonCode.DELIVERY_FAILED)]
+    assert [ev.attempt for ev in rig.events("skipped", cid)] == [0]
