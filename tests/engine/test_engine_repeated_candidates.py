@@ -66,6 +66,8 @@ async def test_a_person_named_again_later_gets_no_second_card(
         await rig.later(WINDOW + timedelta(minutes=5))
     assert questions(rig) == ["p-sarah", "p-ahmed"]  # never a second card to Sarah
     assert escalations(rig) == 1  # her repeat turn passed on at once, to the steward
+    [escalation] = [s for s in rig.channel.sent if s.key.kind == "steward_escalation"]
+    assert "Asked, no answer: Sarah Chen and Ahmed Karimi" in rig.rendered(escalation)
     repeated = [line for line in logs if line["event"] == "routing.repeated_candidate"]
     assert [(line["turn"], line["first_turn"]) for line in repeated] == [(2, 0)]
     value_free(repeated)
