@@ -8,10 +8,10 @@
 - ``rebind``: the installation moved to another tenant in one transaction, under the one
   advisory lock every install's binding decision takes (``adapters.slack.binding.lock``, as
   ``InstallationDB.save`` does): an install of the org being decided at that moment is saved
-  first and then moved with it, never left bound to the old tenant under the new one's org. An org-wide install
-  moves with the workspace installs of its org (one tenant per org: a workspace of the org
-  never serves another tenant than its org's); a workspace install under an org-wide install
-  of another tenant is refused, naming the org to rebind instead.
+  first and then moved with it, never left bound to the old tenant under the new one's org.
+  An org-wide install moves with the workspace installs of its org (one tenant per org: a
+  workspace of the org never serves another tenant than its org's); a workspace install under
+  an org-wide install of another tenant is refused, naming the org to rebind instead.
 
 The service processes see either within ``slack.oauth.directory_seconds``. Nothing here logs or
 returns a token.
