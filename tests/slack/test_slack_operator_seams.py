@@ -1,0 +1,60 @@
+"""Where the operator's commands meet running processes (issue 32's trial): ``clarify-bot slack
+installations rebind`` while web and worker ``serve`` processes hold a view of the
+installations read minutes before: the old tenant's question is never sent into the workspace
+rebound a moment ago."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.core import models as m
+from tests.bot.test_serve import BIN, devcore_url, until  # noqa: F401 (a fixture)
+from tests.bot.test_service import SECRETS
+from tests.engine.conftest import new_clarification
+from tests.slack.distributed import (
+    database_url,  # noqa: F401 (a fixture)
+    oauth_secrets,
+)
+from tests.slack.fakeslack import FakeSlack
+from tests.slack.test_slack_grid_processes import grid, slack, until_events  # noqa: F401
+
+pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
+
+
+async def _cli(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+               *args: str) -> tuple[int, str]:
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
+           **{k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"},
+           **oauth_secrets(database_url, slack)}
+    done = await asyncio.create_subprocess_exec(
+        str(BIN / "clarify-bot"), *args, "--config", str(tmp_path / "bot-0.toml"), env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    out, _ = await done.communicate()
+    return done.returncode or 0, out.decode()
+
+
+async def test_a_rebound_org_gets_no_question_of_its_old_tenant_from_a_stale_worker(
+        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        devcore_url: str) -> None:  # noqa: F811
+    """Acme's org-wide install serves Sarah's workspace; the workers' view says so (read at the
+    first question) and is not read again for ten minutes. The operator rebinds the org to
+    globex: acme's next question to Sarah is not sent (skipped TENANT_SCOPE_MISMATCH)."""
+    async with grid(tmp_path, slack, database_url, devcore_url, webs=1, workers=1,
+                    directory_seconds=600) as g:
+        assert (await g.install("acme", "E0ACME"))[0] == 200
+        first = await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
+        await until(lambda: g.cards_of("U0SARAH", first), "Sarah's first card", seconds=30)
+        status, out = await _cli(tmp_path, slack, database_url, "slack", "installations",
+                                 "rebind", "E0ACME", "--tenant", "globex", "--yes", "--no-check")
+        assert status == 0, out
+        before = len(slack.dm_of("U0SARAH"))
+        second = await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
+        skips = await until_events(g, second, "p-sarah")
+        assert {e.reason_code for e in skips if e.type == "skipped"} == {
+            m.ReasonCode.TENANT_SCOPE_MISMATCH}, [(e.type, e.reason_code) for e in skips]
+        assert len(slack.dm_of("U0SARAH")) == before  # nothing of acme's went there
+        assert not g.cards_of("U0SARAH", second)
