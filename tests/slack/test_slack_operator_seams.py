@@ -1,25 +1,37 @@
 """Where the operator's commands meet running processes (issue 32's trial): ``clarify-bot slack
-installations rebind`` while web and worker ``serve`` processes hold a view of the
-installations read minutes before: the old tenant's question is never sent into the workspace
-rebound a moment ago."""
+installations rebind|remove`` while web and worker ``serve`` processes hold a view of the
+installations read before: the old tenant's question is never sent into the workspace rebound
+a moment ago, and an event from a workspace removed a moment ago is dropped as unserved."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
 import pytest
+import structlog
 
+from adapters.slack import operators
+from adapters.slack.sealing import Sealer
 from bot.core import models as m
+from bot.metrics import REGISTRY
 from tests.bot.test_serve import BIN, devcore_url, until  # noqa: F401 (a fixture)
 from tests.bot.test_service import SECRETS
 from tests.engine.conftest import new_clarification
 from tests.slack.distributed import (
+    TOKEN_KEY,
     database_url,  # noqa: F401 (a fixture)
     oauth_secrets,
 )
 from tests.slack.fakeslack import FakeSlack
+from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
+    GLOBEX,
+    Distributed,
+    bot,
+    people,
+)
 from tests.slack.test_slack_grid_processes import grid, slack, until_events  # noqa: F401
 
 pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
@@ -58,3 +70,26 @@ async def test_a_rebound_org_gets_no_question_of_its_old_tenant_from_a_stale_wor
             m.ReasonCode.TENANT_SCOPE_MISMATCH}, [(e.type, e.reason_code) for e in skips]
         assert len(slack.dm_of("U0SARAH")) == before  # nothing of acme's went there
         assert not g.cards_of("U0SARAH", second)
+
+
+async def test_events_from_a_workspace_removed_a_moment_ago_are_quiet_and_counted(
+        bot: Distributed, tmp_path: Path) -> None:  # noqa: F811
+    """``slack installations remove`` (another process) takes Globex out while this web
+    process's view still has it: Globex's next event is refused quietly and counted as
+    unserved, as for a workspace never installed, not handed to Bolt's authorize (which
+    found no installation and logged an error)."""
+    assert (await bot.install("globex", GLOBEX))[0] == 200
+    assert bot.installations.resolve(GLOBEX) is not None  # this process's view has it
+    removed = await operators.remove(
+        bot.installations.db.engine, GLOBEX, client_id=bot.slack.client_id,
+        api_url=bot.slack.url + "/api/", sealer=Sealer.from_setting(TOKEN_KEY))
+    assert removed is not None
+    counted = REGISTRY.value("clarify_slack_unserved_total", kind="app_home_opened")
+    home = bot.slack.event("app_home_opened", GLOBEX)
+    home["event"].update(user="U0GINA", tab="home", channel="D0GINA")
+    with structlog.testing.capture_logs() as logs:
+        answered = await bot.post_signed(json.dumps(home).encode(),
+                                         content_type="application/json")
+    assert answered.status == 200
+    assert REGISTRY.value("clarify_slack_unserved_total", kind="app_home_opened") == counted + 1
+    assert not [line for line in logs if line.get("log_level") in ("error", "critical")], logs
