@@ -6,6 +6,7 @@ a moment ago, and an event from a workspace removed a moment ago is dropped as u
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 from pathlib import Path
@@ -13,13 +14,15 @@ from pathlib import Path
 import pytest
 import structlog
 
-from adapters.slack import operators
+from adapters.slack import operators, schema
+from adapters.slack.installations import InstallationDB
 from adapters.slack.sealing import Sealer
 from bot.core import models as m
 from bot.metrics import REGISTRY
 from tests.bot.test_serve import BIN, devcore_url, until  # noqa: F401 (a fixture)
 from tests.bot.test_service import SECRETS
 from tests.engine.conftest import new_clarification
+from tests.slack import test_slack_grid_processes as grid_module
 from tests.slack.distributed import (
     TOKEN_KEY,
     database_url,  # noqa: F401 (a fixture)
@@ -93,3 +96,61 @@ async def test_events_from_a_workspace_removed_a_moment_ago_are_quiet_and_counte
     assert answered.status == 200
     assert REGISTRY.value("clarify_slack_unserved_total", kind="app_home_opened") == counted + 1
     assert not [line for line in logs if line.get("log_level") in ("error", "critical")], logs
+
+
+OLD_KEY = base64.b64encode(b"old-token-key-for-tests-01234567").decode()
+
+
+async def test_rotate_token_key_while_cards_go_out_from_every_process(
+        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        devcore_url: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """docs/slack.md's rotation, step 2 while two web and two worker processes run with
+    ``NEW,OLD``: the tokens rest sealed with the old key, questions go out from the workers
+    while ``clarify-bot slack rotate-token-key`` re-seals them. Every card arrives, nothing is
+    logged at error level, and no key or token is printed."""
+    both = f"{TOKEN_KEY},{OLD_KEY}"
+
+    def secrets(url: str, fake: FakeSlack) -> dict[str, str]:
+        return {**oauth_secrets(url, fake), "CLARIFY_BOT_SLACK_TOKEN_KEY": both}
+    monkeypatch.setattr(grid_module, "oauth_secrets", secrets)
+    async with grid(tmp_path, slack, database_url, devcore_url, webs=2, workers=2,
+                    directory_seconds=10) as g:
+        assert (await g.install("acme", "E0ACME"))[0] == 200
+        assert (await g.install("globex", "T0GLOBEX", web=1))[0] == 200
+        engine = schema.open_engine(database_url, pool_size=1)
+        try:  # as before step 1: every token sealed with the old key
+            await schema.seal_tokens(engine, Sealer.from_setting(f"{OLD_KEY},{TOKEN_KEY}"))
+        finally:
+            await engine.dispose()
+        asked = [await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
+                 for _ in range(3)]
+        asked += [await new_clarification(g.dev, authority={"authored_by": ["p-gina"]},
+                                          workspace="globex-legal", tenant="globex")
+                  for _ in range(3)]
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
+               **{k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"},
+               **secrets(database_url, slack)}
+        rotated = await asyncio.create_subprocess_exec(
+            str(BIN / "clarify-bot"), "slack", "rotate-token-key", "--config",
+            str(tmp_path / "bot-0.toml"), env=env, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT)
+        out = (await rotated.communicate())[0].decode()
+        assert rotated.returncode == 0, out
+        assert TOKEN_KEY not in out and OLD_KEY not in out
+        for cid in asked[:3]:
+            await until(lambda c=cid: g.cards_of("U0SARAH", c), "Sarah's card", seconds=40)
+        for cid in asked[3:]:
+            await until(lambda c=cid: g.cards_of("U0GINA", c), "Gina's card", seconds=40)
+        for cid, who in [(c, "p-sarah") for c in asked[:3]] + [(c, "p-gina") for c in asked[3:]]:
+            assert not [e for e in await g.events(cid, who) if e.type == "skipped"]
+        engine = schema.open_engine(database_url, pool_size=1)
+        try:  # every token now opens with the new key alone
+            await InstallationDB(engine=engine, client_id=slack.client_id,
+                                 sealer=Sealer.from_setting(TOKEN_KEY)).check_tokens()
+        finally:
+            await engine.dispose()
+    lines = [line for role in ("web", "worker") for line in g.lines(role)]
+    assert not [line for line in lines if line.get("level") in ("error", "critical")], [
+        line for line in lines if line.get("level") in ("error", "critical")]
+    text = "".join(p.read_text() for paths in g.logs.values() for p in paths)
+    assert not [s for s in [*slack.issued, TOKEN_KEY, OLD_KEY] if s in text]
