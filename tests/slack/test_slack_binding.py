@@ -15,7 +15,7 @@ from slack_sdk.oauth.installation_store import Installation
 
 from adapters.slack import binding, operators, schema, unserved
 from adapters.slack.binding import REASONS
-from adapters.slack.installations import InstallationDB
+from adapters.slack.installations import InstallationDB, SealedInstallationStore
 from adapters.slack.links import InstallRefused
 from adapters.slack.oauth import REFUSED_TEXT
 from adapters.slack.sealing import Sealer
@@ -218,3 +218,21 @@ async def test_an_operator_change_waits_for_an_install_being_decided(
         assert rows == {"E0ACME": "globex", "T0ACME": "globex"}, rows
     else:
         assert rows == {"T0ACME": "acme"}, rows
+
+
+async def test_an_install_that_dies_before_its_binding_is_saved_keeps_no_token(
+        db: InstallationDB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A web process that stops mid-install (killed, the database gone) between saving the
+    tokens and the binding: nothing of it stays, neither a binding nor a token at rest that no
+    `slack installations` lists and no `remove` can reach (the tokens were committed in a
+    transaction of their own)."""
+    async def stopped(self: object, **_: object) -> int:
+        raise ConnectionResetError("the process stopped here")
+    monkeypatch.setattr(SealedInstallationStore, "delete_superseded", stopped)
+    with pytest.raises(ConnectionResetError):
+        await db.save(installation("T0GLOBEX", token="xoxb-orphan"), tenant="globex",
+                      link_id="L-DIES", now=NOW)
+    assert await db.all() == []
+    async with db.engine.connect() as conn:
+        for table in ("slack_installations", "slack_bots"):
+            assert await conn.scalar(sa.text(f"SELECT count(*) FROM {table}")) == 0, table
