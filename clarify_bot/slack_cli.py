@@ -275,7 +275,8 @@ def remove(group_config: Path | None, key: str, yes: bool, config: Path | None) 
 def rebind(group_config: Path | None, key: str, tenant: str, yes: bool, no_check: bool,
            config: Path | None) -> None:
     """Move an installation to another tenant, explicitly (an install never does): its people
-    are asked for that tenant's questions from then on, within slack.oauth.directory_seconds.
+    are asked for that tenant's questions from then on (a worker confirms a binding before it
+    sends into a workspace, so the old tenant's questions stop at once).
     The tenant is first checked with the core unless --no-check."""
     from adapters.slack import operators
 

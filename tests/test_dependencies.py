@@ -30,7 +30,6 @@ SHIPPED = ("bot", "adapters", "cards", "clarify_bot", "devcore")
 DEVELOPMENT = ("tests", "bench", "scripts")
 # runtime dependencies nothing imports by name, and why each must be installed
 INDIRECT = {
-    "asyncpg": "SQLAlchemy's postgresql+asyncpg dialect loads it (adapters/slack/schema.py)",
     "greenlet": "SQLAlchemy's asyncio layer runs its sync core in greenlets",
 }
 

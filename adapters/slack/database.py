@@ -61,6 +61,9 @@ def failure(exc: BaseException, url: str) -> str:
     if isinstance(exc, TimeoutError):
         return (f"the installation database at {where} did not answer in time: is it "
                 f"reachable from here? check {SETTING}")
+    if isinstance(exc, ConnectionError) and "SSL" in str(exc):
+        return (f"the installation database at {where} does not accept SSL: its server has "
+                f"SSL off, so `sslmode` in {SETTING} asks what it cannot give (or turn SSL on)")
     if isinstance(exc, OSError):
         reason = (exc.strerror or type(exc).__name__).lower()
         return f"cannot connect to the installation database at {where} ({reason}): check {SETTING}"

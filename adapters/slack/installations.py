@@ -22,9 +22,10 @@ every error names only what failed.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -34,7 +35,7 @@ from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.sqlalchemy import AsyncSQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import AsyncSQLAlchemyOAuthStateStore
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from adapters.errors import AdapterError
 from adapters.slack import binding
@@ -197,6 +198,24 @@ def superseded(table: sa.Table, client_id: str, enterprise_id: str | None,
     return table.delete().where(same, c.id != newest.scalar_subquery())
 
 
+class _Within:
+    """An engine as slack_sdk's store uses one (``begin``, ``connect``), over a connection
+    already in a transaction: each ``begin`` a savepoint of it, so the store's writes commit
+    (or roll back) with the caller's."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+
+    @contextlib.asynccontextmanager
+    async def begin(self) -> AsyncIterator[AsyncConnection]:
+        async with self.conn.begin_nested():
+            yield self.conn
+
+    @contextlib.asynccontextmanager
+    async def connect(self) -> AsyncIterator[AsyncConnection]:
+        yield self.conn
+
+
 @dataclass
 class InstallationDB:
     """The database side: every read and write of installations, states and tenants."""
@@ -300,7 +319,11 @@ class InstallationDB:
             await binding.lock(conn)
             again = await binding.decide(conn, key=key, enterprise_id=installation.enterprise_id,
                                          org_wide=org_wide, tenant=tenant, link_id=link_id)
-            await self.sdk.async_save(installation)
+            # the tokens in this same transaction: a process that stops before the binding is
+            # committed leaves neither, never a token at rest that no installation lists
+            within = SealedInstallationStore(sealer=self.sealer, client_id=self.client_id,
+                                             engine=_Within(conn), logger=QUIET)
+            await within.async_save(installation)
             values = {
                 "enterprise_id": installation.enterprise_id, "team_id": installation.team_id,
                 "is_enterprise_install": org_wide,

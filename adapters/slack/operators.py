@@ -5,11 +5,13 @@
   answer is reported), its tokens deleted (slack_sdk's rows, every earlier one too), its row
   and so its tenant binding deleted: the workspace is as if never installed, and a link of any
   tenant installs it again.
-- ``rebind``: the installation moved to another tenant in one transaction, under the same
-  advisory lock an install of that key takes (``InstallationDB.save``). An org-wide install
-  moves with the workspace installs of its org (one tenant per org: a workspace of the org
-  never serves another tenant than its org's); a workspace install under an org-wide install
-  of another tenant is refused, naming the org to rebind instead.
+- ``rebind``: the installation moved to another tenant in one transaction, under the one
+  advisory lock every install's binding decision takes (``adapters.slack.binding.lock``, as
+  ``InstallationDB.save`` does): an install of the org being decided at that moment is saved
+  first and then moved with it, never left bound to the old tenant under the new one's org.
+  An org-wide install moves with the workspace installs of its org (one tenant per org: a
+  workspace of the org never serves another tenant than its org's); a workspace install under
+  an org-wide install of another tenant is refused, naming the org to rebind instead.
 
 The service processes see either within ``slack.oauth.directory_seconds``. Nothing here logs or
 returns a token.
@@ -27,6 +29,7 @@ from slack_sdk.errors import SlackApiError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.errors import AdapterError
+from adapters.slack import binding
 from adapters.slack.installations import REMOVED, InstallationDB, Installed
 from adapters.slack.schema import installations
 from adapters.slack.sealing import Sealer
@@ -71,8 +74,7 @@ async def remove(engine: AsyncEngine, key: str, *, client_id: str, api_url: str,
                     is_enterprise_install=held.is_enterprise_install, reason="operator_removed",
                     now=now or datetime.now(UTC))
     async with engine.begin() as conn:
-        await conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
-                           {"k": f"clarify-install:{key}"})
+        await binding.lock(conn)  # after any install being decided (adapters.slack.binding)
         await conn.execute(installations.delete().where(installations.c.key == key))
     return Removed(key=key, tenant=held.tenant, revoked=revoked)
 
@@ -102,8 +104,7 @@ async def rebind(engine: AsyncEngine, key: str, *, tenant: str,
     c = installations.c
     at = now or datetime.now(UTC)
     async with engine.begin() as conn:
-        await conn.execute(sa.text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
-                           {"k": f"clarify-install:{key}"})
+        await binding.lock(conn)  # the one lock every binding decision takes
         row = (await conn.execute(sa.select(installations).where(c.key == key)
                                   .with_for_update())).mappings().first()
         if row is None:

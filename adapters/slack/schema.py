@@ -19,10 +19,13 @@ checks the version when it starts and refuses, naming the command, when an upgra
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import asyncpg
 import sqlalchemy as sa
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
@@ -207,10 +210,37 @@ def where(url: str) -> str:
 
 
 def open_engine(url: str, *, pool_size: int = 5) -> AsyncEngine:
+    """An engine on the database ``url`` names. The URL is handed to asyncpg whole, as a DSN,
+    so the parameters of libpq's connection strings that managed PostgreSQL services print
+    (``sslmode``, ``sslrootcert``, ``sslcert``, ``sslkey``…) mean what they mean to psql;
+    ``connect_timeout`` (seconds) bounds the connect. (SQLAlchemy's dialect would pass each
+    query parameter to asyncpg as a keyword it does not take: "(TypeError)".)"""
+    dsn, timeout = _dsn(url)
+
+    async def connect() -> Any:
+        return await asyncpg.connect(dsn, timeout=timeout)
+
     # pre-ping: a connection the server closed (a restart, an idle timeout) is replaced, not
     # handed to a request
-    return create_async_engine(async_url(url), pool_size=pool_size, max_overflow=pool_size,
+    return create_async_engine("postgresql+asyncpg://", async_creator=connect,
+                               pool_size=pool_size, max_overflow=pool_size,
                                pool_pre_ping=True, pool_timeout=5)
+
+
+def _dsn(url: str) -> tuple[str, float]:
+    """The URL as asyncpg's DSN (scheme ``postgresql``), and its connect timeout: libpq's
+    ``connect_timeout`` (asyncpg would send it to the server as a setting), else 60 s."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    timeout = 60.0
+    kept = []
+    for name, value in query:
+        if name == "connect_timeout":
+            with contextlib.suppress(ValueError):
+                timeout = float(value) if float(value) > 0 else timeout
+        else:
+            kept.append((name, value))
+    return urlunsplit(parts._replace(scheme="postgresql", query=urlencode(kept))), timeout
 
 
 async def version(engine: AsyncEngine) -> int:

@@ -59,7 +59,7 @@ def _authorized(body: dict[str, Any]) -> bool:
 
 async def served(installations: Installations, request: AsyncBoltRequest) -> bool:
     """Whether an installation serves the callback's workspace, as Bolt's authorize will look
-    for it (``AuthorizeStore``): from the snapshot, confirmed against the database on a miss."""
+    for it (``AuthorizeStore``): from the snapshot, confirmed against the database first."""
     if not _authorized(request.body):
         return True
     context = request.context
@@ -68,11 +68,11 @@ async def served(installations: Installations, request: AsyncBoltRequest) -> boo
                        enterprise_id=context.enterprise_id)
     if reach.team_id is None and reach.enterprise_id is None:
         return True  # names no workspace: Bolt's own checks answer it
+    # confirmed against the database either way: a miss may be an install a moment old, and a
+    # hit an installation another process removed a moment ago (`slack installations remove`,
+    # an uninstall), which Bolt's authorize would then not find (an error line, uncounted)
+    await installations.confirm(team_id=reach.team_id, enterprise_id=reach.enterprise_id)
     found = installations.resolve(reach)
-    if found is None or found.state == REMOVED:
-        if await installations.confirm(team_id=reach.team_id,
-                                       enterprise_id=reach.enterprise_id):
-            found = installations.resolve(reach)
     return found is not None and found.state != REMOVED
 
 

@@ -82,7 +82,10 @@ class Routing:
         (``bot.engine.aliases``, the one precedence). Core errors other than the resolve's
         answers propagate (the job is retried)."""
         address = self.address(person, tenant_id=tenant_id, besides=besides)
-        if isinstance(address, Unroutable) and await self._confirmed(person, tenant_id):
+        asked: set[tuple[str | None, str | None]] = set()
+        if isinstance(address, Unroutable) and await self._confirmed(person, tenant_id, asked):
+            address = self.address(person, tenant_id=tenant_id, besides=besides)
+        if isinstance(address, Address) and await self._still_bound(address, asked):
             address = self.address(person, tenant_id=tenant_id, besides=besides)
         if isinstance(address, Unroutable):
             return address
@@ -101,7 +104,23 @@ class Routing:
             return Unroutable(refused.reason, refused.why)
         return address
 
-    async def _confirmed(self, person: m.Person, tenant_id: str) -> bool:
+    async def _still_bound(self, address: Address,
+                           asked: set[tuple[str | None, str | None]]) -> bool:
+        """Before a question is sent into a Slack workspace: where the tenant map is a view of a
+        store other processes write, the workspace's binding is confirmed against the store
+        (an operator's ``rebind`` or ``remove`` a moment ago is seen at once, so the old tenant's
+        question never goes there). True when the view changed: the caller decides again."""
+        reach = address.reach
+        if not isinstance(self.slack, ConfirmingTenants) or not isinstance(reach, SlackReach):
+            return False
+        where = (reach.team_id, reach.enterprise_id)
+        if where in asked:  # looked up a moment ago, in this decision
+            return False
+        asked.add(where)
+        return await self.slack.confirm(team_id=reach.team_id, enterprise_id=reach.enterprise_id)
+
+    async def _confirmed(self, person: m.Person, tenant_id: str,
+                         asked: set[tuple[str | None, str | None]]) -> bool:
         """Before a person is skipped because their Slack aliases are in no workspace of the
         tenant: where the tenant map is a view of a store other processes write, each such
         alias's workspace is confirmed against the store (a workspace installed a moment ago
@@ -111,7 +130,6 @@ class Routing:
                 or m.Channel.SLACK not in self.channels or person.tenant_id != tenant_id:
             return False
         changed = False
-        asked: set[tuple[str | None, str | None]] = set()
         for a in person.aliases.slack:
             where = (a.team_id, a.enterprise_id)
             if where in asked or self.slack.tenant_for(team_id=a.team_id,

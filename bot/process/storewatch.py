@@ -91,8 +91,9 @@ class HoldRecovery:
     # job id -> (the job as the core listed it, the monotonic time it may be declared lost)
     suspects: dict[str, tuple[m.JobView, float]] = field(default_factory=dict)
 
-    async def give_back(self) -> int:
-        """Hold again every hold this process remembers that the store no longer has."""
+    async def give_back(self, generation: str = "") -> int:
+        """Hold again every hold this process remembers that the store no longer has (after
+        the loss that began ``generation``: each loss's giving back is its own audit event)."""
         now = self.clock.now()
         given = 0
         for job_id, text in self.store.holds_remembered().items():
@@ -112,7 +113,8 @@ class HoldRecovery:
                 await self.audit.emit(AuditEvent(
                     type="hold_recovered", at=now,
                     clarification_id=job.payload.clarification_id, job_id=job_id,
-                    person_id=person, attempt=job.attempts, occurrence=occurrence_of(job_id),
+                    person_id=person, attempt=job.attempts,
+                    occurrence=occurrence_of(job_id, generation),
                     message="The bot's store lost its data while this question was held for "
                             "the person's working hours; the worker that held it gave the "
                             "hold back: the card goes out at the person's hour, once."),
@@ -137,7 +139,7 @@ class HoldRecovery:
         turn = hold.job.attempts if hold.job is not None else None
         return turn is None or view.attempts is None or view.attempts == turn
 
-    async def reminders_back(self) -> int:
+    async def reminders_back(self, generation: str = "") -> int:
         """Reminders the evidence allows again: for each job the core has waiting out a turn's
         window (state ``available``, its next turn later), the question card the core has on
         record for the turn before, unanswered and not declined, whose reminder was not due yet
@@ -156,7 +158,7 @@ class HoldRecovery:
             page = await self.core.list_jobs(state=m.JobState.AVAILABLE, kind="clarify:",
                                              cursor=cursor, limit=LEASED_PAGE)
             for job in page.items:
-                made += await self._reminder_back(job, now, percent)
+                made += await self._reminder_back(job, now, percent, generation)
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -164,7 +166,8 @@ class HoldRecovery:
             log.warning("storewatch.reminders_recovered", reminders=made)
         return made
 
-    async def _reminder_back(self, job: m.JobView, now: datetime, percent: int) -> int:
+    async def _reminder_back(self, job: m.JobView, now: datetime, percent: int,
+                             generation: str) -> int:
         assert self.reminders is not None
         payload, moves_on = job.payload, job.visible_at
         if payload is None or moves_on is None or moves_on <= now or not job.attempts:
@@ -201,7 +204,7 @@ class HoldRecovery:
         REGISTRY.inc("clarify_reminders_recovered_total")
         await self.audit.emit(AuditEvent(
             type="reminder_recovered", at=now, clarification_id=c.id, person_id=person_id,
-            attempt=turn, job_id=job.id, occurrence=occurrence_of(job.id),
+            attempt=turn, job_id=job.id, occurrence=occurrence_of(job.id, generation),
             message="The bot's store lost its data before this card's reminder was due; the "
                     "reminder was made again from the core's record of the card."),
             to_core=False)
@@ -438,10 +441,10 @@ class StoreWatch:
         if self.recovery is None:
             return
         self.pending = generation
-        await self._guarded(self.recovery.give_back())
+        await self._guarded(self.recovery.give_back(generation))
         if await self.store.mark_once(LOSS_MARK + "-reminders", generation,
                                       ttl_seconds=7 * 24 * 3600):
-            await self._guarded(self.recovery.reminders_back())
+            await self._guarded(self.recovery.reminders_back(generation))
         await self._guarded(self.recovery.find_leases(
             settle_after=self.monotonic() + 2 * self.interval_seconds))
         self.pending = None

@@ -144,3 +144,21 @@ async def test_a_confirmation_never_lets_another_tenants_workspace_serve() -> No
     assert isinstance(await routing.route(Resolves(), other, tenant_id="acme"),  # type: ignore[arg-type]
                       Unroutable)
     assert view.asked == []
+
+
+async def test_a_workspace_rebound_a_moment_ago_gets_no_question_of_its_old_tenant() -> None:
+    """An operator rebinds T0ACME to globex (``slack installations rebind``); this process's view
+    still says acme. Acme's question is not sent there: the workspace's binding is confirmed
+    against the store before it is sent to, and the person skipped for tenant scope."""
+    view = StaleView({"T0ACME": "acme"}, {"T0ACME": "globex"})
+    routing = Routing(channels=(m.Channel.SLACK,), slack=view, teams=TeamsSettings())
+    sarah = person(slack=[m.SlackAlias(user_id="U1", team_id="T0ACME", verified=True)])
+    address = await routing.route(Resolves(), sarah, tenant_id="acme")  # type: ignore[arg-type]
+    assert isinstance(address, Unroutable), address
+    assert address.reason is m.ReasonCode.TENANT_SCOPE_MISMATCH
+    # a binding that still holds is sent to, its workspace looked up once
+    view = StaleView({"T0ACME": "acme"}, {"T0ACME": "acme"})
+    routing = Routing(channels=(m.Channel.SLACK,), slack=view, teams=TeamsSettings())
+    address = await routing.route(Resolves(), sarah, tenant_id="acme")  # type: ignore[arg-type]
+    assert not isinstance(address, Unroutable) and address.user_id == "U1"
+    assert view.asked == ["T0ACME"]

@@ -278,3 +278,21 @@ async def test_a_reminder_that_may_have_gone_out_is_not_made_again(
         await rig.later(STEP)
     assert value("clarify_reminders_recovered_total") == made
     assert len([s for s in rig.channel.to("p-sarah") if isinstance(s.message, ReminderView)]) == 1
+
+
+async def test_a_hold_given_back_after_each_of_two_losses_is_audited_twice_under_two_ids(
+        make_rig: Callable[..., Rig]) -> None:
+    """The store loses its data twice while Ahmed's question is held: the hold is given back
+    each time, and each giving back is its own audit event (a consumer that deduplicates by
+    ``event_id`` keeps both), as each loss is."""
+    rig = hours_rig(make_rig)
+    cid, job_id = await held(rig, {"authored_by": ["p-ahmed"]})
+    for _ in range(2):
+        await lose(rig.store)
+        await rig.later(STEP)
+        assert await rig.store.hold_text(job_id) is not None
+    losses = rig.events("store_data_lost")
+    given = rig.events("hold_recovered", cid)
+    assert len(losses) == 2 and len(given) == 2, (losses, given)
+    assert len({e.event_id for e in losses}) == 2
+    assert len({e.event_id for e in given}) == 2, [e.event_id for e in given]

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from slack_sdk.oauth.installation_store import Installation
 
-from adapters.slack import schema
+from adapters.slack import database, schema
 from adapters.slack.installations import InstallationDB, expires_at
 from adapters.slack.links import InstallRefused
 from adapters.slack.sealing import Sealer
@@ -158,3 +158,26 @@ async def test_a_state_is_bound_to_its_tenant_once(db: InstallationDB) -> None:
     assert await db.states.async_consume(state) is False  # one use
     assert await db.take_binding(state) == ("acme", "L1")
     assert await db.take_binding(state) is None
+
+
+@pytest.mark.parametrize("query", ["sslmode=disable", "sslmode=prefer", "connect_timeout=5",
+                                   "sslmode=prefer&connect_timeout=10&application_name=clarify"])
+async def test_a_url_with_libpq_parameters_opens_the_database(
+        database_url: str, query: str) -> None:  # noqa: F811
+    """What a managed PostgreSQL's connection string carries (``sslmode``, ``connect_timeout``,
+    as libpq and psql take them) opens the database: it was refused '(TypeError)', the driver
+    given them as keywords it does not know."""
+    engine = schema.open_engine(f"{database_url}?{query}", pool_size=1)
+    try:
+        assert await schema.version(engine) == schema.LATEST
+    finally:
+        await engine.dispose()
+    with pytest.raises(Exception) as caught:  # a mode the server cannot meet: named, no value
+        engine = schema.open_engine(f"{database_url}?sslmode=require&password=PWSECRET99")
+        try:
+            await schema.version(engine)
+        finally:
+            await engine.dispose()
+    said = database.failure(caught.value, f"{database_url}?sslmode=require")
+    assert "PWSECRET99" not in said and "TypeError" not in said, said
+    assert "does not accept SSL" in said and "sslmode" in said, said

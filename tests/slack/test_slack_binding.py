@@ -10,11 +10,12 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
+import sqlalchemy as sa
 from slack_sdk.oauth.installation_store import Installation
 
-from adapters.slack import schema, unserved
+from adapters.slack import binding, operators, schema, unserved
 from adapters.slack.binding import REASONS
-from adapters.slack.installations import InstallationDB
+from adapters.slack.installations import InstallationDB, SealedInstallationStore
 from adapters.slack.links import InstallRefused
 from adapters.slack.oauth import REFUSED_TEXT
 from adapters.slack.sealing import Sealer
@@ -171,3 +172,67 @@ def test_unserved_kinds_are_a_closed_list() -> None:
     assert unserved.kind_of({"type": "<script>"}) == "other"
     assert unserved.kind_of({"type": "event_callback", "event": []}) == "other_event"
     assert set(unserved.KINDS) >= {"app_home_opened", "other", "other_event"}
+
+
+async def _blocked_or_done(db: InstallationDB, task: asyncio.Task[object]) -> bool:
+    """Whether ``task`` finished, or waits for a lock another session holds (polled: no clock)."""
+    for _ in range(400):
+        if task.done():
+            return False
+        async with db.engine.connect() as conn:
+            waiting = await conn.scalar(sa.text(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory'"))
+        if waiting:
+            return True
+        await asyncio.sleep(0.025)
+    raise AssertionError("the rebind neither finished nor waited")
+
+
+@pytest.mark.parametrize("change", ["rebind", "remove"])
+async def test_an_operator_change_waits_for_an_install_being_decided(
+        db: InstallationDB, change: str) -> None:
+    """A workspace install of acme's org being decided (under the binding lock) while the
+    operator rebinds the org to globex, or removes it: the operator's change waits for the
+    install, so the org never ends with a workspace of acme under globex's org-wide install."""
+    await db.save(org_wide("E0ACME"), tenant="acme", link_id="L-ORG", now=NOW)
+    async with db.engine.connect() as install:
+        transaction = await install.begin()
+        await binding.lock(install)
+        assert await binding.decide(install, key="T0ACME", enterprise_id="E0ACME",
+                                    org_wide=False, tenant="acme", link_id="L-TEAM") is False
+        task: asyncio.Task[object] = asyncio.ensure_future(
+            operators.rebind(db.engine, "E0ACME", tenant="globex", now=NOW)
+            if change == "rebind" else operators.remove(
+                db.engine, "E0ACME", client_id=db.client_id, api_url="http://127.0.0.1:9/api/",
+                sealer=Sealer.from_setting(TOKEN_KEY), now=NOW))
+        blocked = await _blocked_or_done(db, task)
+        await install.execute(schema.installations.insert().values(
+            key="T0ACME", enterprise_id="E0ACME", team_id="T0ACME", is_enterprise_install=False,
+            tenant="acme", link_id="L-TEAM", state="active", installed_at=NOW, changed_at=NOW,
+            refresh_failures=0))
+        await transaction.commit()
+    await task
+    assert blocked, "the operator's change did not wait for the install being decided"
+    rows = {i.key: i.tenant for i in await db.all()}
+    if change == "rebind":
+        assert rows == {"E0ACME": "globex", "T0ACME": "globex"}, rows
+    else:
+        assert rows == {"T0ACME": "acme"}, rows
+
+
+async def test_an_install_that_dies_before_its_binding_is_saved_keeps_no_token(
+        db: InstallationDB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A web process that stops mid-install (killed, the database gone) between saving the
+    tokens and the binding: nothing of it stays, neither a binding nor a token at rest that no
+    `slack installations` lists and no `remove` can reach (the tokens were committed in a
+    transaction of their own)."""
+    async def stopped(self: object, **_: object) -> int:
+        raise ConnectionResetError("the process stopped here")
+    monkeypatch.setattr(SealedInstallationStore, "delete_superseded", stopped)
+    with pytest.raises(ConnectionResetError):
+        await db.save(installation("T0GLOBEX", token="xoxb-orphan"), tenant="globex",
+                      link_id="L-DIES", now=NOW)
+    assert await db.all() == []
+    async with db.engine.connect() as conn:
+        for table in ("slack_installations", "slack_bots"):
+            assert await conn.scalar(sa.text(f"SELECT count(*) FROM {table}")) == 0, table
