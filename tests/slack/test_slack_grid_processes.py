@@ -210,7 +210,10 @@ async def grid(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F81
                                             health=f"health_port = {port}"
                                             if role == "worker" else "")
                               + oauth_config(public_url=public[0], slack=slack,
-                                             directory_seconds=directory_seconds))
+                                             directory_seconds=directory_seconds,
+                                             # the token-refresh pass re-reads the
+                                             # installations too: never sooner than the view
+                                             refresh_check_seconds=max(60, directory_seconds)))
             stderr = tmp_path / f"bot-{i}.log"
             logs.setdefault(role, []).append(stderr)
             processes.append(await asyncio.create_subprocess_exec(
