@@ -139,10 +139,14 @@ class Installations:
     async def confirm(self, *, team_id: str | None, enterprise_id: str | None) -> bool:
         """Before a workspace is taken for another tenant's, or for one no install serves: its
         installations as the database holds them now (a look-up by key), and, when they differ
-        from this process's snapshot, the snapshot read again. True when it was: the caller
-        decides again on the fresh snapshot, by the same rules (``tenant_for``), so a workspace
-        installed a moment ago is served at once and one bound to another tenant stays
-        another tenant's."""
+        from this process's snapshot, the snapshot read again. True when the caller should
+        decide again, on the snapshot as it is now, by the same rules (``tenant_for``): the
+        snapshot was read again, or it already holds the workspace's installations as the
+        database does (another task may have read it again between the caller's decision and
+        this look-up: the caller's decision was made on the older one). So a workspace
+        installed a moment ago is served at once, and one bound to another tenant stays
+        another tenant's. False when the database knows no installation of the workspace (or
+        cannot be read): nothing would decide otherwise."""
         try:
             found = await self.db.serving(team_id=team_id, enterprise_id=enterprise_id)
         except Exception as exc:  # the database away: the snapshot's word stands
@@ -153,7 +157,7 @@ class Installations:
                 if i.key in (team_id, enterprise_id)
                 or (enterprise_id and i.enterprise_id == enterprise_id)}
         if {i.key: i for i in found} == held and mine == set(held):
-            return False
+            return bool(found)  # current already, perhaps since the caller decided
         REGISTRY.inc("clarify_slack_directory_reloads_total")
         log.info("slack.installations_reread", reason="stale_view")
         await self.load()

@@ -22,6 +22,7 @@ from adapters.slack.sealing import Sealer
 from adapters.slack.tokens import REVOKED_ERRORS, Installations
 from bot.channel import NotReachable, SlackReach
 from bot.clock import ManualClock
+from bot.metrics import REGISTRY
 from tests.slack.distributed import (
     TOKEN_KEY,
     database_url,  # noqa: F401 (a fixture)
@@ -124,13 +125,29 @@ async def test_a_stale_view_is_confirmed_and_never_serves_another_tenant(
     assert installations.resolve(acme) is None
     assert await installations.confirm(team_id="T0ACME", enterprise_id="E0ACME") is True
     assert installations.tenant_for(team_id="T0ACME", enterprise_id="E0ACME") == "acme"
-    assert await installations.confirm(team_id="T0ACME", enterprise_id="E0ACME") is False
+    reloads = REGISTRY.value("clarify_slack_directory_reloads_total")
+    # current now: the caller decides again on this view, and nothing is read again
+    assert await installations.confirm(team_id="T0ACME", enterprise_id="E0ACME") is True
+    assert REGISTRY.value("clarify_slack_directory_reloads_total") == reloads
     # a workspace bound to globex stays globex's, however often it is confirmed
     await db.save(installation("T0GLOBEX"), tenant="globex", link_id="L2", now=NOW)
     await installations.confirm(team_id="T0GLOBEX", enterprise_id=None)
     assert installations.tenant_for(team_id="T0GLOBEX", enterprise_id=None) == "globex"
     assert await installations.confirm(team_id="T0NOBODY", enterprise_id=None) is False
     assert installations.tenant_for(team_id="T0NOBODY", enterprise_id=None) is None
+
+
+async def test_a_view_read_again_by_another_task_since_the_decision_still_decides_again(
+        db: InstallationDB, installations: Installations) -> None:
+    """A worker decides on its old view (globex's workspace unknown), another task of the same
+    process reads the view again (a concurrent job's confirmation), then this decision's
+    confirmation finds the view current: it still says "decide again", as the decision was
+    made on the older view (a full run skipped a question created after its install so)."""
+    assert installations.tenant_for(team_id="T0GLOBEX", enterprise_id=None) is None  # decided
+    await db.save(installation("T0GLOBEX"), tenant="globex", link_id="L1", now=NOW)
+    await installations.load()  # another task's confirmation read the view again meanwhile
+    assert await installations.confirm(team_id="T0GLOBEX", enterprise_id=None) is True
+    assert installations.tenant_for(team_id="T0GLOBEX", enterprise_id=None) == "globex"
 
 
 async def test_a_token_gone_for_good_removes_its_installation_with_the_cause(
