@@ -32,7 +32,6 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
-from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.store.redis import RedisStore
@@ -41,14 +40,14 @@ from devcore.core import ReferenceCore
 from tests.bot.test_serve import until
 from tests.bot.test_service import SECRETS
 from tests.bot.test_service import _free_port as free_port
-from tests.engine.conftest import acme_core, new_clarification
+from tests.engine import test_working_hours_processes as hours
+from tests.engine.conftest import new_clarification
 from tests.engine.test_working_hours_processes import (
     BERLIN_8AM,
     CONFIG,
     LEASE,
     PASS,
     STEP,
-    TUESDAY_1AM,
     WINDOW,
     WorkerProcess,
     held_by,
@@ -68,32 +67,11 @@ watch_seconds = 1
 sink = "jsonl"
 path = "{audit}"
 """
+# the fixtures of the working hours' process tests: the same clock (Tuesday 01:00 UTC), acme core,
+# clock file the processes read, and fake Slack with each person's zone
+clock, core, moving, slack = hours.clock, hours.core, hours.moving, hours.slack
 pytestmark = pytest.mark.full_contract
 LOSSES = ("emptied", "replaced", "reset", "rolled_back")
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(TUESDAY_1AM)
-
-
-@pytest.fixture
-def core(clock: ManualClock) -> ReferenceCore:
-    return acme_core(clock)
-
-
-@pytest.fixture
-def moving(clock: ManualClock, tmp_path: Path) -> ClockFile:
-    return ClockFile(tmp_path / "clock", clock)
-
-
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        for user, zone in (("U0AHMED", "Europe/Berlin"), ("U0SARAH", "Europe/London"),
-                           ("U0MARIA", "Europe/Madrid"), ("U0PRIYA", "America/New_York")):
-            fake.add_user(user, tz=zone)
-        yield fake
 
 
 @dataclass
