@@ -90,25 +90,20 @@ async def database_problem(settings: Settings) -> Problem | None:
         return None
     from adapters.slack import database, schema
     from adapters.slack.installations import InstallationDB
-    from adapters.slack.sealing import KEY_SETTING, Sealer, TokenKeyError
+    from adapters.slack.sealing import Sealer
 
     url = settings.secrets.require("database_url")
+    assert settings.slack.oauth.client_id is not None
     engine = schema.open_engine(url, pool_size=1)
-    try:
-        refused = await asyncio.wait_for(database.check(engine, url), CHECK_SECONDS)
-        if refused is None:  # the stored tokens open with the key, as serve's start-up checks
-            assert settings.slack.oauth.client_id is not None
-            db = InstallationDB(engine=engine, client_id=settings.slack.oauth.client_id,
-                                sealer=Sealer.from_setting(
-                                    settings.secrets.require("slack_token_key")))
-            await asyncio.wait_for(db.check_tokens(), CHECK_SECONDS)
-    except TokenKeyError as exc:
-        return Problem(KEY_SETTING, None, str(exc))
-    except Exception as exc:  # unreachable, refused, timed out: named, never a value
-        refused = database.failure(exc, url)
+    db = InstallationDB(engine=engine, client_id=settings.slack.oauth.client_id,
+                        sealer=Sealer.from_setting(settings.secrets.require("slack_token_key")))
+    try:  # serve's start-up check itself (adapters.slack.database.ready)
+        problem, _ = await asyncio.wait_for(database.ready(db, url), CHECK_SECONDS)
+    except TimeoutError as exc:
+        problem = Problem(database.SETTING, None, database.failure(exc, url))
     finally:
         await engine.dispose()
-    return None if refused is None else Problem(database.SETTING, None, refused)
+    return problem
 
 
 async def core_problem(settings: Settings, *, tenant: str | None = None) -> Problem | None:

@@ -4,7 +4,9 @@
 database failure through ``failure``: what failed (the server cannot be reached, the database
 does not exist, the user or password is refused, the schema is behind) and the fix, naming
 ``CLARIFY_BOT_DATABASE_URL`` or the command to run; never the URL's credentials, never the
-driver's own text (it can quote a query or a value). ``check`` is the start-up check itself.
+driver's own text (it can quote a query or a value). ``check`` is the start-up check of the
+schema, ``ready`` the whole of it (the schema, then every stored token opened with the key),
+which ``serve`` and ``check-config`` both run.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ import socket
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from adapters.slack import schema
+from adapters.slack.installations import InstallationDB
+from adapters.slack.sealing import KEY_SETTING, TokenKeyError
+from bot.settings import Problem
 
 SETTING = "CLARIFY_BOT_DATABASE_URL"
 # PostgreSQL's SQLSTATE classes and codes (https://www.postgresql.org/docs/current/errcodes-appendix.html)
@@ -79,3 +84,20 @@ async def check(engine: AsyncEngine, url: str) -> str | None:
     except Exception as exc:  # unreachable, refused, missing, behind: each named
         return failure(exc, url)
     return None
+
+
+async def ready(db: InstallationDB, url: str) -> tuple[Problem | None, int]:
+    """``serve``'s start-up check and ``check-config``'s, in the same words: the schema current
+    (``check``), then every stored token opened with the configured keys (a key that opens
+    none names ``CLARIFY_BOT_SLACK_TOKEN_KEY`` and key ids only). The problem, or None; and how
+    many tokens are still in plain text (written by an earlier release)."""
+    refused = await check(db.engine, url)
+    if refused is not None:
+        return Problem(SETTING, None, refused), 0
+    try:
+        _, plain = await db.check_tokens()
+    except TokenKeyError as exc:
+        return Problem(KEY_SETTING, None, str(exc)), 0
+    except Exception as exc:  # unreachable, refused, a wrong password: named, never a value
+        return Problem(SETTING, None, failure(exc, url)), 0
+    return None, plain

@@ -23,7 +23,7 @@ from adapters.slack.channel import SlackChannel
 from adapters.slack.installations import InstallationDB
 from adapters.slack.links import LinkSigner
 from adapters.slack.oauth import InstallFlow, build_flow
-from adapters.slack.sealing import KEY_SETTING, Sealer, TokenKeyError
+from adapters.slack.sealing import Sealer
 from adapters.slack.tokens import Installations
 from adapters.slack.web import web_client
 from bot.chat import SlackTenants
@@ -95,18 +95,14 @@ async def prepare(service: Service, base: Base) -> None:
     installations = channel.installations
     url = service.settings.secrets.require("database_url")
     # the same check, in the same words, as `clarify-bot check-config` (clarify_bot.preflight)
-    refused = await database.check(installations.db.engine, url)
-    plain = 0
-    if refused is None:
+    problem, plain = await database.ready(installations.db, url)
+    if problem is None:
         try:
             await installations.load()
-            _, plain = await installations.db.check_tokens()
-        except TokenKeyError as exc:
-            raise SettingsError([Problem(KEY_SETTING, None, str(exc))]) from None
         except Exception as exc:  # unreachable, refused, a wrong password: named, never a value
-            refused = database.failure(exc, url)
-    if refused is not None:
-        raise SettingsError([Problem(DATABASE_SETTING, None, refused)]) from None
+            problem = Problem(DATABASE_SETTING, None, database.failure(exc, url))
+    if problem is not None:
+        raise SettingsError([problem]) from None
     if plain:  # written by an earlier release still running during the upgrade
         log.warning("slack.tokens_in_plain_text", tokens=plain,
                     fix="run `clarify-bot slack rotate-token-key` (docs/slack.md)")
