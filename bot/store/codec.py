@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from bot.store.base import (
+from bot.store.records import (
     CardRecord,
     DeliveryKey,
     DeliverySlot,

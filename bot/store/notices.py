@@ -1,4 +1,5 @@
-"""Steward notices batched per steward: each steward's durable list, on Redis and in memory.
+"""Steward notices batched per steward: each steward's durable list (``NoticeLists``), on Redis
+and in memory.
 
 A steward's notices live under one ``{tenant|steward}`` hash tag: the queue (a sorted set of
 clarification ids scored by when they are due), the items (their JSON), the ids seen (so a job
@@ -18,17 +19,42 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from uuid import uuid4
 
 from bot.store import codec
 from bot.store import keys as k
-from bot.store.base import NoticeBatch, NoticeItem
 from bot.store.errors import translated
+from bot.store.records import NoticeBatch, NoticeItem
 
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
+
+
+class NoticeLists(Protocol):
+    async def notice_add(self, tenant_id: str, steward_id: str, item: NoticeItem, *,
+                         now: datetime, window_seconds: int) -> bool:
+        """Queue a notice on the steward's durable list; False when this clarification's
+        notice was queued before (within ``keys.SLOT_TTL_SECONDS``). The first notice of a
+        quiet period opens a window: every notice queued inside it is due at its end."""
+        ...
+
+    async def notices_due(self, *, now: datetime, limit: int = 100) -> list[tuple[str, str]]:
+        """(tenant, steward) pairs whose notices are due, or whose taken batch's lease ran out."""
+        ...
+
+    async def notice_take(self, tenant_id: str, steward_id: str, *, now: datetime,
+                          lease_seconds: int, limit: int) -> NoticeBatch | None:
+        """The steward's batch to send, held for ``lease_seconds``: a batch taken before whose
+        lease ran out (the same id and items: its holder died), else up to ``limit`` due
+        notices (oldest window first, then by clarification id) as a new batch. None when
+        nothing is due or a live lease holds the steward's batch."""
+        ...
+
+    async def notice_done(self, batch: NoticeBatch, *, now: datetime) -> None:
+        """The batch was sent (or given up): forget it."""
+        ...
 
 # The next due time of one steward's list: the batch's lease end, or the first queued notice's
 # due time, whichever comes first; false when the list is empty.
@@ -111,7 +137,7 @@ def batch_id(tenant_id: str, steward_id: str, now: datetime) -> str:
 
 
 class RedisNotices:
-    """``Store``'s notice methods for ``RedisStore`` (which provides ``_redis`` and ``_keys``)."""
+    """``NoticeLists`` for ``RedisStore`` (which provides ``_redis`` and ``_keys``)."""
 
     _redis: aioredis.Redis | RedisCluster
     _keys: k.Keys
@@ -201,7 +227,7 @@ class _List:
 
 
 class MemoryNotices:
-    """``Store``'s notice methods for ``MemoryStore`` (one lock stands in for the scripts)."""
+    """``NoticeLists`` for ``MemoryStore`` (one lock stands in for the scripts)."""
 
     _lock: Any
     _notice_lists: dict[tuple[str, str], _List]

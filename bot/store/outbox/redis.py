@@ -1,17 +1,20 @@
-"""The Redis store's answer outbox (``RedisStore`` inherits it): every step one script over the
-``{outbox}`` slot's keys (``bot.store.scripts``)."""
+"""``Outbox`` on Redis (``RedisStore`` inherits it): every step one script over the
+``{outbox}`` slot's keys (``bot.store.outbox.scripts``)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from bot.metrics import REGISTRY
 from bot.store import codec
-from bot.store.base import Acceptance, OutboxEntry
 from bot.store.errors import OutboxFull
 from bot.store.errors import translated as _translated
+from bot.store.group import GroupCommit
 from bot.store.keys import Keys, Ttls
+from bot.store.outbox import scripts
+from bot.store.records import Acceptance, OutboxEntry
 from bot.store.stream import repeat_of, settled_mark
 
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
@@ -24,18 +27,30 @@ _CLAIM_LOOKAHEAD = 4
 _HELD_KEY_RECHECK_SECONDS = 0.2
 
 
+def _unreplicated(answers: int) -> None:
+    REGISTRY.inc("clarify_outbox_unreplicated_total", answers)
+
+
 class RedisOutbox:
-    """``Store``'s outbox methods for ``RedisStore`` (which registers the scripts)."""
+    """``Outbox`` for ``RedisStore`` (which provides ``_redis``, ``_keys`` and ``_ttls``)."""
 
     _redis: aioredis.Redis | RedisCluster
     _keys: Keys
     _ttls: Ttls
-    _outbox_max: int
-    _outbox_accept: Any
-    _outbox_claim: Any
-    _outbox_retry: Any
-    _outbox_done: Any
-    _outbox_park: Any
+
+    def _outbox_scripts(self, *, outbox_max: int, replicas: int, replica_wait_ms: int) -> None:
+        """With ``replicas``, an acceptance waits (WAIT, in its own pipeline) until that many
+        replicas hold it, or ``replica_wait_ms``: a master lost after the acknowledgement then
+        loses no answer; one not replicated in time is still taken, and counted."""
+        redis = self._redis
+        self._outbox_max = outbox_max
+        self._outbox_accept = GroupCommit(
+            redis, redis.register_script(scripts.OUTBOX_ACCEPT),
+            wait=(replicas, replica_wait_ms) if replicas else None, on_short=_unreplicated)
+        self._outbox_claim = redis.register_script(scripts.OUTBOX_CLAIM)
+        self._outbox_retry = redis.register_script(scripts.OUTBOX_RETRY)
+        self._outbox_done = redis.register_script(scripts.OUTBOX_DONE)
+        self._outbox_park = redis.register_script(scripts.OUTBOX_PARK)
 
     # ------------------------------------------------ answer outbox (durable)
     @_translated

@@ -1,5 +1,5 @@
-"""The memory store's answer outbox (``MemoryStore`` inherits it): durable only for the life
-of the process, otherwise the Redis outbox's behaviour, its bound included."""
+"""``Outbox`` in memory (``MemoryStore`` inherits it): durable only for the life of the
+process, otherwise the Redis outbox's behaviour, its bound included."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from datetime import datetime, timedelta
 
 from bot.clock import Clock
 from bot.store import keys as k
-from bot.store.base import Acceptance, OutboxEntry
+from bot.store.due import due_first
 from bot.store.errors import OutboxFull
 from bot.store.expiring import Expiring
+from bot.store.records import Acceptance, OutboxEntry
 from bot.store.stream import repeat_of, settled_mark
 
 
@@ -42,12 +43,6 @@ class _Order:
 
 
 HELD_KEY_RECHECK_SECONDS = 0.2
-
-
-def due_first[T](scores: dict[str, datetime], now: datetime, limit: int) -> list[str]:
-    """Ids scored at or before now, soonest first, ties by id: a Redis sorted set's order."""
-    ready = sorted((score, name) for name, score in scores.items() if score <= now)
-    return [name for _, name in ready[:limit]]
 
 
 class MemoryOutbox:
