@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from enum import StrEnum
 
 from bot.clock import Clock
-from bot.store.base import Store
+from bot.store.base import RateBuckets
 
 
 class Lane(StrEnum):
@@ -23,7 +23,7 @@ class Lane(StrEnum):
     BULK = "bulk"
 
 
-async def take(store: Store, clock: Clock, sleep: Callable[[float], Awaitable[None]],
+async def take(store: RateBuckets, clock: Clock, sleep: Callable[[float], Awaitable[None]],
                bucket: str, *, rate_per_second: float, burst: int, reserve: int,
                patience: float | None = None) -> float | None:
     """Take one token of ``bucket`` (waiting with ``sleep`` as long as it says); returns the

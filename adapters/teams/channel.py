@@ -57,7 +57,7 @@ from bot.channel import (
 )
 from bot.clock import Clock
 from bot.settings import TeamsSettings
-from bot.store.base import DeliveryKey, Store
+from bot.store.base import Conversations, DeliveryKey, Store
 from cards import teams as adaptive
 from cards import text as card_text
 from cards.actions import ActionCodec
@@ -109,7 +109,7 @@ class _Conversation:
 class TeamsChannel:
     connector: Connector
     codec: ActionCodec
-    store: Store
+    store: Conversations
     clock: Clock
     settings: TeamsSettings
     service_url: str = DEFAULT_SERVICE_URL

@@ -36,7 +36,7 @@ from bot.clock import Clock
 from bot.metrics import REGISTRY
 from bot.retry import RetryPolicy
 from bot.settings import TeamsSettings
-from bot.store.base import Store
+from bot.store.base import RateBuckets
 
 log = structlog.get_logger("clarify.teams")
 
@@ -142,7 +142,7 @@ KNOWN_CODES = (*BLOCKED_CODES, "BotNotInConversationRoster", "ConversationNotFou
 class Connector:
     session: aiohttp.ClientSession
     tokens: TokenProvider
-    store: Store
+    store: RateBuckets
     clock: Clock
     hosts: ConnectorHosts = field(default_factory=ConnectorHosts)
     limits: Limits = field(default_factory=Limits)

@@ -46,7 +46,7 @@ from bot.engine.rbac import may_read, role_in
 from bot.metrics import REGISTRY
 from bot.recent import Recent
 from bot.retry import RetryPolicy
-from bot.store.base import Acceptance, OutboxEntry, Store
+from bot.store.base import Acceptance, Outbox, OutboxEntry
 from bot.store.errors import OutboxFull
 from cards.views import OutcomeView
 
@@ -124,7 +124,7 @@ class OutboxPolicy:
 @dataclass
 class AnswerService:
     core: CoreClient
-    store: Store
+    store: Outbox
     audit: Audit
     clock: Clock
     followups: Followups  # what the cards show after an answer, and the steward's notices

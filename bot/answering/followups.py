@@ -32,7 +32,7 @@ from bot.engine.refresh import CardRefresher, Version
 from bot.engine.stewards import Stewards
 from bot.interaction.attention import AttentionBoard
 from bot.interaction.interactions import placement
-from bot.store.base import CardRecord, Store
+from bot.store.base import CardRecord, DeliveryLedger
 from cards.views import AnswerView, OutcomeKind, OutcomeView
 
 log = structlog.get_logger("clarify.followups")
@@ -91,7 +91,7 @@ class _Rest:
 @dataclass
 class Followups:
     core: CoreClient
-    store: Store
+    store: DeliveryLedger
     channels: dict[str, Channel]
     clock: Clock
     refresher: CardRefresher

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.channel import Address
-from bot.store.base import Store
+from bot.store.base import KeyValues
 
 NAMESPACE = "blocked"
 BLOCK_TTL_SECONDS = 14 * 24 * 60 * 60  # two weeks: longer than any ranking's escalations
@@ -39,7 +39,7 @@ def holds(platform: str, reason: str | None) -> bool:
 
 @dataclass
 class Blocks:
-    store: Store
+    store: KeyValues
     ttl_seconds: int = BLOCK_TTL_SECONDS
 
     @staticmethod

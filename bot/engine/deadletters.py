@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Protocol
 
 from bot.audit import Audit, AuditEvent
 from bot.channel import Address
@@ -37,7 +38,7 @@ from bot.engine.routing import Routing
 from bot.engine.trail import pairs
 from bot.engine.zones import Zones
 from bot.metrics import REGISTRY
-from bot.store.base import DeliveryKey, SlotState, Store
+from bot.store.base import DeliveryKey, DeliveryLedger, KeyValues, SlotState
 from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
 
 KIND = "dead_letter"
@@ -50,10 +51,14 @@ PASS_BOUND = Bound(pages=20, items=5_000, seconds=10.0)
 REGISTRY.preset("clarify_lists_cut_total", list=("dead_letters",))
 
 
+class DeadLetterStore(DeliveryLedger, KeyValues, Protocol):
+    """What the dead-letter reports use of the store: their delivery slots and markers."""
+
+
 @dataclass
 class DeadLetterReporter:
     core: CoreClient
-    store: Store
+    store: DeadLetterStore
     deliverer: Deliverer
     routing: Routing
     audit: Audit

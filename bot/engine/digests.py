@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import structlog
 
@@ -23,7 +24,15 @@ from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.zones import PersonZone, Zones
-from bot.store.base import CardRecord, DeliveryKey, DigestBatch, DigestItem, Store
+from bot.store.base import (
+    Admissions,
+    CardRecord,
+    DeliveryKey,
+    DeliveryLedger,
+    DigestBatch,
+    DigestItem,
+    KeyValues,
+)
 from cards.views import DigestView, QuestionView
 
 log = structlog.get_logger("clarify.digests")
@@ -32,10 +41,14 @@ _Reader = tuple[m.Clarification, m.Person, Address | Unroutable]
 DIGEST_MEMORY_SECONDS = 14 * 24 * 3600
 
 
+class DigestStore(Admissions, DeliveryLedger, KeyValues, Protocol):
+    """What the digests use of the store: the batches, the cards sent, a digest's pages."""
+
+
 @dataclass
 class DigestSender:
     core: CoreClient
-    store: Store
+    store: DigestStore
     deliverer: Deliverer
     routing: Routing
     audit: Audit

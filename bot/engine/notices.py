@@ -31,6 +31,7 @@ each report reaches the core exactly once however often it is sent again. Crash 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 
@@ -47,7 +48,14 @@ from bot.engine.people import display_names
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.stewards import Told
 from bot.engine.zones import Zones
-from bot.store.base import CardRecord, DeliveryKey, NoticeBatch, NoticeItem, Store
+from bot.store.base import (
+    CardRecord,
+    DeliveryKey,
+    DeliveryLedger,
+    NoticeBatch,
+    NoticeItem,
+    NoticeLists,
+)
 from cards.views import STEWARD_NOTICES_MAX, StewardNoticesView, StewardNoticeView
 
 log = structlog.get_logger("clarify.notices")
@@ -59,10 +67,14 @@ def notice_key(clarification_id: str, steward_id: str) -> DeliveryKey:
     return DeliveryKey(clarification_id, steward_id, 0, m.DeliveryKind.STEWARD_NOTICE.value)
 
 
+class NoticeStore(NoticeLists, DeliveryLedger, Protocol):
+    """What the notices use of the store: the stewards' lists and the cards sent."""
+
+
 @dataclass
 class NoticeSender:
     core: CoreClient
-    store: Store
+    store: NoticeStore
     deliverer: Deliverer
     routing: Routing
     audit: Audit

@@ -25,7 +25,7 @@ from bot.core.client import CoreClient
 from bot.engine import evidence, outcomes
 from bot.engine.people import display_names
 from bot.engine.zones import Zones
-from bot.store.base import CardRecord, Store
+from bot.store.base import CardRecord, DeliveryLedger
 from cards.views import OutcomeView, QuestionView
 
 log = structlog.get_logger("clarify.refresh")
@@ -48,7 +48,7 @@ class _CardLock:
 @dataclass
 class CardRefresher:
     core: CoreClient
-    store: Store
+    store: DeliveryLedger
     channels: dict[str, Channel]
     clock: Clock
     # the people's zones (``bot.engine.zones``), for a card whose record names none

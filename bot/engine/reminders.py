@@ -35,6 +35,7 @@ import time as _time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta
 from enum import StrEnum
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 import structlog
@@ -54,7 +55,7 @@ from bot.engine.trail import Trail
 from bot.engine.zones import PersonZone, Zones
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import CardRecord, DeliveryKey, SlotState, Store
+from bot.store.base import CardRecord, DeliveryKey, DeliveryLedger, ReminderIndex, SlotState
 from cards.views import QuestionView, ReminderView
 
 log = structlog.get_logger("clarify.reminders")
@@ -133,10 +134,14 @@ def _always() -> WorkingHours:
     return WorkingHours(days=frozenset(range(7)), start=time(0, 0), end=time(23, 59, 59))
 
 
+class ReminderStore(ReminderIndex, DeliveryLedger, Protocol):
+    """What the reminders use of the store: their due index, their slots, the cards sent."""
+
+
 @dataclass
 class Reminders:
     core: CoreClient
-    store: Store
+    store: ReminderStore
     deliverer: Deliverer
     routing: Routing
     refresher: CardRefresher

@@ -41,7 +41,7 @@ from bot.clock import zone_named
 from bot.core import models as m
 from bot.engine.hours import WorkingHours, of_tenant
 from bot.settings.clarify import HoursSettings
-from bot.store.base import Store
+from bot.store.base import KeyValues
 from bot.store.keys import PROFILE_TTL_SECONDS, PROFILES, profile_key
 
 log = structlog.get_logger("clarify.hours")
@@ -84,7 +84,7 @@ class PersonZone:
 
 @dataclass
 class Zones:
-    store: Store
+    store: KeyValues
     channels: dict[str, Channel]
     settings: HoursSettings
     monotonic: Callable[[], float] = time.monotonic

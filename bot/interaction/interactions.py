@@ -30,7 +30,7 @@ from bot.engine.zones import Zones
 from bot.interaction.attention import AttentionBoard
 from bot.interaction.declines import Declined, Declines
 from bot.settings import TeamsSettings
-from bot.store.base import CardRecord, Store
+from bot.store.base import CardRecord, DeliveryLedger
 from bot.store.errors import StoreError
 from cards.views import (
     AttentionView,
@@ -95,7 +95,7 @@ def may_see(person: m.Person, c: m.Clarification, *, tenant_id: str) -> bool:
 @dataclass
 class Interactions:
     core: CoreClient
-    store: Store  # the card records: what a card said of when it moves on (``custom_form``)
+    store: DeliveryLedger  # the cards sent: what a card said of when it moves on (``custom_form``)
     digests: DigestSender
     clock: Clock
     slack: SlackTenants

@@ -40,7 +40,7 @@ from bot.process.health import Check, Readiness
 from bot.process.runtime import Engine
 from bot.process.worker import CORE_TOKEN_SETTING, CredentialsCheck
 from bot.settings import Settings
-from bot.store.base import Store
+from bot.store.base import Outbox, Store
 from cards.actions import ActionCodec
 
 log = structlog.get_logger("clarify.service")
@@ -211,7 +211,7 @@ class Service:
         self.stopping.set()
 
 
-def readiness_checks(*, store: Store, core: CoreClient,
+def readiness_checks(*, store: Outbox, core: CoreClient,
                      credentials: dict[str, CredentialsCheck] | None = None,
                      core_url: str | None = None, store_address: str | None = None
                      ) -> Readiness:
