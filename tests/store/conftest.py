@@ -1,5 +1,7 @@
-"""Fixtures for the store's contract suite: every test runs against memory, a real Redis and a
-real Redis Cluster.
+"""Fixtures for the store's contract suite, one module per concern (``test_store_ledger``,
+``_admissions``, ``_holds``, ``_reminders``, ``_notices``, ``_kv``, ``_conversations``,
+``_rates``, ``_outbox``; ``test_store_concerns`` checks each implementation against its
+protocol): every test runs against memory, a real Redis and a real Redis Cluster.
 
 The Redis side uses database 15, flushed before each test, and a key prefix unique to the test.
 The cluster (``redis_cluster`` in tests/conftest.py) is started once per session; each test

@@ -7,7 +7,7 @@ import redis.asyncio as aioredis
 
 from bot.clock import ManualClock
 from bot.store import keys as k
-from bot.store.base import Store
+from bot.store.base import Conversations
 from bot.store.memory import MemoryStore
 from bot.store.redis import RedisStore
 
@@ -17,13 +17,13 @@ USER = "6f2a9f0e-1c1d-4a59-9d43-1b6e3c1f0a11"
 REF = '{"conversation": {"id": "a:1"}, "serviceUrl": "https://smba.trafficmanager.net/emea/"}'
 
 
-async def test_a_reference_is_kept_and_read_back(store: Store) -> None:
+async def test_a_reference_is_kept_and_read_back(store: Conversations) -> None:
     """What was put for a user in a tenant is what is read for them there."""
     await store.conversation_put("acme", USER, REF, now=T0)
     assert await store.conversation_get("acme", USER) == REF
 
 
-async def test_a_reference_is_tenant_scoped(store: Store) -> None:
+async def test_a_reference_is_tenant_scoped(store: Conversations) -> None:
     """The same AAD object id in another tenant reads nothing: no reference crosses tenants."""
     await store.conversation_put("acme", USER, REF, now=T0)
     assert await store.conversation_get("globex", USER) is None
@@ -31,20 +31,20 @@ async def test_a_reference_is_tenant_scoped(store: Store) -> None:
     assert await store.conversation_get("acme", USER) == REF
 
 
-async def test_a_later_reference_replaces_the_earlier(store: Store) -> None:
+async def test_a_later_reference_replaces_the_earlier(store: Conversations) -> None:
     """A new conversation (a reinstall) replaces the old one."""
     await store.conversation_put("acme", USER, REF, now=T0)
     await store.conversation_put("acme", USER, '{"conversation": {"id": "a:2"}}', now=T0)
     assert await store.conversation_get("acme", USER) == '{"conversation": {"id": "a:2"}}'
 
 
-async def test_aad_object_ids_match_without_case(store: Store) -> None:
+async def test_aad_object_ids_match_without_case(store: Conversations) -> None:
     """GUIDs are case-insensitive: Teams may send either case for the same user."""
     await store.conversation_put("acme", USER.upper(), REF, now=T0)
     assert await store.conversation_get("acme", USER) == REF
 
 
-async def test_an_uninstall_forgets_the_reference(store: Store) -> None:
+async def test_an_uninstall_forgets_the_reference(store: Conversations) -> None:
     """Deleting removes it; deleting what is not there is not an error."""
     await store.conversation_put("acme", USER, REF, now=T0)
     await store.conversation_delete("acme", USER)

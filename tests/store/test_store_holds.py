@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.store.base import Store
+from bot.store.base import HeldJobs
 
 from .conftest import Backend, at
 
 CLAIM = 30
 
 
-async def test_holds_come_due_in_order_and_are_kept_until_dropped(store: Store) -> None:
+async def test_holds_come_due_in_order_and_are_kept_until_dropped(store: HeldJobs) -> None:
     await store.hold_put("job-2", '{"hold": 2}', at=at(20))
     await store.hold_put("job-1", '{"hold": 1}', at=at(10))
     assert await store.holds_due(now=at(9)) == []
@@ -45,7 +45,7 @@ async def test_one_claim_of_a_due_hold_wins_and_a_dead_claimants_comes_due_again
     assert await first.holds_due(now=at(4999)) == []
 
 
-async def test_a_claim_needs_the_hold_kept_and_due(store: Store) -> None:
+async def test_a_claim_needs_the_hold_kept_and_due(store: HeldJobs) -> None:
     assert not await store.hold_claim("job-9", now=at(0), lease_seconds=CLAIM)
     await store.hold_put("job-1", "{}", at=at(10))
     assert not await store.hold_claim("job-1", now=at(9), lease_seconds=CLAIM)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import redis.asyncio as aioredis
 
-from bot.store.base import NoticeItem, Store
+from bot.store.base import NoticeItem, NoticeLists
 
 from .conftest import Backend, at
 
@@ -16,13 +16,13 @@ def item(clarification_id: str, *asked: str) -> NoticeItem:
     return NoticeItem(clarification_id, f"job-{clarification_id}", 0, asked or ("p1",))
 
 
-async def add(store: Store, clarification_id: str, seconds: float, *, steward: str = "s1",
+async def add(store: NoticeLists, clarification_id: str, seconds: float, *, steward: str = "s1",
               tenant: str = "t1") -> bool:
     return await store.notice_add(tenant, steward, item(clarification_id), now=at(seconds),
                                   window_seconds=WINDOW)
 
 
-async def test_notices_of_one_window_are_due_together_at_its_end(store: Store) -> None:
+async def test_notices_of_one_window_are_due_together_at_its_end(store: NoticeLists) -> None:
     """The first notice of a quiet period opens the window; the next ones join it."""
     assert await add(store, "c1", 0)
     assert await add(store, "c2", 30)
@@ -37,7 +37,7 @@ async def test_notices_of_one_window_are_due_together_at_its_end(store: Store) -
     assert (batch.tenant_id, batch.steward_id) == ("t1", "s1")
 
 
-async def test_a_notice_is_queued_once(store: Store) -> None:
+async def test_a_notice_is_queued_once(store: NoticeLists) -> None:
     """A job handled again queues nothing twice, even after its notice went out."""
     assert await add(store, "c1", 0)
     assert not await add(store, "c1", 10)
@@ -48,7 +48,7 @@ async def test_a_notice_is_queued_once(store: Store) -> None:
     assert await store.notices_due(now=at(10_000)) == []
 
 
-async def test_stewards_lists_are_apart(store: Store) -> None:
+async def test_stewards_lists_are_apart(store: NoticeLists) -> None:
     await add(store, "c1", 0, steward="s1")
     await add(store, "c1", 0, steward="s2")
     await add(store, "c2", 0, steward="s1", tenant="t2")
@@ -58,7 +58,7 @@ async def test_stewards_lists_are_apart(store: Store) -> None:
     assert batch is not None and [i.clarification_id for i in batch.items] == ["c2"]
 
 
-async def test_a_taken_batch_comes_back_whole_when_its_lease_runs_out(store: Store) -> None:
+async def test_a_taken_batch_comes_back_whole_when_its_lease_runs_out(store: NoticeLists) -> None:
     """A worker killed between take and send loses nothing: the same batch (same id, same
     items) is taken again after the lease; notices queued meanwhile wait for their window."""
     await add(store, "c1", 0)
@@ -79,7 +79,7 @@ async def test_a_taken_batch_comes_back_whole_when_its_lease_runs_out(store: Sto
     assert await store.notices_due(now=at(100_000)) == []
 
 
-async def test_a_take_is_limited_and_the_rest_stays_due(store: Store) -> None:
+async def test_a_take_is_limited_and_the_rest_stays_due(store: NoticeLists) -> None:
     for n in range(5):
         await add(store, f"c{n}", n)
     batch = await store.notice_take("t1", "s1", now=at(60), lease_seconds=LEASE, limit=3)
@@ -91,7 +91,7 @@ async def test_a_take_is_limited_and_the_rest_stays_due(store: Store) -> None:
     assert rest.batch_id != batch.batch_id  # taken at the same instant, still its own message
 
 
-async def test_a_stale_done_does_not_drop_the_next_batch(store: Store) -> None:
+async def test_a_stale_done_does_not_drop_the_next_batch(store: NoticeLists) -> None:
     await add(store, "c1", 0)
     first = await store.notice_take("t1", "s1", now=at(60), lease_seconds=LEASE, limit=20)
     assert first is not None

@@ -3,26 +3,26 @@ park, done)."""
 
 from __future__ import annotations
 
-from bot.store.base import Acceptance, OutboxEntry, Store
+from bot.store.base import Acceptance, Outbox, OutboxEntry
 
 from .conftest import T0, at
 
 KEY = "clr-1|slack|acme|U1"
 
 
-async def accept(store: Store, entry_id: str, *, acted: int, key: str = KEY, payload: str = "{}",
+async def accept(store: Outbox, entry_id: str, *, acted: int, key: str = KEY, payload: str = "{}",
                  now: float = 0, answer: str = "") -> Acceptance:
     return await store.outbox_accept(entry_id, payload, order_key=key, acted_at=acted,
                                      now=at(now), answer=answer)
 
 
-async def claim(store: Store, now: float = 0, *, limit: int = 10, lease: int = 30,
+async def claim(store: Outbox, now: float = 0, *, limit: int = 10, lease: int = 30,
                 entry_id: str | None = None) -> list[OutboxEntry]:
     return await store.outbox_claim(now=at(now), lease_seconds=lease, limit=limit,
                                     entry_id=entry_id)
 
 
-async def test_accept_twice_is_a_duplicate(store: Store) -> None:
+async def test_accept_twice_is_a_duplicate(store: Outbox) -> None:
     """The same entry id is stored once; the second offer is a duplicate and changes nothing."""
     assert await accept(store, "a1", acted=100, payload='{"answer": 1}') is Acceptance.QUEUED
     assert await accept(store, "a1", acted=100, payload='{"answer": 2}', now=5) \
@@ -34,7 +34,7 @@ async def test_accept_twice_is_a_duplicate(store: Store) -> None:
 
 
 async def test_an_action_older_than_an_accepted_one_is_queued_in_the_persons_order(
-        store: Store) -> None:
+        store: Outbox) -> None:
     """An action that acted before one accepted already is kept too (every answer reaches the
     core) and goes first: the key's entries are claimed by action time, not arrival."""
     assert await accept(store, "new", acted=200) is Acceptance.QUEUED
@@ -51,7 +51,7 @@ async def test_an_action_older_than_an_accepted_one_is_queued_in_the_persons_ord
 
 
 async def test_an_action_older_than_a_settled_one_is_forwarded_as_superseded(
-        store: Store) -> None:
+        store: Outbox) -> None:
     """An older action arriving after a later one was forwarded is queued and flagged
     superseded (the core records it as the earlier response it is)."""
     await accept(store, "b", acted=200)
@@ -62,7 +62,7 @@ async def test_an_action_older_than_a_settled_one_is_forwarded_as_superseded(
     assert (a.entry_id, a.superseded) == ("a", True)
 
 
-async def test_an_entry_overtaken_while_waiting_is_claimed_as_superseded(store: Store) -> None:
+async def test_an_entry_overtaken_while_waiting_is_claimed_as_superseded(store: Outbox) -> None:
     """An entry accepted before a later action of its key is flagged superseded when claimed,
     and forwarded before it."""
     await accept(store, "a", acted=100)
@@ -74,7 +74,7 @@ async def test_an_entry_overtaken_while_waiting_is_claimed_as_superseded(store: 
     assert (second.entry_id, second.superseded) == ("b", False)
 
 
-async def settle(store: Store, entry_id: str, *, acted: int, answer: str, now: float = 0,
+async def settle(store: Outbox, entry_id: str, *, acted: int, answer: str, now: float = 0,
                  park: bool = False) -> None:
     """Accept one action, claim it and settle it (forwarded, or parked)."""
     await accept(store, entry_id, acted=acted, answer=answer, now=now)
@@ -85,7 +85,7 @@ async def settle(store: Store, entry_id: str, *, acted: int, answer: str, now: f
         await store.outbox_done(entry, now=at(now))
 
 
-async def test_a_late_action_repeating_the_forwarded_next_one_names_it(store: Store) -> None:
+async def test_a_late_action_repeating_the_forwarded_next_one_names_it(store: Outbox) -> None:
     """The same answer given 3 ms before one already forwarded, arriving after it: claimed
     superseded and naming the forwarded entry it repeats (it goes as a resend of that one)."""
     await settle(store, "teams", acted=103_000, answer="A")
@@ -96,7 +96,7 @@ async def test_a_late_action_repeating_the_forwarded_next_one_names_it(store: St
 
 
 async def test_a_late_action_repeats_only_its_next_one_with_the_same_answer(
-        store: Store) -> None:
+        store: Outbox) -> None:
     """A late action repeats nothing when the next action after it gave another answer, when
     the next one still waits (not forwarded yet), when that one was parked (never forwarded:
     the same answer after it is not the next), or when its own answer is not known."""
@@ -123,7 +123,7 @@ async def test_a_late_action_repeats_only_its_next_one_with_the_same_answer(
         await store.outbox_done(entry, now=at(5 + n))
 
 
-async def test_an_entry_waits_for_its_keys_first_in_backoff(store: Store) -> None:
+async def test_an_entry_waits_for_its_keys_first_in_backoff(store: Outbox) -> None:
     """A key's first entry retried later holds the ones after it back: the person's order is
     kept through a core outage; other keys are not held up."""
     await accept(store, "a", acted=100)
@@ -142,7 +142,7 @@ async def test_an_entry_waits_for_its_keys_first_in_backoff(store: Store) -> Non
     assert b.entry_id == "b"
 
 
-async def test_any_settled_action_replayed_is_a_duplicate(store: Store) -> None:
+async def test_any_settled_action_replayed_is_a_duplicate(store: Outbox) -> None:
     """A replay of any settled or parked action of a key (not only the last) is a duplicate:
     it never reaches the core a second time."""
     for n, name in enumerate(("a", "b", "c")):
@@ -158,7 +158,7 @@ async def test_any_settled_action_replayed_is_a_duplicate(store: Store) -> None:
     assert await store.outbox_size() == 0
 
 
-async def test_a_settled_action_offered_again_is_a_duplicate(store: Store) -> None:
+async def test_a_settled_action_offered_again_is_a_duplicate(store: Outbox) -> None:
     """A retry of an action that was already settled is not stored again."""
     await accept(store, "a", acted=100)
     [entry] = await claim(store)
@@ -168,7 +168,7 @@ async def test_a_settled_action_offered_again_is_a_duplicate(store: Store) -> No
     assert await accept(store, "b", acted=101) is Acceptance.QUEUED
 
 
-async def test_claim_takes_one_entry_per_key_and_skips_held_keys(store: Store) -> None:
+async def test_claim_takes_one_entry_per_key_and_skips_held_keys(store: Outbox) -> None:
     """Two entries of one key are never held at once: the second waits until the first is
     settled or retried, whichever claim asks; other keys are not held up."""
     await accept(store, "a", acted=100)
@@ -183,7 +183,7 @@ async def test_claim_takes_one_entry_per_key_and_skips_held_keys(store: Store) -
     assert b.entry_id == "b"
 
 
-async def test_a_held_key_is_free_again_when_the_lease_ends(store: Store) -> None:
+async def test_a_held_key_is_free_again_when_the_lease_ends(store: Outbox) -> None:
     """A claim whose holder died (no retry, no done) frees its key when its lease ends."""
     await accept(store, "a", acted=100)
     await accept(store, "b", acted=200)
@@ -197,7 +197,7 @@ async def test_a_held_key_is_free_again_when_the_lease_ends(store: Store) -> Non
     assert (b.entry_id, b.superseded) == ("b", False)
 
 
-async def test_claim_leases_and_counts_attempts(store: Store) -> None:
+async def test_claim_leases_and_counts_attempts(store: Outbox) -> None:
     """A claimed entry is hidden for the lease, then claimable again with attempts raised."""
     await accept(store, "a1", acted=1)
     [first] = await claim(store, 0, lease=30)
@@ -207,7 +207,7 @@ async def test_claim_leases_and_counts_attempts(store: Store) -> None:
     assert second.attempts == 2
 
 
-async def test_retry_sets_the_next_due_time_and_counts_failures(store: Store) -> None:
+async def test_retry_sets_the_next_due_time_and_counts_failures(store: Outbox) -> None:
     """A retried entry comes back at the time given, not before; only failed tries count."""
     await accept(store, "a1", acted=1)
     [entry] = await claim(store)
@@ -220,7 +220,7 @@ async def test_retry_sets_the_next_due_time_and_counts_failures(store: Store) ->
     assert (entry.attempts, entry.failures) == (3, 1)
 
 
-async def test_claim_of_one_entry_takes_only_that_one(store: Store) -> None:
+async def test_claim_of_one_entry_takes_only_that_one(store: Outbox) -> None:
     """A claim naming an entry takes it when it is due and its key is free, nothing else."""
     await accept(store, "a", acted=1)
     await accept(store, "x", acted=1, key="clr-2|slack|acme|U1")
@@ -230,7 +230,7 @@ async def test_claim_of_one_entry_takes_only_that_one(store: Store) -> None:
     assert await claim(store, entry_id="missing") == []
 
 
-async def test_park_sets_an_entry_aside(store: Store) -> None:
+async def test_park_sets_an_entry_aside(store: Outbox) -> None:
     """A parked entry is kept aside: never claimed again, counted apart, its key freed."""
     await accept(store, "poison", acted=1)
     await accept(store, "next", acted=2, now=1)
@@ -245,7 +245,7 @@ async def test_park_sets_an_entry_aside(store: Store) -> None:
     assert await store.outbox_parked() == 1
 
 
-async def test_done_removes_the_entry(store: Store) -> None:
+async def test_done_removes_the_entry(store: Outbox) -> None:
     """A forwarded entry leaves the outbox and a late retry does not bring it back."""
     await accept(store, "a1", acted=1)
     [entry] = await claim(store)
@@ -255,7 +255,7 @@ async def test_done_removes_the_entry(store: Store) -> None:
     assert await claim(store, 3600) == []
 
 
-async def test_claim_takes_the_earliest_up_to_the_limit(store: Store) -> None:
+async def test_claim_takes_the_earliest_up_to_the_limit(store: Outbox) -> None:
     """A claim returns at most limit entries, the earliest due first; the rest wait."""
     for n, entry_id in enumerate(["a3", "a1", "a2"]):
         await accept(store, entry_id, acted=1, key=f"k{entry_id}", now=n)
@@ -266,13 +266,13 @@ async def test_claim_takes_the_earliest_up_to_the_limit(store: Store) -> None:
     assert await store.outbox_size() == 3
 
 
-async def test_entries_are_not_claimable_before_they_are_due(store: Store) -> None:
+async def test_entries_are_not_claimable_before_they_are_due(store: Outbox) -> None:
     """An entry accepted at a time is not claimed by a caller whose now is earlier."""
     await accept(store, "a1", acted=1, now=10)
     assert await claim(store, 9) == []
 
 
-async def test_concurrent_offers_of_one_entry_store_it_once(store: Store) -> None:
+async def test_concurrent_offers_of_one_entry_store_it_once(store: Outbox) -> None:
     """Many offers at once (Redis sends them in one pipeline): one is queued, the rest are
     duplicates, and different entries offered together are each queued."""
     import asyncio
@@ -285,7 +285,7 @@ async def test_concurrent_offers_of_one_entry_store_it_once(store: Store) -> Non
     assert await store.outbox_size() == 11
 
 
-async def test_overdue_is_how_long_the_earliest_waiting_entry_has_been_due(store: Store) -> None:
+async def test_overdue_is_how_long_the_earliest_waiting_entry_has_been_due(store: Outbox) -> None:
     """The outbox's lag: 0 when empty or when every entry is held; else the age of the most
     overdue one, counted from when it became due (accepted, or its retry time)."""
     assert await store.outbox_overdue(now=at(0)) == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.store.base import SlotState, Store
+from bot.store.base import ReminderIndex, SlotState
 
 from .conftest import Backend, at, delivery
 
@@ -13,7 +13,7 @@ LEASE = 300
 
 
 async def test_reminders_come_due_in_order_and_a_member_keeps_its_first_due_time(
-        store: Store) -> None:
+        store: ReminderIndex) -> None:
     await store.reminder_add("0|100|0|c2", due=at(20))
     await store.reminder_add("0|100|0|c1", due=at(10))
     await store.reminder_add("0|100|0|c1", due=at(5))  # indexed already: not moved
@@ -39,13 +39,13 @@ async def test_one_claim_wins_and_a_dead_holders_claim_comes_due_again(
     assert await second.reminder_claim("1|100|0|c1", now=at(10 + LEASE), lease_seconds=LEASE)
 
 
-async def test_a_claim_needs_the_member_due(store: Store) -> None:
+async def test_a_claim_needs_the_member_due(store: ReminderIndex) -> None:
     assert not await store.reminder_claim("0|1|0|never", now=at(0), lease_seconds=LEASE)
     await store.reminder_add("0|1|0|c1", due=at(10))
     assert not await store.reminder_claim("0|1|0|c1", now=at(9), lease_seconds=LEASE)
 
 
-async def test_later_moves_a_member_and_done_forgets_it(store: Store) -> None:
+async def test_later_moves_a_member_and_done_forgets_it(store: ReminderIndex) -> None:
     await store.reminder_add("0|1|0|c1", due=at(10))
     assert await store.reminder_claim("0|1|0|c1", now=at(10), lease_seconds=LEASE)
     await store.reminder_later("0|1|0|c1", due=at(1000))  # the next working hour

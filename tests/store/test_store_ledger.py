@@ -1,19 +1,19 @@
-"""Contract: idempotent delivery slots, cards to update and once-only markers."""
+"""Contract: the delivery ledger (``bot.store.ledger``): idempotent delivery slots and the
+cards sent, to update; on memory, a real Redis and a real Redis Cluster."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import timedelta
 
 import pytest
 
-from bot.store.base import CardRecord, SlotState, Store
+from bot.store.base import CardRecord, DeliveryLedger, SlotState
 from bot.store.errors import SlotNotFound
 
 from .conftest import T0, at, delivery
 
 
-async def test_reserve_twice_returns_the_first_slot_uncreated(store: Store) -> None:
+async def test_reserve_twice_returns_the_first_slot_uncreated(store: DeliveryLedger) -> None:
     """A second reservation of the same delivery does not create one and sees the first."""
     key = delivery("c1")
     first, created = await store.reserve(key, worker_id="w1", now=T0)
@@ -24,7 +24,7 @@ async def test_reserve_twice_returns_the_first_slot_uncreated(store: Store) -> N
     assert (first.worker_id, first.reserved_at, first.key) == ("w1", T0, key)
 
 
-async def test_other_attempts_and_kinds_are_other_slots(store: Store) -> None:
+async def test_other_attempts_and_kinds_are_other_slots(store: DeliveryLedger) -> None:
     """The attempt and the kind are part of the delivery key."""
     await store.reserve(delivery("c1"), worker_id="w1", now=T0)
     _, next_attempt = await store.reserve(delivery("c1", attempt=1), worker_id="w1", now=T0)
@@ -32,7 +32,7 @@ async def test_other_attempts_and_kinds_are_other_slots(store: Store) -> None:
     assert next_attempt and other_kind
 
 
-async def test_reserved_at_keeps_microseconds(store: Store) -> None:
+async def test_reserved_at_keeps_microseconds(store: DeliveryLedger) -> None:
     """Times round-trip exactly, microseconds included."""
     now = at(0.123457)
     slot, _ = await store.reserve(delivery("c1"), worker_id="w1", now=now)
@@ -40,7 +40,7 @@ async def test_reserved_at_keeps_microseconds(store: Store) -> None:
     assert (await store.slot(delivery("c1"))) == slot
 
 
-async def test_mark_sent_records_the_message_ref(store: Store) -> None:
+async def test_mark_sent_records_the_message_ref(store: DeliveryLedger) -> None:
     """After a send the slot is SENT with its reference, and reading it back agrees."""
     key = delivery("c1")
     await store.reserve(key, worker_id="w1", now=T0)
@@ -51,7 +51,7 @@ async def test_mark_sent_records_the_message_ref(store: Store) -> None:
     assert await store.slot(key) == sent
 
 
-async def test_mark_digested_records_the_batch(store: Store) -> None:
+async def test_mark_digested_records_the_batch(store: DeliveryLedger) -> None:
     """A digested delivery's slot names its batch."""
     key = delivery("c1")
     await store.reserve(key, worker_id="w1", now=T0)
@@ -60,7 +60,7 @@ async def test_mark_digested_records_the_batch(store: Store) -> None:
     assert await store.slot(key) == slot
 
 
-async def test_release_lets_the_delivery_be_reserved_again(store: Store) -> None:
+async def test_release_lets_the_delivery_be_reserved_again(store: DeliveryLedger) -> None:
     """A released reservation is forgotten, so the next reserve creates a new slot."""
     key = delivery("c1")
     await store.reserve(key, worker_id="w1", now=T0)
@@ -70,14 +70,14 @@ async def test_release_lets_the_delivery_be_reserved_again(store: Store) -> None
     assert created and slot.worker_id == "w2"
 
 
-async def test_mark_sent_without_a_reservation_fails(store: Store) -> None:
+async def test_mark_sent_without_a_reservation_fails(store: DeliveryLedger) -> None:
     """Recording a send for a slot never reserved (or released) raises SlotNotFound."""
     with pytest.raises(SlotNotFound):
         await store.mark_sent(delivery("c1"), message_ref="m")
     assert await store.slot(delivery("c1")) is None
 
 
-async def test_mark_digested_without_a_reservation_creates_the_slot(store: Store) -> None:
+async def test_mark_digested_without_a_reservation_creates_the_slot(store: DeliveryLedger) -> None:
     """A digested card needs no reservation first: marking it records a DIGESTED slot."""
     key = delivery("c1")
     slot = await store.mark_digested(key, batch_id="p1|1", worker_id="w1", now=T0)
@@ -92,7 +92,7 @@ def _card(clarification_id: str, person_id: str, ref: str, *, attempt: int = 0) 
     return CardRecord(delivery(clarification_id, person_id, attempt=attempt), "slack", ref)
 
 
-async def test_cards_are_listed_per_clarification(store: Store) -> None:
+async def test_cards_are_listed_per_clarification(store: DeliveryLedger) -> None:
     """Cards come back for their own clarification only, in attempt order."""
     await store.add_card(_card("c1", "p2", "m2", attempt=1))
     await store.add_card(_card("c1", "p1", "m1"))
@@ -102,14 +102,14 @@ async def test_cards_are_listed_per_clarification(store: Store) -> None:
     assert await store.cards("c3") == []
 
 
-async def test_adding_a_card_twice_keeps_one(store: Store) -> None:
+async def test_adding_a_card_twice_keeps_one(store: DeliveryLedger) -> None:
     """The same delivery recorded again replaces its card instead of listing it twice."""
     await store.add_card(_card("c1", "p1", "m1"))
     await store.add_card(_card("c1", "p1", "m1-moved"))
     assert await store.cards("c1") == [_card("c1", "p1", "m1-moved")]
 
 
-async def test_a_card_keeps_when_it_moves_on_and_its_reminder(store: Store) -> None:
+async def test_a_card_keeps_when_it_moves_on_and_its_reminder(store: DeliveryLedger) -> None:
     """A question card's record keeps when the question moves on (to the microsecond), whether
     to the steward, the zone it was written in, and, replaced by its reminder, that it was
     reminded; other cards of the clarification are left as they were."""
@@ -124,7 +124,7 @@ async def test_a_card_keeps_when_it_moves_on_and_its_reminder(store: Store) -> N
     assert await store.cards("c1") == [reminded, _card("c1", "p2", "m2")]
 
 
-async def test_replacing_a_card_never_writes_back_one_not_kept(store: Store) -> None:
+async def test_replacing_a_card_never_writes_back_one_not_kept(store: DeliveryLedger) -> None:
     """A card not (or no longer) on record is not recreated by its replacement: an erased or
     expired card stays gone."""
     assert not await store.replace_card(CardRecord(delivery("c1"), "slack", "m1", reminded=True))
@@ -134,66 +134,8 @@ async def test_replacing_a_card_never_writes_back_one_not_kept(store: Store) -> 
     assert await store.cards("c1") == [_card("c1", "p2", "m2")]
 
 
-async def test_mark_once_is_true_only_the_first_time(store: Store) -> None:
-    """A marker is granted once per (namespace, key); other keys and namespaces are separate."""
-    assert await store.mark_once("steward", "c1", ttl_seconds=3600)
-    assert not await store.mark_once("steward", "c1", ttl_seconds=3600)
-    assert await store.mark_once("steward", "c2", ttl_seconds=3600)
-    assert await store.mark_once("conflict", "c1", ttl_seconds=3600)
-
-
-async def test_swap_latest_returns_the_previous_value(store: Store) -> None:
-    """swap_latest remembers the newest value per key and hands back the one it replaced."""
-    assert await store.swap_latest("answer", "c1|p1", "0", ttl_seconds=60) is None
-    assert await store.swap_latest("answer", "c1|p1", "0", ttl_seconds=60) == "0"
-    assert await store.swap_latest("answer", "c1|p1", "1", ttl_seconds=60) == "0"
-    assert await store.swap_latest("answer", "c1|p2", "1", ttl_seconds=60) is None
-    assert await store.swap_latest("answer", "c1|p1", "0", ttl_seconds=60) == "1"
-
-
-async def test_rate_take_spaces_callers_by_the_rate(store: Store) -> None:
-    """A bucket of burst 2 at 1/s: two go at once, the next waits 1 s, the one after 2 s."""
-    waits = [await store.rate_take("slack:T1:chat.postMessage", rate_per_second=1.0, burst=2,
-                                   now=T0) for _ in range(4)]
-    assert waits == [0.0, 0.0, pytest.approx(1.0), pytest.approx(2.0)]
-    later = await store.rate_take("slack:T1:chat.postMessage", rate_per_second=1.0, burst=2,
-                                  now=at(10))
-    assert later == 0.0  # refilled, never above the burst
-
-
-async def test_rate_block_holds_everyone_back(store: Store) -> None:
-    """After a 429 with Retry-After 30 s, the next taker waits about 30 s."""
-    await store.rate_block("slack:T1:chat.update", seconds=30, rate_per_second=0.5, burst=5,
-                           now=T0)
-    wait = await store.rate_take("slack:T1:chat.update", rate_per_second=0.5, burst=5, now=T0)
-    assert wait == pytest.approx(32.0)
-
-
-async def test_kv_keeps_a_document_until_replaced(store: Store) -> None:
-    """kv_put stores a small document that kv_get reads back; unknown keys read as None."""
-    assert await store.kv_get("digest", "d.1") is None
-    await store.kv_put("digest", "d.1", '{"items": []}', ttl_seconds=60)
-    assert await store.kv_get("digest", "d.1") == '{"items": []}'
-    await store.kv_put("digest", "d.1", '{"items": [1]}', ttl_seconds=60)
-    assert await store.kv_get("digest", "d.1") == '{"items": [1]}'
-
-
-async def test_rate_take_with_a_reserve_takes_nothing_until_the_reserve_is_left(
-        store: Store) -> None:
-    """Bulk work leaves ``reserve`` tokens to clicks: it is told how long to wait, takes
-    nothing meanwhile, and a click (no reserve) still finds a token at once."""
-    bucket = "slack:T1:chat.postMessage"
-    bulk = [await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0, reserve=2)
-            for _ in range(3)]
-    assert bulk == [0.0, 0.0, 0.5]  # two taken; the third would eat into the reserve
-    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0) == 0.0
-    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=T0) == 0.0
-    later = T0 + timedelta(seconds=1.5)  # three tokens back: the reserve and one more
-    assert await store.rate_take(bucket, rate_per_second=2.0, burst=4, now=later,
-                                 reserve=2) == 0.0
-
-
-async def test_record_sent_marks_the_slot_and_remembers_the_card_at_once(store: Store) -> None:
+async def test_record_sent_marks_the_slot_and_remembers_the_card_at_once(
+        store: DeliveryLedger) -> None:
     """The reserving worker records its send in one step: SENT with the reference, and the card
     among the clarification's; whoever reads or reserves the slot later finds it sent."""
     key = delivery("clar-rec")

@@ -1,4 +1,6 @@
-"""Contract: the per-person daily cap and digest batching decided by ``admit``."""
+"""Contract: admissions and digest batches (``bot.store.admissions``): the per-person daily cap
+and digest batching decided by ``admit``, and the batches claimed, on memory, a real Redis and a
+real Redis Cluster."""
 
 from __future__ import annotations
 
