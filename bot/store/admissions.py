@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from bot.clock import Clock
 from bot.store import codec
 from bot.store import keys as k
 from bot.store.due import CLAIM_DUE, due_first
@@ -36,8 +37,6 @@ from bot.store.records import (
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
-
-    from bot.clock import Clock
 
 
 class Admissions(Protocol):

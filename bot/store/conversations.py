@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bot.clock import Clock
 from bot.store import keys as k
 from bot.store.errors import translated
 from bot.store.expiring import Expiring
@@ -14,8 +15,6 @@ from bot.store.expiring import Expiring
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
-
-    from bot.clock import Clock
 
 
 class Conversations(Protocol):

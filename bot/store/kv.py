@@ -7,14 +7,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bot.clock import Clock
 from bot.store import keys as k
 from bot.store.errors import translated
 
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
-
-    from bot.clock import Clock
 
 
 class KeyValues(Protocol):

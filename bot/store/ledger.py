@@ -12,6 +12,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bot.clock import Clock
 from bot.store import codec
 from bot.store import keys as k
 from bot.store.errors import SlotContended, SlotNotFound, translated
@@ -21,8 +22,6 @@ from bot.store.records import CardRecord, DeliveryKey, DeliverySlot, SlotState
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
-
-    from bot.clock import Clock
 
 
 class DeliveryLedger(Protocol):

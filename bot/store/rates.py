@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from bot.clock import Clock
 from bot.store import codec
 from bot.store import keys as k
 from bot.store.errors import translated
@@ -16,8 +17,6 @@ from bot.store.group import GroupCommit
 if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
     import redis.asyncio as aioredis
     from redis.asyncio.cluster import RedisCluster
-
-    from bot.clock import Clock
 
 _RATE_TTL = 3600
 
