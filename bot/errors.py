@@ -15,7 +15,7 @@
     │                             ValueError, reported as a SettingsError's problem)
     ├── CannotListen              the web server's address cannot be bound (bot.process.service)
     ├── OutOfHours                the next candidate is outside their working hours: the job is
-    │                             held, never failed (bot.engine.handler; never leaves it)
+    │                             held, never failed (bot.engine.asking; never leaves the handler)
     └── Connecting                a readiness check's dependency is still being connected to, not
                                   failed (bot.process.health)
 

@@ -15,7 +15,7 @@ from adapters.teams.connector import Limits
 from bot.answering.answers import OutboxPolicy
 from bot.core.transport import CORE_RETRY
 from bot.engine.delivery import SEND_RETRY
-from bot.process.worker import STORE_RETRY
+from bot.process.running import STORE_RETRY
 from bot.retry import RetryPolicy
 
 POLICY = RetryPolicy(max_attempts=5, base=1.0, cap=10.0, retry_after_cap=20.0, jitter=0.5)

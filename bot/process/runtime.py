@@ -23,11 +23,16 @@ from bot.chat import SlackTenants
 from bot.clock import Clock
 from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.engine.asking import Asking
+from bot.engine.blocks import Blocks
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
-from bot.engine.handler import JobHandler
+from bot.engine.handler import JobHandler, Outcomes
+from bot.engine.held import HeldJobs
+from bot.engine.holds import Holds
 from bot.engine.notices import NoticeSender
+from bot.engine.recovery import Recovery
 from bot.engine.refresh import CardRefresher
 from bot.engine.reminders import Reminders
 from bot.engine.routing import Routing
@@ -37,7 +42,8 @@ from bot.engine.zones import Zones
 from bot.interaction.attention import TTL_SECONDS, AttentionBoard
 from bot.interaction.declines import Declines
 from bot.interaction.interactions import Interactions, tenant_of
-from bot.process.storewatch import WATCH_SECONDS, HoldRecovery, StoreWatch, watchable
+from bot.process.holdrecovery import HoldRecovery
+from bot.process.storewatch import WATCH_SECONDS, StoreWatch, watchable
 from bot.process.worker import Worker, WorkerConfig
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
@@ -51,9 +57,13 @@ class Engine:
     routing: Routing
     audit: Audit
     deliverer: Deliverer
+    trail: Trail
+    zones: Zones  # the people's zones and working hours, one per engine
+    blocks: Blocks  # remembered platform refusals
     stewards: Stewards
     refresher: CardRefresher
     handler: JobHandler
+    held: HeldJobs  # held jobs carried on (housekeeping)
     digests: DigestSender
     notices: NoticeSender
     reminders: Reminders
@@ -101,12 +111,14 @@ def build_engine(parts: EngineParts) -> Engine:
         teams=parts.teams,
     )
     audit = Audit(sink=parts.audit_sink, core=core)
-    deliverer = Deliverer(store=store, core=core, channels=channels, worker_id=parts.worker_id,
-                          sleep=parts.sleep, random=parts.random)
-    trail = Trail(audit, clock)
     # one per engine: every person's zone is decided here, and a profile read is kept once in
     # this process (``bot.engine.zones``)
     zones = Zones(store, channels, parts.clarify.hours)
+    deliverer = Deliverer(store=store, core=core, channels=channels, worker_id=parts.worker_id,
+                          sleep=parts.sleep, random=parts.random,
+                          locales=partial(platform_locale, zones))  # every card sent, in it
+    trail = Trail(audit, clock)
+    blocks = Blocks(store)  # remembered refusals: shared by every job of the engine
     board = AttentionBoard(core=core, clock=clock,
                            tenant=partial(tenant_of, slack=parts.slack, teams=parts.teams),
                            ttl_seconds=parts.queue_cache_seconds)
@@ -117,20 +129,37 @@ def build_engine(parts: EngineParts) -> Engine:
     reminders = Reminders(core=core, store=store, deliverer=deliverer, routing=routing,
                           refresher=refresher, trail=trail, clock=clock, settings=parts.clarify,
                           zones=zones)
-    handler = JobHandler(core=core, store=store, deliverer=deliverer, routing=routing,
-                         clock=clock, settings=parts.clarify, trail=trail, stewards=stewards,
-                         refresher=refresher, reminders=reminders)
-    deliverer.locales = partial(platform_locale, zones)  # every card sent, in it
+    asking = Asking(core=core, store=store, deliverer=deliverer, routing=routing, clock=clock,
+                    settings=parts.clarify, trail=trail, zones=zones, blocks=blocks,
+                    reminders=reminders)
+    handler = JobHandler(
+        core=core, store=store, routing=routing, clock=clock, settings=parts.clarify,
+        stewards=stewards, refresher=refresher, zones=zones, holds=Holds(store, clock),
+        asking=asking, recovery=Recovery(core=core, store=store, deliverer=deliverer,
+                                         trail=trail, settings=parts.clarify, asking=asking))
+    outcomes = Outcomes()  # the worker's and the held jobs' together
+    held = HeldJobs(core=core, store=store, clock=clock, handler=handler,
+                    lease_seconds=parts.worker.lease_seconds,
+                    concurrency=parts.worker.concurrency, outcomes=outcomes)
     digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,
                            audit=audit, clock=clock, zones=zones)
     notices = NoticeSender(core=core, store=store, deliverer=deliverer, routing=routing,
                            audit=audit, clock=clock, told=board.steward_told, zones=zones)
     dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
                                       routing=routing, audit=audit, clock=clock, zones=zones)
+    watch = None
+    if watchable(store) is not None:
+        watch = StoreWatch(store=store, clock=clock, audit=audit,
+                           interval_seconds=parts.watch_seconds,
+                           recovery=HoldRecovery(store=store, core=core, audit=audit, clock=clock,
+                                                 lease_seconds=parts.worker.lease_seconds,
+                                                 reminders=reminders))
+    # the housekeeping pass, in order: a lost store noticed before held jobs are looked at
+    chores = [*([watch.check_if_due] if watch is not None else []), held.flush,
+              digests.flush, notices.flush, reminders.flush, dead_letters.report]
     # heartbeats pace themselves on real time; only send retries take the injected sleep
-    worker = Worker(core=core, handler=handler, digests=digests, dead_letters=dead_letters,
-                    config=parts.worker, notices=notices, random=parts.random,
-                    reminders=reminders)
+    worker = Worker(core=core, handler=handler, held=held, clock=clock, config=parts.worker,
+                    chores=chores, random=parts.random, outcomes=outcomes)
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
                           workers=parts.followup_workers, board=board)
@@ -141,16 +170,9 @@ def build_engine(parts: EngineParts) -> Engine:
     interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
                                 slack=parts.slack, teams=parts.teams, declines=declines,
                                 board=board, zones=zones)
-    watch = None
-    if watchable(store) is not None:
-        watch = StoreWatch(store=store, clock=clock, audit=audit,
-                           interval_seconds=parts.watch_seconds,
-                           recovery=HoldRecovery(store=store, core=core, audit=audit, clock=clock,
-                                                 lease_seconds=parts.worker.lease_seconds,
-                                                 reminders=reminders))
-        worker.storewatch = watch
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
-                  deliverer=deliverer, stewards=stewards, refresher=refresher, handler=handler,
+                  deliverer=deliverer, trail=trail, zones=zones, blocks=blocks,
+                  stewards=stewards, refresher=refresher, handler=handler, held=held,
                   digests=digests, notices=notices, reminders=reminders,
                   dead_letters=dead_letters, worker=worker,
                   answers=answers, interactions=interactions, storewatch=watch)

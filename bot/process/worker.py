@@ -11,7 +11,7 @@ job left ahead, or when there is room for half as many jobs as it has slots. Wit
 also holds as many jobs again leased ahead, each heartbeating from its lease on like a running
 job, and a freed slot starts the next one at once, so the jobs ahead cover a poll's round trip.
 At most ``concurrency`` jobs are handled at a time. A handled job's reports go to the core after
-its slot frees (``_report``). The core has no way to give a lease back without
+its slot frees (``bot.process.running``). The core has no way to give a lease back without
 spending an attempt (``fail`` and an expired lease both do, and push the job back by the
 escalation window), so on stop the jobs leased ahead are handled like the running ones, within
 the grace period; only jobs that cannot be started by then (the grace period ran out, or delivery
@@ -29,54 +29,31 @@ What may happen next (room to lease, a slot to start in, paused, stopping) is th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random as _random
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import Any
 
 import structlog
 
 from bot.aio import drain
 from bot.channel import CredentialsRejected
+from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
-from bot.core.batching import JobScope
 from bot.core.client import CoreClient
-from bot.core.extensions import Extension
 from bot.core.transport import CORE_RETRY
-from bot.engine.deadletters import DeadLetterReporter
-from bot.engine.digests import DigestSender
-from bot.engine.handler import (
-    HOLD_LEASE_SECONDS,
-    UNREAD_LOOK_SECONDS,
-    Hold,
-    JobHandler,
-    JobOutcome,
-)
-from bot.engine.notices import NoticeSender
-from bot.engine.reminders import Reminders
+from bot.engine.handler import JobHandler, Outcomes
+from bot.engine.held import HeldJobs
 from bot.metrics import REGISTRY
 from bot.process.pauses import Pauses
+from bot.process.running import JobRunner
 from bot.process.slots import Slots
-from bot.process.storewatch import StoreWatch
 from bot.retry import RetryPolicy
-from bot.store.errors import StoreUnavailable
 
 log = structlog.get_logger("clarify.worker")
 KINDS = ["clarify:"]
 CORE_TOKEN_SETTING = "CLARIFY_BOT_CORE_TOKEN"
 CredentialsCheck = Callable[[], Awaitable[None]]  # returns, or raises CredentialsRejected
-# how long a handled job's reports, sent after its slot freed, wait for other jobs' to join them
-REPORTS_LINGER_SECONDS = 0.02
-# a job whose handling found the store unavailable is handled again after each wait, on the
-# same lease (1 s doubling to 30 s, half of each random: 61 s at most in all), before it is
-# given up to its lease (docs/reliability.md, "Retries")
-# held jobs looked at per housekeeping pass (docs/delivery.md, "Working hours")
-HOLDS_PER_PASS = 500
-STORE_RETRY = RetryPolicy(max_attempts=7, base=1.0, cap=30.0, retry_after_cap=0.0, jitter=0.5)
 
 
 def poll_retry(config: WorkerConfig) -> RetryPolicy:
@@ -110,31 +87,57 @@ class WorkerConfig:
         return self.concurrency if self.lease_ahead else 0
 
 
+Chore = Callable[[], Awaitable[object]]  # one step of housekeeping
+
+
+@dataclass(frozen=True, slots=True)
+class IterationResult:
+    """What one iteration of the poll loop did (``Worker.run_once``); the loop's wait after it
+    follows from it alone (``Worker.wait_after``)."""
+
+    polled: bool = False  # there was room worth a poll, and the core was asked
+    leased: int = 0  # jobs the poll leased (those that did not read, held, included)
+    failures: int = 0  # polls failed in a row, this one included (0: the core answered)
+    retry_after: float | None = None  # the core asked for a pause (429, 503)
+    housekept: bool = False  # the housekeeping pass ran
+    paused: bool = False  # delivery is paused: nothing was polled
+
+
 @dataclass
 class Worker:
     core: CoreClient
     handler: JobHandler
-    digests: DigestSender
-    dead_letters: DeadLetterReporter
+    held: HeldJobs  # held jobs: those the handler held, and polled jobs that did not read
+    clock: Clock  # the engine's clock: tests move it
     config: WorkerConfig = field(default_factory=WorkerConfig)
+    # the housekeeping pass, in order: the store watch, held jobs, digests, the stewards'
+    # notices, reminders, dead letters (``bot.process.runtime`` lists them)
+    chores: Sequence[Chore] = ()
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     random: Callable[[], float] = _random.random  # the store retries' jitter draws
     # the poll loop's waits between polls (a stop or a freed slot ends one early): tests count
     # the waits the loop asks for instead of sleeping through them
     idle_sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
-    outcomes: dict[JobOutcome, int] = field(default_factory=dict)
+    # every job's outcome, shared with the held jobs' releases
+    outcomes: Outcomes = field(default_factory=Outcomes)
     credentials: CredentialsCheck | None = None
-    notices: NoticeSender | None = None  # the stewards' batched high-severity notices
-    reminders: Reminders | None = None  # question cards' one reminder each
     # per installation, where a platform holds a token per installation (bot.process.pauses)
     pauses: Pauses | None = None
     # the slots, the jobs leased ahead, the reports under way, paused and stopping
     slots: Slots = field(init=False)
-    # notices a store that lost its data before held jobs are looked at (bot.process.storewatch)
-    storewatch: StoreWatch | None = None
+    # each leased job's life in its slot (``bot.process.running``)
+    runner: JobRunner = field(init=False)
+    iterations: int = field(default=0, init=False)  # housekeeping every ``housekeeping_every``
+    poll_failures: int = field(default=0, init=False)  # polls failed in a row
 
     def __post_init__(self) -> None:
         self.slots = Slots(self.config.concurrency, self.config.ahead)
+        self.runner = JobRunner(
+            core=self.core, handler=self.handler, held=self.held, slots=self.slots,
+            outcomes=self.outcomes, pause=self.pause, start_ready=self._start_ready,
+            lease_seconds=self.config.lease_seconds,
+            heartbeat_seconds=self.config.heartbeat_seconds, sleep=self.sleep,
+            random=self.random, pauses=lambda: self.pauses)
 
     @property
     def paused(self) -> CredentialsRejected | None:
@@ -152,45 +155,21 @@ class Worker:
         leased = await self.core.poll_jobs(
             kinds=KINDS, max_jobs=free, lease_seconds=self.config.lease_seconds
         )
-        now = self.handler.clock.now()  # the engine's clock: tests move it
+        now = self.clock.now()
         for job in leased.jobs:
             if job.visible_at is not None:  # a core may leave it out (docs/core-contract.md)
                 lag = max(0.0, (now - job.visible_at).total_seconds())
                 REGISTRY.observe("clarify_job_lag_seconds", lag)
-            self.slots.leased(job, asyncio.create_task(self._heartbeat(job)))
+            self.slots.leased(job, asyncio.create_task(self.runner.heartbeat(job)))
         self._start_ready()
         for unread in leased.unread:
-            await self._hold_unread(unread)
+            await self.held.unread(unread)
         return len(leased.jobs) + len(leased.unread)
-
-    async def _hold_unread(self, unread: m.UnreadJob) -> None:
-        """A polled job that did not read. Named (its id and lease token read), it is held like
-        a job whose clarification did not read: its lease kept and the job read again (from the
-        heartbeat's answer) every ``UNREAD_LOOK_SECONDS``, so no candidate's turn runs out
-        unseen. Unnamed, nothing can reach it: it is left to its lease, logged and counted."""
-        fields = list(unread.fields)
-        if not unread.named:
-            REGISTRY.inc("clarify_jobs_unreadable_total", read="job", action="left")
-            log.error("worker.job_unreadable", fields=fields, action="left",
-                      why="its id or its lease token did not read")
-            return
-        assert unread.id is not None and unread.lease_token is not None
-        REGISTRY.inc("clarify_jobs_unreadable_total", read="job", action="held")
-        now = self.handler.clock.now()
-        hold = Hold(None, now + timedelta(seconds=UNREAD_LOOK_SECONDS),
-                    named=(unread.id, unread.lease_token))
-        log.warning("worker.job_unreadable", job_id=unread.id, fields=fields, action="held",
-                    again=hold.due.isoformat())
-        try:
-            await self.handler.store.hold_put(unread.id, hold.dumps(), at=now)
-            await self._look_at_hold(unread.id, hold)
-        except (e.CoreError, StoreUnavailable, ValueError) as exc:
-            log.warning("worker.hold_unextended", job_id=unread.id, error=type(exc).__name__)
 
     def _start_ready(self) -> None:
         """Start jobs leased ahead while slots are free (not while delivery is paused)."""
         while (ready := self.slots.next_ready()) is not None:
-            task = asyncio.create_task(self._work(*ready))
+            task = asyncio.create_task(self.runner.work(*ready))
             self.slots.started(task)
             task.add_done_callback(self._finished)
 
@@ -214,18 +193,11 @@ class Worker:
         return self.slots.hungry
 
     async def housekeeping(self) -> None:
-        """Send due digests, stewards' notices and reminders, and list new dead letters to
-        stewards."""
+        """One housekeeping pass: the store watch, held jobs, due digests, stewards' notices and
+        reminders, new dead letters listed to stewards (``chores``, in that order)."""
         try:
-            if self.storewatch is not None:
-                await self.storewatch.check_if_due()
-            await self.release_holds()
-            await self.digests.flush()
-            if self.notices is not None:
-                await self.notices.flush()
-            if self.reminders is not None:
-                await self.reminders.flush()
-            await self.dead_letters.report()
+            for chore in self.chores:
+                await chore()
         except CredentialsRejected as exc:  # the claimed digest batch is retried when resumed
             if exc.scope is not None and self.pauses is not None:
                 self.pauses.pause(exc)
@@ -233,211 +205,6 @@ class Worker:
                 self.pause(exc)
         except Exception as exc:  # a store or platform blip must not stop the worker
             log.warning("worker.housekeeping_failed", error=type(exc).__name__)
-
-    async def release_holds(self) -> None:
-        """Jobs held for a person's working hours (``JobHandler.hold``), kept in the store so
-        that any worker carries them on: a hold whose lease would end before it is due gets
-        its lease extended again; a hold that is due is handled now (the card goes out). A
-        lease lost meanwhile (every worker down for longer than the held lease lives) ends the
-        hold: the core counts the turn as expired (docs/delivery.md, "Working hours")."""
-        store = self.handler.store
-        # one replica at a time looks at a hold: two releasing it at once would both send its
-        # card (each reservation would be the other's, taken for a dead worker's); a claimant
-        # that dies leaves it to the next pass after the claim, inside the lease it extended
-        claim = max(self.config.lease_seconds // 2, 1)
-        # held questions fall due together (08:00 in a zone): as many at once as the worker
-        # has slots, each claimed just before it is looked at (a claim taken at the start of a
-        # long pass would have run out by the time its turn came)
-        room = asyncio.Semaphore(max(1, self.config.concurrency))
-
-        async def one(job_id: str) -> None:
-            async with room:
-                if not await store.hold_claim(job_id, now=self.handler.clock.now(),
-                                              lease_seconds=claim):
-                    return  # another replica has it, or it was released meanwhile
-                text = await store.hold_text(job_id)  # as kept now, not as the scan read it
-                if text is None:
-                    return
-                try:
-                    await self._look_at_hold(job_id, Hold.loads(text))
-                except e.CoreError as exc:  # the core away: looked at again after the claim
-                    log.warning("worker.hold_unextended", job_id=job_id,
-                                error=type(exc).__name__)
-
-        due = await store.holds_due(now=self.handler.clock.now(), limit=HOLDS_PER_PASS)
-        done = await asyncio.gather(*(one(job_id) for job_id, _ in due), return_exceptions=True)
-        for failed in done:
-            if isinstance(failed, CredentialsRejected | asyncio.CancelledError):
-                raise failed  # the worker pauses (housekeeping), or stops; the holds stay
-            if isinstance(failed, BaseException):
-                log.warning("worker.hold_failed", error=type(failed).__name__)
-
-    async def _look_at_hold(self, job_id: str, hold: Hold) -> None:
-        now = self.handler.clock.now()
-        due = hold.due <= now
-        try:
-            extended = await self.core.heartbeat_job(
-                job_id=job_id, lease_token=hold.lease_token,
-                # a job that did not read keeps the long lease until it reads
-                lease_seconds=self.config.lease_seconds if due and hold.job is not None
-                else HOLD_LEASE_SECONDS)
-        except (e.LeaseExpired, e.LeaseMismatch, e.JobNotFound) as exc:
-            await self.handler.store.hold_drop(job_id)
-            REGISTRY.inc("clarify_holds_lost_total")
-            log.warning("worker.hold_lost", job_id=job_id, error=type(exc).__name__)
-            return
-        job = extended or hold.job
-        if job is None:  # the job still does not read (the heartbeat's answer did not either)
-            kept = Hold(None, now + timedelta(seconds=UNREAD_LOOK_SECONDS) if due else hold.due,
-                        named=hold.named)
-            if due:
-                REGISTRY.inc("clarify_jobs_unreadable_total", read="job", action="held")
-                log.warning("worker.job_unreadable", job_id=job_id, action="held",
-                            again=kept.due.isoformat())
-            # the answer that would say when the lease ends did not read: by what was asked
-            # for (a core without heartbeat-lease extends by the polled lease)
-            lease = (HOLD_LEASE_SECONDS if self.core.offers(Extension.HEARTBEAT_LEASE)
-                     else self.config.lease_seconds)
-            await self.handler.store.hold_put(
-                job_id, kept.dumps(), at=kept.look_at(now + timedelta(seconds=lease), now))
-            return
-        if hold.job is None:  # the held job reads now: handled as a hold that is due
-            log.info("worker.job_reads", job_id=job_id)
-            await self._look_at_hold(job_id, Hold(job, now))
-            return
-        if not due:
-            kept = Hold(job, hold.due, troubles=hold.troubles)
-            await self.handler.store.hold_put(job_id, kept.dumps(),
-                                              at=kept.look_at(job.lease_expires_at, now))
-            return
-        outcome, reports = await self.handler.handle_unreported(job)
-        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
-        REGISTRY.inc("clarify_jobs_total", outcome=outcome.value)
-        log.info("worker.hold_released", job_id=job.id, outcome=outcome)
-        await self.core.flush(reports)
-        if outcome is JobOutcome.HELD:  # still outside the hours (a zone changed): held again
-            text = await self.handler.store.hold_text(job_id)
-            if text is not None:
-                await self._look_at_hold(job_id, Hold.loads(text))
-            return
-        await self.handler.store.hold_drop(job_id)
-
-    async def _work(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]) -> None:
-        try:
-            handled = await self._handle_holding(job, heartbeat)
-            if handled is None:
-                return
-            outcome, reports = handled
-            self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
-            REGISTRY.inc("clarify_jobs_total", outcome=outcome.value)
-            log.info("worker.job_done", job_id=job.id, attempt=job.attempts, outcome=outcome)
-            if outcome is JobOutcome.HELD:
-                # the job's own heartbeats stop first, then the held lease is extended
-                await self._stop_heartbeat(heartbeat)
-                text = await self.handler.store.hold_text(job.id)
-                if text is not None:
-                    await self._look_at_hold(job.id, Hold.loads(text))
-            if reports.deliveries or reports.events:
-                await self._report(job, reports)
-        except e.CoreError as exc:
-            # the lease runs out and the core retries the job: nothing was sent twice
-            log.warning("worker.job_failed", job_id=job.id, error=type(exc).__name__)
-        except Exception as exc:  # a bug in one job must not stop the worker
-            log.error("worker.job_crashed", job_id=job.id, error=type(exc).__name__)
-        finally:
-            await self._stop_heartbeat(heartbeat)
-            structlog.contextvars.clear_contextvars()
-
-    @staticmethod
-    async def _stop_heartbeat(heartbeat: asyncio.Task[None]) -> None:
-        heartbeat.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await heartbeat
-
-    async def _report(self, job: m.LeasedJob, reports: JobScope) -> None:
-        """Send a handled job's reports after its slot frees, so the next job need not wait for
-        them; they wait ``REPORTS_LINGER_SECONDS`` for other jobs' to share the call
-        (``bot/core/batching.py``). The job's cards are out and recorded in the store by then (a
-        question card whose report is lost is reported by the job's next attempt,
-        ``JobHandler.reconcile_earlier``); stop and ``drain`` wait for the reports under way. At
-        most ``concurrency`` jobs' reports are under way like this; beyond that the job's slot
-        waits for its own, as every job's did before."""
-        if not self.slots.may_report_aside:
-            await self.core.flush(reports)
-            return
-
-        async def send() -> None:
-            try:
-                await self.core.flush(reports, linger=REPORTS_LINGER_SECONDS)
-            except e.CoreError as exc:
-                log.warning("worker.reports_failed", job_id=job.id, error=type(exc).__name__)
-            except Exception as exc:
-                log.error("worker.reports_crashed", job_id=job.id, error=type(exc).__name__)
-
-        self.slots.reporting(asyncio.create_task(send()))
-
-    async def _handle_holding(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]
-                              ) -> tuple[JobOutcome, JobScope] | None:
-        """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
-        handle it again once they pass. When the store is unavailable (Redis restarting, a
-        failover), handle it again after each of ``STORE_RETRY``'s waits, holding the lease:
-        letting the lease run out would spend the job's attempt, and with it a candidate's turn.
-        Handling again is safe: admissions replay and a reservation left without its record is
-        looked up on the platform before anything is sent. None: given up (stopping, or the
-        lease was lost), so the lease runs out."""
-        tries = 0
-        while True:
-            try:
-                return await self.handler.handle_unreported(job)
-            except CredentialsRejected as exc:
-                if exc.scope is not None and self.pauses is not None:
-                    if not await self._hold_scope(job, exc, heartbeat):
-                        return None
-                    continue
-                self.pause(exc)
-                if not await self._until_resumed(heartbeat):
-                    log.warning("worker.held_job_released", job_id=job.id)
-                    return None
-            except StoreUnavailable:
-                tries += 1
-                if STORE_RETRY.last(tries) or self.slots.stopped or heartbeat.done():
-                    raise
-                wait = STORE_RETRY.delay(tries, draw=self.random())
-                REGISTRY.inc("clarify_job_store_retries_total")
-                log.warning("worker.store_unavailable_retrying", job_id=job.id, after=wait)
-                await self.sleep(wait)
-
-    async def _hold_scope(self, job: m.LeasedJob, refused: CredentialsRejected,
-                          heartbeat: asyncio.Task[None]) -> bool:
-        """Hold a job that met an installation whose token is refused (``bot.process.pauses``),
-        outside the slots, so other installations' jobs go on meanwhile; True once it
-        resumes, False when it is let go (stopping, lease lost, too many held)."""
-        assert self.pauses is not None and refused.scope is not None
-        self.pauses.pause(refused)
-        task: asyncio.Task[None] | None = asyncio.current_task()
-        self.slots.set_aside(task)
-        self._start_ready()
-        self.slots.wake()
-        stopping: asyncio.Future[Any] = asyncio.ensure_future(self.slots.stopping.wait())
-        try:
-            held = await self.pauses.hold(refused.scope, until=[stopping, heartbeat])
-        finally:
-            stopping.cancel()
-            self.slots.take_back(task)
-        if held and not self.slots.stopped and not heartbeat.done():
-            return True
-        log.warning("worker.held_job_released", job_id=job.id, scope=refused.scope)
-        return False
-
-    async def _until_resumed(self, heartbeat: asyncio.Task[None]) -> bool:
-        waits = [asyncio.ensure_future(self.slots.resumed.wait()),
-                 asyncio.ensure_future(self.slots.stopping.wait())]
-        try:
-            await asyncio.wait([*waits, heartbeat], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for wait in waits:
-                wait.cancel()
-        return self.paused is None and not self.slots.stopped and not heartbeat.done()
 
     # ---------------------------------------------------------------- credentials
 
@@ -485,19 +252,6 @@ class Worker:
         self.resume()
         return True
 
-    async def _heartbeat(self, job: m.LeasedJob) -> None:
-        while True:
-            await self.sleep(self.config.heartbeat_seconds)
-            try:
-                await self.core.heartbeat_job(
-                    job_id=job.id,
-                    lease_token=job.lease_token,
-                    lease_seconds=self.config.lease_seconds,
-                )
-            except e.CoreError as exc:
-                log.warning("worker.heartbeat_failed", job_id=job.id, error=type(exc).__name__)
-                return
-
     # ---------------------------------------------------------------- loops
 
     async def drain(self) -> None:
@@ -523,46 +277,66 @@ class Worker:
                 paused.cancel()
 
     async def run(self) -> None:
-        """Poll until stopped; on stop, let in-flight jobs finish within the grace period."""
-        iteration = failures = 0
+        """Poll until stopped, one ``run_once`` at a time and the wait it calls for between;
+        while delivery is paused, the credentials are checked again every
+        ``credentials_recheck_seconds``. On stop, in-flight jobs finish within the grace
+        period."""
         await self.check_credentials()
         while not self.slots.stopped:
             if self.paused is not None:
                 await self._idle(self.config.credentials_recheck_seconds)
                 await self.check_credentials()
                 continue
-            if self.pauses is not None:
-                await self.pauses.recheck()
-            polled, leased, retry_after = self.hungry, 0, None
-            try:
-                if polled:
-                    leased = await self.poll_iteration()
-            except e.AuthenticationFailed:
-                log.error("worker.core_token_rejected", setting=CORE_TOKEN_SETTING)
-            except e.CoreError as exc:
-                failures += 1
-                retry_after = exc.retry_after if isinstance(exc, e.CoreAPIError) else None
-                if (failures - 1) % self.config.poll_failures_logged_every == 0:
-                    log.warning("worker.poll_failed", error=type(exc).__name__, failures=failures,
-                                setting="core.url", url=self.config.core_url,
-                                retry_after=retry_after)
-            else:
-                if failures and polled:
-                    log.info("worker.poll_recovered", failures=failures)
-                    failures = 0
-            iteration += 1
-            if iteration % self.config.housekeeping_every == 0:
-                await self.housekeeping()
-            if retry_after is not None:
-                # the core asked for a pause (429, 503): no poll before it ends, room or not
-                await self._idle(poll_retry(self.config).delay(failures, retry_after=retry_after,
-                                                       draw=1.0))
-            elif not self.hungry:
-                # enough jobs in hand: lease again the moment there is room, not a poll later
-                await self._idle(self.config.poll_interval_seconds, until_freed=True)
-            elif leased == 0 and polled:  # nothing due (or the core failed): a poll interval
-                await self._idle(poll_retry(self.config).delay(max(failures, 1), draw=1.0))
+            await self.wait_after(await self.run_once())
         await self.shutdown()
+
+    async def run_once(self) -> IterationResult:
+        """One iteration: the paused installations looked at again, a poll when the worker is
+        ``hungry`` (its jobs started, ``poll_iteration``), and every ``housekeeping_every``
+        iterations a housekeeping pass. A poll the core refuses is counted, logged (its first
+        failure, then every ``poll_failures_logged_every``-th) and said in the result; the
+        loop waits accordingly. Never waits itself."""
+        if self.paused is not None:
+            return IterationResult(paused=True)
+        if self.pauses is not None:
+            await self.pauses.recheck()
+        polled, leased, retry_after = self.hungry, 0, None
+        try:
+            if polled:
+                leased = await self.poll_iteration()
+        except e.AuthenticationFailed:
+            log.error("worker.core_token_rejected", setting=CORE_TOKEN_SETTING)
+        except e.CoreError as exc:
+            self.poll_failures += 1
+            failures = self.poll_failures
+            retry_after = exc.retry_after if isinstance(exc, e.CoreAPIError) else None
+            if (failures - 1) % self.config.poll_failures_logged_every == 0:
+                log.warning("worker.poll_failed", error=type(exc).__name__, failures=failures,
+                            setting="core.url", url=self.config.core_url,
+                            retry_after=retry_after)
+        else:
+            if self.poll_failures and polled:
+                log.info("worker.poll_recovered", failures=self.poll_failures)
+                self.poll_failures = 0
+        self.iterations += 1
+        housekept = self.iterations % self.config.housekeeping_every == 0
+        if housekept:
+            await self.housekeeping()
+        return IterationResult(polled=polled, leased=leased, failures=self.poll_failures,
+                               retry_after=retry_after, housekept=housekept)
+
+    async def wait_after(self, result: IterationResult) -> None:
+        """The loop's wait after an iteration: the core's Retry-After (no poll before it ends,
+        room or not); with enough jobs in hand, until there is room again (at most a poll
+        interval); after a poll that leased nothing or failed, a poll interval
+        (``poll_retry``); otherwise none."""
+        if result.retry_after is not None:
+            await self._idle(poll_retry(self.config).delay(
+                result.failures, retry_after=result.retry_after, draw=1.0))
+        elif not self.hungry:
+            await self._idle(self.config.poll_interval_seconds, until_freed=True)
+        elif result.leased == 0 and result.polled:
+            await self._idle(poll_retry(self.config).delay(max(result.failures, 1), draw=1.0))
 
     async def _idle(self, seconds: float, *, until_freed: bool = False) -> None:
         """Wait ``seconds``, or less: until stopped, or (``until_freed``) the worker is

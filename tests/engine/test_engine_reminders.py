@@ -199,7 +199,7 @@ async def test_no_reminder_after_a_decline(make_rig: Callable[..., Rig]) -> None
     cid = await rig.create(authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
     await rig.burst()
     c = await rig.bot.get_clarification(clarification_id=cid)
-    await rig.engine.handler.trail.skipped(
+    await rig.engine.trail.skipped(
         cid, Skip("p-sarah", m.ReasonCode.CANDIDATE_DECLINED, "declined"), attempt=0,
         job_id=c.job_id)
     await rig.later(timedelta(hours=6, minutes=1))

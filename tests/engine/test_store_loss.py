@@ -18,7 +18,7 @@ import redis.asyncio as aioredis
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.extensions import Extension
-from bot.engine.handler import HOLD_LEASE_SECONDS, LOST_TURN, Hold
+from bot.engine.holds import HOLD_LEASE_SECONDS, LOST_TURN, Hold
 from bot.metrics import REGISTRY
 from bot.process.storewatch import StoreWatch
 from bot.store.base import Store

@@ -21,7 +21,8 @@ from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.engine.handler import HOLD_LEASE_SECONDS, UNREAD_LOOK_SECONDS, JobOutcome
+from bot.engine.handler import JobOutcome
+from bot.engine.holds import HOLD_LEASE_SECONDS, UNREAD_LOOK_SECONDS
 from bot.metrics import REGISTRY
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient

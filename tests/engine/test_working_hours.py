@@ -264,7 +264,7 @@ async def test_two_replicas_looking_at_one_hold_at_once_send_one_card(
     assert replicas[0].worker.outcomes.get(JobOutcome.HELD) == 1
     while clock.now() < BERLIN_8AM + 3 * STEP:
         clock.advance(STEP)
-        await asyncio.gather(*(r.worker.release_holds() for r in replicas))
+        await asyncio.gather(*(r.engine.held.flush() for r in replicas))
     assert [s.address.person_id for s in channel.sent] == ["p-ahmed"]
     released = [r.worker.outcomes.get(JobOutcome.ASKED, 0) for r in replicas]
     assert sorted(released) == [0, 1]

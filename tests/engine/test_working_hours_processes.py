@@ -36,7 +36,7 @@ from aiohttp import web
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.engine.handler import HOLD_LEASE_SECONDS, Hold
+from bot.engine.holds import HOLD_LEASE_SECONDS, Hold
 from bot.process.worker import WorkerConfig
 from bot.store.redis import RedisStore
 from devcore.client import DevCoreClient

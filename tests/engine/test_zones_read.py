@@ -262,7 +262,7 @@ async def test_every_rebuild_of_a_card_reads_in_the_zone_it_was_sent_in(
 
     platform.zones["U0PRIYA"] = "Asia/Tokyo"  # she travels; what was known of her is stale
     await rig.store.kv_delete(PROFILES, profile_key("slack", "U0PRIYA"))
-    rig.engine.handler.zones.forget()
+    rig.engine.zones.forget()
     await rig.create(authority={"authored_by": ["p-priya"]})
     await rig.burst()
     [fresh] = [s for s in rig.channel.to("p-priya") if s.ref != card.ref
@@ -320,7 +320,7 @@ async def test_a_digest_closes_and_reads_in_the_persons_zone_and_so_do_its_pages
 
     platform.zones["U0PRIYA"] = "Asia/Tokyo"
     await rig.store.kv_delete(PROFILES, profile_key("slack", "U0PRIYA"))
-    rig.engine.handler.zones.forget()
+    rig.engine.zones.forget()
     user = ChatUser(platform="slack", user_id="U0PRIYA", team_id="T0ACME",
                     enterprise_id="E0ACME")
     page = await rig.engine.interactions.digest_page(

@@ -33,7 +33,7 @@ async def test_slack_profile_gives_the_zone_and_the_locale(make_stack: Any,
     fake_slack.users["U0AHMED"].tz = "Europe/Berlin"
     fake_slack.users["U0AHMED"].locale = "de-DE"
     stack = await make_stack()
-    channel = stack.engine.handler.deliverer.channels["slack"]
+    channel = stack.engine.deliverer.channels["slack"]
     assert isinstance(channel, SlackChannel)
     address = Address("slack", "p-ahmed", "U0AHMED",
                       reach=SlackReach(team_id="T0ACME", enterprise_id="E0ACME"))
@@ -90,7 +90,7 @@ async def test_a_profile_lookup_never_queues_behind_a_burst_and_leaves_clicks_th
     goes in the core's locale, bot.engine.zones) instead of waiting its turn; a click's card
     update still finds the bucket's reserve."""
     stack = await make_stack()
-    channel = stack.engine.handler.deliverer.channels["slack"]
+    channel = stack.engine.deliverer.channels["slack"]
     assert isinstance(channel, SlackChannel) and channel.rates.paced
     ahmed = Address("slack", "p-ahmed", "U0AHMED",
                     reach=SlackReach(team_id="T0ACME", enterprise_id="E0ACME"))

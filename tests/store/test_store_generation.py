@@ -323,7 +323,7 @@ class FailsOnce(Flaky):
 
 
 async def test_a_recovery_cut_short_by_the_store_is_finished_at_the_next_check() -> None:
-    from bot.process.storewatch import HoldRecovery
+    from bot.process.holdrecovery import HoldRecovery
 
     clock = ManualClock(T0)
     memory = MemoryStore(clock=clock)

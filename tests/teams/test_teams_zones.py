@@ -67,7 +67,7 @@ async def test_a_teams_card_and_its_refresh_read_in_the_clients_zone(
 
     await says(stack, kit, "Asia/Tokyo")  # she travels; what the bot knew of her is stale
     await stack.store.kv_delete(PROFILES, profile_key("teams", SARAH))
-    stack.engine.handler.zones.forget()
+    stack.engine.zones.forget()
     # her client refreshing the card, with the reference its buttons carry
     answer_ref = CODEC.decode_teams_data(next(
         a["data"] for a in _actions(card.card) if a.get("verb") == "clarify.answer"))

@@ -13,9 +13,10 @@ from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.engine.handler import JobOutcome
 from bot.metrics import REGISTRY
-from bot.process.worker import STORE_RETRY, Worker, WorkerConfig
+from bot.process.running import STORE_RETRY
+from bot.process.worker import Worker, WorkerConfig
 from bot.store.errors import StoreUnavailable
-from tests.engine.test_worker_ahead import Core, _job
+from tests.process.doubles import Core, job, worker_for
 
 HEARTBEAT = 3600
 
@@ -54,11 +55,10 @@ class Sleeps:
 def _worker(failures: int, sleeps: Sleeps, draw: float = 1.0) -> tuple[Worker, Flaky]:
     clock = ManualClock()
     handler = Flaky(clock=clock, failures=failures)
-    worker = Worker(core=Core(due=[_job(0, clock)]), handler=handler,  # type: ignore[arg-type]
-                    digests=None, dead_letters=None,  # type: ignore[arg-type]
-                    config=WorkerConfig(concurrency=1, heartbeat_seconds=HEARTBEAT,
-                                        poll_interval_seconds=3600), sleep=sleeps,
-                    random=lambda: draw)  # 1.0: the policy's ceilings
+    worker = worker_for(Core(due=[job(0, clock)]), handler, clock,
+                        WorkerConfig(concurrency=1, heartbeat_seconds=HEARTBEAT,
+                                     poll_interval_seconds=3600), sleep=sleeps,
+                        random=lambda: draw)  # 1.0: the policy's ceilings
     sleeps.worker = worker
     return worker, handler
 

@@ -13,7 +13,7 @@ from bot.clock import ManualClock
 from bot.core import errors as e
 from bot.core import models as m
 from bot.process.worker import Worker, WorkerConfig
-from bot.store.memory import MemoryStore
+from tests.process.doubles import worker_for
 
 CORE_URL = "http://core.internal:8700"
 
@@ -35,24 +35,13 @@ class AwayCore:
 
 
 class Handler:
-    clock = ManualClock()
-    store = MemoryStore()  # no job is held for hours here
-
-
-class Nothing:
-    async def flush(self) -> None:
-        return None
-
-    async def report(self) -> None:
-        return None
+    """No job is leased here."""
 
 
 async def test_an_unreachable_core_is_logged_with_its_url_once_every_30_polls() -> None:
     core = AwayCore(failing=65)
-    worker = Worker(core=core, handler=Handler(),  # type: ignore[arg-type]
-                    digests=Nothing(),  # type: ignore[arg-type]
-                    dead_letters=Nothing(),  # type: ignore[arg-type]
-                    config=WorkerConfig(poll_interval_seconds=0, core_url=CORE_URL))
+    worker = worker_for(core, Handler(), ManualClock(),
+                        WorkerConfig(poll_interval_seconds=0, core_url=CORE_URL))
     core.worker = worker
     with structlog.testing.capture_logs() as logs:
         await asyncio.wait_for(worker.run(), 30)

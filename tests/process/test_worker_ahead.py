@@ -1,6 +1,5 @@
 """The worker leases jobs ahead of its slots (bot/process/worker.py): a freed slot starts the next
-job
-without a poll, at most ``concurrency`` jobs run at once, a handled job's reports go after its
+job without a poll, at most ``concurrency`` jobs run at once, a handled job's reports go after its
 slot frees, and stopping finishes the jobs leased ahead (or, paused, leaves them to their leases).
 
 The core and the handler are stand-ins: what is under test is the worker's bookkeeping of slots,
@@ -10,88 +9,20 @@ handler against the reference core)."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from datetime import timedelta
+from dataclasses import dataclass
 
-from bot.channel import CredentialsRejected
 from bot.clock import ManualClock
-from bot.core import models as m
-from bot.core.batching import JobScope
-from bot.engine.handler import JobOutcome
 from bot.process.worker import Worker, WorkerConfig
-from bot.store.memory import MemoryStore
-
-
-def _job(n: int, clock: ManualClock) -> m.LeasedJob:
-    return m.LeasedJob(id=f"job-{n}", kind="clarify:temporal",
-                       payload=m.JobPayload(clarification_id=f"c-{n}", ranking=["p-1"]),
-                       attempts=0, max_attempts=2, lease_token=f"lease-{n}",
-                       lease_expires_at=clock.now() + timedelta(seconds=60))
-
-
-@dataclass
-class Core:
-    """Polls answer the due jobs in order; reports wait for ``reports_gate``."""
-
-    due: list[m.LeasedJob]
-    polls: list[int] = field(default_factory=list)  # max_jobs of each poll
-    reported: list[str] = field(default_factory=list)  # clarification ids, as they arrive
-    reports_gate: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def poll_jobs(self, *, kinds: list[str], max_jobs: int, lease_seconds: int
-                        ) -> m.PollResponse:
-        self.polls.append(max_jobs)
-        leased, self.due = self.due[:max_jobs], self.due[max_jobs:]
-        return m.PollResponse(jobs=leased)
-
-    async def heartbeat_job(self, *, job_id: str, lease_token: str, lease_seconds: int
-                            ) -> None:
-        return None
-
-    async def flush(self, scope: JobScope, *, linger: float = 0) -> None:
-        await self.reports_gate.wait()
-        self.reported.extend(d.clarification_id for d in scope.deliveries)
-
-
-@dataclass
-class Handler:
-    """Each job runs until the test opens its gate, then reports one delivery."""
-
-    clock: ManualClock
-    store: MemoryStore = field(default_factory=MemoryStore)  # no job is held for hours here
-    gates: dict[str, asyncio.Event] = field(default_factory=dict)
-    started: list[str] = field(default_factory=list)
-    running: set[str] = field(default_factory=set)
-    most_at_once: int = 0
-    refuse_next: bool = False  # the platform refuses the credentials once
-
-    def gate(self, job_id: str) -> asyncio.Event:
-        return self.gates.setdefault(job_id, asyncio.Event())
-
-    async def handle_unreported(self, job: m.LeasedJob) -> tuple[JobOutcome, JobScope]:
-        if self.refuse_next:
-            self.refuse_next = False
-            raise CredentialsRejected("invalid_auth", setting="SLACK_BOT_TOKEN")
-        self.started.append(job.id)
-        self.running.add(job.id)
-        self.most_at_once = max(self.most_at_once, len(self.running))
-        try:
-            await self.gate(job.id).wait()
-        finally:
-            self.running.discard(job.id)
-        scope = JobScope()
-        scope.deliveries.append(m.DeliveryReportItem.model_construct(
-            clarification_id=job.payload.clarification_id))
-        return JobOutcome.ASKED, scope
+from tests.process.doubles import Core, Handler, job, worker_for
 
 
 def _worker(jobs: int, *, concurrency: int, ahead: bool = True) -> tuple[Worker, Core, Handler]:
     clock = ManualClock()
-    core = Core(due=[_job(n, clock) for n in range(jobs)])
+    core = Core(due=[job(n, clock) for n in range(jobs)])
     handler = Handler(clock=clock)
-    worker = Worker(core=core, handler=handler, digests=None, dead_letters=None,  # type: ignore[arg-type]
-                    config=WorkerConfig(concurrency=concurrency, heartbeat_seconds=3600,
-                                        lease_ahead=ahead, poll_interval_seconds=3600))
+    worker = worker_for(core, handler, clock,
+                        WorkerConfig(concurrency=concurrency, heartbeat_seconds=3600,
+                                     lease_ahead=ahead, poll_interval_seconds=3600))
     return worker, core, handler
 
 
@@ -214,8 +145,7 @@ async def test_a_running_worker_leases_as_slots_free_whatever_its_poll_interval(
     as slots free (a pass that found no room to lease never means a poll interval's sleep)."""
     worker, core, handler = _worker(12, concurrency=2)
     quiet = Quiet()
-    worker.digests = quiet  # type: ignore[assignment]
-    worker.dead_letters = quiet  # type: ignore[assignment]
+    worker.chores = [quiet.flush, quiet.report]
     worker.config.housekeeping_every = 1
     core.reports_gate.set()
     running = asyncio.create_task(worker.run())

@@ -1,7 +1,7 @@
 """bot/process/slots.py: the worker's coordination state, one transition at a time.
 
 No worker and no core here: jobs are leased, started, finished, set aside and taken back by
-hand, and each test checks what the state allows next (tests/engine/test_worker_ahead.py runs
+hand, and each test checks what the state allows next (tests/process/test_worker_ahead.py runs
 the same bookkeeping inside a worker)."""
 
 from __future__ import annotations
