@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
 import structlog
@@ -35,7 +36,9 @@ from bot.engine.zones import Zones
 from bot.errors import BotError
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import Admission, CardRecord, Decision, DeliveryKey, DigestItem, Store
+from bot.store.admissions import Admissions
+from bot.store.base import Admission, CardRecord, Decision, DeliveryKey, DigestItem
+from bot.store.ledger import DeliveryLedger
 from cards.views import QuestionView
 
 # the handler's log lines: asking is a step of handling a job
@@ -62,12 +65,16 @@ class Walk:
     can_confirm: set[str] = field(default_factory=set)  # asked people whose answer can count
 
 
+class AskingStore(Admissions, DeliveryLedger, Protocol):
+    """What asking uses of the store: the admission, the delivery slots and the cards sent."""
+
+
 @dataclass
 class Asking:
     """The handler's step that asks: ``walk`` a pass of turns, ``ask`` one candidate."""
 
     core: CoreClient
-    store: Store
+    store: AskingStore
     deliverer: Deliverer
     routing: Routing
     clock: Clock

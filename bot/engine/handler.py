@@ -47,7 +47,7 @@ from bot.engine.trail import Skip
 from bot.engine.zones import Zones
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import Store
+from bot.store.kv import KeyValues
 
 log = structlog.get_logger("clarify.handler")
 
@@ -83,7 +83,7 @@ class Outcomes(dict[JobOutcome, int]):
 @dataclass
 class JobHandler:
     core: CoreClient
-    store: Store
+    store: KeyValues  # the lease kept for a decline (``HELD_LEASE``)
     routing: Routing
     clock: Clock
     settings: ClarifySettings
@@ -217,7 +217,7 @@ class JobHandler:
 
     async def hold(self, job: m.LeasedJob, due: datetime) -> None:
         """Hold the job until ``due``: the hold is kept in the store at once (so a worker killed
-        from here on leaves it to any other: ``bot.engine.held.HeldJobs``), and the worker
+        from here on leaves it to any other: ``bot.engine.held.HoldKeeper``), and the worker
         extends the lease by the core's longest lease once the job's own heartbeats have
         stopped. Nothing is sent and no attempt is spent, so the escalation window starts when
         the card goes out."""

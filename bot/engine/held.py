@@ -26,8 +26,8 @@ from bot.core.extensions import Extension
 from bot.engine.handler import JobHandler, JobOutcome, Outcomes
 from bot.engine.holds import HOLD_LEASE_SECONDS, UNREAD_LOOK_SECONDS, Hold
 from bot.metrics import REGISTRY
-from bot.store.base import Store
 from bot.store.errors import StoreUnavailable
+from bot.store.holds import HeldJobs
 
 # the worker's log lines: it carries the holds on
 log = structlog.get_logger("clarify.worker")
@@ -36,9 +36,11 @@ HOLDS_PER_PASS = 500
 
 
 @dataclass
-class HeldJobs:
+class HoldKeeper:
+    """Keeps the holds: their leases extended, each released when due, dropped when lost."""
+
     core: CoreClient
-    store: Store
+    store: HeldJobs
     clock: Clock
     handler: JobHandler  # handles a hold that is due
     lease_seconds: int = 60  # a running job's lease (WorkerConfig.lease_seconds)

@@ -19,7 +19,7 @@ import structlog
 from bot.clock import Clock
 from bot.core import models as m
 from bot.metrics import REGISTRY
-from bot.store.base import Store
+from bot.store.holds import HeldJobs
 
 # the handler's log lines: the hold is its decision
 log = structlog.get_logger("clarify.handler")
@@ -105,9 +105,9 @@ def trouble_wait(troubles: int, retry_after: float | None) -> float:
 @dataclass
 class Holds:
     """Where the handler's holds are written: each kept in the store at once, so that a worker
-    killed from then on leaves it to any other (``bot.engine.held.HeldJobs``)."""
+    killed from then on leaves it to any other (``bot.engine.held.HoldKeeper``)."""
 
-    store: Store
+    store: HeldJobs
     clock: Clock
 
     async def for_hours(self, job: m.LeasedJob, due: datetime) -> None:

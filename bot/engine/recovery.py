@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from bot.channel import Address
 from bot.core import batching
@@ -26,7 +27,9 @@ from bot.engine.holds import HOLD_LEASE_SECONDS, HOLD_MARGIN_SECONDS, LOST_AT, L
 from bot.engine.trail import Skip, Trail
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
-from bot.store.base import DeliveryKey, SlotState, Store
+from bot.store.base import DeliveryKey, SlotState
+from bot.store.kv import KeyValues
+from bot.store.ledger import DeliveryLedger
 
 STORE_LOST_WHY = ("the bot's store (Redis) lost its data while this person's question was held "
                   "for their working hours, and their turn has passed")
@@ -44,12 +47,16 @@ class Earlier:
     skipped: list[Skip] = field(default_factory=list)
 
 
+class RecoveryStore(DeliveryLedger, KeyValues, Protocol):
+    """What recovery uses of the store: the delivery slots, the cards sent, the lost turns."""
+
+
 @dataclass
 class Recovery:
     """The handler's first step for a job back after its lease ran out."""
 
     core: CoreClient
-    store: Store
+    store: RecoveryStore
     deliverer: Deliverer
     trail: Trail
     settings: ClarifySettings

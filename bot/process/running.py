@@ -26,7 +26,7 @@ from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.engine.handler import JobHandler, JobOutcome, Outcomes
-from bot.engine.held import HeldJobs
+from bot.engine.held import HoldKeeper
 from bot.metrics import REGISTRY
 from bot.process.pauses import Pauses
 from bot.process.slots import Slots
@@ -48,7 +48,7 @@ class JobRunner:
 
     core: CoreClient
     handler: JobHandler
-    held: HeldJobs
+    held: HoldKeeper
     slots: Slots
     outcomes: Outcomes
     pause: Callable[[CredentialsRejected], None]  # the worker's: delivery paused

@@ -29,7 +29,7 @@ from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler, Outcomes
-from bot.engine.held import HeldJobs
+from bot.engine.held import HoldKeeper
 from bot.engine.holds import Holds
 from bot.engine.notices import NoticeSender
 from bot.engine.recovery import Recovery
@@ -63,7 +63,7 @@ class Engine:
     stewards: Stewards
     refresher: CardRefresher
     handler: JobHandler
-    held: HeldJobs  # held jobs carried on (housekeeping)
+    held: HoldKeeper  # held jobs carried on (housekeeping)
     digests: DigestSender
     notices: NoticeSender
     reminders: Reminders
@@ -138,7 +138,7 @@ def build_engine(parts: EngineParts) -> Engine:
         asking=asking, recovery=Recovery(core=core, store=store, deliverer=deliverer,
                                          trail=trail, settings=parts.clarify, asking=asking))
     outcomes = Outcomes()  # the worker's and the held jobs' together
-    held = HeldJobs(core=core, store=store, clock=clock, handler=handler,
+    held = HoldKeeper(core=core, store=store, clock=clock, handler=handler,
                     lease_seconds=parts.worker.lease_seconds,
                     concurrency=parts.worker.concurrency, outcomes=outcomes)
     digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,

@@ -43,7 +43,7 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.core.transport import CORE_RETRY
 from bot.engine.handler import JobHandler, Outcomes
-from bot.engine.held import HeldJobs
+from bot.engine.held import HoldKeeper
 from bot.metrics import REGISTRY
 from bot.process.pauses import Pauses
 from bot.process.running import JobRunner
@@ -107,7 +107,7 @@ class IterationResult:
 class Worker:
     core: CoreClient
     handler: JobHandler
-    held: HeldJobs  # held jobs: those the handler held, and polled jobs that did not read
+    held: HoldKeeper  # held jobs: those the handler held, and polled jobs that did not read
     clock: Clock  # the engine's clock: tests move it
     config: WorkerConfig = field(default_factory=WorkerConfig)
     # the housekeeping pass, in order: the store watch, held jobs, digests, the stewards'

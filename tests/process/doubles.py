@@ -13,7 +13,7 @@ from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.engine.handler import JobOutcome
-from bot.engine.held import HeldJobs
+from bot.engine.held import HoldKeeper
 from bot.process.worker import Worker, WorkerConfig
 from bot.store.memory import MemoryStore
 
@@ -96,7 +96,7 @@ def worker_for(core: object, handler: object, clock: ManualClock,
                **kwargs: object) -> Worker:
     """The worker around the stand-ins, its held jobs kept in ``store`` (a fresh one)."""
     config = config or WorkerConfig()
-    held = HeldJobs(core=core, store=store or MemoryStore(clock=clock),  # type: ignore[arg-type]
+    held = HoldKeeper(core=core, store=store or MemoryStore(clock=clock),  # type: ignore[arg-type]
                     clock=clock, handler=handler,  # type: ignore[arg-type]
                     lease_seconds=config.lease_seconds, concurrency=config.concurrency)
     return Worker(core=core, handler=handler, held=held,  # type: ignore[arg-type]
