@@ -4,6 +4,9 @@ A handled job is not completed once its cards are out: heartbeats stop, the leas
 core's backoff (base: the escalation window) brings the job back at the next attempt if nobody has
 answered (spec changelog v0.9). ``run_burst`` works until nothing is due, for tests and the demo;
 ``run`` polls until stopped, and on SIGTERM/SIGINT stops polling and lets in-flight jobs finish.
+``run`` is a plain poll loop (arq's shape): ``run_once`` is one iteration (lease and start jobs,
+keep house every ``housekeeping_every`` iterations) and never waits; the loop waits after it as
+its ``IterationResult`` says (``wait_after``), on the injected ``idle_sleep``.
 
 Slots never wait for a poll interval: the worker polls again as soon as a slot frees with no
 job left ahead, or when there is room for half as many jobs as it has slots. With
