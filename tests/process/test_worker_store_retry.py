@@ -1,7 +1,7 @@
 """A job whose handling finds the store unavailable (Redis restarting, a failover) is handled
 again on the same lease, after waits from the injected sleep, instead of being let go: an
 expired lease would spend the job's attempt and pass its candidate over. After the last wait,
-or once the worker is stopping, it is let go as before."""
+or once the worker is stopping, it is let go to its lease."""
 
 from __future__ import annotations
 
