@@ -115,11 +115,32 @@ class Callback:
     steward_override: bool = False
     override_note: str = ""
 
+    @classmethod
+    def from_user(cls, user: ChatUser, *, tenant_id: str | None, clarification_id: str,
+                  card_ref: str, message_ref: str | None, answer_index: int | None = None,
+                  custom: tuple[date | None, date | None, str] | None = None,
+                  received_at: datetime | None = None, acted_at: int = 0,
+                  override_note: str | None = None) -> Callback:
+        """The answer a verified chat user gave: a candidate (``answer_index``), or "Something
+        else…"'s dates and note (``custom``); with ``override_note``, a steward's override of
+        that candidate. The one way a callback is built from a person."""
+        start, end, note = custom or (None, None, "")
+        return cls(platform=user.platform, tenant_id=tenant_id, user_id=user.user_id,
+                   team_id=user.team_id, enterprise_id=user.enterprise_id,
+                   aad_tenant_id=user.aad_tenant_id, clarification_id=clarification_id,
+                   card_ref=card_ref, message_ref=message_ref, answer_index=answer_index,
+                   custom_from=start, custom_to=end, custom_note=note,
+                   received_at=received_at, acted_at=acted_at,
+                   steward_override=override_note is not None,
+                   override_note=override_note or "")
+
+    def user(self) -> ChatUser:
+        """The verified chat user who answered."""
+        return ChatUser(platform=self.platform, user_id=self.user_id, team_id=self.team_id,
+                        enterprise_id=self.enterprise_id, aad_tenant_id=self.aad_tenant_id)
+
     def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
-        if self.platform == "teams":
-            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
-        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
-                               enterprise_id=self.enterprise_id)
+        return self.user().identity()
 
     def fingerprint(self) -> str:
         """The answer itself, hashed: equal answers from one person are one answer."""

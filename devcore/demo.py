@@ -14,9 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from bot.aio import Tasks
+from bot.answering.answers import AnswerService, Receipt, Wait
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel, SentMessage
-from bot.chat import Callback
+from bot.chat import Callback, ChatUser
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
@@ -45,6 +47,8 @@ SLACK = SlackSettings(workspaces=(SlackWorkspace(team_id="T0ACME", enterprise_id
 SLACK_USERS = {"p-sarah": "U0SARAH", "p-ahmed": "U0AHMED", "p-priya": "U0PRIYA",
                "p-maria": "U0MARIA", "p-tom": "U0TOM", "p-jonas": "U0JONAS"}
 WINDOW = timedelta(hours=48, minutes=5)
+# the demo store is in memory: a tap is taken, and forwarded, well inside this
+DEMO_ACCEPT_SECONDS = 30.0
 EVIDENCE_WORDS = {
     m.EvidenceClass.QUORUM_CONFIRMATION: "confirmed by two editors",
     m.EvidenceClass.HUMAN_CLARIFICATION: "confirmed by an editor",
@@ -113,6 +117,26 @@ def _day(when: datetime | None) -> str:
     return f"{when.day} {when:%B %Y}" if when is not None else "open"
 
 
+async def answer_now(answers: AnswerService, cb: Callback) -> Receipt:
+    """The demo's tap: taken, forwarded at once, and every follow-up shown before it returns
+    (nobody waits in the demo, and its transcript reads in order)."""
+    receipt = await answers.take(cb, respond_within=DEMO_ACCEPT_SECONDS,
+                                 wait=Wait(tasks=Tasks("demo", counted=False),
+                                           seconds=DEMO_ACCEPT_SECONDS))
+    await answers.followups.drain()
+    return receipt
+
+
+def own_view(channel: RecordingChannel, ref: str, *, since: tuple[int, int]
+             ) -> OutcomeView | None:
+    """What the clicked card shows after a tap: its last update since, else the note beside it."""
+    updated = [u.view for u in channel.updates[since[0]:] if u.ref == ref]
+    noted = [n.view for n in channel.notes[since[1]:] if n.near == ref]
+    shown = updated or noted
+    view = shown[-1] if shown else None
+    return view if isinstance(view, OutcomeView) else None
+
+
 def outcome_line(view: OutcomeView | None) -> str:
     return text.outcome_text(view).headline if view is not None else "(nothing shown)"
 
@@ -157,13 +181,15 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
             card = next(s for s in reversed(channel.sent)
                         if s.address.person_id == person_id
                         and s.key.clarification_id == clarification_id)
-            receipt = await answers.receive(Callback(
-                platform="slack", tenant_id="acme", user_id=SLACK_USERS[person_id],
-                team_id="T0ACME", enterprise_id="E0ACME", aad_tenant_id=None,
-                clarification_id=clarification_id, card_ref=card.key.token(),
-                message_ref=card.ref, answer_index=index, received_at=clock.now()))
+            user = ChatUser(platform="slack", user_id=SLACK_USERS[person_id], team_id="T0ACME",
+                            enterprise_id="E0ACME")
+            seen = len(channel.updates), len(channel.notes)
+            receipt = await answer_now(answers, Callback.from_user(
+                user, tenant_id="acme", clarification_id=clarification_id,
+                card_ref=card.key.token(), message_ref=card.ref, answer_index=index,
+                received_at=clock.now()))
             summary.outcomes.append((clarification_id, person_id, receipt.verdict.value))
-            shown_outcome = outcome_line(receipt.view)
+            shown_outcome = outcome_line(own_view(channel, card.ref, since=seen))
             echo(f"  {names[person_id]} taps option {index + 1}: {shown_outcome}")
             flush(quiet=True)
 

@@ -61,8 +61,8 @@ from adapters.slack.edge import (
     signed_text,
     user_key,
 )
-from adapters.slack.kit import Kit, NotDurable
-from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS, AnswerService
+from adapters.slack.kit import Kit
+from bot.answering.answers import AnswerService, NotDurable
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
 from bot.core import models as m
@@ -135,7 +135,7 @@ class SlackAdapter:
                 full = exc.cause == OutboxFull.__name__
                 busy = refusal_response(503, "outbox_full" if full else "answer_not_durable",
                                       field_name=exc.cause)
-                busy.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
+                busy.headers["Retry-After"] = str(exc.retry_after)
                 return busy
             return web.Response(status=200)
         try:  # bolt reads ids from any body shape; types the bot does not parse reach it as sent
@@ -259,7 +259,7 @@ class SlackAdapter:
         cb = self.kit.callback(click.who, click.ref.clarification_id, click.ref.card_ref,
                                click.message_ref, answer_index=click.ref.candidate,
                                acted_at=payloads.micros(acted) if acted else 0)
-        await self.kit.durable(cb)
+        await self.kit.take(cb)
 
     async def drain(self) -> None:
         """Wait for the work still running after its acknowledgement (tests, shutdown)."""

@@ -91,13 +91,10 @@ async def submit(kit: Kit, ack: Any, context: Any,
                       acted_at=payloads.micros(acted) if acted else 0)
     # durable first; then this request forwards it itself, so that a date the core cannot
     # read comes back as a field error while the form is still open
-    if await kit.durable(cb, wake=False) is AnswerStatus.QUEUED:
-        task = kit.spawn(kit.answers.forward_now(cb))
-        done, _ = await asyncio.wait({task}, timeout=listening.MODAL_DECISION_SECONDS)
-        if task in done and not task.cancelled() and task.exception() is None \
-                and task.result().verdict is AnswerStatus.INVALID:
-            await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
-            return
+    taken = await kit.take(cb, wait=kit.waiting(listening.MODAL_DECISION_SECONDS))
+    if taken.verdict is AnswerStatus.INVALID:
+        await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
+        return
     await ack()
 
 

@@ -5,8 +5,8 @@ the listeners of the digest's next page (``digests``), the "Something else…" f
 "Not the right person" (``declines``), the steward's override (``steward``) and the App Home
 (``home``). They reach the bolt app, the decisions in ``bot/`` and the channel through it, and
 nothing of the adapter itself: the tenant a callback acts in, the work started after an
-acknowledgement (``bot.aio.Tasks``, capped by ``bot.limits``), an answer as a ``Callback``, made
-durable within ``accept_seconds``, and a short note only the clicker sees.
+acknowledgement (``bot.aio.Tasks``, capped by ``bot.limits``), an answer as a ``Callback``, taken
+by ``bot.answering`` within Slack's ``accept_seconds``, and a short note only the clicker sees.
 """
 
 from __future__ import annotations
@@ -19,24 +19,23 @@ from typing import Any
 import structlog
 from slack_bolt.async_app import AsyncApp
 
-from adapters.errors import AdapterError
 from adapters.slack import listening, payloads
 from adapters.slack.channel import SlackChannel
 from bot.aio import Tasks
-from bot.answering.answers import AnswerService, AnswerStatus
+from bot.answering.answers import AnswerService, Receipt, Wait
 from bot.channel import SlackReach
 from bot.chat import Callback
 from bot.clock import Clock
 from bot.interaction.interactions import Interactions
-from bot.store.errors import StoreError
 from cards import text as card_text
 from cards.actions import ActionCodec
 from cards.views import Viewer
 
 log = structlog.get_logger("clarify.slack")
-# the store write that makes an answer durable: a store that takes longer is treated as down, so
-# Slack hears a failure inside its 3 s and the person sees it (a write that lands later is
-# forwarded once: Slack's retry, or the person's next click, is a duplicate of it)
+# Slack's time for the store write that makes an answer durable (``AnswerService.take``'s
+# ``respond_within``): a store that takes longer is treated as down, so Slack hears a failure
+# inside its 3 s and the person sees it (a write that lands later is forwarded once: Slack's
+# retry, or the person's next click, is a duplicate of it)
 ACCEPT_SECONDS = 2.0
 
 
@@ -61,28 +60,26 @@ class Kit:
 
     def callback(self, who: payloads.Who, clarification_id: str, card_ref: str,
                  message_ref: str | None, *, answer_index: int | None = None,
-                 custom: tuple[Any, Any, str] | None = None, acted_at: int = 0) -> Callback:
-        """An answer (a candidate, or "Something else…"'s dates and note) as ``bot/`` takes it."""
-        start, end, note = custom or (None, None, "")
-        return Callback(
-            platform="slack",
-            tenant_id=self.tenant(who),
-            user_id=who.user_id, team_id=who.team_id, enterprise_id=who.enterprise_id,
-            aad_tenant_id=None, clarification_id=clarification_id, card_ref=card_ref,
-            message_ref=None if message_ref is None else self.channel.own_ref(
+                 custom: tuple[Any, Any, str] | None = None, acted_at: int = 0,
+                 override_note: str | None = None) -> Callback:
+        """An answer (a candidate, "Something else…"'s dates and note, or a steward's override
+        of a candidate with its note) as ``bot/`` takes it."""
+        return Callback.from_user(
+            listening.user(who), tenant_id=self.tenant(who), clarification_id=clarification_id,
+            card_ref=card_ref, message_ref=None if message_ref is None else self.channel.own_ref(
                 message_ref, reach(who)),
-            answer_index=answer_index, custom_from=start,
-            custom_to=end, custom_note=note, received_at=self.clock.now(), acted_at=acted_at,
-        )
+            answer_index=answer_index, custom=custom, received_at=self.clock.now(),
+            acted_at=acted_at, override_note=override_note)
 
-    async def durable(self, cb: Callback, *, wake: bool = True) -> AnswerStatus:
-        """``answers.accept`` within ``accept_seconds``; NotDurable when the store fails or
-        does not answer in time (the callback is then not acknowledged)."""
-        try:
-            return await asyncio.wait_for(self.answers.accept(cb, wake=wake), self.accept_seconds)
-        except (TimeoutError, StoreError) as exc:
-            log.error("slack.answer_not_durable", error=type(exc).__name__)
-            raise NotDurable(type(exc).__name__) from None
+    async def take(self, cb: Callback, *, wait: Wait | None = None) -> Receipt:
+        """``answers.take`` within Slack's ``accept_seconds``; raises ``NotDurable`` (the
+        callback is then not acknowledged). ``wait``: the request waits for the outcome too
+        (``seconds`` after the answer is durable), forwarding it in a task of the kit's."""
+        return await self.answers.take(cb, respond_within=self.accept_seconds, wait=wait)
+
+    def waiting(self, seconds: float) -> Wait:
+        """A wait of ``seconds`` for an answer's outcome, its forward one of the kit's tasks."""
+        return Wait(tasks=self.tasks, seconds=seconds)
 
     async def ephemeral(self, channel_id: str | None, who: payloads.Who, *, key: str) -> None:
         """The catalog's words for ``key``, next to the card, seen by ``who`` only."""
@@ -91,14 +88,6 @@ class Kit:
         words = card_text.catalog_of(Viewer()).text(key)
         await self.channel.ephemeral(channel_id, who.user_id, {"text": words, "blocks": []},
                                      workspace=reach(who))
-
-
-class NotDurable(AdapterError):
-    """An answer could not be made durable in time; ``cause`` is the error's type name."""
-
-    def __init__(self, cause: str) -> None:
-        super().__init__(cause)
-        self.cause = cause
 
 
 def reach(who: payloads.Who) -> SlackReach:

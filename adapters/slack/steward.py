@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import replace
 from typing import Any
 
 import structlog
@@ -87,6 +86,6 @@ async def submit(kit: Kit, ack: Any, context: Any,
     acted = listening.signed_stamp(request)
     cb = kit.callback(sub.who, sub.ref.clarification_id, sub.ref.card_ref, sub.message_ref,
                       answer_index=sub.ref.candidate,
-                      acted_at=payloads.micros(acted) if acted else 0)
-    await kit.durable(replace(cb, steward_override=True, override_note=note))
+                      acted_at=payloads.micros(acted) if acted else 0, override_note=note)
+    await kit.take(cb)
     await ack()

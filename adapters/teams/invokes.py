@@ -3,7 +3,7 @@ decision to ``bot/``, answer the invoke with the card that replaces the clicked 
 
 Teams waits about 5 s for an invoke's answer; every invoke is answered within
 ``INVOKE_SECONDS`` of its handler starting, whatever the store, the core or the connector's
-buckets do. An answer is made durable first (``AnswerService.accept``, at most
+buckets do. An answer is made durable first (``AnswerService.take``, at most
 ``ACCEPT_SECONDS``), then forwarded in a task of ours until the invoke's deadline: the invoke
 is answered with the refreshed card (the response is the update: no connector call, no bucket,
 for the clicker's own card), while the person's other cards, other people's and the steward's
@@ -30,13 +30,11 @@ from microsoft_agents.activity import Activity, AdaptiveCardInvokeResponse
 from adapters.teams.references import Actor, clicked
 from bot.aio import Tasks
 from bot.answering import clicks
-from bot.answering.answers import AnswerService, AnswerStatus, Receipt
-from bot.answering.waiting import Handover
+from bot.answering.answers import AnswerService, AnswerStatus, NotDurable, Wait
 from bot.chat import Callback, ChatUser
 from bot.clock import Clock
 from bot.interaction.declines import DeclineStatus
 from bot.interaction.interactions import Interactions
-from bot.store.errors import StoreError
 from cards import overrides
 from cards import teams as adaptive
 from cards import text as card_text
@@ -60,7 +58,9 @@ ERROR = "application/vnd.microsoft.error"
 # Teams gives an invoke about 5 s; the bot answers within 3 s of the handler starting (the edge's
 # checks before it take milliseconds), leaving the rest to the network and Teams itself
 INVOKE_SECONDS = 3.0
-ACCEPT_SECONDS = 1.5  # the store write that makes an answer durable (a 503 after it)
+# Teams' time for the store write that makes an answer durable (``AnswerService.take``'s
+# ``respond_within``; a 503 after it): half the invoke's budget, the rest for the forward
+ACCEPT_SECONDS = 1.5
 DECISION_SECONDS = INVOKE_SECONDS  # what else an invoke waits for (forms, pages, declines)
 VERBS = (adaptive.ANSWER_VERB, adaptive.CUSTOM_VERB, adaptive.DIGEST_NEXT_VERB,
          adaptive.REFRESH_VERB, adaptive.DECLINE_VERB, overrides.OVERRIDE_VERB,
@@ -119,58 +119,31 @@ class Invokes:
                       answer_index: int | None = None, custom: CustomAnswer | None = None,
                       override_note: str | None = None) -> AdaptiveCardInvokeResponse:
         deadline = asyncio.get_running_loop().time() + self.invoke_seconds
-        cb = self._callback(activity, user, ref, answer_index=answer_index, custom=custom)
-        if override_note is not None:
-            cb = replace(cb, steward_override=True, override_note=override_note)
-        try:
-            status = await asyncio.wait_for(self.answers.accept(cb, wake=False),
-                                            self.accept_seconds)
-        except (TimeoutError, StoreError) as exc:
-            log.error("teams.answer_not_durable", error=type(exc).__name__)
+        assert ref.clarification_id is not None
+        where = clicked(activity, user.aad_tenant_id or "")
+        cb = Callback.from_user(
+            user, tenant_id=self.interactions.tenant(user), clarification_id=ref.clarification_id,
+            card_ref=ref.card_ref, message_ref=str(where) if where else None,
+            answer_index=answer_index,
+            custom=(custom.start, custom.end, custom.note) if custom else None,
+            received_at=self.clock.now(),
+            acted_at=_micros(activity.timestamp or activity.local_timestamp),
+            override_note=override_note)
+        try:  # forwarded at once, the invoke answered with its outcome if it comes in time
+            receipt = await self.answers.take(
+                cb, respond_within=self.accept_seconds,
+                wait=Wait(tasks=self.tasks, until=deadline, in_place=True))
+        except NotDurable:
             return _error(503, "ServiceUnavailable",
                           "Your answer could not be saved. Please try again in a moment.")
-        receipt = await self._forwarded(cb, deadline) if status is AnswerStatus.QUEUED \
-            else Receipt(status)
-        if custom is not None and receipt is not None \
-                and receipt.verdict is AnswerStatus.INVALID:
+        if custom is not None and receipt.verdict is AnswerStatus.INVALID:
             return await self._form(user, ref, CustomError.UNPARSEABLE, custom)
-        if cb.steward_override and receipt is not None \
-                and receipt.verdict is AnswerStatus.NOT_ALLOWED:
+        if cb.steward_override and receipt.verdict is AnswerStatus.NOT_ALLOWED:
             return message("override.refused")  # the core refused: nothing was recorded
         shown = clicks.after_click(cb, receipt, now=self.clock.now(), reach=self.answers.reach)
         if shown.view is not None:
             return card(adaptive.render_outcome(_read(shown.view)))
         return message(shown.text_key or "answer.received")
-
-    async def _forwarded(self, cb: Callback, deadline: float) -> Receipt | None:
-        """Forward the accepted answer in a task of ours; its receipt if it came by
-        ``deadline``, with the clicker's own outcome worked out for this response only (the
-        task goes on otherwise, and the follow-ups show its outcome through the channel)."""
-        handover = Handover()
-        task = self.tasks.spawn(self.answers.forward_now(cb, in_place=handover))
-        left = max(0.0, deadline - asyncio.get_running_loop().time())
-        done, _ = await asyncio.wait({task}, timeout=left)
-        if task not in done and handover.give_up():
-            return None
-        if task not in done:  # handed over just now: only its return is left
-            await asyncio.wait({task})
-        if task.cancelled() or task.exception() is not None:
-            return None
-        return task.result()
-
-    def _callback(self, activity: Activity, user: ChatUser, ref: ActionRef, *,
-                  answer_index: int | None, custom: CustomAnswer | None) -> Callback:
-        assert ref.clarification_id is not None
-        card = clicked(activity, user.aad_tenant_id or "")
-        return Callback(
-            platform="teams", tenant_id=self.interactions.tenant(user), user_id=user.user_id,
-            team_id=None, enterprise_id=None, aad_tenant_id=user.aad_tenant_id,
-            clarification_id=ref.clarification_id, card_ref=ref.card_ref,
-            message_ref=str(card) if card else None, answer_index=answer_index,
-            custom_from=custom.start if custom else None,
-            custom_to=custom.end if custom else None, custom_note=custom.note if custom else "",
-            received_at=self.clock.now(),
-            acted_at=_micros(activity.timestamp or activity.local_timestamp))
 
     # ---------------------------------------------------------------- "Something else…"
 

@@ -1,38 +1,41 @@
 """Answers: a verified button callback → the durable outbox → a responder the core knows → the core.
 
-Adapters verify the request (Slack signature, Bot Framework token) and, before acknowledging it,
-hand ``accept`` a ``Callback`` holding only what the verified request says (tenant, chat identity,
-the platform's time of the action) and the opaque references the card carried. ``accept`` is one
-store call: the answer is durable, and ordered (by the platform's time of the action) against the
-same person's other answers to the same clarification, before the platform hears "ok". The
+Adapters verify the request (Slack signature, Bot Framework token) and, before acknowledging
+it, hand ``take`` a ``Callback`` holding only what the verified request says (tenant, chat
+identity, the platform's time of the action) and the opaque references the card carried, with
+the seconds their platform gives (``respond_within``). ``take`` is the one way in, and one
+store call: the answer is durable, and ordered (by the platform's time of the action) against
+the same person's other answers to the same clarification, before the platform hears "ok". The
 outbox's consumers (``bot.answering.outbox``) then call ``process`` for each entry: the chat
 identity becomes a PERSON through the core (only a verified enterprise identity answers), the
 person's rights are read at answer time, the answer is forwarded with the entry's idempotency
 key, and what the cards show is handed to ``bot.answering.followups``. A double click, a
 platform retry or a replayed payload reaches the core once. Every answer reaches the core, in
 the order the person gave them: one superseded while it waited goes as superseded (the
-``answer-order`` extension: recorded, never counted) with the platform's time of the action,
-so the core's record shows the change of mind and only the latest counts; an older action
-arriving after a newer one is forwarded too, and the core records it as the earlier response it
-is. One person's same answer on two platforms is one answer: one given just before the same
-answer already forwarded goes as a resend of that one (its idempotency key), and the core
-answers it with the prior outcome (docs/delivery.md, "Every answer, in the person's order").
+``answer-order`` extension: recorded, never counted) with the platform's time of the action, so
+the core's record shows the change of mind and only the latest counts; an older action arriving
+after a newer one is forwarded too, and the core records it as the earlier response it is. One
+person's same answer on two platforms is one answer: one given just before the same answer
+already forwarded goes as a resend of that one (its idempotency key), and the core answers it
+with the prior outcome (docs/delivery.md, "Every answer, in the person's order").
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import random as _random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from enum import StrEnum
 
 import structlog
 
+from bot.aio import Tasks
 from bot.answering.followups import Answered, Followups, Note
+from bot.answering.policy import OutboxPolicy
+from bot.answering.requests import answer_request, request_id
 from bot.answering.waiting import FAILING, CoreReach, Handover, waiting_kind
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.chat import Callback
@@ -43,11 +46,11 @@ from bot.core.client import CoreClient
 from bot.engine import aliases
 from bot.engine.aliases import Unlinked
 from bot.engine.rbac import may_read, role_in
+from bot.errors import BotError
 from bot.metrics import REGISTRY
 from bot.recent import Recent
-from bot.retry import RetryPolicy
 from bot.store.base import Acceptance, Outbox, OutboxEntry
-from bot.store.errors import OutboxFull
+from bot.store.errors import OutboxFull, StoreError
 from cards.views import OutcomeView
 
 log = structlog.get_logger("clarify.answers")
@@ -76,49 +79,40 @@ REGISTRY.preset("clarify_answers_total", verdict=AnswerStatus)
 NOT_DURABLE_RETRY_AFTER_SECONDS = 30
 
 
+class NotDurable(BotError):
+    """An answer could not be made durable within the platform's time (``take``): the store
+    failed or did not answer. ``cause`` is the error's type name (``OutboxFull``: the outbox is
+    at its limit). The adapter refuses the click (503, Retry-After), never acknowledges it."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+        self.retry_after = NOT_DURABLE_RETRY_AFTER_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """A click's response that waits for its answer's outcome (``take``): the answer is
+    forwarded at once, as a task of the adapter's ``tasks`` (counted by the abuse limits,
+    finished by the adapter's drain), not by a consumer. The wait ends at ``until`` (the event
+    loop's time: the platform's deadline for the whole response) or, without it, ``seconds``
+    after the answer is durable. ``in_place``: the response shows the person's own outcome
+    (a Teams invoke answered with the card), so only that is worked out while it waits; the
+    rest follows in the background."""
+
+    tasks: Tasks
+    seconds: float = 0.0
+    until: float | None = None
+    in_place: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Receipt:
     verdict: AnswerStatus
-    view: OutcomeView | None = None  # what the answering person's card shows (``receive`` only)
+    # what the answering person's card shows (a ``Wait`` ``in_place`` only)
+    view: OutcomeView | None = None
     result: m.AnswerResult | None = None
     shown: Answered | Note | None = None  # what follows, for ``bot.answering.followups``
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxPolicy:
-    """How the outbox retries an entry; see docs/delivery.md ("The answer outbox")."""
-
-    lease_seconds: int = 60  # an entry (and its person's key) is held this long per attempt
-    forward_timeout_seconds: float = 45.0  # one attempt ends before its lease does
-    backoff_base_seconds: float = 2.0
-    backoff_cap_seconds: float = 300.0
-    max_failures: int = 5  # failures other than "the core is unavailable" before parking
-    cache_seconds: float = 10.0  # verified responders and clarifications read (bot.recent)
-    # an answer its caller forwards itself (``accept(wake=False)``, then ``forward_now``) is
-    # due for the consumers only this long after it was accepted: a consumer of another
-    # process never takes it from under the click waiting for its outcome (if that process
-    # dies in between, the consumers forward it this much later)
-    own_forward_seconds: float = 10.0
-    backoff_jitter: float = 0.5  # the random share of each wait (bot.retry), not a setting
-
-    @property
-    def retry(self) -> RetryPolicy:
-        """The waits between attempts: ``backoff_base_seconds`` doubling up to
-        ``backoff_cap_seconds``, half of it random, at least the core's Retry-After (up to the
-        cap). No attempt limit of its own: ``max_failures`` parks, an unavailable core never."""
-        return RetryPolicy(max_attempts=None, base=self.backoff_base_seconds,
-                           cap=self.backoff_cap_seconds,
-                           retry_after_cap=self.backoff_cap_seconds, jitter=self.backoff_jitter)
-
-    def backoff(self, attempts: int) -> timedelta:
-        """The longest wait after attempt ``attempts`` (the policy's ceiling: jitter only
-        shortens it)."""
-        return timedelta(seconds=self.retry.ceiling(attempts))
-
-    def wait(self, attempts: int, *, draw: float, retry_after: float | None = None
-             ) -> timedelta:
-        """The wait after attempt ``attempts`` for a random ``draw`` in [0, 1]."""
-        return timedelta(seconds=self.retry.delay(attempts, retry_after=retry_after, draw=draw))
 
 
 @dataclass
@@ -143,17 +137,37 @@ class AnswerService:
         if self.reach is None:
             self.reach = CoreReach(self.clock)
 
-    # ---------------------------------------------------------------- before the acknowledgement
+    # ---------------------------------------------------------------- the one way in
 
-    async def accept(self, cb: Callback, *, wake: bool = True) -> AnswerStatus:
-        """Make the answer durable and ordered: one store call, before the platform's ack.
-        ``wake`` False: the caller forwards it itself (``forward_now``)."""
+    async def take(self, cb: Callback, *, respond_within: float, wait: Wait | None = None
+                   ) -> Receipt:
+        """A verified answer, made durable and ordered (one store call) before the platform
+        hears "ok": the verdict (QUEUED, DUPLICATE, OUT_OF_SCOPE). Raises ``NotDurable`` when
+        the store fails or does not answer within ``respond_within`` seconds (the platform's
+        number, kept by its adapter): the platform is then refused, never acknowledged.
+
+        Without ``wait`` the outbox's consumers forward it. With ``wait`` the click's response
+        waits for the outcome: the answer is forwarded at once, in a task of the adapter's
+        (``Wait``), and the verdict returned is the forward's, or QUEUED when the wait ends
+        first (the forward goes on, its outcome follows through the channel)."""
+        cb = _with_acted(cb, self.clock)  # one entry, whoever forwards it
+        try:
+            verdict = await asyncio.wait_for(self._accept(cb, wake=wait is None),
+                                             respond_within)
+        except (TimeoutError, StoreError) as exc:
+            log.error("answers.not_durable", error=type(exc).__name__, platform=cb.platform)
+            raise NotDurable(type(exc).__name__) from None
+        if wait is None or verdict is not AnswerStatus.QUEUED:
+            return Receipt(verdict)
+        return await self._waited(cb, wait)
+
+    async def _accept(self, cb: Callback, *, wake: bool) -> AnswerStatus:
+        """Make the answer durable and ordered. ``wake`` False: the caller forwards it itself,
+        and the consumers find it due only ``own_forward_seconds`` later."""
         if cb.tenant_id is None:
             await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback came from a workspace mapped to no tenant.")
             return AnswerStatus.OUT_OF_SCOPE
-        cb = _with_acted(cb, self.clock)
-        # due at once for the consumers, or (forwarded by the caller) a little later
         due = self.clock.now() + timedelta(
             seconds=0.0 if wake else self.policy.own_forward_seconds)
         try:
@@ -170,20 +184,47 @@ class AnswerService:
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.DUPLICATE.value)
         return AnswerStatus.DUPLICATE
 
+    async def _waited(self, cb: Callback, wait: Wait) -> Receipt:
+        """Forward the accepted answer in a task of ``wait.tasks``; its receipt if it came in
+        time (with the clicker's own outcome worked out for the response when ``in_place``),
+        else QUEUED: the task goes on and the follow-ups show its outcome through the channel."""
+        loop = asyncio.get_running_loop()
+        handover = Handover() if wait.in_place else None
+        task = wait.tasks.spawn(self._forward_own(cb, handover))
+        until = wait.until if wait.until is not None else loop.time() + wait.seconds
+        done, _ = await asyncio.wait({task}, timeout=max(0.0, until - loop.time()))
+        if task not in done and (handover is None or handover.give_up()):
+            return Receipt(AnswerStatus.QUEUED)
+        if task not in done:  # handed over just now: only its return is left
+            await asyncio.wait({task})
+        if task.cancelled() or task.exception() is not None:
+            return Receipt(AnswerStatus.QUEUED)
+        return task.result()
+
+    async def _forward_own(self, cb: Callback, handover: Handover | None) -> Receipt:
+        """Forward an answer this caller accepted (unless a consumer holds it already)."""
+        # (as due as ``_accept(wake=False)`` made it: the claim is this caller's)
+        at = self.clock.now() + timedelta(seconds=self.policy.own_forward_seconds)
+        claimed = await self.store.outbox_claim(now=at, lease_seconds=self.policy.lease_seconds,
+                                                limit=1, entry_id=cb.entry_id())
+        if not claimed:
+            return Receipt(AnswerStatus.QUEUED)
+        with structlog.contextvars.bound_contextvars(**_log_ids(claimed[0])):
+            return await self._process(claimed[0], handover)
+
     # ---------------------------------------------------------------- one outbox entry
 
-    async def process(self, entry: OutboxEntry, *, inline: bool = False,
-                      in_place: Handover | None = None) -> Receipt:
-        """Forward one claimed entry and settle it: done, retried with backoff, or parked. Never
-        raises for the entry's sake: a bug, a malformed entry or a refusal ends here.
-        ``inline``: every follow-up shown before returning (the demo, forms). ``in_place``: the
-        caller shows the person's own result in the click's response (a Teams invoke); only
-        what it shows is worked out here, the rest follows in the background."""
+    async def process(self, entry: OutboxEntry) -> Receipt:
+        """Forward one entry a consumer claimed and settle it: done, retried with backoff, or
+        parked. Never raises for the entry's sake: a bug, a malformed entry or a refusal ends
+        here."""
         with structlog.contextvars.bound_contextvars(**_log_ids(entry)):
-            return await self._process(entry, inline=inline, in_place=in_place)
+            return await self._process(entry, None)
 
-    async def _process(self, entry: OutboxEntry, *, inline: bool,
-                       in_place: Handover | None) -> Receipt:
+    async def _process(self, entry: OutboxEntry, handover: Handover | None) -> Receipt:
+        """``handover``: a click's response waits for this entry's outcome and shows the
+        person's own result (a Teams invoke); only what it shows is worked out here, the rest
+        follows in the background."""
         assert self.reach is not None
         try:
             receipt = await self._attempt(entry)
@@ -193,7 +234,7 @@ class AnswerService:
                 self.reach.failed(exc)
             else:  # it answered: slow down
                 self.reach.answered()
-            return await self._later(entry, failed=False, tell=not inline, handover=in_place,
+            return await self._later(entry, failed=False, handover=handover,
                                      retry_after=exc.retry_after if isinstance(exc, e.CoreAPIError)
                                      else None)
         except Exception as exc:  # whatever it is, it stays with this entry
@@ -203,19 +244,15 @@ class AnswerService:
                 return await self._park(entry, reason=type(exc).__name__)
             return await self._later(entry, failed=True)
         self.reach.answered()
-        if in_place is not None and isinstance(receipt.shown, Answered):
-            return await self._settled_in_place(entry, receipt, receipt.shown, in_place)
+        if handover is not None and isinstance(receipt.shown, Answered):
+            return await self._settled_in_place(entry, receipt, receipt.shown, handover)
         await self.store.outbox_done(entry, now=self.clock.now())
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         if receipt.shown is None:
             return receipt
-        if in_place is not None:  # the caller's response shows the person's own result
-            if not in_place.take():  # the response is gone: told beside the card instead
-                self.followups.submit(receipt.shown)
-            return receipt  # a refusal: the response says it, no note beside it
-        if inline:
-            return replace(receipt, view=await self.followups.run_now(receipt.shown))
-        self.followups.submit(receipt.shown)
+        # a refusal the waiting response shows itself: no note beside it
+        if handover is None or not handover.take():
+            self.followups.submit(receipt.shown)
         return receipt
 
     async def _settled_in_place(self, entry: OutboxEntry, receipt: Receipt, shown: Answered,
@@ -232,40 +269,18 @@ class AnswerService:
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         return replace(receipt, view=None if isinstance(view, BaseException) else view)
 
-    async def receive(self, cb: Callback) -> Receipt:
-        """Accept and forward at once, showing the outcome before returning (the demo, forms)."""
-        cb = _with_acted(cb, self.clock)
-        verdict = await self.accept(cb)
-        if verdict is not AnswerStatus.QUEUED:
-            return Receipt(verdict)
-        return await self.forward_now(cb, inline=True)
-
-    async def forward_now(self, cb: Callback, *, inline: bool = False,
-                          in_place: Handover | None = None) -> Receipt:
-        """Forward an accepted answer in this task (unless a consumer holds it already);
-        ``inline`` shows its outcome before returning too, ``in_place`` works out only what the
-        caller's own response shows (``process``)."""
-        # (as due as ``accept(wake=False)`` made it: the claim is this caller's)
-        at = self.clock.now() + timedelta(seconds=self.policy.own_forward_seconds)
-        claimed = await self.store.outbox_claim(now=at, lease_seconds=self.policy.lease_seconds,
-                                                limit=1, entry_id=cb.entry_id())
-        if not claimed:
-            return Receipt(AnswerStatus.QUEUED)
-        return await self.process(claimed[0], inline=inline, in_place=in_place)
-
     async def _attempt(self, entry: OutboxEntry) -> Receipt:
         cb = Callback.from_json(entry.payload)
         async with asyncio.timeout(self.policy.forward_timeout_seconds):
             return await self._forward(entry, cb)
 
-    async def _later(self, entry: OutboxEntry, *, failed: bool, tell: bool = True,
+    async def _later(self, entry: OutboxEntry, *, failed: bool,
                      retry_after: float | None = None, handover: Handover | None = None
                      ) -> Receipt:
         """Retry with backoff (``OutboxPolicy.retry``; ``retry_after``: what a core's 429 or
         503 asked, a floor). On the first try that found the core away, the person is told
-        the answer is being recorded, unless ``tell`` is False or the caller still waiting on
-        ``handover`` (a Teams invoke) shows that in its own answer: a second message would say
-        it twice."""
+        the answer is being recorded, unless the caller still waiting on ``handover`` (a Teams
+        invoke) shows that in its own answer: a second message would say it twice."""
         wait = self.policy.wait(entry.attempts, draw=self.random(), retry_after=retry_after)
         await self.store.outbox_retry(entry, at=self.clock.now() + wait, failed=failed)
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.QUEUED.value)
@@ -274,7 +289,7 @@ class AnswerService:
         # the first try found the core away: the person learns that it is being recorded (and
         # that the core cannot be reached only while it is in fact failing)
         note = Note(cb=Callback.from_json(entry.payload), waiting=waiting_kind(self.reach))
-        if tell and not (handover is not None and handover.take()):
+        if handover is None or not handover.take():
             self.followups.submit(note)
         return Receipt(AnswerStatus.QUEUED, shown=note)
 
@@ -287,7 +302,7 @@ class AnswerService:
             clarification_id=entry.order_key.partition("|")[0] or "-",
             message=f"An answer failed {entry.failures + 1} times ({reason}) and was set aside "
                     "in the outbox for an operator; it will not be forwarded on its own.",
-            extra={"entry": _request_id(entry.entry_id), "error": reason},
+            extra={"entry": request_id(entry.entry_id), "error": reason},
             occurrence=occurrence_of("entry", entry.entry_id),
         ), to_core=False)
         return Receipt(AnswerStatus.PARKED)
@@ -324,8 +339,8 @@ class AnswerService:
         # no core records the same answer twice, whatever it does with the time, and its
         # outcome is that answer's (bot.store.stream)
         superseded = entry.superseded and entry.repeats is None
-        request = _request(cb, person, rights=role_in(person, c.workspace.workspace_id),
-                           request_id=_request_id(entry.repeats or entry.entry_id),
+        request = answer_request(cb, person, rights=role_in(person, c.workspace.workspace_id),
+                           request_id=request_id(entry.repeats or entry.entry_id),
                            superseded=superseded)
         try:
             answered = await self.core.answer_clarification(clarification_id=c.id,
@@ -414,33 +429,3 @@ def _log_ids(entry: OutboxEntry) -> dict[str, str]:
     if parts[1] == "p":
         return {"clarification_id": parts[0], "order_token": parts[2]}
     return {"clarification_id": parts[0], "platform": parts[1], "chat_user": parts[3]}
-
-
-def _request_id(entry_id: str) -> str:
-    """The outbox entry as the core's idempotency key: a resend is answered, never re-applied."""
-    return "ans." + hashlib.sha256(entry_id.encode()).hexdigest()[:40]
-
-
-def _responded_at(cb: Callback) -> datetime | None:
-    """The platform's time of the action (``Callback.acted_at``), as the core's respondedAt."""
-    return datetime.fromtimestamp(cb.acted_at / 1_000_000, UTC) if cb.acted_at > 0 else None
-
-
-def _request(cb: Callback, person: m.Person, *, rights: m.Role | None,
-             request_id: str | None = None, superseded: bool = False) -> m.AnswerRequest:
-    custom = None
-    if cb.answer_index is None:
-        # people pick the last valid day; the core's intervals end exclusively the day after
-        end = cb.custom_to + timedelta(days=1) if cb.custom_to else None
-        custom = m.AnswerCustomInput(
-            valid_from=cb.custom_from.isoformat() if cb.custom_from else None,
-            valid_to=end.isoformat() if end else None,
-            source_text=cb.custom_note or None,
-        )
-    return m.AnswerRequest(
-        answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
-        rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
-        message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
-        steward_override=cb.steward_override, note=cb.override_note or None,
-        responded_at=_responded_at(cb), superseded=True if superseded else None,
-    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import Enum, auto
 
 from bot.clock import Clock
 from bot.core import errors as e
@@ -62,6 +63,14 @@ def waiting_kind(reach: CoreReach | None) -> OutcomeKind:
     return OutcomeKind.RECORDING if reach is not None and reach.failing() else OutcomeKind.PENDING
 
 
+class Holder(Enum):
+    """Who shows an answer's outcome that a click's response waits for."""
+
+    WAITING = auto()  # nobody yet: the response still waits
+    RESPONSE = auto()  # the forward handed it to the response (``Handover.take``)
+    CHANNEL = auto()  # the response gave up at its deadline: the channel shows it
+
+
 @dataclass
 class Handover:
     """A click's response waiting for its answer's outcome (a Teams invoke). The forward
@@ -69,16 +78,16 @@ class Handover:
     deadline. Whichever comes first wins: a forward that finds the response gone shows the
     outcome through the channel instead, like any other card."""
 
-    state: str = "waiting"
+    holder: Holder = Holder.WAITING
 
     def take(self) -> bool:
-        if self.state != "waiting":
-            return False
-        self.state = "taken"
-        return True
+        return self._hand(Holder.RESPONSE)
 
     def give_up(self) -> bool:
-        if self.state != "waiting":
+        return self._hand(Holder.CHANNEL)
+
+    def _hand(self, to: Holder) -> bool:
+        if self.holder is not Holder.WAITING:
             return False
-        self.state = "gone"
+        self.holder = to
         return True

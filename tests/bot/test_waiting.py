@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.answering.waiting import FAILING_SECONDS, CoreReach, Handover, waiting_kind
+from bot.answering.waiting import FAILING_SECONDS, CoreReach, Handover, Holder, waiting_kind
 from bot.clock import ManualClock
 from bot.core import errors as e
 from cards.views import OutcomeKind
@@ -57,6 +57,9 @@ def test_a_busy_or_refusing_core_is_not_failing() -> None:
 
 def test_the_handover_goes_to_whoever_comes_first() -> None:
     taken = Handover()
+    assert taken.holder is Holder.WAITING
     assert taken.take() and not taken.give_up() and not taken.take()
+    assert taken.holder is Holder.RESPONSE
     gone = Handover()
     assert gone.give_up() and not gone.take() and not gone.give_up()
+    assert gone.holder is Holder.CHANNEL

@@ -13,6 +13,7 @@ from bot.core import models as m
 from cards.text import outcome_text
 from cards.views import OutcomeKind
 from devcore.core import ReferenceCore
+from devcore.demo import answer_now
 from tests.engine.conftest import Rig
 
 SHARED = m.SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME", verified=True)
@@ -77,7 +78,7 @@ async def test_callback_from_a_shared_chat_user_is_refused_as_ambiguous(
     await rig.burst()
     (card,) = [s for s in rig.channel.sent if s.key.kind == "question"]
     share_sarahs_slack_user(core)
-    receipt = await rig.engine.answers.receive(Callback(
+    receipt = await answer_now(rig.engine.answers, Callback(
         platform="slack", tenant_id="acme", user_id="U0SARAH", team_id="T0ACME",
         enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
         card_ref=card.message.card_ref, message_ref=card.ref, answer_index=0))  # type: ignore[union-attr]
@@ -103,7 +104,7 @@ async def test_callback_from_a_user_nobody_claims_says_it_is_linked_to_nobody(
     cid = await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
     await rig.burst()
     (card,) = [s for s in rig.channel.sent if s.key.kind == "question"]
-    receipt = await rig.engine.answers.receive(Callback(
+    receipt = await answer_now(rig.engine.answers, Callback(
         platform="slack", tenant_id="acme", user_id="U0NOBODY", team_id="T0ACME",
         enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
         card_ref=card.message.card_ref, message_ref=card.ref, answer_index=0))  # type: ignore[union-attr]

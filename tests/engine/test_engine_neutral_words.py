@@ -20,6 +20,7 @@ from bot.channels.recording import SentMessage, Updated
 from bot.chat import Callback
 from bot.metrics import REGISTRY
 from cards.views import QuestionView
+from devcore.demo import answer_now
 from tests.engine.conftest import CODEC, Rig
 from tests.engine.test_engine_evidence import all_of, unknown_state, unknown_statuses
 from tests.support.rewriting_proxy import (  # noqa: F401 (the fixtures)
@@ -94,7 +95,7 @@ async def test_an_unknown_binding_status_keeps_the_banner(
     proxy.clarification = (unknown_statuses if words == "status"
                            else all_of(unknown_statuses, unknown_state))
     assert isinstance(sarah.message, QuestionView)
-    await rig.engine.answers.receive(Callback(
+    await answer_now(rig.engine.answers, Callback(
         platform="slack", tenant_id="acme", user_id="U0SARAH", team_id="T0ACME",
         enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
         card_ref=sarah.message.card_ref, message_ref=sarah.ref, answer_index=0))
@@ -126,7 +127,7 @@ async def test_an_unknown_outcome_of_an_answer_that_bound_shows_it_bound(
     [sarah] = rig.channel.to("p-sarah")
     assert isinstance(sarah.message, QuestionView)
     proxy.inner.alter("POST /v1/clarifications/{clarificationId}/answer", unknown_outcome)
-    await rig.engine.answers.receive(Callback(
+    await answer_now(rig.engine.answers, Callback(
         platform="slack", tenant_id="acme", user_id="U0SARAH", team_id="T0ACME",
         enterprise_id="E0ACME", aad_tenant_id=None, clarification_id=cid,
         card_ref=sarah.message.card_ref, message_ref=sarah.ref, answer_index=0))

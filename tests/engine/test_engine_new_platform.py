@@ -23,6 +23,7 @@ from bot.process.runtime import EngineParts, build_engine
 from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient
+from devcore.demo import answer_now
 from tests.engine.conftest import new_clarification, no_sleep
 
 ORG = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"  # acme's Entra tenant (Sarah's Teams alias)
@@ -37,10 +38,9 @@ class Pigeon(RecordingChannel):  # the platform's Channel: it cannot look up wha
 def translate(tap: dict[str, Any], interactions: Interactions) -> Callback:
     """The platform's verified tap → the platform-free callback (the adapter's whole job)."""
     user = ChatUser(platform="teams", user_id=tap["from"], aad_tenant_id=tap["org"])
-    return Callback(platform=user.platform, tenant_id=interactions.tenant(user),
-                    user_id=user.user_id, team_id=None, enterprise_id=None,
-                    aad_tenant_id=user.aad_tenant_id, clarification_id=tap["question"],
-                    card_ref=tap["card"], message_ref=tap["message"], answer_index=tap["pick"])
+    return Callback.from_user(user, tenant_id=interactions.tenant(user),
+                              clarification_id=tap["question"], card_ref=tap["card"],
+                              message_ref=tap["message"], answer_index=tap["pick"])
 
 
 async def test_a_new_platform_answers_a_question_end_to_end(
@@ -60,7 +60,7 @@ async def test_a_new_platform_answers_a_question_end_to_end(
     (card,) = pigeon.to("p-sarah")
     tap = {"from": card.address.user_id, "org": ORG, "question": cid, "pick": 0,
            "card": card.message.card_ref, "message": card.ref}  # type: ignore[union-attr]
-    receipt = await engine.answers.receive(translate(tap, engine.interactions))
+    receipt = await answer_now(engine.answers, translate(tap, engine.interactions))
     assert receipt.verdict is AnswerStatus.FORWARDED
     c = await truth.get_clarification(clarification_id=cid)
     assert [(r.responder, r.answer_index, r.channel) for r in c.responses] == [

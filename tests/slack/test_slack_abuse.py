@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
 
-from bot.answering.answers import AnswerStatus
+from bot.answering.answers import Receipt
 from bot.chat import Callback
 from bot.limits import OFF, Bucket, Limits
 from bot.metrics import REGISTRY
@@ -42,15 +42,15 @@ def defaults(stack: Stack) -> Limits:
 
 
 def accepted_by(stack: Stack) -> list[str]:
-    """Spy on ``answers.accept``: the user of every answer that reached the store."""
+    """Spy on ``answers.take``: the user of every answer that reached the store."""
     seen: list[str] = []
-    accept = stack.answers.accept
+    take = stack.answers.take
 
-    async def spy(cb: Callback, *, wake: bool = True) -> AnswerStatus:
+    async def spy(cb: Callback, **kwargs: Any) -> Receipt:
         seen.append(cb.user_id)
-        return await accept(cb, wake=wake)
+        return await take(cb, **kwargs)
 
-    stack.answers.accept = spy  # type: ignore[method-assign]
+    stack.answers.take = spy  # type: ignore[method-assign]
     return seen
 
 

@@ -336,7 +336,7 @@ async def test_consumers_forward_a_burst_with_bounded_concurrency(stack: Stack) 
     taking the next one as soon as it is free; all reach the core once."""
     ids = [await stack.create(authority={"authored_by": ["p-ahmed"]}) for _ in range(40)]
     for cid in ids:
-        await stack.answers.accept(stack_callback(stack, cid, "U0AHMED"))
+        await stack.answers.take(stack_callback(stack, cid, "U0AHMED"), respond_within=5.0)
     consumers = OutboxConsumers(stack.answers, ConsumerConfig(consumers=3))
     assert await consumers.run_burst() == 40
     assert consumers.peak == 3

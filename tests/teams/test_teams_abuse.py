@@ -10,7 +10,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from bot.answering.answers import AnswerStatus, Receipt
+from bot.answering.answers import Receipt
+from bot.answering.waiting import Handover
 from bot.chat import Callback
 from bot.limits import OFF, Bucket, Limits
 from bot.metrics import REGISTRY
@@ -30,13 +31,13 @@ def limits(teams: TeamsStack, *, per_ip: Bucket = OFF,
 
 def accepted_by(teams: TeamsStack) -> list[str]:
     seen: list[str] = []
-    accept = teams.engine.answers.accept
+    take = teams.engine.answers.take
 
-    async def spy(cb: Callback, *, wake: bool = True) -> AnswerStatus:
+    async def spy(cb: Callback, **kwargs: Any) -> Receipt:
         seen.append(cb.user_id)
-        return await accept(cb, wake=wake)
+        return await take(cb, **kwargs)
 
-    teams.engine.answers.accept = spy  # type: ignore[method-assign]
+    teams.engine.answers.take = spy  # type: ignore[method-assign]
     return seen
 
 
@@ -115,13 +116,13 @@ async def test_invokes_are_refused_at_the_cap_of_outstanding_tasks(teams: TeamsS
     teams.adapter.invokes.decision_seconds = 0  # answer the invoke without waiting for the core
     cid = await new_clarification(teams.dev, authority={"named": ["p-sarah"]})
     release = asyncio.Event()
-    forward = teams.engine.answers.forward_now
+    forward = teams.engine.answers._forward_own
 
-    async def held(cb: Callback, **kwargs: Any) -> Receipt:
+    async def held(cb: Callback, handover: Handover | None) -> Receipt:
         await release.wait()
-        return await forward(cb, **kwargs)
+        return await forward(cb, handover)
 
-    teams.engine.answers.forward_now = held  # type: ignore[method-assign]
+    teams.engine.answers._forward_own = held  # type: ignore[method-assign]
     token = sign(claims())
     assert (await teams.post(invoke(action_data(teams.codec, cid)), token)).status == 200
     assert REGISTRY.value("clarify_outstanding_tasks", platform="teams") == 1

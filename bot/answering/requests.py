@@ -1,0 +1,40 @@
+"""A verified answer as the core's answer request: its idempotency key, the platform's time of
+the action, the custom answer's interval and the responder's rights."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta
+
+from bot.chat import Callback
+from bot.core import models as m
+
+
+def request_id(entry_id: str) -> str:
+    """The outbox entry as the core's idempotency key: a resend is answered, never re-applied."""
+    return "ans." + hashlib.sha256(entry_id.encode()).hexdigest()[:40]
+
+
+def responded_at(cb: Callback) -> datetime | None:
+    """The platform's time of the action (``Callback.acted_at``), as the core's respondedAt."""
+    return datetime.fromtimestamp(cb.acted_at / 1_000_000, UTC) if cb.acted_at > 0 else None
+
+
+def answer_request(cb: Callback, person: m.Person, *, rights: m.Role | None,
+             request_id: str | None = None, superseded: bool = False) -> m.AnswerRequest:
+    custom = None
+    if cb.answer_index is None:
+        # people pick the last valid day; the core's intervals end exclusively the day after
+        end = cb.custom_to + timedelta(days=1) if cb.custom_to else None
+        custom = m.AnswerCustomInput(
+            valid_from=cb.custom_from.isoformat() if cb.custom_from else None,
+            valid_to=end.isoformat() if end else None,
+            source_text=cb.custom_note or None,
+        )
+    return m.AnswerRequest(
+        answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
+        rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
+        message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
+        steward_override=cb.steward_override, note=cb.override_note or None,
+        responded_at=responded_at(cb), superseded=True if superseded else None,
+    )
