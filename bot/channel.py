@@ -92,13 +92,19 @@ class Address:
 
 
 class ChannelError(BotError):
-    """A send failed. ``certain`` says the message certainly does not exist (safe to retry)."""
+    """A send failed. ``certain`` says the message certainly does not exist (safe to retry).
+    ``lasting``: the platform refused in a way that will hold for the person's later questions
+    too (they blocked the bot, no DM can be opened with them); which refusals do is the
+    platform's adapter's knowledge, and the engine tries that platform last for them
+    (``bot.engine.lasting``)."""
 
-    def __init__(self, reason: str, *, certain: bool, retryable: bool) -> None:
+    def __init__(self, reason: str, *, certain: bool, retryable: bool,
+                 lasting: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.certain = certain
         self.retryable = retryable
+        self.lasting = lasting
 
 
 class NotReachable(ChannelError):
@@ -107,8 +113,8 @@ class NotReachable(ChannelError):
     what to do, without values. The engine skips them as NO_DELIVERY_ALIAS, not as a failed
     send: nothing was sent, and sending again will not help until someone acts."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason, certain=True, retryable=False)
+    def __init__(self, reason: str, *, lasting: bool = False) -> None:
+        super().__init__(reason, certain=True, retryable=False, lasting=lasting)
 
 
 class CredentialsRejected(ChannelError):

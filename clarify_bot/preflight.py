@@ -148,9 +148,9 @@ async def slack_problem(settings: Settings) -> Problem | None:
         return None
     from slack_sdk.errors import SlackApiError
 
-    from adapters.slack.channel import CREDENTIAL_ERRORS
     from adapters.slack.mount import APP_TOKEN_ERRORS, APP_TOKEN_SETTING
     from adapters.slack.web import web_client
+    from adapters.slack.webapi import CREDENTIAL_ERRORS
 
     calls: list[tuple[str, str, dict[str, Any], frozenset[str]]] = [
         ("SLACK_BOT_TOKEN", "auth.test", {}, CREDENTIAL_ERRORS)]

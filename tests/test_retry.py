@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from adapters.slack.channel import SLACK_RETRY
 from adapters.slack.mount import SOCKET_RETRY
+from adapters.slack.webapi import SLACK_RETRY
 from adapters.teams.connector import Limits
 from bot.answering.answers import OutboxPolicy
 from bot.core.transport import CORE_RETRY

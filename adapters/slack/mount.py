@@ -25,8 +25,9 @@ from slack_sdk.errors import SlackApiError
 
 from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
-from adapters.slack.channel import CREDENTIAL_ERRORS, SlackChannel
+from adapters.slack.channel import SlackChannel
 from adapters.slack.web import web_client
+from adapters.slack.webapi import CREDENTIAL_ERRORS
 from bot.channel import CredentialsRejected
 from bot.process.health import Check, Connecting
 from bot.process.service import Base, Parts, Service, credentials_check

@@ -296,7 +296,8 @@ class TeamsChannel:
         """Open the 1:1 conversation (the same one again if it exists) and store its reference
         for the next send; NotReachable where the app is not installed for the person."""
         if not self.settings.app_id:
-            raise NotReachable(NOT_INSTALLED)  # anonymous (local) runs cannot open one
+            # anonymous (local) runs cannot open one
+            raise NotReachable(NOT_INSTALLED, lasting=True)
         bot = ChannelAccount(id=f"28:{self.settings.app_id}")
         params = ConversationParameters(
             is_group=False, bot=bot, members=[ChannelAccount(id=address.user_id)],
@@ -308,7 +309,7 @@ class TeamsChannel:
                 op=lambda ops: ops.create_conversation(params))
         except ConnectorRefused as exc:
             if exc.status in (403, 404):
-                raise NotReachable(NOT_INSTALLED) from None
+                raise NotReachable(NOT_INSTALLED, lasting=True) from None
             raise _failure(exc) from None
         service_url = created.service_url or self.service_url
         reference = ConversationReference(
@@ -359,7 +360,7 @@ def _card_activity(card: dict[str, Any]) -> Activity:
 def _failure(exc: ConnectorRefused) -> ChannelError:
     """A final refusal, as the engine takes it: nothing was sent, and sending the same again
     would be refused again."""
-    if exc.status == 403 and exc.code in BLOCKED_CODES:
-        return ChannelError(BLOCKED, certain=True, retryable=False)
+    if exc.status == 403 and exc.code in BLOCKED_CODES:  # holds for later questions too
+        return ChannelError(BLOCKED, certain=True, retryable=False, lasting=True)
     reason = f"connector_{exc.status}" + (f": {exc.code}" if exc.code else "")
     return ChannelError(reason, certain=True, retryable=False)

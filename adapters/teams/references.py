@@ -20,7 +20,7 @@ from adapters.errors import AdapterError
 from adapters.teams.channel import MessageRef
 from bot.chat import ChatUser
 from bot.clock import zone_named
-from bot.engine.blocks import Blocks
+from bot.engine.lasting import LastingRefusals
 from bot.store.base import Store
 
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
@@ -126,13 +126,14 @@ def load_reference(raw: str) -> ConversationReference:
 async def keep(store: Store, *, tenant_id: str, who: Actor, activity: Activity,
                now: datetime) -> bool:
     """Store the 1:1 conversation with this person (True when kept): they installed the app or
-    wrote to the bot, so a remembered block of Teams for them ends (``bot.engine.blocks``)."""
+    wrote to the bot, so a remembered lasting refusal of Teams for them ends
+    (``bot.engine.lasting``)."""
     if who.aad_object_id is None or not personal(activity):
         return False
     before = await store.conversation_get(tenant_id, who.aad_object_id)
     await store.conversation_put(tenant_id, who.aad_object_id,
                                  reference_json(activity, before), now=now)
-    await Blocks(store).clear("teams", who.aad_object_id)
+    await LastingRefusals(store).clear("teams", who.aad_object_id)
     return True
 
 

@@ -4,7 +4,7 @@ For each candidate, ``bot/engine/routing.py`` finds the address, ``bot/engine/rb
 reading, the person's zone decides whether they are within their working hours (``OutOfHours``
 otherwise: the handler holds the job), the store admits the question (daily cap, digest
 batching: ``bot/engine/digests.py`` sends those at the window's end), and the deliverer sends the
-card (the person's next platform when one refuses and nothing went out: ``bot.engine.blocks``). A
+card (the person's next platform when one refuses and nothing went out: ``bot.engine.lasting``). A
 candidate who cannot be asked is a ``Skip`` with a reason code; a skip passes the turn on at once
 (``advance``), so a skip never burns an escalation window.
 """
@@ -26,8 +26,8 @@ from bot.core import errors as e
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine import attempts, evidence, reminders, views
-from bot.engine.blocks import Blocks, holds
 from bot.engine.delivery import Delivered, Deliverer, Result
+from bot.engine.lasting import LastingRefusals
 from bot.engine.rbac import may_confirm, may_read
 from bot.engine.reminders import Reminders
 from bot.engine.routing import Routing, Unroutable
@@ -81,7 +81,7 @@ class Asking:
     settings: ClarifySettings
     trail: Trail
     zones: Zones  # the people's zones and working hours: the engine's one
-    blocks: Blocks  # remembered refusals: those platforms are tried last
+    refusals: LastingRefusals  # remembered lasting refusals: those platforms are tried last
     # each question card's one reminder, indexed when the card goes out (None: no reminders)
     reminders: Reminders | None = None
 
@@ -184,8 +184,8 @@ class Asking:
             # clarify.channels, for this question (and a refusal that holds is remembered)
             why = result.why or "retries exhausted"
             tried.append((address.platform, result.reason, why))
-            if holds(address.platform, why):
-                await self.blocks.remember(address, why)
+            if result.lasting:
+                await self.refusals.remember(address, why)
             other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
                                              besides=tuple(p for p, _, _ in tried), scope=scope)
             if not isinstance(other, Address):
@@ -223,15 +223,15 @@ class Asking:
                                scope: batching.JobScope) -> Address:
         """The person's first platform unless a refusal of it is remembered and another of
         their platforms is not blocked: the blocked one is then tried last
-        (``bot.engine.blocks``)."""
+        (``bot.engine.lasting``)."""
         if not isinstance(self.routing.address(person, tenant_id=c.tenant_id,
                                                besides=(address.platform,)), Address):
             return address  # no other platform to prefer: no store read for it
-        if await self.blocks.blocked(address) is None:
+        if await self.refusals.blocked(address) is None:
             return address
         other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
                                          besides=(address.platform,), scope=scope)
-        if isinstance(other, Address) and await self.blocks.blocked(other) is None:
+        if isinstance(other, Address) and await self.refusals.blocked(other) is None:
             return other
         return address
 

@@ -61,6 +61,8 @@ class Result:
     # FAILED: nothing was sent for certain (the reservation is released): another platform
     # may be tried with the same delivery key
     certain: bool = False
+    # FAILED: the platform says the refusal will hold for the person's later questions too
+    lasting: bool = False
 
 
 @dataclass
@@ -129,8 +131,9 @@ class Deliverer:
             )
             if isinstance(exc, NotReachable):  # nothing can be sent until an operator acts
                 return Result(Delivered.FAILED, reason=m.ReasonCode.NO_DELIVERY_ALIAS,
-                              why=exc.reason, certain=exc.certain)
-            return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain)
+                              why=exc.reason, certain=exc.certain, lasting=exc.lasting)
+            return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain,
+                          lasting=exc.lasting)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
                                     held=slot if created else None, scope=scope, sent=message)

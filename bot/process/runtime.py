@@ -24,13 +24,13 @@ from bot.clock import Clock
 from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.asking import Asking
-from bot.engine.blocks import Blocks
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
 from bot.engine.handler import JobHandler, Outcomes
 from bot.engine.held import HoldKeeper
 from bot.engine.holds import Holds
+from bot.engine.lasting import LastingRefusals
 from bot.engine.notices import NoticeSender
 from bot.engine.recovery import Recovery
 from bot.engine.refresh import CardRefresher
@@ -59,7 +59,7 @@ class Engine:
     deliverer: Deliverer
     trail: Trail
     zones: Zones  # the people's zones and working hours, one per engine
-    blocks: Blocks  # remembered platform refusals
+    refusals: LastingRefusals  # remembered lasting refusals of the platforms
     stewards: Stewards
     refresher: CardRefresher
     handler: JobHandler
@@ -118,7 +118,7 @@ def build_engine(parts: EngineParts) -> Engine:
                           sleep=parts.sleep, random=parts.random,
                           locales=partial(platform_locale, zones))  # every card sent, in it
     trail = Trail(audit, clock)
-    blocks = Blocks(store)  # remembered refusals: shared by every job of the engine
+    refusals = LastingRefusals(store)  # remembered: shared by every job of the engine
     board = AttentionBoard(core=core, clock=clock,
                            tenant=partial(tenant_of, slack=parts.slack, teams=parts.teams),
                            ttl_seconds=parts.queue_cache_seconds)
@@ -130,7 +130,7 @@ def build_engine(parts: EngineParts) -> Engine:
                           refresher=refresher, trail=trail, clock=clock, settings=parts.clarify,
                           zones=zones)
     asking = Asking(core=core, store=store, deliverer=deliverer, routing=routing, clock=clock,
-                    settings=parts.clarify, trail=trail, zones=zones, blocks=blocks,
+                    settings=parts.clarify, trail=trail, zones=zones, refusals=refusals,
                     reminders=reminders)
     handler = JobHandler(
         core=core, store=store, routing=routing, clock=clock, settings=parts.clarify,
@@ -171,7 +171,7 @@ def build_engine(parts: EngineParts) -> Engine:
                                 slack=parts.slack, teams=parts.teams, declines=declines,
                                 board=board, zones=zones)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
-                  deliverer=deliverer, trail=trail, zones=zones, blocks=blocks,
+                  deliverer=deliverer, trail=trail, zones=zones, refusals=refusals,
                   stewards=stewards, refresher=refresher, handler=handler, held=held,
                   digests=digests, notices=notices, reminders=reminders,
                   dead_letters=dead_letters, worker=worker,

@@ -276,9 +276,9 @@ async def test_opening_the_app_home_ends_a_remembered_block_of_slack(stack: Stac
     bot's App Home (a signed app_home_opened event) shows she is reachable again, and Slack is
     tried in its place for her from then on; another person's block stays."""
     from bot.channel import Address
-    from bot.engine.blocks import Blocks
+    from bot.engine.lasting import LastingRefusals
 
-    blocks = Blocks(stack.store)
+    blocks = LastingRefusals(stack.store)
     sarah = Address(platform="slack", person_id="p-sarah", user_id="U0SARAH")
     ahmed = Address(platform="slack", person_id="p-ahmed", user_id="U0AHMED")
     for who in (sarah, ahmed):

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.channel import SLACK_RETRY, SlackChannel
+from adapters.slack.channel import SlackChannel
 from adapters.slack.mount import SOCKET_RETRY, Hosted
 from adapters.slack.web import web_client
+from adapters.slack.webapi import SLACK_RETRY
 from bot.channel import ChannelError
 from bot.clock import ManualClock
 from bot.settings import SlackRates

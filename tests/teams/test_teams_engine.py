@@ -244,7 +244,7 @@ async def test_a_refusing_first_platform_falls_back_to_the_persons_next_in_this_
     assert made.skips("p-sarah") == [] and made.slack.to("p-ahmed") == []
     c = await truth.get_clarification(clarification_id=cid)
     assert [(d.person_id, d.channel) for d in c.deliveries] == [("p-sarah", m.Channel.SLACK)]
-    remembered = await made.engine.blocks.blocked(address())
+    remembered = await made.engine.refusals.blocked(address())
     assert (remembered is not None) is (refusal == "blocked")
 
 
@@ -264,7 +264,7 @@ async def test_a_remembered_block_sends_later_questions_elsewhere_until_she_is_b
     await _ask_sarah(dev_client, made)
     assert len(kit.fake.of("send")) == sends  # Teams was not tried again
     assert len(made.slack.to("p-sarah")) == 2
-    assert await made.engine.blocks.clear("teams", SARAH.upper())  # as the adapter does
+    assert await made.engine.refusals.clear("teams", SARAH.upper())  # as the adapter does
     await _ask_sarah(dev_client, made)
     assert len(kit.fake.to(SARAH)) == 1 and len(made.slack.to("p-sarah")) == 2
     kit.fake.blocked.add(conversation)
@@ -287,6 +287,7 @@ async def test_delivery_failed_only_when_every_platform_refused_with_each_reason
     made = rig(kit, bot_client, clock)
     made.slack.fail_for.add("p-sarah")
     made.slack.fail_reason = "channel_not_found"
+    made.slack.fail_lasting = True  # as Slack's adapter says of it
     await _ask_sarah(dev_client, made)
     (skip,) = made.skips("p-sarah")
     assert skip.reason_code is m.ReasonCode.DELIVERY_FAILED
@@ -294,7 +295,7 @@ async def test_delivery_failed_only_when_every_platform_refused_with_each_reason
     assert "slack: DELIVERY_FAILED (channel_not_found)" in skip.message
     assert skip.message.index("teams:") < skip.message.index("slack:")
     assert len(made.slack.to("p-ahmed")) == 1
-    assert await made.engine.blocks.blocked(address()) is not None
+    assert await made.engine.refusals.blocked(address()) is not None
 
 
 async def test_a_card_in_the_locale_of_the_person_latest_activity(

@@ -19,7 +19,7 @@ from adapters.teams import references
 from adapters.teams.references import Actor
 from bot.channel import Address
 from bot.core import models as m
-from bot.engine.blocks import Blocks
+from bot.engine.lasting import LastingRefusals
 from cards.actions import ActionKind, ActionRef
 from tests.engine.conftest import new_clarification
 from tests.teams.inbound import (
@@ -248,7 +248,7 @@ async def test_installing_again_or_writing_to_the_bot_ends_a_remembered_block(
     """A remembered block of Teams for Sarah (the bot was refused with MessageWritesBlocked)
     ends when she installs the app again or writes to the bot in the 1:1 chat, through the real
     endpoint with a signed Bot Framework token: Teams is her first platform again."""
-    blocks = Blocks(teams.store)
+    blocks = LastingRefusals(teams.store)
     sarah = Address(platform="teams", person_id="p-sarah", user_id=SARAH_AAD)
     await blocks.remember(sarah, "MessageWritesBlocked: the person blocked the bot")
     assert await blocks.blocked(sarah) is not None
