@@ -48,10 +48,11 @@ from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack import refusals
+from adapters.slack.authorize import AuthorizeStore
 from adapters.slack.binding import REASONS as BINDING_REASONS
 from adapters.slack.installations import QUIET, InstallationDB, installation_key, redated
 from adapters.slack.links import LINK_PARAM, InstallRefused, LinkSigner
-from adapters.slack.tokens import AuthorizeStore, Installations
+from adapters.slack.tokens import Installations
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
 from bot.metrics import REGISTRY

@@ -4,7 +4,7 @@
 (``resolve``, ``tenant_for``: from a snapshot of the database every process reads again each
 ``slack.oauth.directory_seconds``, and at once after a change it made itself), and that
 installation's bot token (``client``), through Bolt's ``AsyncInstallationStoreAuthorize`` over
-``AuthorizeStore``, the installation store Bolt is given.
+``AuthorizeStore`` (``adapters.slack.authorize``), the installation store Bolt is given.
 
 Token rotation: a token that expires within ``refresh_before_minutes`` (on the bot's clock) is
 refreshed before it is used, with ``oauth.v2.access`` and ``grant_type=refresh_token``, once
@@ -37,17 +37,16 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import aiohttp
 import structlog
 from slack_bolt.authorization.async_authorize import AsyncInstallationStoreAuthorize
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.errors import SlackApiError
-from slack_sdk.oauth.installation_store import Bot, Installation
-from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
+from slack_sdk.oauth.installation_store import Installation
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.authorize import AuthorizeStore
 from adapters.slack.installations import (
     ACTIVE,
     PAUSED,
@@ -58,7 +57,6 @@ from adapters.slack.installations import (
     Installed,
     expires_at,
     installation_key,
-    stripped,
 )
 from adapters.slack.web import web_client
 from bot.channel import ChannelError, CredentialsRejected, NotReachable, SlackReach
@@ -421,37 +419,3 @@ class Installations:
             log.warning("slack.installation_removed", installation=gone.key, tenant=gone.tenant,
                         reason=reason)
         await self.load()
-
-
-class AuthorizeStore(AsyncInstallationStore):
-    """The installation store Bolt's authorize reads: slack_sdk's SQLAlchemy store behind
-    ``Installations.fresh`` (the token refreshed first when it is about to expire), handed over
-    without its refresh token so that Bolt never rotates it itself."""
-
-    def __init__(self, installations: Installations) -> None:
-        self.installations = installations
-
-    @property
-    def logger(self) -> Any:
-        return QUIET
-
-    async def async_save(self, installation: Installation) -> None:
-        raise NotImplementedError("installs are saved by the OAuth flow (adapters.slack.oauth)")
-
-    async def async_find_installation(self, *, enterprise_id: str | None, team_id: str | None,
-                                      user_id: str | None = None,
-                                      is_enterprise_install: bool | None = False
-                                      ) -> Installation | None:
-        installations = self.installations
-        installed = installations.resolve(SlackReach(team_id=None if is_enterprise_install
-                                                     else team_id, enterprise_id=enterprise_id))
-        if installed is None or installed.state == REMOVED:
-            return None
-        current = await installations.fresh(installed)
-        return None if current is None else stripped(current)
-
-    async def async_find_bot(self, *, enterprise_id: str | None, team_id: str | None,
-                             is_enterprise_install: bool | None = False) -> Bot | None:
-        found = await self.async_find_installation(enterprise_id=enterprise_id, team_id=team_id,
-                                                   is_enterprise_install=is_enterprise_install)
-        return None if found is None else found.to_bot()
