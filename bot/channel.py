@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.chat import ChatUser
 from bot.errors import BotError
 from bot.store.base import DeliveryKey
 from cards.views import (
@@ -67,7 +68,7 @@ class TeamsReach:
 
 @dataclass(frozen=True, slots=True)
 class Profile:
-    """What a platform says about a person's own settings (issue 26): an IANA time zone name
+    """What a platform says about a person's own settings: an IANA time zone name
     and a locale such as ``en-US``, either unknown (None). A channel may offer
     ``async def profile(address) -> Profile | None`` (optional: a channel without it leaves the
     person's zone to the core and the tenant's default)."""
@@ -89,6 +90,16 @@ class Address:
     user_id: str  # Slack user id, or Teams AAD object id
     reach: object = None
     verified: bool = False  # the alias maps to a verified enterprise identity
+
+
+def address_of(user: ChatUser, person_id: str) -> Address:
+    """Where a verified chat user is reached: an identity with an Entra tenant in that tenant
+    (``TeamsReach``), any other in its workspace and org (``SlackReach``)."""
+    reach: SlackReach | TeamsReach = (
+        TeamsReach(aad_tenant_id=user.aad_tenant_id) if user.aad_tenant_id is not None
+        else SlackReach(team_id=user.team_id, enterprise_id=user.enterprise_id))
+    return Address(platform=user.platform, person_id=person_id, user_id=user.user_id,
+                   reach=reach)
 
 
 class ChannelError(BotError):

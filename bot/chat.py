@@ -61,6 +61,26 @@ class SlackTenants(Protocol):
     def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None: ...
 
 
+class UserTenants(Protocol):
+    """Which tenant a verified chat user of one platform acts in, or None (deny by default).
+    Each platform's mount supplies its own (``bot.process.service.Platform.tenants``: the
+    settings' list, or a distributed Slack app's installations); ``bot.interaction`` asks the
+    one of the user's platform and decides nothing per platform itself."""
+
+    def tenant_of(self, user: ChatUser) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceTenants:
+    """``UserTenants`` over a map of Slack workspaces (``SlackTenants``): the engine's default
+    for Slack when no mount gave one (tests, the demo)."""
+
+    workspaces: SlackTenants
+
+    def tenant_of(self, user: ChatUser) -> str | None:
+        return self.workspaces.tenant_for(team_id=user.team_id, enterprise_id=user.enterprise_id)
+
+
 @runtime_checkable
 class ConfirmingTenants(SlackTenants, Protocol):
     """A tenant map read from a store that other processes write (a distributed app's

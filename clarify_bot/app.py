@@ -23,6 +23,7 @@ from bot.answering.answers import AnswerService, OutboxPolicy
 from bot.answering.outbox import ConsumerConfig, OutboxConsumers
 from bot.audit import JsonLinesSink
 from bot.channel import Channel
+from bot.chat import ConfirmingTenants, UserTenants
 from bot.clock import Clock, SystemClock
 from bot.core.client import CoreClient
 from bot.limits import Admit, Bucket, Limits
@@ -82,9 +83,11 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
                    if str(name) in PLATFORMS}
         channels: dict[str, Channel] = {name: hook.open_channel(settings, base)
                                         for name, hook in mounted.items()}
-        parts = _engine_parts(settings, core=core, store=store, channels=channels, clock=clock)
-        if (tenants := getattr(mounted.get("slack"), "tenants", None)) is not None:
-            parts.slack = tenants(channels["slack"], settings)  # a distributed app's installs
+        # which tenant a verified user acts in, as each platform says (a distributed Slack app:
+        # its installations)
+        tenants = {name: hook.tenants(channels[name], settings) for name, hook in mounted.items()}
+        parts = _engine_parts(settings, core=core, store=store, channels=channels, clock=clock,
+                              tenants=tenants)
         engine = build_engine(parts)
         consumers = _consumers(settings, engine.answers, store)
         app = web.Application(client_max_size=256 * 1024, middlewares=[bounded_bodies()])
@@ -104,8 +107,7 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
                                       limits=limits),
                        settings)
         for hook in mounted.values():  # what a platform checks before serving (its database)
-            if (prepare := getattr(hook, "prepare", None)) is not None:
-                await prepare(service, base)
+            await hook.prepare(service, base)
         yield service
 
 
@@ -150,12 +152,15 @@ def _limits(settings: Settings, store: Store, clock: Clock) -> Limits:
 
 
 def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
-                  channels: dict[str, Channel], clock: Clock) -> EngineParts:
+                  channels: dict[str, Channel], clock: Clock,
+                  tenants: dict[str, UserTenants]) -> EngineParts:
     table, audit = settings.answers, settings.audit
+    slack = tenants.get("slack")  # routing's workspaces: a distributed app's installations
     return EngineParts(
         core=core, store=store, channels=channels, clarify=settings.clarify, clock=clock,
         audit_sink=JsonLinesSink(path=audit.path if audit.sink == "jsonl" else None),
-        slack=settings.slack, teams=settings.teams,
+        slack=slack if isinstance(slack, ConfirmingTenants) else settings.slack,
+        teams=settings.teams, tenants=tenants,
         worker=WorkerConfig(concurrency=settings.worker.concurrency,
                             lease_ahead=settings.worker.lease_ahead,
                             lease_seconds=settings.worker.lease_seconds,

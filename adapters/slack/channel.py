@@ -136,7 +136,7 @@ class SlackChannel(WebApi):
 
     async def profile(self, address: Address) -> Profile | None:
         """The person's time zone and locale as Slack keeps them (``users.info`` with
-        ``include_locale``; issue 26). The engine keeps the answer a day (``bot.engine.zones``).
+        ``include_locale``). The engine keeps the answer a day (``bot.engine.zones``).
         A user Slack does not know is an empty profile; Slack unreachable is a ChannelError."""
         try:
             # bulk: a click's update keeps the bucket's reserve; and never queued behind a

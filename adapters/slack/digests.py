@@ -1,6 +1,6 @@
 """The digest's "next questions" button on Slack: acknowledged first, then, in a task,
 ``Interactions.digest_page`` says what the next page holds and it replaces the page clicked, in
-place: one interactive ``chat.update``, never a new post queued behind bulk delivery (issue 12).
+place: one interactive ``chat.update``, never a new post queued behind bulk delivery.
 No page left is told to the clicker only."""
 
 from __future__ import annotations

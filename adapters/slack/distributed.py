@@ -26,10 +26,10 @@ from adapters.slack.oauth import InstallFlow, build_flow
 from adapters.slack.sealing import Sealer
 from adapters.slack.tokens import Installations
 from adapters.slack.web import web_client
-from bot.chat import SlackTenants
+from bot.channel import Channel
 from bot.process.pauses import Pauses
 from bot.process.service import Base, Parts, Service
-from bot.settings import Problem, Settings, SettingsError
+from bot.settings import Problem, Settings, SettingsError, SlackSettings
 
 DATABASE_SETTING = "CLARIFY_BOT_DATABASE_URL"
 log = structlog.get_logger("clarify.slack")
@@ -76,9 +76,11 @@ def mount(app: Service, parts: Parts, settings: Settings, channel: SlackChannel
     return flow
 
 
-def tenants(channel: SlackChannel, settings: Settings) -> SlackTenants:
-    """Which tenant a workspace belongs to: its installation's, else the settings' list."""
-    return channel.installations or settings.slack
+def tenants(channel: Channel, settings: Settings) -> Installations | SlackSettings:
+    """Which tenant a workspace (and a verified user in it) belongs to: its installation's,
+    else the settings' list."""
+    installations = channel.installations if isinstance(channel, SlackChannel) else None
+    return installations or settings.slack
 
 
 def register(adapter_app: object, channel: SlackChannel) -> None:

@@ -60,6 +60,7 @@ from adapters.slack.installations import (
 )
 from adapters.slack.web import web_client
 from bot.channel import ChannelError, CredentialsRejected, NotReachable, SlackReach
+from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.metrics import REGISTRY
 from bot.settings import SlackSettings, SlackWorkspace
@@ -174,6 +175,10 @@ class Installations:
     @property
     def installed(self) -> list[Installed]:
         return list(self._snapshot.values())
+
+    def tenant_of(self, user: ChatUser) -> str | None:
+        """The tenant a verified Slack user acts in: their workspace's (``tenant_for``)."""
+        return self.tenant_for(team_id=user.team_id, enterprise_id=user.enterprise_id)
 
     def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None:
         """The tenant of a workspace: its installation's, by the rules of

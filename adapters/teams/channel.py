@@ -193,7 +193,7 @@ class TeamsChannel:
 
     async def profile(self, address: Address) -> Profile | None:
         """The ``localTimezone`` and ``locale`` of the person's latest activity, kept with
-        their conversation reference (issue 26); an empty profile when they never wrote (the
+        their conversation reference; an empty profile when they never wrote (the
         engine then takes the core's zone or the tenant's default)."""
         reach = address.reach
         if not isinstance(reach, TeamsReach):

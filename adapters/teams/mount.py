@@ -27,8 +27,9 @@ from adapters.teams.app import TeamsAdapter, build_teams_adapter
 from adapters.teams.auth import KeyDirectory, TokenGate, connection
 from adapters.teams.channel import TeamsChannel, open_teams_channel
 from adapters.teams.invokes import Invokes
+from bot.channel import Channel
 from bot.process.service import Base, Parts, Service, credentials_check
-from bot.settings import Settings, SettingsError
+from bot.settings import Settings, SettingsError, TeamsSettings
 
 NAME = "teams"
 ProviderFactory = Callable[[AgentAuthConfiguration], AccessTokenProviderBase]
@@ -74,6 +75,17 @@ def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory 
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
     app.engine.worker.also_check(channel.check_credentials)
     return adapter
+
+
+def tenants(channel: Channel, settings: Settings) -> TeamsSettings:
+    """Which tenant a verified Teams user acts in: their Entra tenant's
+    (``[[teams.tenants]]``)."""
+    return settings.teams
+
+
+async def prepare(app: Service, base: Base) -> None:
+    """Nothing of Teams is checked before serving (its credentials are a readiness check)."""
+    return None
 
 
 @dataclass

@@ -86,13 +86,13 @@ def personal(activity: Activity) -> bool:
     return conversation is not None and conversation.conversation_type == PERSONAL
 
 
-PROFILE_KEYS = ("localTimezone", "locale")  # kept beside the reference (issue 26)
+PROFILE_KEYS = ("localTimezone", "locale")  # kept beside the reference
 
 
 def reference_json(activity: Activity, before: str | None = None) -> str:
     """The activity's conversation reference as the store keeps it (Bot Framework's JSON),
-    with the person's ``localTimezone`` and ``locale`` beside it (issue 26:
-    ``TeamsChannel.profile``; a reference reader ignores the extra keys): this latest
+    with the person's ``localTimezone`` and ``locale`` beside it
+    (``TeamsChannel.profile``; a reference reader ignores the extra keys): this latest
     activity's, or, where it states none (the Agents Playground's ``conversationUpdate`` has no
     ``locale``; a ``localTimezone`` that names no IANA zone states none), those kept ``before``
     with the last reference: saying nothing of them is no reason to forget them.

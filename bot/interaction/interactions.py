@@ -12,13 +12,14 @@ queue in chat lists. Answers themselves go to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 import structlog
 
-from bot.channel import Address, SlackReach, TeamsReach
-from bot.chat import ChatUser, SlackTenants
+from bot.channel import address_of
+from bot.chat import ChatUser, UserTenants
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core import models as m
@@ -29,7 +30,6 @@ from bot.engine.rbac import may_read
 from bot.engine.zones import Zones
 from bot.interaction.attention import AttentionBoard
 from bot.interaction.declines import Declined, Declines
-from bot.settings import TeamsSettings
 from bot.store.base import CardRecord, DeliveryLedger
 from bot.store.errors import StoreError
 from cards.views import (
@@ -72,12 +72,12 @@ def placement(own: list[CardRecord], *, platform: str, clicked: str | None,
     return Placement(paint=paint, notes=tuple(notes))
 
 
-def tenant_of(user: ChatUser, *, slack: SlackTenants, teams: TeamsSettings) -> str | None:
+def tenant_of(user: ChatUser, tenants: Mapping[str, UserTenants]) -> str | None:
     """The tenant a chat identity acts in, or None (deny by default): the one place it is
-    decided (docs/slack.md; the Teams tenant list for Teams)."""
-    if user.platform == "teams":
-        return teams.tenant_for(user.aad_tenant_id or "")
-    return slack.tenant_for(team_id=user.team_id, enterprise_id=user.enterprise_id)
+    decided, by the tenant map its platform's mount supplied (docs/slack.md; the Teams tenant
+    list for Teams); a platform without one serves no tenant."""
+    found = tenants.get(user.platform)
+    return found.tenant_of(user) if found is not None else None
 
 
 def wants_queue(message: str | None) -> bool:
@@ -98,15 +98,14 @@ class Interactions:
     store: DeliveryLedger  # the cards sent: what a card said of when it moves on (``custom_form``)
     digests: DigestSender
     clock: Clock
-    slack: SlackTenants
-    teams: TeamsSettings
+    tenants: Mapping[str, UserTenants]  # per platform, as its mount supplied (``tenant_of``)
     declines: Declines
     board: AttentionBoard
     zones: Zones  # the readers' zones (``bot.engine.zones``), for a card whose record names none
 
     def tenant(self, user: ChatUser) -> str | None:
         """The tenant a callback acts in, or None (deny by default): ``tenant_of``."""
-        return tenant_of(user, slack=self.slack, teams=self.teams)
+        return tenant_of(user, self.tenants)
 
     async def custom_form(self, user: ChatUser, *, clarification_id: str, card_ref: str
                           ) -> QuestionView | None:
@@ -185,11 +184,7 @@ class Interactions:
     async def _zone(self, user: ChatUser, person: m.Person, tenant: str) -> ZoneInfo:
         """The reader's zone (``bot.engine.zones``), their platform's from the identity that
         clicked."""
-        reach = (TeamsReach(aad_tenant_id=user.aad_tenant_id or "") if user.platform == "teams"
-                 else SlackReach(team_id=user.team_id, enterprise_id=user.enterprise_id))
-        address = Address(platform=user.platform, person_id=person.person_id,
-                          user_id=user.user_id, reach=reach)
-        return (await self.zones.zone(tenant, person, address)).zone
+        return (await self.zones.zone(tenant, person, address_of(user, person.person_id))).zone
 
     async def _person_and(self, user: ChatUser, clarification_id: str, *, event: str
                           ) -> tuple[m.Person, str, m.Clarification] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random as _random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -19,7 +19,7 @@ from bot.answering.answers import AnswerService, OutboxPolicy
 from bot.answering.followups import Followups
 from bot.audit import Audit, AuditSink
 from bot.channel import Address, Channel
-from bot.chat import SlackTenants
+from bot.chat import SlackTenants, UserTenants, WorkspaceTenants
 from bot.clock import Clock
 from bot.core import models as m
 from bot.core.client import CoreClient
@@ -87,6 +87,9 @@ class EngineParts:
     audit_sink: AuditSink
     slack: SlackTenants = field(default_factory=SlackSettings)
     teams: TeamsSettings = field(default_factory=TeamsSettings)
+    # which tenant a verified chat user acts in, per platform, as each mount supplies it
+    # (``Platform.tenants``); None: the settings' (``slack``, ``teams``)
+    tenants: Mapping[str, UserTenants] | None = None
     worker_id: str = "worker-1"
     worker: WorkerConfig = field(default_factory=WorkerConfig)
     outbox: OutboxPolicy = field(default_factory=OutboxPolicy)
@@ -119,8 +122,10 @@ def build_engine(parts: EngineParts) -> Engine:
                           locales=partial(platform_locale, zones))  # every card sent, in it
     trail = Trail(audit, clock)
     refusals = LastingRefusals(store)  # remembered: shared by every job of the engine
-    board = AttentionBoard(core=core, clock=clock,
-                           tenant=partial(tenant_of, slack=parts.slack, teams=parts.teams),
+    settings: dict[str, UserTenants] = {"slack": WorkspaceTenants(parts.slack),
+                                        "teams": parts.teams}
+    tenants = parts.tenants if parts.tenants is not None else settings
+    board = AttentionBoard(core=core, clock=clock, tenant=partial(tenant_of, tenants=tenants),
                            ttl_seconds=parts.queue_cache_seconds)
     stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify, zones=zones,
                         told=board.steward_told)
@@ -168,7 +173,7 @@ def build_engine(parts: EngineParts) -> Engine:
     declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock,
                         redo=handler.handle)
     interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
-                                slack=parts.slack, teams=parts.teams, declines=declines,
+                                tenants=tenants, declines=declines,
                                 board=board, zones=zones)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, trail=trail, zones=zones, refusals=refusals,

@@ -29,6 +29,7 @@ from bot.answering.answers import AnswerService
 from bot.answering.outbox import OutboxConsumers
 from bot.audit import Audit
 from bot.channel import Channel, CredentialsRejected
+from bot.chat import UserTenants
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core.client import CoreClient
@@ -108,6 +109,16 @@ class Platform(Protocol):
     def mount(self, app: Service, parts: Parts, settings: Settings) -> None:
         """Add the platform's routes to ``app.web_app`` and what it keeps running to
         ``app.hosted``."""
+        ...
+
+    def tenants(self, channel: Channel, settings: Settings) -> UserTenants:
+        """Which tenant a verified user of this platform acts in (its settings' list, or what
+        its installations say)."""
+        ...
+
+    async def prepare(self, app: Service, base: Base) -> None:
+        """What the platform checks before anything is served (a distributed Slack app's
+        database); most check nothing."""
         ...
 
 

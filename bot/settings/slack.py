@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, model_validator
 
+from bot.chat import ChatUser
 from bot.settings.fields import (
     Int,
     Num,
@@ -146,6 +147,10 @@ class SlackSettings(_Table):
             raise _cross("workspaces", None,
                          "each team_id at most once, and each enterprise-only entry at most once")
         return self
+
+    def tenant_of(self, user: ChatUser) -> str | None:
+        """The tenant a verified Slack user acts in: their workspace's (``tenant_for``)."""
+        return self.tenant_for(team_id=user.team_id, enterprise_id=user.enterprise_id)
 
     def tenant_for(self, *, team_id: str | None, enterprise_id: str | None) -> str | None:
         """The tenant of a Slack workspace (a verified callback's or an alias's), or None.

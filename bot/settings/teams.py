@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import model_validator
 
+from bot.chat import ChatUser
 from bot.settings.errors import Problem
 from bot.settings.fields import (
     Guid,
@@ -128,6 +129,10 @@ class TeamsSettings(_Table):
             return Problem("teams.app_id", None, "the bot's Entra app (client) id, a GUID "
                            "(or teams.anonymous = true for a local run without one)")
         return None
+
+    def tenant_of(self, user: ChatUser) -> str | None:
+        """The tenant a verified Teams user acts in: their Entra tenant's (``tenant_for``)."""
+        return self.tenant_for(user.aad_tenant_id or "")
 
     def tenant_for(self, aad_tenant_id: str) -> str | None:
         """The tenant of a verified Teams activity, or None (deny by default)."""
