@@ -5,8 +5,6 @@
     │   │                         handles; ``field`` names the field, never its value (also a
     │   │                         ValueError; adapters.slack.payloads)
     │   └── ScopeMismatch         its ids contradict each other about the Grid org (403)
-    ├── NotDurable                a Slack answer could not be made durable in time: the click
-    │                             is refused, never acknowledged (adapters.slack.app)
     ├── InstallRefused            a Slack install the bot will not keep, ``reason`` the audit's
     │                             code: a bad install link, a state it did not issue, a
     │                             workspace of another tenant (also Bolt's ``BoltError``, which
@@ -22,8 +20,9 @@
     │                             names key ids, never a key (adapters.slack.sealing)
     ├── TokenKeyMissing           a Slack token read or written without a token key
     │                             (adapters.slack.installations)
-    ├── _Ambiguous                a Slack call that may or may not have taken effect (private
-    │                             to adapters.slack.channel, which turns it into a ChannelError)
+    ├── Ambiguous                 a Slack call that may or may not have taken effect
+    │                             (adapters.slack.webapi; the channel turns it into a
+    │                             ChannelError)
     ├── Unauthorized              a Teams request whose token is missing or not one the bot
     │                             accepts; ``reason`` is a word (adapters.teams.auth)
     ├── NoTenant                  a Teams activity names no AAD tenant, or two

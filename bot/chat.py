@@ -95,16 +95,17 @@ class ConfirmingTenants(SlackTenants, Protocol):
 class ChatUser:
     """A verified chat identity: the user, and the workspace or tenant the callback came from."""
 
-    platform: str  # "slack" | "teams"
+    platform: str  # the adapter's platform name ("slack", "teams", …)
     user_id: str  # Slack user id, or Teams AAD object id
     team_id: str | None = None  # Slack workspace
     enterprise_id: str | None = None  # Slack Enterprise Grid org
     aad_tenant_id: str | None = None  # Teams
 
     def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
-        """The identity as the core's resolve takes it."""
-        if self.platform == "teams":
-            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id or "")
+        """The identity as the core's resolve takes it: of the core's two kinds, the one its
+        verified ids make (an Entra tenant: an Entra identity; a workspace or none: a Slack one)."""
+        if self.aad_tenant_id is not None:
+            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id)
         return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
                                enterprise_id=self.enterprise_id)
 

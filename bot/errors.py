@@ -5,6 +5,8 @@
     │   ├── NotReachable          nobody can reach this person there until an operator acts
     │   └── CredentialsRejected   the platform (or, in a readiness check, the core) refuses the
     │                             bot's own credentials: ``setting`` names what to fix
+    ├── NotDurable                an answer not made durable within the platform's time: the
+    │                             click is refused (503), never acknowledged (bot.answering)
     ├── StoreError                the store failed (bot.store.errors)
     │   ├── SlotNotFound
     │   ├── SlotContended
