@@ -17,7 +17,7 @@ same key; with neither, the delivery counts as uncertain and is never sent twice
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bot.chat import ChatUser
 from bot.errors import BotError
@@ -69,9 +69,8 @@ class TeamsReach:
 @dataclass(frozen=True, slots=True)
 class Profile:
     """What a platform says about a person's own settings: an IANA time zone name
-    and a locale such as ``en-US``, either unknown (None). A channel may offer
-    ``async def profile(address) -> Profile | None`` (optional: a channel without it leaves the
-    person's zone to the core and the tenant's default)."""
+    and a locale such as ``en-US``, either unknown (None). A channel may offer it
+    (``Profiles``)."""
 
     time_zone: str | None = None
     locale: str | None = None
@@ -142,6 +141,15 @@ class CredentialsRejected(ChannelError):
         super().__init__(reason, certain=True, retryable=False)
         self.setting = setting
         self.scope = scope
+
+
+@runtime_checkable
+class Profiles(Protocol):
+    """The optional part of a channel: the person's own settings on the platform
+    (``profile``), None when it cannot tell now. A channel without it leaves the person's zone
+    to the core and the tenant's default (``bot.engine.zones``)."""
+
+    async def profile(self, address: Address) -> Profile | None: ...
 
 
 class Channel(Protocol):

@@ -36,7 +36,7 @@ from zoneinfo import ZoneInfo
 
 import structlog
 
-from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Profile
+from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Profile, Profiles
 from bot.clock import zone_named
 from bot.core import models as m
 from bot.engine.hours import WorkingHours, of_tenant
@@ -134,11 +134,10 @@ class Zones:
             data = json.loads(kept)
             return Profile(time_zone=data.get("tz"), locale=data.get("locale"))
         channel = self.channels.get(address.platform)
-        ask = getattr(channel, "profile", None)
-        if ask is None:
+        if not isinstance(channel, Profiles):  # the platform keeps no such settings
             return Profile()
         try:
-            found = await asyncio.wait_for(ask(address), PATIENCE_SECONDS)
+            found = await asyncio.wait_for(channel.profile(address), PATIENCE_SECONDS)
         except CredentialsRejected:
             raise
         except ChannelError as exc:  # not kept: asked again next time

@@ -1,10 +1,11 @@
 """Where a new platform plugs in: a fake one answers a question end to end, with nothing in bot/
 changed for it (docs/architecture.md, "Where a new platform plugs in").
 
-The platform is a Channel (sends recorded, as the recording channel does) and a callback
-translator: its own tap, verified by it, into the platform-free ``Callback``. It takes the
-``teams`` slot: the core's contract names the chat channels it keeps aliases for, and no Teams
-adapter exists yet.
+The platform is a Channel (sends recorded, as the recording channel does), a tenant map of its
+own (what its mount supplies: ``Platform.tenants``) and a callback translator: its own tap,
+verified by it, into the platform-free ``Callback``. It takes the ``teams`` slot: the core's
+contract names the chat channels it keeps aliases for, and routing scopes those aliases by the
+Teams tenant list, so that list still says which org is acme's for the sends.
 """
 
 from __future__ import annotations
@@ -35,6 +36,14 @@ class Pigeon(RecordingChannel):  # the platform's Channel: it cannot look up wha
     can_find: bool = False
 
 
+@dataclass(frozen=True)
+class PigeonOrgs:  # the platform's tenant map: its orgs, as its mount would supply them
+    orgs: dict[str, str]
+
+    def tenant_of(self, user: ChatUser) -> str | None:
+        return self.orgs.get(user.aad_tenant_id or "")
+
+
 def translate(tap: dict[str, Any], interactions: Interactions) -> Callback:
     """The platform's verified tap → the platform-free callback (the adapter's whole job)."""
     user = ChatUser(platform="teams", user_id=tap["from"], aad_tenant_id=tap["org"])
@@ -54,6 +63,7 @@ async def test_a_new_platform_answers_a_question_end_to_end(
         clarify=ClarifySettings(channels=("teams",), hours={"enabled": False}),
         clock=clock, audit_sink=MemorySink(),
         teams=TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"),)),
+        tenants={"teams": PigeonOrgs({ORG: "acme"})},
         sleep=no_sleep))
     cid = await new_clarification(dev_client, authority={"authored_by": ["p-sarah"]})
     await engine.worker.run_burst()
@@ -66,3 +76,21 @@ async def test_a_new_platform_answers_a_question_end_to_end(
     assert [(r.responder, r.answer_index, r.channel) for r in c.responses] == [
         ("p-sarah", 0, "teams")]
     assert [u.ref for u in pigeon.updates] == [card.ref]
+
+
+def test_a_platform_acts_in_the_tenants_its_own_map_says_and_an_unmapped_one_in_none(
+        bot_client: CoreClient, clock: ManualClock) -> None:
+    """The tenant a chat user acts in is their platform's map's word (deny by default): the
+    Teams settings' list does not decide it once the platform supplied its own, and a platform
+    with no map serves no tenant."""
+    engine = build_engine(EngineParts(
+        core=bot_client, store=MemoryStore(clock=clock), channels={"teams": Pigeon()},
+        clarify=ClarifySettings(channels=("teams",), hours={"enabled": False}),
+        clock=clock, audit_sink=MemorySink(),
+        teams=TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"),)),
+        tenants={"teams": PigeonOrgs({"org-of-globex": "globex"})}, sleep=no_sleep))
+    tenant = engine.interactions.tenant
+    assert tenant(ChatUser(platform="teams", user_id="u", aad_tenant_id="org-of-globex")) == \
+        "globex"
+    assert tenant(ChatUser(platform="teams", user_id="u", aad_tenant_id=ORG)) is None
+    assert tenant(ChatUser(platform="carrier", user_id="u", aad_tenant_id=ORG)) is None
