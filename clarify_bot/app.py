@@ -182,7 +182,6 @@ def _consumers(settings: Settings, answers: AnswerService, store: Store) -> Outb
     table = settings.answers
     consumers = OutboxConsumers(answers, ConsumerConfig(consumers=table.consumers,
                                                         poll_seconds=table.poll_seconds))
-    answers.on_queued = consumers.wake
     REGISTRY.gauges["clarify_outbox_entries"] = _gauge(store.outbox_size)
     REGISTRY.gauges["clarify_outbox_parked_entries"] = _gauge(store.outbox_parked)
     REGISTRY.gauges["clarify_outbox_oldest_due_seconds"] = \

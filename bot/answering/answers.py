@@ -123,8 +123,9 @@ class AnswerService:
     clock: Clock
     followups: Followups  # what the cards show after an answer, and the steward's notices
     policy: OutboxPolicy = field(default_factory=OutboxPolicy)
-    # called after an entry is queued, to wake the local consumers (``bot.answering.outbox``)
-    on_queued: Callable[[], None] | None = None
+    # set when this process queues an entry: its consumers wake on it at once rather than at
+    # their next poll (``bot.answering.outbox``, which waits on this very event)
+    queued: asyncio.Event = field(default_factory=asyncio.Event)
     # what forwards last met: an answer or a failing core (``bot.answering.waiting``)
     reach: CoreReach | None = None
     random: Callable[[], float] = _random.random  # the outbox's jitter draws (tests: 1.0)
@@ -178,8 +179,8 @@ class AnswerService:
             REGISTRY.inc("clarify_outbox_full_total")
             raise
         if got is Acceptance.QUEUED:
-            if wake and self.on_queued is not None:
-                self.on_queued()
+            if wake:
+                self.queued.set()
             return AnswerStatus.QUEUED
         REGISTRY.inc("clarify_answers_total", verdict=AnswerStatus.DUPLICATE.value)
         return AnswerStatus.DUPLICATE

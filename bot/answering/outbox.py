@@ -34,10 +34,13 @@ class ConsumerConfig:
 class OutboxConsumers:
     answers: AnswerService
     config: ConsumerConfig = field(default_factory=ConsumerConfig)
-    _wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _wake: asyncio.Event = field(init=False)  # the answers' ``queued``: set by an accept here
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _inflight: set[asyncio.Task[None]] = field(default_factory=set)
     peak: int = 0  # the most entries ever in flight at once (tests and benchmarks read it)
+
+    def __post_init__(self) -> None:
+        self._wake = self.answers.queued
 
     def wake(self) -> None:
         """An entry was queued in this process: claim it now rather than at the next poll."""

@@ -351,7 +351,6 @@ async def test_a_running_consumer_wakes_on_a_new_answer_without_waiting_to_poll(
     the consumers wake on it."""
     cid, card = await two_editors(stack)
     consumers = OutboxConsumers(stack.answers, ConsumerConfig(consumers=2, poll_seconds=3600))
-    stack.answers.on_queued = consumers.wake
     running = asyncio.create_task(consumers.run())
     try:
         await asyncio.sleep(0)  # let it claim (nothing yet) and go to sleep

@@ -245,7 +245,6 @@ async def _consuming(both: Both) -> AsyncIterator[None]:
     """The outbox's consumers running in the background (as ``serve`` runs them) while the
     block sends clicks; when it ends, every answer is forwarded and its outcome shown."""
     consumers = asyncio.create_task(both.consumers.run())
-    both.engine.answers.on_queued = both.consumers.wake
     try:
         yield
         await _forwarded(both)
