@@ -156,7 +156,8 @@ class AnswerService:
             verdict = await asyncio.wait_for(self._accept(cb, wake=wait is None),
                                              respond_within)
         except (TimeoutError, StoreError) as exc:
-            log.error("answers.not_durable", error=type(exc).__name__, platform=cb.platform)
+            # under its platform's name, as operators know it (``slack.answer_not_durable``)
+            log.error(f"{cb.platform}.answer_not_durable", error=type(exc).__name__)
             raise NotDurable(type(exc).__name__) from None
         if wait is None or verdict is not AnswerStatus.QUEUED:
             return Receipt(verdict)
