@@ -4,11 +4,11 @@ Run: .venv/bin/python bench/core_client.py [--calls 3000] [--concurrency 16]
 
 A server answering every request with a clarification's JSON runs in its own process on
 127.0.0.1 (port 0); this process then reads the clarification ``--calls`` times at
-``--concurrency`` through ``CoreClient``: once on its own HTTP layer (aiohttp), once with an
-httpx transport injected (httpx's client and httpcore's pool; ``--netbackend`` adds the asyncio
-socket layer the bot used before, from an earlier checkout's file). Only this process's
-CPU time is counted, so the server's share and the machine's load leave it alone; the rates
-printed beside it move with the load. Each is run twice, alternating.
+``--concurrency`` through ``CoreClient``: once over aiohttp's session (what ships), once with
+httpx's client and httpcore's pool as its transport (``HttpxTransport`` below; ``--netbackend``
+adds the asyncio socket layer the bot used before, from an earlier checkout's file). Only this
+process's CPU time is counted, so the server's share and the machine's load leave it alone; the
+rates printed beside it move with the load. Each is run twice, alternating.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from bot.core.calls import DEFAULT_LIMITS  # noqa: E402
 from bot.core.client import CoreClient  # noqa: E402
-from bot.core.transport import DEFAULT_LIMITS  # noqa: E402
+from bot.core.http import WireRequest, WireResponse  # noqa: E402
 from bot.logs import configure_logging  # noqa: E402
 
 SERVER = """
@@ -53,6 +54,23 @@ asyncio.run(main())
 """
 
 
+class HttpxTransport:
+    """httpx's client over ``transport`` as the core client's transport: the wire above is the
+    client's own; only the sending differs."""
+
+    def __init__(self, transport: httpx.AsyncBaseTransport) -> None:
+        self._http = httpx.AsyncClient(transport=transport, follow_redirects=False)
+
+    async def handle(self, request: WireRequest) -> WireResponse:
+        response = await self._http.request(request.method, str(request.url),
+                                            content=request.content,
+                                            headers=dict(request.headers))
+        return WireResponse(response.status_code, response.headers, response.content)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
 async def measure(name: str, client: CoreClient, calls: int, concurrency: int) -> None:
     gate = asyncio.Semaphore(concurrency)
 
@@ -70,10 +88,10 @@ async def measure(name: str, client: CoreClient, calls: int, concurrency: int) -
 
 async def run(url: str, calls: int, concurrency: int, netbackend: str | None) -> None:
     clients = {
-        "aiohttp (bot/core/wire.py)": CoreClient(base_url=url, token="bench"),
+        "aiohttp (bot/core/http.py)": CoreClient(base_url=url, token="bench"),
         "httpx client + httpcore pool": CoreClient(
             base_url=url, token="bench",
-            transport=httpx.AsyncHTTPTransport(limits=DEFAULT_LIMITS)),
+            transport=HttpxTransport(httpx.AsyncHTTPTransport(limits=DEFAULT_LIMITS))),
     }
     if netbackend:  # an earlier checkout's bot/core/netbackend.py: httpx's pool on asyncio
         spec = importlib.util.spec_from_file_location("netbackend", netbackend)
@@ -81,7 +99,8 @@ async def run(url: str, calls: int, concurrency: int, netbackend: str | None) ->
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         clients["httpx client + pool on asyncio sockets"] = CoreClient(
-            base_url=url, token="bench", transport=module.transport(DEFAULT_LIMITS))
+            base_url=url, token="bench",
+            transport=HttpxTransport(module.transport(DEFAULT_LIMITS)))
     print("| client | CPU ms per call | calls/s |\n|---|---:|---:|")
     try:
         for _ in range(2):

@@ -29,7 +29,7 @@ _MAX_EXPONENT = 1000
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """Exponential backoff with a cap, a share of jitter and Retry-After as a floor. The
-    defaults are the core client's (``bot.core.transport``): 4 attempts, 0.25 s doubling to at
+    defaults are the core client's (``bot.core.calls``): 4 attempts, 0.25 s doubling to at
     most 8 s, full jitter, a Retry-After honoured up to 30 s."""
 
     max_attempts: int | None = 4  # None: no limit of the policy's own

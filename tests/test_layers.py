@@ -106,7 +106,7 @@ BREAKS: dict[str, list[dict[str, str]]] = {
     ],
     "adapters-never-call-the-core": [
         {"adapters/slack/bad.py": "from bot.core.client import CoreClient\n"},
-        {"adapters/teams/bad.py": LAZY.format("from bot.core import transport")},
+        {"adapters/teams/bad.py": LAZY.format("from bot.core import calls")},
     ],
     "platforms-apart": [
         {"adapters/teams/bad.py": "from adapters.slack import payloads\n"},
@@ -264,7 +264,7 @@ def test_importing_the_cards_loads_no_http_client_or_core_client() -> None:
     and ``bot.core`` loads its client only when asked for it."""
     probe = ("import sys, cards.views, cards.slack, cards.teams; "
              "print(sorted(m for m in ('httpx', 'aiohttp', 'bot.core.client', "
-             "'bot.core.transport', 'bot.core.wire') "
+             "'bot.core.calls', 'bot.core.http') "
              "if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          timeout=60, check=True)

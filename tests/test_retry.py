@@ -13,7 +13,7 @@ from adapters.slack.mount import SOCKET_RETRY
 from adapters.slack.webapi import SLACK_RETRY
 from adapters.teams.connector import Limits
 from bot.answering.answers import OutboxPolicy
-from bot.core.transport import CORE_RETRY
+from bot.core.calls import CORE_RETRY
 from bot.engine.delivery import SEND_RETRY
 from bot.process.running import STORE_RETRY
 from bot.retry import RetryPolicy

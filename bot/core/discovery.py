@@ -13,7 +13,7 @@ How (docs/core-contract.md, "Detection"):
    beside the wrong-typed field: a 422 whose details name an ``unknown_field`` says the core
    lacks it, a 422 that names only the wrong type says it has it. 401, 403, 5xx, transport
    trouble and a 422 without details say nothing: a route stays as believed, a field is assumed
-   offered, and a 422 that refuses it later turns it off (``bot.core.transport``).
+   offered, and a 422 that refuses it later turns it off (``bot.core.calls``).
 
 Detection runs on the first call, again every ``refresh_seconds`` (default 10 minutes; so an
 extension a core gains while the bot runs is used from then on) and ``soon_seconds`` after a

@@ -30,7 +30,7 @@ class; an unknown code falls back to the class for its HTTP status::
     │   │   └── Internal, Unavailable
     │   └── UnexpectedResponse        a success body that does not match the contract, a status
     │                                 the call never uses, or a repeated pagination cursor
-    └── Trouble                       inside the client only (``bot.core.wire``): a request that
+    └── Trouble                       inside the client only (``bot.core.http``): a request that
                                       failed below HTTP, raised as the CoreTransportError it names
 
 Catching ``CoreError`` catches everything the core client raises because of the core or the

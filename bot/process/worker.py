@@ -43,8 +43,8 @@ from bot.aio import drain
 from bot.channel import CredentialsRejected
 from bot.clock import Clock
 from bot.core import errors as e
+from bot.core.calls import CORE_RETRY
 from bot.core.client import CoreClient
-from bot.core.transport import CORE_RETRY
 from bot.engine.handler import JobHandler, Outcomes
 from bot.engine.held import HoldKeeper
 from bot.metrics import REGISTRY

@@ -1,4 +1,5 @@
-"""A fake core behind httpx.MockTransport and sample response bodies for the client tests."""
+"""A fake core behind the client's own wire (``bot.core.http.MockTransport``) and sample response
+bodies for the client tests."""
 
 from __future__ import annotations
 
@@ -7,17 +8,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import pytest
+from multidict import CIMultiDict
 
 from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.http import MockTransport, WireRequest, WireResponse, encode
 from devcore.client import DevCoreClient
 
 TOKEN = "tok-s3cr3t-bearer-value"
 T0 = "2026-07-04T09:00:00Z"
 
-Reply = httpx.Response | Exception | Callable[[httpx.Request], httpx.Response]
+Reply = WireResponse | Exception | Callable[[WireRequest], WireResponse]
+
+
+def respond(status: int, *, json: Any = None, text: str | None = None, content: bytes = b"",
+            headers: dict[str, str] | None = None) -> WireResponse:
+    """A response of the fake core: a JSON body (sent as the core sends it), text or bytes."""
+    every = CIMultiDict(headers or {})
+    if json is not None:
+        content = encode(json)
+        every.setdefault("Content-Type", "application/json")
+    elif text is not None:
+        content = text.encode()
+        every.setdefault("Content-Type", "text/plain; charset=utf-8")
+    return WireResponse(status, every, content)
 
 
 @dataclass
@@ -25,12 +40,12 @@ class FakeCore:
     """Answers each request with the next scripted reply (the last one repeats) and records it."""
 
     replies: list[Reply] = field(default_factory=list)
-    requests: list[httpx.Request] = field(default_factory=list)
+    requests: list[WireRequest] = field(default_factory=list)
 
     def script(self, *replies: Reply) -> None:
         self.replies = list(replies)
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: WireRequest) -> WireResponse:
         self.requests.append(request)
         reply = self.replies[min(len(self.requests), len(self.replies)) - 1]
         if isinstance(reply, Exception):
@@ -77,7 +92,7 @@ def make_client(core: FakeCore, sleeps: Sleeps, clock: ManualClock):
         client = cls(
             base_url=base_url,
             token=TOKEN,
-            transport=httpx.MockTransport(core),
+            transport=MockTransport(core),
             retry=retry or RetryPolicy(max_attempts=4, base=0.25, cap=8.0, retry_after_cap=30.0),
             sleep=sleeps,
             random=lambda: 0.5,

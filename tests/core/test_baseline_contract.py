@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import BaseModel
 
@@ -25,7 +24,7 @@ from bot.core.models.wire import extension_of, is_additive
 from bot.core.routes import ROUTES
 from bot.core.tolerance import SAMPLE, read_json, read_python
 from bot.metrics import REGISTRY
-from tests.core.conftest import FakeCore, clarification
+from tests.core.conftest import FakeCore, clarification, respond
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "core-contract.md"
 
@@ -164,7 +163,7 @@ async def test_one_bad_job_in_a_poll_does_not_cost_the_good_ones(
     good = {"id": "job-1", "kind": "clarify:temporal", "attempts": 0, "maxAttempts": 2,
             "payload": {"clarificationId": "c1", "ranking": ["p"]}, "leaseToken": "l",
             "leaseExpiresAt": "2026-07-04T09:01:00Z"}
-    core.script(httpx.Response(200, json={"jobs": [{"id": "job-0", "kind": 7}, good]}))
+    core.script(respond(200, json={"jobs": [{"id": "job-0", "kind": 7}, good]}))
     before = _counted("bad_entry", "LeasedJob")
     async with make_client() as client:
         assert isinstance(client, CoreClient)
@@ -178,7 +177,7 @@ async def test_a_lease_operation_needs_only_a_success(
         core: FakeCore, make_client: Any, operation: str) -> None:
     """An acknowledgement the bot does not read (204, or a body of another shape) is a success,
     not a failed job."""
-    core.script(httpx.Response(204))
+    core.script(respond(204))
     async with make_client() as client:
         result = await getattr(client, operation)(job_id="job-1", lease_token="l")
     assert result is None

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
-import httpx
 import pytest
 from pydantic import SecretStr
 from structlog.testing import capture_logs
@@ -30,7 +29,6 @@ from bot.core.errors import (
     CoreConnectError,
     CoreError,
     CoreTimeout,
-    CoreTransportError,
     InvalidRequest,
     LeaseMismatch,
     MethodNotAllowed,
@@ -40,8 +38,10 @@ from bot.core.errors import (
     ServerError,
     Unavailable,
 )
+from bot.core.http import MockTransport
 from bot.core.routes import ROUTES, route
 
+from . import faults
 from .conftest import (
     T0,
     TOKEN,
@@ -54,6 +54,7 @@ from .conftest import (
     job_view,
     leased_job,
     person,
+    respond,
     summary,
 )
 
@@ -185,14 +186,14 @@ def test_every_route_has_a_client_method_case():
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.method)
 async def test_method_sends_route_request_and_parses_reply(case: Case, core, make_client):
     """Each method sends its route's method, path, query and camelCase body and parses the reply."""
-    core.script(httpx.Response(case.status, json=case.reply))
+    core.script(respond(case.status, json=case.reply))
     async with make_client(dev=case.dev) as client:
         result = await getattr(client, case.method)(**case.kwargs)
     sent = core.requests[0]
     r = route(case.operation_id)
     assert sent.method == r.method
     assert sent.url.path == case.path
-    assert tuple(sent.url.params.multi_items()) == case.query
+    assert tuple(sent.url.query.items()) == case.query
     assert core.last_json == case.body
     if isinstance(result, AnswerReceipt):
         result = result.result
@@ -203,7 +204,7 @@ async def test_method_sends_route_request_and_parses_reply(case: Case, core, mak
 @pytest.mark.parametrize(("status", "outcome"), [(200, "bound"), (202, "partially_confirmed")])
 async def test_answer_returns_result_with_http_status(status, outcome, core, client):
     """An answer returns the parsed outcome together with the 200/202 status that carried it."""
-    core.script(httpx.Response(status, json=answer_result(outcome)))
+    core.script(respond(status, json=answer_result(outcome)))
     receipt = await client.answer_clarification(clarification_id="clar-1", request=ANSWER)
     assert receipt.http_status == status
     assert receipt.result.outcome == m.AnswerOutcome(outcome)
@@ -211,9 +212,9 @@ async def test_answer_returns_result_with_http_status(status, outcome, core, cli
 
 async def test_path_parameters_are_percent_encoded(core, client):
     """Slashes, spaces and non-ASCII in ids stay inside their one path segment."""
-    core.script(httpx.Response(200, json=fact_version()))
+    core.script(respond(200, json=fact_version()))
     await client.get_fact(logical_id="fact/9 é")
-    assert core.requests[0].url.raw_path == b"/v1/facts/fact%2F9%20%C3%A9"
+    assert core.requests[0].url.raw_path == "/v1/facts/fact%2F9%20%C3%A9"
 
 
 @pytest.mark.parametrize("bad", ["", ".", ".."])
@@ -226,7 +227,7 @@ async def test_dot_and_empty_path_parameters_are_refused(bad, core, client):
 
 async def test_base_url_path_prefix_is_kept(core, make_client):
     """A core mounted under a path prefix receives the route path below that prefix."""
-    core.script(httpx.Response(200, json=job_view()))
+    core.script(respond(200, json=job_view()))
     async with make_client(base_url="http://core.test/telha") as client:
         await client.get_job(job_id="job-1")
     assert core.requests[0].url.path == "/telha/v1/jobs/job-1"
@@ -234,7 +235,7 @@ async def test_base_url_path_prefix_is_kept(core, make_client):
 
 async def test_token_is_sent_as_bearer(core, client):
     """Every request carries the service token in the Authorization header."""
-    core.script(httpx.Response(200, json=job_view()))
+    core.script(respond(200, json=job_view()))
     await client.get_job(job_id="job-1")
     assert core.requests[0].headers["Authorization"] == f"Bearer {TOKEN}"
 
@@ -242,8 +243,8 @@ async def test_token_is_sent_as_bearer(core, client):
 async def test_secret_str_token_is_accepted(core, make_client, sleeps):
     """A pydantic SecretStr token is unwrapped only for the header."""
     client = CoreClient(base_url="http://core.test", token=SecretStr(TOKEN),
-                        transport=httpx.MockTransport(core), sleep=sleeps)
-    core.script(httpx.Response(200, json=job_view()))
+                        transport=MockTransport(core), sleep=sleeps)
+    core.script(respond(200, json=job_view()))
     async with client:
         await client.get_job(job_id="job-1")
     assert core.requests[0].headers["Authorization"] == f"Bearer {TOKEN}"
@@ -270,7 +271,7 @@ def test_default_timeouts_are_explicit():
 async def test_every_error_code_maps_to_its_exception(code, core, make_client):
     """Each documented code raises its own class with status, code and the body's message."""
     status = ERROR_TABLE[code][0]
-    core.script(httpx.Response(status, json=error_body(code, status)))
+    core.script(respond(status, json=error_body(code, status)))
     async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
         with pytest.raises(CoreAPIError) as info:
             await client.get_clarification(clarification_id="clar-1")  # a baseline route
@@ -287,7 +288,7 @@ async def test_every_error_code_maps_to_its_exception(code, core, make_client):
 ])
 async def test_unknown_code_falls_back_by_status(status, cls, core, make_client):
     """An undocumented code raises the class for its HTTP status and keeps the code."""
-    core.script(httpx.Response(status, json=error_body("SOMETHING_NEW", status)))
+    core.script(respond(status, json=error_body("SOMETHING_NEW", status)))
     async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
         with pytest.raises(CoreAPIError) as info:
             await client.get_clarification(clarification_id="clar-1")
@@ -296,9 +297,9 @@ async def test_unknown_code_falls_back_by_status(status, cls, core, make_client)
 
 
 @pytest.mark.parametrize("reply", [
-    httpx.Response(502, text="<html>Bad gateway</html>"),
-    httpx.Response(502, json={"error": "upstream"}),
-    httpx.Response(502, json=["not", "an", "object"]),
+    respond(502, text="<html>Bad gateway</html>"),
+    respond(502, json={"error": "upstream"}),
+    respond(502, json=["not", "an", "object"]),
 ])
 async def test_error_without_code_uses_status_class_and_generic_message(reply, core, client):
     """A non-JSON or code-less error body raises the status class, code "" and a generic text."""
@@ -313,7 +314,7 @@ async def test_error_without_code_uses_status_class_and_generic_message(reply, c
 async def test_success_body_off_contract_raises_value_free_error(core, client):
     """A 200 whose body breaks the contract raises UnexpectedResponse naming fields, not values."""
     bad = clarification() | {"candidates": "span text: ship on Friday", "quorum": None}
-    core.script(httpx.Response(200, json=bad))
+    core.script(respond(200, json=bad))
     with pytest.raises(UnexpectedResponse) as info:
         await client.get_clarification(clarification_id="clar-1")
     assert "candidates" in info.value.message and "quorum" in info.value.message
@@ -323,17 +324,17 @@ async def test_success_body_off_contract_raises_value_free_error(core, client):
 
 async def test_unused_success_status_raises_unexpected_response(core, client):
     """A 2xx status the route never answers with is not parsed as a success."""
-    core.script(httpx.Response(204))
+    core.script(respond(204))
     with pytest.raises(UnexpectedResponse) as info:
         await client.get_job(job_id="job-1")
     assert info.value.status == 204
 
 
 @pytest.mark.parametrize("reply", [
-    httpx.Response(200, json={"deliveries": [{"id": "d-1", "ok": True}, {"shape": "newer"}],
+    respond(200, json={"deliveries": [{"id": "d-1", "ok": True}, {"shape": "newer"}],
                               "events": [{"id": "e-1", "ok": True}]}),
-    httpx.Response(200, json={"accepted": 2}),
-    httpx.Response(204),
+    respond(200, json={"accepted": 2}),
+    respond(204),
 ], ids=["an entry of another shape", "another shape", "no body"])
 async def test_a_report_batch_the_core_took_is_not_a_failure_whatever_its_answer_says(
         reply, core, client):
@@ -358,8 +359,8 @@ async def test_a_batch_entry_that_names_neither_person_nor_error_is_read_on_its_
     the person is read on their own route, never taken as not found (a turn skipped)."""
     from bot.core.batching import JobScope
 
-    core.script(httpx.Response(200, json={"people": [{"personId": "p-ana"}]}),
-                httpx.Response(200, json=person()))
+    core.script(respond(200, json={"people": [{"personId": "p-ana"}]}),
+                respond(200, json=person()))
     scope = JobScope()
     await client.read_people(scope, tenant_id="t-1", person_ids=["p-ana"])
     found = await client.get_person(person_id="p-ana", tenant_id="t-1", scope=scope)
@@ -372,9 +373,9 @@ async def test_a_batch_entry_that_names_neither_person_nor_error_is_read_on_its_
 
 async def test_idempotent_route_retries_503_with_full_jitter(core, sleeps, client):
     """A 503 on an idempotent route is resent after exponentially growing jittered delays."""
-    core.script(httpx.Response(503, json=error_body("UNAVAILABLE", 503)),
-                httpx.Response(503, json=error_body("UNAVAILABLE", 503)),
-                httpx.Response(200, json=job_view()))
+    core.script(respond(503, json=error_body("UNAVAILABLE", 503)),
+                respond(503, json=error_body("UNAVAILABLE", 503)),
+                respond(200, json=job_view()))
     job = await client.get_job(job_id="job-1")
     assert job.id == "job-1"
     assert len(core.requests) == 3
@@ -383,7 +384,7 @@ async def test_idempotent_route_retries_503_with_full_jitter(core, sleeps, clien
 
 async def test_retries_stop_after_the_limit_and_raise_the_last_error(core, sleeps, client):
     """After max_attempts failures the last error is raised and no further request is sent."""
-    core.script(httpx.Response(503, json=error_body("UNAVAILABLE", 503)))
+    core.script(respond(503, json=error_body("UNAVAILABLE", 503)))
     with pytest.raises(Unavailable):
         await client.heartbeat_job(job_id="job-1", lease_token="lease-1")
     assert len(core.requests) == 4
@@ -393,16 +394,16 @@ async def test_retries_stop_after_the_limit_and_raise_the_last_error(core, sleep
 @pytest.mark.parametrize("status", [502, 504])
 async def test_gateway_errors_are_retried(status, core, sleeps, client):
     """502 and 504 from a proxy are resent on an idempotent route."""
-    core.script(httpx.Response(status), httpx.Response(200, json=job_view()))
+    core.script(respond(status), respond(200, json=job_view()))
     await client.get_job(job_id="job-1")
     assert len(core.requests) == 2
 
 
 async def test_429_honours_retry_after_seconds(core, sleeps, client):
     """A 429 with Retry-After waits exactly that long before resending."""
-    core.script(httpx.Response(429, headers={"Retry-After": "7"},
+    core.script(respond(429, headers={"Retry-After": "7"},
                                json=error_body("RATE_LIMITED", 429)),
-                httpx.Response(200, json=answer_result()))
+                respond(200, json=answer_result()))
     receipt = await client.answer_clarification(clarification_id="clar-1", request=ANSWER)
     assert receipt.http_status == 200
     assert sleeps.calls == [7.0]
@@ -412,15 +413,15 @@ async def test_429_honours_retry_after_seconds(core, sleeps, client):
 async def test_retry_after_http_date_is_measured_on_the_injected_clock(core, sleeps, clock, client):
     """A Retry-After HTTP date becomes the seconds between the clock's now and that date."""
     when = format_datetime(clock.now() + timedelta(seconds=12), usegmt=True)
-    core.script(httpx.Response(429, headers={"Retry-After": when}),
-                httpx.Response(200, json=job_view()))
+    core.script(respond(429, headers={"Retry-After": when}),
+                respond(200, json=job_view()))
     await client.get_job(job_id="job-1")
     assert sleeps.calls == [12.0]
 
 
 async def test_retry_after_is_capped_and_reported(core, sleeps, client):
     """A huge Retry-After is capped by the policy; the final error carries the server's value."""
-    core.script(httpx.Response(429, headers={"Retry-After": "3600"},
+    core.script(respond(429, headers={"Retry-After": "3600"},
                                json=error_body("RATE_LIMITED", 429)))
     with pytest.raises(RateLimited) as info:
         await client.get_job(job_id="job-1")
@@ -433,7 +434,7 @@ async def test_a_retry_after_that_is_no_number_of_seconds_is_ignored(raw, core, 
     """A Retry-After that is no finite number (``inf``, ``1e999``, ``nan``: not delta-seconds,
     not a date) is read as absent: the backoff alone is waited, and the error carries no
     infinity into the worker's waits and its JSON log lines (``Infinity`` is not JSON)."""
-    core.script(*[httpx.Response(429, headers={"Retry-After": raw},
+    core.script(*[respond(429, headers={"Retry-After": raw},
                                  json=error_body("RATE_LIMITED", 429))] * 4)
     with pytest.raises(RateLimited) as info:
         await client.get_job(job_id="job-1")
@@ -444,8 +445,8 @@ async def test_a_retry_after_that_is_no_number_of_seconds_is_ignored(raw, core, 
 async def test_a_retry_after_date_in_the_past_asks_for_no_wait(core, sleeps, clock, client):
     """An HTTP date already past (a proxy's stale header) is 0 s: the backoff alone."""
     when = format_datetime(clock.now() - timedelta(days=3), usegmt=True)
-    core.script(httpx.Response(503, headers={"Retry-After": when}),
-                httpx.Response(200, json=job_view()))
+    core.script(respond(503, headers={"Retry-After": when}),
+                respond(200, json=job_view()))
     await client.get_job(job_id="job-1")
     assert sleeps.calls == [0.125]
 
@@ -453,49 +454,17 @@ async def test_a_retry_after_date_in_the_past_asks_for_no_wait(core, sleeps, clo
 async def test_a_retry_after_shorter_than_the_backoff_is_a_floor(core, sleeps, client):
     """Retry-After never shortens the backoff (``bot.retry``): a 503 asking for 0 s still
     waits the jittered backoff (0.5 of 0.25 s, then of 0.5 s), a 503 asking for 3 s waits 3 s."""
-    core.script(httpx.Response(503, headers={"Retry-After": "0"}),
-                httpx.Response(503, headers={"Retry-After": "0"}),
-                httpx.Response(503, headers={"Retry-After": "3"}),
-                httpx.Response(200, json=job_view()))
+    core.script(respond(503, headers={"Retry-After": "0"}),
+                respond(503, headers={"Retry-After": "0"}),
+                respond(503, headers={"Retry-After": "3"}),
+                respond(200, json=job_view()))
     await client.get_job(job_id="job-1")
     assert sleeps.calls == [0.125, 0.25, 3.0]
 
 
-async def test_connect_error_is_retried_then_succeeds(core, sleeps, client):
-    """A refused connection on an idempotent route is retried."""
-    core.script(httpx.ConnectError("refused"), httpx.Response(200, json=job_view()))
-    await client.get_job(job_id="job-1")
-    assert len(core.requests) == 2 and sleeps.calls == [0.125]
-
-
-@pytest.mark.parametrize(("exc", "cls"), [
-    (httpx.ReadTimeout("slow"), CoreTimeout),
-    (httpx.ConnectTimeout("slow"), CoreTimeout),
-    (httpx.ConnectError("refused"), CoreConnectError),
-    (httpx.ReadError("reset"), CoreTransportError),
-    (httpx.RemoteProtocolError("closed"), CoreTransportError),
-])
-async def test_transport_errors_are_translated_after_retries(exc, cls, core, sleeps, client):
-    """Persistent httpx failures become the client's transport errors, chained to the cause."""
-    core.script(exc)
-    with pytest.raises(cls) as info:
-        await client.get_job(job_id="job-1")
-    assert type(info.value) is cls
-    assert info.value.__cause__ is exc
-    assert len(core.requests) == 4
-
-
-async def test_local_transport_mistakes_are_not_retried(core, sleeps, client):
-    """An error that would repeat identically (unsupported protocol) is raised at once."""
-    core.script(httpx.UnsupportedProtocol("nope"))
-    with pytest.raises(CoreTransportError):
-        await client.get_job(job_id="job-1")
-    assert len(core.requests) == 1 and sleeps.calls == []
-
-
 async def test_client_errors_other_than_429_are_not_retried(core, sleeps, client):
     """A 409 on an idempotent route is final: one request, no sleep."""
-    core.script(httpx.Response(409, json=error_body("LEASE_MISMATCH", 409)))
+    core.script(respond(409, json=error_body("LEASE_MISMATCH", 409)))
     with pytest.raises(LeaseMismatch):
         await client.complete_job(job_id="job-1", lease_token="lease-1")
     assert len(core.requests) == 1 and sleeps.calls == []
@@ -513,8 +482,8 @@ NOT_RETRIED = [
 @pytest.mark.parametrize(("method", "kwargs", "dev"), NOT_RETRIED,
                          ids=[name for name, *_ in NOT_RETRIED])
 @pytest.mark.parametrize("failure", [
-    httpx.Response(503, json=error_body("UNAVAILABLE", 503)),
-    httpx.ConnectError("refused"),
+    respond(503, json=error_body("UNAVAILABLE", 503)),
+    faults.refused(),
 ], ids=["503", "connect"])
 async def test_non_idempotent_routes_are_sent_once(method, kwargs, dev, failure, core, sleeps,
                                                    make_client):
@@ -534,9 +503,9 @@ async def test_a_429_is_resent_after_its_retry_after_except_the_poll(method, kwa
     """A 429 says the core refused the request and did nothing: a call that is not retry-safe
     is sent again after its Retry-After too; the poll is not (its loop waits instead), and
     raises with the Retry-After for the loop."""
-    core.script(httpx.Response(429, headers={"Retry-After": "6"},
+    core.script(respond(429, headers={"Retry-After": "6"},
                                json=error_body("RATE_LIMITED", 429)),
-                httpx.Response(200, json=next(c.reply for c in CASES if c.method == method)))
+                respond(200, json=next(c.reply for c in CASES if c.method == method)))
     async with make_client(dev=dev) as client:
         if method == "poll_jobs":
             with pytest.raises(RateLimited) as info:
@@ -563,11 +532,11 @@ async def test_token_and_bodies_appear_in_no_error_or_log(core, client):
     secret_answer = m.AnswerRequest(
         answer_custom=m.AnswerCustomInput(source_text="the secret launch is Friday"))
     replies = [
-        httpx.Response(200, json=answer_result()),
-        httpx.Response(422, json=error_body("ANSWER_UNNORMALISABLE", 422)),
-        httpx.Response(401, text=f"bad token {TOKEN}"),
-        httpx.ReadTimeout(f"timed out sending {TOKEN}"),
-        httpx.ConnectError(f"refused while sending {TOKEN}"),
+        respond(200, json=answer_result()),
+        respond(422, json=error_body("ANSWER_UNNORMALISABLE", 422)),
+        respond(401, text=f"bad token {TOKEN}"),
+        faults.read_timeout(f"timed out sending {TOKEN}"),
+        faults.refused(f"refused while sending {TOKEN}"),
     ]
     errors: list[CoreError] = []
     with capture_logs() as logs:
@@ -587,8 +556,8 @@ async def test_token_and_bodies_appear_in_no_error_or_log(core, client):
 
 async def test_one_log_event_per_attempt(core, client):
     """Each attempt logs operation, attempt number, status and duration."""
-    core.script(httpx.Response(503), httpx.ConnectError("refused"),
-                httpx.Response(200, json=job_view()))
+    core.script(respond(503), faults.refused(),
+                respond(200, json=job_view()))
     with capture_logs() as logs:
         await client.get_job(job_id="job-1")
     events = [e for e in logs if e["event"] == "core_request"]
@@ -601,18 +570,18 @@ async def test_one_log_event_per_attempt(core, client):
 async def test_iter_clarifications_follows_cursors(core, client):
     """The iterator walks every page, passing each nextCursor back, and stops at the last page."""
     first = {"items": [summary("a"), summary("b")], "nextCursor": "c2"}
-    core.script(httpx.Response(200, json=first),
-                httpx.Response(200, json={"items": [summary("c")], "nextCursor": "c3"}),
-                httpx.Response(200, json={"items": []}))
+    core.script(respond(200, json=first),
+                respond(200, json={"items": [summary("c")], "nextCursor": "c3"}),
+                respond(200, json={"items": []}))
     ids = [c.id async for c in client.iter_clarifications(state=m.ClarificationState.OPEN, limit=2)]
     assert ids == ["a", "b", "c"]
-    assert [r.url.params.get("cursor") for r in core.requests] == [None, "c2", "c3"]
-    assert all(r.url.params["state"] == "open" for r in core.requests)
+    assert [r.url.query.get("cursor") for r in core.requests] == [None, "c2", "c3"]
+    assert all(r.url.query["state"] == "open" for r in core.requests)
 
 
 async def test_iter_clarifications_refuses_a_repeated_cursor(core, client):
     """A core that hands back a cursor twice cannot trap the iterator in a loop."""
-    core.script(httpx.Response(200, json={"items": [summary()], "nextCursor": "same"}))
+    core.script(respond(200, json={"items": [summary()], "nextCursor": "same"}))
     with pytest.raises(UnexpectedResponse):
         async for _ in client.iter_clarifications():
             pass
@@ -629,7 +598,7 @@ async def test_aclose_twice_is_safe(core, make_client):
 
 async def test_move_clock_needs_exactly_one_of_advance_and_set(core, make_client):
     """move_clock refuses both or neither of advance_seconds and set, and sends set as ISO time."""
-    core.script(httpx.Response(200, json={"now": "2026-07-05T00:00:00Z"}))
+    core.script(respond(200, json={"now": "2026-07-05T00:00:00Z"}))
     async with make_client(dev=True) as dev:
         with pytest.raises(ValueError):
             await dev.move_clock()
@@ -647,7 +616,7 @@ async def test_a_job_named_twice_in_one_poll_is_taken_once(core, client):
     from bot.metrics import REGISTRY
 
     other = leased_job() | {"id": "job-2", "leaseToken": "lease-2"}
-    core.script(httpx.Response(200, json={"jobs": [leased_job(), other, leased_job(),
+    core.script(respond(200, json={"jobs": [leased_job(), other, leased_job(),
                                                    leased_job() | {"leaseToken": "lease-9"}]}))
     before = REGISTRY.value("clarify_core_tolerated_total", kind="repeated_entry",
                             model="LeasedJob")

@@ -1,8 +1,9 @@
-"""The core client over its own HTTP layer (aiohttp), against a real server on 127.0.0.1.
+"""The core client over aiohttp's session (``bot.core.http.AiohttpTransport``), against a real
+server on 127.0.0.1.
 
-The rest of tests/core drives the client through an injected httpx transport; these tests cover
-what only the default layer does: the pool, keep-alive, timeouts, refused and dropped
-connections, redirects, and the URL as sent.
+The rest of tests/core gives the client a fake core in place of that session, under the same
+wire; these tests cover what only the session does: the pool, keep-alive, timeouts, refused and
+dropped connections, redirects, and the URL as sent.
 """
 
 from __future__ import annotations

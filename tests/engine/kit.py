@@ -19,7 +19,7 @@ from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.client import CoreClient
-from bot.core.wire import Answer
+from bot.core.http import WireResponse
 from bot.process.runtime import Engine
 from bot.process.worker import Worker, WorkerConfig
 from bot.settings import ClarifySettings
@@ -183,7 +183,7 @@ def counted(core: CoreClient) -> Counter[str]:
     calls: Counter[str] = Counter()
     send = core._http.send
 
-    async def count(method: str, path: str, **kwargs: Any) -> Answer:
+    async def count(method: str, path: str, **kwargs: Any) -> WireResponse:
         calls[f"{method} {path}"] += 1
         return await send(method, path, **kwargs)
 

@@ -19,7 +19,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.errors import CoreTimeout, ExtensionUnavailable
 from bot.core.extensions import ALL, Extension
-from bot.core.wire import Answer, Trouble
+from bot.core.http import Trouble, WireResponse
 from bot.interaction.attention import QUEUE_BOUND
 from bot.metrics import REGISTRY
 from bot.process.service import extensions_in_use
@@ -189,7 +189,7 @@ async def test_an_advance_without_its_attempt_field_steps_once_per_candidate(
         send = bot._http.send
         lost: list[str] = []
 
-        async def lose_the_answer(method: str, path: str, **kwargs: Any) -> Answer:
+        async def lose_the_answer(method: str, path: str, **kwargs: Any) -> WireResponse:
             answer = await send(method, path, **kwargs)
             if path.endswith("/advance") and not lost:
                 lost.append(path)

@@ -21,8 +21,8 @@ from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core import models as m
 from bot.core.batching import JobScope
+from bot.core.calls import CORE_RETRY
 from bot.core.client import CoreClient
-from bot.core.transport import CORE_RETRY
 from bot.process.worker import WorkerConfig
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient

@@ -9,15 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from adapters.teams.app import _activity
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.errors import CoreError, ServerError, UnexpectedResponse
+from bot.core.http import MockTransport, WireRequest, WireResponse
 from bot.logs import configure_logging
 from bot.settings import SettingsError, load_settings
 from cards.actions import ActionCodec, ActionKind, ActionRef
+from tests.core.conftest import respond
 from tests.slack.conftest import CODEC_KEY, Stack
 from tests.slack.test_slack_security import form, post_raw, sign
 from tests.teams.inbound import SARAH_AAD, TeamsStack, activity
@@ -28,12 +29,11 @@ DEEP = b"[" * 5000 + b"]" * 5000
 
 
 def _core_answering(status: int, body: bytes) -> CoreClient:
-    def core(_: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, content=body,
-                              headers={"Content-Type": "application/json"})
+    def core(_: WireRequest) -> WireResponse:
+        return respond(status, content=body, headers={"Content-Type": "application/json"})
 
     return CoreClient(base_url="http://core.test", token="tok-1",
-                      transport=httpx.MockTransport(core), retry=RetryPolicy(max_attempts=1))
+                      transport=MockTransport(core), retry=RetryPolicy(max_attempts=1))
 
 
 async def test_a_success_body_nested_too_deep_is_an_unexpected_response() -> None:

@@ -1,10 +1,10 @@
 """A core that answers garbage: every call of the bot's core client ends in a valid model or a
 ``CoreError`` whose text repeats nothing of the body, never another exception.
 
-The client runs over ``httpx.MockTransport``: each example picks a route (``tests/core``'s table
-of every call) and an answer: a valid body with one part dropped or replaced, any JSON, bytes,
-a truncated or deeply nested body, a huge number, any status, any content type, any
-Retry-After.
+The client runs over its own wire and a ``MockTransport``: each example picks a route
+(``tests/core``'s table of every call) and an answer: a valid body with one part dropped or
+replaced, any JSON, bytes, a truncated or deeply nested body, a huge number, any status, any
+content type, any Retry-After.
 """
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.errors import CoreError, ErrorCode
+from bot.core.http import MockTransport, WireRequest, WireResponse
 from bot.core.routes import route
+from tests.core.conftest import respond
 from tests.core.test_client import CASES, Case
 from tests.fuzz.budget import CANARY, fuzz, json_values, mutated
 
@@ -75,11 +76,11 @@ async def _call(client: CoreClient, case: Case) -> Any:
 async def test_a_core_answering_garbage_never_breaks_a_call(answer: Any) -> None:
     case, status, body, headers = answer
 
-    def core(_: httpx.Request) -> httpx.Response:
-        return httpx.Response(status, content=body, headers=headers)
+    def core(_: WireRequest) -> WireResponse:
+        return respond(status, content=body, headers=headers)
 
     async with CoreClient(base_url="http://core.test", token=TOKEN,
-                          transport=httpx.MockTransport(core),
+                          transport=MockTransport(core),
                           retry=RetryPolicy(max_attempts=2), sleep=_no_sleep) as client:
         try:
             result = await _call(client, case)
@@ -114,11 +115,11 @@ async def test_paging_through_garbage_ends(pages: list[Any]) -> None:
     type) end in items or a CoreError, and never loop."""
     served = iter(pages)
 
-    def core(_: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json=next(served, {"items": []}))
+    def core(_: WireRequest) -> WireResponse:
+        return respond(200, json=next(served, {"items": []}))
 
     async with CoreClient(base_url="http://core.test", token=TOKEN,
-                          transport=httpx.MockTransport(core),
+                          transport=MockTransport(core),
                           retry=RetryPolicy(max_attempts=1), sleep=_no_sleep) as client:
         try:
             items = [i async for i in client.iter_clarifications()]

@@ -17,7 +17,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
-import httpx
 import pytest
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
@@ -29,8 +28,10 @@ from bot.answering.answers import AnswerService
 from bot.answering.outbox import OutboxConsumers
 from bot.audit import MemorySink
 from bot.clock import ManualClock, SystemClock
+from bot.core.calls import DEFAULT_LIMITS, DEFAULT_TIMEOUT
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.discovery import PROBE_ID
+from bot.core.http import AiohttpTransport, WireRequest, WireResponse
 from bot.process.runtime import Engine
 from bot.settings import ClarifySettings, SlackSettings
 from bot.store.base import Store
@@ -39,6 +40,7 @@ from cards.actions import ActionCodec
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from tests.conftest import CLARIFY_TOKEN, extensions_for
+from tests.core import faults
 from tests.engine.conftest import (
     acme_core,
     acme_engine,
@@ -201,28 +203,29 @@ class Stack(SlackPeople):
         await self.engine.interactions.declines.tasks.drain()  # a next turn on a held lease
 
 
-class Switchable(httpx.AsyncBaseTransport):
-    """A real transport that can be switched off (connection refused) or slowed for some calls."""
+class Switchable:
+    """The real transport (aiohttp's session) that can be switched off (connection refused, as
+    aiohttp raises it) or slowed for some calls."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        self.inner = AiohttpTransport(timeout=DEFAULT_TIMEOUT, limits=DEFAULT_LIMITS)
         self.down = False
         self.delay = 0.0
-        self.slow: Callable[[httpx.Request], bool] = lambda _: True
-        self.fail_after: Callable[[httpx.Request], bool] = lambda _: False
+        self.slow: Callable[[WireRequest], bool] = lambda _: True
+        self.fail_after: Callable[[WireRequest], bool] = lambda _: False
         self.answers_taken = 0  # answer POSTs the core actually received
         self.answering = asyncio.Event()  # set when an answer POST is sent
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    async def handle(self, request: WireRequest) -> WireResponse:
         if self.down:
-            raise httpx.ConnectError("the core is switched off", request=request)
+            raise faults.refused("the core is switched off")
         is_answer = request.method == "POST" and request.url.path.endswith("/answer") \
             and PROBE_ID not in request.url.path  # the extension discovery's probe is none
         if is_answer:
             self.answering.set()
         if self.delay and self.slow(request):
             await asyncio.sleep(self.delay)  # a slow core, in real time: the ack must not wait
-        response = await self.inner.handle_async_request(request)
+        response = await self.inner.handle(request)
         if is_answer:
             self.answers_taken += 1
         if self.fail_after(request):

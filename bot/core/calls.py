@@ -1,4 +1,5 @@
-"""What every core client shares: one HTTP pool, the bearer token, retries and error mapping.
+"""One call of a route, what every core client shares: the wire, the bearer token, retries and
+error mapping.
 
 ``BaseCoreClient._call`` sends one route of ``routes.ROUTES``: it builds the path and query, retries
 idempotent routes with full-jitter backoff (``CORE_RETRY``, a ``bot.retry.RetryPolicy``; a
@@ -14,41 +15,34 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
-import math
 import random as _random
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime
-from email.utils import parsedate_to_datetime
-from enum import Enum
 from typing import Any, Self
-from urllib.parse import quote
 
 import httpx
 import structlog
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import BaseModel, SecretStr
 
 from bot.clock import Clock, SystemClock
-from bot.core import baseline, tolerance
 from bot.core import models as m
+from bot.core import tolerance
+from bot.core.decoding import api_error, error_fields, parse, retry_after, rules
 from bot.core.discovery import OPENAPI_PATH, Discovery, Probe, Reply, parse_document
+from bot.core.encoding import body_of, build_path, build_query
 from bot.core.errors import (
-    CoreAPIError,
     CoreConnectError,
     CoreTimeout,
     CoreTransportError,
     ErrorCode,
     ExtensionUnavailable,
     UnexpectedResponse,
-    exception_for,
-    message_of,
 )
 from bot.core.extensions import ALL, Extension, Offered
+from bot.core.http import AiohttpTransport, AiohttpWire, Transport, Trouble, WireResponse, encode
 from bot.core.instruments import INSTRUMENTS
 from bot.core.routes import Route, route
-from bot.core.wire import AiohttpWire, Answer, HttpxWire, Trouble, Wire, encode
 from bot.retry import RetryPolicy
 
 log = structlog.get_logger("bot.core.client")
@@ -63,7 +57,6 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 # a 404 naming a missing resource is not that
 _ROUTE_GONE = frozenset({"", ErrorCode.ROUTE_NOT_FOUND.value, ErrorCode.METHOD_NOT_ALLOWED.value})
 _TOKEN_SHAPE = re.compile(r"^[\x21-\x7e]+$")  # printable ASCII, no spaces: a safe header value
-_MAX_MESSAGE = 300
 # the core client's retries (docs/reliability.md, "Retries"): RetryPolicy's defaults, spelled out
 CORE_RETRY = RetryPolicy(max_attempts=4, base=0.25, cap=8.0, retry_after_cap=30.0, jitter=1.0)
 
@@ -76,7 +69,7 @@ class BaseCoreClient:
         *,
         base_url: str,
         token: SecretStr | str,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: Transport | None = None,
         timeout: httpx.Timeout = DEFAULT_TIMEOUT,
         limits: httpx.Limits = DEFAULT_LIMITS,
         retry: RetryPolicy | None = None,
@@ -91,10 +84,11 @@ class BaseCoreClient:
         (``[core] extensions = "auto"``, the service's default: ``bot.core.discovery``). By
         default every extension is assumed and one the core refuses (a 404 or 405 of its
         route, a 422 to its field) is not used again; ``fixed_extensions``: an operator's list,
-        used as it is whatever the core answers."""
+        used as it is whatever the core answers. ``transport``: what sends each request
+        (``bot.core.http``): aiohttp's session and pool unless a test gives its fake core."""
         secret = token if isinstance(token, SecretStr) else SecretStr(token)
         if not _TOKEN_SHAPE.match(secret.get_secret_value()):
-            # checked here so that httpx never builds an error message around a bad header
+            # checked here so that no HTTP library builds an error message around a bad header
             raise ValueError("the core token must be non-empty printable ASCII without spaces")
         self._token = secret
         self._base_url = base_url
@@ -103,11 +97,11 @@ class BaseCoreClient:
         self._random = random
         self._clock = clock or SystemClock()
         headers = {"Accept": "application/json", "User-Agent": "clarify-bot"}
-        # aiohttp to the core; an injected httpx transport (tests' fakes) keeps httpx's client
-        self._http: Wire = (
-            HttpxWire(base_url, transport=transport, timeout=timeout, limits=limits,
-                      headers=headers) if transport is not None
-            else AiohttpWire(base_url, timeout=timeout, limits=limits, headers=headers))
+        # aiohttp's session and pool to the core; a test's transport in its place runs under
+        # the same wire, so production's mapping of failures is the one tested
+        self._http = AiohttpWire(
+            base_url, headers=headers,
+            transport=transport or AiohttpTransport(timeout=timeout, limits=limits))
         self.offered = Offered(extensions or frozenset(), fixed=fixed_extensions)
         self.discovery: Discovery | None = None
         if extensions is None:
@@ -139,8 +133,7 @@ class BaseCoreClient:
         """Close the connection pool; safe to call more than once."""
         if self.discovery is not None:
             await self.discovery.aclose()
-        if not self._http.closed:
-            await self._http.aclose()
+        await self._http.aclose()
 
     # ------------------------------------------------------------ one call
 
@@ -171,14 +164,14 @@ class BaseCoreClient:
         if ext is not None and ext not in self.offered:
             INSTRUMENTS.fallback(ext)
             raise ExtensionUnavailable(str(ext))
-        url = _build_path(r, path or {})
-        params = _build_query(r, query or {})
+        url = build_path(r, path or {})
+        params = build_query(r, query or {})
         payload, sent = (None, set()) if body is None else self._payload(body)
         retry = r.retry if resend is None else resend
         response = await self._send(r, url=url, params=params, payload=payload, retry=retry,
                                     refused=resend_refused)
         if response.status_code not in r.success:
-            error = _api_error(response, now=self._clock.now(), operation=operation_id)
+            error = api_error(response, now=self._clock.now(), operation=operation_id)
             if ext is not None and response.status_code in (404, 405) \
                     and error.code in _ROUTE_GONE:
                 self._lost(ext, operation_id)
@@ -188,15 +181,15 @@ class BaseCoreClient:
                 raise error
             # the core may not know an extension's field: the same request without them
             assert isinstance(body, m.WireModel)
-            payload = _body(body, lambda _: False)[0]
+            payload = body_of(body, lambda _: False)[0]
             response = await self._send(r, url=url, params=params, payload=payload, retry=retry,
                                         refused=resend_refused)
             if response.status_code not in r.success:
-                raise _api_error(response, now=self._clock.now(),
+                raise api_error(response, now=self._clock.now(),
                                  operation=operation_id) from error
             for field_ext in sorted(sent):
                 self._lost(Extension(field_ext), operation_id)
-        return _parse(r, response, response_model, dropped), response.status_code
+        return parse(r, response, response_model, dropped), response.status_code
 
     async def _ack[T: BaseModel](self, operation_id: str, response_model: type[T], **call: Any
                                  ) -> T | None:
@@ -212,7 +205,7 @@ class BaseCoreClient:
             return None
 
     def _payload(self, body: m.WireModel | Mapping[str, Any]) -> tuple[bytes, set[str]]:
-        return _body(body, lambda ext: ext in self.offered)
+        return body_of(body, lambda ext: ext in self.offered)
 
     def _lost(self, ext: Extension, operation_id: str) -> None:
         if self.offered.lose(ext):
@@ -244,14 +237,14 @@ class BaseCoreClient:
                                            body=payload, headers=headers)
         except Trouble:
             return None
-        code = _error_fields(answer)[0] if answer.status_code >= 400 else ""
-        rules = _rules(answer) if answer.status_code == 422 else ()
-        return answer.status_code, code, rules
+        code = error_fields(answer)[0] if answer.status_code >= 400 else ""
+        refused = rules(answer) if answer.status_code == 422 else ()
+        return answer.status_code, code, refused
 
     async def _send(
         self, r: Route, *, url: str, params: dict[str, str], payload: bytes | None,
         retry: bool, refused: bool = True,
-    ) -> Answer:
+    ) -> WireResponse:
         """``retry``: a transport failure or a 429/502/503/504 is sent again (a retry-safe
         call); ``refused``: a 429 is sent again whatever the call (the core did nothing)."""
         headers = {"Authorization": f"Bearer {self._token.get_secret_value()}"}
@@ -279,69 +272,18 @@ class BaseCoreClient:
             await self._sleep(self._delay(attempt, response))
         raise AssertionError("unreachable: the last attempt returns or raises")
 
-    def _delay(self, attempt: int, response: Answer) -> float:
-        return self._retry.delay(attempt, retry_after=_retry_after(response, self._clock.now()),
+    def _delay(self, attempt: int, response: WireResponse) -> float:
+        return self._retry.delay(attempt, retry_after=retry_after(response, self._clock.now()),
                                  draw=self._random())
 
 
 # ---------------------------------------------------------------- helpers
 
 
-def _body(body: m.WireModel | Mapping[str, Any], offered: Callable[[str], bool]
-          ) -> tuple[bytes, set[str]]:
-    """The request's bytes without the fields of extensions not ``offered``, and the
-    extensions whose fields it still carries."""
-    if not isinstance(body, m.WireModel):
-        return encode(body), set()
-    model = type(body)
-    extensions = _EXTENSIONS.get(model)
-    if extensions is None:
-        extensions = _EXTENSIONS[model] = frozenset(baseline.extensions_of(model))
-    if not extensions:
-        if model.wire is m.WireModel.wire:  # what wire() holds, serialised by pydantic at once
-            return body.model_dump_json(by_alias=True, exclude_none=True).encode(), set()
-        return encode(body.wire()), set()
-    data, _ = baseline.strip(model, body.wire(), offered)
-    sent = {ext for ext in extensions if offered(ext)} & _present(model, data)
-    return encode(data), sent
-
-
-_EXTENSIONS: dict[type[m.WireModel], frozenset[str]] = {}
-
-
-def _present(model: type[m.WireModel], data: dict[str, Any]) -> set[str]:
-    """The extensions whose fields ``data`` carries."""
-    return {ext for _, ext in baseline.extension_fields(model, data)}
-
 
 def _publish(offered: Offered) -> None:
     for ext in Extension:
         INSTRUMENTS.offered(ext, ext in offered)
-
-
-def _build_path(r: Route, params: Mapping[str, str]) -> str:
-    for value in params.values():
-        # "." and ".." would be collapsed by URL normalisation and reach another route
-        if value in ("", ".", ".."):
-            raise ValueError(f"{r.operation_id}: a path parameter cannot be empty, '.' or '..'")
-    return r.path.format(**{k: quote(v, safe="") for k, v in params.items()})
-
-
-def _build_query(r: Route, query: Mapping[str, object]) -> dict[str, str]:
-    unknown = set(query) - set(r.query)
-    if unknown:
-        raise ValueError(f"{r.operation_id} takes no query parameter {sorted(unknown)}")
-    return {k: _query_value(v) for k, v in query.items() if v is not None}
-
-
-def _query_value(value: object) -> str:
-    if isinstance(value, Enum):
-        return str(value.value)
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            raise ValueError("a time in a query must be timezone-aware")
-        return value.isoformat()
-    return str(value)
 
 
 def _translate(trouble: Trouble, r: Route) -> CoreTransportError:
@@ -354,109 +296,6 @@ def _translate(trouble: Trouble, r: Route) -> CoreTransportError:
         error = CoreTransportError(f"{r.operation_id}: the connection to the core failed")
     error.operation = r.operation_id
     return error
-
-
-def _retry_after(response: Answer, now: datetime) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None: also for a
-    number that is not finite (``inf``, ``1e999``, ``nan``), which no wait can follow and no
-    JSON log line can carry."""
-    raw = response.headers.get("Retry-After")
-    if raw is None:
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, (when - now).total_seconds())
-
-
-def _api_error(response: Answer, *, now: datetime, operation: str = "") -> CoreAPIError:
-    status = response.status_code
-    retry_after = _retry_after(response, now)
-    if status < 400:
-        message = f"The core answered HTTP {status}, which this call never uses."
-        return UnexpectedResponse(status=status, code="", message=message, operation=operation)
-    code, message = _error_fields(response)
-    cls = exception_for(status=status, code=code)
-    error = cls(status=status, code=code, message=message, retry_after=retry_after,
-                rules=_rules(response) if status == 422 else ())
-    error.operation = operation
-    return error
-
-
-def _rules(response: Answer) -> tuple[str, ...]:
-    """The rule codes of a validation error's details (a closed list; anything else dropped)."""
-    try:
-        details = response.json().get("details")
-    except (ValueError, RecursionError, AttributeError):
-        return ()
-    if not isinstance(details, list):
-        return ()
-    return tuple(d["rule"] for d in details[:20] if isinstance(d, dict)
-                 and isinstance(d.get("rule"), str) and d["rule"] in _RULES)
-
-
-_RULES = frozenset({"required", "unknown_field", "type", "format", "enum", "pattern", "too_small",
-                    "too_large", "too_short", "too_long", "exactly_one", "policy", "reference",
-                    "invalid"})
-
-
-def _error_fields(response: Answer) -> tuple[str, str]:
-    """The body's code and value-free message, or ("", a generic message) without a JSON body."""
-    generic = f"The core answered HTTP {response.status_code} without an error body."
-    try:
-        body = response.json()
-    except (ValueError, RecursionError):  # RecursionError: nested too deep to decode
-        return "", generic
-    code = body.get("code") if isinstance(body, dict) else None
-    if not isinstance(code, str) or not code:
-        return "", generic
-    message = body.get("message")
-    if not isinstance(message, str) or not message:
-        message = message_of(ErrorCode(code)) if code in ErrorCode else generic
-    # the core promises value-free messages; trimming keeps a misbehaving one from flooding logs
-    return code[:64], " ".join(message.split())[:_MAX_MESSAGE]
-
-
-def _parse[T: BaseModel](r: Route, response: Answer, model: type[T],
-                         dropped: list[tolerance.Dropped] | None = None) -> T:
-    try:  # pydantic parses the bytes itself; only an answer that fails is repaired
-        return tolerance.read_json(model, response.content, dropped=dropped)
-    except (ValueError, RecursionError) as exc:  # ValidationError, for bad JSON too; too deep
-        fields: tuple[str, ...] = ()
-        if isinstance(exc, ValidationError):
-            fields = tolerance.fields_of(e["loc"] for e in exc.errors(include_input=False))
-        elif not isinstance(exc, RecursionError) and _is_json(response.content):
-            fields = ("(body)",)  # valid JSON of another shape altogether
-        where = " at " + ", ".join(fields[:5]) if fields else ""
-        # nothing unreadable is silent: logged (the places, never a value) and counted
-        log.warning("core.answer_unreadable", operation=r.operation_id,
-                    status=response.status_code, fields=list(fields))
-        INSTRUMENTS.unreadable(r.operation_id)
-        # `from None`: a ValidationError's text repeats the input, which may hold span text
-        raise UnexpectedResponse(
-            status=response.status_code,
-            code="",
-            message=f"The core's {r.operation_id} response does not match the contract{where}.",
-            operation=r.operation_id,
-            fields=fields,
-        ) from None
-
-
-def _is_json(content: bytes) -> bool:
-    try:
-        json.loads(content)
-    except (ValueError, RecursionError):
-        return False
-    return True
 
 
 def _log_attempt(
