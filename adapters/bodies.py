@@ -8,7 +8,7 @@ import asyncio
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from bot.limits import Limit, count_refusal
+from bot.abuse_limits import Limit, count_refusal
 
 SMALL_BODY = 1024  # what a request to a route that reads no body may carry
 SMALL_BODY_SECONDS = 10.0

@@ -32,9 +32,9 @@
 
 What an adapter hands the bot is the bot's own: a failed send is a ``bot.channel.ChannelError``
 (``bot.errors.BotError``'s tree), and a refusal by the abuse limits is the value
-``bot.limits.Throttled``. These are the adapters' own, raised and caught at the platform's edge;
-library errors (slack_sdk, Bolt, aiohttp, PyJWT) are translated with ``raise … from``. Messages
-are value-free: a reason word, a status, a field's name.
+``bot.abuse_limits.Throttled``. These are the adapters' own, raised and caught at the
+platform's edge; library errors (slack_sdk, Bolt, aiohttp, PyJWT) are translated with
+``raise … from``. Messages are value-free: a reason word, a status, a field's name.
 """
 
 from __future__ import annotations

@@ -27,7 +27,8 @@ async def drain(tasks: Set[asyncio.Task[object]] | Set[asyncio.Task[None]]) -> N
 class Tasks:
     """The work an adapter runs after acknowledging a callback: kept until done (so it is not
     collected mid-way and ``drain`` can wait for it), a failure logged by type only, and counted
-    in ``clarify_outstanding_tasks`` for its platform (the cap is ``bot.limits.Limits.busy``)."""
+    in ``clarify_outstanding_tasks`` for its platform (the cap is
+    ``bot.abuse_limits.Limits.busy``)."""
 
     def __init__(self, platform: str, *, counted: bool = True) -> None:
         self.platform = platform

@@ -24,7 +24,7 @@
 Outside this tree: the core client's errors keep their own root
 (``bot.core.errors.CoreError``), the layer the bot calls; the adapters' errors theirs
 (``adapters.errors.AdapterError``), the layer that calls the bot. A refusal by the abuse limits
-is a value, not an exception (``bot.limits.Throttled``). Library errors (slack_sdk, redis,
+is a value, not an exception (``bot.abuse_limits.Throttled``). Library errors (slack_sdk, redis,
 aiohttp) are translated at each boundary with ``raise … from``.
 """
 

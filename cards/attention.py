@@ -7,9 +7,10 @@ card): items past the budget become one "…and N more" line that names the CLI,
 
 from __future__ import annotations
 
-from cards import limits, text
+from cards import platform_limits as limits
 from cards import slack_blocks as sl
 from cards import teams as tm
+from cards import text
 from cards.teams_text import block
 from cards.untrusted import Code, line
 from cards.views import AttentionItem, AttentionView, Viewer

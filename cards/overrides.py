@@ -8,7 +8,8 @@ person's rights when the override arrives, so a card forwarded to a non-steward 
 
 from __future__ import annotations
 
-from cards import dates, limits, text
+from cards import dates, text
+from cards import platform_limits as limits
 from cards.actions import OVERRIDE_NOTE_ID, ActionCodec, ActionKind, ActionRef
 from cards.teams_text import rich_block
 from cards.untrusted import line

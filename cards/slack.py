@@ -8,7 +8,8 @@ steward's messages are in ``cards.slack_stewards``, re-exported here.
 
 from __future__ import annotations
 
-from cards import limits, text
+from cards import platform_limits as limits
+from cards import text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.slack_blocks import (
     DIGEST_MAX_QUESTIONS,

@@ -5,7 +5,8 @@ mrkdwn line that holds a link (``cards.untrusted``); document links."""
 
 from __future__ import annotations
 
-from cards import limits, text, untrusted
+from cards import platform_limits as limits
+from cards import text, untrusted
 from cards.untrusted import Code, Link, Run, Runs
 from cards.views import DocumentView, Viewer
 

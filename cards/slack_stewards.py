@@ -5,7 +5,8 @@ dead-letter digest. Nothing here shows span text or the question's dates.
 
 from __future__ import annotations
 
-from cards import limits, overrides, text, untrusted
+from cards import overrides, text, untrusted
+from cards import platform_limits as limits
 from cards.actions import ActionCodec
 from cards.slack_blocks import (
     DIGEST_MAX_QUESTIONS,

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cards import dates, limits, overrides, text, untrusted
+from cards import dates, overrides, text, untrusted
+from cards import platform_limits as limits
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.teams_text import block, rich_block
 from cards.untrusted import Runs

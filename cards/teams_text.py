@@ -11,7 +11,8 @@ Teams, so the one line with a document link stays markdown.
 
 from __future__ import annotations
 
-from cards import limits, untrusted
+from cards import platform_limits as limits
+from cards import untrusted
 from cards.untrusted import Code, Link, Runs
 
 LINE_CHARS = 1000

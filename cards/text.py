@@ -13,7 +13,7 @@ from babel.dates import format_time
 from bot.core.models import Severity
 from cards import dates, untrusted
 from cards.catalog import FALLBACK_LANGUAGE, Catalog, catalog_for
-from cards.limits import clip, text_length
+from cards.platform_limits import clip, text_length
 from cards.untrusted import Link, Run, Runs, linkable
 from cards.views import (
     AnswerView,

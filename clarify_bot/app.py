@@ -19,6 +19,7 @@ from aiohttp import web
 
 from adapters.bodies import bounded_bodies
 from bot import pseudonym
+from bot.abuse_limits import Admit, Bucket, Limits
 from bot.answering.answers import AnswerService, OutboxPolicy
 from bot.answering.outbox import ConsumerConfig, OutboxConsumers
 from bot.audit import JsonLinesSink
@@ -26,7 +27,6 @@ from bot.channel import Channel
 from bot.chat import ConfirmingTenants, UserTenants
 from bot.clock import Clock, SystemClock
 from bot.core.client import CoreClient
-from bot.limits import Admit, Bucket, Limits
 from bot.metrics import REGISTRY
 from bot.process.runtime import EngineParts, build_engine
 from bot.process.service import (

@@ -1,7 +1,7 @@
 """Slack callbacks on slack-bolt's AsyncApp: verify, acknowledge first, then answer.
 
 HTTP mode serves ``POST /slack/events``: an address that caused too many refusals is refused
-unread (429, ``bot.limits``); the whole body is read (over 64 KiB: 413, judged on the
+unread (429, ``bot.abuse_limits``); the whole body is read (over 64 KiB: 413, judged on the
 declared length first, then while reading), the signature is verified once, with slack_sdk's
 ``SignatureVerifier`` (401; bolt's own check is off because this one runs before bolt sees the
 request), identity fields are checked for Slack's shapes (400, audited), and a workspace mapped to
@@ -36,7 +36,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 
-from adapters.limits import client_address, limited
+from adapters.abuse_limits import client_address, limited
 from adapters.slack import (
     declines,
     digests,
@@ -62,12 +62,12 @@ from adapters.slack.edge import (
     user_key,
 )
 from adapters.slack.kit import Kit
+from bot.abuse_limits import Limit, Limits, Throttled
 from bot.answering.answers import AnswerService, NotDurable
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interaction.interactions import Interactions
-from bot.limits import Limit, Limits, Throttled
 from bot.metrics import REGISTRY
 from bot.store.errors import OutboxFull
 from cards import slack as blocks

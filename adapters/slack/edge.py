@@ -21,8 +21,8 @@ from slack_sdk.signature import SignatureVerifier
 
 from adapters.bodies import read_body
 from adapters.slack import payloads
+from bot.abuse_limits import Limit, count_refusal
 from bot.clock import Clock
-from bot.limits import Limit, count_refusal
 from cards import slack as blocks
 from cards.actions import ActionCodec, InvalidActionPayload
 
@@ -87,7 +87,7 @@ async def signed_text(request: web.Request, verifier: SignatureVerifier, *, seco
 
 
 def user_key(who: payloads.Who) -> str:
-    """The verified person, for their abuse-limit bucket (``bot.limits``)."""
+    """The verified person, for their abuse-limit bucket (``bot.abuse_limits``)."""
     return f"{who.enterprise_id or who.team_id or '-'}|{who.user_id}"
 
 

@@ -5,8 +5,9 @@ the listeners of the digest's next page (``digests``), the "Something else…" f
 "Not the right person" (``declines``), the steward's override (``steward``) and the App Home
 (``home``). They reach the bolt app, the decisions in ``bot/`` and the channel through it, and
 nothing of the adapter itself: the tenant a callback acts in, the work started after an
-acknowledgement (``bot.aio.Tasks``, capped by ``bot.limits``), an answer as a ``Callback``, taken
-by ``bot.answering`` within Slack's ``accept_seconds``, and a short note only the clicker sees.
+acknowledgement (``bot.aio.Tasks``, capped by ``bot.abuse_limits``), an answer as a
+``Callback``, taken by ``bot.answering`` within Slack's ``accept_seconds``, and a short note only
+the clicker sees.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Teams activities on ``POST /api/messages``, through the Microsoft 365 Agents SDK.
 
 Every request is checked before any handler runs, in this order: an address that caused too many
-refusals is refused unread (429, ``bot.limits``); the body is read whole (over
+refusals is refused unread (429, ``bot.abuse_limits``); the body is read whole (over
 ``MAX_BODY``: 413; not complete within ``BODY_SECONDS``: 408); the bearer token is verified
 (``adapters.teams.auth``: 401, whatever the token's fault); the body is parsed once as an
 activity (400); a Bot Framework token's key is endorsed for the activity's channel, the
@@ -38,20 +38,20 @@ from microsoft_agents.hosting.core import (
 )
 from microsoft_agents.hosting.core.authorization import Connections
 
+from adapters.abuse_limits import client_address, limited
 from adapters.bodies import read_body
-from adapters.limits import client_address, limited
 from adapters.teams import references
 from adapters.teams.auth import TokenGate, Unauthorized, Verified
 from adapters.teams.invokes import VERBS, Invokes
 from adapters.teams.references import Actor, NoTenant
 from adapters.teams.render import CARD_CONTENT_TYPE
+from bot.abuse_limits import Limit, Limits, Throttled, count_refusal
 from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import models as m
 from bot.interaction.interactions import Interactions, wants_queue
-from bot.limits import Limit, Limits, Throttled, count_refusal
 from bot.metrics import REGISTRY
 from bot.store.base import Store
 from cards import attention

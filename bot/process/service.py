@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import structlog
 from aiohttp import web
 
+from bot.abuse_limits import Limits
 from bot.answering.answers import AnswerService
 from bot.answering.outbox import OutboxConsumers
 from bot.audit import Audit
@@ -35,7 +36,6 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.errors import BotError
 from bot.interaction.interactions import Interactions
-from bot.limits import Limits
 from bot.metrics import CONTENT_TYPE, REGISTRY
 from bot.process.health import Check, Readiness
 from bot.process.runtime import Engine

@@ -1,5 +1,5 @@
-"""The abuse limits' decisions (``bot.limits``) on an injected clock, the per-person bucket shared
-by replicas through Redis, and the assembled service's body limit on health and metrics."""
+"""The abuse limits' decisions (``bot.abuse_limits``) on an injected clock, the per-person bucket
+shared by replicas through Redis, and the assembled service's body limit on health and metrics."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import aiohttp
 import redis.asyncio as aioredis
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot.abuse_limits import OFF, Bucket, Limit, Limits, LocalBuckets
 from bot.clock import ManualClock
-from bot.limits import OFF, Bucket, Limit, Limits, LocalBuckets
 from bot.metrics import REGISTRY
 from bot.settings import load_settings
 from bot.store.redis import RedisStore
@@ -165,5 +165,5 @@ async def test_a_store_that_cannot_answer_lets_the_callback_through() -> None:
     for users, seconds in ((failing, 0.5), (stalled, 0)):
         limits = Limits(clock=ManualClock(), per_ip=OFF, per_user=Bucket(1, 1), max_tasks=0,
                         users=users)
-        with patch("bot.limits.USER_BUCKET_SECONDS", seconds):
+        with patch("bot.abuse_limits.USER_BUCKET_SECONDS", seconds):
             assert await limits.user_refused("slack", "E0|U0SARAH") is None

@@ -13,7 +13,7 @@ import pytest
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from cards import limits
+from cards import platform_limits as limits
 from cards.actions import ActionCodec
 from cards.fixtures import preview_codec
 

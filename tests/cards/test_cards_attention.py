@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bot.core.models import ClarificationState, Severity
-from cards import limits
+from cards import platform_limits as limits
 from cards.attention import render_slack_home, render_teams_queue, summary_text
 from cards.views import AttentionItem, AttentionView, DocumentView, Viewer
 from tests.support.card_text import teams_block_text

@@ -6,7 +6,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from bot.core.models import AuthorityRelation, ReasonCode, Severity
-from cards import fixtures, limits, slack, teams
+from cards import fixtures, slack, teams
+from cards import platform_limits as limits
 from cards.views import (
     CandidateView,
     CustomError,

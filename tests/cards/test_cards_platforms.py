@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from cards import limits
+from cards import platform_limits as limits
 from cards.fixtures import LOCALES
 from cards.preview import rendered_states
 
@@ -17,7 +17,7 @@ RENDERED = [{**state, "name": f"{language}/{state['name']}"}
 @pytest.mark.parametrize("state", RENDERED, ids=[s["name"] for s in RENDERED])
 def test_block_kit_is_valid(state: dict, slack_validator) -> None:
     """Each Slack payload passes slack_sdk.models validation and the platforms' published
-    limits (cards/limits.py)."""
+    limits (cards/platform_limits.py)."""
     slack_validator(state["slack"])
 
 

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.core.models import ReasonCode, Severity
-from cards import fixtures, limits, slack, teams
+from cards import fixtures, slack, teams
+from cards import platform_limits as limits
 from cards.actions import ActionCodec
 from cards.views import (
     AnswerView,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from cards import fixtures, limits, slack, teams
+from cards import fixtures, slack, teams
+from cards import platform_limits as limits
 from cards.views import STEWARD_NOTICES_MAX, DocumentView, StewardNoticesView
 from tests.support.card_text import slack_literal, slack_markup, teams_block_text
 

@@ -10,7 +10,8 @@ from dataclasses import replace
 import aiohttp
 import pytest
 
-from cards import fixtures, limits, teams
+from cards import fixtures, teams
+from cards import platform_limits as limits
 from cards.actions import ActionCodec, ActionKind
 from cards.preview import rendered_states
 from cards.views import DigestView

@@ -16,7 +16,8 @@ from html.parser import HTMLParser
 import pytest
 
 from bot.core.models import ClarificationState, Severity
-from cards import attention, fixtures, limits, overrides, slack, teams, text, untrusted
+from cards import attention, fixtures, overrides, slack, teams, text, untrusted
+from cards import platform_limits as limits
 from cards.views import (
     AttentionItem,
     AttentionView,

@@ -32,7 +32,7 @@ from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from cards import limits
+from cards import platform_limits as limits
 
 BOT_TOKEN = "xoxb-fake-bot-token"
 APP_TOKEN = "xapp-1-A0FAKEAPP-fake-app-token"  # Socket Mode's app-level token

@@ -14,9 +14,9 @@ from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
 
+from bot.abuse_limits import OFF, Bucket, Limits
 from bot.answering.answers import Receipt
 from bot.chat import Callback
-from bot.limits import OFF, Bucket, Limits
 from bot.metrics import REGISTRY
 from bot.settings import LimitsSettings
 from tests.slack.conftest import Stack, payload_of, responders

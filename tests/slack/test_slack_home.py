@@ -12,7 +12,7 @@ from structlog.testing import capture_logs
 
 from bot.chat import ChatUser
 from bot.metrics import REGISTRY
-from cards import limits
+from cards import platform_limits as limits
 from tests.engine.conftest import new_clarification
 from tests.slack.conftest import Stack
 from tests.slack.test_slack_override import conflicted, note_input, open_override

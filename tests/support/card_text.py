@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from cards.limits import walk
+from cards.platform_limits import walk
 
 
 def slack_block_text(block: dict) -> str:

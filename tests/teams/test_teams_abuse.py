@@ -10,10 +10,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from bot.abuse_limits import OFF, Bucket, Limits
 from bot.answering.answers import Receipt
 from bot.answering.waiting import Handover
 from bot.chat import Callback
-from bot.limits import OFF, Bucket, Limits
 from bot.metrics import REGISTRY
 from tests.engine.conftest import new_clarification
 from tests.teams.inbound import STRANGER_AAD, TeamsStack, action_data, activity, invoke

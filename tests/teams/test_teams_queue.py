@@ -10,7 +10,7 @@ from typing import Any
 
 from microsoft_agents.testing import TestAdapter
 
-from cards import limits
+from cards import platform_limits as limits
 from tests.engine.conftest import new_clarification
 from tests.support.card_text import teams_block_text
 from tests.teams.inbound import STRANGER_AAD, TeamsStack

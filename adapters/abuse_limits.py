@@ -1,4 +1,4 @@
-"""The edge's side of the abuse limits (decided in ``bot.limits``): whose address a request
+"""The edge's side of the abuse limits (decided in ``bot.abuse_limits``): whose address a request
 comes from, and the refusal a platform hears (docs/reliability.md, "Abuse limits")."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import structlog
 from aiohttp import web
 
-from bot.limits import Limit, Throttled
+from bot.abuse_limits import Limit, Throttled
 
 log = structlog.get_logger("clarify.limits")
 FORWARDED_FOR = "X-Forwarded-For"
