@@ -1,5 +1,5 @@
 """Token buckets shared by replicas: the platforms' rate limits (``rate_take``, ``rate_block``)
-and, on Redis, the per-person abuse limit (``limit_admit``, ``bot.limits``). On Redis each
+and, on Redis, the per-person abuse limit (``limit_admit``, ``bot.abuse_limits``). On Redis each
 bucket is one hash and each step one script; in memory one lock stands in for them."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ return tostring(-tokens / rate)
 
 # KEYS: bucket | ARGV: rate per second, burst, now, ttl
 # -> "0": admitted, one token taken; else seconds until there is a token (nothing taken): the
-#    per-person abuse limit (bot.limits), which refuses rather than queues
+#    per-person abuse limit (bot.abuse_limits), which refuses rather than queues
 LIMIT_ADMIT = _REFILL + """
 if tokens < 1 then return tostring((1 - tokens) / rate) end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - 1), 'at', tostring(at))
@@ -113,7 +113,7 @@ class RedisRates:
     @translated
     async def limit_admit(self, bucket: str, *, per_second: float, burst: int, ttl_seconds: int,
                           now: datetime) -> float:
-        """One callback's token from an abuse-limit bucket (``bot.limits``): 0 when taken,
+        """One callback's token from an abuse-limit bucket (``bot.abuse_limits``): 0 when taken,
         else seconds until there is one (nothing taken); sent with the others of this turn."""
         wait = await self._limit_admit(keys=[self._keys.limit(bucket)], args=[
             codec.num(per_second), burst, codec.num(codec.epoch(now)), ttl_seconds])
