@@ -1,10 +1,11 @@
-"""Behaviour of the core client: request shapes, error mapping, retries, secrecy and lifecycle."""
+"""Behaviour of the core client: request shapes, batches, secrecy and lifecycle. Its answers read
+as errors are in test_error_mapping.py, its retries in test_retries.py, failures below HTTP in
+test_transport_errors.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,27 +17,14 @@ from bot.core.client import (
     DEFAULT_TIMEOUT,
     AnswerReceipt,
     CoreClient,
-    RetryPolicy,
     UnexpectedResponse,
 )
 from bot.core.errors import (
-    ERROR_TABLE,
-    EXCEPTION_FOR_CODE,
     AnswerUnnormalisable,
     AuthenticationFailed,
-    Conflict,
-    CoreAPIError,
     CoreConnectError,
     CoreError,
     CoreTimeout,
-    InvalidRequest,
-    LeaseMismatch,
-    MethodNotAllowed,
-    NotFound,
-    PermissionDenied,
-    RateLimited,
-    ServerError,
-    Unavailable,
 )
 from bot.core.http import MockTransport
 from bot.core.routes import ROUTES, route
@@ -264,70 +252,7 @@ def test_default_timeouts_are_explicit():
             DEFAULT_TIMEOUT.write, DEFAULT_TIMEOUT.pool) == (2.0, 10.0, 5.0, 2.0)
 
 
-# ---------------------------------------------------------------- error mapping
-
-
-@pytest.mark.parametrize("code", list(ERROR_TABLE), ids=str)
-async def test_every_error_code_maps_to_its_exception(code, core, make_client):
-    """Each documented code raises its own class with status, code and the body's message."""
-    status = ERROR_TABLE[code][0]
-    core.script(respond(status, json=error_body(code, status)))
-    async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
-        with pytest.raises(CoreAPIError) as info:
-            await client.get_clarification(clarification_id="clar-1")  # a baseline route
-    assert type(info.value) is EXCEPTION_FOR_CODE[code]
-    assert (info.value.status, info.value.code) == (status, code)
-    assert info.value.message == "Value-free message."
-
-
-@pytest.mark.parametrize(("status", "cls"), [
-    (400, InvalidRequest), (401, AuthenticationFailed), (403, PermissionDenied),
-    (404, NotFound), (405, MethodNotAllowed), (409, Conflict), (413, InvalidRequest),
-    (422, InvalidRequest), (429, RateLimited), (500, ServerError), (503, ServerError),
-    (418, CoreAPIError),
-])
-async def test_unknown_code_falls_back_by_status(status, cls, core, make_client):
-    """An undocumented code raises the class for its HTTP status and keeps the code."""
-    core.script(respond(status, json=error_body("SOMETHING_NEW", status)))
-    async with make_client(retry=RetryPolicy(max_attempts=1)) as client:
-        with pytest.raises(CoreAPIError) as info:
-            await client.get_clarification(clarification_id="clar-1")
-    assert type(info.value) is cls
-    assert info.value.code == "SOMETHING_NEW"
-
-
-@pytest.mark.parametrize("reply", [
-    respond(502, text="<html>Bad gateway</html>"),
-    respond(502, json={"error": "upstream"}),
-    respond(502, json=["not", "an", "object"]),
-])
-async def test_error_without_code_uses_status_class_and_generic_message(reply, core, client):
-    """A non-JSON or code-less error body raises the status class, code "" and a generic text."""
-    core.script(reply)
-    with pytest.raises(ServerError) as info:
-        await client.fail_job(job_id="job-1", lease_token="lease-1")
-    assert info.value.code == ""
-    assert info.value.message == "The core answered HTTP 502 without an error body."
-    assert "upstream" not in str(info.value) and "html" not in str(info.value)
-
-
-async def test_success_body_off_contract_raises_value_free_error(core, client):
-    """A 200 whose body breaks the contract raises UnexpectedResponse naming fields, not values."""
-    bad = clarification() | {"candidates": "span text: ship on Friday", "quorum": None}
-    core.script(respond(200, json=bad))
-    with pytest.raises(UnexpectedResponse) as info:
-        await client.get_clarification(clarification_id="clar-1")
-    assert "candidates" in info.value.message and "quorum" in info.value.message
-    assert "Friday" not in str(info.value)
-    assert info.value.__cause__ is None and info.value.__suppress_context__
-
-
-async def test_unused_success_status_raises_unexpected_response(core, client):
-    """A 2xx status the route never answers with is not parsed as a success."""
-    core.script(respond(204))
-    with pytest.raises(UnexpectedResponse) as info:
-        await client.get_job(job_id="job-1")
-    assert info.value.status == 204
+# ---------------------------------------------------------------- batches
 
 
 @pytest.mark.parametrize("reply", [
@@ -366,162 +291,6 @@ async def test_a_batch_entry_that_names_neither_person_nor_error_is_read_on_its_
     found = await client.get_person(person_id="p-ana", tenant_id="t-1", scope=scope)
     assert found.person_id == person()["personId"]
     assert [r.url.path for r in core.requests] == ["/v1/people/batch", "/v1/people/p-ana"]
-
-
-# ---------------------------------------------------------------- retries
-
-
-async def test_idempotent_route_retries_503_with_full_jitter(core, sleeps, client):
-    """A 503 on an idempotent route is resent after exponentially growing jittered delays."""
-    core.script(respond(503, json=error_body("UNAVAILABLE", 503)),
-                respond(503, json=error_body("UNAVAILABLE", 503)),
-                respond(200, json=job_view()))
-    job = await client.get_job(job_id="job-1")
-    assert job.id == "job-1"
-    assert len(core.requests) == 3
-    assert sleeps.calls == [0.5 * 0.25, 0.5 * 0.5]
-
-
-async def test_retries_stop_after_the_limit_and_raise_the_last_error(core, sleeps, client):
-    """After max_attempts failures the last error is raised and no further request is sent."""
-    core.script(respond(503, json=error_body("UNAVAILABLE", 503)))
-    with pytest.raises(Unavailable):
-        await client.heartbeat_job(job_id="job-1", lease_token="lease-1")
-    assert len(core.requests) == 4
-    assert len(sleeps.calls) == 3
-
-
-@pytest.mark.parametrize("status", [502, 504])
-async def test_gateway_errors_are_retried(status, core, sleeps, client):
-    """502 and 504 from a proxy are resent on an idempotent route."""
-    core.script(respond(status), respond(200, json=job_view()))
-    await client.get_job(job_id="job-1")
-    assert len(core.requests) == 2
-
-
-async def test_429_honours_retry_after_seconds(core, sleeps, client):
-    """A 429 with Retry-After waits exactly that long before resending."""
-    core.script(respond(429, headers={"Retry-After": "7"},
-                               json=error_body("RATE_LIMITED", 429)),
-                respond(200, json=answer_result()))
-    receipt = await client.answer_clarification(clarification_id="clar-1", request=ANSWER)
-    assert receipt.http_status == 200
-    assert sleeps.calls == [7.0]
-    assert core.requests[0].content == core.requests[1].content
-
-
-async def test_retry_after_http_date_is_measured_on_the_injected_clock(core, sleeps, clock, client):
-    """A Retry-After HTTP date becomes the seconds between the clock's now and that date."""
-    when = format_datetime(clock.now() + timedelta(seconds=12), usegmt=True)
-    core.script(respond(429, headers={"Retry-After": when}),
-                respond(200, json=job_view()))
-    await client.get_job(job_id="job-1")
-    assert sleeps.calls == [12.0]
-
-
-async def test_retry_after_is_capped_and_reported(core, sleeps, client):
-    """A huge Retry-After is capped by the policy; the final error carries the server's value."""
-    core.script(respond(429, headers={"Retry-After": "3600"},
-                               json=error_body("RATE_LIMITED", 429)))
-    with pytest.raises(RateLimited) as info:
-        await client.get_job(job_id="job-1")
-    assert sleeps.calls == [30.0, 30.0, 30.0]
-    assert info.value.retry_after == 3600.0
-
-
-@pytest.mark.parametrize("raw", ["inf", "Infinity", "1e999", "nan", "-inf"])
-async def test_a_retry_after_that_is_no_number_of_seconds_is_ignored(raw, core, sleeps, client):
-    """A Retry-After that is no finite number (``inf``, ``1e999``, ``nan``: not delta-seconds,
-    not a date) is read as absent: the backoff alone is waited, and the error carries no
-    infinity into the worker's waits and its JSON log lines (``Infinity`` is not JSON)."""
-    core.script(*[respond(429, headers={"Retry-After": raw},
-                                 json=error_body("RATE_LIMITED", 429))] * 4)
-    with pytest.raises(RateLimited) as info:
-        await client.get_job(job_id="job-1")
-    assert sleeps.calls == [0.125, 0.25, 0.5]
-    assert info.value.retry_after is None
-
-
-async def test_a_retry_after_date_in_the_past_asks_for_no_wait(core, sleeps, clock, client):
-    """An HTTP date already past (a proxy's stale header) is 0 s: the backoff alone."""
-    when = format_datetime(clock.now() - timedelta(days=3), usegmt=True)
-    core.script(respond(503, headers={"Retry-After": when}),
-                respond(200, json=job_view()))
-    await client.get_job(job_id="job-1")
-    assert sleeps.calls == [0.125]
-
-
-async def test_a_retry_after_shorter_than_the_backoff_is_a_floor(core, sleeps, client):
-    """Retry-After never shortens the backoff (``bot.retry``): a 503 asking for 0 s still
-    waits the jittered backoff (0.5 of 0.25 s, then of 0.5 s), a 503 asking for 3 s waits 3 s."""
-    core.script(respond(503, headers={"Retry-After": "0"}),
-                respond(503, headers={"Retry-After": "0"}),
-                respond(503, headers={"Retry-After": "3"}),
-                respond(200, json=job_view()))
-    await client.get_job(job_id="job-1")
-    assert sleeps.calls == [0.125, 0.25, 3.0]
-
-
-async def test_client_errors_other_than_429_are_not_retried(core, sleeps, client):
-    """A 409 on an idempotent route is final: one request, no sleep."""
-    core.script(respond(409, json=error_body("LEASE_MISMATCH", 409)))
-    with pytest.raises(LeaseMismatch):
-        await client.complete_job(job_id="job-1", lease_token="lease-1")
-    assert len(core.requests) == 1 and sleeps.calls == []
-
-
-NOT_RETRIED = [
-    ("poll_jobs", {"kinds": ["clarify:"]}, False),
-    ("fail_job", {"job_id": "job-1", "lease_token": "lease-1"}, False),
-    ("create_clarification", {"request": CREATE}, True),
-    ("move_clock", {"advance_seconds": 1}, True),
-    ("load_scenario", {"scenario": {}}, True),
-]
-
-
-@pytest.mark.parametrize(("method", "kwargs", "dev"), NOT_RETRIED,
-                         ids=[name for name, *_ in NOT_RETRIED])
-@pytest.mark.parametrize("failure", [
-    respond(503, json=error_body("UNAVAILABLE", 503)),
-    faults.refused(),
-], ids=["503", "connect"])
-async def test_non_idempotent_routes_are_sent_once(method, kwargs, dev, failure, core, sleeps,
-                                                   make_client):
-    """Routes without retry=True are never resent after a failure that may have reached the
-    core (a 5xx, a transport failure)."""
-    core.script(failure)
-    async with make_client(dev=dev) as client:
-        with pytest.raises(CoreError):
-            await getattr(client, method)(**kwargs)
-    assert len(core.requests) == 1 and sleeps.calls == []
-
-
-@pytest.mark.parametrize(("method", "kwargs", "dev"), NOT_RETRIED,
-                         ids=[name for name, *_ in NOT_RETRIED])
-async def test_a_429_is_resent_after_its_retry_after_except_the_poll(method, kwargs, dev, core,
-                                                                      sleeps, make_client):
-    """A 429 says the core refused the request and did nothing: a call that is not retry-safe
-    is sent again after its Retry-After too; the poll is not (its loop waits instead), and
-    raises with the Retry-After for the loop."""
-    core.script(respond(429, headers={"Retry-After": "6"},
-                               json=error_body("RATE_LIMITED", 429)),
-                respond(200, json=next(c.reply for c in CASES if c.method == method)))
-    async with make_client(dev=dev) as client:
-        if method == "poll_jobs":
-            with pytest.raises(RateLimited) as info:
-                await getattr(client, method)(**kwargs)
-            assert info.value.retry_after == 6.0
-            assert len(core.requests) == 1 and sleeps.calls == []
-            return
-        await getattr(client, method)(**kwargs)
-    assert len(core.requests) == 2 and sleeps.calls == [6.0]
-
-
-def test_backoff_is_capped():
-    """Full jitter never exceeds the cap however many attempts have failed."""
-    policy = RetryPolicy(base=1.0, cap=5.0)
-    assert policy.delay(10, draw=0.999) < 5.0
-    assert policy.delay(1, draw=0.0) == 0.0
 
 
 # ---------------------------------------------------------------- secrecy, logging, lifecycle
