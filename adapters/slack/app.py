@@ -67,6 +67,7 @@ from bot.answering.answers import AnswerService, NotDurable
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
 from bot.core import models as m
+from bot.engine.lasting import LastingRefusals
 from bot.interaction.interactions import Interactions
 from bot.metrics import REGISTRY
 from bot.store.errors import OutboxFull
@@ -294,7 +295,7 @@ if not any(isinstance(f, _ClientGiven) for f in _BOLT_APP_LOGGER.filters):
 def build_slack_adapter(
     *, signing_secret: str, client: Any, answers: AnswerService, interactions: Interactions,
     channel: SlackChannel, codec: ActionCodec, audit: Audit, clock: Clock,
-    signature_clock: Clock | None = None, limits: Limits | None = None,
+    refusals: LastingRefusals, signature_clock: Clock | None = None, limits: Limits | None = None,
     flow: AsyncOAuthFlow | None = None,
 ) -> SlackAdapter:
     """The bolt app with the bot's listeners; ``signature_clock`` defaults to ``clock``;
@@ -311,7 +312,7 @@ def build_slack_adapter(
                    raise_error_for_unhandled_request=False, oauth_flow=flow)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
     kit = Kit(app=app, answers=answers, interactions=interactions, channel=channel, codec=codec,
-              clock=clock)
+              clock=clock, refusals=refusals)
     adapter = SlackAdapter(kit=kit, audit=audit, verifier=verifier,
                            limits=limits or Limits.off(clock))
     adapter.register()

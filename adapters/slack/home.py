@@ -24,7 +24,6 @@ from adapters.slack import listening, payloads
 from adapters.slack.kit import Kit
 from bot.channel import ChannelError, SlackReach
 from bot.chat import ChatUser
-from bot.engine.lasting import LastingRefusals
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from cards.attention import render_slack_home
@@ -67,7 +66,7 @@ async def _seen(kit: Kit, user: ChatUser) -> None:
     """The person opened the bot's App Home: the bot can reach them on Slack, so a remembered
     block of Slack for them ends (``bot.engine.lasting``)."""
     try:
-        await LastingRefusals(kit.channel.store).clear("slack", user.user_id)
+        await kit.refusals.clear("slack", user.user_id)
     except StoreError as exc:
         log.warning("slack.block_not_cleared", error=type(exc).__name__)
 

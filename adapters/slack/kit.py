@@ -27,6 +27,7 @@ from bot.answering.answers import AnswerService, Receipt, Wait
 from bot.channel import SlackReach
 from bot.chat import Callback
 from bot.clock import Clock
+from bot.engine.lasting import LastingRefusals
 from bot.interaction.interactions import Interactions
 from cards import text as card_text
 from cards.actions import ActionCodec
@@ -48,6 +49,7 @@ class Kit:
     channel: SlackChannel
     codec: ActionCodec
     clock: Clock
+    refusals: LastingRefusals  # a lasting refusal of Slack ends when the person is seen here
     tasks: Tasks = field(default_factory=lambda: Tasks("slack"))
     accept_seconds: float = ACCEPT_SECONDS
 

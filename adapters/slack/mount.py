@@ -29,6 +29,7 @@ from adapters.slack.channel import SlackChannel
 from adapters.slack.web import web_client
 from adapters.slack.webapi import CREDENTIAL_ERRORS
 from bot.channel import CredentialsRejected
+from bot.engine.lasting import LastingRefusals
 from bot.process.health import Check, Connecting
 from bot.process.service import Base, Parts, Service, credentials_check
 from bot.retry import RetryPolicy
@@ -69,7 +70,8 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
         signing_secret=secrets.require("slack_signing_secret") if not socket else "unused",
         client=channel.client, answers=parts.answers, interactions=parts.interactions,
         channel=channel, codec=parts.base.codec, audit=parts.audit, clock=parts.base.clock,
-        limits=parts.limits, flow=distributed.mount(app, parts, settings, channel))
+        limits=parts.limits, refusals=LastingRefusals(parts.base.store),
+        flow=distributed.mount(app, parts, settings, channel))
     distributed.register(adapter.kit.app, channel)
     handler = None
     if socket:

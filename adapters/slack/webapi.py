@@ -35,7 +35,7 @@ from bot.clock import Clock
 from bot.metrics import REGISTRY
 from bot.retry import RetryPolicy
 from bot.settings import SlackRates
-from bot.store.base import Store
+from bot.store.base import RateBuckets
 
 log = structlog.get_logger("clarify.slack")
 TOKEN_SETTING = "SLACK_BOT_TOKEN"
@@ -90,7 +90,7 @@ class WebApi:
     """Calls of Slack's Web API inside its rate limits (the channel is one)."""
 
     client: AsyncWebClient
-    store: Store
+    store: RateBuckets  # the buckets every replica takes from
     clock: Clock
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     retry: RetryPolicy = SLACK_RETRY

@@ -51,9 +51,10 @@ from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import models as m
+from bot.engine.lasting import LastingRefusals
 from bot.interaction.interactions import Interactions, wants_queue
 from bot.metrics import REGISTRY
-from bot.store.base import Store
+from bot.store.base import Conversations
 from cards import attention
 from cards.views import Viewer
 
@@ -73,7 +74,8 @@ class TeamsAdapter:
     hosts: OutboundHostValidator
     invokes: Invokes
     interactions: Interactions
-    store: Store
+    conversations: Conversations  # each person's 1:1 conversation, for proactive sends
+    refusals: LastingRefusals  # a lasting refusal of Teams ends when the person is seen here
     audit: Audit
     clock: Clock
     limits: Limits
@@ -212,7 +214,7 @@ class TeamsAdapter:
         """Installed: keep the 1:1 conversation; uninstalled: forget it."""
         tenant, who = _edge(context)
         if context.activity.action in references.UNINSTALLED:
-            await references.forget(self.store, tenant_id=tenant, who=who)
+            await references.forget(self.conversations, tenant_id=tenant, who=who)
             return
         await self._keep(context)
 
@@ -242,8 +244,8 @@ class TeamsAdapter:
 
     async def _keep(self, context: TurnContext) -> None:
         tenant, who = _edge(context)
-        await references.keep(self.store, tenant_id=tenant, who=who, activity=context.activity,
-                              now=self.clock.now())
+        await references.keep(self.conversations, self.refusals, tenant_id=tenant, who=who,
+                              activity=context.activity, now=self.clock.now())
 
     async def on_action(self, context: TurnContext, state: TurnState, data: Any) -> Any:
         _, who = _edge(context)
@@ -313,8 +315,9 @@ def refusal(status: int, reason: str) -> web.Response:
 
 def build_teams_adapter(*, gate: TokenGate, connections: Connections,
                         host_validator: OutboundHostValidator, invokes: Invokes,
-                        interactions: Interactions, store: Store, audit: Audit,
-                        clock: Clock, limits: Limits | None = None) -> TeamsAdapter:
+                        interactions: Interactions, conversations: Conversations,
+                        refusals: LastingRefusals, audit: Audit, clock: Clock,
+                        limits: Limits | None = None) -> TeamsAdapter:
     """The SDK's adapter and application with the bot's handlers. ``host_validator`` on: a
     serviceUrl that is not a Microsoft connector host is refused before any token is sent."""
     cloud = CloudAdapter(connection_manager=connections, host_validator=host_validator)
@@ -325,7 +328,8 @@ def build_teams_adapter(*, gate: TokenGate, connections: Connections,
     app: AgentApplication[TurnState] = AgentApplication[TurnState](
         storage=MemoryStorage(), connection_manager=connections, start_typing_timer=False)
     adapter = TeamsAdapter(gate=gate, cloud=cloud, app=app, hosts=host_validator,
-                           invokes=invokes, interactions=interactions, store=store,
+                           invokes=invokes, interactions=interactions,
+                           conversations=conversations, refusals=refusals,
                            audit=audit, clock=clock, limits=limits or Limits.off(clock))
     adapter.register()
     return adapter

@@ -28,6 +28,7 @@ from adapters.teams.auth import KeyDirectory, TokenGate, connection
 from adapters.teams.channel import TeamsChannel, open_teams_channel
 from adapters.teams.invokes import Invokes
 from bot.channel import Channel
+from bot.engine.lasting import LastingRefusals
 from bot.process.service import Base, Parts, Service, credentials_check
 from bot.settings import Settings, SettingsError, TeamsSettings
 
@@ -69,7 +70,8 @@ def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory 
     adapter = build_teams_adapter(
         gate=gate, connections=connections, invokes=invokes, interactions=parts.interactions,
         host_validator=OutboundHostValidator(enabled=not gate.anonymous),
-        store=parts.base.store, audit=parts.audit, clock=parts.base.clock, limits=parts.limits)
+        conversations=parts.base.store, refusals=LastingRefusals(parts.base.store),
+        audit=parts.audit, clock=parts.base.clock, limits=parts.limits)
     app.web_app.add_routes(adapter.routes())
     app.hosted.append(Hosted(adapter=adapter))
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))

@@ -21,7 +21,7 @@ from adapters.teams.channel import MessageRef
 from bot.chat import ChatUser
 from bot.clock import zone_named
 from bot.engine.lasting import LastingRefusals
-from bot.store.base import Store
+from bot.store.base import Conversations
 
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 PERSONAL = "personal"
@@ -123,23 +123,23 @@ def load_reference(raw: str) -> ConversationReference:
     return ConversationReference.model_validate_json(raw)
 
 
-async def keep(store: Store, *, tenant_id: str, who: Actor, activity: Activity,
-               now: datetime) -> bool:
+async def keep(conversations: Conversations, refusals: LastingRefusals, *, tenant_id: str,
+               who: Actor, activity: Activity, now: datetime) -> bool:
     """Store the 1:1 conversation with this person (True when kept): they installed the app or
     wrote to the bot, so a remembered lasting refusal of Teams for them ends
     (``bot.engine.lasting``)."""
     if who.aad_object_id is None or not personal(activity):
         return False
-    before = await store.conversation_get(tenant_id, who.aad_object_id)
-    await store.conversation_put(tenant_id, who.aad_object_id,
+    before = await conversations.conversation_get(tenant_id, who.aad_object_id)
+    await conversations.conversation_put(tenant_id, who.aad_object_id,
                                  reference_json(activity, before), now=now)
-    await LastingRefusals(store).clear("teams", who.aad_object_id)
+    await refusals.clear("teams", who.aad_object_id)
     return True
 
 
-async def forget(store: Store, *, tenant_id: str, who: Actor) -> None:
+async def forget(conversations: Conversations, *, tenant_id: str, who: Actor) -> None:
     if who.aad_object_id is not None:
-        await store.conversation_delete(tenant_id, who.aad_object_id)
+        await conversations.conversation_delete(tenant_id, who.aad_object_id)
 
 
 def clicked(activity: Activity, aad_tenant_id: str) -> MessageRef | None:

@@ -24,7 +24,7 @@ from bot.core.client import CoreClient
 from bot.metrics import PLATFORMS, REGISTRY
 from bot.pseudonym import digest
 from bot.retry import RetryPolicy
-from bot.store.base import CardRecord, DeliveryKey, DeliverySlot, SlotState, Store
+from bot.store.base import CardRecord, DeliveryKey, DeliveryLedger, DeliverySlot, SlotState
 from bot.store.errors import StoreError
 from cards.views import QuestionView, Viewer, with_locale
 
@@ -67,7 +67,7 @@ class Result:
 
 @dataclass
 class Deliverer:
-    store: Store
+    ledger: DeliveryLedger
     core: CoreClient
     channels: dict[str, Channel]
     worker_id: str
@@ -101,7 +101,7 @@ class Deliverer:
                        reserved: tuple[DeliverySlot, bool] | None,
                        scope: JobScope | None) -> Result:
         channel = self.channels[address.platform]
-        slot, created = reserved or await self.store.reserve(key, worker_id=self.worker_id,
+        slot, created = reserved or await self.ledger.reserve(key, worker_id=self.worker_id,
                                                              now=now)
         if not created:
             if slot.state is SlotState.SENT and slot.message_ref is not None:
@@ -121,11 +121,11 @@ class Deliverer:
             # when it resumes instead of taking its own reservation for a worker that stopped
             # mid-send
             if exc.certain:
-                await self.store.release(key)
+                await self.ledger.release(key)
             raise
         except ChannelError as exc:
             if exc.certain:
-                await self.store.release(key)
+                await self.ledger.release(key)
             log.warning(
                 "delivery.failed", platform=address.platform, reason=exc.reason, kind=key.kind
             )
@@ -145,7 +145,7 @@ class Deliverer:
         Certainly absent: the reservation is released and the result is FAILED (the caller
         skips the person with a reason code); the platform cannot tell: UNCERTAIN, kept.
         """
-        slot = await self.store.slot(key)
+        slot = await self.ledger.slot(key)
         if slot is None or slot.state is not SlotState.RESERVED:
             return Result(Delivered.EARLIER, slot.message_ref if slot else None)
         channel = self.channels[address.platform]
@@ -154,7 +154,7 @@ class Deliverer:
         if found is _UNKNOWN:
             return Result(Delivered.UNCERTAIN)
         if found is None:
-            await self.store.release(key)
+            await self.ledger.release(key)
             return Result(Delivered.FAILED)
         assert isinstance(found, str)
         return await self._recorded(key, address, found, report=True, status=Delivered.EARLIER,
@@ -197,10 +197,10 @@ class Deliverer:
         card = _card(key, address.platform, ref, sent)
         try:
             if held is not None:
-                await self.store.record_sent(held, card)
+                await self.ledger.record_sent(held, card)
             else:
-                await self.store.mark_sent(key, message_ref=ref)
-                await self.store.add_card(card)
+                await self.ledger.mark_sent(key, message_ref=ref)
+                await self.ledger.add_card(card)
         except StoreError:
             # the card is out but the store could not record it (found by bench/soak.py: Redis
             # restarted just after a send): no later pass can find it, so the core hears of it

@@ -33,7 +33,7 @@ from bot.engine.routing import Routing
 from bot.engine.trail import Skip, Trail, pairs
 from bot.engine.zones import Zones
 from bot.settings import ClarifySettings
-from bot.store.base import DeliveryKey, NoticeItem
+from bot.store.base import DeliveryKey, NoticeItem, NoticeLists
 
 # a message went to a steward (tenant, the steward, where): ``bot.interaction.attention`` re-shows
 # their queue
@@ -60,6 +60,7 @@ class Stewards:
     trail: Trail
     clock: Clock
     settings: ClarifySettings
+    notices: NoticeLists  # where a high-severity notice waits for its window's message
     # the people's zones and working hours: the engine's one (``bot.engine.zones``)
     zones: Zones
     # a message went to the steward: their attention queue changed (``bot.interaction.attention``)
@@ -171,7 +172,7 @@ class Stewards:
         if isinstance(reached, Skip):
             await self._unreachable(c, "high-severity notice", reached, scope=scope)
             return
-        await self.deliverer.store.notice_add(
+        await self.notices.notice_add(
             c.tenant_id, reached.person.person_id,
             NoticeItem(c.id, job.id, job.turn, tuple(asked)), now=self.clock.now(),
             window_seconds=self.settings.severity.steward_notice_window_seconds)

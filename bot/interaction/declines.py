@@ -40,7 +40,7 @@ from bot.engine.aliases import Unlinked
 from bot.engine.handler import HELD_LEASE
 from bot.engine.refresh import CardRefresher
 from bot.engine.trail import Skip, Trail
-from bot.store.base import CardRecord, Store
+from bot.store.base import CardRecord, DeliveryLedger, KeyValues
 from cards.views import OutcomeView
 
 log = structlog.get_logger("clarify.declines")
@@ -75,7 +75,8 @@ class Declined:
 @dataclass
 class Declines:
     core: CoreClient
-    store: Store
+    ledger: DeliveryLedger  # the cards sent, to find the one pressed
+    kv: KeyValues  # what a press recorded, and the held lease it may take
     trail: Trail
     refresher: CardRefresher
     clock: Clock
@@ -134,18 +135,18 @@ class Declines:
         press, the next turn starts now). A repeat says what the first press found."""
         person_id, attempt = card.delivery.person_id, card.delivery.attempt
         key = f"{c.id}|{person_id}"
-        earlier = await self.store.kv_get(_NAMESPACE, key)
+        earlier = await self.kv.kv_get(_NAMESPACE, key)
         if earlier is not None:
             return False, earlier != "later"
         if views.declined(c, person_id):
             return False, True
-        if not await self.store.mark_once("declining", key, ttl_seconds=_IN_FLIGHT_SECONDS):
+        if not await self.kv.mark_once("declining", key, ttl_seconds=_IN_FLIGHT_SECONDS):
             return False, True  # the same decline is being recorded right now
         await self.trail.skipped(c.id, Skip(person_id, m.ReasonCode.CANDIDATE_DECLINED,
                                             "they said they are not the right person"),
                                  attempt=attempt, job_id=c.job_id)
         now_on = await self._next_turn(c, attempt)
-        await self.store.kv_put(_NAMESPACE, key, "now" if now_on else "later",
+        await self.kv.kv_put(_NAMESPACE, key, "now" if now_on else "later",
                                 ttl_seconds=_KEPT_SECONDS)
         return True, now_on
 
@@ -165,7 +166,7 @@ class Declines:
         if self.redo is None:
             return False
         # taken (atomically), so two declines never both walk the ranking on one lease
-        held = await self.store.swap_latest(HELD, c.id, "", ttl_seconds=1)
+        held = await self.kv.swap_latest(HELD, c.id, "", ttl_seconds=1)
         if held is None or "|" not in held:
             log.info("declines.next_turn_later")  # the window runs out as usual
             return False
@@ -191,7 +192,7 @@ class Declines:
 
     async def _card(self, c: m.Clarification, card_ref: str) -> CardRecord | None:
         """The question card the button was on, by the reference it carried."""
-        return views.sent_card(await self.store.cards(c.id), card_ref)
+        return views.sent_card(await self.ledger.cards(c.id), card_ref)
 
     async def _refuse(self, user: ChatUser, clarification_id: str, reason: m.ReasonCode,
                       message: str) -> Declined:

@@ -117,7 +117,7 @@ def build_engine(parts: EngineParts) -> Engine:
     # one per engine: every person's zone is decided here, and a profile read is kept once in
     # this process (``bot.engine.zones``)
     zones = Zones(store, channels, parts.clarify.hours)
-    deliverer = Deliverer(store=store, core=core, channels=channels, worker_id=parts.worker_id,
+    deliverer = Deliverer(ledger=store, core=core, channels=channels, worker_id=parts.worker_id,
                           sleep=parts.sleep, random=parts.random,
                           locales=partial(platform_locale, zones))  # every card sent, in it
     trail = Trail(audit, clock)
@@ -127,8 +127,8 @@ def build_engine(parts: EngineParts) -> Engine:
     tenants = parts.tenants if parts.tenants is not None else settings
     board = AttentionBoard(core=core, clock=clock, tenant=partial(tenant_of, tenants=tenants),
                            ttl_seconds=parts.queue_cache_seconds)
-    stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify, zones=zones,
-                        told=board.steward_told)
+    stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify, notices=store,
+                        zones=zones, told=board.steward_told)
     refresher = CardRefresher(core=core, store=store, channels=channels, clock=clock,
                               zones=zones)
     reminders = Reminders(core=core, store=store, deliverer=deliverer, routing=routing,
@@ -170,8 +170,8 @@ def build_engine(parts: EngineParts) -> Engine:
                           workers=parts.followup_workers, board=board)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
                             followups=followups, policy=parts.outbox, random=parts.random)
-    declines = Declines(core=core, store=store, trail=trail, refresher=refresher, clock=clock,
-                        redo=handler.handle)
+    declines = Declines(core=core, ledger=store, kv=store, trail=trail, refresher=refresher,
+                        clock=clock, redo=handler.handle)
     interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
                                 tenants=tenants, declines=declines,
                                 board=board, zones=zones)

@@ -32,7 +32,7 @@ class Waits:
 
 async def _refused_send(draw: Callable[[], float]) -> tuple[Delivered, list[float]]:
     waits = Waits()
-    deliverer = Deliverer(store=MemoryStore(), core=None,  # type: ignore[arg-type]
+    deliverer = Deliverer(ledger=MemoryStore(), core=None,  # type: ignore[arg-type]
                           channels={"slack": RecordingChannel(fail_for={"p-sarah"})},
                           worker_id="w-1", sleep=waits, random=draw)
     result = await deliverer.deliver(KEY, ADDRESS, object(), now=NOW,  # type: ignore[arg-type]
@@ -80,7 +80,7 @@ async def test_a_send_refused_for_credentials_keeps_no_reservation_unless_unclea
     for one a worker stopped mid-send (DELIVERY_FAILED "cannot say whether the card arrived").
     A refusal met only while looking for an unclear post keeps the reservation."""
     store = MemoryStore()
-    deliverer = Deliverer(store=store, core=None,  # type: ignore[arg-type]
+    deliverer = Deliverer(ledger=store, core=None,  # type: ignore[arg-type]
                           channels={"slack": Refusing(certain)},  # type: ignore[dict-item]
                           worker_id="w-1", sleep=Waits())
     with pytest.raises(CredentialsRejected):

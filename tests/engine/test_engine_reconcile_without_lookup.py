@@ -28,7 +28,7 @@ class NoLookup(RecordingChannel):
 
 async def reserved_then_delivered(channel: RecordingChannel) -> tuple[Any, Deliverer]:
     store = MemoryStore()
-    deliverer = Deliverer(store=store, core=None,  # type: ignore[arg-type]
+    deliverer = Deliverer(ledger=store, core=None,  # type: ignore[arg-type]
                           channels={"slack": channel}, worker_id="w-2", sleep=no_sleep)
     await store.reserve(KEY, worker_id="w-1", now=NOW)  # w-1 died between reserving and sending
     return await deliverer.deliver(KEY, ADDRESS, object(), now=NOW,  # type: ignore[arg-type]
@@ -50,5 +50,5 @@ async def test_an_idempotent_platform_is_sent_to_again_with_the_same_key() -> No
     channel = NoLookup(idempotent=True)
     result, deliverer = await reserved_then_delivered(channel)
     assert result.status is Delivered.NEW and [s.key for s in channel.sent] == [KEY]
-    slot = await deliverer.store.slot(KEY)
+    slot = await deliverer.ledger.slot(KEY)
     assert slot is not None and slot.message_ref == result.message_ref

@@ -293,7 +293,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         adapter = build_slack_adapter(
             signing_secret=SIGNING_SECRET, client=web_client,
             answers=answers, interactions=engine.interactions, channel=channel, codec=codec,
-            audit=engine.audit, clock=clock,
+            audit=engine.audit, clock=clock, refusals=engine.refusals,
             signature_clock=SystemClock())
         app = web.Application()
         app.add_routes(adapter.routes())

@@ -163,7 +163,8 @@ async def both(request: pytest.FixtureRequest, clock: ManualClock, bot_client: C
     slack_adapter = build_slack_adapter(
         signing_secret=SIGNING_SECRET, client=web_client, answers=engine.answers,
         interactions=engine.interactions, channel=slack_channel, codec=codec,
-        audit=engine.audit, clock=clock, signature_clock=SystemClock())
+        audit=engine.audit, clock=clock, refusals=engine.refusals,
+        signature_clock=SystemClock())
     teams = teams_adapter(engine, store=store, clock=clock, codec=codec, jwks_url=jwks_url,
                           tokens=Tokens())
     runners: list[web.AppRunner] = []

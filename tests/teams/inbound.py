@@ -179,8 +179,8 @@ def teams_adapter(engine: Engine, *, store: Store, clock: ManualClock, codec: Ac
                       clock=clock)
     return build_teams_adapter(
         gate=gate, connections=connections, invokes=invokes, interactions=engine.interactions,
-        host_validator=hosts or OutboundHostValidator(enabled=not gate.anonymous), store=store,
-        audit=engine.audit, clock=clock)
+        host_validator=hosts or OutboundHostValidator(enabled=not gate.anonymous),
+        conversations=store, refusals=engine.refusals, audit=engine.audit, clock=clock)
 
 
 @pytest.fixture

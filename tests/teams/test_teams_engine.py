@@ -192,7 +192,7 @@ async def test_a_recorded_activity_id_is_recovered_without_a_second_card(
     await kit.store.reserve(key, worker_id="w-1", now=clock.now())
     ref = await channel.send(address(TINA), QUESTION, key=key)
     await kit.store.mark_sent(key, message_ref=ref)  # then w-1 died
-    deliverer = Deliverer(store=kit.store, core=None,  # type: ignore[arg-type]
+    deliverer = Deliverer(ledger=kit.store, core=None,  # type: ignore[arg-type]
                           channels={"teams": channel}, worker_id="w-2", sleep=no_sleep)
     result = await deliverer.deliver(key, address(TINA), QUESTION, now=clock.now(),
                                      report=False)
