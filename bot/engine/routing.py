@@ -1,7 +1,8 @@
 """Alias resolution: a ranked PERSON to one delivery address, tenant-scoped, via the core.
 
-The bot keeps no routing table: aliases come from the core's person record; the settings only say
-which Slack workspaces and Teams tenants belong to which tenant (the deny-by-default scope).
+The bot keeps no routing table: aliases come from the core's person record; each platform's tenant
+map (the settings' Slack workspaces, or a distributed app's installations; the tenant map Teams'
+mount supplies) says which workspace or org belongs to which tenant (the deny-by-default scope).
 ALIAS_AMBIGUOUS holds in both directions: one person with several chat users on a platform, and
 one chat user claimed by several people of the tenant, or about which the core's sources
 disagree (``bot.engine.aliases``); neither is delivered to, since a card sent there could be
@@ -15,12 +16,11 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from bot.channel import Address, SlackReach, TeamsReach
-from bot.chat import ConfirmingTenants, SlackTenants
+from bot.chat import ChatUser, ConfirmingTenants, SlackTenants, UserTenants
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.engine import aliases
-from bot.settings import TeamsSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class Unroutable:
 class Routing:
     channels: tuple[m.Channel, ...]
     slack: SlackTenants
-    teams: TeamsSettings
+    teams: UserTenants  # the tenant map the Teams platform's mount supplies
 
     def address(self, person: m.Person, *, tenant_id: str, besides: tuple[str, ...] = ()
                 ) -> Address | Unroutable:
@@ -166,7 +166,8 @@ class Routing:
         aliases = person.aliases.teams
         if not aliases:
             return None
-        mine = [a for a in aliases if self.teams.tenant_for(a.tenant_id) == tenant_id]
+        mine = [a for a in aliases if self.teams.tenant_of(ChatUser(
+            platform="teams", user_id=a.aad_object_id, aad_tenant_id=a.tenant_id)) == tenant_id]
         if not mine:
             return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "Teams alias in another tenant")
         if len({a.aad_object_id for a in mine}) > 1:

@@ -108,10 +108,14 @@ async def platform_locale(zones: Zones, address: Address) -> str | None:
 
 def build_engine(parts: EngineParts) -> Engine:
     core, store, channels, clock = parts.core, parts.store, parts.channels, parts.clock
+    settings: dict[str, UserTenants] = {"slack": WorkspaceTenants(parts.slack),
+                                        "teams": parts.teams}
+    tenants = parts.tenants if parts.tenants is not None else settings
+    # Teams aliases are scoped by the tenant map Teams' mount supplied, as its users' clicks are
     routing = Routing(
         channels=tuple(m.Channel(c) for c in parts.clarify.channels if str(c) in channels),
         slack=parts.slack,
-        teams=parts.teams,
+        teams=tenants.get("teams", parts.teams),
     )
     audit = Audit(sink=parts.audit_sink, core=core)
     # one per engine: every person's zone is decided here, and a profile read is kept once in
@@ -122,9 +126,6 @@ def build_engine(parts: EngineParts) -> Engine:
                           locales=partial(platform_locale, zones))  # every card sent, in it
     trail = Trail(audit, clock)
     refusals = LastingRefusals(store)  # remembered: shared by every job of the engine
-    settings: dict[str, UserTenants] = {"slack": WorkspaceTenants(parts.slack),
-                                        "teams": parts.teams}
-    tenants = parts.tenants if parts.tenants is not None else settings
     board = AttentionBoard(core=core, clock=clock, tenant=partial(tenant_of, tenants=tenants),
                            ttl_seconds=parts.queue_cache_seconds)
     stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify, notices=store,

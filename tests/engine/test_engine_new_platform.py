@@ -3,9 +3,9 @@ changed for it (docs/architecture.md, "Where a new platform plugs in").
 
 The platform is a Channel (sends recorded, as the recording channel does), a tenant map of its
 own (what its mount supplies: ``Platform.tenants``) and a callback translator: its own tap,
-verified by it, into the platform-free ``Callback``. It takes the ``teams`` slot: the core's
-contract names the chat channels it keeps aliases for, and routing scopes those aliases by the
-Teams tenant list, so that list still says which org is acme's for the sends.
+verified by it, into the platform-free ``Callback``. It takes the ``teams`` slot, since the core's
+contract names the chat channels it keeps aliases for (``slack``, ``teams``); no Teams settings are
+given: its own tenant map scopes its aliases for the sends as it scopes its users' clicks.
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ async def test_a_new_platform_answers_a_question_end_to_end(
         core=bot_client, store=MemoryStore(clock=clock), channels={"teams": pigeon},
         clarify=ClarifySettings(channels=("teams",), hours={"enabled": False}),
         clock=clock, audit_sink=MemorySink(),
-        teams=TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"),)),
         tenants={"teams": PigeonOrgs({ORG: "acme"})},
         sleep=no_sleep))
     cid = await new_clarification(dev_client, authority={"authored_by": ["p-sarah"]})
@@ -94,3 +93,20 @@ def test_a_platform_acts_in_the_tenants_its_own_map_says_and_an_unmapped_one_in_
         "globex"
     assert tenant(ChatUser(platform="teams", user_id="u", aad_tenant_id=ORG)) is None
     assert tenant(ChatUser(platform="carrier", user_id="u", aad_tenant_id=ORG)) is None
+
+
+async def test_a_platform_s_own_map_scopes_its_aliases_for_the_sends(
+        bot_client: CoreClient, dev_client: DevCoreClient, clock: ManualClock) -> None:
+    """Routing asks the platform's tenant map, not the Teams settings, which org's aliases are a
+    tenant's: the settings' list naming acme's org sends nothing where the platform's map maps
+    that org to no tenant."""
+    pigeon = Pigeon()
+    engine = build_engine(EngineParts(
+        core=bot_client, store=MemoryStore(clock=clock), channels={"teams": pigeon},
+        clarify=ClarifySettings(channels=("teams",), hours={"enabled": False}),
+        clock=clock, audit_sink=MemorySink(),
+        teams=TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"),)),
+        tenants={"teams": PigeonOrgs({"org-of-globex": "globex"})}, sleep=no_sleep))
+    await new_clarification(dev_client, authority={"authored_by": ["p-sarah"]})
+    await engine.worker.run_burst()
+    assert pigeon.to("p-sarah") == []
