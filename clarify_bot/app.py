@@ -1,16 +1,14 @@
 """Assembly: settings → core client, store, channels, the engine once, each platform mounted.
 
 Every long-lived resource is opened in order inside one ``AsyncExitStack`` and closed in reverse.
-A platform plugs in here with one line in ``PLATFORMS``: its adapter package's ``mount`` module
-(``bot.process.service.Platform``) makes its channel before the engine is built and mounts its
-callbacks
-after (docs/architecture.md, "Where a new platform plugs in").
+A platform plugs in with one line in ``clarify_bot.platforms.PLATFORMS``: its adapter package's
+``mount`` module (``bot.process.service.Platform``) makes its channel before the engine is built
+and mounts its callbacks after (docs/architecture.md, "Where a new platform plugs in").
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 
@@ -33,7 +31,6 @@ from bot.process.service import (
     FINISH_WORK_SECONDS,
     Base,
     Parts,
-    Platform,
     Service,
     health_routes,
     readiness_checks,
@@ -47,17 +44,9 @@ from bot.store.redis import RedisStore
 from cards.actions import ActionCodec
 from clarify_bot import build, preflight
 from clarify_bot.clients import core_client
-
-# platform name (as in clarify.channels) → the module holding its adapter's hooks; imported only
-# when configured, so a deployment without a platform never loads its SDK
-PLATFORMS = {"slack": "adapters.slack.mount", "teams": "adapters.teams.mount"}
+from clarify_bot.platforms import PLATFORMS, platform
 
 log = structlog.get_logger("clarify.app")
-
-
-def platform(name: str) -> Platform:
-    module: Platform = importlib.import_module(PLATFORMS[name])  # type: ignore[assignment]
-    return module
 
 
 @contextlib.asynccontextmanager

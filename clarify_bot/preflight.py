@@ -27,6 +27,7 @@ import aiohttp
 from bot.core import errors as e
 from bot.settings import Problem, Settings, SettingsError
 from bot.settings.models import Channel
+from clarify_bot import platforms
 
 CORE_TOKEN = "CLARIFY_BOT_CORE_TOKEN"
 CHECK_SECONDS = 5.0  # each live check: an unreachable dependency is said, not waited for
@@ -35,6 +36,9 @@ CHECK_SECONDS = 5.0  # each live check: an unreachable dependency is said, not w
 def static(settings: Settings) -> None:
     """SettingsError naming every problem ``serve`` would stop on before opening anything."""
     problems: list[Problem] = []
+    unmounted = platforms.unmounted(settings)
+    if unmounted is not None:
+        problems.append(unmounted)
     try:
         settings.require_secrets()
     except SettingsError as exc:

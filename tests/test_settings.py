@@ -19,6 +19,7 @@ from bot.settings import (
     load_settings,
     setting_keys,
 )
+from clarify_bot import preflight
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "clarify-bot.example.toml"
@@ -267,7 +268,7 @@ INVALID = [
      "an integer from 1 to 100"),
     ("[clarify]\ndigest_threshold = 2.5", "clarify.digest_threshold", "2.5",
      "an integer from 1 to 100"),
-    ('[clarify]\nchannels = "teams,email"', "clarify.channels", '"teams,email"',
+    ('[clarify]\nchannels = "teams,e@mail"', "clarify.channels", '"teams,e@mail"',
      "one or more of: teams, slack"),
     ("[clarify.quorum]\ncritical_required_confirmations = 11",
      "clarify.quorum.critical_required_confirmations", "11", "an integer from 1 to 10"),
@@ -573,12 +574,25 @@ def test_channels_parse_in_order(tmp_path: Path, written: str, parsed: tuple[Cha
     assert load(tmp_path, f"[clarify]\nchannels = {written}\n").clarify.channels == parsed
 
 
-@pytest.mark.parametrize("written", ['""', '"slack,slack"', '"sms"', "[]", '" , "'])
+@pytest.mark.parametrize("written", ['""', '"slack,slack"', '"Sl@ck"', "[]", '" , "'])
 def test_bad_channels_refused(tmp_path: Path, written: str) -> None:
-    """Empty, duplicated or unknown channels fail and say what is allowed."""
+    """Empty, duplicated or malformed channels fail and say what is allowed."""
     error = failure(tmp_path, f"[clarify]\nchannels = {written}\n")
     assert error.problems[0].key == "clarify.channels"
     assert "one or more of: teams, slack" in str(error)
+
+
+@pytest.mark.parametrize("written", ['"sms"', '"slak"', '"teams,email"', '"slack,pigeon"'])
+def test_a_channel_no_platform_is_named_is_refused_before_serving(tmp_path: Path,
+                                                                  written: str) -> None:
+    """Which platforms there are is the assembly's word (``clarify_bot.platforms``): a name
+    none answers to loads, and what ``serve`` and ``check-config`` check first refuses it,
+    saying what is allowed."""
+    settings = load(tmp_path, f"[clarify]\nchannels = {written}\n")
+    with pytest.raises(SettingsError) as caught:
+        preflight.static(settings)
+    assert caught.value.problems[0].key == "clarify.channels"
+    assert "one or more of: slack, teams" in str(caught.value)
 
 
 def test_channels_from_environment(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ read, and answered, by the wrong person.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -31,7 +32,9 @@ class Unroutable:
 
 @dataclass(frozen=True, slots=True)
 class Routing:
-    channels: tuple[m.Channel, ...]
+    # the platforms sent on, in order; a person's aliases on each are the ones the core's
+    # contract keeps under its name (``slack``, ``teams``): a platform it keeps none for has none
+    channels: tuple[str, ...]
     slack: SlackTenants
     teams: UserTenants  # the tenant map the Teams platform's mount supplies
 
@@ -45,11 +48,8 @@ class Routing:
         for channel in self.channels:
             if str(channel) in besides:
                 continue
-            found = (
-                self._slack(person, tenant_id)
-                if channel is m.Channel.SLACK
-                else self._teams(person, tenant_id)
-            )
+            read = self._readers().get(channel)
+            found = read(person, tenant_id) if read is not None else None
             if isinstance(found, Address):
                 return found
             if found is not None and found.reason is not m.ReasonCode.TENANT_SCOPE_MISMATCH:
@@ -61,6 +61,10 @@ class Routing:
                 "the person's chat aliases belong to another tenant's workspace",
             )
         return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person))
+
+    def _readers(self) -> dict[str, Callable[[m.Person, str], Address | Unroutable | None]]:
+        """Each alias kind of the core's contract, by its channel's name."""
+        return {m.Channel.SLACK: self._slack, m.Channel.TEAMS: self._teams}
 
     def _none_of(self, person: m.Person) -> str:
         """Why nobody is reachable, naming the platforms tried, in order, and any alias the

@@ -21,7 +21,6 @@ from bot.audit import Audit, AuditSink
 from bot.channel import Address, Channel
 from bot.chat import SlackTenants, UserTenants, WorkspaceTenants
 from bot.clock import Clock
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.engine.asking import Asking
 from bot.engine.deadletters import DeadLetterReporter
@@ -113,7 +112,7 @@ def build_engine(parts: EngineParts) -> Engine:
     tenants = parts.tenants if parts.tenants is not None else settings
     # Teams aliases are scoped by the tenant map Teams' mount supplied, as its users' clicks are
     routing = Routing(
-        channels=tuple(m.Channel(c) for c in parts.clarify.channels if str(c) in channels),
+        channels=tuple(str(c) for c in parts.clarify.channels if str(c) in channels),
         slack=parts.slack,
         teams=tenants.get("teams", parts.teams),
     )

@@ -4,14 +4,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
 from pydantic_core import PydanticCustomError
 
 from bot.clock import zone_named
-from bot.core.models import Channel, Role, Severity
+from bot.core.models import Role, Severity
 
 _TENANT = r"^[A-Za-z0-9._:@-]{1,200}$"
 _GUID = r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$"
@@ -96,10 +103,11 @@ def _zone(name: str) -> str:
 Int = Annotated[int, BeforeValidator(_no_bool)]
 ZoneName = Annotated[str, AfterValidator(_zone)]
 Num = Annotated[float, BeforeValidator(_no_bool)]
+# a platform's name as clarify.channels writes it: which names a build mounts is the assembly's
+# word (``clarify_bot.platforms``), so a name no platform answers to is refused there
+PlatformName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,31}$")]
 Channels = Annotated[
-    tuple[Literal["teams", "slack"], ...],
-    BeforeValidator(_csv), AfterValidator(_distinct),
-    AfterValidator(lambda names: tuple(Channel(n) for n in names)),
+    tuple[PlatformName, ...], BeforeValidator(_csv), AfterValidator(_distinct),
 ]
 Roles = Annotated[tuple[Role, ...], BeforeValidator(_csv), AfterValidator(_distinct)]
 MaybeSeverity = Annotated[Severity | None, BeforeValidator(_lower)]

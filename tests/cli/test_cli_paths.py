@@ -132,6 +132,16 @@ def test_a_secret_file_that_is_missing_or_in_a_file(tmp_path: Path,
     assert "not a directory" in text
 
 
+def test_check_config_refuses_a_platform_name_nobody_mounts(tmp_path: Path) -> None:
+    """A typo in clarify.channels is refused by check-config, naming the key and the names
+    allowed."""
+    config = tmp_path / "bot.toml"
+    config.write_text('[clarify]\nchannels = "slak"\n[store]\nbackend = "memory"\n')
+    text = refused(invoke("check-config", "--offline", "--config", str(config)),
+                   "clarify.channels", "slak")
+    assert "one or more of: slack, teams" in text
+
+
 # ---------------------------------------------------------------- files written
 
 
