@@ -19,7 +19,6 @@ from bot.settings import (
     load_settings,
     setting_keys,
 )
-from clarify_bot import preflight
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "clarify-bot.example.toml"
@@ -580,19 +579,6 @@ def test_bad_channels_refused(tmp_path: Path, written: str) -> None:
     error = failure(tmp_path, f"[clarify]\nchannels = {written}\n")
     assert error.problems[0].key == "clarify.channels"
     assert "one or more of: teams, slack" in str(error)
-
-
-@pytest.mark.parametrize("written", ['"sms"', '"slak"', '"teams,email"', '"slack,pigeon"'])
-def test_a_channel_no_platform_is_named_is_refused_before_serving(tmp_path: Path,
-                                                                  written: str) -> None:
-    """Which platforms there are is the assembly's word (``clarify_bot.platforms``): a name
-    none answers to loads, and what ``serve`` and ``check-config`` check first refuses it,
-    saying what is allowed."""
-    settings = load(tmp_path, f"[clarify]\nchannels = {written}\n")
-    with pytest.raises(SettingsError) as caught:
-        preflight.static(settings)
-    assert caught.value.problems[0].key == "clarify.channels"
-    assert "one or more of: slack, teams" in str(caught.value)
 
 
 def test_channels_from_environment(tmp_path: Path) -> None:

@@ -154,8 +154,8 @@ def _whose(found: str, person_id: str) -> Says:
 
 def _user(x: Identity | m.SlackAlias | m.TeamsAlias) -> User:
     if isinstance(x, m.TeamsIdentity | m.ResolvedTeamsIdentity | m.TeamsAlias):
-        return ("teams", x.aad_object_id, x.tenant_id, None)
-    return ("slack", x.user_id, x.team_id, x.enterprise_id)
+        return (m.Channel.TEAMS, x.aad_object_id, x.tenant_id, None)
+    return (m.Channel.SLACK, x.user_id, x.team_id, x.enterprise_id)
 
 
 def _same(a: User, b: User) -> bool:
@@ -163,7 +163,7 @@ def _same(a: User, b: User) -> bool:
     where both name one, as the core's resolve matches; Teams: the same Entra tenant."""
     if a[:2] != b[:2]:
         return False
-    if a[0] == "teams":
+    if a[0] == m.Channel.TEAMS:  # an Entra identity: the same tenant
         return a[2] == b[2]
     teams = a[2] is not None and b[2] is not None
     grids = a[3] is not None and b[3] is not None

@@ -210,7 +210,7 @@ class Asking:
         REGISTRY.inc("clarify_store_recovered_total", what="card")
         record = next(d for d in c.deliveries if d.person_id == key.person_id
                       and d.attempt == key.attempt and d.kind is m.DeliveryKind.QUESTION)
-        if record.message_ref and record.channel.value in ("slack", "teams"):
+        if record.message_ref and record.channel.chat:
             await self.store.add_card(CardRecord(delivery=key, platform=record.channel.value,
                                                  message_ref=record.message_ref))
         await self.trail.event(

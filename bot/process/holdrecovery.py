@@ -136,7 +136,7 @@ class HoldRecovery:
         record = next((d for d in c.deliveries if d.person_id == person_id and d.attempt == turn
                        and d.kind is m.DeliveryKind.QUESTION), None)
         if record is None or record.delivered_at is None or not record.message_ref \
-                or record.channel.value not in ("slack", "teams"):
+                or not record.channel.chat:
             return 0
         # when the card said it moves on: the bot's window from the lease the card went out on
         # (``reminders.moves_on``), not later than the core brings the next turn

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from bot.settings import SettingsError, load_settings
+from clarify_bot import preflight
 from clarify_bot.cli import main
 
 SECRETS = {"CLARIFY_BOT_CORE_TOKEN": "core-Zq", "CLARIFY_BOT_ACTION_SIGNING_KEY": "k" * 40,
@@ -130,6 +132,21 @@ def test_a_secret_file_that_is_missing_or_in_a_file(tmp_path: Path,
                                                str(file_in_the_way / "token")}),
                    str(file_in_the_way / "token"))
     assert "not a directory" in text
+
+
+@pytest.mark.parametrize("written", ['"sms"', '"slak"', '"teams,email"', '"slack,pigeon"'])
+def test_a_channel_no_platform_is_named_is_refused_before_serving(tmp_path: Path,
+                                                                  written: str) -> None:
+    """Which platforms there are is the assembly's word (``clarify_bot.platforms``): a name
+    none answers to loads, and what ``serve`` and ``check-config`` check first refuses it,
+    saying what is allowed."""
+    file = tmp_path / "clarify-bot.toml"
+    file.write_text(f"[clarify]\nchannels = {written}\n", encoding="utf-8")
+    settings = load_settings(file, {})
+    with pytest.raises(SettingsError) as caught:
+        preflight.static(settings)
+    assert caught.value.problems[0].key == "clarify.channels"
+    assert "one or more of: slack, teams" in str(caught.value)
 
 
 def test_check_config_refuses_a_platform_name_nobody_mounts(tmp_path: Path) -> None:

@@ -95,6 +95,11 @@ class RecordedChannel(StrEnum):
     API = "api"
     ERASED = "erased"
 
+    @property
+    def chat(self) -> bool:
+        """Recorded from a chat platform: not a key's ``cli`` or ``api``, not erased."""
+        return self not in (RecordedChannel.CLI, RecordedChannel.API, RecordedChannel.ERASED)
+
 
 class AttemptOutcome(StrEnum):
     """What became of one attempt of a clarification's job (the delivery history)."""
