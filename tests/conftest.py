@@ -21,6 +21,7 @@ from bot.logs import reset_logging
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from devcore.server import build_core, serve
+from tests.support.processes import devcore_url, processes  # noqa: F401 (fixtures for every test)
 from tests.support.redis_cluster import LocalCluster, free_ports, have_redis_server
 
 CLARIFY_TOKEN = "dev-clarify-token-acme"

@@ -20,8 +20,9 @@ from bot.metrics import REGISTRY
 from bot.settings import load_settings
 from bot.store.redis import RedisStore
 from clarify_bot.app import open_service
-from tests.bot.test_service import CONFIG, SECRETS, _free_port
+from tests.bot.test_service import SECRETS, config_text
 from tests.redis_url import TEST_REDIS
+from tests.support.processes import free_port
 
 
 async def test_a_bucket_refuses_past_its_burst_and_refills_at_its_rate() -> None:
@@ -110,10 +111,10 @@ async def test_health_and_metrics_bodies_are_bounded_and_refusals_are_metrics(
     """The assembled service: a body on /healthz or /metrics over 1 KiB is a 413, declared or
     chunked; a small one is read and ignored; the refusal families are listed from the first
     scrape at zero for every limit and platform, and the limits come from the settings."""
-    port = _free_port()
+    port = free_port()
     config = tmp_path / "c.toml"
-    config.write_text(CONFIG.format(core=core_url, port=port, slack="http://127.0.0.1:9/api/")
-                      + "\n[limits]\nuser_burst = 7\ntrusted_proxy_hops = 1\n")
+    config.write_text(config_text(core=core_url, port=port, slack_api="http://127.0.0.1:9/api/",
+                                  limits={"user_burst": 7, "trusted_proxy_hops": 1}))
     settings = load_settings(config, environ=SECRETS)
 
     async def chunks(data: bytes, size: int) -> AsyncIterator[bytes]:

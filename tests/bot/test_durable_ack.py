@@ -8,14 +8,12 @@ then in Redis, and a freshly started process forwards it to the core exactly onc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 from uuid import uuid4
 
@@ -28,37 +26,23 @@ from bot.core.client import CoreClient
 from bot.store.redis import RedisStore
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from devcore.client import DevCoreClient
-from tests.bot.test_service import _free_port
 from tests.engine.conftest import acme_core, new_clarification
 from tests.redis_url import TEST_REDIS
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
+from tests.support.processes import Processes, free_port, healthy, serve_settings, toml, wait_until
 
 REDIS_URL = f"{TEST_REDIS}/14"
 SIGNING_SECRET = "durable-ack-test-signing-secret"
 ACTION_KEY = "durable-ack-test-action-key-0123456789"
-CONFIG = """
-[clarify]
-enabled = false
-channels = "slack"
-[core]
-url = "{core}"
-[server]
-host = "127.0.0.1"
-port = {port}
-[store]
-backend = "redis"
-[redis]
-url = "{redis}"
-key_prefix = "{prefix}"
-[slack]
-api_url = "{slack}"
-[[slack.workspaces]]
-team_id = "T0ACME"
-enterprise_id = "E0ACME"
-tenant = "acme"
-[answers]
-poll_seconds = 0.1
-"""
+SECRETS = {"CLARIFY_BOT_CORE_TOKEN": "dev-clarify-token-acme", "SLACK_BOT_TOKEN": BOT_TOKEN,
+           "SLACK_SIGNING_SECRET": SIGNING_SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY}
+
+
+def settings(core: str, port: int, prefix: str, slack: str) -> dict[str, Any]:
+    """Delivery off (only the answer path runs), the Redis store under ``prefix``."""
+    return serve_settings(core=core, port=port, slack_api=slack, redis=REDIS_URL, prefix=prefix,
+                          clarify={"enabled": False, "hours": None},
+                          answers={"poll_seconds": 0.1})
 
 
 @pytest.fixture
@@ -87,28 +71,6 @@ async def slack() -> AsyncIterator[FakeSlack]:
         yield fake
 
 
-def _start(config: Path, role: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "CLARIFY_BOT_CORE_TOKEN": "dev-clarify-token-acme",
-           "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-           "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY}
-    command = [str(Path(sys.executable).parent / "clarify-bot"), "serve", "--config",
-               str(config), "--role", role]
-    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-
-
-async def _until_listening(http: aiohttp.ClientSession, port: int) -> None:
-    for _ in range(300):  # a bounded wait for the process to start, not a timing assertion
-        try:
-            async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                if response.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.05)
-    raise AssertionError("clarify-bot serve did not start")
-
-
 def _signed_click(cid: str) -> tuple[bytes, dict[str, str]]:
     value = ActionCodec(ACTION_KEY.encode()).encode(ActionRef(
         kind=ActionKind.ANSWER, card_ref="d.durable", clarification_id=cid, candidate=0))
@@ -128,46 +90,37 @@ def _signed_click(cid: str) -> tuple[bytes, dict[str, str]]:
 
 
 async def test_an_answer_acknowledged_just_before_a_crash_is_forwarded_once(
-        tmp_path: Path, core_url: str, dev_client: DevCoreClient, bot_client: CoreClient,
+        processes: Processes, core_url: str, dev_client: DevCoreClient, bot_client: CoreClient,
         truth: CoreClient,
         slack: FakeSlack, prefix: str) -> None:
     """The web process is killed as soon as its 200 arrives: the answer is in Redis, and a new
     process forwards it to the core exactly once."""
     cid = await new_clarification(dev_client, authority={"authored_by": ["p-ahmed"]})
-    port = _free_port()
-    config = tmp_path / "bot.toml"
-    config.write_text(CONFIG.format(core=core_url, port=port, redis=REDIS_URL, prefix=prefix,
-                                    slack=slack.url))
+    port = free_port()
+    config = toml(settings(core_url, port, prefix, slack.url))
+    env = {**os.environ, **SECRETS}
     body, headers = _signed_click(cid)
-    web = _start(config, "web")
-    try:
-        async with aiohttp.ClientSession() as http:
-            await _until_listening(http, port)
-            async with http.post(f"http://127.0.0.1:{port}/slack/events", data=body,
-                                 headers=headers) as response:
-                status = response.status
-                web.send_signal(signal.SIGKILL)  # no shutdown, no flush: gone
-    finally:
-        web.kill()
-        web.wait(10)
+    web = await processes.serve(config, role="web", name="web", port=port, env=env)
+    # a bounded wait for the process to start, not a timing assertion
+    await wait_until(lambda: healthy(web.url), "clarify-bot serve to start", 15)
+    async with aiohttp.ClientSession() as http, http.post(
+            f"{web.url}/slack/events", data=body, headers=headers) as response:
+        status = response.status
+        await web.sigkill()  # no shutdown, no flush: gone
     assert status == 200
     async with RedisStore.from_url(REDIS_URL, prefix=prefix) as store:
         assert await store.outbox_size() == 1
         assert (await truth.get_clarification(clarification_id=cid)).responses == []
 
-        fresh = _start(config, "all")
-        try:
-            for _ in range(400):  # bounded wait for the new process to forward it
-                if await store.outbox_size() == 0:
-                    break
-                await asyncio.sleep(0.05)
-            await asyncio.sleep(0.3)  # room for a second, wrong forward to show up
-        finally:
-            fresh.send_signal(signal.SIGTERM)
-            try:
-                fresh.wait(15)
-            except subprocess.TimeoutExpired:
-                fresh.kill()
+        await processes.serve(config, role="all", name="fresh", port=port, env=env)
+
+        async def forwarded() -> bool:
+            return await store.outbox_size() == 0
+
+        with contextlib.suppress(AssertionError):  # asserted below
+            await wait_until(forwarded, "the new process to forward it", 20)
+        await asyncio.sleep(0.3)  # room for a second, wrong forward to show up
+        await processes.close(gently=True)
         c = await truth.get_clarification(clarification_id=cid)
         assert [(r.responder, r.answer_index) for r in c.responses] == [("p-ahmed", 0)]
         assert await store.outbox_size() == 0

@@ -8,7 +8,6 @@ through the dev endpoint (docs/quickstart.md, step 6) reaches her too.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -19,10 +18,10 @@ import aiohttp
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
-from tests.bot.test_serve import BIN, clarification_of, responses_at_core, until
-from tests.bot.test_service import _free_port as free_port
+from tests.bot.test_serve import clarification_of, responses_at_core
 from tests.cli.test_first_run import read_env
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
+from tests.support.processes import BIN, Processes, free_port, wait_until
 
 REAL_USER, REAL_TEAM = "U07REALME", "T07REALWS"
 SIGNING_SECRET = "first-hour-signing-secret"
@@ -32,19 +31,15 @@ SIGNING_SECRET = "first-hour-signing-secret"
 async def people_core(tmp_path: Path) -> AsyncIterator[str]:
     people = tmp_path / "people.toml"
     people.write_text(f'[p-sarah.slack]\nuser_id = "{REAL_USER}"\nteam_id = "{REAL_TEAM}"\n')
-    process = await asyncio.create_subprocess_exec(
-        str(BIN / "clarify-bot"), "devcore", "--port", "0", "--people", str(people),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
-    mapped = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
-    assert "p-sarah" in mapped
+    own = Processes(tmp_path)
     try:
-        yield line.split("listening on ")[1].split()[0]
+        url, process = await own.devcore("--people", str(people))
+        assert process.stdout is not None
+        mapped = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
+        assert "p-sarah" in mapped
+        yield url
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
+        await own.close()
 
 
 def tap(slack: FakeSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
@@ -93,11 +88,10 @@ async def test_init_files_let_serve_deliver_to_the_mapped_user(
                # the person's working hours (docs/delivery.md, "Working hours")
                "CLARIFY_BOT_CLARIFY__HOURS__ENABLED": "false"}
         stderr = tmp_path / "serve.stderr"
-        bot = await asyncio.create_subprocess_exec(
-            str(BIN / "clarify-bot"), "serve", stdout=asyncio.subprocess.DEVNULL,
-            stderr=stderr.open("wb"), env=env)
+        own = Processes(tmp_path)
+        await own.spawn(str(BIN / "clarify-bot"), "serve", stderr=stderr.open("wb"), env=env)
         try:
-            await until(lambda: slack.dm_of(REAL_USER), "a card in the mapped user's DM", 30)
+            await wait_until(lambda: slack.dm_of(REAL_USER), "a card in the mapped user's DM", 30)
             url = f"http://127.0.0.1:{port}"
             async with aiohttp.ClientSession() as http:
                 async with http.get(f"{url}/readyz") as ready:
@@ -108,17 +102,15 @@ async def test_init_files_let_serve_deliver_to_the_mapped_user(
                 body, headers = tap(slack, REAL_USER)
                 async with http.post(f"{url}/slack/events", data=body, headers=headers) as acked:
                     assert acked.status == 200
-                await until(lambda: _answered(people_core, first), "the core to record it", 30)
+                await wait_until(lambda: _answered(people_core, first), "the core to record it", 30)
 
                 created = await _create(http, people_core, values["CLARIFY_DEVCORE_DEV_TOKEN"])
-            await until(lambda: any(clarification_of_card(m) == created
+            await wait_until(lambda: any(clarification_of_card(m) == created
                                     for m in slack.dm_of(REAL_USER)),
                         "the new clarification's card", 30)
             assert not slack.dm_of("U0SARAH")  # her made-up id is nobody's now
         finally:
-            with contextlib.suppress(ProcessLookupError):
-                bot.terminate()
-            await asyncio.wait_for(bot.wait(), 30)
+            await own.close(gently=True)
     log = stderr.read_text()
     for name in ("CLARIFY_BOT_CORE_TOKEN", "CLARIFY_BOT_ACTION_SIGNING_KEY",
                  "CLARIFY_DEVCORE_DEV_TOKEN"):

@@ -21,18 +21,16 @@ from aiohttp import web
 
 from tests.bot.test_serve import (
     EXIT_WITHIN,
-    devcore_url,
     healthy,
     on_a_taken_port,
     slack,
     start,
-    until,
 )
-from tests.bot.test_service import _free_port as free_port
 from tests.slack.conftest import fake_slack
 from tests.slack.fakeslack import APP_TOKEN, FakeSlack
+from tests.support.processes import free_port, wait_until
 
-FIXTURES = (start, slack, devcore_url, fake_slack)  # test_serve's, shared (fake_slack: slack's)
+FIXTURES = (start, slack, fake_slack)  # test_serve's, shared (fake_slack: slack's)
 
 
 async def readiness(url: str) -> tuple[int, dict[str, str]]:
@@ -75,13 +73,13 @@ async def test_a_wrong_app_token_is_one_line_and_an_unready_bot(
     slack.socket_url = socket_server[0]
     bot = await start(core=devcore_url, slack=slack, mode="socket",
                       env={"SLACK_APP_TOKEN": "xapp-1-A0FAKEAPP-not-the-token"})
-    await until(lambda: healthy(bot), "the bot to listen")
+    await wait_until(lambda: healthy(bot), "the bot to listen")
 
     async def rejected() -> bool:
         status, checks = await readiness(bot.url)
         return status == 503 and checks.get("slack_socket") == "rejected: SLACK_APP_TOKEN"
 
-    await until(rejected, "/readyz to name SLACK_APP_TOKEN")
+    await wait_until(rejected, "/readyz to name SLACK_APP_TOKEN")
     assert (await readiness(bot.url))[1]["slack"] == "ok"  # the bot token itself is fine
     code, took = await bot.terminate()
     assert code == 0 and took < EXIT_WITHIN
@@ -102,20 +100,20 @@ async def test_socket_mode_is_ready_once_connected(
         socket_server: tuple[str, list[web.WebSocketResponse]]) -> None:
     slack.socket_url = socket_server[0]
     bot = await start(core=devcore_url, slack=slack, mode="socket")
-    await until(lambda: healthy(bot), "the bot to listen")
+    await wait_until(lambda: healthy(bot), "the bot to listen")
 
     async def ready() -> bool:
         status, checks = await readiness(bot.url)
         return status == 200 and checks.get("slack_socket") == "ok"
 
-    await until(ready, "the Socket Mode check to pass")
+    await wait_until(ready, "the Socket Mode check to pass")
     assert socket_server[1]
     await socket_server[1][0].close()  # Slack drops the connection: not ready until back
 
     async def dropped() -> bool:
         return (await readiness(bot.url))[1].get("slack_socket") != "ok"
 
-    await until(dropped, "the check to notice the dropped connection", 15)
+    await wait_until(dropped, "the check to notice the dropped connection", 15)
     code, _ = await bot.terminate()
     assert code == 0
     assert slack.calls_to("apps.connections.open")
@@ -126,7 +124,7 @@ async def test_an_unreachable_core_is_named_by_setting_and_address(
         start: Any, slack: FakeSlack) -> None:
     away = f"http://127.0.0.1:{free_port()}"
     bot = await start(core=away, slack=slack)
-    await until(lambda: "worker.poll_failed" in bot.events(), "the worker's poll to fail")
+    await wait_until(lambda: "worker.poll_failed" in bot.events(), "the worker's poll to fail")
     code, _ = await bot.terminate()
     assert code == 0
     lines = bot.lines()
@@ -141,7 +139,7 @@ async def test_an_audit_event_is_written_once(start: Any, slack: FakeSlack,
                                               devcore_url: str) -> None:
     """The audit sink (stdout) has each event; the log (stderr) does not repeat it."""
     bot = await start(core=devcore_url, slack=slack)
-    await until(lambda: slack.dm_of("U0SARAH"), "the first card")
+    await wait_until(lambda: slack.dm_of("U0SARAH"), "the first card")
     code, _ = await bot.terminate()
     assert code == 0
     audit = [json.loads(x) for x in bot.stderr.with_suffix(".stdout").read_text().splitlines()]
@@ -159,8 +157,8 @@ async def test_a_worker_health_port_serves_probes_and_metrics_only(
                            "CLARIFY_BOT_COMMIT": "feedc0ffee12"})
     url = f"http://127.0.0.1:{health}"
     bot.url = url
-    await until(lambda: healthy(bot), "the worker's health port")
-    await until(lambda: slack.dm_of("U0SARAH"), "the worker's first card")
+    await wait_until(lambda: healthy(bot), "the worker's health port")
+    await wait_until(lambda: slack.dm_of("U0SARAH"), "the worker's first card")
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{url}/readyz") as ready:
             assert ready.status == 200 and (await ready.json())["status"] == "ok"

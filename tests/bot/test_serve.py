@@ -8,16 +8,11 @@ test signs clicks as Slack would. Every line the bot writes to stderr must parse
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import signal
 import socket
-import sys
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -26,80 +21,21 @@ import pytest
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from tests.bot.test_service import CONFIG, SECRETS
-from tests.bot.test_service import _free_port as free_port
+from tests.bot.test_service import SECRETS, settings
 from tests.conftest import CLARIFY_TOKEN
 from tests.slack.conftest import fake_slack  # noqa: F401 (a fixture, used by `slack`)
 from tests.slack.fakeslack import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.support.processes import BotProcess as Bot
+from tests.support.processes import Processes, free_port, plain_env, port_open, wait_until
+from tests.support.processes import healthy as bot_healthy
 
 SIGNING_SECRET = SECRETS["SLACK_SIGNING_SECRET"]
 EXIT_WITHIN = 10.0  # seconds from SIGTERM to exit, as platforms allow before SIGKILL
-BIN = Path(sys.executable).parent
-
-
-def port_open(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
-
-
-@dataclass
-class Bot:
-    process: asyncio.subprocess.Process
-    port: int
-    stderr: Path
-    url: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def lines(self) -> list[dict[str, Any]]:
-        """Every stderr line, parsed: a line that is not one JSON object fails the test."""
-        return [json.loads(line) for line in self.stderr.read_text().splitlines()]
-
-    def events(self) -> list[str]:
-        return [line["event"] for line in self.lines()]
-
-    async def terminate(self) -> tuple[int, float]:
-        """SIGTERM; the exit code and the seconds it took."""
-        started = time.monotonic()
-        self.process.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(self.process.wait(), 30)
-        return code, time.monotonic() - started
-
-
-async def until(condition: Any, what: str, seconds: float = 20) -> None:
-    """Wait for something another process does (polling real time: not the bot's clock)."""
-    deadline = time.monotonic() + seconds
-    while not await _holds(condition):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
-
-
-async def _holds(condition: Any) -> bool:
-    result = condition()
-    return bool(await result) if asyncio.iscoroutine(result) else bool(result)
 
 
 @pytest.fixture
 def slack(fake_slack: FakeSlack) -> FakeSlack:  # noqa: F811
     return fake_slack
-
-
-@pytest.fixture
-async def devcore_url(contract: str) -> AsyncIterator[str]:
-    """The reference core in its own process, on a port it picked, serving ``contract``."""
-    process = await asyncio.create_subprocess_exec(
-        str(BIN / "clarify-bot"), "devcore", "--port", "0", "--contract", contract,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
-    try:
-        yield line.split("listening on ")[1].split()[0]
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
-        await process.wait()
 
 
 @pytest.fixture
@@ -127,41 +63,22 @@ async def slow_core(devcore_url: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-async def start(tmp_path: Path) -> AsyncIterator[Any]:
-    """Start `clarify-bot serve` with a TOML written from the arguments; killed after the test."""
-    started: list[Bot] = []
-
+async def start(processes: Processes) -> Any:
+    """Start `clarify-bot serve` with settings made from the arguments; killed after the test."""
     async def run(*, core: str, slack: FakeSlack, role: str = "all", mode: str = "http",
                   port: int | None = None, level: str = "info", env: dict[str, str] | None = None
                   ) -> Bot:
-        port = port or free_port()
-        config = tmp_path / f"serve-{len(started)}.toml"
-        config.write_text(CONFIG.format(core=core, port=port, slack=slack.url).replace(
-            "[slack]\n", f'[log]\nlevel = "{level}"\n[slack]\nmode = "{mode}"\n'))
-        stderr = tmp_path / f"serve-{len(started)}.stderr"
-        stdout = tmp_path / f"serve-{len(started)}.stdout"  # the audit sink's (stdout) lines
-        process = await asyncio.create_subprocess_exec(
-            str(BIN / "clarify-bot"), "serve", "--config", str(config), "--role", role,
-            stdout=stdout.open("wb"), stderr=stderr.open("wb"),
-            env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
-                 **SECRETS, "SLACK_APP_TOKEN": APP_TOKEN, **(env or {})})
-        bot = Bot(process, port, stderr)
-        started.append(bot)
-        return bot
+        return await processes.serve(
+            settings(core=core, port=port or free_port(), slack_api=slack.url,
+                     log={"level": level}, slack={"mode": mode}),
+            role=role, stdout=True,  # the audit sink's (stdout) lines
+            env=plain_env(**SECRETS, SLACK_APP_TOKEN=APP_TOKEN, **(env or {})))
 
-    yield run
-    for bot in started:
-        with contextlib.suppress(ProcessLookupError):
-            bot.process.kill()
-        await bot.process.wait()
+    return run
 
 
 async def healthy(bot: Bot) -> bool:
-    try:
-        async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/healthz") as got:
-            return got.status == 200
-    except aiohttp.ClientError:
-        return False
+    return await bot_healthy(bot.url)
 
 
 def signed_click(slack: FakeSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
@@ -208,7 +125,7 @@ async def test_sigterm_finishes_an_acknowledged_answer_and_exits_in_time(
     core): the port closes, the answer reaches the core, the process exits 0 within 10 s, and
     every stderr line is one JSON object."""
     bot = await start(core=slow_core, slack=slack, level="debug")
-    await until(lambda: slack.dm_of("U0SARAH"), "the first card")
+    await wait_until(lambda: slack.dm_of("U0SARAH"), "the first card")
     body, headers = signed_click(slack, "U0SARAH")
     async with aiohttp.ClientSession() as http, http.post(
             f"{bot.url}/slack/events", data=body, headers=headers) as acked:
@@ -229,7 +146,7 @@ async def test_serve_logs_only_json_lines_whatever_the_libraries_log(
     refused requests all come out as one JSON object per line; aiohttp's is a refusal with
     status and kind, without the traceback whose message quotes the bytes it could not parse."""
     bot = await start(core=devcore_url, slack=slack, level="debug")
-    await until(lambda: healthy(bot), "the bot to listen")
+    await wait_until(lambda: healthy(bot), "the bot to listen")
     reader, writer = await asyncio.open_connection("127.0.0.1", bot.port)
     writer.write(b"NOT HTTP AT ALL\r\n\r\n")
     await writer.drain()
@@ -264,7 +181,7 @@ async def test_worker_role_opens_no_port(start: Any, slack: FakeSlack, devcore_u
                                          ) -> None:
     """`--role worker` delivers cards but listens on nothing; SIGTERM still exits in time."""
     bot = await start(core=devcore_url, slack=slack, role="worker")
-    await until(lambda: slack.dm_of("U0SARAH"), "the worker's first card")
+    await wait_until(lambda: slack.dm_of("U0SARAH"), "the worker's first card")
     assert not port_open(bot.port)
     assert "service.listening" not in bot.events()
     # worker.nice (default 10): background work yields CPU to a web process on the same host
@@ -303,7 +220,7 @@ async def test_platform_port_is_honoured(start: Any, slack: FakeSlack, devcore_u
     port = free_port()
     bot = await start(core=devcore_url, slack=slack, role="web", env={"PORT": str(port)})
     bot.port, bot.url = port, f"http://127.0.0.1:{port}"
-    await until(lambda: healthy(bot), "the bot on $PORT")
+    await wait_until(lambda: healthy(bot), "the bot on $PORT")
     assert os.getpriority(os.PRIO_PROCESS, bot.process.pid) == os.nice(0)  # web: not lowered
     code, _ = await bot.terminate()
     assert code == 0
@@ -318,7 +235,7 @@ async def test_readyz_names_the_core_extensions_in_use(
     it found out: every one from the full core's document, none of the service's from the
     baseline core's probes; the log says the same once."""
     bot = await start(core=devcore_url, slack=slack)
-    await until(lambda: healthy(bot), "the bot to listen")
+    await wait_until(lambda: healthy(bot), "the bot to listen")
     async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/readyz") as ready:
         core = (await ready.json())["core"]
     if contract == "full":
@@ -338,11 +255,11 @@ async def test_readyz_names_a_rejected_slack_token_and_the_worker_pauses(
     which setting to fix, and no card is attempted, so nobody is failed."""
     slack.tokens = frozenset({"xoxb-some-other-token"})
     bot = await start(core=devcore_url, slack=slack)
-    await until(lambda: healthy(bot), "the bot to listen")
+    await wait_until(lambda: healthy(bot), "the bot to listen")
     async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/readyz") as ready:
         assert ready.status == 503
         assert (await ready.json())["checks"]["slack"] == "rejected: SLACK_BOT_TOKEN"
-    await until(lambda: "worker.delivery_paused" in bot.events(), "the worker to pause")
+    await wait_until(lambda: "worker.delivery_paused" in bot.events(), "the worker to pause")
     assert not slack.calls_to("chat.postMessage") and not slack.calls_to("conversations.open")
     paused = next(line for line in bot.lines() if line["event"] == "worker.delivery_paused")
     assert paused["setting"] == "SLACK_BOT_TOKEN"
@@ -354,11 +271,11 @@ async def test_readyz_names_a_rejected_core_token(start: Any, slack: FakeSlack,
                                                   devcore_url: str) -> None:
     """A core token the core rejects (401) is named in /readyz and in the log."""
     bot = await start(core=devcore_url, slack=slack, env={"CLARIFY_BOT_CORE_TOKEN": "wrong"})
-    await until(lambda: healthy(bot), "the bot to listen")
+    await wait_until(lambda: healthy(bot), "the bot to listen")
     async with aiohttp.ClientSession() as http, http.get(f"{bot.url}/readyz") as ready:
         assert ready.status == 503
         assert (await ready.json())["checks"]["core"] == "rejected: CLARIFY_BOT_CORE_TOKEN"
-    await until(lambda: "worker.core_token_rejected" in bot.events(), "the worker's log")
+    await wait_until(lambda: "worker.core_token_rejected" in bot.events(), "the worker's log")
     assert "wrong" not in bot.stderr.read_text().replace("wrong_", "")
     await bot.terminate()
 
@@ -390,7 +307,7 @@ async def test_sigterm_while_socket_mode_hangs_connecting(
     """Socket Mode whose WebSocket never answers: SIGTERM still exits 0 within 10 s."""
     slack.socket_url, accepted = silent_server
     bot = await start(core=devcore_url, slack=slack, mode="socket")
-    await until(lambda: accepted, "the bot to try the WebSocket")
+    await wait_until(lambda: accepted, "the bot to try the WebSocket")
     code, took = await bot.terminate()
     assert code == 0 and took < EXIT_WITHIN, (code, took)
     bot.lines()
@@ -402,7 +319,7 @@ async def test_sigterm_while_socket_mode_is_refused_and_retrying(
     failure with its traceback): SIGTERM exits 0 within 10 s; the log stays JSON."""
     slack.socket_url = f"ws://127.0.0.1:{free_port()}/link"
     bot = await start(core=devcore_url, slack=slack, mode="socket")
-    await until(lambda: any("exception" in line for line in bot.lines()
+    await wait_until(lambda: any("exception" in line for line in bot.lines()
                             if line.get("logger", "").startswith(("slack_sdk", "slack_bolt"))),
                 "a logged connection failure")
     code, took = await bot.terminate()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -15,47 +16,24 @@ from clarify_bot.app import open_service
 from devcore.core import ReferenceCore
 from tests.conftest import CLARIFY_TOKEN
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
+from tests.support.processes import free_port, merged, serve_settings, toml, wait_until
 
-CONFIG = """
-[clarify]
-enabled = true
-channels = "slack"
-
-[clarify.hours]
-enabled = false  # real time: the run must not wait for anyone's working hours
-[core]
-url = "{core}"
-
-[server]
-host = "127.0.0.1"
-port = {port}
-
-[store]
-backend = "memory"
-
-[slack]
-api_url = "{slack}"
-[[slack.workspaces]]
-team_id = "T0ACME"
-enterprise_id = "E0ACME"
-tenant = "acme"
-
-[worker]
-poll_interval_seconds = 0.05
-lease_seconds = 60
-heartbeat_seconds = 20
-"""
+WORKER = {"poll_interval_seconds": 0.05, "lease_seconds": 60, "heartbeat_seconds": 20}
 SECRETS = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
            "SLACK_SIGNING_SECRET": "service-test-signing-secret",
            "CLARIFY_BOT_ACTION_SIGNING_KEY": "service-test-action-key-0123456789abcdef"}
 
 
-def _free_port() -> int:
-    import socket
+def settings(*, core: str, port: int, slack_api: str, workspaces: bool = True,
+             oauth: dict[str, Any] | None = None, **tables: Any) -> dict[str, Any]:
+    """The service's settings in these tests: acme's workspace on the memory store, a quick
+    worker, working hours off; ``tables`` merged in (tests/support/processes.py)."""
+    return merged(serve_settings(core=core, port=port, slack_api=slack_api, worker=WORKER,
+                                 workspaces=workspaces, oauth=oauth), tables)
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+
+def config_text(**given: Any) -> str:
+    return toml(settings(**given))
 
 
 async def test_service_serves_health_metrics_and_delivers(
@@ -65,18 +43,16 @@ async def test_service_serves_health_metrics_and_delivers(
     async with FakeSlack() as slack:
         for user in ("U0SARAH", "U0AHMED", "U0MARIA", "U0TOM", "U0JONAS", "U0PRIYA"):
             slack.add_user(user)
-        port = _free_port()
+        port = free_port()
         config = tmp_path / "clarify-bot.toml"
-        config.write_text(CONFIG.format(core=core_url, port=port, slack=slack.url))
+        config.write_text(config_text(core=core_url, port=port, slack_api=slack.url))
         settings = load_settings(config, environ=SECRETS)
         async with open_service(settings) as service:
             running = asyncio.create_task(service.run(role="all"))
             try:
                 async with aiohttp.ClientSession() as http:
-                    for _ in range(100):
-                        if slack.dm_of("U0SARAH"):
-                            break
-                        await asyncio.sleep(0.05)
+                    with contextlib.suppress(AssertionError):  # asserted below
+                        await wait_until(lambda: slack.dm_of("U0SARAH"), "the first card", 5)
                     health = await http.get(f"http://127.0.0.1:{port}/healthz")
                     ready = await http.get(f"http://127.0.0.1:{port}/readyz")
                     scraped = await http.get(f"http://127.0.0.1:{port}/metrics")
@@ -122,8 +98,8 @@ async def test_socket_mode_is_chosen_by_configuration(tmp_path: Path, core_url: 
     from slack_bolt.adapter.socket_mode.aiohttp import AsyncSocketModeHandler
 
     config = tmp_path / "socket.toml"
-    text = CONFIG.format(core=core_url, port=_free_port(), slack="http://127.0.0.1:9/api/")
-    config.write_text(text.replace("[slack]\n", '[slack]\nmode = "socket"\n'))
+    config.write_text(config_text(core=core_url, port=free_port(), slack_api="http://127.0.0.1:9/api/",
+                                  slack={"mode": "socket"}))
     environ = {k: v for k, v in SECRETS.items() if k != "SLACK_SIGNING_SECRET"}
     environ["SLACK_APP_TOKEN"] = "xapp-1-A0CLARIFY-test-token"
     settings = load_settings(config, environ=environ)

@@ -5,20 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.bot.test_serve import devcore_url, healthy, slack, start, until
-from tests.bot.test_service import _free_port as free_port
+from tests.bot.test_serve import healthy, slack, start
 from tests.slack.conftest import fake_slack
 from tests.slack.fakeslack import FakeSlack
+from tests.support.processes import free_port, wait_until
 
-FIXTURES = (start, slack, devcore_url, fake_slack)  # test_serve's, shared (fake_slack: slack's)
+FIXTURES = (start, slack, fake_slack)  # test_serve's, shared (fake_slack: slack's)
 
 
 async def test_an_unreachable_slack_is_named_by_setting_and_address(
         start: Any, slack: FakeSlack, devcore_url: str) -> None:
     away = f"http://127.0.0.1:{free_port()}/api/"
     bot = await start(core=devcore_url, slack=slack, env={"CLARIFY_BOT_SLACK__API_URL": away})
-    await until(lambda: healthy(bot), "the bot to listen")
-    await until(lambda: any(x["event"] == "service.check_failed" and x["check"] == "slack"
+    await wait_until(lambda: healthy(bot), "the bot to listen")
+    await wait_until(lambda: any(x["event"] == "service.check_failed" and x["check"] == "slack"
                             for x in bot.lines()), "the start-up check's line")
     code, _ = await bot.terminate()
     assert code == 0

@@ -4,7 +4,6 @@ names what failed and what to do, never a traceback."""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from click.testing import CliRunner, Result
 from bot.settings import SettingsError, load_settings
 from clarify_bot.cli import main
 from tests.cli.conftest import Cli, LiveCore
+from tests.support.processes import free_port
 
 pytestmark = pytest.mark.full_contract
 
@@ -41,16 +41,10 @@ def test_init_with_an_unknown_scenario_is_one_line_and_writes_nothing(tmp_path: 
     assert said.startswith(f"Error: --scenario {broken}: not valid TOML")
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_erase_attribution_with_redis_down_says_the_core_ran_and_how_to_rerun(
         cli: Cli, live: LiveCore) -> None:
     env = {"CLARIFY_BOT_STORE__BACKEND": "redis",
-           "CLARIFY_BOT_REDIS__URL": f"redis://127.0.0.1:{_closed_port()}/0"}
+           "CLARIFY_BOT_REDIS__URL": f"redis://127.0.0.1:{free_port()}/0"}
     result = cli("acme-key-maria-steward", "erase-attribution", "--person", "p-sarah", "--yes",
                  env=env)
     said = _error(result)

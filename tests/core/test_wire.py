@@ -9,7 +9,6 @@ dropped connections, redirects, and the URL as sent.
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -20,6 +19,7 @@ from aiohttp import web
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.errors import CoreConnectError, CoreTimeout, UnexpectedResponse
 from tests.core.conftest import TOKEN, job_view
+from tests.support.processes import free_port
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -100,9 +100,7 @@ async def test_a_dropped_connection_is_retried_and_a_refused_one_is_a_connect_er
         job = await core.get_job(job_id="job-1")
     assert job.id == "job-1" and calls == 2
 
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     async with client(f"http://127.0.0.1:{port}", retry=RetryPolicy(max_attempts=2)) as core:
         with pytest.raises(CoreConnectError) as info:
             await core.get_job(job_id="job-1")

@@ -23,7 +23,6 @@ from bot.audit import AuditSink, MemorySink
 from bot.channel import Channel
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
 from bot.process.runtime import Engine, EngineParts, build_engine
 from bot.process.worker import WorkerConfig
@@ -36,6 +35,7 @@ from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
 from tests.redis_url import TEST_REDIS
+from tests.support.rigs import Drives, new_clarification  # noqa: F401 (the tests import it here)
 
 if TYPE_CHECKING:
     from tests.engine.kit import Restart
@@ -55,7 +55,7 @@ async def no_sleep(_: float) -> None:
 
 
 @dataclass
-class Rig:
+class Rig(Drives):
     core: ReferenceCore
     clock: ManualClock
     bot: CoreClient  # reads what the core recorded (the full contract: the test's view)
@@ -65,17 +65,6 @@ class Rig:
     store: Store
     engine: Engine
     contract: str = "full"  # what the reference core serves the bot
-
-    async def burst(self) -> None:
-        await self.engine.worker.run_burst()
-
-    async def later(self, delta: timedelta) -> None:
-        """Move time forward, then let the worker do whatever is due."""
-        self.clock.advance(delta)
-        await self.burst()
-
-    async def create(self, **kwargs: Any) -> str:
-        return await new_clarification(self.dev, **kwargs)
 
     def rendered(self, sent: SentMessage) -> str:
         """The message as Slack would receive it: what a person could read."""
@@ -87,33 +76,6 @@ class Rig:
             for ev in self.sink.of(type_)
             if clarification_id is None or ev.clarification_id == clarification_id
         ]
-
-
-async def new_clarification(
-    dev: DevCoreClient, *, authority: dict[str, list[str]], severity: str | None = None,
-    workspace: str = "acme-legal", read_roles: list[str] | None = None, tag: str | None = None,
-    kind: str = "relative_date", tenant: str | None = None,
-) -> str:
-    """Create a clarification as ingestion would: the acme lease question, with its own ids."""
-    spec: dict[str, Any] = json.loads(json.dumps(read_scenario("acme")["clarifications"][1]))
-    tag = tag or uuid4().hex[:10]
-    spec["workspace_id"] = workspace
-    if tenant is not None:
-        spec["tenant_id"] = tenant
-    spec["kind"] = kind
-    spec["target"] = f"fact-{tag}"
-    spec["document"]["document_id"] = f"doc-{tag}"
-    spec["document"]["content_hash"] = f"sha256:{tag}"
-    spec["document"]["acl"] = {"workspace_id": workspace,
-                               "read_roles": read_roles or ["viewer", "editor", "steward"]}
-    spec["authority"] = {"authored_by": authority.get("authored_by", []),
-                         "named": authority.get("named", []),
-                         "owned_by": authority.get("owned_by", [])}
-    if severity:
-        spec["severity_hint"] = severity
-    created = await dev.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec))
-    return created.clarification.id
 
 
 def clarify_settings(**overrides: Any) -> ClarifySettings:

@@ -20,8 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,15 +35,11 @@ from bot.core.client import CoreClient
 from bot.store.redis import RedisStore
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
-from tests.bot.test_serve import until
 from tests.bot.test_service import SECRETS
-from tests.bot.test_service import _free_port as free_port
 from tests.engine import test_working_hours_processes as hours
 from tests.engine.conftest import new_clarification
 from tests.engine.test_working_hours_processes import (
     BERLIN_8AM,
-    CONFIG,
-    LEASE,
     PASS,
     STEP,
     WINDOW,
@@ -54,19 +48,12 @@ from tests.engine.test_working_hours_processes import (
     job_of,
     posts_to,
     question_cards,
+    worker_settings,
 )
 from tests.slack.fakeslack import FakeSlack
 from tests.support.clocked_serve import ClockFile
+from tests.support.processes import Processes, free_port, plain_env, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
-WATCH = """
-[store]
-backend = "redis"
-watch_seconds = 1
-[audit]
-sink = "jsonl"
-path = "{audit}"
-"""
 # the fixtures of the working hours' process tests: the same clock (Tuesday 01:00 UTC), acme core,
 # clock file the processes read, and fake Slack with each person's zone
 clock, core, moving, slack = hours.clock, hours.core, hours.moving, hours.slack
@@ -90,7 +77,7 @@ class RedisServer:
             "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", "no", stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL)
-        await until(self.answers, "redis-server to answer", 20)
+        await wait_until(self.answers, "redis-server to answer", 20)
 
     async def answers(self) -> bool:
         client = aioredis.from_url(self.url)
@@ -153,35 +140,25 @@ class Bot(WorkerProcess):
 
 
 @pytest.fixture
-async def bots(core_url: str, slack: FakeSlack, redis_server: RedisServer, moving: ClockFile,
-               tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[Bot]]]:
-    started: list[Bot] = []
-
+def bots(core_url: str, slack: FakeSlack, redis_server: RedisServer, moving: ClockFile,
+         tmp_path: Path, processes: Processes) -> Callable[..., Awaitable[Bot]]:
+    """Start a bot process on the clock file and the test's own Redis (its store watched
+    every second, audited to a file of its own); killed after the test."""
     async def start(name: str, *, role: str = "worker") -> Bot:
         health, port = free_port(), free_port()
         audit = tmp_path / f"{name}.audit.jsonl"
-        config = tmp_path / f"{name}.toml"
-        text = CONFIG.format(core=core_url, port=port, redis=redis_server.url, prefix="lost",
-                             slack=slack.url, health=health, lease=int(LEASE.total_seconds()))
-        text = text.replace('[store]\nbackend = "redis"\n', WATCH.format(audit=audit))
-        config.write_text(text)
-        stderr = tmp_path / f"{name}.stderr"
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.support.clocked_serve", str(moving.path), "serve",
-            "--config", str(config), "--role", role, cwd=ROOT,
-            env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
-                 "PYTHONPATH": str(ROOT), **SECRETS},
-            stdout=asyncio.subprocess.DEVNULL, stderr=stderr.open("wb"))
-        bot = Bot(process, health if role == "worker" else port, stderr, audit=audit)
-        started.append(bot)
-        await until(lambda: bot.metric_is("clarify_holds_lost_total", 0), f"{name} up", 30)
+        settings = worker_settings(core=core_url, redis=redis_server.url, prefix="lost",
+                                   slack=slack.url, health=health, server={"port": port},
+                                   store={"watch_seconds": 1},
+                                   audit={"sink": "jsonl", "path": audit})
+        started = await processes.serve(settings, role=role, name=name, clock_file=moving.path,
+                                        env=plain_env(**SECRETS))
+        bot = Bot(started.process, health if role == "worker" else port, started.stderr,
+                  audit=audit)
+        await wait_until(lambda: bot.metric_is("clarify_holds_lost_total", 0), f"{name} up", 30)
         return bot
 
-    yield start
-    for bot in started:
-        with contextlib.suppress(ProcessLookupError):
-            bot.process.kill()
-        await bot.process.wait()
+    return start
 
 
 async def checked_beyond(store: RedisStore, epoch: int) -> bool:
@@ -192,7 +169,7 @@ async def checked_beyond(store: RedisStore, epoch: int) -> bool:
 async def a_pass(*alive: Bot) -> None:
     async def one(bot: Bot) -> None:
         start = await bot.polls()
-        await until(lambda: bot.polls_reached(start + PASS), "a housekeeping pass", 30)
+        await wait_until(lambda: bot.polls_reached(start + PASS), "a housekeeping pass", 30)
 
     await asyncio.gather(*(one(bot) for bot in alive))
 
@@ -215,12 +192,12 @@ async def test_redis_restarted_empty_while_a_question_is_held_one_card_at_8_loss
     assert generation is not None
     # both processes check every second, each check raising the epoch: a few more checks, and
     # each has counted the hold in what the store held at its last check
-    await until(lambda: checked_beyond(store, generation.epoch + 4), "more checks", 30)
+    await wait_until(lambda: checked_beyond(store, generation.epoch + 4), "more checks", 30)
 
     await redis_server.restart_empty()
-    await until(lambda: worker.lost(), "the worker to notice the loss", 30)
-    await until(lambda: web.lost(), "the web process to notice the loss", 30)
-    await until(lambda: worker.metric_is("clarify_holds_recovered_total", 1),
+    await wait_until(lambda: worker.lost(), "the worker to notice the loss", 30)
+    await wait_until(lambda: web.lost(), "the web process to notice the loss", 30)
+    await wait_until(lambda: worker.metric_is("clarify_holds_recovered_total", 1),
                 "the hold given back", 30)
     async with RedisStore.from_url(redis_server.url, prefix="lost") as after:
         assert await after.hold_text(job.id) is not None
@@ -237,7 +214,7 @@ async def test_redis_restarted_empty_while_a_question_is_held_one_card_at_8_loss
             assert question_cards(slack, "U0AHMED") == []
             assert job.lease_token == token and job.attempts == 0
             assert job.lease_expires_at is not None and job.lease_expires_at > moving.now()
-    await until(lambda: question_cards(slack, "U0AHMED"), "the card at 08:00 Berlin", 30)
+    await wait_until(lambda: question_cards(slack, "U0AHMED"), "the card at 08:00 Berlin", 30)
     for _ in range(3):
         await step(worker, moving)
     assert len(question_cards(slack, "U0AHMED")) == 1 and posts_to(slack, "U0AHMED") == 1
@@ -253,7 +230,7 @@ async def test_redis_restarted_empty_while_a_question_is_held_one_card_at_8_loss
     assert loss["extra"]["holds"] == "1" and loss["extra"]["previous"] == generation.id
     [given] = worker.audited("hold_recovered")
     assert (given["clarification_id"], given["person_id"]) == (cid, "p-ahmed")
-    assert [line["kind"] for line in worker.events("store.data_lost")] in (
+    assert [line["kind"] for line in worker.logged("store.data_lost")] in (
         ["emptied"], ["replaced"])
 
 
@@ -271,7 +248,7 @@ async def test_redis_emptied_with_its_worker_the_hold_is_counted_lost_and_the_sk
     await redis_server.restart_empty()
 
     second = await bots("w2")
-    await until(lambda: second.metric_is("clarify_holds_lost_total", 1), "the hold lost", 30)
+    await wait_until(lambda: second.metric_is("clarify_holds_lost_total", 1), "the hold lost", 30)
     [gone] = second.audited("hold_lost")
     assert (gone["clarification_id"], gone["person_id"], gone["attempt"]) == (cid, "p-ahmed", 0)
     assert "lost its data" in gone["message"]
@@ -285,7 +262,7 @@ async def test_redis_emptied_with_its_worker_the_hold_is_counted_lost_and_the_sk
     london_8am = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
     while moving.now() < london_8am:
         await step(second, moving)
-    await until(lambda: question_cards(slack, "U0SARAH"), "Sarah's card", 30)
+    await wait_until(lambda: question_cards(slack, "U0SARAH"), "Sarah's card", 30)
     assert question_cards(slack, "U0AHMED") == [] and posts_to(slack, "U0AHMED") == 0
     c = await truth.get_clarification(clarification_id=cid)
     [skip] = [ev for ev in c.events if ev.type == "skipped"]

@@ -16,11 +16,7 @@ names these tests in its failure modes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import signal
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -42,14 +38,20 @@ from bot.store.redis import RedisStore
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from devcore.jobs import JobRecord
-from tests.bot.test_serve import until
 from tests.bot.test_service import SECRETS
-from tests.bot.test_service import _free_port as free_port
 from tests.engine.conftest import REDIS_URL, acme_core, new_clarification
 from tests.slack.fakeslack import FakeSlack
 from tests.support.clocked_serve import ClockFile
+from tests.support.processes import (
+    BotProcess,
+    Processes,
+    free_port,
+    merged,
+    plain_env,
+    serve_settings,
+    wait_until,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
 TUESDAY_1AM = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)  # 02:00 Berlin and Madrid, 01:00 London
 BERLIN_8AM = datetime(2026, 12, 1, 7, 0, tzinfo=UTC)
 STEP = timedelta(minutes=20)  # the hold is looked at 20 minutes before its lease would end
@@ -58,35 +60,20 @@ WINDOW = timedelta(hours=48)  # acme's escalation window
 # polls after a clock step that include one whole housekeeping pass begun after it
 PASS = WorkerConfig().housekeeping_every + 2
 POLLS = 'clarify_core_request_seconds_count{operation="pollJobs"}'
-CONFIG = """
-[clarify]
-enabled = true
-channels = "slack"
-[core]
-url = "{core}"
-[server]
-host = "127.0.0.1"
-port = {port}
-[store]
-backend = "redis"
-[redis]
-url = "{redis}"
-key_prefix = "{prefix}"
-[slack]
-api_url = "{slack}"
-[[slack.workspaces]]
-team_id = "T0ACME"
-enterprise_id = "E0ACME"
-tenant = "acme"
-[worker]
-poll_interval_seconds = 0.01
-lease_seconds = {lease}
-heartbeat_seconds = 20
-nice = 0
-health_port = {health}
-[log]
-level = "info"
-"""
+
+
+def worker_settings(*, core: str, redis: str, prefix: str, slack: str, health: int,
+                    **tables: Any) -> dict[str, Any]:
+    """A worker on Redis under ``prefix``, its health port serving metrics, working hours on
+    (their defaults: nothing about them in the file); ``tables`` merged in."""
+    return merged(serve_settings(
+        core=core, port=free_port(), slack_api=slack, redis=redis, prefix=prefix,
+        clarify={"hours": None},
+        worker={"poll_interval_seconds": 0.01, "lease_seconds": int(LEASE.total_seconds()),
+                "heartbeat_seconds": 20, "nice": 0, "health_port": health},
+        log={"level": "info"}), tables)
+
+
 # a long hold lives on the heartbeat-lease extension (test_working_hours_baseline.py shows a
 # hold on a core without it)
 pytestmark = pytest.mark.full_contract
@@ -138,21 +125,13 @@ async def store(prefix: str) -> AsyncIterator[RedisStore]:
 
 
 @dataclass
-class WorkerProcess:
-    """`clarify-bot serve --role worker`: its process, metrics port and JSON log lines."""
+class WorkerProcess(BotProcess):
+    """`clarify-bot serve --role worker`: its process, metrics port (``health``) and JSON log
+    lines."""
 
-    process: asyncio.subprocess.Process
-    health: int
-    stderr: Path
-
-    async def metric(self, name: str) -> float:
-        """A counter's value on the process's /metrics (0 while it reports none)."""
-        async with aiohttp.ClientSession() as http, http.get(
-                f"http://127.0.0.1:{self.health}/metrics") as got:
-            text = await got.text()
-        values = [float(line.split()[-1]) for line in text.splitlines()
-                  if line.startswith((f"{name} ", f"{name}{{"))]
-        return sum(values)
+    @property
+    def health(self) -> int:
+        return self.port
 
     async def metric_is(self, name: str, value: float) -> bool:
         try:
@@ -170,43 +149,22 @@ class WorkerProcess:
     async def polls_reached(self, count: float) -> bool:
         return await self.polls() >= count
 
-    def events(self, event: str) -> list[dict[str, Any]]:
-        lines = [json.loads(line) for line in self.stderr.read_text().splitlines()]
-        return [line for line in lines if line.get("event") == event]
-
-    async def sigkill(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        await self.process.wait()
-        assert self.process.returncode == -signal.SIGKILL
 
 
 @pytest.fixture
-async def workers(core_url: str, slack: FakeSlack, prefix: str, moving: ClockFile,
-                  tmp_path: Path) -> AsyncIterator[Callable[..., Awaitable[WorkerProcess]]]:
-    started: list[WorkerProcess] = []
-
+def workers(core_url: str, slack: FakeSlack, prefix: str, moving: ClockFile,
+            processes: Processes) -> Callable[..., Awaitable[WorkerProcess]]:
+    """Start a worker on the clock file, killed after the test."""
     async def start(name: str, *, core: str | None = None) -> WorkerProcess:
         health = free_port()
-        config = tmp_path / f"{name}.toml"
-        config.write_text(CONFIG.format(core=core or core_url, port=free_port(), redis=REDIS_URL,
-                                        prefix=prefix, slack=slack.url, health=health,
-                                        lease=int(LEASE.total_seconds())))
-        stderr = tmp_path / f"{name}.stderr"
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.support.clocked_serve", str(moving.path), "serve",
-            "--config", str(config), "--role", "worker", cwd=ROOT,
-            env={"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
-                 "PYTHONPATH": str(ROOT), **SECRETS},
-            stdout=asyncio.subprocess.DEVNULL, stderr=stderr.open("wb"))
-        worker = WorkerProcess(process, health, stderr)
-        started.append(worker)
-        return worker
+        started = await processes.serve(
+            worker_settings(core=core or core_url, redis=REDIS_URL, prefix=prefix,
+                            slack=slack.url, health=health),
+            role="worker", name=name, port=health, clock_file=moving.path,
+            env=plain_env(**SECRETS))
+        return WorkerProcess(started.process, health, started.stderr)
 
-    yield start
-    for worker in started:
-        with contextlib.suppress(ProcessLookupError):
-            worker.process.kill()
-        await worker.process.wait()
+    return start
 
 
 @dataclass
@@ -263,7 +221,7 @@ async def a_pass(*alive: WorkerProcess) -> None:
     """Wait until each of the live workers has kept house at least once from now on."""
     async def one(worker: WorkerProcess) -> None:
         start = await worker.polls()
-        await until(lambda: worker.polls_reached(start + PASS), "a housekeeping pass", 30)
+        await wait_until(lambda: worker.polls_reached(start + PASS), "a housekeeping pass", 30)
 
     await asyncio.gather(*(one(worker) for worker in alive))
 
@@ -278,10 +236,10 @@ async def held_by(worker: WorkerProcess, core: ReferenceCore, store: RedisStore,
                   clarification_id: str) -> JobRecord:
     """Wait until ``worker`` holds the question's job: counted held, the hold in the store, the
     lease extended by the held lease."""
-    await until(lambda: worker.metric_is("clarify_jobs_held_total", 1), "the job held", 30)
+    await wait_until(lambda: worker.metric_is("clarify_jobs_held_total", 1), "the job held", 30)
     job = job_of(core, clarification_id)
     held_lease = timedelta(seconds=HOLD_LEASE_SECONDS)
-    await until(lambda: job.lease_expires_at == core.clock.now() + held_lease,
+    await wait_until(lambda: job.lease_expires_at == core.clock.now() + held_lease,
                 "the held lease", 30)
     text = await store.hold_text(job.id)
     assert text is not None
@@ -312,7 +270,7 @@ async def until_the_hour(*alive: WorkerProcess, moving: ClockFile, slack: FakeSl
             assert question_cards(slack, "U0AHMED") == []
             assert job.lease_token == token and job.attempts == 0
             assert job.lease_expires_at is not None and job.lease_expires_at > moving.now()
-    await until(lambda: question_cards(slack, "U0AHMED"), "the card at 08:00 Berlin", 30)
+    await wait_until(lambda: question_cards(slack, "U0AHMED"), "the card at 08:00 Berlin", 30)
 
 
 async def one_card_at_8(*alive: WorkerProcess, moving: ClockFile, slack: FakeSlack,
@@ -363,7 +321,7 @@ async def test_a_worker_killed_while_holding_is_carried_on_by_a_new_process_one_
     await one_card_at_8(second, moving=moving, slack=slack, truth=truth, job=job, token=token,
                         clarification_id=cid)
     assert await store.holds_due(now=BERLIN_8AM + timedelta(days=30)) == []
-    assert [e["outcome"] for e in second.events("worker.hold_released")] == ["asked"]
+    assert [e["outcome"] for e in second.logged("worker.hold_released")] == ["asked"]
 
 
 async def test_a_worker_killed_before_it_extended_the_held_lease_leaves_it_to_two_replicas(
@@ -377,7 +335,7 @@ async def test_a_worker_killed_before_it_extended_the_held_lease_leaves_it_to_tw
     card goes out at 08:00 Berlin."""
     first = await workers("w1", core=withheld.url)
     cid = await new_clarification(dev_client, authority={"authored_by": ["p-ahmed"]})
-    await until(withheld.reached.is_set, "the held lease's heartbeat", 30)
+    await wait_until(withheld.reached.is_set, "the held lease's heartbeat", 30)
     job = job_of(core, cid)
     token = job.lease_token
     assert job.lease_expires_at == TUESDAY_1AM + LEASE  # the poll's lease, not extended
@@ -417,7 +375,7 @@ async def test_a_worker_killed_while_holding_whose_lease_ran_out_before_the_next
     await a_pass(second)
     assert await second.metric("clarify_holds_lost_total") == 1
     assert await store.hold_text(job.id) is None
-    assert [e["error"] for e in second.events("worker.hold_lost")] in (
+    assert [e["error"] for e in second.logged("worker.hold_lost")] in (
         ["LeaseExpired"], ["LeaseMismatch"])
     assert job.state is m.JobState.AVAILABLE and job.attempts == 1
     assert job.visible_at == lease_end + WINDOW  # the turn expired, with the window's backoff
@@ -425,12 +383,12 @@ async def test_a_worker_killed_while_holding_whose_lease_ran_out_before_the_next
 
     # Thursday 02:00 UTC (03:00 Berlin, 02:00 London): the core hands the job again
     await step(second, moving=moving, to=job.visible_at)
-    await until(lambda: second.metric_is("clarify_jobs_held_total", 1), "held for Sarah", 30)
+    await wait_until(lambda: second.metric_is("clarify_jobs_held_total", 1), "held for Sarah", 30)
     london_8am = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
     while moving.now() < london_8am:
         assert slack.messages == []
         await step(second, moving=moving)
-    await until(lambda: question_cards(slack, "U0SARAH"), "Sarah's card", 30)
+    await wait_until(lambda: question_cards(slack, "U0SARAH"), "Sarah's card", 30)
     for _ in range(3):
         await step(second, moving=moving)  # 09:00 in Berlin by then: Ahmed is at work
 

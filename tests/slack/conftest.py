@@ -12,7 +12,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -44,10 +43,10 @@ from tests.core import faults
 from tests.engine.conftest import (
     acme_core,
     acme_engine,
-    new_clarification,
     no_sleep,
 )
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack, Message
+from tests.support.rigs import Drives
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CODEC_KEY = b"slack e2e tests: action signing key"
@@ -166,7 +165,7 @@ class SlackPeople:
 
 
 @dataclass
-class Stack(SlackPeople):
+class Stack(SlackPeople, Drives):
     core: ReferenceCore
     clock: ManualClock
     bot: CoreClient  # reads what the core recorded (the full contract), never the bot's client
@@ -183,16 +182,6 @@ class Stack(SlackPeople):
     signing_secret: str = SIGNING_SECRET
     core_url: str = ""
     contract: str = "full"  # what the reference core serves the bot
-
-    async def burst(self) -> None:
-        await self.engine.worker.run_burst()
-
-    async def later(self, delta: timedelta) -> None:
-        self.clock.advance(delta)
-        await self.burst()
-
-    async def create(self, **kwargs: Any) -> str:
-        return await new_clarification(self.dev, **kwargs)
 
     async def settle(self) -> None:
         """Let every answer that was acknowledged finish (outbox, core, card updates)."""

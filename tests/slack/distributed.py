@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 from html import unescape
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import aiohttp
@@ -21,7 +22,9 @@ import pytest
 from adapters.slack import schema
 from adapters.slack.links import LinkSigner, install_url
 from bot.clock import Clock
+from tests.redis_url import TEST_REDIS
 from tests.slack.fakeslack import FakeSlack
+from tests.support.processes import merged, serve_settings
 
 ADMIN_URL = os.environ.get("CLARIFY_TEST_DATABASE",
                            "postgresql://postgres@127.0.0.1:5432/postgres")
@@ -61,17 +64,26 @@ async def database_url() -> AsyncIterator[str]:
 
 
 def oauth_config(*, public_url: str, slack: FakeSlack, refresh_before_minutes: int = 120,
-                 refresh_check_seconds: float = 60, directory_seconds: float = 10) -> str:
-    return f"""
-[slack.oauth]
-enabled = true
-client_id = "{slack.client_id}"
-public_url = "{public_url}"
-authorize_url = "{slack.authorize_url}"
-refresh_before_minutes = {refresh_before_minutes}
-refresh_check_seconds = {refresh_check_seconds}
-directory_seconds = {directory_seconds}
-"""
+                 refresh_check_seconds: float = 60, directory_seconds: float = 10
+                 ) -> dict[str, Any]:
+    """The ``[slack.oauth]`` table for a bot installed through the fake Slack."""
+    return {"enabled": True, "client_id": slack.client_id, "public_url": public_url,
+            "authorize_url": slack.authorize_url,
+            "refresh_before_minutes": refresh_before_minutes,
+            "refresh_check_seconds": refresh_check_seconds,
+            "directory_seconds": directory_seconds}
+
+
+def process_settings(*, core: str, port: int, prefix: str, slack: FakeSlack,
+                     oauth: dict[str, Any], **tables: Any) -> dict[str, Any]:
+    """A ``clarify-bot serve`` process of the multi-process Slack tests: installed through OAuth
+    (no workspace list), on the test Redis under ``prefix``, no daily cap, quick polls;
+    ``tables`` merged in."""
+    return merged(serve_settings(
+        core=core, port=port, slack_api=slack.url, redis=TEST_REDIS, prefix=prefix,
+        workspaces=False, oauth=oauth, clarify={"per_person_daily_cap": 1000},
+        worker={"poll_interval_seconds": 0.2, "nice": 0}, answers={"poll_seconds": 0.2},
+    ), tables)
 
 
 def oauth_secrets(database_url: str, slack: FakeSlack) -> dict[str, str]:

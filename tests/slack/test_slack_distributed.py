@@ -29,8 +29,7 @@ from bot.settings import load_settings
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
-from tests.bot.test_service import CONFIG, SECRETS
-from tests.bot.test_service import _free_port as free_port
+from tests.bot.test_service import SECRETS, config_text
 from tests.engine.conftest import new_clarification
 from tests.slack.distributed import (
     LINK_KEY,
@@ -42,17 +41,17 @@ from tests.slack.distributed import (
 )
 from tests.slack.fakeslack import FakeSlack
 from tests.slack.test_slack_served_steward import Served, _healthy
+from tests.support.processes import free_port
 
 ACME, GLOBEX = "T0ACME", "T0GLOBEX"
 
 
 def _config(core_url: str, port: int, slack: FakeSlack, audit: Path, **oauth: Any) -> str:
-    single = CONFIG.format(core=core_url, port=port, slack=slack.url)
-    # the single-workspace list goes: each installation is bound to its tenant by its link
-    single = single.split("[[slack.workspaces]]")[0] + "\n[worker]" + \
-        single.split("[worker]", 1)[1]
-    return single + oauth_config(public_url=f"http://127.0.0.1:{port}", slack=slack, **oauth) \
-        + "\n[answers]\npoll_seconds = 0.05\n" + f'[audit]\nsink = "jsonl"\npath = "{audit}"\n'
+    # no single-workspace list: each installation is bound to its tenant by its link
+    return config_text(core=core_url, port=port, slack_api=slack.url, workspaces=False,
+                       oauth=oauth_config(public_url=f"http://127.0.0.1:{port}", slack=slack,
+                                          **oauth),
+                       answers={"poll_seconds": 0.05}, audit={"sink": "jsonl", "path": audit})
 
 
 class Distributed(Served):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
 import time
 import uuid
@@ -38,12 +37,9 @@ from bot.clock import SystemClock
 from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
 from devcore.client import DevCoreClient
-from tests.bot.test_serve import BIN, devcore_url, until  # noqa: F401 (a fixture)
 from tests.bot.test_service import SECRETS
-from tests.bot.test_service import _free_port as free_port
 from tests.conftest import CLARIFY_TOKEN, DEV_TOKEN
 from tests.engine.conftest import new_clarification
-from tests.redis_url import TEST_REDIS
 from tests.slack.conftest import SlackPeople
 from tests.slack.distributed import (
     STATE_COOKIE,
@@ -52,40 +48,13 @@ from tests.slack.distributed import (
     link_for,
     oauth_config,
     oauth_secrets,
+    process_settings,
 )
 from tests.slack.fakeslack import FakeSlack
+from tests.support.processes import Processes, free_port, healthy, plain_env, wait_until
 
 pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
 
-CONFIG = """
-[clarify]
-enabled = true
-channels = "slack"
-per_person_daily_cap = 1000
-[clarify.hours]
-enabled = false  # real time: the run must not wait for anyone's working hours
-[core]
-url = "{core}"
-[server]
-host = "127.0.0.1"
-port = {port}
-[store]
-backend = "redis"
-[redis]
-url = "{redis}"
-key_prefix = "{prefix}"
-[slack]
-api_url = "{slack}"
-[worker]
-poll_interval_seconds = 0.2
-nice = 0
-{health}
-[answers]
-poll_seconds = 0.2
-[audit]
-sink = "jsonl"
-path = "{audit}"
-"""
 ORG_TEXT = "org-wide installation of Clarify for another organisation"
 WORKSPACES_TEXT = "A workspace of this Enterprise Grid org already has Clarify installed"
 
@@ -194,56 +163,37 @@ async def grid(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F81
     ports = [free_port() for _ in roles]
     public = [f"http://127.0.0.1:{p}" for p in ports[:webs]]
     prefix = f"clarify-grid-{uuid.uuid4().hex[:8]}:"
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
-           **{k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"},
-           **oauth_secrets(database_url, slack)}
-    processes: list[asyncio.subprocess.Process] = []
+    env = plain_env(**{k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"},
+                    **oauth_secrets(database_url, slack))
+    oauth = oauth_config(public_url=public[0], slack=slack, directory_seconds=directory_seconds,
+                         # the token-refresh pass re-reads the installations too: never
+                         # sooner than the view
+                         refresh_check_seconds=max(60, directory_seconds))
+    processes = Processes(tmp_path)
     logs: dict[str, list[Path]] = {}
     audits = []
     try:
         for i, (role, port) in enumerate(zip(roles, ports, strict=True)):
-            config = tmp_path / f"bot-{i}.toml"
             audit = tmp_path / f"audit-{i}.jsonl"
             audits.append(audit)
-            config.write_text(CONFIG.format(core=devcore_url, port=port, redis=TEST_REDIS,
-                                            prefix=prefix, slack=slack.url, audit=audit,
-                                            health=f"health_port = {port}"
-                                            if role == "worker" else "")
-                              + oauth_config(public_url=public[0], slack=slack,
-                                             directory_seconds=directory_seconds,
-                                             # the token-refresh pass re-reads the
-                                             # installations too: never sooner than the view
-                                             refresh_check_seconds=max(60, directory_seconds)))
-            stderr = tmp_path / f"bot-{i}.log"
-            logs.setdefault(role, []).append(stderr)
-            processes.append(await asyncio.create_subprocess_exec(
-                str(BIN / "clarify-bot"), "serve", "--config", str(config), "--role", role,
-                stdout=(tmp_path / f"bot-{i}.out").open("wb"), stderr=stderr.open("wb"),
-                env=env))
+            bot = await processes.serve(
+                process_settings(core=devcore_url, port=port, prefix=prefix, slack=slack,
+                                 oauth=oauth, audit={"sink": "jsonl", "path": audit},
+                                 worker={"health_port": port} if role == "worker" else {}),
+                role=role, name=f"bot-{i}", env=env, stdout=True)
+            logs.setdefault(role, []).append(bot.stderr)
         async with aiohttp.ClientSession() as http, DevCoreClient(
                 base_url=devcore_url, token=DEV_TOKEN,
                 retry=RetryPolicy(max_attempts=1)) as dev, CoreClient(
                 base_url=devcore_url, token=CLARIFY_TOKEN,
                 retry=RetryPolicy(max_attempts=1)) as core:
             for port in ports:  # every process listening: its installations were read
-                await until(lambda p=port: _healthy(http, p), "a process", seconds=60)
+                await wait_until(lambda p=port: healthy(f"http://127.0.0.1:{p}", http),
+                                 "a process", seconds=60)
             yield Grid(slack=slack, http=http, dev=dev, core=core, database_url=database_url,
                        webs=public, url=public[0], logs=logs, audits=audits)
     finally:
-        for process in processes:
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-        for process in processes:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(process.wait(), 15)
-
-
-async def _healthy(http: aiohttp.ClientSession, port: int) -> bool:
-    try:
-        async with http.get(f"http://127.0.0.1:{port}/healthz") as got:
-            return got.status == 200
-    except aiohttp.ClientError:
-        return False
+        await processes.close(gently=True)
 
 
 async def _tenants_by_org(url: str) -> dict[str, set[str]]:
@@ -301,7 +251,7 @@ async def test_grid_installs_keep_one_tenant_per_workspace_in_either_order(
 
         # acme's question to Sarah (T0ACME, in E0ACME) goes out with the org-wide token
         cid = await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
-        await until(lambda: slack.dm_of("U0SARAH"), "Sarah's card", seconds=30)
+        await wait_until(lambda: slack.dm_of("U0SARAH"), "Sarah's card", seconds=30)
         assert {msg.team for msg in slack.dm_of("U0SARAH")} == {"E0ACME"}
         assert not [e for e in await g.events(cid, "p-sarah")
                     if e.reason_code is m.ReasonCode.TENANT_SCOPE_MISMATCH]
@@ -323,7 +273,7 @@ async def test_a_question_created_within_a_second_of_an_install_is_delivered(
         installed = time.monotonic()
         cid = await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
         assert time.monotonic() - installed < 1.0
-        await until(lambda: g.cards_of("U0SARAH", cid), "Sarah's card", seconds=30)
+        await wait_until(lambda: g.cards_of("U0SARAH", cid), "Sarah's card", seconds=30)
         assert not await g.events(cid, "p-sarah")  # nobody skipped
         g.url = g.webs[1]  # a web process whose view is older than the install
         answered = await g.click("U0SARAH", g.card("U0SARAH", cid), "clarify.answer.0")
@@ -332,7 +282,7 @@ async def test_a_question_created_within_a_second_of_an_install_is_delivered(
         async def taken() -> bool:
             c = await g.core.get_clarification(clarification_id=cid)
             return bool(c.responses)
-        await until(taken, "Sarah's answer at the core", seconds=30)
+        await wait_until(taken, "Sarah's answer at the core", seconds=30)
         assert [line for line in g.lines("worker")
                 if line.get("event") == "slack.installations_reread"]
         # tenants stay apart: globex's Gina (T0GLOBEX, installed for nobody) is not reached
@@ -351,7 +301,7 @@ async def until_events(g: Grid, cid: str, person: str, seconds: float = 30
     async def skipped() -> bool:
         found[:] = await g.events(cid, person)
         return bool(found)
-    await until(skipped, f"{person} skipped", seconds=seconds)
+    await wait_until(skipped, f"{person} skipped", seconds=seconds)
     return found
 
 
@@ -363,7 +313,7 @@ async def test_a_token_revoked_during_sends_skips_no_delivery_alias_at_once(
         assert (await g.install("globex", "T0GLOBEX"))[0] == 200
         first = await new_clarification(g.dev, authority={"authored_by": ["p-gina"]},
                                         workspace="globex-legal", tenant="globex")
-        await until(lambda: slack.dm_of("U0GINA"), "Gina's first card", seconds=30)
+        await wait_until(lambda: slack.dm_of("U0GINA"), "Gina's first card", seconds=30)
         assert not await g.events(first, "p-gina")
         # Slack revokes the installation's tokens: the worker still holds the token, so its
         # next post is answered token_revoked
@@ -384,7 +334,7 @@ async def test_a_token_revoked_during_sends_skips_no_delivery_alias_at_once(
             failed[:] = [e for e in await g.events(second, "p-gina")
                          if e.type == "escalation_failed"]
             return bool(failed)
-        await until(escalation_failed, "the failed escalation", seconds=20)
+        await wait_until(escalation_failed, "the failed escalation", seconds=20)
         assert {e.reason_code for e in failed} == {m.ReasonCode.NO_DELIVERY_ALIAS}
         assert all("token_revoked" in e.message for e in failed)
         assert len(slack.dm_of("U0GINA")) == 1

@@ -14,6 +14,7 @@ from cards.fixtures import QUESTION
 from tests.engine.conftest import clarify_settings
 from tests.slack.conftest import Stack
 from tests.slack.test_slack_e2e import shown
+from tests.support.processes import wait_until
 
 BULK = 300
 
@@ -44,11 +45,8 @@ class StoppedTime:
 
 async def _until(condition: Any) -> None:
     """Until the bulk has gone as far as it can without time passing (a guard, not a pace)."""
-    for _ in range(3000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"the bulk delivery did not get there: {condition.__doc__}")
+    await wait_until(condition, f"the bulk delivery to get there: {condition.__doc__}", 30,
+                     every=0.01)
 
 
 async def test_a_click_and_a_digest_page_are_shown_before_a_large_delivery_ends(

@@ -19,7 +19,6 @@ from adapters.slack.installations import InstallationDB
 from adapters.slack.sealing import Sealer
 from bot.core import models as m
 from bot.metrics import REGISTRY
-from tests.bot.test_serve import BIN, devcore_url, until  # noqa: F401 (a fixture)
 from tests.bot.test_service import SECRETS
 from tests.engine.conftest import new_clarification
 from tests.slack import test_slack_grid_processes as grid_module
@@ -36,6 +35,7 @@ from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
     people,
 )
 from tests.slack.test_slack_grid_processes import grid, slack, until_events  # noqa: F401
+from tests.support.processes import BIN, wait_until
 
 pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
 
@@ -62,7 +62,7 @@ async def test_a_rebound_org_gets_no_question_of_its_old_tenant_from_a_stale_wor
                     directory_seconds=600) as g:
         assert (await g.install("acme", "E0ACME"))[0] == 200
         first = await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
-        await until(lambda: g.cards_of("U0SARAH", first), "Sarah's first card", seconds=30)
+        await wait_until(lambda: g.cards_of("U0SARAH", first), "Sarah's first card", seconds=30)
         status, out = await _cli(tmp_path, slack, database_url, "slack", "installations",
                                  "rebind", "E0ACME", "--tenant", "globex", "--yes", "--no-check")
         assert status == 0, out
@@ -143,10 +143,11 @@ async def test_rotate_token_key_while_cards_go_out_from_every_process(
             return bool(g.cards_of(user, cid)) or any(
                 e.reason_code is m.ReasonCode.DIGESTED for e in await g.events(cid, who))
         for cid in asked[:3]:
-            await until(lambda c=cid: reached(c, "U0SARAH", "p-sarah"), "Sarah's card",
+            await wait_until(lambda c=cid: reached(c, "U0SARAH", "p-sarah"), "Sarah's card",
                         seconds=40)
         for cid in asked[3:]:
-            await until(lambda c=cid: reached(c, "U0GINA", "p-gina"), "Gina's card", seconds=40)
+            await wait_until(lambda c=cid: reached(c, "U0GINA", "p-gina"), "Gina's card",
+                             seconds=40)
         for cid, who in [(c, "p-sarah") for c in asked[:3]] + [(c, "p-gina") for c in asked[3:]]:
             assert not [e for e in await g.events(cid, who) if e.type == "skipped"]
         engine = schema.open_engine(database_url, pool_size=1)

@@ -7,7 +7,6 @@ injected sleep, the draws from the injected random source."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -24,6 +23,7 @@ from bot.settings import SlackRates
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
 from tests.slack.fakeslack import APP_TOKEN, BOT_TOKEN, FakeSlack
+from tests.support.processes import free_port
 
 CODEC = ActionCodec(b"k" * 32)
 BODY = {"text": "t", "blocks": []}
@@ -107,10 +107,7 @@ async def test_a_retry_after_that_is_no_finite_number_waits_the_default(
 async def test_a_refused_connection_backs_off(client: AsyncWebClient) -> None:
     """Nothing listens: the call is tried four times, with the policy's waits between (it was
     a flat 1 s), and given up as certainly not sent."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    nowhere = web_client(token=BOT_TOKEN, base_url=f"http://127.0.0.1:{port}/api/")
+    nowhere = web_client(token=BOT_TOKEN, base_url=f"http://127.0.0.1:{free_port()}/api/")
     waited = Waits()
     try:
         with pytest.raises(ChannelError) as raised:

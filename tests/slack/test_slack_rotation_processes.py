@@ -8,9 +8,7 @@ and no call is ever made with an expired token."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -22,49 +20,21 @@ import pytest
 from bot.clock import SystemClock
 from bot.core.client import RetryPolicy
 from devcore.client import DevCoreClient
-from tests.bot.test_serve import BIN, devcore_url, until  # noqa: F401 (a fixture)
 from tests.bot.test_service import SECRETS
-from tests.bot.test_service import _free_port as free_port
 from tests.conftest import DEV_TOKEN
 from tests.engine.conftest import new_clarification
-from tests.redis_url import TEST_REDIS
 from tests.slack.distributed import (
     Installer,
     database_url,  # noqa: F401 (a fixture)
     link_for,
     oauth_config,
     oauth_secrets,
+    process_settings,
 )
 from tests.slack.fakeslack import FakeSlack
+from tests.support.processes import Processes, free_port, healthy, plain_env, wait_until
 
 pytestmark = pytest.mark.full_contract  # about token rotation, not the core's contract
-
-CONFIG = """
-[clarify]
-enabled = true
-channels = "slack"
-per_person_daily_cap = 1000
-[clarify.hours]
-enabled = false  # real time: the run must not wait for anyone's working hours
-[core]
-url = "{core}"
-[server]
-host = "127.0.0.1"
-port = {port}
-[store]
-backend = "redis"
-[redis]
-url = "{redis}"
-key_prefix = "{prefix}"
-[slack]
-api_url = "{slack}"
-[worker]
-poll_interval_seconds = 0.2
-nice = 0
-[answers]
-poll_seconds = 0.2
-"""
-
 
 @pytest.fixture
 async def slack() -> AsyncIterator[FakeSlack]:
@@ -76,34 +46,29 @@ async def slack() -> AsyncIterator[FakeSlack]:
 
 
 async def test_rotation_across_two_web_and_two_worker_processes(
-        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        processes: Processes, slack: FakeSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
     ports = [free_port(), free_port(), 0, 0]
     public = f"http://127.0.0.1:{ports[0]}"
     prefix = f"clarify-rot-{uuid.uuid4().hex[:8]}:"
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
-           **{k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"},
-           **oauth_secrets(database_url, slack)}
-    processes: list[tuple[asyncio.subprocess.Process, Path]] = []
+    env = plain_env(**{k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"},
+                    **oauth_secrets(database_url, slack))
+    oauth = oauth_config(public_url=public, slack=slack, refresh_before_minutes=1,
+                         refresh_check_seconds=1, directory_seconds=1)
+    stderrs: list[Path] = []
     try:
         for i, (role, port) in enumerate(zip(("web", "web", "worker", "worker"), ports,
                                              strict=True)):
-            config = tmp_path / f"bot-{i}.toml"
-            config.write_text(CONFIG.format(core=devcore_url, port=port or free_port(),
-                                            redis=TEST_REDIS, prefix=prefix, slack=slack.url)
-                              + oauth_config(public_url=public, slack=slack,
-                                             refresh_before_minutes=1, refresh_check_seconds=1,
-                                             directory_seconds=1))
-            stderr = tmp_path / f"bot-{i}.log"
-            process = await asyncio.create_subprocess_exec(
-                str(BIN / "clarify-bot"), "serve", "--config", str(config), "--role", role,
-                stdout=(tmp_path / f"bot-{i}.out").open("wb"), stderr=stderr.open("wb"),
-                env=env)
-            processes.append((process, stderr))
+            bot = await processes.serve(
+                process_settings(core=devcore_url, port=port or free_port(), prefix=prefix,
+                                 slack=slack, oauth=oauth),
+                role=role, name=f"bot-{i}", env=env, stdout=True)
+            stderrs.append(bot.stderr)
         async with aiohttp.ClientSession() as http, DevCoreClient(
                 base_url=devcore_url, token=DEV_TOKEN, retry=RetryPolicy(max_attempts=1)) as dev:
             for port in ports[:2]:
-                await until(lambda p=port: _healthy(http, p), "a web process")
+                await wait_until(lambda p=port: healthy(f"http://127.0.0.1:{p}", http),
+                                 "a web process")
             status, _ = await Installer(http, slack).install(
                 link_for("acme", clock=SystemClock(), public_url=public), "T0ACME")
             assert status == 200
@@ -114,31 +79,19 @@ async def test_rotation_across_two_web_and_two_worker_processes(
                                         severity="high")
                 asked += 1
                 await asyncio.sleep(3)
-            await until(lambda: len(slack.dm_of("U0SARAH")) >= asked // 2, "cards")
+            await wait_until(lambda: len(slack.dm_of("U0SARAH")) >= asked // 2, "cards")
             assert len(slack.refreshes) >= 2, slack.refreshes
     finally:
-        for process, _ in processes:
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-        for process, _ in processes:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(process.wait(), 15)
+        await processes.close(gently=True)
     assert slack.calls_with_expired_tokens() == []
     assert not [c for c in slack.calls if c.error in ("invalid_refresh_token", "token_expired")]
     # each refresh spent the refresh token the last one issued: one per token, all processes
     assert len(slack.refreshes) == len(slack.issued) - 1
     posts = [m for m in slack.messages if m.channel == slack.dm_channel("U0SARAH")]
     assert posts and {m.team for m in posts} == {"T0ACME"}
-    logs = "".join(stderr.read_text() for _, stderr in processes)
+    logs = "".join(stderr.read_text() for stderr in stderrs)
     refreshed = [json.loads(line) for line in logs.splitlines()
                  if '"slack.token_refreshed"' in line]
     assert len(refreshed) == len(slack.refreshes)
     assert not [t for t in (*slack.issued, slack.client_secret) if t in logs]
 
-
-async def _healthy(http: aiohttp.ClientSession, port: int) -> bool:
-    try:
-        async with http.get(f"http://127.0.0.1:{port}/healthz") as got:
-            return got.status == 200
-    except aiohttp.ClientError:
-        return False

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +24,13 @@ from bot.settings import load_settings
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
-from tests.bot.test_service import CONFIG, SECRETS
-from tests.bot.test_service import _free_port as free_port
+from tests.bot.test_service import SECRETS, config_text
 from tests.engine.conftest import new_clarification
 from tests.slack.conftest import SlackPeople
 from tests.slack.fakeslack import FakeSlack, Message
 from tests.slack.test_slack_decline import LEASE, PASSED_ON, WHY_NAMED, declined_events
 from tests.slack.test_slack_override import note_input
+from tests.support.processes import free_port, wait_until
 
 NOTE = "Countersigned letter of 2 July"
 
@@ -54,16 +53,7 @@ class Served(SlackPeople):
         return await super().post_signed(body, timestamp=stamp, **kwargs)
 
     async def until(self, check: Callable[[], Any], what: str, seconds: float = 20) -> Any:
-        deadline = time.monotonic() + seconds
-        while True:
-            found = check()
-            if asyncio.iscoroutine(found):
-                found = await found
-            if found:
-                return found
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            await asyncio.sleep(0.05)
+        return await wait_until(check, what, seconds)
 
     async def card_for(self, user_id: str, cid: str) -> Message:
         cards: list[Message] = await self.until(lambda: self.cards_of(user_id, cid),
@@ -83,8 +73,8 @@ async def served(tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_u
                  ) -> AsyncIterator[Served]:
     port = free_port()
     config = tmp_path / "clarify-bot.toml"
-    config.write_text(CONFIG.format(core=core_url, port=port, slack=fake_slack.url)
-                      + "\n[answers]\npoll_seconds = 0.05\n")
+    config.write_text(config_text(core=core_url, port=port, slack_api=fake_slack.url,
+                                  answers={"poll_seconds": 0.05}))
     settings = load_settings(config, environ=SECRETS)
     async with contextlib.AsyncExitStack() as stack:
         service = await stack.enter_async_context(open_service(settings, clock=clock))
@@ -197,7 +187,7 @@ async def test_served_queue_cache_seconds_reaches_the_board(tmp_path: Path, core
                                                             fake_slack: FakeSlack) -> None:
     """``answers.queue_cache_seconds`` is the TTL of the stewards' remembered queues."""
     config = tmp_path / "clarify-bot.toml"
-    config.write_text(CONFIG.format(core=core_url, port=free_port(), slack=fake_slack.url)
-                      + "\n[answers]\nqueue_cache_seconds = 5\n")
+    config.write_text(config_text(core=core_url, port=free_port(), slack_api=fake_slack.url,
+                                  answers={"queue_cache_seconds": 5}))
     async with open_service(load_settings(config, environ=SECRETS)) as service:
         assert service.engine.interactions.board.ttl_seconds == 5

@@ -29,7 +29,6 @@ from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from tests.bot.test_service import SECRETS
-from tests.bot.test_service import _free_port as free_port
 from tests.engine.conftest import new_clarification
 from tests.slack.distributed import (
     TOKEN_KEY,
@@ -47,6 +46,7 @@ from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
     bot,
     people,
 )
+from tests.support.processes import free_port
 
 TABLES = ("slack_installations", "slack_bots")
 

@@ -20,7 +20,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import pytest
 
 from bot.clock import ManualClock
@@ -31,7 +30,8 @@ from devcore.core import ReferenceCore, load_scenario
 from devcore.scenario import read_scenario
 from devcore.server import serve
 from tests.conftest import CLARIFY_TOKEN
-from tests.engine.conftest import new_clarification
+from tests.support.processes import free_port, healthy, merged, serve_settings, toml, wait_until
+from tests.support.rigs import Creates
 from tests.teams_playground import playground as pg
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,39 +46,19 @@ MARIA = pg.Person("29:maria", "Maria Lopez", "8f1c2d3e-0000-4000-8000-00000000a0
 ACTION_KEY = "teams playground e2e: action signing key"
 DEV_TOKEN = "dev-admin-token-local"
 
-CONFIG = """
-[clarify]
-enabled = true
-channels = "teams"
-digest_threshold = {digest_threshold}
-
-[clarify.hours]
-enabled = false  # real time: the run must not wait for anyone's working hours
-[core]
-url = "{core}"
-
-[server]
-host = "127.0.0.1"
-port = {port}
-
-[store]
-backend = "memory"
-
-[worker]
-poll_interval_seconds = 0.05
-# the worker holds each question's job while it waits for an answer: enough for a digest
-concurrency = 16
-
-[answers]
-poll_seconds = 0.05
-
-[teams]
-anonymous = true
-service_url = "{connector}/"
-[[teams.tenants]]
-aad_tenant_id = "{tenant}"
-tenant = "acme"
-"""
+def teams_settings(*, core: str, port: int, tenant: str, connector: str,
+                   digest_threshold: int) -> dict[str, Any]:
+    """The bot on Teams alone, anonymous, sending to ``connector`` (the Playgrounds' front)."""
+    return merged(serve_settings(core=core, port=port, slack_api="", workspaces=False), {
+        "slack": None,
+        "clarify": {"channels": "teams", "digest_threshold": digest_threshold},
+        # the worker holds each question's job while it waits for an answer: enough for a
+        # digest
+        "worker": {"poll_interval_seconds": 0.05, "concurrency": 16},
+        "answers": {"poll_seconds": 0.05},
+        "teams": {"anonymous": True, "service_url": f"{connector}/",
+                  "tenants": [{"aad_tenant_id": tenant, "tenant": "acme"}]},
+    })
 
 
 def needs_the_teams_adapter() -> pytest.MarkDecorator:
@@ -112,7 +92,7 @@ def teams_core(clock: ManualClock) -> ReferenceCore:
 
 
 @dataclass
-class TeamsStack:
+class TeamsStack(Creates):
     clock: ManualClock
     core: ReferenceCore
     bot: CoreClient  # reads what the core recorded
@@ -137,7 +117,7 @@ class TeamsStack:
 
             async def known() -> bool:  # the bot acknowledges first and keeps it just after
                 return await self.store.conversation_get("acme", who.aad_object_id) is not None
-            await _eventually(known, f"the bot to keep {who.name}'s conversation")
+            await wait_until(known, f"the bot to keep {who.name}'s conversation")
         return self.playgrounds[who.user_id]
 
     async def kept_locale(self, who: pg.Person) -> str | None:
@@ -145,9 +125,6 @@ class TeamsStack:
         activity's): the locale their cards are rendered in."""
         raw = await self.store.conversation_get("acme", who.aad_object_id)
         return None if raw is None else json.loads(raw).get("locale")
-
-    async def create(self, **kwargs: Any) -> str:
-        return await new_clarification(self.dev, **kwargs)
 
     async def waiting_in_digest(self, clarification_ids: list[str], person_id: str) -> None:
         """Waits until the running worker has put each question in the person's digest batch,
@@ -158,7 +135,7 @@ class TeamsStack:
                 if slot is None or slot.state is not SlotState.DIGESTED:
                     return False
             return True
-        await _eventually(digested, f"{len(clarification_ids)} questions in a digest")
+        await wait_until(digested, f"{len(clarification_ids)} questions in a digest")
 
     async def later(self, delta: timedelta) -> None:
         """Moves the clock (core and bot share it); the running worker sees it on its next
@@ -172,19 +149,9 @@ class TeamsStack:
     async def until_recorded(self, clarification_id: str, count: int) -> list[Any]:
         async def recorded() -> bool:
             return len(await self.responses(clarification_id)) >= count
-        await _eventually(recorded, f"{count} responses to {clarification_id}")
+        await wait_until(recorded, f"{count} responses to {clarification_id}")
         c = await self.bot.get_clarification(clarification_id=clarification_id)
         return list(c.responses)
-
-
-async def _eventually(check: Callable[[], Awaitable[bool]], what: str, seconds: float = 20
-                      ) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
@@ -200,11 +167,11 @@ async def make_teams_stack(tmp_path: Path, clock: ManualClock
             core = teams_core(clock)
             core_url = await stack.enter_async_context(serve(core))
             front = await stack.enter_async_context(pg.ConnectorFront())
-            port = pg.free_port()
+            port = free_port()
             config = tmp_path / "clarify-bot.toml"
-            config.write_text(CONFIG.format(core=core_url, port=port, tenant=ACME_AAD,
-                                            connector=front.url,
-                                            digest_threshold=digest_threshold))
+            config.write_text(toml(teams_settings(core=core_url, port=port, tenant=ACME_AAD,
+                                                  connector=front.url,
+                                                  digest_threshold=digest_threshold)))
             settings = load_settings(config, {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN,
                                               "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY})
             service = await stack.enter_async_context(open_service(settings, clock=clock))
@@ -215,7 +182,7 @@ async def make_teams_stack(tmp_path: Path, clock: ManualClock
                 await asyncio.wait_for(running, 30)
             stack.push_async_callback(stop)
             url = f"http://127.0.0.1:{port}"
-            await _eventually(lambda: _healthy(url), "the bot to listen")
+            await wait_until(lambda: healthy(url), "the bot to listen")
             bot = await stack.enter_async_context(CoreClient(
                 base_url=core_url, token=CLARIFY_TOKEN, retry=RetryPolicy(max_attempts=1)))
             dev = await stack.enter_async_context(DevCoreClient(base_url=core_url,
@@ -227,10 +194,3 @@ async def make_teams_stack(tmp_path: Path, clock: ManualClock
 
         yield make
 
-
-async def _healthy(url: str) -> bool:
-    try:
-        async with aiohttp.ClientSession() as http, http.get(f"{url}/healthz") as got:
-            return got.status == 200
-    except aiohttp.ClientError:
-        return False

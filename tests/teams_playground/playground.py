@@ -22,8 +22,6 @@ import contextlib
 import json
 import os
 import shutil
-import socket
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +29,8 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+
+from tests.support.processes import free_port, port_open, wait_until
 
 NPM_DIR = Path(__file__).resolve().parent / "npm"
 CLI = NPM_DIR / "node_modules" / "@microsoft" / "m365agentsplayground" / "cli.js"
@@ -62,12 +62,6 @@ def missing() -> str | None:
     if not CLI.is_file():
         return "the Agents Playground is not installed: run .ci/setup-teams.sh"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _config(person: Person, *, tenant_id: str, chat_id: str) -> dict[str, Any]:
@@ -123,15 +117,16 @@ class Playground:
     async def until_ready(self, seconds: float = 30) -> None:
         """Its port accepts before its routes answer (a message then is reset): ready when
         its config route answers with the person it was given."""
-        deadline = time.monotonic() + seconds
-        while True:
+        async def ready() -> bool:
             with contextlib.suppress(aiohttp.ClientError):
                 async with self.http.get(f"{self.url}/_internal/v1/config") as got:
-                    if got.status == 200 and self.person.aad_object_id in await got.text():
-                        return
-            if time.monotonic() > deadline or self.process.returncode is not None:
-                raise AssertionError("the Playground did not become ready")
-            await asyncio.sleep(0.05)
+                    return got.status == 200 and self.person.aad_object_id in await got.text()
+            return False
+
+        await wait_until(ready, "the Playground to become ready", seconds, unless=self._exited)
+
+    def _exited(self) -> str | None:
+        return None if self.process.returncode is None else "the Playground exited"
 
     async def say(self, text: str) -> int:
         """The person writes to the bot in their personal chat (the bot then knows the chat)."""
@@ -172,15 +167,11 @@ class Playground:
                        seconds: float = 45) -> Any:
         """Waits for another process (bot, Playground) to make ``condition`` true; real time,
         bounded, because neither runs on the test's clock."""
-        deadline = time.monotonic() + seconds
-        while True:
-            found = condition()
-            if found:
-                return found
-            if time.monotonic() > deadline or self.process.returncode is not None:
-                tail = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-                raise AssertionError(f"timed out waiting for {what}; playground log: {tail}")
-            await asyncio.sleep(0.05)
+        try:
+            return await wait_until(condition, what, seconds, unless=self._exited)
+        except AssertionError as failed:
+            tail = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
+            raise AssertionError(f"{failed}; playground log: {tail}") from None
 
     async def card_with(self, words: str, seconds: float = 45) -> Posted:
         """The newest message showing ``words``, once it arrives."""
@@ -251,7 +242,7 @@ async def running(*, endpoint: str, person: Person, tenant_id: str, workdir: Pat
     http = aiohttp.ClientSession()
     playground = Playground(person, launch.port, launch.chat_id, process, launch.log, http)
     try:
-        await playground.wait_for(lambda: _answers(launch.port), "the Playground to listen", 30)
+        await playground.wait_for(lambda: port_open(launch.port), "the Playground to listen", 30)
         await playground.until_ready()
         playground._reader = asyncio.create_task(playground._follow())
         yield playground
@@ -318,12 +309,6 @@ class ConnectorFront:
                                       headers=headers) as got:
             return web.Response(status=got.status, body=await got.read(),
                                 content_type=got.content_type)
-
-
-def _answers(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def listening_addresses(port: int) -> set[str]:
