@@ -72,7 +72,7 @@ async def start(processes: Processes) -> Any:
             settings(core=core, port=port or free_port(), slack_api=slack.url,
                      log={"level": level}, slack={"mode": mode}),
             role=role, stdout=True,  # the audit sink's (stdout) lines
-            env=plain_env(**SECRETS, SLACK_APP_TOKEN=APP_TOKEN, **(env or {})))
+            env=plain_env(**{**SECRETS, "SLACK_APP_TOKEN": APP_TOKEN, **(env or {})}))
 
     return run
 
