@@ -82,7 +82,7 @@ def clock() -> ManualClock:
 # the folders whose tests run against both contracts the reference core serves: the full one,
 # and the baseline every core offers (docs/core-contract.md); a test marked ``full_contract``
 # (it is about an extension itself) runs against the full one only
-BOTH_CONTRACTS = ("engine", "slack", "teams", "cli", "bot")
+BOTH_CONTRACTS = ("engine", "slack", "teams", "cli", "bot", "process", "answering", "interaction")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
