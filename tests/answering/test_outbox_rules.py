@@ -16,8 +16,8 @@ from datetime import timedelta
 
 from bot.metrics import REGISTRY
 from bot.store.base import Acceptance
-from tests.answering.kit import click, consumers, queue, responses
 from tests.engine.conftest import Rig
+from tests.support.answering import click, consumers, queue, responses
 
 
 async def asked(rig: Rig, *people: str, severity: str = "high") -> str:
