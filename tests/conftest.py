@@ -81,7 +81,8 @@ def clock() -> ManualClock:
 
 # the folders whose tests run against both contracts the reference core serves: the full one,
 # and the baseline every core offers (docs/core-contract.md); a test marked ``full_contract``
-# (it is about an extension itself) runs against the full one only
+# (it is about an extension itself) runs against the full one only. The baseline's second run
+# of a test is ``slow``: ``./dev test --fast`` runs each test once, against the full contract
 BOTH_CONTRACTS = ("engine", "slack", "teams", "cli", "bot", "process", "answering", "interaction")
 
 
@@ -94,7 +95,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     folder = Path(str(metafunc.definition.path)).parent.name
     if folder in BOTH_CONTRACTS and metafunc.definition.get_closest_marker("full_contract") \
             is None:
-        metafunc.parametrize("contract", ["full", "baseline"], indirect=True)
+        metafunc.parametrize("contract", ["full", pytest.param("baseline", marks=pytest.mark.slow)],
+                             indirect=True)
 
 
 @pytest.fixture

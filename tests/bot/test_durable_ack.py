@@ -31,6 +31,8 @@ from tests.redis_url import TEST_REDIS
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 from tests.support.processes import Processes, free_port, healthy, serve_settings, toml, wait_until
 
+pytestmark = pytest.mark.slow  # `clarify-bot serve` processes
+
 REDIS_URL = f"{TEST_REDIS}/14"
 SIGNING_SECRET = "durable-ack-test-signing-secret"
 ACTION_KEY = "durable-ack-test-action-key-0123456789"

@@ -23,6 +23,8 @@ from tests.cli.test_first_run import read_env
 from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 from tests.support.processes import BIN, Processes, free_port, wait_until
 
+pytestmark = pytest.mark.slow  # `clarify-bot init`, `serve` and `devcore` processes
+
 REAL_USER, REAL_TEAM = "U07REALME", "T07REALWS"
 SIGNING_SECRET = "first-hour-signing-secret"
 

@@ -30,6 +30,8 @@ from tests.slack.conftest import fake_slack
 from tests.slack.fakeslack import APP_TOKEN, FakeSlack
 from tests.support.processes import free_port, wait_until
 
+pytestmark = pytest.mark.slow  # `clarify-bot serve` and `devcore` processes
+
 FIXTURES = (start, slack, fake_slack)  # test_serve's, shared (fake_slack: slack's)
 
 

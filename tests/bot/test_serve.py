@@ -29,6 +29,8 @@ from tests.support.processes import BotProcess as Bot
 from tests.support.processes import Processes, free_port, plain_env, port_open, wait_until
 from tests.support.processes import healthy as bot_healthy
 
+pytestmark = pytest.mark.slow  # `clarify-bot serve` and `devcore` processes
+
 SIGNING_SECRET = SECRETS["SLACK_SIGNING_SECRET"]
 EXIT_WITHIN = 10.0  # seconds from SIGTERM to exit, as platforms allow before SIGKILL
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.bot.test_serve import healthy, slack, start
 from tests.slack.conftest import fake_slack
 from tests.slack.fakeslack import FakeSlack
 from tests.support.processes import free_port, wait_until
+
+pytestmark = pytest.mark.slow  # `clarify-bot serve` and `devcore` processes
 
 FIXTURES = (start, slack, fake_slack)  # test_serve's, shared (fake_slack: slack's)
 

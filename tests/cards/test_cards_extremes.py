@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
+
 from bot.core.models import AuthorityRelation, ReasonCode, Severity
 from cards import fixtures, slack, teams
 from cards import platform_limits as limits
@@ -84,6 +86,7 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
     }
 
 
+@pytest.mark.slow
 def test_worst_cases_keep_every_limit(codec, slack_validator, adaptive_validator) -> None:
     """Maximal text, 60 candidates, RTL, emoji and 200-question digests fit both platforms."""
     payloads = _worst_payloads(codec)

@@ -27,6 +27,7 @@ def test_adaptive_card_rules(state: dict) -> None:
     assert limits.teams_card_problems(state["teams"]) == []
 
 
+@pytest.mark.slow
 def test_adaptive_cards_pass_the_official_renderer(adaptive_validator) -> None:
     """Microsoft's adaptivecards renderer parses, validates and renders every card cleanly."""
     report = adaptive_validator({s["name"]: s["teams"] for s in RENDERED})
@@ -34,6 +35,7 @@ def test_adaptive_cards_pass_the_official_renderer(adaptive_validator) -> None:
     assert {name: problems for name, problems in report.items() if problems} == {}
 
 
+@pytest.mark.slow
 def test_the_renderer_check_can_fail(adaptive_validator) -> None:
     """The validator reports an unknown property, an unknown element and a bad enum value; a
     ``lang`` that is no language code is reported, a valid one never (however many cards)."""

@@ -72,6 +72,7 @@ def _switch(gallery: Path) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_gallery_switches_language_on_both_platforms(tmp_path: Path) -> None:
     """The page opens in English; each button of the switch redraws every state in its
     language, the Block Kit sketch and the Adaptive Card (Microsoft's renderer) alike."""

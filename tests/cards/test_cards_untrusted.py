@@ -306,6 +306,7 @@ def test_slack_shows_people_text_as_text(row: Row, rendered, slack_validator) ->
     assert problems == {}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: r.name)
 def test_teams_shows_people_text_as_text(row: Row, drawn) -> None:
     """In every state, Microsoft's renderer (markdown read as Teams reads it) draws the row's

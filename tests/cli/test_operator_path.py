@@ -308,6 +308,7 @@ def test_before_db_upgrade_every_command_and_serve_name_the_upgrade(
     ("postgresql://clarify_nosuch_user@127.0.0.1:5432/postgres",
      "PostgreSQL refuses the user in CLARIFY_BOT_DATABASE_URL"),
 ])
+@pytest.mark.slow
 def test_database_failures_name_what_failed_and_the_fix(url: str, said: str) -> None:
     env = _distributed_env("http://127.0.0.1:9", database=url)
     for command in (("db", "status"), ("slack", "installations"), ("db", "upgrade")):

@@ -30,6 +30,7 @@ DEV = {"Authorization": f"Bearer {DEV_TOKEN}"}
     ("POST", "/dev/v1/clock", {"json": {"advanceSeconds": 60}, "headers": BOT}, 401,
      "UNAUTHENTICATED"),
 ])
+@pytest.mark.slow
 async def test_bad_requests_get_documented_codes(
     core_url: str, method: str, path: str, kwargs: dict, status: int, code: str
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis import GenerationMode
@@ -31,6 +32,7 @@ def _token(method: str, path: str) -> str:
     return DEV_TOKEN if AUTH_OF.get((method, path)) == "dev" else CLARIFY_TOKEN
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_generated_request_breaks_the_core(case: schemathesis.Case, live_core: str) -> None:

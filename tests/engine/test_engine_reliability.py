@@ -245,6 +245,7 @@ async def check_first_pass(bot: CoreClient, ids: list[str], sink: TeeSink) -> No
         assert direct or waiting or (cid in escalated and "escalated" in trail), cid
 
 
+@pytest.mark.slow
 async def test_three_workers_never_duplicate_and_respect_caps(
     core_url: str,
     clock: ManualClock,

@@ -357,6 +357,7 @@ async def test_the_index_is_read_once_a_minute_at_most_yet_nothing_is_missed(
     assert len(reminders(rig)) == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["before", "after"])
 async def test_reminder_never_twice_after_a_worker_process_is_sigkilled(
         restart: Callable[[RecordingChannel], Restart], dev_client: object, core_url: str,

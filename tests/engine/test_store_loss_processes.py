@@ -57,7 +57,8 @@ from tests.support.processes import Processes, free_port, plain_env, wait_until
 # the fixtures of the working hours' process tests: the same clock (Tuesday 01:00 UTC), acme core,
 # clock file the processes read, and fake Slack with each person's zone
 clock, core, moving, slack = hours.clock, hours.core, hours.moving, hours.slack
-pytestmark = pytest.mark.full_contract
+# slow: bot processes and a redis-server of its own
+pytestmark = [pytest.mark.full_contract, pytest.mark.slow]
 LOSSES = ("emptied", "replaced", "reset", "rolled_back")
 
 

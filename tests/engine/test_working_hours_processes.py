@@ -76,7 +76,8 @@ def worker_settings(*, core: str, redis: str, prefix: str, slack: str, health: i
 
 # a long hold lives on the heartbeat-lease extension (test_working_hours_baseline.py shows a
 # hold on a core without it)
-pytestmark = pytest.mark.full_contract
+# slow: worker processes on a clock file
+pytestmark = [pytest.mark.full_contract, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -93,6 +93,7 @@ async def silent_url() -> AsyncIterator[str]:
             writer.close()
 
 
+@pytest.mark.slow
 async def test_readyz_answers_within_two_seconds_when_core_and_slack_hang(silent_url: str
                                                                           ) -> None:
     """With the core and Slack accepting connections but never answering, /readyz still

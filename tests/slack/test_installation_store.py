@@ -53,6 +53,7 @@ async def test_the_schema_is_upgraded_by_the_command_only_and_once(database_url:
         await engine.dispose()
 
 
+@pytest.mark.slow
 async def test_a_fresh_database_is_refused_until_upgraded(database_url: str) -> None:  # noqa: F811
     import asyncpg
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
 from slack_sdk.signature import SignatureVerifier
 
 from bot.abuse_limits import OFF, Bucket, Limits
@@ -62,6 +63,7 @@ async def critical_card(stack: Stack) -> tuple[str, Any, Any]:
     return cid, stack.card("U0AHMED", cid), stack.card("U0SARAH", cid)
 
 
+@pytest.mark.slow
 async def test_one_user_flooding_a_thousand_clicks_cannot_starve_another(stack: Stack) -> None:
     """Sarah's 1,000 signed clicks and Ahmed's 20 arrive together: Sarah gets her 30 (the
     bucket) and 970 refusals, 429 with Retry-After and a value-free body, none reaching the
@@ -115,6 +117,7 @@ async def test_slack_retry_of_a_durable_answer_is_acknowledged_over_the_limit(st
     assert await responders(stack.bot, cid) == [("p-sarah", 1)]
 
 
+@pytest.mark.slow
 async def test_a_burst_of_250_people_from_one_address_passes_the_defaults(stack: Stack) -> None:
     """Slack sends everyone's clicks from a few addresses: 250 different people at once from
     127.0.0.1, under the shipped limits, are all acknowledged."""

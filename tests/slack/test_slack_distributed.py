@@ -40,8 +40,8 @@ from tests.slack.distributed import (
     oauth_secrets,
 )
 from tests.slack.fakeslack import FakeSlack
-from tests.slack.test_slack_served_steward import Served, _healthy
-from tests.support.processes import free_port
+from tests.slack.test_slack_served_steward import Served
+from tests.support.processes import free_port, healthy
 
 ACME, GLOBEX = "T0ACME", "T0GLOBEX"
 
@@ -103,7 +103,7 @@ async def _served(stack: contextlib.AsyncExitStack, *, tmp_path: Path, clock: Ma
                        signing_secret=SECRETS["SLACK_SIGNING_SECRET"], clock=clock, core=core,
                        bot=truth, dev=dev)
     made.service, made.installer = service, Installer(http, slack)
-    await made.until(lambda: _healthy(http, made.url), "the bot to listen")
+    await made.until(lambda: healthy(made.url, http), "the bot to listen")
     return made
 
 
@@ -121,6 +121,7 @@ async def globex_question(dev: DevCoreClient) -> str:
                                    workspace="globex-legal", tenant="globex")
 
 
+@pytest.mark.slow
 async def test_two_tenants_installed_through_links_each_get_cards_with_their_own_token(
         bot: Distributed, tmp_path: Path) -> None:
     assert (await bot.install("acme", ACME))[0] == 200
@@ -245,6 +246,7 @@ async def test_an_uninstalled_workspace_is_removed_and_its_people_skipped_with_a
     assert (await bot.card_for("U0SARAH", acme)).team == ACME
 
 
+@pytest.mark.slow
 async def test_rotating_tokens_are_refreshed_before_they_expire_on_the_injected_clock(
         tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_url: str,
         truth: CoreClient, dev_client: DevCoreClient, people: FakeSlack,

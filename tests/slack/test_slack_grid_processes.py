@@ -53,7 +53,9 @@ from tests.slack.distributed import (
 from tests.slack.fakeslack import FakeSlack
 from tests.support.processes import Processes, free_port, healthy, plain_env, wait_until
 
-pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
+# slow: bot processes and `devcore`
+# about installations, not the core's contract
+pytestmark = [pytest.mark.full_contract, pytest.mark.slow]
 
 ORG_TEXT = "org-wide installation of Clarify for another organisation"
 WORKSPACES_TEXT = "A workspace of this Enterprise Grid org already has Clarify installed"

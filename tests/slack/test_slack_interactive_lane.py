@@ -7,6 +7,8 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from bot.channel import Address, SlackReach
 from bot.clock import ManualClock
 from bot.store.base import DeliveryKey
@@ -49,6 +51,7 @@ async def _until(condition: Any) -> None:
                      every=0.01)
 
 
+@pytest.mark.slow
 async def test_a_click_and_a_digest_page_are_shown_before_a_large_delivery_ends(
         make_stack: Any) -> None:
     stack: Stack = await make_stack(clarify=clarify_settings(digest_threshold=1))

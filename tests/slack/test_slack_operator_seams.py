@@ -37,7 +37,9 @@ from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
 from tests.slack.test_slack_grid_processes import grid, slack, until_events  # noqa: F401
 from tests.support.processes import BIN, wait_until
 
-pytestmark = pytest.mark.full_contract  # about installations, not the core's contract
+# slow: bot processes, `devcore` and CLI runs
+# about installations, not the core's contract
+pytestmark = [pytest.mark.full_contract, pytest.mark.slow]
 
 
 async def _cli(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811

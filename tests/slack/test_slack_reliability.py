@@ -98,6 +98,7 @@ async def test_answers_wait_in_the_outbox_while_the_core_is_down(
     assert len(flaky.slack.ephemerals) == 2  # told once each, not at every retry
 
 
+@pytest.mark.slow
 async def test_ack_is_fast_while_the_core_is_slow(
         flaky: Stack, transport: Switchable, bot_client: CoreClient, truth: CoreClient) -> None:
     """A click is acknowledged well under a second while the core takes 1.5 s to answer."""

@@ -34,7 +34,9 @@ from tests.slack.distributed import (
 from tests.slack.fakeslack import FakeSlack
 from tests.support.processes import Processes, free_port, healthy, plain_env, wait_until
 
-pytestmark = pytest.mark.full_contract  # about token rotation, not the core's contract
+# slow: four bot processes and `devcore`
+# about token rotation, not the core's contract
+pytestmark = [pytest.mark.full_contract, pytest.mark.slow]
 
 @pytest.fixture
 async def slack() -> AsyncIterator[FakeSlack]:

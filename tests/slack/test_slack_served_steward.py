@@ -30,7 +30,7 @@ from tests.slack.conftest import SlackPeople
 from tests.slack.fakeslack import FakeSlack, Message
 from tests.slack.test_slack_decline import LEASE, PASSED_ON, WHY_NAMED, declined_events
 from tests.slack.test_slack_override import note_input
-from tests.support.processes import free_port, wait_until
+from tests.support.processes import free_port, healthy, wait_until
 
 NOTE = "Countersigned letter of 2 July"
 
@@ -88,16 +88,8 @@ async def served(tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_u
         made = Served(slack=fake_slack, url=f"http://127.0.0.1:{port}", http=http,
                       signing_secret=SECRETS["SLACK_SIGNING_SECRET"], clock=clock, core=core,
                       bot=truth, dev=dev_client)
-        await made.until(lambda: _healthy(http, made.url), "the bot to listen")
+        await made.until(lambda: healthy(made.url, http), "the bot to listen")
         yield made
-
-
-async def _healthy(http: aiohttp.ClientSession, url: str) -> bool:
-    try:
-        async with http.get(f"{url}/healthz") as got:
-            return got.status == 200
-    except aiohttp.ClientError:
-        return False
 
 
 async def conflicted(served: Served) -> tuple[str, Message]:

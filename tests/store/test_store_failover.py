@@ -18,7 +18,11 @@ from tests.support.redis_cluster import LocalCluster, LocalSentinel, free_ports,
 
 from .conftest import T0, admit, at
 
-pytestmark = pytest.mark.skipif(not have_redis_server(), reason="needs redis-server")
+# slow: redis-server, sentinels and a cluster of their own
+pytestmark = [
+    pytest.mark.skipif(not have_redis_server(), reason="needs redis-server"),
+    pytest.mark.slow,
+]
 PORTS = os.environ.get("CLARIFY_TEST_CLUSTER_PORTS", "20201-20299")
 PREFIX = "tfail"
 

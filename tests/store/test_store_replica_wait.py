@@ -21,7 +21,11 @@ from tests.support.redis_cluster import _Servers, _wait, free_ports, have_redis_
 
 from .conftest import T0
 
-pytestmark = pytest.mark.skipif(not have_redis_server(), reason="needs redis-server")
+# slow: a redis-server master and replica of their own
+pytestmark = [
+    pytest.mark.skipif(not have_redis_server(), reason="needs redis-server"),
+    pytest.mark.slow,
+]
 PORTS = os.environ.get("CLARIFY_TEST_CLUSTER_PORTS", "20201-20299")
 
 

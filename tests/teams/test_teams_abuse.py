@@ -10,6 +10,8 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
 from bot.abuse_limits import OFF, Bucket, Limits
 from bot.answering.answers import Receipt
 from bot.answering.waiting import Handover
@@ -108,6 +110,7 @@ async def test_teams_bodies_are_bounded_however_framed(teams: TeamsStack) -> Non
     assert REGISTRY.value(REFUSED, limit="body", platform="teams") - before == 1
 
 
+@pytest.mark.slow
 async def test_invokes_are_refused_at_the_cap_of_outstanding_tasks(teams: TeamsStack) -> None:
     """One answer's forward still running fills a cap of one: the next invoke is refused (503,
     Retry-After) before anything is stored, a conversation update still passes; the held answer is

@@ -61,6 +61,7 @@ async def test_clicks_while_the_core_is_down_are_forwarded_once_when_it_returns(
     assert await teams.store.outbox_size() == 0
 
 
+@pytest.mark.slow
 async def test_a_slow_core_leaves_the_being_recorded_card(
         make_teams: Any, switchable: tuple[Switchable, CoreClient]) -> None:
     """A core slower than the invoke's budget: the invoke is answered with "being recorded"

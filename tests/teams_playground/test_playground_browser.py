@@ -16,7 +16,8 @@ from tests.teams_playground import browser
 from tests.teams_playground.conftest import SARAH, TeamsStack, needs_the_teams_adapter
 from tests.teams_playground.test_playground_e2e import FIRST, QUESTION
 
-pytestmark = needs_the_teams_adapter()
+# slow: the Agents Playground (Node) and chromium
+pytestmark = [needs_the_teams_adapter(), pytest.mark.slow]
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "teams-playground.png"
 
 

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from bot.core import models as m
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from tests.support.card_text import teams_block_text
@@ -24,7 +26,8 @@ from tests.teams_playground.conftest import (
     needs_the_teams_adapter,
 )
 
-pytestmark = needs_the_teams_adapter()
+# slow: the Agents Playground (Node)
+pytestmark = [needs_the_teams_adapter(), pytest.mark.slow]
 
 CODEC = ActionCodec(ACTION_KEY.encode())
 QUESTION = "When does the Harbor Street lease renewal take effect?"

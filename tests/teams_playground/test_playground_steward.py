@@ -22,6 +22,7 @@ import pytest
 
 from bot.core import models as m
 from cards.actions import ActionKind
+from tests.support.processes import wait_until
 from tests.teams_playground import browser
 from tests.teams_playground import playground as pg
 from tests.teams_playground.conftest import (
@@ -29,12 +30,12 @@ from tests.teams_playground.conftest import (
     MARIA,
     SARAH,
     TeamsStack,
-    _eventually,
     needs_the_teams_adapter,
 )
 from tests.teams_playground.test_playground_e2e import QUESTION, button, press
 
-pytestmark = needs_the_teams_adapter()
+# slow: the Agents Playground (Node)
+pytestmark = [needs_the_teams_adapter(), pytest.mark.slow]
 
 SECOND = "October 1 – December 31"  # candidate 1 as the en-US cards write it (PLAYGROUND_LOCALE)
 CONFLICT = "Conflicting answers need review"
@@ -145,7 +146,7 @@ async def test_playground_not_the_right_person(make_teams_stack: Any, chromium: 
         async def waiting() -> bool:
             job = await stack.bot.get_job(job_id=str(c.job_id))
             return job.state is m.JobState.AVAILABLE
-        await _eventually(waiting, "the job to wait out its window")
+        await wait_until(waiting, "the job to wait out its window")
         assert not sarah.posted(lambda p: QUESTION in p.text)
         moved = stack.clock.now()
         card = tab.page.locator(".ac-adaptiveCard", has_text=QUESTION).last
