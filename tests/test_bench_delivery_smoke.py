@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PEOPLE = 100  # bench/delivery.py --smoke: 300 cards to 100 people
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
 def test_delivery_benchmark_smoke_sends_every_card_once_at_most_three_core_calls_a_job(
         tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from soak_people import Tally  # noqa: E402
 from soak_world import aad_user  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
 @pytest.mark.parametrize("contract", ["full", "baseline"])
 def test_soak_smoke_loses_doubles_reorders_no_answer_and_sends_no_card_twice_under_faults(

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 LEAKING = '''
@@ -31,6 +33,7 @@ async def test_retrieves_its_task() -> None:
 '''
 
 
+@pytest.mark.slow
 def test_a_task_exception_nobody_retrieved_fails_the_test_that_left_it(tmp_path: Path) -> None:
     target = ROOT / "tests" / f"test_zz_guard_probe_{tmp_path.name}.py"
     target.write_text(LEAKING)
