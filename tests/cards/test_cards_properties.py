@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +33,8 @@ from cards.views import (
     StewardQuorumView,
     Viewer,
 )
+
+pytestmark = pytest.mark.slow  # property-based: every card kind over generated views
 
 CODEC = ActionCodec(fixtures.PREVIEW_KEY)
 SETTINGS = settings(max_examples=35, deadline=None,

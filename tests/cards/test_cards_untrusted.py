@@ -354,6 +354,7 @@ def _cut_problems(texts: list[str]) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_long_text_is_cut_between_characters(rendered, drawn) -> None:
     """Every limit that cuts the long text (a button's 75 characters, a name's 100, a title's
     200, a line's 1,000 …) cuts it between two characters a person sees: never inside a flag,

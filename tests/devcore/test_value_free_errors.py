@@ -97,6 +97,7 @@ def marked_body(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", POSTS, ids=lambda r: r.operation_id)
 def test_no_marked_body_is_echoed_in_an_error(live_core: str, route: Route) -> None:
     """Unknown keys and wrong values carrying a marker, at any depth: no error repeats it."""
@@ -112,6 +113,7 @@ def test_no_marked_body_is_echoed_in_an_error(live_core: str, route: Route) -> N
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", GETS, ids=lambda r: r.operation_id)
 def test_no_marked_path_or_query_value_is_echoed(live_core: str, route: Route) -> None:
     """Marked ids in the path and marked query values come back as codes, never as text."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,6 +24,8 @@ from bot.core.routes import route
 from tests.core.conftest import respond
 from tests.core.test_client import CASES, Case
 from tests.fuzz.budget import CANARY, fuzz, json_values, mutated
+
+pytestmark = pytest.mark.slow  # property-based: a few hundred generated examples
 
 CALLS = [c for c in CASES if not c.dev]
 TOKEN = "tok-fuzz-secret-bearer"

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,6 +25,8 @@ from bot.settings.loader import setting_keys
 from bot.settings.secrets import SECRET_ENV
 from clarify_bot.cli import main
 from tests.fuzz.budget import fuzz
+
+pytestmark = pytest.mark.slow  # property-based: a few hundred generated examples
 
 SECRET = "SeCrEtCaNaRy"  # every secret value contains it; no message may
 KEYS = setting_keys()

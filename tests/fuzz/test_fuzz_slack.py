@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -34,6 +35,8 @@ from tests.fuzz.budget import CANARY, fuzz, json_values, mutated
 from tests.fuzz.conftest import Logs
 from tests.slack.conftest import CODEC_KEY, PEOPLE, SIGNING_SECRET, Stack, payload_of
 from tests.slack.test_slack_security import form, post_raw, sign
+
+pytestmark = pytest.mark.slow  # property-based: a few hundred generated examples
 
 CODEC = ActionCodec(CODEC_KEY)
 STAMP = "1783330000"

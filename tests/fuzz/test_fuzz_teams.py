@@ -17,6 +17,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 from jwt.api_jws import PyJWS
@@ -42,6 +43,8 @@ from tests.teams.inbound import (
     invoke,
 )
 from tests.teams.tokens import APP_ID, KEY, KID, OTHER_KEY, claims, sign
+
+pytestmark = pytest.mark.slow  # property-based: a few hundred generated examples
 
 CODEC = ActionCodec(CODEC_KEY)
 WORDS = ("Harbor Street", "effective next quarter", "next calendar quarter",
