@@ -16,10 +16,12 @@ same key; with neither, the delivery counts as uncertain and is never sent twice
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from bot.chat import ChatUser
+from bot.core import models as m
 from bot.errors import BotError
 from bot.store.base import DeliveryKey
 from cards.views import (
@@ -157,6 +159,17 @@ class Channel(Protocol):
     can_find: bool  # ``find`` can look up a message sent for a delivery key
     idempotent: bool  # the platform deduplicates sends by the delivery key it is given
 
+    @property
+    def identity_kind(self) -> m.IdentityKind | None:
+        """Which of the core contract's identity kinds addresses the platform's people (their
+        aliases, the reverse check); None: the core keeps no aliases it reaches."""
+        ...
+
+    @property
+    def contract_channel(self) -> m.Channel:
+        """The contract's channel word the platform's answers and delivery reports carry."""
+        ...
+
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         """Send one message; returns its reference. Raises ChannelError."""
         ...
@@ -177,3 +190,53 @@ class Channel(Protocol):
         asked only when ``can_find``. Raises ChannelError when the platform cannot tell now.
         """
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class ContractWords:
+    """How the mounted platforms map onto the core contract's words (``Channel.identity_kind``,
+    ``Channel.contract_channel``): what the bot sends the core and reads back from it. The bot's
+    own records (cards, store keys, metrics, logs) keep the platform's own name. A channel
+    that declares neither maps as its name does when the contract names it."""
+
+    kinds: Mapping[str, m.IdentityKind | None]
+    channels: Mapping[str, m.Channel]
+
+    @classmethod
+    def of(cls, channels: Mapping[str, object]) -> ContractWords:
+        kinds: dict[str, m.IdentityKind | None] = {}
+        words: dict[str, m.Channel] = {}
+        for name, channel in channels.items():
+            word = getattr(channel, "contract_channel", None) or _named(name)
+            if word is not None:
+                words[name] = word
+            kinds[name] = getattr(channel, "identity_kind", word.identity_kind if word else None)
+        return cls(kinds=kinds, channels=words)
+
+    def channel(self, platform: str) -> m.Channel:
+        """The contract's channel word for a platform's answers and delivery reports."""
+        return self.channels.get(platform) or m.Channel(platform)
+
+    def kind(self, platform: str) -> m.IdentityKind | None:
+        """The identity kind that addresses a platform's people."""
+        if platform in self.kinds:
+            return self.kinds[platform]
+        word = _named(platform)
+        return word.identity_kind if word is not None else None
+
+    def platform(self, recorded: m.RecordedChannel) -> str | None:
+        """The platform a channel word the core recorded came from: the one mounted platform
+        that declares it, else the chat channel the word names; None for a word no mounted
+        platform declares that names no chat channel (``cli``, ``api``, ``erased``)."""
+        declaring = [name for name, word in self.channels.items() if word.value == recorded.value]
+        if len(declaring) == 1:
+            return declaring[0]
+        return recorded.value if recorded.chat and not declaring else None
+
+
+def _named(platform: str) -> m.Channel | None:
+    """The contract's channel word a platform's own name is, if it is one."""
+    try:
+        return m.Channel(platform)
+    except ValueError:
+        return None

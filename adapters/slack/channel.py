@@ -36,6 +36,7 @@ from bot.channel import (
     Profile,
     SlackReach,
 )
+from bot.core import models as m
 from bot.store.base import DeliveryKey
 from cards import text as card_text
 from cards.actions import ActionCodec
@@ -56,6 +57,10 @@ class SlackChannel(WebApi):
     platform: str = "slack"
     can_find: bool = True  # conversations.history, by the metadata each card carries
     idempotent: bool = False
+    # the core contract's words for Slack: its people are addressed by their Slack user ids,
+    # its answers and delivery reports say "slack"
+    identity_kind: m.IdentityKind = m.IdentityKind.SLACK
+    contract_channel: m.Channel = m.Channel.SLACK
     # each person's DM channel id, for the rare look-up after an unclear post: the most recently
     # used ``DM_IDS_KEPT`` (a forgotten one costs one conversations.open when next needed)
     _dms: OrderedDict[str, str] = field(default_factory=OrderedDict)

@@ -56,6 +56,7 @@ from bot.channel import (
     TeamsReach,
 )
 from bot.clock import Clock
+from bot.core import models as m
 from bot.settings import TeamsSettings
 from bot.store.base import Conversations, DeliveryKey, Store
 from cards import teams as adaptive
@@ -116,6 +117,10 @@ class TeamsChannel:
     platform: str = "teams"
     can_find: bool = False  # the connector cannot list what the bot sent
     idempotent: bool = False  # nor deduplicate a send by our delivery key
+    # the core contract's words for Teams: its people are addressed by their Entra identity,
+    # its answers and delivery reports say "teams"
+    identity_kind: m.IdentityKind = m.IdentityKind.ENTRA
+    contract_channel: m.Channel = m.Channel.TEAMS
     # 1:1 conversation id -> the AAD object id of its person, for the ``READERS_KEPT`` most
     # recently used (a card updated later is rendered in that person's locale; a forgotten one
     # costs one members lookup at the connector)

@@ -38,6 +38,7 @@ from bot.answering.policy import OutboxPolicy
 from bot.answering.requests import answer_request, request_id
 from bot.answering.waiting import FAILING, CoreReach, Handover, waiting_kind
 from bot.audit import Audit, AuditEvent, occurrence_of
+from bot.channel import ContractWords
 from bot.chat import Callback
 from bot.clock import Clock
 from bot.core import errors as e
@@ -129,6 +130,8 @@ class AnswerService:
     # what forwards last met: an answer or a failing core (``bot.answering.waiting``)
     reach: CoreReach | None = None
     random: Callable[[], float] = _random.random  # the outbox's jitter draws (tests: 1.0)
+    # the contract's words of the mounted platforms: the answers' channel word
+    words: ContractWords = field(default_factory=lambda: ContractWords.of({}))
     identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
     clarifications: Recent[str, m.Clarification] = field(init=False)
 
@@ -342,8 +345,9 @@ class AnswerService:
         # outcome is that answer's (bot.store.stream)
         superseded = entry.superseded and entry.repeats is None
         request = answer_request(cb, person, rights=role_in(person, c.workspace.workspace_id),
-                           request_id=request_id(entry.repeats or entry.entry_id),
-                           superseded=superseded)
+                                 channel=self.words.channel(cb.platform),
+                                 request_id=request_id(entry.repeats or entry.entry_id),
+                                 superseded=superseded)
         try:
             answered = await self.core.answer_clarification(clarification_id=c.id,
                                                             request=request)

@@ -21,7 +21,10 @@ def responded_at(cb: Callback) -> datetime | None:
 
 
 def answer_request(cb: Callback, person: m.Person, *, rights: m.Role | None,
-             request_id: str | None = None, superseded: bool = False) -> m.AnswerRequest:
+                   channel: m.Channel, request_id: str | None = None,
+                   superseded: bool = False) -> m.AnswerRequest:
+    """``channel``: the contract's word the answer's platform declares
+    (``bot.channel.ContractWords``)."""
     custom = None
     if cb.answer_index is None:
         # people pick the last valid day; the core's intervals end exclusively the day after
@@ -33,7 +36,7 @@ def answer_request(cb: Callback, person: m.Person, *, rights: m.Role | None,
         )
     return m.AnswerRequest(
         answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
-        rights=rights or m.Role.VIEWER, channel=m.Channel(cb.platform),
+        rights=rights or m.Role.VIEWER, channel=channel,
         message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
         steward_override=cb.steward_override, note=cb.override_note or None,
         responded_at=responded_at(cb), superseded=True if superseded else None,

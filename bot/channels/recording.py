@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.channel import Address, ChannelError, Message
+from bot.core import models as m
 from bot.store.base import DeliveryKey
 from cards.views import OutcomeView, QuestionView
 
@@ -47,6 +48,20 @@ class RecordingChannel:
     fail_lasting: bool = False  # those failures will hold for later questions too
     after_send: Callable[[SentMessage], None] | None = None  # e.g. raise to simulate a crash
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # the contract's words for the platform (``bot.channel.Channel``); None: as its name says
+    # where the contract names it, else ``api`` and no identity kind
+    contract: m.Channel | None = None
+    kind: m.IdentityKind | None = None
+
+    @property
+    def contract_channel(self) -> m.Channel:
+        if self.contract is not None:
+            return self.contract
+        return m.Channel(self.platform) if self.platform in set(m.Channel) else m.Channel.API
+
+    @property
+    def identity_kind(self) -> m.IdentityKind | None:
+        return self.kind or self.contract_channel.identity_kind
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         if address.person_id in self.fail_for:

@@ -210,8 +210,9 @@ class Asking:
         REGISTRY.inc("clarify_store_recovered_total", what="card")
         record = next(d for d in c.deliveries if d.person_id == key.person_id
                       and d.attempt == key.attempt and d.kind is m.DeliveryKind.QUESTION)
-        if record.message_ref and record.channel.chat:
-            await self.store.add_card(CardRecord(delivery=key, platform=record.channel.value,
+        platform = self.deliverer.words.platform(record.channel)
+        if record.message_ref and platform is not None:
+            await self.store.add_card(CardRecord(delivery=key, platform=platform,
                                                  message_ref=record.message_ref))
         await self.trail.event(
             c.id, "delivery", job_id=job.id, person_id=key.person_id, attempt=key.attempt,

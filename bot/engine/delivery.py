@@ -17,7 +17,15 @@ from enum import StrEnum
 
 import structlog
 
-from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Message, NotReachable
+from bot.channel import (
+    Address,
+    Channel,
+    ChannelError,
+    ContractWords,
+    CredentialsRejected,
+    Message,
+    NotReachable,
+)
 from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
@@ -75,6 +83,11 @@ class Deliverer:
     retry: RetryPolicy = SEND_RETRY
     random: Callable[[], float] = _random.random  # the retries' jitter draws (tests: 1.0)
     locales: Locales | None = None  # the person's platform locale for the cards sent
+
+    @property
+    def words(self) -> ContractWords:
+        """The contract's words of the platforms sent on (their reports' channel word)."""
+        return ContractWords.of(self.channels)
 
     async def deliver(
         self,
@@ -220,7 +233,7 @@ class Deliverer:
             report=m.DeliveryReport(
                 delivery_id=delivery_id(key),
                 person_id=key.person_id,
-                channel=m.Channel(card.platform),
+                channel=self.words.channel(card.platform),
                 kind=m.DeliveryKind(key.kind),
                 attempt=key.attempt,
                 message_ref=card.message_ref[:500],

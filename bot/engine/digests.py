@@ -226,7 +226,7 @@ class DigestSender:
                 report=m.DeliveryReport(
                     delivery_id=delivery_id(key),
                     person_id=item.person_id,
-                    channel=m.Channel(address.platform),
+                    channel=self.deliverer.words.channel(address.platform),
                     kind=m.DeliveryKind.DIGEST,
                     attempt=item.attempt,
                     message_ref=ref[:500],

@@ -173,7 +173,7 @@ class NoticeSender:
         await self.core.report_delivery(
             clarification_id=item.clarification_id,
             report=m.DeliveryReport(delivery_id=delivery_id(key), person_id=steward_id,
-                                    channel=m.Channel(address.platform),
+                                    channel=self.deliverer.words.channel(address.platform),
                                     kind=m.DeliveryKind.STEWARD_NOTICE, attempt=0,
                                     message_ref=ref[:500]),
             scope=scope)

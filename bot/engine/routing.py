@@ -1,8 +1,10 @@
 """Alias resolution: a ranked PERSON to one delivery address, tenant-scoped, via the core.
 
-The bot keeps no routing table: aliases come from the core's person record; each platform's tenant
-map (the settings' Slack workspaces, or a distributed app's installations; the tenant map Teams'
-mount supplies) says which workspace or org belongs to which tenant (the deny-by-default scope).
+The bot keeps no routing table: aliases come from the core's person record, under the identity
+kind each platform declares (``bot.channel.ContractWords``: Slack users, or Entra identities);
+each platform's tenant map (the settings' Slack workspaces, or a distributed app's installations;
+the map an Entra-addressed platform's mount supplies) says which workspace or org belongs to
+which tenant (the deny-by-default scope).
 ALIAS_AMBIGUOUS holds in both directions: one person with several chat users on a platform, and
 one chat user claimed by several people of the tenant, or about which the core's sources
 disagree (``bot.engine.aliases``); neither is delivered to, since a card sent there could be
@@ -11,12 +13,12 @@ read, and answered, by the wrong person.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from bot.channel import Address, SlackReach, TeamsReach
+from bot.channel import Address, ContractWords, SlackReach, TeamsReach
 from bot.chat import ChatUser, ConfirmingTenants, SlackTenants, UserTenants
 from bot.core import models as m
 from bot.core.batching import JobScope
@@ -33,10 +35,14 @@ class Unroutable:
 @dataclass(frozen=True, slots=True)
 class Routing:
     # the platforms sent on, in order; a person's aliases on each are the ones the core's
-    # contract keeps under its name (``slack``, ``teams``): a platform it keeps none for has none
+    # contract keeps for the identity kind it declares (``words``); one that declares none
+    # reaches nobody
     channels: tuple[str, ...]
-    slack: SlackTenants
-    teams: UserTenants  # the tenant map the Teams platform's mount supplies
+    slack: SlackTenants  # the workspaces of a Slack-addressed platform
+    teams: UserTenants  # the Entra orgs of an Entra-addressed platform whose mount supplied none
+    # the tenant map each platform's mount supplied: an Entra-addressed platform's own
+    tenants: Mapping[str, UserTenants] = field(default_factory=dict)
+    words: ContractWords = field(default_factory=lambda: ContractWords.of({}))
 
     def address(self, person: m.Person, *, tenant_id: str, besides: tuple[str, ...] = ()
                 ) -> Address | Unroutable:
@@ -48,8 +54,7 @@ class Routing:
         for channel in self.channels:
             if str(channel) in besides:
                 continue
-            read = self._readers().get(channel)
-            found = read(person, tenant_id) if read is not None else None
+            found = self._read(person, tenant_id, str(channel))
             if isinstance(found, Address):
                 return found
             if found is not None and found.reason is not m.ReasonCode.TENANT_SCOPE_MISMATCH:
@@ -62,16 +67,28 @@ class Routing:
             )
         return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person))
 
-    def _readers(self) -> dict[str, Callable[[m.Person, str], Address | Unroutable | None]]:
-        """Each alias kind of the core's contract, by its channel's name."""
-        return {m.Channel.SLACK: self._slack, m.Channel.TEAMS: self._teams}
+    def _read(self, person: m.Person, tenant_id: str, platform: str
+              ) -> Address | Unroutable | None:
+        """The person's address on a platform, by the aliases of the identity kind it
+        declares; None: the person has none of that kind (or the platform declares none)."""
+        kind = self.words.kind(platform)
+        if kind is m.IdentityKind.SLACK:
+            return self._slack(person, tenant_id, platform)
+        if kind is m.IdentityKind.ENTRA:
+            return self._entra(person, tenant_id, platform)
+        return None
+
+    def _reads(self, kind: m.IdentityKind | None) -> bool:
+        """Some platform sent on is addressed by this identity kind."""
+        return any(self.words.kind(str(c)) is kind for c in self.channels)
 
     def _none_of(self, person: m.Person) -> str:
         """Why nobody is reachable, naming the platforms tried, in order, and any alias the
         person has on a platform this deployment does not send to."""
         tried = ", ".join(str(c) for c in self.channels) or "none"
         held = {m.Channel.SLACK: person.aliases.slack, m.Channel.TEAMS: person.aliases.teams}
-        unused = [str(c) for c, aliases in held.items() if aliases and c not in self.channels]
+        unused = [str(c) for c, aliases in held.items()
+                  if aliases and not self._reads(c.identity_kind)]
         why = f"the person has no alias on the platforms tried ({tried})"
         if unused:
             names = " and ".join(unused)
@@ -131,7 +148,7 @@ class Routing:
         is seen at once). True when the view changed: the caller decides again by the same
         rules, so a workspace of another tenant never serves this one."""
         if not isinstance(self.slack, ConfirmingTenants) \
-                or m.Channel.SLACK not in self.channels or person.tenant_id != tenant_id:
+                or not self._reads(m.IdentityKind.SLACK) or person.tenant_id != tenant_id:
             return False
         changed = False
         for a in person.aliases.slack:
@@ -144,7 +161,8 @@ class Routing:
                                                enterprise_id=a.enterprise_id) or changed
         return changed
 
-    def _slack(self, person: m.Person, tenant_id: str) -> Address | Unroutable | None:
+    def _slack(self, person: m.Person, tenant_id: str, platform: str
+               ) -> Address | Unroutable | None:
         aliases = person.aliases.slack
         if not aliases:
             return None
@@ -159,26 +177,28 @@ class Routing:
             return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS, "several Slack users in scope")
         a = mine[0]
         return Address(
-            platform="slack",
+            platform=platform,
             person_id=person.person_id,
             user_id=a.user_id,
             reach=SlackReach(team_id=a.team_id, enterprise_id=a.enterprise_id),
             verified=a.verified and person.verified_enterprise_identity,
         )
 
-    def _teams(self, person: m.Person, tenant_id: str) -> Address | Unroutable | None:
+    def _entra(self, person: m.Person, tenant_id: str, platform: str
+               ) -> Address | Unroutable | None:
         aliases = person.aliases.teams
         if not aliases:
             return None
-        mine = [a for a in aliases if self.teams.tenant_of(ChatUser(
-            platform="teams", user_id=a.aad_object_id, aad_tenant_id=a.tenant_id)) == tenant_id]
+        orgs = self.tenants.get(platform, self.teams)
+        mine = [a for a in aliases if orgs.tenant_of(ChatUser(
+            platform=platform, user_id=a.aad_object_id, aad_tenant_id=a.tenant_id)) == tenant_id]
         if not mine:
             return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "Teams alias in another tenant")
         if len({a.aad_object_id for a in mine}) > 1:
             return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS, "several Teams users in scope")
         a = mine[0]
         return Address(
-            platform="teams",
+            platform=platform,
             person_id=person.person_id,
             user_id=a.aad_object_id,
             reach=TeamsReach(aad_tenant_id=a.tenant_id),

@@ -135,8 +135,9 @@ class HoldRecovery:
             return 0
         record = next((d for d in c.deliveries if d.person_id == person_id and d.attempt == turn
                        and d.kind is m.DeliveryKind.QUESTION), None)
+        platform = self.reminders.deliverer.words.platform(record.channel) if record else None
         if record is None or record.delivered_at is None or not record.message_ref \
-                or not record.channel.chat:
+                or platform is None:
             return 0
         # when the card said it moves on: the bot's window from the lease the card went out on
         # (``reminders.moves_on``), not later than the core brings the next turn
@@ -150,7 +151,7 @@ class HoldRecovery:
         key = DeliveryKey(c.id, person_id, turn, m.DeliveryKind.QUESTION.value)
         if not any(card.delivery == key for card in await self.store.cards(c.id)):
             await self.store.add_card(CardRecord(
-                delivery=key, platform=record.channel.value, message_ref=record.message_ref,
+                delivery=key, platform=platform, message_ref=record.message_ref,
                 moves_on_at=moves_on, moves_on_to_steward=to_steward))
         reminder = Reminder(c.id, turn, moves_on, to_steward)
         await self.store.reminder_add(reminder.member, due=point)

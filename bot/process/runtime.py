@@ -18,7 +18,7 @@ from functools import partial
 from bot.answering.answers import AnswerService, OutboxPolicy
 from bot.answering.followups import Followups
 from bot.audit import Audit, AuditSink
-from bot.channel import Address, Channel
+from bot.channel import Address, Channel, ContractWords
 from bot.chat import SlackTenants, UserTenants, WorkspaceTenants
 from bot.clock import Clock
 from bot.core.client import CoreClient
@@ -110,11 +110,14 @@ def build_engine(parts: EngineParts) -> Engine:
     settings: dict[str, UserTenants] = {"slack": WorkspaceTenants(parts.slack),
                                         "teams": parts.teams}
     tenants = parts.tenants if parts.tenants is not None else settings
-    # Teams aliases are scoped by the tenant map Teams' mount supplied, as its users' clicks are
+    # how each platform maps onto the core contract's words: its people's identity kind, and
+    # the channel word of its answers and delivery reports
+    words = ContractWords.of(channels)
+    # an Entra-addressed platform's aliases are scoped by the tenant map its mount supplied, as
+    # its users' clicks are
     routing = Routing(
         channels=tuple(str(c) for c in parts.clarify.channels if str(c) in channels),
-        slack=parts.slack,
-        teams=tenants.get("teams", parts.teams),
+        slack=parts.slack, teams=parts.teams, tenants=tenants, words=words,
     )
     audit = Audit(sink=parts.audit_sink, core=core)
     # one per engine: every person's zone is decided here, and a profile read is kept once in
@@ -169,7 +172,8 @@ def build_engine(parts: EngineParts) -> Engine:
                           refresher=refresher, stewards=stewards,
                           workers=parts.followup_workers, board=board)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
-                            followups=followups, policy=parts.outbox, random=parts.random)
+                            followups=followups, policy=parts.outbox, random=parts.random,
+                            words=words)
     declines = Declines(core=core, ledger=store, kv=store, trail=trail, refresher=refresher,
                         clock=clock, redo=handler.handle)
     interactions = Interactions(core=core, store=store, digests=digests, clock=clock,

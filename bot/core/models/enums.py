@@ -78,11 +78,26 @@ class BindingStatus(Growing):
     UNKNOWN = "unknown"
 
 
+class IdentityKind(StrEnum):
+    """The contract's identity kinds for a person's chat aliases: a Slack user (``aliases.slack``,
+    ``SlackIdentity``) or an Entra object id in its Entra tenant (``aliases.teams``,
+    ``TeamsIdentity``). A platform declares which one addresses its people."""
+
+    SLACK = "slack"
+    ENTRA = "entra"
+
+
 class Channel(StrEnum):
     SLACK = "slack"
     TEAMS = "teams"
     CLI = "cli"
     API = "api"
+
+    @property
+    def identity_kind(self) -> IdentityKind | None:
+        """The identity kind the people of the chat channel this word names are addressed by;
+        None for a word that names no chat channel (``cli``, ``api``)."""
+        return {Channel.SLACK: IdentityKind.SLACK, Channel.TEAMS: IdentityKind.ENTRA}.get(self)
 
 
 class RecordedChannel(StrEnum):
