@@ -50,18 +50,18 @@ class RecordingChannel:
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     # the contract's words for the platform (``bot.channel.Channel``); None: as its name says
     # where the contract names it, else ``api`` and no identity kind
-    contract: m.Channel | None = None
-    kind: m.IdentityKind | None = None
+    declared_channel: m.Channel | None = None
+    declared_kind: m.IdentityKind | None = None
 
     @property
     def contract_channel(self) -> m.Channel:
-        if self.contract is not None:
-            return self.contract
+        if self.declared_channel is not None:
+            return self.declared_channel
         return m.Channel(self.platform) if self.platform in set(m.Channel) else m.Channel.API
 
     @property
     def identity_kind(self) -> m.IdentityKind | None:
-        return self.kind or self.contract_channel.identity_kind
+        return self.declared_kind or self.contract_channel.identity_kind
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         if address.person_id in self.fail_for:

@@ -42,8 +42,8 @@ ACME_TEAMS = TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"
 class Pigeon(RecordingChannel):  # the platform's Channel: it cannot look up what it sent
     platform: str = "pigeon"
     can_find: bool = False
-    kind: m.IdentityKind | None = m.IdentityKind.ENTRA  # its people: their Entra identity
-    contract: m.Channel | None = m.Channel.API  # the contract's word for its answers
+    declared_kind: m.IdentityKind | None = m.IdentityKind.ENTRA  # its people: their Entra identity
+    declared_channel: m.Channel | None = m.Channel.API  # the contract's word for its answers
 
 
 @dataclass(frozen=True)
