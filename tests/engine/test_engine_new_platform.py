@@ -31,7 +31,8 @@ from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient
 from devcore.demo import answer_now
-from tests.engine.conftest import ACME_SLACK, new_clarification, no_sleep
+from tests.engine.conftest import ACME_SLACK, no_sleep
+from tests.support.rigs import new_clarification
 
 ORG = "5f3c1a2b-7d4e-4c1a-9b2e-0a11ce000001"  # acme's Entra tenant (Sarah's Entra identity)
 GLOBEX_ORG = "org-of-globex"
