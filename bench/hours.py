@@ -1,4 +1,4 @@
-"""Asking at each person's own hour (issue 26): 1,000 people in five time zones, an ingestion
+"""Asking at each person's own hour: 1,000 people in five time zones, an ingestion
 burst at one moment, the clock moved through two days.
 
 A fresh reference core on 127.0.0.1 (the acme tenant with 1,000 extra editors of acme-legal,
@@ -15,7 +15,7 @@ is due after each step. What is counted afterwards, from the cards as sent:
 - critical cards' delay after the burst: must be 0 (sent in the burst's own pass);
 - the steward's (Madrid) high-severity notices sent outside her hours: must be 0;
 - each question's first card's delay after the opening of the person's next working hour;
-- reminders (issue 26, item 2), when the engine sends them: how many questions got more than one.
+- reminders: how many questions got more than one (one card, one reminder).
 
 Run: .venv/bin/python bench/hours.py [--people 1000] [--step-minutes 10]
 """
@@ -44,6 +44,7 @@ from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
 from bot.engine.hours import WorkingHours
 from bot.engine.notices import NOTICES_KIND
+from bot.engine.reminders import REMINDER_KIND
 from bot.process.runtime import EngineParts, build_engine
 from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
@@ -63,7 +64,7 @@ SLACK = SlackSettings(workspaces=(SlackWorkspace(team_id="T0ACME", enterprise_id
                                                  tenant="acme"),))
 HOURS = WorkingHours()
 QUESTION = m.DeliveryKind.QUESTION.value
-REMINDER_KINDS = frozenset({"reminder"})  # item 2's kind, once it lands
+REMINDER_KINDS = frozenset({REMINDER_KIND})  # the reminder's own delivery kind
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""What the store watch (issue 32, item 10) costs a process: one check of the store's generation
+"""What the store watch costs a process: one check of the store's generation
 (``bot.process.storewatch.StoreWatch.check``, every ``store.watch_seconds``, 10 s by default)
 against a real Redis, with 0, 1,000 and 10,000 held questions in the store and remembered by the
 process (each check counts what the store holds and prunes the process's memory of holds that

@@ -68,11 +68,11 @@ class Metrics:
         # where they are defined, with ``preset``
         self._counter("clarify_jobs_total", "Jobs handled, by outcome.", outcome=())
         self._counter("clarify_jobs_held_total",
-                      "Jobs held for a person's next working hour (issue 26).")
+                      "Jobs held for a person's next working hour.")
         self._counter("clarify_holds_lost_total",
                       "Held jobs whose lease ran out before their hour (every worker down), or "
                       "that no worker could carry on after the store lost its data.")
-        # a store that lost its data (bot.process.storewatch, issue 32)
+        # a store that lost its data (found by bot.process.storewatch)
         self._counter("clarify_store_data_lost_total",
                       "Times this process found the store came back without its data, by kind "
                       "(emptied, replaced, reset, rolled_back).", kind=())

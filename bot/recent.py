@@ -7,7 +7,7 @@ read per person and per question instead of one per answer. Only facts that let 
 through are remembered (a verified PERSON, a clarification), never a refusal, so a fix in the
 core (an identity verified, a mapping added) takes effect at once. The price is bounded: for at
 most ``ttl_seconds`` an identity whose verification, alias or role was just withdrawn in the core
-answers as before. 0 turns it off.
+still answers with the identity remembered. 0 turns it off.
 
 What is kept is what the last ``ttl_seconds`` read, never more than ``max_size`` facts: an
 expired fact is dropped as soon as anything new is kept (not only when its own key is asked for

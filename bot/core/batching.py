@@ -1,13 +1,13 @@
 """One job's core traffic in a few calls: its people read together, its reports sent together.
 
-Handling one ``clarify:`` job used to cost about seven core calls: a read and a reverse resolve per
-person routed (candidates, the steward, names on a steward's card), a delivery report per card and
-an event report per skip or notice. A job's ``JobScope`` is passed explicitly, as ``scope=``,
-from the handler down to every call that reads a person or reports: given one, ``CoreClient``
-answers ``get_person`` from the scope's one ``POST /v1/people/batch`` (any id it does not hold
-still goes to the core), and holds ``report_delivery`` and ``report_event`` until ``flush`` sends
-them in one ``POST /v1/reports``. Without one (digests, answers, the demo, work a job starts in
-the background) every call goes out on its own. What the scope holds about chat aliases (the
+Handling one ``clarify:`` job call by call costs about seven core calls: a read and a reverse
+resolve per person routed (candidates, the steward, names on a steward's card), a delivery report
+per card and an event report per skip or notice. A job's ``JobScope`` is passed explicitly, as
+``scope=``, from the handler down to every call that reads a person or reports: given one,
+``CoreClient`` answers ``get_person`` from the scope's one ``POST /v1/people/batch`` (any id it does
+not hold still goes to the core), and holds ``report_delivery`` and ``report_event`` until ``flush``
+sends them in one ``POST /v1/reports``. Without one (digests, answers, the demo, work a job starts
+in the background) every call goes out on its own. What the scope holds about chat aliases (the
 batch's resolutions, the clarification's ``askedAliases``, the records read) is weighed by
 ``bot.engine.aliases`` before any ``POST /v1/people/resolve``.
 
@@ -15,9 +15,9 @@ Jobs running side by side share those calls too (``Gathered``): the people reads
 start within a few milliseconds of each other go out as one call per tenant, and so do the
 reports of jobs that end close together.
 
-A scope lives for one job: person records are as fresh as the job (the same as before, when the
-routing of one job read each person once), and a report reaches the core at most one job's
-handling time later than it used to. Each report stays idempotent on its own id, so a job retried
+A scope lives for one job: person records are as fresh as the job (one job's routing reads each
+person once either way), and a report reaches the core at most one job's handling time later
+than a report sent on its own. Each report stays idempotent on its own id, so a job retried
 after a crash reports again safely.
 """
 

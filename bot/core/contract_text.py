@@ -97,7 +97,7 @@ NOTES = {
         "no-op; going backwards is 422; beyond `maxAttempts - 1` is 409 `ATTEMPTS_EXHAUSTED`."
     ),
     "expediteJob": (
-        "Additive (issue 13, \"Not me\"): the candidate asked at `attempt` declined, so their "
+        "Additive (\"Not me\"): the candidate asked at `attempt` declined, so their "
         "turn is over before its window. Needs no lease and never moves `attempts`: a job "
         "waiting (available) at a later attempt becomes visible now; a job still leased at "
         "`attempt` or before is retried without a backoff when its lease ends; anything else "

@@ -14,12 +14,12 @@ slow path here: the errors' locations are walked against the model, and
 - an entry of a list marked ``tolerant_items`` that does not parse is dropped, the rest kept
   (one bad job in a poll does not cost the others);
 
-then the answer is parsed again. Whatever cannot be repaired that way fails as before
-(``UnexpectedResponse`` in the client). Each repair is counted by kind and model or enum name,
-never by value (``clarify_core_tolerated_total``), and the entries dropped from an answer are
-logged once per answer and model with the places in them that did not read (``fields``: schema
-paths, never values). A caller that can do something with a dropped entry (the worker, with a
-job whose id and lease token still read) asks for them (``dropped``).
+then the answer is parsed again. Whatever cannot be repaired that way fails as any answer that does
+not parse does (``UnexpectedResponse`` in the client). Each repair is counted by kind and model or
+enum name, never by value (``clarify_core_tolerated_total``), and the entries dropped from an answer
+are logged once per answer and model with the places in them that did not read (``fields``: schema
+paths, never values). A caller that can do something with a dropped entry (the worker, with a job
+whose id and lease token still read) asks for them (``dropped``).
 
 Unknown fields are ignored and missing optional ones take their defaults on every parse (the
 models say so); they are counted on one answer in ``SAMPLE`` of each model (a walk of the

@@ -1,4 +1,4 @@
-"""Working hours: when a person may be asked, in their own time zone (issue 26).
+"""Working hours: when a person may be asked, in their own time zone.
 
 Pure: no I/O, no clock of its own. Every time in and out is aware; answers are in UTC. Local
 times come from :mod:`zoneinfo`, so the days a zone moves its clocks are handled by the tz

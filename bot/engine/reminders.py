@@ -1,4 +1,4 @@
-"""One reminder per question card, before the question moves on (issue 26, docs/delivery.md).
+"""One reminder per question card, before the question moves on (docs/delivery.md).
 
 When a question card goes out, its reminder is indexed in the store by when it is due:
 ``reminder_at_percent`` (75 % by default) of the way from the send to the moment the question

@@ -114,10 +114,11 @@ def as_sent(view: QuestionView, card: CardRecord | None, c: m.Clarification, *,
             now: datetime) -> QuestionView:
     """A rebuilt question card with what it said when it was sent (the store's card record,
     ``CardRecord.moves_on_at``): when the question moves on, whether to the steward, and its
-    reminder once that went out, as long as the question still ``waits_on`` the card's person.
-    A card that no longer waits on them (settled, answered or declined by them, or its move-on
-    time passed), or one with no record of it, says none of that (issue 26: what a person sees
-    is true). Its times read in the zone the card was written in, when its record says."""
+    reminder once that went out, as long as the question still ``waits_on`` the card's person. A
+    card that no longer waits on them (settled, answered or declined by them, or its move-on time
+    passed), or one with no record of it, says none of that: a card never shows a move-on time or a
+    reminder that is no longer true. Its times read in the zone the card was written in, when its
+    record says."""
     if card is not None and card.time_zone:
         view = replace(view, viewer=replace(view.viewer, time_zone=card.time_zone))
     if card is None or card.moves_on_at is None or not waits_on(c, card, now=now):

@@ -121,7 +121,7 @@ class TenantHours(_Table):
 
 
 class HoursSettings(_Table):
-    """When people are asked (issue 26): their working hours in their own time zone."""
+    """When people are asked: their working hours in their own time zone."""
 
     enabled: bool = True
     days: Days = _allowed("mon-fri", _DAYS_ALLOWED)

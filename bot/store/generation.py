@@ -1,5 +1,5 @@
 """The store's generation: how a process tells that Redis came back empty, or older than it
-left it (issue 32, docs/reliability.md "A store that lost its data").
+left it (docs/reliability.md, "A store that lost its data").
 
 One small hash, ``{prefix}:generation``, written at first use: a random id (``id``), when it
 was made (``created``), why (``origin``: ``first_use``, ``after_loss`` or ``reset``), a

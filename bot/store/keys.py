@@ -8,7 +8,7 @@ Redis Cluster: every key a script or transaction touches carries one hash tag (t
 braces), so that all of them hash to one slot. One person's keys share ``{p:<person>}``: their
 delivery state (one hash: delivery slots, admissions, the cap counter, the digest window) and their
 digest batches; admitting a card is one script over them, two commands inside it for the usual
-card (issue 12). The answer outbox (entries, due times, order markers, leases) shares
+card. The answer outbox (entries, due times, order markers, leases) shares
 ``{outbox}``: its claims look across every waiting answer. Scripts name only keys passed to
 them; none builds a key name from what it reads. docs/reliability.md ("Scale-out") says why these
 tags.

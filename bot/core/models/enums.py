@@ -145,7 +145,7 @@ class ReasonCode(StrEnum):
     DIGESTED = "DIGESTED"
     TENANT_SCOPE_MISMATCH = "TENANT_SCOPE_MISMATCH"
     RESPONDER_NOT_AUTHORISED = "RESPONDER_NOT_AUTHORISED"
-    # additive (issue 13, "Not me"): the asked person said they are not the right person
+    # additive ("Not me"): the asked person said they are not the right person
     CANDIDATE_DECLINED = "CANDIDATE_DECLINED"
 
 
