@@ -11,6 +11,7 @@ from __future__ import annotations
 from cards import platform_limits as limits
 from cards import text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
+from cards.outcome_text import outcome_text
 from cards.slack_blocks import (
     DIGEST_MAX_QUESTIONS,
     EXCERPT_CHARS,
@@ -183,7 +184,7 @@ def render_custom_errors(form: CustomFormView) -> dict:
 
 def render_outcome(view: OutcomeView) -> dict:
     """The card after an answer, replacing the question (chat.update or response_url)."""
-    words = text.outcome_text(view)
+    words = outcome_text(view)
     details = "\n".join(limits.clip(line, LINE_CHARS) for line in words.details)
     blocks = [section("outcome", limits.clip(words.headline, LINE_CHARS))]
     if details:

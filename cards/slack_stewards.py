@@ -5,7 +5,7 @@ dead-letter digest. Nothing here shows span text or the question's dates.
 
 from __future__ import annotations
 
-from cards import overrides, text, untrusted
+from cards import overrides, steward_text, text, untrusted
 from cards import platform_limits as limits
 from cards.actions import ActionCodec
 from cards.slack_blocks import (
@@ -40,7 +40,7 @@ def _skip_lines(skipped: tuple, viewer: Viewer, *, room: int) -> list[str]:
     """One bullet per skipped person, as many as fit in ``room``, then "…"."""
     lines: list[str] = []
     used = 0
-    for n, line in enumerate(text.skip_texts(skipped, viewer)):
+    for n, line in enumerate(steward_text.skip_texts(skipped, viewer)):
         line = limits.clip(line, LINE_CHARS) if n == 0 and not skipped else (
             f"• {limits.clip(line, LINE_CHARS)}")
         if used + limits.text_length(line) + 1 > room - 2:
@@ -56,7 +56,7 @@ def _with_lines(block_id: str, heading: Runs, skipped: tuple, viewer: Viewer, *,
     """A bold heading (which may hold a link, so it is never cut) over the skip reasons that
     fit, then the "Asked, no answer" line; "No one was ranked" only when both lists are
     empty. Rich text: the names in it are text, whatever marks they hold."""
-    tail = text.unanswered_text(unanswered, viewer)
+    tail = steward_text.unanswered_text(unanswered, viewer)
     bold = rich_elements(heading, bold=True)
     room = limits.SLACK_SECTION_TEXT - rich_length(rich(block_id, bold)) - 1
     lines: list[str] = []
@@ -75,7 +75,7 @@ def _escalation_people(view: StewardEscalationView) -> list[dict]:
     ranked" only when nobody was asked or skipped."""
     cat = text.catalog_of(view.viewer)
     blocks = []
-    unanswered = text.unanswered_text(view.unanswered, view.viewer)
+    unanswered = steward_text.unanswered_text(view.unanswered, view.viewer)
     if unanswered is not None:
         blocks.append(section("escalation.unanswered", limits.clip(unanswered, LINE_CHARS)))
     if view.skipped:
@@ -101,15 +101,15 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
     """The redacted question: document link, unanswered names and skip reasons, never the
     question or span."""
     cat = text.catalog_of(view.viewer)
-    confirmed = text.confirmed_text(view.confirmed, view.viewer)
+    confirmed = steward_text.confirmed_text(view.confirmed, view.viewer)
     blocks = [
         {"type": "header", "block_id": "escalation.title",
          "text": plain_text(cat.text("escalation.title"), limits.SLACK_HEADER_TEXT)},
-        rich("escalation.body", rich_elements(text.escalation_body(view))),
+        rich("escalation.body", rich_elements(steward_text.escalation_body(view))),
         *([section("escalation.confirmed", limits.clip(confirmed, LINE_CHARS))]
           if confirmed else []),
         *_escalation_people(view),
-        context("escalation.next", text.escalation_next_step(view)),
+        context("escalation.next", steward_text.escalation_next_step(view)),
         *_open_document("escalation.actions", view.document, view.viewer),
     ]
     fallback = text.quoted_document(view.document, view.viewer)
@@ -120,7 +120,7 @@ def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = N
     """A critical question cannot reach its quorum: whom it was asked, how many confirmations
     are still missing, why the others were skipped; never the question or span."""
     cat = text.catalog_of(view.viewer)
-    words = text.quorum_text(view)
+    words = steward_text.quorum_text(view)
     blocks = [
         {"type": "header", "block_id": "quorum.title",
          "text": plain_text(words.title, limits.SLACK_HEADER_TEXT)},
@@ -146,7 +146,7 @@ def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None
     """Who disagreed (before binding, or late against a bound date): names and the document
     link only."""
     names = text.names_for(view.responders, view.viewer, "steward_conflict.body")
-    words = text.steward_conflict_text(view, names=limits.clip(names, LINE_CHARS))
+    words = steward_text.steward_conflict_text(view, names=limits.clip(names, LINE_CHARS))
     blocks = [
         {"type": "header", "block_id": "conflict.title",
          "text": plain_text(words.title, limits.SLACK_HEADER_TEXT)},
@@ -167,7 +167,7 @@ def render_steward_notice(view: StewardNoticeView) -> dict:
     blocks = [
         {"type": "header", "block_id": "notice.title",
          "text": plain_text(cat.text("steward_notice.title"), limits.SLACK_HEADER_TEXT)},
-        rich("notice.body", rich_elements(text.steward_notice_body(view, names=names))),
+        rich("notice.body", rich_elements(steward_text.steward_notice_body(view, names=names))),
         context("notice.redacted", cat.text("steward_notice.redacted")),
         context("notice.reference", text.reference_text(
             view.viewer, "steward_notice.reference", view.clarification_id)),
@@ -192,7 +192,7 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
     for n, notice in enumerate(view.notices[:budget]):
         names = limits.clip(text.names_for(notice.asked, view.viewer, "steward_notices.item"),
                             LINE_CHARS)
-        item = text.steward_notices_item(notice, names=names)
+        item = steward_text.steward_notices_item(notice, names=names)
         reference = limits.clip(text.reference_text(
             view.viewer, "steward_notice.reference", notice.clarification_id), TITLE_CHARS)
         blocks.append(rich(f"notices.{n}", rich_elements(item), rich_elements((reference,))))
@@ -208,7 +208,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     count = len(view.items)
     blocks = [{"type": "header", "block_id": "dead_letter.title",
                "text": plain_text(cat.text("dead_letter.title"), limits.SLACK_HEADER_TEXT)},
-              section("dead_letter.intro", text.dead_letter_intro(view))]
+              section("dead_letter.intro", steward_text.dead_letter_intro(view))]
     # One block per item, one left for the overflow line, and never more than a page.
     budget = min(limits.SLACK_MESSAGE_BLOCKS - len(blocks) - 1, DIGEST_MAX_QUESTIONS)
     shown = view.items if count <= budget else view.items[:budget]
@@ -218,7 +218,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
                            severity=text.severity_text(item.severity, view.viewer))
         blocks.append(_with_lines(f"dead_letter.{n}", heading, item.skipped, view.viewer,
                                   unanswered=item.unanswered))
-    more = text.dead_letter_more(view, len(shown))
+    more = steward_text.dead_letter_more(view, len(shown))
     if more:
         blocks.append(context("dead_letter.more", more))
     return message(cat.plural("dead_letter.fallback", count), blocks)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from cards import dates, overrides, text, untrusted
+from cards import dates, overrides, steward_text, text, untrusted
 from cards import platform_limits as limits
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
+from cards.outcome_text import outcome_text
 from cards.teams_text import block, rich_block
 from cards.untrusted import Runs
 from cards.views import (
@@ -226,7 +227,7 @@ def render_reminder(view: ReminderView) -> dict:
 
 
 def render_outcome(view: OutcomeView) -> dict:
-    words = text.outcome_text(view)
+    words = outcome_text(view)
     colour = "Good" if words.positive else "Default"
     body = [_text(words.headline, weight="Bolder", color=colour),
             *[_text(line, isSubtle=True, size="Small") for line in words.details]]
@@ -240,14 +241,14 @@ def render_outcome(view: OutcomeView) -> dict:
 
 def _skip_blocks(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[dict]:
     return [_text(line if n == 0 and not skipped else f"• {line}", spacing="None")
-            for n, line in enumerate(text.skip_texts(skipped, viewer))]
+            for n, line in enumerate(steward_text.skip_texts(skipped, viewer))]
 
 
 def _people_blocks(skipped: tuple[SkippedCandidate, ...], unanswered: tuple[str, ...],
                    viewer: Viewer) -> list[dict]:
     """Skip reasons (or "No one was ranked" when nobody was asked either), then the
     "Asked, no answer" line."""
-    line = text.unanswered_text(unanswered, viewer)
+    line = steward_text.unanswered_text(unanswered, viewer)
     blocks = _skip_blocks(skipped, viewer) if skipped or line is None else []
     if line is not None:
         blocks.append(_text(line, spacing="None"))
@@ -259,11 +260,11 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
     question or span."""
     cat = text.catalog_of(view.viewer)
     body = [_text(cat.text("escalation.title"), weight="Bolder", size="Medium"),
-            block(text.escalation_body(view), limit=3000)]
-    confirmed = text.confirmed_text(view.confirmed, view.viewer)
+            block(steward_text.escalation_body(view), limit=3000)]
+    confirmed = steward_text.confirmed_text(view.confirmed, view.viewer)
     if confirmed is not None:
         body.append(_text(confirmed))
-    unanswered = text.unanswered_text(view.unanswered, view.viewer)
+    unanswered = steward_text.unanswered_text(view.unanswered, view.viewer)
     if unanswered is not None:
         body.append(_text(unanswered))
     if view.skipped:
@@ -273,7 +274,7 @@ def render_steward_escalation(view: StewardEscalationView) -> dict:
         body += _skip_blocks(view.skipped, view.viewer)
     elif unanswered is None:
         body.append(_text(cat.text("escalation.nobody")))
-    body.append(_text(text.escalation_next_step(view), isSubtle=True, size="Small"))
+    body.append(_text(steward_text.escalation_next_step(view), isSubtle=True, size="Small"))
     return _fit(_card(view.viewer, body, _open_document(view.document, view.viewer)), keep=kept)
 
 
@@ -290,7 +291,7 @@ def render_steward_quorum(view: StewardQuorumView, codec: ActionCodec | None = N
     """A critical question cannot reach its quorum: whom it was asked, how many confirmations
     are still missing, why the others were skipped; never the question or span."""
     cat = text.catalog_of(view.viewer)
-    words = text.quorum_text(view)
+    words = steward_text.quorum_text(view)
     body = [_text(words.title, weight="Bolder", size="Medium"), block(words.body, limit=3000)]
     if words.asked is not None:
         body.append(_text(words.asked))
@@ -316,7 +317,7 @@ def render_steward_conflict(view: StewardConflictView, codec: ActionCodec | None
     cat = text.catalog_of(view.viewer)
     names = limits.clip(text.names_for(view.responders, view.viewer, "steward_conflict.body"),
                         LINE_CHARS)
-    words = text.steward_conflict_text(view, names=names)
+    words = steward_text.steward_conflict_text(view, names=names)
     body = [_text(words.title, weight="Bolder", size="Medium"),
             block(words.body, limit=3000),
             _text(text.reference_text(view.viewer, "steward_conflict.reference",
@@ -334,7 +335,7 @@ def render_steward_notice(view: StewardNoticeView) -> dict:
     cat = text.catalog_of(view.viewer)
     names = limits.clip(text.names_for(view.asked, view.viewer, "steward_notice.body"), LINE_CHARS)
     body = [_text(cat.text("steward_notice.title"), weight="Bolder", size="Medium"),
-            block(text.steward_notice_body(view, names=names), limit=3000),
+            block(steward_text.steward_notice_body(view, names=names), limit=3000),
             _text(cat.text("steward_notice.redacted"), isSubtle=True, size="Small"),
             _text(text.reference_text(view.viewer, "steward_notice.reference",
                                       view.clarification_id),
@@ -352,7 +353,7 @@ def _fit(card: dict, *, keep: int) -> dict:
 def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
     cat = text.catalog_of(view.viewer)
     body = [_text(cat.text("dead_letter.title"), weight="Bolder", size="Medium"),
-            _text(text.dead_letter_intro(view))]
+            _text(steward_text.dead_letter_intro(view))]
     card = _card(view.viewer, body)
 
     def entry(item: DeadLetterItem) -> dict:
@@ -364,7 +365,7 @@ def render_dead_letter_digest(view: DeadLetterDigestView) -> dict:
                           *_people_blocks(item.skipped, item.unanswered, view.viewer)]}
 
     shown = _append_while_fits(card, map(entry, view.items[:DIGEST_MAX_QUESTIONS]))
-    more = text.dead_letter_more(view, shown)
+    more = steward_text.dead_letter_more(view, shown)
     if more:
         body.append(_text(more, isSubtle=True))
     return card
@@ -384,7 +385,7 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
         names = limits.clip(text.names_for(notice.asked, view.viewer, "steward_notices.item"),
                             LINE_CHARS)
         return {"type": "Container", "separator": True, "spacing": "Medium", "items": [
-            block(text.steward_notices_item(notice, names=names), limit=3000),
+            block(steward_text.steward_notices_item(notice, names=names), limit=3000),
             _text(text.reference_text(view.viewer, "steward_notice.reference",
                                       notice.clarification_id),
                   isSubtle=True, size="Small", spacing="None")]}

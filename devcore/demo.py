@@ -25,7 +25,8 @@ from bot.core.client import CoreClient, RetryPolicy
 from bot.process.runtime import EngineParts, build_engine
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
 from bot.store.memory import MemoryStore
-from cards import text
+from cards import steward_text, text
+from cards.outcome_text import outcome_text
 from cards.untrusted import plain
 from cards.views import (
     DeadLetterDigestView,
@@ -90,7 +91,7 @@ def describe(sent: SentMessage) -> str:
         lines = [f"“{message.question}”", f"[{options} | Something else…]"]
         return "\n      ".join(lines + ([notice] if notice else []))
     if isinstance(message, StewardEscalationView):
-        why = [*text.skip_texts(message.skipped, message.viewer)] if message.skipped else []
+        why = [*steward_text.skip_texts(message.skipped, message.viewer)] if message.skipped else []
         if message.unanswered:
             why.insert(0, "asked, no answer: " + ", ".join(message.unanswered))
         return f"redacted escalation about “{message.document.title}”: {'; '.join(why)}"
@@ -104,10 +105,10 @@ def describe(sent: SentMessage) -> str:
     if isinstance(message, DeadLetterDigestView):
         return "dead-letter digest: " + ", ".join(i.document.title for i in message.items)
     if isinstance(message, StewardConflictView):
-        words = text.steward_conflict_text(message, names=", ".join(message.responders))
+        words = steward_text.steward_conflict_text(message, names=", ".join(message.responders))
         return f"{words.title}. {plain(words.body)}"
     if isinstance(message, StewardQuorumView):
-        return plain(text.quorum_text(message).body)
+        return plain(steward_text.quorum_text(message).body)
     if isinstance(message, DigestView):
         return f"a digest of {len(message.questions)} questions"
     return "a message"  # never a class name: a new card kind still reads as words
@@ -138,7 +139,7 @@ def own_view(channel: RecordingChannel, ref: str, *, since: tuple[int, int]
 
 
 def outcome_line(view: OutcomeView | None) -> str:
-    return text.outcome_text(view).headline if view is not None else "(nothing shown)"
+    return outcome_text(view).headline if view is not None else "(nothing shown)"
 
 
 async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:

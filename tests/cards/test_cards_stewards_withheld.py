@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from bot.core.models import ReasonCode
-from cards import fixtures, slack, teams, text, untrusted
+from cards import fixtures, slack, steward_text, teams, untrusted
 from cards.views import DocumentView, SkippedCandidate
 from tests.support.card_text import slack_literal, slack_markup
 
@@ -40,7 +40,7 @@ def test_quorum_notice_counts_several_missing_and_no_skips() -> None:
     """Two missing confirmations are counted in the plural; with nobody skipped the notice
     drops the skip heading and says nobody else is ranked."""
     view = replace(fixtures.QUORUM, required=3, missing=2, skipped=())
-    words = text.quorum_text(view)
+    words = steward_text.quorum_text(view)
     assert untrusted.plain(words.body).startswith(
         f"A critical date in {fixtures.LEASE.title} needs three confirmations")
     assert words.missing == (
@@ -112,7 +112,7 @@ def test_neutral_reference_is_escaped_in_slack() -> None:
 
 def test_skip_reason_words_cover_a_shared_chat_account() -> None:
     """ALIAS_AMBIGUOUS reads true for both directions: several accounts, or one shared."""
-    line = text.skip_text(SkippedCandidate("Marta Nowak", ReasonCode.ALIAS_AMBIGUOUS),
+    line = steward_text.skip_text(SkippedCandidate("Marta Nowak", ReasonCode.ALIAS_AMBIGUOUS),
                           fixtures.STEWARD)
     assert "more than one, or one shared with another person" in line
 

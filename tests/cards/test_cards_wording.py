@@ -9,13 +9,14 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.models import AnswerOutcome, AuthorityRelation, Severity
-from cards import fixtures, slack, teams, text
+from cards import fixtures, slack, steward_text, teams, text
+from cards.outcome_text import outcome_text
 from cards.views import DocumentView, OutcomeKind, Viewer, outcome_kind
 from tests.support.card_text import slack_block_text, slack_texts, teams_block_text
 
 
 def _headline(name: str) -> str:
-    return text.outcome_text(fixtures.OUTCOMES[name]).headline
+    return outcome_text(fixtures.OUTCOMES[name]).headline
 
 
 def test_recorded_and_binding_sentences_match_the_spec() -> None:
@@ -29,11 +30,11 @@ def test_recorded_and_binding_sentences_match_the_spec() -> None:
 def test_first_confirmation_says_how_many_remain() -> None:
     """A partial confirmation names the first confirmer and counts what remains."""
     view = replace(fixtures.OUTCOMES["outcome_first_confirmation"], answer=fixtures.JUNE_12)
-    words = text.outcome_text(view)
+    words = outcome_text(view)
     assert words.headline == "First confirmation recorded: 12 June (Sarah)."
     assert words.details[0] == (
         "One more confirmation is required before the correction becomes binding.")
-    words = text.outcome_text(replace(view, remaining=2, confirmed_by=("Sarah", "Ahmed")))
+    words = outcome_text(replace(view, remaining=2, confirmed_by=("Sarah", "Ahmed")))
     assert words.headline == "Confirmations recorded: 12 June (Sarah and Ahmed)."
     assert words.details[0].startswith("2 more confirmations are required")
 
@@ -96,7 +97,7 @@ def test_dates_follow_the_viewer(codec) -> None:
     viewer = replace(fixtures.VIEWER, locale="en-US", time_zone="America/Los_Angeles")
     view = replace(fixtures.OUTCOMES["outcome_recorded"], viewer=viewer,
                    recorded_at=datetime(2026, 7, 5, 3, 0, tzinfo=UTC))
-    assert text.outcome_text(view).headline == (
+    assert outcome_text(view).headline == (
         "✓ Recorded as evidence: June 12, confirmed by Sarah, Jul 4, 2026.")
 
 
@@ -198,19 +199,20 @@ def test_unanswered_names_are_joined_in_the_viewer_locale_and_clipped() -> None:
     """Names are joined by the locale's list rules, each cut like a skip line, at most twelve
     named and the rest counted."""
     german = Viewer(locale="de", time_zone="Europe/Berlin")
-    assert (text.unanswered_text(ASKED, german)
+    assert (steward_text.unanswered_text(ASKED, german)
             == "Gefragt, keine Antwort: Tom Becker und Jonas Weber")
     spanish = Viewer(locale="es-ES", time_zone="Europe/Madrid")  # no catalog: English words
-    assert text.unanswered_text(ASKED, spanish) == "Asked, no answer: Tom Becker and Jonas Weber"
-    assert text.unanswered_text((), fixtures.STEWARD) is None
+    assert (steward_text.unanswered_text(ASKED, spanish)
+            == "Asked, no answer: Tom Becker and Jonas Weber")
+    assert steward_text.unanswered_text((), fixtures.STEWARD) is None
     many = tuple(f"Person {n}" for n in range(20))
-    line = text.unanswered_text(many, fixtures.STEWARD) or ""
+    line = steward_text.unanswered_text(many, fixtures.STEWARD) or ""
     assert "Person 11" in line and "Person 12" not in line
     assert line.endswith("Person 11 and 8 more people")
     long_names = ("x" * 500,) * 20
-    line = text.unanswered_text(long_names, fixtures.STEWARD) or ""
+    line = steward_text.unanswered_text(long_names, fixtures.STEWARD) or ""
     assert "x" * 100 not in line and "x" * 98 + "…" in line
-    assert len(line) <= text.UNANSWERED_CHARS and line.endswith("more people")
+    assert len(line) <= steward_text.UNANSWERED_CHARS and line.endswith("more people")
 
 
 def test_dead_letter_items_list_unanswered_names_under_skip_lines() -> None:
@@ -267,7 +269,7 @@ def test_a_settled_outcome_without_a_date_is_neutral(kind: OutcomeKind) -> None:
     """Bound with no date the bot can read: one neutral sentence, no empty date or names."""
     view = replace(fixtures.OUTCOMES["outcome_recorded"], kind=kind, answer=None,
                    confirmed_by=())
-    assert text.outcome_text(view).headline == (
+    assert outcome_text(view).headline == (
         "✓ This question has been settled and its answer recorded as evidence. There is "
         "nothing more to do.")
 
@@ -282,7 +284,7 @@ def test_a_card_that_knows_nothing_of_the_question_shows_no_empty_lines(kind: Ou
     from bot.engine.outcomes import placeholder
 
     view = placeholder(kind, "clr-1", answer=None, now=datetime(2026, 7, 6, 9, tzinfo=UTC))
-    words = text.outcome_text(view)
+    words = outcome_text(view)
     assert not [line for line in words.details if line.strip().endswith(":")]
     shown = [*slack_texts(slack.render_outcome(view)),
              *[teams_block_text(e) for e in teams.render_outcome(view)["body"]]]
@@ -295,6 +297,6 @@ def test_a_withheld_question_leaves_out_its_line_and_keeps_the_neutral_reference
     neutral reference to the document stays."""
     withheld = DocumentView.neutral(workspace="Legal", reference="clr-1")
     view = replace(fixtures.OUTCOMES["outcome_recorded"], question="", document=withheld)
-    assert not [line for line in text.outcome_text(view).details if "Question" in line]
+    assert not [line for line in outcome_text(view).details if "Question" in line]
     shown = slack_texts(slack.render_outcome(view))
     assert any("Legal" in line for line in shown)

@@ -10,7 +10,7 @@ from bot.answering.answers import AnswerStatus
 from bot.chat import Callback
 from bot.core import errors as e
 from bot.core import models as m
-from cards.text import outcome_text
+from cards.outcome_text import outcome_text
 from cards.views import OutcomeKind
 from devcore.core import ReferenceCore
 from devcore.demo import answer_now
