@@ -106,8 +106,9 @@ def contract(request: pytest.FixtureRequest) -> str:
 
 
 def extensions_for(contract: str) -> frozenset[Any] | None:
-    """The bot client's extensions: against the baseline core it finds out, as the service
-    does by default; against the full core every extension is assumed, as before."""
+    """The bot client's extensions: against the baseline core it finds out, as the service does by
+    default; against the full core every extension is assumed, the client's own default (no
+    discovery)."""
     return None if contract == "baseline" else ALL
 
 

@@ -48,11 +48,11 @@ def test_delivery_benchmark_smoke_sends_every_card_once_at_most_three_core_calls
         workers = 2 if "2 workers" in row["name"] else 1
         # one script a card (the admission, which reserves; the send is recorded by remembering
         # the card), no rate buckets with pacing lifted; at most 6 commands a card in all, those
-        # run inside scripts and the workers' polls included (issue 12's goal), and one more
-        # since issue 26: the card's reminder indexed by its due time (one ZADD a card)
+        # run inside scripts and the workers' polls included, and one more: the card's reminder
+        # indexed by its due time (one ZADD a card)
         assert redis.get("evalsha", 0) <= 300 + 50, row["name"]
         assert redis.get("zadd", 0) <= 300, row["name"]
-        # and the person's platform profile (zone and locale, issue 26): read from the store
+        # and the person's platform profile (zone and locale): read from the store
         # once a person in each worker process (the hours check and the card's locale share
         # it, and so do their next cards), and Slack asked and the answer written a day at
         # most once a person in each worker (two that miss together both ask); never a read or

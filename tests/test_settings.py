@@ -643,8 +643,8 @@ def test_teams_tenant_mapping(tmp_path: Path) -> None:
      "clarify.hours.tenants[0].start"),
 ])
 def test_a_bad_hours_key_is_reported_under_its_own_name(env: dict[str, str], key: str) -> None:
-    """Issue 32: a bad `hours.start` was reported under `hours.days`; a zone is one the IANA
-    database names (one validator for every zone setting)."""
+    """A bad hours key is reported under its own name (a bad `hours.start` under `hours.start`, not
+    `hours.days`); a zone is one the IANA database names (one validator for every zone setting)."""
     with pytest.raises(SettingsError) as refused:
         load_settings(None, environ=env)
     assert [p.key for p in refused.value.problems] == [key]

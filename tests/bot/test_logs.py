@@ -64,8 +64,8 @@ def test_levels_filter_structlog_and_library_loggers_alike(capsys: Any) -> None:
 
 
 def test_a_process_that_configures_once_builds_each_logger_once(capsys: Any) -> None:
-    """``serve`` caches each logger on first use: lines come out as before, debug is dropped at
-    level info, and later calls reuse the logger built for the first."""
+    """``serve`` caches each logger on first use: lines come out as an uncached logger writes them,
+    debug is dropped at level info, and later calls reuse the logger built for the first."""
     configure_logging(level="info", cache=True)
     try:
         capsys.readouterr()

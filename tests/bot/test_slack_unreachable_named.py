@@ -1,5 +1,5 @@
 """An unreachable Slack is named by its setting and address in `serve`'s start-up line, as an
-unreachable core is (issue 32: the line named no setting)."""
+unreachable core is: the line says which setting to fix and where it points."""
 
 from __future__ import annotations
 

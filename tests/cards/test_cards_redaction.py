@@ -21,8 +21,8 @@ SPAN_FIELDS = {"question", "span", "span_excerpt", "excerpt", "candidates", "ans
 
 def test_steward_views_have_nowhere_to_put_span_text() -> None:
     """The redacted views have no question, excerpt, candidate or answer field at all; the
-    conflict notice has only the override's candidates (issue 13: the steward decides from the
-    card), which a steward who may not read the document is not offered
+    conflict notice has only the override's candidates (the steward decides from the card),
+    which a steward who may not read the document is not offered
     (``bot.engine.views.override_candidates``, tested in tests/slack/test_slack_override.py)."""
     for view_type in (StewardEscalationView, StewardConflictView, StewardNoticeView,
                       DeadLetterDigestView, DeadLetterItem):

@@ -1,5 +1,5 @@
 """The operator's path, through the console script against a real reference core over HTTP, a
-real PostgreSQL and a small Slack Web API double (issue 32, point 7):
+real PostgreSQL and a small Slack Web API double:
 
 - `slack install-link --tenant` asks the core whether the tenant is one the bot's token serves
   before a link exists (`--no-check` when the core is down, said so);

@@ -1,5 +1,5 @@
-"""`clarify-bot store status|reset` (issue 32, item 10): the store's generation for operators,
-value-free, and a reset that asks first and deletes only the bot's own keys."""
+"""`clarify-bot store status|reset`: the store's generation for operators, value-free, and a reset
+that asks first and deletes only the bot's own keys."""
 
 from __future__ import annotations
 

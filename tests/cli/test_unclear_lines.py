@@ -1,4 +1,4 @@
-"""Issue 32's tracebacks and unclear lines, each through the console script: one line that
+"""Failures an operator meets at the console, each through the console script: one line that
 names what failed and what to do, never a traceback."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 32's doc mismatches, each held to what the code does: the CLI is the bot's own, the
+"""What the operator's docs say, each held to what the code does: the CLI is the bot's own, the
 image says its commit only when built with one, Compose v2 is said, the quickstart's second
 card waits for working hours like any other, and the image's size is the one measured since
 its dependencies last grew."""

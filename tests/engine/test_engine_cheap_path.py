@@ -1,4 +1,4 @@
-"""The cheap path per delivery (issue 12): a job's core calls, and a worker that leases again as
+"""The cheap path per delivery: a job's core calls, and a worker that leases again as
 soon as a slot frees."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One reminder per question card, before the question moves on (issue 26, item 2).
+"""One reminder per question card, before the question moves on (docs/delivery.md, "Reminders").
 
 On the injected clock (the tests' start is Monday 6 July 2026, 09:00 UTC; Sarah is in London,
 10:00 there): the reminder goes once at 75 % of the card's window, never in the person's quiet

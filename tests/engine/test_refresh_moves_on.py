@@ -1,6 +1,7 @@
-"""A question card rebuilt later says what it said when sent (issue 26): when the question moves
-on, and that it was reminded once it was, as long as the question still waits on the person;
-a card that no longer waits on them (settled, answered, past its move-on time) says neither.
+"""A question card rebuilt later says what it said when sent, so that what a person sees is true:
+when the question moves on, and that it was reminded once it was, as long as the question still
+waits on the person; a card that no longer waits on them (settled, answered, past its move-on time)
+says neither.
 
 On the injected clock (Monday 6 July 2026, 09:00 UTC) with the reference core over HTTP and a
 memory or Redis store: a critical question asks Sarah (London) and Ahmed (Berlin) at once, the

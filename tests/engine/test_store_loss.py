@@ -1,5 +1,6 @@
-"""A store that lost its data while a question was held (issue 32, item 10), on the injected
-clock: the reference core over HTTP, the engine as production wires it, memory and Redis.
+"""A store that lost its data while a question was held (docs/reliability.md, "A store that lost its
+data"), on the injected clock: the reference core over HTTP, the engine as production wires it,
+memory and Redis.
 
 The clock starts on Tuesday 1 December 2026 at 01:00 UTC (02:00 in Berlin, where Ahmed is): a
 normal question for him is held for 08:00 there. The store then loses everything (Redis

@@ -1,5 +1,5 @@
 """A Redis restarted empty while a question is held for the person's morning, as real processes
-(issue 32, item 10).
+(docs/reliability.md, "A store that lost its data").
 
 A worker (`clarify-bot serve --role worker`) and a web process (`--role web`) run on a Redis
 server this test starts itself (no persistence), on a clock the test moves

@@ -1,4 +1,4 @@
-"""Asking at the person's own hour (issue 26, item 1 and 4), on the injected clock.
+"""Asking at the person's own hour (docs/delivery.md, "Working hours"), on the injected clock.
 
 The reference core over HTTP, the engine as production wires it and a recording channel
 (tests/engine/conftest.py). The clock starts on Tuesday 1 December 2026 at 01:00 UTC: 02:00 in

@@ -108,7 +108,7 @@ def test_distinct_occurrences_get_distinct_ids_and_a_replay_the_same(type_: str,
                    person_id="p-sarah", attempt=1)
     assert one.event_id == replay.event_id != other.event_id
     assert one.event_id.startswith(f"bot.{type_}.")
-    # and the rest of its identity tells events apart as before
+    # and the rest of its identity (here the person) still tells events apart
     assert one.event_id != _event(type_, occurrence=occurrence_of("a"), clarification_id=scope,
                                   person_id="p-ben", attempt=1).event_id
 

@@ -1,5 +1,5 @@
 """"Not the right person" end to end: reference core + worker + Slack adapter + fake Slack,
-people pressing signed buttons (issue 13, item 3)."""
+people pressing signed buttons."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def refused(stack: Stack, status: int) -> list[Any]:
     return [ev for ev in stack.sink.of("callback_refused") if ev.extra.get("status") == str(status)]
 
 
-# ---------------------------------------------------------------- item 1: the whole body, once
+# ---------------------------------------------------------------- the whole body, once
 
 
 async def test_signed_body_in_several_writes_with_pauses_is_accepted(stack: Stack) -> None:
@@ -174,7 +174,7 @@ async def test_malformed_signature_headers_never_raise(stack: Stack, stamp: str,
     assert status in (400, 401), status  # 400: aiohttp itself refuses a header it cannot parse
 
 
-# ---------------------------------------------------------------- item 2: identity shapes
+# ---------------------------------------------------------------- identity shapes
 
 
 def _put(path: str, value: object) -> Any:
@@ -232,7 +232,7 @@ async def test_bad_ids_in_a_modal_submission_are_refused(stack: Stack) -> None:
         "user.id", "view.private_metadata"]
 
 
-# ---------------------------------------------------------------- item 7: workspace → tenant
+# ---------------------------------------------------------------- workspace → tenant
 
 
 def _shape(*, team: object, user_team: object, enterprise: object, org_install: bool = False

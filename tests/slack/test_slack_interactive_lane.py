@@ -1,4 +1,4 @@
-"""Clicks are not queued behind bulk delivery (issue 12): while hundreds of cards wait for the
+"""Clicks are not queued behind bulk delivery: while hundreds of cards wait for the
 workspace's posting rate, a click's card update and a digest's next page go out at once."""
 
 from __future__ import annotations

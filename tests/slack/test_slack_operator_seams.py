@@ -1,7 +1,7 @@
-"""Where the operator's commands meet running processes (issue 32's trial): ``clarify-bot slack
-installations rebind|remove`` while web and worker ``serve`` processes hold a view of the
-installations read before: the old tenant's question is never sent into the workspace rebound
-a moment ago, and an event from a workspace removed a moment ago is dropped as unserved."""
+"""Where the operator's commands meet running processes: ``clarify-bot slack installations
+rebind|remove`` while web and worker ``serve`` processes hold a view of the installations read
+before: the old tenant's question is never sent into the workspace rebound a moment ago, and an
+event from a workspace removed a moment ago is dropped as unserved."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ async def test_rotate_token_key_while_cards_go_out_from_every_process(
         assert (await g.install("acme", "E0ACME"))[0] == 200
         assert (await g.install("globex", "T0GLOBEX", web=1))[0] == 200
         engine = schema.open_engine(database_url, pool_size=1)
-        try:  # as before step 1: every token sealed with the old key
+        try:  # the rotation's starting point: every token sealed with the old key
             await schema.seal_tokens(engine, Sealer.from_setting(f"{OLD_KEY},{TOKEN_KEY}"))
         finally:
             await engine.dispose()

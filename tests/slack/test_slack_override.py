@@ -1,7 +1,7 @@
-"""End to end through the Slack fake: the steward decides a conflict from the conflict card
-(issue 13 item 2). The override goes the answer path (outbox first) with ``stewardOverride`` and
-the required note; a non-steward holding the card is refused by the core, told privately, and
-nothing is recorded; a missing note is refused at the form."""
+"""End to end through the Slack fake: the steward decides a conflict from the conflict card. The
+override goes the answer path (outbox first) with ``stewardOverride`` and the required note; a
+non-steward holding the card is refused by the core, told privately, and nothing is recorded; a
+missing note is refused at the form."""
 
 from __future__ import annotations
 

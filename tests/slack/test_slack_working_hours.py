@@ -1,4 +1,4 @@
-"""A person's zone from Slack itself (issue 26): ``users.info`` ``tz`` (and the locale, with
+"""A person's zone from Slack itself: ``users.info`` ``tz`` (and the locale, with
 ``include_locale``), asked once a day, decides when their card goes out. The fake Slack over
 HTTP, the reference core, the engine as production wires it."""
 

@@ -1,6 +1,5 @@
-"""The store's generation and the watch that notices a store that lost its data (issue 32,
-item 10): memory and a real Redis, an injected clock, no sleeping (bot.store.generation,
-bot.process.storewatch)."""
+"""The store's generation and the watch that notices a store that lost its data: memory and a real
+Redis, an injected clock, no sleeping (bot.store.generation, bot.process.storewatch)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """One person's delivery state (slots, admissions, the cap counter, the digest window): what
 stays and what goes while the person keeps receiving cards, on every store; and on Redis, what a
-card costs in commands (issue 12: at most 6 a card in all)."""
+card costs in commands (at most 6 a card in all)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """"Not the right person" on Teams: the ``Action.Execute`` invoke through the adapter's own
-turn (TestFlow) and over real HTTP, answered with the "passed on" card (issue 13, item 3)."""
+turn (TestFlow) and over real HTTP, answered with the "passed on" card."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Teams pacing with an interactive lane (issue 12): bulk cards leave the tenant bucket's reserve
+"""Teams pacing with an interactive lane: bulk cards leave the tenant bucket's reserve
 to clicks, so a card's update goes out while many cards wait; and under a burst the
 per-conversation and per-tenant buckets hold in every window (injected clock, no sleeping)."""
 

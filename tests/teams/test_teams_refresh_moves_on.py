@@ -1,7 +1,7 @@
 """A Teams card rebuilt for its reader (Universal Actions' ``adaptiveCard/action`` refresh,
 through the adapter's own turn) says when the question moves on, and that it was reminded once
 it was, as the card said when it was sent, while the question waits on them; once they
-answered, the rebuilt card has no move-on line (issue 26)."""
+answered, the rebuilt card has no move-on line."""
 
 from __future__ import annotations
 

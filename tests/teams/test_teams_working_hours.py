@@ -1,4 +1,4 @@
-"""A person's zone on Teams (issue 26): the ``localTimezone`` (and ``locale``) of their latest
+"""A person's zone on Teams: the ``localTimezone`` (and ``locale``) of their latest
 activity, kept with their conversation reference; the channel's ``profile`` reads it back."""
 
 from __future__ import annotations
