@@ -196,8 +196,9 @@ async def test_each_platform_s_answers_and_deliveries_carry_its_own_contract_wor
 
 def test_a_word_the_core_recorded_names_the_platform_that_declares_it() -> None:
     """Reading the core's delivery records back (a card the store lost): the word maps to the
-    one mounted platform that declares it; a chat word no platform declares is that chat
-    platform's own name, as before; ``cli`` and an erased word name none."""
+    one mounted platform that declares it; a chat word no platform declares names the chat
+    platform it is the word of (``teams``, mounted or not); ``cli`` and an erased word name
+    none."""
     words = ContractWords.of({"slack": RecordingChannel(platform="slack"), "pigeon": Pigeon()})
     assert words.platform(m.RecordedChannel.API) == "pigeon"
     assert words.platform(m.RecordedChannel.SLACK) == "slack"
