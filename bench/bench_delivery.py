@@ -30,8 +30,8 @@ import structlog
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.models import CreateClarificationRequest
 from bot.process.runtime import Engine, EngineParts, build_engine
 from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
@@ -69,7 +69,7 @@ async def _no_sleep(_: float) -> None:
     return None
 
 
-def _spec(rng: random.Random, i: int) -> m.CreateClarificationRequest:
+def _spec(rng: random.Random, i: int) -> CreateClarificationRequest:
     spec = copy.deepcopy(read_scenario("acme")["clarifications"][1])
     tag = f"b{i:05d}"
     spec["target"] = f"fact-{tag}"
@@ -80,7 +80,7 @@ def _spec(rng: random.Random, i: int) -> m.CreateClarificationRequest:
     roll = rng.random()
     if roll >= 0.8:
         spec["severity_hint"] = "high" if roll < 0.93 else "critical"
-    return m.CreateClarificationRequest.model_validate(spec)
+    return CreateClarificationRequest.model_validate(spec)
 
 
 async def _engine(url: str, store: Store, clock: ManualClock, channel: RecordingChannel,

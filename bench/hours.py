@@ -40,8 +40,8 @@ from bot.audit import MemorySink
 from bot.channel import Address, Message, Profile
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.models import CreateClarificationRequest, DeliveryKind
 from bot.engine.hours import WorkingHours
 from bot.engine.notices import NOTICES_KIND
 from bot.engine.reminders import REMINDER_KIND
@@ -63,7 +63,7 @@ ZONES = ("Europe/Berlin", "America/New_York", "Asia/Tokyo", "Asia/Kolkata",
 SLACK = SlackSettings(workspaces=(SlackWorkspace(team_id="T0ACME", enterprise_id="E0ACME",
                                                  tenant="acme"),))
 HOURS = WorkingHours()
-QUESTION = m.DeliveryKind.QUESTION.value
+QUESTION = DeliveryKind.QUESTION.value
 REMINDER_KINDS = frozenset({REMINDER_KIND})  # the reminder's own delivery kind
 
 
@@ -108,7 +108,7 @@ def _people(n: int) -> list[dict[str, Any]]:
             for i in range(n)]
 
 
-def _spec(i: int, n: int, severity: str) -> m.CreateClarificationRequest:
+def _spec(i: int, n: int, severity: str) -> CreateClarificationRequest:
     spec = copy.deepcopy(read_scenario("acme")["clarifications"][1])
     tag = f"h{i:05d}"
     spec["target"] = f"fact-{tag}"
@@ -121,7 +121,7 @@ def _spec(i: int, n: int, severity: str) -> m.CreateClarificationRequest:
         else [f"p-h{i:04d}"]
     spec["authority"] = {"authored_by": people, "named": [], "owned_by": []}
     spec["severity_hint"] = severity
-    return m.CreateClarificationRequest.model_validate(spec)
+    return CreateClarificationRequest.model_validate(spec)
 
 
 def _severity(i: int) -> str:

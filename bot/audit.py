@@ -18,25 +18,25 @@ from typing import IO, Protocol
 import structlog
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.models import EventReport, ReasonCode, SkipInput
 from bot.pseudonym import digest
 
 log = structlog.get_logger("clarify.audit")
 
 # what each reason code means, in words an admin can act on
-REASON_TEXT: dict[m.ReasonCode, str] = {
-    m.ReasonCode.NO_READ_PERMISSION: "may not read the source, so was not shown its text",
-    m.ReasonCode.NO_DELIVERY_ALIAS: "cannot be reached on any configured chat platform",
-    m.ReasonCode.ALIAS_AMBIGUOUS: "has an ambiguous chat identity in this tenant (several "
+REASON_TEXT: dict[ReasonCode, str] = {
+    ReasonCode.NO_READ_PERMISSION: "may not read the source, so was not shown its text",
+    ReasonCode.NO_DELIVERY_ALIAS: "cannot be reached on any configured chat platform",
+    ReasonCode.ALIAS_AMBIGUOUS: "has an ambiguous chat identity in this tenant (several "
                                   "users on one platform, or one shared with another person)",
-    m.ReasonCode.DELIVERY_FAILED: "could not be reached: the chat platform refused the message",
-    m.ReasonCode.DAILY_CAP_EXCEEDED: "has reached the daily limit of questions",
-    m.ReasonCode.DIGESTED: "will receive this question in their next digest",
-    m.ReasonCode.TENANT_SCOPE_MISMATCH: "is outside this tenant's workspaces",
-    m.ReasonCode.RESPONDER_NOT_AUTHORISED: "answered from an identity that is not verified",
-    m.ReasonCode.CANDIDATE_DECLINED: "said they are not the right person to answer",
+    ReasonCode.DELIVERY_FAILED: "could not be reached: the chat platform refused the message",
+    ReasonCode.DAILY_CAP_EXCEEDED: "has reached the daily limit of questions",
+    ReasonCode.DIGESTED: "will receive this question in their next digest",
+    ReasonCode.TENANT_SCOPE_MISMATCH: "is outside this tenant's workspaces",
+    ReasonCode.RESPONDER_NOT_AUTHORISED: "answered from an identity that is not verified",
+    ReasonCode.CANDIDATE_DECLINED: "said they are not the right person to answer",
 }
 
 
@@ -46,7 +46,7 @@ class SkipPair:
     escalation, a quorum notice or a dead letter, not only words in its message."""
 
     person_id: str
-    reason_code: m.ReasonCode
+    reason_code: ReasonCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +64,7 @@ class AuditEvent:
     message: str
     person_id: str | None = None
     attempt: int | None = None
-    reason_code: m.ReasonCode | None = None
+    reason_code: ReasonCode | None = None
     job_id: str | None = None
     channel: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
@@ -77,7 +77,7 @@ class AuditEvent:
                              "occurrence")
 
     @property
-    def reason_codes(self) -> list[m.ReasonCode]:
+    def reason_codes(self) -> list[ReasonCode]:
         """Every code the event stands for, each once, sorted: its own and its skips'."""
         codes = {pair.reason_code for pair in self.skips}
         if self.reason_code is not None:
@@ -205,14 +205,14 @@ class Audit:
         )
         if not to_core:
             return
-        report = m.EventReport(
+        report = EventReport(
             event_id=event.event_id,
             type=event.type,
             person_id=event.person_id,
             attempt=event.attempt,
             reason_code=event.reason_code,
             reason_codes=event.reason_codes,
-            skips=[m.SkipInput(person_id=pair.person_id, reason_code=pair.reason_code)
+            skips=[SkipInput(person_id=pair.person_id, reason_code=pair.reason_code)
                    for pair in event.skips[:200]],
             message=event.message[:500],
         )

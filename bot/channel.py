@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from bot.chat import ChatUser
-from bot.core import models as m
+from bot.core.models import Channel as ContractChannel
+from bot.core.models import IdentityKind, RecordedChannel
 from bot.errors import BotError
 from bot.store.base import DeliveryKey
 from cards.views import (
@@ -160,13 +161,13 @@ class Channel(Protocol):
     idempotent: bool  # the platform deduplicates sends by the delivery key it is given
 
     @property
-    def identity_kind(self) -> m.IdentityKind | None:
+    def identity_kind(self) -> IdentityKind | None:
         """Which of the core contract's identity kinds addresses the platform's people (their
         aliases, the reverse check); None: the core keeps no aliases it reaches."""
         ...
 
     @property
-    def contract_channel(self) -> m.Channel:
+    def contract_channel(self) -> ContractChannel:
         """The contract's channel word the platform's answers and delivery reports carry."""
         ...
 
@@ -199,13 +200,13 @@ class ContractWords:
     own records (cards, store keys, metrics, logs) keep the platform's own name. A channel
     that declares neither maps as its name does when the contract names it."""
 
-    kinds: Mapping[str, m.IdentityKind | None]
-    channels: Mapping[str, m.Channel]
+    kinds: Mapping[str, IdentityKind | None]
+    channels: Mapping[str, ContractChannel]
 
     @classmethod
     def of(cls, channels: Mapping[str, object]) -> ContractWords:
-        kinds: dict[str, m.IdentityKind | None] = {}
-        words: dict[str, m.Channel] = {}
+        kinds: dict[str, IdentityKind | None] = {}
+        words: dict[str, ContractChannel] = {}
         for name, channel in channels.items():
             word = getattr(channel, "contract_channel", None) or _named(name)
             if word is not None:
@@ -213,18 +214,18 @@ class ContractWords:
             kinds[name] = getattr(channel, "identity_kind", word.identity_kind if word else None)
         return cls(kinds=kinds, channels=words)
 
-    def channel(self, platform: str) -> m.Channel:
+    def channel(self, platform: str) -> ContractChannel:
         """The contract's channel word for a platform's answers and delivery reports."""
-        return self.channels.get(platform) or m.Channel(platform)
+        return self.channels.get(platform) or ContractChannel(platform)
 
-    def kind(self, platform: str) -> m.IdentityKind | None:
+    def kind(self, platform: str) -> IdentityKind | None:
         """The identity kind that addresses a platform's people."""
         if platform in self.kinds:
             return self.kinds[platform]
         word = _named(platform)
         return word.identity_kind if word is not None else None
 
-    def platform(self, recorded: m.RecordedChannel) -> str | None:
+    def platform(self, recorded: RecordedChannel) -> str | None:
         """The platform a channel word the core recorded came from: the one mounted platform
         that declares it, else the chat channel the word names; None for a word no mounted
         platform declares that names no chat channel (``cli``, ``api``, ``erased``)."""
@@ -234,9 +235,9 @@ class ContractWords:
         return recorded.value if recorded.chat and not declaring else None
 
 
-def _named(platform: str) -> m.Channel | None:
+def _named(platform: str) -> ContractChannel | None:
     """The contract's channel word a platform's own name is, if it is one."""
     try:
-        return m.Channel(platform)
+        return ContractChannel(platform)
     except ValueError:
         return None

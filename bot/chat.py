@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from datetime import date, datetime
 from typing import Protocol, runtime_checkable
 
-from bot.core import models as m
+from bot.core.models import SlackIdentity, TeamsIdentity
 
 # a card reference that names its recipient: their order token and, for the chat identity the
 # card was sent to, a tag (``bot.engine.views.card_ref``, ``for_recipient``)
@@ -101,13 +101,13 @@ class ChatUser:
     enterprise_id: str | None = None  # Slack Enterprise Grid org
     aad_tenant_id: str | None = None  # Teams
 
-    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
+    def identity(self) -> SlackIdentity | TeamsIdentity:
         """The identity as the core's resolve takes it: of the core's two kinds, the one its
         verified ids make (an Entra tenant: an Entra identity; a workspace or none: a Slack one)."""
         if self.aad_tenant_id is not None:
-            return m.TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id)
-        return m.SlackIdentity(user_id=self.user_id, team_id=self.team_id,
-                               enterprise_id=self.enterprise_id)
+            return TeamsIdentity(aad_object_id=self.user_id, tenant_id=self.aad_tenant_id)
+        return SlackIdentity(user_id=self.user_id, team_id=self.team_id,
+                             enterprise_id=self.enterprise_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +160,7 @@ class Callback:
         return ChatUser(platform=self.platform, user_id=self.user_id, team_id=self.team_id,
                         enterprise_id=self.enterprise_id, aad_tenant_id=self.aad_tenant_id)
 
-    def identity(self) -> m.SlackIdentity | m.TeamsIdentity:
+    def identity(self) -> SlackIdentity | TeamsIdentity:
         return self.user().identity()
 
     def fingerprint(self) -> str:

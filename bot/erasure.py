@@ -11,17 +11,17 @@ process and an audit sink on stdout keeps nothing on disk: both are reported as 
 from __future__ import annotations
 
 from bot.audit import erase_from_lines
-from bot.core import models as m
+from bot.core.models import NIL_PERSON, PersonAliases
 from bot.settings import Settings
 from bot.store.keys import PROFILES, profile_key
 
 
-def chat_ids(aliases: m.PersonAliases) -> set[str]:
+def chat_ids(aliases: PersonAliases) -> set[str]:
     """Every chat user id the bot may hold data under for this person."""
     return {a.user_id for a in aliases.slack} | {a.aad_object_id for a in aliases.teams}
 
 
-def profile_keys(aliases: m.PersonAliases) -> set[str]:
+def profile_keys(aliases: PersonAliases) -> set[str]:
     """The store's names of the person's platform profiles (``bot.engine.zones``), one per
     chat identity: the same keyed hash the engine kept them under."""
     return ({profile_key("slack", a.user_id) for a in aliases.slack}
@@ -29,7 +29,7 @@ def profile_keys(aliases: m.PersonAliases) -> set[str]:
 
 
 async def read_aliases(settings: Settings, *, person_id: str, tenant_id: str | None
-                       ) -> m.PersonAliases | None:
+                       ) -> PersonAliases | None:
     """The person's chat identities read through the baseline (``GET /v1/people/{id}``, which
     takes the bot's service token), for a core that does not erase attribution itself; None
     when they cannot be read (no service token, or the core refuses)."""
@@ -48,7 +48,7 @@ async def read_aliases(settings: Settings, *, person_id: str, tenant_id: str | N
     return person.aliases
 
 
-async def erase_bot_data(settings: Settings, *, person_id: str, aliases: m.PersonAliases
+async def erase_bot_data(settings: Settings, *, person_id: str, aliases: PersonAliases
                          ) -> tuple[dict[str, int] | None, int | None]:
     """(what the store removed, per kind; audit lines rewritten); None where nothing is kept."""
     users = chat_ids(aliases)
@@ -68,5 +68,5 @@ async def erase_bot_data(settings: Settings, *, person_id: str, aliases: m.Perso
     lines: int | None = None
     if settings.audit.sink == "jsonl" and settings.audit.path is not None:
         lines = erase_from_lines(settings.audit.path, {person_id, *users},
-                                 tombstone=m.NIL_PERSON)
+                                 tombstone=NIL_PERSON)
     return removed, lines

@@ -39,9 +39,9 @@ from prometheus_client import (
 )
 from prometheus_client.metrics import MetricWrapperBase
 
-from bot.core import models as m
 from bot.core.extensions import Extension
 from bot.core.instruments import INSTRUMENTS
+from bot.core.models import DeliveryKind, ReasonCode
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 GAUGE_READ_SECONDS = 1.0
@@ -62,8 +62,8 @@ class Metrics:
         # locks on every call, and delivery records several metrics per card
         self._children: dict[tuple[str, tuple[tuple[str, str], ...]], MetricWrapperBase] = {}
         self.gauges: dict[str, Callable[[], Awaitable[float]]] = {}
-        kinds = [k.value for k in m.DeliveryKind]
-        reasons = [c.value for c in m.ReasonCode]
+        kinds = [k.value for k in DeliveryKind]
+        reasons = [c.value for c in ReasonCode]
         # label values defined elsewhere (job outcomes, delivery results, verdicts) are preset
         # where they are defined, with ``preset``
         self._counter("clarify_jobs_total", "Jobs handled, by outcome.", outcome=())

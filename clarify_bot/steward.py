@@ -21,14 +21,26 @@ import click
 from pydantic import BaseModel
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.extensions import Extension
+from bot.core.models import (
+    AnswerCustomInput,
+    AnswerOutcome,
+    AnswerRequest,
+    ClarificationState,
+    ClarificationSummary,
+    ErasureReport,
+    PersonAliases,
+    Severity,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.core.paging import Bound
 from clarify_bot import steward_output as out
 from clarify_bot.errors import OneLineGroup
 
-STATES = [s.value for s in m.ClarificationState]
-SEVERITIES = [s.value for s in m.Severity]
+STATES = [s.value for s in ClarificationState]
+SEVERITIES = [s.value for s in Severity]
 # `clarify ls` follows the core's cursors until --limit is reached, the list ends, or this long
 LS_SECONDS = 30.0
 # `clarify queue` follows each list to its end within this; past it, it says how to list the rest
@@ -152,8 +164,8 @@ def _ls_args(*, state: str | None, severity: str | None, document: str | None,
     return "".join(f" {flag} {shlex.quote(value)}" for flag, value in given if value)
 
 
-def _filtered(items: list[m.ClarificationSummary], *, document: str | None,
-              since: datetime | None) -> list[m.ClarificationSummary]:
+def _filtered(items: list[ClarificationSummary], *, document: str | None,
+              since: datetime | None) -> list[ClarificationSummary]:
     """The filters a core beyond the baseline applies, checked here too: a baseline core
     ignores ``documentId`` and ``since`` and its items do not say, so the command says it
     cannot filter rather than list what does not match."""
@@ -218,7 +230,7 @@ def _answer_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _request(index: int | None, from_: datetime | None, to: datetime | None, text: str | None,
-             **more: Any) -> m.AnswerRequest:
+             **more: Any) -> AnswerRequest:
     if sum(x is not None for x in (index, from_, text)) != 1:
         raise click.UsageError("give exactly one of --index, --date or --text")
     if to is not None and from_ is None:
@@ -226,15 +238,15 @@ def _request(index: int | None, from_: datetime | None, to: datetime | None, tex
     custom = None
     if index is None:
         after = (to.date() + timedelta(days=1)).isoformat() if to else None  # exclusive end
-        custom = m.AnswerCustomInput(
+        custom = AnswerCustomInput(
             valid_from=from_.date().isoformat() if from_ else None, valid_to=after,
             source_text=text)
-    return m.AnswerRequest(answer_index=index, answer_custom=custom, channel=m.Channel.CLI,
-                           **more)
+    return AnswerRequest(answer_index=index, answer_custom=custom, channel=ContractChannel.CLI,
+                         **more)
 
 
 def _answered(command: Literal["answer", "override"], clarification_id: str,
-              request: m.AnswerRequest) -> Work:
+              request: AnswerRequest) -> Work:
     async def work(core: Any, _: Any) -> tuple[BaseModel, str]:
         receipt = await core.answer_clarification(clarification_id=clarification_id,
                                                   request=request)
@@ -243,8 +255,8 @@ def _answered(command: Literal["answer", "override"], clarification_id: str,
         if r.replayed:
             words = "Already recorded (the same answer again): " + words
         text = f"{clarification_id}: {words}\nstate: {out.STATE_WORDS[r.state.value]}"
-        attestation = r.outcome in (m.AnswerOutcome.ATTESTATION,
-                                    m.AnswerOutcome.CONFLICTING_ATTESTATION)
+        attestation = r.outcome in (AnswerOutcome.ATTESTATION,
+                                    AnswerOutcome.CONFLICTING_ATTESTATION)
         kept = None
         if request.note is not None:  # a core without the answer-note extension drops it
             kept = core.offers(Extension.ANSWER_NOTE)
@@ -351,10 +363,10 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
         from bot.erasure import erase_bot_data, read_aliases
         from bot.store.errors import StoreError
 
-        report: m.ErasureReport | None
+        report: ErasureReport | None
         try:
             report = await core.erase_attribution(person_id=person, tenant_id=tenant)
-            aliases: m.PersonAliases | None = report.aliases
+            aliases: PersonAliases | None = report.aliases
         except e.ExtensionUnavailable:
             # the core cannot tombstone (nor say whether the key is a steward's): the bot's own
             # data, found from the person's aliases, with the operator's service token only
@@ -367,7 +379,7 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
             aliases = await read_aliases(settings, person_id=person, tenant_id=tenant)
         try:
             store, lines = await erase_bot_data(settings, person_id=person,
-                                                aliases=aliases or m.PersonAliases())
+                                                aliases=aliases or PersonAliases())
         except (StoreError, RedisError, OSError, TimeoutError) as exc:
             core_part = "the core's part ran (its attribution of " + person + " is erased)" \
                 if report is not None else "the core was not asked (it offers no erasure)"

@@ -16,7 +16,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerResult,
+    Clarification,
+    ClarificationSummary,
+    DeliveryHistory,
+    ErasureReport,
+    Interval,
+)
 from cards.untrusted import line
 
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "clarify-cli.schema.json"
@@ -30,7 +37,7 @@ class CliError(BaseModel):
 
 class ListOutput(BaseModel):
     command: Literal["ls", "queue"]
-    items: list[m.ClarificationSummary]
+    items: list[ClarificationSummary]
     next_cursor: str | None = Field(default=None, alias="nextCursor", description=(
         "ls: where the list goes on (give it to --cursor with the same filters)."))
     complete: bool = Field(default=True, description=(
@@ -40,14 +47,14 @@ class ListOutput(BaseModel):
 
 class ShowOutput(BaseModel):
     command: Literal["show", "review"]
-    clarification: m.Clarification
-    history: m.DeliveryHistory | None = Field(default=None, description=(
+    clarification: Clarification
+    history: DeliveryHistory | None = Field(default=None, description=(
         "None: the core does not offer the delivery history (the history extension)."))
 
 
 class AnswerOutput(BaseModel):
     command: Literal["answer", "override"]
-    result: m.AnswerResult
+    result: AnswerResult
     http_status: int = Field(alias="httpStatus")
     attestation: bool
     note_kept: bool | None = Field(default=None, alias="noteKept", description=(
@@ -58,7 +65,7 @@ class AnswerOutput(BaseModel):
 class ErasureOutput(BaseModel):
     command: Literal["erase-attribution"]
     person_id: str = Field(alias="personId")
-    core: m.ErasureReport | None = Field(default=None, description=(
+    core: ErasureReport | None = Field(default=None, description=(
         "None: the core does not offer erase-attribution (the erasure extension); its part is "
         "done with the core's own tooling."))
     aliases_found: bool = Field(default=True, alias="aliasesFound", description=(
@@ -136,7 +143,7 @@ def day(value: Any) -> str:
     return value.strftime("%d %b %Y") if value is not None else "open"
 
 
-def interval(i: m.Interval | None) -> str:
+def interval(i: Interval | None) -> str:
     if i is None:
         return "-"
     if i.valid_to is None:
@@ -144,7 +151,7 @@ def interval(i: m.Interval | None) -> str:
     return f"{day(i.valid_from)} to {day(i.valid_to)} (exclusive)"
 
 
-def list_text(items: list[m.ClarificationSummary], *, empty: str) -> str:
+def list_text(items: list[ClarificationSummary], *, empty: str) -> str:
     if not items:
         return empty
     rows = [[c.id, c.severity.value, STATE_WORDS.get(c.state.value, c.state.value),
@@ -162,7 +169,7 @@ CURSOR_REPEATED = ("…and maybe more: the core repeated a page's cursor, so its
                    "followed further.")
 
 
-def show_text(c: m.Clarification, h: m.DeliveryHistory | None) -> str:
+def show_text(c: Clarification, h: DeliveryHistory | None) -> str:
     out = [f"{c.id}  {c.severity.value}  {STATE_WORDS.get(c.state.value, c.state.value)}"]
     if c.redacted:
         out.append("(your key may not read this document: its text is withheld)")
@@ -174,7 +181,7 @@ def show_text(c: m.Clarification, h: m.DeliveryHistory | None) -> str:
                + (f"; bound {interval(c.bound_interval)}" if c.bound_interval else ""))
     out.append("\ncandidates:")
     out += [f"  [{x.index}] {shown(x.label or '(withheld)')}: "
-            f"{interval(m.Interval(valid_from=x.valid_from, valid_to=x.valid_to))}"
+            f"{interval(Interval(valid_from=x.valid_from, valid_to=x.valid_to))}"
             for x in c.candidates]
     if c.responses:
         out.append("\nresponses:")

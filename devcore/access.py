@@ -14,13 +14,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core import models as m
 from bot.core.access import may_read
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    AnswerRequest,
+    Audience,
+    Clarification,
+    ClarificationSummary,
+    ResponseRecord,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from devcore.directory import Directory, Token
 from devcore.faults import CoreFault
 
-_KEY_CHANNELS = (m.Channel.CLI, m.Channel.API)  # "api" is the request's default: no chat claim
+# "api" is the request's default: no chat claim
+_KEY_CHANNELS = (ContractChannel.CLI, ContractChannel.API)
 
 
 def scope(token: Token, tenant_id: str | None) -> frozenset[str]:
@@ -47,8 +58,8 @@ def one_tenant(
     return found[0]
 
 
-def full_view(token: Token, c: m.Clarification, directory: Directory) -> bool:
-    if token.audience is m.Audience.CLARIFY:
+def full_view(token: Token, c: Clarification, directory: Directory) -> bool:
+    if token.audience is Audience.CLARIFY:
         return True
     if token.principal is None:
         return False
@@ -58,7 +69,7 @@ def full_view(token: Token, c: m.Clarification, directory: Directory) -> bool:
     ).allowed
 
 
-def redacted(c: m.Clarification) -> m.Clarification:
+def redacted(c: Clarification) -> Clarification:
     """Without anything taken from the document's text: span, question, title, labels, notes."""
     return c.model_copy(update={
         "span_excerpt": "",
@@ -70,11 +81,11 @@ def redacted(c: m.Clarification) -> m.Clarification:
     })
 
 
-def redacted_summary(s: m.ClarificationSummary) -> m.ClarificationSummary:
+def redacted_summary(s: ClarificationSummary) -> ClarificationSummary:
     return s.model_copy(update={"document_title": "", "redacted": True})
 
 
-def _without_note(r: m.ResponseRecord) -> m.ResponseRecord:
+def _without_note(r: ResponseRecord) -> ResponseRecord:
     if r.note is not None:
         r = r.model_copy(update={"note": None})
     if r.answer_custom is None or r.answer_custom.source_text is None:
@@ -89,14 +100,14 @@ class Asserted:
     """Who answers, with which rights, through which channel: from the verified caller."""
 
     responder: str
-    rights: m.Role
-    channel: m.Channel
+    rights: Role
+    channel: ContractChannel
     message_ref: str | None
 
 
-def asserted(token: Token, req: m.AnswerRequest) -> Asserted:
+def asserted(token: Token, req: AnswerRequest) -> Asserted:
     """The responder assertion rule (spec §6, approval condition 2026-07-04), channel included."""
-    if token.audience is m.Audience.CLARIFY:
+    if token.audience is Audience.CLARIFY:
         if req.responder is None or req.rights is None:
             raise CoreFault(
                 ErrorCode.VALIDATION_FAILED,
@@ -111,4 +122,4 @@ def asserted(token: Token, req: m.AnswerRequest) -> Asserted:
         raise CoreFault(ErrorCode.RESPONDER_ASSERTION_FORBIDDEN)
     if token.principal is None or token.role is None:
         raise CoreFault(ErrorCode.PRINCIPAL_REQUIRED)
-    return Asserted(token.principal, token.role, m.Channel.CLI, None)
+    return Asserted(token.principal, token.role, ContractChannel.CLI, None)

@@ -11,21 +11,32 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    AnswerOutcome,
+    AnswerResult,
+    BindingStatus,
+    Clarification,
+    ClarificationState,
+    EvidenceClass,
+    Interval,
+    QuorumState,
+    ResponseRecord,
+    Role,
+)
 from devcore.book import Answer, AnswerBook, Decision, note_repeat, replay, same, same_interval
 from devcore.faults import CoreFault
 from devcore.order import given, is_after, latest_of, straddled
 
-_HTTP_FOR = {m.AnswerOutcome.BOUND: 200, m.AnswerOutcome.STEWARD_OVERRIDE: 200}
+_HTTP_FOR = {AnswerOutcome.BOUND: 200, AnswerOutcome.STEWARD_OVERRIDE: 200}
 
 
-def http_status(outcome: m.AnswerOutcome) -> int:
+def http_status(outcome: AnswerOutcome) -> int:
     return _HTTP_FOR.get(outcome, 202)
 
 
 def decide(
-    c: m.Clarification,
+    c: Clarification,
     answer: Answer,
     *,
     book: AnswerBook,
@@ -49,7 +60,7 @@ def decide(
         return activated
     if turn.earlier():
         return turn.superseded()
-    if c.state is m.ClarificationState.ANSWERED:
+    if c.state is ClarificationState.ANSWERED:
         return turn.after_binding()
     return turn.before_binding()
 
@@ -59,7 +70,7 @@ class EventSink(Protocol):
 
     def __call__(
         self,
-        c: m.Clarification,
+        c: Clarification,
         type_: str,
         message: str,
         *,
@@ -68,40 +79,40 @@ class EventSink(Protocol):
     ) -> object: ...
 
 
-def _check_override(c: m.Clarification, answer: Answer) -> None:
+def _check_override(c: Clarification, answer: Answer) -> None:
     if not answer.steward_override:
         return
-    if answer.rights is not m.Role.STEWARD:
+    if answer.rights is not Role.STEWARD:
         raise CoreFault(ErrorCode.STEWARD_OVERRIDE_FORBIDDEN)
     if (
-        c.state is not m.ClarificationState.CONFLICTED
+        c.state is not ClarificationState.CONFLICTED
         and not c.quorum_policy.allow_steward_override
     ):
         raise CoreFault(ErrorCode.STEWARD_OVERRIDE_NOT_ALLOWED)
 
 
-_COUNTED = (m.BindingStatus.BOUND, m.BindingStatus.STEWARD_OVERRIDE)
+_COUNTED = (BindingStatus.BOUND, BindingStatus.STEWARD_OVERRIDE)
 
 
-def binding_capable(c: m.Clarification, rights: m.Role) -> bool:
-    lowest = min((role.rank for role in c.quorum_policy.required_roles), default=m.Role.EDITOR.rank)
+def binding_capable(c: Clarification, rights: Role) -> bool:
+    lowest = min((role.rank for role in c.quorum_policy.required_roles), default=Role.EDITOR.rank)
     return rights.rank >= lowest
 
 
-def _active(c: m.Clarification, book: AnswerBook) -> list[m.ResponseRecord]:
+def _active(c: Clarification, book: AnswerBook) -> list[ResponseRecord]:
     """Each responder's latest binding-capable response (by when it was given): the ones quorum
     counts. A response sent as superseded counts for nothing, and neither does its responder
     until their later answer arrives."""
-    latest: dict[str, m.ResponseRecord] = {}
+    latest: dict[str, ResponseRecord] = {}
     for record in c.responses:
         if is_after(record, latest.get(record.responder), book.repeats):
             latest[record.responder] = record
-    return [r for r in latest.values() if r.binding_status is m.BindingStatus.BINDING_CANDIDATE
+    return [r for r in latest.values() if r.binding_status is BindingStatus.BINDING_CANDIDATE
             and r.response_id not in book.pending]
 
 
-def _distinct(records: list[m.ResponseRecord]) -> list[m.Interval]:
-    distinct: list[m.Interval] = []
+def _distinct(records: list[ResponseRecord]) -> list[Interval]:
+    distinct: list[Interval] = []
     for r in records:
         if not any(same_interval(r.interval, d) for d in distinct):
             distinct.append(r.interval)
@@ -112,7 +123,7 @@ def _distinct(records: list[m.ResponseRecord]) -> list[m.Interval]:
 class _Turn:
     """One answer being applied: the clarification, the answer and where outcomes go."""
 
-    c: m.Clarification
+    c: Clarification
     answer: Answer
     book: AnswerBook
     now: datetime
@@ -129,7 +140,7 @@ class _Turn:
         given before the responder's latest response (it arrived late)."""
         return self.answer.superseded or self.before_latest() is not None
 
-    def before_latest(self) -> m.ResponseRecord | None:
+    def before_latest(self) -> ResponseRecord | None:
         """The responder's latest response, when this answer was given before it was last
         given (it arrived late); else None."""
         latest = latest_of(self.c, self.answer.responder, self.book.repeats)
@@ -144,12 +155,12 @@ class _Turn:
         c, answer = self.c, self.answer
         latest = latest_of(c, answer.responder, self.book.repeats)
         if (latest is None or latest.response_id not in self.book.pending or answer.superseded
-                or not same(latest, answer) or c.state is m.ClarificationState.ANSWERED):
+                or not same(latest, answer) or c.state is ClarificationState.ANSWERED):
             return None
         self.book.pending.discard(latest.response_id)
         note_repeat(self.book, latest, answer)
-        if c.state is m.ClarificationState.CONFLICTED:
-            return Decision(result=self.result(latest, m.AnswerOutcome.CONFLICTED))
+        if c.state is ClarificationState.CONFLICTED:
+            return Decision(result=self.result(latest, AnswerOutcome.CONFLICTED))
         return self.evaluate_quorum(latest)
 
     def superseded(self) -> Decision:
@@ -157,9 +168,9 @@ class _Turn:
         nothing: the state, the quorum and any bound correction stay as they are."""
         c, answer = self.c, self.answer
         capable = binding_capable(c, answer.rights)
-        status = m.BindingStatus.BINDING_CANDIDATE if capable else m.BindingStatus.ATTESTATION
+        status = BindingStatus.BINDING_CANDIDATE if capable else BindingStatus.ATTESTATION
         later = self.before_latest()
-        record = m.ResponseRecord(
+        record = ResponseRecord(
             response_id=self.book.next_id(), responder=answer.responder,
             rights_at_answer_time=answer.rights, answer_index=answer.answer_index,
             answer_custom=answer.answer_custom, interval=answer.interval(),
@@ -182,13 +193,13 @@ class _Turn:
         self.split(record)
         return Decision(result=result)
 
-    def superseded_result(self, record: m.ResponseRecord) -> m.AnswerResult:
-        result = self.result(record, m.AnswerOutcome.ATTESTATION)
+    def superseded_result(self, record: ResponseRecord) -> AnswerResult:
+        result = self.result(record, AnswerOutcome.ATTESTATION)
         result = result.model_copy(update={"superseded": True})
         self.book.outcomes[record.response_id] = result
         return result
 
-    def split(self, record: m.ResponseRecord) -> None:
+    def split(self, record: ResponseRecord) -> None:
         """``record``, recorded late, fell between a response of the same responder and a
         repeat of it (``devcore.order.straddled``): the repeats on its far side from that
         response become a response of their own, so A, B, A stays three responses whatever
@@ -207,8 +218,8 @@ class _Turn:
         first = part[0]
         capable = binding_capable(self.c, first.rights)
         status = run.binding_status if not early else (
-            m.BindingStatus.BINDING_CANDIDATE if capable else m.BindingStatus.ATTESTATION)
-        made = m.ResponseRecord(
+            BindingStatus.BINDING_CANDIDATE if capable else BindingStatus.ATTESTATION)
+        made = ResponseRecord(
             response_id=book.next_id(), responder=run.responder,
             rights_at_answer_time=first.rights, answer_index=run.answer_index,
             answer_custom=run.answer_custom, interval=run.interval, channel=first.channel,
@@ -233,10 +244,10 @@ class _Turn:
         self.event("response_recorded", "A repeated answer given after a change of mind was "
                    "recorded as a response of its own.", by_responder=True)
 
-    def append(self, status: m.BindingStatus) -> m.ResponseRecord:
+    def append(self, status: BindingStatus) -> ResponseRecord:
         c, answer = self.c, self.answer
         previous = latest_of(c, answer.responder, self.book.repeats)
-        record = m.ResponseRecord(
+        record = ResponseRecord(
             response_id=self.book.next_id(),
             responder=answer.responder,
             rights_at_answer_time=answer.rights,
@@ -248,7 +259,7 @@ class _Turn:
             response_tx=self.now,
             binding_status=status,
             supersedes=previous.response_id
-            if previous and c.state is not m.ClarificationState.ANSWERED
+            if previous and c.state is not ClarificationState.ANSWERED
             else None,
             responded_at=answer.responded_at,
         )
@@ -260,15 +271,15 @@ class _Turn:
         c.updated_at = self.now
         return record
 
-    def result(self, record: m.ResponseRecord, outcome: m.AnswerOutcome) -> m.AnswerResult:
+    def result(self, record: ResponseRecord, outcome: AnswerOutcome) -> AnswerResult:
         c = self.c
-        result = m.AnswerResult(
+        result = AnswerResult(
             outcome=outcome,
             clarification_id=c.id,
             state=c.state,
             quorum_state=c.quorum.state,
             response_id=record.response_id,
-            quorum_satisfied=c.state is m.ClarificationState.ANSWERED,
+            quorum_satisfied=c.state is ClarificationState.ANSWERED,
             quorum_remaining=c.quorum.remaining,
             confirmed_by=list(c.quorum.confirmed_by),
             bound_interval=c.bound_interval,
@@ -276,7 +287,7 @@ class _Turn:
         self.book.outcomes[record.response_id] = result
         return result
 
-    def quorum(self, state: m.QuorumState, *, counted: list[str], remaining: int) -> None:
+    def quorum(self, state: QuorumState, *, counted: list[str], remaining: int) -> None:
         self.c.quorum = self.c.quorum.model_copy(update={
             "state": state, "confirmations": len(counted), "remaining": remaining,
             "confirmed_by": counted,
@@ -285,15 +296,15 @@ class _Turn:
     # ------------------------------------------------------------ the outcome matrix
 
     def override(self) -> Decision:
-        record = self.append(m.BindingStatus.STEWARD_OVERRIDE)
-        self.c.state = m.ClarificationState.ANSWERED
-        self.quorum(m.QuorumState.SATISFIED, counted=[self.answer.responder], remaining=0)
+        record = self.append(BindingStatus.STEWARD_OVERRIDE)
+        self.c.state = ClarificationState.ANSWERED
+        self.quorum(QuorumState.SATISFIED, counted=[self.answer.responder], remaining=0)
         self.c.bound_interval = self.answer.interval()
         self.event("steward_override", "A steward override was recorded; prior responses are "
                    "kept.", by_responder=True)
-        result = self.result(record, m.AnswerOutcome.STEWARD_OVERRIDE)
+        result = self.result(record, AnswerOutcome.STEWARD_OVERRIDE)
         return Decision(result=result, bind=self.answer.interval(),
-                        evidence=m.EvidenceClass.STEWARD_OVERRIDE)
+                        evidence=EvidenceClass.STEWARD_OVERRIDE)
 
     def after_binding(self) -> Decision:
         c, answer = self.c, self.answer
@@ -310,18 +321,18 @@ class _Turn:
                     return self.back_to_bound(latest, prior)
                 return Decision(result=prior.model_copy(update={"replayed": True}))
             raise CoreFault(ErrorCode.CLARIFY_ALREADY_ANSWERED)
-        record = self.append(m.BindingStatus.CONFLICTING)
+        record = self.append(BindingStatus.CONFLICTING)
         self.event("post_binding_conflict", "A conflicting answer arrived after binding; "
                    "recorded as a conflicting attestation.", by_responder=True)
         self.event("steward_notified", "The steward was notified of a post-binding conflict.",
                    to_steward=True)
-        return Decision(result=self.result(record, m.AnswerOutcome.CONFLICTING_ATTESTATION))
+        return Decision(result=self.result(record, AnswerOutcome.CONFLICTING_ATTESTATION))
 
-    def back_to_bound(self, latest: m.ResponseRecord, prior: m.AnswerResult) -> Decision:
+    def back_to_bound(self, latest: ResponseRecord, prior: AnswerResult) -> Decision:
         """A counted responder gives the bound answer again after another answer of theirs (a
         superseded one, or a conflicting attestation): not a repeat, a response of its own,
         their active one again, which counts as it did."""
-        record = self.append(m.BindingStatus.BOUND)
+        record = self.append(BindingStatus.BOUND)
         record.supersedes, latest.superseded_by = latest.response_id, record.response_id
         self.event("response_recorded", "A counted responder gave the bound answer again; "
                    "recorded.", by_responder=True)
@@ -332,58 +343,58 @@ class _Turn:
     def before_binding(self) -> Decision:
         capable = binding_capable(self.c, self.answer.rights)
         if capable:
-            record = self.append(m.BindingStatus.BINDING_CANDIDATE)
+            record = self.append(BindingStatus.BINDING_CANDIDATE)
             self.event("response_recorded", "A binding-capable response was recorded.",
                        by_responder=True)
         else:
-            record = self.append(m.BindingStatus.ATTESTATION)
+            record = self.append(BindingStatus.ATTESTATION)
             self.event("attestation_recorded", "A viewer's answer was recorded as an attestation.",
                        by_responder=True)
-        if self.c.state is m.ClarificationState.CONFLICTED:
-            return Decision(result=self.result(record, m.AnswerOutcome.CONFLICTED))
+        if self.c.state is ClarificationState.CONFLICTED:
+            return Decision(result=self.result(record, AnswerOutcome.CONFLICTED))
         return self.evaluate_quorum(record)
 
-    def evaluate_quorum(self, record: m.ResponseRecord) -> Decision:
+    def evaluate_quorum(self, record: ResponseRecord) -> Decision:
         c = self.c
         active = _active(c, self.book)
         required = c.quorum_policy.required_confirmations
         if len(_distinct(active)) > 1:
-            c.state = m.ClarificationState.CONFLICTED
-            self.quorum(m.QuorumState.CONFLICTED, counted=[], remaining=required)
+            c.state = ClarificationState.CONFLICTED
+            self.quorum(QuorumState.CONFLICTED, counted=[], remaining=required)
             self.event("conflict_entered", "Binding-capable responses disagree.")
             self.event("steward_review_requested", "The steward must review the conflict.",
                        to_steward=True)
-            return Decision(result=self.result(record, m.AnswerOutcome.CONFLICTED))
+            return Decision(result=self.result(record, AnswerOutcome.CONFLICTED))
         if len(active) >= required:
             return self.bind(record, active)
         if active:
-            c.state = m.ClarificationState.PARTIALLY_CONFIRMED
+            c.state = ClarificationState.PARTIALLY_CONFIRMED
             remaining = required - len(active)
-            self.quorum(m.QuorumState.PENDING, counted=[r.responder for r in active],
+            self.quorum(QuorumState.PENDING, counted=[r.responder for r in active],
                         remaining=remaining)
             self.event("quorum_pending", f"{remaining} more confirmation(s) required.")
-            capable = record.binding_status is m.BindingStatus.BINDING_CANDIDATE
-            outcome = (m.AnswerOutcome.PARTIALLY_CONFIRMED if capable
-                       else m.AnswerOutcome.ATTESTATION)
+            capable = record.binding_status is BindingStatus.BINDING_CANDIDATE
+            outcome = (AnswerOutcome.PARTIALLY_CONFIRMED if capable
+                       else AnswerOutcome.ATTESTATION)
             return Decision(result=self.result(record, outcome))
-        c.state = m.ClarificationState.ATTESTED
-        return Decision(result=self.result(record, m.AnswerOutcome.ATTESTATION))
+        c.state = ClarificationState.ATTESTED
+        return Decision(result=self.result(record, AnswerOutcome.ATTESTATION))
 
-    def bind(self, record: m.ResponseRecord, active: list[m.ResponseRecord]) -> Decision:
+    def bind(self, record: ResponseRecord, active: list[ResponseRecord]) -> Decision:
         c = self.c
         for r in active:
-            r.binding_status = m.BindingStatus.BOUND
-        quorum_required = c.quorum.state is not m.QuorumState.NOT_REQUIRED
-        c.state = m.ClarificationState.ANSWERED
+            r.binding_status = BindingStatus.BOUND
+        quorum_required = c.quorum.state is not QuorumState.NOT_REQUIRED
+        c.state = ClarificationState.ANSWERED
         c.bound_interval = record.interval
-        state = m.QuorumState.SATISFIED if quorum_required else m.QuorumState.NOT_REQUIRED
+        state = QuorumState.SATISFIED if quorum_required else QuorumState.NOT_REQUIRED
         self.quorum(state, counted=[r.responder for r in active], remaining=0)
         if quorum_required:
             self.event("quorum_satisfied", "The required confirmations were received.")
         self.event("bound", "The corrected fact version was created.")
-        evidence = (m.EvidenceClass.QUORUM_CONFIRMATION if quorum_required
-                    else m.EvidenceClass.HUMAN_CLARIFICATION)
-        result = self.result(record, m.AnswerOutcome.BOUND)
+        evidence = (EvidenceClass.QUORUM_CONFIRMATION if quorum_required
+                    else EvidenceClass.HUMAN_CLARIFICATION)
+        result = self.result(record, AnswerOutcome.BOUND)
         # earlier confirmations now replay as bound too
         for r in active:
             if r.response_id != record.response_id:

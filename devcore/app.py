@@ -23,8 +23,31 @@ from aiohttp.web_protocol import RequestPayloadError
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from bot.core import baseline
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    AnswerRequest,
+    Audience,
+    ClarificationPage,
+    ClarificationState,
+    ClockRequest,
+    ClockView,
+    CreateClarificationRequest,
+    DeliveryReport,
+    ErasureRequest,
+    ErrorBody,
+    EventReport,
+    JobPage,
+    JobState,
+    PeopleBatchRequest,
+    PollRequest,
+    PollResponse,
+    ReportBatch,
+    ResolveRequest,
+    Rfc3339,
+    Severity,
+    ValidationIssue,
+    WireModel,
+)
 from bot.core.routes import HEALTH_PATH, OPENAPI_PATH, ROUTES, Route
 from devcore.core import Contract, ContractSwitch, ReferenceCore, load_scenario
 from devcore.directory import Token
@@ -96,11 +119,11 @@ class Call:
 
 
 def error_response(fault: CoreFault, details: list[dict[str, Any]] | None = None) -> web.Response:
-    body = m.ErrorBody(
+    body = ErrorBody(
         code=fault.code,
         message=fault.message,
         status=fault.status,
-        details=[m.ValidationIssue(**d) for d in details] if details else None,
+        details=[ValidationIssue(**d) for d in details] if details else None,
     )
     return web.json_response(body.wire(), status=fault.status)
 
@@ -120,9 +143,9 @@ def _authorise(core: ReferenceCore, route: Route, request: web.Request) -> Token
     token = core.authenticate(bearer)
     if route.operation_id == "pollJobs":
         return token  # every service audience may poll; the fence decides the kinds
-    if route.auth == "clarify" and token.audience is not m.Audience.CLARIFY:
+    if route.auth == "clarify" and token.audience is not Audience.CLARIFY:
         raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
-    if route.auth == "clarify+apikey" and token.audience not in (m.Audience.CLARIFY, None):
+    if route.auth == "clarify+apikey" and token.audience not in (Audience.CLARIFY, None):
         raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
     if route.auth == "apikey" and token.audience is not None:
         raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
@@ -177,7 +200,7 @@ def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitab
         log.info("core.request", operation=route.operation_id, status=status)
         if contract is Contract.BASELINE:
             body = baseline.project(model)
-        elif isinstance(model, m.WireModel):
+        elif isinstance(model, WireModel):
             body = model.wire()
         else:
             body = model.model_dump(mode="json")
@@ -188,10 +211,10 @@ def _endpoint(route: Route, handler: Handler) -> Callable[[web.Request], Awaitab
 
 # ------------------------------------------------------------------- handlers
 
-_STATE = TypeAdapter(m.ClarificationState)
-_SEVERITY = TypeAdapter(m.Severity)
-_JOB_STATE = TypeAdapter(m.JobState)
-_WHEN = TypeAdapter(m.Rfc3339)
+_STATE = TypeAdapter(ClarificationState)
+_SEVERITY = TypeAdapter(Severity)
+_JOB_STATE = TypeAdapter(JobState)
+_WHEN = TypeAdapter(Rfc3339)
 _LIMIT = TypeAdapter(int)
 
 
@@ -205,13 +228,13 @@ async def list_clarifications(call: Call) -> tuple[BaseModel, int]:
         document_id=call.query("documentId"),
         since=call.query("since", _WHEN),
     )
-    return m.ClarificationPage(items=items, next_cursor=cursor), 200
+    return ClarificationPage(items=items, next_cursor=cursor), 200
 
 
 async def list_attention(call: Call) -> tuple[BaseModel, int]:
     items, cursor = call.core.list_attention(
         call.caller, tenant_id=call.query("tenantId"), window=_window(call, "attention"))
-    return m.ClarificationPage(items=items, next_cursor=cursor), 200
+    return ClarificationPage(items=items, next_cursor=cursor), 200
 
 
 async def list_jobs(call: Call) -> tuple[BaseModel, int]:
@@ -221,7 +244,7 @@ async def list_jobs(call: Call) -> tuple[BaseModel, int]:
         kind=call.query("kind"),
         window=_window(call, "jobs"),
     )
-    return m.JobPage(items=items, next_cursor=cursor), 200
+    return JobPage(items=items, next_cursor=cursor), 200
 
 
 def _window(call: Call, listing: str) -> Window:
@@ -230,18 +253,18 @@ def _window(call: Call, listing: str) -> Window:
 
 
 async def answer(call: Call) -> tuple[BaseModel, int]:
-    assert isinstance(call.body, m.AnswerRequest)
+    assert isinstance(call.body, AnswerRequest)
     return call.core.answer(call.caller, call.path("clarificationId"), call.body)
 
 
 async def create(call: Call) -> tuple[BaseModel, int]:
-    assert isinstance(call.body, m.CreateClarificationRequest)
+    assert isinstance(call.body, CreateClarificationRequest)
     response, created = call.core.create_clarification(call.body)
     return response, 201 if created else 200
 
 
 async def move_clock(call: Call) -> tuple[BaseModel, int]:
-    assert isinstance(call.body, m.ClockRequest)
+    assert isinstance(call.body, ClockRequest)
     clock = call.core.clock
     target = call.body.set or clock.now() + timedelta(seconds=call.body.advance_seconds or 0)
     if target.year >= CLOCK_LIMIT_YEAR:  # room for leases and windows past the new "now"
@@ -250,7 +273,7 @@ async def move_clock(call: Call) -> tuple[BaseModel, int]:
         clock.set(target)
     except ValueError:
         raise CoreFault(ErrorCode.VALIDATION_FAILED, "The clock never goes backwards.") from None
-    return m.ClockView(now=call.core.now()), 200
+    return ClockView(now=call.core.now()), 200
 
 
 async def scenario(call: Call) -> tuple[BaseModel, int]:
@@ -269,8 +292,8 @@ def _job_op(name: str) -> Handler:
 
 
 async def _poll(call: Call) -> tuple[BaseModel, int]:
-    assert isinstance(call.body, m.PollRequest)
-    return m.PollResponse(jobs=call.core.poll(call.caller, call.body)), 200
+    assert isinstance(call.body, PollRequest)
+    return PollResponse(jobs=call.core.poll(call.caller, call.body)), 200
 
 
 def _fact_read(*, history: bool) -> Handler:
@@ -306,24 +329,24 @@ HANDLERS: dict[str, Handler] = {
         c.core.delivery_history(c.caller, c.path("clarificationId"))
     ),
     "eraseAttribution": lambda c: _ok(
-        c.core.erase_attribution(c.caller, c.path("personId"), _typed(c, m.ErasureRequest))
+        c.core.erase_attribution(c.caller, c.path("personId"), _typed(c, ErasureRequest))
     ),
     "reportDelivery": lambda c: _ok(
-        c.core.report_delivery(c.caller, c.path("clarificationId"), _typed(c, m.DeliveryReport))
+        c.core.report_delivery(c.caller, c.path("clarificationId"), _typed(c, DeliveryReport))
     ),
     "reportEvent": lambda c: _ok(
-        c.core.report_event(c.caller, c.path("clarificationId"), _typed(c, m.EventReport))
+        c.core.report_event(c.caller, c.path("clarificationId"), _typed(c, EventReport))
     ),
-    "reportBatch": lambda c: _ok(c.core.report_batch(c.caller, _typed(c, m.ReportBatch))),
-    "getPeople": lambda c: _ok(c.core.get_people(c.caller, _typed(c, m.PeopleBatchRequest))),
-    "resolvePerson": lambda c: _ok(c.core.resolve(c.caller, _typed(c, m.ResolveRequest))),
+    "reportBatch": lambda c: _ok(c.core.report_batch(c.caller, _typed(c, ReportBatch))),
+    "getPeople": lambda c: _ok(c.core.get_people(c.caller, _typed(c, PeopleBatchRequest))),
+    "resolvePerson": lambda c: _ok(c.core.resolve(c.caller, _typed(c, ResolveRequest))),
     "getPerson": lambda c: _ok(
         c.core.get_person(c.caller, c.path("personId"), c.query("tenantId"))
     ),
     "getFact": _fact_read(history=False),
     "getFactHistory": _fact_read(history=True),
     "devCreateClarification": create,
-    "devGetClock": lambda c: _ok(m.ClockView(now=c.core.now())),
+    "devGetClock": lambda c: _ok(ClockView(now=c.core.now())),
     "devMoveClock": move_clock,
     "devLoadScenario": scenario,
 }

@@ -9,7 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerCustom,
+    AnswerResult,
+    BindingStatus,
+    Clarification,
+    EvidenceClass,
+    Interval,
+    ResponseRecord,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from devcore.normalise import Span
 from devcore.order import Repeat, neighbours, points
 
@@ -19,11 +31,11 @@ class Answer:
     """An answer after authentication and normalisation: whom it is from and what it means."""
 
     responder: str
-    rights: m.Role
+    rights: Role
     span: Span
     answer_index: int | None
-    answer_custom: m.AnswerCustom | None
-    channel: m.Channel
+    answer_custom: AnswerCustom | None
+    channel: ContractChannel
     message_ref: str | None
     steward_override: bool
     # answer-order: when the responder answered (the platform's clock), and whether the caller
@@ -31,18 +43,18 @@ class Answer:
     responded_at: datetime | None = None
     superseded: bool = False
 
-    def interval(self) -> m.Interval:
-        return m.Interval(valid_from=self.span.valid_from, valid_to=self.span.valid_to)
+    def interval(self) -> Interval:
+        return Interval(valid_from=self.span.valid_from, valid_to=self.span.valid_to)
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    result: m.AnswerResult
-    bind: m.Interval | None = None
-    evidence: m.EvidenceClass | None = None
+    result: AnswerResult
+    bind: Interval | None = None
+    evidence: EvidenceClass | None = None
 
 
-def same_interval(a: m.Interval, b: m.Interval) -> bool:
+def same_interval(a: Interval, b: Interval) -> bool:
     return a.valid_from == b.valid_from and a.valid_to == b.valid_to
 
 
@@ -50,7 +62,7 @@ class AnswerBook:
     """Per-clarification memory of each response's outcome, for idempotent replay."""
 
     def __init__(self) -> None:
-        self.outcomes: dict[str, m.AnswerResult] = {}
+        self.outcomes: dict[str, AnswerResult] = {}
         # (responder, requestId) → the response it produced: a resent request is answered, not
         # applied again (a replay after a newer answer must not supersede it)
         self.requests: dict[tuple[str, str], str] = {}
@@ -65,14 +77,14 @@ class AnswerBook:
         return f"resp-{self._ids:06d}"
 
 
-def same(record: m.ResponseRecord, answer: Answer) -> bool:
+def same(record: ResponseRecord, answer: Answer) -> bool:
     """The same answer: the same normalised interval and override flag (spec §6)."""
-    was_override = record.binding_status is m.BindingStatus.STEWARD_OVERRIDE
+    was_override = record.binding_status is BindingStatus.STEWARD_OVERRIDE
     return same_interval(record.interval, answer.interval()) \
         and was_override == answer.steward_override
 
 
-def replay(c: m.Clarification, answer: Answer, book: AnswerBook) -> m.AnswerResult | None:
+def replay(c: Clarification, answer: Answer, book: AnswerBook) -> AnswerResult | None:
     """The first outcome of the response this answer repeats (``devcore.order``: equal to the
     one given right before or right after it), or None; the repeat is kept beside it."""
     before, after = neighbours(c, answer.responder, answer.responded_at, book.repeats)
@@ -86,7 +98,7 @@ def replay(c: m.Clarification, answer: Answer, book: AnswerBook) -> m.AnswerResu
     return None
 
 
-def note_repeat(book: AnswerBook, record: m.ResponseRecord, answer: Answer) -> None:
+def note_repeat(book: AnswerBook, record: ResponseRecord, answer: Answer) -> None:
     """Keep ``answer``, the same as ``record``, as a repeat of it when it was given at another
     time (a resend of the same action, or an answer without a time, adds nothing)."""
     at = answer.responded_at

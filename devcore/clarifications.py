@@ -9,8 +9,30 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    AnswerCustom,
+    AnswerRequest,
+    AnswerResult,
+    AskedAlias,
+    Audience,
+    Clarification,
+    ClarificationEvent,
+    ClarificationState,
+    ClarificationSummary,
+    CreateClarificationRequest,
+    CreateClarificationResponse,
+    DeliveryKind,
+    DeliveryRecord,
+    DeliveryReport,
+    EventReport,
+    EvidenceClass,
+    JobPayload,
+    Provenance,
+    Severity,
+    SlackIdentity,
+    TeamsIdentity,
+)
 from devcore.access import Asserted, asserted, full_view, redacted, redacted_summary, scope
 from devcore.answers import decide, http_status
 from devcore.book import Answer, note_repeat
@@ -27,8 +49,8 @@ class ClarificationEndpoints(CoreState):
     """Every ``/v1/clarifications`` endpoint and the development create."""
 
     def create_clarification(
-        self, req: m.CreateClarificationRequest
-    ) -> tuple[m.CreateClarificationResponse, bool]:
+        self, req: CreateClarificationRequest
+    ) -> tuple[CreateClarificationResponse, bool]:
         from devcore.creation import build_clarification
 
         now = self.now()
@@ -42,7 +64,7 @@ class ClarificationEndpoints(CoreState):
         )
         if key in self.dedup:
             existing = self.records[self.dedup[key]].model
-            return m.CreateClarificationResponse(
+            return CreateClarificationResponse(
                 clarification=summary(existing),
                 deduplicated=True,
                 job_id=existing.job_id,
@@ -67,24 +89,24 @@ class ClarificationEndpoints(CoreState):
             confidence=(c.applied_candidate_confidence
                         if c.applied_candidate_confidence is not None else 0.0),
             pending_clarification_id=c.id,
-            provenance=m.Provenance(
-                evidence_class=m.EvidenceClass.SYSTEM_EXTRACTION,
+            provenance=Provenance(
+                evidence_class=EvidenceClass.SYSTEM_EXTRACTION,
                 source_version_tx=c.document.source_version_tx,
             ),
         )
         self._event(c, "created", f"Clarification created with severity {c.severity}.")
-        if c.severity is not m.Severity.LOW:
+        if c.severity is not Severity.LOW:
             window = tenant.policy.escalation_window
             job = self.jobs.enqueue(
                 tenant_id=c.tenant_id,
                 kind=CLARIFY_KIND,
-                payload=m.JobPayload(clarification_id=c.id, ranking=list(c.ranking)),
+                payload=JobPayload(clarification_id=c.id, ranking=list(c.ranking)),
                 max_attempts=len(c.ranking) + 1,
                 now=now,
                 backoff=(window, window),
             )
             c.job_id = job.id
-        return m.CreateClarificationResponse(
+        return CreateClarificationResponse(
             clarification=summary(c), deduplicated=False, job_id=c.job_id
         ), True
 
@@ -92,13 +114,13 @@ class ClarificationEndpoints(CoreState):
         self,
         token: Token,
         *,
-        state: m.ClarificationState | None,
-        severity: m.Severity | None,
+        state: ClarificationState | None,
+        severity: Severity | None,
         tenant_id: str | None,
         window: Window,
         document_id: str | None = None,
         since: datetime | None = None,
-    ) -> tuple[list[m.ClarificationSummary], str | None]:
+    ) -> tuple[list[ClarificationSummary], str | None]:
         """Newest first (creation order), keyset-paged; titles only where the caller may read.
         ``since``: updated at or after it."""
         self.now()
@@ -116,23 +138,23 @@ class ClarificationEndpoints(CoreState):
                              listing="clarifications")
         return [self._summary_for(token, r.model) for r in shown], cursor
 
-    def _summary_for(self, token: Token, c: m.Clarification) -> m.ClarificationSummary:
+    def _summary_for(self, token: Token, c: Clarification) -> ClarificationSummary:
         brief = summary(c)
         return brief if full_view(token, c, self.directory) else redacted_summary(brief)
 
-    def get_clarification(self, token: Token, clarification_id: str) -> m.Clarification:
+    def get_clarification(self, token: Token, clarification_id: str) -> Clarification:
         self.now()
         record = self._record(token, clarification_id)
         c = record.model
-        if token.audience is m.Audience.CLARIFY:  # delivery identities: for the bot alone
+        if token.audience is Audience.CLARIFY:  # delivery identities: for the bot alone
             if record.asked_aliases is None:
                 record.asked_aliases = self._asked_aliases(c)
             return c.model_copy(update={"asked_aliases": record.asked_aliases})
         return c if full_view(token, c, self.directory) else redacted(c)
 
-    def _asked_aliases(self, c: m.Clarification) -> list[m.AskedAlias]:
+    def _asked_aliases(self, c: Clarification) -> list[AskedAlias]:
         """Each candidate's chat identities that resolve back to that candidate alone."""
-        found: list[m.AskedAlias] = []
+        found: list[AskedAlias] = []
         for person_id in dict.fromkeys(c.ranking):
             person = self.directory.person_in(tenant_id=c.tenant_id, person_id=person_id)
             if person is None:
@@ -144,13 +166,13 @@ class ClarificationEndpoints(CoreState):
                     continue  # unknown or claimed by several people: not vouched for
                 if resolved.person.person_id != person_id:
                     continue
-                found.append(m.AskedAlias(person_id=person_id, verified=resolved.verified,
-                                          **_alias_fields(identity)))
+                found.append(AskedAlias(person_id=person_id, verified=resolved.verified,
+                                        **_alias_fields(identity)))
         return found
 
     def answer(
-        self, token: Token, clarification_id: str, req: m.AnswerRequest
-    ) -> tuple[m.AnswerResult, int]:
+        self, token: Token, clarification_id: str, req: AnswerRequest
+    ) -> tuple[AnswerResult, int]:
         now = self.now()
         who = asserted(token, req)
         record = self._record(token, clarification_id)
@@ -179,7 +201,7 @@ class ClarificationEndpoints(CoreState):
                 valid_from=decision.bind.valid_from,
                 valid_to=decision.bind.valid_to,
                 confidence=1.0,
-                provenance=m.Provenance(
+                provenance=Provenance(
                     evidence_class=decision.evidence,
                     clarification_id=c.id,
                     source_version_tx=c.document.source_version_tx,
@@ -195,7 +217,7 @@ class ClarificationEndpoints(CoreState):
                     )
         return result, http_status(result.outcome)
 
-    def _resent(self, record: Record, response_id: str, who: Asserted, req: m.AnswerRequest
+    def _resent(self, record: Record, response_id: str, who: Asserted, req: AnswerRequest
                 ) -> None:
         """A resent request that carries another time is the same answer given again then (a
         caller's late repeat of an answer it sent before, ``devcore.order``): kept beside the
@@ -210,8 +232,8 @@ class ClarificationEndpoints(CoreState):
             note_repeat(record.book, response, again)
 
     def report_delivery(
-        self, token: Token, clarification_id: str, req: m.DeliveryReport
-    ) -> m.DeliveryRecord:
+        self, token: Token, clarification_id: str, req: DeliveryReport
+    ) -> DeliveryRecord:
         now = self.now()
         record = self._record(token, clarification_id)
         c = record.model
@@ -221,12 +243,12 @@ class ClarificationEndpoints(CoreState):
                     return existing
         if self.directory.person_in(tenant_id=c.tenant_id, person_id=req.person_id) is None:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
-        kind = req.kind or m.DeliveryKind.QUESTION  # the baseline reports who was asked
+        kind = req.kind or DeliveryKind.QUESTION  # the baseline reports who was asked
         attempt = req.attempt
         if attempt is None:
             job = self.jobs.jobs.get(c.job_id or "")
             attempt = job.attempts if job is not None else 0
-        delivery = m.DeliveryRecord(
+        delivery = DeliveryRecord(
             delivery_id=req.delivery_id or f"dl-{next(record.event_ids):05d}",
             person_id=req.person_id,
             channel=req.channel,
@@ -236,10 +258,10 @@ class ClarificationEndpoints(CoreState):
             delivered_at=now,
         )
         c.deliveries.append(delivery)
-        if kind is not m.DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
+        if kind is not DeliveryKind.STEWARD_NOTICE and req.person_id not in c.asked:
             c.asked.append(req.person_id)
-        if kind is m.DeliveryKind.QUESTION and c.state is m.ClarificationState.EXPIRED:
-            c.state = m.ClarificationState.OPEN  # the next candidate's window has begun
+        if kind is DeliveryKind.QUESTION and c.state is ClarificationState.EXPIRED:
+            c.state = ClarificationState.OPEN  # the next candidate's window has begun
         c.updated_at = now
         self._event(
             c,
@@ -252,8 +274,8 @@ class ClarificationEndpoints(CoreState):
         return delivery
 
     def report_event(
-        self, token: Token, clarification_id: str, req: m.EventReport
-    ) -> m.ClarificationEvent:
+        self, token: Token, clarification_id: str, req: EventReport
+    ) -> ClarificationEvent:
         self.now()
         c = self._record(token, clarification_id).model
         if req.event_id is not None:  # without one (the baseline's report), no idempotency
@@ -273,14 +295,14 @@ class ClarificationEndpoints(CoreState):
         )
 
 
-def _answer(c: m.Clarification, who: Asserted, req: m.AnswerRequest) -> Answer:
+def _answer(c: Clarification, who: Asserted, req: AnswerRequest) -> Answer:
     """The request as the answer rules take it (normalised: 422 when it cannot be)."""
     return Answer(
         responder=who.responder,
         rights=who.rights,
         span=_normalise(c, req),
         answer_index=req.answer_index,
-        answer_custom=m.AnswerCustom.model_validate(req.answer_custom.model_dump())
+        answer_custom=AnswerCustom.model_validate(req.answer_custom.model_dump())
         if req.answer_custom is not None
         else None,
         channel=who.channel,
@@ -291,7 +313,7 @@ def _answer(c: m.Clarification, who: Asserted, req: m.AnswerRequest) -> Answer:
     )
 
 
-def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
+def _normalise(c: Clarification, req: AnswerRequest) -> Span:
     if req.answer_index is not None:
         if req.answer_index >= len(c.candidates):
             raise CoreFault(ErrorCode.ANSWER_INDEX_OUT_OF_RANGE)
@@ -308,8 +330,8 @@ def _normalise(c: m.Clarification, req: m.AnswerRequest) -> Span:
         raise CoreFault(ErrorCode.ANSWER_UNNORMALISABLE) from None
 
 
-def _alias_fields(identity: m.SlackIdentity | m.TeamsIdentity) -> dict[str, object]:
-    if isinstance(identity, m.TeamsIdentity):
+def _alias_fields(identity: SlackIdentity | TeamsIdentity) -> dict[str, object]:
+    if isinstance(identity, TeamsIdentity):
         return {"platform": "teams", "aad_object_id": identity.aad_object_id,
                 "tenant_id": identity.tenant_id}
     return {"platform": "slack", "user_id": identity.user_id, "team_id": identity.team_id,

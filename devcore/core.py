@@ -15,8 +15,34 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from functools import partial
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    AdvanceRequest,
+    AliasResolution,
+    Audience,
+    CompleteRequest,
+    ExpediteRequest,
+    FactHistory,
+    FactVersion,
+    FailRequest,
+    HeartbeatRequest,
+    JobState,
+    JobView,
+    LeasedJob,
+    PeopleBatch,
+    PeopleBatchRequest,
+    Person,
+    PersonEntry,
+    PollRequest,
+    ReportBatch,
+    ReportBatchResult,
+    ReportItemResult,
+    ResolvedPerson,
+    ResolveRequest,
+    ScenarioLoaded,
+    SlackIdentity,
+    TeamsIdentity,
+)
 from devcore.access import one_tenant
 from devcore.directory import Token, identities
 from devcore.facts import FactKey
@@ -27,7 +53,7 @@ from devcore.steward import StewardEndpoints
 
 __all__ = ["ReferenceCore", "load_scenario"]
 
-_FENCE = {m.Audience.CLARIFY: CLARIFY_PREFIX, m.Audience.INGEST: "ingest:"}
+_FENCE = {Audience.CLARIFY: CLARIFY_PREFIX, Audience.INGEST: "ingest:"}
 
 
 class Contract(StrEnum):
@@ -50,7 +76,7 @@ class ReferenceCore(StewardEndpoints):
 
     # ---------------------------------------------------------------- jobs
 
-    def poll(self, token: Token, req: m.PollRequest) -> list[m.LeasedJob]:
+    def poll(self, token: Token, req: PollRequest) -> list[LeasedJob]:
         now = self.now()
         if token.audience is None:
             raise CoreFault(ErrorCode.AUDIENCE_FORBIDDEN)
@@ -70,12 +96,12 @@ class ReferenceCore(StewardEndpoints):
         self.now()
         return self.jobs.held(job_id, lease_token=lease_token, tenants=token.tenants)
 
-    def heartbeat(self, token: Token, job_id: str, req: m.HeartbeatRequest) -> m.LeasedJob:
+    def heartbeat(self, token: Token, job_id: str, req: HeartbeatRequest) -> LeasedJob:
         job = self.held(token, job_id, req.lease_token)
         lease = None if req.lease_seconds is None else timedelta(seconds=req.lease_seconds)
         return self.jobs.heartbeat(job, lease=lease, now=self.clock.now()).leased()
 
-    def advance(self, token: Token, job_id: str, req: m.AdvanceRequest) -> m.LeasedJob:
+    def advance(self, token: Token, job_id: str, req: AdvanceRequest) -> LeasedJob:
         job = self.held(token, job_id, req.lease_token)
         before = job.attempts
         attempt = before + 1 if req.attempt is None else req.attempt  # baseline: the next one
@@ -92,29 +118,29 @@ class ReferenceCore(StewardEndpoints):
             )
         return job.leased()
 
-    def expedite(self, token: Token, job_id: str, req: m.ExpediteRequest) -> m.JobView:
+    def expedite(self, token: Token, job_id: str, req: ExpediteRequest) -> JobView:
         now = self.now()
         job = self.jobs.get(job_id, tenants=token.tenants)
         return self.jobs.expedite(job, attempt=req.attempt, now=now).view()
 
-    def complete(self, token: Token, job_id: str, req: m.CompleteRequest) -> m.JobView:
+    def complete(self, token: Token, job_id: str, req: CompleteRequest) -> JobView:
         if self.jobs.repeat_complete(job_id, lease_token=req.lease_token, tenants=token.tenants):
             return self.jobs.get(job_id, tenants=token.tenants).view()
         return self.jobs.complete(self.held(token, job_id, req.lease_token)).view()
 
-    def fail(self, token: Token, job_id: str, req: m.FailRequest) -> m.JobView:
+    def fail(self, token: Token, job_id: str, req: FailRequest) -> JobView:
         job = self.held(token, job_id, req.lease_token)
         return self.jobs.fail(
             job, retryable=req.retryable, reason=req.reason, now=self.clock.now()
         ).view()
 
-    def get_job(self, token: Token, job_id: str) -> m.JobView:
+    def get_job(self, token: Token, job_id: str) -> JobView:
         self.now()
         return self.jobs.get(job_id, tenants=token.tenants).view()
 
     def list_jobs(
-        self, token: Token, *, state: m.JobState | None, kind: str | None, window: Window
-    ) -> tuple[list[m.JobView], str | None]:
+        self, token: Token, *, state: JobState | None, kind: str | None, window: Window
+    ) -> tuple[list[JobView], str | None]:
         """Oldest first (creation order), keyset-paged."""
         self.now()
         chosen = self.jobs.listing(tenants=token.tenants, state=state, kind=kind)
@@ -124,19 +150,19 @@ class ReferenceCore(StewardEndpoints):
 
     # ---------------------------------------------------------------- people and facts
 
-    def resolve(self, token: Token, req: m.ResolveRequest) -> m.ResolvedPerson:
+    def resolve(self, token: Token, req: ResolveRequest) -> ResolvedPerson:
         if req.tenant_id not in token.tenants:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
         return self.directory.resolve(tenant_id=req.tenant_id, identity=req.identity)
 
-    def get_person(self, token: Token, person_id: str, tenant_id: str | None) -> m.Person:
+    def get_person(self, token: Token, person_id: str, tenant_id: str | None) -> Person:
         holders = {t for t, p in self.directory.people if p == person_id}
         tenant = one_tenant(token, tenant_id, holders, ErrorCode.PERSON_NOT_FOUND)
         person = self.directory.person_in(tenant_id=tenant, person_id=person_id)
         assert person is not None
         return person
 
-    def get_people(self, token: Token, req: m.PeopleBatchRequest) -> m.PeopleBatch:
+    def get_people(self, token: Token, req: PeopleBatchRequest) -> PeopleBatch:
         """``get_person`` and ``resolve`` for several people at once, each answer in its entry."""
         if req.tenant_id not in token.tenants:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH)
@@ -144,25 +170,25 @@ class ReferenceCore(StewardEndpoints):
         for person_id in dict.fromkeys(req.person_ids):
             person = self.directory.person_in(tenant_id=req.tenant_id, person_id=person_id)
             if person is None:
-                entries.append(m.PersonEntry(person_id=person_id,
-                                             error_code=ErrorCode.PERSON_NOT_FOUND.value))
+                entries.append(PersonEntry(person_id=person_id,
+                                           error_code=ErrorCode.PERSON_NOT_FOUND.value))
                 continue
             found = [self._resolution(req.tenant_id, identity)
                      for identity in identities(person)] if req.resolve_aliases else []
-            entries.append(m.PersonEntry(person_id=person_id, person=person, resolutions=found))
-        return m.PeopleBatch(people=entries)
+            entries.append(PersonEntry(person_id=person_id, person=person, resolutions=found))
+        return PeopleBatch(people=entries)
 
-    def _resolution(self, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
-                    ) -> m.AliasResolution:
+    def _resolution(self, tenant_id: str, identity: SlackIdentity | TeamsIdentity
+                    ) -> AliasResolution:
         named = identity.model_dump()  # as the answer names it
         try:
             resolved = self.directory.resolve(tenant_id=tenant_id, identity=identity)
         except CoreFault as fault:
-            return m.AliasResolution(identity=named, error_code=fault.code.value)
-        return m.AliasResolution(identity=named, person_id=resolved.person.person_id,
-                                 verified=resolved.verified)
+            return AliasResolution(identity=named, error_code=fault.code.value)
+        return AliasResolution(identity=named, person_id=resolved.person.person_id,
+                               verified=resolved.verified)
 
-    def report_batch(self, token: Token, req: m.ReportBatch) -> m.ReportBatchResult:
+    def report_batch(self, token: Token, req: ReportBatch) -> ReportBatchResult:
         """Each report as its own route would take it; one failing does not stop the others."""
         deliveries = [self._one(item.report.delivery_id or "", partial(
             self.report_delivery, token, item.clarification_id, item.report))
@@ -170,15 +196,15 @@ class ReferenceCore(StewardEndpoints):
         events = [self._one(item.report.event_id or "", partial(
             self.report_event, token, item.clarification_id, item.report))
             for item in req.events]
-        return m.ReportBatchResult(deliveries=deliveries, events=events)
+        return ReportBatchResult(deliveries=deliveries, events=events)
 
     @staticmethod
-    def _one(id_: str, apply: Callable[[], object]) -> m.ReportItemResult:
+    def _one(id_: str, apply: Callable[[], object]) -> ReportItemResult:
         try:
             apply()
         except CoreFault as fault:
-            return m.ReportItemResult(id=id_, ok=False, error_code=fault.code.value)
-        return m.ReportItemResult(id=id_, ok=True)
+            return ReportItemResult(id=id_, ok=False, error_code=fault.code.value)
+        return ReportItemResult(id=id_, ok=True)
 
     def _fact_key(self, token: Token, logical_id: str, tenant_id: str | None) -> FactKey:
         holders = self.facts.tenants_of(logical_id)
@@ -187,7 +213,7 @@ class ReferenceCore(StewardEndpoints):
     def get_fact(
         self, token: Token, logical_id: str, *, tenant_id: str | None,
         as_of_tx: datetime | None, as_of_valid: datetime | None,
-    ) -> m.FactVersion:
+    ) -> FactVersion:
         """The version believed at ``as_of_tx`` (default now), if it holds at ``as_of_valid``."""
         key = self._fact_key(token, logical_id, tenant_id)
         return self.facts.as_of(key, tx=as_of_tx, valid_at=as_of_valid)
@@ -195,14 +221,14 @@ class ReferenceCore(StewardEndpoints):
     def fact_history(
         self, token: Token, logical_id: str, *, tenant_id: str | None,
         as_of_valid: datetime | None,
-    ) -> m.FactHistory:
+    ) -> FactHistory:
         key = self._fact_key(token, logical_id, tenant_id)
-        return m.FactHistory(
+        return FactHistory(
             logical_id=logical_id, versions=self.facts.history(key, valid_at=as_of_valid)
         )
 
 
-def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoaded:
+def load_scenario(core: ReferenceCore, data: dict[str, object]) -> ScenarioLoaded:
     """Replace the core's state with a scenario's directory and create its clarifications.
 
     All or nothing: a scenario refused anywhere leaves the previous state loaded.
@@ -220,7 +246,7 @@ def load_scenario(core: ReferenceCore, data: dict[str, object]) -> m.ScenarioLoa
             detail = {"loc": ["clarifications", number], "rule": "invalid", "msg": fault.message}
             raise ScenarioError(f"scenario: clarifications.{number}: {fault.message}",
                                 [detail]) from None
-    return m.ScenarioLoaded(
+    return ScenarioLoaded(
         tenants=len(directory.tenants),
         people=len(directory.people),
         clarifications=len(core.records),

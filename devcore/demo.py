@@ -20,8 +20,8 @@ from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.chat import Callback, ChatUser
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.models import EvidenceClass, JobState
 from bot.process.runtime import EngineParts, build_engine
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
 from bot.store.memory import MemoryStore
@@ -51,9 +51,9 @@ WINDOW = timedelta(hours=48, minutes=5)
 # the demo store is in memory: a tap is taken, and forwarded, well inside this
 DEMO_ACCEPT_SECONDS = 30.0
 EVIDENCE_WORDS = {
-    m.EvidenceClass.QUORUM_CONFIRMATION: "confirmed by two editors",
-    m.EvidenceClass.HUMAN_CLARIFICATION: "confirmed by an editor",
-    m.EvidenceClass.STEWARD_OVERRIDE: "decided by the steward",
+    EvidenceClass.QUORUM_CONFIRMATION: "confirmed by two editors",
+    EvidenceClass.HUMAN_CLARIFICATION: "confirmed by an editor",
+    EvidenceClass.STEWARD_OVERRIDE: "decided by the steward",
 }
 STATE_WORDS = {
     "answered": "answered", "dead_lettered": "nobody left to ask: in the steward's digest",
@@ -228,7 +228,7 @@ async def run_demo(echo: Callable[[str], None] = print) -> DemoSummary:
              f"{_day(before.valid_from)} (confidence {before.confidence:.2f}), is now "
              f"{_day(after.valid_from)}, {how}; the guess is kept as history and still "
              "answers as-of queries.\nWhere every question stands:")
-        dead = await client.list_jobs(state=m.JobState.DEAD_LETTERED)
+        dead = await client.list_jobs(state=JobState.DEAD_LETTERED)
         summary.dead_letters = [j.payload.clarification_id for j in dead.items if j.payload]
         titles: dict[str, str] = {}
         async for item in client.iter_clarifications():

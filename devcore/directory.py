@@ -8,8 +8,19 @@ from datetime import timedelta
 
 from pydantic import ValidationError
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    AmbiguityKind,
+    Audience,
+    Person,
+    PersonAliases,
+    QuorumPolicy,
+    ResolvedPerson,
+    Role,
+    Severity,
+    SlackIdentity,
+    TeamsIdentity,
+)
 from bot.core.policy import critical_quorum_problem
 from devcore.faults import CoreFault
 
@@ -33,12 +44,12 @@ class TenantPolicy:
 
     escalation_window_hours: float = 48
     max_candidates: int = 3
-    default_severity: m.Severity = m.Severity.NORMAL
+    default_severity: Severity = Severity.NORMAL
     quorum_enabled: bool = True
     critical_required_confirmations: int = 2
-    required_roles: tuple[m.Role, ...] = (m.Role.EDITOR,)
+    required_roles: tuple[Role, ...] = (Role.EDITOR,)
     allow_steward_override: bool = True
-    elevate: dict[m.AmbiguityKind, m.Severity] = field(default_factory=dict)
+    elevate: dict[AmbiguityKind, Severity] = field(default_factory=dict)
     # the tenant wrote allow_steward_override itself (§3.7 needs an explicit permission)
     override_set_explicitly: bool = False
 
@@ -56,16 +67,16 @@ class TenantPolicy:
     def escalation_window(self) -> timedelta:
         return timedelta(hours=self.escalation_window_hours)
 
-    def severity_for(self, *, kind: m.AmbiguityKind, hint: m.Severity | None) -> m.Severity:
+    def severity_for(self, *, kind: AmbiguityKind, hint: Severity | None) -> Severity:
         base = hint or self.default_severity
-        floor = self.elevate.get(kind, m.Severity.LOW)
+        floor = self.elevate.get(kind, Severity.LOW)
         return base if base.rank >= floor.rank else floor
 
-    def quorum_policy_for(self, severity: m.Severity) -> m.QuorumPolicy:
+    def quorum_policy_for(self, severity: Severity) -> QuorumPolicy:
         required = 1
-        if severity is m.Severity.CRITICAL and self.quorum_enabled:
+        if severity is Severity.CRITICAL and self.quorum_enabled:
             required = self.critical_required_confirmations
-        return m.QuorumPolicy(
+        return QuorumPolicy(
             required_confirmations=required,
             required_roles=list(self.required_roles),
             allow_steward_override=self.allow_steward_override,
@@ -92,10 +103,10 @@ class Token:
     """A bearer credential: a service token (audience, tenants) or an API key (principal)."""
 
     value: str
-    audience: m.Audience | None
+    audience: Audience | None
     tenants: frozenset[str]
     principal: str | None = None
-    role: m.Role | None = None
+    role: Role | None = None
 
     @property
     def is_api_key(self) -> bool:
@@ -108,7 +119,7 @@ class Directory:
 
     tenants: dict[str, Tenant] = field(default_factory=dict)
     workspaces: dict[tuple[str, str], Workspace] = field(default_factory=dict)
-    people: dict[tuple[str, str], m.Person] = field(default_factory=dict)
+    people: dict[tuple[str, str], Person] = field(default_factory=dict)
     tokens: dict[str, Token] = field(default_factory=dict)
     dev_tokens: set[str] = field(default_factory=set)
 
@@ -118,16 +129,16 @@ class Directory:
         except KeyError:
             raise CoreFault(ErrorCode.TENANT_SCOPE_MISMATCH) from None
 
-    def person_in(self, *, tenant_id: str, person_id: str) -> m.Person | None:
+    def person_in(self, *, tenant_id: str, person_id: str) -> Person | None:
         return self.people.get((tenant_id, person_id))
 
     def workspace_in(self, *, tenant_id: str, workspace_id: str) -> Workspace | None:
         return self.workspaces.get((tenant_id, workspace_id))
 
     def resolve(
-        self, *, tenant_id: str, identity: m.SlackIdentity | m.TeamsIdentity
-    ) -> m.ResolvedPerson:
-        matches: list[tuple[m.Person, bool]] = []
+        self, *, tenant_id: str, identity: SlackIdentity | TeamsIdentity
+    ) -> ResolvedPerson:
+        matches: list[tuple[Person, bool]] = []
         for (tenant, _), person in self.people.items():
             if tenant != tenant_id:
                 continue
@@ -139,14 +150,14 @@ class Directory:
         if len(matches) > 1:
             raise CoreFault(ErrorCode.ALIAS_AMBIGUOUS)
         person, alias_verified = matches[0]
-        return m.ResolvedPerson(
+        return ResolvedPerson(
             person=person, verified=alias_verified and person.verified_enterprise_identity
         )
 
 
-def _match(aliases: m.PersonAliases, identity: m.SlackIdentity | m.TeamsIdentity) -> bool | None:
+def _match(aliases: PersonAliases, identity: SlackIdentity | TeamsIdentity) -> bool | None:
     """Whether (and how verified) an alias matches the identity; None when none matches."""
-    if isinstance(identity, m.SlackIdentity):
+    if isinstance(identity, SlackIdentity):
         for alias in aliases.slack:
             if alias.user_id != identity.user_id:
                 continue
@@ -165,15 +176,15 @@ def _match(aliases: m.PersonAliases, identity: m.SlackIdentity | m.TeamsIdentity
     return None
 
 
-def identities(person: m.Person) -> list[m.SlackIdentity | m.TeamsIdentity]:
+def identities(person: Person) -> list[SlackIdentity | TeamsIdentity]:
     """Every chat identity a person's aliases name, as the resolve route takes them."""
-    found: list[m.SlackIdentity | m.TeamsIdentity] = []
+    found: list[SlackIdentity | TeamsIdentity] = []
     for alias in person.aliases.slack:
         with contextlib.suppress(ValidationError):  # a malformed alias is never routed to
-            found.append(m.SlackIdentity(user_id=alias.user_id, team_id=alias.team_id,
-                                         enterprise_id=alias.enterprise_id))
+            found.append(SlackIdentity(user_id=alias.user_id, team_id=alias.team_id,
+                                       enterprise_id=alias.enterprise_id))
     for teams in person.aliases.teams:
         with contextlib.suppress(ValidationError):
-            found.append(m.TeamsIdentity(aad_object_id=teams.aad_object_id,
-                                         tenant_id=teams.tenant_id))
+            found.append(TeamsIdentity(aad_object_id=teams.aad_object_id,
+                                       tenant_id=teams.tenant_id))
     return found

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import FactVersion, Provenance
 from devcore.faults import CoreFault
 
 FactKey = tuple[str, str]  # (tenant id, logical id)
 
 
-def holds_at(version: m.FactVersion, instant: datetime) -> bool:
+def holds_at(version: FactVersion, instant: datetime) -> bool:
     """Whether the version's validity interval contains ``instant`` (half-open, validTo out)."""
     starts = version.valid_from is None or version.valid_from <= instant
     ends = version.valid_to is None or instant < version.valid_to
@@ -27,7 +27,7 @@ def holds_at(version: m.FactVersion, instant: datetime) -> bool:
 
 @dataclass(slots=True)
 class FactStore:
-    facts: dict[FactKey, list[m.FactVersion]] = field(default_factory=dict)
+    facts: dict[FactKey, list[FactVersion]] = field(default_factory=dict)
 
     def append(
         self,
@@ -37,9 +37,9 @@ class FactStore:
         valid_from: datetime | None,
         valid_to: datetime | None,
         confidence: float,
-        provenance: m.Provenance,
+        provenance: Provenance,
         pending_clarification_id: str | None = None,
-    ) -> m.FactVersion:
+    ) -> FactVersion:
         versions = self.facts.setdefault(key, [])
         tx = now
         if versions and versions[-1].version_tx >= tx:
@@ -47,7 +47,7 @@ class FactStore:
             tx = versions[-1].version_tx + timedelta(microseconds=1)
         if versions:
             versions[-1].tx_to = tx
-        version = m.FactVersion(
+        version = FactVersion(
             logical_id=key[1],
             version_tx=tx,
             valid_from=valid_from,
@@ -62,7 +62,7 @@ class FactStore:
     def tenants_of(self, logical_id: str) -> set[str]:
         return {tenant for tenant, lid in self.facts if lid == logical_id}
 
-    def history(self, key: FactKey, *, valid_at: datetime | None = None) -> list[m.FactVersion]:
+    def history(self, key: FactKey, *, valid_at: datetime | None = None) -> list[FactVersion]:
         """Every version, oldest first; with ``valid_at`` only those valid at that instant."""
         try:
             versions = self.facts[key]
@@ -72,7 +72,7 @@ class FactStore:
 
     def as_of(
         self, key: FactKey, *, tx: datetime | None, valid_at: datetime | None
-    ) -> m.FactVersion:
+    ) -> FactVersion:
         """The version believed at ``tx`` (default: the latest), if it holds at ``valid_at``."""
         believed = next(
             (v for v in reversed(self.history(key)) if tx is None or v.version_tx <= tx), None

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import JobPayload, JobState, JobView, LeasedJob
 from devcore.faults import CoreFault
 
 CLARIFY_PREFIX = "clarify:"
@@ -28,13 +28,13 @@ class JobRecord:
     seq: int  # creation order: the key of the job list's keyset paging
     tenant_id: str
     kind: str
-    payload: m.JobPayload
+    payload: JobPayload
     max_attempts: int
     visible_at: datetime
     backoff_base: timedelta
     backoff_cap: timedelta
     attempts: int = 0
-    state: m.JobState = m.JobState.AVAILABLE
+    state: JobState = JobState.AVAILABLE
     lease_token: str | None = None
     lease_expires_at: datetime | None = None
     lease_duration: timedelta | None = None  # what a heartbeat extends by unless told otherwise
@@ -44,8 +44,8 @@ class JobRecord:
     # a candidate of this turn declined while the job was leased: no backoff when it ends
     expedited: bool = False
 
-    def view(self) -> m.JobView:
-        return m.JobView(
+    def view(self) -> JobView:
+        return JobView(
             id=self.id,
             kind=self.kind,
             state=self.state,
@@ -58,9 +58,9 @@ class JobRecord:
             dead_lettered_at=self.dead_lettered_at,
         )
 
-    def leased(self) -> m.LeasedJob:
+    def leased(self) -> LeasedJob:
         assert self.lease_token is not None and self.lease_expires_at is not None
-        return m.LeasedJob(
+        return LeasedJob(
             id=self.id,
             kind=self.kind,
             payload=self.payload,
@@ -99,7 +99,7 @@ class JobQueue:
         *,
         tenant_id: str,
         kind: str,
-        payload: m.JobPayload,
+        payload: JobPayload,
         max_attempts: int,
         now: datetime,
         backoff: tuple[timedelta, timedelta] = DEFAULT_BACKOFF,
@@ -132,7 +132,7 @@ class JobQueue:
         while self._leases and self._leases[0][0] <= now:
             _, seq, job_id = heapq.heappop(self._leases)
             job = self.jobs.get(job_id)  # an entry of a lease since extended or ended: skipped
-            if job is not None and job.state is m.JobState.LEASED \
+            if job is not None and job.state is JobState.LEASED \
                     and job.lease_expires_at is not None and job.lease_expires_at <= now:
                 ran_out[seq] = job
         for _, job in sorted(ran_out.items()):
@@ -142,7 +142,7 @@ class JobQueue:
             self._release(job)
             job.last_error = "lease_expired"
             self._retry(job, at=expired_at)
-            if job.state is not m.JobState.DEAD_LETTERED and self.on_expired:
+            if job.state is not JobState.DEAD_LETTERED and self.on_expired:
                 self.on_expired(job, attempt, expired_at)
 
     def _leased_until(self, job: JobRecord, until: datetime) -> None:
@@ -154,7 +154,7 @@ class JobQueue:
         job.lease_token = None
         job.lease_expires_at = None
         job.lease_duration = None
-        job.state = m.JobState.AVAILABLE
+        job.state = JobState.AVAILABLE
 
     def _retry(self, job: JobRecord, *, at: datetime) -> None:
         job.attempts += 1
@@ -165,7 +165,7 @@ class JobQueue:
         job.expedited = False
 
     def _dead_letter(self, job: JobRecord, at: datetime) -> None:
-        job.state = m.JobState.DEAD_LETTERED
+        job.state = JobState.DEAD_LETTERED
         job.dead_lettered_at = at
         if self.on_dead_letter:
             self.on_dead_letter(job, at)
@@ -187,7 +187,7 @@ class JobQueue:
         while self._due and len(ready) < max_jobs and self._due[0][0] <= now:
             entry = heapq.heappop(self._due)
             job = self.jobs.get(entry[2])
-            if job is None or job.state is not m.JobState.AVAILABLE \
+            if job is None or job.state is not JobState.AVAILABLE \
                     or job.visible_at != entry[0] or job.id in taken:
                 continue  # stale: leased, finished or due at another time since
             if job.tenant_id in tenants and any(job.kind.startswith(p) for p in prefixes):
@@ -198,7 +198,7 @@ class JobQueue:
         for entry in passed:
             heapq.heappush(self._due, entry)
         for job in ready:
-            job.state = m.JobState.LEASED
+            job.state = JobState.LEASED
             job.lease_token = secrets.token_urlsafe(18)
             self._leased_until(job, now + lease)
             job.lease_duration = lease
@@ -241,15 +241,15 @@ class JobQueue:
 
     def expedite(self, job: JobRecord, *, attempt: int, now: datetime) -> JobRecord:
         """The candidate asked at ``attempt`` declined: end the wait for the next turn now."""
-        if job.state is m.JobState.AVAILABLE and attempt < job.attempts and job.visible_at > now:
+        if job.state is JobState.AVAILABLE and attempt < job.attempts and job.visible_at > now:
             self._due_at(job, now)
-        elif job.state is m.JobState.LEASED and attempt >= job.attempts:
+        elif job.state is JobState.LEASED and attempt >= job.attempts:
             job.expedited = True
         return job
 
     def complete(self, job: JobRecord) -> JobRecord:
         self._release(job)
-        job.state = m.JobState.COMPLETED
+        job.state = JobState.COMPLETED
         return job
 
     def fail(self, job: JobRecord, *, retryable: bool, reason: str, now: datetime) -> JobRecord:
@@ -264,10 +264,10 @@ class JobQueue:
     def repeat_complete(self, job_id: str, *, lease_token: str, tenants: frozenset[str]) -> bool:
         """A repeated complete with the token that completed the job is a no-op success."""
         job = self.get(job_id, tenants=tenants)
-        return job.state is m.JobState.COMPLETED and job.last_lease_token == lease_token
+        return job.state is JobState.COMPLETED and job.last_lease_token == lease_token
 
     def listing(
-        self, *, tenants: frozenset[str], state: m.JobState | None, kind: str | None
+        self, *, tenants: frozenset[str], state: JobState | None, kind: str | None
     ) -> list[JobRecord]:
         return [
             j

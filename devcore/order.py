@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core import models as m
+from bot.core.models import Channel as ContractChannel
+from bot.core.models import Clarification, ResponseRecord, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,27 +34,27 @@ class Repeat:
     """A response given again, answered as a replay: when, where and with which rights."""
 
     at: datetime
-    channel: m.Channel
+    channel: ContractChannel
     message_ref: str | None
-    rights: m.Role
+    rights: Role
 
 
 Repeats = Mapping[str, Sequence[Repeat]]  # response id → its repeats, by time
 
 
-def points(record: m.ResponseRecord, repeats: Repeats) -> list[datetime]:
+def points(record: ResponseRecord, repeats: Repeats) -> list[datetime]:
     """Every time the responder gave this response (none without ``respondedAt``)."""
     if record.responded_at is None:
         return []
     return [record.responded_at, *(r.at for r in repeats.get(record.response_id, ()))]
 
 
-def given(record: m.ResponseRecord, repeats: Repeats) -> datetime | None:
+def given(record: ResponseRecord, repeats: Repeats) -> datetime | None:
     """When the responder last gave this response: its ``respondedAt`` or a later repeat's."""
     return max(points(record, repeats), default=None)
 
 
-def is_after(record: m.ResponseRecord, latest: m.ResponseRecord | None, repeats: Repeats
+def is_after(record: ResponseRecord, latest: ResponseRecord | None, repeats: Repeats
              ) -> bool:
     """Whether ``record`` (recorded after ``latest``) replaces it as its responder's latest:
     by when each was last given where both carry it (answer-order), else by recording."""
@@ -65,24 +66,24 @@ def is_after(record: m.ResponseRecord, latest: m.ResponseRecord | None, repeats:
     return True
 
 
-def latest_of(c: m.Clarification, responder: str, repeats: Repeats
-              ) -> m.ResponseRecord | None:
+def latest_of(c: Clarification, responder: str, repeats: Repeats
+              ) -> ResponseRecord | None:
     """The responder's latest response: by when it was last given, else the last recorded."""
-    latest: m.ResponseRecord | None = None
+    latest: ResponseRecord | None = None
     for record in c.responses:
         if record.responder == responder and is_after(record, latest, repeats):
             latest = record
     return latest
 
 
-def _timed(c: m.Clarification, responder: str) -> list[m.ResponseRecord] | None:
+def _timed(c: Clarification, responder: str) -> list[ResponseRecord] | None:
     """The responder's responses when every one carries ``respondedAt``; else None."""
     mine = [r for r in c.responses if r.responder == responder]
     return None if any(r.responded_at is None for r in mine) else mine
 
 
-def neighbours(c: m.Clarification, responder: str, at: datetime | None, repeats: Repeats
-               ) -> tuple[m.ResponseRecord | None, m.ResponseRecord | None]:
+def neighbours(c: Clarification, responder: str, at: datetime | None, repeats: Repeats
+               ) -> tuple[ResponseRecord | None, ResponseRecord | None]:
     """The responses the responder gave right before (or at) ``at`` and right after it, each
     at its ``respondedAt`` and at its repeats. Without ``at``, or with a response of theirs
     that carries no ``respondedAt``, the order is the recording order: the one before is their
@@ -97,8 +98,8 @@ def neighbours(c: m.Clarification, responder: str, at: datetime | None, repeats:
     return (before[-1] if before else None), (after[0] if after else None)
 
 
-def straddled(c: m.Clarification, responder: str, at: datetime | None, repeats: Repeats
-              ) -> m.ResponseRecord | None:
+def straddled(c: Clarification, responder: str, at: datetime | None, repeats: Repeats
+              ) -> ResponseRecord | None:
     """The responder's response given both before and after ``at`` (at its ``respondedAt``
     and a repeat): an answer given at ``at`` splits its run in two."""
     mine = _timed(c, responder)

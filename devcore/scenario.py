@@ -14,7 +14,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.core import models as m
+from bot.core.models import (
+    AmbiguityKind,
+    Audience,
+    CreateClarificationRequest,
+    Membership,
+    Person,
+    PersonAliases,
+    Role,
+    Severity,
+    SlackAlias,
+    TeamsAlias,
+)
 from devcore.directory import Directory, PolicyRefused, Tenant, TenantPolicy, Token, Workspace
 from devcore.issues import issues
 
@@ -45,14 +56,14 @@ class _Strict(BaseModel):
 class _Quorum(_Strict):
     enabled: bool = True
     critical_required_confirmations: int = Field(default=2, ge=1, le=10)
-    required_roles: list[m.Role] = [m.Role.EDITOR]
+    required_roles: list[Role] = [Role.EDITOR]
     allow_steward_override: bool = True
 
 
 class _Severity(_Strict):
-    default: m.Severity = m.Severity.NORMAL
+    default: Severity = Severity.NORMAL
     high_notifies_steward: bool = True
-    elevate: dict[m.AmbiguityKind, m.Severity] = {}
+    elevate: dict[AmbiguityKind, Severity] = {}
 
 
 class _Policy(_Strict):
@@ -77,7 +88,7 @@ class _Workspace(_Strict):
 
 class _MembershipIn(_Strict):
     workspace: str
-    role: m.Role
+    role: Role
 
 
 class _SlackIn(_Strict):
@@ -109,11 +120,11 @@ class _Person(_Strict):
 
 class _Token(_Strict):
     token: str = Field(min_length=8)
-    audience: m.Audience | None = None
+    audience: Audience | None = None
     tenants: list[str] = []
     tenant: str | None = None
     person: str | None = None
-    role: m.Role | None = None
+    role: Role | None = None
 
 
 class _Dev(_Strict):
@@ -131,10 +142,10 @@ class Scenario(_Strict):
     clarifications: list[dict[str, Any]] = []
 
 
-def parse_scenario(data: dict[str, Any]) -> tuple[Directory, list[m.CreateClarificationRequest]]:
+def parse_scenario(data: dict[str, Any]) -> tuple[Directory, list[CreateClarificationRequest]]:
     scenario = _validated(Scenario, data, at=[])
     requests = [
-        _validated(m.CreateClarificationRequest, c, at=["clarifications", i])
+        _validated(CreateClarificationRequest, c, at=["clarifications", i])
         for i, c in enumerate(scenario.clarifications)
     ]
     return _directory(scenario), requests
@@ -194,21 +205,21 @@ def _policy(p: _Policy, *, at: int) -> TenantPolicy:
         raise _refuse(loc, "policy", f"expected {refused.allowed}") from None
 
 
-def _person(p: _Person) -> m.Person:
-    return m.Person(
+def _person(p: _Person) -> Person:
+    return Person(
         person_id=p.id,
         tenant_id=p.tenant,
         display_name=p.display_name,
         locale=p.locale,
         time_zone=p.time_zone,
         verified_enterprise_identity=p.verified,
-        aliases=m.PersonAliases(
+        aliases=PersonAliases(
             email=p.email,
             upn=p.upn,
-            slack=[m.SlackAlias(**a.model_dump()) for a in p.slack],
-            teams=[m.TeamsAlias(**a.model_dump()) for a in p.teams],
+            slack=[SlackAlias(**a.model_dump()) for a in p.slack],
+            teams=[TeamsAlias(**a.model_dump()) for a in p.teams],
         ),
-        memberships=[m.Membership(workspace_id=x.workspace, role=x.role) for x in p.memberships],
+        memberships=[Membership(workspace_id=x.workspace, role=x.role) for x in p.memberships],
     )
 
 

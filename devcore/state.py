@@ -14,8 +14,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    AskedAlias,
+    Clarification,
+    ClarificationEvent,
+    ClarificationState,
+    ClarificationSummary,
+    EventReport,
+    ReasonCode,
+    SkipEntry,
+)
 from devcore.book import AnswerBook
 from devcore.directory import Directory, Token
 from devcore.facts import FactStore
@@ -32,7 +41,7 @@ class MovableClock(Protocol):
 
 @dataclass(slots=True)
 class Record:
-    model: m.Clarification
+    model: Clarification
     seq: int  # creation order: the key of the clarification list's keyset paging
     dedup_key: tuple[object, ...]
     book: AnswerBook = field(default_factory=AnswerBook)
@@ -40,7 +49,7 @@ class Record:
     # the candidates' delivery identities as the core resolves them (spec changelog v0.9),
     # worked out on the first read by the bot and kept: the ranking does not change (a
     # directory changed afterwards leaves them as they were: docs/reference-core.md)
-    asked_aliases: list[m.AskedAlias] | None = None
+    asked_aliases: list[AskedAlias] | None = None
 
 
 class CoreState:
@@ -90,19 +99,19 @@ class CoreState:
 
     def _event(
         self,
-        c: m.Clarification,
+        c: Clarification,
         type_: str,
         message: str,
         *,
         person_id: str | None = None,
         actor: str | None = None,
         attempt: int | None = None,
-        reason_code: m.ReasonCode | None = None,
+        reason_code: ReasonCode | None = None,
         event_id: str | None = None,
-        report: m.EventReport | None = None,
-    ) -> m.ClarificationEvent:
+        report: EventReport | None = None,
+    ) -> ClarificationEvent:
         record = self.records[c.id]
-        event = m.ClarificationEvent(
+        event = ClarificationEvent(
             event_id=event_id or f"ev-{next(record.event_ids):05d}",
             type=type_,
             at=self.clock.now(),
@@ -111,7 +120,7 @@ class CoreState:
             attempt=attempt,
             reason_code=reason_code,
             reason_codes=report.reason_codes if report else [],
-            skips=[m.SkipEntry(person_id=s.person_id, reason_code=s.reason_code)
+            skips=[SkipEntry(person_id=s.person_id, reason_code=s.reason_code)
                    for s in (report.skips if report else [])],
             message=message,
         )
@@ -133,8 +142,8 @@ class CoreState:
         c = record.model
         ranking = job.payload.ranking
         person = ranking[ran_out] if ran_out < len(ranking) else c.workspace.steward_id
-        if c.state is m.ClarificationState.OPEN:
-            c.state = m.ClarificationState.EXPIRED
+        if c.state is ClarificationState.OPEN:
+            c.state = ClarificationState.EXPIRED
             c.updated_at = self.clock.now()
         self._event(
             c,
@@ -149,8 +158,8 @@ class CoreState:
         if record is None:
             return
         c = record.model
-        if c.state is not m.ClarificationState.ANSWERED:
-            c.state = m.ClarificationState.DEAD_LETTERED
+        if c.state is not ClarificationState.ANSWERED:
+            c.state = ClarificationState.DEAD_LETTERED
             c.updated_at = at
         self._event(
             c,
@@ -168,9 +177,9 @@ class CoreState:
         return record
 
 
-def summary(c: m.Clarification) -> m.ClarificationSummary:
+def summary(c: Clarification) -> ClarificationSummary:
     """The list view of a clarification, unredacted (callers redact for the reader)."""
-    return m.ClarificationSummary(
+    return ClarificationSummary(
         id=c.id,
         tenant_id=c.tenant_id,
         workspace_id=c.workspace.workspace_id,

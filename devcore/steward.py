@@ -10,8 +10,22 @@ answer time, binding statuses, quorum state, fact versions) stays.
 
 from __future__ import annotations
 
-from bot.core import models as m
 from bot.core.errors import ErrorCode
+from bot.core.models import (
+    NIL_PERSON,
+    AttemptOutcome,
+    Clarification,
+    ClarificationState,
+    ClarificationSummary,
+    DeliveryHistory,
+    ErasureReport,
+    ErasureRequest,
+    HistoryAttempt,
+    JobState,
+    RecordedChannel,
+    Role,
+    Severity,
+)
 from devcore.access import scope
 from devcore.clarifications import ClarificationEndpoints
 from devcore.directory import Token
@@ -19,14 +33,14 @@ from devcore.faults import CoreFault
 from devcore.paging import Window, page
 from devcore.state import Record
 
-S = m.ClarificationState
+S = ClarificationState
 ANY_SEVERITY = frozenset({S.CONFLICTED, S.EXPIRED, S.DEAD_LETTERED})
 HIGH_STAKES = frozenset({S.OPEN, S.ATTESTED, S.PARTIALLY_CONFIRMED})
-URGENT = frozenset({m.Severity.HIGH, m.Severity.CRITICAL})
-NIL = m.NIL_PERSON
+URGENT = frozenset({Severity.HIGH, Severity.CRITICAL})
+NIL = NIL_PERSON
 
 
-def needs_steward(c: m.Clarification | m.ClarificationSummary) -> bool:
+def needs_steward(c: Clarification | ClarificationSummary) -> bool:
     """Spec changelog v0.8: what a steward's queue holds."""
     return c.state in ANY_SEVERITY or (c.state in HIGH_STAKES and c.severity in URGENT)
 
@@ -36,9 +50,9 @@ class StewardEndpoints(ClarificationEndpoints):
 
     def list_attention(
         self, token: Token, *, tenant_id: str | None, window: Window
-    ) -> tuple[list[m.ClarificationSummary], str | None]:
+    ) -> tuple[list[ClarificationSummary], str | None]:
         self.now()
-        if token.is_api_key and token.role is not m.Role.STEWARD:  # spec §7: steward scope
+        if token.is_api_key and token.role is not Role.STEWARD:  # spec §7: steward scope
             raise CoreFault(ErrorCode.STEWARD_REQUIRED)
         tenants = scope(token, tenant_id)
         chosen = [r for r in self.records.values()
@@ -47,10 +61,10 @@ class StewardEndpoints(ClarificationEndpoints):
                              listing="attention")
         return [self._summary_for(token, r.model) for r in shown], cursor
 
-    def delivery_history(self, token: Token, clarification_id: str) -> m.DeliveryHistory:
+    def delivery_history(self, token: Token, clarification_id: str) -> DeliveryHistory:
         self.now()
         c = self._record(token, clarification_id).model
-        history = m.DeliveryHistory(clarification_id=c.id, events=list(c.events))
+        history = DeliveryHistory(clarification_id=c.id, events=list(c.events))
         if c.job_id is None:
             return history
         job = self.jobs.get(c.job_id, tenants=token.tenants)
@@ -66,10 +80,10 @@ class StewardEndpoints(ClarificationEndpoints):
         })
 
     def erase_attribution(
-        self, token: Token, person_id: str, req: m.ErasureRequest
-    ) -> m.ErasureReport:
+        self, token: Token, person_id: str, req: ErasureRequest
+    ) -> ErasureReport:
         now = self.now()
-        if token.role is not m.Role.STEWARD or token.principal is None:
+        if token.role is not Role.STEWARD or token.principal is None:
             raise CoreFault(ErrorCode.STEWARD_REQUIRED)
         [tenant] = sorted(scope(token, req.tenant_id))
         person = self.directory.person_in(tenant_id=tenant, person_id=person_id)
@@ -96,8 +110,8 @@ class StewardEndpoints(ClarificationEndpoints):
                     version.provenance.confirmed_by = _swap(
                         version.provenance.confirmed_by, person_id)
                     counts.fact_versions += 1
-        return m.ErasureReport(person_id=person_id, tenant_id=tenant, aliases=person.aliases,
-                               **vars(counts))
+        return ErasureReport(person_id=person_id, tenant_id=tenant, aliases=person.aliases,
+                             **vars(counts))
 
 
 class _Counts:
@@ -122,11 +136,11 @@ def _erase(record: Record, person_id: str, counts: _Counts) -> bool:
     c.quorum.confirmed_by = _swap(c.quorum.confirmed_by, person_id)
     for r in c.responses:
         if r.responder == person_id:
-            r.responder, r.message_ref, r.channel = NIL, None, m.RecordedChannel.ERASED
+            r.responder, r.message_ref, r.channel = NIL, None, RecordedChannel.ERASED
             counts.responses += 1
     for d in c.deliveries:
         if d.person_id == person_id:
-            d.person_id, d.message_ref, d.channel = NIL, None, m.RecordedChannel.ERASED
+            d.person_id, d.message_ref, d.channel = NIL, None, RecordedChannel.ERASED
             counts.deliveries += 1
     for ev in c.events:
         named = person_id in (ev.person_id, ev.actor) or any(
@@ -147,13 +161,13 @@ def _erase(record: Record, person_id: str, counts: _Counts) -> bool:
     return ranked or before != (counts.asked, counts.responses, counts.deliveries, counts.events)
 
 
-def _current(state: m.JobState, attempts: int, n: int) -> bool:
-    return n == attempts and state in (m.JobState.AVAILABLE, m.JobState.LEASED)
+def _current(state: JobState, attempts: int, n: int) -> bool:
+    return n == attempts and state in (JobState.AVAILABLE, JobState.LEASED)
 
 
 def _attempt(
-    c: m.Clarification, n: int, person_id: str | None, *, steward: bool, current: bool
-) -> m.HistoryAttempt:
+    c: Clarification, n: int, person_id: str | None, *, steward: bool, current: bool
+) -> HistoryAttempt:
     # an advance to N+1 is the skip of attempt N
     events = [ev for ev in c.events if (ev.attempt == n and ev.type != "advanced")
               or (ev.type == "advanced" and ev.attempt == n + 1)]
@@ -161,22 +175,22 @@ def _attempt(
                      None)
     skip = next((ev for ev in events if ev.type in ("skipped", "advanced") and ev.reason_code),
                 None)
-    outcome: m.AttemptOutcome
+    outcome: AttemptOutcome
     if person_id is not None and any(r.responder == person_id for r in c.responses):
-        outcome = m.AttemptOutcome.ANSWERED
+        outcome = AttemptOutcome.ANSWERED
     elif delivered is None and skip is not None:
-        outcome = m.AttemptOutcome.SKIPPED
+        outcome = AttemptOutcome.SKIPPED
     elif any(ev.type == "expired" for ev in events):
-        outcome = m.AttemptOutcome.EXPIRED
+        outcome = AttemptOutcome.EXPIRED
     elif delivered is not None:
-        outcome = m.AttemptOutcome.DELIVERED
+        outcome = AttemptOutcome.DELIVERED
     elif current:
-        outcome = m.AttemptOutcome.PENDING
+        outcome = AttemptOutcome.PENDING
     else:
-        outcome = m.AttemptOutcome.NOT_REACHED if not events else m.AttemptOutcome.SKIPPED
-    return m.HistoryAttempt(
+        outcome = AttemptOutcome.NOT_REACHED if not events else AttemptOutcome.SKIPPED
+    return HistoryAttempt(
         attempt=n, person_id=person_id, steward=steward, outcome=outcome,
-        reason_code=skip.reason_code if skip and outcome is m.AttemptOutcome.SKIPPED else None,
+        reason_code=skip.reason_code if skip and outcome is AttemptOutcome.SKIPPED else None,
         channel=delivered.channel if delivered else None,
         delivered_at=delivered.delivered_at if delivered else None, events=events,
     )

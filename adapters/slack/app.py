@@ -66,7 +66,7 @@ from bot.abuse_limits import Limit, Limits, Throttled
 from bot.answering.answers import AnswerService, NotDurable
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from bot.engine.lasting import LastingRefusals
 from bot.interaction.interactions import Interactions
 from bot.metrics import REGISTRY
@@ -200,7 +200,7 @@ class SlackAdapter:
                  **({"field": refusal.field} if refusal.field else {})}
         await self.audit.emit(AuditEvent(
             type="callback_refused", at=self.kit.clock.now(), clarification_id="-",
-            reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH if out_of_scope else None,
+            reason_code=ReasonCode.TENANT_SCOPE_MISMATCH if out_of_scope else None,
             channel="slack", extra=extra, occurrence=occurrence,
             message="A callback came from a Slack workspace mapped to no tenant. Refused."
             if out_of_scope else "A signed callback was not a well-formed Slack interaction. "

@@ -36,7 +36,8 @@ from bot.channel import (
     Profile,
     SlackReach,
 )
-from bot.core import models as m
+from bot.core.models import Channel as ContractChannel
+from bot.core.models import IdentityKind
 from bot.store.base import DeliveryKey
 from cards import text as card_text
 from cards.actions import ActionCodec
@@ -59,8 +60,8 @@ class SlackChannel(WebApi):
     idempotent: bool = False
     # the core contract's words for Slack: its people are addressed by their Slack user ids,
     # its answers and delivery reports say "slack"
-    identity_kind: m.IdentityKind = m.IdentityKind.SLACK
-    contract_channel: m.Channel = m.Channel.SLACK
+    identity_kind: IdentityKind = IdentityKind.SLACK
+    contract_channel: ContractChannel = ContractChannel.SLACK
     # each person's DM channel id, for the rare look-up after an unclear post: the most recently
     # used ``DM_IDS_KEPT`` (a forgotten one costs one conversations.open when next needed)
     _dms: OrderedDict[str, str] = field(default_factory=OrderedDict)

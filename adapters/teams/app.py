@@ -50,7 +50,7 @@ from bot.answering.answers import NOT_DURABLE_RETRY_AFTER_SECONDS
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.chat import ChatUser
 from bot.clock import Clock
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from bot.engine.lasting import LastingRefusals
 from bot.interaction.interactions import Interactions, wants_queue
 from bot.metrics import REGISTRY
@@ -190,7 +190,7 @@ class TeamsAdapter:
     async def _out_of_scope(self, activity: Activity) -> web.Response:
         await self.audit.emit(AuditEvent(
             type="callback_refused", at=self.clock.now(), clarification_id="-",
-            reason_code=m.ReasonCode.TENANT_SCOPE_MISMATCH, channel="teams",
+            reason_code=ReasonCode.TENANT_SCOPE_MISMATCH, channel="teams",
             extra={"status": "403", "activity": str(activity.type)[:40]},
             # the activity's own id: a redelivery is the same occurrence
             occurrence=occurrence_of("teams", activity.id or uuid.uuid4().hex),

@@ -56,7 +56,8 @@ from bot.channel import (
     TeamsReach,
 )
 from bot.clock import Clock
-from bot.core import models as m
+from bot.core.models import Channel as ContractChannel
+from bot.core.models import IdentityKind
 from bot.settings import TeamsSettings
 from bot.store.base import Conversations, DeliveryKey, Store
 from cards import teams as adaptive
@@ -119,8 +120,8 @@ class TeamsChannel:
     idempotent: bool = False  # nor deduplicate a send by our delivery key
     # the core contract's words for Teams: its people are addressed by their Entra identity,
     # its answers and delivery reports say "teams"
-    identity_kind: m.IdentityKind = m.IdentityKind.ENTRA
-    contract_channel: m.Channel = m.Channel.TEAMS
+    identity_kind: IdentityKind = IdentityKind.ENTRA
+    contract_channel: ContractChannel = ContractChannel.TEAMS
     # 1:1 conversation id -> the AAD object id of its person, for the ``READERS_KEPT`` most
     # recently used (a card updated later is rendered in that person's locale; a forgotten one
     # costs one members lookup at the connector)
@@ -252,8 +253,9 @@ class TeamsChannel:
             "members", where.service_url, tenant=where.aad_tenant_id,
             conversation=where.conversation_id, resend_safe=True,
             op=lambda ops: ops.get_conversation_members(where.conversation_id))
-        named = {m.aad_object_id.lower() for m in members
-                 if isinstance(getattr(m, "aad_object_id", None), str) and m.aad_object_id}
+        named = {member.aad_object_id.lower() for member in members
+                 if isinstance(getattr(member, "aad_object_id", None), str)
+                 and member.aad_object_id}
         return named.pop() if len(named) == 1 else None
 
     def _remember_reader(self, conversation_id: str, aad_object_id: str) -> None:

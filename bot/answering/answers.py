@@ -42,8 +42,8 @@ from bot.channel import ContractWords
 from bot.chat import Callback
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import AnswerOutcome, AnswerResult, Clarification, Person, ReasonCode
 from bot.engine import aliases
 from bot.engine.aliases import Unlinked
 from bot.engine.rbac import may_read, role_in
@@ -112,7 +112,7 @@ class Receipt:
     verdict: AnswerStatus
     # what the answering person's card shows (a ``Wait`` ``in_place`` only)
     view: OutcomeView | None = None
-    result: m.AnswerResult | None = None
+    result: AnswerResult | None = None
     shown: Answered | Note | None = None  # what follows, for ``bot.answering.followups``
 
 
@@ -132,8 +132,8 @@ class AnswerService:
     random: Callable[[], float] = _random.random  # the outbox's jitter draws (tests: 1.0)
     # the contract's words of the mounted platforms: the answers' channel word
     words: ContractWords = field(default_factory=lambda: ContractWords.of({}))
-    identities: Recent[tuple[str, str, str, str | None, str | None], m.Person] = field(init=False)
-    clarifications: Recent[str, m.Clarification] = field(init=False)
+    identities: Recent[tuple[str, str, str, str | None, str | None], Person] = field(init=False)
+    clarifications: Recent[str, Clarification] = field(init=False)
 
     def __post_init__(self) -> None:
         self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
@@ -170,7 +170,7 @@ class AnswerService:
         """Make the answer durable and ordered. ``wake`` False: the caller forwards it itself,
         and the consumers find it due only ``own_forward_seconds`` later."""
         if cb.tenant_id is None:
-            await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+            await self._refuse(cb, ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback came from a workspace mapped to no tenant.")
             return AnswerStatus.OUT_OF_SCOPE
         due = self.clock.now() + timedelta(
@@ -332,11 +332,11 @@ class AnswerService:
         except e.ClarificationNotFound:
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
         if c.tenant_id != cb.tenant_id:
-            await self._refuse(cb, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+            await self._refuse(cb, ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback named a clarification of another tenant.")
             return Receipt(AnswerStatus.OUT_OF_SCOPE, shown=Note(cb=cb))
         if not may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
-            await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+            await self._refuse(cb, ReasonCode.RESPONDER_NOT_AUTHORISED,
                                "The responder may not read this clarification's source.",
                                to_core=True)
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
@@ -359,7 +359,7 @@ class AnswerService:
                 answered_at=time.monotonic()))
         except (e.PermissionDenied, e.StewardOverrideNotAllowed) as exc:
             if cb.steward_override:  # refused by the core: nothing recorded, told privately
-                await self._refuse(cb, m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                await self._refuse(cb, ReasonCode.RESPONDER_NOT_AUTHORISED,
                                    f"A steward override was refused by the core ({exc.code}); "
                                    "nothing was recorded.")
             return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
@@ -372,12 +372,12 @@ class AnswerService:
             return Receipt(AnswerStatus.SUPERSEDED, result=result)
         # after binding an answer is a conflicting attestation (or refused as the same, above):
         # "settled before" comes from the core's answer, not from the (maybe remembered) read
-        settled_before = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+        settled_before = result.outcome is AnswerOutcome.CONFLICTING_ATTESTATION
         return Receipt(AnswerStatus.FORWARDED, result=result, shown=Answered(
             cb=cb, person=person, before=c, result=result, settled_before=settled_before,
             answered_at=answered_at))
 
-    async def _responder(self, cb: Callback) -> m.Person | Unlinked:
+    async def _responder(self, cb: Callback) -> Person | Unlinked:
         """The verified PERSON behind the chat identity, or why there is none, refused with
         its reason (ALIAS_AMBIGUOUS for a chat id several people claim, else
         RESPONDER_NOT_AUTHORISED) on the audit sink and the core's trail."""
@@ -390,7 +390,7 @@ class AnswerService:
 
     # ---------------------------------------------------------------- audit
 
-    async def _refuse(self, cb: Callback, reason: m.ReasonCode, message: str, *,
+    async def _refuse(self, cb: Callback, reason: ReasonCode, message: str, *,
                       to_core: bool = False) -> None:
         await self.audit.emit(AuditEvent(
             type="answer_refused", at=self.clock.now(), clarification_id=cb.clarification_id,
@@ -398,8 +398,8 @@ class AnswerService:
             extra={"chat_user": cb.user_id}, occurrence=_occurrence(cb),
         ), to_core=to_core)
 
-    async def _audit_answer(self, c: m.Clarification, person: m.Person, cb: Callback,
-                            result: m.AnswerResult, *, superseded: bool = False) -> None:
+    async def _audit_answer(self, c: Clarification, person: Person, cb: Callback,
+                            result: AnswerResult, *, superseded: bool = False) -> None:
         later = superseded or result.superseded
         await self.audit.emit(AuditEvent(
             type="answer_forwarded", at=self.clock.now(), clarification_id=c.id,

@@ -24,8 +24,16 @@ from bot.channel import Channel, ChannelError
 from bot.chat import Callback, ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerOutcome,
+    AnswerResult,
+    Clarification,
+    ClarificationState,
+    DeliveryKind,
+    Person,
+    QuorumState,
+)
 from bot.engine import outcomes, views
 from bot.engine.aliases import Unlinked
 from bot.engine.refresh import CardRefresher, Version
@@ -44,9 +52,9 @@ class Answered:
     """The core took (or, with ``result`` None, refused as moved on) a person's answer."""
 
     cb: Callback
-    person: m.Person
-    before: m.Clarification
-    result: m.AnswerResult | None
+    person: Person
+    before: Clarification
+    result: AnswerResult | None
     settled_before: bool
     answered_at: float = 0.0  # time.monotonic() when the core's answer arrived
 
@@ -69,7 +77,7 @@ class _Own:
     and its version."""
 
     cards: list[CardRecord]
-    fresh: m.Clarification | None
+    fresh: Clarification | None
     read_at: float
     view: OutcomeView | None
     version: Version
@@ -176,7 +184,7 @@ class Followups:
     async def _own(self, job: Answered) -> _Own:
         c = job.before
         cards = await self.store.cards(c.id)
-        fresh: m.Clarification | None = None
+        fresh: Clarification | None = None
         read_at = time.monotonic()
         if _needs_fresh(job, cards):
             try:  # one read of the clarification after the answer serves every follow-up
@@ -213,7 +221,7 @@ class Followups:
                                             aad_tenant_id=cb.aad_tenant_id),
                                    person, c.tenant_id)
 
-    async def _own_view(self, job: Answered, fresh: m.Clarification | None, read_at: float,
+    async def _own_view(self, job: Answered, fresh: Clarification | None, read_at: float,
                         zone: views.Zone) -> tuple[OutcomeView | None, Version]:
         """The answering person's outcome, unless later answers already changed the state (then
         their cards show that state, like everyone else's). Without ``fresh`` (not needed, or
@@ -255,12 +263,12 @@ class Followups:
                 continue
             await self._note(job.cb, near, view, platform=platform)
 
-    async def _tell_steward(self, clarification_id: str, fresh: m.Clarification | None,
-                            result: m.AnswerResult, *, responder: str) -> None:
+    async def _tell_steward(self, clarification_id: str, fresh: Clarification | None,
+                            result: AnswerResult, *, responder: str) -> None:
         """A conflict reaches the steward now: before binding one notice per clarification,
         after binding (a conflicting attestation) one per late responder; both are idempotent."""
         conflicted = _conflicted(result)
-        late = result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+        late = result.outcome is AnswerOutcome.CONFLICTING_ATTESTATION
         if self.stewards is None or not (conflicted or late):
             return
         try:
@@ -305,18 +313,18 @@ def _needs_fresh(job: Answered, cards: list[CardRecord]) -> bool:
         return True  # (a core that leaves confirmedBy out: the record names the confirmers)
     if set(result.confirmed_by) - {person}:
         return True
-    if _conflicted(result) or result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION:
+    if _conflicted(result) or result.outcome is AnswerOutcome.CONFLICTING_ATTESTATION:
         return True
     return any(card.delivery.person_id != person
-               and card.delivery.kind == m.DeliveryKind.QUESTION.value for card in cards)
+               and card.delivery.kind == DeliveryKind.QUESTION.value for card in cards)
 
 
-def _conflicted(result: m.AnswerResult) -> bool:
+def _conflicted(result: AnswerResult) -> bool:
     """The answer left the clarification conflicted, by its outcome or the quorum's state as
     much as by the state word (which may be one the bot does not know)."""
-    return (result.state is m.ClarificationState.CONFLICTED
-            or result.quorum_state is m.QuorumState.CONFLICTED
-            or result.outcome is m.AnswerOutcome.CONFLICTED)
+    return (result.state is ClarificationState.CONFLICTED
+            or result.quorum_state is QuorumState.CONFLICTED
+            or result.outcome is AnswerOutcome.CONFLICTED)
 
 
 def _note_view(note: Note, clock: Clock) -> OutcomeView | None:
@@ -345,7 +353,7 @@ def _cb_answer(cb: Callback) -> AnswerView | None:
     return outcomes.custom_answer_view(cb.custom_from, cb.custom_to)
 
 
-def _latest_is(fresh: m.Clarification, result: m.AnswerResult, job: Answered) -> bool:
+def _latest_is(fresh: Clarification, result: AnswerResult, job: Answered) -> bool:
     """Whether the clarification's latest response is this answer's (by id; by responder when
     the core leaves the response id out)."""
     latest = fresh.responses[-1]

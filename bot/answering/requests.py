@@ -7,7 +7,15 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 
 from bot.chat import Callback
-from bot.core import models as m
+from bot.core.models import (
+    AnswerCustomInput,
+    AnswerRequest,
+    Person,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 
 
 def request_id(entry_id: str) -> str:
@@ -20,23 +28,23 @@ def responded_at(cb: Callback) -> datetime | None:
     return datetime.fromtimestamp(cb.acted_at / 1_000_000, UTC) if cb.acted_at > 0 else None
 
 
-def answer_request(cb: Callback, person: m.Person, *, rights: m.Role | None,
-                   channel: m.Channel, request_id: str | None = None,
-                   superseded: bool = False) -> m.AnswerRequest:
+def answer_request(cb: Callback, person: Person, *, rights: Role | None,
+                   channel: ContractChannel, request_id: str | None = None,
+                   superseded: bool = False) -> AnswerRequest:
     """``channel``: the contract's word the answer's platform declares
     (``bot.channel.ContractWords``)."""
     custom = None
     if cb.answer_index is None:
         # people pick the last valid day; the core's intervals end exclusively the day after
         end = cb.custom_to + timedelta(days=1) if cb.custom_to else None
-        custom = m.AnswerCustomInput(
+        custom = AnswerCustomInput(
             valid_from=cb.custom_from.isoformat() if cb.custom_from else None,
             valid_to=end.isoformat() if end else None,
             source_text=cb.custom_note or None,
         )
-    return m.AnswerRequest(
+    return AnswerRequest(
         answer_index=cb.answer_index, answer_custom=custom, responder=person.person_id,
-        rights=rights or m.Role.VIEWER, channel=channel,
+        rights=rights or Role.VIEWER, channel=channel,
         message_ref=cb.message_ref[:500] if cb.message_ref else None, request_id=request_id,
         steward_override=cb.steward_override, note=cb.override_note or None,
         responded_at=responded_at(cb), superseded=True if superseded else None,

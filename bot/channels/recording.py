@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.channel import Address, ChannelError, Message
-from bot.core import models as m
+from bot.core.models import Channel as ContractChannel
+from bot.core.models import IdentityKind
 from bot.store.base import DeliveryKey
 from cards.views import OutcomeView, QuestionView
 
@@ -50,17 +51,19 @@ class RecordingChannel:
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     # the contract's words for the platform (``bot.channel.Channel``); None: as its name says
     # where the contract names it, else ``api`` and no identity kind
-    declared_channel: m.Channel | None = None
-    declared_kind: m.IdentityKind | None = None
+    declared_channel: ContractChannel | None = None
+    declared_kind: IdentityKind | None = None
 
     @property
-    def contract_channel(self) -> m.Channel:
+    def contract_channel(self) -> ContractChannel:
         if self.declared_channel is not None:
             return self.declared_channel
-        return m.Channel(self.platform) if self.platform in set(m.Channel) else m.Channel.API
+        if self.platform in set(ContractChannel):
+            return ContractChannel(self.platform)
+        return ContractChannel.API
 
     @property
-    def identity_kind(self) -> m.IdentityKind | None:
+    def identity_kind(self) -> IdentityKind | None:
         return self.declared_kind or self.contract_channel.identity_kind
 
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core import models as m
+from bot.core.models import Person, SourceAcl
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +21,7 @@ class ReadDecision:
     why: str  # a value-free explanation for the audit message
 
 
-def may_read(person: m.Person, *, acl: m.SourceAcl | None, tenant_id: str) -> ReadDecision:
+def may_read(person: Person, *, acl: SourceAcl | None, tenant_id: str) -> ReadDecision:
     if acl is None:
         return ReadDecision(False, "the source has no ACL")
     if person.tenant_id != tenant_id:

@@ -29,8 +29,16 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from bot.core import models as m
 from bot.core.errors import CoreAPIError, ErrorCode, exception_for, message_of, status_of
+from bot.core.models import (
+    AskedAlias,
+    DeliveryReportItem,
+    EventReportItem,
+    PeopleBatch,
+    Person,
+    PersonEntry,
+    ReportBatch,
+)
 from bot.core.tolerance import tolerated
 
 log = structlog.get_logger("bot.core.batching")
@@ -44,17 +52,17 @@ class JobScope:
     """What one job has read and has yet to report."""
 
     tenant_id: str | None = None
-    people: dict[str, m.PersonEntry] = field(default_factory=dict)
-    deliveries: list[m.DeliveryReportItem] = field(default_factory=list)
-    events: list[m.EventReportItem] = field(default_factory=list)
+    people: dict[str, PersonEntry] = field(default_factory=dict)
+    deliveries: list[DeliveryReportItem] = field(default_factory=list)
+    events: list[EventReportItem] = field(default_factory=list)
     # the clarification's askedAliases: what the core says each candidate's chat identities
     # map back to (with the batch's resolutions and the records read, ``bot.engine.aliases``
     # weighs them)
-    asked: list[m.AskedAlias] = field(default_factory=list)
+    asked: list[AskedAlias] = field(default_factory=list)
 
     # ---------------------------------------------------------------- people
 
-    def learn(self, tenant_id: str, batch: m.PeopleBatch) -> None:
+    def learn(self, tenant_id: str, batch: PeopleBatch) -> None:
         self.tenant_id = tenant_id
         for entry in batch.people:
             if entry.person is None and entry.error_code is None:
@@ -66,19 +74,19 @@ class JobScope:
                 continue
             self.people[entry.person_id] = entry
 
-    def remember(self, person_id: str, tenant_id: str | None, person: m.Person | None,
+    def remember(self, person_id: str, tenant_id: str | None, person: Person | None,
                  error_code: str | None) -> None:
         """A person read on its own (or the code the read answered), for the rest of the job."""
         if tenant_id is not None and tenant_id == self.tenant_id \
                 and person_id not in self.people:
-            self.people[person_id] = m.PersonEntry(person_id=person_id, person=person,
-                                                   error_code=error_code)
+            self.people[person_id] = PersonEntry(person_id=person_id, person=person,
+                                                 error_code=error_code)
 
-    def vouch(self, tenant_id: str, aliases: list[m.AskedAlias]) -> None:
+    def vouch(self, tenant_id: str, aliases: list[AskedAlias]) -> None:
         if tenant_id == self.tenant_id:
             self.asked = list(aliases)
 
-    def person(self, person_id: str, tenant_id: str | None) -> m.Person | None:
+    def person(self, person_id: str, tenant_id: str | None) -> Person | None:
         """The person read in the batch (None: not held, ask the core); raises what the single
         read would have raised for an id the core refused. A read that names no tenant (display
         names on a steward's card) is answered from the job's tenant."""
@@ -93,12 +101,12 @@ class JobScope:
 
     # ---------------------------------------------------------------- reports
 
-    def chunks(self) -> Iterator[m.ReportBatch]:
+    def chunks(self) -> Iterator[ReportBatch]:
         deliveries, events = self.deliveries, self.events
         self.deliveries, self.events = [], []
         while deliveries or events:
-            yield m.ReportBatch(deliveries=deliveries[:REPORTS_PER_CALL],
-                                events=events[:REPORTS_PER_CALL])
+            yield ReportBatch(deliveries=deliveries[:REPORTS_PER_CALL],
+                              events=events[:REPORTS_PER_CALL])
             deliveries, events = deliveries[REPORTS_PER_CALL:], events[REPORTS_PER_CALL:]
 
 

@@ -26,7 +26,6 @@ import structlog
 from pydantic import BaseModel, SecretStr
 
 from bot.clock import Clock, SystemClock
-from bot.core import models as m
 from bot.core import tolerance
 from bot.core.decoding import api_error, error_fields, parse, retry_after, rules
 from bot.core.discovery import OPENAPI_PATH, Discovery, Probe, Reply, parse_document
@@ -42,6 +41,7 @@ from bot.core.errors import (
 from bot.core.extensions import ALL, Extension, Offered
 from bot.core.http import AiohttpTransport, AiohttpWire, Transport, Trouble, WireResponse, encode
 from bot.core.instruments import INSTRUMENTS
+from bot.core.models import WireModel
 from bot.core.routes import Route, route
 from bot.retry import RetryPolicy
 
@@ -144,7 +144,7 @@ class BaseCoreClient:
         *,
         path: Mapping[str, str] | None = None,
         query: Mapping[str, object] | None = None,
-        body: m.WireModel | Mapping[str, Any] | None = None,
+        body: WireModel | Mapping[str, Any] | None = None,
         resend_without_extensions: bool = True,
         resend: bool | None = None,
         dropped: list[tolerance.Dropped] | None = None,
@@ -180,7 +180,7 @@ class BaseCoreClient:
                     and error.code in ("", ErrorCode.VALIDATION_FAILED.value)):
                 raise error
             # the core may not know an extension's field: the same request without them
-            assert isinstance(body, m.WireModel)
+            assert isinstance(body, WireModel)
             payload = body_of(body, lambda _: False)[0]
             response = await self._send(r, url=url, params=params, payload=payload, retry=retry,
                                         refused=resend_refused)
@@ -204,7 +204,7 @@ class BaseCoreClient:
             log.info("core.ack_unread", operation=operation_id, status=exc.status)
             return None
 
-    def _payload(self, body: m.WireModel | Mapping[str, Any]) -> tuple[bytes, set[str]]:
+    def _payload(self, body: WireModel | Mapping[str, Any]) -> tuple[bytes, set[str]]:
         return body_of(body, lambda ext: ext in self.offered)
 
     def _lost(self, ext: Extension, operation_id: str) -> None:

@@ -21,12 +21,34 @@ import structlog
 
 from bot.core import batching
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.calls import DEFAULT_TIMEOUT, BaseCoreClient, RetryPolicy
 from bot.core.errors import ExtensionUnavailable, UnexpectedResponse
 from bot.core.extensions import Extension
 from bot.core.instruments import INSTRUMENTS
 from bot.core.jobs import JobCalls
+from bot.core.models import (
+    AnswerRequest,
+    AnswerResult,
+    AnyIdentity,
+    AskedAlias,
+    Clarification,
+    ClarificationPage,
+    ClarificationState,
+    ClarificationSummary,
+    DeliveryHistory,
+    ErasureReport,
+    ErasureRequest,
+    FactHistory,
+    FactVersion,
+    PeopleBatch,
+    PeopleBatchRequest,
+    Person,
+    PersonEntry,
+    ResolvedPerson,
+    ResolveRequest,
+    Severity,
+    request_identity,
+)
 from bot.core.paging import Bound, Listing, walk
 from bot.core.reports import ReportCalls
 
@@ -39,11 +61,11 @@ __all__ = [
 
 # the clarification states of the steward's attention queue (spec changelog v0.8): these of any
 # severity, and the open ones at high and critical; the fallback of GET /v1/attention
-ATTENTION_ANY = (m.ClarificationState.CONFLICTED, m.ClarificationState.EXPIRED,
-                 m.ClarificationState.DEAD_LETTERED)
-ATTENTION_URGENT = (m.ClarificationState.OPEN, m.ClarificationState.ATTESTED,
-                    m.ClarificationState.PARTIALLY_CONFIRMED)
-URGENT = (m.Severity.HIGH, m.Severity.CRITICAL)
+ATTENTION_ANY = (ClarificationState.CONFLICTED, ClarificationState.EXPIRED,
+                 ClarificationState.DEAD_LETTERED)
+ATTENTION_URGENT = (ClarificationState.OPEN, ClarificationState.ATTESTED,
+                    ClarificationState.PARTIALLY_CONFIRMED)
+URGENT = (Severity.HIGH, Severity.CRITICAL)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -51,7 +73,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 class AnswerReceipt:
     """The answer's outcome and the HTTP status that carried it (200 bound, 202 otherwise)."""
 
-    result: m.AnswerResult
+    result: AnswerResult
     http_status: int
 
 
@@ -76,29 +98,29 @@ class CoreClient(JobCalls, ReportCalls):
     async def list_clarifications(
         self,
         *,
-        state: m.ClarificationState | None = None,
-        severity: m.Severity | None = None,
+        state: ClarificationState | None = None,
+        severity: Severity | None = None,
         tenant_id: str | None = None,
         cursor: str | None = None,
         limit: int | None = None,
         document_id: str | None = None,
         since: datetime | None = None,
-    ) -> m.ClarificationPage:
+    ) -> ClarificationPage:
         query = {"state": state, "severity": severity, "documentId": document_id,
                  "since": since, "tenantId": tenant_id, "cursor": cursor, "limit": limit}
-        return (await self._call("listClarifications", m.ClarificationPage, query=query))[0]
+        return (await self._call("listClarifications", ClarificationPage, query=query))[0]
 
     async def list_attention(
         self, *, tenant_id: str | None = None, cursor: str | None = None,
         limit: int | None = None,
-    ) -> m.ClarificationPage:
+    ) -> ClarificationPage:
         """The steward's attention queue (spec changelog v0.8), newest first (the attention
         extension; ``attention_queue`` works on any core)."""
         query = {"tenantId": tenant_id, "cursor": cursor, "limit": limit}
-        return (await self._call("listAttention", m.ClarificationPage, query=query))[0]
+        return (await self._call("listAttention", ClarificationPage, query=query))[0]
 
     async def attention_queue(self, *, bound: Bound, tenant_id: str | None = None
-                              ) -> Listing[m.ClarificationSummary]:
+                              ) -> Listing[ClarificationSummary]:
         """The attention queue, newest first, each list followed to its end within ``bound``
         (not ``complete``: one went on past it): GET /v1/attention where offered, else put
         together from the clarification list with the spec's filters, one list per state (the
@@ -112,13 +134,13 @@ class CoreClient(JobCalls, ReportCalls):
             except ExtensionUnavailable:
                 pass
         INSTRUMENTS.fallback(Extension.ATTENTION)
-        lists: list[tuple[m.ClarificationState, m.Severity | None]] = [
+        lists: list[tuple[ClarificationState, Severity | None]] = [
             (state, None) for state in ATTENTION_ANY]
         lists += [(state, severity) for state in ATTENTION_URGENT for severity in URGENT]
         walks = await asyncio.gather(*(
             self.walk_clarifications(bound=bound, state=state, severity=severity,
                                      tenant_id=tenant_id) for state, severity in lists))
-        found: dict[str, m.ClarificationSummary] = {}
+        found: dict[str, ClarificationSummary] = {}
         for listing in walks:
             for item in listing.items:
                 # a core that ignores the severity filter sends more than asked
@@ -132,44 +154,44 @@ class CoreClient(JobCalls, ReportCalls):
         return Listing(newest, complete=all(listing.complete for listing in walks))
 
     async def _attention_page(self, tenant_id: str | None, cursor: str | None, limit: int
-                              ) -> m.ClarificationPage:
+                              ) -> ClarificationPage:
         return await self.list_attention(tenant_id=tenant_id, cursor=cursor, limit=limit)
 
     async def walk_clarifications(
         self, *, bound: Bound, start: str | None = None,
-        state: m.ClarificationState | None = None, severity: m.Severity | None = None,
+        state: ClarificationState | None = None, severity: Severity | None = None,
         tenant_id: str | None = None, document_id: str | None = None,
         since: datetime | None = None,
-    ) -> Listing[m.ClarificationSummary]:
+    ) -> Listing[ClarificationSummary]:
         """The clarification list from ``start`` (a ``nextCursor``; None: the newest), page by
         page to its end or until ``bound`` is spent."""
-        async def read(cursor: str | None, limit: int) -> m.ClarificationPage:
+        async def read(cursor: str | None, limit: int) -> ClarificationPage:
             return await self.list_clarifications(
                 state=state, severity=severity, tenant_id=tenant_id, document_id=document_id,
                 since=since, cursor=cursor, limit=limit)
 
         return await walk(read, bound, self._clock, start=start, name="clarifications")
 
-    async def get_delivery_history(self, *, clarification_id: str) -> m.DeliveryHistory:
+    async def get_delivery_history(self, *, clarification_id: str) -> DeliveryHistory:
         path = {"clarificationId": clarification_id}
-        return (await self._call("getDeliveryHistory", m.DeliveryHistory, path=path))[0]
+        return (await self._call("getDeliveryHistory", DeliveryHistory, path=path))[0]
 
     async def erase_attribution(
         self, *, person_id: str, tenant_id: str | None = None
-    ) -> m.ErasureReport:
+    ) -> ErasureReport:
         """Tombstone a person's attribution (spec OQ-5); a steward-bound API key only."""
-        body = m.ErasureRequest(tenant_id=tenant_id)
+        body = ErasureRequest(tenant_id=tenant_id)
         path = {"personId": person_id}
-        return (await self._call("eraseAttribution", m.ErasureReport, path=path, body=body))[0]
+        return (await self._call("eraseAttribution", ErasureReport, path=path, body=body))[0]
 
     async def iter_clarifications(
         self,
         *,
-        state: m.ClarificationState | None = None,
-        severity: m.Severity | None = None,
+        state: ClarificationState | None = None,
+        severity: Severity | None = None,
         tenant_id: str | None = None,
         limit: int | None = None,
-    ) -> AsyncIterator[m.ClarificationSummary]:
+    ) -> AsyncIterator[ClarificationSummary]:
         """Every matching clarification, following ``nextCursor`` page by page."""
         cursor: str | None = None
         seen: set[str] = set()
@@ -188,40 +210,40 @@ class CoreClient(JobCalls, ReportCalls):
                 )
             seen.add(cursor)
 
-    async def get_clarification(self, *, clarification_id: str) -> m.Clarification:
+    async def get_clarification(self, *, clarification_id: str) -> Clarification:
         path = {"clarificationId": clarification_id}
-        return (await self._call("getClarification", m.Clarification, path=path))[0]
+        return (await self._call("getClarification", Clarification, path=path))[0]
 
     async def answer_clarification(
-        self, *, clarification_id: str, request: m.AnswerRequest
+        self, *, clarification_id: str, request: AnswerRequest
     ) -> AnswerReceipt:
         path = {"clarificationId": clarification_id}
         result, status = await self._call(
-            "answerClarification", m.AnswerResult, path=path, body=request
+            "answerClarification", AnswerResult, path=path, body=request
         )
         return AnswerReceipt(result=result, http_status=status)
 
     # ------------------------------------------------------------ people and facts
 
     async def resolve_person(
-        self, *, tenant_id: str, identity: m.AnyIdentity
-    ) -> m.ResolvedPerson:
+        self, *, tenant_id: str, identity: AnyIdentity
+    ) -> ResolvedPerson:
         """A chat identity to a PERSON, tenant-scoped. Routing asks only when nothing a job
         read already speaks for the alias (``bot.engine.aliases``)."""
-        body = m.ResolveRequest(tenant_id=tenant_id, identity=m.request_identity(identity))
-        resolved = (await self._call("resolvePerson", m.ResolvedPerson, body=body))[0]
+        body = ResolveRequest(tenant_id=tenant_id, identity=request_identity(identity))
+        resolved = (await self._call("resolvePerson", ResolvedPerson, body=body))[0]
         if not resolved.person.tenant_id:
             resolved.person.tenant_id = tenant_id  # resolved within the tenant asked for
         return resolved
 
     async def get_person(self, *, person_id: str, tenant_id: str | None = None,
-                         scope: batching.JobScope | None = None) -> m.Person:
+                         scope: batching.JobScope | None = None) -> Person:
         """A person's aliases, memberships and roles (kept in a job's ``scope`` once read)."""
         if scope is not None and (held := scope.person(person_id, tenant_id)) is not None:
             return held
         path, query = {"personId": person_id}, {"tenantId": tenant_id}
         try:
-            person = (await self._call("getPerson", m.Person, path=path, query=query))[0]
+            person = (await self._call("getPerson", Person, path=path, query=query))[0]
         except e.PersonNotFound as exc:
             if scope is not None:
                 scope.remember(person_id, tenant_id, None, exc.code)
@@ -234,11 +256,11 @@ class CoreClient(JobCalls, ReportCalls):
 
     async def get_people(
         self, *, tenant_id: str, person_ids: list[str], resolve_aliases: bool = True
-    ) -> m.PeopleBatch:
+    ) -> PeopleBatch:
         """Several people of one tenant in one call, each chat alias resolved back."""
-        body = m.PeopleBatchRequest(tenant_id=tenant_id, person_ids=person_ids,
-                                    resolve_aliases=resolve_aliases)
-        return (await self._call("getPeople", m.PeopleBatch, body=body))[0]
+        body = PeopleBatchRequest(tenant_id=tenant_id, person_ids=person_ids,
+                                  resolve_aliases=resolve_aliases)
+        return (await self._call("getPeople", PeopleBatch, body=body))[0]
 
     async def get_fact(
         self,
@@ -247,11 +269,11 @@ class CoreClient(JobCalls, ReportCalls):
         as_of_tx: datetime | None = None,
         as_of_valid: datetime | None = None,
         tenant_id: str | None = None,
-    ) -> m.FactVersion:
+    ) -> FactVersion:
         """The version believed at ``as_of_tx`` (default now), if it holds at ``as_of_valid``."""
         path = {"logicalId": logical_id}
         query = {"asOfTx": as_of_tx, "asOfValid": as_of_valid, "tenantId": tenant_id}
-        return (await self._call("getFact", m.FactVersion, path=path, query=query))[0]
+        return (await self._call("getFact", FactVersion, path=path, query=query))[0]
 
     async def get_fact_history(
         self,
@@ -259,14 +281,14 @@ class CoreClient(JobCalls, ReportCalls):
         logical_id: str,
         as_of_valid: datetime | None = None,
         tenant_id: str | None = None,
-    ) -> m.FactHistory:
+    ) -> FactHistory:
         path = {"logicalId": logical_id}
         query = {"asOfValid": as_of_valid, "tenantId": tenant_id}
-        return (await self._call("getFactHistory", m.FactHistory, path=path, query=query))[0]
+        return (await self._call("getFactHistory", FactHistory, path=path, query=query))[0]
 
     async def read_people(self, scope: batching.JobScope, *, tenant_id: str,
                           person_ids: list[str],
-                          vouched: list[m.AskedAlias] | None = None) -> None:
+                          vouched: list[AskedAlias] | None = None) -> None:
         """Read a job's people into its scope; jobs starting together share the call. The
         clarification's ``askedAliases`` (``vouched``) are kept in the scope too, weighed with
         the batch's resolutions before any resolve call (``bot.engine.aliases``). Without the
@@ -287,7 +309,7 @@ class CoreClient(JobCalls, ReportCalls):
     async def _read_people(self, tenant_id: str,
                            asks: list[tuple[batching.JobScope, list[str]]]) -> None:
         wanted = list(dict.fromkeys(p for _, ids in asks for p in ids))
-        found: dict[str, m.PersonEntry] = {}
+        found: dict[str, PersonEntry] = {}
         for start in range(0, len(wanted), batching.PEOPLE_PER_CALL):
             chunk = wanted[start:start + batching.PEOPLE_PER_CALL]
             batch = await self.get_people(tenant_id=tenant_id, person_ids=chunk)
@@ -296,5 +318,5 @@ class CoreClient(JobCalls, ReportCalls):
                     entry.person.tenant_id = tenant_id
                 found[entry.person_id] = entry
         for scope, ids in asks:
-            scope.learn(tenant_id, m.PeopleBatch(
+            scope.learn(tenant_id, PeopleBatch(
                 people=[found[p] for p in dict.fromkeys(ids) if p in found]))

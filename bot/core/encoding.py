@@ -10,23 +10,23 @@ from typing import Any
 from urllib.parse import quote
 
 from bot.core import baseline
-from bot.core import models as m
 from bot.core.http import encode
+from bot.core.models import WireModel
 from bot.core.routes import Route
 
 
-def body_of(body: m.WireModel | Mapping[str, Any], offered: Callable[[str], bool]
+def body_of(body: WireModel | Mapping[str, Any], offered: Callable[[str], bool]
             ) -> tuple[bytes, set[str]]:
     """The request's bytes without the fields of extensions not ``offered``, and the
     extensions whose fields it still carries."""
-    if not isinstance(body, m.WireModel):
+    if not isinstance(body, WireModel):
         return encode(body), set()
     model = type(body)
     extensions = _EXTENSIONS.get(model)
     if extensions is None:
         extensions = _EXTENSIONS[model] = frozenset(baseline.extensions_of(model))
     if not extensions:
-        if model.wire is m.WireModel.wire:  # what wire() holds, serialised by pydantic at once
+        if model.wire is WireModel.wire:  # what wire() holds, serialised by pydantic at once
             return body.model_dump_json(by_alias=True, exclude_none=True).encode(), set()
         return encode(body.wire()), set()
     data, _ = baseline.strip(model, body.wire(), offered)
@@ -34,10 +34,10 @@ def body_of(body: m.WireModel | Mapping[str, Any], offered: Callable[[str], bool
     return encode(data), sent
 
 
-_EXTENSIONS: dict[type[m.WireModel], frozenset[str]] = {}
+_EXTENSIONS: dict[type[WireModel], frozenset[str]] = {}
 
 
-def _present(model: type[m.WireModel], data: dict[str, Any]) -> set[str]:
+def _present(model: type[WireModel], data: dict[str, Any]) -> set[str]:
     """The extensions whose fields ``data`` carries."""
     return {ext for _, ext in baseline.extension_fields(model, data)}
 

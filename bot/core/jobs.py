@@ -11,12 +11,26 @@ from typing import Any
 import structlog
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core import tolerance
 from bot.core.calls import BaseCoreClient
 from bot.core.errors import UnexpectedResponse
 from bot.core.extensions import Extension
 from bot.core.instruments import INSTRUMENTS
+from bot.core.models import (
+    AdvanceRequest,
+    CompleteRequest,
+    ExpediteRequest,
+    FailRequest,
+    HeartbeatRequest,
+    JobPage,
+    JobState,
+    JobView,
+    LeasedJob,
+    PollRequest,
+    PollResponse,
+    ReasonCode,
+    UnreadJob,
+)
 from bot.core.paging import Bound, Listing, walk
 
 log = structlog.get_logger("bot.core.client")
@@ -34,14 +48,14 @@ class JobCalls(BaseCoreClient):
 
     async def poll_jobs(
         self, *, kinds: list[str], max_jobs: int | None = None, lease_seconds: int | None = None
-    ) -> m.PollResponse:
-        body = m.PollRequest(**_given(kinds=kinds, max_jobs=max_jobs, lease_seconds=lease_seconds))
+    ) -> PollResponse:
+        body = PollRequest(**_given(kinds=kinds, max_jobs=max_jobs, lease_seconds=lease_seconds))
         gone: list[tolerance.Dropped] = []
         # a 429 is not sent again here: the worker's loop waits out its Retry-After, where a
         # stop does not wait behind it
-        polled = (await self._call("pollJobs", m.PollResponse, body=body, dropped=gone,
+        polled = (await self._call("pollJobs", PollResponse, body=body, dropped=gone,
                                    resend_refused=False))[0]
-        polled.unread.extend(_unread(d) for d in gone if d.model == m.LeasedJob.__name__)
+        polled.unread.extend(_unread(d) for d in gone if d.model == LeasedJob.__name__)
         polled.jobs[:] = _once(polled.jobs)
         if not self.offers(Extension.ADVANCE_ATTEMPT):
             for job in polled.jobs:
@@ -51,12 +65,12 @@ class JobCalls(BaseCoreClient):
 
     async def heartbeat_job(
         self, *, job_id: str, lease_token: str, lease_seconds: int | None = None
-    ) -> m.LeasedJob | None:
+    ) -> LeasedJob | None:
         """The lease extended (None: the core's answer could not be read, the lease is still
         extended). Without the heartbeat-lease extension the lease is extended by its own
         duration."""
-        body = m.HeartbeatRequest(lease_token=lease_token, lease_seconds=lease_seconds)
-        return await self._ack("heartbeatJob", m.LeasedJob, path={"jobId": job_id}, body=body)
+        body = HeartbeatRequest(lease_token=lease_token, lease_seconds=lease_seconds)
+        return await self._ack("heartbeatJob", LeasedJob, path={"jobId": job_id}, body=body)
 
     async def advance_job(
         self,
@@ -64,16 +78,16 @@ class JobCalls(BaseCoreClient):
         job_id: str,
         lease_token: str,
         attempt: int,
-        reason_code: m.ReasonCode | None = None,
-    ) -> m.LeasedJob | None:
+        reason_code: ReasonCode | None = None,
+    ) -> LeasedJob | None:
         """Skip forward inside the lease to ``attempt``. A core without the advance-attempt
         extension raises attempts by one per advance: then each step is sent once and, after a
         transport failure, a heartbeat says where the job stands before anything is resent."""
         if self.offers(Extension.ADVANCE_ATTEMPT):
-            body = m.AdvanceRequest(lease_token=lease_token, attempt=attempt,
-                                    reason_code=reason_code)
+            body = AdvanceRequest(lease_token=lease_token, attempt=attempt,
+                                  reason_code=reason_code)
             try:
-                return await self._ack("advanceJob", m.LeasedJob, path={"jobId": job_id},
+                return await self._ack("advanceJob", LeasedJob, path={"jobId": job_id},
                                        body=body, resend_without_extensions=False)
             except e.ValidationFailed as exc:
                 # only a refused field says the core lacks it (a backwards advance is a 422 too)
@@ -88,9 +102,9 @@ class JobCalls(BaseCoreClient):
         return await self._advance_by_steps(job_id, lease_token, attempt)
 
     async def _advance_by_steps(self, job_id: str, lease_token: str, attempt: int
-                                ) -> m.LeasedJob | None:
+                                ) -> LeasedJob | None:
         current = self._attempts.get(job_id)
-        last: m.LeasedJob | None = None
+        last: LeasedJob | None = None
         if current is None:
             last = await self.heartbeat_job(job_id=job_id, lease_token=lease_token)
             if last is None or last.attempts is None:
@@ -98,10 +112,10 @@ class JobCalls(BaseCoreClient):
                     "The core's heartbeat does not say the job's attempts; the advance is not "
                     "sent blindly."))
             current = last.attempts
-        body = m.AdvanceRequest(lease_token=lease_token)
+        body = AdvanceRequest(lease_token=lease_token)
         while current < attempt:
             try:
-                last = await self._ack("advanceJob", m.LeasedJob, path={"jobId": job_id},
+                last = await self._ack("advanceJob", LeasedJob, path={"jobId": job_id},
                                        body=body, resend=False)
             except e.CoreTransportError:
                 # did it arrive? the heartbeat tells, so a step is never taken twice
@@ -128,45 +142,45 @@ class JobCalls(BaseCoreClient):
             self._attempts.popitem(last=False)
 
     async def expedite_job(
-        self, *, job_id: str, attempt: int, reason_code: m.ReasonCode | None = None
-    ) -> m.JobView | None:
+        self, *, job_id: str, attempt: int, reason_code: ReasonCode | None = None
+    ) -> JobView | None:
         """The candidate asked at ``attempt`` declined: the job's next turn starts now (the
         expedite extension: ``ExtensionUnavailable`` without it)."""
-        body = m.ExpediteRequest(attempt=attempt, reason_code=reason_code)
-        return await self._ack("expediteJob", m.JobView, path={"jobId": job_id}, body=body)
+        body = ExpediteRequest(attempt=attempt, reason_code=reason_code)
+        return await self._ack("expediteJob", JobView, path={"jobId": job_id}, body=body)
 
-    async def complete_job(self, *, job_id: str, lease_token: str) -> m.JobView | None:
+    async def complete_job(self, *, job_id: str, lease_token: str) -> JobView | None:
         self._attempts.pop(job_id, None)
-        body = m.CompleteRequest(lease_token=lease_token)
-        return await self._ack("completeJob", m.JobView, path={"jobId": job_id}, body=body)
+        body = CompleteRequest(lease_token=lease_token)
+        return await self._ack("completeJob", JobView, path={"jobId": job_id}, body=body)
 
     async def fail_job(
         self, *, job_id: str, lease_token: str, retryable: bool = True, reason: str = ""
-    ) -> m.JobView | None:
+    ) -> JobView | None:
         self._attempts.pop(job_id, None)
-        body = m.FailRequest(lease_token=lease_token, retryable=retryable, reason=reason)
-        return await self._ack("failJob", m.JobView, path={"jobId": job_id}, body=body)
+        body = FailRequest(lease_token=lease_token, retryable=retryable, reason=reason)
+        return await self._ack("failJob", JobView, path={"jobId": job_id}, body=body)
 
-    async def get_job(self, *, job_id: str) -> m.JobView:
-        return (await self._call("getJob", m.JobView, path={"jobId": job_id}))[0]
+    async def get_job(self, *, job_id: str) -> JobView:
+        return (await self._call("getJob", JobView, path={"jobId": job_id}))[0]
 
     async def list_jobs(
         self,
         *,
-        state: m.JobState | None = None,
+        state: JobState | None = None,
         kind: str | None = None,
         cursor: str | None = None,
         limit: int | None = None,
-    ) -> m.JobPage:
+    ) -> JobPage:
         query = {"state": state, "kind": kind, "cursor": cursor, "limit": limit}
-        return (await self._call("listJobs", m.JobPage, query=query))[0]
+        return (await self._call("listJobs", JobPage, query=query))[0]
 
     async def walk_jobs(self, *, bound: Bound, start: str | None = None,
-                        state: m.JobState | None = None, kind: str | None = None
-                        ) -> Listing[m.JobView]:
+                        state: JobState | None = None, kind: str | None = None
+                        ) -> Listing[JobView]:
         """The job list (the jobs-read extension) from ``start``, oldest first, page by page
         to its end or until ``bound`` is spent."""
-        async def read(cursor: str | None, limit: int) -> m.JobPage:
+        async def read(cursor: str | None, limit: int) -> JobPage:
             return await self.list_jobs(state=state, kind=kind, cursor=cursor, limit=limit)
 
         return await walk(read, bound, self._clock, start=start, name="jobs")
@@ -175,13 +189,13 @@ class JobCalls(BaseCoreClient):
 # ---------------------------------------------------------------- helpers
 
 
-def _unread(dropped: tolerance.Dropped) -> m.UnreadJob:
+def _unread(dropped: tolerance.Dropped) -> UnreadJob:
     """What still names a job the reader dropped: its id and lease token, if they read."""
     entry = dropped.entry if isinstance(dropped.entry, dict) else {}
     job_id, token = entry.get("id"), entry.get("leaseToken")
-    return m.UnreadJob(id=job_id if isinstance(job_id, str) and job_id else None,
-                       lease_token=token if isinstance(token, str) and token else None,
-                       fields=dropped.fields)
+    return UnreadJob(id=job_id if isinstance(job_id, str) and job_id else None,
+                     lease_token=token if isinstance(token, str) and token else None,
+                     fields=dropped.fields)
 
 
 def _given(**fields: object) -> dict[str, object]:
@@ -189,19 +203,19 @@ def _given(**fields: object) -> dict[str, object]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-def _once(jobs: list[m.LeasedJob]) -> list[m.LeasedJob]:
+def _once(jobs: list[LeasedJob]) -> list[LeasedJob]:
     """The jobs of one poll answer, each id once (the first entry naming it): a job worked twice
     would have each turn advanced twice, and a baseline core raises attempts by one for each
     advance, skipping a candidate unasked. Repeats are counted and logged, never a value."""
     seen: set[str] = set()
-    kept: list[m.LeasedJob] = []
+    kept: list[LeasedJob] = []
     for job in jobs:
         if job.id not in seen:
             seen.add(job.id)
             kept.append(job)
     if len(kept) < len(jobs):
         for _ in range(len(jobs) - len(kept)):
-            tolerance.tolerated("repeated_entry", m.LeasedJob.__name__)
-        log.warning("core.entries_repeated", model=m.LeasedJob.__name__,
+            tolerance.tolerated("repeated_entry", LeasedJob.__name__)
+        log.warning("core.entries_repeated", model=LeasedJob.__name__,
                     count=len(jobs) - len(kept))
     return kept

@@ -19,8 +19,8 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from bot.core import contract_text as prose
-from bot.core import models as m
 from bot.core.errors import ErrorCode, message_of, status_of
+from bot.core.models import AnswerRequest, ClockRequest, ErrorBody, Id
 from bot.core.routes import HEALTH_PATH, OPENAPI_PATH, ROUTES, Route
 
 CONTRACT_VERSION = "1.0.0"
@@ -61,8 +61,8 @@ _QUERY: dict[str, tuple[Json, str]] = {
 }
 # the rule pydantic's model validator enforces, stated so that generators can honour it
 _EXACTLY_ONE: dict[type[BaseModel], tuple[str, str]] = {
-    m.AnswerRequest: ("answerIndex", "answerCustom"),
-    m.ClockRequest: ("advanceSeconds", "set"),
+    AnswerRequest: ("answerIndex", "answerCustom"),
+    ClockRequest: ("advanceSeconds", "set"),
 }
 
 
@@ -104,7 +104,7 @@ def _component_schemas() -> tuple[_Refs, Json]:
     schemas differ gets pydantic's ``-Input``/``-Output`` names, and two models sharing a class
     name get module-qualified names, so no name is ever silently overwritten.
     """
-    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [(m.ErrorBody, "serialization")]
+    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [(ErrorBody, "serialization")]
     for r in ROUTES:
         if r.request is not None:
             pairs.append((r.request, "validation"))
@@ -153,7 +153,7 @@ def _require_exactly_one(schema: Json, first: str, second: str) -> None:
 
 def _hand_written_schemas() -> Json:
     return {
-        "Id": {**TypeAdapter(m.Id).json_schema(), "description": "Path ids and tenant ids."},
+        "Id": {**TypeAdapter(Id).json_schema(), "description": "Path ids and tenant ids."},
         "Health": {
             "type": "object", "required": ["status"],
             "properties": {"status": {"type": "string", "const": "ok"}},

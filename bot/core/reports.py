@@ -15,12 +15,22 @@ import structlog
 
 from bot.core import batching
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.calls import BaseCoreClient
 from bot.core.errors import ExtensionUnavailable
 from bot.core.extensions import Extension
 from bot.core.instruments import INSTRUMENTS
 from bot.core.jobs import KEPT_ATTEMPTS
+from bot.core.models import (
+    ClarificationEvent,
+    DeliveryKind,
+    DeliveryRecord,
+    DeliveryReport,
+    DeliveryReportItem,
+    EventReport,
+    EventReportItem,
+    ReportBatch,
+    ReportBatchResult,
+)
 
 log = structlog.get_logger("bot.core.client")
 
@@ -38,58 +48,58 @@ class ReportCalls(BaseCoreClient):
         self._reported: OrderedDict[str, None] = OrderedDict()
 
     async def report_delivery(
-        self, *, clarification_id: str, report: m.DeliveryReport,
+        self, *, clarification_id: str, report: DeliveryReport,
         scope: batching.JobScope | None = None,
-    ) -> m.DeliveryRecord | None:
+    ) -> DeliveryRecord | None:
         """Report a message sent: the core's record (None: held in ``scope``, when one is
         given, until ``flush``; or an answer the bot cannot read). Without the report-details
         extension a steward notice is not reported as a delivery (``_send_delivery``)."""
         if scope is not None:
             scope.deliveries.append(
-                m.DeliveryReportItem(clarification_id=clarification_id, report=report))
+                DeliveryReportItem(clarification_id=clarification_id, report=report))
             return None
         return await self._send_delivery(clarification_id, report)
 
     async def report_event(
-        self, *, clarification_id: str, report: m.EventReport,
+        self, *, clarification_id: str, report: EventReport,
         scope: batching.JobScope | None = None,
-    ) -> m.ClarificationEvent | None:
+    ) -> ClarificationEvent | None:
         """Report a skip, escalation or notice: the core's event (None: held in ``scope``, when
         one is given, until ``flush``; or an answer the bot cannot read)."""
         if scope is not None:
-            scope.events.append(m.EventReportItem(clarification_id=clarification_id,
-                                                  report=report))
+            scope.events.append(EventReportItem(clarification_id=clarification_id,
+                                                report=report))
             return None
         return await self._send_event(clarification_id, report)
 
-    async def _send_delivery(self, clarification_id: str, report: m.DeliveryReport
-                             ) -> m.DeliveryRecord | None:
+    async def _send_delivery(self, clarification_id: str, report: DeliveryReport
+                             ) -> DeliveryRecord | None:
         path = {"clarificationId": clarification_id}
         if self.offers(Extension.REPORT_DETAILS):
             try:  # not resent without its details by the client: a notice is no delivery then
-                return await self._ack("reportDelivery", m.DeliveryRecord, path=path,
+                return await self._ack("reportDelivery", DeliveryRecord, path=path,
                                        body=report, resend_without_extensions=False)
             except e.ValidationFailed as exc:
                 if self.offered.fixed or (exc.rules and "unknown_field" not in exc.rules):
                     raise
                 self._lost(Extension.REPORT_DETAILS, "reportDelivery")
-        if report.kind is m.DeliveryKind.STEWARD_NOTICE:
+        if report.kind is DeliveryKind.STEWARD_NOTICE:
             # the baseline's delivery has no kind, and would count the steward as asked; the
             # notice's own audit event (steward_notified) is on the core's trail already
             return None
         if report.delivery_id in self._reported:
             return None
-        record = await self._ack("reportDelivery", m.DeliveryRecord, path=path, body=report)
+        record = await self._ack("reportDelivery", DeliveryRecord, path=path, body=report)
         self._sent(report.delivery_id)
         return record
 
-    async def _send_event(self, clarification_id: str, report: m.EventReport
-                          ) -> m.ClarificationEvent | None:
+    async def _send_event(self, clarification_id: str, report: EventReport
+                          ) -> ClarificationEvent | None:
         path = {"clarificationId": clarification_id}
         details = self.offers(Extension.REPORT_DETAILS)
         if not details and report.event_id in self._reported:
             return None
-        event = await self._ack("reportEvent", m.ClarificationEvent, path=path, body=report)
+        event = await self._ack("reportEvent", ClarificationEvent, path=path, body=report)
         if not self.offers(Extension.REPORT_DETAILS):
             self._sent(report.event_id)
         return event
@@ -102,11 +112,11 @@ class ReportCalls(BaseCoreClient):
         while len(self._reported) > KEPT_ATTEMPTS:
             self._reported.popitem(last=False)
 
-    async def report_batch(self, batch: m.ReportBatch) -> m.ReportBatchResult | None:
+    async def report_batch(self, batch: ReportBatch) -> ReportBatchResult | None:
         """Delivery and event reports together (a job's, at its end): one call instead of one
         per report. Each item's own error comes back in its result, not as an exception; a 2xx
         the bot cannot read is the core's acknowledgement all the same (None)."""
-        return await self._ack("reportBatch", m.ReportBatchResult, body=batch)
+        return await self._ack("reportBatch", ReportBatchResult, body=batch)
 
     async def flush(self, scope: batching.JobScope, *,
                     linger: float = batching.LINGER_SECONDS) -> None:
@@ -140,7 +150,7 @@ class ReportCalls(BaseCoreClient):
             INSTRUMENTS.fallback(Extension.REPORTS)
             await self._send_one_by_one(batch)
 
-    async def _send_one_by_one(self, batch: m.ReportBatch) -> None:
+    async def _send_one_by_one(self, batch: ReportBatch) -> None:
         """The batch as the baseline takes it: each report on its own route, deliveries first,
         in order. A report the core refuses is logged by kind and code (as a batch's item);
         a transport or auth failure raises."""

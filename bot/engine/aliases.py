@@ -31,12 +31,24 @@ from enum import StrEnum
 import structlog
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnyIdentity,
+    AskedAlias,
+    Person,
+    ReasonCode,
+    ResolvedTeamsIdentity,
+    SlackAlias,
+    TeamsAlias,
+    TeamsIdentity,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 
 log = structlog.get_logger("bot.engine.aliases")
-Identity = m.AnyIdentity
+Identity = AnyIdentity
 # a chat user as compared here: platform, user id, then the org fields (Slack: team, enterprise;
 # Teams: the Entra tenant)
 User = tuple[str, str, str | None, str | None]
@@ -65,7 +77,7 @@ class Statement:
 
 @dataclass(frozen=True, slots=True)
 class Refusal:
-    reason: m.ReasonCode
+    reason: ReasonCode
     why: str
 
 
@@ -102,16 +114,16 @@ def weigh(said: list[Statement], *, platform: str) -> Refusal | None:
         log.warning("routing.alias_sources_disagree", platform=platform,
                     sources=[f"{s.source}: {s.says}" for s in said])
     if kinds == {Says.NOBODY}:
-        return Refusal(m.ReasonCode.NO_DELIVERY_ALIAS,
+        return Refusal(ReasonCode.NO_DELIVERY_ALIAS,
                        f"the core does not resolve the {platform} user ({listed})")
-    return Refusal(m.ReasonCode.ALIAS_AMBIGUOUS,
+    return Refusal(ReasonCode.ALIAS_AMBIGUOUS,
                    f"the {platform} user does not map back to this person alone ({listed})")
 
 
 # ---------------------------------------------------------------- the sources
 
 
-def _asked(asked: list[m.AskedAlias], person_id: str, user: User) -> Iterator[Statement]:
+def _asked(asked: list[AskedAlias], person_id: str, user: User) -> Iterator[Statement]:
     named = {a.person_id for a in asked
              if (i := a.identity()) is not None and _same(_user(i), user)}
     if len(named) > 1:
@@ -152,10 +164,10 @@ def _whose(found: str, person_id: str) -> Says:
     return Says.THIS_PERSON if found == person_id else Says.ANOTHER_PERSON
 
 
-def _user(x: Identity | m.SlackAlias | m.TeamsAlias) -> User:
-    if isinstance(x, m.TeamsIdentity | m.ResolvedTeamsIdentity | m.TeamsAlias):
-        return (m.Channel.TEAMS, x.aad_object_id, x.tenant_id, None)
-    return (m.Channel.SLACK, x.user_id, x.team_id, x.enterprise_id)
+def _user(x: Identity | SlackAlias | TeamsAlias) -> User:
+    if isinstance(x, TeamsIdentity | ResolvedTeamsIdentity | TeamsAlias):
+        return (ContractChannel.TEAMS, x.aad_object_id, x.tenant_id, None)
+    return (ContractChannel.SLACK, x.user_id, x.team_id, x.enterprise_id)
 
 
 def _same(a: User, b: User) -> bool:
@@ -163,7 +175,7 @@ def _same(a: User, b: User) -> bool:
     where both name one, as the core's resolve matches; Teams: the same Entra tenant."""
     if a[:2] != b[:2]:
         return False
-    if a[0] == m.Channel.TEAMS:  # an Entra identity: the same tenant
+    if a[0] == ContractChannel.TEAMS:  # an Entra identity: the same tenant
         return a[2] == b[2]
     teams = a[2] is not None and b[2] is not None
     grids = a[3] is not None and b[3] is not None
@@ -184,9 +196,9 @@ class Unlinked(StrEnum):
     UNVERIFIED = "unverified"  # a person, but not a verified enterprise identity
 
     @property
-    def reason(self) -> m.ReasonCode:
-        return (m.ReasonCode.ALIAS_AMBIGUOUS if self is Unlinked.SHARED
-                else m.ReasonCode.RESPONDER_NOT_AUTHORISED)
+    def reason(self) -> ReasonCode:
+        return (ReasonCode.ALIAS_AMBIGUOUS if self is Unlinked.SHARED
+                else ReasonCode.RESPONDER_NOT_AUTHORISED)
 
     @property
     def why(self) -> str:
@@ -200,7 +212,7 @@ _WHY = {
 }
 
 
-async def clicker(core: CoreClient, *, tenant_id: str, user: Identity) -> m.Person | Unlinked:
+async def clicker(core: CoreClient, *, tenant_id: str, user: Identity) -> Person | Unlinked:
     """The verified PERSON behind a clicking chat identity, or why there is none."""
     try:
         found = await core.resolve_person(tenant_id=tenant_id, identity=user)

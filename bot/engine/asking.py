@@ -23,8 +23,8 @@ from bot.chat import for_recipient
 from bot.clock import Clock
 from bot.core import batching
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, DeliveryKind, LeasedJob, Person, ReasonCode, Severity
 from bot.engine import attempts, evidence, reminders, views
 from bot.engine.delivery import Delivered, Deliverer, Result
 from bot.engine.lasting import LastingRefusals
@@ -85,7 +85,7 @@ class Asking:
     # each question card's one reminder, indexed when the card goes out (None: no reminders)
     reminders: Reminders | None = None
 
-    async def walk(self, c: m.Clarification, job: m.LeasedJob, turns: range,
+    async def walk(self, c: Clarification, job: LeasedJob, turns: range,
                    scope: batching.JobScope) -> Walk:
         """Ask the candidates of ``turns`` in order until enough are asked."""
         walk = Walk()
@@ -140,18 +140,18 @@ class Asking:
         return False
 
     async def ask(
-        self, c: m.Clarification, job: m.LeasedJob, *, person_id: str, index: int,
+        self, c: Clarification, job: LeasedJob, *, person_id: str, index: int,
         scope: batching.JobScope,
-    ) -> m.Person | Skip:
+    ) -> Person | Skip:
         """Ask one candidate (a card, or a place in their digest), or say why not."""
         found = await self.askable(c, person_id, scope)
         if isinstance(found, Skip):
             return found
         person, address = found
-        key = DeliveryKey(c.id, person_id, index, m.DeliveryKind.QUESTION.value)
+        key = DeliveryKey(c.id, person_id, index, DeliveryKind.QUESTION.value)
         # one zone for the hold, the daily cap's day, the card's times and its reminder
         zone = await self.zones.zone(c.tenant_id, person, address)
-        if c.severity is not m.Severity.CRITICAL:  # critical: at once
+        if c.severity is not Severity.CRITICAL:  # critical: at once
             until = self.zones.held(c.tenant_id, zone, self.clock.now())
             if until is not None:
                 raise OutOfHours(until)
@@ -178,7 +178,7 @@ class Asking:
         address = await self._unblocked_first(c, person, address, scope)
         result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
                                               reserved=reserved, scope=scope)
-        tried: list[tuple[str, m.ReasonCode, str]] = []
+        tried: list[tuple[str, ReasonCode, str]] = []
         while result.status is Delivered.FAILED and result.certain:
             # this platform refused and nothing went out: the person's next platform in
             # clarify.channels, for this question (and a refusal that holds is remembered)
@@ -198,18 +198,18 @@ class Asking:
                 return _every_platform_refused(person_id, tried)
             return Skip(person_id, result.reason, result.why or "retries exhausted")
         if result.status is Delivered.UNCERTAIN:
-            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
+            return Skip(person_id, ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "
                         "arrived; it is not sent again")
         await self.delivered(c, job, address, key, recovered=result.recovered, result=result)
         return person
 
-    async def _on_record(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey) -> None:
+    async def _on_record(self, c: Clarification, job: LeasedJob, key: DeliveryKey) -> None:
         """A question card the core has on record that the store lost: its record kept again
         (so the card is refreshed when the question settles), not sent again."""
         REGISTRY.inc("clarify_store_recovered_total", what="card")
         record = next(d for d in c.deliveries if d.person_id == key.person_id
-                      and d.attempt == key.attempt and d.kind is m.DeliveryKind.QUESTION)
+                      and d.attempt == key.attempt and d.kind is DeliveryKind.QUESTION)
         platform = self.deliverer.words.platform(record.channel)
         if record.message_ref and platform is not None:
             await self.store.add_card(CardRecord(delivery=key, platform=platform,
@@ -220,7 +220,7 @@ class Asking:
             message="Question card sent before (the core has it on record); the bot's store "
                     "had lost it: recorded again, not sent again.")
 
-    async def _unblocked_first(self, c: m.Clarification, person: m.Person, address: Address,
+    async def _unblocked_first(self, c: Clarification, person: Person, address: Address,
                                scope: batching.JobScope) -> Address:
         """The person's first platform unless a refusal of it is remembered and another of
         their platforms is not blocked: the blocked one is then tried last
@@ -236,8 +236,8 @@ class Asking:
             return other
         return address
 
-    async def _admit(self, c: m.Clarification, job: m.LeasedJob, key: DeliveryKey,
-                     person: m.Person, zone: ZoneInfo, scope: batching.JobScope
+    async def _admit(self, c: Clarification, job: LeasedJob, key: DeliveryKey,
+                     person: Person, zone: ZoneInfo, scope: batching.JobScope
                      ) -> Skip | bool | Admission:
         """The daily cap and digest batching: a skip, True when the question joined the
         person's digest (they count as asked), or the admission to send a card now (with the
@@ -251,11 +251,11 @@ class Asking:
             cap=self.settings.per_person_daily_cap,
             threshold=self.settings.digest_threshold,
             window_seconds=int(self.settings.digest_window.total_seconds()),
-            batched=c.severity is m.Severity.NORMAL,
+            batched=c.severity is Severity.NORMAL,
             reserve_for=self.deliverer.worker_id,
         )
         if admission.decision is Decision.CAPPED:
-            return Skip(key.person_id, m.ReasonCode.DAILY_CAP_EXCEEDED,
+            return Skip(key.person_id, ReasonCode.DAILY_CAP_EXCEEDED,
                         "the person's daily cap is reached")
         if admission.decision is Decision.DIRECT:
             return admission
@@ -265,19 +265,19 @@ class Asking:
         )
         await self.trail.event(
             c.id, "digested", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
-            reason=m.ReasonCode.DIGESTED, scope=scope,
+            reason=ReasonCode.DIGESTED, scope=scope,
             message="Queued for the person's digest at the window's end.")
         return True
 
-    async def reachable(self, c: m.Clarification, person_id: str, scope: batching.JobScope
-                         ) -> tuple[m.Person, Address] | Skip:
+    async def reachable(self, c: Clarification, person_id: str, scope: batching.JobScope
+                         ) -> tuple[Person, Address] | Skip:
         """The candidate as a person of the clarification's tenant and their address, or why
         they cannot be asked."""
         try:
             person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id,
                                                 scope=scope)
         except e.PersonNotFound:
-            return Skip(person_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+            return Skip(person_id, ReasonCode.TENANT_SCOPE_MISMATCH,
                         "the candidate is not a person of this tenant")
         address = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
                                            scope=scope)
@@ -285,18 +285,18 @@ class Asking:
             return Skip(person_id, address.reason, address.why)
         return person, address
 
-    async def askable(self, c: m.Clarification, person_id: str, scope: batching.JobScope
-                      ) -> tuple[m.Person, Address] | Skip:
+    async def askable(self, c: Clarification, person_id: str, scope: batching.JobScope
+                      ) -> tuple[Person, Address] | Skip:
         """``reachable``, and allowed by the RBAC gate to read the clarification's document."""
         found = await self.reachable(c, person_id, scope)
         if isinstance(found, Skip):
             return found
         verdict = may_read(found[0], acl=c.document.acl, tenant_id=c.tenant_id)
         if not verdict.allowed:
-            return Skip(person_id, m.ReasonCode.NO_READ_PERMISSION, verdict.why)
+            return Skip(person_id, ReasonCode.NO_READ_PERMISSION, verdict.why)
         return found
 
-    async def delivered(self, c: m.Clarification, job: m.LeasedJob, address: Address,
+    async def delivered(self, c: Clarification, job: LeasedJob, address: Address,
                         key: DeliveryKey, *, recovered: bool, result: Result | None = None
                         ) -> None:
         """The bot's own sink records each card (the core has it as a delivery report)."""
@@ -313,8 +313,8 @@ class Asking:
             message=f"Question card {what} on {address.platform}.")
 
 
-async def advance(core: CoreClient, job: m.LeasedJob, attempt: int,
-                  reason: m.ReasonCode | None, scope: batching.JobScope) -> None:
+async def advance(core: CoreClient, job: LeasedJob, attempt: int,
+                  reason: ReasonCode | None, scope: batching.JobScope) -> None:
     """Move the job's turn on to ``attempt`` (a skip passes it on at once)."""
     # what the advance passes over reaches the core's trail first: the job's reports go at
     # its end, and a worker killed after the advance took its skips with it (the job can
@@ -335,24 +335,24 @@ def _tagged(view: QuestionView, address: Address) -> QuestionView:
                                                 address.user_id))
 
 
-def _every_platform_refused(person_id: str, tried: list[tuple[str, m.ReasonCode, str]]
+def _every_platform_refused(person_id: str, tried: list[tuple[str, ReasonCode, str]]
                             ) -> Skip:
     """Every platform of the person refused: DELIVERY_FAILED when any send was refused (only
     NO_DELIVERY_ALIAS when none could reach them at all: what to install), with each platform's
     reason code and cause, in the order tried."""
     codes = {code for _, code, _ in tried}
-    reason = (m.ReasonCode.NO_DELIVERY_ALIAS if codes == {m.ReasonCode.NO_DELIVERY_ALIAS}
-              else m.ReasonCode.DELIVERY_FAILED)
+    reason = (ReasonCode.NO_DELIVERY_ALIAS if codes == {ReasonCode.NO_DELIVERY_ALIAS}
+              else ReasonCode.DELIVERY_FAILED)
     if len(tried) == 1:
         return Skip(person_id, reason, tried[0][2])
     return Skip(person_id, reason, "every platform refused: " + "; ".join(
         f"{platform}: {code.value} ({why})" for platform, code, why in tried))
 
 
-def _sent_before(c: m.Clarification, person_id: str, attempt: int) -> bool:
+def _sent_before(c: Clarification, person_id: str, attempt: int) -> bool:
     """The core has a question card to the person at this turn on record."""
     return any(d.person_id == person_id and d.attempt == attempt
-               and d.kind is m.DeliveryKind.QUESTION for d in c.deliveries)
+               and d.kind is DeliveryKind.QUESTION for d in c.deliveries)
 
 
 def local_day(zone: ZoneInfo, now: datetime) -> str:

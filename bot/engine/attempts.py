@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from bot.core import models as m
+from bot.core.models import Severity
 from bot.engine.evidence import Standing
 
 
@@ -42,10 +42,10 @@ class Plan:
     refresh: bool  # settled: every delivered card is shown the state
 
 
-def plan(standing: Standing, severity: m.Severity, *, attempt: int, ranking: int) -> Plan:
+def plan(standing: Standing, severity: Severity, *, attempt: int, ranking: int) -> Plan:
     """What a job at ``attempt`` of a ranking of ``ranking`` people does, the clarification
     standing as its evidence says (bound or conflicted: settled, whatever the state word)."""
-    low = severity is m.Severity.LOW
+    low = severity is Severity.LOW
     settled = standing is not Standing.OPEN
     recover = attempt > 0 and not low
     earlier = range(min(attempt, ranking)) if recover else range(0)

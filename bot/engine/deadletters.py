@@ -26,10 +26,10 @@ from bot.audit import Audit, AuditEvent
 from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.errors import ExtensionUnavailable
 from bot.core.extensions import Extension
+from bot.core.models import Clarification, ClarificationState, JobState, Person
 from bot.core.paging import Bound, Listing
 from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer
@@ -69,7 +69,7 @@ class DeadLetterReporter:
 
     async def report(self) -> int:
         """List new dead letters to their stewards; returns how many clarifications were listed."""
-        groups: dict[str, list[m.Clarification]] = defaultdict(list)
+        groups: dict[str, list[Clarification]] = defaultdict(list)
         ids, whole = await self._dead_letter_ids()
         async for c in self._dead_lettered(ids):
             steward = c.workspace.steward_id
@@ -83,7 +83,7 @@ class DeadLetterReporter:
             listed += await self._send(steward_id, items, whole=whole)
         return listed
 
-    async def _dead_lettered(self, ids: list[str]) -> AsyncIterator[m.Clarification]:
+    async def _dead_lettered(self, ids: list[str]) -> AsyncIterator[Clarification]:
         """Dead-lettered clarifications not yet listed (listed ones cost no core read)."""
         for clarification_id in ids:
             if await self.store.kv_get(LISTED, clarification_id):
@@ -98,14 +98,14 @@ class DeadLetterReporter:
         if self.core.offers(Extension.JOBS_READ):
             try:
                 jobs = await self._walk("jobs", lambda start: self.core.walk_jobs(
-                    bound=PASS_BOUND, start=start, state=m.JobState.DEAD_LETTERED,
+                    bound=PASS_BOUND, start=start, state=JobState.DEAD_LETTERED,
                     kind="clarify:"))
                 return ([job.payload.clarification_id for job in jobs.items if job.payload],
                         jobs.complete)
             except ExtensionUnavailable:
                 pass  # the core stopped offering it: the clarification list says the same
         found = await self._walk("clarifications", lambda start: self.core.walk_clarifications(
-            bound=PASS_BOUND, start=start, state=m.ClarificationState.DEAD_LETTERED))
+            bound=PASS_BOUND, start=start, state=ClarificationState.DEAD_LETTERED))
         return [item.id for item in found.items], found.complete
 
     async def _walk[T](self, name: str, walk: Callable[[str | None], Awaitable[Listing[T]]]
@@ -125,7 +125,7 @@ class DeadLetterReporter:
             REGISTRY.inc("clarify_lists_cut_total", list="dead_letters")
         return listing
 
-    async def _send(self, steward_id: str, items: list[m.Clarification], *, whole: bool
+    async def _send(self, steward_id: str, items: list[Clarification], *, whole: bool
                     ) -> int:
         tenant_id = items[0].tenant_id
         try:
@@ -183,7 +183,7 @@ class DeadLetterReporter:
             )
         return len(fresh)
 
-    async def _item(self, c: m.Clarification, steward: m.Person) -> DeadLetterItem:
+    async def _item(self, c: Clarification, steward: Person) -> DeadLetterItem:
         skips = pairs(c)
         waiting = views.unanswered(c)
         names = await display_names(self.core, [*(s.person_id for s in skips), *waiting],
@@ -198,5 +198,5 @@ class DeadLetterReporter:
         )
 
 
-def _key(c: m.Clarification, steward_id: str) -> DeliveryKey:
+def _key(c: Clarification, steward_id: str) -> DeliveryKey:
     return DeliveryKey(c.id, steward_id, 0, KIND)

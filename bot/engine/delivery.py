@@ -26,9 +26,9 @@ from bot.channel import (
     Message,
     NotReachable,
 )
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.models import DeliveryKind, DeliveryReport, ReasonCode
 from bot.metrics import PLATFORMS, REGISTRY
 from bot.pseudonym import digest
 from bot.retry import RetryPolicy
@@ -64,7 +64,7 @@ class Result:
     # found on the platform after a crash and recorded now (the audit says so)
     recovered: bool = False
     # FAILED: the reason code a skip takes, and the channel's value-free cause
-    reason: m.ReasonCode = m.ReasonCode.DELIVERY_FAILED
+    reason: ReasonCode = ReasonCode.DELIVERY_FAILED
     why: str | None = None
     # FAILED: nothing was sent for certain (the reservation is released): another platform
     # may be tried with the same delivery key
@@ -143,7 +143,7 @@ class Deliverer:
                 "delivery.failed", platform=address.platform, reason=exc.reason, kind=key.kind
             )
             if isinstance(exc, NotReachable):  # nothing can be sent until an operator acts
-                return Result(Delivered.FAILED, reason=m.ReasonCode.NO_DELIVERY_ALIAS,
+                return Result(Delivered.FAILED, reason=ReasonCode.NO_DELIVERY_ALIAS,
                               why=exc.reason, certain=exc.certain, lasting=exc.lasting)
             return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain,
                           lasting=exc.lasting)
@@ -230,11 +230,11 @@ class Deliverer:
         key = card.delivery
         await self.core.report_delivery(
             clarification_id=key.clarification_id,
-            report=m.DeliveryReport(
+            report=DeliveryReport(
                 delivery_id=delivery_id(key),
                 person_id=key.person_id,
                 channel=self.words.channel(card.platform),
-                kind=m.DeliveryKind(key.kind),
+                kind=DeliveryKind(key.kind),
                 attempt=key.attempt,
                 message_ref=card.message_ref[:500],
             ),

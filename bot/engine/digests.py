@@ -17,8 +17,8 @@ from bot.audit import Audit, AuditEvent
 from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, DeliveryKind, DeliveryReport, Person, ReasonCode
 from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.rbac import may_read
@@ -37,7 +37,7 @@ from cards.views import DigestView, QuestionView
 
 log = structlog.get_logger("clarify.digests")
 # a digest's first clarification, its person, and where they are reached (``_reader``)
-_Reader = tuple[m.Clarification, m.Person, Address | Unroutable]
+_Reader = tuple[Clarification, Person, Address | Unroutable]
 DIGEST_MEMORY_SECONDS = 14 * 24 * 3600
 
 
@@ -96,7 +96,7 @@ class DigestSender:
             return None
         return c, person, await self.routing.route(self.core, person, tenant_id=c.tenant_id)
 
-    async def _zone(self, c: m.Clarification, person: m.Person,
+    async def _zone(self, c: Clarification, person: Person,
                     address: Address | Unroutable | None) -> PersonZone:
         """The person's zone (``bot.engine.zones``): the window's close is held to it, and the
         digest's times read in it."""
@@ -108,12 +108,12 @@ class DigestSender:
         """One digest of the batch's questions still open and readable; ``reader``: the first
         clarification, the person and their address as ``_reader`` found them just now, and
         ``zone`` the person's (``_zone``)."""
-        person: m.Person | None = None
+        person: Person | None = None
         address: Address | Unroutable | None = None
-        first: m.Clarification | None = None
+        first: Clarification | None = None
         if reader is not None:
             first, person, address = reader
-        entries: list[tuple[DigestItem, QuestionView, m.Clarification]] = []
+        entries: list[tuple[DigestItem, QuestionView, Clarification]] = []
         for n, item in enumerate(batch.items):
             c = first if n == 0 and first is not None else \
                 await self.core.get_clarification(clarification_id=item.clarification_id)
@@ -132,7 +132,7 @@ class DigestSender:
                     c,
                     item,
                     "skipped",
-                    m.ReasonCode.NO_READ_PERMISSION,
+                    ReasonCode.NO_READ_PERMISSION,
                     "Dropped from the digest: the person may no longer read it.",
                 )
                 continue
@@ -153,7 +153,7 @@ class DigestSender:
             viewer=views.viewer(person, zone.zone),
         )
         digest_key = DeliveryKey(
-            f"digest.{_digest_ref(batch)}", batch.person_id, 0, m.DeliveryKind.DIGEST.value
+            f"digest.{_digest_ref(batch)}", batch.person_id, 0, DeliveryKind.DIGEST.value
         )
         # its pages are known before the card exists: a "next questions" click that comes as
         # soon as the card shows (before each item is recorded) finds them
@@ -172,7 +172,7 @@ class DigestSender:
                     c,
                     item,
                     "delivery_failed",
-                    m.ReasonCode.DELIVERY_FAILED,
+                    ReasonCode.DELIVERY_FAILED,
                     "The digest could not be delivered.",
                 )
             return False
@@ -180,7 +180,7 @@ class DigestSender:
             await self._record(item, c, address, result.message_ref, zone.name)
         return True
 
-    async def page(self, *, digest_ref: str, person: m.Person, offset: int) -> DigestView | None:
+    async def page(self, *, digest_ref: str, person: Person, offset: int) -> DigestView | None:
         """The digest's questions from ``offset`` on, for its "next questions" button.
 
         Only the person the digest was for gets a page, questions answered meanwhile are left
@@ -211,23 +211,23 @@ class DigestSender:
                           viewer=views.viewer(person, zone), offset=offset)
 
     async def _record(
-        self, item: DigestItem, c: m.Clarification, address: Address, ref: str, zone: str
+        self, item: DigestItem, c: Clarification, address: Address, ref: str, zone: str
     ) -> None:
         key = _question_key(item)
         await self.store.mark_sent(key, message_ref=ref)
         # recorded as a digest entry: a card refresh must never rewrite the whole digest message
-        entry = replace(key, kind=m.DeliveryKind.DIGEST.value)
+        entry = replace(key, kind=DeliveryKind.DIGEST.value)
         await self.store.add_card(
             CardRecord(delivery=entry, platform=address.platform, message_ref=ref, time_zone=zone)
         )
         try:
             await self.core.report_delivery(
                 clarification_id=c.id,
-                report=m.DeliveryReport(
+                report=DeliveryReport(
                     delivery_id=delivery_id(key),
                     person_id=item.person_id,
                     channel=self.deliverer.words.channel(address.platform),
-                    kind=m.DeliveryKind.DIGEST,
+                    kind=DeliveryKind.DIGEST,
                     attempt=item.attempt,
                     message_ref=ref[:500],
                 ),
@@ -240,7 +240,7 @@ class DigestSender:
                           to_core=False)
 
     async def _event(
-        self, c: m.Clarification, item: DigestItem, type_: str, reason: m.ReasonCode | None,
+        self, c: Clarification, item: DigestItem, type_: str, reason: ReasonCode | None,
         message: str, *, to_core: bool = True,
     ) -> None:
         await self.audit.emit(
@@ -261,7 +261,7 @@ class DigestSender:
 
 def _question_key(item: DigestItem) -> DeliveryKey:
     return DeliveryKey(
-        item.clarification_id, item.person_id, item.attempt, m.DeliveryKind.QUESTION.value
+        item.clarification_id, item.person_id, item.attempt, DeliveryKind.QUESTION.value
     )
 
 

@@ -15,7 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from bot.core import models as m
+from bot.core.models import (
+    BindingStatus,
+    Clarification,
+    ClarificationState,
+    Interval,
+    QuorumState,
+    ResponseRecord,
+    Severity,
+)
 
 
 class Standing(StrEnum):
@@ -24,49 +32,49 @@ class Standing(StrEnum):
     OPEN = "open"  # neither: people are asked, as many as the quorum still needs
 
 
-def standing(c: m.Clarification) -> Standing:
+def standing(c: Clarification) -> Standing:
     """Where the clarification stands: the evidence first, then the state word."""
     if bound_by_evidence(c):
         return Standing.BOUND
     if conflicted_by_evidence(c):
         return Standing.CONFLICTED
-    if c.state is m.ClarificationState.ANSWERED:
+    if c.state is ClarificationState.ANSWERED:
         return Standing.BOUND
-    if c.state is m.ClarificationState.CONFLICTED:
+    if c.state is ClarificationState.CONFLICTED:
         return Standing.CONFLICTED
     return Standing.OPEN
 
 
-def settled(c: m.Clarification) -> bool:
+def settled(c: Clarification) -> bool:
     """Nobody is asked any more: bound, or waiting for the steward."""
     return standing(c) is not Standing.OPEN
 
 
-def closed(c: m.Clarification) -> bool:
+def closed(c: Clarification) -> bool:
     """``settled``, or dead-lettered: no turn of the ranking comes after it."""
-    return settled(c) or c.state is m.ClarificationState.DEAD_LETTERED
+    return settled(c) or c.state is ClarificationState.DEAD_LETTERED
 
 
-def binding(c: m.Clarification) -> m.ResponseRecord | None:
+def binding(c: Clarification) -> ResponseRecord | None:
     """The response that bound: the latest steward override, else the latest bound one."""
-    for status in (m.BindingStatus.STEWARD_OVERRIDE, m.BindingStatus.BOUND):
+    for status in (BindingStatus.STEWARD_OVERRIDE, BindingStatus.BOUND):
         found = [r for r in c.responses if r.binding_status is status]
         if found:
             return found[-1]
     return None
 
 
-def bound_by_evidence(c: m.Clarification) -> bool:
+def bound_by_evidence(c: Clarification) -> bool:
     """A binding response, a bound interval or fact version, or a satisfied quorum."""
     return (binding(c) is not None or c.bound_interval is not None
             or c.bound_fact_version_tx is not None
-            or c.quorum.state is m.QuorumState.SATISFIED)
+            or c.quorum.state is QuorumState.SATISFIED)
 
 
-def active(c: m.Clarification) -> list[m.ResponseRecord]:
+def active(c: Clarification) -> list[ResponseRecord]:
     """Each responder's latest response that counts (not recorded as superseded), in the
     order the core recorded them."""
-    latest: dict[str, m.ResponseRecord] = {}
+    latest: dict[str, ResponseRecord] = {}
     for response in c.responses:
         if response.superseded_by is None:
             latest.pop(response.responder, None)
@@ -74,42 +82,42 @@ def active(c: m.Clarification) -> list[m.ResponseRecord]:
     return list(latest.values())
 
 
-def conflicted_by_evidence(c: m.Clarification) -> bool:
+def conflicted_by_evidence(c: Clarification) -> bool:
     """A conflicted quorum, or binding-capable active responses naming different intervals."""
-    if c.quorum.state is m.QuorumState.CONFLICTED:
+    if c.quorum.state is QuorumState.CONFLICTED:
         return True
-    intervals: list[m.Interval] = []
+    intervals: list[Interval] = []
     for response in active(c):
-        if response.binding_status is m.BindingStatus.BINDING_CANDIDATE \
+        if response.binding_status is BindingStatus.BINDING_CANDIDATE \
                 and response.interval not in intervals:
             intervals.append(response.interval)
     return len(intervals) > 1
 
 
-def responded(c: m.Clarification) -> set[str]:
+def responded(c: Clarification) -> set[str]:
     """The people with a response on record (any status, superseded or not): an answer is
     evidence, so its giver is never asked the same question again."""
     return {r.responder for r in c.responses}
 
 
-def remaining(c: m.Clarification) -> int:
+def remaining(c: Clarification) -> int:
     """Confirmations the quorum still needs: the core's count (or the one derived from the
     record), else the policy's requirement less the confirmations on record."""
     q = c.quorum
     if "remaining" in q.model_fields_set:
         return q.remaining
-    if q.state is m.QuorumState.NOT_REQUIRED:
+    if q.state is QuorumState.NOT_REQUIRED:
         return 0
     return max(c.quorum_policy.required_confirmations - q.confirmations, 0)
 
 
-def counts_confirmers(c: m.Clarification) -> bool:
+def counts_confirmers(c: Clarification) -> bool:
     """A pass counts only the people whose answer can count toward the quorum: a critical
     question, or any whose policy asks for more than one confirmation (an unknown severity
     reads as ``normal``; the quorum it still needs does not change)."""
-    return c.severity is m.Severity.CRITICAL or (
+    return c.severity is Severity.CRITICAL or (
         c.quorum_policy.required_confirmations > 1
-        and c.quorum.state is not m.QuorumState.NOT_REQUIRED)
+        and c.quorum.state is not QuorumState.NOT_REQUIRED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,12 +127,12 @@ class Confirmation:
     recorded") or its status is one the bot does not know (neutral: "An answer has been
     recorded")."""
 
-    interval: m.Interval
+    interval: Interval
     responders: tuple[str, ...]
     certain: bool
 
 
-def confirmation(c: m.Clarification) -> Confirmation | None:
+def confirmation(c: Clarification) -> Confirmation | None:
     """The confirmation so far of a clarification still open, from the quorum's count (the
     core's ``confirmedBy``, or derived from the statuses), not from a status word; else an
     answer whose status the bot does not know; else None."""
@@ -132,13 +140,13 @@ def confirmation(c: m.Clarification) -> Confirmation | None:
     confirmers = [r for r in responses if r.responder in c.quorum.confirmed_by]
     if confirmers:
         return Confirmation(confirmers[-1].interval, tuple(c.quorum.confirmed_by), True)
-    unknown = [r for r in responses if r.binding_status is m.BindingStatus.UNKNOWN]
+    unknown = [r for r in responses if r.binding_status is BindingStatus.UNKNOWN]
     if unknown:
         return Confirmation(unknown[-1].interval, tuple(r.responder for r in unknown), False)
     return None
 
 
-def named(c: m.Clarification) -> list[str]:
+def named(c: Clarification) -> list[str]:
     """The people a card of this clarification names as having confirmed (person ids)."""
     if c.quorum.confirmed_by:
         return list(c.quorum.confirmed_by)

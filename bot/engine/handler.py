@@ -31,9 +31,9 @@ from bot.channel import Address
 from bot.clock import Clock
 from bot.core import batching
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
+from bot.core.models import Clarification, LeasedJob, Severity
 from bot.engine import attempts, evidence, views
 from bot.engine.asking import Asking, OutOfHours, Walk, advance
 from bot.engine.attempts import Step
@@ -96,7 +96,7 @@ class JobHandler:
     asking: Asking  # the ranking's candidates asked, one pass
     recovery: Recovery  # what a crash left, settled first
 
-    async def handle(self, job: m.LeasedJob) -> JobOutcome:
+    async def handle(self, job: LeasedJob) -> JobOutcome:
         """Handle one job inside its own ``JobScope``: the clarification is read once, its
         people in one call, and its reports go to the core together when it ends (three core
         calls for a job that asks one person; ``bot/core/batching.py``)."""
@@ -104,7 +104,7 @@ class JobHandler:
         await self.core.flush(reports)
         return outcome
 
-    async def handle_unreported(self, job: m.LeasedJob
+    async def handle_unreported(self, job: LeasedJob
                                 ) -> tuple[JobOutcome, batching.JobScope]:
         """``handle``, less the last step: the reports still held at the end come back in the
         scope, for the caller to ``flush`` (the worker frees the job's slot first). When the
@@ -136,7 +136,7 @@ class JobHandler:
             raise
         return outcome, scope
 
-    async def _unread(self, job: m.LeasedJob, exc: e.UnexpectedResponse) -> JobOutcome:
+    async def _unread(self, job: LeasedJob, exc: e.UnexpectedResponse) -> JobOutcome:
         """A read the job needs (its clarification, a person) answered something the bot cannot
         read: nobody's turn is spent on it. The contract has no way to give a lease back without
         spending an attempt (fail and a lease that runs out both do), so the job is held, its
@@ -145,7 +145,7 @@ class JobHandler:
                                 fields=list(exc.fields))
         return JobOutcome.HELD
 
-    async def _in_trouble(self, job: m.LeasedJob, exc: e.CoreError) -> JobOutcome:
+    async def _in_trouble(self, job: LeasedJob, exc: e.CoreError) -> JobOutcome:
         """A read the job needs was refused for now (rate limited, unavailable, unreachable):
         as for one that does not read, the job is held with its lease kept rather than left
         to a lease that runs out, which would spend the candidate's turn on the core's outage.
@@ -158,7 +158,7 @@ class JobHandler:
                                     retry_after=float(getattr(exc, "retry_after", None) or 0))
         return JobOutcome.HELD
 
-    def _turn_known(self, job: m.LeasedJob, c: m.Clarification) -> m.LeasedJob:
+    def _turn_known(self, job: LeasedJob, c: Clarification) -> LeasedJob:
         """The job at the attempt its core said, or (left out) the one the clarification's
         trail shows it at (``attempts.from_trail``): never one taken from nothing."""
         if job.attempts is not None:
@@ -169,7 +169,7 @@ class JobHandler:
         self.core.holding(job.id, turn)
         return job.with_turn(turn)
 
-    async def _handle(self, job: m.LeasedJob, scope: batching.JobScope) -> JobOutcome:
+    async def _handle(self, job: LeasedJob, scope: batching.JobScope) -> JobOutcome:
         c = await self.core.get_clarification(clarification_id=job.payload.clarification_id)
         job = self._turn_known(job, c)
         structlog.contextvars.bind_contextvars(
@@ -209,13 +209,13 @@ class JobHandler:
                                        earlier.recovered, scope)
         if target > job.turn:
             await advance(self.core, job, target, None, scope)
-        if c.severity is m.Severity.HIGH and self.settings.severity.high_notifies_steward:
+        if c.severity is Severity.HIGH and self.settings.severity.high_notifies_steward:
             await self.stewards.notify_high(c, job, asked=walk.asked, scope=scope)
         await self.check_quorum(c, job, walk, earlier, scope)
         await self._keep_lease(c, job)
         return JobOutcome.ASKED
 
-    async def hold(self, job: m.LeasedJob, due: datetime) -> None:
+    async def hold(self, job: LeasedJob, due: datetime) -> None:
         """Hold the job until ``due``: the hold is kept in the store at once (so a worker killed
         from here on leaves it to any other: ``bot.engine.held.HoldKeeper``), and the worker
         extends the lease by the core's longest lease once the job's own heartbeats have
@@ -223,7 +223,7 @@ class JobHandler:
         the card goes out."""
         await self.holds.for_hours(job, due)
 
-    async def _steward_until(self, c: m.Clarification, scope: batching.JobScope
+    async def _steward_until(self, c: Clarification, scope: batching.JobScope
                              ) -> datetime | None:
         steward_id = c.workspace.steward_id
         if not steward_id or not self.zones.enabled:
@@ -239,7 +239,7 @@ class JobHandler:
             c.tenant_id, steward, address if isinstance(address, Address) else None,
             self.clock.now())
 
-    async def _keep_lease(self, c: m.Clarification, job: m.LeasedJob) -> None:
+    async def _keep_lease(self, c: Clarification, job: LeasedJob) -> None:
         """A core without the expedite extension cannot start the next turn early: keep the
         lease token for as long as the lease surely lives, so that a decline meanwhile can skip
         forward on it (``bot.interaction.declines``)."""
@@ -250,11 +250,11 @@ class JobHandler:
             await self.store.kv_put(HELD_LEASE, c.id, f"{job.id}|{job.lease_token}",
                                     ttl_seconds=left)
 
-    async def escalate(self, c: m.Clarification, job: m.LeasedJob, skipped: list[Skip],
+    async def escalate(self, c: Clarification, job: LeasedJob, skipped: list[Skip],
                        recovered: list[str], scope: batching.JobScope) -> JobOutcome:
         """The steward's escalation; outside the steward's own working hours a non-critical
         one waits for their next working hour (held like a question)."""
-        if c.severity is not m.Severity.CRITICAL:
+        if c.severity is not Severity.CRITICAL:
             until = await self._steward_until(c, scope)
             if until is not None:
                 await self.hold(job, until)
@@ -265,7 +265,7 @@ class JobHandler:
 
     # ---------------------------------------------------------------- quorum
 
-    async def check_quorum(self, c: m.Clarification, job: m.LeasedJob, walk: Walk,
+    async def check_quorum(self, c: Clarification, job: LeasedJob, walk: Walk,
                            earlier: Earlier, scope: batching.JobScope) -> None:
         """A quorum whose whole ranking has been walked: if the people who may still answer
         cannot reach it even if all confirm, the steward hears it now."""

@@ -20,9 +20,9 @@ import structlog
 from bot.channel import CredentialsRejected
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
+from bot.core.models import UnreadJob
 from bot.engine.handler import JobHandler, JobOutcome, Outcomes
 from bot.engine.holds import HOLD_LEASE_SECONDS, UNREAD_LOOK_SECONDS, Hold
 from bot.metrics import REGISTRY
@@ -87,7 +87,7 @@ class HoldKeeper:
         if text is not None:
             await self._look_at(job_id, Hold.loads(text))
 
-    async def unread(self, unread: m.UnreadJob) -> None:
+    async def unread(self, unread: UnreadJob) -> None:
         """A polled job that did not read. Named (its id and lease token read), it is held like
         a job whose clarification did not read: its lease kept and the job read again (from the
         heartbeat's answer) every ``UNREAD_LOOK_SECONDS``, so no candidate's turn runs out

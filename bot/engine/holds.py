@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from bot.clock import Clock
-from bot.core import models as m
+from bot.core.models import LeasedJob
 from bot.metrics import REGISTRY
 from bot.store.holds import HeldJobs
 
@@ -52,7 +52,7 @@ class Hold:
     the store keeps it (``Store.hold_put``). ``job`` is None for a polled job that did not read
     itself: then ``named`` (its id and lease token) is all the bot holds it by."""
 
-    job: m.LeasedJob | None
+    job: LeasedJob | None
     due: datetime
     named: tuple[str, str] | None = None
     troubles: int = 0  # how many times in a row the core refused the job's reads for now
@@ -78,7 +78,7 @@ class Hold:
     def loads(cls, text: str) -> Hold:
         data = json.loads(text)
         named = data.get("named")
-        return cls(job=None if data["job"] is None else m.LeasedJob.model_validate(data["job"]),
+        return cls(job=None if data["job"] is None else LeasedJob.model_validate(data["job"]),
                    due=datetime.fromisoformat(data["due"]),
                    named=(named[0], named[1]) if named else None,
                    troubles=int(data.get("troubles") or 0))
@@ -110,14 +110,14 @@ class Holds:
     store: HeldJobs
     clock: Clock
 
-    async def for_hours(self, job: m.LeasedJob, due: datetime) -> None:
+    async def for_hours(self, job: LeasedJob, due: datetime) -> None:
         """Held until ``due`` (the person's next working hour): nothing is sent and no attempt
         is spent, so the escalation window starts when the card goes out."""
         await self.store.hold_put(job.id, Hold(job, due).dumps(), at=self.clock.now())
         REGISTRY.inc("clarify_jobs_held_total")
         log.info("handler.held_for_hours", due=due.isoformat())
 
-    async def unread(self, job: m.LeasedJob, *, read: str, operation: str,
+    async def unread(self, job: LeasedJob, *, read: str, operation: str,
                      fields: list[str]) -> None:
         """A read the job needs answered something the bot cannot read: held, read again every
         ``UNREAD_LOOK_SECONDS`` until it reads."""
@@ -127,7 +127,7 @@ class Holds:
                     operation=operation, fields=fields, again=due.isoformat())
         await self.store.hold_put(job.id, Hold(job, due).dumps(), at=self.clock.now())
 
-    async def in_trouble(self, job: m.LeasedJob, *, read: str, operation: str, error: str,
+    async def in_trouble(self, job: LeasedJob, *, read: str, operation: str, error: str,
                          retry_after: float | None) -> None:
         """A read the job needs was refused for now: held, read again after ``trouble_wait``
         (the refusals in a row counted on the hold)."""

@@ -40,8 +40,8 @@ from bot.channel import Address
 from bot.clock import Clock
 from bot.core import batching
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import DeliveryKind, DeliveryReport, ReasonCode
 from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.people import display_names
@@ -64,7 +64,7 @@ NOTICES_KIND = "steward_notices"  # the batch message's own delivery kind (not r
 
 def notice_key(clarification_id: str, steward_id: str) -> DeliveryKey:
     """One notice: one per clarification and steward, as when each went out on its own."""
-    return DeliveryKey(clarification_id, steward_id, 0, m.DeliveryKind.STEWARD_NOTICE.value)
+    return DeliveryKey(clarification_id, steward_id, 0, DeliveryKind.STEWARD_NOTICE.value)
 
 
 class NoticeStore(NoticeLists, DeliveryLedger, Protocol):
@@ -117,7 +117,7 @@ class NoticeSender:
             steward = await self.core.get_person(person_id=batch.steward_id,
                                                  tenant_id=batch.tenant_id, scope=scope)
         except e.PersonNotFound:
-            await self._given_up(batch, batch.items, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+            await self._given_up(batch, batch.items, ReasonCode.TENANT_SCOPE_MISMATCH,
                                  "the steward is not a person of this tenant", scope=scope)
             return 0
         address = await self.routing.route(self.core, steward, tenant_id=batch.tenant_id,
@@ -153,7 +153,7 @@ class NoticeSender:
                    "arrived; it is not sent again") if result.status is Delivered.UNCERTAIN \
                 else (result.why or "retries exhausted")
             await self._given_up(batch, tuple(i for i, _ in shown),
-                                 m.ReasonCode.DELIVERY_FAILED, why, scope=scope)
+                                 ReasonCode.DELIVERY_FAILED, why, scope=scope)
             return 0
         for item, _ in shown:
             await self._record(item, steward.person_id, address, result.message_ref,
@@ -172,10 +172,10 @@ class NoticeSender:
                                              message_ref=ref))
         await self.core.report_delivery(
             clarification_id=item.clarification_id,
-            report=m.DeliveryReport(delivery_id=delivery_id(key), person_id=steward_id,
-                                    channel=self.deliverer.words.channel(address.platform),
-                                    kind=m.DeliveryKind.STEWARD_NOTICE, attempt=0,
-                                    message_ref=ref[:500]),
+            report=DeliveryReport(delivery_id=delivery_id(key), person_id=steward_id,
+                                  channel=self.deliverer.words.channel(address.platform),
+                                  kind=DeliveryKind.STEWARD_NOTICE, attempt=0,
+                                  message_ref=ref[:500]),
             scope=scope)
         if told:
             await self._event(item, "steward_notified", steward_id, None,
@@ -183,14 +183,14 @@ class NoticeSender:
                               channel=address.platform, scope=scope)
 
     async def _given_up(self, batch: NoticeBatch, items: tuple[NoticeItem, ...],
-                        reason: m.ReasonCode, why: str, *, scope: batching.JobScope) -> None:
+                        reason: ReasonCode, why: str, *, scope: batching.JobScope) -> None:
         for item in items:
             await self._event(item, "steward_unreachable", batch.steward_id, reason,
                               f"The workspace steward cannot be reached ({why}); the "
                               "high-severity notice was not sent.", scope=scope)
 
     async def _event(self, item: NoticeItem, type_: str, steward_id: str,
-                     reason: m.ReasonCode | None, message: str, *,
+                     reason: ReasonCode | None, message: str, *,
                      channel: str | None = None, scope: batching.JobScope) -> None:
         await self.audit.emit(AuditEvent(
             type=type_, at=self.clock.now(), clarification_id=item.clarification_id,

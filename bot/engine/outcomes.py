@@ -10,7 +10,15 @@ from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerOutcome,
+    AnswerResult,
+    BindingStatus,
+    Clarification,
+    Interval,
+    Person,
+    ResponseRecord,
+)
 from bot.engine import evidence, views
 from bot.engine.aliases import Unlinked
 from bot.store.base import CardRecord
@@ -26,7 +34,7 @@ from cards.views import (
 )
 
 
-def answer_view(interval: m.Interval | None) -> AnswerView | None:
+def answer_view(interval: Interval | None) -> AnswerView | None:
     if interval is None:
         return None
     return AnswerView(valid_from=interval.valid_from, valid_to=interval.valid_to)
@@ -41,8 +49,8 @@ def custom_answer_view(start: date | None, last: date | None) -> AnswerView:
                       valid_to=midnight(last + timedelta(days=1)) if last else None)
 
 
-def after_answer(c: m.Clarification, fresh: m.Clarification, person: m.Person,
-                 result: m.AnswerResult | None, *, names: list[str], now: datetime,
+def after_answer(c: Clarification, fresh: Clarification, person: Person,
+                 result: AnswerResult | None, *, names: list[str], now: datetime,
                  moved_on: bool, zone: views.Zone) -> OutcomeView:
     """The answering person's card: what their answer did, or that the question moved on."""
     base = _base(c, person, now, zone)
@@ -61,7 +69,7 @@ def after_answer(c: m.Clarification, fresh: m.Clarification, person: m.Person,
                        remaining=result.quorum_remaining, settled=settled, **base)
 
 
-def _own_by_evidence(fresh: m.Clarification, own: m.ResponseRecord, person: m.Person
+def _own_by_evidence(fresh: Clarification, own: ResponseRecord, person: Person
                      ) -> OutcomeKind:
     """An answer the core's outcome word calls an attestation (also what an outcome the bot
     does not know reads as), told from the record instead where it says more (evidence before
@@ -75,8 +83,8 @@ def _own_by_evidence(fresh: m.Clarification, own: m.ResponseRecord, person: m.Pe
     return OutcomeKind.ATTESTATION
 
 
-def _own_response(fresh: m.Clarification, result: m.AnswerResult, person: m.Person
-                  ) -> m.ResponseRecord | None:
+def _own_response(fresh: Clarification, result: AnswerResult, person: Person
+                  ) -> ResponseRecord | None:
     """The response the answer recorded: by its id, or (a core that leaves the id out) the
     person's latest."""
     for r in reversed(fresh.responses):
@@ -86,7 +94,7 @@ def _own_response(fresh: m.Clarification, result: m.AnswerResult, person: m.Pers
     return None
 
 
-def card_state(c: m.Clarification, person: m.Person, card: CardRecord, *, names: list[str],
+def card_state(c: Clarification, person: Person, card: CardRecord, *, names: list[str],
                now: datetime, zone: views.Zone) -> OutcomeView | QuestionView | None:
     """Another recipient's card after someone answered; None: leave it as it is. Where the
     clarification stands is read from its evidence first (``bot.engine.evidence``): a date
@@ -122,16 +130,16 @@ def card_state(c: m.Clarification, person: m.Person, card: CardRecord, *, names:
     return replace(question, banner=banner)
 
 
-def _bound_kind(c: m.Clarification) -> OutcomeKind:
+def _bound_kind(c: Clarification) -> OutcomeKind:
     """What bound it: a steward's decision, a quorum's confirmations, or one answer."""
     found = evidence.binding(c)
-    if found is not None and found.binding_status is m.BindingStatus.STEWARD_OVERRIDE:
+    if found is not None and found.binding_status is BindingStatus.STEWARD_OVERRIDE:
         return OutcomeKind.STEWARD_OVERRIDE
     return (OutcomeKind.BINDING if c.quorum_policy.required_confirmations > 1
             else OutcomeKind.RECORDED)
 
 
-def passed_on(c: m.Clarification, person: m.Person, *, now: datetime, zone: views.Zone,
+def passed_on(c: Clarification, person: Person, *, now: datetime, zone: views.Zone,
               later: bool = False) -> OutcomeView:
     """The card of a person who said they are not the right one: it was passed on, or (``later``:
     the core cannot start the next turn early) will be when their turn ends."""
@@ -139,14 +147,14 @@ def passed_on(c: m.Clarification, person: m.Person, *, now: datetime, zone: view
     return OutcomeView(kind=kind, **_base(c, person, now, zone))
 
 
-def moved_on(c: m.Clarification, person: m.Person, *, now: datetime, zone: views.Zone
+def moved_on(c: Clarification, person: Person, *, now: datetime, zone: views.Zone
              ) -> OutcomeView:
     """A decline of a question already settled: nothing is passed on."""
     return OutcomeView(kind=OutcomeKind.MOVED_ON, settled=answer_view(c.bound_interval),
                        recorded_at=c.bound_fact_version_tx, **_base(c, person, now, zone))
 
 
-def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResult, *,
+def as_the_core_said(c: Clarification, person: Person, result: AnswerResult, *,
                      chosen: AnswerView | None, now: datetime, zone: views.Zone
                      ) -> OutcomeView:
     """The outcome from the core's answer alone, when the core is gone again right after."""
@@ -157,7 +165,7 @@ def as_the_core_said(c: m.Clarification, person: m.Person, result: m.AnswerResul
         # the core counts the answer as a confirmation whatever its outcome word (one the bot
         # does not know reads as an attestation): evidence before words
         bound = result.quorum_satisfied or result.fact_version_tx is not None
-        kind = (outcome_kind(m.AnswerOutcome.BOUND, required_confirmations=required) if bound
+        kind = (outcome_kind(AnswerOutcome.BOUND, required_confirmations=required) if bound
                 else OutcomeKind.FIRST_CONFIRMATION)
     # other confirmers' names need the core; the person's own is known
     names = (person.display_name,) if person.person_id in result.confirmers(
@@ -189,7 +197,7 @@ def unlinked(why: Unlinked, clarification_id: str, *, now: datetime) -> OutcomeV
     return placeholder(UNLINKED_KINDS[why], clarification_id, answer=None, now=now)
 
 
-def _base(c: m.Clarification, person: m.Person, now: datetime, zone: views.Zone
+def _base(c: Clarification, person: Person, now: datetime, zone: views.Zone
           ) -> dict[str, Any]:
     """What every outcome names: the question and the document only for someone who passes the
     RBAC gate now (a view must not rely on its caller for that), else the neutral reference;

@@ -17,9 +17,9 @@ from typing import Protocol
 
 from bot.channel import Address
 from bot.core import batching
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
+from bot.core.models import Clarification, DeliveryKind, LeasedJob, ReasonCode
 from bot.engine import attempts
 from bot.engine.asking import Asking
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
@@ -62,7 +62,7 @@ class Recovery:
     settings: ClarifySettings
     asking: Asking  # who can be asked, and the trail's record of a card
 
-    async def reconcile_earlier(self, c: m.Clarification, job: m.LeasedJob,
+    async def reconcile_earlier(self, c: Clarification, job: LeasedJob,
                                 plan: attempts.Plan, scope: batching.JobScope) -> Earlier:
         """Reservations of earlier attempts left without a message reference (a worker died
         between reserving and recording): a card found on the platform is recorded and
@@ -75,7 +75,7 @@ class Recovery:
         for index in plan.earlier:
             if attempts.first_turn(ranking, index) is not None:
                 continue  # a person named again: their first entry's turn is the one settled
-            key = DeliveryKey(c.id, ranking[index], index, m.DeliveryKind.QUESTION.value)
+            key = DeliveryKey(c.id, ranking[index], index, DeliveryKind.QUESTION.value)
             slot = await self.store.slot(key)
             if slot is None and not _traced(c, key.person_id):
                 # a worker died holding this turn before anything was reserved (reading the
@@ -96,7 +96,7 @@ class Recovery:
                 await self.asking.delivered(c, job, outcome, key, recovered=True)
         return earlier
 
-    async def _report_unreported(self, c: m.Clarification, scope: batching.JobScope) -> None:
+    async def _report_unreported(self, c: Clarification, scope: batching.JobScope) -> None:
         """Question cards the store holds whose delivery report never reached the core
         (reports go together at the end of a job: a worker killed after the send lost them).
         Digest entries and steward messages are reported, or not, their own way."""
@@ -104,14 +104,14 @@ class Recovery:
         # a core that does not keep delivery ids says whom it counts as asked
         by_person = not self.core.offers(Extension.REPORT_DETAILS)
         for card in await self.store.cards(c.id):
-            if card.delivery.kind != m.DeliveryKind.QUESTION.value:
+            if card.delivery.kind != DeliveryKind.QUESTION.value:
                 continue
             if by_person and card.delivery.person_id in c.asked:
                 continue
             if delivery_id(card.delivery) not in known:
                 await self.deliverer.report(card, scope=scope)
 
-    async def _unasked(self, c: m.Clarification, person_id: str, scope: batching.JobScope,
+    async def _unasked(self, c: Clarification, person_id: str, scope: batching.JobScope,
                        *, attempt: int | None = None) -> Skip:
         """A candidate whose turn passed unseen: the reason they would have been skipped for,
         or DELIVERY_FAILED when nothing but the stopped worker (or a store that lost its data
@@ -120,18 +120,18 @@ class Recovery:
         if isinstance(found, Skip):
             return found
         if attempt is not None and await self.store.kv_get(LOST_TURN, f"{c.id}|{attempt}"):
-            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, STORE_LOST_WHY,
+            return Skip(person_id, ReasonCode.DELIVERY_FAILED, STORE_LOST_WHY,
                         said="was not asked")
         if _expired_after_loss(c, person_id, await self.store.kv_get(LOST_AT, "at"),
                                window=self.settings.escalation_window):
             REGISTRY.inc("clarify_holds_lost_total")  # found only now (no list of held jobs)
-            return Skip(person_id, m.ReasonCode.DELIVERY_FAILED, STORE_LOST_NEAR_WHY,
+            return Skip(person_id, ReasonCode.DELIVERY_FAILED, STORE_LOST_NEAR_WHY,
                         said="was not asked")
-        return Skip(person_id, m.ReasonCode.DELIVERY_FAILED,
+        return Skip(person_id, ReasonCode.DELIVERY_FAILED,
                     "a worker stopped before this person was asked, and their turn has passed")
 
 
-    async def _recover(self, c: m.Clarification, key: DeliveryKey, scope: batching.JobScope
+    async def _recover(self, c: Clarification, key: DeliveryKey, scope: batching.JobScope
                        ) -> Address | Skip | None:
         """One reservation: the address its card was found at, or why it counts as skipped."""
         found = await self.asking.reachable(c, key.person_id, scope)
@@ -140,17 +140,17 @@ class Recovery:
         _, address = found
         result = await self.deliverer.reconcile(key, address, scope=scope)
         if result.status is Delivered.FAILED:
-            return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
+            return Skip(key.person_id, ReasonCode.DELIVERY_FAILED,
                         "the card never reached the platform: the worker stopped between "
                         "reserving and sending, and this person's turn has passed")
         if result.status is Delivered.UNCERTAIN:
-            return Skip(key.person_id, m.ReasonCode.DELIVERY_FAILED,
+            return Skip(key.person_id, ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "
                         "arrived; it is not sent again")
         return address if result.recovered else None
 
 
-def _expired_after_loss(c: m.Clarification, person_id: str, lost_at: str | None, *,
+def _expired_after_loss(c: Clarification, person_id: str, lost_at: str | None, *,
                         window: timedelta) -> bool:
     """The person's lease ran out within a held lease's life after the store lost its data
     (``LOST_AT``): the core's ``expired`` event comes an escalation window (its backoff)
@@ -166,7 +166,7 @@ def _expired_after_loss(c: m.Clarification, person_id: str, lost_at: str | None,
                and since <= ev.at - window <= until for ev in c.events)
 
 
-def _traced(c: m.Clarification, person_id: str) -> bool:
+def _traced(c: Clarification, person_id: str) -> bool:
     """The core's trail shows the person's turn: a delivery, a skip, a digest entry (the
     core's own ``expired`` event names the candidate of a lease that ran out, which says
     nothing about whether they were asked)."""
@@ -174,7 +174,7 @@ def _traced(c: m.Clarification, person_id: str) -> bool:
         ev.person_id == person_id and ev.type in TURN_EVENTS for ev in c.events)
 
 
-def turn_passed(c: m.Clarification, person_id: str) -> bool:
+def turn_passed(c: Clarification, person_id: str) -> bool:
     """The record shows the person's turn over: traced (``_traced``), or the core's own
     ``expired`` event names them (their window ran out)."""
     return _traced(c, person_id) or any(

@@ -19,9 +19,9 @@ import structlog
 
 from bot.channel import Channel, ChannelError
 from bot.clock import Clock
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, DeliveryKind
 from bot.engine import evidence, outcomes
 from bot.engine.people import display_names
 from bot.engine.zones import Zones
@@ -64,13 +64,13 @@ class CardRefresher:
         c = await self.core.get_clarification(clarification_id=clarification_id)
         return await self.paint_states(c, await self.store.cards(c.id), read_at, scope=scope)
 
-    async def paint_states(self, c: m.Clarification, cards: list[CardRecord],
+    async def paint_states(self, c: Clarification, cards: list[CardRecord],
                            read_at: float, *, scope: JobScope | None = None) -> int:
         """Each question card its state in ``c`` (read at ``read_at``); returns how many."""
         names = await self.names(evidence.named(c), scope=scope)
         painted = 0
         for card in cards:
-            if card.delivery.kind != m.DeliveryKind.QUESTION.value:
+            if card.delivery.kind != DeliveryKind.QUESTION.value:
                 continue  # digest entries (recorded as such) are never rewritten
             person = await self.core.get_person(person_id=card.delivery.person_id,
                                                 tenant_id=c.tenant_id, scope=scope)

@@ -44,8 +44,8 @@ from bot.channel import Address
 from bot.chat import for_recipient
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, DeliveryKind, Person
 from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer
 from bot.engine.hours import WorkingHours
@@ -169,7 +169,7 @@ class Reminders:
 
     # ---------------------------------------------------------------- when a card goes out
 
-    async def schedule(self, c: m.Clarification, key: DeliveryKey, zone: ZoneInfo, *,
+    async def schedule(self, c: Clarification, key: DeliveryKey, zone: ZoneInfo, *,
                        sent_at: datetime, moves_on_at: datetime, to_steward: bool) -> bool:
         """Index the card's reminder (one store command, no other read); False when reminders
         are off. Due at the point of the window, or the next working hour after it in the
@@ -269,16 +269,16 @@ class Reminders:
             await self._audit(c, card, "reminder_skipped", outcome.value)
         return outcome, None
 
-    async def _card(self, c: m.Clarification, attempt: int) -> CardRecord | None:
+    async def _card(self, c: Clarification, attempt: int) -> CardRecord | None:
         """The question card of that turn (a digest entry is not reminded: its digest holds
         other questions and is never rewritten)."""
         for card in await self.store.cards(c.id):
-            if card.delivery.kind == m.DeliveryKind.QUESTION.value \
+            if card.delivery.kind == DeliveryKind.QUESTION.value \
                     and card.delivery.attempt == attempt:
                 return card
         return None
 
-    async def _recovered(self, c: m.Clarification, reminder: Reminder) -> CardRecord | None:
+    async def _recovered(self, c: Clarification, reminder: Reminder) -> CardRecord | None:
         """The turn's card when a worker was killed between its send and its record: the
         reminder is indexed before the send, so it may find the card reserved and not yet
         recorded. The turn's person is the ranking's (a core that names no ranking on the
@@ -287,7 +287,7 @@ class Reminders:
         if reminder.attempt >= len(c.ranking):
             return None
         key = DeliveryKey(c.id, c.ranking[reminder.attempt], reminder.attempt,
-                          m.DeliveryKind.QUESTION.value)
+                          DeliveryKind.QUESTION.value)
         slot = await self.store.slot(key)
         if slot is None or slot.state is not SlotState.RESERVED:
             return None
@@ -303,7 +303,7 @@ class Reminders:
             return None
         return CardRecord(delivery=key, platform=address.platform, message_ref=found.message_ref)
 
-    async def _send(self, c: m.Clarification, card: CardRecord, person: m.Person,
+    async def _send(self, c: Clarification, card: CardRecord, person: Person,
                     address: Address, zone: PersonZone, reminder: Reminder, now: datetime
                     ) -> Outcome:
         key = DeliveryKey(c.id, person.person_id, reminder.attempt, REMINDER_KIND)
@@ -336,7 +336,7 @@ class Reminders:
             return Outcome.UNCERTAIN
         return Outcome.FAILED
 
-    def _card_view(self, c: m.Clarification, card: CardRecord, person: m.Person,
+    def _card_view(self, c: Clarification, card: CardRecord, person: Person,
                    address: Address, zone: PersonZone, now: datetime) -> QuestionView:
         """The card as it was sent (its buttons carry the same reference, its times read in its
         zone), with the reminder line and when it moves on (``card`` as the reminder marked
@@ -346,7 +346,7 @@ class Reminders:
         return replace(view, card_ref=for_recipient(view.card_ref, address.platform,
                                                     address.user_id))
 
-    async def _audit(self, c: m.Clarification, card: CardRecord, type_: str, what: str, *,
+    async def _audit(self, c: Clarification, card: CardRecord, type_: str, what: str, *,
                      channel: str | None = None) -> None:
         await self.trail.event(
             c.id, type_, person_id=card.delivery.person_id, attempt=card.delivery.attempt,

@@ -20,15 +20,24 @@ from pydantic import ValidationError
 
 from bot.channel import Address, ContractWords, SlackReach, TeamsReach
 from bot.chat import ChatUser, ConfirmingTenants, SlackTenants, UserTenants
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.models import (
+    Channel as ContractChannel,
+)
+from bot.core.models import (
+    IdentityKind,
+    Person,
+    ReasonCode,
+    SlackIdentity,
+    TeamsIdentity,
+)
 from bot.engine import aliases
 
 
 @dataclass(frozen=True, slots=True)
 class Unroutable:
-    reason: m.ReasonCode
+    reason: ReasonCode
     why: str
 
 
@@ -44,12 +53,12 @@ class Routing:
     tenants: Mapping[str, UserTenants] = field(default_factory=dict)
     words: ContractWords = field(default_factory=lambda: ContractWords.of({}))
 
-    def address(self, person: m.Person, *, tenant_id: str, besides: tuple[str, ...] = ()
+    def address(self, person: Person, *, tenant_id: str, besides: tuple[str, ...] = ()
                 ) -> Address | Unroutable:
         """The person's address on the first channel in order that has one; ``besides`` names
         platforms not to try (one that said it cannot reach them)."""
         if person.tenant_id != tenant_id:
-            return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "person of another tenant")
+            return Unroutable(ReasonCode.TENANT_SCOPE_MISMATCH, "person of another tenant")
         foreign = False
         for channel in self.channels:
             if str(channel) in besides:
@@ -57,36 +66,37 @@ class Routing:
             found = self._read(person, tenant_id, str(channel))
             if isinstance(found, Address):
                 return found
-            if found is not None and found.reason is not m.ReasonCode.TENANT_SCOPE_MISMATCH:
+            if found is not None and found.reason is not ReasonCode.TENANT_SCOPE_MISMATCH:
                 return found
             foreign = foreign or found is not None
         if foreign:
             return Unroutable(
-                m.ReasonCode.TENANT_SCOPE_MISMATCH,
+                ReasonCode.TENANT_SCOPE_MISMATCH,
                 "the person's chat aliases belong to another tenant's workspace",
             )
-        return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person))
+        return Unroutable(ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person))
 
-    def _read(self, person: m.Person, tenant_id: str, platform: str
+    def _read(self, person: Person, tenant_id: str, platform: str
               ) -> Address | Unroutable | None:
         """The person's address on a platform, by the aliases of the identity kind it
         declares; None: the person has none of that kind (or the platform declares none)."""
         kind = self.words.kind(platform)
-        if kind is m.IdentityKind.SLACK:
+        if kind is IdentityKind.SLACK:
             return self._slack(person, tenant_id, platform)
-        if kind is m.IdentityKind.ENTRA:
+        if kind is IdentityKind.ENTRA:
             return self._entra(person, tenant_id, platform)
         return None
 
-    def _reads(self, kind: m.IdentityKind | None) -> bool:
+    def _reads(self, kind: IdentityKind | None) -> bool:
         """Some platform sent on is addressed by this identity kind."""
         return any(self.words.kind(str(c)) is kind for c in self.channels)
 
-    def _none_of(self, person: m.Person) -> str:
+    def _none_of(self, person: Person) -> str:
         """Why nobody is reachable, naming the platforms tried, in order, and any alias the
         person has on a platform this deployment does not send to."""
         tried = ", ".join(str(c) for c in self.channels) or "none"
-        held = {m.Channel.SLACK: person.aliases.slack, m.Channel.TEAMS: person.aliases.teams}
+        held = {ContractChannel.SLACK: person.aliases.slack,
+                ContractChannel.TEAMS: person.aliases.teams}
         unused = [str(c) for c, aliases in held.items()
                   if aliases and not self._reads(c.identity_kind)]
         why = f"the person has no alias on the platforms tried ({tried})"
@@ -95,7 +105,7 @@ class Routing:
             why += f"; their {names} alias is unused: this bot does not send on {names}"
         return why
 
-    async def route(self, core: CoreClient, person: m.Person, *, tenant_id: str,
+    async def route(self, core: CoreClient, person: Person, *, tenant_id: str,
                     besides: tuple[str, ...] = (), scope: JobScope | None = None
                     ) -> Address | Unroutable:
         """``address``, then the reverse check: the chat user must map back to this person
@@ -113,7 +123,7 @@ class Routing:
         try:
             chat_user = identity(address)
         except ValidationError:  # an alias the contract's id rules refuse: never sent to
-            return Unroutable(m.ReasonCode.NO_DELIVERY_ALIAS,
+            return Unroutable(ReasonCode.NO_DELIVERY_ALIAS,
                               f"the {address.platform} alias is malformed")
         said = aliases.statements(scope, tenant_id=tenant_id, person_id=person.person_id,
                                   user=chat_user)
@@ -140,7 +150,7 @@ class Routing:
         asked.add(where)
         return await self.slack.confirm(team_id=reach.team_id, enterprise_id=reach.enterprise_id)
 
-    async def _confirmed(self, person: m.Person, tenant_id: str,
+    async def _confirmed(self, person: Person, tenant_id: str,
                          asked: set[tuple[str | None, str | None]]) -> bool:
         """Before a person is skipped because their Slack aliases are in no workspace of the
         tenant: where the tenant map is a view of a store other processes write, each such
@@ -148,7 +158,7 @@ class Routing:
         is seen at once). True when the view changed: the caller decides again by the same
         rules, so a workspace of another tenant never serves this one."""
         if not isinstance(self.slack, ConfirmingTenants) \
-                or not self._reads(m.IdentityKind.SLACK) or person.tenant_id != tenant_id:
+                or not self._reads(IdentityKind.SLACK) or person.tenant_id != tenant_id:
             return False
         changed = False
         for a in person.aliases.slack:
@@ -161,7 +171,7 @@ class Routing:
                                                enterprise_id=a.enterprise_id) or changed
         return changed
 
-    def _slack(self, person: m.Person, tenant_id: str, platform: str
+    def _slack(self, person: Person, tenant_id: str, platform: str
                ) -> Address | Unroutable | None:
         aliases = person.aliases.slack
         if not aliases:
@@ -172,9 +182,9 @@ class Routing:
             if self.slack.tenant_for(team_id=a.team_id, enterprise_id=a.enterprise_id) == tenant_id
         ]
         if not mine:
-            return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "Slack alias in another tenant")
+            return Unroutable(ReasonCode.TENANT_SCOPE_MISMATCH, "Slack alias in another tenant")
         if len({a.user_id for a in mine}) > 1:
-            return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS, "several Slack users in scope")
+            return Unroutable(ReasonCode.ALIAS_AMBIGUOUS, "several Slack users in scope")
         a = mine[0]
         return Address(
             platform=platform,
@@ -184,7 +194,7 @@ class Routing:
             verified=a.verified and person.verified_enterprise_identity,
         )
 
-    def _entra(self, person: m.Person, tenant_id: str, platform: str
+    def _entra(self, person: Person, tenant_id: str, platform: str
                ) -> Address | Unroutable | None:
         aliases = person.aliases.teams
         if not aliases:
@@ -193,9 +203,9 @@ class Routing:
         mine = [a for a in aliases if orgs.tenant_of(ChatUser(
             platform=platform, user_id=a.aad_object_id, aad_tenant_id=a.tenant_id)) == tenant_id]
         if not mine:
-            return Unroutable(m.ReasonCode.TENANT_SCOPE_MISMATCH, "Teams alias in another tenant")
+            return Unroutable(ReasonCode.TENANT_SCOPE_MISMATCH, "Teams alias in another tenant")
         if len({a.aad_object_id for a in mine}) > 1:
-            return Unroutable(m.ReasonCode.ALIAS_AMBIGUOUS, "several Teams users in scope")
+            return Unroutable(ReasonCode.ALIAS_AMBIGUOUS, "several Teams users in scope")
         a = mine[0]
         return Address(
             platform=platform,
@@ -206,11 +216,11 @@ class Routing:
         )
 
 
-def identity(address: Address) -> m.SlackIdentity | m.TeamsIdentity:
+def identity(address: Address) -> SlackIdentity | TeamsIdentity:
     """The chat identity an address sends to, as the core's resolve takes it."""
     reach = address.reach
     if isinstance(reach, TeamsReach):
-        return m.TeamsIdentity(aad_object_id=address.user_id, tenant_id=reach.aad_tenant_id)
+        return TeamsIdentity(aad_object_id=address.user_id, tenant_id=reach.aad_tenant_id)
     slack = reach if isinstance(reach, SlackReach) else SlackReach()
-    return m.SlackIdentity(user_id=address.user_id, team_id=slack.team_id,
-                           enterprise_id=slack.enterprise_id)
+    return SlackIdentity(user_id=address.user_id, team_id=slack.team_id,
+                         enterprise_id=slack.enterprise_id)

@@ -22,9 +22,9 @@ from bot.audit import SkipPair
 from bot.channel import Address, Message
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, DeliveryKind, LeasedJob, Person, ReasonCode
 from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer, Result
 from bot.engine.people import display_names
@@ -37,7 +37,7 @@ from bot.store.base import DeliveryKey, NoticeItem, NoticeLists
 
 # a message went to a steward (tenant, the steward, where): ``bot.interaction.attention`` re-shows
 # their queue
-Told = Callable[[str, m.Person, Address], Awaitable[None]]
+Told = Callable[[str, Person, Address], Awaitable[None]]
 
 # Delivery kinds of steward messages that the core's DeliveryKind does not name (not reported
 # as deliveries; their audit events say they went out).
@@ -48,7 +48,7 @@ QUORUM_KIND = "steward_quorum"
 
 @dataclass(frozen=True, slots=True)
 class Reached:
-    person: m.Person
+    person: Person
     address: Address
 
 
@@ -66,17 +66,17 @@ class Stewards:
     # a message went to the steward: their attention queue changed (``bot.interaction.attention``)
     told: Told | None = None
 
-    async def reach(self, c: m.Clarification, *, scope: JobScope | None = None
+    async def reach(self, c: Clarification, *, scope: JobScope | None = None
                     ) -> Reached | Skip:
         """The workspace steward and where to reach them, or why they cannot be reached."""
         steward_id = c.workspace.steward_id
         if steward_id is None:
-            return Skip("-", m.ReasonCode.NO_DELIVERY_ALIAS, "the workspace has no steward")
+            return Skip("-", ReasonCode.NO_DELIVERY_ALIAS, "the workspace has no steward")
         try:
             steward = await self.core.get_person(person_id=steward_id, tenant_id=c.tenant_id,
                                                  scope=scope)
         except e.PersonNotFound:
-            return Skip(steward_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+            return Skip(steward_id, ReasonCode.TENANT_SCOPE_MISMATCH,
                         "the steward is not a person of this tenant")
         address = await self.routing.route(self.core, steward, tenant_id=c.tenant_id,
                                            scope=scope)
@@ -84,11 +84,11 @@ class Stewards:
             return Reached(steward, address)
         return Skip(steward_id, address.reason, address.why)
 
-    async def zone(self, c: m.Clarification, reached: Reached) -> ZoneInfo:
+    async def zone(self, c: Clarification, reached: Reached) -> ZoneInfo:
         """The steward's zone (``bot.engine.zones``): every time their message shows."""
         return (await self.zones.zone(c.tenant_id, reached.person, reached.address)).zone
 
-    async def escalate(self, c: m.Clarification, job: m.LeasedJob, *, skipped: list[Skip],
+    async def escalate(self, c: Clarification, job: LeasedJob, *, skipped: list[Skip],
                        recovered: list[str], scope: JobScope | None = None) -> bool:
         """The last attempt: the redacted question goes to the workspace steward, with every
         skip reason as words on the card and as fields on the event."""
@@ -102,7 +102,7 @@ class Stewards:
             return False
         steward, address = reached.person, reached.address
         key = DeliveryKey(c.id, steward.person_id, attempt,
-                          m.DeliveryKind.STEWARD_ESCALATION.value)
+                          DeliveryKind.STEWARD_ESCALATION.value)
         waiting = list(dict.fromkeys([*views.unanswered(c), *recovered]))
         confirmed = c.quorum.confirmed_by if c.quorum.remaining > 0 else []
         names = await self.names([*(s.person_id for s in skips), *waiting, *confirmed],
@@ -135,7 +135,7 @@ class Stewards:
             scope=scope)
         return True
 
-    async def notify_quorum(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str],
+    async def notify_quorum(self, c: Clarification, job: LeasedJob, *, asked: list[str],
                             missing: int, skipped: list[Skip],
                             scope: JobScope | None = None) -> None:
         """Too few people can confirm a critical question: the steward hears it in the same
@@ -164,7 +164,7 @@ class Stewards:
                         f"of {c.quorum_policy.required_confirmations} confirmations still "
                         "missing if all of them confirm; the steward was told.")
 
-    async def notify_high(self, c: m.Clarification, job: m.LeasedJob, *, asked: list[str],
+    async def notify_high(self, c: Clarification, job: LeasedJob, *, asked: list[str],
                           scope: JobScope | None = None) -> None:
         """High severity: the steward hears that a direct question went out (once, redacted),
         in the next message listing their window's notices (``bot.engine.notices``)."""
@@ -177,7 +177,7 @@ class Stewards:
             NoticeItem(c.id, job.id, job.turn, tuple(asked)), now=self.clock.now(),
             window_seconds=self.settings.severity.steward_notice_window_seconds)
 
-    async def notify_conflict(self, c: m.Clarification, *, scope: JobScope | None = None
+    async def notify_conflict(self, c: Clarification, *, scope: JobScope | None = None
                               ) -> None:
         """Conflicted: the steward gets one conflict notice (no dates, no span text)."""
         reached = await self.reach(c, scope=scope)
@@ -196,7 +196,7 @@ class Stewards:
                 channel=reached.address.platform,
                 message="The steward was told that binding-capable answers disagree.")
 
-    async def notify_late_conflict(self, c: m.Clarification, responder: str) -> None:
+    async def notify_late_conflict(self, c: Clarification, responder: str) -> None:
         """After binding: the steward hears once per late responder whose answer differs from
         the bound date (no dates, no span text); the bound correction is not touched. Only
         the answer path sends it: no job, no scope."""
@@ -222,7 +222,7 @@ class Stewards:
                 message="The steward was told that an answer after binding differs from the "
                         "bound date; the bound correction is unchanged.")
 
-    async def _deliver(self, c: m.Clarification, steward: m.Person, key: DeliveryKey,
+    async def _deliver(self, c: Clarification, steward: Person, key: DeliveryKey,
                        address: Address, message: Message, *, now: datetime,
                        report: bool = True, scope: JobScope | None) -> Result:
         """Every steward message goes out here; one sent now is ``told`` (which re-shows the
@@ -239,7 +239,7 @@ class Stewards:
         found = await display_names(self.core, person_ids, scope=scope)
         return {p: found.get(p, p) for p in person_ids}
 
-    async def _unreachable(self, c: m.Clarification, what: str, why: Skip, *,
+    async def _unreachable(self, c: Clarification, what: str, why: Skip, *,
                            scope: JobScope | None) -> None:
         """A steward message that cannot go anywhere is still on record, with its reason."""
         await self.trail.event(
@@ -248,15 +248,15 @@ class Stewards:
             message=f"The workspace steward cannot be reached ({why.why}); the {what} was not "
                     "sent.")
 
-    async def _failed(self, c: m.Clarification, job: m.LeasedJob, attempt: int,
-                      reason: m.ReasonCode, skips: list[SkipPair], message: str, *,
+    async def _failed(self, c: Clarification, job: LeasedJob, attempt: int,
+                      reason: ReasonCode, skips: list[SkipPair], message: str, *,
                       steward_id: str | None = None, scope: JobScope | None) -> None:
         await self.trail.event(c.id, "escalation_failed", job_id=job.id,
                                person_id=steward_id or c.workspace.steward_id, attempt=attempt,
                                reason=reason, skips=skips, message=message, scope=scope)
 
 
-def responder_index(c: m.Clarification, responder: str) -> int | None:
+def responder_index(c: Clarification, responder: str) -> int | None:
     """Where the responder's first response sits in the append-only record: a number that
     stays the same for that person and differs between people."""
     for index, record in enumerate(c.responses):

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from bot.audit import REASON_TEXT, Audit, AuditEvent, SkipPair
 from bot.clock import Clock
-from bot.core import models as m
 from bot.core.batching import JobScope
+from bot.core.models import Clarification, ReasonCode
 from bot.metrics import REGISTRY
 
 
@@ -21,14 +21,14 @@ class Skip:
     """A ranked candidate who was not asked: the reason code, and why in value-free words."""
 
     person_id: str
-    reason: m.ReasonCode
+    reason: ReasonCode
     why: str
     # what happened, in place of the reason code's own words (``REASON_TEXT``) where those
     # would not be true (a store that lost its data refused no message)
     said: str | None = None
 
 
-def pairs(c: m.Clarification, now_skipped: Iterable[Skip] = ()) -> list[SkipPair]:
+def pairs(c: Clarification, now_skipped: Iterable[Skip] = ()) -> list[SkipPair]:
     """Every candidate's skip reason on record: earlier passes (the core's trail), then this
     pass's, each (person, code) once, in order."""
     found: dict[SkipPair, None] = {}
@@ -54,7 +54,7 @@ class Trail:
         job_id: str | None = None,
         person_id: str | None = None,
         attempt: int | None = None,
-        reason: m.ReasonCode | None = None,
+        reason: ReasonCode | None = None,
         channel: str | None = None,
         skips: Iterable[SkipPair] = (),
         extra: dict[str, str] | None = None,

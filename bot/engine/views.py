@@ -8,7 +8,14 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.chat import base_ref, person_order_token
-from bot.core import models as m
+from bot.core.models import (
+    AuthorityRelation,
+    BindingStatus,
+    Clarification,
+    DeliveryKind,
+    Person,
+    ReasonCode,
+)
 from bot.engine import evidence
 from bot.engine.rbac import may_read
 from bot.store.base import CardRecord, DeliveryKey
@@ -38,7 +45,7 @@ def card_ref(key: DeliveryKey) -> str:
 Zone = ZoneInfo | str
 
 
-def viewer(person: m.Person, zone: Zone) -> Viewer:
+def viewer(person: Person, zone: Zone) -> Viewer:
     """Whom a message is for: the core's locale for the person (their platform's replaces it
     when it is sent) and their zone, never the core's record alone (``bot.engine.zones``)."""
     return Viewer(locale=person.locale, time_zone=zone if isinstance(zone, str) else zone.key)
@@ -51,22 +58,22 @@ def card_zone(cards: list[CardRecord], person_id: str, *,
     them says: an outcome shown on them reads as they did."""
     theirs = sorted((c for c in cards if c.delivery.person_id == person_id and c.time_zone),
                     key=lambda c: ((c.platform, c.message_ref) != clicked,
-                                   c.delivery.kind != m.DeliveryKind.QUESTION.value))
+                                   c.delivery.kind != DeliveryKind.QUESTION.value))
     return theirs[0].time_zone if theirs else None
 
 
-def document(c: m.Clarification) -> DocumentView:
+def document(c: Clarification) -> DocumentView:
     return DocumentView(title=c.document.title, url=c.document.url)
 
 
-def steward_document(c: m.Clarification, steward: m.Person) -> DocumentView:
+def steward_document(c: Clarification, steward: Person) -> DocumentView:
     """The document as a steward message names it: its title and link when the steward passes
     the RBAC gate, otherwise a neutral reference (workspace name and clarification id), since a
     title (and a URL, which often carries the file name) is document content too."""
     return shown_to(c, steward)[1]
 
 
-def shown_to(c: m.Clarification, person: m.Person) -> tuple[str, DocumentView]:
+def shown_to(c: Clarification, person: Person) -> tuple[str, DocumentView]:
     """The question and the document as ``person`` may see them: both in full when they pass
     the RBAC gate, otherwise no question and the neutral reference."""
     if may_read(person, acl=c.document.acl, tenant_id=c.tenant_id).allowed:
@@ -76,14 +83,14 @@ def shown_to(c: m.Clarification, person: m.Person) -> tuple[str, DocumentView]:
 
 
 def question(
-    c: m.Clarification, *, key: DeliveryKey, person: m.Person, zone: Zone, now: datetime
+    c: Clarification, *, key: DeliveryKey, person: Person, zone: Zone, now: datetime
 ) -> QuestionView:
     """The full question: only for someone who passed the RBAC gate."""
     return question_view(c, card_ref=card_ref(key), person=person, zone=zone, now=now)
 
 
 def question_view(
-    c: m.Clarification, *, card_ref: str, person: m.Person, zone: Zone, now: datetime
+    c: Clarification, *, card_ref: str, person: Person, zone: Zone, now: datetime
 ) -> QuestionView:
     """``question`` for a card already delivered, named by the reference its buttons carry.
 
@@ -110,7 +117,7 @@ def question_view(
     )
 
 
-def as_sent(view: QuestionView, card: CardRecord | None, c: m.Clarification, *,
+def as_sent(view: QuestionView, card: CardRecord | None, c: Clarification, *,
             now: datetime) -> QuestionView:
     """A rebuilt question card with what it said when it was sent (the store's card record,
     ``CardRecord.moves_on_at``): when the question moves on, whether to the steward, and its
@@ -127,7 +134,7 @@ def as_sent(view: QuestionView, card: CardRecord | None, c: m.Clarification, *,
                    moves_on_to_steward=card.moves_on_to_steward, reminded=card.reminded)
 
 
-def waits_on(c: m.Clarification, card: CardRecord, *, now: datetime) -> bool:
+def waits_on(c: Clarification, card: CardRecord, *, now: datetime) -> bool:
     """Whether the question still waits on the person of ``card`` there: not settled or
     dead-lettered, not answered or declined by them, and not past the card's move-on time
     (settled by the record's evidence, whatever its state word: ``bot.engine.evidence``)."""
@@ -143,27 +150,27 @@ def sent_card(cards: list[CardRecord], ref: str) -> CardRecord | None:
     """The question card a button's reference names (``ref``, with or without its recipient
     tag), among a clarification's card records."""
     wanted = base_ref(ref)
-    return next((card for card in cards if card.delivery.kind == m.DeliveryKind.QUESTION.value
+    return next((card for card in cards if card.delivery.kind == DeliveryKind.QUESTION.value
                  and card_ref(card.delivery) == wanted), None)
 
 
-def relation(c: m.Clarification, person_id: str) -> m.AuthorityRelation | None:
+def relation(c: Clarification, person_id: str) -> AuthorityRelation | None:
     """The person's relation to the target as the core ranked them, if it says."""
     return next((r.relation for r in c.relations if r.person_id == person_id), None)
 
 
-def declined(c: m.Clarification, person_id: str) -> bool:
+def declined(c: Clarification, person_id: str) -> bool:
     """The person said they are not the right one (a skip with that code on the core's trail)."""
     return any(ev.type == "skipped" and ev.person_id == person_id
-               and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED for ev in c.events)
+               and ev.reason_code is ReasonCode.CANDIDATE_DECLINED for ev in c.events)
 
 
 def escalation(
-    c: m.Clarification,
+    c: Clarification,
     *,
     key: DeliveryKey,
-    steward: m.Person,
-    skipped: list[tuple[str, m.ReasonCode]],
+    steward: Person,
+    skipped: list[tuple[str, ReasonCode]],
     unanswered: list[str] | None = None,
     confirmed: list[str] | None = None,
     zone: Zone,
@@ -188,8 +195,8 @@ def escalation(
 
 
 def quorum_unreachable(
-    c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str], missing: int,
-    skipped: list[tuple[str, m.ReasonCode]], zone: Zone,
+    c: Clarification, *, key: DeliveryKey, steward: Person, asked: list[str], missing: int,
+    skipped: list[tuple[str, ReasonCode]], zone: Zone,
 ) -> StewardQuorumView:
     """Too few people can confirm a critical question: whom it was asked (display names), how
     many confirmations are still missing, skip reasons; no span text."""
@@ -203,7 +210,7 @@ def quorum_unreachable(
         else ())
 
 
-def override_candidates(c: m.Clarification, steward: m.Person) -> tuple[CandidateView, ...]:
+def override_candidates(c: Clarification, steward: Person) -> tuple[CandidateView, ...]:
     """What a steward may override with: every candidate, or nothing for a steward who fails
     the RBAC gate (an answer, an override included, is only taken from someone who may read
     the source, so a "Decide" button would only be refused); the core checks the steward's
@@ -216,14 +223,14 @@ def override_candidates(c: m.Clarification, steward: m.Person) -> tuple[Candidat
 
 
 def conflict(
-    c: m.Clarification, *, steward: m.Person, names: dict[str, str], zone: Zone,
+    c: Clarification, *, steward: Person, names: dict[str, str], zone: Zone,
     key: DeliveryKey | None = None
 ) -> StewardConflictView:
     responders = tuple(
         dict.fromkeys(
             names.get(r.responder, r.responder)
             for r in c.responses
-            if r.binding_status in (m.BindingStatus.BINDING_CANDIDATE, m.BindingStatus.CONFLICTING)
+            if r.binding_status in (BindingStatus.BINDING_CANDIDATE, BindingStatus.CONFLICTING)
         )
     )
     return StewardConflictView(
@@ -237,7 +244,7 @@ def conflict(
     )
 
 
-def late_conflict(c: m.Clarification, *, steward: m.Person, responder: str, zone: Zone
+def late_conflict(c: Clarification, *, steward: Person, responder: str, zone: Zone
                   ) -> StewardConflictView:
     """After binding: ``responder`` (a display name) answered differently from the bound date;
     names and the document link only."""
@@ -246,7 +253,7 @@ def late_conflict(c: m.Clarification, *, steward: m.Person, responder: str, zone
                                viewer=viewer(steward, zone), bound=True)
 
 
-def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: list[str],
+def notice(c: Clarification, *, key: DeliveryKey, steward: Person, asked: list[str],
            zone: Zone) -> StewardNoticeView:
     """High severity: the steward hears whom a question went to; no span text, no dates."""
     return StewardNoticeView(clarification_id=c.id, card_ref=card_ref(key),
@@ -254,14 +261,14 @@ def notice(c: m.Clarification, *, key: DeliveryKey, steward: m.Person, asked: li
                              asked=tuple(asked), viewer=viewer(steward, zone))
 
 
-def unanswered(c: m.Clarification) -> list[str]:
+def unanswered(c: Clarification) -> list[str]:
     """People asked (a card or a digest entry) who have not answered: ids, in asking order.
     From the core's delivery records; a core that keeps none says whom it counts as asked
     (the steward's own escalation is not a question to the ranking)."""
     answered = {r.responder for r in c.responses}
     if c.deliveries:
         asked = [d.person_id for d in c.deliveries
-                 if d.kind in (m.DeliveryKind.QUESTION, m.DeliveryKind.DIGEST)]
+                 if d.kind in (DeliveryKind.QUESTION, DeliveryKind.DIGEST)]
     else:
         asked = [p for p in c.asked if p != c.workspace.steward_id]
     return [p for p in dict.fromkeys(asked) if p not in answered]

@@ -38,7 +38,7 @@ import structlog
 
 from bot.channel import Address, Channel, ChannelError, CredentialsRejected, Profile, Profiles
 from bot.clock import zone_named
-from bot.core import models as m
+from bot.core.models import Person
 from bot.engine.hours import WorkingHours, of_tenant
 from bot.settings.clarify import HoursSettings
 from bot.store.base import KeyValues
@@ -152,7 +152,7 @@ class Zones:
                                 ttl_seconds=PROFILE_TTL_SECONDS)
         return found
 
-    async def zone(self, tenant_id: str, person: m.Person, address: Address | None
+    async def zone(self, tenant_id: str, person: Person, address: Address | None
                    ) -> PersonZone:
         """The person's zone (``decide``) with their platform's profile at ``address`` (none
         without an address); not ``told`` when the platform cannot tell it now and the core
@@ -162,7 +162,7 @@ class Zones:
                       self.default(tenant_id))
         return PersonZone(zone, told=found is not None or core_zone(person.time_zone) is not None)
 
-    def estimate(self, tenant_id: str, person: m.Person) -> ZoneInfo:
+    def estimate(self, tenant_id: str, person: Person) -> ZoneInfo:
         """The person's zone as known without asking their platform or the store: ``decide``
         with no platform zone (the core's, else the tenant's default)."""
         return decide(None, person.time_zone, self.default(tenant_id))
@@ -193,7 +193,7 @@ class Zones:
             return None
         return hours.next_open(now, zone.zone)
 
-    async def held_until(self, tenant_id: str, person: m.Person, address: Address | None,
+    async def held_until(self, tenant_id: str, person: Person, address: Address | None,
                          now: datetime) -> datetime | None:
         """``held`` with the person's zone decided now (no platform lookup when the hours are
         off)."""

@@ -33,8 +33,8 @@ from bot.channel import Address, SlackReach, TeamsReach
 from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, ClarificationSummary, Person, Role
 from bot.core.paging import Bound
 from bot.engine import views
 from bot.engine.rbac import role_in
@@ -74,13 +74,13 @@ def chat_user_of(address: Address) -> ChatUser | None:
     return None
 
 
-def stewarded(person: m.Person) -> frozenset[str]:
+def stewarded(person: Person) -> frozenset[str]:
     """The workspaces the person is the steward of (their role there, as the core holds it)."""
     return frozenset(ms.workspace_id for ms in person.memberships
-                     if role_in(person, ms.workspace_id) is m.Role.STEWARD)
+                     if role_in(person, ms.workspace_id) is Role.STEWARD)
 
 
-def attention_item(person: m.Person, c: m.Clarification) -> AttentionItem:
+def attention_item(person: Person, c: Clarification) -> AttentionItem:
     """One queue line: the document's title only where the steward passes the read gate,
     otherwise the neutral reference the steward escalation uses."""
     return AttentionItem(clarification_id=c.id, document=views.steward_document(c, person),
@@ -128,7 +128,7 @@ class AttentionBoard:
             return AttentionView(viewer=_viewer(resolved.person), steward=False)
         return await self.for_person(resolved.person, tenant)
 
-    async def for_person(self, person: m.Person, tenant: str, *, fresh: bool = False
+    async def for_person(self, person: Person, tenant: str, *, fresh: bool = False
                          ) -> AttentionView:
         """The steward's queue, remembered for ``ttl_seconds`` (``fresh``: built now)."""
         key = (tenant, person.person_id)
@@ -159,7 +159,7 @@ class AttentionBoard:
 
     # ---------------------------------------------------------------- changes
 
-    async def steward_told(self, tenant_id: str, person: m.Person, address: Address) -> None:
+    async def steward_told(self, tenant_id: str, person: Person, address: Address) -> None:
         """The hook of ``Stewards`` and ``NoticeSender``: a notice or an escalation went to the
         steward at ``address``."""
         user = chat_user_of(address)
@@ -168,7 +168,7 @@ class AttentionBoard:
         else:
             self.forget(tenant_id, person.person_id)
 
-    def changed(self, user: ChatUser, person: m.Person, tenant: str) -> None:
+    def changed(self, user: ChatUser, person: Person, tenant: str) -> None:
         """The steward's queue changed: forget it, and re-show it where it shows by itself."""
         self.forget(tenant, person.person_id)
         if user.platform not in self._publishers:
@@ -182,7 +182,7 @@ class AttentionBoard:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _republish(self, key: Key, user: ChatUser, person: m.Person, tenant: str) -> None:
+    async def _republish(self, key: Key, user: ChatUser, person: Person, tenant: str) -> None:
         publish = self._publishers[user.platform]
         try:
             while True:
@@ -203,7 +203,7 @@ class AttentionBoard:
 
     # ---------------------------------------------------------------- building
 
-    async def _build(self, person: m.Person, tenant: str) -> AttentionView:
+    async def _build(self, person: Person, tenant: str) -> AttentionView:
         mine = stewarded(person)
         if not mine:
             return AttentionView(viewer=_viewer(person), steward=False)
@@ -222,7 +222,7 @@ class AttentionBoard:
                              more=more, whole=complete and counted)
 
     async def _attention_entries(self, tenant: str, workspaces: frozenset[str]
-                                 ) -> tuple[list[m.ClarificationSummary], bool]:
+                                 ) -> tuple[list[ClarificationSummary], bool]:
         """The entries of the tenant's attention queue in those workspaces, in the core's order
         (an entry that does not say its tenant or workspace is kept: its read decides), and
         whether the core's list was read to its end."""
@@ -232,11 +232,11 @@ class AttentionBoard:
         return [s for s in queue.items if s.tenant_id in (None, tenant)
                 and (s.workspace_id is None or s.workspace_id in workspaces)], queue.complete
 
-    async def _read_mine(self, entries: list[m.ClarificationSummary], tenant: str,
-                         mine: frozenset[str]) -> tuple[list[m.Clarification], int]:
+    async def _read_mine(self, entries: list[ClarificationSummary], tenant: str,
+                         mine: frozenset[str]) -> tuple[list[Clarification], int]:
         """The first ``QUEUE_MAX`` clarifications of ``entries`` that are the steward's, in
         order, read a batch at a time (at most ``QUEUE_READ_MAX``), and how many were read."""
-        found: list[m.Clarification] = []
+        found: list[Clarification] = []
         read = 0
         while read < min(len(entries), QUEUE_READ_MAX) and len(found) < QUEUE_MAX:
             batch = entries[read:read + min(QUEUE_MAX - len(found), QUEUE_READ_MAX - read)]
@@ -245,7 +245,7 @@ class AttentionBoard:
                       if c.tenant_id == tenant and c.workspace.workspace_id in mine]
         return found, read
 
-    async def _count_rest(self, rest: list[m.ClarificationSummary], tenant: str,
+    async def _count_rest(self, rest: list[ClarificationSummary], tenant: str,
                           mine: frozenset[str], *, reads: int) -> tuple[int, bool]:
         """How many of the entries not shown are the steward's, and whether that is exact: an
         entry that does not say its tenant and workspace (a baseline list) is read to decide,
@@ -256,10 +256,10 @@ class AttentionBoard:
                      and c.workspace.workspace_id in mine)
         return len(rest) - len(unknown) + theirs, len(checked) == len(unknown)
 
-    async def _read_all(self, ids: list[str]) -> list[m.Clarification]:
+    async def _read_all(self, ids: list[str]) -> list[Clarification]:
         gate = asyncio.Semaphore(QUEUE_READS)
 
-        async def read(cid: str) -> m.Clarification:
+        async def read(cid: str) -> Clarification:
             async with gate:
                 return await self.core.get_clarification(clarification_id=cid)
 
@@ -272,7 +272,7 @@ class AttentionBoard:
             self._remembered.popitem(last=False)
 
 
-def _viewer(person: m.Person) -> Viewer:
+def _viewer(person: Person) -> Viewer:
     """The queue shows no time of day, so no zone is decided for it: the person's locale
     only."""
     return Viewer(locale=person.locale)

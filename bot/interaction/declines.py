@@ -32,9 +32,9 @@ from bot.audit import AuditEvent, occurrence_of
 from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
+from bot.core.models import Clarification, LeasedJob, ReasonCode
 from bot.engine import aliases, evidence, outcomes, views
 from bot.engine.aliases import Unlinked
 from bot.engine.handler import HELD_LEASE
@@ -53,7 +53,7 @@ UNLINKED_TOLD = {Unlinked.SHARED: "decline.identity_shared",
                  Unlinked.UNKNOWN: "decline.identity_unknown",
                  Unlinked.UNVERIFIED: "decline.identity_unverified"}
 HELD = HELD_LEASE  # clarification id -> "job id|lease token", while a worker's lease lives
-Redo = Callable[[m.LeasedJob], Coroutine[Any, Any, object]]  # the handler's walk, on a lease
+Redo = Callable[[LeasedJob], Coroutine[Any, Any, object]]  # the handler's walk, on a lease
 
 
 class DeclineStatus(StrEnum):
@@ -97,7 +97,7 @@ class Declines:
     async def _decline(self, user: ChatUser, *, tenant: str | None, clarification_id: str,
                        card_ref: str, paint: bool) -> Declined:
         if tenant is None:
-            return await self._refuse(user, clarification_id, m.ReasonCode.TENANT_SCOPE_MISMATCH,
+            return await self._refuse(user, clarification_id, ReasonCode.TENANT_SCOPE_MISMATCH,
                                       "A decline came from a workspace mapped to no tenant.")
         person = await aliases.clicker(self.core, tenant_id=tenant, user=user.identity())
         if isinstance(person, Unlinked):
@@ -113,7 +113,7 @@ class Declines:
         if c.tenant_id != tenant or card is None \
                 or card.delivery.person_id != person.person_id:
             return await self._refuse(user, clarification_id,
-                                      m.ReasonCode.RESPONDER_NOT_AUTHORISED,
+                                      ReasonCode.RESPONDER_NOT_AUTHORISED,
                                       "A decline came from someone the card was not sent to; "
                                       "nothing was recorded.")
         now = self.clock.now()
@@ -130,7 +130,7 @@ class Declines:
         view = outcomes.passed_on(c, person, now=now, zone=zone, later=not now_on)
         return await self._shown(card, Declined(DeclineStatus.PASSED_ON, view, recorded), paint)
 
-    async def _record(self, c: m.Clarification, card: CardRecord) -> tuple[bool, bool]:
+    async def _record(self, c: Clarification, card: CardRecord) -> tuple[bool, bool]:
         """The skip and the next turn, once per person and clarification: (recorded by this
         press, the next turn starts now). A repeat says what the first press found."""
         person_id, attempt = card.delivery.person_id, card.delivery.attempt
@@ -142,7 +142,7 @@ class Declines:
             return False, True
         if not await self.kv.mark_once("declining", key, ttl_seconds=_IN_FLIGHT_SECONDS):
             return False, True  # the same decline is being recorded right now
-        await self.trail.skipped(c.id, Skip(person_id, m.ReasonCode.CANDIDATE_DECLINED,
+        await self.trail.skipped(c.id, Skip(person_id, ReasonCode.CANDIDATE_DECLINED,
                                             "they said they are not the right person"),
                                  attempt=attempt, job_id=c.job_id)
         now_on = await self._next_turn(c, attempt)
@@ -150,19 +150,19 @@ class Declines:
                                 ttl_seconds=_KEPT_SECONDS)
         return True, now_on
 
-    async def _next_turn(self, c: m.Clarification, attempt: int) -> bool:
+    async def _next_turn(self, c: Clarification, attempt: int) -> bool:
         """Start the next turn now: the core's expedite, or the fallback on a held lease.
         False: the next candidate is asked when this turn's window ends."""
         if c.job_id is not None and self.core.offers(Extension.EXPEDITE):
             try:
                 await self.core.expedite_job(job_id=c.job_id, attempt=attempt,
-                                             reason_code=m.ReasonCode.CANDIDATE_DECLINED)
+                                             reason_code=ReasonCode.CANDIDATE_DECLINED)
                 return True
             except e.ExtensionUnavailable:
                 pass
         return await self._on_held_lease(c, attempt)
 
-    async def _on_held_lease(self, c: m.Clarification, attempt: int) -> bool:
+    async def _on_held_lease(self, c: Clarification, attempt: int) -> bool:
         if self.redo is None:
             return False
         # taken (atomically), so two declines never both walk the ranking on one lease
@@ -177,7 +177,7 @@ class Declines:
                 return False  # the job moved on meanwhile (or cannot say): nothing to skip
             await self.core.advance_job(job_id=job_id, lease_token=lease_token,
                                         attempt=attempt + 1,
-                                        reason_code=m.ReasonCode.CANDIDATE_DECLINED)
+                                        reason_code=ReasonCode.CANDIDATE_DECLINED)
         except (e.Conflict, e.NotFound):  # the lease ran out or is someone else's now
             return False
         # the walk from the next candidate goes on after the decline is acknowledged
@@ -190,11 +190,11 @@ class Declines:
             await self.refresher.paint(card, declined.view, (time.monotonic(), 1))
         return declined
 
-    async def _card(self, c: m.Clarification, card_ref: str) -> CardRecord | None:
+    async def _card(self, c: Clarification, card_ref: str) -> CardRecord | None:
         """The question card the button was on, by the reference it carried."""
         return views.sent_card(await self.ledger.cards(c.id), card_ref)
 
-    async def _refuse(self, user: ChatUser, clarification_id: str, reason: m.ReasonCode,
+    async def _refuse(self, user: ChatUser, clarification_id: str, reason: ReasonCode,
                       message: str) -> Declined:
         await self.trail.audit.emit(AuditEvent(
             type="decline_refused", at=self.clock.now(), clarification_id=clarification_id,

@@ -22,8 +22,8 @@ from bot.channel import address_of
 from bot.chat import ChatUser, UserTenants
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, DeliveryKind, Person
 from bot.engine import views
 from bot.engine.digests import DigestSender
 from bot.engine.rbac import may_read
@@ -63,8 +63,8 @@ def placement(own: list[CardRecord], *, platform: str, clicked: str | None,
         return Placement(notes=((platform, clicked),) if clicked is not None else ())
 
     def painted(c: CardRecord) -> bool:
-        return c.delivery.kind == m.DeliveryKind.QUESTION.value or (
-            override and c.delivery.kind != m.DeliveryKind.DIGEST.value
+        return c.delivery.kind == DeliveryKind.QUESTION.value or (
+            override and c.delivery.kind != DeliveryKind.DIGEST.value
             and c.platform == platform and c.message_ref == clicked)
 
     paint = tuple(c for c in own if painted(c))
@@ -86,7 +86,7 @@ def wants_queue(message: str | None) -> bool:
     return (message or "").strip().casefold() == QUEUE_COMMAND
 
 
-def may_see(person: m.Person, c: m.Clarification, *, tenant_id: str) -> bool:
+def may_see(person: Person, c: Clarification, *, tenant_id: str) -> bool:
     """The RBAC gate for anything showing a clarification's content to a person."""
     return c.tenant_id == tenant_id and may_read(person, acl=c.document.acl,
                                                  tenant_id=tenant_id).allowed
@@ -181,13 +181,13 @@ class Interactions:
         core, remembered for a short while per steward)."""
         return await self.board.for_user(user)
 
-    async def _zone(self, user: ChatUser, person: m.Person, tenant: str) -> ZoneInfo:
+    async def _zone(self, user: ChatUser, person: Person, tenant: str) -> ZoneInfo:
         """The reader's zone (``bot.engine.zones``), their platform's from the identity that
         clicked."""
         return (await self.zones.zone(tenant, person, address_of(user, person.person_id))).zone
 
     async def _person_and(self, user: ChatUser, clarification_id: str, *, event: str
-                          ) -> tuple[m.Person, str, m.Clarification] | None:
+                          ) -> tuple[Person, str, Clarification] | None:
         """The person behind ``user``, their tenant and the clarification; None when the user
         acts in no tenant or the core cannot tell now (logged as ``event``, by error type)."""
         try:
@@ -200,7 +200,7 @@ class Interactions:
             return None
         return found[0], found[1], c
 
-    async def _person(self, user: ChatUser) -> tuple[m.Person, str] | None:
+    async def _person(self, user: ChatUser) -> tuple[Person, str] | None:
         tenant = self.tenant(user)
         if tenant is None:
             return None

@@ -15,9 +15,9 @@ import structlog
 from bot.audit import Audit, AuditEvent, occurrence_of
 from bot.clock import Clock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.extensions import Extension
+from bot.core.models import DeliveryKind, JobState, JobView
 from bot.engine import attempts, evidence, views
 from bot.engine.holds import HOLD_LEASE_SECONDS, LOST_TURN, LOST_TURN_TTL_SECONDS, Hold
 from bot.engine.reminders import Reminder, Reminders
@@ -42,7 +42,7 @@ class HoldRecovery:
     lease_seconds: int = 60
     reminders: Reminders | None = None  # made again where the evidence allows
     # job id -> (the job as the core listed it, the monotonic time it may be declared lost)
-    suspects: dict[str, tuple[m.JobView, float]] = field(default_factory=dict)
+    suspects: dict[str, tuple[JobView, float]] = field(default_factory=dict)
 
     async def give_back(self, generation: str = "") -> int:
         """Hold again every hold this process remembers that the store no longer has (after
@@ -85,7 +85,7 @@ class HoldRecovery:
             view = await self.core.get_job(job_id=job_id)
         except e.JobNotFound:
             return False
-        if view.state is not m.JobState.LEASED:
+        if view.state is not JobState.LEASED:
             return False
         if view.lease_expires_at is not None and view.lease_expires_at <= now:
             return False
@@ -108,7 +108,7 @@ class HoldRecovery:
         made = 0
         cursor: str | None = None
         for _ in range(LEASED_PAGES):
-            page = await self.core.list_jobs(state=m.JobState.AVAILABLE, kind="clarify:",
+            page = await self.core.list_jobs(state=JobState.AVAILABLE, kind="clarify:",
                                              cursor=cursor, limit=LEASED_PAGE)
             for job in page.items:
                 made += await self._reminder_back(job, now, percent, generation)
@@ -119,7 +119,7 @@ class HoldRecovery:
             log.warning("storewatch.reminders_recovered", reminders=made)
         return made
 
-    async def _reminder_back(self, job: m.JobView, now: datetime, percent: int,
+    async def _reminder_back(self, job: JobView, now: datetime, percent: int,
                              generation: str) -> int:
         assert self.reminders is not None
         payload, moves_on = job.payload, job.visible_at
@@ -134,7 +134,7 @@ class HoldRecovery:
                 or views.declined(c, person_id):
             return 0
         record = next((d for d in c.deliveries if d.person_id == person_id and d.attempt == turn
-                       and d.kind is m.DeliveryKind.QUESTION), None)
+                       and d.kind is DeliveryKind.QUESTION), None)
         platform = self.reminders.deliverer.words.platform(record.channel) if record else None
         if record is None or record.delivered_at is None or not record.message_ref \
                 or platform is None:
@@ -148,7 +148,7 @@ class HoldRecovery:
         if point <= now:
             return 0  # it may have gone out before the loss
         to_steward = attempts.last_turn(payload.ranking, turn)
-        key = DeliveryKey(c.id, person_id, turn, m.DeliveryKind.QUESTION.value)
+        key = DeliveryKey(c.id, person_id, turn, DeliveryKind.QUESTION.value)
         if not any(card.delivery == key for card in await self.store.cards(c.id)):
             await self.store.add_card(CardRecord(
                 delivery=key, platform=platform, message_ref=record.message_ref,
@@ -174,7 +174,7 @@ class HoldRecovery:
         remembered = self.store.holds_remembered()
         cursor: str | None = None
         for _ in range(LEASED_PAGES):
-            page = await self.core.list_jobs(state=m.JobState.LEASED, kind="clarify:",
+            page = await self.core.list_jobs(state=JobState.LEASED, kind="clarify:",
                                              cursor=cursor, limit=LEASED_PAGE)
             for job in page.items:
                 if job.id in remembered or not _held_lease(job, now, self.lease_seconds):
@@ -198,7 +198,7 @@ class HoldRecovery:
             await self._lost(job)
         return lost
 
-    async def _lost(self, job: m.JobView) -> None:
+    async def _lost(self, job: JobView) -> None:
         REGISTRY.inc("clarify_holds_lost_total")
         log.error("storewatch.hold_lost", job_id=job.id, reason="store_data_lost",
                   hint="the held lease's token was in the lost store: the person's turn passes "
@@ -232,7 +232,7 @@ def _person_at(ranking: list[str], attempt: int | None) -> str | None:
     return ranking[attempt]
 
 
-def _held_lease(job: m.JobView, now: datetime, lease_seconds: int) -> bool:
+def _held_lease(job: JobView, now: datetime, lease_seconds: int) -> bool:
     """A lease as long as a held one's (``HOLD_LEASE_SECONDS``), not a running job's (which
     heartbeats ``lease_seconds`` at a time)."""
     ends = job.lease_expires_at

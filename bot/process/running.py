@@ -22,9 +22,9 @@ import structlog
 
 from bot.channel import CredentialsRejected
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
+from bot.core.models import LeasedJob
 from bot.engine.handler import JobHandler, JobOutcome, Outcomes
 from bot.engine.held import HoldKeeper
 from bot.metrics import REGISTRY
@@ -60,7 +60,7 @@ class JobRunner:
     # per installation (bot.process.pauses): the worker's, read when a job meets a refusal
     pauses: Callable[[], Pauses | None] = lambda: None
 
-    async def work(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]) -> None:
+    async def work(self, job: LeasedJob, heartbeat: asyncio.Task[None]) -> None:
         """The job handled in its slot (its heartbeat already running), counted, its hold
         carried on when the handler held it, its reports sent; a job that fails or crashes is
         logged and left to its lease, never the worker's end."""
@@ -92,7 +92,7 @@ class JobRunner:
         with contextlib.suppress(asyncio.CancelledError):
             await heartbeat
 
-    async def _report(self, job: m.LeasedJob, reports: JobScope) -> None:
+    async def _report(self, job: LeasedJob, reports: JobScope) -> None:
         """Send a handled job's reports after its slot frees, so the next job need not wait for
         them; they wait ``REPORTS_LINGER_SECONDS`` for other jobs' to share the call
         (``bot/core/batching.py``). The job's cards are out and recorded in the store by then (a
@@ -114,7 +114,7 @@ class JobRunner:
 
         self.slots.reporting(asyncio.create_task(send()))
 
-    async def _handle_holding(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]
+    async def _handle_holding(self, job: LeasedJob, heartbeat: asyncio.Task[None]
                               ) -> tuple[JobOutcome, JobScope] | None:
         """Handle the job; while credentials are refused, hold it (heartbeats keep the lease) and
         handle it again once they pass. When the store is unavailable (Redis restarting, a
@@ -146,7 +146,7 @@ class JobRunner:
                 log.warning("worker.store_unavailable_retrying", job_id=job.id, after=wait)
                 await self.sleep(wait)
 
-    async def _hold_scope(self, job: m.LeasedJob, refused: CredentialsRejected,
+    async def _hold_scope(self, job: LeasedJob, refused: CredentialsRejected,
                           heartbeat: asyncio.Task[None], pauses: Pauses) -> bool:
         """Hold a job that met an installation whose token is refused (``bot.process.pauses``),
         outside the slots, so other installations' jobs go on meanwhile; True once it
@@ -178,7 +178,7 @@ class JobRunner:
                 wait.cancel()
         return self.slots.paused is None and not self.slots.stopped and not heartbeat.done()
 
-    async def heartbeat(self, job: m.LeasedJob) -> None:
+    async def heartbeat(self, job: LeasedJob) -> None:
         """Keep the job's lease alive every ``heartbeat_seconds`` until cancelled, or until the
         core refuses (the lease is lost: the job's handling finds out)."""
         while True:

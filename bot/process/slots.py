@@ -27,9 +27,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from bot.channel import CredentialsRejected
-from bot.core import models as m
+from bot.core.models import LeasedJob
 
-Ready = tuple[m.LeasedJob, asyncio.Task[None]]  # a job leased ahead, and its heartbeat
+Ready = tuple[LeasedJob, asyncio.Task[None]]  # a job leased ahead, and its heartbeat
 
 
 @dataclass
@@ -94,7 +94,7 @@ class Slots:
 
     # ---------------------------------------------------------------- jobs
 
-    def leased(self, job: m.LeasedJob, heartbeat: asyncio.Task[None]) -> None:
+    def leased(self, job: LeasedJob, heartbeat: asyncio.Task[None]) -> None:
         self.ready.append((job, heartbeat))
 
     def next_ready(self) -> Ready | None:

@@ -13,7 +13,17 @@ from typing import Any
 import jsonschema
 import pytest
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerRequest,
+    Audience,
+    BindingStatus,
+    ClarificationState,
+    ResponseRecord,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from clarify_bot import steward_output
 from tests.cli.conftest import Cli, LiveCore
 
@@ -30,7 +40,7 @@ def parsed(result: Any) -> dict[str, Any]:
     return doc
 
 
-def responses(live: LiveCore, clarification_id: str) -> list[m.ResponseRecord]:
+def responses(live: LiveCore, clarification_id: str) -> list[ResponseRecord]:
     return list(live.core.records[clarification_id].model.responses)
 
 
@@ -112,7 +122,7 @@ def test_answer_by_a_viewer_is_an_attestation_and_says_so(cli: Cli, live: LiveCo
     assert result.exit_code == 0, result.output
     assert "attestation" in result.output and "viewer" in result.output
     [record] = responses(live, NORMAL)
-    assert (record.responder, record.binding_status) == ("p-priya", m.BindingStatus.ATTESTATION)
+    assert (record.responder, record.binding_status) == ("p-priya", BindingStatus.ATTESTATION)
     doc = parsed(cli(PRIYA, "answer", NORMAL, "--text", "Q4 2026", json_out=True))
     assert doc["attestation"] is True and doc["result"]["replayed"] is True
 
@@ -176,11 +186,11 @@ def _conflicted(live: LiveCore) -> None:
     """Sarah and Ahmed disagree on the critical question (Ahmed through the bot's token)."""
     from devcore.directory import Token
 
-    bot = Token(value="t", audience=m.Audience.CLARIFY, tenants=frozenset({"acme"}))
+    bot = Token(value="t", audience=Audience.CLARIFY, tenants=frozenset({"acme"}))
     for who, index in (("p-sarah", 0), ("p-ahmed", 1)):
-        live.core.answer(bot, CRITICAL, m.AnswerRequest(
-            answer_index=index, responder=who, rights=m.Role.EDITOR, channel=m.Channel.SLACK))
-    assert live.core.records[CRITICAL].model.state is m.ClarificationState.CONFLICTED
+        live.core.answer(bot, CRITICAL, AnswerRequest(
+            answer_index=index, responder=who, rights=Role.EDITOR, channel=ContractChannel.SLACK))
+    assert live.core.records[CRITICAL].model.state is ClarificationState.CONFLICTED
 
 
 @pytest.mark.full_contract  # the answer-note extension
@@ -192,7 +202,7 @@ def test_review_override_by_a_steward_binds_with_the_note(cli: Cli, live: LiveCo
         "override", "steward_override", 200)
     record = responses(live, CRITICAL)[-1]
     assert (record.responder, record.binding_status, record.channel, record.note) == (
-        "p-maria", m.BindingStatus.STEWARD_OVERRIDE, "cli",
+        "p-maria", BindingStatus.STEWARD_OVERRIDE, "cli",
         "Countersignature date governs per clause 14.")
     assert CRITICAL not in [i["id"] for i in parsed(cli(MARIA, "queue", json_out=True))["items"]]
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from bot.core import models as m
+from bot.core.models import BindingStatus, ClarificationState
 from tests.cli.conftest import Cli, LiveCore
 from tests.cli.test_clarify_cli import CRITICAL, HIGH, MARIA, NORMAL, SARAH, _conflicted, parsed
 
@@ -43,7 +43,7 @@ def test_queue_is_put_together_from_the_clarification_list(cli: Cli, live: LiveC
     doc = parsed(cli(MARIA, "queue", json_out=True))
     assert sorted(i["id"] for i in doc["items"]) == sorted([HIGH, CRITICAL])
     _conflicted(live)
-    live.core.records[NORMAL].model.state = m.ClarificationState.EXPIRED
+    live.core.records[NORMAL].model.state = ClarificationState.EXPIRED
     doc = parsed(cli(MARIA, "queue", json_out=True))
     assert sorted(i["id"] for i in doc["items"]) == sorted([HIGH, CRITICAL, NORMAL])
     assert "nothing needs a steward" in cli("globex-key-gina-steward", "queue").output
@@ -58,7 +58,7 @@ def test_an_override_is_recorded_and_the_note_said_not_kept(cli: Cli, live: Live
     assert "note: not kept" in text.output
     record = live.core.records[CRITICAL].model.responses[-1]
     assert (record.responder, record.binding_status, record.note) == (
-        "p-maria", m.BindingStatus.STEWARD_OVERRIDE, None)
+        "p-maria", BindingStatus.STEWARD_OVERRIDE, None)
 
 
 def test_erase_without_the_erasure_extension_needs_the_service_token(cli: Cli) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.core import models as m
+from bot.core.models import ClarificationState
 from bot.core.paging import Bound
 from clarify_bot import steward
 from tests.cli.conftest import Cli, LiveCore
@@ -50,7 +50,7 @@ def test_ls_cut_at_its_limit_prints_the_command_for_the_next_ones(cli: Cli,
 def test_queue_is_whole_from_a_core_that_pages_by_one(cli: Cli, live: LiveCore) -> None:
     """Pages of one give the queue every item a core serving whole pages gives."""
     for cid in (NORMAL, LOW):
-        live.core.records[cid].model.state = m.ClarificationState.EXPIRED
+        live.core.records[cid].model.state = ClarificationState.EXPIRED
     everything = ids(parsed(cli(MARIA, "queue", json_out=True)))
     live.core.largest_page = 1
     doc = parsed(cli(MARIA, "queue", json_out=True))
@@ -65,7 +65,7 @@ def test_queue_cut_at_its_bound_says_how_to_list_the_rest(cli: Cli, live: LiveCo
     one line saying the list goes on and how to list each state; JSON says not complete."""
     monkeypatch.setattr(steward, "QUEUE_BOUND", Bound(pages=1, items=100, seconds=60))
     for cid in (NORMAL, LOW):  # two in one list, so a baseline core's list goes on too
-        live.core.records[cid].model.state = m.ClarificationState.EXPIRED
+        live.core.records[cid].model.state = ClarificationState.EXPIRED
     live.core.largest_page = 1
     text = cli(MARIA, "queue")
     assert text.exit_code == 0, text.output

@@ -25,7 +25,17 @@ import redis.asyncio as aioredis
 
 from bot.audit import AuditEvent, JsonLinesSink, SkipPair
 from bot.chat import person_order_token
-from bot.core import models as m
+from bot.core.models import (
+    AnswerRequest,
+    Audience,
+    BindingStatus,
+    ClarificationState,
+    ReasonCode,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.store.base import CardRecord, DeliveryKey, DigestItem, NoticeItem
 from bot.store.keys import PROFILES, profile_key
 from bot.store.redis import RedisStore
@@ -143,8 +153,8 @@ def _audit(path: Path) -> None:
                           channel="slack"))
     sink.write(AuditEvent(type="escalated", at=START, clarification_id=NORMAL,
                           message="Escalated.", person_id="p-maria", attempt=3,
-                          reason_code=m.ReasonCode.NO_READ_PERMISSION,
-                          skips=(SkipPair("p-sarah", m.ReasonCode.NO_READ_PERMISSION),),
+                          reason_code=ReasonCode.NO_READ_PERMISSION,
+                          skips=(SkipPair("p-sarah", ReasonCode.NO_READ_PERMISSION),),
                           extra={"unanswered": "p-ahmed,p-sarah"}))
     sink.write(AuditEvent(type="answer_refused", at=START, clarification_id=CRITICAL,
                           message="Unverified.", channel="slack",
@@ -154,10 +164,10 @@ def _audit(path: Path) -> None:
 
 
 def _answered(live: LiveCore) -> None:
-    bot = Token(value="t", audience=m.Audience.CLARIFY, tenants=frozenset({"acme"}))
+    bot = Token(value="t", audience=Audience.CLARIFY, tenants=frozenset({"acme"}))
     for who in ("p-sarah", "p-ahmed"):
-        live.core.answer(bot, CRITICAL, m.AnswerRequest(
-            answer_index=0, responder=who, rights=m.Role.EDITOR, channel=m.Channel.SLACK,
+        live.core.answer(bot, CRITICAL, AnswerRequest(
+            answer_index=0, responder=who, rights=Role.EDITOR, channel=ContractChannel.SLACK,
             message_ref=f"slack:T0ACME:D0{who}:1.0"))
 
 
@@ -201,8 +211,8 @@ def test_erase_attribution_leaves_no_trace_of_the_person_and_keeps_the_evidence(
     assert "p-sarah" not in c.model_dump_json()
     erased = c.responses[0]
     assert (erased.answer_index, erased.rights_at_answer_time, erased.binding_status) == (
-        0, m.Role.EDITOR, m.BindingStatus.BOUND)
-    assert c.state is m.ClarificationState.ANSWERED and c.bound_fact_version_tx is not None
+        0, Role.EDITOR, BindingStatus.BOUND)
+    assert c.state is ClarificationState.ANSWERED and c.bound_fact_version_tx is not None
 
     text = cli("acme-key-maria-steward", "erase-attribution", "--person", "p-sarah", "--yes",
                env=env)

@@ -16,10 +16,25 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from bot.core import models as m
 from bot.core.baseline import _models_in, extensions_of, project
 from bot.core.client import CoreClient
 from bot.core.extensions import ABOUT, Extension
+from bot.core.models import (
+    AnswerRequest,
+    AnswerResult,
+    Clarification,
+    ClarificationState,
+    DeliveryReport,
+    EvidenceClass,
+    FactVersion,
+    HeartbeatRequest,
+    LeasedJob,
+    Person,
+    PollRequest,
+    ResponseRecord,
+    Role,
+    Severity,
+)
 from bot.core.models.wire import extension_of, is_additive
 from bot.core.routes import ROUTES
 from bot.core.tolerance import SAMPLE, read_json, read_python
@@ -79,12 +94,12 @@ def test_every_extension_has_an_entry_in_the_docs() -> None:
 
 def test_a_baseline_projection_drops_exactly_the_marked_fields() -> None:
     """The reference core's baseline answer of a full record: no additive field anywhere."""
-    full = m.Clarification.model_validate(clarification())
+    full = Clarification.model_validate(clarification())
     shown = project(full)
     assert "relations" not in shown and "createdAt" not in shown and "jobId" not in shown
     assert "title" not in shown["document"] and "url" in shown["document"]
     assert set(shown["quorum"]) == {"state"}
-    again = read_python(m.Clarification, shown)
+    again = read_python(Clarification, shown)
     assert again.quorum.required == full.quorum_policy.required_confirmations
 
 
@@ -101,24 +116,24 @@ def test_unknown_enum_values_read_as_what_grants_least_and_are_counted() -> None
     body["severity"] = "urgent"
     body["document"]["acl"]["readRoles"] = ["auditor", "editor"]
     before = _counted("unknown_value", "ClarificationState")
-    c = read_python(m.Clarification, body)
-    assert c.state is m.ClarificationState.OPEN and c.severity is m.Severity.NORMAL
-    assert c.document.acl.read_roles == [m.Role.EDITOR]
+    c = read_python(Clarification, body)
+    assert c.state is ClarificationState.OPEN and c.severity is Severity.NORMAL
+    assert c.document.acl.read_roles == [Role.EDITOR]
     assert _counted("unknown_value", "ClarificationState") == before + 1
-    person = read_python(m.Person, {"personId": "p-1", "displayName": "P",
-                                    "memberships": [{"workspaceId": "w", "role": "owner"}]})
-    assert person.memberships[0].role is m.Role.VIEWER
+    person = read_python(Person, {"personId": "p-1", "displayName": "P",
+                                  "memberships": [{"workspaceId": "w", "role": "owner"}]})
+    assert person.memberships[0].role is Role.VIEWER
 
 
 def test_the_specs_evidence_classes_are_complete() -> None:
     """source_version is one of the spec's evidence classes: a fact read with it parses."""
-    assert {e.value for e in m.EvidenceClass} == {
+    assert {e.value for e in EvidenceClass} == {
         "source_span", "source_version", "system_extraction", "human_clarification",
         "human_attestation", "steward_override", "quorum_confirmation"}
-    fact = read_python(m.FactVersion, {
+    fact = read_python(FactVersion, {
         "logicalId": "f", "versionTx": "2026-07-04T09:00:00Z", "confidence": 0.5,
         "provenance": {"evidenceClass": "source_version"}})
-    assert fact.provenance.evidence_class is m.EvidenceClass.SOURCE_VERSION
+    assert fact.provenance.evidence_class is EvidenceClass.SOURCE_VERSION
 
 
 def test_unknown_and_missing_optional_fields_are_counted_not_refused() -> None:
@@ -130,7 +145,7 @@ def test_unknown_and_missing_optional_fields_are_counted_not_refused() -> None:
     unknown = _counted("unknown_field", "Clarification")
     absent = _counted("absent_field", "Clarification")
     for _ in range(SAMPLE):  # one of them is the sample
-        assert read_json(m.Clarification, raw).ranking == []
+        assert read_json(Clarification, raw).ranking == []
     assert _counted("unknown_field", "Clarification") == unknown + 1
     assert _counted("absent_field", "Clarification") == absent + 1
 
@@ -140,7 +155,7 @@ def test_a_baseline_record_is_completed_from_what_it_implies() -> None:
     full = clarification()
     full["candidates"].append({"index": 1, "label": "1 Oct 2026",
                                "validFrom": "2026-10-01T00:00:00Z"})
-    body: dict[str, Any] = project(m.Clarification.model_validate(full))
+    body: dict[str, Any] = project(Clarification.model_validate(full))
     body["state"] = "answered"
     body["quorum"] = {"state": "satisfied"}
     for candidate in body["candidates"]:
@@ -148,7 +163,7 @@ def test_a_baseline_record_is_completed_from_what_it_implies() -> None:
     body["responses"] = [{"responseId": "r1", "responder": "p-sarah",
                           "rightsAtAnswerTime": "editor", "answerIndex": 1, "channel": "slack",
                           "responseTx": "2026-07-05T10:00:00Z", "bindingStatus": "bound"}]
-    c = read_python(m.Clarification, body)
+    c = read_python(Clarification, body)
     assert [x.index for x in c.candidates] == [0, 1]
     assert c.responses[0].interval.valid_from == c.candidates[1].valid_from
     assert (c.quorum.remaining, c.quorum.confirmed_by) == (0, ["p-sarah"])
@@ -187,7 +202,7 @@ def test_the_docs_name_every_field_of_the_baseline() -> None:
     """docs/core-contract.md "The baseline" names every baseline field of the answers the
     bot reads (so the document a core's builder reads is the models' own list)."""
     text = DOCS.read_text(encoding="utf-8").split("## The baseline", 1)[1].split("\n## ", 1)[0]
-    for model in (m.LeasedJob, m.Clarification, m.Person, m.AnswerResult, m.ResponseRecord):
+    for model in (LeasedJob, Clarification, Person, AnswerResult, ResponseRecord):
         for name, field in model.model_fields.items():
             if not is_additive(field) and extension_of(field) is None:
                 alias = field.alias or name
@@ -195,10 +210,10 @@ def test_the_docs_name_every_field_of_the_baseline() -> None:
 
 
 def test_request_models_know_their_extension_fields() -> None:
-    assert extensions_of(m.AnswerRequest) == {"answer-request-id", "answer-note", "answer-order"}
-    assert extensions_of(m.HeartbeatRequest) == {"heartbeat-lease"}
-    assert extensions_of(m.DeliveryReport) == {"report-details"}
-    assert extensions_of(m.PollRequest) == set()
+    assert extensions_of(AnswerRequest) == {"answer-request-id", "answer-note", "answer-order"}
+    assert extensions_of(HeartbeatRequest) == {"heartbeat-lease"}
+    assert extensions_of(DeliveryReport) == {"report-details"}
+    assert extensions_of(PollRequest) == set()
 
 
 def test_repairs_reach_into_nested_lists_and_stop_where_no_mark_allows() -> None:
@@ -210,12 +225,12 @@ def test_repairs_reach_into_nested_lists_and_stop_where_no_mark_allows() -> None
                        "reasonCode": "NO_READ_PERMISSION"} for n in range(5)]
     body["events"][3]["reasonCode"] = "SOMETHING_NEW"
     body["events"][1]["at"] = "not a time"
-    c = read_python(m.Clarification, body)
+    c = read_python(Clarification, body)
     assert [ev.person_id for ev in c.events] == ["p-0", "p-2", "p-3", "p-4"]
     assert [ev.reason_code for ev in c.events][2] is None
     body["candidates"][0]["validFrom"] = "not a time"
     with pytest.raises(ValueError):
-        read_python(m.Clarification, body)
+        read_python(Clarification, body)
 
 
 T = "2026-07-04T09:00:00Z"

@@ -12,7 +12,6 @@ import pytest
 from pydantic import SecretStr
 from structlog.testing import capture_logs
 
-from bot.core import models as m
 from bot.core.client import (
     DEFAULT_TIMEOUT,
     AnswerReceipt,
@@ -27,6 +26,27 @@ from bot.core.errors import (
     CoreTimeout,
 )
 from bot.core.http import MockTransport
+from bot.core.models import (
+    AnswerCustomInput,
+    AnswerOutcome,
+    AnswerRequest,
+    ClarificationState,
+    CreateClarificationRequest,
+    DeliveryKind,
+    DeliveryReport,
+    DeliveryReportItem,
+    EventReport,
+    EventReportItem,
+    JobState,
+    ReasonCode,
+    ReportBatch,
+    Role,
+    Severity,
+    SlackIdentity,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.core.routes import ROUTES, route
 
 from . import faults
@@ -46,13 +66,13 @@ from .conftest import (
     summary,
 )
 
-ANSWER = m.AnswerRequest(answer_index=0, responder="p-ana", rights=m.Role.EDITOR,
-                         channel=m.Channel.SLACK, message_ref="C1:1.2")
-DELIVERY = m.DeliveryReport(delivery_id="d-1", person_id="p-ana", channel=m.Channel.SLACK,
-                            kind=m.DeliveryKind.QUESTION, attempt=1, message_ref="C1:1.2")
-EVENT = m.EventReport(event_id="e-1", type="skipped", person_id="p-ben",
-                      reason_code=m.ReasonCode.NO_DELIVERY_ALIAS, message="no alias")
-CREATE = m.CreateClarificationRequest.model_validate({
+ANSWER = AnswerRequest(answer_index=0, responder="p-ana", rights=Role.EDITOR,
+                       channel=ContractChannel.SLACK, message_ref="C1:1.2")
+DELIVERY = DeliveryReport(delivery_id="d-1", person_id="p-ana", channel=ContractChannel.SLACK,
+                          kind=DeliveryKind.QUESTION, attempt=1, message_ref="C1:1.2")
+EVENT = EventReport(event_id="e-1", type="skipped", person_id="p-ben",
+                    reason_code=ReasonCode.NO_DELIVERY_ALIAS, message="no alias")
+CREATE = CreateClarificationRequest.model_validate({
     "tenantId": "t-1", "workspaceId": "w-1", "target": "node-9",
     "document": {"documentId": "doc-1", "title": "Q3", "url": "https://docs.test/1",
                  "contentHash": "h1", "acl": {"workspaceId": "w-1"}},
@@ -82,11 +102,11 @@ CASES = [
          "heartbeatJob", "/v1/jobs/job-1/heartbeat", leased_job(),
          body={"leaseToken": "lease-1", "leaseSeconds": 90}),
     Case("advance_job", {"job_id": "job-1", "lease_token": "lease-1", "attempt": 2,
-                         "reason_code": m.ReasonCode.NO_READ_PERMISSION},
+                         "reason_code": ReasonCode.NO_READ_PERMISSION},
          "advanceJob", "/v1/jobs/job-1/advance", leased_job(),
          body={"leaseToken": "lease-1", "attempt": 2, "reasonCode": "NO_READ_PERMISSION"}),
     Case("expedite_job", {"job_id": "job-1", "attempt": 0,
-                          "reason_code": m.ReasonCode.CANDIDATE_DECLINED},
+                          "reason_code": ReasonCode.CANDIDATE_DECLINED},
          "expediteJob", "/v1/jobs/job-1/expedite", job_view(),
          body={"attempt": 0, "reasonCode": "CANDIDATE_DECLINED"}),
     Case("complete_job", {"job_id": "job-1", "lease_token": "lease-1"}, "completeJob",
@@ -95,10 +115,10 @@ CASES = [
          "failJob", "/v1/jobs/job-1/fail", job_view("available"),
          body={"leaseToken": "lease-1", "retryable": True, "reason": "DELIVERY_FAILED"}),
     Case("get_job", {"job_id": "job-1"}, "getJob", "/v1/jobs/job-1", job_view()),
-    Case("list_jobs", {"state": m.JobState.DEAD_LETTERED, "kind": "clarify:", "limit": 10},
+    Case("list_jobs", {"state": JobState.DEAD_LETTERED, "kind": "clarify:", "limit": 10},
          "listJobs", "/v1/jobs", {"items": [job_view("dead_lettered")], "nextCursor": "c2"},
          query=(("state", "dead_lettered"), ("kind", "clarify:"), ("limit", "10"))),
-    Case("list_clarifications", {"state": m.ClarificationState.OPEN, "severity": m.Severity.HIGH,
+    Case("list_clarifications", {"state": ClarificationState.OPEN, "severity": Severity.HIGH,
                                  "tenant_id": "t-1", "cursor": "c1"},
          "listClarifications", "/v1/clarifications", {"items": [summary()]},
          query=(("state", "open"), ("severity", "high"), ("tenantId", "t-1"), ("cursor", "c1"))),
@@ -123,9 +143,9 @@ CASES = [
          "/v1/clarifications/clar-1/deliveries", delivery_record(), body=DELIVERY.wire()),
     Case("report_event", {"clarification_id": "clar-1", "report": EVENT}, "reportEvent",
          "/v1/clarifications/clar-1/events", event(), body=EVENT.wire()),
-    Case("report_batch", {"batch": m.ReportBatch(
-        deliveries=[m.DeliveryReportItem(clarification_id="clar-1", report=DELIVERY)],
-        events=[m.EventReportItem(clarification_id="clar-1", report=EVENT)])},
+    Case("report_batch", {"batch": ReportBatch(
+        deliveries=[DeliveryReportItem(clarification_id="clar-1", report=DELIVERY)],
+        events=[EventReportItem(clarification_id="clar-1", report=EVENT)])},
          "reportBatch", "/v1/reports",
          {"deliveries": [{"id": "d-1", "ok": True}],
           "events": [{"id": "e-1", "ok": True}]},
@@ -136,7 +156,7 @@ CASES = [
          {"people": [{"personId": "p-ana", "person": person(), "resolutions": []},
                      {"personId": "p-gone", "errorCode": "PERSON_NOT_FOUND"}]},
          body={"tenantId": "t-1", "personIds": ["p-ana", "p-gone"], "resolveAliases": True}),
-    Case("resolve_person", {"tenant_id": "t-1", "identity": m.SlackIdentity(user_id="U1",
+    Case("resolve_person", {"tenant_id": "t-1", "identity": SlackIdentity(user_id="U1",
                                                                              team_id="T1")},
          "resolvePerson", "/v1/people/resolve", {"person": person(), "verified": True},
          body={"tenantId": "t-1", "identity": {"platform": "slack", "userId": "U1",
@@ -195,7 +215,7 @@ async def test_answer_returns_result_with_http_status(status, outcome, core, cli
     core.script(respond(status, json=answer_result(outcome)))
     receipt = await client.answer_clarification(clarification_id="clar-1", request=ANSWER)
     assert receipt.http_status == status
-    assert receipt.result.outcome == m.AnswerOutcome(outcome)
+    assert receipt.result.outcome == AnswerOutcome(outcome)
 
 
 async def test_path_parameters_are_percent_encoded(core, client):
@@ -269,10 +289,10 @@ async def test_a_report_batch_the_core_took_is_not_a_failure_whatever_its_answer
 
     core.script(reply)
     scope = JobScope(
-        deliveries=[m.DeliveryReportItem(clarification_id="clar-1", report=m.DeliveryReport(
-            person_id="p-ana", channel=m.Channel.SLACK, message_ref="D1:1.1",
+        deliveries=[DeliveryReportItem(clarification_id="clar-1", report=DeliveryReport(
+            person_id="p-ana", channel=ContractChannel.SLACK, message_ref="D1:1.1",
             delivery_id="d-1"))],
-        events=[m.EventReportItem(clarification_id="clar-1", report=m.EventReport(
+        events=[EventReportItem(clarification_id="clar-1", report=EventReport(
             type="skipped", person_id="p-ben", event_id="e-1"))])
     await client.flush(scope, linger=0)
     assert [r.url.path for r in core.requests] == ["/v1/reports"]
@@ -298,8 +318,8 @@ async def test_a_batch_entry_that_names_neither_person_nor_error_is_read_on_its_
 
 async def test_token_and_bodies_appear_in_no_error_or_log(core, client):
     """Across success, error and transport failures the token and body values are never exposed."""
-    secret_answer = m.AnswerRequest(
-        answer_custom=m.AnswerCustomInput(source_text="the secret launch is Friday"))
+    secret_answer = AnswerRequest(
+        answer_custom=AnswerCustomInput(source_text="the secret launch is Friday"))
     replies = [
         respond(200, json=answer_result()),
         respond(422, json=error_body("ANSWER_UNNORMALISABLE", 422)),
@@ -342,7 +362,7 @@ async def test_iter_clarifications_follows_cursors(core, client):
     core.script(respond(200, json=first),
                 respond(200, json={"items": [summary("c")], "nextCursor": "c3"}),
                 respond(200, json={"items": []}))
-    ids = [c.id async for c in client.iter_clarifications(state=m.ClarificationState.OPEN, limit=2)]
+    ids = [c.id async for c in client.iter_clarifications(state=ClarificationState.OPEN, limit=2)]
     assert ids == ["a", "b", "c"]
     assert [r.url.query.get("cursor") for r in core.requests] == [None, "c2", "c3"]
     assert all(r.url.query["state"] == "open" for r in core.requests)

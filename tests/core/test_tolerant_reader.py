@@ -21,8 +21,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from bot.core import models as m
 from bot.core.baseline import _models_in
+from bot.core.models import (
+    AliasResolution,
+    Clarification,
+    ClarificationPage,
+    DeliveryHistory,
+    ErrorBody,
+    JobPage,
+    PeopleBatch,
+    PollResponse,
+    ReasonCode,
+    ResolvedSlackIdentity,
+    identity_key,
+)
 from bot.core.models.wire import UNKNOWN_ITEMS, UNKNOWN_READS_AS, Lenient, LenientList
 from bot.core.routes import ROUTES
 from bot.core.tolerance import read_python
@@ -69,7 +81,7 @@ def test_no_model_reachable_from_an_answer_refuses_unknown_fields() -> None:
     strict = sorted(model.__name__ for model in ANSWERED
                     if model.model_config.get("extra") == "forbid")
     assert strict == []
-    assert m.AliasResolution in ANSWERED and m.ResolvedSlackIdentity in ANSWERED
+    assert AliasResolution in ANSWERED and ResolvedSlackIdentity in ANSWERED
 
 
 def test_every_model_reachable_from_a_request_refuses_unknown_fields() -> None:
@@ -92,7 +104,7 @@ def test_every_enum_an_answer_carries_says_how_an_unknown_value_reads() -> None:
     a newer core adds never costs the answer or the entry holding it."""
     for model in ANSWERED:
         for name, field in model.model_fields.items():
-            if not _enums_in(field.annotation) or model is m.ErrorBody:
+            if not _enums_in(field.annotation) or model is ErrorBody:
                 continue
             marks = [mk for mk in field.metadata if isinstance(mk, Lenient | LenientList)]
             assert marks, f"{model.__name__}.{name}"
@@ -202,10 +214,10 @@ def test_an_unknown_field_in_an_alias_resolutions_identity_keeps_the_resolution(
     resolutions = [{"identity": {"platform": "slack", "userId": f"U{n}", "teamId": "T1",
                                  "displayName": "added by a newer core"},
                     "personId": "p-ana", "verified": True} for n in range(13)]
-    batch = read_python(m.PeopleBatch, {"people": [
+    batch = read_python(PeopleBatch, {"people": [
         {"personId": "p-ana", "person": {"personId": "p-ana", "displayName": "Ana"},
          "resolutions": resolutions}]})
-    assert [m.identity_key(r.identity) for r in batch.people[0].resolutions] == [
+    assert [identity_key(r.identity) for r in batch.people[0].resolutions] == [
         ("slack", f"U{n}", "T1", None) for n in range(13)]
     assert REGISTRY.value("clarify_core_tolerated_total", kind="bad_entry",
                           model="AliasResolution") == before
@@ -238,8 +250,8 @@ def test_optional_fields_sent_as_null_read_as_left_out() -> None:
                 *left_out["candidates"], *left_out["responses"]):
         for key in [k for k, v in obj.items() if v is None]:
             del obj[key]
-    read = _read(m.Clarification, body)
-    assert read == _read(m.Clarification, left_out)
+    read = _read(Clarification, body)
+    assert read == _read(Clarification, left_out)
     assert [c["index"] for c in read["candidates"]] == [0, 1]
     # the bound date derived from the binding response, as when the core leaves them out
     assert read["responses"][0]["interval"]["validFrom"].startswith("2026-07-20")
@@ -252,17 +264,17 @@ def test_a_hundred_unknown_values_cost_one_repair_pass_not_the_answer() -> None:
     events = [{"type": "skipped", "at": "2026-07-04T09:00:00Z", "personId": f"p-{n}",
                "reasonCode": "A_NEWER_CODE", "reasonCodes": ["A_NEWER_CODE", "DIGESTED"]}
               for n in range(150)]
-    history = read_python(m.DeliveryHistory, {"clarificationId": "c-1", "events": events})
+    history = read_python(DeliveryHistory, {"clarificationId": "c-1", "events": events})
     assert len(history.events) == 150
     assert {ev.reason_code for ev in history.events} == {None}
-    assert {tuple(ev.reason_codes) for ev in history.events} == {(m.ReasonCode.DIGESTED,)}
+    assert {tuple(ev.reason_codes) for ev in history.events} == {(ReasonCode.DIGESTED,)}
 
 
 @pytest.mark.parametrize(("model", "answer", "field"), [
-    (m.PollResponse, {"jobs": None}, "jobs"),
-    (m.ClarificationPage, {"items": None, "nextCursor": "c2"}, "items"),
-    (m.JobPage, {"items": None}, "items"),
-    (m.PeopleBatch, {"people": None}, "people"),
+    (PollResponse, {"jobs": None}, "jobs"),
+    (ClarificationPage, {"items": None, "nextCursor": "c2"}, "items"),
+    (JobPage, {"items": None}, "items"),
+    (PeopleBatch, {"people": None}, "people"),
 ])
 def test_a_list_of_entries_sent_as_null_reads_as_empty(model: type[BaseModel],
                                                        answer: dict[str, Any],

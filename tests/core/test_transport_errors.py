@@ -20,7 +20,6 @@ import pytest
 from structlog.testing import capture_logs
 from yarl import URL
 
-from bot.core import models as m
 from bot.core.calls import DEFAULT_LIMITS, DEFAULT_TIMEOUT
 from bot.core.errors import (
     AuthenticationFailed,
@@ -31,6 +30,7 @@ from bot.core.errors import (
     UnexpectedResponse,
 )
 from bot.core.http import AiohttpTransport, WireRequest
+from bot.core.models import AnswerCustomInput, AnswerRequest
 from bot.core.routes import route
 
 from . import faults
@@ -94,7 +94,7 @@ async def test_an_answers_text_is_in_no_error_or_log_line(fault, cls, resendable
                                                          client) -> None:
     """The person's own words travel in the request body; a failure below HTTP says nothing of
     them (nor of the token), whatever the library wrote in its message."""
-    answer = m.AnswerRequest(answer_custom=m.AnswerCustomInput(source_text=SECRET))
+    answer = AnswerRequest(answer_custom=AnswerCustomInput(source_text=SECRET))
     core.script(fault(WORDS))
     with capture_logs() as logs, pytest.raises(CoreError) as info:
         await client.answer_clarification(clarification_id="clar-1", request=answer)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core import models as m
+from bot.core import models
+from bot.core.models import AuthorityRelation, BindingStatus, Clarification, ClarificationState
 from bot.core.openapi import build_openapi
 from bot.core.tolerance import read_python
 from bot.metrics import REGISTRY
@@ -27,8 +28,8 @@ def test_an_unknown_binding_status_is_neither_a_confirmation_nor_an_attestation(
                           "rightsAtAnswerTime": "editor", "answerIndex": 0, "channel": "slack",
                           "responseTx": T0, "bindingStatus": "provisional"}]
     before = _counted("BindingStatus")
-    c = read_python(m.Clarification, body)
-    assert c.responses[0].binding_status is m.BindingStatus.UNKNOWN
+    c = read_python(Clarification, body)
+    assert c.responses[0].binding_status is BindingStatus.UNKNOWN
     assert (c.quorum.confirmations, c.quorum.remaining, c.quorum.confirmed_by) == (0, 2, [])
     assert _counted("BindingStatus") == before + 1
 
@@ -40,9 +41,9 @@ def test_an_unknown_relation_keeps_its_ranked_person() -> None:
     body["relations"] = [{"personId": "p-ana", "relation": "reviewed_by"},
                          {"personId": "p-ben", "relation": "named"}]
     before = _counted("AuthorityRelation")
-    c = read_python(m.Clarification, body)
+    c = read_python(Clarification, body)
     assert [(r.person_id, r.relation) for r in c.relations] == [
-        ("p-ana", m.AuthorityRelation.UNKNOWN), ("p-ben", m.AuthorityRelation.NAMED)]
+        ("p-ana", AuthorityRelation.UNKNOWN), ("p-ben", AuthorityRelation.NAMED)]
     assert _counted("AuthorityRelation") == before + 1
 
 
@@ -54,8 +55,8 @@ def test_a_binding_response_gives_the_bound_interval_whatever_the_state_word() -
     body["responses"] = [{"responseId": "r-1", "responder": "p-ana",
                           "rightsAtAnswerTime": "editor", "answerIndex": 0, "channel": "slack",
                           "responseTx": T0, "bindingStatus": "bound"}]
-    c = read_python(m.Clarification, body)
-    assert c.state is m.ClarificationState.OPEN
+    c = read_python(Clarification, body)
+    assert c.state is ClarificationState.OPEN
     assert c.bound_interval is not None and c.bound_interval.valid_from is not None
     assert c.bound_fact_version_tx is not None
 
@@ -64,4 +65,4 @@ def test_a_binding_response_gives_the_bound_interval_whatever_the_state_word() -
 def test_unknown_is_no_word_of_the_published_contract(enum: str) -> None:
     """The schema the bot publishes lists the contract's words only."""
     words = build_openapi()["components"]["schemas"][enum]["enum"]
-    assert "unknown" not in words and len(words) == len(getattr(m, enum)) - 1
+    assert "unknown" not in words and len(words) == len(getattr(models, enum)) - 1

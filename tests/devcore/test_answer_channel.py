@@ -14,18 +14,19 @@ import httpx
 import pytest
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import AnswerRequest, Role
+from bot.core.models import Channel as ContractChannel
 
 CRITICAL = "clr-00001"
 SARAH = "acme-key-sarah-editor"
 
 
 @pytest.mark.parametrize("claim", [
-    {"channel": m.Channel.SLACK},
-    {"channel": m.Channel.TEAMS},
+    {"channel": ContractChannel.SLACK},
+    {"channel": ContractChannel.TEAMS},
     {"message_ref": "slack:T0ACME:D0SARAH:1720086120.000200"},
-    {"channel": m.Channel.CLI, "message_ref": "cli:1"},
+    {"channel": ContractChannel.CLI, "message_ref": "cli:1"},
 ])
 async def test_an_api_key_claiming_chat_provenance_is_refused(
     bot_client: CoreClient, client_for: Callable[[str], CoreClient], claim: dict[str, Any]
@@ -33,7 +34,7 @@ async def test_an_api_key_claiming_chat_provenance_is_refused(
     """A key cannot say its answer came from a Slack or Teams message: 403, nothing recorded."""
     with pytest.raises(e.ResponderAssertionForbidden):
         await client_for(SARAH).answer_clarification(
-            clarification_id=CRITICAL, request=m.AnswerRequest(answer_index=0, **claim))
+            clarification_id=CRITICAL, request=AnswerRequest(answer_index=0, **claim))
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert c.responses == [] and [ev.type for ev in c.events] == ["created"]
 
@@ -52,15 +53,15 @@ async def test_an_api_key_answer_is_recorded_with_channel_cli(
     assert response.status_code == 202
     [record] = (await bot_client.get_clarification(clarification_id=CRITICAL)).responses
     assert (record.responder, record.channel, record.message_ref) == (
-        "p-sarah", m.Channel.CLI, None)
+        "p-sarah", ContractChannel.CLI, None)
 
 
 async def test_the_clarify_audience_records_the_channel_and_message_it_verified(
     bot_client: CoreClient,
 ) -> None:
     """The bot verified the callback, so its channel and message ref are recorded as sent."""
-    await bot_client.answer_clarification(clarification_id=CRITICAL, request=m.AnswerRequest(
-        answer_index=0, responder="p-ahmed", rights=m.Role.EDITOR, channel=m.Channel.TEAMS,
+    await bot_client.answer_clarification(clarification_id=CRITICAL, request=AnswerRequest(
+        answer_index=0, responder="p-ahmed", rights=Role.EDITOR, channel=ContractChannel.TEAMS,
         message_ref="teams:conv-1:act-2"))
     [record] = (await bot_client.get_clarification(clarification_id=CRITICAL)).responses
-    assert (record.channel, record.message_ref) == (m.Channel.TEAMS, "teams:conv-1:act-2")
+    assert (record.channel, record.message_ref) == (ContractChannel.TEAMS, "teams:conv-1:act-2")

@@ -14,24 +14,34 @@ from itertools import permutations
 
 import pytest
 
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerOutcome,
+    AnswerRequest,
+    BindingStatus,
+    Clarification,
+    ClarificationState,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 
 CRITICAL = "clr-00001"  # two editor confirmations: one person's answers never bind it
 NORMAL = "clr-00002"  # one editor binds
 T = datetime(2026, 7, 6, 9, 0, 0, 123000, tzinfo=UTC)
 
 
-def sarah(index: int, ms: int, *, channel: m.Channel = m.Channel.SLACK, superseded: bool = False,
-          request_id: str | None = None) -> m.AnswerRequest:
+def sarah(index: int, ms: int, *, channel: ContractChannel = ContractChannel.SLACK,
+          superseded: bool = False, request_id: str | None = None) -> AnswerRequest:
     """Sarah's answer ``index``, given ``ms`` after T, as the bot forwards it."""
-    return m.AnswerRequest(answer_index=index, responder="p-sarah", rights=m.Role.EDITOR,
-                           channel=channel, responded_at=T + timedelta(milliseconds=ms),
-                           superseded=True if superseded else None, request_id=request_id,
-                           message_ref=f"{channel.value}:{ms}")
+    return AnswerRequest(answer_index=index, responder="p-sarah", rights=Role.EDITOR,
+                         channel=channel, responded_at=T + timedelta(milliseconds=ms),
+                         superseded=True if superseded else None, request_id=request_id,
+                         message_ref=f"{channel.value}:{ms}")
 
 
-def in_her_order(c: m.Clarification) -> list[tuple[int | None, str]]:
+def in_her_order(c: Clarification) -> list[tuple[int | None, str]]:
     """Sarah's responses by when she gave them: (answer, "active" or "superseded")."""
     mine = sorted((r for r in c.responses if r.responder == "p-sarah"),
                   key=lambda r: r.responded_at or T)
@@ -44,13 +54,13 @@ async def test_the_same_answer_given_earlier_arriving_later_is_one_response(
     """Sarah taps A on Teams and, 3 ms before, A on Slack; Teams' arrives first. The Slack one
     (sent as superseded or not) replays the Teams response's outcome: one response record."""
     first = await bot_client.answer_clarification(
-        clarification_id=CRITICAL, request=sarah(0, 3, channel=m.Channel.TEAMS))
+        clarification_id=CRITICAL, request=sarah(0, 3, channel=ContractChannel.TEAMS))
     again = await bot_client.answer_clarification(
         clarification_id=CRITICAL, request=sarah(0, 0, superseded=superseded))
     assert again.result.replayed and again.result.response_id == first.result.response_id
-    assert again.result.outcome is first.result.outcome is m.AnswerOutcome.PARTIALLY_CONFIRMED
+    assert again.result.outcome is first.result.outcome is AnswerOutcome.PARTIALLY_CONFIRMED
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert [(r.channel, r.superseded_by) for r in c.responses] == [(m.Channel.TEAMS, None)]
+    assert [(r.channel, r.superseded_by) for r in c.responses] == [(ContractChannel.TEAMS, None)]
     assert c.quorum.confirmed_by == ["p-sarah"]
 
 
@@ -59,8 +69,8 @@ async def test_the_same_answer_after_binding_on_the_other_platform_is_one_respon
     """The Teams tap bound the question; the Slack tap given just before it arrives after:
     the bound outcome again (200, replayed), nothing appended, no conflict."""
     bound = await bot_client.answer_clarification(
-        clarification_id=NORMAL, request=sarah(1, 5, channel=m.Channel.TEAMS))
-    assert bound.result.outcome is m.AnswerOutcome.BOUND
+        clarification_id=NORMAL, request=sarah(1, 5, channel=ContractChannel.TEAMS))
+    assert bound.result.outcome is AnswerOutcome.BOUND
     again = await bot_client.answer_clarification(clarification_id=NORMAL,
                                                   request=sarah(1, 0, superseded=True))
     assert (again.http_status, again.result.replayed) == (200, True)
@@ -70,7 +80,7 @@ async def test_the_same_answer_after_binding_on_the_other_platform_is_one_respon
                                              for ev in c.events)
 
 
-ABA = [(0, 0, m.Channel.SLACK), (1, 5, m.Channel.TEAMS), (0, 10, m.Channel.SLACK)]
+ABA = [(0, 0, ContractChannel.SLACK), (1, 5, ContractChannel.TEAMS), (0, 10, ContractChannel.SLACK)]
 
 
 @pytest.mark.parametrize("arrival", list(permutations(range(3))))
@@ -89,7 +99,7 @@ async def test_a_then_b_then_a_are_three_responses_in_any_arrival_order(
         sent.append(which)
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert in_her_order(c) == [(0, "superseded"), (1, "superseded"), (0, "active")]
-    assert c.state is m.ClarificationState.PARTIALLY_CONFIRMED
+    assert c.state is ClarificationState.PARTIALLY_CONFIRMED
     assert c.quorum.confirmed_by == ["p-sarah"]
     assert not any(ev.type == "conflict_entered" for ev in c.events)
 
@@ -104,11 +114,12 @@ async def test_a_repeat_resent_by_request_id_still_counts_as_given_then(
         clarification_id=CRITICAL, request=sarah(0, 0, superseded=True, request_id="ans.a3"))
     assert again.result.replayed and again.result.response_id == first.result.response_id
     await bot_client.answer_clarification(
-        clarification_id=CRITICAL, request=sarah(1, 5, channel=m.Channel.TEAMS, superseded=True))
+        clarification_id=CRITICAL, request=sarah(
+            1, 5, channel=ContractChannel.TEAMS, superseded=True))
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert in_her_order(c) == [(0, "superseded"), (1, "superseded"), (0, "active")]
     assert [r.channel for r in sorted(c.responses, key=lambda r: r.responded_at or T)] == [
-        m.Channel.SLACK, m.Channel.TEAMS, m.Channel.SLACK]
+        ContractChannel.SLACK, ContractChannel.TEAMS, ContractChannel.SLACK]
 
 
 async def test_back_to_the_bound_answer_after_a_superseded_change_is_recorded(
@@ -117,24 +128,25 @@ async def test_back_to_the_bound_answer_after_a_superseded_change_is_recorded(
     after it is Sarah's answer again, recorded as bound and active, not lost as a replay."""
     await bot_client.answer_clarification(clarification_id=NORMAL, request=sarah(0, 0))
     await bot_client.answer_clarification(
-        clarification_id=NORMAL, request=sarah(1, 5, channel=m.Channel.TEAMS, superseded=True))
+        clarification_id=NORMAL, request=sarah(
+            1, 5, channel=ContractChannel.TEAMS, superseded=True))
     back = await bot_client.answer_clarification(clarification_id=NORMAL, request=sarah(0, 10))
     assert back.http_status == 200 and not back.result.replayed
-    assert back.result.outcome is m.AnswerOutcome.BOUND
+    assert back.result.outcome is AnswerOutcome.BOUND
     c = await bot_client.get_clarification(clarification_id=NORMAL)
     a1, b2, a3 = c.responses
     assert [r.answer_index for r in c.responses] == [0, 1, 0]
     assert (b2.superseded_by, a3.supersedes) == (a3.response_id, b2.response_id)
-    assert a1.binding_status is a3.binding_status is m.BindingStatus.BOUND
-    assert a3.superseded_by is None and c.state is m.ClarificationState.ANSWERED
+    assert a1.binding_status is a3.binding_status is BindingStatus.BOUND
+    assert a3.superseded_by is None and c.state is ClarificationState.ANSWERED
     assert not any(ev.type == "post_binding_conflict" for ev in c.events)
 
 
 async def test_an_answer_without_a_time_repeats_only_the_latest(bot_client: CoreClient) -> None:
     """Without respondedAt (a caller without answer-order) the order is the recording order:
     A, B, A are three responses, and A again right after is a replay."""
-    plain = [m.AnswerRequest(answer_index=i, responder="p-sarah", rights=m.Role.EDITOR,
-                             channel=m.Channel.SLACK) for i in (0, 1, 0, 0)]
+    plain = [AnswerRequest(answer_index=i, responder="p-sarah", rights=Role.EDITOR,
+                           channel=ContractChannel.SLACK) for i in (0, 1, 0, 0)]
     results = [await bot_client.answer_clarification(clarification_id=CRITICAL, request=r)
                for r in plain]
     assert [r.result.replayed for r in results] == [False, False, False, True]
@@ -150,11 +162,12 @@ async def test_a_superseded_answer_evaluated_by_its_repeat_is_given_at_the_repea
     await bot_client.answer_clarification(clarification_id=NORMAL,
                                           request=sarah(0, 0, superseded=True))
     bound = await bot_client.answer_clarification(clarification_id=NORMAL, request=sarah(0, 10))
-    assert bound.result.outcome is m.AnswerOutcome.BOUND
+    assert bound.result.outcome is AnswerOutcome.BOUND
     await bot_client.answer_clarification(
-        clarification_id=NORMAL, request=sarah(1, 5, channel=m.Channel.TEAMS, superseded=True))
+        clarification_id=NORMAL, request=sarah(
+            1, 5, channel=ContractChannel.TEAMS, superseded=True))
     c = await bot_client.get_clarification(clarification_id=NORMAL)
     assert in_her_order(c) == [(0, "superseded"), (1, "superseded"), (0, "active")]
     latest = max(c.responses, key=lambda r: r.responded_at or T)
-    assert latest.binding_status is m.BindingStatus.BOUND
-    assert c.state is m.ClarificationState.ANSWERED
+    assert latest.binding_status is BindingStatus.BOUND
+    assert c.state is ClarificationState.ANSWERED

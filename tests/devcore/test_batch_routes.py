@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    Channel as ContractChannel,
+)
+from bot.core.models import (
+    DeliveryKind,
+    DeliveryReport,
+    DeliveryReportItem,
+    EventReport,
+    EventReportItem,
+    ReasonCode,
+    ReportBatch,
+)
 
 
 async def test_people_batch_reads_each_person_and_resolves_each_alias_back(
@@ -25,14 +36,14 @@ async def test_people_batch_reads_each_person_and_resolves_each_alias_back(
 async def test_report_batch_applies_each_report_once_and_names_what_it_refused(
     bot_client: CoreClient,
 ) -> None:
-    delivery = m.DeliveryReport(delivery_id="d-batch", person_id="p-ahmed",
-                                channel=m.Channel.SLACK, kind=m.DeliveryKind.QUESTION, attempt=0)
-    event = m.EventReport(event_id="e-batch", type="skipped", person_id="p-sarah",
-                          reason_code=m.ReasonCode.NO_DELIVERY_ALIAS, message="no alias")
-    batch = m.ReportBatch(
-        deliveries=[m.DeliveryReportItem(clarification_id="clr-00001", report=delivery),
-                    m.DeliveryReportItem(clarification_id="clr-99999", report=delivery)],
-        events=[m.EventReportItem(clarification_id="clr-00001", report=event)])
+    delivery = DeliveryReport(delivery_id="d-batch", person_id="p-ahmed",
+                              channel=ContractChannel.SLACK, kind=DeliveryKind.QUESTION, attempt=0)
+    event = EventReport(event_id="e-batch", type="skipped", person_id="p-sarah",
+                        reason_code=ReasonCode.NO_DELIVERY_ALIAS, message="no alias")
+    batch = ReportBatch(
+        deliveries=[DeliveryReportItem(clarification_id="clr-00001", report=delivery),
+                    DeliveryReportItem(clarification_id="clr-99999", report=delivery)],
+        events=[EventReportItem(clarification_id="clr-00001", report=event)])
     first = await bot_client.report_batch(batch)
     again = await bot_client.report_batch(batch)
     assert first == again

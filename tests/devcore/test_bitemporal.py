@@ -14,8 +14,9 @@ import pytest
 
 from bot.clock import ManualClock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import AnswerRequest, Role
+from bot.core.models import Channel as ContractChannel
 from tests.conftest import CLARIFY_TOKEN
 
 FACT, NORMAL = "fact-harbor-lease-renewal", "clr-00002"
@@ -28,8 +29,8 @@ async def corrected(bot_client: CoreClient, clock: ManualClock) -> datetime:
     """Bind the correction three hours in; returns a transaction time before it."""
     before = clock.now()
     clock.advance(timedelta(hours=3))
-    await bot_client.answer_clarification(clarification_id=NORMAL, request=m.AnswerRequest(
-        answer_index=1, responder="p-ahmed", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+    await bot_client.answer_clarification(clarification_id=NORMAL, request=AnswerRequest(
+        answer_index=1, responder="p-ahmed", rights=Role.EDITOR, channel=ContractChannel.SLACK))
     return before
 
 

@@ -13,19 +13,34 @@ import pytest
 
 from bot.clock import ManualClock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import AnswerReceipt, CoreClient
+from bot.core.models import (
+    AnswerCustomInput,
+    AnswerOutcome,
+    AnswerRequest,
+    BindingStatus,
+    ClarificationState,
+    CreateClarificationRequest,
+    EvidenceClass,
+    JobState,
+    QuorumState,
+    ReasonCode,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 from tests.conftest import INGEST_TOKEN
 
 CRITICAL, NORMAL, HIGH = "clr-00001", "clr-00002", "clr-00003"
 ROLE_OF = {
-    "p-sarah": m.Role.EDITOR,
-    "p-ahmed": m.Role.EDITOR,
-    "p-priya": m.Role.VIEWER,
-    "p-maria": m.Role.STEWARD,
-    "p-lee": m.Role.EDITOR,
+    "p-sarah": Role.EDITOR,
+    "p-ahmed": Role.EDITOR,
+    "p-priya": Role.VIEWER,
+    "p-maria": Role.STEWARD,
+    "p-lee": Role.EDITOR,
 }
 
 
@@ -35,15 +50,15 @@ async def answer(
     responder: str,
     *,
     index: int | None = None,
-    custom: m.AnswerCustomInput | None = None,
+    custom: AnswerCustomInput | None = None,
     override: bool = False,
 ) -> AnswerReceipt:
-    request = m.AnswerRequest(
+    request = AnswerRequest(
         answer_index=index,
         answer_custom=custom,
         responder=responder,
         rights=ROLE_OF[responder],
-        channel=m.Channel.SLACK,
+        channel=ContractChannel.SLACK,
         message_ref=f"D0{responder}:1.0",
         steward_override=override,
     )
@@ -54,13 +69,13 @@ async def test_clarify_quorum_required(bot_client: CoreClient) -> None:
     """One editor on a critical clarification: recorded, nothing bound, 202 with one remaining."""
     receipt = await answer(bot_client, CRITICAL, "p-sarah", index=0)
     assert receipt.http_status == 202
-    assert receipt.result.outcome is m.AnswerOutcome.PARTIALLY_CONFIRMED
+    assert receipt.result.outcome is AnswerOutcome.PARTIALLY_CONFIRMED
     assert receipt.result.quorum_remaining == 1
     assert receipt.result.fact_version_tx is None
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert c.state is m.ClarificationState.PARTIALLY_CONFIRMED
-    assert c.quorum.state is m.QuorumState.PENDING
-    assert [r.binding_status for r in c.responses] == [m.BindingStatus.BINDING_CANDIDATE]
+    assert c.state is ClarificationState.PARTIALLY_CONFIRMED
+    assert c.quorum.state is QuorumState.PENDING
+    assert [r.binding_status for r in c.responses] == [BindingStatus.BINDING_CANDIDATE]
     history = await bot_client.get_fact_history(logical_id=c.target)
     assert len(history.versions) == 1 and history.versions[0].pending_clarification_id == CRITICAL
 
@@ -71,18 +86,18 @@ async def test_clarify_quorum_satisfied(bot_client: CoreClient) -> None:
     receipt = await answer(bot_client, CRITICAL, "p-ahmed", index=1)
     assert receipt.http_status == 200
     result = receipt.result
-    assert result.outcome is m.AnswerOutcome.BOUND and result.quorum_satisfied
+    assert result.outcome is AnswerOutcome.BOUND and result.quorum_satisfied
     assert result.fact_version_tx is not None
     assert set(result.confirmed_by) == {"p-sarah", "p-ahmed"}
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert c.state is m.ClarificationState.ANSWERED
-    assert c.quorum.state is m.QuorumState.SATISFIED
-    assert {r.binding_status for r in c.responses} == {m.BindingStatus.BOUND}
+    assert c.state is ClarificationState.ANSWERED
+    assert c.quorum.state is QuorumState.SATISFIED
+    assert {r.binding_status for r in c.responses} == {BindingStatus.BOUND}
     fact = await bot_client.get_fact(logical_id=c.target)
     assert fact.version_tx == result.fact_version_tx
     assert fact.valid_from == c.candidates[1].valid_from
     assert fact.provenance.clarification_id == CRITICAL
-    assert fact.provenance.evidence_class is m.EvidenceClass.QUORUM_CONFIRMATION
+    assert fact.provenance.evidence_class is EvidenceClass.QUORUM_CONFIRMATION
     assert set(fact.provenance.confirmed_by) == {"p-sarah", "p-ahmed"}
 
 
@@ -91,10 +106,10 @@ async def test_clarify_quorum_conflict(bot_client: CoreClient) -> None:
     await answer(bot_client, CRITICAL, "p-sarah", index=0)
     receipt = await answer(bot_client, CRITICAL, "p-ahmed", index=1)
     assert receipt.http_status == 202
-    assert receipt.result.outcome is m.AnswerOutcome.CONFLICTED
+    assert receipt.result.outcome is AnswerOutcome.CONFLICTED
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert c.state is m.ClarificationState.CONFLICTED
-    assert c.quorum.state is m.QuorumState.CONFLICTED
+    assert c.state is ClarificationState.CONFLICTED
+    assert c.quorum.state is QuorumState.CONFLICTED
     assert [r.responder for r in c.responses] == ["p-sarah", "p-ahmed"]
     assert "steward_review_requested" in [ev.type for ev in c.events]
     history = await bot_client.get_fact_history(logical_id=c.target)
@@ -110,25 +125,25 @@ async def test_clarify_steward_override(
     with pytest.raises(e.StewardOverrideForbidden):
         await answer(bot_client, CRITICAL, "p-sarah", index=1, override=True)
     plain = await answer(bot_client, CRITICAL, "p-maria", index=1)
-    assert plain.result.outcome is m.AnswerOutcome.CONFLICTED  # a plain answer is no override
+    assert plain.result.outcome is AnswerOutcome.CONFLICTED  # a plain answer is no override
     steward = client_for("acme-key-maria-steward")
-    request = m.AnswerRequest(answer_index=1, steward_override=True, channel=m.Channel.CLI)
+    request = AnswerRequest(answer_index=1, steward_override=True, channel=ContractChannel.CLI)
     receipt = await steward.answer_clarification(clarification_id=CRITICAL, request=request)
     assert receipt.http_status == 200
-    assert receipt.result.outcome is m.AnswerOutcome.STEWARD_OVERRIDE
+    assert receipt.result.outcome is AnswerOutcome.STEWARD_OVERRIDE
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     assert [r.binding_status for r in c.responses] == [
-        m.BindingStatus.BINDING_CANDIDATE,
-        m.BindingStatus.BINDING_CANDIDATE,
-        m.BindingStatus.BINDING_CANDIDATE,
-        m.BindingStatus.STEWARD_OVERRIDE,
+        BindingStatus.BINDING_CANDIDATE,
+        BindingStatus.BINDING_CANDIDATE,
+        BindingStatus.BINDING_CANDIDATE,
+        BindingStatus.STEWARD_OVERRIDE,
     ]
-    assert c.responses[-1].channel == m.Channel.CLI
+    assert c.responses[-1].channel == ContractChannel.CLI
     assert "steward_override" in [ev.type for ev in c.events]
     history = await bot_client.get_fact_history(logical_id=c.target)
     assert len(history.versions) == 2
-    assert history.versions[-1].provenance.evidence_class is m.EvidenceClass.STEWARD_OVERRIDE
+    assert history.versions[-1].provenance.evidence_class is EvidenceClass.STEWARD_OVERRIDE
     assert history.versions[0].tx_to == history.versions[-1].version_tx
 
 
@@ -137,14 +152,14 @@ async def test_clarify_attestation(bot_client: CoreClient, confirmer: str) -> No
     """A viewer's answer is a 202 attestation binding nothing; an editor or steward then binds."""
     receipt = await answer(bot_client, NORMAL, "p-priya", index=0)
     assert receipt.http_status == 202
-    assert receipt.result.outcome is m.AnswerOutcome.ATTESTATION
+    assert receipt.result.outcome is AnswerOutcome.ATTESTATION
     c = await bot_client.get_clarification(clarification_id=NORMAL)
-    assert c.state is m.ClarificationState.ATTESTED
-    assert c.responses[0].binding_status is m.BindingStatus.ATTESTATION
+    assert c.state is ClarificationState.ATTESTED
+    assert c.responses[0].binding_status is BindingStatus.ATTESTATION
     assert len((await bot_client.get_fact_history(logical_id=c.target)).versions) == 1
     confirmed = await answer(bot_client, NORMAL, confirmer, index=0)
     assert confirmed.http_status == 200
-    assert confirmed.result.outcome is m.AnswerOutcome.BOUND
+    assert confirmed.result.outcome is AnswerOutcome.BOUND
     assert confirmed.result.confirmed_by == [confirmer]
     assert len((await bot_client.get_fact_history(logical_id=c.target)).versions) == 2
 
@@ -153,10 +168,10 @@ async def test_clarify_freeform_validation(bot_client: CoreClient) -> None:
     """Unnormalisable free-form answers are 422 with nothing recorded; a valid one binds."""
     before = await bot_client.get_clarification(clarification_id=NORMAL)
     for custom in (
-        m.AnswerCustomInput(source_text="sometime after the board meets"),
-        m.AnswerCustomInput(valid_from="2026-10-01", valid_to="2026-07-01"),
-        m.AnswerCustomInput(valid_from="not a date"),
-        m.AnswerCustomInput(),
+        AnswerCustomInput(source_text="sometime after the board meets"),
+        AnswerCustomInput(valid_from="2026-10-01", valid_to="2026-07-01"),
+        AnswerCustomInput(valid_from="not a date"),
+        AnswerCustomInput(),
     ):
         with pytest.raises(e.AnswerUnnormalisable):
             await answer(bot_client, NORMAL, "p-ahmed", custom=custom)
@@ -166,9 +181,9 @@ async def test_clarify_freeform_validation(bot_client: CoreClient) -> None:
     assert after.responses == [] and after.events == before.events
     assert len((await bot_client.get_fact_history(logical_id=after.target)).versions) == 1
     receipt = await answer(
-        bot_client, NORMAL, "p-ahmed", custom=m.AnswerCustomInput(source_text="Q4 2026")
+        bot_client, NORMAL, "p-ahmed", custom=AnswerCustomInput(source_text="Q4 2026")
     )
-    assert receipt.result.outcome is m.AnswerOutcome.BOUND
+    assert receipt.result.outcome is AnswerOutcome.BOUND
     fact = await bot_client.get_fact(logical_id=after.target)
     assert fact.valid_from == datetime(2026, 10, 1, tzinfo=UTC)
     assert fact.valid_to == datetime(2027, 1, 1, tzinfo=UTC)
@@ -179,10 +194,10 @@ async def test_clarify_post_binding_conflict(bot_client: CoreClient) -> None:
     bound = await answer(bot_client, NORMAL, "p-ahmed", index=0)
     late = await answer(bot_client, NORMAL, "p-sarah", index=1)
     assert late.http_status == 202
-    assert late.result.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+    assert late.result.outcome is AnswerOutcome.CONFLICTING_ATTESTATION
     c = await bot_client.get_clarification(clarification_id=NORMAL)
-    assert c.state is m.ClarificationState.ANSWERED
-    assert c.responses[-1].binding_status is m.BindingStatus.CONFLICTING
+    assert c.state is ClarificationState.ANSWERED
+    assert c.responses[-1].binding_status is BindingStatus.CONFLICTING
     types = [ev.type for ev in c.events]
     assert "post_binding_conflict" in types and "steward_notified" in types
     history = await bot_client.get_fact_history(logical_id=c.target)
@@ -198,19 +213,19 @@ async def test_clarify_responder_supersede(bot_client: CoreClient) -> None:
     """A responder's new answer is appended and supersedes; only their latest counts."""
     first = await answer(bot_client, CRITICAL, "p-sarah", index=0)
     second = await answer(bot_client, CRITICAL, "p-sarah", index=1)
-    assert second.result.outcome is m.AnswerOutcome.PARTIALLY_CONFIRMED
+    assert second.result.outcome is AnswerOutcome.PARTIALLY_CONFIRMED
     assert second.result.quorum_remaining == 1
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert [r.answer_index for r in c.responses] == [0, 1]
     assert c.responses[1].supersedes == first.result.response_id
-    assert c.responses[0].binding_status is m.BindingStatus.BINDING_CANDIDATE
+    assert c.responses[0].binding_status is BindingStatus.BINDING_CANDIDATE
     bound = await answer(bot_client, CRITICAL, "p-ahmed", index=1)
-    assert bound.result.outcome is m.AnswerOutcome.BOUND
+    assert bound.result.outcome is AnswerOutcome.BOUND
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert [r.binding_status for r in c.responses] == [
-        m.BindingStatus.BINDING_CANDIDATE,
-        m.BindingStatus.BOUND,
-        m.BindingStatus.BOUND,
+        BindingStatus.BINDING_CANDIDATE,
+        BindingStatus.BOUND,
+        BindingStatus.BOUND,
     ]
 
 
@@ -219,30 +234,31 @@ async def test_clarify_answer_responder_assertion(
 ) -> None:
     """Only the clarify audience asserts a responder; API keys answer as their principal only."""
     sarah_key = client_for("acme-key-sarah-editor")
-    forged = m.AnswerRequest(answer_index=0, responder="p-ahmed", channel=m.Channel.API)
+    forged = AnswerRequest(answer_index=0, responder="p-ahmed", channel=ContractChannel.API)
     with pytest.raises(e.ResponderAssertionForbidden):
         await sarah_key.answer_clarification(clarification_id=CRITICAL, request=forged)
-    rights = m.AnswerRequest(answer_index=0, rights=m.Role.STEWARD, channel=m.Channel.API)
+    rights = AnswerRequest(answer_index=0, rights=Role.STEWARD, channel=ContractChannel.API)
     with pytest.raises(e.ResponderAssertionForbidden):
         await sarah_key.answer_clarification(clarification_id=CRITICAL, request=rights)
     unbound = client_for("acme-key-unbound")
     with pytest.raises(e.PrincipalRequired):
         await unbound.answer_clarification(
-            clarification_id=CRITICAL, request=m.AnswerRequest(answer_index=0)
+            clarification_id=CRITICAL, request=AnswerRequest(answer_index=0)
         )
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert c.responses == []
     assert len((await bot_client.get_fact_history(logical_id=c.target)).versions) == 1
     own = await sarah_key.answer_clarification(
-        clarification_id=CRITICAL, request=m.AnswerRequest(answer_index=0, channel=m.Channel.CLI)
+        clarification_id=CRITICAL,
+        request=AnswerRequest(answer_index=0, channel=ContractChannel.CLI)
     )
-    assert own.result.outcome is m.AnswerOutcome.PARTIALLY_CONFIRMED
+    assert own.result.outcome is AnswerOutcome.PARTIALLY_CONFIRMED
     asserted = await answer(bot_client, CRITICAL, "p-ahmed", index=0)
-    assert asserted.result.outcome is m.AnswerOutcome.BOUND
+    assert asserted.result.outcome is AnswerOutcome.BOUND
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert [(r.responder, r.rights_at_answer_time, r.channel) for r in c.responses] == [
-        ("p-sarah", m.Role.EDITOR, m.Channel.CLI),
-        ("p-ahmed", m.Role.EDITOR, m.Channel.SLACK),
+        ("p-sarah", Role.EDITOR, ContractChannel.CLI),
+        ("p-ahmed", Role.EDITOR, ContractChannel.SLACK),
     ]
 
 
@@ -270,15 +286,15 @@ async def test_clarify_dedup(bot_client: CoreClient, dev_client: DevCoreClient) 
     await answer(bot_client, NORMAL, "p-ahmed", index=0)
     spec = read_scenario("acme")["clarifications"][1]
     again = await dev_client.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec)
+        request=CreateClarificationRequest.model_validate(spec)
     )
     assert again.deduplicated and again.clarification.id == NORMAL
-    assert again.clarification.state is m.ClarificationState.ANSWERED
+    assert again.clarification.state is ClarificationState.ANSWERED
     jobs = await bot_client.list_jobs()
     assert len(jobs.items) == 3
     spec["document"]["content_hash"] = "sha256:new-version"
     fresh = await dev_client.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec)
+        request=CreateClarificationRequest.model_validate(spec)
     )
     assert not fresh.deduplicated and fresh.clarification.id != NORMAL
 
@@ -314,20 +330,20 @@ async def test_lease_expiry_advances_after_window_then_dead_letters(
     for attempt in range(1, 4):
         clock.advance(timedelta(seconds=61))
         view = await bot_client.get_job(job_id=job.id)
-        assert view.attempts == attempt and view.state is m.JobState.AVAILABLE
+        assert view.attempts == attempt and view.state is JobState.AVAILABLE
         clock.advance(window - timedelta(seconds=2))
         assert (await bot_client.poll_jobs(kinds=["clarify:"])).jobs == []
         clock.advance(timedelta(seconds=1))
         job = (await bot_client.poll_jobs(kinds=["clarify:"], lease_seconds=60)).jobs[0]
         assert job.payload.clarification_id == CRITICAL and job.attempts == attempt
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert c.state is m.ClarificationState.EXPIRED
+    assert c.state is ClarificationState.EXPIRED
     clock.advance(timedelta(seconds=61))
     dead = await bot_client.get_job(job_id=job.id)
-    assert dead.state is m.JobState.DEAD_LETTERED and dead.attempts == 4
+    assert dead.state is JobState.DEAD_LETTERED and dead.attempts == 4
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert c.state is m.ClarificationState.DEAD_LETTERED
-    listed = await bot_client.list_jobs(state=m.JobState.DEAD_LETTERED, kind="clarify:")
+    assert c.state is ClarificationState.DEAD_LETTERED
+    listed = await bot_client.list_jobs(state=JobState.DEAD_LETTERED, kind="clarify:")
     assert [j.id for j in listed.items] == [job.id]
 
 
@@ -338,7 +354,7 @@ async def test_advance_inside_lease_burns_no_window(bot_client: CoreClient) -> N
         job_id=job.id,
         lease_token=job.lease_token,
         attempt=2,
-        reason_code=m.ReasonCode.NO_READ_PERMISSION,
+        reason_code=ReasonCode.NO_READ_PERMISSION,
     )
     again = await bot_client.advance_job(job_id=job.id, lease_token=job.lease_token, attempt=2)
     assert moved.attempts == again.attempts == 2
@@ -349,9 +365,9 @@ async def test_advance_inside_lease_burns_no_window(bot_client: CoreClient) -> N
     with pytest.raises(e.LeaseMismatch):
         await bot_client.heartbeat_job(job_id=job.id, lease_token="not-the-lease")
     done = await bot_client.complete_job(job_id=job.id, lease_token=job.lease_token)
-    assert done.state is m.JobState.COMPLETED
+    assert done.state is JobState.COMPLETED
     repeat = await bot_client.complete_job(job_id=job.id, lease_token=job.lease_token)
-    assert repeat.state is m.JobState.COMPLETED
+    assert repeat.state is JobState.COMPLETED
 
 
 async def test_expired_lease_token_is_refused(bot_client: CoreClient, clock: ManualClock) -> None:
@@ -365,9 +381,9 @@ async def test_expired_lease_token_is_refused(bot_client: CoreClient, clock: Man
 async def test_a_resent_request_id_never_supersedes_a_newer_answer(bot_client: CoreClient) -> None:
     """requestId: resending answer A after B gets A's outcome back; B stays the active answer."""
 
-    def request(index: int, request_id: str) -> m.AnswerRequest:
-        return m.AnswerRequest(answer_index=index, responder="p-sarah", rights=m.Role.EDITOR,
-                               channel=m.Channel.SLACK, request_id=request_id)
+    def request(index: int, request_id: str) -> AnswerRequest:
+        return AnswerRequest(answer_index=index, responder="p-sarah", rights=Role.EDITOR,
+                             channel=ContractChannel.SLACK, request_id=request_id)
 
     first = await bot_client.answer_clarification(clarification_id=CRITICAL,
                                                   request=request(0, "req-a"))

@@ -7,18 +7,18 @@ import hashlib
 import pytest
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import CreateClarificationRequest
 from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 
 
-def _request(**changes: object) -> m.CreateClarificationRequest:
+def _request(**changes: object) -> CreateClarificationRequest:
     spec = read_scenario("acme")["clarifications"][1]
     digest = hashlib.sha256(repr(changes).encode()).hexdigest()
     spec["document"]["content_hash"] = f"sha256:{digest}"  # a new source version each time
     spec.update(changes)
-    return m.CreateClarificationRequest.model_validate(spec)
+    return CreateClarificationRequest.model_validate(spec)
 
 
 @pytest.mark.parametrize(("kind", "hint", "severity"), [

@@ -8,13 +8,22 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    Channel as ContractChannel,
+)
+from bot.core.models import (
+    ClarificationState,
+    DeliveryKind,
+    DeliveryReport,
+    LeasedJob,
+    ReasonCode,
+)
 
 NORMAL = "clr-00002"  # the acme scenario's normal question (window 48 h)
 
 
-async def _lease_normal(bot: CoreClient) -> m.LeasedJob:
+async def _lease_normal(bot: CoreClient) -> LeasedJob:
     jobs = (await bot.poll_jobs(kinds=["clarify:"], max_jobs=5, lease_seconds=60)).jobs
     for job in jobs:
         if job.payload.clarification_id != NORMAL:
@@ -23,12 +32,12 @@ async def _lease_normal(bot: CoreClient) -> m.LeasedJob:
 
 
 async def _ask(bot: CoreClient, person: str, attempt: int) -> None:
-    await bot.report_delivery(clarification_id=NORMAL, report=m.DeliveryReport(
-        delivery_id=f"d-{attempt}", person_id=person, channel=m.Channel.SLACK,
-        kind=m.DeliveryKind.QUESTION, attempt=attempt, message_ref=f"D1:{attempt}.0"))
+    await bot.report_delivery(clarification_id=NORMAL, report=DeliveryReport(
+        delivery_id=f"d-{attempt}", person_id=person, channel=ContractChannel.SLACK,
+        kind=DeliveryKind.QUESTION, attempt=attempt, message_ref=f"D1:{attempt}.0"))
 
 
-async def state(bot: CoreClient) -> m.ClarificationState:
+async def state(bot: CoreClient) -> ClarificationState:
     return (await bot.get_clarification(clarification_id=NORMAL)).state
 
 
@@ -41,22 +50,22 @@ async def test_expired_only_when_the_window_has_run_out(
     job = await _lease_normal(bot_client)
     await _ask(bot_client, job.payload.ranking[0], 0)
     clock.advance(timedelta(seconds=61))  # the bot's lease ends after the delivery
-    assert await state(bot_client) is m.ClarificationState.OPEN
+    assert await state(bot_client) is ClarificationState.OPEN
     view = await bot_client.get_job(job_id=job.id)
     assert view is not None and view.visible_at is not None
     clock.set(view.visible_at - timedelta(seconds=1))
-    assert await state(bot_client) is m.ClarificationState.OPEN
+    assert await state(bot_client) is ClarificationState.OPEN
     c = await bot_client.get_clarification(clarification_id=NORMAL)
     assert [ev for ev in c.events if ev.type == "expired"] == []
     clock.advance(timedelta(seconds=1))  # the window has run out
-    assert await state(bot_client) is m.ClarificationState.EXPIRED
+    assert await state(bot_client) is ClarificationState.EXPIRED
     c = await bot_client.get_clarification(clarification_id=NORMAL)
     (expired,) = [ev for ev in c.events if ev.type == "expired"]
     assert (expired.person_id, expired.attempt) == (job.payload.ranking[0], 0)
     again = (await bot_client.poll_jobs(kinds=["clarify:"], lease_seconds=60)).jobs
     assert [j.id for j in again] == [job.id] and again[0].attempts == 1
     await _ask(bot_client, job.payload.ranking[1], 1)
-    assert await state(bot_client) is m.ClarificationState.OPEN
+    assert await state(bot_client) is ClarificationState.OPEN
 
 
 async def test_a_decline_ends_no_window(bot_client: CoreClient, clock: ManualClock) -> None:
@@ -65,7 +74,7 @@ async def test_a_decline_ends_no_window(bot_client: CoreClient, clock: ManualClo
     job = await _lease_normal(bot_client)
     await _ask(bot_client, job.payload.ranking[0], 0)
     await bot_client.expedite_job(job_id=job.id, attempt=0,
-                                  reason_code=m.ReasonCode.CANDIDATE_DECLINED)
+                                  reason_code=ReasonCode.CANDIDATE_DECLINED)
     clock.advance(timedelta(seconds=61))
     again = (await bot_client.poll_jobs(kinds=["clarify:"], lease_seconds=60)).jobs
     assert [j.id for j in again] == [job.id]

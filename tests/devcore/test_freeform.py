@@ -12,8 +12,16 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import AnswerReceipt, CoreClient
+from bot.core.models import (
+    AnswerCustomInput,
+    AnswerOutcome,
+    AnswerRequest,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 
 NORMAL = "clr-00002"
 
@@ -22,10 +30,10 @@ def day(y: int, mo: int, d: int) -> datetime:
     return datetime(y, mo, d, tzinfo=UTC)
 
 
-async def answer(client: CoreClient, custom: m.AnswerCustomInput) -> AnswerReceipt:
-    return await client.answer_clarification(clarification_id=NORMAL, request=m.AnswerRequest(
-        answer_custom=custom, responder="p-ahmed", rights=m.Role.EDITOR,
-        channel=m.Channel.SLACK))
+async def answer(client: CoreClient, custom: AnswerCustomInput) -> AnswerReceipt:
+    return await client.answer_clarification(clarification_id=NORMAL, request=AnswerRequest(
+        answer_custom=custom, responder="p-ahmed", rights=Role.EDITOR,
+        channel=ContractChannel.SLACK))
 
 
 @pytest.mark.parametrize("custom", [
@@ -59,7 +67,7 @@ async def test_anything_but_the_documented_forms_is_refused_with_nothing_recorde
     """Week strings, empty or reversed intervals, date-times, impossible dates: 422, no trace."""
     before = await bot_client.get_clarification(clarification_id=NORMAL)
     with pytest.raises(e.AnswerUnnormalisable):
-        await answer(bot_client, m.AnswerCustomInput(**custom))
+        await answer(bot_client, AnswerCustomInput(**custom))
     after = await bot_client.get_clarification(clarification_id=NORMAL)
     assert after == before
     assert len((await bot_client.get_fact_history(logical_id=before.target)).versions) == 1
@@ -86,7 +94,7 @@ async def test_the_documented_forms_bind_as_documented(
     bot_client: CoreClient, custom: dict[str, str], start: datetime | None, end: datetime | None
 ) -> None:
     """Calendar dates and the listed textual forms normalise to the documented interval."""
-    receipt = await answer(bot_client, m.AnswerCustomInput(**custom))
-    assert receipt.result.outcome is m.AnswerOutcome.BOUND
+    receipt = await answer(bot_client, AnswerCustomInput(**custom))
+    assert receipt.result.outcome is AnswerOutcome.BOUND
     bound = receipt.result.bound_interval
     assert bound is not None and (bound.valid_from, bound.valid_to) == (start, end)

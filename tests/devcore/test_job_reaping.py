@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.core import models as m
+from bot.core.models import JobPayload, JobState
 from devcore.jobs import JobQueue, JobRecord
 
 T0 = datetime(2026, 7, 6, 9, 0, tzinfo=UTC)
@@ -20,7 +20,7 @@ def _queue(expired: list[tuple[str, int]], jobs: int = 4) -> JobQueue:
     queue = JobQueue(on_expired=on_expired)
     for n in range(jobs):
         queue.enqueue(tenant_id="acme", kind="clarify:c", max_attempts=5, now=T0,
-                     payload=m.JobPayload(clarification_id=f"c{n}", ranking=["p1", "p2"]))
+                     payload=JobPayload(clarification_id=f"c{n}", ranking=["p1", "p2"]))
     return queue
 
 
@@ -43,12 +43,12 @@ def test_expired_leases_are_reaped_once_in_the_jobs_order() -> None:
     assert expired == []
     queue.reap(T0 + 40 * S)  # job 1 (10 s) and job 3 (30 s) ran out; job 2 was extended
     assert expired == [(ids[1], 0), (ids[3], 0)]
-    assert queue.jobs[ids[2]].state is m.JobState.LEASED
+    assert queue.jobs[ids[2]].state is JobState.LEASED
     queue.reap(T0 + 40 * S)  # nothing runs out twice
     assert expired == [(ids[1], 0), (ids[3], 0)]
     queue.reap(T0 + 60 * S)  # job 0 and the extended job 2, in the jobs' order
     assert expired[2:] == [(ids[0], 0), (ids[2], 0)]
-    assert all(queue.jobs[i].attempts == 1 and queue.jobs[i].state is m.JobState.AVAILABLE
+    assert all(queue.jobs[i].attempts == 1 and queue.jobs[i].state is JobState.AVAILABLE
                for i in ids)
 
 
@@ -67,7 +67,7 @@ def test_a_job_leased_again_after_a_reap_keeps_its_new_lease() -> None:
                          lease=60 * S, now=T0 + 10 * S)
     assert again is job
     queue.reap(T0 + 30 * S)  # the first lease's entry is gone; the new lease holds
-    assert expired == [(first, 0)] and job.state is m.JobState.LEASED
+    assert expired == [(first, 0)] and job.state is JobState.LEASED
     queue.reap(T0 + 70 * S)
     assert expired == [(first, 0), (first, 1)]
 
@@ -81,7 +81,7 @@ def test_a_poll_takes_the_earliest_due_jobs_of_its_tenants_and_leaves_the_rest()
                                         ("acme", "other:x"), ("acme", "clarify:c"),
                                         ("acme", "clarify:c")]):
         made.append(queue.enqueue(tenant_id=tenant, kind=kind, max_attempts=5, now=T0 + n * S,
-                                  payload=m.JobPayload(clarification_id=f"c{n}", ranking=["p"])))
+                                  payload=JobPayload(clarification_id=f"c{n}", ranking=["p"])))
     acme = frozenset({"acme"})
     first = queue.poll(prefixes=["clarify:"], tenants=acme, max_jobs=2, lease=60 * S,
                        now=T0 + 3 * S)

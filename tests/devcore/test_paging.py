@@ -10,8 +10,16 @@ import httpx
 import pytest
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerRequest,
+    ClarificationState,
+    CreateClarificationRequest,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.core.paging import Bound
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
@@ -29,7 +37,7 @@ async def create(dev: DevCoreClient, *, low: bool = False) -> str:
     if low:
         spec["severity_hint"] = "low"
     created = await dev.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec))
+        request=CreateClarificationRequest.model_validate(spec))
     return created.clarification.id
 
 
@@ -79,16 +87,16 @@ async def test_filters_and_state_changes_do_not_move_the_cursor(
     """An item changing state between pages never pulls another one across the page boundary."""
     for _ in range(3):
         await create(dev_client)
-    first = await bot_client.list_clarifications(state=m.ClarificationState.OPEN, limit=2)
+    first = await bot_client.list_clarifications(state=ClarificationState.OPEN, limit=2)
     await bot_client.answer_clarification(  # an item of the first page leaves the filter
-        clarification_id=first.items[0].id, request=m.AnswerRequest(
-            answer_index=0, responder="p-ahmed", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
-    rest = await bot_client.list_clarifications(state=m.ClarificationState.OPEN, limit=200,
+        clarification_id=first.items[0].id, request=AnswerRequest(
+            answer_index=0, responder="p-ahmed", rights=Role.EDITOR, channel=ContractChannel.SLACK))
+    rest = await bot_client.list_clarifications(state=ClarificationState.OPEN, limit=200,
                                                 cursor=first.next_cursor)
     everything = [c.id for c in (await bot_client.list_clarifications(limit=200)).items]
     expected = [cid for cid in everything[everything.index(first.items[1].id) + 1:]
                 if (await bot_client.get_clarification(clarification_id=cid)).state
-                is m.ClarificationState.OPEN]
+                is ClarificationState.OPEN]
     assert [c.id for c in rest.items] == expected
 
 

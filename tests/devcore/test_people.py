@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.models import ResolvedPerson, SlackIdentity, TeamsIdentity
 from clarify_bot.cli import main
 from devcore.server import build_core, serve
 from tests.conftest import CLARIFY_TOKEN
@@ -40,7 +40,7 @@ def people_file(tmp_path: Path, text: str) -> Path:
     return path
 
 
-async def resolve(url: str, identity: m.SlackIdentity | m.TeamsIdentity) -> m.ResolvedPerson:
+async def resolve(url: str, identity: SlackIdentity | TeamsIdentity) -> ResolvedPerson:
     async with CoreClient(base_url=url, token=CLARIFY_TOKEN,
                           retry=RetryPolicy(max_attempts=1)) as client:
         return await client.resolve_person(tenant_id="acme", identity=identity)
@@ -49,14 +49,14 @@ async def resolve(url: str, identity: m.SlackIdentity | m.TeamsIdentity) -> m.Re
 async def test_the_core_resolves_the_real_ids_to_the_mapped_person(tmp_path: Path) -> None:
     core = build_core("acme", people=people_file(tmp_path, MAPPING))
     async with serve(core) as url:
-        slack = await resolve(url, m.SlackIdentity(user_id=REAL_USER, team_id=REAL_TEAM))
-        teams = await resolve(url, m.TeamsIdentity(aad_object_id=AAD_USER, tenant_id=AAD_TENANT))
+        slack = await resolve(url, SlackIdentity(user_id=REAL_USER, team_id=REAL_TEAM))
+        teams = await resolve(url, TeamsIdentity(aad_object_id=AAD_USER, tenant_id=AAD_TENANT))
         assert (slack.person.person_id, slack.verified) == ("p-sarah", True)
         assert teams.person.person_id == "p-sarah"
         with pytest.raises(e.CoreError) as made_up:  # her made-up id no longer resolves
-            await resolve(url, m.SlackIdentity(user_id="U0SARAH", team_id="T0ACME"))
+            await resolve(url, SlackIdentity(user_id="U0SARAH", team_id="T0ACME"))
         assert made_up.value.code == "PERSON_NOT_FOUND"
-        ahmed = await resolve(url, m.SlackIdentity(user_id="U0AHMED", team_id="T0ACME"))
+        ahmed = await resolve(url, SlackIdentity(user_id="U0AHMED", team_id="T0ACME"))
         assert ahmed.person.person_id == "p-ahmed"  # people not in the file keep theirs
 
 
@@ -64,7 +64,7 @@ async def test_an_unverified_person_stays_unverified(tmp_path: Path) -> None:
     path = people_file(tmp_path, f'[p-lee.slack]\nuser_id = "{REAL_USER}"\n'
                                  f'team_id = "{REAL_TEAM}"\n')
     async with serve(build_core("acme", people=path)) as url:
-        lee = await resolve(url, m.SlackIdentity(user_id=REAL_USER, team_id=REAL_TEAM))
+        lee = await resolve(url, SlackIdentity(user_id=REAL_USER, team_id=REAL_TEAM))
         assert (lee.person.person_id, lee.verified) == ("p-lee", False)
 
 

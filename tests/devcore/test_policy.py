@@ -15,8 +15,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import AnswerOutcome, AnswerRequest, Role, Severity
+from bot.core.models import Channel as ContractChannel
 from clarify_bot.cli import main
 from devcore.directory import PolicyRefused, TenantPolicy
 from devcore.scenario import ScenarioError, parse_scenario, read_scenario
@@ -63,10 +64,10 @@ async def test_an_explicit_steward_override_permission_allows_single_confirmatio
             json=acme_with(critical_required_confirmations=1, allow_steward_override=True))
     assert loaded.status_code == 200
     c = await bot_client.get_clarification(clarification_id="clr-00001")
-    assert c.severity is m.Severity.CRITICAL and c.quorum_policy.required_confirmations == 1
-    receipt = await bot_client.answer_clarification(clarification_id=c.id, request=m.AnswerRequest(
-        answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
-    assert receipt.result.outcome is m.AnswerOutcome.BOUND
+    assert c.severity is Severity.CRITICAL and c.quorum_policy.required_confirmations == 1
+    receipt = await bot_client.answer_clarification(clarification_id=c.id, request=AnswerRequest(
+        answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.SLACK))
+    assert receipt.result.outcome is AnswerOutcome.BOUND
 
 
 async def test_under_the_default_policy_one_editor_never_binds_critical(
@@ -74,9 +75,9 @@ async def test_under_the_default_policy_one_editor_never_binds_critical(
 ) -> None:
     """The bundled policy (two confirmations) keeps one editor's answer at partially confirmed."""
     receipt = await bot_client.answer_clarification(
-        clarification_id="clr-00001", request=m.AnswerRequest(
-            answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
-    assert receipt.result.outcome is m.AnswerOutcome.PARTIALLY_CONFIRMED
+        clarification_id="clr-00001", request=AnswerRequest(
+            answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.SLACK))
+    assert receipt.result.outcome is AnswerOutcome.PARTIALLY_CONFIRMED
     history = await bot_client.get_fact_history(logical_id="fact-northwind-msa-termination")
     assert len(history.versions) == 1
 

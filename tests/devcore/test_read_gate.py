@@ -12,8 +12,17 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerCustomInput,
+    AnswerRequest,
+    Clarification,
+    CreateClarificationRequest,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.engine.rbac import may_read
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
@@ -24,7 +33,7 @@ SARAH, PRIYA, MARIA, UNBOUND = (
 KEY_PERSON = {SARAH: "p-sarah", PRIYA: "p-priya", MARIA: "p-maria", UNBOUND: None}
 
 
-def _texts(c: m.Clarification) -> list[str]:
+def _texts(c: Clarification) -> list[str]:
     """Everything a clarification holds that was taken from the document's text."""
     found = [c.span_excerpt, c.question, c.document.title, *(x.label for x in c.candidates)]
     found += [r.answer_custom.source_text for r in c.responses
@@ -37,7 +46,7 @@ async def _create(dev: DevCoreClient, **acl: object) -> str:
     spec["document"]["content_hash"] = "sha256:" + hashlib.sha256(repr(acl).encode()).hexdigest()
     spec["document"]["acl"].update(acl)
     created = await dev.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec))
+        request=CreateClarificationRequest.model_validate(spec))
     return created.clarification.id
 
 
@@ -105,9 +114,9 @@ async def test_free_form_notes_are_withheld_from_the_redacted_view(
 ) -> None:
     """A person's own words in a free-form answer are shown only where the span would be."""
     note = "per the side letter signed in Lisbon"
-    await bot_client.answer_clarification(clarification_id="clr-00002", request=m.AnswerRequest(
-        answer_custom=m.AnswerCustomInput(valid_from="2026-09-01", source_text=note),
-        responder="p-ahmed", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+    await bot_client.answer_clarification(clarification_id="clr-00002", request=AnswerRequest(
+        answer_custom=AnswerCustomInput(valid_from="2026-09-01", source_text=note),
+        responder="p-ahmed", rights=Role.EDITOR, channel=ContractChannel.SLACK))
     full = await client_for(SARAH).get_clarification(clarification_id="clr-00002")
     hidden = await client_for(UNBOUND).get_clarification(clarification_id="clr-00002")
     assert full.responses[0].answer_custom is not None

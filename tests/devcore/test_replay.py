@@ -12,8 +12,16 @@ from collections.abc import Callable
 import pytest
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import AnswerReceipt, CoreClient
+from bot.core.models import (
+    AnswerOutcome,
+    AnswerRequest,
+    ClarificationState,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 
@@ -21,9 +29,9 @@ CRITICAL = "clr-00001"
 STEWARD = "acme-key-maria-steward"
 
 
-def editor(index: int, who: str, request_id: str | None = None) -> m.AnswerRequest:
-    return m.AnswerRequest(answer_index=index, responder=who, rights=m.Role.EDITOR,
-                           channel=m.Channel.SLACK, request_id=request_id)
+def editor(index: int, who: str, request_id: str | None = None) -> AnswerRequest:
+    return AnswerRequest(answer_index=index, responder=who, rights=Role.EDITOR,
+                         channel=ContractChannel.SLACK, request_id=request_id)
 
 
 async def conflict(bot: CoreClient) -> None:
@@ -47,9 +55,9 @@ async def test_a_resent_override_replays_after_the_state_moved_on(
     """The override resolved the conflict; resending it is 200 replayed, not 409."""
     await conflict(bot_client)
     steward = client_for(STEWARD)
-    request = m.AnswerRequest(answer_index=1, steward_override=True, request_id=request_id)
+    request = AnswerRequest(answer_index=1, steward_override=True, request_id=request_id)
     first = await steward.answer_clarification(clarification_id=CRITICAL, request=request)
-    assert first.http_status == 200 and first.result.state is m.ClarificationState.ANSWERED
+    assert first.http_status == 200 and first.result.state is ClarificationState.ANSWERED
     again = await steward.answer_clarification(clarification_id=CRITICAL, request=request)
     assert (again.http_status, again.result.replayed) == (200, True)
     assert again.result.response_id == first.result.response_id
@@ -64,10 +72,10 @@ async def test_a_new_override_outside_a_conflict_is_still_refused(
     """Replays come first, but a different answer is no replay: the policy still applies."""
     await conflict(bot_client)
     steward = client_for(STEWARD)
-    await steward.answer_clarification(clarification_id=CRITICAL, request=m.AnswerRequest(
+    await steward.answer_clarification(clarification_id=CRITICAL, request=AnswerRequest(
         answer_index=1, steward_override=True))
     with pytest.raises(e.StewardOverrideNotAllowed):
-        await steward.answer_clarification(clarification_id=CRITICAL, request=m.AnswerRequest(
+        await steward.answer_clarification(clarification_id=CRITICAL, request=AnswerRequest(
             answer_index=0, steward_override=True))
 
 
@@ -81,10 +89,10 @@ async def test_a_resent_request_id_gets_its_first_outcome_after_a_conflict(
     again = await bot_client.answer_clarification(
         clarification_id=CRITICAL, request=editor(0, "p-sarah", "req-s"))
     assert again.http_status == 202 and again.result.replayed
-    assert again.result.outcome is m.AnswerOutcome.PARTIALLY_CONFIRMED
+    assert again.result.outcome is AnswerOutcome.PARTIALLY_CONFIRMED
     assert again.result.response_id == first.result.response_id
     c = await bot_client.get_clarification(clarification_id=CRITICAL)
-    assert c.state is m.ClarificationState.CONFLICTED and len(c.responses) == 2
+    assert c.state is ClarificationState.CONFLICTED and len(c.responses) == 2
 
 
 async def test_a_resent_binding_answer_replays_bound_after_a_late_conflict(

@@ -15,18 +15,36 @@ import pytest
 
 from bot.clock import ManualClock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    NIL_PERSON,
+    AnswerOutcome,
+    AnswerRequest,
+    AttemptOutcome,
+    BindingStatus,
+    ClarificationState,
+    DeliveryKind,
+    DeliveryReport,
+    EventReport,
+    EvidenceClass,
+    LeasedJob,
+    ReasonCode,
+    RecordedChannel,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 
 CRITICAL, NORMAL, HIGH, LOW = "clr-00001", "clr-00002", "clr-00003", "clr-00004"
 SARAH, PRIYA, MARIA = "acme-key-sarah-editor", "acme-key-priya-viewer", "acme-key-maria-steward"
 UNBOUND, GINA = "acme-key-unbound", "globex-key-gina-steward"
 
 
-def answer(index: int, responder: str, rights: m.Role = m.Role.EDITOR,
-           **more: object) -> m.AnswerRequest:
-    return m.AnswerRequest(answer_index=index, responder=responder, rights=rights,
-                           channel=m.Channel.SLACK, message_ref=f"D0{responder}:1.0", **more)
+def answer(index: int, responder: str, rights: Role = Role.EDITOR,
+           **more: object) -> AnswerRequest:
+    return AnswerRequest(answer_index=index, responder=responder, rights=rights,
+                         channel=ContractChannel.SLACK, message_ref=f"D0{responder}:1.0", **more)
 
 
 async def ids(client: CoreClient) -> list[str]:
@@ -43,7 +61,7 @@ async def test_clarify_steward_queue(
     await bot_client.answer_clarification(clarification_id=CRITICAL, request=answer(1, "p-ahmed"))
     await bot_client.answer_clarification(clarification_id=HIGH, request=answer(0, "p-tom"))
     queue = (await maria.list_attention()).items
-    assert [(c.id, c.state) for c in queue] == [(CRITICAL, m.ClarificationState.CONFLICTED)]
+    assert [(c.id, c.state) for c in queue] == [(CRITICAL, ClarificationState.CONFLICTED)]
     assert queue[0].document_id == "doc-northwind-msa"
 
 
@@ -76,7 +94,7 @@ async def test_expired_and_dead_lettered_join_the_queue_in_any_severity(
     clock.advance(timedelta(hours=48))  # the escalation window has run out
     assert NORMAL in await ids(client_for(MARIA))
     states = {c.id: c.state for c in (await client_for(MARIA).list_attention()).items}
-    assert states[NORMAL] is m.ClarificationState.EXPIRED
+    assert states[NORMAL] is ClarificationState.EXPIRED
     assert job.max_attempts == 4
 
 
@@ -86,42 +104,42 @@ async def test_clarify_delivery_history(
     """attempt → candidate → outcome or skip reason, events in order, the steward last."""
     [job] = [j for j in (await bot_client.poll_jobs(kinds=["clarify:"], max_jobs=5)).jobs
              if j.payload.clarification_id == CRITICAL]
-    await bot_client.report_event(clarification_id=CRITICAL, report=m.EventReport(
+    await bot_client.report_event(clarification_id=CRITICAL, report=EventReport(
         event_id="skip-0", type="skipped", person_id="p-sarah", attempt=0,
-        reason_code=m.ReasonCode.DAILY_CAP_EXCEEDED, message="Daily cap reached; skipped."))
+        reason_code=ReasonCode.DAILY_CAP_EXCEEDED, message="Daily cap reached; skipped."))
     await bot_client.advance_job(job_id=job.id, lease_token=job.lease_token, attempt=1,
-                                 reason_code=m.ReasonCode.DAILY_CAP_EXCEEDED)
-    await bot_client.report_delivery(clarification_id=CRITICAL, report=m.DeliveryReport(
-        delivery_id="dlv-1", person_id="p-ahmed", channel=m.Channel.SLACK,
-        kind=m.DeliveryKind.QUESTION, attempt=1, message_ref="D0AHMED:1.0"))
+                                 reason_code=ReasonCode.DAILY_CAP_EXCEEDED)
+    await bot_client.report_delivery(clarification_id=CRITICAL, report=DeliveryReport(
+        delivery_id="dlv-1", person_id="p-ahmed", channel=ContractChannel.SLACK,
+        kind=DeliveryKind.QUESTION, attempt=1, message_ref="D0AHMED:1.0"))
     history = await client_for(SARAH).get_delivery_history(clarification_id=CRITICAL)
     rows = [(a.attempt, a.person_id, a.steward, a.outcome, a.reason_code)
             for a in history.attempts]
     assert rows == [
-        (0, "p-sarah", False, m.AttemptOutcome.SKIPPED, m.ReasonCode.DAILY_CAP_EXCEEDED),
-        (1, "p-ahmed", False, m.AttemptOutcome.DELIVERED, None),
-        (2, "p-maria", False, m.AttemptOutcome.NOT_REACHED, None),  # owner, ranked
-        (3, "p-maria", True, m.AttemptOutcome.NOT_REACHED, None),  # the steward escalation
+        (0, "p-sarah", False, AttemptOutcome.SKIPPED, ReasonCode.DAILY_CAP_EXCEEDED),
+        (1, "p-ahmed", False, AttemptOutcome.DELIVERED, None),
+        (2, "p-maria", False, AttemptOutcome.NOT_REACHED, None),  # owner, ranked
+        (3, "p-maria", True, AttemptOutcome.NOT_REACHED, None),  # the steward escalation
     ]
     assert [ev.type for ev in history.attempts[0].events] == ["skipped", "advanced"]
-    assert history.attempts[1].channel == m.RecordedChannel.SLACK
+    assert history.attempts[1].channel == RecordedChannel.SLACK
     assert [ev.event_id for ev in history.events] == sorted(
         (ev.event_id for ev in history.events), key=[ev.event_id for ev in history.events].index)
     assert [ev.at for ev in history.events] == sorted(ev.at for ev in history.events)
     clock.advance(timedelta(minutes=2))  # the lease runs out: Ahmed's window goes on
     during = await client_for(SARAH).get_delivery_history(clarification_id=CRITICAL)
     assert [a.outcome for a in during.attempts] == [
-        m.AttemptOutcome.SKIPPED, m.AttemptOutcome.DELIVERED, m.AttemptOutcome.PENDING,
-        m.AttemptOutcome.NOT_REACHED]
+        AttemptOutcome.SKIPPED, AttemptOutcome.DELIVERED, AttemptOutcome.PENDING,
+        AttemptOutcome.NOT_REACHED]
     clock.advance(timedelta(hours=48))  # the window runs out: Ahmed's attempt expires
     after = await client_for(SARAH).get_delivery_history(clarification_id=CRITICAL)
     assert [a.outcome for a in after.attempts] == [
-        m.AttemptOutcome.SKIPPED, m.AttemptOutcome.EXPIRED, m.AttemptOutcome.PENDING,
-        m.AttemptOutcome.NOT_REACHED]
+        AttemptOutcome.SKIPPED, AttemptOutcome.EXPIRED, AttemptOutcome.PENDING,
+        AttemptOutcome.NOT_REACHED]
     assert (after.job_id, after.job_attempts, after.max_attempts) == (job.id, 2, 4)
     await bot_client.answer_clarification(clarification_id=CRITICAL, request=answer(0, "p-ahmed"))
     answered = await client_for(SARAH).get_delivery_history(clarification_id=CRITICAL)
-    assert answered.attempts[1].outcome is m.AttemptOutcome.ANSWERED
+    assert answered.attempts[1].outcome is AttemptOutcome.ANSWERED
 
 
 async def test_a_low_clarification_has_a_history_without_a_job(
@@ -152,9 +170,9 @@ async def test_a_steward_note_is_kept_and_withheld_from_the_redacted_view(
     await bot_client.answer_clarification(clarification_id=CRITICAL, request=answer(0, "p-sarah"))
     await bot_client.answer_clarification(clarification_id=CRITICAL, request=answer(1, "p-ahmed"))
     receipt = await client_for(MARIA).answer_clarification(
-        clarification_id=CRITICAL, request=m.AnswerRequest(
+        clarification_id=CRITICAL, request=AnswerRequest(
             answer_index=1, steward_override=True, note="Countersignature governs."))
-    assert receipt.result.outcome is m.AnswerOutcome.STEWARD_OVERRIDE
+    assert receipt.result.outcome is AnswerOutcome.STEWARD_OVERRIDE
     full = await bot_client.get_clarification(clarification_id=CRITICAL)
     assert full.responses[-1].note == "Countersignature governs."
     shown = await client_for(UNBOUND).get_clarification(clarification_id=CRITICAL)
@@ -164,13 +182,13 @@ async def test_a_steward_note_is_kept_and_withheld_from_the_redacted_view(
 # ------------------------------------------------------------------ erasure
 
 
-async def _activity(bot_client: CoreClient) -> m.LeasedJob:
+async def _activity(bot_client: CoreClient) -> LeasedJob:
     """Sarah was asked in Slack and answered; Ahmed answered too: a bound critical question."""
     [job] = [j for j in (await bot_client.poll_jobs(kinds=["clarify:"], max_jobs=5)).jobs
              if j.payload.clarification_id == CRITICAL]
-    await bot_client.report_delivery(clarification_id=CRITICAL, report=m.DeliveryReport(
-        delivery_id="dlv-0", person_id="p-sarah", channel=m.Channel.SLACK,
-        kind=m.DeliveryKind.QUESTION, attempt=0, message_ref="D0SARAH:1.0"))
+    await bot_client.report_delivery(clarification_id=CRITICAL, report=DeliveryReport(
+        delivery_id="dlv-0", person_id="p-sarah", channel=ContractChannel.SLACK,
+        kind=DeliveryKind.QUESTION, attempt=0, message_ref="D0SARAH:1.0"))
     await bot_client.answer_clarification(clarification_id=CRITICAL, request=answer(0, "p-sarah"))
     await bot_client.answer_clarification(clarification_id=CRITICAL, request=answer(0, "p-ahmed"))
     return job
@@ -191,22 +209,22 @@ async def test_clarify_gdpr_tombstone(
     assert "p-sarah" not in json.dumps(after.wire())
     [erased, kept] = after.responses
     assert (erased.responder, erased.channel, erased.message_ref) == (
-        m.NIL_PERSON, m.RecordedChannel.ERASED, None)
+        NIL_PERSON, RecordedChannel.ERASED, None)
     assert (erased.answer_index, erased.interval, erased.rights_at_answer_time,
             erased.binding_status, erased.response_tx) == (
-        0, before.responses[0].interval, m.Role.EDITOR, m.BindingStatus.BOUND,
+        0, before.responses[0].interval, Role.EDITOR, BindingStatus.BOUND,
         before.responses[0].response_tx)
     assert kept == before.responses[1]
     assert (after.state, after.quorum.state, after.bound_interval) == (
         before.state, before.quorum.state, before.bound_interval)
-    assert after.quorum.confirmed_by == [m.NIL_PERSON, "p-ahmed"]
+    assert after.quorum.confirmed_by == [NIL_PERSON, "p-ahmed"]
     assert after.events[-1].type == "attribution_erased"
     held = await bot_client.get_job(job_id=job.id)
-    assert held.payload.ranking == [m.NIL_PERSON, "p-ahmed", "p-maria"]
+    assert held.payload.ranking == [NIL_PERSON, "p-ahmed", "p-maria"]
     versions = (await bot_client.get_fact_history(
         logical_id="fact-northwind-msa-termination")).versions
-    assert versions[-1].provenance.confirmed_by == [m.NIL_PERSON, "p-ahmed"]
-    assert versions[-1].provenance.evidence_class is m.EvidenceClass.QUORUM_CONFIRMATION
+    assert versions[-1].provenance.confirmed_by == [NIL_PERSON, "p-ahmed"]
+    assert versions[-1].provenance.evidence_class is EvidenceClass.QUORUM_CONFIRMATION
     again = await client_for(MARIA).erase_attribution(person_id="p-sarah")
     assert (again.clarifications, again.responses, again.jobs) == (0, 0, 0)
 

@@ -14,8 +14,17 @@ import httpx
 import pytest
 
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerRequest,
+    Clarification,
+    FactHistory,
+    LeasedJob,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.core.routes import ROUTES, Route
 from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
@@ -54,9 +63,9 @@ class Acme:
     """What acme holds after some activity, and the marks by which a leak would show."""
 
     def __init__(self) -> None:
-        self.clarifications: dict[str, m.Clarification] = {}
-        self.jobs: list[m.LeasedJob] = []
-        self.history: m.FactHistory | None = None
+        self.clarifications: dict[str, Clarification] = {}
+        self.jobs: list[LeasedJob] = []
+        self.history: FactHistory | None = None
 
     def marks(self) -> set[str]:
         found = {"acme"} | set(self.clarifications) | {j.id for j in self.jobs}
@@ -70,8 +79,8 @@ async def acme(dev_client: DevCoreClient, core_url: str) -> Acme:
     await dev_client.load_scenario(twin_scenario())
     seen = Acme()
     async with CoreClient(base_url=core_url, token=ACME_ONLY) as bot:
-        await bot.answer_clarification(clarification_id="clr-00002", request=m.AnswerRequest(
-            answer_index=1, responder="p-ahmed", rights=m.Role.EDITOR, channel=m.Channel.SLACK,
+        await bot.answer_clarification(clarification_id="clr-00002", request=AnswerRequest(
+            answer_index=1, responder="p-ahmed", rights=Role.EDITOR, channel=ContractChannel.SLACK,
             message_ref="D0AHMED:1.0"))
         async for item in bot.iter_clarifications():
             seen.clarifications[item.id] = await bot.get_clarification(clarification_id=item.id)

@@ -17,9 +17,9 @@ from bot.audit import AuditEvent, JsonLinesSink, MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.http import WireResponse
+from bot.core.models import CreateClarificationRequest
 from bot.process.runtime import Engine
 from bot.process.worker import Worker, WorkerConfig
 from bot.settings import ClarifySettings
@@ -144,7 +144,7 @@ async def create(
     if severity:
         spec["severity_hint"] = severity
     created = await dev.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec)
+        request=CreateClarificationRequest.model_validate(spec)
     )
     return created.clarification.id
 

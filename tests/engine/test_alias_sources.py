@@ -9,36 +9,46 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from bot.core import models as m
 from bot.core.batching import JobScope
+from bot.core.models import (
+    AliasResolution,
+    AskedAlias,
+    Person,
+    PersonAliases,
+    PersonEntry,
+    ReasonCode,
+    ResolvedSlackIdentity,
+    SlackAlias,
+    SlackIdentity,
+)
 from bot.engine import aliases
 from bot.engine.aliases import Says, Source, Statement
 
-USER = m.SlackIdentity(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME")
-AMBIGUOUS, NO_ALIAS = m.ReasonCode.ALIAS_AMBIGUOUS, m.ReasonCode.NO_DELIVERY_ALIAS
+USER = SlackIdentity(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME")
+AMBIGUOUS, NO_ALIAS = ReasonCode.ALIAS_AMBIGUOUS, ReasonCode.NO_DELIVERY_ALIAS
 
 
-def asked(person_id: str, user_id: str = "U0SARAH") -> m.AskedAlias:
-    return m.AskedAlias(person_id=person_id, platform="slack", user_id=user_id,
-                        team_id="T0ACME", enterprise_id="E0ACME", verified=True)
+def asked(person_id: str, user_id: str = "U0SARAH") -> AskedAlias:
+    return AskedAlias(person_id=person_id, platform="slack", user_id=user_id,
+                      team_id="T0ACME", enterprise_id="E0ACME", verified=True)
 
 
-def person(person_id: str, user_id: str, team_id: str = "T0ACME") -> m.Person:
-    return m.Person(person_id=person_id, tenant_id="acme", aliases=m.PersonAliases(
-        slack=[m.SlackAlias(user_id=user_id, team_id=team_id, verified=True)]))
+def person(person_id: str, user_id: str, team_id: str = "T0ACME") -> Person:
+    return Person(person_id=person_id, tenant_id="acme", aliases=PersonAliases(
+        slack=[SlackAlias(user_id=user_id, team_id=team_id, verified=True)]))
 
 
-def resolution(person_id: str | None, code: str | None = None) -> m.AliasResolution:
-    return m.AliasResolution(identity=m.ResolvedSlackIdentity(**USER.model_dump()),
-                             person_id=person_id, error_code=code)
+def resolution(person_id: str | None, code: str | None = None) -> AliasResolution:
+    return AliasResolution(identity=ResolvedSlackIdentity(**USER.model_dump()),
+                           person_id=person_id, error_code=code)
 
 
 @dataclass
 class Case:
-    asked: list[m.AskedAlias] = field(default_factory=list)
-    batch: list[m.AliasResolution] = field(default_factory=list)  # on Sarah's entry
-    others: list[m.Person] = field(default_factory=list)  # other records the job read
-    decided: m.ReasonCode | None = None  # None: the card goes
+    asked: list[AskedAlias] = field(default_factory=list)
+    batch: list[AliasResolution] = field(default_factory=list)  # on Sarah's entry
+    others: list[Person] = field(default_factory=list)  # other records the job read
+    decided: ReasonCode | None = None  # None: the card goes
     said: set[tuple[Source, Says]] = field(default_factory=set)
 
 
@@ -87,11 +97,11 @@ def test_each_source_disagreeing_in_turn(case: Case) -> None:
     """Every source the job holds is heard; the card goes only when all say Sarah, nobody
     everywhere is NO_DELIVERY_ALIAS, and any other mix is ALIAS_AMBIGUOUS naming each source."""
     scope = JobScope(tenant_id="acme", asked=case.asked)
-    scope.people["p-sarah"] = m.PersonEntry(person_id="p-sarah",
-                                            person=person("p-sarah", "U0SARAH"),
-                                            resolutions=case.batch)
+    scope.people["p-sarah"] = PersonEntry(person_id="p-sarah",
+                                          person=person("p-sarah", "U0SARAH"),
+                                          resolutions=case.batch)
     for other in case.others:
-        scope.people[other.person_id] = m.PersonEntry(person_id=other.person_id, person=other)
+        scope.people[other.person_id] = PersonEntry(person_id=other.person_id, person=other)
     said = aliases.statements(scope, tenant_id="acme", person_id="p-sarah", user=USER)
     assert {(s.source, s.says) for s in said} == case.said
     refused = aliases.weigh(said, platform="slack")

@@ -15,13 +15,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.core import models as m
+from bot.core.models import Severity
 from bot.engine import attempts
 from bot.engine.attempts import Step
 from bot.engine.evidence import Standing
 
 S = Standing
-V = m.Severity
+V = Severity
 NOW = datetime(2026, 7, 4, 9, tzinfo=UTC)
 
 
@@ -35,7 +35,7 @@ class Job:
     ranking: str
     lease_seconds: float = 300.0
     standing: Standing = S.OPEN
-    severity: m.Severity = V.NORMAL
+    severity: Severity = V.NORMAL
     remaining: int = 1  # confirmations the quorum still needs
     max_attempts: int = 10
     # the pass counts only people who can confirm (``evidence.counts_confirmers``): a critical

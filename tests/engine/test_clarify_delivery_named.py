@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerRequest,
+    ClarificationState,
+    DeliveryKind,
+    ReasonCode,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.engine.handler import JobOutcome
 from devcore.core import ReferenceCore
 from tests.engine.conftest import Rig, clarify_settings
@@ -31,8 +40,8 @@ async def test_clarify_rbac_gate(rig: Rig) -> None:
     assert len(asked) == 1 and QUESTION in rig.rendered(asked[0])
     skips = {(ev.person_id, ev.reason_code) for ev in rig.events("skipped", mixed)}
     assert skips == {
-        ("p-tom", m.ReasonCode.NO_READ_PERMISSION),
-        ("p-jonas", m.ReasonCode.NO_READ_PERMISSION),
+        ("p-tom", ReasonCode.NO_READ_PERMISSION),
+        ("p-jonas", ReasonCode.NO_READ_PERMISSION),
     }
     escalations = [s for s in rig.channel.to("p-maria") if s.key.clarification_id == finance_only]
     assert [s.key.kind for s in escalations] == ["steward_escalation"]
@@ -44,8 +53,8 @@ async def test_clarify_rbac_gate(rig: Rig) -> None:
     c = await rig.bot.get_clarification(clarification_id=finance_only)
     trail = [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"]
     assert trail == [
-        ("p-tom", m.ReasonCode.NO_READ_PERMISSION),
-        ("p-jonas", m.ReasonCode.NO_READ_PERMISSION),
+        ("p-tom", ReasonCode.NO_READ_PERMISSION),
+        ("p-jonas", ReasonCode.NO_READ_PERMISSION),
     ]
     job = await rig.bot.get_job(job_id=c.job_id or "")
     assert job.attempts == job.max_attempts - 1  # skips advanced inside the lease
@@ -73,14 +82,14 @@ async def test_clarify_escalation(rig: Rig) -> None:
     assert escalation.message.unanswered == ("Lee Park", "Sarah Chen")  # type: ignore[union-attr]
     await rig.later(WINDOW + timedelta(minutes=5))
     c = await rig.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.DEAD_LETTERED
+    assert c.state is ClarificationState.DEAD_LETTERED
     digest = rig.channel.sent[-1]
     assert type(digest.message).__name__ == "DeadLetterDigestView"
     assert digest.address.person_id == "p-maria"
     item = digest.message.items[0]  # type: ignore[union-attr]
     assert item.clarification_id == cid
     assert [(s.person, s.reason) for s in item.skipped] == [
-        ("Olga Ivanova", m.ReasonCode.NO_DELIVERY_ALIAS)
+        ("Olga Ivanova", ReasonCode.NO_DELIVERY_ALIAS)
     ]
     assert item.unanswered == ("Lee Park", "Sarah Chen")
     reported = rig.events("dead_letter_reported", cid)
@@ -114,7 +123,7 @@ async def test_clarify_caps(make_rig: Callable[..., Rig]) -> None:
     await rig.burst()
     assert len(rig.channel.to("p-ahmed")) == 4  # 3 + one high card: the digest holds a unit
     capped = rig.events("skipped")
-    assert [ev.reason_code for ev in capped] == [m.ReasonCode.DAILY_CAP_EXCEEDED] * 2
+    assert [ev.reason_code for ev in capped] == [ReasonCode.DAILY_CAP_EXCEEDED] * 2
     assert {ev.person_id for ev in capped} == {"p-ahmed"}
     assert {s.key.clarification_id for s in rig.channel.to("p-sarah")} >= set(high[1:])
     await rig.later(timedelta(minutes=31))
@@ -126,7 +135,7 @@ async def test_clarify_caps(make_rig: Callable[..., Rig]) -> None:
     assert len(rig.channel.to("p-ahmed")) == 5  # never more than the cap in one day
     c = await rig.bot.get_clarification(clarification_id=sorted(held)[0])
     # a baseline delivery report names no kind: the core counts the person as asked
-    kind = m.DeliveryKind.DIGEST if rig.contract == "full" else m.DeliveryKind.QUESTION
+    kind = DeliveryKind.DIGEST if rig.contract == "full" else DeliveryKind.QUESTION
     assert [(d.person_id, d.kind) for d in c.deliveries] == [("p-ahmed", kind)]
     await rig.later(timedelta(days=1))
     fresh = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
@@ -139,8 +148,8 @@ async def test_settled_clarification_completes_its_job(rig: Rig) -> None:
     cid = await rig.create(authority={"authored_by": ["p-ahmed"]})
     await rig.bot.answer_clarification(
         clarification_id=cid,
-        request=m.AnswerRequest(
-            answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.CLI
+        request=AnswerRequest(
+            answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.CLI
         ),
     )
     await rig.burst()
@@ -194,6 +203,6 @@ async def test_a_steward_with_no_alias_is_on_record_not_silently_skipped(
     await rig.burst()
     assert [s.address.person_id for s in rig.channel.sent] == ["p-ahmed"]
     (event,) = rig.events("steward_unreachable", cid)
-    assert event.reason_code is m.ReasonCode.NO_DELIVERY_ALIAS and event.person_id == "p-maria"
+    assert event.reason_code is ReasonCode.NO_DELIVERY_ALIAS and event.person_id == "p-maria"
     c = await rig.bot.get_clarification(clarification_id=cid)
     assert "steward_unreachable" in [ev.type for ev in c.events]

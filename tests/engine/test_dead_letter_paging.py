@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from bot.core import models as m
+from bot.core.models import ClarificationState
 from bot.core.paging import Bound
 from bot.engine import deadletters
 from bot.metrics import REGISTRY
@@ -25,7 +25,7 @@ async def dead_letters(rig: Rig, count: int) -> list[str]:
     rig.clock.advance(WINDOW + timedelta(minutes=5))
     for cid in made:  # the core's clock read reaps the last leases: the jobs are dead letters
         c = await rig.bot.get_clarification(clarification_id=cid)
-        assert c.state is m.ClarificationState.DEAD_LETTERED
+        assert c.state is ClarificationState.DEAD_LETTERED
     return made
 
 

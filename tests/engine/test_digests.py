@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from bot.core import models as m
+from bot.core.models import AnswerRequest, Role
+from bot.core.models import Channel as ContractChannel
 from cards.views import DigestView
 from tests.engine.conftest import Rig, clarify_settings
 
@@ -36,8 +37,8 @@ def digests_to(rig: Rig, person_id: str) -> list[DigestView]:
 
 
 async def answered_elsewhere(rig: Rig, clarification_id: str) -> None:
-    await rig.bot.answer_clarification(clarification_id=clarification_id, request=m.AnswerRequest(
-        answer_index=0, responder="p-ahmed", rights=m.Role.EDITOR, channel=m.Channel.CLI))
+    await rig.bot.answer_clarification(clarification_id=clarification_id, request=AnswerRequest(
+        answer_index=0, responder="p-ahmed", rights=Role.EDITOR, channel=ContractChannel.CLI))
 
 
 async def test_the_digest_goes_out_when_its_window_ends_not_before(

@@ -9,14 +9,14 @@ import pytest
 from bot.answering.answers import AnswerStatus
 from bot.chat import Callback
 from bot.core import errors as e
-from bot.core import models as m
+from bot.core.models import ReasonCode, SlackAlias, SlackIdentity
 from cards.outcome_text import outcome_text
 from cards.views import OutcomeKind
 from devcore.core import ReferenceCore
 from devcore.demo import answer_now
 from tests.engine.conftest import Rig
 
-SHARED = m.SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME", verified=True)
+SHARED = SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME", verified=True)
 
 
 def share_sarahs_slack_user(core: ReferenceCore) -> None:
@@ -29,7 +29,7 @@ async def test_reference_core_refuses_to_resolve_a_chat_user_claimed_twice(
 ) -> None:
     """POST /v1/people/resolve answers 409 ALIAS_AMBIGUOUS for a user two people claim."""
     share_sarahs_slack_user(core)
-    identity = m.SlackIdentity(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME")
+    identity = SlackIdentity(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME")
     with pytest.raises(e.AliasAmbiguous):
         await rig.bot.resolve_person(tenant_id="acme", identity=identity)
 
@@ -47,8 +47,8 @@ async def test_alias_ambiguous_shared_chat_user_is_asked_by_nobody(
         "U0PRIYA"]
     assert "U0SARAH" not in {s.address.user_id for s in rig.channel.sent}
     audited = {(ev.person_id, ev.reason_code) for ev in rig.events("skipped", cid)}
-    assert audited == {("p-sarah", m.ReasonCode.ALIAS_AMBIGUOUS),
-                       ("p-ahmed", m.ReasonCode.ALIAS_AMBIGUOUS)}
+    assert audited == {("p-sarah", ReasonCode.ALIAS_AMBIGUOUS),
+                       ("p-ahmed", ReasonCode.ALIAS_AMBIGUOUS)}
     c = await rig.bot.get_clarification(clarification_id=cid)
     trail = {(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"}
     assert trail == audited
@@ -59,13 +59,13 @@ async def test_alias_ambiguous_steward_gets_no_escalation(rig: Rig, core: Refere
     """A steward whose Slack user someone else claims is not written to either: the
     escalation fails on record with ALIAS_AMBIGUOUS instead of reaching a shared account."""
     core.directory.people[("acme", "p-olga")].aliases.slack[:] = [
-        m.SlackAlias(user_id="U0MARIA", team_id="T0ACME", enterprise_id="E0ACME")]
+        SlackAlias(user_id="U0MARIA", team_id="T0ACME", enterprise_id="E0ACME")]
     cid = await rig.create(authority={"authored_by": ["p-tom"]})
     await rig.burst()
     assert rig.channel.sent == []
     (failed,) = rig.events("escalation_failed", cid)
-    assert failed.reason_code is m.ReasonCode.ALIAS_AMBIGUOUS
-    assert failed.skips[0].reason_code is m.ReasonCode.NO_READ_PERMISSION
+    assert failed.reason_code is ReasonCode.ALIAS_AMBIGUOUS
+    assert failed.skips[0].reason_code is ReasonCode.NO_READ_PERMISSION
 
 
 async def test_callback_from_a_shared_chat_user_is_refused_as_ambiguous(
@@ -88,11 +88,11 @@ async def test_callback_from_a_shared_chat_user_is_refused_as_ambiguous(
     assert note.view.kind is OutcomeKind.IDENTITY_SHARED
     assert "linked to more than one person" in outcome_text(note.view).headline
     (refused,) = rig.events("answer_refused", cid)
-    assert refused.reason_code is m.ReasonCode.ALIAS_AMBIGUOUS
+    assert refused.reason_code is ReasonCode.ALIAS_AMBIGUOUS
     c = await rig.bot.get_clarification(clarification_id=cid)
     assert c.responses == []
     codes = [ev.reason_code for ev in c.events if ev.type == "answer_refused"]
-    assert codes == [m.ReasonCode.ALIAS_AMBIGUOUS]
+    assert codes == [ReasonCode.ALIAS_AMBIGUOUS]
 
 
 async def test_callback_from_a_user_nobody_claims_says_it_is_linked_to_nobody(
@@ -113,6 +113,6 @@ async def test_callback_from_a_user_nobody_claims_says_it_is_linked_to_nobody(
     assert note.view is not None and note.view.kind is OutcomeKind.IDENTITY_UNKNOWN
     assert "not linked to anyone" in outcome_text(note.view).headline
     (refused,) = rig.events("answer_refused", cid)
-    assert refused.reason_code is m.ReasonCode.RESPONDER_NOT_AUTHORISED
+    assert refused.reason_code is ReasonCode.RESPONDER_NOT_AUTHORISED
     c = await rig.bot.get_clarification(clarification_id=cid)
     assert c.responses == []

@@ -10,24 +10,24 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import AskedAlias, ReasonCode, SlackAlias
 from devcore.core import ReferenceCore
 from tests.engine.conftest import Rig
 from tests.engine.kit import counted
 
 RESOLVE = "POST /v1/people/resolve"
-SARAHS_USER = m.SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME",
-                           verified=True)
+SARAHS_USER = SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME",
+                         verified=True)
 
 
-def asked(person_id: str, user_id: str) -> m.AskedAlias:
+def asked(person_id: str, user_id: str) -> AskedAlias:
     """An askedAliases entry naming a Slack user of the acme workspace for ``person_id``."""
-    return m.AskedAlias(person_id=person_id, platform="slack", user_id=user_id,
-                        team_id="T0ACME", enterprise_id="E0ACME", verified=True)
+    return AskedAlias(person_id=person_id, platform="slack", user_id=user_id,
+                      team_id="T0ACME", enterprise_id="E0ACME", verified=True)
 
 
-def slack_of(core: ReferenceCore, person_id: str) -> list[m.SlackAlias]:
+def slack_of(core: ReferenceCore, person_id: str) -> list[SlackAlias]:
     """The person's Slack aliases in the reference core's directory (changed in place)."""
     return core.directory.people[("acme", person_id)].aliases.slack
 
@@ -36,7 +36,7 @@ def questions(rig: Rig) -> list[str]:
     return [s.address.user_id for s in rig.channel.sent if s.key.kind == "question"]
 
 
-async def skipped_on_record(rig: Rig, cid: str) -> set[tuple[str | None, m.ReasonCode | None]]:
+async def skipped_on_record(rig: Rig, cid: str) -> set[tuple[str | None, ReasonCode | None]]:
     """The skips of the audit sink, checked equal to those on the core's trail."""
     audited = {(ev.person_id, ev.reason_code) for ev in rig.events("skipped", cid)}
     c = await rig.bot.get_clarification(clarification_id=cid)
@@ -49,7 +49,7 @@ def steward_was_told(rig: Rig, cid: str, *skipped: str) -> None:
     in the words of the message the steward reads."""
     (escalated,) = rig.events("escalated", cid)
     assert {(s.person_id, s.reason_code) for s in escalated.skips} == {
-        (p, m.ReasonCode.ALIAS_AMBIGUOUS) for p in skipped}
+        (p, ReasonCode.ALIAS_AMBIGUOUS) for p in skipped}
     (card,) = [s for s in rig.channel.sent if s.key.kind == "steward_escalation"]
     assert card.address.user_id == "U0MARIA"
     assert rig.rendered(card).count("ambiguous chat account") == len(skipped)
@@ -66,8 +66,8 @@ async def test_one_user_shared_by_two_people_after_the_asked_aliases_is_skipped_
     slack_of(core, "p-ahmed")[:] = [SARAHS_USER]
     await rig.burst()
     assert questions(rig) == []
-    assert await skipped_on_record(rig, cid) == {("p-ahmed", m.ReasonCode.ALIAS_AMBIGUOUS),
-                                                 ("p-sarah", m.ReasonCode.ALIAS_AMBIGUOUS)}
+    assert await skipped_on_record(rig, cid) == {("p-ahmed", ReasonCode.ALIAS_AMBIGUOUS),
+                                                 ("p-sarah", ReasonCode.ALIAS_AMBIGUOUS)}
     steward_was_told(rig, cid, "p-ahmed", "p-sarah")
 
 
@@ -82,8 +82,8 @@ async def test_asked_aliases_naming_one_user_for_two_people_send_no_card(
     calls = counted(bot_client)
     await rig.burst()
     assert questions(rig) == []
-    assert await skipped_on_record(rig, cid) == {("p-sarah", m.ReasonCode.ALIAS_AMBIGUOUS),
-                                                 ("p-ahmed", m.ReasonCode.ALIAS_AMBIGUOUS)}
+    assert await skipped_on_record(rig, cid) == {("p-sarah", ReasonCode.ALIAS_AMBIGUOUS),
+                                                 ("p-ahmed", ReasonCode.ALIAS_AMBIGUOUS)}
     steward_was_told(rig, cid, "p-sarah", "p-ahmed")
     assert calls[RESOLVE] == (1 if rig.contract == "baseline" else 0)  # the steward's own
 
@@ -99,7 +99,7 @@ async def test_a_person_whose_own_alias_differs_from_the_asked_aliases_is_skippe
     calls = counted(bot_client)
     await rig.burst()
     assert questions(rig) == ["U0PRIYA"]
-    assert await skipped_on_record(rig, cid) == {("p-sarah", m.ReasonCode.ALIAS_AMBIGUOUS)}
+    assert await skipped_on_record(rig, cid) == {("p-sarah", ReasonCode.ALIAS_AMBIGUOUS)}
     (skip,) = rig.events("skipped", cid)
     assert "askedAliases: another user of theirs" in skip.message
     assert calls[RESOLVE] == 0
@@ -122,7 +122,7 @@ async def test_asked_aliases_missing_the_person_are_no_vouch_the_core_decides(
     slack_of(core, "p-ahmed")[:] = [SARAHS_USER]
     await rig.burst()
     assert questions(rig) == ["U0SARAH", "U0PRIYA"]
-    assert await skipped_on_record(rig, shared) == {("p-sarah", m.ReasonCode.ALIAS_AMBIGUOUS)}
+    assert await skipped_on_record(rig, shared) == {("p-sarah", ReasonCode.ALIAS_AMBIGUOUS)}
 
 
 async def test_when_every_source_agrees_one_card_goes_without_a_resolve_call(

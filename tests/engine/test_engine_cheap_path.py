@@ -13,9 +13,17 @@ from bot.audit import MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.models import (
+    Channel as ContractChannel,
+)
+from bot.core.models import (
+    DeliveryKind,
+    DeliveryReport,
+    EventReport,
+    ReasonCode,
+)
 from bot.process.worker import WorkerConfig
 from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
@@ -149,15 +157,15 @@ async def test_a_report_is_held_only_where_a_scope_is_passed_and_goes_at_once_wi
     before = await bot_client.get_clarification(clarification_id=cid)  # probes done by now
     calls = counted(bot_client)
 
-    def delivery(n: int, person_id: str) -> m.DeliveryReport:
-        return m.DeliveryReport(delivery_id=f"dl.held.{n}", person_id=person_id,
-                                channel=m.Channel.SLACK, kind=m.DeliveryKind.QUESTION,
-                                attempt=0, message_ref=f"1700000000.00000{n}")
+    def delivery(n: int, person_id: str) -> DeliveryReport:
+        return DeliveryReport(delivery_id=f"dl.held.{n}", person_id=person_id,
+                              channel=ContractChannel.SLACK, kind=DeliveryKind.QUESTION,
+                              attempt=0, message_ref=f"1700000000.00000{n}")
 
-    def event(n: int) -> m.EventReport:
-        return m.EventReport(event_id=f"ev.held.{n}", type="skipped", person_id="p-ahmed",
-                             reason_code=m.ReasonCode.NO_DELIVERY_ALIAS, attempt=0,
-                             message="Candidate has no chat alias.")
+    def event(n: int) -> EventReport:
+        return EventReport(event_id=f"ev.held.{n}", type="skipped", person_id="p-ahmed",
+                           reason_code=ReasonCode.NO_DELIVERY_ALIAS, attempt=0,
+                           message="Candidate has no chat alias.")
 
     scope = JobScope()
     assert await bot_client.report_delivery(clarification_id=cid, report=delivery(1, "p-sarah"),

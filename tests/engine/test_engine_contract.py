@@ -15,11 +15,12 @@ import pytest
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.errors import CoreTimeout, ExtensionUnavailable
 from bot.core.extensions import ALL, Extension
 from bot.core.http import Trouble, WireResponse
+from bot.core.models import AnswerOutcome, AnswerRequest, Role
+from bot.core.models import Channel as ContractChannel
 from bot.interaction.attention import QUEUE_BOUND
 from bot.metrics import REGISTRY
 from bot.process.service import extensions_in_use
@@ -209,11 +210,11 @@ async def test_answers_without_request_ids_reach_the_core_once_in_order(
     async with client(core_url, clock) as bot:
         calls = counted(bot)
         cid = await create(dev_client, authority={"authored_by": ["p-sarah"]})
-        request = m.AnswerRequest(answer_index=1, responder="p-sarah", rights=m.Role.EDITOR,
-                                  channel=m.Channel.SLACK, request_id="entry-1")
+        request = AnswerRequest(answer_index=1, responder="p-sarah", rights=Role.EDITOR,
+                                channel=ContractChannel.SLACK, request_id="entry-1")
         first = await bot.answer_clarification(clarification_id=cid, request=request)
         again = await bot.answer_clarification(clarification_id=cid, request=request)
-        assert first.result.outcome is again.result.outcome is m.AnswerOutcome.BOUND
+        assert first.result.outcome is again.result.outcome is AnswerOutcome.BOUND
         assert len(core.records[cid].model.responses) == 1
         assert calls[f"POST /v1/clarifications/{cid}/answer"] == 2  # never a 422 and resend
         assert first.result.confirmers("p-sarah") == ["p-sarah"]

@@ -16,8 +16,16 @@ from typing import Any
 import pytest
 
 from bot.channels.recording import RecordingChannel
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerRequest,
+    DeliveryKind,
+    ReasonCode,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.store.base import DeliveryKey, SlotState
 from bot.store.errors import StoreUnavailable
 from cards.views import StewardEscalationView
@@ -61,7 +69,7 @@ async def test_crash_before_send_of_an_earlier_attempt_is_a_reason_coded_skip(
     assert skip["reason_codes"] == ["DELIVERY_FAILED"]
     c = await truth.get_clarification(clarification_id=cid)
     assert [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"] == [
-        ("p-sarah", m.ReasonCode.DELIVERY_FAILED)]
+        ("p-sarah", ReasonCode.DELIVERY_FAILED)]
     assert await rig.stores[1].slot(channel.key) is None  # released: nothing to reconcile again
 
     rig.clock.advance(NEXT_ATTEMPT)
@@ -69,7 +77,7 @@ async def test_crash_before_send_of_an_earlier_attempt_is_a_reason_coded_skip(
     (escalation,) = [s for s in channel.sent if s.key.kind == "steward_escalation"]
     assert isinstance(escalation.message, StewardEscalationView)
     assert [(s.person, s.reason) for s in escalation.message.skipped] == [
-        ("Sarah Chen", m.ReasonCode.DELIVERY_FAILED)]
+        ("Sarah Chen", ReasonCode.DELIVERY_FAILED)]
     assert escalation.message.unanswered == ("Ahmed Karimi",)
     (escalated,) = audit_lines(rig, "escalated")
     assert escalated["skips"] == [{"person_id": "p-sarah", "reason_code": "DELIVERY_FAILED"}]
@@ -77,8 +85,8 @@ async def test_crash_before_send_of_an_earlier_attempt_is_a_reason_coded_skip(
     (core_escalated,) = [ev for ev in c.events if ev.type == "escalated"]
     if contract == "full":  # a baseline core's events carry no skips (the skip's own does)
         assert [(s.person_id, s.reason_code) for s in core_escalated.skips] == [
-            ("p-sarah", m.ReasonCode.DELIVERY_FAILED)]
-        assert core_escalated.reason_codes == [m.ReasonCode.DELIVERY_FAILED]
+            ("p-sarah", ReasonCode.DELIVERY_FAILED)]
+        assert core_escalated.reason_codes == [ReasonCode.DELIVERY_FAILED]
     assert channel.to("p-sarah") == []
 
 
@@ -132,15 +140,15 @@ async def test_recovered_delivery_writes_its_audit_event(
 
 
 @pytest.mark.parametrize(("acl_roles", "reason"), [
-    pytest.param(("viewer", "editor", "steward"), m.ReasonCode.DELIVERY_FAILED, id="could-read"),
-    pytest.param(("steward",), m.ReasonCode.NO_READ_PERMISSION, id="could-not-read"),
+    pytest.param(("viewer", "editor", "steward"), ReasonCode.DELIVERY_FAILED, id="could-read"),
+    pytest.param(("steward",), ReasonCode.NO_READ_PERMISSION, id="could-not-read"),
 ])
 async def test_crash_before_anything_was_reserved_is_a_reason_coded_skip(
     restart: Callable[[RecordingChannel], Restart],
     dev_client: DevCoreClient,
     bot_client: CoreClient, truth: CoreClient,
     acl_roles: tuple[str, ...],
-    reason: m.ReasonCode,
+    reason: ReasonCode,
 ) -> None:
     """A worker leases the job and dies before it reserved anything (found by bench/soak.py:
     killed while reading the clarification or the people). The job comes back one attempt
@@ -188,8 +196,8 @@ async def test_card_sent_but_its_report_lost_to_a_crash_is_reported_on_the_next_
     c = await truth.get_clarification(clarification_id=cid)
     assert c.deliveries == []
     if answered:
-        await bot_client.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-            answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+        await bot_client.answer_clarification(clarification_id=cid, request=AnswerRequest(
+            answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.SLACK))
 
     rig.clock.advance(NEXT_ATTEMPT)
     await rig.worker("worker-restarted").worker.run_burst()
@@ -197,7 +205,7 @@ async def test_card_sent_but_its_report_lost_to_a_crash_is_reported_on_the_next_
     # a baseline report names no attempt: the core takes the job's current one
     attempt = 0 if contract == "full" else 1
     assert [(d.person_id, d.attempt, d.kind) for d in c.deliveries
-            if d.person_id == "p-sarah"] == [("p-sarah", attempt, m.DeliveryKind.QUESTION)]
+            if d.person_id == "p-sarah"] == [("p-sarah", attempt, DeliveryKind.QUESTION)]
     assert [s.key.person_id for s in rig.channel.sent].count("p-sarah") == 1
 
 
@@ -223,7 +231,7 @@ async def test_card_sent_whose_record_the_store_refused_still_reaches_the_core(
     assert [s.key.person_id for s in rig.channel.sent if s.key.kind == "question"] == ["p-sarah"]
     c = await truth.get_clarification(clarification_id=cid)
     assert [(d.person_id, d.attempt, d.kind) for d in c.deliveries] == [
-        ("p-sarah", 0, m.DeliveryKind.QUESTION)]
+        ("p-sarah", 0, DeliveryKind.QUESTION)]
 
 
 async def test_skips_reach_the_core_before_the_advance_that_passes_them(
@@ -259,4 +267,4 @@ async def test_skips_reach_the_core_before_the_advance_that_passes_them(
     assert died
     c = await truth.get_clarification(clarification_id=cid)
     assert [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"] == [
-        ("p-sarah", m.ReasonCode.NO_READ_PERMISSION)]
+        ("p-sarah", ReasonCode.NO_READ_PERMISSION)]

@@ -21,7 +21,8 @@ import pytest
 
 from adapters.slack.render import render
 from bot.channels.recording import SentMessage, Updated
-from bot.core import models as m
+from bot.core.models import AnswerRequest, DeliveryKind, JobState, Role
+from bot.core.models import Channel as ContractChannel
 from bot.engine.handler import JobOutcome
 from cards.views import OutcomeKind, OutcomeView
 from tests.engine.conftest import CODEC, Rig
@@ -86,7 +87,7 @@ class Given:
 
     person: str
     index: int
-    rights: m.Role = m.Role.EDITOR
+    rights: Role = Role.EDITOR
     override: bool = False
 
 
@@ -105,7 +106,7 @@ class Row:
 
 SARAH_0 = Given("p-sarah", 0)
 AHMED_0, AHMED_1 = Given("p-ahmed", 0), Given("p-ahmed", 1)
-OVERRIDE = Given("p-maria", 0, rights=m.Role.STEWARD, override=True)
+OVERRIDE = Given("p-maria", 0, rights=Role.STEWARD, override=True)
 SETTLED = "This question has been settled and its answer recorded as evidence."
 
 TABLE = [
@@ -141,7 +142,7 @@ TABLE = [
     Row("an unknown state word with no evidence: the next person is asked",
         "normal", (), unknown_state, asks=1),
     Row("an attestation only, under an unknown state word: the next person is asked",
-        "normal", (Given("p-sarah", 0, rights=m.Role.VIEWER),), unknown_state, asks=1),
+        "normal", (Given("p-sarah", 0, rights=Role.VIEWER),), unknown_state, asks=1),
 ]
 
 
@@ -151,9 +152,9 @@ def shown(item: SentMessage | Updated) -> str:
 
 
 async def given(rig: Rig, cid: str, answer: Given) -> None:
-    await rig.bot.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
+    await rig.bot.answer_clarification(clarification_id=cid, request=AnswerRequest(
         answer_index=answer.index, responder=answer.person, rights=answer.rights,
-        channel=m.Channel.CLI, steward_override=answer.override))
+        channel=ContractChannel.CLI, steward_override=answer.override))
 
 
 @pytest.mark.parametrize("row", TABLE, ids=[row.name for row in TABLE])
@@ -173,14 +174,14 @@ async def test_a_returning_job_follows_the_evidence(rig: Rig, proxy: RewritingPr
     await rig.later(WINDOW)
 
     later = rig.channel.sent[before:]
-    questions = [s for s in later if s.key.kind == m.DeliveryKind.QUESTION.value]
+    questions = [s for s in later if s.key.kind == DeliveryKind.QUESTION.value]
     assert len(questions) == row.asks
     assert all(s.address.person_id != "p-sarah" for s in questions)
     told = [s for s in rig.channel.to("p-maria") if s.key.kind == "steward_conflict"]
     assert bool(told) is row.steward
     job = await rig.bot.get_job(job_id=(await rig.bot.get_clarification(
         clarification_id=cid)).job_id or "")
-    assert (job.state is m.JobState.COMPLETED) is row.completed
+    assert (job.state is JobState.COMPLETED) is row.completed
     assert (JobOutcome.COMPLETED in rig.engine.worker.outcomes) is row.completed
     repainted = [u for u in rig.channel.updates if u.ref == sarah.ref]
     if row.painted is None:
@@ -261,4 +262,4 @@ async def test_a_known_low_severity_is_never_asked(rig: Rig, proxy: RewritingPro
     assert rig.channel.sent == []
     c = await rig.bot.get_clarification(clarification_id=cid)
     job = await rig.bot.get_job(job_id=c.job_id or "")
-    assert job.state is m.JobState.COMPLETED
+    assert job.state is JobState.COMPLETED

@@ -3,7 +3,17 @@ clarify_post_binding_conflict), through the handler's idempotent delivery."""
 
 from __future__ import annotations
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerCustomInput,
+    AnswerOutcome,
+    AnswerRequest,
+    AnswerResult,
+    ClarificationState,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.engine.stewards import LATE_CONFLICT_KIND
 from tests.engine.conftest import Rig
 
@@ -12,9 +22,9 @@ QUESTION = "When does the Harbor Street lease renewal take effect?"
 
 
 async def _answer(rig: Rig, cid: str, responder: str, *, index: int | None = None,
-                  custom: m.AnswerCustomInput | None = None) -> m.AnswerResult:
-    request = m.AnswerRequest(answer_index=index, answer_custom=custom, responder=responder,
-                              rights=m.Role.EDITOR, channel=m.Channel.CLI)
+                  custom: AnswerCustomInput | None = None) -> AnswerResult:
+    request = AnswerRequest(answer_index=index, answer_custom=custom, responder=responder,
+                            rights=Role.EDITOR, channel=ContractChannel.CLI)
     receipt = await rig.bot.answer_clarification(clarification_id=cid, request=request)
     return receipt.result
 
@@ -29,13 +39,13 @@ async def test_late_conflict_notice_is_sent_once_per_responder(rig: Rig) -> None
     cid = await rig.create(authority={"authored_by": ["p-ahmed"]})
     await _answer(rig, cid, "p-sarah", index=0)
     late = await _answer(rig, cid, "p-ahmed", index=1)
-    assert late.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+    assert late.outcome is AnswerOutcome.CONFLICTING_ATTESTATION
     c = await rig.bot.get_clarification(clarification_id=cid)
     await rig.engine.stewards.notify_late_conflict(c, "p-ahmed")
     await rig.engine.stewards.notify_late_conflict(c, "p-ahmed")
-    again = await _answer(rig, cid, "p-ahmed", custom=m.AnswerCustomInput(
+    again = await _answer(rig, cid, "p-ahmed", custom=AnswerCustomInput(
         valid_from="2027-01-01", valid_to="2027-02-01"))
-    assert again.outcome is m.AnswerOutcome.CONFLICTING_ATTESTATION
+    assert again.outcome is AnswerOutcome.CONFLICTING_ATTESTATION
     c = await rig.bot.get_clarification(clarification_id=cid)
     await rig.engine.stewards.notify_late_conflict(c, "p-ahmed")
     assert len(_late_notices(rig)) == 1
@@ -54,7 +64,7 @@ async def test_late_conflict_notice_is_sent_once_per_responder(rig: Rig) -> None
     for notice in notices:
         text = rig.rendered(notice)
         assert "already bound" in text and SPAN not in text and QUESTION not in text
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
 
 
 async def test_no_late_notice_for_someone_who_never_answered(rig: Rig) -> None:

@@ -23,8 +23,9 @@ from bot.channel import ContractWords
 from bot.channels.recording import RecordingChannel
 from bot.chat import Callback, ChatUser, WorkspaceTenants
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Channel as ContractChannel
+from bot.core.models import IdentityKind, RecordedChannel
 from bot.interaction.interactions import Interactions
 from bot.process.runtime import Engine, EngineParts, build_engine
 from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
@@ -43,8 +44,9 @@ ACME_TEAMS = TeamsSettings(tenants=(TeamsTenant(aad_tenant_id=ORG, tenant="acme"
 class Pigeon(RecordingChannel):  # the platform's Channel: it cannot look up what it sent
     platform: str = "pigeon"
     can_find: bool = False
-    declared_kind: m.IdentityKind | None = m.IdentityKind.ENTRA  # its people: their Entra identity
-    declared_channel: m.Channel | None = m.Channel.API  # the contract's word for its answers
+    declared_kind: IdentityKind | None = IdentityKind.ENTRA  # its people: their Entra identity
+    # the contract's word for its answers
+    declared_channel: ContractChannel | None = ContractChannel.API
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,9 @@ async def test_a_new_platform_answers_a_question_end_to_end(
     assert again.verdict is not AnswerStatus.UNVERIFIED
     c = await truth.get_clarification(clarification_id=cid)
     assert [(r.responder, r.answer_index, r.channel) for r in c.responses] == [
-        ("p-sarah", 0, m.RecordedChannel.API)]
+        ("p-sarah", 0, RecordedChannel.API)]
     assert [(d.person_id, d.channel) for d in c.deliveries] == [
-        ("p-sarah", m.RecordedChannel.API)]
+        ("p-sarah", RecordedChannel.API)]
     assert [u.ref for u in pigeon.updates][:1] == [card.ref]
     cards = await engine.store.cards(cid)
     assert [x.platform for x in cards] == ["pigeon"]  # the bot's own record: its own name
@@ -157,10 +159,10 @@ async def test_a_platform_s_own_map_scopes_its_aliases_for_the_sends(
 
 
 @pytest.mark.parametrize(("platform", "word"), [
-    ("slack", m.RecordedChannel.SLACK), ("teams", m.RecordedChannel.TEAMS),
-    ("pigeon", m.RecordedChannel.API)])
+    ("slack", RecordedChannel.SLACK), ("teams", RecordedChannel.TEAMS),
+    ("pigeon", RecordedChannel.API)])
 async def test_each_platform_s_answers_and_deliveries_carry_its_own_contract_word(
-        platform: str, word: m.RecordedChannel, bot_client: CoreClient, truth: CoreClient,
+        platform: str, word: RecordedChannel, bot_client: CoreClient, truth: CoreClient,
         dev_client: DevCoreClient, clock: ManualClock) -> None:
     """With Slack, Teams and pigeon mounted, the platform first in order reaches Sarah, and the
     core records her answer and her card's delivery under that platform's word: Slack's
@@ -200,15 +202,15 @@ def test_a_word_the_core_recorded_names_the_platform_that_declares_it() -> None:
     platform it is the word of (``teams``, mounted or not); ``cli`` and an erased word name
     none."""
     words = ContractWords.of({"slack": RecordingChannel(platform="slack"), "pigeon": Pigeon()})
-    assert words.platform(m.RecordedChannel.API) == "pigeon"
-    assert words.platform(m.RecordedChannel.SLACK) == "slack"
-    assert words.platform(m.RecordedChannel.TEAMS) == "teams"
-    assert words.platform(m.RecordedChannel.CLI) is None
-    assert words.platform(m.RecordedChannel.ERASED) is None
-    assert ContractWords.of({}).platform(m.RecordedChannel.API) is None
+    assert words.platform(RecordedChannel.API) == "pigeon"
+    assert words.platform(RecordedChannel.SLACK) == "slack"
+    assert words.platform(RecordedChannel.TEAMS) == "teams"
+    assert words.platform(RecordedChannel.CLI) is None
+    assert words.platform(RecordedChannel.ERASED) is None
+    assert ContractWords.of({}).platform(RecordedChannel.API) is None
     assert (words.channel("slack"), words.kind("slack")) == (
-        m.Channel.SLACK, m.IdentityKind.SLACK)
+        ContractChannel.SLACK, IdentityKind.SLACK)
     assert (words.channel("pigeon"), words.kind("pigeon")) == (
-        m.Channel.API, m.IdentityKind.ENTRA)
+        ContractChannel.API, IdentityKind.ENTRA)
     assert (words.channel("teams"), words.kind("teams")) == (
-        m.Channel.TEAMS, m.IdentityKind.ENTRA)
+        ContractChannel.TEAMS, IdentityKind.ENTRA)

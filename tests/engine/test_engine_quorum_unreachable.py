@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.core import models as m
+from bot.core.models import AnswerRequest, ReasonCode, Role
+from bot.core.models import Channel as ContractChannel
 from cards.views import StewardEscalationView, StewardQuorumView
 from tests.engine.conftest import Rig
 
@@ -32,18 +33,18 @@ async def test_quorum_unreachable_steward_told_in_the_same_pass(rig: Rig) -> Non
     assert (notice.required, notice.missing) == (2, 1)
     assert notice.asked == ("Sarah Chen", "Lee Park")
     assert [(s.person, s.reason) for s in notice.skipped] == [
-        ("Olga Ivanova", m.ReasonCode.NO_DELIVERY_ALIAS)]
+        ("Olga Ivanova", ReasonCode.NO_DELIVERY_ALIAS)]
     text = rig.rendered(next(s for s in rig.channel.sent if s.message is notice))
     assert "Asked: Sarah Chen and Lee Park" in text
     assert "one more confirmation is still missing" in text
     (event,) = rig.events("quorum_unreachable", cid)
     assert [(s.person_id, s.reason_code) for s in event.skips] == [
-        ("p-olga", m.ReasonCode.NO_DELIVERY_ALIAS)]
+        ("p-olga", ReasonCode.NO_DELIVERY_ALIAS)]
     assert event.extra["missing"] == "1" and event.extra["asked"] == "p-sarah,p-lee"
     c = await rig.bot.get_clarification(clarification_id=cid)
     (core_event,) = [ev for ev in c.events if ev.type == "quorum_unreachable"]
     if rig.contract == "full":  # a baseline core's events carry one code, on the skips
-        assert core_event.reason_codes == [m.ReasonCode.NO_DELIVERY_ALIAS]
+        assert core_event.reason_codes == [ReasonCode.NO_DELIVERY_ALIAS]
     await rig.burst()
     assert len(quorum_notices(rig)) == 1  # once per clarification
 
@@ -64,8 +65,8 @@ async def test_escalation_after_unreachable_quorum_names_who_confirmed(rig: Rig)
     await rig.burst()
     (notice,) = quorum_notices(rig)
     assert notice.asked == ("Sarah Chen",) and notice.missing == 1
-    await rig.bot.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-        answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+    await rig.bot.answer_clarification(clarification_id=cid, request=AnswerRequest(
+        answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.SLACK))
     await rig.later(WINDOW + timedelta(minutes=2))
     escalation = rig.channel.sent[-1].message
     assert isinstance(escalation, StewardEscalationView)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import EventReport, ReasonCode
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient
 from tests.engine.kit import TeeSink, create, node, read_lines
@@ -51,8 +51,8 @@ async def test_reason_codes_are_fields_in_audit_and_core_trail(
     skipped = [ev for ev in c.events if ev.type == "skipped"]
     if contract == "baseline":
         assert [(ev.person_id, ev.reason_code) for ev in skipped] == [
-            ("p-tom", m.ReasonCode.NO_READ_PERMISSION),
-            ("p-olga", m.ReasonCode.NO_DELIVERY_ALIAS)]
+            ("p-tom", ReasonCode.NO_READ_PERMISSION),
+            ("p-olga", ReasonCode.NO_DELIVERY_ALIAS)]
         return
     trail = {ev.type: ev for ev in c.events}
     for type_ in ("escalated", "dead_letter_reported"):
@@ -60,8 +60,8 @@ async def test_reason_codes_are_fields_in_audit_and_core_trail(
         assert [s.model_dump(mode="json") for s in event.skips] == SKIPS, type_
         assert [code.value for code in event.reason_codes] == CODES, type_
     assert [(ev.reason_code, ev.reason_codes) for ev in skipped] == [
-        (m.ReasonCode.NO_READ_PERMISSION, [m.ReasonCode.NO_READ_PERMISSION]),
-        (m.ReasonCode.NO_DELIVERY_ALIAS, [m.ReasonCode.NO_DELIVERY_ALIAS])]
+        (ReasonCode.NO_READ_PERMISSION, [ReasonCode.NO_READ_PERMISSION]),
+        (ReasonCode.NO_DELIVERY_ALIAS, [ReasonCode.NO_DELIVERY_ALIAS])]
 
 
 async def test_plain_events_send_no_empty_reason_lists(
@@ -77,5 +77,5 @@ async def test_plain_events_send_no_empty_reason_lists(
     (delivery,) = [json.loads(line) for line in read_lines(sink.path)]
     assert delivery["type"] == "delivery"
     assert "reason_codes" not in delivery and "skips" not in delivery
-    report = m.EventReport(event_id="e-1", type="steward_notified", message="x")
+    report = EventReport(event_id="e-1", type="steward_notified", message="x")
     assert set(report.wire()) == {"eventId", "type", "message"}

@@ -22,8 +22,20 @@ from bot.audit import MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerRequest,
+    Clarification,
+    ClarificationState,
+    DeliveryKind,
+    JobState,
+    Person,
+    Role,
+    Severity,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.engine.handler import JobOutcome
 from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings
@@ -92,7 +104,7 @@ async def leasable(bot: CoreClient, *, now: datetime) -> bool:
     cursor: str | None = None
     while True:
         page = await bot.list_jobs(
-            state=m.JobState.AVAILABLE, kind="clarify:", cursor=cursor, limit=200
+            state=JobState.AVAILABLE, kind="clarify:", cursor=cursor, limit=200
         )
         if any(job.visible_at <= now for job in page.items):
             return True
@@ -158,8 +170,8 @@ class Run:
     settings: ClarifySettings
     channel: TimedChannel
     sink: TeeSink
-    records: dict[str, m.Clarification]
-    people: dict[str, m.Person]
+    records: dict[str, Clarification]
+    people: dict[str, Person]
 
     def local_day(self, sent: SentMessage) -> str:
         zone = ZoneInfo(self.people[sent.address.person_id].time_zone or "UTC")
@@ -189,7 +201,7 @@ def check_caps(run: Run) -> None:
     normal_at: dict[str, list[datetime]] = defaultdict(list)
     for s in run.channel.sent:
         c = run.records[s.key.clarification_id] if s.key.kind == "question" else None
-        if c is not None and c.severity is m.Severity.NORMAL:
+        if c is not None and c.severity is Severity.NORMAL:
             normal_at[s.address.person_id].append(run.channel.at[s.ref])
     for times in normal_at.values():
         opened, count = None, 0
@@ -218,7 +230,7 @@ def check_accounted(run: Run) -> None:
             assert (cid, person) in asked or ((cid, person) in skipped and person in core_skips)
         assert escalations[cid] == 1
         assert [ev.type for ev in c.events].count("escalated") == 1
-        assert c.state is m.ClarificationState.DEAD_LETTERED
+        assert c.state is ClarificationState.DEAD_LETTERED
         assert listed[(cid, c.workspace.steward_id)] >= 1
         for d in c.deliveries:
             message = by_ref[d.message_ref or ""]
@@ -240,7 +252,7 @@ async def check_first_pass(bot: CoreClient, ids: list[str], sink: TeeSink) -> No
     for cid in ids:
         c = await bot.get_clarification(clarification_id=cid)
         trail = {ev.type for ev in c.events}
-        direct = any(d.kind is m.DeliveryKind.QUESTION for d in c.deliveries)
+        direct = any(d.kind is DeliveryKind.QUESTION for d in c.deliveries)
         waiting = cid in digested and "digested" in trail
         assert direct or waiting or (cid in escalated and "escalated" in trail), cid
 
@@ -475,7 +487,7 @@ async def test_crash_after_digest_send_reconciles_the_digest(
         assert slot is not None and slot.state is SlotState.SENT and slot.message_ref == digest.ref
         c = await truth.get_clarification(clarification_id=cid)
         # a baseline delivery report names no kind: the core counts the person as asked
-        kind = m.DeliveryKind.DIGEST if contract == "full" else m.DeliveryKind.QUESTION
+        kind = DeliveryKind.DIGEST if contract == "full" else DeliveryKind.QUESTION
         assert [(d.kind, d.message_ref) for d in c.deliveries] == [(kind, digest.ref)]
     await assert_no_text_leak(truth, ids, rig.sink.path)
 
@@ -543,8 +555,9 @@ async def test_no_span_or_question_text_in_audit_or_core_trail(
     for person, index in (("p-ahmed", 0), ("p-lee", 1)):  # two editors disagree: conflicted
         await bot_client.answer_clarification(
             clarification_id=critical,
-            request=m.AnswerRequest(
-                answer_index=index, responder=person, rights=m.Role.EDITOR, channel=m.Channel.SLACK
+            request=AnswerRequest(
+                answer_index=index, responder=person, rights=Role.EDITOR,
+                channel=ContractChannel.SLACK
             ),
         )
     for _ in range(4):
@@ -628,4 +641,4 @@ async def test_stop_finishes_the_in_flight_job_and_leases_nothing_more(
     assert [d.person_id for d in c.deliveries] == ["p-sarah"]
     later = await truth.get_clarification(clarification_id=waiting)
     job = await truth.get_job(job_id=later.job_id or "")
-    assert (job.state, job.attempts) == (m.JobState.AVAILABLE, 0)
+    assert (job.state, job.attempts) == (JobState.AVAILABLE, 0)

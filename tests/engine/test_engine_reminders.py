@@ -23,7 +23,15 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.channels.recording import RecordingChannel, SentMessage
-from bot.core import models as m
+from bot.core.models import (
+    AnswerRequest,
+    DeliveryKind,
+    ReasonCode,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.engine.hours import WorkingHours
 from bot.engine.reminders import REMINDER_KIND, Reminder, due_at
 from bot.engine.trail import Skip
@@ -150,8 +158,8 @@ async def test_no_reminder_after_an_answer(make_rig: Callable[..., Rig]) -> None
     rig = make_rig(clarify=with_hours(escalation_window_hours=8))
     cid = await rig.create(authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
     await rig.burst()
-    await rig.bot.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-        answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+    await rig.bot.answer_clarification(clarification_id=cid, request=AnswerRequest(
+        answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.SLACK))
     settled = counted("settled")
     await rig.later(timedelta(hours=7))
     assert reminders(rig) == []
@@ -165,8 +173,8 @@ async def test_only_the_person_who_has_not_answered_is_reminded(
     cid = await rig.create(authority={"named": ["p-sarah", "p-ahmed"]}, severity="critical")
     await rig.burst()
     assert len(questions(rig)) == 1 and len(questions(rig, "p-ahmed")) == 1
-    await rig.bot.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-        answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+    await rig.bot.answer_clarification(clarification_id=cid, request=AnswerRequest(
+        answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.SLACK))
     await rig.later(timedelta(hours=6, minutes=1))  # 17:01 in Berlin: still working hours
     assert reminders(rig) == []
     assert len(reminders(rig, "p-ahmed")) == 1
@@ -190,7 +198,7 @@ async def test_reminder_does_not_count_against_the_daily_cap(
     await rig.burst()
     assert len(questions(rig)) == 2
     assert [ev.reason_code for ev in rig.events("skipped")] == [
-        m.ReasonCode.DAILY_CAP_EXCEEDED]
+        ReasonCode.DAILY_CAP_EXCEEDED]
 
 
 async def test_no_reminder_after_a_decline(make_rig: Callable[..., Rig]) -> None:
@@ -200,7 +208,7 @@ async def test_no_reminder_after_a_decline(make_rig: Callable[..., Rig]) -> None
     await rig.burst()
     c = await rig.bot.get_clarification(clarification_id=cid)
     await rig.engine.trail.skipped(
-        cid, Skip("p-sarah", m.ReasonCode.CANDIDATE_DECLINED, "declined"), attempt=0,
+        cid, Skip("p-sarah", ReasonCode.CANDIDATE_DECLINED, "declined"), attempt=0,
         job_id=c.job_id)
     await rig.later(timedelta(hours=6, minutes=1))
     assert reminders(rig) == []
@@ -276,7 +284,7 @@ class DiesAfterTheQuestion(RecordingChannel):
 
     async def send(self, address, message, *, key):  # type: ignore[no-untyped-def]
         ref = await super().send(address, message, key=key)
-        if key.kind == m.DeliveryKind.QUESTION.value and not self.died:
+        if key.kind == DeliveryKind.QUESTION.value and not self.died:
             self.died = True
             raise asyncio.CancelledError  # killed right after the platform took the card
         return ref

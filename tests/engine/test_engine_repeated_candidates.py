@@ -13,7 +13,15 @@ from typing import Any
 
 import structlog
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerRequest,
+    DeliveryKind,
+    ReasonCode,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.engine.handler import JobOutcome
 from bot.metrics import REGISTRY
 from devcore.core import ReferenceCore
@@ -75,11 +83,11 @@ async def test_a_person_named_again_later_gets_no_second_card(
     c = await rig.bot.get_clarification(clarification_id=cid)
     # the core heard one question card per person, no invented skip for the repeat
     # (a baseline core takes every report as a question: the steward's escalation is left out)
-    cards = [d for d in c.deliveries if d.kind is m.DeliveryKind.QUESTION
+    cards = [d for d in c.deliveries if d.kind is DeliveryKind.QUESTION
              and d.person_id != c.workspace.steward_id]
     assert sorted(d.person_id for d in cards) == ["p-ahmed", "p-sarah"]
     codes = {ev.reason_code for ev in c.events if ev.type == "skipped"}
-    assert codes <= set(m.ReasonCode) and not [
+    assert codes <= set(ReasonCode) and not [
         ev for ev in c.events if ev.type == "skipped" and ev.person_id == "p-sarah"]
     assert rig.engine.worker.outcomes == {JobOutcome.ASKED: 2, JobOutcome.ESCALATED: 1}
 
@@ -137,8 +145,8 @@ async def test_a_person_who_answered_is_not_asked_at_their_turn(
                            severity="critical")
     await rig.bot.answer_clarification(
         clarification_id=cid,
-        request=m.AnswerRequest(answer_index=0, responder="p-sarah", rights=m.Role.EDITOR,
-                                channel=m.Channel.CLI))
+        request=AnswerRequest(answer_index=0, responder="p-sarah", rights=Role.EDITOR,
+                              channel=ContractChannel.CLI))
     with structlog.testing.capture_logs() as logs:
         await rig.burst()
     assert "p-sarah" not in questions(rig)
@@ -164,5 +172,5 @@ async def test_turns_lost_to_dead_workers_skip_a_repeated_person_once(
     assert questions(rig) == ["p-ahmed"]
     c = await rig.bot.get_clarification(clarification_id=cid)
     skips = [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"]
-    assert skips == [("p-sarah", m.ReasonCode.DELIVERY_FAILED)]
+    assert skips == [("p-sarah", ReasonCode.DELIVERY_FAILED)]
     assert [ev.attempt for ev in rig.events("skipped", cid)] == [0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from bot.channels.recording import SentMessage
-from bot.core import models as m
+from bot.core.models import DeliveryKind
 from bot.engine.notices import NOTICES_KIND
 from cards.views import StewardNoticesView
 from tests.engine.conftest import Rig, clarify_settings
@@ -34,7 +34,7 @@ async def notice_reports(rig: Rig, cid: str) -> list[tuple[str, str | None]]:
     if rig.contract == "baseline":
         return [(ev.person_id or "", None) for ev in c.events if ev.type == "steward_notified"]
     return [(d.person_id, d.message_ref) for d in c.deliveries
-            if d.kind is m.DeliveryKind.STEWARD_NOTICE]
+            if d.kind is DeliveryKind.STEWARD_NOTICE]
 
 
 def ref(rig: Rig, sent: SentMessage) -> str | None:

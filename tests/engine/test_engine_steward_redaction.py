@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.core import models as m
+from bot.core.models import AnswerRequest, Role
+from bot.core.models import Channel as ContractChannel
 from tests.engine.conftest import Rig
 
 TITLE = "Harbor Street office lease: renewal letter"
@@ -59,9 +60,9 @@ async def test_notices_to_a_steward_without_read_rights_are_neutral(rig: Rig) ->
                              severity="critical", read_roles=NO_STEWARD)
     await rig.burst()
     for person, index in (("p-sarah", 0), ("p-ahmed", 1)):
-        await rig.bot.answer_clarification(clarification_id=split, request=m.AnswerRequest(
-            answer_index=index, responder=person, rights=m.Role.EDITOR,
-            channel=m.Channel.SLACK))
+        await rig.bot.answer_clarification(clarification_id=split, request=AnswerRequest(
+            answer_index=index, responder=person, rights=Role.EDITOR,
+            channel=ContractChannel.SLACK))
     await rig.engine.stewards.notify_conflict(
         await rig.bot.get_clarification(clarification_id=split))
     await rig.later(timedelta(seconds=60))  # the high-severity notice's window ends

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.core import models as m
+from bot.core.models import Clarification
 from bot.core.tolerance import read_python
 from bot.engine import evidence
 from bot.engine.evidence import Standing
@@ -29,17 +29,17 @@ def response(person: str, index: int, status: str, **more: Any) -> dict[str, Any
 
 def record(*, state: str = "open", quorum: dict[str, Any] | None = None,
            responses: tuple[dict[str, Any], ...] = (), required: int = 1,
-           severity: str = "high", **more: Any) -> m.Clarification:
+           severity: str = "high", **more: Any) -> Clarification:
     body = clarification()
     body["candidates"] = [{"index": 0, "label": "a", "validFrom": T0},
                           {"index": 1, "label": "b", "validTo": T0}]
     body.update(state=state, severity=severity, responses=list(responses), **more)
     body["quorumPolicy"]["requiredConfirmations"] = required
     body["quorum"] = quorum if quorum is not None else {"state": "pending"}
-    return read_python(m.Clarification, body)
+    return read_python(Clarification, body)
 
 
-STANDINGS: list[tuple[str, m.Clarification, Standing]] = [
+STANDINGS: list[tuple[str, Clarification, Standing]] = [
     ("open, nothing recorded", record(), B.OPEN),
     ("an unknown word, nothing recorded", record(state="withdrawn"), B.OPEN),
     ("an unknown word over a bound response", record(
@@ -86,7 +86,7 @@ STANDINGS: list[tuple[str, m.Clarification, Standing]] = [
 
 @pytest.mark.parametrize(("record_", "stands"), [(c, s) for _, c, s in STANDINGS],
                          ids=[name for name, _, _ in STANDINGS])
-def test_where_a_clarification_stands(record_: m.Clarification, stands: Standing) -> None:
+def test_where_a_clarification_stands(record_: Clarification, stands: Standing) -> None:
     """The evidence decides first (bound, then conflicted), the state word only after it."""
     assert evidence.standing(record_) is stands
     assert evidence.settled(record_) is (stands is not Standing.OPEN)

@@ -19,7 +19,8 @@ import pytest
 
 from adapters.slack.render import render
 from bot.channels.recording import SentMessage, Updated
-from bot.core import models as m
+from bot.core.models import AnswerRequest, Role
+from bot.core.models import Channel as ContractChannel
 from cards.views import OutcomeView, QuestionView
 from tests.engine.conftest import CODEC, Rig, with_hours
 
@@ -45,8 +46,8 @@ def shown(card: SentMessage | Updated) -> str:
 
 
 async def confirm(rig: Rig, cid: str, person_id: str) -> None:
-    await rig.bot.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-        answer_index=0, responder=person_id, rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+    await rig.bot.answer_clarification(clarification_id=cid, request=AnswerRequest(
+        answer_index=0, responder=person_id, rights=Role.EDITOR, channel=ContractChannel.SLACK))
 
 
 async def test_a_card_repainted_while_it_waits_keeps_its_move_on_and_reminder_lines(

@@ -19,10 +19,20 @@ import pytest
 from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.batching import JobScope
 from bot.core.calls import CORE_RETRY
 from bot.core.client import CoreClient
+from bot.core.models import (
+    AnswerRequest,
+    EventReport,
+    LeasedJob,
+    ReasonCode,
+    Role,
+    SlackIdentity,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from bot.process.worker import WorkerConfig
 from bot.store.memory import MemoryStore
 from devcore.client import DevCoreClient
@@ -129,7 +139,7 @@ async def test_a_core_rate_limiting_the_poll_for_ten_seconds_sees_one_poll_per_r
 # ---------------------------------------------------------------- every other route family
 
 
-async def _leased(rig: Rig, dev_client: DevCoreClient) -> m.LeasedJob:
+async def _leased(rig: Rig, dev_client: DevCoreClient) -> LeasedJob:
     await create(dev_client, authority={"authored_by": ["p-sarah"], "named": ["p-ahmed"]})
     (job,) = (await rig.client.poll_jobs(kinds=["clarify:"], lease_seconds=60)).jobs
     return job
@@ -173,8 +183,8 @@ async def list_clarifications(rig: Rig, dev: DevCoreClient) -> Any:
 
 
 async def answer(rig: Rig, dev: DevCoreClient) -> Any:
-    request = m.AnswerRequest(answer_index=0, responder="p-sarah", rights=m.Role.EDITOR,
-                              channel=m.Channel.SLACK)
+    request = AnswerRequest(answer_index=0, responder="p-sarah", rights=Role.EDITOR,
+                            channel=ContractChannel.SLACK)
     return await rig.client.answer_clarification(clarification_id=await _cid(rig, dev),
                                                  request=request)
 
@@ -183,8 +193,8 @@ async def report(rig: Rig, dev: DevCoreClient) -> Any:
     """The job's reports together where the core offers the batch, else on their own route."""
     cid = await _cid(rig, dev)
     scope = JobScope()
-    await rig.client.report_event(clarification_id=cid, scope=scope, report=m.EventReport(
-        type="skipped", person_id="p-sarah", reason_code=m.ReasonCode.NO_DELIVERY_ALIAS,
+    await rig.client.report_event(clarification_id=cid, scope=scope, report=EventReport(
+        type="skipped", person_id="p-sarah", reason_code=ReasonCode.NO_DELIVERY_ALIAS,
         event_id="ev-1", message="Skipped."))
     await rig.client.flush(scope, linger=0)
     return [ev for ev in (await rig.client.get_clarification(clarification_id=cid)).events
@@ -197,7 +207,7 @@ async def person(rig: Rig, dev: DevCoreClient) -> Any:
 
 async def resolve(rig: Rig, dev: DevCoreClient) -> Any:
     return await rig.client.resolve_person(
-        tenant_id="acme", identity=m.SlackIdentity(user_id="U0SARAH", team_id="T0ACME"))
+        tenant_id="acme", identity=SlackIdentity(user_id="U0SARAH", team_id="T0ACME"))
 
 
 EVENTS = "POST /v1/clarifications/{clarificationId}/events"

@@ -17,8 +17,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.extensions import Extension
+from bot.core.models import ReasonCode
 from bot.engine.holds import HOLD_LEASE_SECONDS, LOST_TURN, Hold
 from bot.metrics import REGISTRY
 from bot.process.storewatch import StoreWatch
@@ -165,7 +165,7 @@ async def test_a_hold_no_process_remembers_is_counted_lost_with_the_true_reason(
     assert first_card(rig.channel.sent, "p-ahmed") is None
     c = await rig.bot.get_clarification(clarification_id=cid)
     [skip] = [ev for ev in c.events if ev.type == "skipped"]
-    assert (skip.person_id, skip.reason_code) == ("p-ahmed", m.ReasonCode.DELIVERY_FAILED)
+    assert (skip.person_id, skip.reason_code) == ("p-ahmed", ReasonCode.DELIVERY_FAILED)
     assert "store (Redis) lost its data" in skip.message
     assert "a worker stopped" not in skip.message
     assert skip.message.startswith("Candidate was not asked")
@@ -231,7 +231,7 @@ async def test_on_a_core_that_does_not_list_its_jobs_the_skip_still_says_the_sto
     assert value("clarify_holds_lost_total") == holds_lost + 1
     c = await rig.bot.get_clarification(clarification_id=cid)
     [skip] = [ev for ev in c.events if ev.type == "skipped"]
-    assert (skip.person_id, skip.reason_code) == ("p-ahmed", m.ReasonCode.DELIVERY_FAILED)
+    assert (skip.person_id, skip.reason_code) == ("p-ahmed", ReasonCode.DELIVERY_FAILED)
     assert "store (Redis) lost its data" in skip.message
     assert "a worker stopped" not in skip.message
 

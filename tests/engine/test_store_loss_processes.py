@@ -30,8 +30,8 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import JobState, ReasonCode
 from bot.store.redis import RedisStore
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
@@ -258,7 +258,7 @@ async def test_redis_emptied_with_its_worker_the_hold_is_counted_lost_and_the_sk
     # nobody carries the lease on: it runs out, and the window's backoff brings the job back
     moving.set(lease_end + STEP)
     await a_pass(second)
-    assert job.state is m.JobState.AVAILABLE and job.attempts == 1
+    assert job.state is JobState.AVAILABLE and job.attempts == 1
     await step(second, moving, to=job.visible_at)
     london_8am = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
     while moving.now() < london_8am:
@@ -267,7 +267,7 @@ async def test_redis_emptied_with_its_worker_the_hold_is_counted_lost_and_the_sk
     assert question_cards(slack, "U0AHMED") == [] and posts_to(slack, "U0AHMED") == 0
     c = await truth.get_clarification(clarification_id=cid)
     [skip] = [ev for ev in c.events if ev.type == "skipped"]
-    assert (skip.person_id, skip.reason_code) == ("p-ahmed", m.ReasonCode.DELIVERY_FAILED)
+    assert (skip.person_id, skip.reason_code) == ("p-ahmed", ReasonCode.DELIVERY_FAILED)
     assert "store (Redis) lost its data" in skip.message
     assert "a worker stopped" not in skip.message
     assert job_of(core, cid).visible_at is not None

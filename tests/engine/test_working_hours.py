@@ -19,7 +19,7 @@ import pytest
 from bot.channel import Address, Message, Profile
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
-from bot.core import models as m
+from bot.core.models import DeliveryKind
 from bot.engine import zones
 from bot.engine.handler import JobOutcome
 from bot.engine.notices import NOTICES_KIND
@@ -33,7 +33,7 @@ TUESDAY_1AM = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)  # 02:00 Berlin, 20:00 (Mo
 BERLIN_8AM = datetime(2026, 12, 1, 7, 0, tzinfo=UTC)
 NEW_YORK_8AM = datetime(2026, 12, 1, 13, 0, tzinfo=UTC)
 STEP = timedelta(minutes=20)
-QUESTION = m.DeliveryKind.QUESTION.value
+QUESTION = DeliveryKind.QUESTION.value
 # what Slack's users.info says of the acme people (the core's record agrees, where it has one)
 PLATFORM_ZONES = {"U0AHMED": "Europe/Berlin", "U0PRIYA": "America/New_York",
                   "U0SARAH": "Europe/London", "U0MARIA": "Europe/Madrid"}
@@ -207,7 +207,7 @@ async def test_a_normal_escalation_waits_for_the_stewards_morning(
     await rig.burst()
     assert rig.channel.sent == []
     assert await until_sent(rig, "p-maria", by=BERLIN_8AM,
-                            kind=m.DeliveryKind.STEWARD_ESCALATION.value) == BERLIN_8AM
+                            kind=DeliveryKind.STEWARD_ESCALATION.value) == BERLIN_8AM
 
 
 async def test_a_digest_that_would_close_at_night_closes_at_the_start_of_the_day(
@@ -219,7 +219,7 @@ async def test_a_digest_that_would_close_at_night_closes_at_the_start_of_the_day
     for _ in range(3):
         await rig.create(authority={"authored_by": ["p-ahmed"]})
     await rig.burst()
-    digests = m.DeliveryKind.DIGEST.value
+    digests = DeliveryKind.DIGEST.value
     next_morning = datetime(2026, 12, 2, 7, 0, tzinfo=UTC)
     first = first_card(rig.channel.sent, "p-ahmed")
     sent_at = await until_sent(rig, "p-ahmed", by=next_morning, kind=digests) if first else None

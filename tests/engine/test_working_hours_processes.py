@@ -30,8 +30,8 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import DeliveryKind, JobState, ReasonCode
 from bot.engine.holds import HOLD_LEASE_SECONDS, Hold
 from bot.process.worker import WorkerConfig
 from bot.store.redis import RedisStore
@@ -284,7 +284,7 @@ async def one_card_at_8(*alive: WorkerProcess, moving: ClockFile, slack: FakeSla
     [card] = question_cards(slack, "U0AHMED")
     c = await truth.get_clarification(clarification_id=clarification_id)
     assert [(d.person_id, d.kind, d.attempt, d.delivered_at) for d in c.deliveries] == [
-        ("p-ahmed", m.DeliveryKind.QUESTION, 0, BERLIN_8AM)]
+        ("p-ahmed", DeliveryKind.QUESTION, 0, BERLIN_8AM)]
     assert job.lease_token == token and job.lease_expires_at == BERLIN_8AM + LEASE
     [moves_on] = [b["elements"][0]["text"] for b in card.blocks
                   if b.get("block_id", "").endswith(".moves_on")]
@@ -293,7 +293,7 @@ async def one_card_at_8(*alive: WorkerProcess, moving: ClockFile, slack: FakeSla
     for _ in range(3):  # past the card's lease: the turn runs out as every turn does
         await step(*alive, moving=moving)
     assert len(question_cards(slack, "U0AHMED")) == 1 and posts_to(slack, "U0AHMED") == 1
-    assert job.state is m.JobState.AVAILABLE and job.attempts == 1
+    assert job.state is JobState.AVAILABLE and job.attempts == 1
     assert job.visible_at == BERLIN_8AM + LEASE + WINDOW
     c = await truth.get_clarification(clarification_id=clarification_id)
     assert len(c.deliveries) == 1 and not [ev for ev in c.events if ev.type == "skipped"]
@@ -378,7 +378,7 @@ async def test_a_worker_killed_while_holding_whose_lease_ran_out_before_the_next
     assert await store.hold_text(job.id) is None
     assert [e["error"] for e in second.logged("worker.hold_lost")] in (
         ["LeaseExpired"], ["LeaseMismatch"])
-    assert job.state is m.JobState.AVAILABLE and job.attempts == 1
+    assert job.state is JobState.AVAILABLE and job.attempts == 1
     assert job.visible_at == lease_end + WINDOW  # the turn expired, with the window's backoff
     assert slack.messages == []
 
@@ -400,5 +400,5 @@ async def test_a_worker_killed_while_holding_whose_lease_ran_out_before_the_next
         ("p-sarah", 1, london_8am)]
     skipped = [ev for ev in c.events if ev.type == "skipped"]
     assert [(ev.person_id, ev.reason_code) for ev in skipped] == [
-        ("p-ahmed", m.ReasonCode.DELIVERY_FAILED)]
+        ("p-ahmed", ReasonCode.DELIVERY_FAILED)]
     assert "a worker stopped before this person was asked" in skipped[0].message

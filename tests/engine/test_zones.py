@@ -12,7 +12,7 @@ import pytest
 from bot.channel import Address, ChannelError, Profile
 from bot.channels.recording import RecordingChannel
 from bot.clock import zone_named
-from bot.core import models as m
+from bot.core.models import Person
 from bot.engine import zones as z
 from bot.engine.zones import PROCESS_SECONDS, Zones
 from bot.settings.clarify import HoursSettings, TenantHours
@@ -147,9 +147,9 @@ def test_the_zone_is_the_platforms_then_the_cores_then_the_tenants(
     assert z.decide(platform, core, default) == ZoneInfo(decided)
 
 
-def person(zone: str = "UTC") -> m.Person:
-    return m.Person.model_validate({"personId": "p-ahmed", "tenantId": "acme",
-                                    "displayName": "Ahmed", "timeZone": zone})
+def person(zone: str = "UTC") -> Person:
+    return Person.model_validate({"personId": "p-ahmed", "tenantId": "acme",
+                                  "displayName": "Ahmed", "timeZone": zone})
 
 
 @dataclass

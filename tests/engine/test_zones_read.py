@@ -25,7 +25,8 @@ from bot.channel import Address, Profile
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.chat import ChatUser
 from bot.clock import ManualClock
-from bot.core import models as m
+from bot.core.models import AnswerRequest, DeliveryKind, Role
+from bot.core.models import Channel as ContractChannel
 from bot.engine.notices import NOTICES_KIND
 from bot.settings import ClarifySettings
 from bot.store.keys import PROFILES, profile_key
@@ -271,8 +272,8 @@ async def test_every_rebuild_of_a_card_reads_in_the_zone_it_was_sent_in(
     assert fresh.message.viewer.time_zone == "Asia/Tokyo"
 
     # Sarah confirms: Priya's card is repainted with the banner, in Berlin time
-    await rig.bot.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-        answer_index=0, responder="p-sarah", rights=m.Role.EDITOR, channel=m.Channel.SLACK))
+    await rig.bot.answer_clarification(clarification_id=cid, request=AnswerRequest(
+        answer_index=0, responder="p-sarah", rights=Role.EDITOR, channel=ContractChannel.SLACK))
     await rig.engine.refresher.refresh_now(cid)
     [banner] = [u for u in rig.channel.updates if u.ref == card.ref]
     assert isinstance(banner.view, QuestionView) and banner.view.banner is not None
@@ -308,7 +309,7 @@ async def test_a_digest_closes_and_reads_in_the_persons_zone_and_so_do_its_pages
     for _ in range(3):
         await rig.create(authority={"authored_by": ["p-priya"]})
     await rig.burst()
-    digests = m.DeliveryKind.DIGEST.value
+    digests = DeliveryKind.DIGEST.value
     while not [s for s in rig.channel.to("p-priya") if s.key.kind == digests]:
         assert rig.clock.now() < utc(2026, 12, 2, 7)
         await rig.later(timedelta(minutes=20))
@@ -343,7 +344,7 @@ async def test_the_stewards_messages_read_in_the_stewards_zone(
     await rig.burst()
     to_maria = rig.channel.to("p-maria")
     kinds = {s.key.kind for s in to_maria}
-    assert {NOTICES_KIND, m.DeliveryKind.STEWARD_ESCALATION.value} <= kinds
+    assert {NOTICES_KIND, DeliveryKind.STEWARD_ESCALATION.value} <= kinds
     for sent in to_maria:
         viewers = [sent.message.viewer] if not isinstance(sent.message, StewardNoticesView) \
             else [sent.message.viewer, *(n.viewer for n in sent.message.notices)]

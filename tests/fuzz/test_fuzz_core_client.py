@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.errors import CoreError, ErrorCode
 from bot.core.http import MockTransport, WireRequest, WireResponse
+from bot.core.models import ClarificationSummary
 from bot.core.routes import route
 from tests.core.conftest import respond
 from tests.core.test_client import CASES, Case
@@ -128,4 +128,4 @@ async def test_paging_through_garbage_ends(pages: list[Any]) -> None:
             items = [i async for i in client.iter_clarifications()]
         except CoreError:
             return
-    assert all(isinstance(i, m.ClarificationSummary) for i in items)
+    assert all(isinstance(i, ClarificationSummary) for i in items)

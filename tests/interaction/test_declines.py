@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from bot.chat import ChatUser
-from bot.core import models as m
+from bot.core.models import ClarificationState, ReasonCode
 from bot.interaction.declines import Declined, DeclineStatus
 from cards.views import OutcomeKind, OutcomeView
 from tests.engine.conftest import Rig
@@ -36,12 +36,12 @@ async def decline(rig: Rig, who: str, card_for: str, cid: str, *,
 async def declined_skips(rig: Rig, cid: str) -> list[tuple[str | None, int | None]]:
     c = await rig.bot.get_clarification(clarification_id=cid)
     return [(ev.person_id, ev.attempt) for ev in c.events
-            if ev.type == "skipped" and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+            if ev.type == "skipped" and ev.reason_code is ReasonCode.CANDIDATE_DECLINED]
 
 
 def audited_skips(rig: Rig) -> list[str | None]:
     return [ev.person_id for ev in rig.sink.of("skipped")
-            if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+            if ev.reason_code is ReasonCode.CANDIDATE_DECLINED]
 
 
 async def ahmed_then_sarah(rig: Rig) -> str:
@@ -87,7 +87,7 @@ async def test_a_decline_of_someone_elses_card_is_refused_and_records_nothing(ri
     got = await decline(rig, "p-sarah", "p-ahmed", cid)
     assert got.status is DeclineStatus.NOT_ALLOWED and got.view is None
     assert [ev.reason_code for ev in rig.sink.of("decline_refused")] == [
-        m.ReasonCode.RESPONDER_NOT_AUTHORISED]
+        ReasonCode.RESPONDER_NOT_AUTHORISED]
     assert await declined_skips(rig, cid) == [] and audited_skips(rig) == []
     assert rig.channel.updates == []  # his card as it was
     await rig.later(LEASE)
@@ -99,7 +99,7 @@ async def test_a_decline_from_a_workspace_mapped_to_no_tenant_is_refused(rig: Ri
     got = await decline(rig, "p-ahmed", "p-ahmed", cid, tenant=None)
     assert got.status is DeclineStatus.NOT_ALLOWED
     assert [ev.reason_code for ev in rig.sink.of("decline_refused")] == [
-        m.ReasonCode.TENANT_SCOPE_MISMATCH]
+        ReasonCode.TENANT_SCOPE_MISMATCH]
     assert await declined_skips(rig, cid) == []
 
 
@@ -111,7 +111,7 @@ async def test_a_decline_of_a_settled_question_passes_nothing_on(rig: Rig) -> No
     await consumers(rig).run_burst()
     await rig.engine.answers.followups.drain()
     c = await rig.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     got = await decline(rig, "p-ahmed", "p-ahmed", cid)
     assert got.status is DeclineStatus.MOVED_ON and got.recorded is False
     assert got.view is not None and got.view.kind is OutcomeKind.MOVED_ON

@@ -10,19 +10,19 @@ from datetime import timedelta
 
 from bot.channel import CredentialsRejected
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.batching import JobScope
+from bot.core.models import DeliveryReportItem, JobPayload, LeasedJob, PollResponse
 from bot.engine.handler import JobOutcome
 from bot.engine.held import HoldKeeper
 from bot.process.worker import Worker, WorkerConfig
 from bot.store.memory import MemoryStore
 
 
-def job(n: int, clock: ManualClock) -> m.LeasedJob:
-    return m.LeasedJob(id=f"job-{n}", kind="clarify:temporal",
-                       payload=m.JobPayload(clarification_id=f"c-{n}", ranking=["p-1"]),
-                       attempts=0, max_attempts=2, lease_token=f"lease-{n}",
-                       lease_expires_at=clock.now() + timedelta(seconds=60))
+def job(n: int, clock: ManualClock) -> LeasedJob:
+    return LeasedJob(id=f"job-{n}", kind="clarify:temporal",
+                     payload=JobPayload(clarification_id=f"c-{n}", ranking=["p-1"]),
+                     attempts=0, max_attempts=2, lease_token=f"lease-{n}",
+                     lease_expires_at=clock.now() + timedelta(seconds=60))
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Core:
     """Polls answer the due jobs in order (or raise what ``refusals`` holds, one per poll);
     heartbeats are recorded; reports wait for ``reports_gate``."""
 
-    due: list[m.LeasedJob]
+    due: list[LeasedJob]
     polls: list[int] = field(default_factory=list)  # max_jobs of each poll
     reported: list[str] = field(default_factory=list)  # clarification ids, as they arrive
     reports_gate: asyncio.Event = field(default_factory=asyncio.Event)
@@ -38,12 +38,12 @@ class Core:
     heartbeats: list[tuple[str, int]] = field(default_factory=list)  # job id, lease seconds
 
     async def poll_jobs(self, *, kinds: list[str], max_jobs: int, lease_seconds: int
-                        ) -> m.PollResponse:
+                        ) -> PollResponse:
         self.polls.append(max_jobs)
         if self.refusals:
             raise self.refusals.pop(0)
         leased, self.due = self.due[:max_jobs], self.due[max_jobs:]
-        return m.PollResponse(jobs=leased)
+        return PollResponse(jobs=leased)
 
     async def heartbeat_job(self, *, job_id: str, lease_token: str, lease_seconds: int
                             ) -> None:
@@ -74,7 +74,7 @@ class Handler:
     def gate(self, job_id: str) -> asyncio.Event:
         return self.gates.setdefault(job_id, asyncio.Event())
 
-    async def handle_unreported(self, job: m.LeasedJob) -> tuple[JobOutcome, JobScope]:
+    async def handle_unreported(self, job: LeasedJob) -> tuple[JobOutcome, JobScope]:
         if self.refuse_next:
             self.refuse_next = False
             raise CredentialsRejected("invalid_auth", setting="SLACK_BOT_TOKEN")
@@ -86,7 +86,7 @@ class Handler:
         finally:
             self.running.discard(job.id)
         scope = JobScope()
-        scope.deliveries.append(m.DeliveryReportItem.model_construct(
+        scope.deliveries.append(DeliveryReportItem.model_construct(
             clarification_id=job.payload.clarification_id))
         return self.outcome, scope
 

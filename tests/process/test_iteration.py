@@ -15,8 +15,8 @@ import structlog
 from bot.channel import CredentialsRejected
 from bot.clock import ManualClock
 from bot.core import errors as e
-from bot.core import models as m
 from bot.core.batching import JobScope
+from bot.core.models import LeasedJob
 from bot.engine.handler import JobOutcome
 from bot.engine.holds import (
     HOLD_LEASE_SECONDS,
@@ -172,7 +172,7 @@ class Troubled:
     times: int
     tries: int = 0
 
-    async def handle_unreported(self, leased: m.LeasedJob) -> tuple[JobOutcome, JobScope]:
+    async def handle_unreported(self, leased: LeasedJob) -> tuple[JobOutcome, JobScope]:
         self.tries += 1
         if self.tries <= self.times:
             await self.holds.in_trouble(leased, read="clarification",

@@ -11,7 +11,7 @@ import structlog
 
 from bot.clock import ManualClock
 from bot.core import errors as e
-from bot.core import models as m
+from bot.core.models import PollResponse
 from bot.process.worker import Worker, WorkerConfig
 from tests.process.doubles import worker_for
 
@@ -25,13 +25,13 @@ class AwayCore:
     polls: int = 0
 
     async def poll_jobs(self, *, kinds: list[str], max_jobs: int, lease_seconds: int
-                        ) -> m.PollResponse:
+                        ) -> PollResponse:
         self.polls += 1
         if self.polls <= self.failing:
             raise e.CoreConnectError("connection refused")
         if self.polls == self.failing + 3 and self.worker is not None:
             self.worker.stop()
-        return m.PollResponse(jobs=[])
+        return PollResponse(jobs=[])
 
 
 class Handler:

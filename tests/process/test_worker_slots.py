@@ -13,17 +13,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.channel import CredentialsRejected
-from bot.core import models as m
+from bot.core.models import JobPayload, LeasedJob
 from bot.process.slots import Slots
 
 REFUSED = CredentialsRejected("invalid_auth", setting="SLACK_BOT_TOKEN")
 
 
-def _job(n: int) -> m.LeasedJob:
-    return m.LeasedJob(id=f"job-{n}", kind="clarify:temporal",
-                       payload=m.JobPayload(clarification_id=f"c-{n}", ranking=["p-1"]),
-                       attempts=0, max_attempts=2, lease_token=f"lease-{n}",
-                       lease_expires_at=datetime(2026, 7, 4, tzinfo=UTC) + timedelta(seconds=60))
+def _job(n: int) -> LeasedJob:
+    return LeasedJob(id=f"job-{n}", kind="clarify:temporal",
+                     payload=JobPayload(clarification_id=f"c-{n}", ranking=["p-1"]),
+                     attempts=0, max_attempts=2, lease_token=f"lease-{n}",
+                     lease_expires_at=datetime(2026, 7, 4, tzinfo=UTC) + timedelta(seconds=60))
 
 
 class Tasks:

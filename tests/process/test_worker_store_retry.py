@@ -9,8 +9,8 @@ import asyncio
 from dataclasses import dataclass, field
 
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.batching import JobScope
+from bot.core.models import LeasedJob
 from bot.engine.handler import JobOutcome
 from bot.metrics import REGISTRY
 from bot.process.running import STORE_RETRY
@@ -29,7 +29,7 @@ class Flaky:
     failures: int
     tries: int = 0
 
-    async def handle_unreported(self, job: m.LeasedJob) -> tuple[JobOutcome, JobScope]:
+    async def handle_unreported(self, job: LeasedJob) -> tuple[JobOutcome, JobScope]:
         self.tries += 1
         if self.tries <= self.failures:
             raise StoreUnavailable()

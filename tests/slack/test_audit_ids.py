@@ -19,7 +19,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from adapters.slack.refusals import INSTALL_REFUSALS, OTHER, code
 from bot.audit import AuditEvent, occurrence_of
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from tests.slack.conftest import Stack, payload_of
 from tests.slack.test_slack_security import delivered
 
@@ -149,6 +149,6 @@ async def test_refused_callbacks_get_their_own_ids_and_a_resent_one_the_same(
     await stack.adapter.kit.app.async_dispatch(AsyncBoltRequest(body=first, mode="socket_mode"))
     await over_socket(team_id="T0NOBODY2", enterprise_id=None)
     refused = stack.sink.of("callback_refused")
-    assert [ev.reason_code for ev in refused] == [m.ReasonCode.TENANT_SCOPE_MISMATCH] * 3
+    assert [ev.reason_code for ev in refused] == [ReasonCode.TENANT_SCOPE_MISMATCH] * 3
     ids = [ev.event_id for ev in refused]
     assert ids[0] == ids[1] != ids[2]

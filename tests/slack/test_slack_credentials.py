@@ -5,7 +5,7 @@ from __future__ import annotations
 import structlog
 
 from bot.channel import CredentialsRejected
-from bot.core import models as m
+from bot.core.models import DeliveryKind, JobState, ReasonCode
 from bot.store.base import DeliveryKey
 from devcore.jobs import JobRecord
 from tests.slack.conftest import Stack
@@ -30,7 +30,7 @@ def job_of(stack: Stack, cid: str) -> JobRecord:
 
 def delivery_failures(stack: Stack) -> list[object]:
     return [ev for ev in stack.sink.events
-            if ev.reason_code is m.ReasonCode.DELIVERY_FAILED or ev.type == "escalation_failed"]
+            if ev.reason_code is ReasonCode.DELIVERY_FAILED or ev.type == "escalation_failed"]
 
 
 async def test_refused_token_pauses_delivery_and_burns_nobody(stack: Stack) -> None:
@@ -48,7 +48,7 @@ async def test_refused_token_pauses_delivery_and_burns_nobody(stack: Stack) -> N
     assert BOT_TOKEN not in repr(logs)
     assert delivery_failures(stack) == [] and not stack.sink.of("skipped")
     job = job_of(stack, cid)
-    assert (job.state, job.attempts) == (m.JobState.LEASED, 0)
+    assert (job.state, job.attempts) == (JobState.LEASED, 0)
     assert not stack.slack.messages
     await stack.engine.worker.check_credentials()  # still refused: still paused
     assert worker.paused is not None
@@ -58,7 +58,7 @@ async def test_refused_token_pauses_delivery_and_burns_nobody(stack: Stack) -> N
     assert stack.card("U0SARAH", cid) and stack.card("U0AHMED", cid)
     assert delivery_failures(stack) == []
     job = job_of(stack, cid)  # critical: ranking[0] and [1] asked at once, as without a pause
-    assert (job.state, job.attempts) == (m.JobState.LEASED, 1)
+    assert (job.state, job.attempts) == (JobState.LEASED, 1)
 
 
 async def test_refused_token_at_start_pauses_before_anything_is_leased(stack: Stack) -> None:
@@ -67,7 +67,7 @@ async def test_refused_token_at_start_pauses_before_anything_is_leased(stack: St
     revoke(stack)
     assert await stack.engine.worker.check_credentials() is False
     await stack.burst()
-    assert job_of(stack, cid).state is m.JobState.AVAILABLE
+    assert job_of(stack, cid).state is JobState.AVAILABLE
     assert [c.error for c in stack.slack.calls_to("auth.test")] == ["invalid_auth"]
     restore(stack)
     await stack.engine.worker.check_credentials()
@@ -97,7 +97,7 @@ async def test_a_refused_send_keeps_no_reservation_and_is_sent_once_after_resume
     # conversations.open is allowed, the post is refused: nothing sent, nothing reserved
     stack.slack.fail_next("chat.postMessage", status=200, error="token_revoked")
     await stack.burst()
-    key = DeliveryKey(cid, "p-sarah", 0, m.DeliveryKind.QUESTION.value)
+    key = DeliveryKey(cid, "p-sarah", 0, DeliveryKind.QUESTION.value)
     assert await stack.store.slot(key) is None
     assert stack.cards_of("U0SARAH", cid) == []
     await stack.engine.worker.check_credentials()

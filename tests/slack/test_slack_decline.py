@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from bot.channel import ChannelError
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Clarification, ClarificationEvent, ClarificationState, ReasonCode
 from bot.engine import views
 from tests.slack.conftest import Stack, Switchable
 
@@ -24,9 +24,9 @@ TRY_AGAIN = "The question could not be passed on right now. Please try again in 
 LEASE = timedelta(seconds=61)  # past the worker's lease (60 s), far inside the 48 h window
 
 
-def declined_events(c: m.Clarification) -> list[m.ClarificationEvent]:
+def declined_events(c: Clarification) -> list[ClarificationEvent]:
     return [ev for ev in c.events
-            if ev.type == "skipped" and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+            if ev.type == "skipped" and ev.reason_code is ReasonCode.CANDIDATE_DECLINED]
 
 
 @pytest.mark.full_contract  # the expedite extension (without it: the tests at the end)
@@ -50,7 +50,7 @@ async def test_decline_passes_the_question_on_at_once(stack: Stack) -> None:
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert [(ev.person_id, ev.attempt) for ev in declined_events(c)] == [("p-ahmed", 0)]
     audited = [ev for ev in stack.sink.of("skipped")
-               if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+               if ev.reason_code is ReasonCode.CANDIDATE_DECLINED]
     assert [(ev.person_id, ev.job_id) for ev in audited] == [("p-ahmed", c.job_id)]
 
     await stack.burst()  # no clock movement at all: the job is visible now
@@ -60,7 +60,7 @@ async def test_decline_passes_the_question_on_at_once(stack: Stack) -> None:
     await stack.click("U0SARAH", sarah, "clarify.answer.0")
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     assert PASSED_ON in stack.text_of(ahmed)  # the settled state does not repaint his card
 
 
@@ -88,7 +88,7 @@ async def test_decline_twice_is_one_skip(stack: Stack) -> None:
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert len(declined_events(c)) == 1
     assert len([ev for ev in stack.sink.of("skipped")
-                if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]) == 1
+                if ev.reason_code is ReasonCode.CANDIDATE_DECLINED]) == 1
     assert PASSED_ON in stack.text_of(ahmed)
     await stack.later(LEASE)
     assert len(stack.cards_of("U0SARAH", cid)) == 1
@@ -111,7 +111,7 @@ async def test_decline_by_someone_else_is_refused(stack: Stack) -> None:
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert declined_events(c) == []
     refused = stack.sink.of("decline_refused")
-    assert [ev.reason_code for ev in refused] == [m.ReasonCode.RESPONDER_NOT_AUTHORISED]
+    assert [ev.reason_code for ev in refused] == [ReasonCode.RESPONDER_NOT_AUTHORISED]
     assert "clarify.decline" in stack.text_of(ahmed)
     await stack.later(LEASE)
     assert not stack.cards_of("U0SARAH", cid)
@@ -203,7 +203,7 @@ async def test_decline_of_a_dead_lettered_question_passes_nothing_on(stack: Stac
     ahmed = stack.card("U0AHMED", cid)
     record = stack.core.records[cid].model
     stack.core.records[cid].model = record.model_copy(
-        update={"state": m.ClarificationState.DEAD_LETTERED})
+        update={"state": ClarificationState.DEAD_LETTERED})
     await stack.click("U0AHMED", ahmed, "clarify.decline")
     await stack.settle()
     shown = stack.text_of(ahmed)

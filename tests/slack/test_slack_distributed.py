@@ -22,8 +22,8 @@ import pytest
 import structlog
 
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import ClarificationEvent, ReasonCode
 from bot.metrics import REGISTRY
 from bot.settings import load_settings
 from clarify_bot.app import open_service
@@ -204,11 +204,11 @@ async def test_a_revoked_token_removes_its_workspace_only_and_its_people_are_ski
     bot.slack.revoke(GLOBEX)
     globex = await globex_question(bot.dev)
 
-    async def skipped() -> list[m.ClarificationEvent]:
+    async def skipped() -> list[ClarificationEvent]:
         c = await bot.bot.get_clarification(clarification_id=globex)
         return [e for e in c.events if e.reason_code and e.person_id == "p-gina"]
     events = await bot.until(skipped, "Gina skipped")
-    assert {e.reason_code for e in events} == {m.ReasonCode.NO_DELIVERY_ALIAS}
+    assert {e.reason_code for e in events} == {ReasonCode.NO_DELIVERY_ALIAS}
     assert any("token_revoked" in e.message and "uninstalled" in e.message for e in events)
     assert not any("mid-send" in e.message for e in events)
     assert bot.installations.resolve(GLOBEX).state == "removed"
@@ -235,12 +235,12 @@ async def test_an_uninstalled_workspace_is_removed_and_its_people_skipped_with_a
     assert bot.installations.resolve(GLOBEX).state == "removed"
     globex = await globex_question(bot.dev)
 
-    async def skipped() -> list[m.ReasonCode]:
+    async def skipped() -> list[ReasonCode]:
         c = await bot.bot.get_clarification(clarification_id=globex)
         return [e.reason_code for e in c.events if e.reason_code] if hasattr(c, "events") \
             else []
     codes = await bot.until(skipped, "Gina skipped")
-    assert m.ReasonCode.NO_DELIVERY_ALIAS in codes
+    assert ReasonCode.NO_DELIVERY_ALIAS in codes
     assert bot.slack.dm_of("U0GINA") == []
     acme = await new_clarification(bot.dev, authority={"authored_by": ["p-sarah"]})
     assert (await bot.card_for("U0SARAH", acme)).team == ACME

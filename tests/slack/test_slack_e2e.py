@@ -7,7 +7,19 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerRequest,
+    BindingStatus,
+    ClarificationState,
+    DeliveryKind,
+    EvidenceClass,
+    JobState,
+    QuorumState,
+    ReasonCode,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from cards.actions import ActionCodec
 from tests.engine.conftest import clarify_settings
 from tests.slack.conftest import CODEC_KEY, Stack
@@ -24,8 +36,8 @@ async def test_normal_question_answered_in_one_tap(stack: Stack) -> None:
     assert response.status == 200
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
-    assert [(r.responder, r.channel) for r in c.responses] == [("p-ahmed", m.Channel.SLACK)]
+    assert c.state is ClarificationState.ANSWERED
+    assert [(r.responder, r.channel) for r in c.responses] == [("p-ahmed", ContractChannel.SLACK)]
     shown = stack.text_of(card)
     assert "Recorded as evidence" in shown and "Ahmed Karimi" in shown
     assert "clarify.answer.0" not in shown  # no buttons left to press
@@ -46,8 +58,8 @@ def shown(stack: Stack, message: Message) -> str:
 
 def snapshot(stack: Stack, message: Message) -> Message:
     """The message as it looks now, kept for a click on what the person still sees."""
-    current = next(m for m in stack.slack.messages
-                   if m.channel == message.channel and m.ts == message.ts)
+    current = next(sent for sent in stack.slack.messages
+                   if sent.channel == message.channel and sent.ts == message.ts)
     return copy.deepcopy(current)
 
 
@@ -110,8 +122,8 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     assert banner in shown(stack, ahmed) and "clarify.answer.0" in shown(stack, ahmed)
     assert steward_next in shown(stack, ahmed)  # his still does: it still says when it moves on
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.PARTIALLY_CONFIRMED
-    assert (c.quorum.state, c.quorum.remaining) == (m.QuorumState.PENDING, 1)
+    assert c.state is ClarificationState.PARTIALLY_CONFIRMED
+    assert (c.quorum.state, c.quorum.remaining) == (QuorumState.PENDING, 1)
 
     await stack.click("U0AHMED", ahmed, "clarify.answer.0")
     await stack.settle()
@@ -120,11 +132,11 @@ async def test_critical_question_binds_on_two_editors_confirmations(stack: Stack
     assert bound in shown(stack, sarah) and bound in shown(stack, ahmed)
     assert "clarify.answer" not in shown(stack, ahmed) and "⏳" not in shown(stack, ahmed)
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert (c.state, c.quorum.state) == (m.ClarificationState.ANSWERED, m.QuorumState.SATISFIED)
+    assert (c.state, c.quorum.state) == (ClarificationState.ANSWERED, QuorumState.SATISFIED)
     assert [(r.responder, r.binding_status) for r in c.responses] == [
-        ("p-sarah", m.BindingStatus.BOUND), ("p-ahmed", m.BindingStatus.BOUND)]
+        ("p-sarah", BindingStatus.BOUND), ("p-ahmed", BindingStatus.BOUND)]
     fact = await stack.bot.get_fact(logical_id=c.target)
-    assert fact.provenance.evidence_class is m.EvidenceClass.QUORUM_CONFIRMATION
+    assert fact.provenance.evidence_class is EvidenceClass.QUORUM_CONFIRMATION
     assert fact.provenance.confirmed_by == ["p-sarah", "p-ahmed"]
     assert len(stack.slack.dm_of("U0SARAH")) == len(stack.slack.dm_of("U0AHMED")) == 1
 
@@ -142,8 +154,8 @@ async def test_viewer_attestation_then_editor_confirmation(stack: Stack) -> None
     assert "Your answer is recorded as an attestation. A steward or editor must confirm it " \
         "before the fact is corrected." in shown(stack, priya)
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ATTESTED
-    assert [r.binding_status for r in c.responses] == [m.BindingStatus.ATTESTATION]
+    assert c.state is ClarificationState.ATTESTED
+    assert [r.binding_status for r in c.responses] == [BindingStatus.ATTESTATION]
     pending = await stack.bot.get_fact(logical_id=c.target)
     assert pending.pending_clarification_id == cid
 
@@ -157,12 +169,12 @@ async def test_viewer_attestation_then_editor_confirmation(stack: Stack) -> None
     assert "✓ Recorded as evidence:" in shown(stack, priya)
     assert "confirmed by Sarah Chen" in shown(stack, priya)
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     assert [(r.responder, r.binding_status) for r in c.responses] == [
-        ("p-priya", m.BindingStatus.ATTESTATION), ("p-sarah", m.BindingStatus.BOUND)]
+        ("p-priya", BindingStatus.ATTESTATION), ("p-sarah", BindingStatus.BOUND)]
     fact = await stack.bot.get_fact(logical_id=c.target)
     assert fact.pending_clarification_id is None
-    assert fact.provenance.evidence_class is m.EvidenceClass.HUMAN_CLARIFICATION
+    assert fact.provenance.evidence_class is EvidenceClass.HUMAN_CLARIFICATION
 
 
 async def test_disagreeing_editors_put_it_to_the_steward(stack: Stack) -> None:
@@ -183,8 +195,8 @@ async def test_disagreeing_editors_put_it_to_the_steward(stack: Stack) -> None:
     assert conflict in shown(stack, sarah) and conflict in shown(stack, ahmed)
     assert f"Your answer: {SECOND}" in shown(stack, ahmed)
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert (c.state, c.quorum.state) == (m.ClarificationState.CONFLICTED,
-                                         m.QuorumState.CONFLICTED)
+    assert (c.state, c.quorum.state) == (ClarificationState.CONFLICTED,
+                                         QuorumState.CONFLICTED)
     assert c.bound_interval is None
     fact = await stack.bot.get_fact(logical_id=c.target)
     assert fact.pending_clarification_id == cid  # no corrected version
@@ -201,7 +213,7 @@ async def test_disagreeing_editors_put_it_to_the_steward(stack: Stack) -> None:
     await stack.later(timedelta(hours=49))  # the job comes back: the steward is not told twice
     assert len(stack.slack.dm_of("U0MARIA")) == 1
     job = await stack.bot.get_job(job_id=c.job_id or "")
-    assert job.state is m.JobState.COMPLETED
+    assert job.state is JobState.COMPLETED
 
 
 # ---------------------------------------------------------------- "Something else…"
@@ -241,7 +253,7 @@ async def test_something_else_modal_binds_a_valid_range_and_refuses_bad_ones(sta
         assert await response.json() == {"response_action": "errors", "errors": {field: words}}
         await stack.settle()
         c = await stack.bot.get_clarification(clarification_id=cid)
-        assert (c.state, c.responses) == (m.ClarificationState.OPEN, [])
+        assert (c.state, c.responses) == (ClarificationState.OPEN, [])
     assert "clarify.answer.0" in shown(stack, card)  # still answerable
 
     response = await stack.submit("U0AHMED", view, {
@@ -251,7 +263,7 @@ async def test_something_else_modal_binds_a_valid_range_and_refuses_bad_ones(sta
     assert not await response.read()  # a plain acknowledgement closes the modal
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     (record,) = c.responses
     assert record.answer_index is None and record.answer_custom is not None
     assert (record.answer_custom.valid_from, record.answer_custom.valid_to,
@@ -293,9 +305,9 @@ async def test_answer_after_binding_is_told_it_moved_on_and_recorded_as_conflict
                 "8 Jul 2026.")
     assert moved_on in shown(stack, ahmed)
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     assert [(r.responder, r.answer_index, r.binding_status) for r in c.responses] == [
-        ("p-sarah", 0, m.BindingStatus.BOUND), ("p-ahmed", 1, m.BindingStatus.CONFLICTING)]
+        ("p-sarah", 0, BindingStatus.BOUND), ("p-ahmed", 1, BindingStatus.CONFLICTING)]
     assert "post_binding_conflict" in [ev.type for ev in c.events]
 
     await stack.click("U0AHMED", ahmed, "clarify.answer.0", seen=as_ahmed_saw_it)
@@ -322,7 +334,7 @@ async def test_late_disagreeing_answer_tells_the_steward_once_per_responder(
     await stack.click("U0SARAH", stack.card("U0SARAH", cid), "clarify.answer.0")
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     before = await stack.bot.get_fact_history(logical_id=c.target)
     assert stack.slack.dm_of("U0MARIA") == []
 
@@ -352,10 +364,10 @@ async def test_late_disagreeing_answer_tells_the_steward_once_per_responder(
     assert len(stack.sink.of("steward_notified")) == 2
 
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     assert [(r.responder, r.binding_status) for r in c.responses] == [
-        ("p-sarah", m.BindingStatus.BOUND), ("p-ahmed", m.BindingStatus.CONFLICTING),
-        ("p-priya", m.BindingStatus.CONFLICTING)]
+        ("p-sarah", BindingStatus.BOUND), ("p-ahmed", BindingStatus.CONFLICTING),
+        ("p-priya", BindingStatus.CONFLICTING)]
     after = await stack.bot.get_fact_history(logical_id=c.target)
     assert after.versions == before.versions
 
@@ -385,11 +397,11 @@ async def test_nobody_eligible_sends_the_steward_a_redacted_escalation(stack: St
         assert secret not in words
     c = await stack.bot.get_clarification(clarification_id=cid)
     # a baseline delivery report names no kind: the core counts the steward as asked
-    kind = (m.DeliveryKind.STEWARD_ESCALATION if stack.contract == "full"
-            else m.DeliveryKind.QUESTION)
+    kind = (DeliveryKind.STEWARD_ESCALATION if stack.contract == "full"
+            else DeliveryKind.QUESTION)
     assert [(d.person_id, d.kind) for d in c.deliveries] == [("p-maria", kind)]
     assert [(ev.person_id, ev.reason_code) for ev in c.events if ev.type == "skipped"] == [
-        ("p-tom", m.ReasonCode.NO_READ_PERMISSION), ("p-jonas", m.ReasonCode.NO_READ_PERMISSION)]
+        ("p-tom", ReasonCode.NO_READ_PERMISSION), ("p-jonas", ReasonCode.NO_READ_PERMISSION)]
 
 
 # ---------------------------------------------------------------- the digest
@@ -415,7 +427,7 @@ async def test_digest_questions_are_answered_in_place_without_wiping_it(make_sta
                                            "clarify.answer.0"))
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=first)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     assert [r.responder for r in c.responses] == ["p-sarah"]
     (told,) = stack.slack.ephemerals
     assert told["user"] == "U0SARAH" and told["channel"] == digest.channel
@@ -428,11 +440,11 @@ async def test_digest_questions_are_answered_in_place_without_wiping_it(make_sta
                                            "clarify.answer.1"))
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=second)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     assert c.responses[0].answer_index == 1
     for untouched in (ids[0], ids[1]):
         c = await stack.bot.get_clarification(clarification_id=untouched)
-        assert c.responses == [] and c.state is not m.ClarificationState.ANSWERED
+        assert c.responses == [] and c.state is not ClarificationState.ANSWERED
     assert len(stack.slack.ephemerals) == 2
 
 
@@ -464,7 +476,7 @@ async def test_digest_overflow_shows_the_next_page_in_place_on_request(make_stac
                                            "clarify.answer.0"))
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=ids[12])
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
 
 
 async def test_a_digest_is_not_rewritten_when_someone_else_settles_one_of_its_questions(
@@ -504,8 +516,8 @@ async def test_cards_follow_a_decision_made_outside_the_bot(stack: Stack) -> Non
     assert "requires steward review" in stack.text_of(sarah)
     steward = CoreClient(base_url=stack.core_url, token="acme-key-maria-steward")
     async with steward:
-        await steward.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-            answer_index=1, steward_override=True, channel=m.Channel.CLI))
+        await steward.answer_clarification(clarification_id=cid, request=AnswerRequest(
+            answer_index=1, steward_override=True, channel=ContractChannel.CLI))
     await stack.later(timedelta(hours=49))
     for card in (sarah, ahmed):
         shown = stack.text_of(card)

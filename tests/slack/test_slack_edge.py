@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from bot.settings import SlackSettings, SlackWorkspace
 from tests.slack.conftest import Stack, payload_of
 from tests.slack.test_slack_security import Snapshot, delivered, form, post_raw, sign
@@ -317,7 +317,7 @@ async def test_anything_else_is_403_with_tenant_scope_mismatch(stack: Stack) -> 
     await before.assert_unchanged(cid)
     audited = refused(stack, 403)
     assert len(audited) == len(REFUSED_SHAPES)
-    assert {ev.reason_code for ev in audited} == {m.ReasonCode.TENANT_SCOPE_MISMATCH}
+    assert {ev.reason_code for ev in audited} == {ReasonCode.TENANT_SCOPE_MISMATCH}
 
 
 async def test_refusals_log_status_and_reason_never_values(stack: Stack, capsys: Any) -> None:
@@ -359,7 +359,7 @@ async def test_socket_mode_callbacks_get_the_same_checks(stack: Stack) -> None:
     await before.assert_unchanged(cid)
     assert [(ev.extra["status"], ev.extra.get("field"), ev.reason_code)
             for ev in stack.sink.of("callback_refused")] == [
-        ("400", "user.id", None), ("403", None, m.ReasonCode.TENANT_SCOPE_MISMATCH)]
+        ("400", "user.id", None), ("403", None, ReasonCode.TENANT_SCOPE_MISMATCH)]
     assert await over_socket() == 200
     assert await answers_of(stack, cid) == [("p-sarah", 1)]
 

@@ -34,8 +34,8 @@ import pytest
 from slack_sdk.signature import SignatureVerifier
 
 from bot.clock import SystemClock
-from bot.core import models as m
 from bot.core.client import CoreClient, RetryPolicy
+from bot.core.models import ClarificationEvent, ReasonCode
 from devcore.client import DevCoreClient
 from tests.bot.test_service import SECRETS
 from tests.conftest import CLARIFY_TOKEN, DEV_TOKEN
@@ -141,7 +141,7 @@ class Grid(SlackPeople):
                     total += float(line.rsplit(" ", 1)[1])
         return total
 
-    async def events(self, cid: str, person: str) -> list[m.ClarificationEvent]:
+    async def events(self, cid: str, person: str) -> list[ClarificationEvent]:
         c = await self.core.get_clarification(clarification_id=cid)
         return [e for e in c.events if e.person_id == person and e.reason_code]
 
@@ -256,7 +256,7 @@ async def test_grid_installs_keep_one_tenant_per_workspace_in_either_order(
         await wait_until(lambda: slack.dm_of("U0SARAH"), "Sarah's card", seconds=30)
         assert {msg.team for msg in slack.dm_of("U0SARAH")} == {"E0ACME"}
         assert not [e for e in await g.events(cid, "p-sarah")
-                    if e.reason_code is m.ReasonCode.TENANT_SCOPE_MISMATCH]
+                    if e.reason_code is ReasonCode.TENANT_SCOPE_MISMATCH]
     secrets = [*slack.issued, slack.client_secret]
     text = "".join(p.read_text() for paths in g.logs.values() for p in paths)
     assert not [s for s in secrets if s in text]
@@ -292,13 +292,13 @@ async def test_a_question_created_within_a_second_of_an_install_is_delivered(
         gcid = await new_clarification(g.dev, authority={"authored_by": ["p-gina"]},
                                        workspace="globex-legal", tenant="globex")
         skips = await until_events(g, gcid, "p-gina")
-        assert {e.reason_code for e in skips} == {m.ReasonCode.TENANT_SCOPE_MISMATCH}
+        assert {e.reason_code for e in skips} == {ReasonCode.TENANT_SCOPE_MISMATCH}
         assert slack.dm_of("U0GINA") == []
 
 
 async def until_events(g: Grid, cid: str, person: str, seconds: float = 30
-                       ) -> list[m.ClarificationEvent]:
-    found: list[m.ClarificationEvent] = []
+                       ) -> list[ClarificationEvent]:
+    found: list[ClarificationEvent] = []
 
     async def skipped() -> bool:
         found[:] = await g.events(cid, person)
@@ -325,19 +325,19 @@ async def test_a_token_revoked_during_sends_skips_no_delivery_alias_at_once(
         # the old behaviour paused 30 s, then skipped DELIVERY_FAILED: bounded well below
         found = await until_events(g, second, "p-gina", seconds=20)
         skips = [e for e in found if e.type == "skipped"]  # (Gina is the steward too)
-        assert {e.reason_code for e in skips} == {m.ReasonCode.NO_DELIVERY_ALIAS}, [
+        assert {e.reason_code for e in skips} == {ReasonCode.NO_DELIVERY_ALIAS}, [
             (e.type, e.reason_code, e.message) for e in found]
         assert any("uninstalled" in e.message and "token_revoked" in e.message for e in skips)
         assert not any("mid-send" in e.message for e in skips)
         # Gina is the workspace's steward too: her escalation fails for the same true reason
-        failed: list[m.ClarificationEvent] = []
+        failed: list[ClarificationEvent] = []
 
         async def escalation_failed() -> bool:
             failed[:] = [e for e in await g.events(second, "p-gina")
                          if e.type == "escalation_failed"]
             return bool(failed)
         await wait_until(escalation_failed, "the failed escalation", seconds=20)
-        assert {e.reason_code for e in failed} == {m.ReasonCode.NO_DELIVERY_ALIAS}
+        assert {e.reason_code for e in failed} == {ReasonCode.NO_DELIVERY_ALIAS}
         assert all("token_revoked" in e.message for e in failed)
         assert len(slack.dm_of("U0GINA")) == 1
         assert [c for c in slack.calls_to("chat.postMessage") if c.error == "token_revoked"]

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import json
 
-from bot.core import models as m
+from bot.core.models import ReasonCode, SlackAlias
 from tests.slack.conftest import Stack
 from tests.slack.fakeslack import Message
 
 SHARED = "linked to more than one person in the company directory"
 UNVERIFIED = "not linked to a verified company identity"
-SARAHS_USER = m.SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME",
-                           verified=True)
+SARAHS_USER = SlackAlias(user_id="U0SARAH", team_id="T0ACME", enterprise_id="E0ACME",
+                         verified=True)
 
 
 async def sarahs_card_then_shared(stack: Stack) -> tuple[str, Message]:
@@ -45,9 +45,9 @@ async def test_an_answer_from_a_shared_user_is_refused_naming_the_shared_link(
     c = await stack.bot.get_clarification(clarification_id=cid)
     assert c.responses == []
     assert [ev.reason_code for ev in c.events if ev.type == "answer_refused"] == [
-        m.ReasonCode.ALIAS_AMBIGUOUS]
+        ReasonCode.ALIAS_AMBIGUOUS]
     (refused,) = stack.sink.of("answer_refused")
-    assert refused.reason_code is m.ReasonCode.ALIAS_AMBIGUOUS
+    assert refused.reason_code is ReasonCode.ALIAS_AMBIGUOUS
     (note,) = told(stack, "U0SARAH")
     assert SHARED in note and UNVERIFIED not in note
 
@@ -63,9 +63,9 @@ async def test_a_decline_from_a_shared_user_is_refused_naming_the_shared_link(
     (note,) = told(stack, "U0SARAH")
     assert SHARED in note and "not sent to you" not in note
     assert [ev.reason_code for ev in stack.sink.of("decline_refused")] == [
-        m.ReasonCode.ALIAS_AMBIGUOUS]
+        ReasonCode.ALIAS_AMBIGUOUS]
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert [ev for ev in c.events if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED] == []
+    assert [ev for ev in c.events if ev.reason_code is ReasonCode.CANDIDATE_DECLINED] == []
     assert "clarify.decline" in stack.text_of(card)
 
 
@@ -84,4 +84,4 @@ async def test_an_answer_from_an_unverified_user_still_says_unverified(stack: St
     (note,) = told(stack, "U0LEE")
     assert UNVERIFIED in note and SHARED not in note
     assert [ev.reason_code for ev in stack.sink.of("answer_refused")] == [
-        m.ReasonCode.RESPONDER_NOT_AUTHORISED]
+        ReasonCode.RESPONDER_NOT_AUTHORISED]

@@ -17,7 +17,7 @@ import structlog
 from adapters.slack import operators, schema
 from adapters.slack.installations import InstallationDB
 from adapters.slack.sealing import Sealer
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from bot.metrics import REGISTRY
 from tests.bot.test_service import SECRETS
 from tests.engine.conftest import new_clarification
@@ -72,7 +72,7 @@ async def test_a_rebound_org_gets_no_question_of_its_old_tenant_from_a_stale_wor
         second = await new_clarification(g.dev, authority={"authored_by": ["p-sarah"]})
         skips = await until_events(g, second, "p-sarah")
         assert {e.reason_code for e in skips if e.type == "skipped"} == {
-            m.ReasonCode.TENANT_SCOPE_MISMATCH}, [(e.type, e.reason_code) for e in skips]
+            ReasonCode.TENANT_SCOPE_MISMATCH}, [(e.type, e.reason_code) for e in skips]
         assert len(slack.dm_of("U0SARAH")) == before  # nothing of acme's went there
         assert not g.cards_of("U0SARAH", second)
 
@@ -143,7 +143,7 @@ async def test_rotate_token_key_while_cards_go_out_from_every_process(
             """A card, or the question queued for the person's digest: the scenario's own
             questions may have reached Sarah first, and her card batching takes the rest."""
             return bool(g.cards_of(user, cid)) or any(
-                e.reason_code is m.ReasonCode.DIGESTED for e in await g.events(cid, who))
+                e.reason_code is ReasonCode.DIGESTED for e in await g.events(cid, who))
         for cid in asked[:3]:
             await wait_until(lambda c=cid: reached(c, "U0SARAH", "p-sarah"), "Sarah's card",
                         seconds=40)

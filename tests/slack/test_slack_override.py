@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.core import models as m
+from bot.core.models import BindingStatus, ClarificationState, Role
+from bot.core.models import Channel as ContractChannel
 from tests.slack.conftest import Stack
 from tests.slack.fakeslack import Message
 from tests.slack.test_slack_e2e import QUESTION, SECOND, SPAN_TEXT, shown
@@ -61,12 +62,12 @@ async def test_steward_override_from_the_conflict_card(stack: Stack) -> None:
     assert response.status == 200
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     last = c.responses[-1]
     assert (last.responder, last.answer_index, last.channel) == ("p-maria", 1,
-                                                                  m.Channel.SLACK)
-    assert last.rights_at_answer_time is m.Role.STEWARD
-    assert last.binding_status is m.BindingStatus.STEWARD_OVERRIDE
+                                                                  ContractChannel.SLACK)
+    assert last.rights_at_answer_time is Role.STEWARD
+    assert last.binding_status is BindingStatus.STEWARD_OVERRIDE
     # a baseline core keeps no note with an answer (the answer-note extension)
     assert last.note == ("Countersigned letter of 2 July" if stack.contract == "full" else None)
     assert c.bound_interval is not None
@@ -83,13 +84,13 @@ async def test_steward_override_refused_for_a_non_steward(stack: Stack) -> None:
     key = next(k for k in stack.core.directory.people if k[1] == "p-maria")
     maria = stack.core.directory.people[key]
     stack.core.directory.people[key] = maria.model_copy(update={"memberships": [
-        ms.model_copy(update={"role": m.Role.EDITOR}) for ms in maria.memberships]})
+        ms.model_copy(update={"role": Role.EDITOR}) for ms in maria.memberships]})
     modal = await open_override(stack, "U0MARIA", notice, 0)
     response = await stack.submit("U0MARIA", modal, {"override.note": note_input("Mine")})
     assert response.status == 200
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.CONFLICTED
+    assert c.state is ClarificationState.CONFLICTED
     assert c.responses == before.responses
     (told,) = stack.slack.calls_to("chat.postEphemeral")
     assert (told.args["user"], told.error) == ("U0MARIA", None)
@@ -106,7 +107,7 @@ async def test_steward_override_without_a_note_is_refused_at_the_form(stack: Sta
             "override.note": "A note is required for a steward override."}}
     await stack.settle()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.CONFLICTED
+    assert c.state is ClarificationState.CONFLICTED
     assert not any(r.note for r in c.responses)
 
 
@@ -121,4 +122,4 @@ async def test_steward_who_may_not_read_is_offered_no_decision(stack: Stack) -> 
     assert "Harbor Street" not in text and "harbor-lease" not in text
     assert f"clarification {cid}" in text.lower()
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.CONFLICTED
+    assert c.state is ClarificationState.CONFLICTED

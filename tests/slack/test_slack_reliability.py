@@ -18,8 +18,8 @@ import pytest
 
 from bot.answering.outbox import OutboxConsumers
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import ClarificationState
 from bot.store.base import OutboxEntry
 from bot.store.errors import StoreUnavailable
 from tests.slack.conftest import Stack, Switchable, payload_of, responders
@@ -92,7 +92,7 @@ async def test_answers_wait_in_the_outbox_while_the_core_is_down(
     assert transport.answers_taken == 2
     assert await flaky.store.outbox_size() == 0
     c = await truth.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     for card in cards.values():
         assert "Recorded as binding evidence" in flaky.text_of(card)
     assert len(flaky.slack.ephemerals) == 2  # told once each, not at every retry

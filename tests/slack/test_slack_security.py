@@ -17,7 +17,7 @@ import aiohttp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from tests.slack.conftest import Stack, payload_of
 from tests.slack.fakeslack import Message
@@ -87,7 +87,7 @@ async def delivered(stack: Stack, user_id: str, **kwargs: Any) -> tuple[str, Mes
     return cid, stack.card(user_id, cid)
 
 
-def refusals(stack: Stack, reason: m.ReasonCode, cid: str | None = None) -> list[Any]:
+def refusals(stack: Stack, reason: ReasonCode, cid: str | None = None) -> list[Any]:
     return [ev for ev in stack.sink.events if ev.reason_code is reason
             and (cid is None or ev.clarification_id == cid)]
 
@@ -187,7 +187,7 @@ async def test_unverified_identity_is_not_forwarded(stack: Stack) -> None:
     response = await stack.click("U0LEE", card, "clarify.answer.0", payload_edit=from_lee_dm)
     assert response.status == 200
     await before.assert_unchanged(cid)
-    refused = refusals(stack, m.ReasonCode.RESPONDER_NOT_AUTHORISED, cid)
+    refused = refusals(stack, ReasonCode.RESPONDER_NOT_AUTHORISED, cid)
     assert [ev.extra.get("chat_user") for ev in refused] == ["U0LEE"]
     told = [x for x in stack.slack.ephemerals if x["user"] == "U0LEE"]
     assert len(told) == 1 and UNVERIFIED_WORDS in told[0]["text"] + json.dumps(told[0]["blocks"])
@@ -202,7 +202,7 @@ async def test_other_tenants_workspace_cannot_answer(stack: Stack) -> None:
                                  enterprise_id=None)
     assert response.status == 200
     await before.assert_unchanged(cid)
-    assert refusals(stack, m.ReasonCode.TENANT_SCOPE_MISMATCH, cid)
+    assert refusals(stack, ReasonCode.TENANT_SCOPE_MISMATCH, cid)
     assert not stack.sink.of("answer_forwarded")
 
 
@@ -214,7 +214,7 @@ async def test_unmapped_workspace_is_forbidden(stack: Stack) -> None:
                                  enterprise_id="E0NOBODY")
     assert response.status == 403
     await before.assert_unchanged(cid)
-    assert refusals(stack, m.ReasonCode.TENANT_SCOPE_MISMATCH)
+    assert refusals(stack, ReasonCode.TENANT_SCOPE_MISMATCH)
     assert not stack.slack.ephemerals
 
 
@@ -233,7 +233,7 @@ async def test_copied_value_answers_only_as_a_clicker_who_may_read(stack: Stack)
     response = await stack.click("U0TOM", toms, "clarify.answer.0", payload_edit=with_value)
     assert response.status == 200
     await before.assert_unchanged(target, own)
-    assert refusals(stack, m.ReasonCode.RESPONDER_NOT_AUTHORISED, target)
+    assert refusals(stack, ReasonCode.RESPONDER_NOT_AUTHORISED, target)
     # Priya (a Legal viewer) may read it: her answer is recorded as hers
     response = await stack.click("U0PRIYA", sarahs, "clarify.answer.0", payload_edit=with_value)
     assert response.status == 200

@@ -18,8 +18,8 @@ import aiohttp
 import pytest
 
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import BindingStatus, ClarificationState, JobState, ResponseRecord, Role
 from bot.settings import load_settings
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
@@ -63,7 +63,7 @@ class Served(SlackPeople):
     async def shows(self, message: Message, words: str) -> None:
         await self.until(lambda: words in self.text_of(message), f"{words!r} in the card")
 
-    async def responses(self, cid: str) -> list[m.Response]:
+    async def responses(self, cid: str) -> list[ResponseRecord]:
         return list((await self.bot.get_clarification(clarification_id=cid)).responses)
 
 
@@ -126,9 +126,9 @@ async def test_served_slack_steward_override(served: Served, contract: str) -> N
     last = (await served.responses(cid))[-1]
     note = NOTE if contract == "full" else None  # a baseline core keeps no note
     assert (last.responder, last.answer_index, last.note) == ("p-maria", 1, note)
-    assert last.binding_status is m.BindingStatus.STEWARD_OVERRIDE
+    assert last.binding_status is BindingStatus.STEWARD_OVERRIDE
     c = await served.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     await served.shows(served.card("U0SARAH", cid), "Recorded as a steward decision")
     # the card she decided from is replaced by the outcome: no "Decide" buttons left
     await served.shows(notice, "Recorded as a steward decision")
@@ -141,7 +141,7 @@ async def test_served_slack_steward_override_refused_for_a_non_steward(served: S
     key = next(k for k in served.core.directory.people if k[1] == "p-maria")
     maria = served.core.directory.people[key]
     served.core.directory.people[key] = maria.model_copy(update={"memberships": [
-        ms.model_copy(update={"role": m.Role.EDITOR}) for ms in maria.memberships]})
+        ms.model_copy(update={"role": Role.EDITOR}) for ms in maria.memberships]})
     modal = await open_override(served, notice, 0)
     response = await served.submit("U0MARIA", modal, {"override.note": note_input("Mine")})
     assert response.status == 200
@@ -149,7 +149,7 @@ async def test_served_slack_steward_override_refused_for_a_non_steward(served: S
                               "Maria to be told")
     assert told[-1].args["user"] == "U0MARIA"
     c = await served.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.CONFLICTED and c.responses == before
+    assert c.state is ClarificationState.CONFLICTED and c.responses == before
 
 
 @pytest.mark.full_contract  # the expedite extension
@@ -162,7 +162,7 @@ async def test_served_slack_not_the_right_person(served: Served) -> None:
 
     async def waiting() -> bool:
         job = await served.bot.get_job(job_id=str(c.job_id))
-        return job.state is m.JobState.AVAILABLE
+        return job.state is JobState.AVAILABLE
     await served.until(waiting, "the job to wait out its window")
     assert not served.cards_of("U0SARAH", cid)
     moved = served.clock.now()

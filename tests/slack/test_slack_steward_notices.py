@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from bot.core import models as m
+from bot.core.models import DeliveryKind
 from tests.engine.conftest import clarify_settings
 from tests.slack.conftest import Stack
 
@@ -36,7 +36,7 @@ async def test_thirty_high_severity_questions_give_the_steward_two_messages(
         assert sum(f"Clarification {cid}\"" in text for text in texts) == 1
         c = await stack.bot.get_clarification(clarification_id=cid)
         if stack.contract == "full":
-            (notice,) = [d for d in c.deliveries if d.kind is m.DeliveryKind.STEWARD_NOTICE]
+            (notice,) = [d for d in c.deliveries if d.kind is DeliveryKind.STEWARD_NOTICE]
             assert notice.person_id == "p-maria"
         else:  # a baseline delivery has no kind: the notice's event says it went out
             (event,) = [ev for ev in c.events if ev.type == "steward_notified"]

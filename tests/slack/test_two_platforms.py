@@ -28,9 +28,9 @@ from bot.audit import MemorySink
 from bot.channels.recording import RecordingChannel
 from bot.chat import base_ref, for_recipient
 from bot.clock import ManualClock, SystemClock
-from bot.core import models as m
 from bot.core.client import CoreClient
 from bot.core.errors import ErrorCode
+from bot.core.models import AnswerRequest
 from bot.process.runtime import Engine, EngineParts, build_engine
 from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings
@@ -303,10 +303,10 @@ async def test_a_click_given_before_the_recorded_one_on_the_other_platform_is_it
     tap of the same date arrives: that one goes to the core as a resend of the first (its
     requestId, where the core takes one), one response is recorded, and both the Slack card and
     the Teams invoke's answer say what it did."""
-    seen: list[m.AnswerRequest] = []
+    seen: list[AnswerRequest] = []
     answer = core.answer
 
-    def recording(token: Any, clarification_id: str, req: m.AnswerRequest) -> Any:
+    def recording(token: Any, clarification_id: str, req: AnswerRequest) -> Any:
         seen.append(req)
         return answer(token, clarification_id, req)
 

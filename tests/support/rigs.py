@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
-from bot.core import models as m
+from bot.core.models import CreateClarificationRequest
 from devcore.scenario import read_scenario
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ async def new_clarification(
     if severity:
         spec["severity_hint"] = severity
     created = await dev.create_clarification(
-        request=m.CreateClarificationRequest.model_validate(spec))
+        request=CreateClarificationRequest.model_validate(spec))
     return created.clarification.id
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from bot.channels.recording import SentMessage
 from bot.clock import ManualClock
-from bot.core import models as m
+from bot.core.models import AuthorityRelation, ReasonCode
 from cards.actions import ActionKind, ActionRef
 from cards.views import QuestionView
 from devcore.core import ReferenceCore
@@ -51,7 +51,7 @@ def decline_data(teams: TeamsStack, cid: str, card_ref: str) -> dict[str, Any]:
 async def declined(teams: TeamsStack, cid: str) -> list[tuple[str | None, int | None]]:
     c = await teams.reader.get_clarification(clarification_id=cid)
     return [(ev.person_id, ev.attempt) for ev in c.events
-            if ev.type == "skipped" and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+            if ev.type == "skipped" and ev.reason_code is ReasonCode.CANDIDATE_DECLINED]
 
 
 def attempt(teams: TeamsStack, n: int) -> int | None:
@@ -68,7 +68,7 @@ async def test_a_decline_invoke_answers_with_the_passed_on_card(teams: TeamsStac
     sarah_card = sent_to(teams, "p-sarah", cid)[0].message
     assert isinstance(sarah_card, QuestionView)
     # why she is asked is additive (a baseline core does not say)
-    relation = m.AuthorityRelation.AUTHORED_BY if teams.contract == "full" else None
+    relation = AuthorityRelation.AUTHORED_BY if teams.contract == "full" else None
     assert sarah_card.relation is relation and sarah_card.excerpt
     adapter, steps = flow(teams)
     await steps.send(invoke_activity(decline_data(teams, cid, card_ref),
@@ -79,7 +79,7 @@ async def test_a_decline_invoke_answers_with_the_passed_on_card(teams: TeamsStac
     assert "Action.Execute" not in json.dumps(body["value"])
     assert await declined(teams, cid) == [("p-sarah", attempt(teams, 0))]
     assert [ev.person_id for ev in teams.sink.of("skipped")
-            if ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED] == ["p-sarah"]
+            if ev.reason_code is ReasonCode.CANDIDATE_DECLINED] == ["p-sarah"]
 
     refresh = teams.codec.teams_data(ActionRef(kind=ActionKind.REFRESH, card_ref=card_ref,
                                                clarification_id=cid))
@@ -91,7 +91,7 @@ async def test_a_decline_invoke_answers_with_the_passed_on_card(teams: TeamsStac
     await teams.engine.worker.run_burst()
     tina = sent_to(teams, "p-tina", cid)
     assert len(tina) == 1 and isinstance(tina[0].message, QuestionView)
-    owner = m.AuthorityRelation.OWNED_BY if teams.contract == "full" else None
+    owner = AuthorityRelation.OWNED_BY if teams.contract == "full" else None
     assert tina[0].message.relation is owner
 
 

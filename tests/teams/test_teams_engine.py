@@ -16,8 +16,9 @@ from bot.audit import MemorySink
 from bot.channel import Address, Message
 from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
-from bot.core import models as m
 from bot.core.client import CoreClient
+from bot.core.models import Channel as ContractChannel
+from bot.core.models import ReasonCode
 from bot.engine.delivery import Delivered, Deliverer
 from bot.process.runtime import Engine, EngineParts, build_engine
 from bot.settings import ClarifySettings
@@ -77,7 +78,7 @@ async def test_a_teams_only_person_gets_a_card(kit: Kit, bot_client: CoreClient,
     assert ANSWER_VERB in json.dumps(posted.card)
     assert made.skips("p-tina") == [] and made.slack.sent == []
     c = await truth.get_clarification(clarification_id=cid)
-    assert [(d.person_id, d.channel) for d in c.deliveries] == [("p-tina", m.Channel.TEAMS)]
+    assert [(d.person_id, d.channel) for d in c.deliveries] == [("p-tina", ContractChannel.TEAMS)]
 
 
 @pytest.mark.parametrize(("order", "platform"), [(("teams", "slack"), "teams"),
@@ -102,7 +103,7 @@ async def test_a_person_on_neither_platform_is_told_with_the_platforms_tried(
     await new_clarification(dev_client, authority={"authored_by": ["p-olga"]})
     await made.engine.worker.run_burst()
     (skip,) = made.skips("p-olga")
-    assert skip.reason_code is m.ReasonCode.NO_DELIVERY_ALIAS
+    assert skip.reason_code is ReasonCode.NO_DELIVERY_ALIAS
     assert "platforms tried (teams, slack)" in skip.message
 
 
@@ -115,7 +116,7 @@ async def test_a_teams_alias_on_a_slack_only_bot_is_named_unused(
     await new_clarification(dev_client, authority={"authored_by": ["p-tina"]})
     await made.engine.worker.run_burst()
     (skip,) = made.skips("p-tina")
-    assert skip.reason_code is m.ReasonCode.NO_DELIVERY_ALIAS
+    assert skip.reason_code is ReasonCode.NO_DELIVERY_ALIAS
     assert "(slack)" in skip.message and "teams alias is unused" in skip.message
 
 
@@ -128,7 +129,7 @@ async def test_no_install_is_no_delivery_alias_telling_the_operator_to_install(
     await new_clarification(dev_client, authority={"authored_by": ["p-tina", "p-ahmed"]})
     await made.engine.worker.run_burst()
     (skip,) = made.skips("p-tina")
-    assert skip.reason_code is m.ReasonCode.NO_DELIVERY_ALIAS
+    assert skip.reason_code is ReasonCode.NO_DELIVERY_ALIAS
     assert "install" in skip.message and "Teams app" in skip.message
     assert kit.fake.posted == [] and len(made.slack.to("p-ahmed")) == 1
 
@@ -142,7 +143,7 @@ async def test_a_blocked_bot_is_delivery_failed_with_its_cause(
     await new_clarification(dev_client, authority={"authored_by": ["p-tina"]})
     await made.engine.worker.run_burst()
     (skip,) = made.skips("p-tina")
-    assert skip.reason_code is m.ReasonCode.DELIVERY_FAILED
+    assert skip.reason_code is ReasonCode.DELIVERY_FAILED
     assert "MessageWritesBlocked" in skip.message
 
 
@@ -178,7 +179,7 @@ async def test_a_crash_after_the_send_is_uncertain_and_never_resent(
     await after.engine.worker.run_burst()
     assert len(kit.fake.to(TINA)) == 1  # never a second card
     (skip,) = after.skips("p-tina")
-    assert skip.reason_code is m.ReasonCode.DELIVERY_FAILED and "cannot say" in skip.message
+    assert skip.reason_code is ReasonCode.DELIVERY_FAILED and "cannot say" in skip.message
     assert len(after.slack.to("p-ahmed")) == 1
 
 
@@ -243,7 +244,7 @@ async def test_a_refusing_first_platform_falls_back_to_the_persons_next_in_this_
     assert kit.fake.posted == [] and len(made.slack.to("p-sarah")) == 1
     assert made.skips("p-sarah") == [] and made.slack.to("p-ahmed") == []
     c = await truth.get_clarification(clarification_id=cid)
-    assert [(d.person_id, d.channel) for d in c.deliveries] == [("p-sarah", m.Channel.SLACK)]
+    assert [(d.person_id, d.channel) for d in c.deliveries] == [("p-sarah", ContractChannel.SLACK)]
     remembered = await made.engine.refusals.blocked(address())
     assert (remembered is not None) is (refusal == "blocked")
 
@@ -290,7 +291,7 @@ async def test_delivery_failed_only_when_every_platform_refused_with_each_reason
     made.slack.fail_lasting = True  # as Slack's adapter says of it
     await _ask_sarah(dev_client, made)
     (skip,) = made.skips("p-sarah")
-    assert skip.reason_code is m.ReasonCode.DELIVERY_FAILED
+    assert skip.reason_code is ReasonCode.DELIVERY_FAILED
     assert "teams: DELIVERY_FAILED (MessageWritesBlocked" in skip.message
     assert "slack: DELIVERY_FAILED (channel_not_found)" in skip.message
     assert skip.message.index("teams:") < skip.message.index("slack:")

@@ -18,7 +18,7 @@ from microsoft_agents.testing import TestAdapter, TestFlow
 from adapters.teams import references
 from adapters.teams.references import Actor
 from bot.channel import Address
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from bot.engine.lasting import LastingRefusals
 from cards.actions import ActionKind, ActionRef
 from tests.engine.conftest import new_clarification
@@ -164,7 +164,7 @@ async def test_a_shared_identity_gets_the_card_naming_the_shared_link(teams: Tea
     assert "linked to more than one person in the company directory" in card_text(body)
     assert await teams.responses(cid) == []
     assert [ev.reason_code for ev in teams.sink.of("answer_refused")] == [
-        m.ReasonCode.ALIAS_AMBIGUOUS]
+        ReasonCode.ALIAS_AMBIGUOUS]
 
 
 async def test_something_else_with_an_invalid_range_returns_the_form_with_errors(

@@ -6,7 +6,15 @@ and a steward's override is recorded with ``stewardOverride`` and the note."""
 
 from __future__ import annotations
 
-from bot.core import models as m
+from bot.core.models import (
+    AnswerRequest,
+    BindingStatus,
+    ClarificationState,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from cards.actions import OVERRIDE_NOTE_ID, ActionKind
 from cards.overrides import OVERRIDE_SUBMIT_VERB, OVERRIDE_VERB
 from tests.engine.conftest import new_clarification
@@ -20,11 +28,11 @@ async def conflicted(teams: TeamsStack) -> str:
                                                         "named": ["p-ahmed"]},
                                   severity="critical")
     for person, index in (("p-sarah", 0), ("p-ahmed", 1)):
-        await teams.reader.answer_clarification(clarification_id=cid, request=m.AnswerRequest(
-            answer_index=index, responder=person, rights=m.Role.EDITOR,
-            channel=m.Channel.TEAMS))
+        await teams.reader.answer_clarification(clarification_id=cid, request=AnswerRequest(
+            answer_index=index, responder=person, rights=Role.EDITOR,
+            channel=ContractChannel.TEAMS))
     c = await teams.reader.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.CONFLICTED
+    assert c.state is ClarificationState.CONFLICTED
     return cid
 
 
@@ -33,7 +41,7 @@ def make_steward(teams: TeamsStack, person_id: str) -> None:
     key = next(k for k in teams.core.directory.people if k[1] == person_id)
     person = teams.core.directory.people[key]
     teams.core.directory.people[key] = person.model_copy(update={"memberships": [
-        ms.model_copy(update={"role": m.Role.STEWARD}) for ms in person.memberships]})
+        ms.model_copy(update={"role": Role.STEWARD}) for ms in person.memberships]})
 
 
 def submit(teams: TeamsStack, cid: str, candidate: int, note: str | None) -> dict[str, object]:
@@ -85,9 +93,9 @@ async def test_steward_override_recorded_with_its_note_over_http(teams: TeamsSta
     assert response.status == 200
     await teams.settle()
     c = await teams.reader.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED
+    assert c.state is ClarificationState.ANSWERED
     last = c.responses[-1]
     note = "Signed addendum" if teams.contract == "full" else None  # baseline: no note kept
     assert (last.responder, last.answer_index, last.note) == ("p-sarah", 1, note)
-    assert last.binding_status is m.BindingStatus.STEWARD_OVERRIDE
+    assert last.binding_status is BindingStatus.STEWARD_OVERRIDE
     assert last.channel == "teams"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bot.core import models as m
+from bot.core.models import ReasonCode
 from bot.metrics import REGISTRY
 from bot.store.memory import MemoryStore
 from tests.engine.conftest import new_clarification
@@ -115,7 +115,7 @@ async def test_an_unserved_tenant_is_403_and_audited(teams: TeamsStack) -> None:
     response = await teams.post(click, sign(claims()))
     assert response.status == 403
     refused = [e for e in teams.sink.events if e.type == "callback_refused"]
-    assert [e.reason_code for e in refused] == [m.ReasonCode.TENANT_SCOPE_MISMATCH]
+    assert [e.reason_code for e in refused] == [ReasonCode.TENANT_SCOPE_MISMATCH]
     await _nothing_happened(teams, cid)
 
 

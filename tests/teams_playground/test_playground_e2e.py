@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.core import models as m
+from bot.core.models import ClarificationState, QuorumState
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from tests.support.card_text import teams_block_text
 from tests.teams_playground import playground as pg
@@ -138,7 +138,7 @@ async def test_a_critical_question_needs_two_people(make_teams_stack: Any) -> No
     await shows(ahmed, his, f"First confirmation recorded: {FIRST} (Sarah Chen)")
     button(his, cid, ActionKind.ANSWER, candidate=0)  # still answerable
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.PARTIALLY_CONFIRMED
+    assert c.state is ClarificationState.PARTIALLY_CONFIRMED
 
     status, answered = await press(ahmed, his, button(his, cid, ActionKind.ANSWER,
                                                       candidate=0))
@@ -147,7 +147,7 @@ async def test_a_critical_question_needs_two_people(make_teams_stack: Any) -> No
     await shows(ahmed, his, "Recorded as binding evidence", also=answered)
     await shows(sarah, hers, "Recorded as binding evidence")
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert (c.state, c.quorum.state) == (m.ClarificationState.ANSWERED, m.QuorumState.SATISFIED)
+    assert (c.state, c.quorum.state) == (ClarificationState.ANSWERED, QuorumState.SATISFIED)
 
 
 async def test_something_else_with_a_valid_and_an_invalid_range(make_teams_stack: Any) -> None:

@@ -20,7 +20,16 @@ from typing import Any
 
 import pytest
 
-from bot.core import models as m
+from bot.core.models import (
+    BindingStatus,
+    ClarificationState,
+    JobState,
+    ReasonCode,
+    Role,
+)
+from bot.core.models import (
+    Channel as ContractChannel,
+)
 from cards.actions import ActionKind
 from tests.support.processes import wait_until
 from tests.teams_playground import browser
@@ -72,7 +81,7 @@ async def conflicted(stack: TeamsStack, maria: pg.Playground) -> str:
         assert status == 200
     await stack.until_recorded(cid, 2)
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.CONFLICTED
+    assert c.state is ClarificationState.CONFLICTED
     notice = await maria.card_with(CONFLICT)
     button(notice, cid, ActionKind.OVERRIDE_OPEN, candidate=1)  # the card offers the override
     return cid
@@ -101,11 +110,12 @@ async def test_playground_steward_override_from_the_conflict_card(
             timeout=UI_SECONDS)
     records = await stack.until_recorded(cid, 3)
     last = records[-1]
-    assert (last.responder, last.answer_index, last.channel) == ("p-maria", 1, m.Channel.TEAMS)
-    assert last.binding_status is m.BindingStatus.STEWARD_OVERRIDE
-    assert last.rights_at_answer_time is m.Role.STEWARD and last.note == NOTE
+    assert (last.responder, last.answer_index, last.channel) == (
+        "p-maria", 1, ContractChannel.TEAMS)
+    assert last.binding_status is BindingStatus.STEWARD_OVERRIDE
+    assert last.rights_at_answer_time is Role.STEWARD and last.note == NOTE
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.ANSWERED and c.bound_interval is not None
+    assert c.state is ClarificationState.ANSWERED and c.bound_interval is not None
     # the askees' cards stop asking: the follow-ups repaint them through the connector
     sarah = stack.playgrounds[SARAH.user_id]
     hers = sarah.posted(lambda p: QUESTION in p.text)[-1]
@@ -124,13 +134,13 @@ async def test_playground_steward_override_refused_for_a_non_steward(
         key = next(k for k in stack.core.directory.people if k[1] == "p-maria")
         person = stack.core.directory.people[key]
         stack.core.directory.people[key] = person.model_copy(update={"memberships": [
-            ms.model_copy(update={"role": m.Role.EDITOR}) for ms in person.memberships]})
+            ms.model_copy(update={"role": Role.EDITOR}) for ms in person.memberships]})
         await override_in_the_page(tab.page, "Mine")
         await tab.page.get_by_text(REFUSED).first.wait_for(timeout=UI_SECONDS)
     c = await stack.bot.get_clarification(clarification_id=cid)
-    assert c.state is m.ClarificationState.CONFLICTED
+    assert c.state is ClarificationState.CONFLICTED
     assert c.responses == before.responses
-    assert not any(r.binding_status is m.BindingStatus.STEWARD_OVERRIDE for r in c.responses)
+    assert not any(r.binding_status is BindingStatus.STEWARD_OVERRIDE for r in c.responses)
 
 
 async def test_playground_not_the_right_person(make_teams_stack: Any, chromium: None) -> None:
@@ -145,7 +155,7 @@ async def test_playground_not_the_right_person(make_teams_stack: Any, chromium: 
 
         async def waiting() -> bool:
             job = await stack.bot.get_job(job_id=str(c.job_id))
-            return job.state is m.JobState.AVAILABLE
+            return job.state is JobState.AVAILABLE
         await wait_until(waiting, "the job to wait out its window")
         assert not sarah.posted(lambda p: QUESTION in p.text)
         moved = stack.clock.now()
@@ -161,6 +171,6 @@ async def test_playground_not_the_right_person(make_teams_stack: Any, chromium: 
     assert WHY_NAMED in hers.text
     c = await stack.bot.get_clarification(clarification_id=cid)
     declined = [(ev.person_id, ev.attempt) for ev in c.events if ev.type == "skipped"
-                and ev.reason_code is m.ReasonCode.CANDIDATE_DECLINED]
+                and ev.reason_code is ReasonCode.CANDIDATE_DECLINED]
     assert declined == [("p-ahmed", 0)]
     assert stack.clock.now() - c.created_at < timedelta(hours=1)
