@@ -26,6 +26,7 @@ from bot.chat import ConfirmingTenants, UserTenants
 from bot.clock import Clock, SystemClock
 from bot.core.client import CoreClient
 from bot.metrics import REGISTRY
+from bot.process.pauses import Pauses
 from bot.process.runtime import EngineParts, build_engine
 from bot.process.service import (
     FINISH_WORK_SECONDS,
@@ -75,8 +76,11 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
         # which tenant a verified user acts in, as each platform says (a distributed Slack app:
         # its installations)
         tenants = {name: hook.tenants(channels[name], settings) for name, hook in mounted.items()}
+        # a platform that pauses delivery per installation (a distributed Slack app)
+        pauses = next((held for name, hook in mounted.items()
+                       if (held := hook.pauses(channels[name], settings, base)) is not None), None)
         parts = _engine_parts(settings, core=core, store=store, channels=channels, clock=clock,
-                              tenants=tenants)
+                              tenants=tenants, pauses=pauses)
         engine = build_engine(parts)
         consumers = _consumers(settings, engine.answers, store)
         app = web.Application(client_max_size=256 * 1024, middlewares=[bounded_bodies()])
@@ -142,14 +146,14 @@ def _limits(settings: Settings, store: Store, clock: Clock) -> Limits:
 
 def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
                   channels: dict[str, Channel], clock: Clock,
-                  tenants: dict[str, UserTenants]) -> EngineParts:
+                  tenants: dict[str, UserTenants], pauses: Pauses | None) -> EngineParts:
     table, audit = settings.answers, settings.audit
     slack = tenants.get("slack")  # routing's workspaces: a distributed app's installations
     return EngineParts(
         core=core, store=store, channels=channels, clarify=settings.clarify, clock=clock,
         audit_sink=JsonLinesSink(path=audit.path if audit.sink == "jsonl" else None),
         slack=slack if isinstance(slack, ConfirmingTenants) else settings.slack,
-        teams=settings.teams, tenants=tenants,
+        teams=settings.teams, tenants=tenants, pauses=pauses,
         worker=WorkerConfig(concurrency=settings.worker.concurrency,
                             lease_ahead=settings.worker.lease_ahead,
                             lease_seconds=settings.worker.lease_seconds,

@@ -70,10 +70,17 @@ def mount(app: Service, parts: Parts, settings: Settings, channel: SlackChannel
                       signer=LinkSigner(settings.secrets.require("install_link_key").encode()),
                       clock=parts.base.clock, audit=parts.audit)
     app.web_app.add_routes(flow.routes())
-    app.engine.worker.pauses = Pauses(clock=parts.base.clock, check=installations.check,
-                                      max_held=4 * settings.worker.concurrency)
     app.readiness.details.append(installations.readiness)
     return flow
+
+
+def pauses(channel: Channel, settings: Settings, base: Base) -> Pauses | None:
+    """A distributed app pauses delivery per installation whose token is refused."""
+    installations = channel.installations if isinstance(channel, SlackChannel) else None
+    if installations is None:
+        return None
+    return Pauses(clock=base.clock, check=installations.check,
+                  max_held=4 * settings.worker.concurrency)
 
 
 def tenants(channel: Channel, settings: Settings) -> Installations | SlackSettings:

@@ -91,6 +91,7 @@ def mount(app: Service, parts: Parts, settings: Settings) -> None:
 
 prepare = distributed.prepare
 tenants = distributed.tenants
+pauses = distributed.pauses
 
 
 @dataclass

@@ -29,6 +29,7 @@ from adapters.teams.channel import TeamsChannel, open_teams_channel
 from adapters.teams.invokes import Invokes
 from bot.channel import Channel
 from bot.engine.lasting import LastingRefusals
+from bot.process.pauses import Pauses
 from bot.process.service import Base, Parts, Service, credentials_check
 from bot.settings import Settings, SettingsError, TeamsSettings
 
@@ -83,6 +84,11 @@ def tenants(channel: Channel, settings: Settings) -> TeamsSettings:
     """Which tenant a verified Teams user acts in: their Entra tenant's
     (``[[teams.tenants]]``)."""
     return settings.teams
+
+
+def pauses(channel: Channel, settings: Settings, base: Base) -> Pauses | None:
+    """One app credential for every tenant: nothing to pause per installation."""
+    return None
 
 
 async def prepare(app: Service, base: Base) -> None:

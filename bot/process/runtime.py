@@ -42,6 +42,7 @@ from bot.interaction.attention import TTL_SECONDS, AttentionBoard
 from bot.interaction.declines import Declines
 from bot.interaction.interactions import Interactions, tenant_of
 from bot.process.holdrecovery import HoldRecovery
+from bot.process.pauses import Pauses
 from bot.process.storewatch import WATCH_SECONDS, StoreWatch, watchable
 from bot.process.worker import Worker, WorkerConfig
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
@@ -91,6 +92,8 @@ class EngineParts:
     tenants: Mapping[str, UserTenants] | None = None
     worker_id: str = "worker-1"
     worker: WorkerConfig = field(default_factory=WorkerConfig)
+    # a platform's per-installation pauses (``Platform.pauses``: a distributed Slack app)
+    pauses: Pauses | None = None
     outbox: OutboxPolicy = field(default_factory=OutboxPolicy)
     followup_workers: int = 2  # tasks showing what follows answers (card updates, notes)
     queue_cache_seconds: float = TTL_SECONDS  # a steward's attention queue is remembered
@@ -167,7 +170,7 @@ def build_engine(parts: EngineParts) -> Engine:
               digests.flush, notices.flush, reminders.flush, dead_letters.report]
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, held=held, clock=clock, config=parts.worker,
-                    chores=chores, random=parts.random, outcomes=outcomes)
+                    chores=chores, random=parts.random, outcomes=outcomes, pauses=parts.pauses)
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
                           workers=parts.followup_workers, board=board)

@@ -38,6 +38,7 @@ from bot.errors import BotError
 from bot.interaction.interactions import Interactions
 from bot.metrics import CONTENT_TYPE, REGISTRY
 from bot.process.health import Check, Readiness
+from bot.process.pauses import Pauses
 from bot.process.runtime import Engine
 from bot.process.worker import CORE_TOKEN_SETTING, CredentialsCheck
 from bot.settings import Settings
@@ -114,6 +115,11 @@ class Platform(Protocol):
     def tenants(self, channel: Channel, settings: Settings) -> UserTenants:
         """Which tenant a verified user of this platform acts in (its settings' list, or what
         its installations say)."""
+        ...
+
+    def pauses(self, channel: Channel, settings: Settings, base: Base) -> Pauses | None:
+        """Where a platform holds a token per installation: how the worker pauses delivery to
+        one whose token is refused (``bot.process.pauses``); None where it holds one token."""
         ...
 
     async def prepare(self, app: Service, base: Base) -> None:

@@ -21,10 +21,12 @@ import aiohttp
 import pytest
 import structlog
 
+from adapters.slack.channel import SlackChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
 from bot.core.models import ClarificationEvent, ReasonCode
 from bot.metrics import REGISTRY
+from bot.process.pauses import Pauses
 from bot.settings import load_settings
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
@@ -291,3 +293,15 @@ async def _rotating(*, tmp_path: Path, clock: ManualClock, core: ReferenceCore, 
         await bot.until(lambda: (clock.advance(0.5), len(people.refreshes) == 4)[1],
                         "the refresh retried")
         assert people.calls_with_expired_tokens() == []
+
+
+@pytest.mark.slow
+async def test_a_distributed_app_s_worker_is_built_with_its_installations_pauses(
+        bot: Distributed) -> None:
+    """The platform's ``pauses`` hook builds the per-installation pauses before the worker is
+    built (nothing set on the worker afterwards): a refused token pauses its workspace alone."""
+    pauses = bot.service.engine.worker.pauses
+    channel = bot.service.engine.channels["slack"]
+    assert isinstance(pauses, Pauses)
+    assert isinstance(channel, SlackChannel) and channel.installations is not None
+    assert pauses.check == channel.installations.check
