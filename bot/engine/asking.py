@@ -22,7 +22,6 @@ from bot.channel import Address
 from bot.chat import for_recipient
 from bot.clock import Clock
 from bot.core import batching
-from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.core.models import Clarification, DeliveryKind, LeasedJob, Person, ReasonCode, Severity
 from bot.engine import attempts, evidence, reminders, views
@@ -273,17 +272,11 @@ class Asking:
                          ) -> tuple[Person, Address] | Skip:
         """The candidate as a person of the clarification's tenant and their address, or why
         they cannot be asked."""
-        try:
-            person = await self.core.get_person(person_id=person_id, tenant_id=c.tenant_id,
-                                                scope=scope)
-        except e.PersonNotFound:
-            return Skip(person_id, ReasonCode.TENANT_SCOPE_MISMATCH,
-                        "the candidate is not a person of this tenant")
-        address = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
-                                           scope=scope)
-        if isinstance(address, Unroutable):
-            return Skip(person_id, address.reason, address.why)
-        return person, address
+        reached = await self.routing.reach(self.core, person_id, tenant_id=c.tenant_id,
+                                           scope=scope, role="candidate")
+        if isinstance(reached, Unroutable):
+            return Skip(person_id, reached.reason, reached.why)
+        return reached
 
     async def askable(self, c: Clarification, person_id: str, scope: batching.JobScope
                       ) -> tuple[Person, Address] | Skip:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from bot.channel import Address, ContractWords, SlackReach, TeamsReach
 from bot.chat import ChatUser, ConfirmingTenants, SlackTenants, UserTenants
+from bot.core import errors as e
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.core.models import (
@@ -104,6 +105,21 @@ class Routing:
             names = " and ".join(unused)
             why += f"; their {names} alias is unused: this bot does not send on {names}"
         return why
+
+    async def reach(self, core: CoreClient, person_id: str, *, tenant_id: str,
+                    scope: JobScope | None, role: str) -> tuple[Person, Address] | Unroutable:
+        """The person of ``tenant_id`` and their address (``route``), or why they cannot be
+        reached: not a person of that tenant (``role`` names them in the reason), or
+        unroutable."""
+        try:
+            person = await core.get_person(person_id=person_id, tenant_id=tenant_id, scope=scope)
+        except e.PersonNotFound:
+            return Unroutable(ReasonCode.TENANT_SCOPE_MISMATCH,
+                              f"the {role} is not a person of this tenant")
+        address = await self.route(core, person, tenant_id=tenant_id, scope=scope)
+        if isinstance(address, Unroutable):
+            return address
+        return person, address
 
     async def route(self, core: CoreClient, person: Person, *, tenant_id: str,
                     besides: tuple[str, ...] = (), scope: JobScope | None = None

@@ -21,7 +21,6 @@ from zoneinfo import ZoneInfo
 from bot.audit import SkipPair
 from bot.channel import Address, Message
 from bot.clock import Clock
-from bot.core import errors as e
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.core.models import Clarification, DeliveryKind, LeasedJob, Person, ReasonCode
@@ -29,7 +28,7 @@ from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer, Result
 from bot.engine.people import display_names
 from bot.engine.rbac import may_read
-from bot.engine.routing import Routing
+from bot.engine.routing import Routing, Unroutable
 from bot.engine.trail import Skip, Trail, pairs
 from bot.engine.zones import Zones
 from bot.settings import ClarifySettings
@@ -72,17 +71,11 @@ class Stewards:
         steward_id = c.workspace.steward_id
         if steward_id is None:
             return Skip("-", ReasonCode.NO_DELIVERY_ALIAS, "the workspace has no steward")
-        try:
-            steward = await self.core.get_person(person_id=steward_id, tenant_id=c.tenant_id,
-                                                 scope=scope)
-        except e.PersonNotFound:
-            return Skip(steward_id, ReasonCode.TENANT_SCOPE_MISMATCH,
-                        "the steward is not a person of this tenant")
-        address = await self.routing.route(self.core, steward, tenant_id=c.tenant_id,
-                                           scope=scope)
-        if isinstance(address, Address):
-            return Reached(steward, address)
-        return Skip(steward_id, address.reason, address.why)
+        reached = await self.routing.reach(self.core, steward_id, tenant_id=c.tenant_id,
+                                           scope=scope, role="steward")
+        if isinstance(reached, Unroutable):
+            return Skip(steward_id, reached.reason, reached.why)
+        return Reached(*reached)
 
     async def zone(self, c: Clarification, reached: Reached) -> ZoneInfo:
         """The steward's zone (``bot.engine.zones``): every time their message shows."""
