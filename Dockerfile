@@ -28,6 +28,7 @@ COPY cards ./cards
 COPY adapters ./adapters
 COPY clarify_bot ./clarify_bot
 COPY devcore ./devcore
+COPY devslack ./devslack
 COPY manifest ./manifest
 RUN /opt/clarify-bot/bin/python -m pip install --no-cache-dir --disable-pip-version-check \
       -c constraints.txt . \

@@ -9,8 +9,8 @@ Both sides run in one run, on 127.0.0.1, every server in its own process:
     and ``clarify-bot serve --role worker`` (the outbox's consumers forward to the core), on the
     Redis store; the reference core (``clarify-bot devcore``) loaded with a generated scenario of
     clicks / people clarifications and ``--people`` verified people (viewers: every answer is
-    recorded as an attestation, none binds, so every answer must appear once); a fake Slack Web
-    API (tests/slack/fakeslack.py), where each person is told privately what their answer did;
+    recorded as an attestation, none binds, so every answer must appear once); the local Slack
+    stand-in (devslack), where each person is told privately what their answer did;
 (b) a bare slack-bolt AsyncApp on aiohttp whose only listener acknowledges.
 Every click is a distinct (clarification, person, answer), signed like Slack (slack_sdk's
 SignatureVerifier). Each side first gets a short warm-up of its own clicks (not counted). The
@@ -250,7 +250,7 @@ async def start_servers(args: argparse.Namespace, procs: Processes, *, prefix: s
     scenario_file.write_text(toml(scenario(clarifications, args.people)))
     procs.start("devcore", [str(BIN / "clarify-bot"), "devcore", "--port", str(core_port),
                             "--scenario", str(scenario_file)])
-    slack_proc = procs.start("fakeslack", [sys.executable, __file__, "--serve", "fakeslack",
+    slack_proc = procs.start("localslack", [sys.executable, __file__, "--serve", "localslack",
                                            "--people", str(args.people)], stdout=subprocess.PIPE)
     await _until_up(f"{core_url}/healthz")
     assert slack_proc.stdout is not None
@@ -374,13 +374,13 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true",
                         help="profile each bot process with cProfile (.prof files in the logs "
                              "folder)")
-    parser.add_argument("--serve", choices=["bare", "fakeslack"])
+    parser.add_argument("--serve", choices=["bare", "localslack"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--slack")
     args = parser.parse_args()
     if args.serve == "bare":
         serve_bare(args.port, args.slack)
-    elif args.serve == "fakeslack":
+    elif args.serve == "localslack":
         serve_fake_slack(args.people)
     else:
         asyncio.run(run(args))

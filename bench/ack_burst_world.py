@@ -39,10 +39,10 @@ def serve_bare(port: int, slack_url: str) -> None:
 
 
 def serve_fake_slack(people: int) -> None:
-    from tests.slack.fakeslack import FakeSlack
+    from devslack import LocalSlack
 
     async def main() -> None:
-        async with FakeSlack() as slack:
+        async with LocalSlack() as slack:
             for n in range(people):
                 slack.add_user(_user(n))
             print(slack.url, flush=True)

@@ -4,8 +4,8 @@ Run: .venv/bin/python bench/delivery.py [--cards 3000] [--concurrency 16] [--peo
          [--shipped 1000] [--rss 20000] [--profile] [--bot-root PATH] [--smoke]
 
 Everything runs in its own process on 127.0.0.1: a Redis server started for the run, the
-reference core (devcore, counting the calls it answers), the fake Slack Web API of the tests
-(tests/slack/fakeslack.py, with a side door that counts calls and duplicate cards), and
+reference core (devcore, counting the calls it answers), the local Slack stand-in
+(devslack, with a side door that counts calls and duplicate cards), and
 ``clarify-bot serve --role worker`` processes. Phases, one after the other, each on a freshly
 loaded scenario (one normal-severity question per card, each ranked to one verified editor):
 
@@ -105,7 +105,7 @@ class World:
         proc = subprocess.Popen(command, cwd=cwd, env={**os.environ, **(env or {})},
                                 stdout=stdout if stdout is not None else log, stderr=log)
         self.procs.append(proc)
-        if name in ("redis", "devcore", "fakeslack"):
+        if name in ("redis", "devcore", "localslack"):
             self.services[name] = proc.pid
         return proc
 
@@ -175,7 +175,7 @@ async def start_world(args: argparse.Namespace, world: World) -> None:
     world.start("devcore", [sys.executable, __file__, "--serve", "core", "--port",
                             str(core_port), "--contract", args.contract])
     people = max(args.people, args.shipped)
-    slack = world.start("fakeslack", [sys.executable, __file__, "--serve", "fakeslack",
+    slack = world.start("localslack", [sys.executable, __file__, "--serve", "localslack",
                                       "--people", str(people), "--port", str(side_port)],
                         stdout=subprocess.PIPE)
     world.core_url = f"http://127.0.0.1:{core_port}"
@@ -456,7 +456,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true",
                         help="a few hundred cards, no shipped or RSS run (the test suite's)")
     parser.add_argument("--json", help="also write the rows to this file")
-    parser.add_argument("--serve", choices=["core", "fakeslack"])
+    parser.add_argument("--serve", choices=["core", "localslack"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--contract", choices=["full", "baseline"], default="full",
                         help="baseline: the reference core serves only what every core offers; "
@@ -464,7 +464,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.serve == "core":
         serve_core(args.port, contract=args.contract)
-    elif args.serve == "fakeslack":
+    elif args.serve == "localslack":
         serve_fake_slack(args.people, args.port)
     else:
         if args.smoke:

@@ -138,15 +138,15 @@ def serve_core(port: int, extend: Callable[[Any, Any], None] | None = None,
 
 
 def serve_fake_slack(people: int, side_port: int) -> None:
-    """tests/slack/fakeslack.py on a port of its own (printed), and a side door on
+    """The local Slack stand-in (devslack) on a port of its own (printed), and a side door on
     ``side_port``: ``GET /counts`` (calls by method, posts, duplicate cards, first and last
     post time) and ``POST /forget`` (drops what was recorded, so memory stays flat)."""
     from aiohttp import web
 
-    from tests.slack.fakeslack import FakeSlack
+    from devslack import LocalSlack
 
     async def main() -> None:
-        async with FakeSlack(clock=time.time) as slack:
+        async with LocalSlack(timer=time.time) as slack:
             for n in range(people):
                 slack.add_user(user(n))
             slack.add_user(STEWARD_USER)

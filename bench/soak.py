@@ -194,7 +194,7 @@ class Soak:
         world.start("core", [sys.executable, __file__, "--serve", "core", "--port",
                              str(core_port), "--seed", str(args.seed), "--contract",
                              args.contract])
-        slack = world.start("fakeslack", [
+        slack = world.start("localslack", [
             sys.executable, __file__, "--serve", "fakes", "--port", str(slack_port),
             "--connector", str(connector_port), "--side", str(side_port), "--readers",
             str(args.readers), "--nonreaders", str(args.nonreaders)], stdout=subprocess.PIPE)

@@ -5,8 +5,8 @@ their own beside the bot, each with a side door the soak drives and reads:
   (``POST /_soak/fault``: every ``/v1`` call answers 5xx, or is held past the bot's read timeout,
   for a while), ``POST /_soak/add`` (more clarifications, the directory kept) and
   ``GET /_soak/records`` (what the core recorded: responses, deliveries, skips);
-- the fake Slack Web API and the fake Bot Connector of the tests (tests/slack/fakeslack.py,
-  tests/teams/fakeconnector.py) with one fault window (``POST /fault``: every call answers 429
+- the local Slack stand-in (devslack) and the fake Bot Connector of the tests
+  (tests/teams/fakeconnector.py) with one fault window (``POST /fault``: every call answers 429
   with Retry-After, or a 5xx, for a while) and ``GET /log?after=N``: every message the bot wrote
   on either (posted, updated, ephemeral), in order.
 """
@@ -225,16 +225,16 @@ def serve_fakes(slack_port: int, connector_port: int, side_port: int,
     two base URLs."""
     from aiohttp import web
 
-    from tests.slack.fakeslack import FakeSlack, Fault, _fault_error
+    from devslack import Fault, LocalSlack, fault_error
     from tests.teams.fakeconnector import FakeConnector, _error
 
     window = Window()
 
     @dataclass
-    class WindowedSlack(FakeSlack):
+    class WindowedSlack(LocalSlack):
         def _inject_faults(self, method: str, args: dict[str, Any], now: float) -> None:
             if time.monotonic() < window.until:
-                raise _fault_error(Fault(int(window.mode), 1, None, 1))
+                raise fault_error(Fault(int(window.mode), 1, None, 1))
             super()._inject_faults(method, args, now)
 
     class WindowedConnector(FakeConnector):
@@ -246,7 +246,7 @@ def serve_fakes(slack_port: int, connector_port: int, side_port: int,
             return super()._refusal(route, request, body)
 
     async def main() -> None:
-        async with WindowedSlack(clock=time.time, port=slack_port) as slack, \
+        async with WindowedSlack(timer=time.time, port=slack_port) as slack, \
                 WindowedConnector(port=connector_port) as connector:
             for person in people:
                 if on_teams(person):

@@ -36,10 +36,10 @@ import aiohttp
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from devslack import BOT_TOKEN, LocalSlack  # noqa: E402
 from tests.bot.test_serve import responses_at_core, signed_click  # noqa: E402
 from tests.bot.test_service import SECRETS  # noqa: E402
 from tests.bot.test_service import _free_port as free_port  # noqa: E402
-from tests.slack.fakeslack import BOT_TOKEN, FakeSlack  # noqa: E402
 
 PEOPLE = ("U0SARAH", "U0AHMED", "U0MARIA", "U0TOM", "U0JONAS", "U0PRIYA")
 SETTINGS = """\
@@ -198,7 +198,7 @@ async def smoke(image: str) -> None:
     suffix = secrets.token_hex(3)
     names = {role: f"clarify-smoke-{role}-{suffix}" for role in ("core", "web", "worker")}
     try:
-        async with FakeSlack() as slack, containers(image) as run:
+        async with LocalSlack() as slack, containers(image) as run:
             for person in PEOPLE:
                 slack.add_user(person)
             _readable(work / "clarify-bot.toml", SETTINGS.format(slack=slack.url, **ports))

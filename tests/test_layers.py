@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / ".importlinter"
-PACKAGES = ("bot", "adapters", "cards", "clarify_bot", "devcore")
+PACKAGES = ("bot", "adapters", "cards", "clarify_bot", "devcore", "devslack")
 LINT = Path(sys.executable).with_name("lint-imports")
 # the core client's names that ``bot.core`` hands out lazily (bot/core/__init__.py)
 LAZY_CLIENT_NAMES = ("CoreClient", "BaseCoreClient", "RetryPolicy", "AnswerReceipt",
@@ -93,6 +93,7 @@ BREAKS: dict[str, list[dict[str, str]]] = {
         {"bot/engine/bad.py": LAZY.format("from adapters.slack import kit")},
         {"adapters/slack/bad.py": "import clarify_bot.app\n"},
         {"adapters/teams/bad.py": TYPE_ONLY.format("from devcore import core")},
+        {"adapters/slack/bad.py": "import devslack.server\n"},
     ],
     "bot-layers": [
         {"bot/core/bad.py": "from bot.engine import views\n"},
@@ -113,10 +114,16 @@ BREAKS: dict[str, list[dict[str, str]]] = {
     ],
     "cards-are-pure": [
         {"cards/bad.py": "import httpx\n"},
+        {"cards/bad.py": "from devslack import model\n"},
         {"cards/bad.py": "from bot.engine import views\n"},
         # indirect: through a model that reaches the client
         {"bot/core/models/leak.py": "from bot.core import client\n",
          "cards/bad.py": "from bot.core.models import leak\n"},
+    ],
+    "standin-apart": [
+        {"devslack/bad.py": "from bot.clock import Clock\n"},
+        {"devslack/bad.py": LAZY.format("from adapters.slack import payloads")},
+        {"devslack/bad.py": TYPE_ONLY.format("import slack_bolt")},
     ],
     "no-cycles": [
         {"bot/engine/first.py": "from bot.engine import second\n",

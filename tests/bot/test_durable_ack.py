@@ -26,9 +26,9 @@ from bot.core.client import CoreClient
 from bot.store.redis import RedisStore
 from cards.actions import ActionCodec, ActionKind, ActionRef
 from devcore.client import DevCoreClient
+from devslack import BOT_TOKEN, LocalSlack
 from tests.engine.conftest import acme_core, new_clarification
 from tests.redis_url import TEST_REDIS
-from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 from tests.support.processes import Processes, free_port, healthy, serve_settings, toml, wait_until
 
 pytestmark = pytest.mark.slow  # `clarify-bot serve` processes
@@ -67,8 +67,8 @@ async def _forget(prefix: str) -> None:
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
+async def slack() -> AsyncIterator[LocalSlack]:
+    async with LocalSlack() as fake:
         fake.add_user("U0AHMED")
         yield fake
 
@@ -94,7 +94,7 @@ def _signed_click(cid: str) -> tuple[bytes, dict[str, str]]:
 async def test_an_answer_acknowledged_just_before_a_crash_is_forwarded_once(
         processes: Processes, core_url: str, dev_client: DevCoreClient, bot_client: CoreClient,
         truth: CoreClient,
-        slack: FakeSlack, prefix: str) -> None:
+        slack: LocalSlack, prefix: str) -> None:
     """The web process is killed as soon as its 200 arrives: the answer is in Redis, and a new
     process forwards it to the core exactly once."""
     cid = await new_clarification(dev_client, authority={"authored_by": ["p-ahmed"]})

@@ -18,9 +18,9 @@ import aiohttp
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
+from devslack import BOT_TOKEN, LocalSlack
 from tests.bot.test_serve import clarification_of, responses_at_core
 from tests.cli.test_first_run import read_env
-from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 from tests.support.processes import BIN, Processes, free_port, wait_until
 
 pytestmark = pytest.mark.slow  # `clarify-bot init`, `serve` and `devcore` processes
@@ -44,7 +44,7 @@ async def people_core(tmp_path: Path) -> AsyncIterator[str]:
         await own.close()
 
 
-def tap(slack: FakeSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
+def tap(slack: LocalSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
     """The first answer button of the newest card in the DM, signed as Slack would send it."""
     card = slack.dm_of(user_id)[-1]
     button = next(e for b in card.blocks if b.get("type") == "actions"
@@ -78,7 +78,7 @@ async def test_init_files_let_serve_deliver_to_the_mapped_user(
     values = read_env(env_file)
     assert "dev-clarify-token-acme" not in printed
 
-    async with FakeSlack() as slack:
+    async with LocalSlack() as slack:
         slack.add_user(REAL_USER)
         port = free_port()
         env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **values,

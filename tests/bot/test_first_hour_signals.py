@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from devslack import APP_TOKEN, LocalSlack
 from tests.bot.test_serve import (
     EXIT_WITHIN,
     healthy,
@@ -27,7 +28,6 @@ from tests.bot.test_serve import (
     start,
 )
 from tests.slack.conftest import fake_slack
-from tests.slack.fakeslack import APP_TOKEN, FakeSlack
 from tests.support.processes import free_port, wait_until
 
 pytestmark = pytest.mark.slow  # `clarify-bot serve` and `devcore` processes
@@ -70,7 +70,7 @@ async def socket_server() -> AsyncIterator[tuple[str, list[web.WebSocketResponse
 
 
 async def test_a_wrong_app_token_is_one_line_and_an_unready_bot(
-        start: Any, slack: FakeSlack, devcore_url: str,
+        start: Any, slack: LocalSlack, devcore_url: str,
         socket_server: tuple[str, list[web.WebSocketResponse]]) -> None:
     slack.socket_url = socket_server[0]
     bot = await start(core=devcore_url, slack=slack, mode="socket",
@@ -98,7 +98,7 @@ async def test_a_wrong_app_token_is_one_line_and_an_unready_bot(
 
 
 async def test_socket_mode_is_ready_once_connected(
-        start: Any, slack: FakeSlack, devcore_url: str,
+        start: Any, slack: LocalSlack, devcore_url: str,
         socket_server: tuple[str, list[web.WebSocketResponse]]) -> None:
     slack.socket_url = socket_server[0]
     bot = await start(core=devcore_url, slack=slack, mode="socket")
@@ -123,7 +123,7 @@ async def test_socket_mode_is_ready_once_connected(
 
 
 async def test_an_unreachable_core_is_named_by_setting_and_address(
-        start: Any, slack: FakeSlack) -> None:
+        start: Any, slack: LocalSlack) -> None:
     away = f"http://127.0.0.1:{free_port()}"
     bot = await start(core=away, slack=slack)
     await wait_until(lambda: "worker.poll_failed" in bot.events(), "the worker's poll to fail")
@@ -137,7 +137,7 @@ async def test_an_unreachable_core_is_named_by_setting_and_address(
     assert (polls[0]["setting"], polls[0]["url"], polls[0]["failures"]) == ("core.url", away, 1)
 
 
-async def test_an_audit_event_is_written_once(start: Any, slack: FakeSlack,
+async def test_an_audit_event_is_written_once(start: Any, slack: LocalSlack,
                                               devcore_url: str) -> None:
     """The audit sink (stdout) has each event; the log (stderr) does not repeat it."""
     bot = await start(core=devcore_url, slack=slack)
@@ -152,7 +152,7 @@ async def test_an_audit_event_is_written_once(start: Any, slack: FakeSlack,
 
 
 async def test_a_worker_health_port_serves_probes_and_metrics_only(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str) -> None:
     health = free_port()
     bot = await start(core=devcore_url, slack=slack, role="worker",
                       env={"CLARIFY_BOT_WORKER__HEALTH_PORT": str(health),
@@ -177,7 +177,7 @@ async def test_a_worker_health_port_serves_probes_and_metrics_only(
 
 
 async def test_a_busy_worker_health_port_is_one_line_naming_the_setting(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str) -> None:
     error, _ = await on_a_taken_port(lambda port: start(
         core=devcore_url, slack=slack, role="worker",
         env={"CLARIFY_BOT_WORKER__HEALTH_PORT": str(port)}))

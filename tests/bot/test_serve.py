@@ -21,10 +21,10 @@ import pytest
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
+from devslack import APP_TOKEN, BOT_TOKEN, LocalSlack
 from tests.bot.test_service import SECRETS, settings
 from tests.conftest import CLARIFY_TOKEN
 from tests.slack.conftest import fake_slack  # noqa: F401 (a fixture, used by `slack`)
-from tests.slack.fakeslack import APP_TOKEN, BOT_TOKEN, FakeSlack
 from tests.support.processes import BotProcess as Bot
 from tests.support.processes import Processes, free_port, plain_env, port_open, wait_until
 from tests.support.processes import healthy as bot_healthy
@@ -36,7 +36,7 @@ EXIT_WITHIN = 10.0  # seconds from SIGTERM to exit, as platforms allow before SI
 
 
 @pytest.fixture
-def slack(fake_slack: FakeSlack) -> FakeSlack:  # noqa: F811
+def slack(fake_slack: LocalSlack) -> LocalSlack:  # noqa: F811
     return fake_slack
 
 
@@ -67,7 +67,7 @@ async def slow_core(devcore_url: str) -> AsyncIterator[str]:
 @pytest.fixture
 async def start(processes: Processes) -> Any:
     """Start `clarify-bot serve` with settings made from the arguments; killed after the test."""
-    async def run(*, core: str, slack: FakeSlack, role: str = "all", mode: str = "http",
+    async def run(*, core: str, slack: LocalSlack, role: str = "all", mode: str = "http",
                   port: int | None = None, level: str = "info", env: dict[str, str] | None = None
                   ) -> Bot:
         return await processes.serve(
@@ -83,7 +83,7 @@ async def healthy(bot: Bot) -> bool:
     return await bot_healthy(bot.url)
 
 
-def signed_click(slack: FakeSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
+def signed_click(slack: LocalSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
     """The first answer button of the newest card in ``user_id``'s DM, as Slack would post it."""
     card = slack.dm_of(user_id)[-1]
     button = next(e for b in card.blocks if b.get("type") == "actions"
@@ -112,7 +112,7 @@ async def responses_at_core(core: str, clarification_id: str) -> list[tuple[str,
         return [(r.responder, r.answer_index) for r in c.responses]
 
 
-def clarification_of(slack: FakeSlack, user_id: str) -> str:
+def clarification_of(slack: LocalSlack, user_id: str) -> str:
     """The clarification of the newest card in the person's DM (from its message metadata)."""
     metadata = slack.dm_of(user_id)[-1].metadata or {}
     return str(metadata["event_payload"]["delivery"]).split("|")[0]
@@ -122,7 +122,7 @@ def clarification_of(slack: FakeSlack, user_id: str) -> str:
 
 
 async def test_sigterm_finishes_an_acknowledged_answer_and_exits_in_time(
-        start: Any, slack: FakeSlack, slow_core: str, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, slow_core: str, devcore_url: str) -> None:
     """SIGTERM right after a click was acknowledged (its answer still on its way to a slow
     core): the port closes, the answer reaches the core, the process exits 0 within 10 s, and
     every stderr line is one JSON object."""
@@ -143,7 +143,7 @@ async def test_sigterm_finishes_an_acknowledged_answer_and_exits_in_time(
 
 
 async def test_serve_logs_only_json_lines_whatever_the_libraries_log(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str) -> None:
     """At debug level, bolt's unhandled-request warning, aiohttp's bad-request line, asyncio and
     refused requests all come out as one JSON object per line; aiohttp's is a refusal with
     status and kind, without the traceback whose message quotes the bytes it could not parse."""
@@ -179,7 +179,7 @@ async def test_serve_logs_only_json_lines_whatever_the_libraries_log(
     assert BOT_TOKEN not in text and SIGNING_SECRET not in text and CLARIFY_TOKEN not in text
 
 
-async def test_worker_role_opens_no_port(start: Any, slack: FakeSlack, devcore_url: str
+async def test_worker_role_opens_no_port(start: Any, slack: LocalSlack, devcore_url: str
                                          ) -> None:
     """`--role worker` delivers cards but listens on nothing; SIGTERM still exits in time."""
     bot = await start(core=devcore_url, slack=slack, role="worker")
@@ -208,7 +208,7 @@ async def on_a_taken_port(launch: Any) -> tuple[dict[str, Any], Bot]:
 
 
 async def test_port_in_use_is_one_clear_line_and_a_failure_exit(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str) -> None:
     """A port already taken: exit code 1, one JSON error line naming the port, no traceback."""
     error, bot = await on_a_taken_port(
         lambda port: start(core=devcore_url, slack=slack, role="web", port=port))
@@ -216,7 +216,7 @@ async def test_port_in_use_is_one_clear_line_and_a_failure_exit(
     assert "Traceback" not in bot.stderr.read_text()
 
 
-async def test_platform_port_is_honoured(start: Any, slack: FakeSlack, devcore_url: str
+async def test_platform_port_is_honoured(start: Any, slack: LocalSlack, devcore_url: str
                                          ) -> None:
     """$PORT, as Heroku-like platforms set it, is the port the bot listens on."""
     port = free_port()
@@ -232,7 +232,7 @@ async def test_platform_port_is_honoured(start: Any, slack: FakeSlack, devcore_u
 
 
 async def test_readyz_names_the_core_extensions_in_use(
-        start: Any, slack: FakeSlack, devcore_url: str, contract: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str, contract: str) -> None:
     """/readyz says which extensions of the contract the bot found the core offering, and how
     it found out: every one from the full core's document, none of the service's from the
     baseline core's probes; the log says the same once."""
@@ -252,7 +252,7 @@ async def test_readyz_names_the_core_extensions_in_use(
 
 
 async def test_readyz_names_a_rejected_slack_token_and_the_worker_pauses(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str) -> None:
     """With Slack refusing the bot token, /readyz is 503 naming SLACK_BOT_TOKEN, the log says
     which setting to fix, and no card is attempted, so nobody is failed."""
     slack.tokens = frozenset({"xoxb-some-other-token"})
@@ -269,7 +269,7 @@ async def test_readyz_names_a_rejected_slack_token_and_the_worker_pauses(
     assert code == 0 and took < EXIT_WITHIN
 
 
-async def test_readyz_names_a_rejected_core_token(start: Any, slack: FakeSlack,
+async def test_readyz_names_a_rejected_core_token(start: Any, slack: LocalSlack,
                                                   devcore_url: str) -> None:
     """A core token the core rejects (401) is named in /readyz and in the log."""
     bot = await start(core=devcore_url, slack=slack, env={"CLARIFY_BOT_CORE_TOKEN": "wrong"})
@@ -304,7 +304,7 @@ async def silent_server() -> AsyncIterator[tuple[str, list[object]]]:
 
 
 async def test_sigterm_while_socket_mode_hangs_connecting(
-        start: Any, slack: FakeSlack, devcore_url: str,
+        start: Any, slack: LocalSlack, devcore_url: str,
         silent_server: tuple[str, list[object]]) -> None:
     """Socket Mode whose WebSocket never answers: SIGTERM still exits 0 within 10 s."""
     slack.socket_url, accepted = silent_server
@@ -316,7 +316,7 @@ async def test_sigterm_while_socket_mode_hangs_connecting(
 
 
 async def test_sigterm_while_socket_mode_is_refused_and_retrying(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str) -> None:
     """Socket Mode whose WebSocket URL refuses connections (slack_sdk retrying, logging each
     failure with its traceback): SIGTERM exits 0 within 10 s; the log stays JSON."""
     slack.socket_url = f"ws://127.0.0.1:{free_port()}/link"

@@ -14,8 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.settings import SettingsError, load_settings
 from clarify_bot.app import open_service
 from devcore.core import ReferenceCore
+from devslack import BOT_TOKEN, LocalSlack
 from tests.conftest import CLARIFY_TOKEN
-from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 from tests.support.processes import free_port, merged, serve_settings, toml, wait_until
 
 WORKER = {"poll_interval_seconds": 0.05, "lease_seconds": 60, "heartbeat_seconds": 20}
@@ -40,7 +40,7 @@ async def test_service_serves_health_metrics_and_delivers(
     tmp_path: Path, core: ReferenceCore, core_url: str
 ) -> None:
     """The assembled service answers /healthz and /readyz; its worker DMs the first candidate."""
-    async with FakeSlack() as slack:
+    async with LocalSlack() as slack:
         for user in ("U0SARAH", "U0AHMED", "U0MARIA", "U0TOM", "U0JONAS", "U0PRIYA"):
             slack.add_user(user)
         port = free_port()

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from devslack import LocalSlack
 from tests.bot.test_serve import healthy, slack, start
 from tests.slack.conftest import fake_slack
-from tests.slack.fakeslack import FakeSlack
 from tests.support.processes import free_port, wait_until
 
 pytestmark = pytest.mark.slow  # `clarify-bot serve` and `devcore` processes
@@ -18,7 +18,7 @@ FIXTURES = (start, slack, fake_slack)  # test_serve's, shared (fake_slack: slack
 
 
 async def test_an_unreachable_slack_is_named_by_setting_and_address(
-        start: Any, slack: FakeSlack, devcore_url: str) -> None:
+        start: Any, slack: LocalSlack, devcore_url: str) -> None:
     away = f"http://127.0.0.1:{free_port()}/api/"
     bot = await start(core=devcore_url, slack=slack, env={"CLARIFY_BOT_SLACK__API_URL": away})
     await wait_until(lambda: healthy(bot), "the bot to listen")

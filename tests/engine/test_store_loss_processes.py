@@ -35,6 +35,7 @@ from bot.core.models import JobState, ReasonCode
 from bot.store.redis import RedisStore
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
+from devslack import LocalSlack
 from tests.bot.test_service import SECRETS
 from tests.engine import test_working_hours_processes as hours
 from tests.engine.conftest import new_clarification
@@ -50,7 +51,6 @@ from tests.engine.test_working_hours_processes import (
     question_cards,
     worker_settings,
 )
-from tests.slack.fakeslack import FakeSlack
 from tests.support.clocked_serve import ClockFile
 from tests.support.processes import Processes, free_port, plain_env, wait_until
 
@@ -141,7 +141,7 @@ class Bot(WorkerProcess):
 
 
 @pytest.fixture
-def bots(core_url: str, slack: FakeSlack, redis_server: RedisServer, moving: ClockFile,
+def bots(core_url: str, slack: LocalSlack, redis_server: RedisServer, moving: ClockFile,
          tmp_path: Path, processes: Processes) -> Callable[..., Awaitable[Bot]]:
     """Start a bot process on the clock file and the test's own Redis (its store watched
     every second, audited to a file of its own); killed after the test."""
@@ -182,7 +182,7 @@ async def step(worker: Bot, moving: ClockFile, to: datetime | None = None) -> No
 
 async def test_redis_restarted_empty_while_a_question_is_held_one_card_at_8_loss_counted(
         bots: Callable[..., Awaitable[Bot]], core: ReferenceCore, moving: ClockFile,
-        slack: FakeSlack, store: RedisStore, redis_server: RedisServer,
+        slack: LocalSlack, store: RedisStore, redis_server: RedisServer,
         dev_client: DevCoreClient, truth: CoreClient) -> None:
     worker = await bots("worker")
     web = await bots("web", role="web")
@@ -237,7 +237,7 @@ async def test_redis_restarted_empty_while_a_question_is_held_one_card_at_8_loss
 
 async def test_redis_emptied_with_its_worker_the_hold_is_counted_lost_and_the_skip_says_why(
         bots: Callable[..., Awaitable[Bot]], core: ReferenceCore, moving: ClockFile,
-        slack: FakeSlack, store: RedisStore, redis_server: RedisServer,
+        slack: LocalSlack, store: RedisStore, redis_server: RedisServer,
         dev_client: DevCoreClient, truth: CoreClient) -> None:
     first = await bots("w1")
     cid = await new_clarification(dev_client,

@@ -38,9 +38,9 @@ from bot.store.redis import RedisStore
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from devcore.jobs import JobRecord
+from devslack import LocalSlack
 from tests.bot.test_service import SECRETS
 from tests.engine.conftest import REDIS_URL, acme_core, new_clarification
-from tests.slack.fakeslack import FakeSlack
 from tests.support.clocked_serve import ClockFile
 from tests.support.processes import (
     BotProcess,
@@ -96,8 +96,8 @@ def moving(clock: ManualClock, tmp_path: Path) -> ClockFile:
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
+async def slack() -> AsyncIterator[LocalSlack]:
+    async with LocalSlack() as fake:
         for user, zone in (("U0AHMED", "Europe/Berlin"), ("U0SARAH", "Europe/London"),
                            ("U0MARIA", "Europe/Madrid"), ("U0PRIYA", "America/New_York")):
             fake.add_user(user, tz=zone)
@@ -153,7 +153,7 @@ class WorkerProcess(BotProcess):
 
 
 @pytest.fixture
-def workers(core_url: str, slack: FakeSlack, prefix: str, moving: ClockFile,
+def workers(core_url: str, slack: LocalSlack, prefix: str, moving: ClockFile,
             processes: Processes) -> Callable[..., Awaitable[WorkerProcess]]:
     """Start a worker on the clock file, killed after the test."""
     async def start(name: str, *, core: str | None = None) -> WorkerProcess:
@@ -250,17 +250,17 @@ async def held_by(worker: WorkerProcess, core: ReferenceCore, store: RedisStore,
     return job
 
 
-def question_cards(slack: FakeSlack, user_id: str) -> list[Any]:
+def question_cards(slack: LocalSlack, user_id: str) -> list[Any]:
     return slack.dm_of(user_id)
 
 
-def posts_to(slack: FakeSlack, user_id: str) -> int:
+def posts_to(slack: LocalSlack, user_id: str) -> int:
     """chat.postMessage calls into the person's DM, failed ones included."""
     return sum(1 for call in slack.calls_to("chat.postMessage")
                if call.args.get("channel") in (user_id, slack.dm_channel(user_id)))
 
 
-async def until_the_hour(*alive: WorkerProcess, moving: ClockFile, slack: FakeSlack,
+async def until_the_hour(*alive: WorkerProcess, moving: ClockFile, slack: LocalSlack,
                          job: JobRecord, token: str | None) -> None:
     """Move the clock to 08:00 Berlin a STEP at a time, each live worker keeping house after
     each step: until then no card, and the held lease carried on (the same token, extended
@@ -274,7 +274,7 @@ async def until_the_hour(*alive: WorkerProcess, moving: ClockFile, slack: FakeSl
     await wait_until(lambda: question_cards(slack, "U0AHMED"), "the card at 08:00 Berlin", 30)
 
 
-async def one_card_at_8(*alive: WorkerProcess, moving: ClockFile, slack: FakeSlack,
+async def one_card_at_8(*alive: WorkerProcess, moving: ClockFile, slack: LocalSlack,
                         truth: CoreClient, job: JobRecord, token: str | None,
                         clarification_id: str) -> None:
     """Ahmed's one card went out at 08:00 Berlin on the held lease, and its escalation window
@@ -304,7 +304,7 @@ async def one_card_at_8(*alive: WorkerProcess, moving: ClockFile, slack: FakeSla
 
 async def test_a_worker_killed_while_holding_is_carried_on_by_a_new_process_one_card_at_8(
         workers: Callable[..., Awaitable[WorkerProcess]], core: ReferenceCore,
-        moving: ClockFile, slack: FakeSlack, store: RedisStore, dev_client: DevCoreClient,
+        moving: ClockFile, slack: LocalSlack, store: RedisStore, dev_client: DevCoreClient,
         truth: CoreClient) -> None:
     """The first worker holds Ahmed's question at 02:00 Berlin and is SIGKILLed; a new process
     carries the hold on (its lease extended before it ends, never leased again, no attempt
@@ -327,7 +327,7 @@ async def test_a_worker_killed_while_holding_is_carried_on_by_a_new_process_one_
 
 async def test_a_worker_killed_before_it_extended_the_held_lease_leaves_it_to_two_replicas(
         workers: Callable[..., Awaitable[WorkerProcess]], core: ReferenceCore,
-        moving: ClockFile, slack: FakeSlack, store: RedisStore, dev_client: DevCoreClient,
+        moving: ClockFile, slack: LocalSlack, store: RedisStore, dev_client: DevCoreClient,
         truth: CoreClient, withheld: Withheld) -> None:
     """The first worker is SIGKILLed between recording the hold and extending its lease (its
     heartbeat asking for the held lease never reaches the core): the job keeps the poll's
@@ -356,7 +356,7 @@ async def test_a_worker_killed_before_it_extended_the_held_lease_leaves_it_to_tw
 
 async def test_a_worker_killed_while_holding_whose_lease_ran_out_before_the_next_one_started(
         workers: Callable[..., Awaitable[WorkerProcess]], core: ReferenceCore,
-        moving: ClockFile, slack: FakeSlack, store: RedisStore, dev_client: DevCoreClient,
+        moving: ClockFile, slack: LocalSlack, store: RedisStore, dev_client: DevCoreClient,
         truth: CoreClient) -> None:
     """Every worker gone for longer than the held lease: the core counts Ahmed's turn as
     expired (attempts + 1, the window's backoff); the next process drops the hold and counts it

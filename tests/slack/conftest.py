@@ -1,6 +1,6 @@
-"""The whole stack for Slack tests: reference core + worker + Slack adapter + a fake Slack.
+"""The whole stack for Slack tests: reference core + worker + Slack adapter + the local Slack stand-in (devslack).
 
-The worker delivers through the real slack_sdk client to ``FakeSlack`` on 127.0.0.1; people
+The worker delivers through the real slack_sdk client to ``LocalSlack`` on 127.0.0.1; people
 "click" by sending real signed HTTP requests (Slack's v0 scheme) to the adapter's running aiohttp
 server. The core's clock is a ManualClock; signatures use real time, as Slack's do.
 """
@@ -38,6 +38,7 @@ from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
+from devslack import BOT_TOKEN, LocalSlack, Message
 from tests.conftest import CLARIFY_TOKEN, extensions_for
 from tests.core import faults
 from tests.engine.conftest import (
@@ -45,7 +46,6 @@ from tests.engine.conftest import (
     acme_engine,
     no_sleep,
 )
-from tests.slack.fakeslack import BOT_TOKEN, FakeSlack, Message
 from tests.support.rigs import Drives
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -60,8 +60,8 @@ def core(clock: ManualClock) -> ReferenceCore:
 
 
 @pytest.fixture
-async def fake_slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as slack:
+async def fake_slack() -> AsyncIterator[LocalSlack]:
+    async with LocalSlack() as slack:
         for user_id in PEOPLE:
             slack.add_user(user_id)
         yield slack
@@ -71,7 +71,7 @@ class SlackPeople:
     """People reading their DMs in the fake Slack and pressing buttons as Slack reports them:
     signed requests to the bot's ``/slack/events`` (``url``)."""
 
-    slack: FakeSlack
+    slack: LocalSlack
     url: str
     http: aiohttp.ClientSession
     signing_secret: str
@@ -170,7 +170,7 @@ class Stack(SlackPeople, Drives):
     clock: ManualClock
     bot: CoreClient  # reads what the core recorded (the full contract), never the bot's client
     dev: DevCoreClient
-    slack: FakeSlack
+    slack: LocalSlack
     store: Store
     engine: Engine
     answers: AnswerService
@@ -259,7 +259,7 @@ def _element(blocks: list[dict[str, Any]], action_id: str) -> dict[str, Any]:
 @pytest.fixture
 async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
                      bot_client: CoreClient, truth: CoreClient, contract: str,
-                     dev_client: DevCoreClient, fake_slack: FakeSlack):
+                     dev_client: DevCoreClient, fake_slack: LocalSlack):
     """Build a stack (optionally with other settings or store); servers close after the test."""
     runners: list[web.AppRunner] = []
     sessions: list[aiohttp.ClientSession] = []

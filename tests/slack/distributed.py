@@ -22,8 +22,8 @@ import pytest
 from adapters.slack import schema
 from adapters.slack.links import LinkSigner, install_url
 from bot.clock import Clock
+from devslack import LocalSlack
 from tests.redis_url import TEST_REDIS
-from tests.slack.fakeslack import FakeSlack
 from tests.support.processes import merged, serve_settings
 
 ADMIN_URL = os.environ.get("CLARIFY_TEST_DATABASE",
@@ -63,7 +63,7 @@ async def database_url() -> AsyncIterator[str]:
         await admin.close()
 
 
-def oauth_config(*, public_url: str, slack: FakeSlack, refresh_before_minutes: int = 120,
+def oauth_config(*, public_url: str, slack: LocalSlack, refresh_before_minutes: int = 120,
                  refresh_check_seconds: float = 60, directory_seconds: float = 10
                  ) -> dict[str, Any]:
     """The ``[slack.oauth]`` table for a bot installed through the fake Slack."""
@@ -74,7 +74,7 @@ def oauth_config(*, public_url: str, slack: FakeSlack, refresh_before_minutes: i
             "directory_seconds": directory_seconds}
 
 
-def process_settings(*, core: str, port: int, prefix: str, slack: FakeSlack,
+def process_settings(*, core: str, port: int, prefix: str, slack: LocalSlack,
                      oauth: dict[str, Any], **tables: Any) -> dict[str, Any]:
     """A ``clarify-bot serve`` process of the multi-process Slack tests: installed through OAuth
     (no workspace list), on the test Redis under ``prefix``, no daily cap, quick polls;
@@ -86,7 +86,7 @@ def process_settings(*, core: str, port: int, prefix: str, slack: FakeSlack,
     ), tables)
 
 
-def oauth_secrets(database_url: str, slack: FakeSlack) -> dict[str, str]:
+def oauth_secrets(database_url: str, slack: LocalSlack) -> dict[str, str]:
     return {"SLACK_CLIENT_SECRET": slack.client_secret, "CLARIFY_BOT_INSTALL_LINK_KEY": LINK_KEY,
             "CLARIFY_BOT_DATABASE_URL": database_url, "CLARIFY_BOT_SLACK_TOKEN_KEY": TOKEN_KEY}
 
@@ -103,7 +103,7 @@ class Installer:
     """A person's browser installing the app: what each page answered."""
 
     http: aiohttp.ClientSession
-    slack: FakeSlack
+    slack: LocalSlack
 
     async def install(self, link: str, into: str) -> tuple[int, str]:
         """Open the install link, approve on Slack's page for workspace (or org) ``into``,

@@ -8,8 +8,8 @@ from bot.channel import CredentialsRejected
 from bot.core.models import DeliveryKind, JobState, ReasonCode
 from bot.store.base import DeliveryKey
 from devcore.jobs import JobRecord
+from devslack import BOT_TOKEN
 from tests.slack.conftest import Stack
-from tests.slack.fakeslack import BOT_TOKEN
 
 CRITICAL = {"authority": {"authored_by": ["p-sarah"], "named": ["p-ahmed"]},
             "severity": "critical"}

@@ -31,6 +31,7 @@ from bot.settings import load_settings
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
+from devslack import LocalSlack
 from tests.bot.test_service import SECRETS, config_text
 from tests.engine.conftest import new_clarification
 from tests.slack.distributed import (
@@ -41,14 +42,13 @@ from tests.slack.distributed import (
     oauth_config,
     oauth_secrets,
 )
-from tests.slack.fakeslack import FakeSlack
 from tests.slack.test_slack_served_steward import Served
 from tests.support.processes import free_port, healthy
 
 ACME, GLOBEX = "T0ACME", "T0GLOBEX"
 
 
-def _config(core_url: str, port: int, slack: FakeSlack, audit: Path, **oauth: Any) -> str:
+def _config(core_url: str, port: int, slack: LocalSlack, audit: Path, **oauth: Any) -> str:
     # no single-workspace list: each installation is bound to its tenant by its link
     return config_text(core=core_url, port=port, slack_api=slack.url, workspaces=False,
                        oauth=oauth_config(public_url=f"http://127.0.0.1:{port}", slack=slack,
@@ -76,7 +76,7 @@ class Distributed(Served):
 
 
 @pytest.fixture
-def people(fake_slack: FakeSlack) -> FakeSlack:
+def people(fake_slack: LocalSlack) -> LocalSlack:
     fake_slack.add_workspace(ACME, enterprise_id="E0ACME", name="Acme")
     fake_slack.add_workspace(GLOBEX, name="Globex")
     for user in list(fake_slack.users):
@@ -87,7 +87,7 @@ def people(fake_slack: FakeSlack) -> FakeSlack:
 
 async def _served(stack: contextlib.AsyncExitStack, *, tmp_path: Path, clock: ManualClock,
                   core: ReferenceCore, core_url: str, truth: CoreClient, dev: DevCoreClient,
-                  slack: FakeSlack, database: str, **oauth: Any) -> Distributed:
+                  slack: LocalSlack, database: str, **oauth: Any) -> Distributed:
     port = free_port()
     config = tmp_path / "clarify-bot.toml"
     config.write_text(_config(core_url, port, slack, tmp_path / "audit.jsonl", **oauth))
@@ -111,7 +111,7 @@ async def _served(stack: contextlib.AsyncExitStack, *, tmp_path: Path, clock: Ma
 
 @pytest.fixture
 async def bot(tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_url: str,
-              truth: CoreClient, dev_client: DevCoreClient, people: FakeSlack,
+              truth: CoreClient, dev_client: DevCoreClient, people: LocalSlack,
               database_url: str) -> AsyncIterator[Distributed]:  # noqa: F811
     async with contextlib.AsyncExitStack() as stack:
         yield await _served(stack, tmp_path=tmp_path, clock=clock, core=core, core_url=core_url,
@@ -251,7 +251,7 @@ async def test_an_uninstalled_workspace_is_removed_and_its_people_skipped_with_a
 @pytest.mark.slow
 async def test_rotating_tokens_are_refreshed_before_they_expire_on_the_injected_clock(
         tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_url: str,
-        truth: CoreClient, dev_client: DevCoreClient, people: FakeSlack,
+        truth: CoreClient, dev_client: DevCoreClient, people: LocalSlack,
         database_url: str) -> None:  # noqa: F811
     people.rotation, people.token_seconds = True, 30 * 60
     people.epoch = lambda: clock.now().timestamp()
@@ -265,7 +265,7 @@ async def test_rotating_tokens_are_refreshed_before_they_expire_on_the_injected_
 
 
 async def _rotating(*, tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_url: str,
-                    truth: CoreClient, dev: DevCoreClient, slack: FakeSlack, database: str
+                    truth: CoreClient, dev: DevCoreClient, slack: LocalSlack, database: str
                     ) -> None:
     people = slack
     async with contextlib.AsyncExitStack() as stack:

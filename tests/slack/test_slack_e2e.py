@@ -21,9 +21,9 @@ from bot.core.models import (
     Channel as ContractChannel,
 )
 from cards.actions import ActionCodec
+from devslack import Message
 from tests.engine.conftest import clarify_settings
 from tests.slack.conftest import CODEC_KEY, Stack
-from tests.slack.fakeslack import Message
 
 
 async def test_normal_question_answered_in_one_tap(stack: Stack) -> None:

@@ -37,6 +37,7 @@ from bot.clock import SystemClock
 from bot.core.client import CoreClient, RetryPolicy
 from bot.core.models import ClarificationEvent, ReasonCode
 from devcore.client import DevCoreClient
+from devslack import LocalSlack
 from tests.bot.test_service import SECRETS
 from tests.conftest import CLARIFY_TOKEN, DEV_TOKEN
 from tests.engine.conftest import new_clarification
@@ -50,7 +51,6 @@ from tests.slack.distributed import (
     oauth_secrets,
     process_settings,
 )
-from tests.slack.fakeslack import FakeSlack
 from tests.support.processes import Processes, free_port, healthy, plain_env, wait_until
 
 # slow: bot processes and `devcore`
@@ -62,8 +62,8 @@ WORKSPACES_TEXT = "A workspace of this Enterprise Grid org already has Clarify i
 
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
+async def slack() -> AsyncIterator[LocalSlack]:
+    async with LocalSlack() as fake:
         fake.add_workspace("T0ACME", enterprise_id="E0ACME", name="Acme Legal")
         fake.add_workspace("T0ACME2", enterprise_id="E0ACME", name="Acme Sales")
         fake.add_workspace(None, enterprise_id="E0ACME", name="Acme Grid", org_wide=True)
@@ -82,7 +82,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
 class Grid(SlackPeople):
     """The processes, and what a test asks of them; people press buttons through ``url``."""
 
-    slack: FakeSlack
+    slack: LocalSlack
     http: aiohttp.ClientSession
     dev: DevCoreClient
     core: CoreClient
@@ -158,7 +158,7 @@ class Grid(SlackPeople):
 
 
 @contextlib.asynccontextmanager
-async def grid(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+async def grid(tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
                devcore_url: str, *, webs: int, workers: int,  # noqa: F811
                directory_seconds: float) -> AsyncIterator[Grid]:
     roles = ["web"] * webs + ["worker"] * workers
@@ -212,7 +212,7 @@ async def _tenants_by_org(url: str) -> dict[str, set[str]]:
 
 
 async def test_grid_installs_keep_one_tenant_per_workspace_in_either_order(
-        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
     async with grid(tmp_path, slack, database_url, devcore_url, webs=2, workers=2,
                     directory_seconds=10) as g:
@@ -263,7 +263,7 @@ async def test_grid_installs_keep_one_tenant_per_workspace_in_either_order(
 
 
 async def test_a_question_created_within_a_second_of_an_install_is_delivered(
-        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
     """The workers and the second web process read the installations when they started (none)
     and not again for ten minutes: the install through the first web process, then at once a
@@ -308,7 +308,7 @@ async def until_events(g: Grid, cid: str, person: str, seconds: float = 30
 
 
 async def test_a_token_revoked_during_sends_skips_no_delivery_alias_at_once(
-        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
     async with grid(tmp_path, slack, database_url, devcore_url, webs=1, workers=1,
                     directory_seconds=10) as g:
@@ -348,7 +348,7 @@ async def test_a_token_revoked_during_sends_skips_no_delivery_alias_at_once(
 
 
 async def test_events_from_a_workspace_no_install_serves_are_quiet_and_counted(
-        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
     slack.add_workspace("T0NOBODY", name="Nobody")
     async with grid(tmp_path, slack, database_url, devcore_url, webs=1, workers=0,

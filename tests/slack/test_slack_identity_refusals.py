@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 from bot.core.models import ReasonCode, SlackAlias
+from devslack import Message
 from tests.slack.conftest import Stack
-from tests.slack.fakeslack import Message
 
 SHARED = "linked to more than one person in the company directory"
 UNVERIFIED = "not linked to a verified company identity"

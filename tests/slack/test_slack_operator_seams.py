@@ -19,6 +19,7 @@ from adapters.slack.installations import InstallationDB
 from adapters.slack.sealing import Sealer
 from bot.core.models import ReasonCode
 from bot.metrics import REGISTRY
+from devslack import LocalSlack
 from tests.bot.test_service import SECRETS
 from tests.engine.conftest import new_clarification
 from tests.slack import test_slack_grid_processes as grid_module
@@ -27,7 +28,6 @@ from tests.slack.distributed import (
     database_url,  # noqa: F401 (a fixture)
     oauth_secrets,
 )
-from tests.slack.fakeslack import FakeSlack
 from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
     GLOBEX,
     Distributed,
@@ -42,7 +42,7 @@ from tests.support.processes import BIN, wait_until
 pytestmark = [pytest.mark.full_contract, pytest.mark.slow]
 
 
-async def _cli(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+async def _cli(tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
                *args: str) -> tuple[int, str]:
     env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "/"),
            **{k: v for k, v in SECRETS.items() if k != "SLACK_BOT_TOKEN"},
@@ -55,7 +55,7 @@ async def _cli(tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F81
 
 
 async def test_a_rebound_org_gets_no_question_of_its_old_tenant_from_a_stale_worker(
-        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
     """Acme's org-wide install serves Sarah's workspace; the workers' view says so (read at the
     first question) and is not read again for ten minutes. The operator rebinds the org to
@@ -104,7 +104,7 @@ OLD_KEY = base64.b64encode(b"old-token-key-for-tests-01234567").decode()
 
 
 async def test_rotate_token_key_while_cards_go_out_from_every_process(
-        tmp_path: Path, slack: FakeSlack, database_url: str,  # noqa: F811
+        tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
         devcore_url: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
     """docs/slack.md's rotation, step 2 while two web and two worker processes run with
     ``NEW,OLD``: the tokens rest sealed with the old key, questions go out from the workers
@@ -112,7 +112,7 @@ async def test_rotate_token_key_while_cards_go_out_from_every_process(
     logged at error level, and no key or token is printed."""
     both = f"{TOKEN_KEY},{OLD_KEY}"
 
-    def secrets(url: str, fake: FakeSlack) -> dict[str, str]:
+    def secrets(url: str, fake: LocalSlack) -> dict[str, str]:
         return {**oauth_secrets(url, fake), "CLARIFY_BOT_SLACK_TOKEN_KEY": both}
     monkeypatch.setattr(grid_module, "oauth_secrets", secrets)
     async with grid(tmp_path, slack, database_url, devcore_url, webs=2, workers=2,

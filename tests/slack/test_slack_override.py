@@ -9,8 +9,8 @@ from typing import Any
 
 from bot.core.models import BindingStatus, ClarificationState, Role
 from bot.core.models import Channel as ContractChannel
+from devslack import Message
 from tests.slack.conftest import Stack
-from tests.slack.fakeslack import Message
 from tests.slack.test_slack_e2e import QUESTION, SECOND, SPAN_TEXT, shown
 
 

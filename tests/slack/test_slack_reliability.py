@@ -22,8 +22,8 @@ from bot.core.client import CoreClient
 from bot.core.models import ClarificationState
 from bot.store.base import OutboxEntry
 from bot.store.errors import StoreUnavailable
+from devslack import LocalSlack, Message, SlackError
 from tests.slack.conftest import Stack, Switchable, payload_of, responders
-from tests.slack.fakeslack import FakeSlack, Message, SlackError
 
 RECORDING_WORDS = "is being recorded"
 
@@ -51,7 +51,7 @@ def recording_sleep(stack: Stack) -> RecordingSleep:
     return sleep
 
 
-def posted(slack: FakeSlack) -> Counter[str]:
+def posted(slack: LocalSlack) -> Counter[str]:
     """Successful chat.postMessage calls per delivery token."""
     return Counter(
         call.args["metadata"]["event_payload"]["delivery"]

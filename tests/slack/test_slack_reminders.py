@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from bot.engine.reminders import REMINDER_KIND
+from devslack import LocalSlack
 from tests.engine.conftest import with_hours
 from tests.slack.conftest import Stack
-from tests.slack.fakeslack import FakeSlack
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +25,7 @@ def _full_contract(contract: str) -> None:
 
 
 async def test_reminder_updates_the_card_and_threads_a_broadcast_reply(
-        make_stack: Any, fake_slack: FakeSlack) -> None:
+        make_stack: Any, fake_slack: LocalSlack) -> None:
     """Sarah's Slack says London, as the core does: her card and its reminder are timed there."""
     fake_slack.users["U0SARAH"].tz = "Europe/London"
     stack: Stack = await make_stack(clarify=with_hours(escalation_window_hours=8))

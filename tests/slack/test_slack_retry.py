@@ -22,7 +22,7 @@ from bot.clock import ManualClock
 from bot.settings import SlackRates
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
-from tests.slack.fakeslack import APP_TOKEN, BOT_TOKEN, FakeSlack
+from devslack import APP_TOKEN, BOT_TOKEN, LocalSlack
 from tests.support.processes import free_port
 
 CODEC = ActionCodec(b"k" * 32)
@@ -38,7 +38,7 @@ class Waits:
 
 
 @pytest.fixture
-async def client(fake_slack: FakeSlack) -> AsyncIterator[AsyncWebClient]:
+async def client(fake_slack: LocalSlack) -> AsyncIterator[AsyncWebClient]:
     web = AsyncWebClient(token=BOT_TOKEN, base_url=fake_slack.url)
     yield web
     if web.session is not None:
@@ -60,7 +60,7 @@ async def _posted(client: AsyncWebClient) -> tuple[str, str]:
 
 @pytest.mark.parametrize(("draw", "waits"), [(1.0, [1.0, 2.0, 4.0]), (0.0, [0.5, 1.0, 2.0])])
 async def test_5xx_answers_are_retried_with_the_policys_waits(
-        fake_slack: FakeSlack, client: AsyncWebClient, draw: float, waits: list[float]) -> None:
+        fake_slack: LocalSlack, client: AsyncWebClient, draw: float, waits: list[float]) -> None:
     """Three 500s, then chat.update lands: three waits, each its ceiling with a draw of 1 and
     half of it with a draw of 0 (before: 1, 2, 4 s whatever happened)."""
     dm, ts = await _posted(client)
@@ -71,7 +71,7 @@ async def test_5xx_answers_are_retried_with_the_policys_waits(
     assert len(fake_slack.calls_to("chat.update")) == 4
 
 
-async def test_the_last_5xx_gives_up_without_waiting(fake_slack: FakeSlack,
+async def test_the_last_5xx_gives_up_without_waiting(fake_slack: LocalSlack,
                                                      client: AsyncWebClient) -> None:
     dm, ts = await _posted(client)
     waited = Waits()
@@ -82,7 +82,7 @@ async def test_the_last_5xx_gives_up_without_waiting(fake_slack: FakeSlack,
     assert len(fake_slack.calls_to("chat.update")) == SLACK_RETRY.max_attempts
 
 
-async def test_an_unpaced_429_waits_at_least_its_retry_after(fake_slack: FakeSlack,
+async def test_an_unpaced_429_waits_at_least_its_retry_after(fake_slack: LocalSlack,
                                                              client: AsyncWebClient) -> None:
     """Outside the shared buckets a 429 is waited here: its Retry-After (3 s) while that is
     longer than the backoff, then the backoff (4 s) once that is longer."""
@@ -94,7 +94,7 @@ async def test_an_unpaced_429_waits_at_least_its_retry_after(fake_slack: FakeSla
 
 
 async def test_a_retry_after_that_is_no_finite_number_waits_the_default(
-        fake_slack: FakeSlack, client: AsyncWebClient) -> None:
+        fake_slack: LocalSlack, client: AsyncWebClient) -> None:
     """A Retry-After of 401 digits (a float of infinity) is no wait anyone can follow: read as
     the default second, not a sleep that never ends and a bucket blocked for ever."""
     dm, ts = await _posted(client)
@@ -168,7 +168,7 @@ class Socket:
         self.connected += 1
 
 
-async def test_socket_mode_url_retries_follow_the_policy(fake_slack: FakeSlack,
+async def test_socket_mode_url_retries_follow_the_policy(fake_slack: LocalSlack,
                                                          client: AsyncWebClient) -> None:
     """apps.connections.open fails seven times (Slack away), then hands out the URL: the waits
     double from 1 s and stay at the 30 s cap (before: 1, 2, 5, 10, 30 s), then the
@@ -185,7 +185,7 @@ async def test_socket_mode_url_retries_follow_the_policy(fake_slack: FakeSlack,
     assert sock.client.wss_uri == "wss://127.0.0.1/link" and sock.connected == 1
 
 
-async def test_socket_mode_url_retries_are_jittered(fake_slack: FakeSlack,
+async def test_socket_mode_url_retries_are_jittered(fake_slack: LocalSlack,
                                                     client: AsyncWebClient) -> None:
     fake_slack.socket_url = "wss://127.0.0.1/link"
     fake_slack.fail_next("apps.connections.open", status=503, times=3)

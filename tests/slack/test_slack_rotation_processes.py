@@ -20,6 +20,7 @@ import pytest
 from bot.clock import SystemClock
 from bot.core.client import RetryPolicy
 from devcore.client import DevCoreClient
+from devslack import LocalSlack
 from tests.bot.test_service import SECRETS
 from tests.conftest import DEV_TOKEN
 from tests.engine.conftest import new_clarification
@@ -31,7 +32,6 @@ from tests.slack.distributed import (
     oauth_secrets,
     process_settings,
 )
-from tests.slack.fakeslack import FakeSlack
 from tests.support.processes import Processes, free_port, healthy, plain_env, wait_until
 
 # slow: four bot processes and `devcore`
@@ -39,8 +39,8 @@ from tests.support.processes import Processes, free_port, healthy, plain_env, wa
 pytestmark = [pytest.mark.full_contract, pytest.mark.slow]
 
 @pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(rotation=True, token_seconds=75) as fake:
+async def slack() -> AsyncIterator[LocalSlack]:
+    async with LocalSlack(rotation=True, token_seconds=75) as fake:
         fake.add_workspace("T0ACME", enterprise_id="E0ACME", name="Acme")
         for user in ("U0SARAH", "U0AHMED", "U0MARIA", "U0TOM", "U0JONAS", "U0PRIYA", "U0LEE"):
             fake.add_user(user, team="T0ACME")
@@ -48,7 +48,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
 
 
 async def test_rotation_across_two_web_and_two_worker_processes(
-        processes: Processes, slack: FakeSlack, database_url: str,  # noqa: F811
+        processes: Processes, slack: LocalSlack, database_url: str,  # noqa: F811
         devcore_url: str) -> None:  # noqa: F811
     ports = [free_port(), free_port(), 0, 0]
     public = f"http://127.0.0.1:{ports[0]}"

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from bot.core.models import ReasonCode
 from cards.actions import ActionCodec, ActionKind, ActionRef
+from devslack import Message
 from tests.slack.conftest import Stack, payload_of
-from tests.slack.fakeslack import Message
 
 OTHER_SECRET = "0000aaaa1111bbbb2222cccc3333dddd"
 UNVERIFIED_WORDS = "not linked to a verified company identity"

@@ -24,10 +24,10 @@ from bot.settings import load_settings
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
+from devslack import LocalSlack, Message
 from tests.bot.test_service import SECRETS, config_text
 from tests.engine.conftest import new_clarification
 from tests.slack.conftest import SlackPeople
-from tests.slack.fakeslack import FakeSlack, Message
 from tests.slack.test_slack_decline import LEASE, PASSED_ON, WHY_NAMED, declined_events
 from tests.slack.test_slack_override import note_input
 from tests.support.processes import free_port, healthy, wait_until
@@ -37,7 +37,7 @@ NOTE = "Countersigned letter of 2 July"
 
 @dataclass
 class Served(SlackPeople):
-    slack: FakeSlack
+    slack: LocalSlack
     url: str
     http: aiohttp.ClientSession
     signing_secret: str
@@ -69,7 +69,7 @@ class Served(SlackPeople):
 
 @pytest.fixture
 async def served(tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_url: str,
-                 truth: CoreClient, dev_client: DevCoreClient, fake_slack: FakeSlack
+                 truth: CoreClient, dev_client: DevCoreClient, fake_slack: LocalSlack
                  ) -> AsyncIterator[Served]:
     port = free_port()
     config = tmp_path / "clarify-bot.toml"
@@ -176,7 +176,7 @@ async def test_served_slack_not_the_right_person(served: Served) -> None:
 
 
 async def test_served_queue_cache_seconds_reaches_the_board(tmp_path: Path, core_url: str,
-                                                            fake_slack: FakeSlack) -> None:
+                                                            fake_slack: LocalSlack) -> None:
     """``answers.queue_cache_seconds`` is the TTL of the stewards' remembered queues."""
     config = tmp_path / "clarify-bot.toml"
     config.write_text(config_text(core=core_url, port=free_port(), slack_api=fake_slack.url,

@@ -28,6 +28,7 @@ from clarify_bot import preflight
 from clarify_bot.app import open_service
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
+from devslack import LocalSlack
 from tests.bot.test_service import SECRETS
 from tests.engine.conftest import new_clarification
 from tests.slack.distributed import (
@@ -35,7 +36,6 @@ from tests.slack.distributed import (
     database_url,  # noqa: F401 (a fixture)
     oauth_secrets,
 )
-from tests.slack.fakeslack import FakeSlack
 from tests.slack.test_slack_distributed import (  # noqa: F401 (fixtures)
     ACME,
     GLOBEX,
@@ -71,7 +71,7 @@ async def row_counts(url: str) -> dict[str, int]:
 
 async def test_tokens_rest_sealed_and_a_reinstall_or_a_refresh_leaves_one_row(
         tmp_path: Path, clock: ManualClock, core: ReferenceCore, core_url: str,
-        truth: CoreClient, dev_client: DevCoreClient, people: FakeSlack,  # noqa: F811
+        truth: CoreClient, dev_client: DevCoreClient, people: LocalSlack,  # noqa: F811
         database_url: str) -> None:  # noqa: F811
     people.rotation, people.token_seconds = True, 30 * 60
     people.epoch = lambda: clock.now().timestamp()
@@ -164,7 +164,7 @@ async def test_two_installs_and_two_refusals_get_an_id_each(
 
 
 async def test_serve_does_not_start_with_a_key_that_does_not_open_the_tokens(
-        tmp_path: Path, clock: ManualClock, core_url: str, people: FakeSlack,  # noqa: F811
+        tmp_path: Path, clock: ManualClock, core_url: str, people: LocalSlack,  # noqa: F811
         database_url: str) -> None:  # noqa: F811
     """Tokens sealed with another key: start-up stops in one line naming the setting and the
     key ids, before anything is served; never a key or a token."""

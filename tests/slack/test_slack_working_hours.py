@@ -13,8 +13,8 @@ import pytest
 from adapters.slack.channel import SlackChannel
 from bot.channel import Address, ChannelError, Profile, SlackReach
 from bot.clock import ManualClock
+from devslack import LocalSlack
 from tests.engine.conftest import clarify_settings
-from tests.slack.fakeslack import FakeSlack
 
 TUESDAY_1AM = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)  # 02:00 in Berlin, 20:00 in New York
 
@@ -24,12 +24,12 @@ def clock() -> ManualClock:
     return ManualClock(TUESDAY_1AM)
 
 
-def dm_count(slack: FakeSlack, user_id: str) -> int:
+def dm_count(slack: LocalSlack, user_id: str) -> int:
     return len(slack.messages_in(slack.dm_channel(user_id)))
 
 
 async def test_slack_profile_gives_the_zone_and_the_locale(make_stack: Any,
-                                                           fake_slack: FakeSlack) -> None:
+                                                           fake_slack: LocalSlack) -> None:
     fake_slack.users["U0AHMED"].tz = "Europe/Berlin"
     fake_slack.users["U0AHMED"].locale = "de-DE"
     stack = await make_stack()
@@ -43,7 +43,7 @@ async def test_slack_profile_gives_the_zone_and_the_locale(make_stack: Any,
 
 @pytest.mark.full_contract
 async def test_a_card_waits_for_8am_in_the_zone_slack_gives(make_stack: Any,
-                                                            fake_slack: FakeSlack,
+                                                            fake_slack: LocalSlack,
                                                             clock: ManualClock) -> None:
     # the core names Berlin for Ahmed; Slack says New York: Slack's word counts
     fake_slack.users["U0AHMED"].tz = "America/New_York"
@@ -62,7 +62,7 @@ async def test_a_card_waits_for_8am_in_the_zone_slack_gives(make_stack: Any,
 
 @pytest.mark.full_contract
 async def test_a_slack_zone_that_is_no_zone_leaves_the_cores_for_the_hold_and_the_card(
-        make_stack: Any, fake_slack: FakeSlack, clock: ManualClock) -> None:
+        make_stack: Any, fake_slack: LocalSlack, clock: ManualClock) -> None:
     """``users.info`` says ``Mars/Olympus`` for Ahmed; the core's record says Berlin, the
     tenant's default New York: he is asked at 08:00 Berlin time, and his card says it goes to
     the steward on Thursday at 08:01, Berlin time (a baseline core names no zone: the tenant's
@@ -84,7 +84,7 @@ async def test_a_slack_zone_that_is_no_zone_leaves_the_cores_for_the_hold_and_th
 
 
 async def test_a_profile_lookup_never_queues_behind_a_burst_and_leaves_clicks_their_reserve(
-        make_stack: Any, fake_slack: FakeSlack, clock: ManualClock) -> None:
+        make_stack: Any, fake_slack: LocalSlack, clock: ManualClock) -> None:
     """users.info is paced at Slack's Tier 4 (100 a minute, bursts of 20): a burst of people the
     bot has not seen today spends the bucket, and the next lookup gives up at once (the card
     goes in the core's locale, bot.engine.zones) instead of waiting its turn; a click's card

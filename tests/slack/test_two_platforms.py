@@ -41,6 +41,7 @@ from cards.actions import ActionCodec, ActionKind, ActionRef
 from devcore.client import DevCoreClient
 from devcore.core import ReferenceCore
 from devcore.faults import CoreFault
+from devslack import BOT_TOKEN, LocalSlack
 from tests.engine.conftest import (
     ACME_SLACK,
     new_clarification,
@@ -48,7 +49,6 @@ from tests.engine.conftest import (
     redis_store,  # noqa: F401  (the fixture)
 )
 from tests.slack.conftest import CODEC_KEY, SIGNING_SECRET
-from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
 from tests.teams.inbound import (
     SARAH_AAD,
     TEAMS,
@@ -68,7 +68,7 @@ class Both:
     store: Store
     consumers: OutboxConsumers
     teams_channel: RecordingChannel
-    slack: FakeSlack
+    slack: LocalSlack
     codec: ActionCodec
     slack_url: str
     teams_url: str
@@ -142,7 +142,7 @@ async def _serve(routes: Any, runners: list[web.AppRunner]) -> str:
 
 @pytest.fixture(params=["memory", "redis"])
 async def both(request: pytest.FixtureRequest, clock: ManualClock, bot_client: CoreClient,
-               truth: CoreClient, dev_client: DevCoreClient, fake_slack: FakeSlack,
+               truth: CoreClient, dev_client: DevCoreClient, fake_slack: LocalSlack,
                jwks_url: str, redis_store: Callable[[], RedisStore]  # noqa: F811
                ) -> AsyncIterator[Both]:
     """Both platforms on one engine over the store named by the parameter."""

@@ -1,4 +1,4 @@
-"""The fake Slack Web API answers the real slack_sdk client the way Slack does."""
+"""The local Slack stand-in's Web API answers the real slack_sdk client the way Slack does."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from tests.slack.fakeslack import BOT_TOKEN, FakeSlack
+from devslack import BOT_TOKEN, LocalSlack
 
 ALICE = "U0ALICE"
 BOB = "U0BOB"
@@ -49,15 +49,15 @@ def ticker() -> Ticker:
 
 
 @pytest.fixture
-async def slack(ticker: Ticker) -> AsyncIterator[FakeSlack]:
-    async with FakeSlack(clock=ticker) as fake:
+async def slack(ticker: Ticker) -> AsyncIterator[LocalSlack]:
+    async with LocalSlack(timer=ticker) as fake:
         fake.add_user(ALICE, name="Alice", email="alice@example.com")
         fake.add_user(BOB, name="Bob")
         yield fake
 
 
 @pytest.fixture
-def client(slack: FakeSlack) -> AsyncWebClient:
+def client(slack: LocalSlack) -> AsyncWebClient:
     return AsyncWebClient(base_url=slack.url, token=BOT_TOKEN)
 
 
@@ -114,7 +114,7 @@ async def test_history_limit_window_and_cursor(client: AsyncWebClient) -> None:
     assert [m["ts"] for m in window["messages"]] == [stamps[2], stamps[1]]
 
 
-async def test_update_replaces_blocks_and_text(client: AsyncWebClient, slack: FakeSlack) -> None:
+async def test_update_replaces_blocks_and_text(client: AsyncWebClient, slack: LocalSlack) -> None:
     """chat.update changes the stored message in place and marks it edited."""
     channel = await open_dm(client)
     posted = await client.chat_postMessage(channel=channel, text="old", blocks=[section("old")])
@@ -133,7 +133,7 @@ async def test_update_of_unknown_message_fails(client: AsyncWebClient) -> None:
     assert error.response["error"] == "message_not_found"
 
 
-async def test_form_encoded_blocks_are_read(client: AsyncWebClient, slack: FakeSlack) -> None:
+async def test_form_encoded_blocks_are_read(client: AsyncWebClient, slack: LocalSlack) -> None:
     """A form-encoded body with blocks as a JSON string is decoded like a JSON body."""
     channel = await open_dm(client)
     await client.api_call("chat.postMessage", data={
@@ -145,13 +145,13 @@ async def test_form_encoded_blocks_are_read(client: AsyncWebClient, slack: FakeS
 
 
 async def test_posting_to_a_user_id_lands_in_their_dm(client: AsyncWebClient,
-                                                      slack: FakeSlack) -> None:
+                                                      slack: LocalSlack) -> None:
     """chat.postMessage with a user id as channel posts into that user's DM, as Slack does."""
     posted = await client.chat_postMessage(channel=BOB, text="hi")
     assert posted["channel"] == "D" + BOB and len(slack.dm_of(BOB)) == 1
 
 
-async def test_ephemeral_is_not_in_history(client: AsyncWebClient, slack: FakeSlack) -> None:
+async def test_ephemeral_is_not_in_history(client: AsyncWebClient, slack: LocalSlack) -> None:
     """chat.postEphemeral is recorded apart and never shows in conversations.history."""
     channel = await open_dm(client)
     answer = await client.chat_postEphemeral(channel=channel, user=ALICE, text="only you")
@@ -233,7 +233,7 @@ async def test_button_text_of_75_passes(client: AsyncWebClient) -> None:
 # ---------------------------------------------------------------- auth and methods
 
 
-async def test_wrong_or_missing_token(slack: FakeSlack) -> None:
+async def test_wrong_or_missing_token(slack: LocalSlack) -> None:
     """A wrong bot token answers invalid_auth, none at all not_authed."""
     wrong = AsyncWebClient(base_url=slack.url, token="xoxb-wrong")
     assert (await slack_error(wrong.auth_test())).response["error"] == "invalid_auth"
@@ -257,7 +257,7 @@ async def test_users_info_and_lookup(client: AsyncWebClient) -> None:
         "user_not_found"
 
 
-async def test_calls_are_recorded_without_token(client: AsyncWebClient, slack: FakeSlack) -> None:
+async def test_calls_are_recorded_without_token(client: AsyncWebClient, slack: LocalSlack) -> None:
     """Every call is kept with decoded arguments and no token, and counted per method."""
     channel = await open_dm(client)
     await client.chat_postMessage(channel=channel, text="t", metadata=METADATA)
@@ -269,7 +269,7 @@ async def test_calls_are_recorded_without_token(client: AsyncWebClient, slack: F
 # ---------------------------------------------------------------- modals
 
 
-async def test_views_open_spends_a_trigger_once(client: AsyncWebClient, slack: FakeSlack,
+async def test_views_open_spends_a_trigger_once(client: AsyncWebClient, slack: LocalSlack,
                                                 ticker: Ticker) -> None:
     """A trigger opens one modal; reused, unknown or older than 3 s it is refused."""
     trigger = slack.new_trigger_id()
@@ -291,14 +291,14 @@ async def test_views_open_spends_a_trigger_once(client: AsyncWebClient, slack: F
     modal(submit={"type": "plain_text", "text": "s" * 25}),
     {**modal(), "blocks": [section("b")] * 101},
 ])
-async def test_modal_limits(client: AsyncWebClient, slack: FakeSlack, view: dict) -> None:
+async def test_modal_limits(client: AsyncWebClient, slack: LocalSlack, view: dict) -> None:
     """An over-long title, submit or private_metadata, or 101 blocks, is refused."""
     error = await slack_error(client.views_open(trigger_id=slack.new_trigger_id(), view=view))
     assert error.response["error"] == "invalid_arguments"
 
 
 async def test_views_update_by_external_id_and_hash(client: AsyncWebClient,
-                                                    slack: FakeSlack) -> None:
+                                                    slack: LocalSlack) -> None:
     """views.update finds a modal by external_id, replaces it and refuses a stale hash."""
     opened = await client.views_open(trigger_id=slack.new_trigger_id(),
                                      view=modal(external_id="ext-1"))
@@ -317,7 +317,7 @@ async def test_views_update_by_external_id_and_hash(client: AsyncWebClient,
 
 
 async def test_429_reaches_slack_sdk_with_retry_after(client: AsyncWebClient,
-                                                      slack: FakeSlack) -> None:
+                                                      slack: LocalSlack) -> None:
     """An injected 429 surfaces as SlackApiError with status 429 and the Retry-After header."""
     slack.fail_next("chat.postMessage", retry_after=7)
     error = await slack_error(client.chat_postMessage(channel=BOB, text="t"))
@@ -327,9 +327,9 @@ async def test_429_reaches_slack_sdk_with_retry_after(client: AsyncWebClient,
     assert slack.calls_to("chat.postMessage")[0].retry_after == 7
 
 
-async def test_rate_limit_handler_waits_retry_after(slack: FakeSlack) -> None:
+async def test_rate_limit_handler_waits_retry_after(slack: LocalSlack) -> None:
     """With slack_sdk's rate-limit retry handler the retry comes after Retry-After seconds."""
-    slack.clock = time.monotonic  # real time: slack_sdk really sleeps
+    slack.timer = time.monotonic  # real time: slack_sdk really sleeps
     client = AsyncWebClient(base_url=slack.url, token=BOT_TOKEN,
                             retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=1)])
     slack.fail_next("chat.postMessage", retry_after=1)
@@ -339,7 +339,7 @@ async def test_rate_limit_handler_waits_retry_after(slack: FakeSlack) -> None:
     assert gap.retry_after == 1 and gap.honoured
 
 
-async def test_retry_gap_catches_an_impatient_client(client: AsyncWebClient, slack: FakeSlack,
+async def test_retry_gap_catches_an_impatient_client(client: AsyncWebClient, slack: LocalSlack,
                                                      ticker: Ticker) -> None:
     """A call sooner than Retry-After after a 429 is reported as not honoured."""
     slack.fail_next("chat.update", retry_after=2)
@@ -350,7 +350,7 @@ async def test_retry_gap_catches_an_impatient_client(client: AsyncWebClient, sla
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])
-async def test_server_errors_come_through(client: AsyncWebClient, slack: FakeSlack,
+async def test_server_errors_come_through(client: AsyncWebClient, slack: LocalSlack,
                                           status: int) -> None:
     """An injected 5xx reaches the client as SlackApiError with that status, then clears."""
     slack.fail_next("chat.postMessage", status=status)
@@ -360,7 +360,7 @@ async def test_server_errors_come_through(client: AsyncWebClient, slack: FakeSla
     assert len(slack.dm_of(BOB)) == 1
 
 
-async def test_named_error_repeats_times(client: AsyncWebClient, slack: FakeSlack) -> None:
+async def test_named_error_repeats_times(client: AsyncWebClient, slack: LocalSlack) -> None:
     """fail_next with an error name answers it with status 200 for `times` calls."""
     slack.fail_next("conversations.open", status=200, error="account_inactive", times=2)
     for _ in range(2):
@@ -370,7 +370,7 @@ async def test_named_error_repeats_times(client: AsyncWebClient, slack: FakeSlac
     assert await open_dm(client) == "D" + ALICE
 
 
-async def test_rate_limit_bucket_per_channel(client: AsyncWebClient, slack: FakeSlack,
+async def test_rate_limit_bucket_per_channel(client: AsyncWebClient, slack: LocalSlack,
                                              ticker: Ticker) -> None:
     """Beyond the burst a channel gets 429 with Retry-After; another channel and time refill."""
     slack.rate_limit("chat.postMessage", per_second=1, burst=2, per_channel=True)
