@@ -14,7 +14,6 @@ import socket
 import time
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlencode
 
 import aiohttp
 import pytest
@@ -22,6 +21,7 @@ from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
 from devslack import APP_TOKEN, BOT_TOKEN, LocalSlack
+from devslack.payloads import form_body
 from tests.bot.test_service import SECRETS, settings
 from tests.conftest import CLARIFY_TOKEN
 from tests.slack.conftest import fake_slack  # noqa: F401 (a fixture, used by `slack`)
@@ -84,23 +84,14 @@ async def healthy(bot: Bot) -> bool:
 
 
 def signed_click(slack: LocalSlack, user_id: str) -> tuple[bytes, dict[str, str]]:
-    """The first answer button of the newest card in ``user_id``'s DM, as Slack would post it."""
+    """The first answer button of the newest card in ``user_id``'s DM, as Slack would post it
+    (the stand-in builds and signs it)."""
     card = slack.dm_of(user_id)[-1]
-    button = next(e for b in card.blocks if b.get("type") == "actions"
-                  for e in b["elements"] if e["action_id"] == "clarify.answer.0")
-    payload = {
-        "type": "block_actions", "user": {"id": user_id, "team_id": "T0ACME"},
-        "team": {"id": "T0ACME", "enterprise_id": "E0ACME"}, "enterprise": {"id": "E0ACME"},
-        "api_app_id": "A0CLARIFY", "trigger_id": slack.new_trigger_id(),
-        "container": {"type": "message", "channel_id": card.channel, "message_ts": card.ts},
-        "channel": {"id": card.channel}, "message": {"ts": card.ts, "blocks": card.blocks},
-        "actions": [{"type": "button", "action_id": "clarify.answer.0", "value": button["value"],
-                     "block_id": "answers", "action_ts": f"{time.time():.6f}"}],
-    }
-    body = urlencode({"payload": json.dumps(payload)}).encode()
-    stamp = str(int(time.time()))
-    signature = SignatureVerifier(SIGNING_SECRET).generate_signature(timestamp=stamp, body=body)
-    return body, {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": signature or "",
+    payload = slack.block_actions(user_id, channel=card.channel, ts=card.ts,
+                                  action_id="clarify.answer.0")
+    body = form_body(payload)
+    slack.signing_secret = SIGNING_SECRET
+    return body, {**slack.signed_headers(body),
                   "Content-Type": "application/x-www-form-urlencoded"}
 
 

@@ -1,8 +1,10 @@
-"""The whole stack for Slack tests: reference core + worker + Slack adapter + the local Slack stand-in (devslack).
+"""The whole stack for Slack tests: reference core + worker + Slack adapter + the Slack stand-in.
 
 The worker delivers through the real slack_sdk client to ``LocalSlack`` on 127.0.0.1; people
 "click" by sending real signed HTTP requests (Slack's v0 scheme) to the adapter's running aiohttp
-server. The core's clock is a ManualClock; signatures use real time, as Slack's do.
+server, built by the stand-in as Slack builds them (``LocalSlack.block_actions``), or sent by the
+stand-in itself (``stack.slack.click``, connected to the stack's adapter). The core's clock is a
+ManualClock; signatures use real time, as Slack's do.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from tests.engine.conftest import (
 from tests.support.rigs import Drives
 
 SIGNING_SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+ACME_TEAM, ACME_ORG = "T0ACME", "E0ACME"  # the workspace (of its Grid org) the people are in
 CODEC_KEY = b"slack e2e tests: action signing key"
 PEOPLE = {"U0SARAH": "p-sarah", "U0AHMED": "p-ahmed", "U0PRIYA": "p-priya",
           "U0MARIA": "p-maria", "U0TOM": "p-tom", "U0JONAS": "p-jonas", "U0LEE": "p-lee"}
@@ -62,8 +65,9 @@ def core(clock: ManualClock) -> ReferenceCore:
 @pytest.fixture
 async def fake_slack() -> AsyncIterator[LocalSlack]:
     async with LocalSlack() as slack:
+        slack.add_workspace(ACME_TEAM, enterprise_id=ACME_ORG, name="Acme")
         for user_id in PEOPLE:
-            slack.add_user(user_id)
+            slack.add_user(user_id, team=ACME_TEAM)
         yield slack
 
 
@@ -106,24 +110,9 @@ class SlackPeople:
         ``seen`` is the message as the person still sees it (a copy taken before an update)."""
         current = seen or next(m for m in self.slack.messages
                                if m.channel == message.channel and m.ts == message.ts)
-        element = _element(current.blocks, action_id)
-        payload: dict[str, Any] = {
-            "type": "block_actions",
-            "user": {"id": user_id, "username": user_id.lower(), "team_id": team_id},
-            "team": {"id": team_id, "domain": "acme",
-                     **({"enterprise_id": enterprise_id} if enterprise_id else {})},
-            "enterprise": {"id": enterprise_id} if enterprise_id else None,
-            "api_app_id": "A0CLARIFY", "token": "legacy-verification-token",
-            "container": {"type": "message", "message_ts": current.ts,
-                          "channel_id": current.channel, "is_ephemeral": False},
-            "trigger_id": self.slack.new_trigger_id(),
-            "channel": {"id": current.channel, "name": "directmessage"},
-            "message": {"ts": current.ts, "text": current.text, "blocks": current.blocks},
-            "response_url": self.slack.new_response_url(user_id, current.channel),
-            "actions": [{"type": "button", "action_id": element["action_id"],
-                         "block_id": element["_block_id"], "value": element.get("value"),
-                         "text": element["text"], "action_ts": f"{time.time():.6f}"}],
-        }
+        payload = self.slack.block_actions(user_id, channel=current.channel, ts=current.ts,
+                                           action_id=action_id, message=current)
+        from_workspace(payload, team_id, enterprise_id)
         if payload_edit is not None:
             payload_edit(payload)
         return await self.post_payload(payload, timestamp=timestamp, secret=secret)
@@ -131,15 +120,10 @@ class SlackPeople:
     async def submit(self, user_id: str, view: dict[str, Any], values: dict[str, Any], *,
                      team_id: str = "T0ACME", enterprise_id: str | None = "E0ACME"
                      ) -> aiohttp.ClientResponse:
-        """Submit an open modal with the given input values (block_id → element state)."""
-        payload = {
-            "type": "view_submission",
-            "user": {"id": user_id, "team_id": team_id},
-            "team": {"id": team_id, **({"enterprise_id": enterprise_id} if enterprise_id else {})},
-            "enterprise": {"id": enterprise_id} if enterprise_id else None,
-            "api_app_id": "A0CLARIFY", "trigger_id": self.slack.new_trigger_id(),
-            "view": {**view, "id": "V0001", "state": {"values": values}},
-        }
+        """Submit a modal (as the stand-in keeps it, or made up) with the given input values
+        (block_id → element state)."""
+        payload = self.slack.view_submission(user_id, {"id": "V0001", **view}, values)
+        from_workspace(payload, team_id, enterprise_id)
         return await self.post_payload(payload)
 
     async def post_payload(self, payload: dict[str, Any], *, timestamp: float | None = None,
@@ -245,15 +229,14 @@ async def responders(reader: CoreClient, cid: str) -> list[tuple[str, int | None
     return [(r.responder, r.answer_index) for r in c.responses]
 
 
-def _element(blocks: list[dict[str, Any]], action_id: str) -> dict[str, Any]:
-    for block in blocks:
-        elements = block.get("elements", []) if block.get("type") == "actions" else []
-        if block.get("accessory"):
-            elements = [*elements, block["accessory"]]
-        for element in elements:
-            if element.get("action_id") == action_id:
-                return {**element, "_block_id": block.get("block_id")}
-    raise AssertionError(f"no element {action_id} in the message")
+def from_workspace(payload: dict[str, Any], team_id: str, enterprise_id: str | None) -> None:
+    """The payload as if it came from workspace ``team_id`` (of org ``enterprise_id``), whatever
+    the stand-in knows of the person: a test names the workspace a callback claims."""
+    payload["user"]["team_id"] = team_id
+    payload["team"] = {"id": team_id, "domain": "acme",
+                       **({"enterprise_id": enterprise_id} if enterprise_id else {})}
+    payload["enterprise"] = {"id": enterprise_id} if enterprise_id else None
+    payload.pop("is_enterprise_install", None)
 
 
 @pytest.fixture
@@ -293,6 +276,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         port = runner.addresses[0][1]
         http = aiohttp.ClientSession()
         sessions.append(http)
+        fake_slack.connect(f"http://127.0.0.1:{port}/slack/events", SIGNING_SECRET)
         return Stack(core=core, clock=clock, bot=truth, dev=dev_client, slack=fake_slack,
                      store=store, engine=engine, answers=answers, consumers=consumers,
                      adapter=adapter, sink=sink,
