@@ -42,13 +42,47 @@ def main() -> None:
 
 
 @main.command()
-def demo() -> None:
+@click.option("--web", is_flag=True,
+              help="Instead of the printed story, start the sandbox: the same loop in your "
+                   "browser on a local Slack (clarify-bot sandbox, port 8780).")
+@click.option("--port", default=8780, show_default=True, type=click.IntRange(0, 65535),
+              help="With --web: the page's port on 127.0.0.1 (0 picks a free one).")
+@click.pass_context
+def demo(ctx: click.Context, web: bool, port: int) -> None:
     """Run the whole loop on embedded defaults: reference core, scenario, answers, escalation."""
     from bot.logs import configure_logging
     from devcore.demo import run_demo
 
+    if web:
+        ctx.invoke(sandbox, port=port)
+        return
     configure_logging(level="warning")
     asyncio.run(run_demo(echo=click.echo))
+
+
+@main.command()
+@click.option("--scenario", default="sandbox", show_default=True,
+              help="A bundled scenario name or the path of a scenario TOML file.")
+@click.option("--port", default=8780, show_default=True, type=click.IntRange(0, 65535),
+              help="The page's port on 127.0.0.1 (0 picks a free one).")
+@click.option("--open", "open_browser", is_flag=True,
+              help="Also open the page in this machine's web browser.")
+def sandbox(scenario: str, port: int, open_browser: bool) -> None:
+    """See it work without a workspace: the real bot, the reference core and a local Slack in
+    your browser (docs/quickstart.md)."""
+    import webbrowser
+
+    from bot.logs import configure_logging
+    from clarify_bot.sandbox.run import run_sandbox
+
+    configure_logging(level="warning", fmt="console")
+    try:
+        asyncio.run(run_sandbox(scenario=scenario, port=port, echo=click.echo,
+                                opened=webbrowser.open if open_browser else None))
+    except OSError as exc:  # the page's port is taken
+        reason = (os.strerror(exc.errno) if exc.errno else str(exc) or type(exc).__name__).lower()
+        raise click.ClickException(f"cannot listen on 127.0.0.1:{port}: {reason} (choose "
+                                   "another --port)") from None
 
 
 @main.command()

@@ -252,21 +252,60 @@ def _require(ok: bool, loc: list[str | int], message: str) -> None:
 def read_scenario(path: Path | str | None = None) -> dict[str, Any]:
     """A scenario file as data: a path to a TOML file, a bundled name (``acme``), or the default."""
     if path is None or (isinstance(path, str) and not path.endswith(".toml") and "/" not in path):
-        name = path or DEFAULT_SCENARIO
-        bundled = resources.files("devcore.scenarios").joinpath(f"{name}.toml")
-        if not bundled.is_file():
-            known = sorted(p.name.removesuffix(".toml") for p in
-                           resources.files("devcore.scenarios").iterdir()
-                           if p.name.endswith(".toml"))
-            raise ScenarioError(f"scenario: no bundled scenario named {name!r}; bundled: "
-                                f"{', '.join(known)} (or give the path of a .toml file)")
-        text = bundled.read_text("utf-8")
+        text = _bundled(path or DEFAULT_SCENARIO)
     else:
         try:
             text = Path(path).read_text("utf-8")
         except OSError as exc:
             raise ScenarioError(f"scenario: cannot read {str(path)!r} ({exc.strerror})") from None
+    return _extended(_parsed(text), seen=set())
+
+
+def _bundled(name: str) -> str:
+    bundled = resources.files("devcore.scenarios").joinpath(f"{name}.toml")
+    if not bundled.is_file():
+        known = sorted(p.name.removesuffix(".toml") for p in
+                       resources.files("devcore.scenarios").iterdir()
+                       if p.name.endswith(".toml"))
+        raise ScenarioError(f"scenario: no bundled scenario named {name!r}; bundled: "
+                            f"{', '.join(known)} (or give the path of a .toml file)")
+    return bundled.read_text("utf-8")
+
+
+def _parsed(text: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"scenario: not valid TOML ({exc})") from None
+
+
+def _extended(data: dict[str, Any], *, seen: set[str]) -> dict[str, Any]:
+    """A scenario with ``extends = "<bundled name>"`` is that scenario with this one's changes:
+    a person listed with a known ``id`` has the fields given here replaced (their zone or
+    language, say); every other table of a list is added; any other key replaces the base's."""
+    base_name = data.pop("extends", None)
+    if base_name is None:
+        return data
+    if not isinstance(base_name, str) or "/" in base_name or base_name.endswith(".toml"):
+        raise ScenarioError("scenario: extends: expected the name of a bundled scenario")
+    if base_name in seen:
+        raise ScenarioError("scenario: extends: the scenarios extend each other in a circle")
+    base = _extended(_parsed(_bundled(base_name)), seen=seen | {base_name})
+    for key, value in data.items():
+        if key == "people" and isinstance(value, list):
+            _merge_people(base.setdefault("people", []), value)
+        elif isinstance(value, list) and isinstance(base.get(key), list):
+            base[key] = [*base[key], *value]
+        else:
+            base[key] = value
+    return base
+
+
+def _merge_people(listed: list[dict[str, Any]], changes: list[Any]) -> None:
+    known = {p.get("id"): p for p in listed if isinstance(p, dict)}
+    for change in changes:
+        person = known.get(change.get("id")) if isinstance(change, dict) else None
+        if person is None:
+            listed.append(change)
+        else:
+            person.update(change)

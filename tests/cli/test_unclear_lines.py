@@ -32,7 +32,7 @@ def test_init_with_an_unknown_scenario_is_one_line_and_writes_nothing(tmp_path: 
     said = _error(run("init", "--devcore", "--scenario", "nosuch", "--out", str(out),
                       "--env-file", str(env_file)))
     assert said == ("Error: --scenario nosuch: no bundled scenario named 'nosuch'; bundled: "
-                    "acme (or give the path of a .toml file)\n")
+                    "acme, sandbox (or give the path of a .toml file)\n")
     assert not out.exists() and not env_file.exists()
     broken = tmp_path / "broken.toml"
     broken.write_text("people = [\n")

@@ -9,26 +9,14 @@ home (docs/teams.md, "Local testing with the Agents Playground").
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from tests.support.browser import CHROMIUM, FLAGS, missing
 
-
-def missing() -> str | None:
-    """Why the browser cannot run here, or None."""
-    if shutil.which("chromium") is None:
-        return "Debian's chromium is not installed (.ci/setup-teams.sh installs it as root)"
-    try:
-        import playwright.async_api  # noqa: F401
-    except ImportError:
-        return "playwright is not installed (the dev extra has it)"
-    return None
+__all__ = ["missing", "opened", "close_log_panel"]
 
 
 @dataclass

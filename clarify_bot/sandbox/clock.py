@@ -1,0 +1,54 @@
+"""Moving the sandbox's one clock, which the reference core and the bot both read: by an hour or
+a day, to the next working morning in a person's zone, or past the escalation window."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from bot.clock import OffsetClock
+
+WORKING_DAYS = range(0, 5)  # Monday to Friday, as the bot's default working hours
+MORNING = time(8, 1)  # a minute into the default working day (08:00-18:00)
+START = time(14, 0)  # UTC: inside working hours from New York (09:00) to Berlin (15:00)
+STEPS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+
+
+class ClockMoveError(ValueError):
+    """A move the sandbox does not know."""
+
+
+def start_time(now: datetime) -> datetime:
+    """Where the sandbox starts its clock: the first working day's 14:00 UTC at or after ``now``,
+    so that the scenario's people from New York to Berlin are all inside their working hours and
+    the first cards go out at once."""
+    day = now.astimezone(UTC).date()
+    while True:
+        at = datetime.combine(day, START, tzinfo=UTC)
+        if day.weekday() in WORKING_DAYS and at >= now:
+            return at
+        day += timedelta(days=1)
+
+
+def next_morning(now: datetime, zone: str) -> datetime:
+    """The next working morning after ``now`` in ``zone``."""
+    tz = ZoneInfo(zone)
+    day = now.astimezone(tz).date()
+    while True:
+        at = datetime.combine(day, MORNING, tzinfo=tz)
+        if day.weekday() in WORKING_DAYS and at > now:
+            return at.astimezone(UTC)
+        day += timedelta(days=1)
+
+
+def move(clock: OffsetClock, step: str, *, zone: str, window: timedelta) -> datetime:
+    """Move ``clock`` forward by ``step``: ``hour``, ``day``, ``morning`` (in ``zone``) or
+    ``window`` (past the escalation window, by five minutes)."""
+    now = clock.now()
+    if step in STEPS:
+        return clock.advance(STEPS[step])
+    if step == "morning":
+        return clock.set(next_morning(now, zone))
+    if step == "window":
+        return clock.advance(window + timedelta(minutes=5))
+    raise ClockMoveError("unknown clock step; expected hour, day, morning or window")

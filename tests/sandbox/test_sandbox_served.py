@@ -1,0 +1,142 @@
+"""The sandbox as a person starts it (``clarify-bot demo --web``, ``clarify-bot sandbox``) and
+its page's API as an attacker or a hurried person would use it: bad requests are one clear 400
+that names the field and never echoes the value, and a burst of people answering together is
+recorded once each."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from clarify_bot.sandbox.run import open_sandbox
+from clarify_bot.sandbox.world import Sandbox
+from tests.support.processes import CLARIFY_BOT, Processes, free_port
+
+pytestmark = pytest.mark.slow
+
+SECRET = "s3cr3t-value-never-echoed"
+
+
+async def test_demo_web_serves_the_page_and_stops_on_sigterm(processes: Processes) -> None:
+    port = free_port()
+    process = await processes.spawn(CLARIFY_BOT, "demo", "--web", "--port", str(port),
+                                    stdout=asyncio.subprocess.PIPE)
+    assert process.stdout is not None
+    first = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+    assert first.strip() == f"clarify-bot sandbox: http://127.0.0.1:{port}/"
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"http://127.0.0.1:{port}/") as page:
+            assert page.status == 200 and "clarify-bot sandbox" in await page.text()
+            assert "default-src 'self'" in page.headers["Content-Security-Policy"]
+        for name in ("sandbox.js", "blockkit.js", "sandbox.css"):
+            async with http.get(f"http://127.0.0.1:{port}/static/{name}") as asset:
+                assert asset.status == 200
+        async with http.get(f"http://127.0.0.1:{port}/api/state") as state:
+            people = (await state.json())["people"]
+    assert {p["slackId"] for p in people} >= {"U0SARAH", "U0TOM", "U0MARIA"}
+    process.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(process.wait(), 20) == 0
+
+
+async def test_a_taken_port_is_one_line_and_a_failure(processes: Processes) -> None:
+    port = free_port()
+    holder = await asyncio.start_server(lambda r, w: None, "127.0.0.1", port)
+    try:
+        process = await processes.spawn(CLARIFY_BOT, "sandbox", "--port", str(port),
+                                        stdout=asyncio.subprocess.PIPE,
+                                        stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+    finally:
+        holder.close()
+    assert process.returncode == 1
+    assert err.decode().strip().splitlines()[-1] == (
+        f"Error: cannot listen on 127.0.0.1:{port}: address already in use (choose another "
+        "--port)")
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[str, Sandbox, aiohttp.ClientSession]]:
+    async with open_sandbox(port=0) as (url, box), aiohttp.ClientSession() as http:
+        yield url, box, http
+
+
+async def _post(http: aiohttp.ClientSession, url: str, body: Any, *,
+                raw: bytes | None = None) -> tuple[int, dict[str, Any]]:
+    data = raw if raw is not None else json.dumps(body).encode()
+    async with http.post(url, data=data, headers={"Content-Type": "application/json"}) as r:
+        text = await r.text()
+        return r.status, json.loads(text) if text.startswith("{") else {"text": text}
+
+
+@pytest.mark.parametrize(("path", "body", "field"), [
+    ("api/click", None, "body"),
+    ("api/click", ["not", "an", "object"], "body"),
+    ("api/click", {"user": SECRET, "channel": "D", "ts": "1", "actionId": "a"}, "user"),
+    ("api/click", {"user": "U0SARAH", "ts": "1", "actionId": "a"}, "channel"),
+    ("api/submit", {"user": "U0SARAH", "viewId": "V1", "values": SECRET}, "values"),
+    ("api/clock", {"step": SECRET}, "unknown clock step"),
+    ("api/questions", {"workspace": "acme-legal", "severity": "normal", "question": SECRET,
+                       "candidates": [{"date": SECRET}], "authors": ["p-sarah"]},
+     "candidates.0.date"),
+])
+async def test_bad_page_requests_are_a_400_naming_the_field_not_the_value(
+        served: tuple[str, Sandbox, aiohttp.ClientSession], path: str, body: Any,
+        field: str) -> None:
+    url, _, http = served
+    raw = b"{not json" if body is None else None
+    status, answer = await _post(http, url + path, body, raw=raw)
+    assert status == 400 and answer["error"].startswith(field)
+    assert SECRET not in answer["error"]
+
+
+async def test_an_unknown_file_or_a_huge_body_is_refused(
+        served: tuple[str, Sandbox, aiohttp.ClientSession]) -> None:
+    url, _, http = served
+    async with http.get(url + "static/../world.py") as r:
+        assert r.status == 404
+    async with http.get(url + "static/world.py") as r:
+        assert r.status == 404
+    status, _ = await _post(http, url + "api/questions", None, raw=b"x" * (200 * 1024))
+    assert status == 413
+
+
+async def test_a_burst_of_people_answering_together_is_recorded_once_each(
+        served: tuple[str, Sandbox, aiohttp.ClientSession]) -> None:
+    """Sarah and Ahmed confirm the critical question at the same moment, each pressing twice
+    (a double tap): two responses at the core, the fact bound once by the quorum."""
+    url, box, http = served
+    cards: dict[str, dict[str, Any]] = {}
+    for _ in range(200):  # the worker sends the first cards within a poll or two
+        async with http.get(url + "api/state") as r:
+            people = {p["slackId"]: p for p in (await r.json())["people"]}
+        cards = {who: m for who in ("U0SARAH", "U0AHMED")
+                 for m in people[who]["sees"]["messages"]
+                 if str(((m["metadata"] or {}).get("event_payload") or {}).get("delivery", ""))
+                 .startswith("clr-00001")}
+        if len(cards) == 2:
+            break
+        await asyncio.sleep(0.1)
+    presses = []
+    for who, card in cards.items():
+        button = next(e for b in card["blocks"] if b["type"] == "actions"
+                      for e in b["elements"] if e["action_id"] == "clarify.answer.1")
+        press = {"user": who, "channel": card["channel"], "ts": card["ts"],
+                 "actionId": button["action_id"], "value": button["value"]}
+        presses += [press, press]
+    answers = await asyncio.gather(*(_post(http, url + "api/click", p) for p in presses))
+    assert all(status == 200 and answer["status"] == 200 for status, answer in answers)
+    for _ in range(200):
+        at_core = await box.core.get_clarification(clarification_id="clr-00001")
+        if at_core.model_dump(mode="json")["state"] == "answered":
+            break
+        await asyncio.sleep(0.1)
+    assert at_core.model_dump(mode="json")["state"] == "answered"
+    assert sorted(r.responder for r in at_core.responses) == ["p-ahmed", "p-sarah"]
+    history = await box.core.get_fact_history(logical_id=at_core.target, tenant_id="acme")
+    assert [v.provenance.clarification_id for v in history.versions].count("clr-00001") == 1
