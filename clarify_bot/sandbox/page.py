@@ -100,7 +100,8 @@ async def _state(request: web.Request) -> web.Response:
                        "sees": box.slack.seen_by(p.slack_id)})
     return web.json_response({"now": now.isoformat(), "tenant": box.tenant,
                               "windowHours": box.window.total_seconds() / 3600,
-                              "workspaces": box.workspaces, "people": people})
+                              "workspaces": box.workspaces, "people": people,
+                              "unreachable": box.unreachable})
 
 
 async def _record(request: web.Request) -> web.Response:

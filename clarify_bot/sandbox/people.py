@@ -53,3 +53,11 @@ def scenario_people(data: dict[str, Any]) -> list[SandboxPerson]:
                 roles=tuple(sorted((names.get(w, w), r) for w, r in roles)),
                 verified=bool(alias.get("verified", p.get("verified", True)))))
     return people
+
+
+def unreachable_in_slack(data: dict[str, Any], tenant: str) -> list[dict[str, str]]:
+    """The tenant's people the local Slack cannot hold, and why: the bot skips them with a
+    reason code the core records (no chat alias here)."""
+    return [{"id": p["id"], "name": p.get("display_name", p["id"]),
+             "why": "no Slack account in the scenario: the bot cannot ask them here"}
+            for p in data.get("people", []) if p.get("tenant") == tenant and not p.get("slack")]

@@ -47,7 +47,7 @@ def question_request(form: dict[str, Any], *, tenant: str, workspaces: set[str],
     try:
         return CreateClarificationRequest.model_validate({
             "tenantId": tenant, "workspaceId": workspace, "target": f"fact-sandbox-{number}",
-            "question": question, "kind": "conflicting_dates" if len(inputs) > 1 else
+            "question": question, "kind": "relative_date" if len(inputs) > 1 else
             "low_confidence_extraction", "severityHint": severity,
             "detectorConfidence": 0.9, "appliedCandidateConfidence": 0.5,
             "candidates": inputs,

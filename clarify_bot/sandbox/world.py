@@ -26,7 +26,7 @@ from bot.process.service import Service
 from bot.settings import Settings, load_settings
 from clarify_bot.app import open_service
 from clarify_bot.sandbox.clock import start_time
-from clarify_bot.sandbox.people import SandboxPerson, scenario_people
+from clarify_bot.sandbox.people import SandboxPerson, scenario_people, unreachable_in_slack
 from devcore.client import DevCoreClient
 from devcore.scenario import read_scenario
 from devcore.server import build_core, serve
@@ -48,6 +48,7 @@ class Sandbox:
     tenant: str
     people: list[SandboxPerson]
     workspaces: dict[str, str]  # the tenant's workspace ids and names
+    unreachable: list[dict[str, str]]  # the tenant's people with no Slack account, and why
     window: timedelta  # the tenant's escalation window
     core: CoreClient  # the bot's own service token: reads what the bot may read
     dev: DevCoreClient  # the core's development token: creates questions as ingestion would
@@ -98,6 +99,7 @@ async def open_world(scenario: str | Path = "sandbox") -> AsyncIterator[Sandbox]
                       tenant=tenant, people=people,
                       workspaces={w["id"]: w.get("name", w["id"])
                                   for w in data.get("workspaces", []) if w["tenant"] == tenant},
+                      unreachable=unreachable_in_slack(data, tenant),
                       window=timedelta(hours=float(hours)), core=reader, dev=dev)
 
 

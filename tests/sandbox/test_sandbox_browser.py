@@ -141,7 +141,7 @@ async def test_sandbox_not_the_right_person_passes_the_question_on(page: Page) -
     # the next person in the ranking, Priya, is asked once the card's lease ends
     await page.person("U0PRIYA")
     await page.card("clr-00002").wait_for(timeout=WAIT)
-    assert "Priya Natarajan" in await record.inner_text()
+    await record.get_by_text("delivered · Priya Natarajan").wait_for(timeout=WAIT)
 
 
 async def test_sandbox_a_steward_overrides_a_conflict_from_a_question_made_on_the_page(
@@ -167,6 +167,13 @@ async def test_sandbox_a_steward_overrides_a_conflict_from_a_question_made_on_th
     record = page.record(made)
     await record.locator(".pill.state", has_text="conflicted").wait_for(timeout=WAIT)
     await page.person("U0MARIA")
+    # her App Home (published when she opens it) lists the conflict, in French
+    await page.tab.locator("#tab-home").click()
+    home = page.tab.locator("#home")
+    await home.get_by_text("À traiter par un steward").wait_for(timeout=WAIT)
+    await home.get_by_text(made).wait_for(timeout=WAIT)
+    await page.shot("home")
+    await page.tab.locator("#tab-messages").click()
     await page.press(made, "clarify.override.1")
     modal = page.tab.locator("#modal")
     await modal.wait_for(state="visible", timeout=WAIT)
@@ -185,3 +192,25 @@ async def test_sandbox_a_steward_overrides_a_conflict_from_a_question_made_on_th
     assert "steward_override" in await record.locator(".bound").inner_text()
     at_core = await answers_at_core(page.box, made)
     assert at_core.responses[-1].responder == "p-maria"
+
+
+async def test_sandbox_works_by_keyboard_at_a_phones_width() -> None:
+    """At 390 px wide nothing runs off the side, and an answer can be given with the keyboard
+    alone: Tab to the button, Enter."""
+    async with open_sandbox(port=0) as (url, box), local_browser(width=390, height=844) as (
+            _, tab):
+        page = Page(tab=tab.page, box=box, blocked=tab.blocked, errors=tab.errors)
+        await tab.page.goto(url)
+        await tab.page.wait_for_selector('[data-person="U0AHMED"]', timeout=WAIT)
+        await page.person("U0AHMED")
+        button = page.card("clr-00002").locator('button[data-action-id="clarify.answer.0"]')
+        await button.wait_for(timeout=WAIT)
+        assert await tab.page.evaluate(
+            "document.documentElement.scrollWidth <= window.innerWidth")
+        await button.focus()
+        await tab.page.keyboard.press("Enter")
+        record = page.record("clr-00002")
+        await record.locator(".pill.state", has_text="answered").wait_for(timeout=WAIT)
+        assert "Olga Ivanova" in await tab.page.locator("#unreachable").inner_text()
+        await page.shot("phone")
+        assert tab.blocked == [] and tab.errors == []

@@ -6,7 +6,7 @@
 (() => {
   const { el } = BlockKit;
   const view = { people: [], selected: null, tab: "messages", now: null, shown: {},
-    homeOpened: {}, record: [], busy: false };
+    record: [], busy: false, openEvents: new Set() };
 
   function $(id) { return document.getElementById(id); }
 
@@ -66,9 +66,22 @@
     }
   }
 
+  function drawUnreachable(people) {
+    const list = $("unreachable");
+    const key = JSON.stringify(people);
+    if (view.shown.unreachable === key) return;
+    view.shown.unreachable = key;
+    list.textContent = "";
+    for (const p of people) {
+      const li = el("li", "", p.name);
+      li.appendChild(el("span", "person-meta", p.why));
+      list.appendChild(li);
+    }
+  }
+
   function select(slackId) {
     view.selected = slackId;
-    view.shown = {};
+    view.shown = { record: view.shown.record, unreachable: view.shown.unreachable };
     drawPeople();
     drawPerson(true);
     if (view.tab === "home") openHome();
@@ -98,6 +111,8 @@
       if (answer && answer.status >= 400) {
         status("The bot answered HTTP " + answer.status + "; Slack would show the person an " +
           "error.", true);
+      } else if (answer && answer.status === 0) {
+        status("Closed; Slack tells the bot nothing about this one.");
       } else {
         status("The bot acknowledged (HTTP " + answer.status + ").");
       }
@@ -154,7 +169,9 @@
     const messages = p.sees.messages || [];
     const key = JSON.stringify(messages);
     if (view.shown.messages === key) return;
-    const atBottom = box.scrollTop + box.clientHeight >= box.scrollHeight - 40;
+    // as Slack opens a conversation: at its newest message; later, only if already there
+    const atBottom = view.shown.messages === undefined ||
+      box.scrollTop + box.clientHeight >= box.scrollHeight - 40;
     view.shown.messages = key;
     box.textContent = "";
     if (!messages.length) {
@@ -278,7 +295,9 @@
   function drawPerson(force) {
     const p = person();
     if (!p) return;
-    if (force) view.shown = {};
+    if (force) {
+      view.shown = { record: view.shown.record, unreachable: view.shown.unreachable };
+    }
     $("dm-title").textContent = p.name + " · " + p.slackId;
     $("morning").textContent = "Next working morning (" + p.name.split(" ")[0] + "'s)";
     $("messages").hidden = view.tab !== "messages";
@@ -338,6 +357,11 @@
       }
       if (c.events.length) {
         const details = el("details", "events");
+        details.open = view.openEvents.has(c.id);  // kept open across the record's redraws
+        details.addEventListener("toggle", () => {
+          if (details.open) view.openEvents.add(c.id);
+          else view.openEvents.delete(c.id);
+        });
         details.appendChild(el("summary", "", c.events.length + " events"));
         const list = el("ol");
         for (const e of c.events) {
@@ -419,6 +443,7 @@
     if (!view.selected && view.people.length) view.selected = view.people[0].slackId;
     drawForm(state.workspaces);
     drawPeople();
+    drawUnreachable(state.unreachable || []);
     drawPerson(false);
     drawRecord();
   }
