@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Renders the card gallery (clarify-bot preview) and screenshots it into docs/cards/: each page
+# Renders the card gallery (clarify-bot preview) and screenshots it into docs/cards/, then the
+# sandbox's pages into docs/sandbox/ (its browser tests, below). Each gallery page
 # is the gallery limited to some states (?only=) in one language (?lang=), shot by headless
 # Chromium running in that language's locale (so the Teams date inputs read as a person's client
 # draws them), as tall as its cards (up to a set height), then quantised by pngquant so each
@@ -81,3 +82,13 @@ ls -l "$root"/docs/cards/gallery-*.png
 big="$(find "$root/docs/cards" -name 'gallery-*.png' -size +300k)"
 [ -z "$big" ] || echo "gallery_screenshots: over 300 KB, lower a height or split the page: $big" >&2
 echo "screenshots written to docs/cards/"
+
+# The sandbox (docs/sandbox/): its browser tests write the screenshots as they click through it
+# (Debian's chromium, the fonts above), then each is quantised as the gallery's are.
+CLARIFY_UPDATE_SCREENSHOTS=1 "$root/.venv/bin/python" -m pytest -q -p no:cacheprovider \
+    "$root/tests/sandbox/test_sandbox_browser.py"
+for png in "$root"/docs/sandbox/*.png; do
+    pngquant --force --skip-if-larger --strip --quality=60-90 --output "$png" "$png" || true
+done
+ls -l "$root"/docs/sandbox/*.png
+echo "screenshots written to docs/sandbox/"

@@ -66,7 +66,8 @@ async def _modal(kit: Kit, click: payloads.Click) -> dict[str, Any] | None:
     modal = blocks.render_custom_modal(CustomFormView(question=question, slot=click.ref.slot),
                                        codec=kit.codec)
     modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
-                                            "m": click.message_ref})
+                                            "m": click.message_ref,
+                                            "l": question.viewer.locale})
     return modal
 
 
@@ -82,7 +83,7 @@ async def submit(kit: Kit, ack: Any, context: Any,
                                 end=value(sub.values, ids.end, "selected_date"),
                                 note=value(sub.values, ids.note, "value"))
     if isinstance(parsed, CustomError):
-        await ack(response_action="errors", errors=_errors(parsed, ids))
+        await ack(response_action="errors", errors=_errors(parsed, ids, sub.locale))
         return
     assert sub.ref.clarification_id is not None
     acted = listening.signed_stamp(request)  # a submission carries no action time of its own
@@ -93,11 +94,13 @@ async def submit(kit: Kit, ack: Any, context: Any,
     # read comes back as a field error while the form is still open
     taken = await kit.take(cb, wait=kit.waiting(listening.MODAL_DECISION_SECONDS))
     if taken.verdict is AnswerStatus.INVALID:
-        await ack(response_action="errors", errors=_errors(CustomError.UNPARSEABLE, ids))
+        await ack(response_action="errors",
+                  errors=_errors(CustomError.UNPARSEABLE, ids, sub.locale))
         return
     await ack()
 
 
-def _errors(error: CustomError, ids: Any) -> dict[str, str]:
+def _errors(error: CustomError, ids: Any, locale: str | None) -> dict[str, str]:
+    """The field error, in the language the modal was drawn in."""
     field_id = ids.end if error is CustomError.END_BEFORE_START else ids.start
-    return {field_id: card_text.custom_error_text(error, Viewer())}
+    return {field_id: card_text.custom_error_text(error, Viewer(locale=locale or "en"))}

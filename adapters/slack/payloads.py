@@ -89,6 +89,7 @@ class Submission:
     ref: ActionRef
     message_ref: str | None
     values: dict[str, dict[str, Any]]
+    locale: str | None = None  # the language the modal was drawn in, for its field errors
 
 
 def obj(value: object) -> dict[str, Any]:
@@ -263,7 +264,18 @@ def submission(payload: dict[str, Any], codec: ActionCodec) -> Submission:
         raise MalformedPayload("the modal reference is not a submission")
     values = obj(obj(view.get("state")).get("values"))
     return Submission(who=who(payload), ref=ref, message_ref=_message_ref(meta.get("m")),
-                      values=values)
+                      values=values, locale=_locale(meta.get("l")))
+
+
+def _locale(value: object) -> str | None:
+    """The modal's language as the bot wrote it (``de-DE``, ``fr``), or None for anything else:
+    a view's metadata comes back from the client, so it is read, never trusted as more."""
+    if isinstance(value, str) and LOCALE.fullmatch(value):
+        return value
+    return None
+
+
+LOCALE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}")
 
 
 def _message_ref(value: object) -> str | None:

@@ -64,7 +64,8 @@ async def _open(kit: Kit, click: payloads.Click) -> None:
             return
         modal = overrides.slack_modal(form, codec=kit.codec)
         modal["private_metadata"] = json.dumps({"t": modal["private_metadata"],
-                                                "m": click.message_ref})
+                                                "m": click.message_ref,
+                                                "l": form.viewer.locale})
         await kit.channel.open_modal(click.trigger_id, modal, workspace=reach(click.who))
     except ChannelError as exc:
         log.warning("slack.modal_not_opened", error=exc.reason)
@@ -80,7 +81,8 @@ async def submit(kit: Kit, ack: Any, context: Any,
         return
     note = read_override_note(listening.input_value(sub.values, OVERRIDE_NOTE_ID, "value"))
     if note is None:
-        words = card_text.catalog_of(Viewer()).text("override.note_required")
+        words = card_text.catalog_of(Viewer(locale=sub.locale or "en")).text(
+            "override.note_required")
         await ack(response_action="errors", errors={OVERRIDE_NOTE_ID: words})
         return
     acted = listening.signed_stamp(request)

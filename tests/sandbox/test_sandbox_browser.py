@@ -183,7 +183,11 @@ async def test_sandbox_a_steward_overrides_a_conflict_from_a_question_made_on_th
     assert await note.evaluate("n => n.validity.valueMissing")
     await note.fill("   ")  # blank: the bot refuses it and names the field
     await page.tab.locator("#modal-submit").click()
-    await modal.locator('[data-block-id="override.note"] .bk-error').wait_for(timeout=WAIT)
+    refused = modal.locator('[data-block-id="override.note"] .bk-error')
+    await refused.wait_for(timeout=WAIT)
+    # in the language the modal was drawn in
+    assert await refused.inner_text() == \
+        "Une remarque est obligatoire pour une décision du steward."
     await note.fill("The amendment of 3 May governs.")
     await page.shot("override")
     await page.tab.locator("#modal-submit").click()

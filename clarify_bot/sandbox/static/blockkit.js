@@ -271,7 +271,6 @@ const BlockKit = (() => {
       case "input": {
         const label = el("label", "bk-label");
         label.appendChild(textObject(b.label));
-        if (b.optional) label.appendChild(el("span", "bk-optional", " (optional)"));
         node.appendChild(label);
         const control = element(b.element || {}, ctx, where, true);
         control.classList.add("bk-control");
