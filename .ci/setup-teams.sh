@@ -14,7 +14,8 @@ else
     echo "$want" > "$stamp"
     echo "setup-teams: installed @microsoft/m365agentsplayground $(node -p 'require("@microsoft/m365agentsplayground/package.json").version')"
 fi
-# chromium: only where we are root with apt (CI); elsewhere the browser test skips without it
+# chromium: only where we are root with apt (CI); elsewhere the browser tests (the Playground's,
+# tests/sandbox) skip without it
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
