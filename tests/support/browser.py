@@ -40,17 +40,19 @@ class Tab:
 
 @contextlib.asynccontextmanager
 async def local_browser(*, width: int = 1280, height: int = 900,
-                        locale: str = "en-GB") -> AsyncIterator[tuple[Any, Tab]]:
+                        locale: str | None = "en-GB") -> AsyncIterator[tuple[Any, Tab]]:
     """A headless Chromium context where only 127.0.0.1 (and data/blob URLs) is reachable, and
-    the tab to use (its page opened by the caller)."""
+    the tab to use (its page opened by the caller); ``locale`` None: the browser's own."""
     from playwright.async_api import Route, async_playwright
 
     async with async_playwright() as driver:
         browser = await driver.chromium.launch(executable_path=CHROMIUM, headless=True,
                                                args=FLAGS)
         try:
-            context = await browser.new_context(viewport={"width": width, "height": height},
-                                                locale=locale)
+            options: dict[str, Any] = {"viewport": {"width": width, "height": height}}
+            if locale is not None:
+                options["locale"] = locale
+            context = await browser.new_context(**options)
             tab = Tab(page=None)
 
             async def only_local(route: Route) -> None:

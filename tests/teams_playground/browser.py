@@ -10,51 +10,23 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-from tests.support.browser import CHROMIUM, FLAGS, missing
+from tests.support.browser import Tab, local_browser, missing
 
-__all__ = ["missing", "opened", "close_log_panel"]
-
-
-@dataclass
-class Tab:
-    page: Any  # playwright.async_api.Page
-    blocked: list[str] = field(default_factory=list)  # hosts refused, for the test to see
+__all__ = ["Tab", "missing", "opened", "close_log_panel"]
 
 
 @contextlib.asynccontextmanager
 async def opened(url: str, *, width: int = 1280, height: int = 900) -> AsyncIterator[Tab]:
     """A headless Chromium page on ``url``; only 127.0.0.1 (and data/blob URLs) is reachable."""
-    from playwright.async_api import Route, async_playwright
-
-    async with async_playwright() as driver:
-        browser = await driver.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                               args=FLAGS)
-        try:
-            context = await browser.new_context(viewport={"width": width, "height": height})
-            tab = Tab(page=None)
-
-            async def only_local(route: Route) -> None:
-                target = urlsplit(route.request.url)
-                if target.scheme in ("data", "blob") or target.hostname == "127.0.0.1":
-                    await route.continue_()
-                else:
-                    tab.blocked.append(target.hostname or target.scheme)
-                    await route.abort()
-
-            await context.route("**/*", only_local)
-            tab.page = await context.new_page()
-            # the page shows only what arrives over its WebSocket once it is open: wait for it
-            # (and for the page's first requests) before the test makes anything to show
-            async with tab.page.expect_websocket(timeout=60_000):
-                await tab.page.goto(url)
-            await tab.page.wait_for_load_state("networkidle", timeout=60_000)
-            yield tab
-        finally:
-            await browser.close()
+    async with local_browser(width=width, height=height, locale=None) as (_, tab):
+        # the page shows only what arrives over its WebSocket once it is open: wait for it
+        # (and for the page's first requests) before the test makes anything to show
+        async with tab.page.expect_websocket(timeout=60_000):
+            await tab.page.goto(url)
+        await tab.page.wait_for_load_state("networkidle", timeout=60_000)
+        yield tab
 
 
 async def close_log_panel(page: Any) -> None:
