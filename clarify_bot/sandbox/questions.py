@@ -25,8 +25,8 @@ class QuestionError(ValueError):
 def question_request(form: dict[str, Any], *, tenant: str, workspaces: set[str],
                      people: set[str]) -> CreateClarificationRequest:
     """The create request for ``form`` (``workspace``, ``question``, ``severity``,
-    ``candidates`` [{label, date}], ``authors``/``named``/``owners`` person ids, ``restricted``:
-    only stewards may read the document)."""
+    ``candidates`` [{label, date}], ``authors``/``named``/``owners`` person ids, ``title`` of
+    the document (optional), ``restricted``: only stewards may read the document)."""
     workspace = _text(form, "workspace", 100)
     if workspace not in workspaces:
         raise QuestionError("workspace: not one of the tenant's workspaces")
@@ -43,6 +43,8 @@ def question_request(form: dict[str, Any], *, tenant: str, workspaces: set[str],
         raise QuestionError("authors: name at least one person to ask")
     number = next(_numbers)
     restricted = form.get("restricted") is True
+    title = (_text(form, "title", MAX_QUESTION) if form.get("title")
+             else f"Sandbox document {number}")
     roles = ["steward"] if restricted else ["viewer", "editor", "steward"]
     try:
         return CreateClarificationRequest.model_validate({
@@ -54,8 +56,7 @@ def question_request(form: dict[str, Any], *, tenant: str, workspaces: set[str],
             "authority": {"authoredBy": authority["authors"], "named": authority["named"],
                           "ownedBy": authority["owners"]},
             "document": {"documentId": f"doc-sandbox-{number}",
-                         "title": f"Sandbox document {number}" + (" (restricted)"
-                                                                  if restricted else ""),
+                         "title": title,
                          "url": f"https://docs.example/sandbox/{number}",
                          "contentHash": f"sha256:sandbox{number:04d}",
                          "acl": {"workspaceId": workspace, "readRoles": roles}},

@@ -153,6 +153,7 @@ async def test_sandbox_a_steward_overrides_a_conflict_from_a_question_made_on_th
     await page.tab.locator("#new-question summary").click()
     await form.locator('select[name="severity"]').select_option("critical")
     await form.locator('input[name="question"]').fill("When does the *Riverside* contract end?")
+    await form.locator('input[name="title"]').fill("<b>Riverside</b> & _sons_ contract")
     await form.locator('input[name="authors"][value="p-ahmed"]').check()
     await form.get_by_role("button", name="Create the question").click()
     await page.tab.get_by_text("The core created").wait_for(timeout=WAIT)
@@ -178,6 +179,10 @@ async def test_sandbox_a_steward_overrides_a_conflict_from_a_question_made_on_th
     modal = page.tab.locator("#modal")
     await modal.wait_for(state="visible", timeout=WAIT)
     assert await page.tab.locator("#modal-title").inner_text() == "Décision du steward"
+    # the document's title, wherever the bot puts it, is text: no tag, no italics
+    notice = page.card(made)
+    await notice.get_by_text("<b>Riverside</b> & _sons_ contract").first.wait_for(timeout=WAIT)
+    assert await notice.locator("b:has-text('Riverside'), i:has-text('sons')").count() == 0
     note = modal.locator('[data-block-id="override.note"] textarea')
     await page.tab.locator("#modal-submit").click()  # empty: the client itself refuses, as Slack's
     assert await note.evaluate("n => n.validity.valueMissing")

@@ -67,6 +67,10 @@ def test_a_question_from_the_form_is_what_ingestion_sends() -> None:
     assert made.candidates[1].valid_from == datetime(2027, 6, 30, tzinfo=UTC)
     assert [str(r.value) for r in made.document.acl.read_roles] == ["steward"]
     assert made.authority.authored_by == ["p-sarah"] and made.authority.named == ["p-ahmed"]
+    assert made.document.title.startswith("Sandbox document")
+    titled = question_request(dict(FORM, title="*Bold* <b>?</b>"), tenant="acme",
+                              workspaces={"acme-legal"}, people={"p-sarah", "p-ahmed"})
+    assert titled.document.title == "*Bold* <b>?</b>"  # as given: text, whatever it holds
     other = question_request(FORM, tenant="acme", workspaces={"acme-legal"},
                              people={"p-sarah", "p-ahmed"})
     assert other.target != made.target and len(other.document.acl.read_roles) == 3
@@ -77,6 +81,7 @@ def test_a_question_from_the_form_is_what_ingestion_sends() -> None:
     ({"severity": "urgent-secret"}, "severity"),
     ({"question": ""}, "question"),
     ({"question": "x" * 501}, "question"),
+    ({"title": "x" * 501}, "title"),
     ({"candidates": [{"date": "31/03/2027-secret"}]}, "candidates.0.date"),
     ({"candidates": []}, "candidates"),
     ({"authors": ["p-secret-outsider"], "named": []}, "authors"),

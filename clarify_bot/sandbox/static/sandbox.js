@@ -418,7 +418,8 @@
     event.preventDefault();
     const f = new FormData(event.target);
     const body = { workspace: f.get("workspace"), severity: f.get("severity"),
-      question: f.get("question"), restricted: f.get("restricted") === "on",
+      question: f.get("question"), title: f.get("title"),
+      restricted: f.get("restricted") === "on",
       authors: f.getAll("authors"),
       candidates: [0, 1].filter((n) => f.get("date" + n)).map((n) => ({
         label: f.get("label" + n), date: f.get("date" + n) })) };
