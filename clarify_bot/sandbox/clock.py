@@ -1,12 +1,11 @@
-"""Moving the sandbox's one clock, which the reference core and the bot both read: by an hour or
-a day, to the next working morning in a person's zone, or past the escalation window."""
+"""Where the sandbox's one clock, which the reference core and the bot both read, starts and where
+a move takes it: by an hour or a day, to the next working morning in a person's zone, or past the
+escalation window (``clarify_bot.sandbox.world.Sandbox.move_clock`` moves it)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
-
-from bot.clock import OffsetClock
 
 WORKING_DAYS = range(0, 5)  # Monday to Friday, as the bot's default working hours
 MORNING = time(8, 1)  # a minute into the default working day (08:00-18:00)
@@ -41,14 +40,13 @@ def next_morning(now: datetime, zone: str) -> datetime:
         day += timedelta(days=1)
 
 
-def move(clock: OffsetClock, step: str, *, zone: str, window: timedelta) -> datetime:
-    """Move ``clock`` forward by ``step``: ``hour``, ``day``, ``morning`` (in ``zone``) or
-    ``window`` (past the escalation window, by five minutes)."""
-    now = clock.now()
+def target(now: datetime, step: str, *, zone: str, window: timedelta) -> datetime:
+    """Where ``step`` moves the clock from ``now``: ``hour``, ``day``, ``morning`` (the next
+    working morning in ``zone``) or ``window`` (past the escalation window, by five minutes)."""
     if step in STEPS:
-        return clock.advance(STEPS[step])
+        return now + STEPS[step]
     if step == "morning":
-        return clock.set(next_morning(now, zone))
+        return next_morning(now, zone)
     if step == "window":
-        return clock.advance(window + timedelta(minutes=5))
+        return now + window + timedelta(minutes=5)
     raise ClockMoveError("unknown clock step; expected hour, day, morning or window")

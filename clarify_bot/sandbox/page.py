@@ -18,7 +18,8 @@ import structlog
 from aiohttp import web
 
 from bot.core.errors import CoreError
-from clarify_bot.sandbox.clock import WORKING_DAYS, ClockMoveError, move
+from clarify_bot.sandbox.clock import WORKING_DAYS, ClockMoveError
+from clarify_bot.sandbox.held import held_questions
 from clarify_bot.sandbox.questions import QuestionError, question_request
 from clarify_bot.sandbox.record import core_record
 from clarify_bot.sandbox.world import Sandbox
@@ -106,7 +107,11 @@ async def _state(request: web.Request) -> web.Response:
 
 async def _record(request: web.Request) -> web.Response:
     box = request.app[SANDBOX_KEY]
-    return web.json_response({"clarifications": await core_record(box.core, tenant=box.tenant)})
+    held = await held_questions(box.holds)
+    found = await core_record(box.core, tenant=box.tenant)
+    for clarification in found:
+        clarification["held"] = held.get(clarification["id"])
+    return web.json_response({"clarifications": found})
 
 
 async def _click(request: web.Request) -> web.Response:
@@ -146,7 +151,7 @@ async def _close(request: web.Request) -> web.Response:
 async def _clock(request: web.Request) -> web.Response:
     box, body = request.app[SANDBOX_KEY], await _body(request)
     person = box.person(str(body.get("user", ""))) or box.people[0]
-    now = move(box.clock, _str(body, "step"), zone=person.zone, window=box.window)
+    now = box.move_clock(_str(body, "step"), zone=person.zone)
     return web.json_response({"now": now.isoformat()})
 
 

@@ -14,7 +14,7 @@ import socket
 import tempfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,12 @@ from bot.clock import OffsetClock
 from bot.core.client import CoreClient
 from bot.process.service import Service
 from bot.settings import Settings, load_settings
+from bot.store.holds import HeldJobs
 from clarify_bot.app import open_service
-from clarify_bot.sandbox.clock import start_time
+from clarify_bot.sandbox.clock import start_time, target
 from clarify_bot.sandbox.people import SandboxPerson, scenario_people, unreachable_in_slack
 from devcore.client import DevCoreClient
+from devcore.core import ReferenceCore
 from devcore.scenario import read_scenario
 from devcore.server import build_core, serve
 from devslack import BOT_TOKEN, LocalSlack
@@ -52,7 +54,19 @@ class Sandbox:
     window: timedelta  # the tenant's escalation window
     core: CoreClient  # the bot's own service token: reads what the bot may read
     dev: DevCoreClient  # the core's development token: creates questions as ingestion would
+    holds: HeldJobs  # the bot's store: the questions it holds for working hours, read only
+    reference: ReferenceCore  # the core itself, in this process: its leases carried on a move
     tokens: dict[str, str] = field(default_factory=dict)
+
+    def move_clock(self, step: str, *, zone: str) -> datetime:
+        """Move the one clock forward by ``step`` (``clarify_bot.sandbox.clock.target``). The
+        leases the bot holds are carried across the jump, as if it had heartbeat through the
+        time skipped: a question it holds for someone's working hours stays held, where a bare
+        jump past the lease would end the lease and count a turn against the question."""
+        now = self.clock.now()
+        to = target(now, step, zone=zone, window=self.window)
+        self.reference.jobs.carry_leases(to - now)
+        return self.clock.set(to)
 
     def person(self, slack_id: str) -> SandboxPerson | None:
         return next((p for p in self.people if p.slack_id == slack_id), None)
@@ -100,7 +114,8 @@ async def open_world(scenario: str | Path = "sandbox") -> AsyncIterator[Sandbox]
                       workspaces={w["id"]: w.get("name", w["id"])
                                   for w in data.get("workspaces", []) if w["tenant"] == tenant},
                       unreachable=unreachable_in_slack(data, tenant),
-                      window=timedelta(hours=float(hours)), core=reader, dev=dev)
+                      window=timedelta(hours=float(hours)), core=reader, dev=dev,
+                      holds=service.store, reference=core)
 
 
 @contextlib.asynccontextmanager

@@ -100,3 +100,20 @@ def test_a_poll_takes_the_earliest_due_jobs_of_its_tenants_and_leaves_the_rest()
     kinds = queue.poll(prefixes=["other:"], tenants=acme, max_jobs=5, lease=60 * S,
                        now=T0 + 11 * S)
     assert [j.id for j in kinds] == [made[2].id]
+
+
+def test_carried_leases_outlive_a_clock_jump_and_only_those() -> None:
+    """A development clock jump carries the leases held at that moment (as if each holder had
+    heartbeat through it); a job not leased then is not touched, and a carried lease still runs
+    out at its carried end."""
+    expired: list[tuple[str, int]] = []
+    queue = _queue(expired, jobs=2)
+    ids = list(queue.jobs)
+    _lease(queue, ids[0], 10, T0)
+    jump = timedelta(hours=9)
+    assert queue.carry_leases(jump) == 1
+    queue.reap(T0 + jump + 5 * S)
+    assert expired == [] and queue.jobs[ids[0]].state is JobState.LEASED
+    assert queue.jobs[ids[1]].state is JobState.AVAILABLE and queue.jobs[ids[1]].attempts == 0
+    queue.reap(T0 + jump + 11 * S)
+    assert expired == [(ids[0], 0)]

@@ -223,3 +223,26 @@ async def test_sandbox_works_by_keyboard_at_a_phones_width() -> None:
         assert "Olga Ivanova" in await tab.page.locator("#unreachable").inner_text()
         await page.shot("phone")
         assert tab.blocked == [] and tab.errors == []
+
+
+async def test_sandbox_shows_a_question_held_for_working_hours_then_sent(page: Page) -> None:
+    """Lee works from Tokyo, where the sandbox's afternoon is night: a question to him is held
+    (shown beside the core's record, which alone says only that nobody was asked), and the next
+    working morning in his zone sends it."""
+    form = page.tab.locator("#question-form")
+    await page.tab.locator("#new-question summary").click()
+    for box in ("p-sarah", "p-lee"):
+        await form.locator(f'input[name="authors"][value="{box}"]').set_checked(box == "p-lee")
+    await form.get_by_role("button", name="Create the question").click()
+    await page.tab.get_by_text("The core created").wait_for(timeout=WAIT)
+    made = (await page.tab.locator("#status").inner_text()).split()[3].rstrip(";")
+    record = page.record(made)
+    held = record.locator(".held")
+    await held.wait_for(timeout=WAIT)
+    assert "Held by the bot for Lee Park" in await held.inner_text()
+    await page.person("U0LEE")
+    assert await page.card(made).count() == 0
+    await page.shot("held")
+    await page.tab.locator('[data-step="morning"]').click()  # Lee's next working morning
+    await page.card(made).wait_for(timeout=WAIT)
+    await held.wait_for(state="detached", timeout=WAIT)

@@ -338,6 +338,10 @@
       card.appendChild(el("p", "quorum", "Quorum: " + q.confirmations + " of " + q.required +
         " (" + q.state + ")" + (q.confirmedBy.length ? " · confirmed by " +
         q.confirmedBy.map(nameOf).join(", ") : "")));
+      if (c.held) {
+        card.appendChild(el("p", "held", "Held by the bot for " + nameOf(c.held.person) +
+          " until " + localTime(c.held.until, true) + " UTC: " + c.held.why));
+      }
       if (c.asked.length) {
         card.appendChild(el("p", "", "Asked: " + c.asked.map(nameOf).join(", ")));
       }
