@@ -1,10 +1,11 @@
 """The sandbox's web page and the small JSON API behind it.
 
-``GET /`` is the page (static files shipped with the package: no build step, nothing fetched
-from another host). ``GET /api/state`` is what each person sees in the local Slack and the clock;
-``GET /api/record`` the core's record. The ``POST`` routes act as a person would (a click, a
-submitted or closed modal, opening the App Home), move the clock, or create a question as
-ingestion would. A bad request is a 400 with one line naming the field, never its value.
+``GET /`` is the page (static files shipped with the package: no build step, nothing fetched from
+another host). ``GET /api/state`` is what each person sees in the local Slack and the clock; ``GET
+/api/record`` the core's record. The ``POST`` routes act as a person would (a click, a submitted or
+closed modal, opening the App Home), move the clock, create a question as ingestion would, or have
+the local Slack rate-limit the bot's next message. A bad request is a 400 with one line naming the
+field, never its value.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ STATIC = Path(__file__).with_name("static")
 FILES = {"sandbox.js": "text/javascript", "blockkit.js": "text/javascript",
          "sandbox.css": "text/css", "index.html": "text/html"}
 MAX_BODY = 64 * 1024
+RATE_LIMIT_SECONDS = 5
 SANDBOX_KEY: web.AppKey[Sandbox] = web.AppKey("sandbox", Sandbox)
 
 
@@ -50,6 +52,7 @@ def page_app(sandbox: Sandbox) -> web.Application:
     app.router.add_post("/api/close", _close)
     app.router.add_post("/api/clock", _clock)
     app.router.add_post("/api/questions", _question)
+    app.router.add_post("/api/slack", _slack_fault)
     return app
 
 
@@ -161,6 +164,17 @@ async def _question(request: web.Request) -> web.Response:
                               people={p.person_id for p in box.people})
     created = await box.dev.create_clarification(request=wanted)
     return web.json_response({"id": created.clarification.id}, status=201)
+
+
+async def _slack_fault(request: web.Request) -> web.Response:
+    """Slack answers the bot's next new message with a rate limit (429, Retry-After), as Slack
+    does under load: the page then shows the card arrive once the bot has waited it out."""
+    box, body = request.app[SANDBOX_KEY], await _body(request)
+    seconds = body.get("retryAfter", RATE_LIMIT_SECONDS)
+    if not isinstance(seconds, int) or isinstance(seconds, bool) or not 1 <= seconds <= 60:
+        raise BadRequest("retryAfter: expected whole seconds from 1 to 60")
+    box.slack.fail_next("chat.postMessage", status=429, retry_after=seconds)
+    return web.json_response({"method": "chat.postMessage", "retryAfter": seconds})
 
 
 def _acted(reply: Reply | None) -> web.Response:

@@ -140,3 +140,31 @@ async def test_a_burst_of_people_answering_together_is_recorded_once_each(
     assert sorted(r.responder for r in at_core.responses) == ["p-ahmed", "p-sarah"]
     history = await box.core.get_fact_history(logical_id=at_core.target, tenant_id="acme")
     assert [v.provenance.clarification_id for v in history.versions].count("clr-00001") == 1
+
+
+async def test_slack_rate_limits_on_demand_and_the_bot_waits_it_out(
+        served: tuple[str, Sandbox, aiohttp.ClientSession]) -> None:
+    url, box, http = served
+    for seconds in (0, 61, "5", True):
+        status, answer = await _post(http, url + "api/slack", {"retryAfter": seconds})
+        assert status == 400 and answer["error"].startswith("retryAfter")
+    for _ in range(200):  # the scenario's first cards are out: the fault meets a new one
+        if box.slack.calls_to("chat.postMessage"):
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(1)
+    status, answer = await _post(http, url + "api/slack", {"retryAfter": 1})
+    assert status == 200 and answer == {"method": "chat.postMessage", "retryAfter": 1}
+    status, made = await _post(http, url + "api/questions", {
+        "workspace": "acme-legal", "severity": "normal", "question": "When?",
+        "candidates": [{"date": "2027-01-01"}], "authors": ["p-sarah"]})
+    assert status == 201
+    for _ in range(300):
+        if any(str(((m["metadata"] or {}).get("event_payload") or {}).get("delivery", ""))
+               .startswith(made["id"]) for m in box.slack.seen_by("U0SARAH")["messages"]):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError("the card never arrived after the rate limit")
+    gaps = box.slack.retry_gaps("chat.postMessage")
+    assert gaps and all(gap.honoured for gap in gaps)

@@ -394,6 +394,16 @@
     });
   }
 
+  $("rate-limit").addEventListener("click", async () => {
+    try {
+      const made = await api("/api/slack", { retryAfter: 5 });
+      status("The local Slack answers the bot's next " + made.method + " with 429 (Retry-After " +
+        made.retryAfter + " s); create a question to watch the bot wait it out.");
+    } catch (err) {
+      status(String(err.message || err), true);
+    }
+  });
+
   function drawForm(workspaces) {
     const select = $("q-workspace");
     if (!select.options.length) {
