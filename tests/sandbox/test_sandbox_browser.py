@@ -242,6 +242,7 @@ async def test_sandbox_shows_a_question_held_for_working_hours_then_sent(page: P
     assert "Held by the bot for Lee Park" in await held.inner_text()
     await page.person("U0LEE")
     assert await page.card(made).count() == 0
+    await page.tab.locator("#new-question summary").click()  # the form folded, for the picture
     await page.shot("held")
     await page.tab.locator('[data-step="morning"]').click()  # Lee's next working morning
     await page.card(made).wait_for(timeout=WAIT)
