@@ -32,6 +32,7 @@ FILES = {"sandbox.js": "text/javascript", "blockkit.js": "text/javascript",
          "sandbox.css": "text/css", "index.html": "text/html"}
 MAX_BODY = 64 * 1024
 RATE_LIMIT_SECONDS = 5
+LOCAL_NAMES = frozenset({"127.0.0.1", "localhost"})
 SANDBOX_KEY: web.AppKey[Sandbox] = web.AppKey("sandbox", Sandbox)
 
 
@@ -58,6 +59,15 @@ def page_app(sandbox: Sandbox) -> web.Application:
 
 @web.middleware
 async def _json_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    # Only this machine's own page: a name that is not the loopback's (a DNS rebinding) is
+    # refused, and a POST must be JSON, which another site's page cannot send without asking
+    # first (a CORS preflight this server never grants).
+    if request.host.rsplit(":", 1)[0] not in LOCAL_NAMES:
+        return web.json_response({"error": "host: the sandbox answers on 127.0.0.1 only"},
+                                 status=403)
+    if request.method == "POST" and request.content_type != "application/json":
+        return web.json_response({"error": "content-type: expected application/json"},
+                                 status=415)
     try:
         return await handler(request)
     except (BadRequest, QuestionError, ClockMoveError) as exc:

@@ -9,6 +9,7 @@ import asyncio
 import json
 import signal
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -168,3 +169,25 @@ async def test_slack_rate_limits_on_demand_and_the_bot_waits_it_out(
         raise AssertionError("the card never arrived after the rate limit")
     gaps = box.slack.retry_gaps("chat.postMessage")
     assert gaps and all(gap.honoured for gap in gaps)
+
+
+async def test_another_sites_page_cannot_drive_the_sandbox(
+        served: tuple[str, Sandbox, aiohttp.ClientSession]) -> None:
+    """A form post from another site (no JSON content type) and a request under another host
+    name (DNS rebinding) are refused before anything acts."""
+    url, box, http = served
+    start = box.clock.now()
+    body = json.dumps({"step": "day"}).encode()
+    async with http.post(url + "api/clock", data=body,
+                         headers={"Content-Type": "text/plain"}) as r:
+        assert r.status == 415
+    async with http.get(url + "api/state", headers={"Host": "attacker.example:8780"}) as r:
+        assert r.status == 403 and "attacker" not in await r.text()
+    async with http.post(url + "api/clock", data=body, headers={
+            "Content-Type": "application/json", "Host": "attacker.example"}) as r:
+        assert r.status == 403
+    assert box.clock.now() - start < timedelta(hours=1)  # neither moved the clock a day
+    async with http.post(url + "api/clock", data=body,
+                         headers={"Content-Type": "application/json"}) as r:
+        assert r.status == 200  # the page itself still can
+    assert box.clock.now() - start >= timedelta(days=1)
