@@ -285,8 +285,11 @@ async def test_a_question_created_within_a_second_of_an_install_is_delivered(
             c = await g.core.get_clarification(clarification_id=cid)
             return bool(c.responses)
         await wait_until(taken, "Sarah's answer at the core", seconds=30)
-        assert [line for line in g.lines("worker")
-                if line.get("event") == "slack.installations_reread"]
+        # the worker that sent the card reread the installations to find the new one; its log
+        # line may reach the file a moment after the card reached Slack
+        await wait_until(lambda: [line for line in g.lines("worker")
+                                  if line.get("event") == "slack.installations_reread"],
+                         "the worker's reread of the installations, logged", seconds=10)
         # tenants stay apart: globex's Gina (T0GLOBEX, installed for nobody) is not reached
         # through acme's install, however fresh the view
         gcid = await new_clarification(g.dev, authority={"authored_by": ["p-gina"]},
