@@ -20,7 +20,7 @@ import structlog
 from bot.core import errors as e
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
-from bot.core.models import EventReport, ReasonCode, SkipInput
+from bot.core.models import Clarification, EventReport, ReasonCode, SkipInput
 from bot.pseudonym import digest
 
 log = structlog.get_logger("clarify.audit")
@@ -50,6 +50,27 @@ class SkipPair:
 
 
 @dataclass(frozen=True, slots=True)
+class EventFacts:
+    """What the reach record keeps of an event besides its own fields (``bot.reach``): the
+    question's tenant, workspace and severity, the platform tried where the event has no
+    channel, the platform's value-free cause of a refusal, and whether an answer bound the
+    question. Not part of the event's line or id."""
+
+    tenant: str
+    workspace: str
+    severity: str
+    platform: str | None = None
+    cause: str | None = None
+    bound: bool = False
+
+    @classmethod
+    def of(cls, c: Clarification, *, platform: str | None = None, cause: str | None = None,
+           bound: bool = False) -> EventFacts:
+        return cls(tenant=c.tenant_id, workspace=c.workspace.workspace_id,
+                   severity=c.severity.value, platform=platform, cause=cause, bound=bound)
+
+
+@dataclass(frozen=True, slots=True)
 class AuditEvent:
     """One event. Its ``event_id`` is derived from its identity: type, clarification, person
     (by a keyed hash), attempt, reason code and ``occurrence``, the discriminator of events
@@ -70,6 +91,7 @@ class AuditEvent:
     extra: dict[str, str] = field(default_factory=dict)
     skips: tuple[SkipPair, ...] = ()
     occurrence: str | None = None
+    facts: EventFacts | None = None
 
     def __post_init__(self) -> None:
         if self.clarification_id == "-" and not self.occurrence:
@@ -101,6 +123,7 @@ class AuditEvent:
 
     def line(self) -> str:
         body = asdict(self)
+        del body["facts"]
         body["at"] = self.at.isoformat()
         body["event_id"] = self.event_id
         body["reason_codes"] = [code.value for code in self.reason_codes]
@@ -182,17 +205,28 @@ class MemorySink:
         return [ev for ev in self.events if ev.type == type_]
 
 
+class AuditObserver(Protocol):
+    """Sees each event after the sink (the reach record, ``bot.reach.recording``); it never
+    raises and never waits on I/O."""
+
+    def seen(self, event: AuditEvent) -> None: ...
+
+
 class Audit:
     """Writes each event to the sink, then reports it to the core's trail (best effort)."""
 
-    def __init__(self, *, sink: AuditSink, core: CoreClient) -> None:
+    def __init__(self, *, sink: AuditSink, core: CoreClient,
+                 observer: AuditObserver | None = None) -> None:
         self._sink = sink
         self._core = core
+        self._observer = observer
 
     async def emit(self, event: AuditEvent, *, to_core: bool = True,
                    scope: JobScope | None = None) -> None:
         """``scope``: the job's, whose reports go to the core together when it ends."""
         self._sink.write(event)
+        if self._observer is not None:
+            self._observer.seen(event)
         # the sink is the record (stdout by default): at info this line would print each event
         # a second time; at debug it puts the events among the other lines when tracing
         log.debug(

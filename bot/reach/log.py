@@ -1,0 +1,116 @@
+"""The reach record's entries and where they are kept: ``ReachLog``, in memory or PostgreSQL.
+
+An entry is one thing that happened to one person about one question: a card sent, a reminder,
+a digest entry, a skip with its reason code and the platform's cause, an answer, the answer that
+bound it, an escalation, a dead letter. It holds ids, codes and value-free causes only: no span
+text, no answer, no token. ``entry_id`` derives from the audit event it was written from, so a
+replayed event (a retried job, a resent callback) is the same entry, kept once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+
+class Kind(StrEnum):
+    ASKED = "asked"
+    REMINDED = "reminded"
+    DIGESTED = "digested"
+    SKIPPED = "skipped"
+    ANSWERED = "answered"
+    BOUND = "bound"
+    ESCALATED = "escalated"
+    DEAD_LETTERED = "dead_lettered"
+
+
+NONE = "-"  # a field the event did not know (a skip before any platform was tried)
+CAUSE_LIMIT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ReachEntry:
+    entry_id: str
+    at: datetime
+    tenant: str
+    workspace: str
+    platform: str
+    person_id: str
+    clarification_id: str
+    kind: Kind
+    severity: str
+    reason_code: str | None = None
+    cause: str | None = None
+
+
+class ReachLog(Protocol):
+    async def add(self, entries: Sequence[ReachEntry]) -> int:
+        """Keep the entries not kept yet (by ``entry_id``); returns how many were new."""
+        ...
+
+    async def read(self, *, tenant: str | None = None, since: datetime | None = None
+                   ) -> list[ReachEntry]:
+        """The entries of one tenant (None: every tenant) at or after ``since``, oldest
+        first."""
+        ...
+
+    async def erase_person(self, names: Iterable[str]) -> int:
+        """Forget a person: every entry about any of ``names`` (their person id, their chat
+        user ids) removed, and a cause naming one cleared; returns the entries removed."""
+        ...
+
+    async def expire(self, before: datetime) -> int:
+        """Remove the entries older than ``before``; returns how many."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class MemoryReachLog:
+    """One process's record: the demo, the tests and ``store.backend = "memory"``."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, ReachEntry] = {}
+
+    async def add(self, entries: Sequence[ReachEntry]) -> int:
+        new = 0
+        for entry in entries:
+            if entry.entry_id not in self._entries:
+                self._entries[entry.entry_id] = entry
+                new += 1
+        return new
+
+    async def read(self, *, tenant: str | None = None, since: datetime | None = None
+                   ) -> list[ReachEntry]:
+        return sorted((e for e in self._entries.values()
+                       if (tenant is None or e.tenant == tenant)
+                       and (since is None or e.at >= since)),
+                      key=lambda e: (e.at, e.entry_id))
+
+    async def erase_person(self, names: Iterable[str]) -> int:
+        wanted = set(names)
+        gone = [k for k, e in self._entries.items() if e.person_id in wanted]
+        for key in gone:
+            del self._entries[key]
+        for key, entry in list(self._entries.items()):
+            if entry.cause and any(name in entry.cause for name in wanted):
+                self._entries[key] = _without_cause(entry)
+        return len(gone)
+
+    async def expire(self, before: datetime) -> int:
+        gone = [k for k, e in self._entries.items() if e.at < before]
+        for key in gone:
+            del self._entries[key]
+        return len(gone)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _without_cause(entry: ReachEntry) -> ReachEntry:
+    return ReachEntry(entry.entry_id, entry.at, entry.tenant, entry.workspace, entry.platform,
+                      entry.person_id, entry.clarification_id, entry.kind, entry.severity,
+                      entry.reason_code, None)

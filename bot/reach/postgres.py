@@ -1,0 +1,138 @@
+"""The reach record in PostgreSQL (``CLARIFY_BOT_DATABASE_URL``): one table, its schema steps
+recorded under the component ``reach`` in ``clarify_schema_versions`` and applied by
+``clarify-bot db upgrade`` (``upgrade``), as the installation store's are.
+
+Every replica and ``clarify-bot report`` read the same rows; an entry is inserted once (its
+``entry_id`` is the primary key, so a replayed event is kept once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from bot.reach.log import CAUSE_LIMIT, Kind, ReachEntry
+
+COMPONENT = "reach"
+LATEST = 1
+LOCK_ID = 0x5C1A_0A18  # pg_advisory_xact_lock: one upgrade of this component at a time
+METADATA = sa.MetaData()
+
+entries = sa.Table(
+    "clarify_reach_entries", METADATA,
+    sa.Column("entry_id", sa.String(96), primary_key=True),
+    sa.Column("at", sa.DateTime(timezone=True), nullable=False),
+    sa.Column("tenant", sa.String(200), nullable=False),
+    sa.Column("workspace", sa.String(200), nullable=False),
+    sa.Column("platform", sa.String(32), nullable=False),
+    sa.Column("person_id", sa.String(200), nullable=False),
+    sa.Column("clarification_id", sa.String(200), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("severity", sa.String(16), nullable=False),
+    sa.Column("reason_code", sa.String(64)),
+    sa.Column("cause", sa.String(CAUSE_LIMIT)),
+    sa.Index("clarify_reach_entries_tenant_at", "tenant", "at"),
+    sa.Index("clarify_reach_entries_person", "person_id"),
+)
+
+# the same table the installation store's schema records its version in
+versions = sa.Table(
+    "clarify_schema_versions", sa.MetaData(),
+    sa.Column("component", sa.String(32), primary_key=True),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False,
+              server_default=sa.func.now()),
+)
+
+
+async def version(engine: AsyncEngine) -> int:
+    """The reach record's schema version in the database (0: none yet)."""
+    async with engine.connect() as conn:
+        return await _version(conn)
+
+
+async def _version(conn: AsyncConnection) -> int:
+    exists = await conn.run_sync(lambda c: sa.inspect(c).has_table(versions.name))
+    if not exists:
+        return 0
+    found = await conn.scalar(sa.select(versions.c.version)
+                              .where(versions.c.component == COMPONENT))
+    return int(found or 0)
+
+
+async def upgrade(engine: AsyncEngine) -> bool:
+    """Create the reach record's table where it is missing; True when a step was applied."""
+    async with engine.begin() as conn:
+        await conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
+        await conn.run_sync(lambda c: versions.metadata.create_all(c))
+        if await _version(conn) >= LATEST:
+            return False
+        await conn.run_sync(lambda c: METADATA.create_all(c))
+        stmt = pg_insert(versions).values(component=COMPONENT, version=LATEST)
+        await conn.execute(stmt.on_conflict_do_update(
+            index_elements=[versions.c.component],
+            set_={"version": LATEST, "applied_at": sa.func.now()}))
+    return True
+
+
+class PostgresReachLog:
+    """``ReachLog`` over an SQLAlchemy engine (asyncpg); ``owns``: disposed on ``aclose``."""
+
+    def __init__(self, engine: AsyncEngine, *, owns: bool = True) -> None:
+        self._engine = engine
+        self._owns = owns
+
+    async def add(self, items: Sequence[ReachEntry]) -> int:
+        if not items:
+            return 0
+        rows = [{"entry_id": e.entry_id, "at": e.at, "tenant": e.tenant,
+                 "workspace": e.workspace, "platform": e.platform, "person_id": e.person_id,
+                 "clarification_id": e.clarification_id, "kind": e.kind.value,
+                 "severity": e.severity, "reason_code": e.reason_code,
+                 "cause": e.cause[:CAUSE_LIMIT] if e.cause else None} for e in items]
+        stmt = pg_insert(entries).values(rows).on_conflict_do_nothing(
+            index_elements=[entries.c.entry_id])
+        async with self._engine.begin() as conn:
+            result = await conn.execute(stmt)
+        return max(int(result.rowcount or 0), 0)
+
+    async def read(self, *, tenant: str | None = None, since: datetime | None = None
+                   ) -> list[ReachEntry]:
+        query = sa.select(entries).order_by(entries.c.at, entries.c.entry_id)
+        if tenant is not None:
+            query = query.where(entries.c.tenant == tenant)
+        if since is not None:
+            query = query.where(entries.c.at >= since)
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [ReachEntry(entry_id=r["entry_id"], at=r["at"], tenant=r["tenant"],
+                           workspace=r["workspace"], platform=r["platform"],
+                           person_id=r["person_id"], clarification_id=r["clarification_id"],
+                           kind=Kind(r["kind"]), severity=r["severity"],
+                           reason_code=r["reason_code"], cause=r["cause"]) for r in rows]
+
+    async def erase_person(self, names: Iterable[str]) -> int:
+        wanted = sorted(set(names))
+        if not wanted:
+            return 0
+        async with self._engine.begin() as conn:
+            gone = await conn.execute(sa.delete(entries)
+                                      .where(entries.c.person_id.in_(wanted)))
+            for name in wanted:
+                await conn.execute(sa.update(entries)
+                                   .where(entries.c.cause.contains(name, autoescape=True))
+                                   .values(cause=None))
+        return max(int(gone.rowcount or 0), 0)
+
+    async def expire(self, before: datetime) -> int:
+        async with self._engine.begin() as conn:
+            gone = await conn.execute(sa.delete(entries).where(entries.c.at < before))
+        return max(int(gone.rowcount or 0), 0)
+
+    async def aclose(self) -> None:
+        if self._owns:
+            await self._engine.dispose()

@@ -1,0 +1,140 @@
+"""Writing the reach record from the engine's own audit events (no log scraping).
+
+``ReachRecorder.seen`` is the audit's observer (``bot.audit.AuditObserver``): it turns an event
+that carries its question's facts (``bot.audit.EventFacts``) into entries and queues them; a
+background task writes the queue to the ``ReachLog``. Recording never holds up or fails a
+delivery: the event's path only appends to a bounded queue; a write that fails is logged
+(value-free: the error's type) and counted (``clarify_reach_write_failures_total``) and its
+entries are tried again with the next write; entries beyond the queue's bound are dropped and
+counted (``clarify_reach_dropped_total``). ``housekeep``, one of the worker's chores, writes
+what is queued and removes the entries older than the retention.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import deque
+from datetime import datetime, timedelta
+
+import structlog
+
+from bot.audit import AuditEvent
+from bot.clock import Clock
+from bot.metrics import REGISTRY
+from bot.reach.log import CAUSE_LIMIT, NONE, Kind, ReachEntry, ReachLog
+
+log = structlog.get_logger("clarify.reach")
+
+QUEUE_LIMIT = 10_000
+EXPIRE_EVERY = timedelta(hours=1)
+# the audit event types the record keeps, and as what
+KINDS: dict[str, Kind] = {
+    "delivery": Kind.ASKED,
+    "reminder_sent": Kind.REMINDED,
+    "digest_sent": Kind.DIGESTED,
+    "skipped": Kind.SKIPPED,
+    "escalation_failed": Kind.SKIPPED,  # the steward could not be reached
+    "steward_unreachable": Kind.SKIPPED,
+    "answer_forwarded": Kind.ANSWERED,
+    "escalated": Kind.ESCALATED,
+    "dead_letter_reported": Kind.DEAD_LETTERED,
+}
+
+
+def entries_of(event: AuditEvent) -> list[ReachEntry]:
+    """The entries an event stands for: none for an event without its question's facts, a
+    person, or a kind the record keeps; an answer that bound its question is two (answered,
+    bound); a superseded answer none."""
+    kind = KINDS.get(event.type)
+    facts = event.facts
+    if kind is None or facts is None or not event.person_id:
+        return []
+    if kind is Kind.ANSWERED and event.extra.get("superseded") == "true":
+        return []
+    kinds = [kind, Kind.BOUND] if kind is Kind.ANSWERED and facts.bound else [kind]
+    cause = facts.cause[:CAUSE_LIMIT] if facts.cause else None
+    return [ReachEntry(
+        entry_id=_entry_id(event.event_id, each), at=event.at, tenant=facts.tenant,
+        workspace=facts.workspace, platform=event.channel or facts.platform or NONE,
+        person_id=event.person_id, clarification_id=event.clarification_id, kind=each,
+        severity=facts.severity,
+        reason_code=event.reason_code.value if event.reason_code is not None else None,
+        cause=cause if each is Kind.SKIPPED else None,
+    ) for each in kinds]
+
+
+def _entry_id(event_id: str, kind: Kind) -> str:
+    # the event id is the same for a replayed event: so is the entry's
+    # (the event id names no one: a keyed hash of its parts)
+    return f"{kind.value}.{hashlib.sha256(f'{event_id}|{kind.value}'.encode()).hexdigest()[:40]}"
+
+
+class ReachRecorder:
+    def __init__(self, reach: ReachLog, *, clock: Clock, retention: timedelta,
+                 queue_limit: int = QUEUE_LIMIT) -> None:
+        self.reach = reach
+        self.clock = clock
+        self.retention = retention
+        self._queue: deque[ReachEntry] = deque()
+        self._limit = queue_limit
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._expired_at: datetime | None = None
+
+    def seen(self, event: AuditEvent) -> None:
+        found = entries_of(event)
+        if not found:
+            return
+        room = self._limit - len(self._queue)
+        if room < len(found):
+            REGISTRY.inc("clarify_reach_dropped_total", amount=len(found) - max(room, 0))
+            log.warning("reach.queue_full", dropped=len(found) - max(room, 0))
+            found = found[:max(room, 0)]
+        self._queue.extend(found)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # written by the next flush
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self.flush())
+
+    async def flush(self) -> int:
+        """Write what is queued; returns how many entries were new. Never raises."""
+        async with self._lock:
+            if not self._queue:
+                return 0
+            batch = list(self._queue)
+            self._queue.clear()
+            try:
+                return await self.reach.add(batch)
+            except Exception as exc:  # noqa: BLE001 (recording never fails a delivery)
+                REGISTRY.inc("clarify_reach_write_failures_total")
+                log.warning("reach.write_failed", error=type(exc).__name__, entries=len(batch))
+                keep = batch[-(self._limit - len(self._queue)):] if self._limit > len(
+                    self._queue) else []
+                self._queue.extendleft(reversed(keep))
+                return 0
+
+    async def housekeep(self) -> None:
+        """The worker's chore: write what is queued, and (hourly) forget what is past the
+        retention."""
+        await self.flush()
+        now = self.clock.now()
+        if self._expired_at is not None and now - self._expired_at < EXPIRE_EVERY:
+            return
+        self._expired_at = now
+        try:
+            gone = await self.reach.expire(now - self.retention)
+        except Exception as exc:  # noqa: BLE001 (housekeeping goes on)
+            REGISTRY.inc("clarify_reach_write_failures_total")
+            log.warning("reach.expire_failed", error=type(exc).__name__)
+            return
+        if gone:
+            log.info("reach.expired", entries=gone)
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+        await self.flush()
+        await self.reach.aclose()
