@@ -113,6 +113,10 @@ class Metrics:
         self._counter("clarify_skips_total", "Candidates skipped, by reason code.",
                       reason=reasons)
         self._counter("clarify_answers_total", "Callbacks handled, by verdict.", verdict=())
+        self._counter("clarify_reach_write_failures_total",
+                      "Writes to the reach record that failed (tried again with the next).")
+        self._counter("clarify_reach_dropped_total",
+                      "Reach record entries dropped because its write queue was full.")
         self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
         self._counter("clarify_outbox_full_total",
                       "Answers refused (503, not acknowledged) because the outbox was full.")

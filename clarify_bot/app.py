@@ -37,6 +37,7 @@ from bot.process.service import (
     readiness_checks,
 )
 from bot.process.worker import WorkerConfig
+from bot.reach.recording import ReachRecorder
 from bot.settings import Settings
 from bot.store.base import Store
 from bot.store.connect import parse_redis_url
@@ -46,6 +47,7 @@ from cards.actions import ActionCodec
 from clarify_bot import build, preflight
 from clarify_bot.clients import core_client
 from clarify_bot.platforms import PLATFORMS, platform
+from clarify_bot.reach_record import open_recorder
 
 log = structlog.get_logger("clarify.app")
 
@@ -79,8 +81,11 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
         # a platform that pauses delivery per installation (a distributed Slack app)
         pauses = next((held for name, hook in mounted.items()
                        if (held := hook.pauses(channels[name], settings, base)) is not None), None)
+        reach = open_recorder(settings, clock)
+        if reach is not None:
+            stack.push_async_callback(reach.aclose)
         parts = _engine_parts(settings, core=core, store=store, channels=channels, clock=clock,
-                              tenants=tenants, pauses=pauses)
+                              tenants=tenants, pauses=pauses, reach=reach)
         engine = build_engine(parts)
         consumers = _consumers(settings, engine.answers, store)
         app = web.Application(client_max_size=256 * 1024, middlewares=[bounded_bodies()])
@@ -146,7 +151,8 @@ def _limits(settings: Settings, store: Store, clock: Clock) -> Limits:
 
 def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
                   channels: dict[str, Channel], clock: Clock,
-                  tenants: dict[str, UserTenants], pauses: Pauses | None) -> EngineParts:
+                  tenants: dict[str, UserTenants], pauses: Pauses | None,
+                  reach: ReachRecorder | None = None) -> EngineParts:
     table, audit = settings.answers, settings.audit
     slack = tenants.get("slack")  # routing's workspaces: a distributed app's installations
     return EngineParts(
@@ -168,7 +174,7 @@ def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
                             max_failures=table.max_failures,
                             cache_seconds=table.cache_seconds),
         followup_workers=table.followup_workers, queue_cache_seconds=table.queue_cache_seconds,
-        watch_seconds=settings.store.watch_seconds)
+        watch_seconds=settings.store.watch_seconds, reach=reach)
 
 
 def _consumers(settings: Settings, answers: AnswerService, store: Store) -> OutboxConsumers:

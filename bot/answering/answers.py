@@ -37,7 +37,7 @@ from bot.answering.followups import Answered, Followups, Note
 from bot.answering.policy import OutboxPolicy
 from bot.answering.requests import answer_request, request_id
 from bot.answering.waiting import FAILING, CoreReach, Handover, waiting_kind
-from bot.audit import Audit, AuditEvent, occurrence_of
+from bot.audit import Audit, AuditEvent, EventFacts, occurrence_of
 from bot.channel import ContractWords
 from bot.chat import Callback
 from bot.clock import Clock
@@ -408,6 +408,7 @@ class AnswerService:
                      "recorded, it does not count." if later else
                      f"Answer forwarded; the core's outcome: {result.outcome}."),
             extra={"superseded": "true"} if later else {}, occurrence=_occurrence(cb),
+            facts=EventFacts.of(c, bound=not later and result.outcome is AnswerOutcome.BOUND),
         ), to_core=False)
 
 

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import structlog
 
+from bot.audit import EventFacts
 from bot.channel import Address
 from bot.chat import for_recipient
 from bot.clock import Clock
@@ -112,7 +113,7 @@ class Asking:
                     break
                 continue
             walk.skipped.append(asked)
-            await self.trail.skipped(c.id, asked, attempt=index, job_id=job.id, scope=scope)
+            await self.trail.skipped(c, asked, attempt=index, job_id=job.id, scope=scope)
             forward = attempts.after_skip(index, asked_any=bool(walk.asked))
             if forward is not None:
                 await advance(self.core, job, forward, asked.reason, scope)
@@ -195,11 +196,12 @@ class Asking:
         if result.status is Delivered.FAILED:
             if result.certain and tried:
                 return _every_platform_refused(person_id, tried)
-            return Skip(person_id, result.reason, result.why or "retries exhausted")
+            return Skip(person_id, result.reason, result.why or "retries exhausted",
+                        platform=address.platform)
         if result.status is Delivered.UNCERTAIN:
             return Skip(person_id, ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "
-                        "arrived; it is not sent again")
+                        "arrived; it is not sent again", platform=address.platform)
         await self.delivered(c, job, address, key, recovered=result.recovered, result=result)
         return person
 
@@ -301,7 +303,7 @@ class Asking:
             what = "already sent; not sent again"
         await self.trail.event(
             c.id, "delivery", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
-            channel=address.platform, to_core=False,
+            channel=address.platform, to_core=False, facts=EventFacts.of(c),
             extra={"recovered": "true"} if recovered else None,
             message=f"Question card {what} on {address.platform}.")
 
@@ -336,10 +338,12 @@ def _every_platform_refused(person_id: str, tried: list[tuple[str, ReasonCode, s
     codes = {code for _, code, _ in tried}
     reason = (ReasonCode.NO_DELIVERY_ALIAS if codes == {ReasonCode.NO_DELIVERY_ALIAS}
               else ReasonCode.DELIVERY_FAILED)
+    platforms = "+".join(platform for platform, _, _ in tried)
     if len(tried) == 1:
-        return Skip(person_id, reason, tried[0][2])
+        return Skip(person_id, reason, tried[0][2], platform=platforms)
     return Skip(person_id, reason, "every platform refused: " + "; ".join(
-        f"{platform}: {code.value} ({why})" for platform, code, why in tried))
+        f"{platform}: {code.value} ({why})" for platform, code, why in tried),
+        platform=platforms)
 
 
 def _sent_before(c: Clarification, person_id: str, attempt: int) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
 
-from bot.audit import Audit, AuditEvent
+from bot.audit import Audit, AuditEvent, EventFacts
 from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
@@ -174,6 +174,7 @@ class DeadLetterReporter:
                     channel=address.platform,
                     skips=tuple(skips),
                     occurrence=None,  # once per question and steward (LISTED)
+                    facts=EventFacts.of(c),
                     extra={"unanswered": ",".join(waiting)} if (
                         waiting := views.unanswered(c)) else {},
                     message="Listed in the steward's dead-letter digest; reason codes: "

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import structlog
 
-from bot.audit import Audit, AuditEvent
+from bot.audit import Audit, AuditEvent, EventFacts
 from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
@@ -143,7 +143,7 @@ class DigestSender:
         if isinstance(address, Unroutable):
             for item, _, c in entries:
                 await self._event(c, item, "skipped", address.reason,
-                                  f"Dropped from the digest: {address.why}.")
+                                  f"Dropped from the digest: {address.why}.", cause=address.why)
             return False
         if not entries or person is None or address is None or zone is None:
             return False
@@ -174,6 +174,7 @@ class DigestSender:
                     "delivery_failed",
                     ReasonCode.DELIVERY_FAILED,
                     "The digest could not be delivered.",
+                    platform=address.platform, cause=result.why,
                 )
             return False
         for item, _, c in entries:
@@ -237,11 +238,12 @@ class DigestSender:
         # the core has the delivery already; the bot's own sink gets the event too
         await self._event(c, item, "digest_sent", None,
                           f"Question delivered in a digest on {address.platform}.",
-                          to_core=False)
+                          to_core=False, platform=address.platform)
 
     async def _event(
         self, c: Clarification, item: DigestItem, type_: str, reason: ReasonCode | None,
-        message: str, *, to_core: bool = True,
+        message: str, *, to_core: bool = True, platform: str | None = None,
+        cause: str | None = None,
     ) -> None:
         await self.audit.emit(
             AuditEvent(
@@ -254,6 +256,7 @@ class DigestSender:
                 reason_code=reason,
                 job_id=item.job_id,
                 occurrence=None,  # one per (question, person, attempt, type, reason)
+                facts=EventFacts.of(c, platform=platform, cause=cause),
             ),
             to_core=to_core,
         )

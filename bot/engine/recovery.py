@@ -82,14 +82,14 @@ class Recovery:
                 # clarification or the people): the turn has passed without a trace
                 skip = await self._unasked(c, key.person_id, scope, attempt=index)
                 earlier.skipped.append(skip)
-                await self.trail.skipped(c.id, skip, attempt=index, job_id=job.id, scope=scope)
+                await self.trail.skipped(c, skip, attempt=index, job_id=job.id, scope=scope)
                 continue
             if slot is None or slot.state is not SlotState.RESERVED:
                 continue
             outcome = await self._recover(c, key, scope)
             if isinstance(outcome, Skip):
                 earlier.skipped.append(outcome)
-                await self.trail.skipped(c.id, outcome, attempt=index, job_id=job.id,
+                await self.trail.skipped(c, outcome, attempt=index, job_id=job.id,
                                          scope=scope)
             elif outcome is not None:
                 earlier.recovered.append(key.person_id)

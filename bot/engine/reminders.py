@@ -40,6 +40,7 @@ from zoneinfo import ZoneInfo
 
 import structlog
 
+from bot.audit import EventFacts
 from bot.channel import Address
 from bot.chat import for_recipient
 from bot.clock import Clock
@@ -351,5 +352,6 @@ class Reminders:
         await self.trail.event(
             c.id, type_, person_id=card.delivery.person_id, attempt=card.delivery.attempt,
             channel=channel, to_core=False, extra={"outcome": what},
+            facts=EventFacts.of(c) if type_ == "reminder_sent" else None,
             message="Reminder sent in the card's conversation." if type_ == "reminder_sent"
             else "No reminder: " + what + ".")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.audit import SkipPair
+from bot.audit import EventFacts, SkipPair
 from bot.channel import Address, Message
 from bot.clock import Clock
 from bot.core.batching import JobScope
@@ -91,7 +91,7 @@ class Stewards:
         if isinstance(reached, Skip):
             await self._failed(c, job, attempt, reached.reason, skips,
                                f"The workspace steward cannot be reached ({reached.why}).",
-                               scope=scope)
+                               scope=scope, facts=EventFacts.of(c, cause=reached.why))
             return False
         steward, address = reached.person, reached.address
         key = DeliveryKey(c.id, steward.person_id, attempt,
@@ -118,14 +118,16 @@ class Stewards:
             why = f" ({result.why})" if result.why else ""
             await self._failed(c, job, attempt, result.reason, skips,
                                f"The steward escalation could not be delivered{why}.",
-                               steward_id=steward.person_id, scope=scope)
+                               steward_id=steward.person_id, scope=scope,
+                               facts=EventFacts.of(c, platform=address.platform,
+                                                   cause=result.why))
             return False
         codes = ", ".join(sorted({s.reason_code.value for s in skips})) or "none"
         await self.trail.event(
             c.id, "escalated", job_id=job.id, person_id=steward.person_id, attempt=attempt,
             channel=address.platform, skips=skips,
             message=f"Redacted escalation sent to the steward; skip reasons: {codes}.",
-            scope=scope)
+            scope=scope, facts=EventFacts.of(c))
         return True
 
     async def notify_quorum(self, c: Clarification, job: LeasedJob, *, asked: list[str],
@@ -238,15 +240,18 @@ class Stewards:
         await self.trail.event(
             c.id, "steward_unreachable", person_id=c.workspace.steward_id, reason=why.reason,
             scope=scope, occurrence=what,  # each notice that could not go is its own event
+            facts=EventFacts.of(c, cause=why.why, platform=why.platform),
             message=f"The workspace steward cannot be reached ({why.why}); the {what} was not "
                     "sent.")
 
     async def _failed(self, c: Clarification, job: LeasedJob, attempt: int,
                       reason: ReasonCode, skips: list[SkipPair], message: str, *,
-                      steward_id: str | None = None, scope: JobScope | None) -> None:
+                      steward_id: str | None = None, scope: JobScope | None,
+                      facts: EventFacts | None = None) -> None:
         await self.trail.event(c.id, "escalation_failed", job_id=job.id,
                                person_id=steward_id or c.workspace.steward_id, attempt=attempt,
-                               reason=reason, skips=skips, message=message, scope=scope)
+                               reason=reason, skips=skips, message=message, scope=scope,
+                               facts=facts or EventFacts.of(c))
 
 
 def responder_index(c: Clarification, responder: str) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.audit import REASON_TEXT, Audit, AuditEvent, SkipPair
+from bot.audit import REASON_TEXT, Audit, AuditEvent, EventFacts, SkipPair
 from bot.clock import Clock
 from bot.core.batching import JobScope
 from bot.core.models import Clarification, ReasonCode
@@ -26,6 +26,7 @@ class Skip:
     # what happened, in place of the reason code's own words (``REASON_TEXT``) where those
     # would not be true (a store that lost its data refused no message)
     said: str | None = None
+    platform: str | None = None  # the platform that refused, where one was tried
 
 
 def pairs(c: Clarification, now_skipped: Iterable[Skip] = ()) -> list[SkipPair]:
@@ -61,6 +62,7 @@ class Trail:
         to_core: bool = True,
         scope: JobScope | None = None,
         occurrence: str | None = None,
+        facts: EventFacts | None = None,
     ) -> None:
         """``occurrence``: what tells this event from another of the same type, question,
         person, attempt and reason (``bot.audit.AuditEvent``); None when there is none."""
@@ -78,15 +80,18 @@ class Trail:
                 extra=extra or {},
                 skips=tuple(skips),
                 occurrence=occurrence,
+                facts=facts,
             ),
             to_core=to_core,
             scope=scope,
         )
 
-    async def skipped(self, clarification_id: str, skip: Skip, *, attempt: int,
+    async def skipped(self, c: Clarification, skip: Skip, *, attempt: int,
                       job_id: str | None, scope: JobScope | None = None) -> None:
+        """A skip, with its cause for the reach record (``bot.reach``)."""
         REGISTRY.inc("clarify_skips_total", reason=skip.reason.value)
-        await self.event(clarification_id, "skipped", job_id=job_id, person_id=skip.person_id,
+        await self.event(c.id, "skipped", job_id=job_id, person_id=skip.person_id,
                          attempt=attempt, reason=skip.reason,
                          message=f"Candidate {skip.said or REASON_TEXT[skip.reason]} ({skip.why}).",
-                         scope=scope)
+                         scope=scope,
+                         facts=EventFacts.of(c, platform=skip.platform, cause=skip.why))

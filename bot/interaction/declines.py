@@ -142,7 +142,7 @@ class Declines:
             return False, True
         if not await self.kv.mark_once("declining", key, ttl_seconds=_IN_FLIGHT_SECONDS):
             return False, True  # the same decline is being recorded right now
-        await self.trail.skipped(c.id, Skip(person_id, ReasonCode.CANDIDATE_DECLINED,
+        await self.trail.skipped(c, Skip(person_id, ReasonCode.CANDIDATE_DECLINED,
                                             "they said they are not the right person"),
                                  attempt=attempt, job_id=c.job_id)
         now_on = await self._next_turn(c, attempt)

@@ -45,6 +45,7 @@ from bot.process.holdrecovery import HoldRecovery
 from bot.process.pauses import Pauses
 from bot.process.storewatch import WATCH_SECONDS, StoreWatch, watchable
 from bot.process.worker import Worker, WorkerConfig
+from bot.reach.recording import ReachRecorder
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
 
@@ -73,6 +74,7 @@ class Engine:
     interactions: Interactions
     # notices a store that lost its data (None: a store without a generation)
     storewatch: StoreWatch | None = None
+    reach: ReachRecorder | None = None  # the reach record's writer (None: not kept)
 
 
 @dataclass
@@ -100,6 +102,8 @@ class EngineParts:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # between send retries
     random: Callable[[], float] = _random.random  # the retries' jitter draws (bot.retry)
     watch_seconds: float = WATCH_SECONDS  # store.watch_seconds (bot.process.storewatch)
+    # writes the reach record from the audit events, and expires it (None: not kept)
+    reach: ReachRecorder | None = None
 
 
 async def platform_locale(zones: Zones, address: Address) -> str | None:
@@ -122,7 +126,7 @@ def build_engine(parts: EngineParts) -> Engine:
         channels=tuple(str(c) for c in parts.clarify.channels if str(c) in channels),
         slack=parts.slack, teams=parts.teams, tenants=tenants, words=words,
     )
-    audit = Audit(sink=parts.audit_sink, core=core)
+    audit = Audit(sink=parts.audit_sink, core=core, observer=parts.reach)
     # one per engine: every person's zone is decided here, and a profile read is kept once in
     # this process (``bot.engine.zones``)
     zones = Zones(store, channels, parts.clarify.hours)
@@ -167,7 +171,8 @@ def build_engine(parts: EngineParts) -> Engine:
                                                  reminders=reminders))
     # the housekeeping pass, in order: a lost store noticed before held jobs are looked at
     chores = [*([watch.check_if_due] if watch is not None else []), held.flush,
-              digests.flush, notices.flush, reminders.flush, dead_letters.report]
+              digests.flush, notices.flush, reminders.flush, dead_letters.report,
+              *([parts.reach.housekeep] if parts.reach is not None else [])]
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, held=held, clock=clock, config=parts.worker,
                     chores=chores, random=parts.random, outcomes=outcomes, pauses=parts.pauses)
@@ -187,4 +192,5 @@ def build_engine(parts: EngineParts) -> Engine:
                   stewards=stewards, refresher=refresher, handler=handler, held=held,
                   digests=digests, notices=notices, reminders=reminders,
                   dead_letters=dead_letters, worker=worker,
-                  answers=answers, interactions=interactions, storewatch=watch)
+                  answers=answers, interactions=interactions, storewatch=watch,
+                  reach=parts.reach)

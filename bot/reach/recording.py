@@ -36,6 +36,7 @@ KINDS: dict[str, Kind] = {
     "skipped": Kind.SKIPPED,
     "escalation_failed": Kind.SKIPPED,  # the steward could not be reached
     "steward_unreachable": Kind.SKIPPED,
+    "delivery_failed": Kind.SKIPPED,  # a digest refused
     "answer_forwarded": Kind.ANSWERED,
     "escalated": Kind.ESCALATED,
     "dead_letter_reported": Kind.DEAD_LETTERED,
@@ -97,7 +98,10 @@ class ReachRecorder:
         except RuntimeError:
             return  # written by the next flush
         if self._task is None or self._task.done():
-            self._task = loop.create_task(self.flush())
+            self._task = loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        await self.flush()
 
     async def flush(self) -> int:
         """Write what is queued; returns how many entries were new. Never raises."""

@@ -18,6 +18,7 @@ from bot.settings.service import (
     CoreSettings,
     LimitsSettings,
     LogSettings,
+    ReachSettings,
     RedisSettings,
     ServerSettings,
     StoreSettings,
@@ -41,6 +42,7 @@ class Settings(_Table):
     teams: TeamsSettings = TeamsSettings()
     store: StoreSettings = StoreSettings()
     audit: AuditSettings = AuditSettings()
+    reach: ReachSettings = ReachSettings()
     log: LogSettings = LogSettings()
     secrets: Secrets = Secrets()
 

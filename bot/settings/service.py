@@ -153,6 +153,13 @@ class StoreSettings(_Table):
                                conversation=self.conversation_ttl_days * day)
 
 
+class ReachSettings(_Table):
+    # the reach record (docs/operations.md, "Reach report"): kept in PostgreSQL when
+    # CLARIFY_BOT_DATABASE_URL is set, else in memory with store.backend = "memory"
+    enabled: bool = True
+    retention_days: Int = _ints(90, 1, 3650)
+
+
 class AuditSettings(_Table):
     sink: Literal["stdout", "jsonl"] = _choice("stdout", "stdout", "jsonl")
     path: Path | None = _allowed(None, "a file path (required when sink is jsonl)")

@@ -208,7 +208,7 @@ async def test_no_reminder_after_a_decline(make_rig: Callable[..., Rig]) -> None
     await rig.burst()
     c = await rig.bot.get_clarification(clarification_id=cid)
     await rig.engine.trail.skipped(
-        cid, Skip("p-sarah", ReasonCode.CANDIDATE_DECLINED, "declined"), attempt=0,
+        c, Skip("p-sarah", ReasonCode.CANDIDATE_DECLINED, "declined"), attempt=0,
         job_id=c.job_id)
     await rig.later(timedelta(hours=6, minutes=1))
     assert reminders(rig) == []
