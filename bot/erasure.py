@@ -4,7 +4,8 @@ The core's answer names the person's chat identities (from a core without the er
 the person's record read with the service token does); with them and the person id, the Redis
 store forgets what it keeps for the person (``bot.store.erasure``; their platform profiles,
 kept under a keyed hash of each chat identity, too) and a JSON-lines audit file is
-rewritten with their ids tombstoned (``bot.audit.erase_from_lines``). A memory store lives in one
+rewritten with their ids tombstoned (``bot.audit.erase_from_lines``); the reach record kept in
+PostgreSQL forgets every entry about them (``bot.reach``). A memory store lives in one
 process and an audit sink on stdout keeps nothing on disk: both are reported as such (None).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from bot.audit import erase_from_lines
 from bot.core.models import NIL_PERSON, PersonAliases
+from bot.reach.log import ReachLog
 from bot.settings import Settings
 from bot.store.keys import PROFILES, profile_key
 
@@ -48,11 +50,19 @@ async def read_aliases(settings: Settings, *, person_id: str, tenant_id: str | N
     return person.aliases
 
 
-async def erase_bot_data(settings: Settings, *, person_id: str, aliases: PersonAliases
+async def erase_bot_data(settings: Settings, *, person_id: str, aliases: PersonAliases,
+                         reach: ReachLog | None = None
                          ) -> tuple[dict[str, int] | None, int | None]:
-    """(what the store removed, per kind; audit lines rewritten); None where nothing is kept."""
+    """(what the store removed, per kind, with the reach record's entries; audit lines
+    rewritten); None where nothing is kept. ``reach``: a kept reach record (PostgreSQL),
+    closed here."""
     users = chat_ids(aliases)
     removed: dict[str, int] | None = None
+    if reach is not None:
+        try:
+            removed = {"reach_entries": await reach.erase_person({person_id, *users})}
+        finally:
+            await reach.aclose()
     if settings.store.backend == "redis":
         from bot.store.redis import RedisStore
 
@@ -62,7 +72,8 @@ async def erase_bot_data(settings: Settings, *, person_id: str, aliases: PersonA
             password=secrets.value("redis_password"),
             sentinel_password=secrets.value("redis_sentinel_password"),
         ) as store:
-            removed = await store.erase_person(person_id, chat_users=sorted(users))
+            removed = {**(removed or {}),
+                       **await store.erase_person(person_id, chat_users=sorted(users))}
             removed["platform_profiles"] = sum(
                 [await store.kv_delete(PROFILES, key) for key in sorted(profile_keys(aliases))])
     lines: int | None = None

@@ -377,5 +377,9 @@ from clarify_bot.store_cli import store  # noqa: E402  (`clarify-bot store`, doc
 
 main.add_command(store)
 
+from clarify_bot.report_cli import report  # noqa: E402  (`clarify-bot report`, docs/operations.md)
+
+main.add_command(report)
+
 if __name__ == "__main__":
     main()

@@ -31,6 +31,13 @@ def open_log(settings: Settings, *, pool_size: int = 2) -> ReachLog | None:
     return None
 
 
+def kept_log(settings: Settings) -> ReachLog | None:
+    """The reach record another process can reach (PostgreSQL), or None."""
+    if not settings.reach.enabled or not settings.secrets.value("database_url"):
+        return None
+    return open_log(settings, pool_size=1)
+
+
 def open_recorder(settings: Settings, clock: Clock) -> ReachRecorder | None:
     reach = open_log(settings)
     if reach is None:

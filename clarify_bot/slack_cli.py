@@ -74,10 +74,15 @@ def upgrade(config: Path | None) -> None:
     key = settings.secrets.value("slack_token_key")
     sealer = None if key is None else Sealer.from_setting(key)
     async def upgrading(engine: Any) -> list[schema.Step]:
+        from bot.reach import postgres as reach
+
         try:
-            return await schema.upgrade(engine, sealer)
+            applied = await schema.upgrade(engine, sealer)
         except schema.TokensInPlainText as exc:  # not a database error: said as it is
             raise click.ClickException(str(exc)) from None
+        if await reach.upgrade(engine):
+            click.echo(f"applied reach {reach.LATEST}: the reach record's table")
+        return applied
 
     applied = asyncio.run(_with_engine(settings, upgrading))
     where = schema.where(settings.secrets.require("database_url"))

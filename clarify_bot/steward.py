@@ -362,6 +362,7 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
 
         from bot.erasure import erase_bot_data, read_aliases
         from bot.store.errors import StoreError
+        from clarify_bot.reach_record import kept_log as reach_log
 
         report: ErasureReport | None
         try:
@@ -379,7 +380,8 @@ def erase_attribution(ctx: Ctx, person: str, tenant: str | None, yes: bool) -> N
             aliases = await read_aliases(settings, person_id=person, tenant_id=tenant)
         try:
             store, lines = await erase_bot_data(settings, person_id=person,
-                                                aliases=aliases or PersonAliases())
+                                                aliases=aliases or PersonAliases(),
+                                                reach=reach_log(settings))
         except (StoreError, RedisError, OSError, TimeoutError) as exc:
             core_part = "the core's part ran (its attribution of " + person + " is erased)" \
                 if report is not None else "the core was not asked (it offers no erasure)"
