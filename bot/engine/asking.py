@@ -277,7 +277,7 @@ class Asking:
         reached = await self.routing.reach(self.core, person_id, tenant_id=c.tenant_id,
                                            scope=scope, role="candidate")
         if isinstance(reached, Unroutable):
-            return Skip(person_id, reached.reason, reached.why)
+            return Skip(person_id, reached.reason, reached.why, platform=reached.platform)
         return reached
 
     async def askable(self, c: Clarification, person_id: str, scope: batching.JobScope

@@ -143,7 +143,8 @@ class DigestSender:
         if isinstance(address, Unroutable):
             for item, _, c in entries:
                 await self._event(c, item, "skipped", address.reason,
-                                  f"Dropped from the digest: {address.why}.", cause=address.why)
+                                  f"Dropped from the digest: {address.why}.", cause=address.why,
+                                  platform=address.platform)
             return False
         if not entries or person is None or address is None or zone is None:
             return False

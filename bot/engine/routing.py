@@ -40,6 +40,7 @@ from bot.engine import aliases
 class Unroutable:
     reason: ReasonCode
     why: str
+    platform: str | None = None  # the platforms tried ("slack+teams"), where any was
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,8 @@ class Routing:
                 ReasonCode.TENANT_SCOPE_MISMATCH,
                 "the person's chat aliases belong to another tenant's workspace",
             )
-        return Unroutable(ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person))
+        return Unroutable(ReasonCode.NO_DELIVERY_ALIAS, self._none_of(person),
+                          platform="+".join(str(c) for c in self.channels) or None)
 
     def _read(self, person: Person, tenant_id: str, platform: str
               ) -> Address | Unroutable | None:
@@ -140,7 +142,8 @@ class Routing:
             chat_user = identity(address)
         except ValidationError:  # an alias the contract's id rules refuse: never sent to
             return Unroutable(ReasonCode.NO_DELIVERY_ALIAS,
-                              f"the {address.platform} alias is malformed")
+                              f"the {address.platform} alias is malformed",
+                              platform=address.platform)
         said = aliases.statements(scope, tenant_id=tenant_id, person_id=person.person_id,
                                   user=chat_user)
         if not said:
@@ -148,7 +151,7 @@ class Routing:
                                            person_id=person.person_id, user=chat_user)]
         refused = aliases.weigh(said, platform=address.platform)
         if refused is not None:
-            return Unroutable(refused.reason, refused.why)
+            return Unroutable(refused.reason, refused.why, platform=address.platform)
         return address
 
     async def _still_bound(self, address: Address,

@@ -26,6 +26,7 @@ from bot.clock import ManualClock
 from bot.core.client import CoreClient, RetryPolicy
 from bot.process.runtime import Engine, EngineParts, build_engine
 from bot.process.worker import WorkerConfig
+from bot.reach.recording import ReachRecorder
 from bot.settings import ClarifySettings, SlackSettings, SlackWorkspace
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
@@ -108,13 +109,14 @@ def acme_core(clock: ManualClock) -> ReferenceCore:
 def acme_engine(*, core: CoreClient, store: Store, channel: Channel, sink: AuditSink,
                 clock: ManualClock, worker_id: str = "worker-1",
                 clarify: ClarifySettings | None = None,
-                worker: WorkerConfig | None = None, slack: SlackSettings | None = None) -> Engine:
+                worker: WorkerConfig | None = None, slack: SlackSettings | None = None,
+                reach: ReachRecorder | None = None) -> Engine:
     """The engine as production wires it, on one channel with the acme Slack workspaces."""
     return build_engine(EngineParts(
         core=core, store=store, channels={"slack": channel},
         clarify=clarify or clarify_settings(), clock=clock, audit_sink=sink,
         slack=slack or ACME_SLACK, worker_id=worker_id, sleep=no_sleep,
-        worker=worker or WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
+        worker=worker or WorkerConfig(concurrency=4, heartbeat_seconds=3600), reach=reach))
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -148,11 +150,12 @@ def make_rig(
         clarify: ClarifySettings | None = None,
         channel: RecordingChannel | None = None,
         worker_id: str = "worker-1",
+        reach: ReachRecorder | None = None,
     ) -> Rig:
         channel = channel or RecordingChannel()
         sink = MemorySink()
         engine = acme_engine(core=bot_client, store=store, channel=channel, sink=sink,
-                             clock=clock, worker_id=worker_id, clarify=clarify)
+                             clock=clock, worker_id=worker_id, clarify=clarify, reach=reach)
         return Rig(
             core=core,
             clock=clock,
