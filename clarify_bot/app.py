@@ -98,6 +98,9 @@ async def open_service(settings: Settings, *, clock: Clock | None = None
                               if settings.store.backend == "redis" else None))
         if engine.storewatch is not None:  # what /readyz says of the store's generation
             service.readiness.details.append(engine.storewatch.status)
+        if reach is not None:  # a reach table missing (db upgrade not run): said, not counted
+            await reach.check()
+            service.readiness.details.append(reach.status)
         app.add_routes(health_routes(service.readiness, core))
         for name, hook in mounted.items():
             hook.mount(service, Parts(base=base, channel=channels[name], answers=engine.answers,

@@ -72,6 +72,7 @@ async def live(settings: Settings) -> list[Problem]:
     """Every dependency the configuration needs, asked side by side (each within
     CHECK_SECONDS): the problems found, one per dependency."""
     checks = [("CLARIFY_BOT_DATABASE_URL", database_problem(settings)),
+              ("CLARIFY_BOT_DATABASE_URL", reach_problem(settings)),
               ("core.url", core_problem(settings))]
     if Channel.SLACK in settings.clarify.channels:
         checks.append(("slack.api_url", slack_problem(settings)))
@@ -86,6 +87,22 @@ async def live(settings: Settings) -> list[Problem]:
         elif result is not None:
             problems.append(result)
     return problems
+
+
+async def reach_problem(settings: Settings) -> Problem | None:
+    """The reach record kept in PostgreSQL: its table there (``clarify-bot db upgrade``)."""
+    from clarify_bot.reach_record import kept_log
+
+    reach = kept_log(settings)
+    if reach is None:
+        return None
+    try:
+        missing = await asyncio.wait_for(reach.missing(), CHECK_SECONDS)
+    except Exception as exc:  # noqa: BLE001 (value-free: the error's type, never its text)
+        missing = f"the reach record cannot be read ({type(exc).__name__})"
+    finally:
+        await reach.aclose()
+    return None if missing is None else Problem("CLARIFY_BOT_DATABASE_URL", None, missing)
 
 
 async def database_problem(settings: Settings) -> Problem | None:

@@ -38,6 +38,10 @@ def _hours(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds / 3600:.1f}h"
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def as_json(report: Report, *, failed: bool) -> str:
     body: dict[str, Any] = asdict(report)
     body["since"] = report.since.isoformat() if report.since else None
@@ -96,7 +100,8 @@ def as_table(report: Report, *, failed: bool) -> str:
     lines.append("")
     lines.append("people who could not be reached:")
     for c in report.causes:
-        lines.append(f"  {c.cause}: {len(c.people)} people, {c.questions} questions; "
+        lines.append(f"  {c.cause}: {_count(len(c.people), 'person', 'people')}, "
+                     f"{_count(c.questions, 'question', 'questions')}; "
                      f"fix: {c.fix}")
         lines.append("    " + " ".join(c.people))
     if not report.causes:

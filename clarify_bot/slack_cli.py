@@ -95,14 +95,22 @@ def upgrade(config: Path | None) -> None:
 @db.command()
 @_CONFIG
 def status(config: Path | None) -> None:
-    """The schema version the installation database holds, and the one this release needs."""
+    """The schema versions the database holds (the installation database's, the reach
+    record's) and the ones this release needs."""
     from adapters.slack import schema
+    from bot.reach import postgres as reach
 
     settings = _settings(config, "database_url")
-    found = asyncio.run(_with_engine(settings, schema.version))
-    click.echo(f"schema version {found}; this release needs {schema.LATEST}"
-               + ("" if found == schema.LATEST else ": run `clarify-bot db upgrade`"))
-    if found != schema.LATEST:
+
+    async def versions(engine: Any) -> tuple[int, int]:
+        return await schema.version(engine), await reach.version(engine)
+
+    found, kept = asyncio.run(_with_engine(settings, versions))
+    behind = found != schema.LATEST or kept != reach.LATEST
+    click.echo(f"schema version {found}; this release needs {schema.LATEST}")
+    click.echo(f"reach schema version {kept}; this release needs {reach.LATEST}")
+    if behind:
+        click.echo("run `clarify-bot db upgrade`")
         raise SystemExit(1)
 
 

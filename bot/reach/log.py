@@ -66,6 +66,11 @@ class ReachLog(Protocol):
         """Remove the entries older than ``before``; returns how many."""
         ...
 
+    async def missing(self) -> str | None:
+        """What the log lacks to be written (its table: ``clarify-bot db upgrade`` not run),
+        value-free; None when it is ready. Raises when it cannot be asked."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -105,6 +110,9 @@ class MemoryReachLog:
         for key in gone:
             del self._entries[key]
         return len(gone)
+
+    async def missing(self) -> str | None:
+        return None
 
     async def aclose(self) -> None:
         return None

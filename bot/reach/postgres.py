@@ -133,6 +133,13 @@ class PostgresReachLog:
             gone = await conn.execute(sa.delete(entries).where(entries.c.at < before))
         return max(int(gone.rowcount or 0), 0)
 
+    async def missing(self) -> str | None:
+        found = await version(self._engine)
+        if found >= LATEST:
+            return None
+        return (f"the reach record's table is missing (reach schema {found}, this release "
+                f"needs {LATEST}): run `clarify-bot db upgrade`")
+
     async def aclose(self) -> None:
         if self._owns:
             await self._engine.dispose()

@@ -82,6 +82,8 @@ class ReachRecorder:
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._expired_at: datetime | None = None
+        self.problem: str | None = None  # what ``check`` found the log lacks (value-free)
+        self._failing = False  # the last write failed: ``housekeep`` asks the log why
 
     def seen(self, event: AuditEvent) -> None:
         found = entries_of(event)
@@ -111,8 +113,11 @@ class ReachRecorder:
             batch = list(self._queue)
             self._queue.clear()
             try:
-                return await self.reach.add(batch)
+                added = await self.reach.add(batch)
+                self._failing = False
+                return added
             except Exception as exc:  # noqa: BLE001 (recording never fails a delivery)
+                self._failing = True
                 REGISTRY.inc("clarify_reach_write_failures_total")
                 log.warning("reach.write_failed", error=type(exc).__name__, entries=len(batch))
                 keep = batch[-(self._limit - len(self._queue)):] if self._limit > len(
@@ -120,10 +125,31 @@ class ReachRecorder:
                 self._queue.extendleft(reversed(keep))
                 return 0
 
+    async def check(self) -> str | None:
+        """Ask the log whether it can be written (serve's start-up, and after a failed write):
+        a missing table is logged as an error naming its fix and kept for ``/readyz``
+        (``status``). Never raises."""
+        try:
+            self.problem = await self.reach.missing()
+        except Exception as exc:  # noqa: BLE001 (unreachable: the writes say so themselves)
+            log.warning("reach.check_failed", error=type(exc).__name__)
+            return self.problem
+        if self.problem is not None:
+            log.error("reach.not_ready", problem=self.problem,
+                      setting="CLARIFY_BOT_DATABASE_URL")
+        return self.problem
+
+    def status(self) -> dict[str, object]:
+        """What ``/readyz`` shows of the reach record beside its checks (it does not make the
+        bot unready: delivery goes on without the record)."""
+        return {"reach": "ok" if self.problem is None else self.problem}
+
     async def housekeep(self) -> None:
-        """The worker's chore: write what is queued, and (hourly) forget what is past the
-        retention."""
+        """The worker's chore: write what is queued (asking the log why, when that fails), and
+        (hourly) forget what is past the retention."""
         await self.flush()
+        if self._failing or self.problem is not None:
+            await self.check()
         now = self.clock.now()
         if self._expired_at is not None and now - self._expired_at < EXPIRE_EVERY:
             return

@@ -116,7 +116,7 @@ def test_outputs() -> None:
     report = compute(RECORD, tenant="acme")
     assert json.loads(as_json(report, failed=True))["failed"][0]["person_id"] == "p-b"
     table = as_table(report, failed=False)
-    assert "no_alias: 1 people, 2 questions; fix: identity sync" in table
+    assert "no_alias: 1 person, 2 questions; fix: identity sync" in table
     assert as_csv(report, failed=True).splitlines()[1:] == [
         "p-b,acme,ws-1,-,no_alias,c2 c3", "p-d,acme,ws-1,teams,blocked_or_uninstalled,c3"]
     assert "questions,ws-1,slack,,bound,2" in as_csv(report, failed=False)
