@@ -1,0 +1,135 @@
+"""The reach record over real processes: `clarify-bot db upgrade` on a fresh PostgreSQL database,
+`clarify-bot serve` (memory store, the record in that database) against the reference core
+(`clarify-bot devcore`) and the local Slack stand-in, a person's click, then `clarify-bot report
+--json --tenant acme` as a subprocess: its numbers equal what the stand-in delivered and what
+the core recorded; `clarify-bot clarify erase-attribution` then leaves no trace of the person in
+the report or the table. The report has no notion of who may read it (it reads the database its
+URL names): there is no non-admin to refuse."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import asyncpg
+import pytest
+
+from bot.core.client import CoreClient
+from bot.core.models import BindingStatus
+from devslack import APP_TOKEN, LocalSlack
+from tests.bot.test_serve import SECRETS, settings, signed_click
+from tests.conftest import CLARIFY_TOKEN
+from tests.reach.test_reach_ready import bare_database  # noqa: F401 (a fixture)
+from tests.slack.conftest import fake_slack  # noqa: F401 (a fixture)
+from tests.support.processes import CLARIFY_BOT, Processes, free_port, plain_env, wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.full_contract]
+MARIA = "acme-key-maria-steward"  # a steward's key at the reference core
+USERS = ("U0SARAH", "U0AHMED", "U0PRIYA", "U0MARIA", "U0TOM", "U0JONAS", "U0LEE")
+
+
+async def run(*args: str, env: dict[str, str]) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        CLARIFY_BOT, *args, env=plain_env(**env), stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode()
+
+
+def cards(slack: LocalSlack) -> list[tuple[str, str]]:
+    """(clarification, person) of every question card the stand-in holds in a DM."""
+    found = []
+    for user in USERS:
+        for message in slack.dm_of(user):
+            delivery = str(((message.metadata or {}).get("event_payload") or {}).get(
+                "delivery", ""))
+            parts = delivery.split("|")
+            if len(parts) >= 4 and parts[3] == "question":
+                found.append((parts[0], parts[1]))
+    return found
+
+
+@pytest.fixture
+async def served(processes: Processes, devcore_url: str, fake_slack: LocalSlack,  # noqa: F811
+                 bare_database: str) -> AsyncIterator[dict[str, str]]:  # noqa: F811
+    env = {"CLARIFY_BOT_DATABASE_URL": bare_database}
+    code, out = await run("db", "upgrade", env=env)  # as an operator would, before serve
+    assert code == 0, out
+    port = free_port()
+    bot = await processes.serve(
+        settings(core=devcore_url, port=port, slack_api=fake_slack.url, slack={"mode": "http"}),
+        env=plain_env(**{**SECRETS, "SLACK_APP_TOKEN": APP_TOKEN, **env}))
+    yield {**env, "url": bot.url, "core": devcore_url,
+           "config": str(processes.tmp_path / "serve-0.toml")}
+
+
+async def report(env: dict[str, str]) -> dict[str, Any]:
+    code, out = await run("report", "--json", "--tenant", "acme",
+                          env={"CLARIFY_BOT_DATABASE_URL": env["CLARIFY_BOT_DATABASE_URL"]})
+    assert code == 0, out
+    return json.loads(out)
+
+
+async def test_the_report_counts_what_was_delivered_and_recorded(
+        served: dict[str, str], fake_slack: LocalSlack) -> None:  # noqa: F811
+    slack = fake_slack
+    # the critical question's quorum is two: Sarah and Ahmed both give the first answer
+    await wait_until(lambda: {("clr-00001", "p-sarah"), ("clr-00001", "p-ahmed")} <= set(
+        cards(slack)), "both cards of the critical question")
+    for user in ("U0SARAH", "U0AHMED"):
+        body, headers = signed_click(slack, user)
+        async with aiohttp.ClientSession() as http, http.post(
+                f"{served['url']}/slack/events", data=body, headers=headers) as acked:
+            assert acked.status == 200
+    async with CoreClient(base_url=served["core"], token=CLARIFY_TOKEN) as core:
+        async def recorded() -> list[Any]:
+            listed = (await core.list_clarifications(tenant_id="acme")).items
+            return [await core.get_clarification(clarification_id=c.id) for c in listed]
+
+        async def settled() -> bool:
+            found = await report(served)
+            bound = sum(r["bound"] for r in found["rows"])
+            asked = sum(r["asked"] for r in found["rows"])
+            return bound >= 1 and asked == len({cid for cid, _ in cards(slack)})
+
+        await wait_until(settled, "the click's bound answer in the report", seconds=30)
+        found = await report(served)
+        questions = await recorded()
+    delivered = cards(slack)
+    assert sum(r["asked"] for r in found["rows"]) == len({cid for cid, _ in delivered})
+    bound = [c for c in questions
+             if any(r.binding_status is BindingStatus.BOUND for r in c.responses)]
+    assert sum(r["bound"] for r in found["rows"]) == len(bound) == 1
+    skipped: dict[str, set[str]] = {}
+    for c in questions:
+        for ev in c.events:
+            if ev.type == "skipped" and ev.reason_code is not None and ev.person_id:
+                skipped.setdefault(ev.reason_code.value, set()).add(ev.person_id)
+    groups = {"NO_DELIVERY_ALIAS": "no_alias", "NO_READ_PERMISSION": "no_read_permission"}
+    by_cause = {c["cause"]: set(c["people"]) for c in found["causes"]}
+    for code, group in groups.items():
+        assert by_cause.get(group, set()) == skipped.get(code, set()), code
+    per_person = Counter(person for _, person in delivered)
+    top = {(person, count) for person, _, count in found["interruptions"]["top"]}
+    assert top == set(per_person.items())
+
+    erase = {"CLARIFY_BOT_DATABASE_URL": served["CLARIFY_BOT_DATABASE_URL"],
+             "CLARIFY_BOT_CORE__URL": served["core"], "CLARIFY_BOT_API_KEY": MARIA,
+             "CLARIFY_BOT_STORE__BACKEND": "memory"}
+    code, out = await run("clarify", "erase-attribution", "--person", "p-sarah", "--yes",
+                          env=erase)
+    assert code == 0, out
+    after = json.dumps(await report(served))
+    assert "p-sarah" not in after and "U0SARAH" not in after
+    db = await asyncpg.connect(served["CLARIFY_BOT_DATABASE_URL"])
+    try:
+        rows = [dict(r) for r in await db.fetch("SELECT * FROM clarify_reach_entries")]
+    finally:
+        await db.close()
+    assert rows and not [r for r in rows if "p-sarah" in json.dumps(r, default=str)
+                         or "U0SARAH" in json.dumps(r, default=str)]
