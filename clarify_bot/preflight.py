@@ -84,8 +84,8 @@ async def live(settings: Settings) -> list[Problem]:
         if isinstance(result, BaseException):  # whatever else failed: named, never quoted
             problems.append(Problem(setting, None, f"could not be checked "
                                     f"({type(result).__name__})"))
-        elif result is not None:
-            problems.append(result)
+        elif result is not None and result.key not in {p.key for p in problems}:
+            problems.append(result)  # one per setting: the installation database's first
     return problems
 
 
