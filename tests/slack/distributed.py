@@ -22,6 +22,7 @@ import pytest
 from adapters.slack import schema
 from adapters.slack.links import LinkSigner, install_url
 from bot.clock import Clock
+from bot.reach import postgres as reach
 from devslack import LocalSlack
 from tests.redis_url import TEST_REDIS
 from tests.support.processes import merged, serve_settings
@@ -41,8 +42,9 @@ def _with_database(name: str) -> str:
 
 @pytest.fixture
 async def database_url() -> AsyncIterator[str]:
-    """A database of the test's own on the test PostgreSQL, at this release's schema (through
-    ``schema.upgrade``, as ``clarify-bot db upgrade`` does), dropped afterwards."""
+    """A database of the test's own on the test PostgreSQL, at this release's schemas (the
+    installations' and the reach record's, as ``clarify-bot db upgrade`` brings both), dropped
+    afterwards."""
     name = f"clarify_oauth_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(ADMIN_URL.replace("postgresql+asyncpg", "postgresql"))
     try:
@@ -53,6 +55,7 @@ async def database_url() -> AsyncIterator[str]:
     engine = schema.open_engine(url, pool_size=1)
     try:
         await schema.upgrade(engine)
+        await reach.upgrade(engine)
     finally:
         await engine.dispose()
     yield url
