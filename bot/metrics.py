@@ -41,7 +41,7 @@ from prometheus_client.metrics import MetricWrapperBase
 
 from bot.core.extensions import Extension
 from bot.core.instruments import INSTRUMENTS
-from bot.core.models import DeliveryKind, ReasonCode
+from bot.core.models import DeliveryKind, ReasonCode, Severity
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 GAUGE_READ_SECONDS = 1.0
@@ -49,6 +49,9 @@ PLATFORMS = ("slack", "teams")
 # seconds: an acknowledgement must stay far inside Slack's 3 s and a Teams invoke's 5 s
 ACK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0)
 CALL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+# seconds from a question's first card to its bound answer: minutes to a week
+BOUND_BUCKETS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 86400.0,
+                 172800.0, 604800.0)
 WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0)
 
 
@@ -117,6 +120,15 @@ class Metrics:
                       "Writes to the reach record that failed (tried again with the next).")
         self._counter("clarify_reach_dropped_total",
                       "Reach record entries dropped because its write queue was full.")
+        # the cause groups are preset by bot.reach.gauges, where they are defined
+        self._gauge("clarify_unreachable_people",
+                    "People who could not be reached over the trailing window (the reach "
+                    "report's cause table, recomputed every few minutes by the worker), by "
+                    "cause.", cause=())
+        self._histogram("clarify_time_to_bound_seconds",
+                        "Time from a question's first card to its bound answer, by severity "
+                        "(observed where the first card was recorded).", BOUND_BUCKETS,
+                        severity=[s.value for s in Severity])
         self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
         self._counter("clarify_outbox_full_total",
                       "Answers refused (503, not acknowledged) because the outbox was full.")

@@ -18,48 +18,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from bot.reach.causes import FIXES, cause_of, unreached
 from bot.reach.log import NONE, Kind, ReachEntry
 
 ASKING = (Kind.ASKED, Kind.DIGESTED)
-# each cause of a person not reached, and what fixes it
-FIXES: dict[str, str] = {
-    "no_alias": "identity sync: give the person a Slack or Teams alias in the core",
-    "ambiguous_alias": "identity sync: one chat identity per person and platform",
-    "no_read_permission": "document ACL: grant the person read access to the source",
-    "app_not_installed": "Teams setup policy: install the app for them, or pre-install it "
-                         "for the tenant",
-    "blocked_or_uninstalled": "ask them to unblock the bot or reinstall the app (Slack: "
-                              "reinstall it in the workspace)",
-    "deactivated": "the chat account is deactivated: update the person's aliases or the "
-                   "ranking",
-    "tenant_scope": "tenant scope: map the person's workspace or tenant to this tenant "
-                    "(slack.workspaces, teams tenants)",
-    "delivery_failed": "the platform refused the message: see the cause in the audit trail",
-}
-_BLOCKED = ("blocked", "uninstalled", "removed the app", "cannot_dm_bot", "token_revoked",
-            "channel_not_found")
-_DEACTIVATED = ("account_inactive", "user_disabled", "deactivated", "user_not_found")
-
-
-def cause_of(reason_code: str | None, cause: str | None) -> str | None:
-    """The cause group of a skip (None: a skip that is no failure to reach them: the daily
-    cap, a digest, a decline)."""
-    said = (cause or "").lower()
-    if reason_code == "NO_READ_PERMISSION":
-        return "no_read_permission"
-    if reason_code == "TENANT_SCOPE_MISMATCH":
-        return "tenant_scope"
-    if reason_code == "ALIAS_AMBIGUOUS":
-        return "ambiguous_alias"
-    if reason_code not in ("NO_DELIVERY_ALIAS", "DELIVERY_FAILED"):
-        return None
-    if "not installed" in said:
-        return "app_not_installed"
-    if any(word in said for word in _BLOCKED):
-        return "blocked_or_uninstalled"
-    if any(word in said for word in _DEACTIVATED):
-        return "deactivated"
-    return "no_alias" if reason_code == "NO_DELIVERY_ALIAS" else "delivery_failed"
 
 
 def nearest_rank(values: list[float], percent: float) -> float | None:
@@ -192,16 +154,13 @@ def _timings(questions: dict[str, _Question]) -> list[Timing]:
 
 def _unreached(entries: list[ReachEntry], questions: dict[str, _Question]
                ) -> tuple[list[Cause], list[Failed]]:
-    people: dict[str, set[str]] = defaultdict(set)
+    people = unreached(entries)
     cost: dict[str, set[str]] = defaultdict(set)
     failed: dict[str, Failed] = {}
     for e in entries:
-        if e.kind is not Kind.SKIPPED:
-            continue
-        group = cause_of(e.reason_code, e.cause)
+        group = cause_of(e.reason_code, e.cause) if e.kind is Kind.SKIPPED else None
         if group is None:
             continue
-        people[group].add(e.person_id)
         cost[group].add(e.clarification_id)
         if e.person_id in questions[e.clarification_id].asked:
             continue  # reached for it after all (another platform, a later pass)

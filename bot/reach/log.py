@@ -9,7 +9,7 @@ replayed event (a retried job, a resent callback) is the same entry, kept once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -51,10 +51,10 @@ class ReachLog(Protocol):
         """Keep the entries not kept yet (by ``entry_id``); returns how many were new."""
         ...
 
-    async def read(self, *, tenant: str | None = None, since: datetime | None = None
-                   ) -> list[ReachEntry]:
-        """The entries of one tenant (None: every tenant) at or after ``since``, oldest
-        first."""
+    async def read(self, *, tenant: str | None = None, since: datetime | None = None,
+                   kinds: Collection[Kind] | None = None) -> list[ReachEntry]:
+        """The entries of one tenant (None: every tenant) at or after ``since``, of ``kinds``
+        (None: every kind), oldest first."""
         ...
 
     async def erase_person(self, names: Iterable[str]) -> int:
@@ -88,11 +88,12 @@ class MemoryReachLog:
                 new += 1
         return new
 
-    async def read(self, *, tenant: str | None = None, since: datetime | None = None
-                   ) -> list[ReachEntry]:
+    async def read(self, *, tenant: str | None = None, since: datetime | None = None,
+                   kinds: Collection[Kind] | None = None) -> list[ReachEntry]:
         return sorted((e for e in self._entries.values()
                        if (tenant is None or e.tenant == tenant)
-                       and (since is None or e.at >= since)),
+                       and (since is None or e.at >= since)
+                       and (kinds is None or e.kind in kinds)),
                       key=lambda e: (e.at, e.entry_id))
 
     async def erase_person(self, names: Iterable[str]) -> int:

@@ -8,7 +8,7 @@ Every replica and ``clarify-bot report`` read the same rows; an entry is inserte
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 
 import sqlalchemy as sa
@@ -100,13 +100,15 @@ class PostgresReachLog:
             result = await conn.execute(stmt)
         return max(int(result.rowcount or 0), 0)
 
-    async def read(self, *, tenant: str | None = None, since: datetime | None = None
-                   ) -> list[ReachEntry]:
+    async def read(self, *, tenant: str | None = None, since: datetime | None = None,
+                   kinds: Collection[Kind] | None = None) -> list[ReachEntry]:
         query = sa.select(entries).order_by(entries.c.at, entries.c.entry_id)
         if tenant is not None:
             query = query.where(entries.c.tenant == tenant)
         if since is not None:
             query = query.where(entries.c.at >= since)
+        if kinds is not None:
+            query = query.where(entries.c.kind.in_(sorted(k.value for k in kinds)))
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query)).mappings().all()
         return [ReachEntry(entry_id=r["entry_id"], at=r["at"], tenant=r["tenant"],

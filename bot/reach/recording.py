@@ -7,14 +7,20 @@ delivery: the event's path only appends to a bounded queue; a write that fails i
 (value-free: the error's type) and counted (``clarify_reach_write_failures_total``) and its
 entries are tried again with the next write; entries beyond the queue's bound are dropped and
 counted (``clarify_reach_dropped_total``). ``housekeep``, one of the worker's chores, writes
-what is queued and removes the entries older than the retention.
+what is queued, recomputes ``clarify_unreachable_people`` (``bot.reach.gauges``, every few
+minutes) and removes the entries older than the retention.
+
+``clarify_time_to_bound_seconds`` is observed as a bound entry passes, from the first card of
+its question this recorder saw: the first-card times are kept in memory, at most
+``FIRST_CARDS_LIMIT`` questions (the oldest forgotten first). A question bound in a process
+that did not send its first card, or after a restart, is not observed (the report counts it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import deque
+from collections import OrderedDict, deque
 from datetime import datetime, timedelta
 
 import structlog
@@ -22,11 +28,13 @@ import structlog
 from bot.audit import AuditEvent
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.reach.gauges import UnreachableGauge
 from bot.reach.log import CAUSE_LIMIT, NONE, Kind, ReachEntry, ReachLog
 
 log = structlog.get_logger("clarify.reach")
 
 QUEUE_LIMIT = 10_000
+FIRST_CARDS_LIMIT = 50_000
 EXPIRE_EVERY = timedelta(hours=1)
 # the audit event types the record keeps, and as what
 KINDS: dict[str, Kind] = {
@@ -84,11 +92,16 @@ class ReachRecorder:
         self._expired_at: datetime | None = None
         self.problem: str | None = None  # what ``check`` found the log lacks (value-free)
         self._failing = False  # the last write failed: ``housekeep`` asks the log why
+        self.unreachable = UnreachableGauge(reach, clock=clock)
+        # question -> its first card's time, oldest first
+        self._first_cards: OrderedDict[str, datetime] = OrderedDict()
 
     def seen(self, event: AuditEvent) -> None:
         found = entries_of(event)
         if not found:
             return
+        for entry in found:
+            self._time(entry)
         room = self._limit - len(self._queue)
         if room < len(found):
             REGISTRY.inc("clarify_reach_dropped_total", amount=len(found) - max(room, 0))
@@ -101,6 +114,20 @@ class ReachRecorder:
             return  # written by the next flush
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain())
+
+    def _time(self, entry: ReachEntry) -> None:
+        question = entry.clarification_id
+        if entry.kind in (Kind.ASKED, Kind.DIGESTED):
+            if question not in self._first_cards:
+                self._first_cards[question] = entry.at
+                if len(self._first_cards) > FIRST_CARDS_LIMIT:
+                    self._first_cards.popitem(last=False)
+        elif entry.kind is Kind.BOUND:
+            first = self._first_cards.pop(question, None)
+            if first is not None:
+                REGISTRY.observe("clarify_time_to_bound_seconds",
+                                 max((entry.at - first).total_seconds(), 0.0),
+                                 severity=entry.severity)
 
     async def _drain(self) -> None:
         await self.flush()
@@ -145,11 +172,13 @@ class ReachRecorder:
         return {"reach": "ok" if self.problem is None else self.problem}
 
     async def housekeep(self) -> None:
-        """The worker's chore: write what is queued (asking the log why, when that fails), and
+        """The worker's chore: write what is queued (asking the log why, when that fails),
+        recompute the unreachable people's gauges (every few minutes), and
         (hourly) forget what is past the retention."""
         await self.flush()
         if self._failing or self.problem is not None:
             await self.check()
+        await self.unreachable.refresh()
         now = self.clock.now()
         if self._expired_at is not None and now - self._expired_at < EXPIRE_EVERY:
             return

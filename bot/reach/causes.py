@@ -1,0 +1,64 @@
+"""The cause groups of a person not reached, from a skip's reason code and the platform's
+value-free cause (pure): the reach report's table and ``clarify_unreachable_people`` group the
+same way."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from bot.reach.log import Kind, ReachEntry
+
+# each cause of a person not reached, and what fixes it
+FIXES: dict[str, str] = {
+    "no_alias": "identity sync: give the person a Slack or Teams alias in the core",
+    "ambiguous_alias": "identity sync: one chat identity per person and platform",
+    "no_read_permission": "document ACL: grant the person read access to the source",
+    "app_not_installed": "Teams setup policy: install the app for them, or pre-install it "
+                         "for the tenant",
+    "blocked_or_uninstalled": "ask them to unblock the bot or reinstall the app (Slack: "
+                              "reinstall it in the workspace)",
+    "deactivated": "the chat account is deactivated: update the person's aliases or the "
+                   "ranking",
+    "tenant_scope": "tenant scope: map the person's workspace or tenant to this tenant "
+                    "(slack.workspaces, teams tenants)",
+    "delivery_failed": "the platform refused the message: see the cause in the audit trail",
+}
+CAUSES = tuple(FIXES)
+_BLOCKED = ("blocked", "uninstalled", "removed the app", "cannot_dm_bot", "token_revoked",
+            "channel_not_found")
+_DEACTIVATED = ("account_inactive", "user_disabled", "deactivated", "user_not_found")
+
+
+def cause_of(reason_code: str | None, cause: str | None) -> str | None:
+    """The cause group of a skip (None: a skip that is no failure to reach them: the daily
+    cap, a digest, a decline)."""
+    said = (cause or "").lower()
+    if reason_code == "NO_READ_PERMISSION":
+        return "no_read_permission"
+    if reason_code == "TENANT_SCOPE_MISMATCH":
+        return "tenant_scope"
+    if reason_code == "ALIAS_AMBIGUOUS":
+        return "ambiguous_alias"
+    if reason_code not in ("NO_DELIVERY_ALIAS", "DELIVERY_FAILED"):
+        return None
+    if "not installed" in said:
+        return "app_not_installed"
+    if any(word in said for word in _BLOCKED):
+        return "blocked_or_uninstalled"
+    if any(word in said for word in _DEACTIVATED):
+        return "deactivated"
+    return "no_alias" if reason_code == "NO_DELIVERY_ALIAS" else "delivery_failed"
+
+
+def unreached(entries: Iterable[ReachEntry]) -> dict[str, set[str]]:
+    """The people each cause group kept from being reached (the report's cause table): every
+    skip with a cause group, a person once per group."""
+    people: dict[str, set[str]] = defaultdict(set)
+    for e in entries:
+        if e.kind is not Kind.SKIPPED:
+            continue
+        group = cause_of(e.reason_code, e.cause)
+        if group is not None:
+            people[group].add(e.person_id)
+    return dict(people)

@@ -1,0 +1,114 @@
+"""The reach record's metrics: ``clarify_unreachable_people`` equals the report's cause table
+over the window, recomputed by housekeeping at most every few minutes (never on a scrape), and
+``clarify_time_to_bound_seconds`` observes a bound question's wait from its first card."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.audit import AuditEvent, EventFacts
+from bot.clock import ManualClock
+from bot.core.models import ReasonCode
+from bot.metrics import REGISTRY
+from bot.reach.causes import CAUSES
+from bot.reach.gauges import GAUGE, UnreachableGauge
+from bot.reach.log import Kind, MemoryReachLog, ReachEntry, ReachLog
+from bot.reach.recording import ReachRecorder
+from clarify_bot.reach_report import compute
+
+from .test_reach_report import RECORD, T0
+
+H = timedelta(hours=1)
+
+
+def gauges() -> dict[str, float]:
+    return {cause: REGISTRY.value(GAUGE, cause=cause) for cause in CAUSES}
+
+
+async def test_gauges_equal_the_report_over_the_window(reach: ReachLog) -> None:
+    await reach.add(RECORD)
+    # a skip older than the window: not counted
+    await reach.add([ReachEntry("old", T0 - 8 * 24 * H, "acme", "ws-1", "slack", "p-old", "c0",
+                                Kind.SKIPPED, "normal", "NO_READ_PERMISSION", None)])
+    clock = ManualClock(T0 + 2 * 24 * H)
+    gauge = UnreachableGauge(reach, clock=clock)
+    assert await gauge.refresh()
+    assert gauges() == {"no_alias": 1, "ambiguous_alias": 0, "no_read_permission": 0,
+                        "app_not_installed": 1, "blocked_or_uninstalled": 1, "deactivated": 0,
+                        "tenant_scope": 0, "delivery_failed": 0}
+    report = compute(RECORD, since=clock.now() - timedelta(days=7))
+    assert {c.cause: len(c.people) for c in report.causes} == {
+        k: v for k, v in gauges().items() if v}
+
+    # within REFRESH_EVERY nothing is read again; after it, the new skip counts
+    await reach.add([ReachEntry("new", T0 + 47 * H, "acme", "ws-1", "slack", "p-new", "c7",
+                                Kind.SKIPPED, "normal", "DELIVERY_FAILED", "account_inactive")])
+    clock.advance(timedelta(minutes=1))
+    assert not await gauge.refresh()
+    assert gauges()["deactivated"] == 0
+    clock.advance(timedelta(minutes=5))
+    assert await gauge.refresh()
+    assert gauges()["deactivated"] == 1
+    # a week later every skip has left the window
+    clock.advance(timedelta(days=8))
+    assert await gauge.refresh()
+    assert set(gauges().values()) == {0}
+
+
+class Unreadable(MemoryReachLog):
+    async def read(self, **_: object) -> list[ReachEntry]:
+        raise ConnectionError("database away")
+
+
+async def test_a_failed_read_keeps_the_gauges_and_is_counted() -> None:
+    log = MemoryReachLog()
+    await log.add(RECORD)
+    await UnreachableGauge(log, clock=ManualClock(T0 + H)).refresh()
+    before = REGISTRY.value("clarify_metric_read_failures_total", gauge=GAUGE)
+    assert not await UnreachableGauge(Unreadable(), clock=ManualClock(T0 + H)).refresh()
+    assert REGISTRY.value("clarify_metric_read_failures_total", gauge=GAUGE) == before + 1
+    assert gauges()["no_alias"] == 1
+
+
+def event(type_: str, at: datetime, *, cid: str = "c-1", person: str = "p-sarah",
+          bound: bool = False, **fields: Any) -> AuditEvent:
+    return AuditEvent(type=type_, at=at, clarification_id=cid, message="m",
+                      person_id=person, attempt=0,
+                      facts=EventFacts("acme", "ws-1", "critical", bound=bound), **fields)
+
+
+def histogram(suffix: str) -> float:
+    return REGISTRY.registry.get_sample_value(
+        f"clarify_time_to_bound_seconds_{suffix}", {"severity": "critical"}) or 0.0
+
+
+async def test_time_to_bound_from_the_first_card() -> None:
+    clock = ManualClock(T0)
+    recorder = ReachRecorder(MemoryReachLog(), clock=clock, retention=timedelta(days=90))
+    count, total = histogram("count"), histogram("sum")
+    recorder.seen(event("delivery", T0, channel="slack"))
+    recorder.seen(event("delivery", T0 + H, person="p-tom", channel="teams"))  # not the first
+    recorder.seen(event("skipped", T0, person="p-ann", reason_code=ReasonCode.NO_DELIVERY_ALIAS))
+    recorder.seen(event("answer_forwarded", T0 + 2 * H, person="p-tom", channel="teams"))
+    assert histogram("count") == count  # answered, not bound yet
+    bound = event("answer_forwarded", T0 + 3 * H, channel="slack", bound=True)
+    recorder.seen(bound)
+    recorder.seen(bound)  # a replay: observed once
+    assert (histogram("count"), histogram("sum")) == (count + 1, total + 3 * 3600)
+    # a question whose first card this recorder did not see is not observed
+    recorder.seen(event("answer_forwarded", T0 + 4 * H, cid="c-2", bound=True))
+    assert histogram("count") == count + 1
+    await recorder.aclose()
+
+
+async def test_housekeeping_refreshes_the_gauges() -> None:
+    log: Sequence[ReachEntry] = [e for e in RECORD if e.kind is Kind.SKIPPED]
+    reach = MemoryReachLog()
+    recorder = ReachRecorder(reach, clock=ManualClock(T0 + H), retention=timedelta(days=90))
+    await reach.add(log)
+    for cause in CAUSES:
+        REGISTRY.set(GAUGE, 0, cause=cause)
+    await recorder.housekeep()
+    assert gauges()["blocked_or_uninstalled"] == 1
