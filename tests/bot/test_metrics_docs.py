@@ -102,6 +102,42 @@ def test_the_tasks_alert_follows_the_configured_cap(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+def test_the_unreachable_alert_fires_on_a_doubling(tmp_path: Path) -> None:
+    """ClarifyUnreachableJump fires for a cause whose unreachable people doubled against a day
+    before (4 to 8), not for one that grew less (5 to 6) nor for a small one (1 to 3)."""
+    if shutil.which("promtool") is None:
+        pytest.skip("promtool (Debian: prometheus) is not installed")
+    [rule] = [r for g in yaml.safe_load(RULES.read_text())["groups"] for r in g["rules"]
+              if r.get("alert") == "ClarifyUnreachableJump"]
+    annotations = {name: text.replace("{{ $labels.cause }}", "blocked_or_uninstalled")
+                   for name, text in rule["annotations"].items()}
+    day = 24 * 60  # one-minute samples
+
+    def series(cause: str, before: int, after: int) -> dict[str, str]:
+        return {"series": f'clarify_unreachable_people{{cause="{cause}"}}',
+                "values": f"{before}x{day} {after}x60"}
+
+    spec = {
+        "rule_files": [str(RULES)], "evaluation_interval": "1m",
+        "tests": [{
+            "interval": "1m",
+            "input_series": [series("blocked_or_uninstalled", 4, 8), series("no_alias", 5, 6),
+                             series("deactivated", 1, 3)],
+            "alert_rule_test": [{
+                "eval_time": f"{day + 45}m", "alertname": "ClarifyUnreachableJump",
+                "exp_alerts": [{"exp_labels": {"severity": "ticket",
+                                               "cause": "blocked_or_uninstalled"},
+                                "exp_annotations": annotations}],
+            }],
+        }],
+    }
+    path = tmp_path / "unreachable_test.yml"
+    path.write_text(yaml.safe_dump(spec))
+    run = subprocess.run(["promtool", "test", "rules", str(path)], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def test_the_app_exposes_the_tasks_cap(tmp_path: Path) -> None:
     """The assembled app sets clarify_outstanding_tasks_limit from limits.max_outstanding_tasks."""
     from bot.clock import ManualClock
