@@ -51,6 +51,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import aiohttp  # noqa: E402
+from delivery_reach import (  # noqa: E402
+    RecorderCost,
+    count_rows,
+    drop_database,
+    reach_database,
+    recorder_cost,
+)
 from delivery_world import (  # noqa: E402
     ACTION_KEY,
     BOT_TOKEN,
@@ -98,6 +105,7 @@ class World:
     side_url: str = ""
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     services: dict[str, int] = field(default_factory=dict)  # name: pid of Redis, core, fake
+    reach_url: str = ""  # the workers' reach record (--reach-db), or none kept
 
     def start(self, name: str, command: list[str], *, env: dict[str, str] | None = None,
               stdout: int | None = None, cwd: Path = ROOT) -> subprocess.Popen[bytes]:
@@ -168,6 +176,8 @@ async def commandstats(port: int) -> dict[str, int]:
 
 
 async def start_world(args: argparse.Namespace, world: World) -> None:
+    if args.reach_db:
+        world.reach_url = await reach_database(args.reach_db)
     world.redis_port = _free_port()
     world.start("redis", ["redis-server", "--port", str(world.redis_port), "--bind", "127.0.0.1",
                           "--save", "", "--appendonly", "no"])
@@ -243,6 +253,7 @@ class Row:
     high: int = 0  # high-severity questions among the cards (each a notice to the steward)
     notices: int = 0  # steward notice messages the fake received
     notices_after: float = 0.0  # the last notice message, seconds after the first card
+    reach_rows_per_card: float | None = None  # reach record rows the workers wrote
     core_calls: dict[str, int] = field(default_factory=dict)
     redis_calls: dict[str, int] = field(default_factory=dict)
     slack_calls: dict[str, int] = field(default_factory=dict)
@@ -279,7 +290,9 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
     await _redis(world.redis_port, "CONFIG", "RESETSTAT")
     load = os.getloadavg()[0]
     env = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "SLACK_BOT_TOKEN": BOT_TOKEN,
-           "SLACK_SIGNING_SECRET": SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY}
+           "SLACK_SIGNING_SECRET": SECRET, "CLARIFY_BOT_ACTION_SIGNING_KEY": ACTION_KEY,
+           **({"CLARIFY_BOT_DATABASE_URL": world.reach_url} if world.reach_url else {})}
+    rows_before = await count_rows(world.reach_url) if world.reach_url else 0
     procs = []
     for n in range(workers):
         config = world.logs / f"{name}-{n}.toml"
@@ -331,8 +344,9 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
     calls = await _json("GET", f"{world.core_url}/_bench/calls")
     stats = await commandstats(world.redis_port)
     for proc in procs:
-        world.stop(proc)
+        world.stop(proc)  # a stopped worker writes what its recorder still queues
     posts = counts["posts"]
+    reach_rows = await count_rows(world.reach_url) - rows_before if world.reach_url else None
     seconds = counts["last"] - counts["first"]
     core_calls = sum(calls.values())
     row = Row(name=name, cards=posts, seconds=seconds, load=load,
@@ -343,7 +357,8 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
               evalsha_per_card=stats.get("evalsha", 0) / max(1, posts),
               core_calls=dict(calls), redis_calls=stats, slack_calls=counts["calls"],
               high=sum(high(n, high_share) for n in range(cards)), notices=counts["notices"],
-              notices_after=max(0.0, counts["notices_last"] - counts["first"]))
+              notices_after=max(0.0, counts["notices_last"] - counts["first"]),
+              reach_rows_per_card=None if reach_rows is None else reach_rows / max(1, posts))
     if measured and posts > first_count:
         row.cpu_ms = (last_cpu - first_cpu) * 1000 / (posts - first_count)
     if first_services and posts > first_count:
@@ -362,6 +377,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
 async def run(args: argparse.Namespace) -> list[Row]:
     world = World(Path(tempfile.mkdtemp(prefix="delivery-")))
     rows: list[Row] = []
+    costs: list[RecorderCost] = []
     try:
         await start_world(args, world)
         await _json("POST", f"{world.side_url}/forget")
@@ -385,9 +401,17 @@ async def run(args: argparse.Namespace) -> list[Row]:
             rows.append(await bot_phase(args, world, name="bot lifted, RSS run", cards=args.rss,
                                         people=args.people, workers=1, paced=False,
                                         concurrency=args.concurrency, rss_at=1000))
+        costs = await recorder_cost(args.reach_cards, world.reach_url or None) \
+            if args.reach_cards else []
     finally:
         world.stop_all()
+        if world.reach_url:
+            await drop_database(args.reach_db, world.reach_url)
     report(args, rows, world.logs)
+    for cost in costs:
+        print(f"reach recorder alone, {cost.log} log: {cost.cards:,} cards, "
+              f"{cost.cpu_ms_per_card:.3f} CPU ms per card, {cost.rows_per_card:.2f} rows per "
+              "card")
     return rows
 
 
@@ -407,6 +431,9 @@ def report(args: argparse.Namespace, rows: list[Row], logs: Path) -> None:
         print(f"| {r.name} | {r.cards:,} | {r.seconds:.1f} | {r.rate:,.1f} | {num(r.cpu_ms)} | "
               f"{num(r.core_per_job)} | {redis} | {r.duplicates} | {r.load:.2f} |"
               + (f" {r.note}" if r.note else ""))
+    for r in rows:
+        if r.reach_rows_per_card is not None:
+            print(f"{r.name}: reach record rows per card {r.reach_rows_per_card:.2f}")
     for r in rows:
         if r.services_ms:
             print(f"{r.name}: CPU ms per card of the shared processes: " + ", ".join(
@@ -456,6 +483,12 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true",
                         help="a few hundred cards, no shipped or RSS run (the test suite's)")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument("--reach-db", help="a PostgreSQL admin URL: the workers keep the reach "
+                        "record in a database of the run's own (rows per card counted), and "
+                        "the recorder alone is measured on it too")
+    parser.add_argument("--reach-cards", type=int, default=0,
+                        help="cards of the recorder-alone measure (memory log; PostgreSQL too "
+                        "with --reach-db; 0: skip)")
     parser.add_argument("--serve", choices=["core", "localslack"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--contract", choices=["full", "baseline"], default="full",
