@@ -12,6 +12,7 @@ is served (a core need not publish one).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
@@ -387,15 +388,23 @@ async def _errors(
         return error_response(CoreFault(ErrorCode.INTERNAL))
 
 
-def create_app(core: ReferenceCore, *, contract: Contract | ContractSwitch = Contract.FULL
-               ) -> web.Application:
+@functools.cache
+def _openapi_text() -> str:
+    """The contract's OpenAPI document as JSON text. It depends only on the route table and the
+    wire models, never on a core, so one process builds it once (pydantic's schema generation
+    takes tens of milliseconds) and every app it serves shares the immutable text."""
     from bot.core.openapi import build_openapi
 
+    return json.dumps(build_openapi())
+
+
+def create_app(core: ReferenceCore, *, contract: Contract | ContractSwitch = Contract.FULL
+               ) -> web.Application:
     app = web.Application(middlewares=[_errors], client_max_size=MAX_BODY)
     app[CORE_KEY] = core
     switch = contract if isinstance(contract, ContractSwitch) else ContractSwitch(contract)
     app[CONTRACT_KEY] = switch
-    document = build_openapi()
+    document = _openapi_text()  # built before the first app serves: a broken contract fails here
 
     async def health(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -403,7 +412,7 @@ def create_app(core: ReferenceCore, *, contract: Contract | ContractSwitch = Con
     async def openapi(_: web.Request) -> web.Response:
         if switch.value is Contract.BASELINE:  # a core need not publish its document
             return error_response(CoreFault(ErrorCode.ROUTE_NOT_FOUND))
-        return web.json_response(document)
+        return web.Response(text=document, content_type="application/json")
 
     app.router.add_get(OPENAPI_PATH, openapi)
     app.router.add_get(HEALTH_PATH, health)
