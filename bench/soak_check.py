@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from soak_people import Tally, teams_actions
-from soak_world import SPAN_MARK, aad_user, slack_user
+from soak_world import SPAN_MARK, aad_user, escalated, slack_user
 
 from cards.actions import ActionCodec
 
@@ -69,7 +69,7 @@ def judge(records: list[dict[str, Any]], writes: list[dict[str, Any]], tally: Ta
     v.answered = len(answered)
     v.escalated_unanswered = sum(
         1 for r in records if r["id"] not in answered
-        and any(kind == "steward_escalation" for _, _, kind, _ in r["deliveries"]))
+        and escalated((person, kind) for person, _, kind, _ in r["deliveries"]))
     v.unacknowledged = sum(len(x) for x in tally.unacknowledged.values())
     cards = Counter(w["delivery"] for w in writes
                     if w["method"] == "chat.postMessage" and w["delivery"])
