@@ -333,7 +333,8 @@ async def run(args: argparse.Namespace) -> bool:
                     json=scenario(cast, range(0), window_hours=args.window / 3600))
         people = People(webs=webs, users=users, rng=random.Random(args.seed + 1), codec=codec,
                         connector_url=soak.connector_url,
-                        token=lambda: tokens.sign(tokens.claims(serviceurl=soak.connector_url)))
+                        token=lambda: tokens.sign(tokens.claims(serviceurl=soak.connector_url)),
+                        late_retry_seconds=(3.0, args.late_retry))
         watcher = asyncio.create_task(soak.watch())
         started = time.monotonic()
         faults = asyncio.create_task(soak.run_schedule(soak.schedule(seconds), started))
@@ -432,11 +433,15 @@ def main() -> None:
                              "5xx, Redis restart)")
     parser.add_argument("--window", type=float, default=30.0,
                         help="the tenant's escalation window in seconds")
+    parser.add_argument("--late-retry", type=float, default=20.0,
+                        help="one acknowledged click in ten is sent again 3 s to this many "
+                             "seconds later (Slack's X-Slack-Retry-Num)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--base-port", type=int, default=20500)
     parser.add_argument("--redis", choices=["standalone", "cluster"], default="standalone")
     parser.add_argument("--smoke", action="store_true",
-                        help="the test suite's size: 200 clarifications in 30 s, 3 kills each")
+                        help="the test suite's size: 200 clarifications in 30 s, 3 kills "
+                             "each, late retries within 8 s")
     parser.add_argument("--json", help="also write the verdict to this file")
     parser.add_argument("--serve", choices=["core", "fakes"])
     parser.add_argument("--contract", choices=["full", "baseline"], default="full",
@@ -455,7 +460,7 @@ def main() -> None:
         if args.smoke:
             args.clarifications, args.readers, args.nonreaders = 200, 40, 4
             args.minutes, args.kills, args.windows = 0.5, 3, 1
-            args.settle, args.window = 40.0, 12.0
+            args.settle, args.window, args.late_retry = 40.0, 12.0, 8.0
         sys.exit(0 if asyncio.run(run(args)) else 1)
 
 

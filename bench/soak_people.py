@@ -108,6 +108,7 @@ class People:
     connector_url: str  # the Teams activities' serviceUrl (the fake connector's)
     token: Any  # () → a Bot Framework token for this bot, signed by the soak's key
     give_up_seconds: float = 240.0
+    late_retry_seconds: tuple[float, float] = (3.0, 20.0)  # how long after the answer
     tally: Tally = field(default_factory=Tally)
     pending: list[tuple[Card, int, bool]] = field(default_factory=list)  # card, index, second
     seen: set[str] = field(default_factory=set)  # clarifications already being answered
@@ -192,7 +193,7 @@ class People:
 
     async def _late_retry(self, http: aiohttp.ClientSession, request: Request) -> None:
         """Slack's retry of a request it thinks went unanswered, long after the answer."""
-        await asyncio.sleep(self.rng.uniform(3.0, 20.0))
+        await asyncio.sleep(self.rng.uniform(*self.late_retry_seconds))
         body, headers = request
         retried = (body, {**headers, "X-Slack-Retry-Num": "1",
                           "X-Slack-Retry-Reason": "http_timeout"}
