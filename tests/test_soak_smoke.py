@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,21 +30,77 @@ from soak_people import Tally  # noqa: E402
 from soak_world import aad_user  # noqa: E402
 
 
+@dataclass
+class SoakRun:
+    """One ``bench/soak.py --smoke`` process, its verdict file and its output files."""
+
+    proc: subprocess.Popen[bytes]
+    verdict: Path
+    out: Path
+    err: Path
+    deadline: float
+
+    def finish(self) -> None:
+        try:
+            self.proc.wait(max(0.0, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.stop()
+
+    def stop(self) -> None:
+        """SIGINT first: the soak stops the processes of its world on the way out."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def report(self) -> str:
+        return self.out.read_text()[-4000:] + self.err.read_text()[-2000:]
+
+
+@pytest.fixture(scope="module")
+def soak_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[dict[str, SoakRun]]:
+    """The smoke runs of the contracts this session's tests ask for, started together: each is a
+    world of its own (its Redis, core, fakes and bot processes on ports from its own base, 100
+    apart; its own folder and Redis prefix), so they share only the machine, and the module
+    waits for the longer run instead of both, one after the other."""
+    wanted = sorted({str(item.callspec.params["contract"]) for item in request.session.items
+                     if isinstance(item, pytest.Function) and item.module is request.module
+                     and hasattr(item, "callspec")})
+    runs: dict[str, SoakRun] = {}
+    try:
+        for contract in wanted:
+            folder = tmp_path_factory.mktemp(f"soak-{contract}")
+            base = int(os.environ.get("CLARIFY_SOAK_BASE_PORT", "20550")) + (
+                0 if contract == "full" else 100)
+            out, err = folder / "stdout", folder / "stderr"
+            with out.open("wb") as stdout, err.open("wb") as stderr:
+                proc = subprocess.Popen(
+                    [sys.executable, str(ROOT / "bench" / "soak.py"), "--smoke", "--base-port",
+                     str(base), "--json", str(folder / "verdict.json"), "--contract", contract],
+                    cwd=ROOT, stdout=stdout, stderr=stderr)
+            runs[contract] = SoakRun(proc, folder / "verdict.json", out, err,
+                                     time.monotonic() + 300)
+        yield runs
+    finally:
+        for run in runs.values():
+            run.stop()
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
 @pytest.mark.parametrize("contract", ["full", "baseline"])
 def test_soak_smoke_loses_doubles_reorders_no_answer_and_sends_no_card_twice_under_faults(
-        tmp_path: Path, contract: str) -> None:
+        soak_runs: dict[str, SoakRun], contract: str) -> None:
     """Against the full reference core, and against one that serves the baseline alone."""
-    out = tmp_path / "verdict.json"
-    base = int(os.environ.get("CLARIFY_SOAK_BASE_PORT", "20550")) + (
-        0 if contract == "full" else 100)
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "soak.py"), "--smoke",
-                          "--base-port", str(base), "--json", str(out), "--contract", contract],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
-    report = run.stdout[-4000:] + run.stderr[-2000:]
-    assert out.exists(), report
-    result = json.loads(out.read_text())
+    run = soak_runs[contract]
+    run.finish()
+    report = run.report()
+    assert run.verdict.exists(), report
+    result = json.loads(run.verdict.read_text())
     v = result["verdict"]
     assert (v["lost"], v["doubled"], v["reordered"]) == (0, 0, 0), report
     assert (v["duplicated"], v["leaks"], v["cards_to_refused"]) == (0, 0, 0), report
@@ -52,7 +112,7 @@ def test_soak_smoke_loses_doubles_reorders_no_answer_and_sends_no_card_twice_und
     faults = Counter(result["faults"])
     assert any(k.startswith("Redis killed") for k in faults), report
     assert any(k.startswith("core times out") for k in faults), report
-    assert run.returncode == 0, report
+    assert run.proc.returncode == 0, report
 
 
 def _records(*responses: tuple[str, str, int] | tuple[str, str, int, bool]
