@@ -51,9 +51,10 @@ class Check:
 
     async def result(self) -> str:
         """The cached result while fresh, else a new one (one probe at a time, however many
-        requests ask)."""
-        if self._result is not None and self.now() - self._at < self.ttl_seconds:
-            return self._result
+        requests ask). ``connecting`` is never kept: it is the bot's own connection being made,
+        cheap to look at again, and the check reads ``ok`` the moment it is made."""
+        if self._result not in (None, CONNECTING) and self.now() - self._at < self.ttl_seconds:
+            return str(self._result)
         if self._running is None or self._running.done():
             self._running = asyncio.create_task(self._run())
         return await asyncio.shield(self._running)

@@ -14,7 +14,7 @@ from adapters.slack.channel import SlackChannel
 from bot.channel import CredentialsRejected
 from bot.clock import SystemClock
 from bot.core.client import CoreClient, RetryPolicy
-from bot.process.health import Check, Readiness
+from bot.process.health import Check, Connecting, Readiness
 from bot.process.service import health_routes, readiness_checks
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
@@ -46,6 +46,24 @@ async def test_a_result_is_reused_until_it_expires() -> None:
     dial.seconds += 2
     await check.result()
     assert len(calls) == 2
+
+
+async def test_connecting_is_not_kept_the_next_ask_looks_again() -> None:
+    """"connecting" (the bot's own connection being made) is not cached: the next ask probes
+    again and reads "ok" once the connection is made; "ok" is then kept for the TTL."""
+    calls: list[int] = []
+    connected = asyncio.Event()
+
+    async def probe() -> None:
+        calls.append(1)
+        if not connected.is_set():
+            raise Connecting()
+
+    check = Check("slack_socket", probe, ttl_seconds=5, now=Dial())
+    assert [await check.result() for _ in range(2)] == ["connecting"] * 2
+    connected.set()
+    assert [await check.result() for _ in range(2)] == ["ok"] * 2
+    assert len(calls) == 3
 
 
 async def test_concurrent_requests_share_one_probe_and_refusals_name_the_setting() -> None:
