@@ -108,6 +108,8 @@ async def test_socket_mode_is_ready_once_connected(
         status, checks = await readiness(bot.url)
         return status == 200 and checks.get("slack_socket") == "ok"
 
+    # asked before the connection is open, /readyz would keep "unavailable" for 5 s
+    await wait_until(lambda: socket_server[1], "the Socket Mode connection")
     await wait_until(ready, "the Socket Mode check to pass")
     assert socket_server[1]
     await socket_server[1][0].close()  # Slack drops the connection: not ready until back
