@@ -148,7 +148,9 @@ class SlackPeople:
         return response
 
 
-@dataclass
+# repr=False: on Python 3.12, asyncio's runner formats the task that made this fixture (its
+# value included) as it restores the SIGINT handler; a generated repr walks every part (~30 ms)
+@dataclass(repr=False)
 class Stack(SlackPeople, Drives):
     core: ReferenceCore
     clock: ManualClock

@@ -62,7 +62,9 @@ from tests.teams.tokens import claims, sign
 T0 = datetime(2026, 7, 6, 9, 0, 0, 123000, tzinfo=UTC)
 
 
-@dataclass
+# repr=False: on Python 3.12, asyncio's runner formats the task that made this fixture (its
+# value included) as it restores the SIGINT handler; a generated repr walks every part (~30 ms)
+@dataclass(repr=False)
 class Both:
     engine: Engine
     store: Store
