@@ -306,8 +306,9 @@ def build_slack_adapter(
     # bolt's own signature check is off: handle_http verifies every HTTP request once, before
     # bolt sees it, and Socket Mode requests are not signed. process_before_response: every
     # listener acknowledges within a local store call and hands slow work to the outbox or a
-    # task, so bolt need not poll (every 10 ms) for the ack
-    app = AsyncApp(signing_secret=signing_secret, client=client,
+    # task, so bolt need not poll (every 10 ms) for the ack. Named here: without a name bolt
+    # reads the whole call stack (inspect.stack(), source lines included) for its caller's file
+    app = AsyncApp(name="clarify-bot", signing_secret=signing_secret, client=client,
                    request_verification_enabled=False, process_before_response=True,
                    raise_error_for_unhandled_request=False, oauth_flow=flow)
     verifier = SignatureVerifier(signing_secret, clock=EpochClock(signature_clock or clock))
