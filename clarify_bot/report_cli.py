@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from clarify_bot.reach_report import Report, compute
+from bot.reach.report import Report, compute
 
 
 def parse_since(value: str | None, now: datetime) -> datetime | None:

@@ -12,7 +12,7 @@ from bot.clock import ManualClock
 from bot.reach.log import Kind, MemoryReachLog, ReachEntry
 from bot.reach.recording import ReachRecorder
 from bot.store.base import DeliveryKey
-from clarify_bot.reach_report import compute
+from bot.reach.report import compute
 from devcore.demo import answer_now
 from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.kit import crash_after

@@ -16,7 +16,7 @@ from bot.reach.causes import CAUSES
 from bot.reach.gauges import GAUGE, UnreachableGauge
 from bot.reach.log import Kind, MemoryReachLog, ReachEntry, ReachLog
 from bot.reach.recording import ReachRecorder
-from clarify_bot.reach_report import compute
+from bot.reach.report import compute
 
 from .test_reach_report import RECORD, T0
 

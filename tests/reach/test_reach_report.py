@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from bot.reach.log import Kind, ReachEntry
-from clarify_bot.reach_report import cause_of, compute, nearest_rank
+from bot.reach.report import cause_of, compute, nearest_rank
 from clarify_bot.report_cli import as_csv, as_json, as_table, parse_since
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)  # a Monday (2025-W10)
