@@ -30,6 +30,7 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
+    ReachReportView,
     ReminderView,
     StewardConflictView,
     StewardEscalationView,
@@ -48,6 +49,7 @@ Message = (
     | StewardConflictView
     | StewardQuorumView
     | DeadLetterDigestView
+    | ReachReportView
 )
 
 

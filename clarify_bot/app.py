@@ -177,7 +177,8 @@ def _engine_parts(settings: Settings, *, core: CoreClient, store: Store,
                             max_failures=table.max_failures,
                             cache_seconds=table.cache_seconds),
         followup_workers=table.followup_workers, queue_cache_seconds=table.queue_cache_seconds,
-        watch_seconds=settings.store.watch_seconds, reach=reach)
+        watch_seconds=settings.store.watch_seconds, reach=reach,
+        weekly_day=settings.reach.weekly_day())
 
 
 def _consumers(settings: Settings, answers: AnswerService, store: Store) -> OutboxConsumers:

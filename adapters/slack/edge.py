@@ -25,6 +25,7 @@ from bot.abuse_limits import Limit, count_refusal
 from bot.clock import Clock
 from cards import slack as blocks
 from cards.actions import ActionCodec, InvalidActionPayload
+from cards.reach import HOME_QUEUE_ACTION, HOME_REACH_ACTION, REACH_OPEN_ACTION
 
 log = structlog.get_logger("clarify.slack")
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
@@ -109,6 +110,10 @@ def form_or_json(text: str, content_type: str) -> dict[str, Any]:
     return payloads.interaction(text)
 
 
+# buttons that carry no reference: the click is decided from the verified person alone
+PLAIN_ACTIONS = frozenset({HOME_QUEUE_ACTION, HOME_REACH_ACTION, REACH_OPEN_ACTION})
+
+
 @dataclass(frozen=True, slots=True)
 class Read:
     """What the edge read of a verified callback, once: its actor (None for one that acts in no
@@ -118,6 +123,7 @@ class Read:
     who: payloads.Who | None
     click: payloads.Click | None = None
     submission: payloads.Submission | None = None
+    plain: payloads.Plain | None = None  # a button without a reference (``PLAIN_ACTIONS``)
 
 
 def read_callback(body: dict[str, Any], codec: ActionCodec) -> Read:
@@ -129,6 +135,9 @@ def read_callback(body: dict[str, Any], codec: ActionCodec) -> Read:
             and isinstance(actions[0], dict) else None
         if action_id == blocks.OPEN_DOCUMENT_ACTION:
             return Read(payloads.who(body))
+        if action_id in PLAIN_ACTIONS:
+            found = payloads.plain(body)
+            return Read(found.who, plain=found)
         click = payloads.click(body, codec)
         return Read(click.who, click)
     if kind == "view_submission":

@@ -26,13 +26,16 @@ from bot.channel import ChannelError, SlackReach
 from bot.chat import ChatUser
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
+from cards import reach as reach_cards
 from cards.attention import render_slack_home
-from cards.views import AttentionView
+from cards.views import AttentionView, ReachDetailView
 
 log = structlog.get_logger("clarify.slack")
 HOME_EVENT = "app_home_opened"
 REGISTRY.preset("clarify_slack_home_total", outcome=("published", "not_served",
                                                      "not_published"))
+QUEUE, REACH = "queue", "reach"
+TABS_KEPT = 10_000  # people whose chosen tab this process remembers (the oldest forgotten)
 
 
 def register(kit: Kit) -> None:
@@ -56,10 +59,59 @@ def register(kit: Kit) -> None:
         kit.spawn(publish(kit, user))
 
     async def republish(user: ChatUser, view: AttentionView) -> None:
+        if tabs.get(_tab_key(user)) == REACH:
+            return  # the person is on the Reach tab: the queue shows when they choose it
         await show(kit, user, view)
 
+    async def on_tab(ack: Any, context: Any) -> None:
+        """A tab button on the Home (Queue, Reach), or the weekly report's detail button:
+        the chosen tab is published (and, for the report's button, the person is told where
+        it is, with a link to the Home)."""
+        await ack()
+        found = listening.read(context).plain
+        if found is None or kit.tenant(found.who) is None:
+            return
+        user = listening.user(found.who)
+        tab = QUEUE if found.action_id == reach_cards.HOME_QUEUE_ACTION else REACH
+        _choose(tabs, user, tab)
+        kit.spawn(publish(kit, user, tab=tab))
+        if found.action_id == reach_cards.REACH_OPEN_ACTION and found.channel_id is not None:
+            kit.spawn(_pointed(kit, found))
+
+    tabs = kit.home_tabs
     kit.app.event(HOME_EVENT)(on_home_opened)
+    for action in (reach_cards.HOME_QUEUE_ACTION, reach_cards.HOME_REACH_ACTION,
+                   reach_cards.REACH_OPEN_ACTION):
+        kit.app.action(action)(on_tab)
     kit.interactions.board.publish_with("slack", republish)
+
+
+def _tab_key(user: ChatUser) -> tuple[str | None, str | None, str]:
+    return (user.enterprise_id, user.team_id, user.user_id)
+
+
+def _choose(tabs: dict[tuple[str | None, str | None, str], str], user: ChatUser,
+            tab: str) -> None:
+    tabs.pop(_tab_key(user), None)
+    tabs[_tab_key(user)] = tab  # dicts keep insertion order: the oldest choice is first
+    while len(tabs) > TABS_KEPT:
+        del tabs[next(iter(tabs))]
+
+
+async def _pointed(kit: Kit, found: payloads.Plain) -> None:
+    """Tell the person (only them, next to the report) that the detail is on the Home's Reach
+    tab, with a link that opens it where the click says which app and workspace it is."""
+    assert found.channel_id is not None
+    detail = await kit.interactions.reach_detail(listening.user(found.who))
+    link = (f"slack://app?team={found.who.team_id}&id={found.app_id}&tab=home"
+            if found.who.team_id and found.app_id else None)
+    try:
+        await kit.channel.ephemeral(found.channel_id, found.who.user_id,
+                                    reach_cards.render_slack_reach_note(detail, link),
+                                    workspace=SlackReach(team_id=found.who.team_id,
+                                                         enterprise_id=found.who.enterprise_id))
+    except ChannelError as exc:
+        log.warning("slack.reach_note_not_sent", error=exc.reason)
 
 
 async def _seen(kit: Kit, user: ChatUser) -> None:
@@ -71,14 +123,20 @@ async def _seen(kit: Kit, user: ChatUser) -> None:
         log.warning("slack.block_not_cleared", error=type(exc).__name__)
 
 
-async def publish(kit: Kit, user: ChatUser) -> None:
-    """The person's queue, rendered and published to their Home tab."""
-    await show(kit, user, await kit.interactions.attention(user))
+async def publish(kit: Kit, user: ChatUser, *, tab: str | None = None) -> None:
+    """The person's chosen tab (``tab``, else the one they chose last in this process, else
+    the queue), rendered and published to their Home. Only a steward has the Reach tab."""
+    tab = tab or kit.home_tabs.get(_tab_key(user), QUEUE)
+    view = await kit.interactions.attention(user)
+    detail = await kit.interactions.reach_detail(user) if tab == REACH and view.steward \
+        else None
+    await show(kit, user, view, reach=detail)
 
 
-async def show(kit: Kit, user: ChatUser, view: AttentionView) -> None:
+async def show(kit: Kit, user: ChatUser, view: AttentionView, *,
+               reach: ReachDetailView | None = None) -> None:
     try:
-        await kit.channel.publish_home(user.user_id, render_slack_home(view),
+        await kit.channel.publish_home(user.user_id, render_slack_home(view, reach=reach),
                                        workspace=SlackReach(team_id=user.team_id,
                                                             enterprise_id=user.enterprise_id))
     except ChannelError as exc:

@@ -51,6 +51,8 @@ class Kit:
     clock: Clock
     refusals: LastingRefusals  # a lasting refusal of Slack ends when the person is seen here
     tasks: Tasks = field(default_factory=lambda: Tasks("slack"))
+    # the App Home tab each person chose last in this process ((org, workspace, user) -> tab)
+    home_tabs: dict[tuple[str | None, str | None, str], str] = field(default_factory=dict)
     accept_seconds: float = ACCEPT_SECONDS
 
     def tenant(self, who: payloads.Who) -> str | None:

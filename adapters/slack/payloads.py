@@ -275,6 +275,34 @@ def _locale(value: object) -> str | None:
     return None
 
 
+APP_ID = re.compile(r"A[A-Z0-9]{2,31}")
+
+
+@dataclass(frozen=True, slots=True)
+class Plain:
+    """A button that carries no reference (the App Home's tabs, the reach report's detail):
+    who clicked, which, and where (the DM it was in, the app's id for a link to its Home)."""
+
+    who: Who
+    action_id: str
+    channel_id: str | None
+    app_id: str | None
+
+
+def plain(payload: dict[str, Any]) -> Plain:
+    actions = payload.get("actions")
+    if not isinstance(actions, list) or len(actions) != 1 or not isinstance(actions[0], dict):
+        raise MalformedPayload("expected exactly one action")
+    action_id = _str(actions[0].get("action_id"), field="action_id") or ""
+    container = obj(payload.get("container"))
+    channel = obj(payload.get("channel"))
+    return Plain(who=who(payload), action_id=action_id,
+                 channel_id=_id(container.get("channel_id") or channel.get("id"), CHANNEL_ID,
+                                field="container.channel_id", optional=True),
+                 app_id=_id(payload.get("api_app_id"), APP_ID, field="api_app_id",
+                            optional=True))
+
+
 LOCALE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8}){0,3}")
 
 

@@ -52,11 +52,12 @@ from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.core.models import ReasonCode
 from bot.engine.lasting import LastingRefusals
-from bot.interaction.interactions import Interactions, wants_queue
+from bot.interaction.interactions import Interactions, wants_queue, wants_reach
 from bot.metrics import REGISTRY
 from bot.store.base import Conversations
 from cards import attention
-from cards.views import Viewer
+from cards import reach as reach_cards
+from cards.views import Viewer, with_locale
 
 log = structlog.get_logger("clarify.teams")
 MESSAGES_PATH = "/api/messages"
@@ -209,6 +210,7 @@ class TeamsAdapter:
         self.app.activity(ActivityTypes.message)(self.on_message)
         for verb in VERBS:
             self.app.adaptive_card.action_execute(verb)(self.on_action)
+        self.app.adaptive_card.action_execute(reach_cards.REACH_VERB)(self.on_reach)
 
     async def on_installation(self, context: TurnContext, state: TurnState) -> None:
         """Installed: keep the 1:1 conversation; uninstalled: forget it."""
@@ -231,6 +233,13 @@ class TeamsAdapter:
         if user is None or not references.personal(context.activity) \
                 or not (context.activity.text or "").strip():
             return  # no words (a file, an adaptive card's own message): nothing was asked
+        if wants_reach(context.activity.text):
+            detail = await self.interactions.reach_detail(user)
+            await context.send_activity(Activity(type=ActivityTypes.message, attachments=[
+                Attachment(content_type=CARD_CONTENT_TYPE,
+                           content=reach_cards.render_teams_reach_detail(
+                               with_locale(detail, _stated_locale(context.activity))))]))
+            return
         if not wants_queue(context.activity.text):
             await context.send_activity(attention.help_text(Viewer()))
             return
@@ -251,6 +260,10 @@ class TeamsAdapter:
         _, who = _edge(context)
         return await self.invokes.on_action(context.activity, who, data)
 
+    async def on_reach(self, context: TurnContext, state: TurnState, data: Any) -> Any:
+        _, who = _edge(context)
+        return await self.invokes.on_reach(context.activity, who)
+
     async def drain(self) -> None:
         await self.invokes.drain()
 
@@ -266,6 +279,12 @@ def _edge(context: TurnContext) -> tuple[str, Actor]:
 # what a client says of the person beside the activity (zone, language, local time): an empty
 # one is none, as a platform's zone that names no zone is none (docs/delivery.md)
 _STATED = ("localTimezone", "locale", "localTimestamp")
+
+
+def _stated_locale(activity: Activity) -> str | None:
+    """The locale the Teams client states beside the activity, when it states one."""
+    locale = getattr(activity, "locale", None)
+    return locale.strip() if isinstance(locale, str) and locale.strip() else None
 
 
 def _activity(raw: bytes) -> Activity:

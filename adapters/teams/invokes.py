@@ -36,6 +36,7 @@ from bot.clock import Clock
 from bot.interaction.declines import DeclineStatus
 from bot.interaction.interactions import Interactions
 from cards import overrides
+from cards import reach as reach_cards
 from cards import teams as adaptive
 from cards import text as card_text
 from cards.actions import (
@@ -49,7 +50,7 @@ from cards.actions import (
     read_custom_answer,
     read_override_note,
 )
-from cards.views import CustomError, CustomFormView, Viewer, with_locale
+from cards.views import CustomError, CustomFormView, ReachDetailView, Viewer, with_locale
 
 log = structlog.get_logger("clarify.teams")
 CARD = "application/vnd.microsoft.card.adaptive"
@@ -112,6 +113,20 @@ class Invokes:
         if ref.kind in (ActionKind.OVERRIDE_OPEN, ActionKind.OVERRIDE_SUBMIT):
             return await self._override(activity, user, ref, data)
         return _error(400, "BadRequest", "This card's action is not one the bot sent.")
+
+    async def on_reach(self, activity: Activity, who: Actor) -> AdaptiveCardInvokeResponse:
+        """The weekly reach report's button: the detail card, for a steward; for anyone else
+        the card that says there is nothing for them (``bot.interaction.reach``)."""
+        token = _READER.set(_locale_of(activity))
+        try:
+            user = who.user()
+            detail = ReachDetailView(viewer=Viewer(), steward=False) if user is None \
+                else await self._within(self.interactions.reach_detail(user))
+            if detail is None:  # the record or the core too slow for the invoke
+                detail = ReachDetailView(viewer=Viewer(), steward=True, unavailable=True)
+            return card(reach_cards.render_teams_reach_detail(_read(detail)))
+        finally:
+            _READER.reset(token)
 
     # ---------------------------------------------------------------- answers
 

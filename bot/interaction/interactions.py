@@ -30,6 +30,7 @@ from bot.engine.rbac import may_read
 from bot.engine.zones import Zones
 from bot.interaction.attention import AttentionBoard
 from bot.interaction.declines import Declined, Declines
+from bot.interaction.reach import ReachDesk
 from bot.store.base import CardRecord, DeliveryLedger
 from bot.store.errors import StoreError
 from cards.views import (
@@ -37,10 +38,13 @@ from cards.views import (
     DigestView,
     OverrideFormView,
     QuestionView,
+    ReachDetailView,
+    Viewer,
 )
 
 log = structlog.get_logger("clarify.interactions")
 QUEUE_COMMAND = "queue"  # the personal chat message that asks for the queue (Teams)
+REACH_COMMAND = "reach"  # the personal chat message that asks for the reach detail (Teams)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +90,12 @@ def wants_queue(message: str | None) -> bool:
     return (message or "").strip().casefold() == QUEUE_COMMAND
 
 
+def wants_reach(message: str | None) -> bool:
+    """Whether a personal chat message asks for the steward's reach detail: "reach", in any
+    case, with any surrounding blanks."""
+    return (message or "").strip().casefold() == REACH_COMMAND
+
+
 def may_see(person: Person, c: Clarification, *, tenant_id: str) -> bool:
     """The RBAC gate for anything showing a clarification's content to a person."""
     return c.tenant_id == tenant_id and may_read(person, acl=c.document.acl,
@@ -102,6 +112,7 @@ class Interactions:
     declines: Declines
     board: AttentionBoard
     zones: Zones  # the readers' zones (``bot.engine.zones``), for a card whose record names none
+    reach: ReachDesk | None = None  # the steward's reach detail (None: the record is not kept)
 
     def tenant(self, user: ChatUser) -> str | None:
         """The tenant a callback acts in, or None (deny by default): ``tenant_of``."""
@@ -180,6 +191,13 @@ class Interactions:
         from the
         core, remembered for a short while per steward)."""
         return await self.board.for_user(user)
+
+    async def reach_detail(self, user: ChatUser) -> ReachDetailView:
+        """A steward's reach detail, for the chat identity (``bot.interaction.reach``); anyone
+        else: the view with nothing for them."""
+        if self.reach is None:
+            return ReachDetailView(viewer=Viewer(), steward=False)
+        return await self.reach.detail(user)
 
     async def _zone(self, user: ChatUser, person: Person, tenant: str) -> ZoneInfo:
         """The reader's zone (``bot.engine.zones``), their platform's from the identity that

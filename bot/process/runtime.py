@@ -40,12 +40,14 @@ from bot.engine.trail import Trail
 from bot.engine.zones import Zones
 from bot.interaction.attention import TTL_SECONDS, AttentionBoard
 from bot.interaction.declines import Declines
+from bot.interaction.reach import ReachDesk
 from bot.interaction.interactions import Interactions, tenant_of
 from bot.process.holdrecovery import HoldRecovery
 from bot.process.pauses import Pauses
 from bot.process.storewatch import WATCH_SECONDS, StoreWatch, watchable
 from bot.process.worker import Worker, WorkerConfig
 from bot.reach.recording import ReachRecorder
+from bot.reach.weekly import WeeklyReports
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
 
@@ -75,6 +77,7 @@ class Engine:
     # notices a store that lost its data (None: a store without a generation)
     storewatch: StoreWatch | None = None
     reach: ReachRecorder | None = None  # the reach record's writer (None: not kept)
+    weekly: WeeklyReports | None = None  # the stewards' weekly reach report (None: none)
 
 
 @dataclass
@@ -104,6 +107,8 @@ class EngineParts:
     watch_seconds: float = WATCH_SECONDS  # store.watch_seconds (bot.process.storewatch)
     # writes the reach record from the audit events, and expires it (None: not kept)
     reach: ReachRecorder | None = None
+    # the day of the stewards' weekly reach report (Monday=0; None: none), when it is kept
+    weekly_day: int | None = 0
 
 
 async def platform_locale(zones: Zones, address: Address) -> str | None:
@@ -162,6 +167,11 @@ def build_engine(parts: EngineParts) -> Engine:
                            audit=audit, clock=clock, told=board.steward_told, zones=zones)
     dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
                                       routing=routing, audit=audit, clock=clock, zones=zones)
+    weekly = None
+    if parts.reach is not None and parts.weekly_day is not None:
+        weekly = WeeklyReports(reach=parts.reach.reach, core=core, ledger=store,
+                               deliverer=deliverer, routing=routing, zones=zones, clock=clock,
+                               weekday=parts.weekly_day)
     watch = None
     if watchable(store) is not None:
         watch = StoreWatch(store=store, clock=clock, audit=audit,
@@ -172,7 +182,8 @@ def build_engine(parts: EngineParts) -> Engine:
     # the housekeeping pass, in order: a lost store noticed before held jobs are looked at
     chores = [*([watch.check_if_due] if watch is not None else []), held.flush,
               digests.flush, notices.flush, reminders.flush, dead_letters.report,
-              *([parts.reach.housekeep] if parts.reach is not None else [])]
+              *([parts.reach.housekeep] if parts.reach is not None else []),
+              *([weekly.run] if weekly is not None else [])]
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, held=held, clock=clock, config=parts.worker,
                     chores=chores, random=parts.random, outcomes=outcomes, pauses=parts.pauses)
@@ -184,13 +195,15 @@ def build_engine(parts: EngineParts) -> Engine:
                             words=words)
     declines = Declines(core=core, ledger=store, kv=store, trail=trail, refresher=refresher,
                         clock=clock, redo=handler.handle)
+    desk = ReachDesk(core=core, reach=parts.reach.reach if parts.reach is not None else None,
+                     clock=clock, zones=zones, tenant=partial(tenant_of, tenants=tenants))
     interactions = Interactions(core=core, store=store, digests=digests, clock=clock,
                                 tenants=tenants, declines=declines,
-                                board=board, zones=zones)
+                                board=board, zones=zones, reach=desk)
     return Engine(core=core, store=store, channels=channels, routing=routing, audit=audit,
                   deliverer=deliverer, trail=trail, zones=zones, refusals=refusals,
                   stewards=stewards, refresher=refresher, handler=handler, held=held,
                   digests=digests, notices=notices, reminders=reminders,
                   dead_letters=dead_letters, worker=worker,
                   answers=answers, interactions=interactions, storewatch=watch,
-                  reach=parts.reach)
+                  reach=parts.reach, weekly=weekly)

@@ -57,6 +57,11 @@ class ReachLog(Protocol):
         (None: every kind), oldest first."""
         ...
 
+    async def workspaces(self, *, since: datetime) -> dict[tuple[str, str], str]:
+        """Each (tenant, workspace) with an entry at or after ``since``, and the question of
+        its latest entry (the weekly report asks the core for the workspace's steward)."""
+        ...
+
     async def erase_person(self, names: Iterable[str]) -> int:
         """Forget a person: every entry about any of ``names`` (their person id, their chat
         user ids) removed, and a cause naming one cleared; returns the entries removed."""
@@ -95,6 +100,14 @@ class MemoryReachLog:
                        and (since is None or e.at >= since)
                        and (kinds is None or e.kind in kinds)),
                       key=lambda e: (e.at, e.entry_id))
+
+    async def workspaces(self, *, since: datetime) -> dict[tuple[str, str], str]:
+        found: dict[tuple[str, str], tuple[datetime, str]] = {}
+        for e in self._entries.values():
+            key = (e.tenant, e.workspace)
+            if e.at >= since and (key not in found or found[key][0] <= e.at):
+                found[key] = (e.at, e.clarification_id)
+        return {key: question for key, (_, question) in sorted(found.items())}
 
     async def erase_person(self, names: Iterable[str]) -> int:
         wanted = set(names)

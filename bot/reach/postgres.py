@@ -117,6 +117,15 @@ class PostgresReachLog:
                            kind=Kind(r["kind"]), severity=r["severity"],
                            reason_code=r["reason_code"], cause=r["cause"]) for r in rows]
 
+    async def workspaces(self, *, since: datetime) -> dict[tuple[str, str], str]:
+        query = (sa.select(entries.c.tenant, entries.c.workspace, entries.c.clarification_id)
+                 .where(entries.c.at >= since)
+                 .distinct(entries.c.tenant, entries.c.workspace)
+                 .order_by(entries.c.tenant, entries.c.workspace, entries.c.at.desc()))
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        return {(r[0], r[1]): r[2] for r in rows}
+
     async def erase_person(self, names: Iterable[str]) -> int:
         wanted = sorted(set(names))
         if not wanted:

@@ -158,6 +158,16 @@ class ReachSettings(_Table):
     # CLARIFY_BOT_DATABASE_URL is set, else in memory with store.backend = "memory"
     enabled: bool = True
     retention_days: Int = _ints(90, 1, 3650)
+    # the stewards' weekly reach report in chat, on this day in each steward's zone (their
+    # first working hour of it or later); "off": none
+    weekly_report: Annotated[Literal["monday", "tuesday", "wednesday", "thursday", "friday",
+                                     "saturday", "sunday", "off"],
+                             BeforeValidator(_lower)] = "monday"
+
+    def weekly_day(self) -> int | None:
+        """The weekly report's day (Monday=0), None when it is off."""
+        days = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+        return None if self.weekly_report == "off" else days.index(self.weekly_report)
 
 
 class AuditSettings(_Table):
