@@ -433,7 +433,7 @@ message("reach.all_reached",
 message("reach.open", "See who and how to fix it")
 message("reach.note", "The detail (who, and how to fix it) is on the Reach tab of my App Home.")
 
-message("reach.detail_title", "Reach in the workspaces you steward")
+message("reach.detail_title", "Reach report")
 message("reach.not_steward",
         "Nothing for you here: this shows how questions reached people in the workspaces a "
         "steward looks after, and you steward no workspace.")
@@ -465,10 +465,11 @@ message("reach.cut", "The rest does not fit here. `clarify-bot report` shows the
 
 # each cause of a person not reached (cards.views.REACH_CAUSES): its label, and its fix
 message("reach.cause.no_alias", "No chat account known")
-message("reach.fix.no_alias", "Identity sync: give the person a Slack or Teams alias.")
+message("reach.fix.no_alias", "Give the person a Slack or Teams alias in the identity sync.")
 message("reach.cause.ambiguous_alias", "Ambiguous chat account")
 message("reach.fix.ambiguous_alias",
-        "Identity sync: one chat account per person and platform, shared with nobody.")
+        "In the identity sync, give each person one chat account per platform, shared with "
+        "nobody.")
 message("reach.cause.no_read_permission", "May not read the document")
 message("reach.fix.no_read_permission", "Grant the person read access to the document.")
 message("reach.cause.app_not_installed", "Teams app not installed")

@@ -7,7 +7,7 @@ hold a document link (``cards.teams_text``).
 
 from __future__ import annotations
 
-from cards import overrides, steward_text, text, untrusted
+from cards import overrides, reach, steward_text, text, untrusted
 from cards import platform_limits as limits
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.outcome_text import outcome_text
@@ -28,6 +28,7 @@ from cards.views import (
     DocumentView,
     OutcomeView,
     QuestionView,
+    ReachReportView,
     ReminderView,
     SkippedCandidate,
     StewardConflictView,
@@ -404,3 +405,11 @@ def _digest_more(view: DigestView, *, codec: ActionCodec, shown: int) -> dict:
         {"type": "ActionSet", "id": "digest.more.actions", "actions": [
             _execute(cat.text("digest.show_more"), DIGEST_NEXT_VERB, codec.teams_data(ref))]}]}
 
+
+# ---------------------------------------------------------------- the reach report
+
+
+def render_reach_report(view: ReachReportView) -> dict:
+    """The steward's weekly reach report (``cards.reach``, built on this module's helpers):
+    figures, top causes, one ``Action.Execute`` (verb ``reach.REACH_VERB``)."""
+    return reach.render_teams_reach_report(view)
