@@ -3,19 +3,25 @@
 Pure like every renderer: an ``AttentionView`` in, a Block Kit ``home`` view or an Adaptive Card
 out. Both stay inside their platform's limits (100 blocks for a home view, 28 KB for a Teams
 card): items past the budget become one "…and N more" line that names the CLI, which lists all.
+A steward's Home has two tabs, "Queue" and "Reach" (buttons ``HOME_QUEUE_ACTION`` and
+``HOME_REACH_ACTION``): the queue, or the reach report's detail (``cards.reach``).
 """
 
 from __future__ import annotations
 
 from cards import platform_limits as limits
+from cards import reach as reach_cards
 from cards import slack_blocks as sl
 from cards import teams as tm
 from cards import text
 from cards.teams_text import block
 from cards.untrusted import Code, line
-from cards.views import AttentionItem, AttentionView, Viewer
+from cards.views import AttentionItem, AttentionView, ReachDetailView, Viewer
 
 HOME_TYPE = "home"
+# the steward's Home tabs: buttons that publish the queue or the reach report's detail
+HOME_QUEUE_ACTION = "home.queue"
+HOME_REACH_ACTION = "home.reach"
 
 
 def summary_text(view: AttentionView) -> str:
@@ -53,11 +59,28 @@ def _reference(item: AttentionItem) -> Code:
 # ---------------------------------------------------------------- Slack App Home
 
 
-def render_slack_home(view: AttentionView) -> dict:
-    """The App Home tab (``views.publish``): a header, the summary, one section per item (its
-    document as the steward may see it, severity, state and the clarification id)."""
+def home_tabs(viewer: Viewer, *, reach_shown: bool) -> dict:
+    """The steward's two tabs, "Queue" and "Reach": the one shown is the primary button."""
+    cat = text.catalog_of(viewer)
+    tabs = []
+    for key, action_id, shown in (("home.tab_queue", HOME_QUEUE_ACTION, not reach_shown),
+                                  ("home.tab_reach", HOME_REACH_ACTION, reach_shown)):
+        tab = sl.button(cat.text(key), action_id=action_id)
+        tabs.append({**tab, "style": "primary"} if shown else tab)
+    return {"type": "actions", "block_id": "home.tabs", "elements": tabs}
+
+
+def render_slack_home(view: AttentionView, *, reach: ReachDetailView | None = None) -> dict:
+    """The App Home tab (``views.publish``). A steward's starts with the two tabs; then, with
+    ``reach``, the reach report's detail (``cards.reach``), else the queue: a header, the
+    summary, one section per item (its document as the steward may see it, severity, state and
+    the clarification id). Anyone else's is the queue's "nothing for you here", without tabs."""
+    if view.steward and reach is not None:
+        tabs = home_tabs(view.viewer, reach_shown=True)
+        return {"type": HOME_TYPE, "blocks": [tabs, *_reach_blocks(reach)]}
     cat = text.catalog_of(view.viewer)
-    blocks = [{"type": "header", "block_id": "queue.title",
+    blocks = [*([home_tabs(view.viewer, reach_shown=False)] if view.steward else []),
+              {"type": "header", "block_id": "queue.title",
                "text": sl.plain_text(cat.text("queue.title"), limits.SLACK_HEADER_TEXT)},
               sl.section("queue.intro", summary_text(view))]
     # one block per item, one left for the overflow line
@@ -74,6 +97,11 @@ def render_slack_home(view: AttentionView) -> dict:
     if more:
         blocks.append(sl.context("queue.more", more))
     return {"type": HOME_TYPE, "blocks": blocks}
+
+
+def _reach_blocks(view: ReachDetailView) -> list[dict]:
+    """The Reach tab's blocks, with room left for the tabs."""
+    return reach_cards.render_slack_reach_detail_blocks(view, room=limits.SLACK_MODAL_BLOCKS - 1)
 
 
 # ---------------------------------------------------------------- Teams card

@@ -1,4 +1,5 @@
-"""Dates as people read them: babel formatting in the viewer's locale and time zone.
+"""Dates (and the numbers beside them) as people read them: babel formatting in the viewer's
+locale and time zone.
 
 Instants (when an answer was recorded) are shown in the viewer's time zone. Validity bounds
 that fall exactly on midnight UTC are calendar dates (the core stores a date that way) and are
@@ -11,8 +12,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from babel import Locale, UnknownLocaleError
-from babel.dates import format_date, format_skeleton
+from babel.dates import format_date, format_interval, format_skeleton
 from babel.lists import format_list
+from babel.numbers import format_decimal, format_percent
 
 # The spec's examples ("12 June", "4 Jul 2026") are British English; a bare "en" (the core's
 # default) renders that way, while "en-US" from Slack or Teams gets "June 12".
@@ -73,6 +75,24 @@ def day_label(day: date, *, locale: str | None, reference_year: int | None = Non
 def short_date(day: date, *, locale: str | None) -> str:
     """ "4 Jul 2026": the date an answer was recorded."""
     return format_date(day, "medium", locale=resolve_locale(locale))
+
+
+def day_span(start: date, end: date, *, locale: str | None) -> str:
+    """ "29 Jun – 5 Jul 2026": a range of days, both included, by the locale's CLDR interval
+    format (one day alone when they are the same)."""
+    first, last = min(start, end), max(start, end)
+    return format_interval(first, last, "yMMMd", locale=resolve_locale(locale))
+
+
+def number_label(value: float, *, locale: str | None) -> str:
+    """ "1,234", "1.234,5", "1 234,5": a count or an amount (at most one decimal) in the
+    locale's digits and separators."""
+    return format_decimal(value, "#,##0.#", locale=resolve_locale(locale))
+
+
+def percent_label(share: float, *, locale: str | None) -> str:
+    """ "83%", "83 %": a share (0-1) as a whole percent in the locale's format."""
+    return format_percent(share, locale=resolve_locale(locale))
 
 
 def names_list(names: list[str] | tuple[str, ...], *, locale: str | None) -> str:

@@ -9,11 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 
-from bot.core.models import AuthorityRelation, ReasonCode, Severity
-from cards import slack, teams
+from bot.core.models import AuthorityRelation, ClarificationState, ReasonCode, Severity
+from cards import attention, reach, slack, teams
 from cards.actions import ActionCodec
 from cards.views import (
     AnswerView,
+    AttentionItem,
+    AttentionView,
     CandidateView,
     CustomError,
     CustomFormView,
@@ -25,6 +27,12 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     QuorumBanner,
+    ReachCauseView,
+    ReachDetailView,
+    ReachReportView,
+    ReachTimingView,
+    ReachTotals,
+    ReachWorkspaceView,
     ReminderView,
     SkippedCandidate,
     StewardConflictView,
@@ -185,6 +193,58 @@ INVALID = CustomFormView(question=QUESTION, error=CustomError.END_BEFORE_START,
                          entered_from=date(2026, 6, 30), entered_to=date(2026, 6, 1),
                          entered_note="Per the countersigned copy in the shared drive")
 
+# The steward's attention queue (Slack: the App Home, its "Queue" tab; Teams: the queue card).
+QUEUE = AttentionView(viewer=STEWARD, steward=True, items=(
+    AttentionItem(clarification_id=CRITICAL.clarification_id, document=LEASE,
+                  severity=Severity.CRITICAL, state=ClarificationState.CONFLICTED),
+    AttentionItem(clarification_id="clr_0a11", document=WITHHELD, severity=Severity.HIGH,
+                  state=ClarificationState.DEAD_LETTERED)))
+# The steward's weekly reach report (a message) and its detail (Slack: the App Home's "Reach"
+# tab; Teams: a card): a week of the workspaces they steward.
+WEEK = (date(2026, 6, 29), date(2026, 7, 5))
+WEEK_TOTALS = ReachTotals(questions=42, asked=39, bound=31, open=6, escalated=4,
+                          dead_lettered=2, bound_before_escalation=0.87, median_hours=26.5,
+                          median_working_hours=3.5)
+UNREACHED = (
+    ReachCauseView("no_alias", people=3, questions=5,
+                   names=("Ahmed Haddad", "Marta Nowak", "Jonas Weber")),
+    ReachCauseView("app_not_installed", people=2, questions=3,
+                   names=("Tom Becker", "Dana Whitfield")),
+    ReachCauseView("no_read_permission", people=2, questions=2,
+                   names=("Sarah Okafor", "Lena Brandt")),
+    ReachCauseView("blocked_or_uninstalled", people=1, questions=1, names=("Priya Raman",)),
+    ReachCauseView("tenant_scope", people=14, questions=2, more=4, names=(
+        "Aiko Tanaka", "Bruno Costa", "Chen Wei", "Daniel Okoro", "Elif Yilmaz", "Femi Adeyemi",
+        "Greta Lind", "Hugo Martin", "Ines Duarte", "Jan Novak")),
+)
+REACH_REPORT = ReachReportView(
+    viewer=STEWARD, start=WEEK[0], end=WEEK[1], totals=WEEK_TOTALS, unreached=22,
+    causes=tuple(replace(cause, names=(), more=0) for cause in UNREACHED[:3]), more_causes=2)
+# A week where everyone asked could be reached.
+REACH_REPORT_CLEAR = ReachReportView(
+    viewer=STEWARD, start=WEEK[0], end=WEEK[1],
+    totals=ReachTotals(questions=12, asked=12, bound=11, open=1, bound_before_escalation=1.0,
+                       median_hours=4.0, median_working_hours=2.5))
+REACH_DETAIL = ReachDetailView(
+    viewer=STEWARD, steward=True, start=WEEK[0], end=WEEK[1], totals=WEEK_TOTALS,
+    causes=UNREACHED,
+    busiest=(("Sarah Okafor", 14), ("Tom Becker", 11), ("Jonas Weber", 9)),
+    interruptions_median=3, interruptions_p95=11,
+    timings=(ReachTimingView(Severity.CRITICAL, bound=4, median_hours=30.0, p90_hours=70.0,
+                             median_working_hours=5.0, p90_working_hours=12.0),
+             ReachTimingView(Severity.HIGH, bound=9, median_hours=20.5, p90_hours=52.0,
+                             median_working_hours=3.0, p90_working_hours=9.5),
+             ReachTimingView(Severity.NORMAL, bound=18, median_hours=26.0, p90_hours=75.0,
+                             median_working_hours=3.5, p90_working_hours=14.0)),
+    workspaces=(
+        ReachWorkspaceView("Legal", "slack", ReachTotals(
+            questions=25, asked=24, bound=20, open=3, escalated=2, dead_lettered=1,
+            bound_before_escalation=0.9, median_hours=22.0, median_working_hours=3.0)),
+        ReachWorkspaceView("Facilities", "teams", ReachTotals(
+            questions=15, asked=15, bound=11, open=2, escalated=2, dead_lettered=1,
+            bound_before_escalation=0.8, median_hours=30.0, median_working_hours=4.5)),
+        ReachWorkspaceView("Finance", "-", ReachTotals(questions=2, open=1))))
+
 
 @dataclass(frozen=True)
 class State:
@@ -232,6 +292,8 @@ def states(locale: str = "en", *, alter: Callable[[object], object] | None = Non
     conflict, late = the(CONFLICT_NOTICE), the(LATE_CONFLICT_NOTICE)
     notice, dead, digest, overflow = (the(HIGH_NOTICE), the(DEAD_LETTERS), the(DIGEST),
                                       the(OVERFLOW))
+    queue, report, clear = the(QUEUE), the(REACH_REPORT), the(REACH_REPORT_CLEAR)
+    detail = the(REACH_DETAIL)
     return [
         _question(the(QUESTION), "question_normal", "Question (normal severity)"),
         _question(the(CRITICAL), "question_critical", "Question (critical: two confirmations)"),
@@ -290,6 +352,20 @@ def states(locale: str = "en", *, alter: Callable[[object], object] | None = Non
               "Steward: dead-letter digest from a pass that did not reach the list's end",
               lambda c: slack.render_dead_letter_digest(replace(dead, whole=False)),
               lambda c: teams.render_dead_letter_digest(replace(dead, whole=False))),
+        State("steward_queue", "Steward: the attention queue (Slack App Home, Queue tab)",
+              lambda c: attention.render_slack_home(queue),
+              lambda c: attention.render_teams_queue(queue)),
+        State("steward_reach_report", "Steward: the weekly reach report",
+              lambda c: slack.render_reach_report(report),
+              lambda c: teams.render_reach_report(report)),
+        State("steward_reach_report_clear",
+              "Steward: the weekly reach report of a week where everyone could be reached",
+              lambda c: slack.render_reach_report(clear),
+              lambda c: teams.render_reach_report(clear)),
+        State("steward_reach_detail",
+              "Steward: the reach report's detail (Slack App Home, Reach tab)",
+              lambda c: attention.render_slack_home(queue, reach=detail),
+              lambda c: reach.render_teams_reach_detail(detail)),
         State("digest", "Digest: three questions",
               lambda c: slack.render_digest(digest, codec=c),
               lambda c: teams.render_digest(digest, codec=c)),

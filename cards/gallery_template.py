@@ -29,6 +29,8 @@ h1 { font-size: 22px; margin: 0 0 4px; } .lead { color: #555; margin: 0 0 20px; 
 .slack hr { border: 0; border-top: 1px solid #ddd; }
 .slack .btn { display: inline-block; border: 1px solid #bbb; border-radius: 4px; padding: 3px 10px;
               margin: 2px 4px 2px 0; font-weight: 600; font-size: 13px; background: #fff; }
+.slack .btn.primary { background: #007a5a; border-color: #007a5a; color: #fff; }
+.slack .fields { display: grid; grid-template-columns: 1fr 1fr; gap: 2px 16px; }
 .slack .modal-title { font-weight: 700; font-size: 17px; border-bottom: 1px solid #ddd;
                       padding-bottom: 6px; margin-bottom: 6px; }
 .slack .inp label { display: block; font-weight: 700; font-size: 13px; margin-top: 6px; }
@@ -91,6 +93,8 @@ function block(b) {
     case "header": return '<div class="blk hdr">' + text(b.text) + "</div>";
     case "divider": return "<hr>";
     case "section": return '<div class="blk">' + text(b.text) +
+        (b.fields ? '<div class="fields">' + b.fields.map((f) => "<div>" + text(f) + "</div>")
+          .join("") + "</div>" : "") +
         (b.accessory ? " " + button(b.accessory) : "") + "</div>";
     case "context": return '<div class="blk ctx">' + b.elements.map(text).join(" ") + "</div>";
     case "rich_text": return '<div class="blk">' + rich(b) + "</div>";
@@ -106,7 +110,10 @@ function block(b) {
     default: return '<div class="blk">[' + esc(b.type) + "]</div>";
   }
 }
-function button(e) { return '<span class="btn">' + text(e.text) + "</span>"; }
+function button(e) {
+  return '<span class="btn' + (e.style === "primary" ? " primary" : "") + '">' + text(e.text) +
+    "</span>";
+}
 function slackView(json) {
   if (json.response_action === "errors") {
     return '<div class="blk">view_submission response: inline errors on the modal fields</div>' +

@@ -13,6 +13,7 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
+    ReachReportView,
     ReminderView,
     StewardConflictView,
     StewardEscalationView,
@@ -46,4 +47,6 @@ def render_with(renderer: ModuleType, view: object, *, codec: ActionCodec,
             return renderer.render_steward_conflict(view, codec)
         case DeadLetterDigestView():
             return renderer.render_dead_letter_digest(view)
+        case ReachReportView():
+            return renderer.render_reach_report(view)
     raise TypeError(f"no {platform} rendering for {type(view).__name__}")

@@ -9,9 +9,13 @@ steward's messages are in ``cards.slack_stewards``, re-exported here.
 from __future__ import annotations
 
 from cards import platform_limits as limits
-from cards import text
+from cards import reach, text
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.outcome_text import outcome_text
+
+# re-exported: the adapter reads the action ids here, and cards.render dispatches on this
+# module (the steward's renderers)
+from cards.reach import REACH_OPEN_ACTION as REACH_OPEN_ACTION
 from cards.slack_blocks import (
     DIGEST_MAX_QUESTIONS,
     EXCERPT_CHARS,
@@ -27,9 +31,6 @@ from cards.slack_blocks import (
     section,
     source_runs,
 )
-
-# re-exported: the adapter reads the action ids here, and cards.render dispatches on this
-# module (the steward's renderers)
 from cards.slack_blocks import OPEN_DOCUMENT_ACTION as OPEN_DOCUMENT_ACTION
 from cards.slack_stewards import render_dead_letter_digest as render_dead_letter_digest
 from cards.slack_stewards import render_steward_conflict as render_steward_conflict
@@ -43,6 +44,7 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
+    ReachReportView,
     ReminderView,
     Viewer,
 )
@@ -231,3 +233,11 @@ def _digest_more(view: DigestView, *, codec: ActionCodec, shown: int) -> dict:
     block["accessory"] = button(cat.text("digest.show_more"), action_id=DIGEST_NEXT_ACTION,
                                  value=token)
     return block
+
+
+# ---------------------------------------------------------------- the reach report
+
+
+def render_reach_report(view: ReachReportView) -> dict:
+    """The steward's weekly reach report (``cards.reach``): figures, top causes, one button."""
+    return reach.render_slack_reach_report(view)

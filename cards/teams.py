@@ -7,14 +7,17 @@ hold a document link (``cards.teams_text``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from cards import dates, overrides, steward_text, text, untrusted
+from cards import overrides, reach, steward_text, text, untrusted
 from cards import platform_limits as limits
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.outcome_text import outcome_text
-from cards.teams_text import block, rich_block
-from cards.untrusted import Runs
+from cards.teams_card import FOOTER_RESERVE_BYTES as FOOTER_RESERVE_BYTES
+from cards.teams_card import SCHEMA as SCHEMA
+from cards.teams_card import append_while_fits as _append_while_fits
+from cards.teams_card import card as _card
+from cards.teams_card import execute as _execute
+from cards.teams_card import text as _text
+from cards.teams_text import block
 from cards.views import (
     STEWARD_NOTICES_MAX,
     CustomError,
@@ -25,6 +28,7 @@ from cards.views import (
     DocumentView,
     OutcomeView,
     QuestionView,
+    ReachReportView,
     ReminderView,
     SkippedCandidate,
     StewardConflictView,
@@ -35,7 +39,6 @@ from cards.views import (
     Viewer,
 )
 
-SCHEMA = "http://adaptivecards.io/schemas/adaptive-card.json"
 ANSWER_VERB = "clarify.answer"
 CUSTOM_VERB = "clarify.custom"
 REFRESH_VERB = "clarify.refresh"
@@ -49,23 +52,6 @@ LINE_CHARS = 1000
 BANNER_CHARS = 400
 EXCERPT_CHARS = 300  # a sentence or two; keeps the worst-case card under 28 KB
 DIGEST_MAX_QUESTIONS = 10
-# Room kept for the overflow footer when filling a digest up to the size limit.
-FOOTER_RESERVE_BYTES = 2048
-
-
-def _card(viewer: Viewer, body: list[dict], actions: list[dict] | None = None) -> dict:
-    card: dict = {"type": "AdaptiveCard", "$schema": SCHEMA, "version": "1.5",
-                  "lang": dates.card_language(viewer.locale), "body": body}
-    if actions:
-        card["actions"] = actions
-    if dates.is_right_to_left(viewer.locale):
-        card["rtl"] = True
-    return card
-
-
-def _text(value: str | Runs, *, limit: int = LINE_CHARS, **style: object) -> dict:
-    """A line of text (rich text: what people and the core wrote in it is never markdown)."""
-    return rich_block(value, limit=limit, **style)
 
 
 def _source_line(document: DocumentView, viewer: Viewer) -> dict:
@@ -78,11 +64,6 @@ def activity_text(words: str) -> str:
     """Words for an activity's own ``text`` (a notification line), which Teams reads as
     markdown."""
     return untrusted.markdown(words)
-
-
-def _execute(title: str, verb: str, data: dict) -> dict:
-    return {"type": "Action.Execute", "title": limits.clip(title, 75), "verb": verb,
-            "data": data}
 
 
 def _action_sets(actions: list[dict], prefix: str) -> list[dict]:
@@ -396,23 +377,6 @@ def render_steward_notices(view: StewardNoticesView) -> dict:
     return card
 
 
-def _fits_with(card: dict, element: dict) -> bool:
-    budget = limits.TEAMS_CARD_BYTES - FOOTER_RESERVE_BYTES
-    return limits.card_bytes(card) + limits.card_bytes(element) + len(", ") <= budget
-
-
-def _append_while_fits(card: dict, entries: Iterable[dict]) -> int:
-    """Appends ``entries`` to the card's body in order (each built only when its turn comes)
-    until one would not fit with room kept for a closing line; returns how many went in."""
-    shown = 0
-    for entry in entries:
-        if not _fits_with(card, entry):
-            break
-        card["body"].append(entry)
-        shown += 1
-    return shown
-
-
 # ---------------------------------------------------------------- the digest
 
 
@@ -440,3 +404,12 @@ def _digest_more(view: DigestView, *, codec: ActionCodec, shown: int) -> dict:
         _text(cat.plural("digest.more", len(view.questions) - shown), weight="Bolder"),
         {"type": "ActionSet", "id": "digest.more.actions", "actions": [
             _execute(cat.text("digest.show_more"), DIGEST_NEXT_VERB, codec.teams_data(ref))]}]}
+
+
+# ---------------------------------------------------------------- the reach report
+
+
+def render_reach_report(view: ReachReportView) -> dict:
+    """The steward's weekly reach report (``cards.reach``, built on this module's helpers):
+    figures, top causes, one ``Action.Execute`` (verb ``reach.REACH_VERB``)."""
+    return reach.render_teams_reach_report(view)
