@@ -120,6 +120,13 @@ class Metrics:
                       "Writes to the reach record that failed (tried again with the next).")
         self._counter("clarify_reach_dropped_total",
                       "Reach record entries dropped because its write queue was full.")
+        self._counter("clarify_reach_reports_total",
+                      "Stewards' weekly reach reports, by outcome (sent, already_sent, "
+                      "nothing_to_report, unroutable, failed).", outcome=())
+        self._counter("clarify_reach_details_total",
+                      "Reach details asked for in chat (the Home's Reach tab, the report's "
+                      "button, the Teams 'reach' message), by outcome (shown, not_steward, "
+                      "unavailable).", outcome=())
         # the cause groups are preset by bot.reach.gauges, where they are defined
         self._gauge("clarify_unreachable_people",
                     "People who could not be reached over the trailing window (the reach "

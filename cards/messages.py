@@ -432,6 +432,7 @@ message("reach.all_reached",
         "Everyone the questions went to could be reached: nothing to fix this week.")
 message("reach.open", "See who and how to fix it")
 message("reach.note", "The detail (who, and how to fix it) is on the Reach tab of my App Home.")
+message("reach.open_home", "Open the Reach tab")
 
 message("reach.detail_title", "Reach report")
 message("reach.not_steward",

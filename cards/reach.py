@@ -33,6 +33,9 @@ from cards.views import (
 REACH_OPEN_ACTION = "reach.open"
 REACH_OPEN_VALUE = "reach"
 REACH_VERB = "reach"
+# the note's link button to the App Home (a URL button: Slack still sends the click, which is
+# only acknowledged)
+REACH_HOME_LINK_ACTION = "reach.home"
 # Slack section fields: at most 10 a section, each at most 2,000 characters
 FIELDS_MAX = 10
 FIELD_CHARS = 2000
@@ -44,6 +47,24 @@ def reach_note_text(viewer: Viewer) -> str:
     """What Slack says (ephemeral) after the weekly message's button was clicked: the detail is
     on the Reach tab of the App Home (the adapter adds the link)."""
     return text.catalog_of(viewer).text("reach.note")
+
+
+def render_slack_reach_note(view: ReachDetailView, link: str | None) -> dict:
+    """The ephemeral reply to the weekly message's button: for a steward, where the detail is
+    and, with ``link`` (a ``slack://app`` deep link to the App Home, built by the adapter from
+    the click's own workspace and app ids), a button that opens it; for anyone else, that there
+    is nothing for them."""
+    if not view.steward:
+        words_ = text.catalog_of(view.viewer).text("reach.not_steward")
+        return {"text": words_, "blocks": [sl.section("reach_note.text", words_)]}
+    note = reach_note_text(view.viewer)
+    blocks: list[dict] = [sl.section("reach_note.text", note)]
+    if link is not None:
+        blocks.append({"type": "actions", "block_id": "reach_note.actions", "elements": [{
+            "type": "button", "action_id": REACH_HOME_LINK_ACTION, "url": link,
+            "text": sl.plain_text(text.catalog_of(view.viewer).text("reach.open_home"),
+                                  limits.SLACK_BUTTON_TEXT)}]})
+    return {"text": note, "blocks": blocks}
 
 
 def _top(view: ReachReportView) -> tuple[tuple[ReachCauseView, ...], int]:

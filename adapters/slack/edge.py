@@ -25,7 +25,8 @@ from bot.abuse_limits import Limit, count_refusal
 from bot.clock import Clock
 from cards import slack as blocks
 from cards.actions import ActionCodec, InvalidActionPayload
-from cards.reach import HOME_QUEUE_ACTION, HOME_REACH_ACTION, REACH_OPEN_ACTION
+from cards.attention import HOME_QUEUE_ACTION, HOME_REACH_ACTION
+from cards.reach import REACH_HOME_LINK_ACTION, REACH_OPEN_ACTION
 
 log = structlog.get_logger("clarify.slack")
 TIMESTAMP_HEADER = "X-Slack-Request-Timestamp"
@@ -111,7 +112,8 @@ def form_or_json(text: str, content_type: str) -> dict[str, Any]:
 
 
 # buttons that carry no reference: the click is decided from the verified person alone
-PLAIN_ACTIONS = frozenset({HOME_QUEUE_ACTION, HOME_REACH_ACTION, REACH_OPEN_ACTION})
+PLAIN_ACTIONS = frozenset({HOME_QUEUE_ACTION, HOME_REACH_ACTION, REACH_OPEN_ACTION,
+                           REACH_HOME_LINK_ACTION})
 
 
 @dataclass(frozen=True, slots=True)

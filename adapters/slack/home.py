@@ -27,7 +27,7 @@ from bot.chat import ChatUser
 from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from cards import reach as reach_cards
-from cards.attention import render_slack_home
+from cards.attention import HOME_QUEUE_ACTION, HOME_REACH_ACTION, render_slack_home
 from cards.views import AttentionView, ReachDetailView
 
 log = structlog.get_logger("clarify.slack")
@@ -72,7 +72,7 @@ def register(kit: Kit) -> None:
         if found is None or kit.tenant(found.who) is None:
             return
         user = listening.user(found.who)
-        tab = QUEUE if found.action_id == reach_cards.HOME_QUEUE_ACTION else REACH
+        tab = QUEUE if found.action_id == HOME_QUEUE_ACTION else REACH
         _choose(tabs, user, tab)
         kit.spawn(publish(kit, user, tab=tab))
         if found.action_id == reach_cards.REACH_OPEN_ACTION and found.channel_id is not None:
@@ -80,9 +80,10 @@ def register(kit: Kit) -> None:
 
     tabs = kit.home_tabs
     kit.app.event(HOME_EVENT)(on_home_opened)
-    for action in (reach_cards.HOME_QUEUE_ACTION, reach_cards.HOME_REACH_ACTION,
+    for action in (HOME_QUEUE_ACTION, HOME_REACH_ACTION,
                    reach_cards.REACH_OPEN_ACTION):
         kit.app.action(action)(on_tab)
+    kit.app.action(reach_cards.REACH_HOME_LINK_ACTION)(listening.ack_only)  # a link: Slack opens it
     kit.interactions.board.publish_with("slack", republish)
 
 

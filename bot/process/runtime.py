@@ -40,8 +40,8 @@ from bot.engine.trail import Trail
 from bot.engine.zones import Zones
 from bot.interaction.attention import TTL_SECONDS, AttentionBoard
 from bot.interaction.declines import Declines
-from bot.interaction.reach import ReachDesk
 from bot.interaction.interactions import Interactions, tenant_of
+from bot.interaction.reach import ReachDesk
 from bot.process.holdrecovery import HoldRecovery
 from bot.process.pauses import Pauses
 from bot.process.storewatch import WATCH_SECONDS, StoreWatch, watchable

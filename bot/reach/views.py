@@ -100,7 +100,8 @@ def detail(report: Report, *, viewer: Viewer, start: date, end: date,
     # questions are in the totals
     known = {s.value for s in Severity}
     timings = tuple(ReachTimingView(
-        severity=Severity(t.severity), bound=t.bound, median_hours=_hours(t.median_seconds), p90_hours=_hours(t.p90_seconds),
+        severity=Severity(t.severity), bound=t.bound, median_hours=_hours(t.median_seconds),
+        p90_hours=_hours(t.p90_seconds),
         median_working_hours=_hours(getattr(t, "median_working_seconds", None)),
         p90_working_hours=_hours(getattr(t, "p90_working_seconds", None)))
         for t in report.timings if t.severity in known)

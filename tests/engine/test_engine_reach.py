@@ -11,8 +11,8 @@ from bot.chat import Callback
 from bot.clock import ManualClock
 from bot.reach.log import Kind, MemoryReachLog, ReachEntry
 from bot.reach.recording import ReachRecorder
-from bot.store.base import DeliveryKey
 from bot.reach.report import compute
+from bot.store.base import DeliveryKey
 from devcore.demo import answer_now
 from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.kit import crash_after
