@@ -1,6 +1,8 @@
 """The reach detail a steward opens in chat (Slack: the App Home's Reach tab; Teams: a card,
-from the weekly report's button or the ``reach`` message): who could not be reached over the
-last ``DAYS`` days in the workspaces they steward, why, and what fixes it.
+from the weekly report's button or the ``reach`` message): who could not be reached in the
+workspaces they steward over the ``DAYS`` days before today and today, in their zone (so the
+week the weekly report counted is in it whenever they open it that week), why, and what fixes
+it.
 
 Only a steward sees it: the chat identity is resolved to a person of the tenant its workspace
 or Entra tenant maps to (``Interactions.tenant``), verified, and stewarding at least one
@@ -102,7 +104,7 @@ class ReachDesk:
         if self.reach is None:
             return ReachDetailView(viewer=viewer, steward=True, unavailable=True)
         today = now.astimezone(zone.zone).date()
-        start = today - timedelta(days=DAYS - 1)
+        start = today - timedelta(days=DAYS)
         since = datetime.combine(start, time(0), tzinfo=zone.zone)
         mine = stewarded(person)
         try:

@@ -250,8 +250,8 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
     sessions: list[aiohttp.ClientSession] = []
 
     async def make(*, clarify: ClarifySettings | None = None, store: Store | None = None,
-                   core_client: CoreClient | None = None, slack: SlackSettings | None = None
-                   ) -> Stack:
+                   core_client: CoreClient | None = None, slack: SlackSettings | None = None,
+                   reach: ReachRecorder | None = None) -> Stack:
         store = store or MemoryStore(clock=clock)
         client = core_client or bot_client
         sink = MemorySink()
@@ -260,7 +260,7 @@ async def make_stack(core: ReferenceCore, clock: ManualClock, core_url: str,
         channel = SlackChannel(client=web_client, codec=codec, store=store, clock=clock,
                                sleep=no_sleep)
         engine = acme_engine(core=client, store=store, channel=channel, sink=sink, clock=clock,
-                             clarify=clarify, slack=slack)
+                             clarify=clarify, slack=slack, reach=reach)
         answers = engine.answers
         engine.worker.also_check(channel.check_credentials)
         consumers = OutboxConsumers(answers)
