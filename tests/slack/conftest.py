@@ -34,6 +34,7 @@ from bot.core.client import CoreClient, RetryPolicy
 from bot.core.discovery import PROBE_ID
 from bot.core.http import AiohttpTransport, WireRequest, WireResponse
 from bot.process.runtime import Engine
+from bot.reach.recording import ReachRecorder
 from bot.settings import ClarifySettings, SlackSettings
 from bot.store.base import Store
 from bot.store.memory import MemoryStore

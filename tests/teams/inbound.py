@@ -33,6 +33,7 @@ from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
 from bot.process.runtime import Engine, EngineParts, build_engine
+from bot.reach.recording import ReachRecorder
 from bot.process.worker import WorkerConfig
 from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
 from bot.store.base import Store
@@ -158,13 +159,14 @@ async def jwks_url() -> AsyncIterator[str]:
 
 
 def teams_engine(*, core: CoreClient, store: Store, channel: Any, sink: MemorySink,
-                 clock: ManualClock, teams: TeamsSettings = TEAMS) -> Engine:
+                 clock: ManualClock, teams: TeamsSettings = TEAMS,
+                 reach: ReachRecorder | None = None) -> Engine:
     return build_engine(EngineParts(
         core=core, store=store, channels={"teams": channel},
         clarify=ClarifySettings(channels=("teams",), hours={"enabled": False}),
         clock=clock, audit_sink=sink,
         slack=ACME_SLACK, teams=teams, sleep=no_sleep,
-        worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600)))
+        worker=WorkerConfig(concurrency=4, heartbeat_seconds=3600), reach=reach))
 
 
 def teams_adapter(engine: Engine, *, store: Store, clock: ManualClock, codec: ActionCodec,
@@ -195,7 +197,8 @@ async def make_teams(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
     async def make(*, core_client: CoreClient | None = None, teams: TeamsSettings = TEAMS,
                    store: Store | None = None, channel: Any = None,
                    hosts: OutboundHostValidator | None = None,
-                   codec: ActionCodec | None = None) -> TeamsStack:
+                   codec: ActionCodec | None = None,
+                   reach: ReachRecorder | None = None) -> TeamsStack:
         """``channel``, ``store``, ``hosts``: the Teams channel on a fake connector, its store
         and a host validator allowing the fake (else a recording channel)."""
         store = store or MemoryStore(clock=clock)
@@ -203,7 +206,7 @@ async def make_teams(core: ReferenceCore, clock: ManualClock, bot_client: CoreCl
         channel = channel or RecordingChannel(platform="teams")
         codec = codec or ActionCodec(CODEC_KEY)
         engine = teams_engine(core=core_client or bot_client, store=store, channel=channel,
-                              sink=sink, clock=clock, teams=teams)
+                              sink=sink, clock=clock, teams=teams, reach=reach)
         adapter = teams_adapter(engine, store=store, clock=clock, codec=codec,
                                 jwks_url=jwks_url, tokens=tokens, teams=teams, hosts=hosts)
         app = web.Application()
