@@ -3,8 +3,9 @@
 (`clarify-bot devcore`) and the local Slack stand-in, a person's click, then `clarify-bot report
 --json --tenant acme` as a subprocess: its numbers equal what the stand-in delivered and what
 the core recorded; `clarify-bot clarify erase-attribution` then leaves no trace of the person in
-the report or the table. The report has no notion of who may read it (it reads the database its
-URL names): there is no non-admin to refuse."""
+the report or the table. The report CLI reads the database its URL names (an operator's tool);
+in chat, only a steward sees the reach detail, and an editor or another tenant's steward who
+forges the click is refused."""
 
 from __future__ import annotations
 
@@ -20,12 +21,14 @@ import pytest
 
 from bot.core.client import CoreClient
 from bot.core.models import BindingStatus
+from devcore.client import DevCoreClient
 from devslack import APP_TOKEN, LocalSlack
-from tests.bot.test_serve import SECRETS, settings, signed_click
-from tests.conftest import CLARIFY_TOKEN
+from tests.bot.test_serve import SECRETS, SIGNING_SECRET, settings, signed_click
+from tests.conftest import CLARIFY_TOKEN, DEV_TOKEN
 from tests.reach.test_reach_ready import bare_database  # noqa: F401 (a fixture)
-from tests.slack.conftest import fake_slack  # noqa: F401 (a fixture)
+from tests.slack.conftest import fake_slack, from_workspace  # noqa: F401 (a fixture)
 from tests.support.processes import CLARIFY_BOT, Processes, free_port, plain_env, wait_until
+from tests.support.rigs import new_clarification
 
 pytestmark = [pytest.mark.slow, pytest.mark.full_contract]
 MARIA = "acme-key-maria-steward"  # a steward's key at the reference core
@@ -133,3 +136,51 @@ async def test_the_report_counts_what_was_delivered_and_recorded(
         await db.close()
     assert rows and not [r for r in rows if "p-sarah" in json.dumps(r, default=str)
                          or "U0SARAH" in json.dumps(r, default=str)]
+
+
+async def test_over_serve_a_steward_opens_the_reach_tab_and_others_are_refused(
+        served: dict[str, str], fake_slack: LocalSlack) -> None:  # noqa: F811
+    """`clarify-bot serve` with the record in PostgreSQL: Maria (steward of acme-legal) opens
+    her Home and its Reach tab, which names the people not reached; Sarah (an editor) and Gina
+    (globex's steward) forge the same signed click: their Homes name nobody of acme."""
+    slack = fake_slack
+    slack.connect(f"{served['url']}/slack/events", SIGNING_SECRET)
+    slack.add_user("U0GINA", name="gina", team="T0GLOBEX")
+    async with DevCoreClient(base_url=served["core"], token=DEV_TOKEN) as dev:
+        await new_clarification(dev, authority={"authored_by": ["p-tom", "p-olga", "p-sarah"]})
+    await wait_until(lambda: len(cards(slack)) >= 2, "the first cards")
+
+    async def skipped_in_report() -> bool:
+        return bool((await report(served))["causes"])
+
+    await wait_until(skipped_in_report, "the skips in the record", seconds=30, every=0.5)
+    names = {p: (await person(served, p)) for p in
+             {x for c in (await report(served))["causes"] for x in c["people"]}}
+    assert (await slack.open_home("U0MARIA")).status == 200
+    await wait_until(lambda: "home.tabs" in json.dumps(slack.homes.get("U0MARIA")),
+                     "Maria's Home with its tabs")
+    assert (await slack.click_home("U0MARIA", action_id="home.reach", value="reach")
+            ).status == 200
+    await wait_until(lambda: all(n in json.dumps(slack.homes["U0MARIA"], ensure_ascii=False)
+                                 for n in names.values()), "the Reach tab's names")
+    forged = slack.home_actions("U0MARIA", action_id="home.reach", value="reach")
+
+    def as_(user: str, team: str, org: str | None) -> dict[str, Any]:
+        payload = json.loads(json.dumps(forged))
+        from_workspace(payload, team, org)
+        payload["user"]["id"] = user
+        return payload
+
+    assert (await slack.post_interaction(as_("U0SARAH", "T0ACME", "E0ACME"))).status == 200
+    await wait_until(lambda: slack.homes.get("U0SARAH") is not None, "Sarah's Home")
+    shown = json.dumps(slack.homes["U0SARAH"], ensure_ascii=False)
+    assert "Nothing for you here" in shown
+    assert not any(n in shown for n in names.values())
+    # a workspace this bot does not serve: refused at the edge, nothing published
+    refused = await slack.post_interaction(as_("U0GINA", "T0GLOBEX", None))
+    assert (refused.status, slack.homes.get("U0GINA")) == (403, None)
+
+
+async def person(env: dict[str, str], person_id: str) -> str:
+    async with CoreClient(base_url=env["core"], token=CLARIFY_TOKEN) as core:
+        return (await core.get_person(person_id=person_id, tenant_id="acme")).display_name
