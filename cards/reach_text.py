@@ -29,7 +29,7 @@ from cards.views import (
 PLATFORMS = {"slack": "Slack", "teams": "Teams"}
 PLATFORM_CHARS = 40
 CAUSE_CHARS = 100  # a cause code the catalog does not know, shown as it came
-NAMES_CHARS = 1500  # the "Who: …" line of a cause; names past it are counted instead
+NAMES_CHARS = 1000  # the "Who: …" line of a cause (a line's most); names past it are counted
 BUSIEST_MAX = 10  # the people interrupted most that the detail names; the rest is a count
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 
@@ -21,6 +21,9 @@ from cards.views import (
     OutcomeKind,
     OutcomeView,
     QuorumBanner,
+    ReachCauseView,
+    ReachReportView,
+    ReachTotals,
     SkippedCandidate,
     StewardEscalationView,
     StewardNoticeView,
@@ -66,7 +69,16 @@ def _worst_payloads(codec) -> dict[str, tuple[dict, dict]]:
     dead = DeadLetterDigestView(viewer=RTL, items=tuple(
         DeadLetterItem(clarification_id=f"c{n}", document=DOC, severity=Severity.HIGH,
                        skipped=SKIPS, unanswered=UNANSWERED) for n in range(200)))
+    # the weekly reach report: huge counts, causes the bot does not know with 560-unit codes
+    reach = ReachReportView(
+        viewer=RTL, start=date(1999, 12, 27), end=date(2000, 1, 2), unreached=10**9,
+        totals=ReachTotals(questions=10**12, asked=10**12, bound=10**12, open=10**12,
+                           escalated=10**12, dead_lettered=10**12, bound_before_escalation=1.0,
+                           median_hours=10.0**9, median_working_hours=10.0**9),
+        causes=tuple(ReachCauseView(EMOJI * 80, people=10**9, questions=10**9)
+                     for _ in range(3)), more_causes=10**9)
     return {
+        "reach_report": (slack.render_reach_report(reach), teams.render_reach_report(reach)),
         "question": (slack.render_question(WORST, codec=codec),
                      teams.render_question(WORST, codec=codec)),
         "form": (slack.render_custom_modal(form, codec=codec),

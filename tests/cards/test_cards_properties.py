@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from slack_sdk.models.views import View
 
 from bot.core.models import ReasonCode, Severity
-from cards import fixtures, slack, teams
+from cards import attention, fixtures, reach, slack, teams
 from cards import platform_limits as limits
 from cards.actions import ActionCodec
 from cards.views import (
+    REACH_CAUSES,
     AnswerView,
+    AttentionView,
     CandidateView,
     CustomError,
     CustomFormView,
@@ -26,6 +29,12 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     QuorumBanner,
+    ReachCauseView,
+    ReachDetailView,
+    ReachReportView,
+    ReachTimingView,
+    ReachTotals,
+    ReachWorkspaceView,
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,
@@ -180,3 +189,55 @@ def test_dead_letter_digests_stay_inside_limits(documents, count, skipped_people
     view = DeadLetterDigestView(items=items, viewer=viewer)
     _check(slack.render_dead_letter_digest(view), teams.render_dead_letter_digest(view),
            slack_validator)
+
+
+counts = st.integers(0, 10**9)
+hours = st.none() | st.floats(0, 10**6, allow_nan=False)
+totals = st.builds(ReachTotals, questions=counts, asked=counts, bound=counts, open=counts,
+                   escalated=counts, dead_lettered=counts,
+                   bound_before_escalation=st.none() | st.floats(0, 1), median_hours=hours,
+                   median_working_hours=hours)
+reach_causes = st.lists(st.builds(
+    ReachCauseView, cause=st.sampled_from(REACH_CAUSES) | long_text, people=counts,
+    questions=counts, names=st.lists(long_text, max_size=40).map(tuple),
+    more=st.integers(0, 10**6)), max_size=30).map(tuple)
+days = st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 1, 1))
+
+
+@SETTINGS
+@given(viewer=viewers, start=days, end=days, week=totals, causes=reach_causes,
+       more=st.integers(0, 10**6), unreached=counts)
+def test_weekly_reach_reports_stay_inside_limits(viewer, start, end, week, causes, more,
+                                                 unreached, slack_validator) -> None:
+    """The weekly reach report fits both platforms whatever its counts and causes (codes the
+    bot does not know, hostile and long, included)."""
+    view = ReachReportView(viewer=viewer, start=start, end=end, totals=week, causes=causes,
+                           more_causes=more, unreached=unreached)
+    _check(slack.render_reach_report(view), teams.render_reach_report(view), slack_validator)
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(viewer=viewers, start=days, end=days, week=totals, causes=reach_causes,
+       workspaces=st.lists(st.builds(ReachWorkspaceView, workspace=long_text,
+                                     platform=st.sampled_from(["slack", "teams", "-"]) | short,
+                                     totals=totals), max_size=250).map(tuple),
+       timings=st.lists(st.builds(ReachTimingView, severity=st.sampled_from(Severity),
+                                  bound=counts, median_hours=hours, p90_hours=hours,
+                                  median_working_hours=hours, p90_working_hours=hours),
+                        max_size=4).map(tuple),
+       busiest=st.lists(st.tuples(long_text, counts), max_size=60).map(tuple),
+       median=hours, p95=hours)
+def test_reach_details_stay_inside_limits(viewer, start, end, week, causes, workspaces, timings,
+                                          busiest, median, p95) -> None:
+    """The reach report's detail fits a Slack Home view (with its tabs) and a Teams card, with
+    up to 250 workspaces, 30 causes of 40 long names and 60 people interrupted most."""
+    view = ReachDetailView(viewer=viewer, steward=True, start=start, end=end, totals=week,
+                           causes=causes, workspaces=workspaces, timings=timings,
+                           busiest=busiest, interruptions_median=median, interruptions_p95=p95)
+    home = attention.render_slack_home(AttentionView(viewer=viewer, steward=True), reach=view)
+    parsed = View(**home)
+    parsed.validate_json()
+    assert parsed.to_dict() == home
+    assert limits.slack_modal_problems(home) == []
+    assert limits.teams_card_problems(reach.render_teams_reach_detail(view)) == []

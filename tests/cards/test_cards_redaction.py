@@ -10,6 +10,12 @@ from cards import fixtures, slack, teams
 from cards.views import (
     DeadLetterDigestView,
     DeadLetterItem,
+    ReachCauseView,
+    ReachDetailView,
+    ReachReportView,
+    ReachTimingView,
+    ReachTotals,
+    ReachWorkspaceView,
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,
@@ -20,12 +26,13 @@ SPAN_FIELDS = {"question", "span", "span_excerpt", "excerpt", "candidates", "ans
 
 
 def test_steward_views_have_nowhere_to_put_span_text() -> None:
-    """The redacted views have no question, excerpt, candidate or answer field at all; the
-    conflict notice has only the override's candidates (the steward decides from the card),
-    which a steward who may not read the document is not offered
+    """The redacted views (the reach report's too) have no question, excerpt, candidate or
+    answer field at all; the conflict notice has only the override's candidates (the steward
+    decides from the card), which a steward who may not read the document is not offered
     (``bot.engine.views.override_candidates``, tested in tests/slack/test_slack_override.py)."""
     for view_type in (StewardEscalationView, StewardConflictView, StewardNoticeView,
-                      DeadLetterDigestView, DeadLetterItem):
+                      DeadLetterDigestView, DeadLetterItem, ReachReportView, ReachDetailView,
+                      ReachCauseView, ReachWorkspaceView, ReachTimingView, ReachTotals):
         names = {f.name for f in dataclasses.fields(view_type)}
         allowed = {"candidates"} if view_type is StewardConflictView else set()
         assert not names & (SPAN_FIELDS - allowed), view_type
