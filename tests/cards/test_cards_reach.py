@@ -406,3 +406,18 @@ def test_unknown_hours_say_so() -> None:
     names = ReachCauseView("no_alias", people=REACH_NAMES_MAX + 1, questions=1,
                            names=tuple(f"P{n}" for n in range(REACH_NAMES_MAX + 1)))
     assert (reach_text.names_text(names, Viewer()) or "").endswith("P9 and one more person")
+
+
+def test_the_slack_note_points_a_steward_to_the_home_and_refuses_anyone_else() -> None:
+    from cards.reach import REACH_HOME_LINK_ACTION, render_slack_reach_note
+
+    link = "slack://app?team=T0ACME&id=A0CLARIFY&tab=home"
+    steward = render_slack_reach_note(ReachDetailView(viewer=Viewer(locale="de"), steward=True),
+                                      link)
+    (button,) = [e for b in steward["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert (button["action_id"], button["url"]) == (REACH_HOME_LINK_ACTION, link)
+    assert button["text"]["text"] != "Open the Reach tab"  # German
+    without = render_slack_reach_note(ReachDetailView(viewer=Viewer(), steward=True), None)
+    assert [b["type"] for b in without["blocks"]] == ["section"]
+    other = render_slack_reach_note(ReachDetailView(viewer=Viewer(), steward=False), link)
+    assert "slack://" not in json.dumps(other) and "Nothing for you here" in other["text"]

@@ -33,8 +33,8 @@ from bot.channels.recording import RecordingChannel
 from bot.clock import ManualClock
 from bot.core.client import CoreClient
 from bot.process.runtime import Engine, EngineParts, build_engine
-from bot.reach.recording import ReachRecorder
 from bot.process.worker import WorkerConfig
+from bot.reach.recording import ReachRecorder
 from bot.settings import ClarifySettings, TeamsSettings, TeamsTenant
 from bot.store.base import Store
 from bot.store.memory import MemoryStore
