@@ -1,5 +1,5 @@
 """Where the sandbox's one clock, which the reference core and the bot both read, starts and where
-a move takes it: by an hour or a day, to the next working morning in a person's zone, or past the
+a move takes it: by an hour, a day or a week, to the next working morning in a person's zone, or past the
 escalation window (``clarify_bot.sandbox.world.Sandbox.move_clock`` moves it)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 WORKING_DAYS = range(0, 5)  # Monday to Friday, as the bot's default working hours
 MORNING = time(8, 1)  # a minute into the default working day (08:00-18:00)
 START = time(14, 0)  # UTC: inside working hours from New York (09:00) to Berlin (15:00)
-STEPS = {"hour": timedelta(hours=1), "day": timedelta(days=1)}
+STEPS = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(days=7)}
 
 
 class ClockMoveError(ValueError):
@@ -41,7 +41,8 @@ def next_morning(now: datetime, zone: str) -> datetime:
 
 
 def target(now: datetime, step: str, *, zone: str, window: timedelta) -> datetime:
-    """Where ``step`` moves the clock from ``now``: ``hour``, ``day``, ``morning`` (the next
+    """Where ``step`` moves the clock from ``now``: ``hour``, ``day``, ``week`` (the stewards'
+    weekly reach report comes on the Monday in between), ``morning`` (the next
     working morning in ``zone``) or ``window`` (past the escalation window, by five minutes)."""
     if step in STEPS:
         return now + STEPS[step]
@@ -49,4 +50,4 @@ def target(now: datetime, step: str, *, zone: str, window: timedelta) -> datetim
         return next_morning(now, zone)
     if step == "window":
         return now + window + timedelta(minutes=5)
-    raise ClockMoveError("unknown clock step; expected hour, day, morning or window")
+    raise ClockMoveError("unknown clock step; expected hour, day, week, morning or window")

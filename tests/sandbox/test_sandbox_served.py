@@ -191,3 +191,46 @@ async def test_another_sites_page_cannot_drive_the_sandbox(
                          headers={"Content-Type": "application/json"}) as r:
         assert r.status == 200  # the page itself still can
     assert box.clock.now() - start >= timedelta(days=1)
+
+
+async def test_a_week_later_the_steward_gets_the_reach_report_and_opens_its_detail(
+        served: tuple[str, Sandbox, aiohttp.ClientSession]) -> None:
+    """A question on a document only stewards may read, to Tom and Sarah, then "+1 week":
+    Maria, Legal's steward, finds the weekly reach report in her DM (counts only); its button
+    puts the Reach tab on her Home, which names Tom under the cause that kept him from being
+    reached."""
+    url, box, http = served
+    status, made = await _post(http, url + "api/questions", {
+        "workspace": "acme-legal", "severity": "normal", "question": "When?",
+        "candidates": [{"date": "2027-01-01"}], "authors": ["p-tom", "p-sarah"],
+        "restricted": True})
+    assert status == 201
+    for _ in range(300):  # the worker's next pass skips them, on record
+        c = await box.core.get_clarification(clarification_id=made["id"])
+        if {e.person_id for e in c.events if e.type == "skipped"} >= {"p-tom"}:
+            break
+        await asyncio.sleep(0.1)
+    status, _ = await _post(http, url + "api/clock", {"step": "week", "user": "U0MARIA"})
+    assert status == 200
+    report = None
+    for _ in range(300):
+        report = next((m for m in box.slack.seen_by("U0MARIA")["messages"]
+                       if any(b.get("block_id", "").startswith("reach")
+                              for b in m["blocks"])), None)
+        if report is not None:
+            break
+        await asyncio.sleep(0.1)
+    assert report is not None, "no weekly reach report"
+    assert "Tom" not in json.dumps(report, ensure_ascii=False)
+    button = next(e for b in report["blocks"] if b["type"] == "actions"
+                  for e in b["elements"] if e["action_id"] == "reach.open")
+    status, answer = await _post(http, url + "api/click", {
+        "user": "U0MARIA", "channel": report["channel"], "ts": report["ts"],
+        "actionId": button["action_id"], "value": button["value"]})
+    assert (status, answer["status"]) == (200, 200)
+    for _ in range(200):
+        home = json.dumps(box.slack.seen_by("U0MARIA")["home"], ensure_ascii=False)
+        if "Tom Becker" in home:
+            break
+        await asyncio.sleep(0.1)
+    assert "Tom Becker" in home
