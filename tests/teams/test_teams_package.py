@@ -72,7 +72,7 @@ def test_teams_package_builds_the_app_zip(tmp_path: Path) -> None:
     commands = bot.pop("commandLists")
     assert bot == {"botId": APP_ID, "scopes": ["personal"], "supportsFiles": False,
                    "isNotificationOnly": False}
-    assert [c["title"] for c in commands[0]["commands"]] == ["queue"]  # the steward's queue
+    assert [c["title"] for c in commands[0]["commands"]] == ["queue", "reach"]
     assert manifest["validDomains"] == ["clarify.example.com"]
     assert manifest["developer"]["privacyUrl"] == "https://example.com/clarify/privacy"
     assert "${{" not in json.dumps(manifest)
