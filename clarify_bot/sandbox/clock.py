@@ -1,6 +1,6 @@
 """Where the sandbox's one clock, which the reference core and the bot both read, starts and where
-a move takes it: by an hour, a day or a week, to the next working morning in a person's zone, or past the
-escalation window (``clarify_bot.sandbox.world.Sandbox.move_clock`` moves it)."""
+a move takes it: by an hour, a day or a week, to the next working morning in a person's zone, or
+past the escalation window (``clarify_bot.sandbox.world.Sandbox.move_clock`` moves it)."""
 
 from __future__ import annotations
 
