@@ -53,6 +53,8 @@ SHOTS = [
     ("gallery-stewards", "en", 2600, "steward_escalation,steward_conflict"),
     ("gallery-stewards-2", "en", 2400, "steward_quorum,steward_notice,steward_dead"),
     ("gallery-digest", "en", 2400, "digest"),
+    ("gallery-reach", "en", 2600, "steward_reach,steward_queue"),
+    ("gallery-reach-fr", "fr", 2600, "steward_reach,steward_queue"),
 ]
 page_file, target = Path(sys.argv[1]), Path(sys.argv[2])
 with sync_playwright() as driver:
