@@ -202,7 +202,8 @@ class Asking:
             return Skip(person_id, ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "
                         "arrived; it is not sent again", platform=address.platform)
-        await self.delivered(c, job, address, key, recovered=result.recovered, result=result)
+        await self.delivered(c, job, address, key, recovered=result.recovered, result=result,
+                             zone=zone.name)
         return person
 
     async def _on_record(self, c: Clarification, job: LeasedJob, key: DeliveryKey) -> None:
@@ -292,9 +293,11 @@ class Asking:
         return found
 
     async def delivered(self, c: Clarification, job: LeasedJob, address: Address,
-                        key: DeliveryKey, *, recovered: bool, result: Result | None = None
-                        ) -> None:
-        """The bot's own sink records each card (the core has it as a delivery report)."""
+                        key: DeliveryKey, *, recovered: bool, result: Result | None = None,
+                        zone: str | None = None) -> None:
+        """The bot's own sink records each card (the core has it as a delivery report), with
+        the zone it was sent in for the reach record (None: a card found after a crash, whose
+        zone this pass did not decide; the report takes the tenant's default)."""
         if recovered:
             what = "found on the platform after a crash and recorded; not sent again"
         elif result is not None and result.status is Delivered.NEW:
@@ -303,7 +306,7 @@ class Asking:
             what = "already sent; not sent again"
         await self.trail.event(
             c.id, "delivery", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
-            channel=address.platform, to_core=False, facts=EventFacts.of(c),
+            channel=address.platform, to_core=False, facts=EventFacts.of(c, zone=zone),
             extra={"recovered": "true"} if recovered else None,
             message=f"Question card {what} on {address.platform}.")
 

@@ -28,8 +28,9 @@ import structlog
 from bot.audit import AuditEvent
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.reach.causes import FIXES
 from bot.reach.gauges import UnreachableGauge
-from bot.reach.log import CAUSE_LIMIT, NONE, Kind, ReachEntry, ReachLog
+from bot.reach.log import ASKING, CAUSE_LIMIT, NONE, ZONE_LIMIT, Kind, ReachEntry, ReachLog
 
 log = structlog.get_logger("clarify.reach")
 
@@ -63,6 +64,7 @@ def entries_of(event: AuditEvent) -> list[ReachEntry]:
         return []
     kinds = [kind, Kind.BOUND] if kind is Kind.ANSWERED and facts.bound else [kind]
     cause = facts.cause[:CAUSE_LIMIT] if facts.cause else None
+    group = facts.cause_group if facts.cause_group in FIXES else None
     return [ReachEntry(
         entry_id=_entry_id(event.event_id, each), at=event.at, tenant=facts.tenant,
         workspace=facts.workspace, platform=event.channel or facts.platform or NONE,
@@ -70,6 +72,9 @@ def entries_of(event: AuditEvent) -> list[ReachEntry]:
         severity=facts.severity,
         reason_code=event.reason_code.value if event.reason_code is not None else None,
         cause=cause if each is Kind.SKIPPED else None,
+        zone=facts.zone if each in ASKING and facts.zone and len(facts.zone) <= ZONE_LIMIT
+        else None,
+        cause_group=group if each is Kind.SKIPPED else None,
     ) for each in kinds]
 
 

@@ -11,8 +11,8 @@ from bot.chat import Callback
 from bot.clock import ManualClock
 from bot.reach.log import Kind, MemoryReachLog, ReachEntry
 from bot.reach.recording import ReachRecorder
-from bot.store.base import DeliveryKey
 from bot.reach.report import compute
+from bot.store.base import DeliveryKey
 from devcore.demo import answer_now
 from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.kit import crash_after
@@ -63,6 +63,11 @@ async def test_a_card_and_two_skips_with_their_reason_codes(
     ]
     assert {e.clarification_id for e in found} == {cid}
     assert all(e.at == clock.now() for e in found)
+    # the card keeps the zone Sarah was asked in (the core's, Europe/London; a baseline core
+    # names none: the tenant's default), a skip none
+    zone = "Europe/London" if rig.contract == "full" else "UTC"
+    assert {e.person_id: e.zone for e in found} == {
+        "p-sarah": zone, "p-olga": None, "p-tom": None}
     causes = {e.person_id: e.cause for e in found if e.kind is Kind.SKIPPED}
     assert causes == {"p-tom": "the person is not a member of the source's workspace",
                       "p-olga": "the person has no alias on the platforms tried (slack)"}
@@ -95,8 +100,9 @@ async def test_digest_entries_share_their_message_time(
     digested = [e for e in found if e.kind is Kind.DIGESTED]
     assert len(asked) == 1 and sorted(asked + [e.clarification_id for e in digested]) == sorted(
         made)
-    assert [(e.platform, e.person_id, e.severity) for e in digested] == [
-        ("slack", "p-ahmed", "normal")] * 2
+    zone = "Europe/Berlin" if rig.contract == "full" else "UTC"
+    assert [(e.platform, e.person_id, e.severity, e.zone) for e in digested] == [
+        ("slack", "p-ahmed", "normal", zone)] * 2
     assert len({e.at for e in digested}) == 1 and digested[0].at == clock.now()
     interruptions = compute(found).interruptions
     assert interruptions.top == [("p-ahmed", interruptions.top[0][1], 2)]  # a card, a digest
