@@ -176,6 +176,7 @@ class DigestSender:
                     ReasonCode.DELIVERY_FAILED,
                     "The digest could not be delivered.",
                     platform=address.platform, cause=result.why,
+                    cause_group=result.cause_group,
                 )
             return False
         for item, _, c in entries:

@@ -170,7 +170,8 @@ def _unreached(entries: list[ReachEntry], questions: dict[str, _Question]
     cost: dict[str, set[str]] = defaultdict(set)
     failed: dict[str, Failed] = {}
     for e in entries:
-        group = cause_of(e.reason_code, e.cause) if e.kind is Kind.SKIPPED else None
+        group = cause_of(e.reason_code, e.cause, e.cause_group) if e.kind is Kind.SKIPPED \
+            else None
         if group is None:
             continue
         cost[group].add(e.clarification_id)

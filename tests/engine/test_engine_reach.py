@@ -172,3 +172,23 @@ async def test_a_replayed_job_is_not_counted_twice(
     assert await entries(reach) == before
     (row,) = compute(before).rows
     assert (row.questions, row.asked) == (1, 1)
+
+
+async def test_a_refusal_keeps_its_platforms_cause_group(
+        make_rig: Callable[..., Rig], clock: ManualClock) -> None:
+    """Slack refuses Sarah's card and its adapter names the refusal's group: the skip's entry
+    keeps it beside the words, and the report groups her by it (the words alone would say
+    delivery_failed)."""
+    rig, reach = recorded(make_rig, clock)
+    rig.channel.fail_for.add("p-sarah")
+    rig.channel.fail_reason = "send refused"
+    rig.channel.fail_cause = "deactivated"
+    cid = await rig.create(authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
+    await rig.burst()
+    (skip,) = [e for e in await entries(reach, Kind.SKIPPED) if e.person_id == "p-sarah"]
+    assert (skip.reason_code, skip.cause, skip.cause_group, skip.platform) == (
+        "DELIVERY_FAILED", "send refused", "deactivated", "slack")
+    report = compute(await entries(reach), tenant="acme")
+    assert [(c.cause, c.people) for c in report.causes] == [("deactivated", ["p-sarah"])]
+    assert [(f.person_id, f.cause, f.clarification_ids) for f in report.failed] == [
+        ("p-sarah", "deactivated", [cid])]

@@ -175,3 +175,29 @@ def test_outputs_show_working_hours_and_wall_time() -> None:
     assert "time_to_bound,,,normal,median_working_seconds,9000.0" in csv_rows
     assert "time_to_bound,,,normal,p90_working_seconds,14400.0" in csv_rows
     assert "time_to_bound,,,normal,median_seconds,199800.0" in csv_rows
+
+
+def test_the_structured_cause_first_the_words_for_older_entries() -> None:
+    """A skip's cause group (its adapter classified the refusal) decides; an entry without one
+    (written before, or a refusal no adapter classifies) is grouped by its words as before;
+    the reason code still decides where it says it all."""
+    uninstalled = "no Slack installation serves the person's workspace"
+    assert cause_of("NO_DELIVERY_ALIAS", uninstalled, "app_not_installed") == "app_not_installed"
+    assert cause_of("NO_DELIVERY_ALIAS", uninstalled) == "no_alias"  # the words cannot tell
+    assert cause_of("DELIVERY_FAILED", "blocked by policy", "deactivated") == "deactivated"
+    assert cause_of("DELIVERY_FAILED", "user_disabled", None) == "deactivated"
+    assert cause_of("DELIVERY_FAILED", "user_disabled", "not_a_group") == "deactivated"
+    assert cause_of("NO_READ_PERMISSION", None, "deactivated") == "no_read_permission"
+    assert cause_of("DAILY_CAP_EXCEEDED", None, "deactivated") is None
+    record = [
+        e("s1", "p-g", Kind.SKIPPED, T0, reason="NO_DELIVERY_ALIAS", cause=uninstalled,
+          group="app_not_installed"),
+        e("s1", "p-h", Kind.SKIPPED, T0, reason="DELIVERY_FAILED", cause="user_disabled"),
+        e("s2", "p-g", Kind.SKIPPED, T0, reason="NO_DELIVERY_ALIAS", cause=uninstalled,
+          group="app_not_installed"),
+    ]
+    report = compute(record)
+    assert [(c.cause, c.people, c.questions) for c in report.causes] == [
+        ("app_not_installed", ["p-g"], 2), ("deactivated", ["p-h"], 1)]
+    assert {f.person_id: f.cause for f in report.failed} == {
+        "p-g": "app_not_installed", "p-h": "deactivated"}
