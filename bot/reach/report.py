@@ -111,15 +111,18 @@ class _Question:
     bound_at: datetime | None = None
     escalated_at: datetime | None = None
     dead_lettered: bool = False
-    asked: set[str] = field(default_factory=set)
+    # the people the question reached: asked (a card, a digest), or, stewards, told of it
+    # (the escalation, the dead-letter digest)
+    reached: set[str] = field(default_factory=set)
 
 
 def _questions(entries: list[ReachEntry]) -> dict[str, _Question]:
     found: dict[str, _Question] = {}
     for e in entries:  # oldest first
         q = found.setdefault(e.clarification_id, _Question(e.tenant, e.workspace, e.severity))
+        if e.kind in ASKING or e.kind in (Kind.ESCALATED, Kind.DEAD_LETTERED):
+            q.reached.add(e.person_id)
         if e.kind in ASKING:
-            q.asked.add(e.person_id)
             if q.first_asked is None:
                 q.first_asked, q.platform, q.zone = e.at, e.platform, e.zone
         elif e.kind is Kind.BOUND and q.bound_at is None:
@@ -175,8 +178,10 @@ def _unreached(entries: list[ReachEntry], questions: dict[str, _Question]
         if group is None:
             continue
         cost[group].add(e.clarification_id)
-        if e.person_id in questions[e.clarification_id].asked:
-            continue  # reached for it after all (another platform, a later pass)
+        if e.person_id in questions[e.clarification_id].reached:
+            # reached for it after all (another platform, a later pass; a steward: the
+            # escalation or the dead-letter digest reached them)
+            continue
         seen = failed.setdefault(e.person_id, Failed(e.person_id, e.tenant, e.workspace,
                                                      e.platform, group, []))
         if e.clarification_id not in seen.clarification_ids:

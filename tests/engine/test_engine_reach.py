@@ -9,10 +9,13 @@ from datetime import timedelta
 
 from bot.chat import Callback
 from bot.clock import ManualClock
+from bot.core.models import ReasonCode
 from bot.reach.log import Kind, MemoryReachLog, ReachEntry
 from bot.reach.recording import ReachRecorder
 from bot.reach.report import compute
 from bot.store.base import DeliveryKey
+from clarify_bot.report_cli import as_csv, as_table
+from devcore.core import ReferenceCore
 from devcore.demo import answer_now
 from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.kit import crash_after
@@ -192,3 +195,96 @@ async def test_a_refusal_keeps_its_platforms_cause_group(
     assert [(c.cause, c.people) for c in report.causes] == [("deactivated", ["p-sarah"])]
     assert [(f.person_id, f.cause, f.clarification_ids) for f in report.failed] == [
         ("p-sarah", "deactivated", [cid])]
+
+
+def unreached_stewards(found: list[ReachEntry]) -> list[tuple[str, str, str | None, str | None]]:
+    """The steward's skips: (question, reason code, cause group, platform)."""
+    return sorted((e.clarification_id, e.reason_code or "", e.cause_group, e.platform)
+                  for e in found if e.kind is Kind.SKIPPED and e.person_id == "p-maria")
+
+
+async def test_a_steward_the_platform_refuses_is_unreached_with_its_cause(
+        make_rig: Callable[..., Rig], clock: ManualClock) -> None:
+    """Slack refuses every message to Maria, the steward (cannot_dm_bot: its adapter names
+    the group): the high-severity notice (``steward_unreachable``), the escalation
+    (``escalation_failed``) and, the question dead-lettered then, its dead-letter digest
+    (``delivery_failed``) are skips of hers, with the platform's cause group; the report
+    names her under it, and ``--failed`` lists her with both questions."""
+    rig, reach = recorded(make_rig, clock)
+    rig.channel.fail_for.add("p-maria")
+    rig.channel.fail_reason = "cannot_dm_bot"
+    rig.channel.fail_cause = "blocked_or_uninstalled"
+    high = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
+    nobody = await rig.create(authority={"authored_by": ["p-tom"]})  # Tom may not read it
+    await rig.burst()
+    await rig.later(timedelta(seconds=61))  # the steward's notice window ends
+    assert [ev.type for ev in rig.events("steward_unreachable", high)] == [
+        "steward_unreachable"]
+    assert [ev.type for ev in rig.events("escalation_failed", nobody)] == ["escalation_failed"]
+    assert [ev.type for ev in rig.events("delivery_failed", nobody)] == ["delivery_failed"]
+    found = await entries(reach)
+    assert unreached_stewards(found) == sorted([
+        (high, "DELIVERY_FAILED", "blocked_or_uninstalled", "slack"),
+        (nobody, "DELIVERY_FAILED", "blocked_or_uninstalled", "slack"),  # the escalation
+        (nobody, "DELIVERY_FAILED", "blocked_or_uninstalled", "slack")])  # the dead letter
+    report = compute(found, tenant="acme")
+    causes = {c.cause: (c.people, c.questions) for c in report.causes}
+    assert causes["blocked_or_uninstalled"] == (["p-maria"], 2)
+    (maria,) = [f for f in report.failed if f.person_id == "p-maria"]
+    assert (maria.cause, maria.platform, sorted(maria.clarification_ids)) == (
+        "blocked_or_uninstalled", "slack", sorted([high, nobody]))
+    assert "p-maria,acme,acme-legal,slack,blocked_or_uninstalled," in as_csv(
+        report, failed=True)
+    assert "p-maria" in as_table(report, failed=True)
+
+
+async def test_a_steward_without_an_alias_is_unreached_as_no_alias(
+        make_rig: Callable[..., Rig], clock: ManualClock, core: ReferenceCore) -> None:
+    """Maria has no chat alias: the high-severity notice and the escalation cannot go
+    anywhere; both are her skips (NO_DELIVERY_ALIAS, the platforms tried), and the report and
+    ``--failed`` name her under no_alias."""
+    core.directory.people[("acme", "p-maria")].aliases.slack.clear()
+    rig, reach = recorded(make_rig, clock)
+    high = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
+    nobody = await rig.create(authority={"authored_by": ["p-tom"]})
+    await rig.burst()
+    found = await entries(reach)
+    assert unreached_stewards(found) == sorted([
+        (high, "NO_DELIVERY_ALIAS", None, "slack"), (nobody, "NO_DELIVERY_ALIAS", None, "slack")])
+    report = compute(found, tenant="acme")
+    assert {c.cause: c.people for c in report.causes}["no_alias"] == ["p-maria"]
+    (maria,) = [f for f in report.failed if f.person_id == "p-maria"]
+    assert (maria.cause, sorted(maria.clarification_ids)) == ("no_alias", sorted([high, nobody]))
+
+
+async def test_a_refused_dead_letter_digest_is_the_stewards_skip(
+        make_rig: Callable[..., Rig], clock: ManualClock) -> None:
+    """The escalation reached Maria; by the time the question is dead-lettered Slack refuses
+    her (user_disabled): the dead-letter digest's refusal is on record (``delivery_failed``,
+    once however many passes try it again) and is her skip in the report, with the platform's
+    cause group. The escalation reached her with this question, so she counts under the
+    cause but not under ``--failed``; once Slack takes her messages again the digest lists
+    it."""
+    rig, reach = recorded(make_rig, clock)
+    cid = await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
+    await rig.burst()
+    await rig.later(LEASE + timedelta(hours=47))
+    await rig.later(timedelta(hours=1, minutes=1))  # escalated to Maria
+    assert [e.person_id for e in await entries(reach, Kind.ESCALATED)] == ["p-maria"]
+    rig.channel.fail_for.add("p-maria")
+    rig.channel.fail_reason = "user_disabled"
+    rig.channel.fail_cause = "deactivated"
+    await rig.later(LEASE + timedelta(seconds=1))  # dead-lettered: the digest is refused
+    await rig.later(timedelta(minutes=5))  # a later pass tries again: not on record again
+    (refused,) = rig.events("delivery_failed", cid)
+    assert (refused.person_id, refused.reason_code, refused.channel) == (
+        "p-maria", ReasonCode.DELIVERY_FAILED, "slack")
+    found = await entries(reach)
+    assert await entries(reach, Kind.DEAD_LETTERED) == []  # never listed
+    assert unreached_stewards(found) == [(cid, "DELIVERY_FAILED", "deactivated", "slack")]
+    report = compute(found, tenant="acme")
+    assert {c.cause: c.people for c in report.causes}["deactivated"] == ["p-maria"]
+    assert "p-maria" not in [f.person_id for f in report.failed]  # the escalation reached her
+    rig.channel.fail_for.clear()
+    await rig.later(timedelta(minutes=5))  # Slack takes her messages again: listed
+    assert [e.person_id for e in await entries(reach, Kind.DEAD_LETTERED)] == ["p-maria"]
