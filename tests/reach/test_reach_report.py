@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from bot.engine.hours import working_time
 from bot.reach.log import Kind, ReachEntry
@@ -201,3 +203,14 @@ def test_the_structured_cause_first_the_words_for_older_entries() -> None:
         ("app_not_installed", ["p-g"], 2), ("deactivated", ["p-h"], 1)]
     assert {f.person_id: f.cause for f in report.failed} == {
         "p-g": "app_not_installed", "p-h": "deactivated"}
+
+
+def test_the_operations_guide_shows_what_the_report_prints() -> None:
+    """docs/operations.md, "Reach report": its sample table and ``--failed`` are this record's
+    report, as the CLI prints them (working hours in Berlin, the tenant's default)."""
+    guide = (Path(__file__).parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## Reach report"):guide.index("## Logs and audit")]
+    table, failed = re.findall(r"```\n(.*?)```", section, flags=re.S)[:2]
+    report = compute(RECORD + WORKDAYS, tenant="acme", hours=BERLIN_HOURS)
+    assert as_table(report, failed=False) == table
+    assert as_table(report, failed=True) == failed
