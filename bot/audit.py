@@ -53,8 +53,11 @@ class SkipPair:
 class EventFacts:
     """What the reach record keeps of an event besides its own fields (``bot.reach``): the
     question's tenant, workspace and severity, the platform tried where the event has no
-    channel, the platform's value-free cause of a refusal, and whether an answer bound the
-    question. Not part of the event's line or id."""
+    channel, the platform's value-free cause of a refusal (``cause``, words) and its cause group
+    where the platform's adapter classified it (``cause_group``: ``bot.channel.ChannelError``'s
+    ``cause``, a code of ``bot.reach.causes.FIXES``), the IANA zone a card or digest entry was
+    sent in (``zone``: the person's, for the report's working hours), and whether an answer
+    bound the question. Not part of the event's line or id."""
 
     tenant: str
     workspace: str
@@ -62,12 +65,16 @@ class EventFacts:
     platform: str | None = None
     cause: str | None = None
     bound: bool = False
+    zone: str | None = None
+    cause_group: str | None = None
 
     @classmethod
     def of(cls, c: Clarification, *, platform: str | None = None, cause: str | None = None,
-           bound: bool = False) -> EventFacts:
+           bound: bool = False, zone: str | None = None, cause_group: str | None = None
+           ) -> EventFacts:
         return cls(tenant=c.tenant_id, workspace=c.workspace.workspace_id,
-                   severity=c.severity.value, platform=platform, cause=cause, bound=bound)
+                   severity=c.severity.value, platform=platform, cause=cause, bound=bound,
+                   zone=zone, cause_group=cause_group)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from bot.chat import ChatUser
 from bot.core.models import Channel as ContractChannel
 from bot.core.models import IdentityKind, RecordedChannel
 from bot.errors import BotError
+from bot.reach.causes import FIXES
 from bot.store.base import DeliveryKey
 from cards.views import (
     DeadLetterDigestView,
@@ -111,15 +112,21 @@ class ChannelError(BotError):
     ``lasting``: the platform refused in a way that will hold for the person's later questions
     too (they blocked the bot, no DM can be opened with them); which refusals do is the
     platform's adapter's knowledge, and the engine tries that platform last for them
-    (``bot.engine.lasting``)."""
+    (``bot.engine.lasting``). ``cause``: the group of the refusal where the adapter knows it, a
+    value-free code of the reach report's cause groups (``bot.reach.causes.FIXES``:
+    ``blocked_or_uninstalled``, ``deactivated``, ``app_not_installed``...), carried into the
+    skip's reach entry; None: not classified (the report then reads ``reason``'s words)."""
 
     def __init__(self, reason: str, *, certain: bool, retryable: bool,
-                 lasting: bool = False) -> None:
+                 lasting: bool = False, cause: str | None = None) -> None:
+        if cause is not None and cause not in FIXES:
+            raise ValueError(f"not a cause group of the reach report: {cause}")
         super().__init__(reason)
         self.reason = reason
         self.certain = certain
         self.retryable = retryable
         self.lasting = lasting
+        self.cause = cause
 
 
 class NotReachable(ChannelError):
@@ -128,8 +135,9 @@ class NotReachable(ChannelError):
     what to do, without values. The engine skips them as NO_DELIVERY_ALIAS, not as a failed
     send: nothing was sent, and sending again will not help until someone acts."""
 
-    def __init__(self, reason: str, *, lasting: bool = False) -> None:
-        super().__init__(reason, certain=True, retryable=False, lasting=lasting)
+    def __init__(self, reason: str, *, lasting: bool = False, cause: str | None = None
+                 ) -> None:
+        super().__init__(reason, certain=True, retryable=False, lasting=lasting, cause=cause)
 
 
 class CredentialsRejected(ChannelError):

@@ -117,7 +117,8 @@ class Metrics:
                       reason=reasons)
         self._counter("clarify_answers_total", "Callbacks handled, by verdict.", verdict=())
         self._counter("clarify_reach_write_failures_total",
-                      "Writes to the reach record that failed (tried again with the next).")
+                      "Writes to the reach record (and its write path's look-ups of first "
+                      "cards) that failed (tried again with the next).")
         self._counter("clarify_reach_dropped_total",
                       "Reach record entries dropped because its write queue was full.")
         self._counter("clarify_reach_reports_total",
@@ -134,7 +135,7 @@ class Metrics:
                     "cause.", cause=())
         self._histogram("clarify_time_to_bound_seconds",
                         "Time from a question's first card to its bound answer, by severity "
-                        "(observed where the first card was recorded).", BOUND_BUCKETS,
+                        "(observed once, where the binding answer was recorded).", BOUND_BUCKETS,
                         severity=[s.value for s in Severity])
         self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
         self._counter("clarify_outbox_full_total",

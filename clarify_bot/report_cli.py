@@ -66,8 +66,9 @@ def as_csv(report: Report, *, failed: bool) -> str:
             rows.writerow(["questions", r.workspace, r.platform, "", metric,
                            getattr(r, metric)])
     for t in report.timings:
-        rows.writerow(["time_to_bound", "", "", t.severity, "median_seconds", t.median_seconds])
-        rows.writerow(["time_to_bound", "", "", t.severity, "p90_seconds", t.p90_seconds])
+        for metric in ("bound", "median_seconds", "p90_seconds", "median_working_seconds",
+                       "p90_working_seconds"):
+            rows.writerow(["time_to_bound", "", "", t.severity, metric, getattr(t, metric)])
     for c in report.causes:
         rows.writerow(["unreached", "", "", c.cause, "people", len(c.people)])
         rows.writerow(["unreached", "", "", c.cause, "questions", c.questions])
@@ -94,9 +95,12 @@ def as_table(report: Report, *, failed: bool) -> str:
                      f"{r.bound:>6} {r.open:>5} {r.escalated:>9} {r.dead_lettered:>5} "
                      f"{early:>11}")
     lines.append("")
-    lines.append("time from first card to bound answer (wall time):")
-    lines += [f"  {t.severity:<9} {t.bound:>4} bound  median {_hours(t.median_seconds)}  "
-              f"p90 {_hours(t.p90_seconds)}" for t in report.timings] or ["  none bound"]
+    lines.append("time from first card to bound answer (working hours of the person asked "
+                 "first, and wall time):")
+    lines += [f"  {t.severity:<9} {t.bound:>4} bound  working median "
+              f"{_hours(t.median_working_seconds):>6}  p90 {_hours(t.p90_working_seconds):>6}  "
+              f"wall median {_hours(t.median_seconds):>6}  p90 {_hours(t.p90_seconds):>6}"
+              for t in report.timings] or ["  none bound"]
     lines.append("")
     lines.append("people who could not be reached:")
     for c in report.causes:
@@ -127,6 +131,7 @@ def as_table(report: Report, *, failed: bool) -> str:
 def report(config: Path | None, tenant: str | None, since: str | None, json_out: bool,
            csv_out: bool, failed: bool) -> None:
     """The reach report: questions asked and bound, who could not be reached and why."""
+    from bot.engine.hours import working_time
     from bot.settings import SettingsError, load_settings
     from clarify_bot.reach_record import open_log
 
@@ -155,6 +160,7 @@ def report(config: Path | None, tenant: str | None, since: str | None, json_out:
         raise click.ClickException(f"cannot read the reach record ({type(exc).__name__}): "
                                    "check CLARIFY_BOT_DATABASE_URL and run `clarify-bot db "
                                    "upgrade`") from None
-    result = compute(entries, since=start, tenant=tenant)
+    result = compute(entries, since=start, tenant=tenant,
+                     hours=working_time(settings.clarify.hours))
     render = as_json if json_out else as_csv if csv_out else as_table
     click.echo(render(result, failed=failed), nl=False)

@@ -80,8 +80,8 @@ def upgrade(config: Path | None) -> None:
             applied = await schema.upgrade(engine, sealer)
         except schema.TokensInPlainText as exc:  # not a database error: said as it is
             raise click.ClickException(str(exc)) from None
-        if await reach.upgrade(engine):
-            click.echo(f"applied reach {reach.LATEST}: the reach record's table")
+        for step in await reach.upgrade(engine):
+            click.echo(f"applied reach {step.version}: {step.what}")
         return applied
 
     applied = asyncio.run(_with_engine(settings, upgrading))

@@ -63,6 +63,7 @@ from bot.channel import ChannelError, CredentialsRejected, NotReachable, SlackRe
 from bot.chat import ChatUser
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.reach.causes import APP_NOT_INSTALLED, BLOCKED_OR_UNINSTALLED
 from bot.settings import SlackSettings, SlackWorkspace
 
 log = structlog.get_logger("clarify.slack")
@@ -221,8 +222,10 @@ class Installations:
                 and await self._confirm(workspace):  # a view older than an install: read again
             installed = self.resolve(workspace)
         if installed is None or installed.state == REMOVED:
-            raise NotReachable(uninstalled(installed.reason) if installed else "no Slack "
-                               "installation serves the person's workspace")
+            if installed is None:
+                raise NotReachable("no Slack installation serves the person's workspace",
+                                   cause=APP_NOT_INSTALLED)
+            raise NotReachable(uninstalled(installed.reason), cause=BLOCKED_OR_UNINSTALLED)
         if installed.state == PAUSED:
             raise self._rejected(installed, installed.reason or "paused")
         context = AsyncBoltContext(client=self.web)
@@ -241,7 +244,7 @@ class Installations:
                 raise await self.refused(installed.key, exc.reason) from None
             gone = self.resolve(workspace)
             if gone is not None and gone.state == REMOVED:  # check() found it revoked
-                raise NotReachable(uninstalled(gone.reason))
+                raise NotReachable(uninstalled(gone.reason), cause=BLOCKED_OR_UNINSTALLED)
             raise await self.refused(installed.key, "invalid_auth")
         return self._client(installed.key, result.bot_token), installed
 
@@ -266,7 +269,7 @@ class Installations:
         installed = self._snapshot.get(key)
         if error in REVOKED_ERRORS:
             await self.revoked(key, error)
-            return NotReachable(uninstalled(error))
+            return NotReachable(uninstalled(error), cause=BLOCKED_OR_UNINSTALLED)
         if installed is None:
             return CredentialsRejected(error, setting=INSTALL_SETTING, scope=f"slack:{key}")
         if await self.db.set_state(key, PAUSED, reason=error, now=self.clock.now(),

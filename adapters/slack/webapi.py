@@ -33,6 +33,7 @@ from adapters.slack.tokens import REVOKED_ERRORS, Installations, Workspace
 from bot.channel import ChannelError, CredentialsRejected, SlackReach
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.reach.causes import BLOCKED_OR_UNINSTALLED, DEACTIVATED
 from bot.retry import RetryPolicy
 from bot.settings import SlackRates
 from bot.store.base import RateBuckets
@@ -47,6 +48,16 @@ CREDENTIAL_ERRORS = frozenset({"invalid_auth", "not_authed", "token_revoked", "t
 # can be opened with them, a deactivated account): the engine tries Slack last for them
 LASTING_ERRORS = ("channel_not_found", "cannot_dm_bot", "user_disabled", "account_inactive",
                   "user_not_found", "not_in_channel")
+# Web API errors that refuse a person, by the reach report's cause group (``ChannelError.cause``,
+# ``bot.reach.causes``): the report groups them by this code, not by the error's words.
+# (``account_inactive`` is the bot token's account: credentials, or, distributed, an
+# uninstalled workspace, ``adapters.slack.tokens``; never one person's refusal)
+REFUSAL_CAUSES: dict[str, str] = {
+    "cannot_dm_bot": BLOCKED_OR_UNINSTALLED,
+    "channel_not_found": BLOCKED_OR_UNINSTALLED,  # no DM with them: removed, or never opened
+    "user_disabled": DEACTIVATED,
+    "user_not_found": DEACTIVATED,
+}
 # every retried Web API call: 4 tries, 1 s doubling (to 30 s at most), half of each wait random;
 # a 429's Retry-After is waited in full (docs/reliability.md, "Retries")
 SLACK_RETRY = RetryPolicy(max_attempts=4, base=1.0, cap=30.0, retry_after_cap=float("inf"),
@@ -153,7 +164,8 @@ class WebApi:
                 raise_if_credentials(error)
                 log.warning("slack.call_refused", method=method, error=error)
                 raise ChannelError(error, certain=True, retryable=False,
-                                   lasting=error.startswith(LASTING_ERRORS)) from None
+                                   lasting=error.startswith(LASTING_ERRORS),
+                                   cause=REFUSAL_CAUSES.get(error)) from None
             except aiohttp.ClientConnectorError:
                 # no connection was made, so nothing was sent: wait and try again
                 if not self.retry.last(attempt):

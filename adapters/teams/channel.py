@@ -58,6 +58,7 @@ from bot.channel import (
 from bot.clock import Clock
 from bot.core.models import Channel as ContractChannel
 from bot.core.models import IdentityKind
+from bot.reach.causes import APP_NOT_INSTALLED, BLOCKED_OR_UNINSTALLED
 from bot.settings import TeamsSettings
 from bot.store.base import Conversations, DeliveryKey, Store
 from cards import teams as adaptive
@@ -304,7 +305,7 @@ class TeamsChannel:
         for the next send; NotReachable where the app is not installed for the person."""
         if not self.settings.app_id:
             # anonymous (local) runs cannot open one
-            raise NotReachable(NOT_INSTALLED, lasting=True)
+            raise NotReachable(NOT_INSTALLED, lasting=True, cause=APP_NOT_INSTALLED)
         bot = ChannelAccount(id=f"28:{self.settings.app_id}")
         params = ConversationParameters(
             is_group=False, bot=bot, members=[ChannelAccount(id=address.user_id)],
@@ -316,7 +317,7 @@ class TeamsChannel:
                 op=lambda ops: ops.create_conversation(params))
         except ConnectorRefused as exc:
             if exc.status in (403, 404):
-                raise NotReachable(NOT_INSTALLED, lasting=True) from None
+                raise NotReachable(NOT_INSTALLED, lasting=True, cause=APP_NOT_INSTALLED) from None
             raise _failure(exc) from None
         service_url = created.service_url or self.service_url
         reference = ConversationReference(
@@ -368,6 +369,7 @@ def _failure(exc: ConnectorRefused) -> ChannelError:
     """A final refusal, as the engine takes it: nothing was sent, and sending the same again
     would be refused again."""
     if exc.status == 403 and exc.code in BLOCKED_CODES:  # holds for later questions too
-        return ChannelError(BLOCKED, certain=True, retryable=False, lasting=True)
+        return ChannelError(BLOCKED, certain=True, retryable=False, lasting=True,
+                            cause=BLOCKED_OR_UNINSTALLED)
     reason = f"connector_{exc.status}" + (f": {exc.code}" if exc.code else "")
     return ChannelError(reason, certain=True, retryable=False)

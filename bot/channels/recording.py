@@ -47,6 +47,7 @@ class RecordingChannel:
     fail_for: set[str] = field(default_factory=set)  # person ids whose sends fail
     fail_reason: str = "send refused"  # the platform's value-free cause of those failures
     fail_lasting: bool = False  # those failures will hold for later questions too
+    fail_cause: str | None = None  # their cause group (``ChannelError.cause``), if any
     after_send: Callable[[SentMessage], None] | None = None  # e.g. raise to simulate a crash
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     # the contract's words for the platform (``bot.channel.Channel``); None: as its name says
@@ -69,7 +70,7 @@ class RecordingChannel:
     async def send(self, address: Address, message: Message, *, key: DeliveryKey) -> str:
         if address.person_id in self.fail_for:
             raise ChannelError(self.fail_reason, certain=True, retryable=True,
-                               lasting=self.fail_lasting)
+                               lasting=self.fail_lasting, cause=self.fail_cause)
         record = SentMessage(
             ref=f"{self.platform}-msg-{next(self._ids):05d}",
             address=address,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from zoneinfo import ZoneInfo
 
 import structlog
@@ -178,16 +178,17 @@ class Asking:
         address = await self._unblocked_first(c, person, address, scope)
         result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
                                               reserved=reserved, scope=scope)
-        tried: list[tuple[str, ReasonCode, str]] = []
+        tried: list[Refused] = []
         while result.status is Delivered.FAILED and result.certain:
             # this platform refused and nothing went out: the person's next platform in
             # clarify.channels, for this question (and a refusal that holds is remembered)
             why = result.why or "retries exhausted"
-            tried.append((address.platform, result.reason, why))
+            tried.append(Refused(address.platform, result.reason, why, result.cause_group))
             if result.lasting:
                 await self.refusals.remember(address, why)
             other = await self.routing.route(self.core, person, tenant_id=c.tenant_id,
-                                             besides=tuple(p for p, _, _ in tried), scope=scope)
+                                             besides=tuple(r.platform for r in tried),
+                                             scope=scope)
             if not isinstance(other, Address):
                 break
             address = other
@@ -197,12 +198,13 @@ class Asking:
             if result.certain and tried:
                 return _every_platform_refused(person_id, tried)
             return Skip(person_id, result.reason, result.why or "retries exhausted",
-                        platform=address.platform)
+                        platform=address.platform, cause_group=result.cause_group)
         if result.status is Delivered.UNCERTAIN:
             return Skip(person_id, ReasonCode.DELIVERY_FAILED,
                         "a worker stopped mid-send and the platform cannot say whether the card "
                         "arrived; it is not sent again", platform=address.platform)
-        await self.delivered(c, job, address, key, recovered=result.recovered, result=result)
+        await self.delivered(c, job, address, key, recovered=result.recovered, result=result,
+                             zone=zone.name)
         return person
 
     async def _on_record(self, c: Clarification, job: LeasedJob, key: DeliveryKey) -> None:
@@ -292,9 +294,11 @@ class Asking:
         return found
 
     async def delivered(self, c: Clarification, job: LeasedJob, address: Address,
-                        key: DeliveryKey, *, recovered: bool, result: Result | None = None
-                        ) -> None:
-        """The bot's own sink records each card (the core has it as a delivery report)."""
+                        key: DeliveryKey, *, recovered: bool, result: Result | None = None,
+                        zone: str | None = None) -> None:
+        """The bot's own sink records each card (the core has it as a delivery report), with
+        the zone it was sent in for the reach record (None: a card found after a crash, whose
+        zone this pass did not decide; the report takes the tenant's default)."""
         if recovered:
             what = "found on the platform after a crash and recorded; not sent again"
         elif result is not None and result.status is Delivered.NEW:
@@ -303,7 +307,7 @@ class Asking:
             what = "already sent; not sent again"
         await self.trail.event(
             c.id, "delivery", job_id=job.id, person_id=key.person_id, attempt=key.attempt,
-            channel=address.platform, to_core=False, facts=EventFacts.of(c),
+            channel=address.platform, to_core=False, facts=EventFacts.of(c, zone=zone),
             extra={"recovered": "true"} if recovered else None,
             message=f"Question card {what} on {address.platform}.")
 
@@ -330,20 +334,31 @@ def _tagged(view: QuestionView, address: Address) -> QuestionView:
                                                 address.user_id))
 
 
-def _every_platform_refused(person_id: str, tried: list[tuple[str, ReasonCode, str]]
-                            ) -> Skip:
+class Refused(NamedTuple):
+    """One platform's refusal of a person's card: its reason code, its cause in words, and
+    the cause group its adapter named (``bot.channel.ChannelError.cause``), if any."""
+
+    platform: str
+    reason: ReasonCode
+    why: str
+    group: str | None = None
+
+
+def _every_platform_refused(person_id: str, tried: list[Refused]) -> Skip:
     """Every platform of the person refused: DELIVERY_FAILED when any send was refused (only
     NO_DELIVERY_ALIAS when none could reach them at all: what to install), with each platform's
-    reason code and cause, in the order tried."""
-    codes = {code for _, code, _ in tried}
+    reason code and cause, in the order tried; the cause group is the first platform's that
+    named one (the person's first platform where it did: what to fix first)."""
+    codes = {r.reason for r in tried}
+    group = next((r.group for r in tried if r.group is not None), None)
     reason = (ReasonCode.NO_DELIVERY_ALIAS if codes == {ReasonCode.NO_DELIVERY_ALIAS}
               else ReasonCode.DELIVERY_FAILED)
-    platforms = "+".join(platform for platform, _, _ in tried)
+    platforms = "+".join(r.platform for r in tried)
     if len(tried) == 1:
-        return Skip(person_id, reason, tried[0][2], platform=platforms)
+        return Skip(person_id, reason, tried[0].why, platform=platforms, cause_group=group)
     return Skip(person_id, reason, "every platform refused: " + "; ".join(
-        f"{platform}: {code.value} ({why})" for platform, code, why in tried),
-        platform=platforms)
+        f"{r.platform}: {r.reason.value} ({r.why})" for r in tried),
+        platform=platforms, cause_group=group)
 
 
 def _sent_before(c: Clarification, person_id: str, attempt: int) -> bool:

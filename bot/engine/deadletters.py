@@ -29,7 +29,7 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.core.errors import ExtensionUnavailable
 from bot.core.extensions import Extension
-from bot.core.models import Clarification, ClarificationState, JobState, Person
+from bot.core.models import Clarification, ClarificationState, JobState, Person, ReasonCode
 from bot.core.paging import Bound, Listing
 from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer
@@ -44,6 +44,10 @@ from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
 KIND = "dead_letter"
 LISTED = "dead-letter-listed"
 LISTED_TTL_SECONDS = 400 * 24 * 3600
+# a dead letter that could not be listed to its steward is on record (audit, the core's trail,
+# the reach record) once a day while it cannot: every pass tries it again
+UNLISTED = "dead-letter-unlisted"
+UNLISTED_EVERY_SECONDS = 24 * 3600
 STALE_CLAIM = timedelta(minutes=10)
 # how far one pass (each housekeeping) follows the dead-letter list; the rest at the next pass
 PASS_BOUND = Bound(pages=20, items=5_000, seconds=10.0)
@@ -131,9 +135,14 @@ class DeadLetterReporter:
         try:
             steward = await self.core.get_person(person_id=steward_id, tenant_id=tenant_id)
         except e.PersonNotFound:
+            await self._unlisted(items, steward_id, "steward_unreachable",
+                                 ReasonCode.TENANT_SCOPE_MISMATCH,
+                                 "the steward is not a person of this tenant")
             return 0
         address = await self.routing.route(self.core, steward, tenant_id=tenant_id)
         if not isinstance(address, Address):
+            await self._unlisted(items, steward_id, "steward_unreachable", address.reason,
+                                 address.why, platform=address.platform)
             return 0
         now = self.clock.now()
         fresh = []
@@ -159,6 +168,11 @@ class DeadLetterReporter:
         if result.status not in (Delivered.NEW, Delivered.EARLIER) or result.message_ref is None:
             for c in fresh:
                 await self.store.release(_key(c, steward_id))
+            why = ("a worker stopped mid-send and the platform cannot say whether the message "
+                   "arrived") if result.status is Delivered.UNCERTAIN \
+                else (result.why or "retries exhausted")
+            await self._unlisted(fresh, steward_id, "delivery_failed", result.reason, why,
+                                 platform=address.platform, cause_group=result.cause_group)
             return 0
         for c in fresh:
             await self.store.mark_sent(_key(c, steward_id), message_ref=result.message_ref)
@@ -183,6 +197,25 @@ class DeadLetterReporter:
                 )
             )
         return len(fresh)
+
+    async def _unlisted(self, items: list[Clarification], steward_id: str, type_: str,
+                        reason: ReasonCode, why: str, *, platform: str | None = None,
+                        cause_group: str | None = None) -> None:
+        """Dead letters the steward's digest could not list: each on record with its reason
+        (``delivery_failed``: the platform refused the digest; ``steward_unreachable``: there
+        is nowhere to send it), with its facts for the reach record, once a day while it
+        cannot be listed (every pass tries again)."""
+        for c in items:
+            if not await self.store.mark_once(UNLISTED, f"{c.id}|{type_}",
+                                              ttl_seconds=UNLISTED_EVERY_SECONDS):
+                continue
+            await self.audit.emit(AuditEvent(
+                type=type_, at=self.clock.now(), clarification_id=c.id, person_id=steward_id,
+                reason_code=reason, channel=platform if type_ == "delivery_failed" else None,
+                occurrence="dead-letter digest",  # not a candidate's digest, nor a notice
+                facts=EventFacts.of(c, platform=platform, cause=why, cause_group=cause_group),
+                message=f"The steward's dead-letter digest could not list this question "
+                        f"({why}); it is tried again at the next pass."))
 
     async def _item(self, c: Clarification, steward: Person) -> DeadLetterItem:
         skips = pairs(c)

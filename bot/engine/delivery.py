@@ -63,9 +63,11 @@ class Result:
     message_ref: str | None = None
     # found on the platform after a crash and recorded now (the audit says so)
     recovered: bool = False
-    # FAILED: the reason code a skip takes, and the channel's value-free cause
+    # FAILED: the reason code a skip takes, and the channel's value-free cause (words, and
+    # its cause group where the platform's adapter classified it: ``ChannelError.cause``)
     reason: ReasonCode = ReasonCode.DELIVERY_FAILED
     why: str | None = None
+    cause_group: str | None = None
     # FAILED: nothing was sent for certain (the reservation is released): another platform
     # may be tried with the same delivery key
     certain: bool = False
@@ -144,9 +146,10 @@ class Deliverer:
             )
             if isinstance(exc, NotReachable):  # nothing can be sent until an operator acts
                 return Result(Delivered.FAILED, reason=ReasonCode.NO_DELIVERY_ALIAS,
-                              why=exc.reason, certain=exc.certain, lasting=exc.lasting)
-            return Result(Delivered.FAILED, why=exc.reason, certain=exc.certain,
-                          lasting=exc.lasting)
+                              why=exc.reason, cause_group=exc.cause, certain=exc.certain,
+                              lasting=exc.lasting)
+            return Result(Delivered.FAILED, why=exc.reason, cause_group=exc.cause,
+                          certain=exc.certain, lasting=exc.lasting)
         REGISTRY.inc("clarify_deliveries_total", kind=key.kind, platform=address.platform)
         return await self._recorded(key, address, ref, report=report, status=Delivered.NEW,
                                     held=slot if created else None, scope=scope, sent=message)

@@ -176,6 +176,7 @@ class DigestSender:
                     ReasonCode.DELIVERY_FAILED,
                     "The digest could not be delivered.",
                     platform=address.platform, cause=result.why,
+                    cause_group=result.cause_group,
                 )
             return False
         for item, _, c in entries:
@@ -239,12 +240,12 @@ class DigestSender:
         # the core has the delivery already; the bot's own sink gets the event too
         await self._event(c, item, "digest_sent", None,
                           f"Question delivered in a digest on {address.platform}.",
-                          to_core=False, platform=address.platform)
+                          to_core=False, platform=address.platform, zone=zone)
 
     async def _event(
         self, c: Clarification, item: DigestItem, type_: str, reason: ReasonCode | None,
         message: str, *, to_core: bool = True, platform: str | None = None,
-        cause: str | None = None,
+        cause: str | None = None, cause_group: str | None = None, zone: str | None = None,
     ) -> None:
         await self.audit.emit(
             AuditEvent(
@@ -257,7 +258,8 @@ class DigestSender:
                 reason_code=reason,
                 job_id=item.job_id,
                 occurrence=None,  # one per (question, person, attempt, type, reason)
-                facts=EventFacts.of(c, platform=platform, cause=cause),
+                facts=EventFacts.of(c, platform=platform, cause=cause,
+                                    cause_group=cause_group, zone=zone),
             ),
             to_core=to_core,
         )

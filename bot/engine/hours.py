@@ -7,11 +7,13 @@ database, not by fixed offsets.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
+from bot.clock import zone_named
 from bot.settings.clarify import HoursSettings, TenantHours
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -62,6 +64,47 @@ class WorkingHours:
         """The end of the working period that ``at`` is in (``at`` must be open), in UTC."""
         local = _aware(at).astimezone(zone)
         return datetime.combine(local.date(), self.end, tzinfo=zone).astimezone(UTC)
+
+
+def working_seconds(hours: WorkingHours, zone: ZoneInfo, start: datetime, end: datetime
+                    ) -> float:
+    """The seconds of ``hours`` (read in ``zone``) between ``start`` and ``end`` (aware; 0 when
+    ``end`` is not after ``start``): each working period that overlaps the span counts for
+    its overlap, so nights, days off and weekends count nothing. Real elapsed seconds, each
+    day's hours read at that day's offset (the tz database's): a span across a change of the
+    clocks counts the hours each side of it as they were lived."""
+    at, end = _aware(start).astimezone(UTC), _aware(end).astimezone(UTC)
+    total = 0.0
+    while at < end:
+        if not hours.open_at(at, zone):
+            at = hours.next_open(at, zone)
+            continue
+        closes = hours.closes_at(at, zone)
+        if closes <= at:  # an end in an hour the clocks repeat, ``at`` in its second pass
+            local = at.astimezone(zone)
+            closes = datetime.combine(local.date(), hours.end, tzinfo=zone).replace(
+                fold=1).astimezone(UTC)
+        total += (min(closes, end) - at).total_seconds()
+        at = closes
+    return total
+
+
+# (tenant, IANA zone name or None, start, end) -> working seconds
+WorkingTime = Callable[[str, str | None, datetime, datetime], float]
+
+
+def working_time(settings: HoursSettings) -> WorkingTime:
+    """``working_seconds`` by the tenant's working hours (``of_tenant``), read in the zone
+    named (the person's), or, when it names no IANA zone (None: not known), in the tenant's
+    default zone. The reach report's working hours (``bot.reach.report.compute``); whether
+    the hours hold people's questions back (``enabled``) does not change them."""
+
+    def between(tenant: str, zone: str | None, start: datetime, end: datetime) -> float:
+        hours, default = of_tenant(settings, tenant)
+        where = zone_named(zone) or zone_named(default) or ZoneInfo("UTC")
+        return working_seconds(hours, where, start, end)
+
+    return between
 
 
 def parse_days(text: str) -> frozenset[int]:

@@ -35,13 +35,13 @@ from typing import Protocol
 
 import structlog
 
-from bot.audit import Audit, AuditEvent
+from bot.audit import Audit, AuditEvent, EventFacts
 from bot.channel import Address
 from bot.clock import Clock
 from bot.core import batching
 from bot.core import errors as e
 from bot.core.client import CoreClient
-from bot.core.models import DeliveryKind, DeliveryReport, ReasonCode
+from bot.core.models import Clarification, DeliveryKind, DeliveryReport, ReasonCode
 from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.people import display_names
@@ -123,7 +123,8 @@ class NoticeSender:
         address = await self.routing.route(self.core, steward, tenant_id=batch.tenant_id,
                                            scope=scope)
         if isinstance(address, Unroutable):
-            await self._given_up(batch, batch.items, address.reason, address.why, scope=scope)
+            await self._given_up(batch, batch.items, address.reason, address.why, scope=scope,
+                                 platform=address.platform)
             return 0
         # outside the steward's working hours now, high-severity notices wait (the critical ones
         # never come this way: they go at once, ``bot.engine.stewards``); asked once the
@@ -133,11 +134,13 @@ class NoticeSender:
             return None
         names = await display_names(self.core, asked, tenant_id=batch.tenant_id, scope=scope)
         shown: list[tuple[NoticeItem, StewardNoticeView]] = []
+        read: dict[str, Clarification] = {}
         for item in batch.items:
             try:
                 c = await self.core.get_clarification(clarification_id=item.clarification_id)
             except e.ClarificationNotFound:
                 continue  # erased meanwhile: nothing to tell
+            read[c.id] = c
             view = views.notice(c, key=notice_key(c.id, steward.person_id), steward=steward,
                                 asked=[names.get(p, p) for p in item.asked], zone=zone.zone)
             shown.append((item, view))
@@ -153,7 +156,9 @@ class NoticeSender:
                    "arrived; it is not sent again") if result.status is Delivered.UNCERTAIN \
                 else (result.why or "retries exhausted")
             await self._given_up(batch, tuple(i for i, _ in shown),
-                                 ReasonCode.DELIVERY_FAILED, why, scope=scope)
+                                 ReasonCode.DELIVERY_FAILED, why, scope=scope,
+                                 platform=address.platform, cause_group=result.cause_group,
+                                 read=read)
             return 0
         for item, _ in shown:
             await self._record(item, steward.person_id, address, result.message_ref,
@@ -183,19 +188,34 @@ class NoticeSender:
                               channel=address.platform, scope=scope)
 
     async def _given_up(self, batch: NoticeBatch, items: tuple[NoticeItem, ...],
-                        reason: ReasonCode, why: str, *, scope: batching.JobScope) -> None:
+                        reason: ReasonCode, why: str, *, scope: batching.JobScope,
+                        platform: str | None = None, cause_group: str | None = None,
+                        read: dict[str, Clarification] | None = None) -> None:
+        """Each notice's reason on record, with its question's facts for the reach record
+        (the steward not reached: ``bot.reach``); a question erased meanwhile has none."""
         for item in items:
+            c = (read or {}).get(item.clarification_id)
+            if c is None:
+                try:
+                    c = await self.core.get_clarification(
+                        clarification_id=item.clarification_id)
+                except e.ClarificationNotFound:
+                    c = None
+            facts = None if c is None else EventFacts.of(
+                c, platform=platform, cause=why, cause_group=cause_group)
             await self._event(item, "steward_unreachable", batch.steward_id, reason,
                               f"The workspace steward cannot be reached ({why}); the "
-                              "high-severity notice was not sent.", scope=scope)
+                              "high-severity notice was not sent.", scope=scope, facts=facts)
 
     async def _event(self, item: NoticeItem, type_: str, steward_id: str,
                      reason: ReasonCode | None, message: str, *,
-                     channel: str | None = None, scope: batching.JobScope) -> None:
+                     channel: str | None = None, scope: batching.JobScope,
+                     facts: EventFacts | None = None) -> None:
         await self.audit.emit(AuditEvent(
             type=type_, at=self.clock.now(), clarification_id=item.clarification_id,
             message=message, person_id=steward_id, attempt=item.attempt, reason_code=reason,
             job_id=item.job_id, channel=channel,
-            occurrence=None),  # one notice per (question, steward, attempt, type, reason)
+            occurrence=None,  # one notice per (question, steward, attempt, type, reason)
+            facts=facts),
             scope=scope)
 

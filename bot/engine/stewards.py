@@ -74,7 +74,7 @@ class Stewards:
         reached = await self.routing.reach(self.core, steward_id, tenant_id=c.tenant_id,
                                            scope=scope, role="steward")
         if isinstance(reached, Unroutable):
-            return Skip(steward_id, reached.reason, reached.why)
+            return Skip(steward_id, reached.reason, reached.why, platform=reached.platform)
         return Reached(*reached)
 
     async def zone(self, c: Clarification, reached: Reached) -> ZoneInfo:
@@ -91,7 +91,8 @@ class Stewards:
         if isinstance(reached, Skip):
             await self._failed(c, job, attempt, reached.reason, skips,
                                f"The workspace steward cannot be reached ({reached.why}).",
-                               scope=scope, facts=EventFacts.of(c, cause=reached.why))
+                               scope=scope, facts=EventFacts.of(c, cause=reached.why,
+                                                                platform=reached.platform))
             return False
         steward, address = reached.person, reached.address
         key = DeliveryKey(c.id, steward.person_id, attempt,
@@ -120,7 +121,8 @@ class Stewards:
                                f"The steward escalation could not be delivered{why}.",
                                steward_id=steward.person_id, scope=scope,
                                facts=EventFacts.of(c, platform=address.platform,
-                                                   cause=result.why))
+                                                   cause=result.why,
+                                                   cause_group=result.cause_group))
             return False
         codes = ", ".join(sorted({s.reason_code.value for s in skips})) or "none"
         await self.trail.event(

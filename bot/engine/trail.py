@@ -27,6 +27,9 @@ class Skip:
     # would not be true (a store that lost its data refused no message)
     said: str | None = None
     platform: str | None = None  # the platform that refused, where one was tried
+    # the refusal's cause group where the platform's adapter classified it (a code of
+    # ``bot.reach.causes.FIXES``: ``bot.channel.ChannelError.cause``), for the reach record
+    cause_group: str | None = None
 
 
 def pairs(c: Clarification, now_skipped: Iterable[Skip] = ()) -> list[SkipPair]:
@@ -94,4 +97,5 @@ class Trail:
                          attempt=attempt, reason=skip.reason,
                          message=f"Candidate {skip.said or REASON_TEXT[skip.reason]} ({skip.why}).",
                          scope=scope,
-                         facts=EventFacts.of(c, platform=skip.platform, cause=skip.why))
+                         facts=EventFacts.of(c, platform=skip.platform, cause=skip.why,
+                                             cause_group=skip.cause_group))

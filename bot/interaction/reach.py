@@ -31,6 +31,7 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.core.models import Person
 from bot.engine import views
+from bot.engine.hours import working_time
 from bot.engine.people import display_names
 from bot.engine.zones import Zones
 from bot.interaction.attention import stewarded
@@ -110,7 +111,7 @@ class ReachDesk:
         try:
             entries = [x for x in await self.reach.read(tenant=tenant, since=since)
                        if x.workspace in mine]
-            report = compute(entries)
+            report = compute(entries, hours=working_time(self.zones.settings))
             wanted = named(report)
             scope = batching.JobScope()
             await self.core.read_people(scope, tenant_id=tenant, person_ids=wanted)

@@ -31,6 +31,7 @@ from bot.engine.held import HoldKeeper
 from bot.engine.holds import Holds
 from bot.engine.lasting import LastingRefusals
 from bot.engine.notices import NoticeSender
+from bot.engine.reach_reports import WeeklyReports
 from bot.engine.recovery import Recovery
 from bot.engine.refresh import CardRefresher
 from bot.engine.reminders import Reminders
@@ -47,7 +48,6 @@ from bot.process.pauses import Pauses
 from bot.process.storewatch import WATCH_SECONDS, StoreWatch, watchable
 from bot.process.worker import Worker, WorkerConfig
 from bot.reach.recording import ReachRecorder
-from bot.reach.weekly import WeeklyReports
 from bot.settings import ClarifySettings, SlackSettings, TeamsSettings
 from bot.store.base import Store
 

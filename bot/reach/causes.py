@@ -1,6 +1,11 @@
-"""The cause groups of a person not reached, from a skip's reason code and the platform's
-value-free cause (pure): the reach report's table and ``clarify_unreachable_people`` group the
-same way."""
+"""The cause groups of a person not reached, from a skip's reason code and the platform's cause
+(pure): the reach report's table and ``clarify_unreachable_people`` group the same way.
+
+A platform's adapter names the group of a refusal it classifies (``bot.channel.ChannelError``'s
+``cause``: Slack's ``user_disabled``, a Teams app not installed...); the engine carries it to the
+skip's entry (``ReachEntry.cause_group``) and ``cause_of`` takes it as it is. An entry without
+one (written before the adapters named groups, or a refusal no adapter classifies) is grouped by
+the English words of the platform's cause, as before."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ FIXES: dict[str, str] = {
     "ambiguous_alias": "identity sync: one chat identity per person and platform",
     "no_read_permission": "document ACL: grant the person read access to the source",
     "app_not_installed": "Teams setup policy: install the app for them, or pre-install it "
-                         "for the tenant",
+                         "for the tenant (Slack: install it in their workspace)",
     "blocked_or_uninstalled": "ask them to unblock the bot or reinstall the app (Slack: "
                               "reinstall it in the workspace)",
     "deactivated": "the chat account is deactivated: update the person's aliases or the "
@@ -25,15 +30,20 @@ FIXES: dict[str, str] = {
     "delivery_failed": "the platform refused the message: see the cause in the audit trail",
 }
 CAUSES = tuple(FIXES)
+# the groups a platform's adapter names (``bot.channel.ChannelError.cause``)
+APP_NOT_INSTALLED = "app_not_installed"
+BLOCKED_OR_UNINSTALLED = "blocked_or_uninstalled"
+DEACTIVATED = "deactivated"
 _BLOCKED = ("blocked", "uninstalled", "removed the app", "cannot_dm_bot", "token_revoked",
             "channel_not_found")
 _DEACTIVATED = ("account_inactive", "user_disabled", "deactivated", "user_not_found")
 
 
-def cause_of(reason_code: str | None, cause: str | None) -> str | None:
+def cause_of(reason_code: str | None, cause: str | None, group: str | None = None
+             ) -> str | None:
     """The cause group of a skip (None: a skip that is no failure to reach them: the daily
-    cap, a digest, a decline)."""
-    said = (cause or "").lower()
+    cap, a digest, a decline): by its reason code, else the platform's structured ``group``
+    (a code of ``FIXES``), else the words of its ``cause``."""
     if reason_code == "NO_READ_PERMISSION":
         return "no_read_permission"
     if reason_code == "TENANT_SCOPE_MISMATCH":
@@ -42,6 +52,9 @@ def cause_of(reason_code: str | None, cause: str | None) -> str | None:
         return "ambiguous_alias"
     if reason_code not in ("NO_DELIVERY_ALIAS", "DELIVERY_FAILED"):
         return None
+    if group in FIXES:
+        return group
+    said = (cause or "").lower()
     if "not installed" in said:
         return "app_not_installed"
     if any(word in said for word in _BLOCKED):
@@ -58,7 +71,7 @@ def unreached(entries: Iterable[ReachEntry]) -> dict[str, set[str]]:
     for e in entries:
         if e.kind is not Kind.SKIPPED:
             continue
-        group = cause_of(e.reason_code, e.cause)
+        group = cause_of(e.reason_code, e.cause, e.cause_group)
         if group is not None:
             people[group].add(e.person_id)
     return dict(people)

@@ -3,14 +3,18 @@
 An entry is one thing that happened to one person about one question: a card sent, a reminder,
 a digest entry, a skip with its reason code and the platform's cause, an answer, the answer that
 bound it, an escalation, a dead letter. It holds ids, codes and value-free causes only: no span
-text, no answer, no token. ``entry_id`` derives from the audit event it was written from, so a
-replayed event (a retried job, a resent callback) is the same entry, kept once.
+text, no answer, no token. A card or digest entry keeps the IANA zone the person was asked in
+(``zone``: the report's working hours are theirs); a skip keeps the platform's cause group
+(``cause_group``: one of ``bot.reach.causes.FIXES``) where the platform's adapter classified
+the refusal, beside its words (``cause``). ``entry_id`` derives from the audit event it was
+written from, so a replayed event (a retried job, a resent callback) is the same entry, kept
+once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
@@ -29,6 +33,9 @@ class Kind(StrEnum):
 
 NONE = "-"  # a field the event did not know (a skip before any platform was tried)
 CAUSE_LIMIT = 200
+ZONE_LIMIT = 64  # an IANA zone name (the longest is 32 characters)
+GROUP_LIMIT = 32  # a cause group's code
+ASKING = (Kind.ASKED, Kind.DIGESTED)  # the entries that asked a person (a card, a digest)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +51,11 @@ class ReachEntry:
     severity: str
     reason_code: str | None = None
     cause: str | None = None
+    # the IANA zone of the person asked (ASKED, DIGESTED; None: not known, or another kind)
+    zone: str | None = None
+    # the platform's structured cause of a skip (a code of ``bot.reach.causes.FIXES``); None:
+    # not classified (then ``cause_of`` reads the words of ``cause``), or another kind
+    cause_group: str | None = None
 
 
 class ReachLog(Protocol):
@@ -60,6 +72,11 @@ class ReachLog(Protocol):
     async def workspaces(self, *, since: datetime) -> dict[tuple[str, str], str]:
         """Each (tenant, workspace) with an entry at or after ``since``, and the question of
         its latest entry (the weekly report asks the core for the workspace's steward)."""
+        ...
+
+    async def first_asked(self, clarification_id: str) -> datetime | None:
+        """When the question's first card or digest entry (``ASKING``) went out, whoever sent
+        it; None when the log holds none."""
         ...
 
     async def erase_person(self, names: Iterable[str]) -> int:
@@ -109,6 +126,11 @@ class MemoryReachLog:
                 found[key] = (e.at, e.clarification_id)
         return {key: question for key, (_, question) in sorted(found.items())}
 
+    async def first_asked(self, clarification_id: str) -> datetime | None:
+        return min((e.at for e in self._entries.values()
+                    if e.clarification_id == clarification_id and e.kind in ASKING),
+                   default=None)
+
     async def erase_person(self, names: Iterable[str]) -> int:
         wanted = set(names)
         gone = [k for k, e in self._entries.items() if e.person_id in wanted]
@@ -133,6 +155,5 @@ class MemoryReachLog:
 
 
 def _without_cause(entry: ReachEntry) -> ReachEntry:
-    return ReachEntry(entry.entry_id, entry.at, entry.tenant, entry.workspace, entry.platform,
-                      entry.person_id, entry.clarification_id, entry.kind, entry.severity,
-                      entry.reason_code, None)
+    # the cause group is a code (it names no one): it stays
+    return replace(entry, cause=None)

@@ -1,6 +1,12 @@
 """The reach record in PostgreSQL (``CLARIFY_BOT_DATABASE_URL``): one table, its schema steps
-recorded under the component ``reach`` in ``clarify_schema_versions`` and applied by
+(``STEPS``) recorded under the component ``reach`` in ``clarify_schema_versions`` and applied by
 ``clarify-bot db upgrade`` (``upgrade``), as the installation store's are.
+
+1. the table ``clarify_reach_entries``;
+2. its columns ``zone`` (the zone a person was asked in) and ``cause_group`` (a skip's
+   structured cause), and the index by question (``clarification_id``: ``first_asked``).
+   Both columns are nullable: the rows a version 1 table holds keep NULL there (the report then
+   takes the tenant's default zone, and the cause from the words).
 
 Every replica and ``clarify-bot report`` read the same rows; an entry is inserted once (its
 ``entry_id`` is the primary key, so a replayed event is kept once).
@@ -8,17 +14,17 @@ Every replica and ``clarify-bot report`` read the same rows; an entry is inserte
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from bot.reach.log import CAUSE_LIMIT, Kind, ReachEntry
+from bot.reach.log import ASKING, CAUSE_LIMIT, GROUP_LIMIT, ZONE_LIMIT, Kind, ReachEntry
 
 COMPONENT = "reach"
-LATEST = 1
 LOCK_ID = 0x5C1A_0A18  # pg_advisory_xact_lock: one upgrade of this component at a time
 METADATA = sa.MetaData()
 
@@ -35,8 +41,11 @@ entries = sa.Table(
     sa.Column("severity", sa.String(16), nullable=False),
     sa.Column("reason_code", sa.String(64)),
     sa.Column("cause", sa.String(CAUSE_LIMIT)),
+    sa.Column("zone", sa.String(ZONE_LIMIT)),  # step 2
+    sa.Column("cause_group", sa.String(GROUP_LIMIT)),  # step 2
     sa.Index("clarify_reach_entries_tenant_at", "tenant", "at"),
     sa.Index("clarify_reach_entries_person", "person_id"),
+    sa.Index("clarify_reach_entries_question", "clarification_id"),  # step 2
 )
 
 # the same table the installation store's schema records its version in
@@ -47,6 +56,37 @@ versions = sa.Table(
     sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False,
               server_default=sa.func.now()),
 )
+
+
+@dataclass(frozen=True)
+class Step:
+    version: int
+    what: str
+    apply: Callable[[sa.Connection], None]
+
+
+def _table(conn: sa.Connection) -> None:
+    """The table (on a fresh database: as this release declares it, step 2's parts included,
+    which step 2 then finds in place)."""
+    METADATA.create_all(conn)
+
+
+def _zone_and_cause_group(conn: sa.Connection) -> None:
+    """Two nullable columns and an index on a table that may hold rows (metadata only in
+    PostgreSQL: the rows are not rewritten)."""
+    conn.execute(sa.text(f"ALTER TABLE {entries.name} "
+                         f"ADD COLUMN IF NOT EXISTS zone varchar({ZONE_LIMIT}), "
+                         f"ADD COLUMN IF NOT EXISTS cause_group varchar({GROUP_LIMIT})"))
+    conn.execute(sa.text("CREATE INDEX IF NOT EXISTS clarify_reach_entries_question "
+                         f"ON {entries.name} (clarification_id)"))
+
+
+STEPS = (
+    Step(1, "the reach record's table", _table),
+    Step(2, "the zone each person was asked in, each skip's cause group, and an index by "
+            "question", _zone_and_cause_group),
+)
+LATEST = STEPS[-1].version
 
 
 async def version(engine: AsyncEngine) -> int:
@@ -64,19 +104,22 @@ async def _version(conn: AsyncConnection) -> int:
     return int(found or 0)
 
 
-async def upgrade(engine: AsyncEngine) -> bool:
-    """Create the reach record's table where it is missing; True when a step was applied."""
+async def upgrade(engine: AsyncEngine) -> list[Step]:
+    """Apply the missing steps, in order, in one transaction; returns those applied (none: the
+    database is at ``LATEST`` already)."""
     async with engine.begin() as conn:
         await conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
         await conn.run_sync(lambda c: versions.metadata.create_all(c))
-        if await _version(conn) >= LATEST:
-            return False
-        await conn.run_sync(lambda c: METADATA.create_all(c))
-        stmt = pg_insert(versions).values(component=COMPONENT, version=LATEST)
-        await conn.execute(stmt.on_conflict_do_update(
-            index_elements=[versions.c.component],
-            set_={"version": LATEST, "applied_at": sa.func.now()}))
-    return True
+        current = await _version(conn)
+        applied = [step for step in STEPS if step.version > current]
+        for step in applied:
+            await conn.run_sync(step.apply)
+        if applied:
+            stmt = pg_insert(versions).values(component=COMPONENT, version=LATEST)
+            await conn.execute(stmt.on_conflict_do_update(
+                index_elements=[versions.c.component],
+                set_={"version": LATEST, "applied_at": sa.func.now()}))
+    return applied
 
 
 class PostgresReachLog:
@@ -93,7 +136,10 @@ class PostgresReachLog:
                  "workspace": e.workspace, "platform": e.platform, "person_id": e.person_id,
                  "clarification_id": e.clarification_id, "kind": e.kind.value,
                  "severity": e.severity, "reason_code": e.reason_code,
-                 "cause": e.cause[:CAUSE_LIMIT] if e.cause else None} for e in items]
+                 "cause": e.cause[:CAUSE_LIMIT] if e.cause else None,
+                 "zone": e.zone if e.zone and len(e.zone) <= ZONE_LIMIT else None,
+                 "cause_group": e.cause_group[:GROUP_LIMIT] if e.cause_group else None}
+                for e in items]
         stmt = pg_insert(entries).values(rows).on_conflict_do_nothing(
             index_elements=[entries.c.entry_id])
         async with self._engine.begin() as conn:
@@ -115,7 +161,17 @@ class PostgresReachLog:
                            workspace=r["workspace"], platform=r["platform"],
                            person_id=r["person_id"], clarification_id=r["clarification_id"],
                            kind=Kind(r["kind"]), severity=r["severity"],
-                           reason_code=r["reason_code"], cause=r["cause"]) for r in rows]
+                           reason_code=r["reason_code"], cause=r["cause"], zone=r["zone"],
+                           cause_group=r["cause_group"]) for r in rows]
+
+    async def first_asked(self, clarification_id: str) -> datetime | None:
+        # by the index on clarification_id (schema step 2): a question's few rows
+        query = (sa.select(sa.func.min(entries.c.at))
+                 .where(entries.c.clarification_id == clarification_id)
+                 .where(entries.c.kind.in_([k.value for k in ASKING])))
+        async with self._engine.connect() as conn:
+            found: datetime | None = await conn.scalar(query)
+        return found
 
     async def workspaces(self, *, since: datetime) -> dict[tuple[str, str], str]:
         query = (sa.select(entries.c.tenant, entries.c.workspace, entries.c.clarification_id)
@@ -148,8 +204,12 @@ class PostgresReachLog:
         found = await version(self._engine)
         if found >= LATEST:
             return None
-        return (f"the reach record's table is missing (reach schema {found}, this release "
-                f"needs {LATEST}): run `clarify-bot db upgrade`")
+        if found == 0:
+            return (f"the reach record's table is missing (reach schema 0, this release "
+                    f"needs {LATEST}): run `clarify-bot db upgrade`")
+        steps = "; ".join(f"{s.version}: {s.what}" for s in STEPS if s.version > found)
+        return (f"the reach record's table lacks schema step {steps} (reach schema {found}, "
+                f"this release needs {LATEST}): run `clarify-bot db upgrade`")
 
     async def aclose(self) -> None:
         if self._owns:

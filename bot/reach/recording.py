@@ -10,10 +10,15 @@ counted (``clarify_reach_dropped_total``). ``housekeep``, one of the worker's ch
 what is queued, recomputes ``clarify_unreachable_people`` (``bot.reach.gauges``, every few
 minutes) and removes the entries older than the retention.
 
-``clarify_time_to_bound_seconds`` is observed as a bound entry passes, from the first card of
-its question this recorder saw: the first-card times are kept in memory, at most
-``FIRST_CARDS_LIMIT`` questions (the oldest forgotten first). A question bound in a process
-that did not send its first card, or after a restart, is not observed (the report counts it).
+``clarify_time_to_bound_seconds`` is observed once per question as its bound entry passes,
+from its first card: the one this recorder saw (the first-card times are kept in memory, at
+most ``FIRST_CARDS_LIMIT`` questions, the oldest forgotten first), else the one the log holds
+(``ReachLog.first_asked``: another replica sent it, or this process before a restart). That
+look-up happens in the background write path, after the write (never in ``seen``, never on a
+delivery's path), at most ``LOOKUPS_LIMIT`` waiting; one that fails is logged (value-free) and
+counted (``clarify_reach_write_failures_total``) and tried again with the next write. A
+question whose first card the log does not hold either is not observed (the report has it
+where its entries are).
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ import structlog
 from bot.audit import AuditEvent
 from bot.clock import Clock
 from bot.metrics import REGISTRY
+from bot.reach.causes import FIXES
 from bot.reach.gauges import UnreachableGauge
-from bot.reach.log import CAUSE_LIMIT, NONE, Kind, ReachEntry, ReachLog
+from bot.reach.log import ASKING, CAUSE_LIMIT, NONE, ZONE_LIMIT, Kind, ReachEntry, ReachLog
 
 log = structlog.get_logger("clarify.reach")
 
 QUEUE_LIMIT = 10_000
 FIRST_CARDS_LIMIT = 50_000
+LOOKUPS_LIMIT = 1_000  # bound entries waiting for their first card's look-up in the log
 EXPIRE_EVERY = timedelta(hours=1)
 # the audit event types the record keeps, and as what
 KINDS: dict[str, Kind] = {
@@ -63,6 +70,7 @@ def entries_of(event: AuditEvent) -> list[ReachEntry]:
         return []
     kinds = [kind, Kind.BOUND] if kind is Kind.ANSWERED and facts.bound else [kind]
     cause = facts.cause[:CAUSE_LIMIT] if facts.cause else None
+    group = facts.cause_group if facts.cause_group in FIXES else None
     return [ReachEntry(
         entry_id=_entry_id(event.event_id, each), at=event.at, tenant=facts.tenant,
         workspace=facts.workspace, platform=event.channel or facts.platform or NONE,
@@ -70,6 +78,9 @@ def entries_of(event: AuditEvent) -> list[ReachEntry]:
         severity=facts.severity,
         reason_code=event.reason_code.value if event.reason_code is not None else None,
         cause=cause if each is Kind.SKIPPED else None,
+        zone=facts.zone if each in ASKING and facts.zone and len(facts.zone) <= ZONE_LIMIT
+        else None,
+        cause_group=group if each is Kind.SKIPPED else None,
     ) for each in kinds]
 
 
@@ -95,6 +106,10 @@ class ReachRecorder:
         self.unreachable = UnreachableGauge(reach, clock=clock)
         # question -> its first card's time, oldest first
         self._first_cards: OrderedDict[str, datetime] = OrderedDict()
+        # questions whose time to bound answer was observed (a replay is not observed again)
+        self._observed: OrderedDict[str, None] = OrderedDict()
+        # bound entries whose first card this process did not see: looked up in the log
+        self._unseen: deque[ReachEntry] = deque()
 
     def seen(self, event: AuditEvent) -> None:
         found = entries_of(event)
@@ -122,18 +137,51 @@ class ReachRecorder:
                 self._first_cards[question] = entry.at
                 if len(self._first_cards) > FIRST_CARDS_LIMIT:
                     self._first_cards.popitem(last=False)
-        elif entry.kind is Kind.BOUND:
+        elif entry.kind is Kind.BOUND and question not in self._observed:
             first = self._first_cards.pop(question, None)
             if first is not None:
-                REGISTRY.observe("clarify_time_to_bound_seconds",
-                                 max((entry.at - first).total_seconds(), 0.0),
-                                 severity=entry.severity)
+                self._observe(entry, first)
+            elif len(self._unseen) < LOOKUPS_LIMIT:
+                self._unseen.append(entry)  # the write path looks its first card up
+
+    def _observe(self, bound: ReachEntry, first: datetime) -> None:
+        self._observed[bound.clarification_id] = None
+        if len(self._observed) > FIRST_CARDS_LIMIT:
+            self._observed.popitem(last=False)
+        REGISTRY.observe("clarify_time_to_bound_seconds",
+                         max((bound.at - first).total_seconds(), 0.0), severity=bound.severity)
 
     async def _drain(self) -> None:
         await self.flush()
 
     async def flush(self) -> int:
-        """Write what is queued; returns how many entries were new. Never raises."""
+        """Write what is queued, then look up the first cards this process did not see of the
+        questions bound meanwhile; returns how many entries were new. Never raises."""
+        added = await self._write()
+        if not self._failing:
+            await self._look_up_first_cards()
+        return added
+
+    async def _look_up_first_cards(self) -> None:
+        """``clarify_time_to_bound_seconds`` of the bound questions whose first card another
+        process sent (``ReachLog.first_asked``). A look-up that fails stops here: the rest
+        wait for the next write."""
+        while self._unseen:
+            bound = self._unseen.popleft()
+            if bound.clarification_id in self._observed:
+                continue  # a replay of it, meanwhile
+            try:
+                first = await self.reach.first_asked(bound.clarification_id)
+            except Exception as exc:  # noqa: BLE001 (recording never fails a delivery)
+                REGISTRY.inc("clarify_reach_write_failures_total")
+                log.warning("reach.first_card_unread", error=type(exc).__name__,
+                            waiting=len(self._unseen) + 1)
+                self._unseen.appendleft(bound)
+                return
+            if first is not None and bound.clarification_id not in self._observed:
+                self._observe(bound, first)
+
+    async def _write(self) -> int:
         async with self._lock:
             if not self._queue:
                 return 0

@@ -2,11 +2,13 @@
 
 Per workspace and platform (a question's platform is that of its first card or digest, "-"
 when nobody was asked): questions, asked, bound, still open, escalated, dead-lettered; the time
-from a question's first card to its bound answer by severity (median, p90, wall time); the
-share bound before the first escalation. The people who could not be reached, by cause, with
-the fix and the questions each cause cost; interruptions (cards, reminders, digests) per person
-and ISO week. ``failed``: the people whose questions could not be delivered. Ids, codes and
-counts only: no span text, no answer, no token.
+from a question's first card to its bound answer by severity (median, p90), in wall time and in
+working hours (``hours``: those of the person the first card went to, read in the zone it was
+sent in, else in the tenant's default zone; ``bot.engine.hours.working_time`` makes it from
+the settings); the share bound before the first escalation. The people who could not be
+reached, by cause, with the fix and the questions each cause cost; interruptions (cards,
+reminders, digests) per person and ISO week. ``failed``: the people whose questions could not
+be delivered. Ids, codes and counts only: no span text, no answer, no token.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.reach.causes import FIXES, cause_of, unreached
-from bot.reach.log import NONE, Kind, ReachEntry
+from bot.reach.log import ASKING, NONE, Kind, ReachEntry
 
-ASKING = (Kind.ASKED, Kind.DIGESTED)
+# the working seconds between two times for a person of a tenant in an IANA zone (None: not
+# known, the tenant's default): ``bot.engine.hours.working_time(settings.clarify.hours)``
+WorkingTime = Callable[[str, str | None, datetime, datetime], float]
 
 
 def nearest_rank(values: list[float], percent: float) -> float | None:
@@ -52,8 +56,11 @@ class Row:
 class Timing:
     severity: str
     bound: int
-    median_seconds: float | None
+    median_seconds: float | None  # wall time
     p90_seconds: float | None
+    # in the working hours of the person the first card went to (None: no hours given)
+    median_working_seconds: float | None = None
+    p90_working_seconds: float | None = None
 
 
 @dataclass
@@ -100,20 +107,24 @@ class _Question:
     severity: str
     platform: str = NONE
     first_asked: datetime | None = None
+    zone: str | None = None  # the first card's (its person's), where the entry kept it
     bound_at: datetime | None = None
     escalated_at: datetime | None = None
     dead_lettered: bool = False
-    asked: set[str] = field(default_factory=set)
+    # the people the question reached: asked (a card, a digest), or, stewards, told of it
+    # (the escalation, the dead-letter digest)
+    reached: set[str] = field(default_factory=set)
 
 
 def _questions(entries: list[ReachEntry]) -> dict[str, _Question]:
     found: dict[str, _Question] = {}
     for e in entries:  # oldest first
         q = found.setdefault(e.clarification_id, _Question(e.tenant, e.workspace, e.severity))
+        if e.kind in ASKING or e.kind in (Kind.ESCALATED, Kind.DEAD_LETTERED):
+            q.reached.add(e.person_id)
         if e.kind in ASKING:
-            q.asked.add(e.person_id)
             if q.first_asked is None:
-                q.first_asked, q.platform = e.at, e.platform
+                q.first_asked, q.platform, q.zone = e.at, e.platform, e.zone
         elif e.kind is Kind.BOUND and q.bound_at is None:
             q.bound_at = e.at
         elif e.kind is Kind.ESCALATED and q.escalated_at is None:
@@ -143,13 +154,17 @@ def _rows(questions: dict[str, _Question]) -> list[Row]:
     return [rows[k] for k in sorted(rows)]
 
 
-def _timings(questions: dict[str, _Question]) -> list[Timing]:
+def _timings(questions: dict[str, _Question], hours: WorkingTime | None) -> list[Timing]:
     waits: dict[str, list[float]] = defaultdict(list)
+    working: dict[str, list[float]] = defaultdict(list)
     for q in questions.values():
         if q.first_asked is not None and q.bound_at is not None:
             waits[q.severity].append((q.bound_at - q.first_asked).total_seconds())
-    return [Timing(sev, len(w), median(w), nearest_rank(w, 90)) for sev, w in sorted(
-        waits.items())]
+            if hours is not None:
+                working[q.severity].append(hours(q.tenant, q.zone, q.first_asked, q.bound_at))
+    return [Timing(sev, len(w), median(w), nearest_rank(w, 90),
+                   median(working[sev]), nearest_rank(working[sev], 90))
+            for sev, w in sorted(waits.items())]
 
 
 def _unreached(entries: list[ReachEntry], questions: dict[str, _Question]
@@ -158,12 +173,15 @@ def _unreached(entries: list[ReachEntry], questions: dict[str, _Question]
     cost: dict[str, set[str]] = defaultdict(set)
     failed: dict[str, Failed] = {}
     for e in entries:
-        group = cause_of(e.reason_code, e.cause) if e.kind is Kind.SKIPPED else None
+        group = cause_of(e.reason_code, e.cause, e.cause_group) if e.kind is Kind.SKIPPED \
+            else None
         if group is None:
             continue
         cost[group].add(e.clarification_id)
-        if e.person_id in questions[e.clarification_id].asked:
-            continue  # reached for it after all (another platform, a later pass)
+        if e.person_id in questions[e.clarification_id].reached:
+            # reached for it after all (another platform, a later pass; a steward: the
+            # escalation or the dead-letter digest reached them)
+            continue
         seen = failed.setdefault(e.person_id, Failed(e.person_id, e.tenant, e.workspace,
                                                      e.platform, group, []))
         if e.clarification_id not in seen.clarification_ids:
@@ -192,11 +210,14 @@ def _interruptions(entries: list[ReachEntry]) -> Interruptions:
 
 
 def compute(entries: Iterable[ReachEntry], *, since: datetime | None = None,
-            tenant: str | None = None) -> Report:
+            tenant: str | None = None, hours: WorkingTime | None = None) -> Report:
+    """The report of the entries of ``tenant`` (None: every tenant) at or after ``since``;
+    ``hours``: the working time between two times (without it, the times to bound answer are
+    in wall time only)."""
     kept = sorted((e for e in entries if (tenant is None or e.tenant == tenant)
                    and (since is None or e.at >= since)), key=lambda e: (e.at, e.entry_id))
     questions = _questions(kept)
     causes, failed = _unreached(kept, questions)
     return Report(since=since, tenant=tenant, rows=_rows(questions),
-                  timings=_timings(questions), causes=causes, failed=failed,
+                  timings=_timings(questions, hours), causes=causes, failed=failed,
                   interruptions=_interruptions(kept))

@@ -9,10 +9,13 @@ from datetime import timedelta
 
 from bot.chat import Callback
 from bot.clock import ManualClock
+from bot.core.models import ReasonCode
 from bot.reach.log import Kind, MemoryReachLog, ReachEntry
 from bot.reach.recording import ReachRecorder
 from bot.reach.report import compute
 from bot.store.base import DeliveryKey
+from clarify_bot.report_cli import as_csv, as_table
+from devcore.core import ReferenceCore
 from devcore.demo import answer_now
 from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.kit import crash_after
@@ -63,6 +66,11 @@ async def test_a_card_and_two_skips_with_their_reason_codes(
     ]
     assert {e.clarification_id for e in found} == {cid}
     assert all(e.at == clock.now() for e in found)
+    # the card keeps the zone Sarah was asked in (the core's, Europe/London; a baseline core
+    # names none: the tenant's default), a skip none
+    zone = "Europe/London" if rig.contract == "full" else "UTC"
+    assert {e.person_id: e.zone for e in found} == {
+        "p-sarah": zone, "p-olga": None, "p-tom": None}
     causes = {e.person_id: e.cause for e in found if e.kind is Kind.SKIPPED}
     assert causes == {"p-tom": "the person is not a member of the source's workspace",
                       "p-olga": "the person has no alias on the platforms tried (slack)"}
@@ -95,8 +103,9 @@ async def test_digest_entries_share_their_message_time(
     digested = [e for e in found if e.kind is Kind.DIGESTED]
     assert len(asked) == 1 and sorted(asked + [e.clarification_id for e in digested]) == sorted(
         made)
-    assert [(e.platform, e.person_id, e.severity) for e in digested] == [
-        ("slack", "p-ahmed", "normal")] * 2
+    zone = "Europe/Berlin" if rig.contract == "full" else "UTC"
+    assert [(e.platform, e.person_id, e.severity, e.zone) for e in digested] == [
+        ("slack", "p-ahmed", "normal", zone)] * 2
     assert len({e.at for e in digested}) == 1 and digested[0].at == clock.now()
     interruptions = compute(found).interruptions
     assert interruptions.top == [("p-ahmed", interruptions.top[0][1], 2)]  # a card, a digest
@@ -166,3 +175,116 @@ async def test_a_replayed_job_is_not_counted_twice(
     assert await entries(reach) == before
     (row,) = compute(before).rows
     assert (row.questions, row.asked) == (1, 1)
+
+
+async def test_a_refusal_keeps_its_platforms_cause_group(
+        make_rig: Callable[..., Rig], clock: ManualClock) -> None:
+    """Slack refuses Sarah's card and its adapter names the refusal's group: the skip's entry
+    keeps it beside the words, and the report groups her by it (the words alone would say
+    delivery_failed)."""
+    rig, reach = recorded(make_rig, clock)
+    rig.channel.fail_for.add("p-sarah")
+    rig.channel.fail_reason = "send refused"
+    rig.channel.fail_cause = "deactivated"
+    cid = await rig.create(authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
+    await rig.burst()
+    (skip,) = [e for e in await entries(reach, Kind.SKIPPED) if e.person_id == "p-sarah"]
+    assert (skip.reason_code, skip.cause, skip.cause_group, skip.platform) == (
+        "DELIVERY_FAILED", "send refused", "deactivated", "slack")
+    report = compute(await entries(reach), tenant="acme")
+    assert [(c.cause, c.people) for c in report.causes] == [("deactivated", ["p-sarah"])]
+    assert [(f.person_id, f.cause, f.clarification_ids) for f in report.failed] == [
+        ("p-sarah", "deactivated", [cid])]
+
+
+def unreached_stewards(found: list[ReachEntry]) -> list[tuple[str, str, str | None, str | None]]:
+    """The steward's skips: (question, reason code, cause group, platform)."""
+    return sorted((e.clarification_id, e.reason_code or "", e.cause_group, e.platform)
+                  for e in found if e.kind is Kind.SKIPPED and e.person_id == "p-maria")
+
+
+async def test_a_steward_the_platform_refuses_is_unreached_with_its_cause(
+        make_rig: Callable[..., Rig], clock: ManualClock) -> None:
+    """Slack refuses every message to Maria, the steward (cannot_dm_bot: its adapter names
+    the group): the high-severity notice (``steward_unreachable``), the escalation
+    (``escalation_failed``) and, the question dead-lettered then, its dead-letter digest
+    (``delivery_failed``) are skips of hers, with the platform's cause group; the report
+    names her under it, and ``--failed`` lists her with both questions."""
+    rig, reach = recorded(make_rig, clock)
+    rig.channel.fail_for.add("p-maria")
+    rig.channel.fail_reason = "cannot_dm_bot"
+    rig.channel.fail_cause = "blocked_or_uninstalled"
+    high = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
+    nobody = await rig.create(authority={"authored_by": ["p-tom"]})  # Tom may not read it
+    await rig.burst()
+    await rig.later(timedelta(seconds=61))  # the steward's notice window ends
+    assert [ev.type for ev in rig.events("steward_unreachable", high)] == [
+        "steward_unreachable"]
+    assert [ev.type for ev in rig.events("escalation_failed", nobody)] == ["escalation_failed"]
+    assert [ev.type for ev in rig.events("delivery_failed", nobody)] == ["delivery_failed"]
+    found = await entries(reach)
+    assert unreached_stewards(found) == sorted([
+        (high, "DELIVERY_FAILED", "blocked_or_uninstalled", "slack"),
+        (nobody, "DELIVERY_FAILED", "blocked_or_uninstalled", "slack"),  # the escalation
+        (nobody, "DELIVERY_FAILED", "blocked_or_uninstalled", "slack")])  # the dead letter
+    report = compute(found, tenant="acme")
+    causes = {c.cause: (c.people, c.questions) for c in report.causes}
+    assert causes["blocked_or_uninstalled"] == (["p-maria"], 2)
+    (maria,) = [f for f in report.failed if f.person_id == "p-maria"]
+    assert (maria.cause, maria.platform, sorted(maria.clarification_ids)) == (
+        "blocked_or_uninstalled", "slack", sorted([high, nobody]))
+    assert "p-maria,acme,acme-legal,slack,blocked_or_uninstalled," in as_csv(
+        report, failed=True)
+    assert "p-maria" in as_table(report, failed=True)
+
+
+async def test_a_steward_without_an_alias_is_unreached_as_no_alias(
+        make_rig: Callable[..., Rig], clock: ManualClock, core: ReferenceCore) -> None:
+    """Maria has no chat alias: the high-severity notice and the escalation cannot go
+    anywhere; both are her skips (NO_DELIVERY_ALIAS, the platforms tried), and the report and
+    ``--failed`` name her under no_alias."""
+    core.directory.people[("acme", "p-maria")].aliases.slack.clear()
+    rig, reach = recorded(make_rig, clock)
+    high = await rig.create(authority={"authored_by": ["p-ahmed"]}, severity="high")
+    nobody = await rig.create(authority={"authored_by": ["p-tom"]})
+    await rig.burst()
+    found = await entries(reach)
+    assert unreached_stewards(found) == sorted([
+        (high, "NO_DELIVERY_ALIAS", None, "slack"), (nobody, "NO_DELIVERY_ALIAS", None, "slack")])
+    report = compute(found, tenant="acme")
+    assert {c.cause: c.people for c in report.causes}["no_alias"] == ["p-maria"]
+    (maria,) = [f for f in report.failed if f.person_id == "p-maria"]
+    assert (maria.cause, sorted(maria.clarification_ids)) == ("no_alias", sorted([high, nobody]))
+
+
+async def test_a_refused_dead_letter_digest_is_the_stewards_skip(
+        make_rig: Callable[..., Rig], clock: ManualClock) -> None:
+    """The escalation reached Maria; by the time the question is dead-lettered Slack refuses
+    her (user_disabled): the dead-letter digest's refusal is on record (``delivery_failed``,
+    once however many passes try it again) and is her skip in the report, with the platform's
+    cause group. The escalation reached her with this question, so she counts under the
+    cause but not under ``--failed``; once Slack takes her messages again the digest lists
+    it."""
+    rig, reach = recorded(make_rig, clock)
+    cid = await rig.create(authority={"authored_by": ["p-sarah"]}, severity="high")
+    await rig.burst()
+    await rig.later(LEASE + timedelta(hours=47))
+    await rig.later(timedelta(hours=1, minutes=1))  # escalated to Maria
+    assert [e.person_id for e in await entries(reach, Kind.ESCALATED)] == ["p-maria"]
+    rig.channel.fail_for.add("p-maria")
+    rig.channel.fail_reason = "user_disabled"
+    rig.channel.fail_cause = "deactivated"
+    await rig.later(LEASE + timedelta(seconds=1))  # dead-lettered: the digest is refused
+    await rig.later(timedelta(minutes=5))  # a later pass tries again: not on record again
+    (refused,) = rig.events("delivery_failed", cid)
+    assert (refused.person_id, refused.reason_code, refused.channel) == (
+        "p-maria", ReasonCode.DELIVERY_FAILED, "slack")
+    found = await entries(reach)
+    assert await entries(reach, Kind.DEAD_LETTERED) == []  # never listed
+    assert unreached_stewards(found) == [(cid, "DELIVERY_FAILED", "deactivated", "slack")]
+    report = compute(found, tenant="acme")
+    assert {c.cause: c.people for c in report.causes}["deactivated"] == ["p-maria"]
+    assert "p-maria" not in [f.person_id for f in report.failed]  # the escalation reached her
+    rig.channel.fail_for.clear()
+    await rig.later(timedelta(minutes=5))  # Slack takes her messages again: listed
+    assert [e.person_id for e in await entries(reach, Kind.DEAD_LETTERED)] == ["p-maria"]

@@ -11,9 +11,9 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.clock import ManualClock
+from bot.engine.reach_reports import KIND, week_of, window
 from bot.reach.log import MemoryReachLog
 from bot.reach.recording import ReachRecorder
-from bot.reach.weekly import KIND, week_of, window
 from bot.store.base import DeliveryKey
 from cards.views import ReachReportView
 from tests.conftest import START

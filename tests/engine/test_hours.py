@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.engine.hours import WorkingHours, parse_days
+from bot.engine.hours import WorkingHours, parse_days, working_seconds, working_time
+from bot.settings.clarify import HoursSettings
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -113,3 +114,73 @@ def test_a_naive_time_is_refused() -> None:
 def test_days_written_wrong(bad: str) -> None:
     with pytest.raises(ValueError):
         parse_days(bad)
+
+
+H = 3600.0
+WORKING = [
+    # (zone, local start, local end, working hours between; 08:00-18:00 Monday to Friday)
+    ("within a morning", BERLIN, (2026, 12, 1, 9, 0), (2026, 12, 1, 11, 30), 2.5),
+    ("before the hours open", BERLIN, (2026, 12, 1, 6, 0), (2026, 12, 1, 8, 45), 0.75),
+    ("across a night", BERLIN, (2026, 12, 1, 17, 0), (2026, 12, 2, 9, 0), 2),
+    ("Friday afternoon to Monday morning", BERLIN, (2026, 12, 4, 16, 0), (2026, 12, 7, 10, 0),
+     4),
+    ("inside a weekend", BERLIN, (2026, 12, 5, 9, 0), (2026, 12, 6, 17, 0), 0),
+    ("Saturday to Monday 08:30", BERLIN, (2026, 12, 5, 12, 0), (2026, 12, 7, 8, 30), 0.5),
+    ("a whole week", BERLIN, (2026, 11, 30, 0, 0), (2026, 12, 7, 0, 0), 50),
+    ("four weeks", BERLIN, (2026, 11, 30, 0, 0), (2026, 12, 28, 0, 0), 200),
+    ("the end before the start", BERLIN, (2026, 12, 1, 12, 0), (2026, 12, 1, 10, 0), 0),
+    # Berlin springs forward on Sunday 29 March 2026: 63 hours of wall time, two working
+    ("over Berlin's spring switch", BERLIN, (2026, 3, 27, 17, 0), (2026, 3, 30, 9, 0), 2),
+    ("over Berlin's fall back", BERLIN, (2026, 10, 23, 17, 0), (2026, 10, 26, 9, 0), 2),
+    # New York springs forward on Sunday 8 March 2026: Friday 12:00 EST to Monday 12:00 EDT
+    ("over New York's spring switch", NEW_YORK, (2026, 3, 6, 12, 0), (2026, 3, 9, 12, 0), 10),
+    ("Tokyo's working day, from UTC", TOKYO, (2026, 7, 1, 7, 0), (2026, 7, 1, 19, 0), 10),
+]
+
+
+@pytest.mark.parametrize(("zone", "start", "end", "hours"),
+                         [row[1:] for row in WORKING], ids=[row[0] for row in WORKING])
+def test_working_seconds(zone: ZoneInfo, start: tuple[int, ...], end: tuple[int, ...],
+                         hours: float) -> None:
+    assert working_seconds(HOURS, zone, local(zone, *start), local(zone, *end)) == hours * H
+
+
+def test_working_seconds_are_lived_seconds_on_a_switch_day() -> None:
+    """Hours that hold the switch itself: Sunday 00:00-06:00 in Berlin is five hours on the
+    spring-forward day and seven on the fall-back day, as a clock on the wall counts them."""
+    night = WorkingHours(days=frozenset({6}), start=time(0, 0), end=time(6, 0))
+    spring = working_seconds(night, BERLIN, local(BERLIN, 2026, 3, 28, 12, 0),
+                             local(BERLIN, 2026, 3, 30, 0, 0))
+    autumn = working_seconds(night, BERLIN, local(BERLIN, 2026, 10, 24, 12, 0),
+                             local(BERLIN, 2026, 10, 26, 0, 0))
+    assert (spring, autumn) == (5 * H, 7 * H)
+    # an instant inside the repeated hour, the hours' end in it too: counted, never negative
+    repeated = WorkingHours(days=frozenset({6}), start=time(1, 0), end=time(2, 30))
+    second_pass = datetime(2026, 10, 25, 1, 10, tzinfo=UTC)  # 02:10 CET, after the switch
+    assert working_seconds(repeated, BERLIN, second_pass,
+                           second_pass + timedelta(hours=2)) == 20 * 60
+
+
+def test_working_seconds_refuse_a_naive_time() -> None:
+    with pytest.raises(ValueError):
+        working_seconds(HOURS, BERLIN, datetime(2026, 12, 1, 9, 0),
+                        datetime(2026, 12, 1, 10, 0, tzinfo=UTC))
+
+
+def test_working_time_by_the_tenants_hours_in_the_persons_zone() -> None:
+    """The tenant's own hours and default zone, else ``[clarify.hours]``; a person's zone when
+    the entry names one (an IANA name), else the tenant's default."""
+    settings = HoursSettings(time_zone="Europe/Berlin", tenants=(
+        {"tenant": "globex", "days": "mon-sat", "start": "10:00", "end": "12:00",
+         "time_zone": "Asia/Tokyo"},))  # type: ignore[arg-type]
+    between = working_time(settings)
+    start = local(BERLIN, 2026, 12, 4, 16, 0)  # a Friday, 16:00 in Berlin
+    end = local(BERLIN, 2026, 12, 7, 10, 0)  # the Monday, 10:00 in Berlin
+    assert between("acme", None, start, end) == 4 * H  # Berlin, the default's 08:00-18:00
+    assert between("acme", "Europe/Berlin", start, end) == 4 * H
+    assert between("acme", "Mars/Olympus", start, end) == 4 * H  # no zone: the default
+    # New York: Friday 10:00 to 18:00, and the span ends at 04:00 on Monday: 8 h
+    assert between("acme", "America/New_York", start, end) == 8 * H
+    # globex: Monday to Saturday 10:00-12:00 in Tokyo; the span runs from Saturday 00:00 to
+    # Monday 18:00 there: Saturday's two hours and Monday's
+    assert between("globex", None, start, end) == 4 * H

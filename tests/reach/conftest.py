@@ -18,13 +18,15 @@ from bot.reach.log import MemoryReachLog, ReachLog
 
 ADMIN_URL = os.environ.get("CLARIFY_TEST_DATABASE",
                            "postgresql://postgres@127.0.0.1:5432/postgres")
+# the names of the databases these tests make start so (runs side by side keep apart)
+DB_PREFIX = os.environ.get("CLARIFY_TEST_DB_PREFIX", "clarify_reach_")
 
 
 @contextlib.asynccontextmanager
 async def own_database() -> AsyncIterator[str]:
     """A fresh database at the reach record's schema (``postgres.upgrade``, as ``clarify-bot db
     upgrade`` applies it), dropped afterwards."""
-    name = f"clarify_reach_{uuid.uuid4().hex[:12]}"
+    name = f"{DB_PREFIX}{uuid.uuid4().hex[:12]}"
     try:
         admin = await asyncpg.connect(ADMIN_URL, timeout=5)
     except (OSError, asyncpg.PostgresError) as exc:

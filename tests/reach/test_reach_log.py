@@ -4,7 +4,7 @@ the retention expired."""
 
 from __future__ import annotations
 
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from datetime import UTC, datetime, timedelta
 
 from bot.reach.log import Kind, ReachEntry, ReachLog
@@ -58,3 +58,23 @@ async def test_entries_past_the_retention_expire(reach: ReachLog) -> None:
                      entry(3, at=T0)])
     assert await reach.expire(T0 - timedelta(days=90)) == 1
     assert [e.entry_id for e in await reach.read()] == ["e-2", "e-3"]
+
+
+async def test_the_first_card_of_a_question_and_the_new_fields(reach: ReachLog) -> None:
+    """``first_asked``: the earliest card or digest entry of the question, whoever sent it (a
+    skip, a reminder or another question's card is none); a card's zone and a skip's cause
+    group are kept."""
+    def of(n: int, cid: str, kind: Kind, at: datetime, **fields: str) -> ReachEntry:
+        return replace(entry(n, kind=kind, at=at), clarification_id=cid, **fields)
+
+    await reach.add([of(1, "c-1", Kind.SKIPPED, T0 - timedelta(hours=3),
+                        cause_group="deactivated"),
+                     of(2, "c-1", Kind.ASKED, T0, zone="America/New_York"),
+                     of(3, "c-1", Kind.DIGESTED, T0 - timedelta(hours=1), zone="Asia/Tokyo"),
+                     of(4, "c-1", Kind.REMINDED, T0 - timedelta(hours=2)),
+                     of(5, "c-2", Kind.ASKED, T0 - timedelta(days=1))])
+    assert await reach.first_asked("c-1") == T0 - timedelta(hours=1)
+    assert await reach.first_asked("c-9") is None
+    kept = {e.entry_id: e for e in await reach.read()}
+    assert (kept["e-1"].cause_group, kept["e-2"].zone, kept["e-3"].zone, kept["e-4"].zone) == (
+        "deactivated", "America/New_York", "Asia/Tokyo", None)

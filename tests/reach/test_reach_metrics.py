@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from adapters.slack import schema
 from bot.audit import AuditEvent, EventFacts
 from bot.clock import ManualClock
 from bot.core.models import ReasonCode
@@ -15,6 +16,7 @@ from bot.metrics import REGISTRY
 from bot.reach.causes import CAUSES
 from bot.reach.gauges import GAUGE, UnreachableGauge
 from bot.reach.log import Kind, MemoryReachLog, ReachEntry, ReachLog
+from bot.reach.postgres import PostgresReachLog
 from bot.reach.recording import ReachRecorder
 from bot.reach.report import compute
 
@@ -112,3 +114,66 @@ async def test_housekeeping_refreshes_the_gauges() -> None:
         REGISTRY.set(GAUGE, 0, cause=cause)
     await recorder.housekeep()
     assert gauges()["blocked_or_uninstalled"] == 1
+
+
+async def test_time_to_bound_across_processes(database_url: str) -> None:
+    """Two replicas on one PostgreSQL record: one sends the first card, the other records the
+    answer that binds. The second looks the first card up in the log in its write path (not
+    as the event passes) and observes the wait once, a replay of the answer not again."""
+    sender = ReachRecorder(PostgresReachLog(schema.open_engine(database_url, pool_size=1)),
+                           clock=ManualClock(T0), retention=timedelta(days=90))
+    binder = ReachRecorder(PostgresReachLog(schema.open_engine(database_url, pool_size=1)),
+                           clock=ManualClock(T0), retention=timedelta(days=90))
+    count, total = histogram("count"), histogram("sum")
+    sender.seen(event("delivery", T0, channel="slack"))
+    sender.seen(event("delivery", T0 + H, person="p-tom", channel="teams"))
+    await sender.flush()
+    bound = event("answer_forwarded", T0 + 5 * H, channel="slack", bound=True)
+    binder.seen(bound)
+    assert histogram("count") == count  # not in ``seen``: the write path looks it up
+    await binder.flush()
+    assert (histogram("count"), histogram("sum")) == (count + 1, total + 5 * 3600)
+    binder.seen(bound)  # the same answer again (a resent callback)
+    await binder.flush()
+    assert histogram("count") == count + 1
+    # a question whose first card no process recorded: nothing to observe
+    binder.seen(event("answer_forwarded", T0 + 6 * H, cid="c-9", bound=True))
+    await binder.flush()
+    assert histogram("count") == count + 1
+    await sender.aclose()
+    await binder.aclose()
+
+
+class LookupFails(MemoryReachLog):
+    def __init__(self) -> None:
+        super().__init__()
+        self.failing = True
+        self.asked = 0
+
+    async def first_asked(self, clarification_id: str) -> datetime | None:
+        self.asked += 1
+        if self.failing:
+            raise ConnectionError("database away")
+        return await super().first_asked(clarification_id)
+
+
+async def test_a_failed_first_card_lookup_is_counted_and_tried_again() -> None:
+    """The first card was recorded before a restart (the log has it, this process does not):
+    the look-up fails, is counted and logged value-free, and is tried again with the next
+    write; the delivery's path never waits on it."""
+    log = LookupFails()
+    earlier = ReachRecorder(log, clock=ManualClock(T0), retention=timedelta(days=90))
+    earlier.seen(event("delivery", T0, channel="slack"))
+    await earlier.flush()
+    recorder = ReachRecorder(log, clock=ManualClock(T0), retention=timedelta(days=90))
+    count = histogram("count")
+    failures = REGISTRY.value("clarify_reach_write_failures_total")
+    recorder.seen(event("answer_forwarded", T0 + 2 * H, channel="slack", bound=True))
+    assert log.asked == 0  # the event's path never asks the log
+    await recorder.flush()
+    assert REGISTRY.value("clarify_reach_write_failures_total") == failures + 1
+    assert histogram("count") == count
+    log.failing = False
+    await recorder.housekeep()
+    assert histogram("count") == count + 1
+    await recorder.aclose()

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+from bot.engine.hours import working_time
 from bot.reach.log import Kind, ReachEntry
 from bot.reach.report import cause_of, compute, nearest_rank
+from bot.settings.clarify import HoursSettings
 from clarify_bot.report_cli import as_csv, as_json, as_table, parse_since
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)  # a Monday (2025-W10)
@@ -16,9 +20,10 @@ _n = iter(range(10_000))
 
 def e(cid: str, person: str, kind: Kind, at: datetime, *, platform: str = "slack",
       severity: str = "normal", reason: str | None = None, cause: str | None = None,
-      workspace: str = "ws-1", tenant: str = "acme") -> ReachEntry:
+      workspace: str = "ws-1", tenant: str = "acme", zone: str | None = None,
+      group: str | None = None) -> ReachEntry:
     return ReachEntry(f"e{next(_n)}", at, tenant, workspace, platform, person, cid, kind,
-                      severity, reason, cause)
+                      severity, reason, cause, zone, group)
 
 
 RECORD = [
@@ -122,3 +127,90 @@ def test_outputs() -> None:
     assert "questions,ws-1,slack,,bound,2" in as_csv(report, failed=False)
     assert parse_since("7d", T0) == T0 - timedelta(days=7)
     assert parse_since("2025-03-01", T0) == datetime(2025, 3, 1, tzinfo=UTC)
+
+
+FRIDAY = datetime(2025, 3, 7, tzinfo=UTC)  # New York springs forward on Sunday 9 March 2025
+WORKDAYS = [
+    # n1: asked Friday 16:00 in New York (EST), a digest to another zone later, bound Monday
+    # 10:00 there (EDT): 2 h on Friday, 2 h on Monday; 65 h of wall time
+    e("n1", "p-a", Kind.ASKED, FRIDAY + 21 * H, zone="America/New_York"),
+    e("n1", "p-b", Kind.DIGESTED, FRIDAY + 22 * H, zone="Asia/Tokyo"),
+    e("n1", "p-a", Kind.BOUND, FRIDAY + 3 * 24 * H + 14 * H),
+    # n2: asked on Saturday, no zone kept (a version 1 row): the tenant's default, Berlin;
+    # bound Monday 09:00 there: 1 h, 46 h of wall time
+    e("n2", "p-c", Kind.ASKED, FRIDAY + 24 * H + 10 * H),
+    e("n2", "p-c", Kind.BOUND, FRIDAY + 3 * 24 * H + 8 * H),
+    # n3 (high): Monday 09:00-11:00 in Tokyo
+    e("n3", "p-d", Kind.ASKED, FRIDAY + 3 * 24 * H, severity="high", zone="Asia/Tokyo"),
+    e("n3", "p-d", Kind.BOUND, FRIDAY + 3 * 24 * H + 2 * H, severity="high"),
+]
+BERLIN_HOURS = working_time(HoursSettings(time_zone="Europe/Berlin"))
+
+
+def test_time_to_bound_in_working_hours_and_wall_time() -> None:
+    """Working hours are those of the person the first card went to, in the zone it was sent
+    in (an entry without one: the tenant's default zone), over a weekend and a switch of the
+    clocks; wall time beside them."""
+    timings = {t.severity: t for t in compute(WORKDAYS, hours=BERLIN_HOURS).timings}
+    normal, high = timings["normal"], timings["high"]
+    assert (normal.bound, normal.median_working_seconds, normal.p90_working_seconds) == (
+        2, 2.5 * 3600, 4 * 3600)
+    assert (normal.median_seconds, normal.p90_seconds) == (55.5 * 3600, 65 * 3600)
+    assert (high.median_working_seconds, high.median_seconds) == (2 * 3600, 2 * 3600)
+    # without working hours given: wall time only
+    (plain,) = [t for t in compute(WORKDAYS).timings if t.severity == "high"]
+    assert (plain.median_seconds, plain.median_working_seconds,
+            plain.p90_working_seconds) == (2 * 3600, None, None)
+
+
+def test_outputs_show_working_hours_and_wall_time() -> None:
+    report = compute(WORKDAYS, hours=BERLIN_HOURS)
+    table = as_table(report, failed=False)
+    assert ("  normal       2 bound  working median   2.5h  p90   4.0h  wall median  55.5h  "
+            "p90  65.0h") in table
+    (normal,) = [t for t in json.loads(as_json(report, failed=False))["timings"]
+                 if t["severity"] == "normal"]
+    assert normal == {"severity": "normal", "bound": 2, "median_seconds": 55.5 * 3600,
+                      "p90_seconds": 65 * 3600, "median_working_seconds": 2.5 * 3600,
+                      "p90_working_seconds": 4 * 3600}
+    csv_rows = as_csv(report, failed=False).splitlines()
+    assert "time_to_bound,,,normal,median_working_seconds,9000.0" in csv_rows
+    assert "time_to_bound,,,normal,p90_working_seconds,14400.0" in csv_rows
+    assert "time_to_bound,,,normal,median_seconds,199800.0" in csv_rows
+
+
+def test_the_structured_cause_first_the_words_for_older_entries() -> None:
+    """A skip's cause group (its adapter classified the refusal) decides; an entry without one
+    (written before, or a refusal no adapter classifies) is grouped by its words as before;
+    the reason code still decides where it says it all."""
+    uninstalled = "no Slack installation serves the person's workspace"
+    assert cause_of("NO_DELIVERY_ALIAS", uninstalled, "app_not_installed") == "app_not_installed"
+    assert cause_of("NO_DELIVERY_ALIAS", uninstalled) == "no_alias"  # the words cannot tell
+    assert cause_of("DELIVERY_FAILED", "blocked by policy", "deactivated") == "deactivated"
+    assert cause_of("DELIVERY_FAILED", "user_disabled", None) == "deactivated"
+    assert cause_of("DELIVERY_FAILED", "user_disabled", "not_a_group") == "deactivated"
+    assert cause_of("NO_READ_PERMISSION", None, "deactivated") == "no_read_permission"
+    assert cause_of("DAILY_CAP_EXCEEDED", None, "deactivated") is None
+    record = [
+        e("s1", "p-g", Kind.SKIPPED, T0, reason="NO_DELIVERY_ALIAS", cause=uninstalled,
+          group="app_not_installed"),
+        e("s1", "p-h", Kind.SKIPPED, T0, reason="DELIVERY_FAILED", cause="user_disabled"),
+        e("s2", "p-g", Kind.SKIPPED, T0, reason="NO_DELIVERY_ALIAS", cause=uninstalled,
+          group="app_not_installed"),
+    ]
+    report = compute(record)
+    assert [(c.cause, c.people, c.questions) for c in report.causes] == [
+        ("app_not_installed", ["p-g"], 2), ("deactivated", ["p-h"], 1)]
+    assert {f.person_id: f.cause for f in report.failed} == {
+        "p-g": "app_not_installed", "p-h": "deactivated"}
+
+
+def test_the_operations_guide_shows_what_the_report_prints() -> None:
+    """docs/operations.md, "Reach report": its sample table and ``--failed`` are this record's
+    report, as the CLI prints them (working hours in Berlin, the tenant's default)."""
+    guide = (Path(__file__).parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = guide[guide.index("## Reach report"):guide.index("## Logs and audit")]
+    table, failed = re.findall(r"```\n(.*?)```", section, flags=re.S)[:2]
+    report = compute(RECORD + WORKDAYS, tenant="acme", hours=BERLIN_HOURS)
+    assert as_table(report, failed=False) == table
+    assert as_table(report, failed=True) == failed

@@ -85,3 +85,20 @@ async def test_a_full_queue_drops_and_counts() -> None:
     recorder.seen(event("answer_forwarded", channel="slack",
                         facts=EventFacts("acme", "ws-1", "high", bound=True)))
     assert REGISTRY.value("clarify_reach_dropped_total") == before + 1
+
+
+def test_a_card_keeps_its_zone_and_a_skip_its_cause_group() -> None:
+    """The zone is kept on the entries that asked (a card, a digest entry), the cause group on
+    skips, and only a group the report knows (``bot.reach.causes.FIXES``)."""
+    facts = EventFacts("acme", "ws-1", "high", zone="Europe/Berlin", cause="user_disabled",
+                       cause_group="deactivated")
+    (asked,) = entries_of(event("delivery", channel="slack", facts=facts))
+    (digested,) = entries_of(event("digest_sent", facts=facts))
+    (reminded,) = entries_of(event("reminder_sent", channel="slack", facts=facts))
+    (skipped,) = entries_of(event("skipped", reason_code=ReasonCode.DELIVERY_FAILED,
+                                  facts=facts))
+    assert [(e.zone, e.cause_group) for e in (asked, digested, reminded, skipped)] == [
+        ("Europe/Berlin", None), ("Europe/Berlin", None), (None, None), (None, "deactivated")]
+    odd = EventFacts("acme", "ws-1", "high", cause_group="not_a_group")
+    (unknown,) = entries_of(event("skipped", reason_code=ReasonCode.DELIVERY_FAILED, facts=odd))
+    assert unknown.cause_group is None

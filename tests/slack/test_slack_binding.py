@@ -159,11 +159,16 @@ async def test_a_token_gone_for_good_removes_its_installation_with_the_cause(
     gone = await installations.refused("T0GLOBEX", "token_revoked")
     assert isinstance(gone, NotReachable) and "token_revoked" in gone.reason \
         and "uninstalled" in gone.reason and gone.certain
+    assert gone.cause == "blocked_or_uninstalled"  # the reach report's cause group
     found = await db.get("T0GLOBEX")
     assert found is not None and (found.state, found.reason) == ("removed", "token_revoked")
     with pytest.raises(NotReachable) as later:  # every later send: the same cause
         await installations.client(SlackReach(team_id="T0GLOBEX"))
     assert "token_revoked" in later.value.reason
+    assert later.value.cause == "blocked_or_uninstalled"
+    with pytest.raises(NotReachable) as none:  # a workspace no installation serves
+        await installations.client(SlackReach(team_id="T0NOBODY"))
+    assert none.value.cause == "app_not_installed"
     # the binding stays: another tenant cannot take the workspace
     assert await refused(db, installation("T0GLOBEX"), "acme", "L2") == \
         "workspace_of_another_tenant"

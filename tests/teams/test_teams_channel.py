@@ -64,6 +64,7 @@ async def test_no_reference_and_no_install_is_not_reachable(kit: Kit, status: in
     with pytest.raises(NotReachable) as raised:
         await kit.channel().send(address(), QUESTION, key=KEY)
     assert raised.value.reason == NOT_INSTALLED and "install" in NOT_INSTALLED
+    assert raised.value.cause == "app_not_installed"  # the reach report's cause group
     assert raised.value.certain and not raised.value.retryable
     assert kit.fake.posted == [] and await kit.store.conversation_get("acme", SARAH) is None
 
@@ -75,8 +76,20 @@ async def test_a_blocked_bot_fails_with_message_writes_blocked(kit: Kit) -> None
     with pytest.raises(ChannelError) as raised:
         await kit.channel().send(address(), QUESTION, key=KEY)
     assert raised.value.reason == BLOCKED and "MessageWritesBlocked" in BLOCKED
+    assert raised.value.cause == "blocked_or_uninstalled"  # the reach report's cause group
     assert raised.value.certain and not raised.value.retryable
     assert len(kit.fake.of("send")) == 1 and kit.sleeps.taken == []
+
+
+async def test_a_refusal_teams_does_not_explain_names_no_cause_group(kit: Kit) -> None:
+    """A 403 without a blocking code is a refusal of its own: failed with the connector's
+    words, no cause group (the reach report files it under delivery_failed)."""
+    await stored_reference(kit)
+    kit.fake.fail("send", 403, body={"error": {"code": "Forbidden"}})
+    with pytest.raises(ChannelError) as raised:
+        await kit.channel().send(address(), QUESTION, key=KEY)
+    assert raised.value.reason.startswith("connector_403")
+    assert raised.value.cause is None and not raised.value.lasting
 
 
 async def test_a_stale_reference_opens_the_conversation_again(kit: Kit) -> None:

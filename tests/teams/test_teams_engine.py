@@ -131,6 +131,7 @@ async def test_no_install_is_no_delivery_alias_telling_the_operator_to_install(
     (skip,) = made.skips("p-tina")
     assert skip.reason_code is ReasonCode.NO_DELIVERY_ALIAS
     assert "install" in skip.message and "Teams app" in skip.message
+    assert skip.facts.cause_group == "app_not_installed"  # for the reach record
     assert kit.fake.posted == [] and len(made.slack.to("p-ahmed")) == 1
 
 
@@ -145,6 +146,7 @@ async def test_a_blocked_bot_is_delivery_failed_with_its_cause(
     (skip,) = made.skips("p-tina")
     assert skip.reason_code is ReasonCode.DELIVERY_FAILED
     assert "MessageWritesBlocked" in skip.message
+    assert (skip.facts.platform, skip.facts.cause_group) == ("teams", "blocked_or_uninstalled")
 
 
 @dataclass
@@ -289,9 +291,12 @@ async def test_delivery_failed_only_when_every_platform_refused_with_each_reason
     made.slack.fail_for.add("p-sarah")
     made.slack.fail_reason = "channel_not_found"
     made.slack.fail_lasting = True  # as Slack's adapter says of it
+    made.slack.fail_cause = "deactivated"  # another group than Teams' (not Slack's own word)
     await _ask_sarah(dev_client, made)
     (skip,) = made.skips("p-sarah")
     assert skip.reason_code is ReasonCode.DELIVERY_FAILED
+    # the cause group of the first platform tried that named one: Teams'
+    assert skip.facts.cause_group == "blocked_or_uninstalled"
     assert "teams: DELIVERY_FAILED (MessageWritesBlocked" in skip.message
     assert "slack: DELIVERY_FAILED (channel_not_found)" in skip.message
     assert skip.message.index("teams:") < skip.message.index("slack:")

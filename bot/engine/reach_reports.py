@@ -38,6 +38,7 @@ from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.engine import views
 from bot.engine.delivery import Delivered, Deliverer
+from bot.engine.hours import working_time
 from bot.engine.routing import Routing
 from bot.engine.zones import Zones
 from bot.metrics import REGISTRY
@@ -203,7 +204,7 @@ class WeeklyReports:
             self._decide(decided)
             REGISTRY.inc("clarify_reach_reports_total", outcome="nothing_to_report")
             return 0
-        report = compute(mine)
+        report = compute(mine, hours=working_time(self.zones.settings))
         view = weekly(report, viewer=views.viewer(person, zone.zone),
                       start=day - timedelta(days=7), end=day - timedelta(days=1))
         key = report_key(tenant, steward_id, week)
