@@ -105,6 +105,7 @@ class WeeklyReports:
     # (tenant, steward, week) decided (sent, or nothing to report), or tried again after when
     _done: OrderedDict[tuple[str, str, str], datetime | None] = field(
         default_factory=OrderedDict)
+    _zones: dict[Steward, ZoneInfo] = field(default_factory=dict)  # each steward's, last seen
 
     async def run(self) -> int:
         """Send every due steward's report; returns how many went out. Never raises."""
@@ -173,6 +174,11 @@ class WeeklyReports:
 
     async def _one(self, tenant: str, steward_id: str, workspaces: set[str], now: datetime,
                    entries: dict[str, list[ReachEntry]]) -> int:
+        known = self._zones.get((tenant, steward_id))
+        if known is not None:  # decided this week already: no core call until next week
+            day = week_of(now.astimezone(known).date(), self.weekday)
+            if day is not None and self._decided((tenant, steward_id, week_name(day)), now):
+                return 0
         try:
             person = await self.core.get_person(person_id=steward_id, tenant_id=tenant)
         except e.PersonNotFound:
@@ -183,6 +189,9 @@ class WeeklyReports:
             REGISTRY.inc("clarify_reach_reports_total", outcome="unroutable")
             return 0
         zone = await self.zones.zone(tenant, person, address)
+        self._zones[(tenant, steward_id)] = zone.zone
+        while len(self._zones) > KEPT:
+            del self._zones[next(iter(self._zones))]
         hours = self.zones.hours(tenant)
         # in their working hours (the tenant's, read in their zone), whatever the hold rule
         # says: a zone their platform could not tell now is waited for
