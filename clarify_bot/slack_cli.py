@@ -109,6 +109,9 @@ def status(config: Path | None) -> None:
     behind = found != schema.LATEST or kept != reach.LATEST
     click.echo(f"schema version {found}; this release needs {schema.LATEST}")
     click.echo(f"reach schema version {kept}; this release needs {reach.LATEST}")
+    for step in reach.STEPS:
+        if step.version > kept:
+            click.echo(f"  missing reach step {step.version}: {step.what}")
     if behind:
         click.echo("run `clarify-bot db upgrade`")
         raise SystemExit(1)

@@ -4,8 +4,8 @@
 A platform's adapter names the group of a refusal it classifies (``bot.channel.ChannelError``'s
 ``cause``: Slack's ``user_disabled``, a Teams app not installed...); the engine carries it to the
 skip's entry (``ReachEntry.cause_group``) and ``cause_of`` takes it as it is. An entry without
-one (written before the adapters named groups, or a refusal no adapter classifies) is grouped by
-the English words of the platform's cause, as before."""
+one (a row of reach schema 1, or a refusal no adapter classifies) is grouped by the English
+words of the platform's cause."""
 
 from __future__ import annotations
 

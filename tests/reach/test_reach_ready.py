@@ -162,6 +162,8 @@ def test_db_status_and_upgrade_from_version_1(bare_database: str) -> None:
     before = CliRunner().invoke(main, ["db", "status"], env=env)
     assert before.exit_code == 1
     assert f"reach schema version 1; this release needs {postgres.LATEST}" in before.output
+    assert "missing reach step 2: the zone each person was asked in" in before.output
+    assert "missing reach step 1" not in before.output
     upgraded = CliRunner().invoke(main, ["db", "upgrade"], env=env)
     assert upgraded.exit_code == 0, upgraded.output
     assert ("applied reach 2: the zone each person was asked in, each skip's cause group, and "
@@ -170,3 +172,4 @@ def test_db_status_and_upgrade_from_version_1(bare_database: str) -> None:
     after = CliRunner().invoke(main, ["db", "status"], env=env)
     assert after.exit_code == 0, after.output
     assert "reach schema version 2; this release needs 2" in after.output
+    assert "missing reach step" not in after.output

@@ -181,7 +181,7 @@ def test_outputs_show_working_hours_and_wall_time() -> None:
 
 def test_the_structured_cause_first_the_words_for_older_entries() -> None:
     """A skip's cause group (its adapter classified the refusal) decides; an entry without one
-    (written before, or a refusal no adapter classifies) is grouped by its words as before;
+    (a row of reach schema 1, or a refusal no adapter classifies) is grouped by its words;
     the reason code still decides where it says it all."""
     uninstalled = "no Slack installation serves the person's workspace"
     assert cause_of("NO_DELIVERY_ALIAS", uninstalled, "app_not_installed") == "app_not_installed"
