@@ -26,12 +26,12 @@ from bot.core.models import IdentityKind, RecordedChannel
 from bot.errors import BotError
 from bot.reach.causes import FIXES
 from bot.store.base import DeliveryKey
+from cards.reach_views import ReachReportView
 from cards.views import (
     DeadLetterDigestView,
     DigestView,
     OutcomeView,
     QuestionView,
-    ReachReportView,
     ReminderView,
     StewardConflictView,
     StewardEscalationView,

@@ -14,9 +14,10 @@ from cards import reach as reach_cards
 from cards import slack_blocks as sl
 from cards import teams as tm
 from cards import text
+from cards.reach_views import ReachDetailView
 from cards.teams_text import block
 from cards.untrusted import Code, line
-from cards.views import AttentionItem, AttentionView, ReachDetailView, Viewer
+from cards.views import AttentionItem, AttentionView, Viewer
 
 HOME_TYPE = "home"
 # the steward's Home tabs: buttons that publish the queue or the reach report's detail

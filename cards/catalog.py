@@ -22,6 +22,7 @@ from pathlib import Path
 
 from babel.messages.mofile import read_mo
 
+from cards import reach_messages  # noqa: F401 (its messages join MESSAGES)
 from cards.messages import MESSAGES, Message
 from cards.untrusted import Runs, fill
 

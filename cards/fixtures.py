@@ -12,6 +12,14 @@ from datetime import UTC, date, datetime
 from bot.core.models import AuthorityRelation, ClarificationState, ReasonCode, Severity
 from cards import attention, reach, slack, teams
 from cards.actions import ActionCodec
+from cards.reach_views import (
+    ReachCauseView,
+    ReachDetailView,
+    ReachReportView,
+    ReachTimingView,
+    ReachTotals,
+    ReachWorkspaceView,
+)
 from cards.views import (
     AnswerView,
     AttentionItem,
@@ -27,12 +35,6 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     QuorumBanner,
-    ReachCauseView,
-    ReachDetailView,
-    ReachReportView,
-    ReachTimingView,
-    ReachTotals,
-    ReachWorkspaceView,
     ReminderView,
     SkippedCandidate,
     StewardConflictView,

@@ -19,14 +19,14 @@ from cards import reach_text as words
 from cards import slack_blocks as sl
 from cards import teams_card as tm
 from cards import text
-from cards.views import (
+from cards.reach_views import (
     REACH_TOP_CAUSES,
     ReachCauseView,
     ReachDetailView,
     ReachReportView,
     ReachWorkspaceView,
-    Viewer,
 )
+from cards.views import Viewer
 
 # the weekly message's one button (Slack ``action_id``, Teams ``verb``): the click is decided
 # from the verified person alone, so it carries no token ("reach" as the Slack value)

@@ -13,8 +13,7 @@ from datetime import date
 
 from cards import dates, untrusted
 from cards.platform_limits import clip, text_length
-from cards.text import PERSON_CHARS, catalog_of, severity_text
-from cards.views import (
+from cards.reach_views import (
     REACH_CAUSES,
     REACH_NAMES_MAX,
     ReachCauseView,
@@ -22,8 +21,9 @@ from cards.views import (
     ReachTimingView,
     ReachTotals,
     ReachWorkspaceView,
-    Viewer,
 )
+from cards.text import PERSON_CHARS, catalog_of, severity_text
+from cards.views import Viewer
 
 # the platforms' own names (not translated); any other platform is shown as it came
 PLATFORMS = {"slack": "Slack", "teams": "Teams"}

@@ -8,12 +8,12 @@ from types import ModuleType
 from typing import Any
 
 from cards.actions import ActionCodec
+from cards.reach_views import ReachReportView
 from cards.views import (
     DeadLetterDigestView,
     DigestView,
     OutcomeView,
     QuestionView,
-    ReachReportView,
     ReminderView,
     StewardConflictView,
     StewardEscalationView,

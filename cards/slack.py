@@ -16,6 +16,7 @@ from cards.outcome_text import outcome_text
 # re-exported: the adapter reads the action ids here, and cards.render dispatches on this
 # module (the steward's renderers)
 from cards.reach import REACH_OPEN_ACTION as REACH_OPEN_ACTION
+from cards.reach_views import ReachReportView
 from cards.slack_blocks import (
     DIGEST_MAX_QUESTIONS,
     EXCERPT_CHARS,
@@ -44,7 +45,6 @@ from cards.views import (
     DigestView,
     OutcomeView,
     QuestionView,
-    ReachReportView,
     ReminderView,
     Viewer,
 )

@@ -11,6 +11,7 @@ from cards import overrides, reach, steward_text, text, untrusted
 from cards import platform_limits as limits
 from cards.actions import ActionCodec, ActionKind, ActionRef, custom_input_ids
 from cards.outcome_text import outcome_text
+from cards.reach_views import ReachReportView
 from cards.teams_card import FOOTER_RESERVE_BYTES as FOOTER_RESERVE_BYTES
 from cards.teams_card import SCHEMA as SCHEMA
 from cards.teams_card import append_while_fits as _append_while_fits
@@ -28,7 +29,6 @@ from cards.views import (
     DocumentView,
     OutcomeView,
     QuestionView,
-    ReachReportView,
     ReminderView,
     SkippedCandidate,
     StewardConflictView,

@@ -25,7 +25,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ROOT / "cards" / "messages.py"
+SOURCES = (ROOT / "cards" / "messages.py", ROOT / "cards" / "reach_messages.py")
 LOCALES = ROOT / "cards" / "locales"
 TEMPLATE = LOCALES / "clarify.pot"
 LANGUAGES = ("de", "fr")
@@ -42,20 +42,22 @@ def po_path(language: str) -> Path:
 
 
 def template() -> Catalog:
-    """The catalog template extracted from cards/messages.py (Babel's Python extractor)."""
+    """The catalog template extracted from cards/messages.py and cards/reach_messages.py
+    (Babel's Python extractor)."""
     catalog = Catalog(project="clarify-bot", domain=DOMAIN, fuzzy=False,
                       header_comment="# The cards' messages, extracted from cards/messages.py.")
-    with SOURCE.open("rb") as source:
-        calls: list[Any] = list(extract_python(source, KEYWORDS, ["TRANSLATORS:"], {}))
-    for lineno, function, args, comments in calls:
-        name = str(function)
-        key, *english = args if isinstance(args, tuple) else (args,)
-        if len(english) != len(KEYWORDS[name]) - 1 or not all(english) or not key:
-            raise SystemExit(f"cards/messages.py:{lineno}: {name}() needs literal text")
-        notes = [*comments, SPEC_NOTE] if name.startswith("spec") else list(comments)
-        catalog.add(english[0] if len(english) == 1 else tuple(english),
-                    locations=[("cards/messages.py", lineno)], auto_comments=notes,
-                    context=key)
+    for path in SOURCES:
+        where = path.relative_to(ROOT).as_posix()
+        with path.open("rb") as source:
+            calls: list[Any] = list(extract_python(source, KEYWORDS, ["TRANSLATORS:"], {}))
+        for lineno, function, args, comments in calls:
+            name = str(function)
+            key, *english = args if isinstance(args, tuple) else (args,)
+            if len(english) != len(KEYWORDS[name]) - 1 or not all(english) or not key:
+                raise SystemExit(f"{where}:{lineno}: {name}() needs literal text")
+            notes = [*comments, SPEC_NOTE] if name.startswith("spec") else list(comments)
+            catalog.add(english[0] if len(english) == 1 else tuple(english),
+                        locations=[(where, lineno)], auto_comments=notes, context=key)
     return catalog
 
 

@@ -28,7 +28,8 @@ from bot.metrics import REGISTRY
 from bot.store.errors import StoreError
 from cards import reach as reach_cards
 from cards.attention import HOME_QUEUE_ACTION, HOME_REACH_ACTION, render_slack_home
-from cards.views import AttentionView, ReachDetailView
+from cards.reach_views import ReachDetailView
+from cards.views import AttentionView
 
 log = structlog.get_logger("clarify.slack")
 HOME_EVENT = "app_home_opened"

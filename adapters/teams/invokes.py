@@ -50,7 +50,8 @@ from cards.actions import (
     read_custom_answer,
     read_override_note,
 )
-from cards.views import CustomError, CustomFormView, ReachDetailView, Viewer, with_locale
+from cards.reach_views import ReachDetailView
+from cards.views import CustomError, CustomFormView, Viewer, with_locale
 
 log = structlog.get_logger("clarify.teams")
 CARD = "application/vnd.microsoft.card.adaptive"

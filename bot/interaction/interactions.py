@@ -33,14 +33,8 @@ from bot.interaction.declines import Declined, Declines
 from bot.interaction.reach import ReachDesk
 from bot.store.base import CardRecord, DeliveryLedger
 from bot.store.errors import StoreError
-from cards.views import (
-    AttentionView,
-    DigestView,
-    OverrideFormView,
-    QuestionView,
-    ReachDetailView,
-    Viewer,
-)
+from cards.reach_views import ReachDetailView
+from cards.views import AttentionView, DigestView, OverrideFormView, QuestionView, Viewer
 
 log = structlog.get_logger("clarify.interactions")
 QUEUE_COMMAND = "queue"  # the personal chat message that asks for the queue (Teams)

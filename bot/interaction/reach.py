@@ -39,7 +39,8 @@ from bot.metrics import REGISTRY
 from bot.reach.log import ReachLog
 from bot.reach.report import compute
 from bot.reach.views import detail, named
-from cards.views import ReachDetailView, Viewer
+from cards.reach_views import ReachDetailView
+from cards.views import Viewer
 
 log = structlog.get_logger("clarify.reach")
 DAYS = 7

@@ -10,7 +10,7 @@ from datetime import date
 
 from bot.core.models import Severity
 from bot.reach.report import Report, Row, Timing
-from cards.views import (
+from cards.reach_views import (
     REACH_NAMES_MAX,
     REACH_TOP_CAUSES,
     ReachCauseView,
@@ -19,8 +19,8 @@ from cards.views import (
     ReachTimingView,
     ReachTotals,
     ReachWorkspaceView,
-    Viewer,
 )
+from cards.views import Viewer
 
 BUSIEST = 5  # the most interrupted people the detail names
 

@@ -10,6 +10,7 @@ import pytest
 from bot.core.models import AuthorityRelation, ReasonCode, Severity
 from cards import fixtures, slack, teams
 from cards import platform_limits as limits
+from cards.reach_views import ReachCauseView, ReachReportView, ReachTotals
 from cards.views import (
     CandidateView,
     CustomError,
@@ -21,9 +22,6 @@ from cards.views import (
     OutcomeKind,
     OutcomeView,
     QuorumBanner,
-    ReachCauseView,
-    ReachReportView,
-    ReachTotals,
     SkippedCandidate,
     StewardEscalationView,
     StewardNoticeView,

@@ -14,8 +14,16 @@ from bot.core.models import ReasonCode, Severity
 from cards import attention, fixtures, reach, slack, teams
 from cards import platform_limits as limits
 from cards.actions import ActionCodec
-from cards.views import (
+from cards.reach_views import (
     REACH_CAUSES,
+    ReachCauseView,
+    ReachDetailView,
+    ReachReportView,
+    ReachTimingView,
+    ReachTotals,
+    ReachWorkspaceView,
+)
+from cards.views import (
     AnswerView,
     AttentionView,
     CandidateView,
@@ -29,12 +37,6 @@ from cards.views import (
     OutcomeView,
     QuestionView,
     QuorumBanner,
-    ReachCauseView,
-    ReachDetailView,
-    ReachReportView,
-    ReachTimingView,
-    ReachTotals,
-    ReachWorkspaceView,
     SkippedCandidate,
     StewardConflictView,
     StewardEscalationView,

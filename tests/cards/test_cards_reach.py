@@ -15,18 +15,17 @@ from bot.core.models import Severity
 from cards import attention, fixtures, reach, reach_text, render, slack, teams
 from cards import platform_limits as limits
 from cards.catalog import catalog_for
-from cards.views import (
+from cards.reach_views import (
     REACH_CAUSES,
     REACH_NAMES_MAX,
-    AttentionView,
     ReachCauseView,
     ReachDetailView,
     ReachReportView,
     ReachTimingView,
     ReachTotals,
     ReachWorkspaceView,
-    Viewer,
 )
+from cards.views import AttentionView, Viewer
 from tests.support.card_text import slack_literal, slack_markup, teams_block_text
 
 REPORT, CLEAR, DETAIL, QUEUE = (fixtures.REACH_REPORT, fixtures.REACH_REPORT_CLEAR,
@@ -165,7 +164,7 @@ def test_a_stewards_home_has_two_tabs_the_shown_one_primary() -> None:
 
 
 def test_anyone_elses_home_has_no_tabs() -> None:
-    """A person who stewards nothing gets the queue's "nothing for you here", as before, even
+    """A person who stewards nothing gets the queue's "nothing for you here", unchanged, even
     when a reach view is given."""
     nobody = AttentionView(viewer=Viewer(), steward=False)
     for payload in (attention.render_slack_home(nobody),

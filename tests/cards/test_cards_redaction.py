@@ -7,15 +7,17 @@ import json
 from dataclasses import replace
 
 from cards import fixtures, slack, teams
-from cards.views import (
-    DeadLetterDigestView,
-    DeadLetterItem,
+from cards.reach_views import (
     ReachCauseView,
     ReachDetailView,
     ReachReportView,
     ReachTimingView,
     ReachTotals,
     ReachWorkspaceView,
+)
+from cards.views import (
+    DeadLetterDigestView,
+    DeadLetterItem,
     StewardConflictView,
     StewardEscalationView,
     StewardNoticeView,

@@ -15,7 +15,7 @@ from bot.engine.reach_reports import KIND, week_of, window
 from bot.reach.log import MemoryReachLog
 from bot.reach.recording import ReachRecorder
 from bot.store.base import DeliveryKey
-from cards.views import ReachReportView
+from cards.reach_views import ReachReportView
 from tests.conftest import START
 from tests.engine.conftest import Rig, clarify_settings
 from tests.engine.test_engine_reach import entries
