@@ -60,6 +60,11 @@ def cards(slack: LocalSlack) -> list[tuple[str, str]]:
 @pytest.fixture
 async def served(processes: Processes, devcore_url: str, fake_slack: LocalSlack,  # noqa: F811
                  bare_database: str) -> AsyncIterator[dict[str, str]]:  # noqa: F811
+    yield await serve(processes, devcore_url, fake_slack, bare_database)
+
+
+async def serve(processes: Processes, devcore_url: str, fake_slack: LocalSlack,  # noqa: F811
+                bare_database: str) -> dict[str, str]:  # noqa: F811
     env = {"CLARIFY_BOT_DATABASE_URL": bare_database}
     code, out = await run("db", "upgrade", env=env)  # as an operator would, before serve
     assert code == 0, out
@@ -67,8 +72,8 @@ async def served(processes: Processes, devcore_url: str, fake_slack: LocalSlack,
     bot = await processes.serve(
         settings(core=devcore_url, port=port, slack_api=fake_slack.url, slack={"mode": "http"}),
         env=plain_env(**{**SECRETS, "SLACK_APP_TOKEN": APP_TOKEN, **env}))
-    yield {**env, "url": bot.url, "core": devcore_url,
-           "config": str(processes.tmp_path / "serve-0.toml")}
+    return {**env, "url": bot.url, "core": devcore_url,
+            "config": str(processes.tmp_path / "serve-0.toml")}
 
 
 async def report(env: dict[str, str]) -> dict[str, Any]:
@@ -184,3 +189,50 @@ async def test_over_serve_a_steward_opens_the_reach_tab_and_others_are_refused(
 async def person(env: dict[str, str], person_id: str) -> str:
     async with CoreClient(base_url=env["core"], token=CLARIFY_TOKEN) as core:
         return (await core.get_person(person_id=person_id, tenant_id="acme")).display_name
+
+
+async def test_every_cause_slack_can_give_is_counted_as_the_core_and_the_stand_in_recorded(
+        served: dict[str, str], fake_slack: LocalSlack) -> None:  # noqa: F811
+    """Questions to Tom (may not read them), Olga (no Slack alias) and one more person each,
+    whose card Slack refuses: Priya's with ``cannot_dm_bot``, Ahmed's with ``user_disabled``.
+    The report's causes are exactly the core's skips, grouped (no_read_permission, no_alias,
+    blocked_or_uninstalled, deactivated); the refused got no DM for those questions; --failed
+    lists exactly the people under the causes."""
+    slack = fake_slack
+    await wait_until(lambda: len(cards(slack)) >= 3, "the scenario's first cards")
+    expected = {"no_read_permission": {"p-tom"}, "no_alias": {"p-olga"},
+                "blocked_or_uninstalled": {"p-priya"}, "deactivated": {"p-ahmed"}}
+
+    async def causes() -> dict[str, set[str]]:
+        return {c["cause"]: set(c["people"]) for c in (await report(served))["causes"]}
+
+    made = {}
+    async with DevCoreClient(base_url=served["core"], token=DEV_TOKEN) as dev:
+        for person, error, cause in (("p-priya", "cannot_dm_bot", "blocked_or_uninstalled"),
+                                     ("p-ahmed", "user_disabled", "deactivated")):
+            slack.fail_next("chat.postMessage", status=200, error=error)
+            made[person] = await new_clarification(dev, authority={"authored_by": [
+                "p-tom", "p-olga", person]})
+
+            async def shown(person: str = person, cause: str = cause) -> bool:
+                return person in (await causes()).get(cause, set())
+
+            await wait_until(shown, f"{person} under {cause}", seconds=45, every=0.5)
+    found = await causes()
+    async with CoreClient(base_url=served["core"], token=CLARIFY_TOKEN) as core:
+        listed = (await core.list_clarifications(tenant_id="acme")).items
+        records = [await core.get_clarification(clarification_id=c.id) for c in listed]
+    skipped = {(ev.person_id, ev.reason_code.value) for c in records for ev in c.events
+               if ev.type == "skipped" and ev.reason_code is not None and ev.person_id}
+    assert {p for people in found.values() for p in people} == {p for p, _ in skipped}
+    assert {("p-tom", "NO_READ_PERMISSION"), ("p-olga", "NO_DELIVERY_ALIAS"),
+            ("p-priya", "DELIVERY_FAILED"), ("p-ahmed", "DELIVERY_FAILED")} <= skipped
+    for cause, people in expected.items():
+        assert people <= found[cause], cause
+    sent = set(cards(slack))
+    assert (made["p-priya"], "p-priya") not in sent and (made["p-ahmed"], "p-ahmed") not in sent
+    code, out = await run("report", "--json", "--failed", "--tenant", "acme",
+                          env={"CLARIFY_BOT_DATABASE_URL": served["CLARIFY_BOT_DATABASE_URL"]})
+    assert code == 0, out
+    failed = {f["person_id"]: f["cause"] for f in json.loads(out)["failed"]}
+    assert failed == {p: cause for cause, people in found.items() for p in people}
