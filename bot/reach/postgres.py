@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -176,7 +177,7 @@ class PostgresReachLog:
     async def workspaces(self, *, since: datetime) -> dict[tuple[str, str], str]:
         query = (sa.select(entries.c.tenant, entries.c.workspace, entries.c.clarification_id)
                  .where(entries.c.at >= since)
-                 .distinct(entries.c.tenant, entries.c.workspace)
+                 .ext(distinct_on(entries.c.tenant, entries.c.workspace))
                  .order_by(entries.c.tenant, entries.c.workspace, entries.c.at.desc()))
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query)).all()

@@ -78,3 +78,15 @@ async def test_the_first_card_of_a_question_and_the_new_fields(reach: ReachLog) 
     kept = {e.entry_id: e for e in await reach.read()}
     assert (kept["e-1"].cause_group, kept["e-2"].zone, kept["e-3"].zone, kept["e-4"].zone) == (
         "deactivated", "America/New_York", "Asia/Tokyo", None)
+
+
+async def test_each_workspace_seen_since_with_its_latest_question(reach: ReachLog) -> None:
+    """What the weekly report asks the core about: each tenant's workspaces seen since a time,
+    with the question of their latest entry; a workspace seen only before is left out."""
+    await reach.add([entry(1, at=T0), entry(2, at=T0 + timedelta(hours=1)),
+                     entry(3, tenant="globex", at=T0),
+                     replace(entry(4, at=T0 + timedelta(hours=2)), workspace="ws-2"),
+                     replace(entry(5, at=T0 - timedelta(days=2)), workspace="ws-old")])
+    assert await reach.workspaces(since=T0 - timedelta(hours=1)) == {
+        ("acme", "ws-1"): "c-2", ("acme", "ws-2"): "c-4", ("globex", "ws-1"): "c-3"}
+    assert await reach.workspaces(since=T0 + timedelta(days=1)) == {}
