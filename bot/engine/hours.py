@@ -89,6 +89,30 @@ def working_seconds(hours: WorkingHours, zone: ZoneInfo, start: datetime, end: d
     return total
 
 
+def working_point(hours: WorkingHours, zone: ZoneInfo, start: datetime, seconds: float
+                  ) -> datetime:
+    """The instant inside ``hours`` (read in ``zone``) by which ``seconds`` of working time
+    have passed since ``start`` (aware), counted as ``working_seconds`` counts them: the
+    inverse of ``working_seconds(hours, zone, start, ·)``. An instant that would fall on a
+    period's close falls at the next period's opening instead, so it is always in the hours."""
+    at = _aware(start).astimezone(UTC)
+    left = max(seconds, 0.0)
+    while True:
+        if not hours.open_at(at, zone):
+            at = hours.next_open(at, zone)
+            continue
+        closes = hours.closes_at(at, zone)
+        if closes <= at:  # an end in an hour the clocks repeat, ``at`` in its second pass
+            local = at.astimezone(zone)
+            closes = datetime.combine(local.date(), hours.end, tzinfo=zone).replace(
+                fold=1).astimezone(UTC)
+        span = (closes - at).total_seconds()
+        if left < span:
+            return at + timedelta(seconds=left)
+        left -= span
+        at = closes
+
+
 # (tenant, IANA zone name or None, start, end) -> working seconds
 WorkingTime = Callable[[str, str | None, datetime, datetime], float]
 

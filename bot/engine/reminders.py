@@ -49,7 +49,7 @@ from bot.core.client import CoreClient
 from bot.core.models import Clarification, DeliveryKind, Person
 from bot.engine import evidence, views
 from bot.engine.delivery import Delivered, Deliverer
-from bot.engine.hours import WorkingHours
+from bot.engine.hours import WorkingHours, working_point, working_seconds
 from bot.engine.refresh import CardRefresher
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.trail import Trail
@@ -119,14 +119,21 @@ def moves_on(sent_at: datetime, lease_expires_at: datetime, window: timedelta) -
 
 
 def due_at(sent_at: datetime, moves_on_at: datetime, *, percent: int, hours: WorkingHours,
-           zone: ZoneInfo) -> datetime | None:
-    """When the reminder goes: ``percent`` of the way from the send to the move-on time, or
-    the person's next working hour after that; None when there is none before the question
-    moves on (or reminders are off)."""
+           zone: ZoneInfo, working: bool = True) -> datetime | None:
+    """When the reminder goes: ``percent`` of the person's working time between the send and
+    the move-on time (``working``: their hours read in their zone; nights, days off and
+    weekends count nothing, so it lands while they still have working time to answer),
+    else ``percent`` of the way in wall time, moved to their next working hour; None when
+    there is no such moment before the question moves on (or reminders are off)."""
     if percent <= 0 or moves_on_at <= sent_at:
         return None
-    point = sent_at + (moves_on_at - sent_at) * (percent / 100)
-    due = hours.next_open(point, zone)
+    if working:
+        budget = working_seconds(hours, zone, sent_at, moves_on_at)
+        if budget <= 0:
+            return None
+        due = working_point(hours, zone, sent_at, budget * percent / 100)
+    else:
+        due = hours.next_open(sent_at + (moves_on_at - sent_at) * (percent / 100), zone)
     return due if due < moves_on_at else None
 
 
@@ -183,7 +190,7 @@ class Reminders:
             return False
         point = sent_at + (moves_on_at - sent_at) * (percent / 100)
         due = due_at(sent_at, moves_on_at, percent=percent, hours=self._hours(c.tenant_id),
-                     zone=zone) or point
+                     zone=zone, working=self.settings.hours.enabled) or point
         reminder = Reminder(c.id, key.attempt, moves_on_at, to_steward)
         await self.store.reminder_add(reminder.member, due=due)
         self._due_by(due)

@@ -107,35 +107,44 @@ async def test_reminder_once_at_75_percent_in_place_and_in_the_conversation(
     assert len(reminders(rig, "p-ahmed")) == 0
 
 
-async def test_reminder_in_quiet_hours_waits_for_the_morning(
+async def test_reminder_lands_at_three_quarters_of_her_working_time(
         make_rig: Callable[..., Rig]) -> None:
-    """48 h: 75 % is Tuesday 22:00 in London; the reminder goes Wednesday 08:00 London."""
+    """48 h from Monday 10:00 in London: Sarah's working time before the question moves on is
+    Monday 10-18, Tuesday 8-18 and Wednesday 8-10: about 20 h. Three quarters of it is spent on
+    Tuesday at about 15:00 London, while she still has a working afternoon to answer (75 % of
+    the wall time would be Tuesday 22:00, then Wednesday 08:00, two hours before it moves on)."""
     rig = make_rig(clarify=with_hours())
     await rig.create(authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
     await rig.burst()
     deferred = counted("deferred")
-    rig.clock.set(datetime(2026, 7, 7, 21, 1, tzinfo=UTC))  # 75 % has passed: 22:01 London
-    await rig.burst()
-    rig.clock.set(datetime(2026, 7, 8, 6, 59, tzinfo=UTC))  # 07:59 London
+    rig.clock.set(datetime(2026, 7, 7, 13, 59, tzinfo=UTC))  # Tuesday 14:59 London
     await rig.burst()
     assert reminders(rig) == []
-    rig.clock.set(datetime(2026, 7, 8, 7, 0, tzinfo=UTC))  # 08:00 London
+    rig.clock.set(datetime(2026, 7, 7, 14, 2, tzinfo=UTC))  # 15:02 London
     await rig.burst()
     assert len(reminders(rig)) == 1
-    assert counted("deferred") == deferred  # indexed at the morning already: never deferred
+    assert counted("deferred") == deferred  # inside her hours already: never deferred
 
 
-async def test_reminder_skipped_when_the_window_ends_in_quiet_hours(
+async def test_a_short_windows_reminder_lands_in_its_working_hours(
         make_rig: Callable[..., Rig]) -> None:
-    """12 h: 75 % is 19:00 London, and the question moves on before 08:00 the next day."""
+    """12 h from Monday 10:00 London: the question moves on at 22:00, after her day ends at
+    18:00; three quarters of her 8 working hours is 16:00, so she is reminded then (75 % of the
+    wall time, 19:00, was quiet, and the reminder was skipped)."""
     rig = make_rig(clarify=with_hours(escalation_window_hours=12))
     skipped = counted("quiet_hours")
     await rig.create(authority={"authored_by": ["p-sarah", "p-ahmed"]}, severity="high")
     await rig.burst()
+    rig.clock.set(datetime(2026, 7, 6, 14, 59, tzinfo=UTC))  # 15:59 London
+    await rig.burst()
+    assert reminders(rig) == []
+    rig.clock.set(datetime(2026, 7, 6, 15, 2, tzinfo=UTC))  # 16:02 London
+    await rig.burst()
+    assert len(reminders(rig)) == 1
     for _ in range(13):
         await rig.later(timedelta(hours=1))
-    assert reminders(rig) == [] and reminders(rig, "p-ahmed") == []
-    assert counted("quiet_hours") == skipped + 1
+    assert len(reminders(rig)) == 1  # never twice
+    assert counted("quiet_hours") == skipped
 
 
 async def test_reminder_due_while_the_workers_were_down_is_not_sent_in_quiet_hours(
@@ -309,28 +318,33 @@ async def test_a_worker_killed_right_after_the_card_went_out_leaves_its_reminder
     assert len([s for s in channel.to("p-sarah") if isinstance(s.message, QuestionView)]) == 1
 
 
-def test_due_at_is_the_point_of_the_window_or_the_next_working_hour() -> None:
+def test_due_at_is_three_quarters_of_the_working_time_in_the_window() -> None:
     hours = WorkingHours()
-    sent = MONDAY
-    # inside the hours: exactly 75 %
+    london, berlin = ZoneInfo("Europe/London"), ZoneInfo("Europe/Berlin")
+    sent = MONDAY  # 10:00 in London
+    # inside one working day: exactly 75 %
     assert due_at(sent, sent + timedelta(hours=8), percent=75, hours=hours,
-                  zone=ZoneInfo("Europe/London")) == sent + timedelta(hours=6)
-    # 75 % of 48 h is Tuesday 21:00 UTC: 22:00 in London (quiet: Wednesday 08:00 London),
-    # 17:00 in New York (working hours)
-    tuesday = datetime(2026, 7, 7, 21, 0, tzinfo=UTC)
+                  zone=london) == sent + timedelta(hours=6)
+    # 48 h: 20 working hours (Mon 10-18, Tue 8-18, Wed 8-10); 15 of them end Tue 15:00 London
     assert due_at(sent, sent + timedelta(hours=48), percent=75, hours=hours,
-                  zone=ZoneInfo("Europe/London")) == datetime(2026, 7, 8, 7, 0, tzinfo=UTC)
+                  zone=london) == datetime(2026, 7, 7, 14, 0, tzinfo=UTC)
+    # in New York the card came at 05:00: its hours are Mon 8-18, Tue 8-18, Wed 8-05:00 (none):
+    # 20 h again, 15 of them end Tuesday 13:00 New York
     assert due_at(sent, sent + timedelta(hours=48), percent=75, hours=hours,
-                  zone=ZoneInfo("America/New_York")) == tuesday
-    # the window ends first: none; reminders off: none
-    assert due_at(sent, sent + timedelta(hours=12), percent=75, hours=hours,
-                  zone=ZoneInfo("Europe/London")) is None
-    assert due_at(sent, sent + timedelta(hours=8), percent=0, hours=hours,
-                  zone=ZoneInfo("Europe/London")) is None
-    # a Friday card's half-way point on Sunday waits for Monday 08:00 in Berlin
-    friday = datetime(2026, 7, 10, 9, 0, tzinfo=UTC)
-    assert due_at(friday, friday + timedelta(hours=96), percent=50, hours=hours,
-                  zone=ZoneInfo("Europe/Berlin")) == datetime(2026, 7, 13, 6, 0, tzinfo=UTC)
+                  zone=ZoneInfo("America/New_York")) == datetime(2026, 7, 7, 17, 0, tzinfo=UTC)
+    # a Friday 16:00 card (Berlin) with 48 h: only Friday 16-18 is working time before it moves
+    # on on Sunday: reminded Friday 17:30, not never
+    friday = datetime(2026, 7, 10, 14, 0, tzinfo=UTC)
+    assert due_at(friday, friday + timedelta(hours=48), percent=75, hours=hours,
+                  zone=berlin) == datetime(2026, 7, 10, 15, 30, tzinfo=UTC)
+    # no working time before it moves on (Saturday to Sunday): none; reminders off: none
+    saturday = datetime(2026, 7, 11, 9, 0, tzinfo=UTC)
+    assert due_at(saturday, saturday + timedelta(hours=24), percent=75, hours=hours,
+                  zone=berlin) is None
+    assert due_at(sent, sent + timedelta(hours=8), percent=0, hours=hours, zone=london) is None
+    # the working hours off (``working=False``): the wall-time point, moved to an open hour
+    assert due_at(sent, sent + timedelta(hours=48), percent=75, hours=hours, zone=london,
+                  working=False) == datetime(2026, 7, 8, 7, 0, tzinfo=UTC)
 
 
 def test_the_index_names_nobody_and_reads_back() -> None:

@@ -7,7 +7,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.engine.hours import WorkingHours, parse_days, working_seconds, working_time
+from bot.engine.hours import (
+    WorkingHours,
+    parse_days,
+    working_point,
+    working_seconds,
+    working_time,
+)
 from bot.settings.clarify import HoursSettings
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -184,3 +190,18 @@ def test_working_time_by_the_tenants_hours_in_the_persons_zone() -> None:
     # globex: Monday to Saturday 10:00-12:00 in Tokyo; the span runs from Saturday 00:00 to
     # Monday 18:00 there: Saturday's two hours and Monday's
     assert between("globex", None, start, end) == 4 * H
+
+
+@pytest.mark.parametrize("zone", [BERLIN, ZoneInfo("America/New_York"), ZoneInfo("Asia/Tokyo")])
+@pytest.mark.parametrize("start", [(2026, 3, 27, 17, 30), (2026, 10, 23, 9, 0),
+                                   (2026, 12, 5, 3, 0), (2026, 12, 7, 7, 59)])
+@pytest.mark.parametrize("seconds", [0, 1, 30 * 60, 10 * H - 1, 10 * H, 27 * H + 17])
+def test_working_point_is_the_inverse_of_working_seconds(
+        zone: ZoneInfo, start: tuple[int, ...], seconds: int) -> None:
+    """From any start (a weekend, a night, across a change of the clocks), the instant by which
+    ``seconds`` of working time have passed is inside the hours and has exactly those seconds
+    behind it."""
+    begin = local(zone, *start)
+    point = working_point(HOURS, zone, begin, seconds)
+    assert HOURS.open_at(point, zone)
+    assert working_seconds(HOURS, zone, begin, point) == seconds
