@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from bot.chat import ChatUser
@@ -163,6 +164,27 @@ class Profiles(Protocol):
     to the core and the tenant's default (``bot.engine.zones``)."""
 
     async def profile(self, address: Address) -> Profile | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Away:
+    """What a platform says of a person being away now (on holiday, ill, out of office, not to
+    be disturbed): ``until`` when they are back, as the platform states it (None: it does not
+    say), and ``source``, a value-free word for where it was read (``slack_status``,
+    ``slack_dnd``, ``teams_presence``, ``teams_auto_reply``). Never the status's own text."""
+
+    until: datetime | None
+    source: str
+
+
+@runtime_checkable
+class Absences(Protocol):
+    """The optional part of a channel that can tell whether a person is away now
+    (``bot.engine.away`` decides what follows): an ``Away`` while they are, None when the
+    platform says they are not. Raises ``ChannelError`` when it cannot tell now (a refusal,
+    a permission the bot lacks): the person is then treated as not away, never held."""
+
+    async def away(self, address: Address) -> Away | None: ...
 
 
 class Channel(Protocol):
