@@ -71,16 +71,18 @@ def home_tabs(viewer: Viewer, *, reach_shown: bool) -> dict:
     return {"type": "actions", "block_id": "home.tabs", "elements": tabs}
 
 
-def render_slack_home(view: AttentionView, *, reach: ReachDetailView | None = None) -> dict:
-    """The App Home tab (``views.publish``). A steward's starts with the two tabs; then, with
+def render_slack_home(view: AttentionView, *, reach: ReachDetailView | None = None,
+                      tabs: bool = True) -> dict:
+    """The App Home tab (``views.publish``). A steward's starts with the two tabs (``tabs``
+    False: the bot keeps no reach record, so there is no Reach tab to offer); then, with
     ``reach``, the reach report's detail (``cards.reach``), else the queue: a header, the
     summary, one section per item (its document as the steward may see it, severity, state and
     the clarification id). Anyone else's is the queue's "nothing for you here", without tabs."""
-    if view.steward and reach is not None:
-        tabs = home_tabs(view.viewer, reach_shown=True)
-        return {"type": HOME_TYPE, "blocks": [tabs, *_reach_blocks(reach)]}
+    if view.steward and reach is not None and tabs:
+        return {"type": HOME_TYPE, "blocks": [home_tabs(view.viewer, reach_shown=True),
+                                              *_reach_blocks(reach)]}
     cat = text.catalog_of(view.viewer)
-    blocks = [*([home_tabs(view.viewer, reach_shown=False)] if view.steward else []),
+    blocks = [*([home_tabs(view.viewer, reach_shown=False)] if view.steward and tabs else []),
               {"type": "header", "block_id": "queue.title",
                "text": sl.plain_text(cat.text("queue.title"), limits.SLACK_HEADER_TEXT)},
               sl.section("queue.intro", summary_text(view))]

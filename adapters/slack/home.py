@@ -129,16 +129,18 @@ async def publish(kit: Kit, user: ChatUser, *, tab: str | None = None) -> None:
     """The person's chosen tab (``tab``, else the one they chose last in this process, else
     the queue), rendered and published to their Home. Only a steward has the Reach tab."""
     tab = tab or kit.home_tabs.get(_tab_key(user), QUEUE)
+    kept = kit.interactions.reach_kept
     view = await kit.interactions.attention(user)
-    detail = await kit.interactions.reach_detail(user) if tab == REACH and view.steward \
-        else None
+    detail = await kit.interactions.reach_detail(user) \
+        if tab == REACH and view.steward and kept else None
     await show(kit, user, view, reach=detail)
 
 
 async def show(kit: Kit, user: ChatUser, view: AttentionView, *,
                reach: ReachDetailView | None = None) -> None:
     try:
-        await kit.channel.publish_home(user.user_id, render_slack_home(view, reach=reach),
+        await kit.channel.publish_home(user.user_id, render_slack_home(
+            view, reach=reach, tabs=kit.interactions.reach_kept),
                                        workspace=SlackReach(team_id=user.team_id,
                                                             enterprise_id=user.enterprise_id))
     except ChannelError as exc:

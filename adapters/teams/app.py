@@ -233,7 +233,7 @@ class TeamsAdapter:
         if user is None or not references.personal(context.activity) \
                 or not (context.activity.text or "").strip():
             return  # no words (a file, an adaptive card's own message): nothing was asked
-        if wants_reach(context.activity.text):
+        if wants_reach(context.activity.text) and self.interactions.reach_kept:
             detail = await self.interactions.reach_detail(user)
             await context.send_activity(Activity(type=ActivityTypes.message, attachments=[
                 Attachment(content_type=CARD_CONTENT_TYPE,

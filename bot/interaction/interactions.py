@@ -186,6 +186,12 @@ class Interactions:
         core, remembered for a short while per steward)."""
         return await self.board.for_user(user)
 
+    @property
+    def reach_kept(self) -> bool:
+        """Whether a reach record is kept (a database, or a memory store): without one there
+        is no reach detail to show, and no tab or button offers it."""
+        return self.reach is not None and self.reach.reach is not None
+
     async def reach_detail(self, user: ChatUser) -> ReachDetailView:
         """A steward's reach detail, for the chat identity (``bot.interaction.reach``); anyone
         else: the view with nothing for them."""

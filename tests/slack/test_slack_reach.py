@@ -159,3 +159,23 @@ async def test_a_malformed_tab_click_is_a_400(make_stack: Any, clock: ManualCloc
     reply = await stack.slack.post_interaction(payload)
     assert reply.status == 400
     assert "not a user" not in json.dumps(reply.body)
+
+
+async def test_without_a_reach_record_the_home_offers_no_reach_tab(stack: Stack) -> None:
+    """A bot that keeps no reach record (no database, a shared store) has no Reach tab to
+    offer: a steward's Home is the queue alone, and a forged tab click shows the queue."""
+    await new_clarification(stack.dev, authority={"authored_by": ["p-sarah"]})
+    await stack.burst()
+    home = await open_home(stack, "U0MARIA")
+    assert home is not None and "home.tabs" not in shown(home)
+    card = stack.slack.dm_of("U0SARAH")[0]
+    button = next(e for b in card.blocks if b["type"] == "actions"
+                  for e in b["elements"] if e["type"] == "button")
+    payload = stack.slack.block_actions("U0SARAH", channel=card.channel, ts=card.ts,
+                                        action_id=button["action_id"], value=button.get("value"))
+    payload["actions"][0].update(action_id=HOME_REACH_ACTION, value="reach")
+    payload["user"]["id"] = "U0MARIA"
+    assert (await stack.slack.post_interaction(payload)).status == 200
+    await stack.adapter.drain()
+    after = shown(stack.slack.homes["U0MARIA"])
+    assert "home.tabs" not in after and "queue.title" in after

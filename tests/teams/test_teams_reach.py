@@ -76,3 +76,13 @@ async def test_a_non_steward_is_refused_the_reach_detail(
         assert "Olga" not in text and "Tom" not in text
     (reply,) = await say(teams, "reach")
     assert "Olga" not in json.dumps(reply.attachments[0].content, ensure_ascii=False)
+
+
+async def test_without_a_reach_record_reach_is_not_a_command(teams: TeamsStack) -> None:
+    """A bot that keeps no reach record answers "reach" with the help text, as any other
+    word, rather than promise a detail it cannot give."""
+    make_steward(teams, "p-sarah")
+    (reply,) = await say(teams, "reach")
+    assert not reply.attachments
+    (help_reply,) = await say(teams, "hello")
+    assert reply.text == help_reply.text
