@@ -29,11 +29,12 @@ import asyncpg
 import sqlalchemy as sa
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from adapters.errors import AdapterError
 from adapters.slack.sealing import KEY_SETTING, TOKEN_COLUMNS, Sealer, is_sealed
+from bot import schema_steps
+from bot.schema_steps import Step
 
 COMPONENT = "slack"
 LOCK_ID = 0x5C1A_0A17  # pg_advisory_xact_lock: one upgrade at a time
@@ -68,13 +69,6 @@ install_states = sa.Table(
     sa.Column("expire_at", sa.DateTime(timezone=True), nullable=False),
 )
 
-versions = sa.Table(
-    "clarify_schema_versions", sa.MetaData(),
-    sa.Column("component", sa.String(32), primary_key=True),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False,
-              server_default=sa.func.now()),
-)
 
 
 def _slack_sdk_tables(conn: sa.Connection) -> None:
@@ -91,13 +85,6 @@ def _slack_sdk_tables(conn: sa.Connection) -> None:
 
 def _clarify_tables(conn: sa.Connection) -> None:
     METADATA.create_all(conn)
-
-
-@dataclass(frozen=True)
-class Step:
-    version: int
-    what: str
-    apply: Callable[[sa.Connection], None]
 
 
 def _token_columns(conn: sa.Connection) -> None:
@@ -245,17 +232,7 @@ def _dsn(url: str) -> tuple[str, float]:
 
 async def version(engine: AsyncEngine) -> int:
     """The schema version the database holds (0: none yet)."""
-    async with engine.connect() as conn:
-        return await _version(conn)
-
-
-async def _version(conn: AsyncConnection) -> int:
-    exists = await conn.run_sync(lambda c: sa.inspect(c).has_table(versions.name))
-    if not exists:
-        return 0
-    found = await conn.scalar(sa.select(versions.c.version)
-                              .where(versions.c.component == COMPONENT))
-    return int(found or 0)
+    return await schema_steps.version(engine, COMPONENT)
 
 
 async def upgrade(engine: AsyncEngine, sealer: Sealer | None = None) -> list[Step]:
@@ -264,22 +241,11 @@ async def upgrade(engine: AsyncEngine, sealer: Sealer | None = None) -> list[Ste
     transaction; without it, TokensInPlainText when there are any (nothing is applied)."""
     changed = Resealed(0, 0)
     async with engine.begin() as conn:
-        await conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
-        await conn.run_sync(lambda c: versions.metadata.create_all(c))
-        current = await _version(conn)
-        applied = [step for step in STEPS if step.version > current]
-        for step in applied:
-            await conn.run_sync(step.apply)
+        applied = await schema_steps.apply_missing(conn, COMPONENT, STEPS, lock_id=LOCK_ID)
         if sealer is not None:
             changed = await conn.run_sync(lambda c: reseal(c, _plain_only(sealer)))
         elif plain := await conn.run_sync(plain_rows):
-            raise TokensInPlainText(plain)
-        if applied:
-            stmt = pg_insert(versions).values(
-                component=COMPONENT, version=LATEST)
-            await conn.execute(stmt.on_conflict_do_update(
-                index_elements=[versions.c.component],
-                set_={"version": LATEST, "applied_at": sa.func.now()}))
+            raise TokensInPlainText(plain)  # the transaction, the steps' too, is rolled back
     if changed.sealed or changed.deleted:
         await compact(engine)
     return applied

@@ -14,16 +14,17 @@ Every replica and ``clarify-bot report`` read the same rows; an entry is inserte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from bot import schema_steps
 from bot.reach.log import ASKING, CAUSE_LIMIT, GROUP_LIMIT, ZONE_LIMIT, Kind, ReachEntry
+from bot.schema_steps import Step
 
 COMPONENT = "reach"
 LOCK_ID = 0x5C1A_0A18  # pg_advisory_xact_lock: one upgrade of this component at a time
@@ -48,23 +49,6 @@ entries = sa.Table(
     sa.Index("clarify_reach_entries_person", "person_id"),
     sa.Index("clarify_reach_entries_question", "clarification_id"),  # step 2
 )
-
-# the same table the installation store's schema records its version in
-versions = sa.Table(
-    "clarify_schema_versions", sa.MetaData(),
-    sa.Column("component", sa.String(32), primary_key=True),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False,
-              server_default=sa.func.now()),
-)
-
-
-@dataclass(frozen=True)
-class Step:
-    version: int
-    what: str
-    apply: Callable[[sa.Connection], None]
-
 
 def _table(conn: sa.Connection) -> None:
     """The table (on a fresh database: as this release declares it, step 2's parts included,
@@ -92,35 +76,14 @@ LATEST = STEPS[-1].version
 
 async def version(engine: AsyncEngine) -> int:
     """The reach record's schema version in the database (0: none yet)."""
-    async with engine.connect() as conn:
-        return await _version(conn)
-
-
-async def _version(conn: AsyncConnection) -> int:
-    exists = await conn.run_sync(lambda c: sa.inspect(c).has_table(versions.name))
-    if not exists:
-        return 0
-    found = await conn.scalar(sa.select(versions.c.version)
-                              .where(versions.c.component == COMPONENT))
-    return int(found or 0)
+    return await schema_steps.version(engine, COMPONENT)
 
 
 async def upgrade(engine: AsyncEngine) -> list[Step]:
     """Apply the missing steps, in order, in one transaction; returns those applied (none: the
     database is at ``LATEST`` already)."""
     async with engine.begin() as conn:
-        await conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": LOCK_ID})
-        await conn.run_sync(lambda c: versions.metadata.create_all(c))
-        current = await _version(conn)
-        applied = [step for step in STEPS if step.version > current]
-        for step in applied:
-            await conn.run_sync(step.apply)
-        if applied:
-            stmt = pg_insert(versions).values(component=COMPONENT, version=LATEST)
-            await conn.execute(stmt.on_conflict_do_update(
-                index_elements=[versions.c.component],
-                set_={"version": LATEST, "applied_at": sa.func.now()}))
-    return applied
+        return await schema_steps.apply_missing(conn, COMPONENT, STEPS, lock_id=LOCK_ID)
 
 
 class PostgresReachLog:

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 
 from adapters.slack import schema
+from bot import schema_steps
 from bot.clock import ManualClock
 from bot.reach import postgres
 from bot.reach.log import Kind, ReachEntry
@@ -99,9 +100,9 @@ async def at_version_1(url: str) -> None:
     """The database as a version 1 release left it: its table, with rows, at reach schema 1."""
     engine = schema.open_engine(url, pool_size=1)
     async with engine.begin() as conn:
-        await conn.run_sync(lambda c: postgres.versions.metadata.create_all(c))
+        await conn.run_sync(lambda c: schema_steps.versions.metadata.create_all(c))
         await conn.run_sync(lambda c: V1.create_all(c))
-        await conn.execute(postgres.versions.insert().values(component="reach", version=1))
+        await conn.execute(schema_steps.versions.insert().values(component="reach", version=1))
         await conn.execute(V1.tables["clarify_reach_entries"].insert(), [
             {"entry_id": "e-1", "at": T0, "tenant": "acme", "workspace": "ws-1",
              "platform": "slack", "person_id": "p-sarah", "clarification_id": "c-1",

@@ -22,6 +22,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from adapters.slack import schema
 from adapters.slack.installations import QUIET, InstallationDB, SealedInstallationStore
 from adapters.slack.sealing import Sealer, TokenKeyError, key_id
+from bot import schema_steps
 from bot.settings import SettingsError, load_settings
 from clarify_bot.cli import main
 from tests.slack.distributed import ADMIN_URL, _with_database
@@ -68,10 +69,10 @@ async def previous_release(url: str) -> None:
     engine = schema.open_engine(url, pool_size=1)
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(lambda c: schema.versions.metadata.create_all(c))
+            await conn.run_sync(lambda c: schema_steps.versions.metadata.create_all(c))
             for step in schema.STEPS[:2]:
                 await conn.run_sync(step.apply)
-            await conn.execute(pg_insert(schema.versions).values(component=schema.COMPONENT,
+            await conn.execute(pg_insert(schema_steps.versions).values(component=schema.COMPONENT,
                                                                  version=2))
         plain = AsyncSQLAlchemyInstallationStore(client_id=CLIENT, engine=engine, logger=QUIET)
         await plain.async_save(install("T0ACME", OLD_TOKEN, at=NOW))
