@@ -44,7 +44,9 @@ def open_channel(settings: Settings, base: Base) -> TeamsChannel:
     session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
     base.stack.push_async_callback(session.close)
     anonymous = settings.teams.app_id is None
-    tokens = AnonymousTokenProvider() if anonymous else MsalAuth(connection(settings.teams))
+    secret = settings.secrets.value("teams_app_password")
+    tokens = AnonymousTokenProvider() if anonymous \
+        else MsalAuth(connection(settings.teams, secret))
     # a local run's connector is the Agents Playground on this machine (teams.service_url)
     local = (_origin(settings.teams.service_url),) if anonymous else ()
     return open_teams_channel(settings.teams, session=session, tokens=tokens, store=base.store,
