@@ -1,10 +1,12 @@
 """The Teams adapter's hook into the composition (``bot.process.service.Platform``).
 
 ``open_channel`` makes the delivery channel (``adapters.teams.channel``) on one pooled session,
-with the app's connection from settings and its tokens through msal; ``mount`` adds
-``POST /api/messages`` with its token gate, the SDK's outbound host validator on and the same
-token provider (one msal cache), and the channel's credentials check to readiness. Nothing of
-Teams keeps a connection of its own beside the web server.
+with the app's connection from settings and its tokens through msal, and its Graph tokens for
+reading who is away (``adapters.teams.away``); ``mount`` adds ``POST /api/messages`` with its
+token gate, the SDK's outbound host validator on and the same token provider (one msal cache),
+the channel's credentials check to readiness and who-is-away's permissions to its details;
+``prepare`` checks those permissions once, in the background. Nothing of Teams keeps a
+connection of its own beside the web server.
 """
 
 from __future__ import annotations
