@@ -2,12 +2,13 @@
 and two reads of a person, their presence and their mailbox's automatic replies
 (``adapters.teams.away`` decides what they mean; docs/teams.md, "Who is away").
 
-Tokens: client credentials for ``https://graph.microsoft.com/.default`` at the identity
-platform's token endpoint of the person's tenant (``teams.login_url``; the app's id and
-TEAMS_APP_PASSWORD, as for its Bot Framework tokens), kept until shortly before they expire; a
-managed identity asks the Agents SDK's token provider (msal) instead, in its own tenant. A
-token's ``roles`` claim, where it carries one, says which application permissions the tenant
-granted: a 403 is a permission the tenant has not consented only when the token lacks it.
+Tokens: client credentials for ``https://graph.microsoft.com/.default`` (a national cloud's
+Graph: its own origin) at the identity platform's token endpoint of the person's tenant
+(``teams.login_url``; the app's id and TEAMS_APP_PASSWORD, as for its Bot Framework tokens),
+kept until shortly before they expire; a managed identity asks the Agents SDK's token provider
+(msal) instead, in its own tenant. A token's ``roles`` claim, where it carries one, says which
+application permissions the tenant granted: a 403 is a permission the tenant has not
+consented only when the token lacks it.
 
 Reads: ``GET {graph_url}/users/{id}/presence`` and ``.../mailboxSettings/automaticRepliesSetting``,
 at most ``teams.graph_concurrency`` at once in this process, each within ``READ_SECONDS``. A 429
@@ -46,7 +47,6 @@ from bot.retry import RetryPolicy
 log = structlog.get_logger("clarify.teams")
 
 GRAPH_RESOURCE = "https://graph.microsoft.com"
-GRAPH_SCOPE = "https://graph.microsoft.com/.default"
 READ_SECONDS = 5.0  # one Graph read, or one token request, whole
 RETRY_BUDGET_SECONDS = 10.0  # waits for Retry-After within one read, in all
 TOKEN_MARGIN = timedelta(minutes=5)  # a token is asked for again this long before it expires
@@ -94,6 +94,16 @@ def roles_of(token: str) -> frozenset[str] | None:
     return frozenset(role for role in found if isinstance(role, str))
 
 
+def graph_resource(graph_url: str) -> str:
+    """The resource a token for ``graph_url`` is asked for: its https origin (a national
+    cloud's Graph, ``https://graph.microsoft.us``), Microsoft's global Graph for anything
+    else (a local fake over http)."""
+    url = URL(graph_url)
+    if url.scheme == "https" and url.host:
+        return str(url.origin())
+    return GRAPH_RESOURCE
+
+
 class GraphTokens(Protocol):
     """Where the app's Graph tokens come from, one tenant at a time."""
 
@@ -119,6 +129,7 @@ class ClientCredentials:
     app_id: str
     secret: str = field(repr=False)
     clock: Clock
+    resource: str = GRAPH_RESOURCE  # ``graph_resource(teams.graph_url)``
     timeout_seconds: float = READ_SECONDS
     _kept: dict[str, tuple[Token, datetime]] = field(default_factory=dict, repr=False)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict, repr=False)
@@ -138,8 +149,8 @@ class ClientCredentials:
 
     async def _ask(self, tenant: str) -> tuple[Token, timedelta]:
         url = URL(self.login_url.rstrip("/")) / tenant / "oauth2" / "v2.0" / "token"
-        form = {"client_id": self.app_id, "client_secret": self.secret, "scope": GRAPH_SCOPE,
-                "grant_type": "client_credentials"}
+        form = {"client_id": self.app_id, "client_secret": self.secret,
+                "scope": f"{self.resource}/.default", "grant_type": "client_credentials"}
         try:
             async with self.session.post(
                     url, data=form, allow_redirects=False,
@@ -174,12 +185,13 @@ class ProviderTokens:
     the identity's own tenant only."""
 
     provider: TokenProvider
+    resource: str = GRAPH_RESOURCE  # ``graph_resource(teams.graph_url)``
     timeout_seconds: float = READ_SECONDS
 
     async def token(self, aad_tenant_id: str, *, fresh: bool = False) -> Token:
         try:
             value = await asyncio.wait_for(
-                self.provider.get_access_token(GRAPH_RESOURCE, [GRAPH_SCOPE],
+                self.provider.get_access_token(self.resource, [f"{self.resource}/.default"],
                                                force_refresh=fresh), self.timeout_seconds)
         except TimeoutError:
             raise ChannelError("graph_token_timeout", certain=True, retryable=True) from None

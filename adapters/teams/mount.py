@@ -30,7 +30,12 @@ from adapters.teams.app import TeamsAdapter, build_teams_adapter
 from adapters.teams.auth import KeyDirectory, TokenGate, connection
 from adapters.teams.away import off_status
 from adapters.teams.channel import TeamsChannel, open_teams_channel
-from adapters.teams.graph import ClientCredentials, GraphTokens, ProviderTokens
+from adapters.teams.graph import (
+    ClientCredentials,
+    GraphTokens,
+    ProviderTokens,
+    graph_resource,
+)
 from adapters.teams.invokes import Invokes
 from bot.channel import Channel
 from bot.engine.lasting import LastingRefusals
@@ -67,11 +72,12 @@ def graph_tokens(settings: Settings, session: aiohttp.ClientSession,
     teams = settings.teams
     if teams.app_id is None or not teams.read_away:
         return None
+    resource = graph_resource(teams.graph_url)
     if teams.app_type == "managed-identity":
-        return ProviderTokens(tokens)
+        return ProviderTokens(tokens, resource=resource)
     return ClientCredentials(session=session, login_url=teams.login_url, app_id=teams.app_id,
                              secret=settings.secrets.require("teams_app_password"),
-                             clock=base.clock)
+                             clock=base.clock, resource=resource)
 
 
 def _origin(url: str) -> str:

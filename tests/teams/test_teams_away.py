@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -428,3 +429,73 @@ def test_a_time_in_an_unknown_zone_is_read_as_utc() -> None:
         2026, 7, 20, 8, 0, tzinfo=UTC)
     assert graph_time({"dateTime": "not a time", "timeZone": "UTC"}) is None
     assert graph_time(None) is None
+
+
+# ---------------------------------------------------------------- as the service mounts it
+
+
+@pytest.mark.parametrize(("table", "kind", "resource"), [
+    ("", "ClientCredentials", "https://graph.microsoft.com"),
+    ('graph_url = "https://graph.microsoft.us/v1.0"\n', "ClientCredentials",
+     "https://graph.microsoft.us"),
+    ('app_type = "managed-identity"\n', "ProviderTokens", "https://graph.microsoft.com"),
+])
+async def test_the_service_reads_who_is_away_with_the_apps_own_tokens(
+        tmp_path: Path, table: str, kind: str, resource: str) -> None:
+    """Client credentials at teams.login_url for an app with a secret (a national cloud's
+    Graph asks for its own resource), a managed identity's msal provider; /readyz shows the
+    reads, unchecked until the start-up check or a read says more."""
+    from clarify_bot.app import open_service
+    from tests.teams.test_teams_mount import BASE
+    from tests.test_settings import GUID, SECRETS, load
+
+    # the start-up check's token request goes to a closed port on this machine
+    settings = load(tmp_path, BASE + f'[teams]\n{table}app_id = "{GUID}"\n'
+                    f'app_tenant_id = "{GUID}"\nlogin_url = "http://127.0.0.1:9"\n'
+                    f'[[teams.tenants]]\naad_tenant_id = "{ORG}"\ntenant = "acme"\n',
+                    **SECRETS)
+    async with open_service(settings) as service:
+        channel = service.engine.deliverer.channels["teams"]
+        assert isinstance(channel, TeamsChannel) and channel.absences is not None
+        tokens = channel.absences.graph.tokens
+        assert type(tokens).__name__ == kind
+        assert tokens.resource == resource  # type: ignore[attr-defined]
+        shown: dict[str, object] = {}
+        for detail in service.readiness.details:
+            shown.update(detail())
+        assert shown["teams_away"] == {"acme": {"presence": "unchecked",
+                                                "auto_reply": "unchecked"}}
+
+
+async def test_the_service_with_read_away_off_shows_it_off(tmp_path: Path) -> None:
+    from clarify_bot.app import open_service
+    from tests.teams.test_teams_mount import BASE
+    from tests.test_settings import GUID, SECRETS, load
+
+    settings = load(tmp_path, BASE + f'[teams]\napp_id = "{GUID}"\napp_tenant_id = "{GUID}"\n'
+                    'read_away = false\n', **SECRETS)
+    async with open_service(settings) as service:
+        channel = service.engine.deliverer.channels["teams"]
+        assert isinstance(channel, TeamsChannel) and channel.absences is None
+        shown: dict[str, object] = {}
+        for detail in service.readiness.details:
+            shown.update(detail())
+        assert shown["teams_away"] == "off"
+
+
+async def test_a_managed_identitys_token_says_its_permissions_too(
+        clock: ManualClock, session: aiohttp.ClientSession) -> None:
+    """msal's token for a managed identity, for Graph's resource; its roles read the same way."""
+    import jwt as pyjwt
+
+    from adapters.teams.graph import ProviderTokens
+
+    token = pyjwt.encode({"roles": [PRESENCE_PERMISSION]}, "k" * 32, algorithm="HS256")
+    provider = Tokens(token=token)
+    got = await ProviderTokens(provider).token(ORG, fresh=True)
+    assert got.roles == frozenset({PRESENCE_PERMISSION})
+    assert provider.asked == [True]
+    provider.fail = True
+    with pytest.raises(Exception) as caught:
+        await ProviderTokens(provider).token(ORG)
+    assert type(caught.value).__name__ == "GraphRefused"
