@@ -27,8 +27,11 @@
     │                             accepts; ``reason`` is a word (adapters.teams.auth)
     ├── NoTenant                  a Teams activity names no AAD tenant, or two
     │                             (adapters.teams.references)
-    └── ConnectorRefused          the Teams connector's final 4xx: ``status`` and its error
-                                  ``code``, never the body (adapters.teams.connector)
+    ├── ConnectorRefused          the Teams connector's final 4xx: ``status`` and its error
+    │                             ``code``, never the body (adapters.teams.connector)
+    └── GraphRefused              Microsoft Graph's (or its token endpoint's) final 4xx
+                                  reading who is away: ``status`` and its error ``code``,
+                                  never the body (adapters.teams.graph)
 
 What an adapter hands the bot is the bot's own: a failed send is a ``bot.channel.ChannelError``
 (``bot.errors.BotError``'s tree), and a refusal by the abuse limits is the value

@@ -53,9 +53,10 @@ class Unauthorized(AdapterError):
         self.reason = reason
 
 
-def connection(settings: TeamsSettings) -> AgentAuthConfiguration:
-    """The SDK's connection for the bot's app: how it gets tokens (msal) and which inbound
-    tokens it accepts (issuer validation on)."""
+def connection(settings: TeamsSettings, secret: str | None = None) -> AgentAuthConfiguration:
+    """The SDK's connection for the bot's app: how it gets tokens (msal, with ``secret``, the
+    app's client secret TEAMS_APP_PASSWORD, where its type has one) and which inbound tokens
+    it accepts (issuer validation on)."""
     if settings.app_id is None:  # anonymous: a local run, nothing to get or check
         return AgentAuthConfiguration(anonymous_allowed=True)
     auth_type = {"single-tenant": AuthTypes.client_secret,
@@ -65,6 +66,7 @@ def connection(settings: TeamsSettings) -> AgentAuthConfiguration:
         else settings.app_tenant_id
     return AgentAuthConfiguration(
         auth_type, client_id=settings.app_id, tenant_id=tenant,
+        client_secret=secret if auth_type == AuthTypes.client_secret else None,
         connection_name="SERVICE_CONNECTION", issuers=issuers(settings),
         validate_issuer=True, anonymous_allowed=False)
 

@@ -37,6 +37,7 @@ from microsoft_agents.activity import (
 from pydantic import ValidationError
 
 from adapters.pacing import Lane
+from adapters.teams.away import AwayReader
 from adapters.teams.connector import (
     BLOCKED_CODES,
     Connector,
@@ -45,9 +46,11 @@ from adapters.teams.connector import (
     Limits,
     TokenProvider,
 )
+from adapters.teams.graph import Graph, GraphTokens
 from adapters.teams.render import CARD_CONTENT_TYPE, render
 from bot.channel import (
     Address,
+    Away,
     ChannelError,
     CredentialsRejected,
     Message,
@@ -123,6 +126,8 @@ class TeamsChannel:
     # its answers and delivery reports say "teams"
     identity_kind: IdentityKind = IdentityKind.ENTRA
     contract_channel: ContractChannel = ContractChannel.TEAMS
+    # who is away, through Microsoft Graph (None: teams.read_away is off, or no app id)
+    absences: AwayReader | None = None
     # 1:1 conversation id -> the AAD object id of its person, for the ``READERS_KEPT`` most
     # recently used (a card updated later is rendered in that person's locale; a forgotten one
     # costs one members lookup at the connector)
@@ -206,6 +211,14 @@ class TeamsChannel:
         if not isinstance(reach, TeamsReach):
             return Profile()
         return await self._kept_profile(self._tenant(reach), address.user_id)
+
+    async def away(self, address: Address) -> Away | None:
+        """Whether Teams says the person is away now (``adapters.teams.away``): None when it
+        says they are not, or when the reads are off (``teams.read_away``; nobody is then known
+        to be away); ChannelError when it cannot tell now."""
+        if self.absences is None:
+            return None
+        return await self.absences.away(address)
 
     async def check_credentials(self) -> None:
         """A connector token, once (MSAL caches it): CredentialsRejected when refused."""
@@ -340,18 +353,27 @@ class TeamsChannel:
 def open_teams_channel(settings: TeamsSettings, *, session: aiohttp.ClientSession,
                        tokens: TokenProvider, store: Store, clock: Clock, codec: ActionCodec,
                        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                       local_connectors: tuple[str, ...] = ()) -> TeamsChannel:
+                       local_connectors: tuple[str, ...] = (),
+                       graph_tokens: GraphTokens | None = None) -> TeamsChannel:
     """The channel as the mount builds it: one aiohttp session (with a timeout; its owner
     closes it) for every connector call, the SDK's token provider (``MsalAuth``; the anonymous
     one for a local run without an app id), the store's shared rate buckets. The token goes to
     Microsoft's connector hosts only, and to ``local_connectors`` (exact origins such as the
-    Agents Playground's ``http://127.0.0.1:56150``), which a production mount leaves empty."""
+    Agents Playground's ``http://127.0.0.1:56150``), which a production mount leaves empty.
+    ``graph_tokens``: the app's Graph tokens, for reading who is away (``teams.read_away``);
+    None: nobody is known to be away on Teams."""
     connector = Connector(
         session=session, tokens=tokens, store=store, clock=clock, sleep=sleep,
         hosts=ConnectorHosts(local=local_connectors),
         limits=Limits.of(settings))
+    absences = None
+    if graph_tokens is not None and settings.read_away:
+        graph = Graph(session=session, tokens=graph_tokens, clock=clock,
+                      base_url=settings.graph_url, concurrency=settings.graph_concurrency,
+                      sleep=sleep)
+        absences = AwayReader(graph=graph, settings=settings, clock=clock)
     return TeamsChannel(connector=connector, codec=codec, store=store, clock=clock,
-                        settings=settings, service_url=settings.service_url)
+                        settings=settings, service_url=settings.service_url, absences=absences)
 
 
 def _reach(address: Address) -> TeamsReach:

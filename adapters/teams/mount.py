@@ -1,14 +1,17 @@
 """The Teams adapter's hook into the composition (``bot.process.service.Platform``).
 
 ``open_channel`` makes the delivery channel (``adapters.teams.channel``) on one pooled session,
-with the app's connection from settings and its tokens through msal; ``mount`` adds
-``POST /api/messages`` with its token gate, the SDK's outbound host validator on and the same
-token provider (one msal cache), and the channel's credentials check to readiness. Nothing of
-Teams keeps a connection of its own beside the web server.
+with the app's connection from settings and its tokens through msal, and its Graph tokens for
+reading who is away (``adapters.teams.away``); ``mount`` adds ``POST /api/messages`` with its
+token gate, the SDK's outbound host validator on and the same token provider (one msal cache),
+the channel's credentials check to readiness and who-is-away's permissions to its details;
+``prepare`` checks those permissions once, in the background. Nothing of Teams keeps a
+connection of its own beside the web server.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,7 +28,14 @@ from yarl import URL
 
 from adapters.teams.app import TeamsAdapter, build_teams_adapter
 from adapters.teams.auth import KeyDirectory, TokenGate, connection
+from adapters.teams.away import off_status
 from adapters.teams.channel import TeamsChannel, open_teams_channel
+from adapters.teams.graph import (
+    ClientCredentials,
+    GraphTokens,
+    ProviderTokens,
+    graph_resource,
+)
 from adapters.teams.invokes import Invokes
 from bot.channel import Channel
 from bot.engine.lasting import LastingRefusals
@@ -44,11 +54,30 @@ def open_channel(settings: Settings, base: Base) -> TeamsChannel:
     session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
     base.stack.push_async_callback(session.close)
     anonymous = settings.teams.app_id is None
-    tokens = AnonymousTokenProvider() if anonymous else MsalAuth(connection(settings.teams))
+    secret = settings.secrets.value("teams_app_password")
+    tokens = AnonymousTokenProvider() if anonymous \
+        else MsalAuth(connection(settings.teams, secret))
     # a local run's connector is the Agents Playground on this machine (teams.service_url)
     local = (_origin(settings.teams.service_url),) if anonymous else ()
     return open_teams_channel(settings.teams, session=session, tokens=tokens, store=base.store,
-                              clock=base.clock, codec=base.codec, local_connectors=local)
+                              clock=base.clock, codec=base.codec, local_connectors=local,
+                              graph_tokens=graph_tokens(settings, session, tokens, base))
+
+
+def graph_tokens(settings: Settings, session: aiohttp.ClientSession,
+                 tokens: AccessTokenProviderBase, base: Base) -> GraphTokens | None:
+    """Where the app's Graph tokens come from: client credentials at ``teams.login_url`` (the
+    app's id and TEAMS_APP_PASSWORD), or a managed identity's msal provider; None without an
+    app id (a local run: nobody is known to be away)."""
+    teams = settings.teams
+    if teams.app_id is None or not teams.read_away:
+        return None
+    resource = graph_resource(teams.graph_url)
+    if teams.app_type == "managed-identity":
+        return ProviderTokens(tokens, resource=resource)
+    return ClientCredentials(session=session, login_url=teams.login_url, app_id=teams.app_id,
+                             secret=settings.secrets.require("teams_app_password"),
+                             clock=base.clock, resource=resource)
 
 
 def _origin(url: str) -> str:
@@ -76,6 +105,9 @@ def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory 
     app.web_app.add_routes(adapter.routes())
     app.hosted.append(Hosted(adapter=adapter))
     app.readiness.checks.append(credentials_check(NAME, channel.check_credentials))
+    # who is away: shown, never counted (without the reads nobody is known to be away)
+    app.readiness.details.append(channel.absences.status if channel.absences is not None
+                                 else off_status)
     app.engine.worker.also_check(channel.check_credentials)
     return adapter
 
@@ -92,8 +124,19 @@ def pauses(channel: Channel, settings: Settings, base: Base) -> Pauses | None:
 
 
 async def prepare(app: Service, base: Base) -> None:
-    """Nothing of Teams is checked before serving (its credentials are a readiness check)."""
-    return None
+    """Before serving: the Graph permissions for reading who is away, asked of each served
+    tenant's token in the background (start-up never waits on Microsoft; a missing one is
+    logged once as an error and shown in /readyz). The credentials are a readiness check."""
+    channel = app.engine.channels.get(NAME)
+    if not isinstance(channel, TeamsChannel) or channel.absences is None:
+        return
+    check = asyncio.create_task(channel.absences.check_in_time())
+
+    async def stop() -> None:
+        check.cancel()
+        await asyncio.gather(check, return_exceptions=True)
+
+    base.stack.push_async_callback(stop)
 
 
 @dataclass

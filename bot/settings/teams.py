@@ -5,6 +5,7 @@ and what the Teams app package says (docs/teams.md).
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import model_validator
 
@@ -31,6 +32,7 @@ class TeamsTenant(_Table):
 
 TeamsAppType = Literal["single-tenant", "multi-tenant", "managed-identity"]
 _HTTPS_URL = "an https URL without credentials"
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 class TeamsPackageSettings(_Table):
@@ -96,6 +98,21 @@ class TeamsSettings(_Table):
         30.0, "a number of sends per second greater than 0 and at most 100", gt=0, le=100)
     rates: TeamsRates = TeamsRates()
     package: TeamsPackageSettings = TeamsPackageSettings()
+    # who is away (docs/teams.md, "Who is away"): each person's presence and automatic replies,
+    # read from Microsoft Graph with the app's own token (application permissions
+    # Presence.Read.All and MailboxSettings.Read, admin-consented in each tenant); false: never
+    # asked, nobody is known to be away on Teams
+    read_away: bool = True
+    # Microsoft Graph and the identity platform's token endpoint (national clouds: their own
+    # hosts; tests: a fake on 127.0.0.1); the app's Graph token goes to graph_url only
+    graph_url: Annotated[str, _url(("http", "https"), None)] = _allowed(
+        "https://graph.microsoft.com/v1.0", "Microsoft Graph's base URL with its version")
+    login_url: Annotated[str, _url(("http", "https"), None)] = _allowed(
+        "https://login.microsoftonline.com",
+        "the identity platform's URL, where a tenant's /oauth2/v2.0/token is")
+    # Graph reads in flight at once in this process (Graph allows presence 1,500 reads in 30 s
+    # per app and tenant, and 4 requests at once per mailbox)
+    graph_concurrency: Int = _ints(4, 1, 50)
 
     @model_validator(mode="after")
     def _unique(self) -> TeamsSettings:
@@ -114,6 +131,17 @@ class TeamsSettings(_Table):
             raise _cross("app_tenant_id", None,
                          f"the Entra tenant id of the app registration (a {self.app_type} app "
                          "needs it)")
+        return self
+
+    @model_validator(mode="after")
+    def _graph_over_https(self) -> TeamsSettings:
+        # the app's client secret goes to login_url and its Graph token to graph_url: plain
+        # http only to this machine (a local fake)
+        for key in ("login_url", "graph_url"):
+            url = urlsplit(getattr(self, key))
+            if url.scheme == "http" and url.hostname not in _LOOPBACK:
+                raise _cross(key, getattr(self, key), "an https URL (http only on 127.0.0.1, "
+                             "localhost or ::1)")
         return self
 
     @property

@@ -40,3 +40,22 @@ async def test_teams_without_an_app_id_or_anonymous_does_not_start(tmp_path: Pat
     with pytest.raises(SettingsError, match="teams.app_id"):
         async with open_service(settings):
             pass
+
+
+@pytest.mark.parametrize(("app_type", "secret"), [("single-tenant", "teams-Zq5"),
+                                                  ("multi-tenant", "teams-Zq5"),
+                                                  ("managed-identity", None)])
+async def test_the_connector_tokens_are_asked_with_the_apps_secret(
+        tmp_path: Path, app_type: str, secret: str | None) -> None:
+    """msal gets TEAMS_APP_PASSWORD as the client secret of a client-secret app (without it no
+    connector token could ever be had); a managed identity has none to give."""
+    from microsoft_agents.authentication.msal import MsalAuth
+
+    settings = load(tmp_path, BASE + f'[teams]\napp_type = "{app_type}"\napp_id = "{GUID}"\n'
+                    f'app_tenant_id = "{GUID}"\n', **SECRETS)
+    async with open_service(settings) as service:
+        channel = service.engine.deliverer.channels["teams"]
+        assert isinstance(channel, TeamsChannel)
+        tokens = channel.connector.tokens
+        assert isinstance(tokens, MsalAuth)
+        assert tokens.configuration.CLIENT_SECRET == secret

@@ -1,0 +1,240 @@
+"""A fake Microsoft Graph on 127.0.0.1, for reading who is away: the identity platform's token
+endpoint (client credentials) and the two reads, shaped as Microsoft documents them.
+
+- ``POST /{tenant}/oauth2/v2.0/token``: checks the client id, secret, grant and scope; answers a
+  JWT whose ``roles`` are the permissions granted in that tenant (``grant``; ``opaque``: a
+  token with no readable claims), or the identity platform's refusal (``refuse_tokens``:
+  400 ``invalid_client`` with its AADSTS number).
+- ``GET /v1.0/users/{id}/presence``: ``{"id", "availability", "activity",
+  "outOfOfficeSettings": {"isOutOfOffice", "message"}}``; without Presence.Read.All in the
+  token 403 ``Forbidden`` (Graph's answer, empty message).
+- ``GET /v1.0/users/{id}/mailboxSettings/automaticRepliesSetting``: ``{"status",
+  "externalAudience", "scheduledStartDateTime", "scheduledEndDateTime",
+  "internalReplyMessage", "externalReplyMessage"}``; without MailboxSettings.Read 403
+  ``ErrorAccessDenied`` ("Access is denied. Check credentials and try again."); a person with
+  no mailbox 404 ``MailboxNotEnabledForRESTAPI``; one an application access policy leaves out
+  403 ``ErrorAccessDenied`` whatever the token says.
+
+Each person's answers are set by the test (``set_presence``, ``set_replies``); every reply and
+status carries a message text (``MESSAGE``) the bot must never log or keep. Failures of the next
+calls of a route are queued with ``fail`` (429 with Retry-After, 503 ...); ``slow`` delays
+every answer of a route. Every call is recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+import jwt
+from aiohttp import web
+
+PRESENCE_PERMISSION = "Presence.Read.All"
+MAILBOX_PERMISSION = "MailboxSettings.Read"
+BOTH = frozenset({PRESENCE_PERMISSION, MAILBOX_PERMISSION})
+SECRET = "fake-graph-client-secret"
+SIGNING = "fake graph's own signing key, never checked by the bot"
+# what a person wrote for their colleagues: never in a log line, a metric or the store
+MESSAGE = "Private: at my sister's wedding in Porto, call +351 555 0100"
+
+
+@dataclass(frozen=True)
+class Call:
+    route: str  # "token" | "presence" | "auto_replies"
+    tenant: str | None
+    user: str | None
+    status: int
+    roles: frozenset[str] | None = None  # the token's (None: no token, or opaque)
+    form: dict[str, str] = field(default_factory=dict)  # a token request's fields
+
+
+@dataclass
+class Fault:
+    status: int
+    retry_after: str | None = None
+    code: str = "TooManyRequests"
+
+
+def dt(when: str, zone: str) -> dict[str, str]:
+    """A Graph dateTimeTimeZone, as Outlook writes it (seven fractional digits)."""
+    return {"dateTime": f"{when}.0000000", "timeZone": zone}
+
+
+class FakeGraph:
+    def __init__(self, *, app_id: str, secret: str = SECRET) -> None:
+        self.app_id = app_id
+        self.secret = secret
+        self.granted: dict[str, frozenset[str]] = defaultdict(lambda: BOTH)
+        self.opaque: set[str] = set()  # tenants whose tokens carry no readable claims
+        self.refused: set[str] = set()  # tenants where the app gets no token (not consented)
+        self.presences: dict[str, dict[str, Any]] = {}
+        self.replies: dict[str, dict[str, Any]] = {}
+        self.no_mailbox: set[str] = set()
+        self.left_out: set[str] = set()  # mailboxes an application access policy excludes
+        self.faults: dict[str, deque[Fault]] = defaultdict(deque)
+        self.delays: dict[str, float] = {}
+        self.calls: list[Call] = []
+        self.in_flight = 0
+        self.most_in_flight = 0  # reads being answered at once, at most
+        self._issued: dict[str, tuple[str, frozenset[str] | None]] = {}  # token -> tenant, roles
+        self._runner: web.AppRunner | None = None
+        self.origin = ""
+
+    async def __aenter__(self) -> Self:
+        app = web.Application()
+        app.router.add_post("/{tenant}/oauth2/v2.0/token", self._token)
+        app.router.add_get("/v1.0/users/{user}/presence", self._presence)
+        app.router.add_get("/v1.0/users/{user}/mailboxSettings/automaticRepliesSetting",
+                           self._auto_replies)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        self.origin = f"http://127.0.0.1:{self._runner.addresses[0][1]}"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def graph_url(self) -> str:
+        return self.origin + "/v1.0"
+
+    @property
+    def login_url(self) -> str:
+        return self.origin
+
+    # ---------------------------------------------------------------- set-up by tests
+
+    def grant(self, tenant: str, *permissions: str) -> None:
+        """The application permissions the tenant's admin consented (what tokens carry)."""
+        self.granted[tenant.lower()] = frozenset(permissions)
+
+    def set_presence(self, user: str, activity: str = "Available", *,
+                     availability: str | None = None, out_of_office: bool = False) -> None:
+        self.presences[user.lower()] = {
+            "id": user.lower(), "availability": availability or activity, "activity": activity,
+            "statusMessage": {"message": {"content": MESSAGE, "contentType": "text"}},
+            "outOfOfficeSettings": {"isOutOfOffice": out_of_office,
+                                    "message": MESSAGE if out_of_office else ""}}
+
+    def set_replies(self, user: str, status: str = "disabled", *,
+                    start: dict[str, str] | None = None,
+                    end: dict[str, str] | None = None) -> None:
+        self.replies[user.lower()] = {
+            "@odata.context": "https://graph.microsoft.com/v1.0/$metadata#users('x')/"
+                              "mailboxSettings/automaticRepliesSetting",
+            "status": status, "externalAudience": "all",
+            "scheduledStartDateTime": start or dt("2026-01-01T00:00:00", "UTC"),
+            "scheduledEndDateTime": end or dt("2026-01-02T00:00:00", "UTC"),
+            "internalReplyMessage": f"<html><body><p>{MESSAGE}</p></body></html>",
+            "externalReplyMessage": f"<html><body><p>{MESSAGE}</p></body></html>"}
+
+    def fail(self, route: str, status: int, *, times: int = 1, retry_after: str | None = None,
+             code: str = "TooManyRequests") -> None:
+        for _ in range(times):
+            self.faults[route].append(Fault(status, retry_after, code))
+
+    def slow(self, route: str, seconds: float) -> None:
+        self.delays[route] = seconds
+
+    def of(self, route: str, user: str | None = None) -> list[Call]:
+        return [c for c in self.calls if c.route == route
+                and (user is None or c.user == user.lower())]
+
+    # ---------------------------------------------------------------- routes
+
+    async def _token(self, request: web.Request) -> web.Response:
+        tenant = request.match_info["tenant"].lower()
+        form = {k: str(v) for k, v in (await request.post()).items()}
+        shown = {k: v for k, v in form.items() if k != "client_secret"}
+        if form.get("grant_type") != "client_credentials" \
+                or form.get("scope") != "https://graph.microsoft.com/.default":
+            return self._said("token", tenant, None, 400, {
+                "error": "invalid_request", "error_description": "AADSTS900144: bad request",
+                "error_codes": [900144]}, form=shown)
+        if form.get("client_id") != self.app_id or form.get("client_secret") != self.secret \
+                or tenant in self.refused:
+            return self._said("token", tenant, None, 401, {
+                "error": "invalid_client",
+                "error_description": "AADSTS7000215: Invalid client secret provided. "
+                                     f"Trace ID: {MESSAGE}",
+                "error_codes": [7000215]}, form=shown)
+        roles = None if tenant in self.opaque else self.granted[tenant]
+        now = int(time.time())
+        if roles is None:
+            value = f"opaque-token-{len(self._issued)}"
+        else:
+            value = jwt.encode({"aud": "https://graph.microsoft.com", "tid": tenant,
+                                "appid": self.app_id, "roles": sorted(roles),
+                                "iat": now, "exp": now + 3600, "n": len(self._issued)},
+                               SIGNING, algorithm="HS256")
+        self._issued[value] = (tenant, roles)
+        return self._said("token", tenant, None, 200, {
+            "token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599,
+            "access_token": value}, form=shown)
+
+    async def _presence(self, request: web.Request) -> web.Response:
+        return await self._read("presence", request, PRESENCE_PERMISSION, "Forbidden", "",
+                                self.presences)
+
+    async def _auto_replies(self, request: web.Request) -> web.Response:
+        user = request.match_info["user"].lower()
+        if user in self.no_mailbox:
+            return self._said("auto_replies", None, user, 404, _error(
+                "MailboxNotEnabledForRESTAPI",
+                "The mailbox is either inactive, soft-deleted, or is hosted on-premise."))
+        if user in self.left_out:
+            return self._said("auto_replies", None, user, 403, _error(
+                "ErrorAccessDenied", "Access is denied. Check credentials and try again."))
+        return await self._read("auto_replies", request, MAILBOX_PERMISSION,
+                                "ErrorAccessDenied",
+                                "Access is denied. Check credentials and try again.",
+                                self.replies)
+
+    async def _read(self, route: str, request: web.Request, permission: str, denied: str,
+                    message: str, answers: dict[str, dict[str, Any]]) -> web.Response:
+        user = request.match_info["user"].lower()
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            delay = self.delays.get(route)
+            if delay:
+                await asyncio.sleep(delay)
+        finally:
+            self.in_flight -= 1
+        header = request.headers.get("Authorization", "")
+        issued = self._issued.get(header.removeprefix("Bearer "))
+        if issued is None:
+            return self._said(route, None, user, 401, _error(
+                "InvalidAuthenticationToken", "Access token is empty."))
+        tenant, roles = issued
+        if self.faults[route]:
+            fault = self.faults[route].popleft()
+            headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+            return self._said(route, tenant, user, fault.status, _error(
+                fault.code, "Too many requests"), roles=roles, headers=headers)
+        if (roles is None and permission not in self.granted[tenant]) or (
+                roles is not None and permission not in roles):
+            return self._said(route, tenant, user, 403, _error(denied, message), roles=roles)
+        if user not in answers:
+            return self._said(route, tenant, user, 404, _error(
+                "Request_ResourceNotFound", f"Resource '{user}' does not exist."), roles=roles)
+        return self._said(route, tenant, user, 200, answers[user], roles=roles)
+
+    def _said(self, route: str, tenant: str | None, user: str | None, status: int,
+              body: dict[str, Any], *, roles: frozenset[str] | None = None,
+              headers: dict[str, str] | None = None,
+              form: dict[str, str] | None = None) -> web.Response:
+        self.calls.append(Call(route, tenant, user, status, roles, form or {}))
+        return web.json_response(body, status=status, headers=headers)
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message,
+                      "innerError": {"date": "2026-12-01T09:00:00",
+                                     "request-id": "9e5c3d4f-0000-4000-8000-000000000001",
+                                     "client-request-id": "9e5c3d4f-0000-4000-8000-000000000001"}}}
