@@ -212,7 +212,7 @@ async def teams_problem(settings: Settings) -> Problem | None:
     from adapters.teams.connector import TOKEN_RESOURCE, TOKEN_SCOPE, TOKEN_SETTING
 
     try:
-        auth = MsalAuth(connection(teams))
+        auth = MsalAuth(connection(teams, settings.secrets.value("teams_app_password")))
         await asyncio.wait_for(auth.get_access_token(TOKEN_RESOURCE, [TOKEN_SCOPE]),
                                CHECK_SECONDS * 2)
     except TimeoutError:

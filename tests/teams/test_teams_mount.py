@@ -15,12 +15,16 @@ from clarify_bot.app import open_service
 from tests.test_settings import GUID, SECRETS, load
 
 BASE = '[store]\nbackend = "memory"\n[clarify]\nchannels = "teams"\n'
+# Graph's token endpoint on this machine (nothing answers): the service's background check of
+# who-is-away permissions never tries the internet from a test
+LOCAL_LOGIN = 'login_url = "http://127.0.0.1:9"\n'
 
 
 async def test_teams_in_the_channels_mounts_the_endpoint(tmp_path: Path) -> None:
     """The service answers /api/messages (a request without a token: 401) and delivers
     through the Teams channel."""
-    settings = load(tmp_path, BASE + f'[teams]\napp_id = "{GUID}"\napp_tenant_id = "{GUID}"\n',
+    settings = load(tmp_path, BASE + '[teams]\n' + LOCAL_LOGIN
+                    + f'app_id = "{GUID}"\napp_tenant_id = "{GUID}"\n',
                     **SECRETS)
     async with open_service(settings) as service:
         assert isinstance(service.engine.deliverer.channels["teams"], TeamsChannel)
@@ -51,7 +55,8 @@ async def test_the_connector_tokens_are_asked_with_the_apps_secret(
     connector token could ever be had); a managed identity has none to give."""
     from microsoft_agents.authentication.msal import MsalAuth
 
-    settings = load(tmp_path, BASE + f'[teams]\napp_type = "{app_type}"\napp_id = "{GUID}"\n'
+    settings = load(tmp_path, BASE + '[teams]\n' + LOCAL_LOGIN
+                    + f'app_type = "{app_type}"\napp_id = "{GUID}"\n'
                     f'app_tenant_id = "{GUID}"\n', **SECRETS)
     async with open_service(settings) as service:
         channel = service.engine.deliverer.channels["teams"]
