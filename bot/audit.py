@@ -37,6 +37,7 @@ REASON_TEXT: dict[ReasonCode, str] = {
     ReasonCode.TENANT_SCOPE_MISMATCH: "is outside this tenant's workspaces",
     ReasonCode.RESPONDER_NOT_AUTHORISED: "answered from an identity that is not verified",
     ReasonCode.CANDIDATE_DECLINED: "said they are not the right person to answer",
+    ReasonCode.PERSON_AWAY: "was away, so the next person was asked",
 }
 
 

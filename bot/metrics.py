@@ -110,11 +110,21 @@ class Metrics:
                       outcome=(), platform=PLATFORMS)
         self._counter("clarify_reminders_total",
                       "Reminders of unanswered question cards, by outcome (sent; not sent: "
-                      "settled, answered, declined, moved_on, quiet_hours, no_card, "
+                      "settled, answered, declined, moved_on, quiet_hours, away, no_card, "
                       "unreachable, failed, uncertain, already_sent; deferred: to the next "
                       "working hour).", outcome=())
         self._counter("clarify_skips_total", "Candidates skipped, by reason code.",
                       reason=reasons)
+        # the actions and sources are preset by bot.engine.away, where they are defined
+        self._counter("clarify_away_total",
+                      "People their platform showed as away, by what the bot did (passed_over, "
+                      "held, reminder_skipped, reminder_deferred, digest_held, "
+                      "digest_passed_over) and where it was read (slack_status, slack_dnd, "
+                      "teams_presence, teams_auto_reply, other).", action=(), source=())
+        self._counter("clarify_away_lookups_total",
+                      "Away lookups asked of a platform, by outcome (away, present; unknown: "
+                      "refused or failed, and later: not answered in time, both counted as not "
+                      "away).", outcome=())
         self._counter("clarify_answers_total", "Callbacks handled, by verdict.", verdict=())
         self._counter("clarify_reach_write_failures_total",
                       "Writes to the reach record (and its write path's look-ups of first "

@@ -72,6 +72,11 @@ def day_label(day: date, *, locale: str | None, reference_year: int | None = Non
     return format_skeleton("MMMMd", day, locale=babel_locale)
 
 
+def full_day(day: date, *, locale: str | None) -> str:
+    """ "14 December 2026": a day with its year, in the locale's long form."""
+    return format_date(day, "long", locale=resolve_locale(locale))
+
+
 def short_date(day: date, *, locale: str | None) -> str:
     """ "4 Jul 2026": the date an answer was recorded."""
     return format_date(day, "medium", locale=resolve_locale(locale))

@@ -203,6 +203,9 @@ message("reason.TENANT_SCOPE_MISMATCH",
         "belongs to a different organisation, so they may not be asked.")
 message("reason.RESPONDER_NOT_AUTHORISED", "does not have the rights to answer for this workspace.")
 message("reason.CANDIDATE_DECLINED", "said they are not the right person to answer.")
+message("reason.PERSON_AWAY", "was away, so the next person was asked.")
+# TRANSLATORS: {day} is the day they are back ("14 December 2026")
+message("reason.PERSON_AWAY_until", "was away until {day}, so the next person was asked.")
 
 message("escalation.fallback", "A date in {document} needs a steward.")
 message("escalation.title", "A date needs a steward")

@@ -100,3 +100,7 @@ message("reach.fix.tenant_scope",
 message("reach.cause.delivery_failed", "The chat service refused the message")
 message("reach.fix.delivery_failed",
         "Look up the platform's cause in the audit trail; it often passes on its own.")
+message("reach.cause.away", "Away (holiday, illness, out of office)")
+message("reach.fix.away",
+        "They were away; the question went to the next person. Nothing to fix unless it "
+        "recurs.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.core.models import ReasonCode
 from cards import dates, untrusted
 from cards.platform_limits import clip, text_length
 from cards.text import PERSON_CHARS, catalog_of, document_run, quoted_document, severity_text
@@ -30,9 +31,15 @@ UNANSWERED_CHARS = 1000
 def skip_text(skipped: SkippedCandidate, viewer: Viewer) -> str:
     """A skip reason in plain words: "Dana Whitfield cannot read this document, …"."""
     cat = catalog_of(viewer)
+    if skipped.reason is ReasonCode.PERSON_AWAY and skipped.until is not None:
+        # their return, on the day it falls on where the steward is
+        day = dates.full_day(dates.instant_day(skipped.until, viewer.time_zone),
+                             locale=viewer.locale)
+        reason = cat.text("reason.PERSON_AWAY_until", day=day)
+    else:
+        reason = cat.text(f"reason.{skipped.reason.value}")
     return cat.text("escalation.skip_line",
-                    person=clip(untrusted.line(skipped.person), PERSON_CHARS),
-                    reason=cat.text(f"reason.{skipped.reason.value}"))
+                    person=clip(untrusted.line(skipped.person), PERSON_CHARS), reason=reason)
 
 
 def skip_texts(skipped: tuple[SkippedCandidate, ...], viewer: Viewer) -> list[str]:

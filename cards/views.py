@@ -217,10 +217,12 @@ _OUTCOME_KINDS = {
 
 @dataclass(frozen=True)
 class SkippedCandidate:
-    """A ranked person who was not asked, and the reason code why."""
+    """A ranked person who was not asked, and the reason code why; ``until``: when a person
+    passed over for being away (``PERSON_AWAY``) is back, where their platform said."""
 
     person: str
     reason: ReasonCode
+    until: datetime | None = None
 
 
 @dataclass(frozen=True)

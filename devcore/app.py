@@ -5,7 +5,8 @@ This layer only translates: bearer token, JSON body and query parameters in; the
 
 ``Contract.BASELINE`` serves only what every core offers (docs/core-contract.md, "The
 baseline"): an extension's route answers 404 ``ROUTE_NOT_FOUND`` as an unknown path does, a
-request carrying an extension's field is refused like any unknown field (422), answers leave out
+request carrying an extension's field is refused like any unknown field (422), one carrying an
+extension's reason code (``PERSON_AWAY``) like any value outside the enum (422), answers leave out
 every field beyond the baseline, query parameters beyond it are ignored, and no OpenAPI document
 is served (a core need not publish one).
 """
@@ -176,6 +177,12 @@ async def _body(route: Route, request: web.Request, contract: Contract
         # a baseline core does not know these fields: refused as unknown, at their parent
         raise BodyInvalid([{"loc": list(loc), "rule": "unknown_field", "msg": "unknown field"}
                            for loc, _ in beyond])
+    if contract is Contract.BASELINE and (codes := baseline.extension_values(route.request,
+                                                                           data)):
+        # nor these reason codes: refused as any value outside the enum is
+        raise BodyInvalid([{"loc": list(loc), "rule": "enum",
+                            "msg": "must be one of the spec's reason codes"}
+                           for loc, _ in codes])
     try:
         return route.request.model_validate(data)
     except ValidationError as exc:

@@ -14,16 +14,18 @@ class SlackError(Exception):
     """A Slack ``{"ok": false}`` answer, with its HTTP status and headers."""
 
     def __init__(self, error: str, *, status: int = 200, messages: Iterable[str] = (),
-                 retry_after: int | None = None, html: bool = False) -> None:
+                 retry_after: int | None = None, html: bool = False,
+                 extra: Json | None = None) -> None:
         super().__init__(error)
         self.error, self.status, self.retry_after, self.html = error, status, retry_after, html
         self.messages = list(messages)
+        self.extra = dict(extra or {})  # more fields of the body ("needed", "provided")
 
     def headers(self) -> dict[str, str]:
         return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
     def body(self) -> Json:
-        body: Json = {"ok": False, "error": self.error}
+        body: Json = {"ok": False, "error": self.error, **self.extra}
         if self.messages:
             body["errors"] = self.messages
             body["response_metadata"] = {"messages": [f"[ERROR] {m}" for m in self.messages]}

@@ -1,5 +1,6 @@
 """The Web API methods the local Slack stand-in answers, as Slack answers them: auth, DMs and
-history, messages (posted, updated, ephemeral), modals and the App Home, users.
+history, messages (posted, updated, ephemeral), modals and the App Home, users (their status
+and Do Not Disturb among them).
 
 Each handler takes the decoded arguments and returns the body's fields (``ok`` is added by the
 server) or raises ``SlackError``; what a person sees is recorded as they would see it
@@ -36,6 +37,7 @@ class WebApi(Seen):
             "views.publish": self._views_publish,
             "users.info": self._users_info,
             "users.lookupByEmail": self._users_lookup_by_email,
+            "dnd.info": self._dnd_info,
         }
 
     # ------------------------------------------------------------ auth
@@ -250,3 +252,11 @@ class WebApi(Seen):
             if user.email and user.email.lower() == str(email).lower():
                 return {"user": user.as_slack(self.clock.now())}
         raise SlackError("users_not_found")
+
+    def _dnd_info(self, args: Json) -> Json:
+        """A person's Do Not Disturb as another user (the bot) reads it; the scope ``dnd:read``
+        is needed (``missing_scope`` without it, naming it, as Slack does)."""
+        if "dnd:read" not in self.scopes:
+            raise SlackError("missing_scope", extra={
+                "needed": "dnd:read", "provided": ",".join(sorted(self.scopes))})
+        return self._user(args.get("user")).dnd(self.clock.now())

@@ -25,6 +25,8 @@ VERIFICATION_TOKEN = "legacy-verification-token"  # the deprecated token every p
 TRIGGER_TTL = 3.0  # seconds a trigger_id can open a modal
 MAX_TEXT = 40_000
 FIRST_TS = 1_720_000_000_000_100  # microseconds: the first ts is "1720000000.000100"
+# the bot scopes the app's manifest asks for (manifest/slack/manifest.yaml): what a token has
+SCOPES = ("chat:write", "im:write", "im:history", "users:read", "dnd:read")
 
 Json = dict[str, Any]
 Handler = Callable[[Json], Json]
@@ -132,10 +134,36 @@ class User:
     deleted: bool = False
     team: str = TEAM_ID
     locale: str = "en-GB"  # answered only with include_locale, as Slack does
+    # the person's status ("Out of office" :palm_tree:), until ``status_expiration`` (epoch
+    # seconds; 0: until they clear it)
+    status_text: str = ""
+    status_emoji: str = ""
+    status_expiration: int = 0
+    # the person's Do Not Disturb period (epoch seconds; none while both are 0)
+    dnd_start: int = 0
+    dnd_end: int = 0
+
+    def status(self, now: datetime) -> tuple[str, str, int]:
+        """(text, emoji, expiration) as Slack shows it at ``now``: cleared once it expired."""
+        if self.status_expiration and now.timestamp() >= self.status_expiration:
+            return "", "", 0
+        return self.status_text, self.status_emoji, self.status_expiration
+
+    def dnd(self, now: datetime) -> Json:
+        """``dnd.info`` of this person as another user (the bot) reads it: whether Do Not
+        Disturb is on and its period (the current one, else the next); the ``snooze_*``
+        fields Slack shows only to the person themselves."""
+        on = self.dnd_end > now.timestamp()
+        return {"dnd_enabled": on, "next_dnd_start_ts": self.dnd_start if on else 1,
+                "next_dnd_end_ts": self.dnd_end if on else 1}
 
     def as_slack(self, now: datetime) -> Json:
-        """The user as users.info answers: the zone's label and offset as at ``now``."""
-        profile = {"real_name": self.name, "display_name": self.name}
+        """The user as users.info answers: the zone's label and offset as at ``now``, the
+        status as it stands then."""
+        text, emoji, expiration = self.status(now)
+        profile: Json = {"real_name": self.name, "display_name": self.name,
+                         "status_text": text, "status_emoji": emoji,
+                         "status_expiration": expiration}
         if self.email:
             profile["email"] = self.email
         label, offset = zone_at(self.tz, now)

@@ -28,8 +28,6 @@ from devslack.model import (
 )
 from devslack.state import State
 
-SCOPES = "chat:write,im:write,im:history,users:read"
-
 
 class Distributed(State):
     """Workspaces, installs, rotating tokens, revocation and event callbacks."""
@@ -70,7 +68,8 @@ class Distributed(State):
         token = f"xoxb-{workspace.key}-{secrets.token_hex(10)}"
         expires = self.epoch() + self.token_seconds if self.rotation else None
         self.issued[token] = Issued(workspace.key, expires)
-        answer: Json = {"access_token": token, "token_type": "bot", "scope": SCOPES,
+        answer: Json = {"access_token": token, "token_type": "bot",
+                        "scope": ",".join(sorted(self.scopes)),
                         "bot_user_id": BOT_USER_ID, "app_id": APP_ID,
                         "team": None if workspace.org_wide else {"id": workspace.team_id,
                                                                  "name": workspace.name},

@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import aiohttp
 from aiohttp import web
@@ -26,6 +27,7 @@ from devslack.model import (
     APP_TOKEN,
     BOT_TOKEN,
     FIRST_TS,
+    SCOPES,
     TEAM_ID,
     Bucket,
     Call,
@@ -49,6 +51,8 @@ class State:
     person's time zone offset; ``epoch`` (seconds) decides when rotating tokens expire."""
 
     tokens: frozenset[str] = frozenset({BOT_TOKEN})
+    # the bot scopes every token of the app has (a test takes one away: ``missing_scope``)
+    scopes: frozenset[str] = frozenset(SCOPES)
     app_tokens: frozenset[str] = frozenset({APP_TOKEN})
     socket_url: str = ""  # what apps.connections.open hands out (Socket Mode's WebSocket)
     timer: Callable[[], float] = time.monotonic
@@ -103,6 +107,27 @@ class State:
         user = User(user_id, name or user_id.lower(), email, tz, is_bot, deleted, team, locale)
         self.users[user_id] = user
         return user
+
+    def set_status(self, user_id: str, text: str, emoji: str = "", *,
+                   until: datetime | None = None) -> None:
+        """The person's status, as they would set it in Slack, until ``until`` (None: until
+        they clear it; ``clear_status``)."""
+        user = self.users[user_id]
+        user.status_text, user.status_emoji = text, emoji
+        user.status_expiration = round(until.timestamp()) if until is not None else 0
+
+    def clear_status(self, user_id: str) -> None:
+        self.set_status(user_id, "")
+
+    def set_dnd(self, user_id: str, start: datetime, end: datetime) -> None:
+        """The person's Do Not Disturb from ``start`` to ``end`` (a snooze, or their scheduled
+        quiet hours); ``clear_dnd`` ends it."""
+        user = self.users[user_id]
+        user.dnd_start, user.dnd_end = round(start.timestamp()), round(end.timestamp())
+
+    def clear_dnd(self, user_id: str) -> None:
+        user = self.users[user_id]
+        user.dnd_start = user.dnd_end = 0
 
     def add_channel(self, channel_id: str) -> str:
         self.channels.add(channel_id)

@@ -650,3 +650,21 @@ def test_a_bad_hours_key_is_reported_under_its_own_name(env: dict[str, str], key
     assert [p.key for p in refused.value.problems] == [key]
     if key.endswith("time_zone"):
         assert "an IANA time zone" in str(refused.value)
+
+
+def test_away_words_from_a_file_and_the_environment(tmp_path: Path) -> None:
+    """``[clarify.away]``: on by default with Slack's own away presets; the lists come as a TOML
+    list or, from the environment, comma-separated, each word stripped, empty ones left out,
+    the case kept (the matching ignores it); an over-long word is refused by name."""
+    away = load_settings(None, {}).clarify.away
+    assert away.enabled and away.dnd
+    assert ":palm_tree:" in away.status_emoji and ":airplane:" not in away.status_emoji
+    assert {"out of office", "urlaub", "en congé"} <= set(away.status_text)
+    listed = load(tmp_path, '[clarify.away]\nstatus_text = ["Out of Office", " Urlaub "]\n')
+    assert listed.clarify.away.status_text == ("Out of Office", "Urlaub")
+    from_env = load(tmp_path, "", CLARIFY_BOT_CLARIFY__AWAY__STATUS_EMOJI=":palm_tree:, ,:x:",
+                    CLARIFY_BOT_CLARIFY__AWAY__ENABLED="false")
+    assert from_env.clarify.away.status_emoji == (":palm_tree:", ":x:")
+    assert not from_env.clarify.away.enabled
+    problem = failure(tmp_path, f'[clarify.away]\nstatus_text = ["{"x" * 101}"]\n')
+    assert "clarify.away.status_text" in str(problem)

@@ -1,7 +1,8 @@
 """The Slack channel: DMs with Block Kit cards through slack_sdk, inside Slack's rate limits.
 
 Every Web API call goes through ``adapters.slack.webapi`` (the shared buckets, a 429's Retry-
-After, retries with backoff, what a refusal means). Cards are posted to the user id, so no
+After, retries with backoff, what a refusal means); whether a person is away (their status, Do
+Not Disturb) is read by ``adapters.slack.away``. Cards are posted to the user id, so no
 ``conversations.open`` precedes them; a post whose outcome is unknown is looked up by its
 message metadata before it is retried, so a card is never posted twice.
 
@@ -14,7 +15,6 @@ updated with the token it was sent with. A token Slack refuses pauses that insta
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,9 +25,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.pacing import Lane
+from adapters.slack.away import PATIENCE_SECONDS, SlackAbsences
 from adapters.slack.render import render
 from adapters.slack.tokens import Workspace
-from adapters.slack.webapi import Ambiguous, WebApi, raise_if_credentials
+from adapters.slack.webapi import Ambiguous, raise_if_credentials
 from bot.channel import (
     Address,
     ChannelError,
@@ -49,11 +50,11 @@ HISTORY_LIMIT = 100
 DM_IDS_KEPT = 10_000  # DM channel ids remembered, most recently used first
 RESPONSE_HOOKS = "https://hooks.slack.com/"  # where a click's response_url points
 # how long a profile lookup (users.info) waits for its bucket before the card goes without it
-PROFILE_PATIENCE_SECONDS = 0.5
+PROFILE_PATIENCE_SECONDS = PATIENCE_SECONDS
 
 
 @dataclass(kw_only=True)
-class SlackChannel(WebApi):
+class SlackChannel(SlackAbsences):
     codec: ActionCodec
     platform: str = "slack"
     can_find: bool = True  # conversations.history, by the metadata each card carries
@@ -157,13 +158,9 @@ class SlackChannel(WebApi):
     async def _users_info(self, user_id: str, workspace: Workspace, *,
                           lane: Lane = Lane.INTERACTIVE, patience: float | None = None
                           ) -> Profile:
-        """``users.info`` with ``include_locale``: the user's time zone and locale."""
-        found = await self._call_retrying("users.info", workspace,
-                                          {"user": user_id, "include_locale": "true"},
-                                          lane=lane, patience=patience)
-        user = found.get("user")  # a SlackResponse reads like a mapping
-        if not isinstance(user, Mapping):
-            return Profile()
+        """``users.info`` with ``include_locale``: the user's time zone and locale (the answer
+        an away lookup of the last minute read, ``adapters.slack.away``)."""
+        user = await self.user_record(user_id, workspace, lane=lane, patience=patience)
         tz, locale = user.get("tz"), user.get("locale")
         return Profile(time_zone=tz if isinstance(tz, str) and tz else None,
                        locale=locale if isinstance(locale, str) and locale else None)

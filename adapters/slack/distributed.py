@@ -19,6 +19,7 @@ import aiohttp
 import structlog
 
 from adapters.slack import database, revocation, schema
+from adapters.slack.away import away_reading
 from adapters.slack.channel import SlackChannel
 from adapters.slack.installations import InstallationDB
 from adapters.slack.links import LinkSigner
@@ -56,7 +57,8 @@ def open_channel(settings: Settings, base: Base, session: aiohttp.ClientSession
     installations = open_installations(settings, base.clock, session, base.stack)
     client = web_client(base_url=settings.slack.api_url, session=session)  # no token
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
-                        rates=settings.slack.rates, installations=installations)
+                        rates=settings.slack.rates,
+                        **away_reading(settings.clarify.away), installations=installations)
 
 
 def mount(app: Service, parts: Parts, settings: Settings, channel: SlackChannel

@@ -25,6 +25,7 @@ from slack_sdk.errors import SlackApiError
 
 from adapters.slack import distributed
 from adapters.slack.app import SlackAdapter, build_slack_adapter
+from adapters.slack.away import away_reading
 from adapters.slack.channel import SlackChannel
 from adapters.slack.web import web_client
 from adapters.slack.webapi import CREDENTIAL_ERRORS
@@ -57,7 +58,8 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
     client = web_client(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
-                        rates=settings.slack.rates)
+                        rates=settings.slack.rates,
+                        **away_reading(settings.clarify.away))
 
 
 def mount(app: Service, parts: Parts, settings: Settings) -> None:

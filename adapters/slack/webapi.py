@@ -73,7 +73,7 @@ class Limit:
 DM = ":dm"  # the per-conversation bucket of chat.postMessage
 
 
-FORM_METHODS = frozenset({"users.info"})
+FORM_METHODS = frozenset({"users.info", "dnd.info"})
 
 
 def limits(rates: SlackRates) -> dict[str, Limit]:
@@ -90,6 +90,7 @@ def limits(rates: SlackRates) -> dict[str, Limit]:
         "chat.postEphemeral": tier4,
         "views.publish": tier4,  # the App Home
         "users.info": tier4,  # a person's zone and locale, kept a day (bot.engine.zones)
+        "dnd.info": tier3,  # whether a person is away (adapters.slack.away)
     }
 
 

@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from bot.channel import Address, ChannelError, Message
+from bot.channel import Address, Away, ChannelError, Message
 from bot.core.models import Channel as ContractChannel
 from bot.core.models import IdentityKind
 from bot.store.base import DeliveryKey
@@ -54,6 +54,12 @@ class RecordingChannel:
     # where the contract names it, else ``api`` and no identity kind
     declared_channel: ContractChannel | None = None
     declared_kind: IdentityKind | None = None
+    # who the platform says is away now (``bot.channel.Absences``), by person id; for a person
+    # in ``away_unknown`` it cannot tell (the look-up fails); each look-up is kept in
+    # ``away_asked``
+    away_for: dict[str, Away] = field(default_factory=dict)
+    away_unknown: set[str] = field(default_factory=set)
+    away_asked: list[str] = field(default_factory=list)
 
     @property
     def contract_channel(self) -> ContractChannel:
@@ -81,6 +87,12 @@ class RecordingChannel:
         if self.after_send is not None:
             self.after_send(record)
         return record.ref
+
+    async def away(self, address: Address) -> Away | None:
+        self.away_asked.append(address.person_id)
+        if address.person_id in self.away_unknown:
+            raise ChannelError("away_unknown", certain=True, retryable=True)
+        return self.away_for.get(address.person_id)
 
     async def update(self, ref: str, view: OutcomeView | QuestionView) -> None:
         self.updates.append(Updated(ref=ref, view=view))

@@ -38,7 +38,7 @@ from bot.core.errors import (
     ExtensionUnavailable,
     UnexpectedResponse,
 )
-from bot.core.extensions import ALL, Extension, Offered
+from bot.core.extensions import ALL, VALUE_EXTENSIONS, Extension, Offered
 from bot.core.http import AiohttpTransport, AiohttpWire, Transport, Trouble, WireResponse, encode
 from bot.core.instruments import INSTRUMENTS
 from bot.core.models import WireModel
@@ -179,15 +179,18 @@ class BaseCoreClient:
             if not (sent and resend_without_extensions and response.status_code == 422
                     and error.code in ("", ErrorCode.VALIDATION_FAILED.value)):
                 raise error
-            # the core may not know an extension's field: the same request without them
+            # the core may not know an extension's field: the same request without them (a
+            # refused value alone: with the spec's code in place of the extension's, the
+            # fields kept)
             assert isinstance(body, WireModel)
-            payload = body_of(body, lambda _: False)[0]
+            gone = _refused(sent, getattr(error, "rules", ()))
+            payload = body_of(body, lambda ext: ext in self.offered and ext not in gone)[0]
             response = await self._send(r, url=url, params=params, payload=payload, retry=retry,
                                         refused=resend_refused)
             if response.status_code not in r.success:
                 raise api_error(response, now=self._clock.now(),
                                  operation=operation_id) from error
-            for field_ext in sorted(sent):
+            for field_ext in sorted(gone):
                 self._lost(Extension(field_ext), operation_id)
         return parse(r, response, response_model, dropped), response.status_code
 
@@ -279,6 +282,15 @@ class BaseCoreClient:
 
 # ---------------------------------------------------------------- helpers
 
+
+
+def _refused(sent: set[str], rules: tuple[str, ...]) -> set[str]:
+    """The extensions a 422 refused of those a request carried: its value extensions alone when
+    it names a value outside an enum and no unknown field, else every one."""
+    values = {ext for ext in sent if Extension(ext) in VALUE_EXTENSIONS}
+    if values and "enum" in rules and "unknown_field" not in rules:
+        return values
+    return set(sent)
 
 
 def _publish(offered: Offered) -> None:

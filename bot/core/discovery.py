@@ -13,7 +13,10 @@ How (docs/core-contract.md, "Detection"):
    beside the wrong-typed field: a 422 whose details name an ``unknown_field`` says the core
    lacks it, a 422 that names only the wrong type says it has it. 401, 403, 5xx, transport
    trouble and a 422 without details say nothing: a route stays as believed, a field is assumed
-   offered, and a 422 that refuses it later turns it off (``bot.core.calls``).
+   offered, and a 422 that refuses it later turns it off (``bot.core.calls``). A value
+   extension (a reason code beyond the spec) is found in the document's enum of reason codes,
+   or probed by sending it beside a wrong-typed field on its baseline route: a 422 whose
+   details name an ``enum`` rule says the core lacks it.
 
 Detection runs on the first call, again every ``refresh_seconds`` (default 10 minutes; so an
 extension a core gains while the bot runs is used from then on) and ``soon_seconds`` after a
@@ -35,7 +38,7 @@ from typing import Any
 import structlog
 
 from bot.clock import Clock
-from bot.core.extensions import ABOUT, FIELD_EXTENSIONS, Extension, Offered
+from bot.core.extensions import ABOUT, FIELD_EXTENSIONS, VALUE_EXTENSIONS, Extension, Offered
 from bot.core.models.wire import extension_of
 
 log = structlog.get_logger("bot.core.discovery")
@@ -81,6 +84,13 @@ FIELD_PROBES: dict[Extension, Probe] = {
         "POST", f"/v1/clarifications/{PROBE_ID}/deliveries",
         body={"personId": 0, "deliveryId": "probe", "kind": "question", "attempt": 0}),
 }
+# the value on the baseline route that carries it, beside a wrong-typed field
+VALUE_PROBES: dict[Extension, Probe] = {
+    Extension.PERSON_AWAY: Probe("POST", f"/v1/clarifications/{PROBE_ID}/events",
+                                 body={"type": 0, "reasonCode": "PERSON_AWAY"}),
+}
+# a spec reason code: the enum of a document that holds it is the contract's reason codes
+_SPEC_CODE = "DAILY_CAP_EXCEEDED"
 
 # (status, error code, validation rules) of one request; None when nothing came back
 Reply = tuple[int, str, tuple[str, ...]] | None
@@ -106,6 +116,24 @@ def field_offered_by_reply(reply: Reply) -> bool | None:
     if reply is None or reply[0] != 422 or not reply[2]:
         return None
     return "unknown_field" not in reply[2]
+
+
+def value_offered_by_reply(reply: Reply) -> bool | None:
+    """What a value probe's answer says: the core refuses the value (an ``enum`` rule: False),
+    or only the wrong-typed field beside it (True); None: nothing to tell from it."""
+    if reply is None or reply[0] != 422 or not reply[2]:
+        return None
+    return "enum" not in reply[2]
+
+
+def values_in_document(schemas: dict[str, Any]) -> set[str] | None:
+    """The reason codes a document's schemas name (the enum that holds a spec code); None
+    when it names none (nothing to tell)."""
+    for schema in schemas.values():
+        found = schema.get("enum") if isinstance(schema, dict) else None
+        if isinstance(found, list) and _SPEC_CODE in found:
+            return {str(v) for v in found}
+    return None
 
 
 def offered_by_document(doc: dict[str, Any]) -> frozenset[Extension] | None:
@@ -136,6 +164,10 @@ def offered_by_document(doc: dict[str, Any]) -> frozenset[Extension] | None:
             present = properties is None or alias in properties  # unreadable: assume offered
             fields[known] = fields.get(known, True) and present
     found.update(ext for ext, present in fields.items() if present)
+    codes = values_in_document(schemas if isinstance(schemas, dict) else {})
+    for ext in VALUE_EXTENSIONS:  # an enum the document does not show: assumed offered
+        if codes is None or set(ABOUT[ext].values) <= codes:
+            found.add(ext)
     return frozenset(found)
 
 
@@ -216,16 +248,21 @@ class Discovery:
         doc = await self.fetch_document()
         if doc is not None and (published := offered_by_document(doc)) is not None:
             return published, "openapi"
-        probes = {**PROBES, **FIELD_PROBES}
+        probes = {**PROBES, **FIELD_PROBES, **VALUE_PROBES}
         replies = await asyncio.gather(*(self.send(probe) for probe in probes.values()))
         found: set[Extension] = set()
         learnt = False
         for ext, reply in zip(probes, replies, strict=True):
-            verdict = (field_offered_by_reply(reply) if ext in FIELD_EXTENSIONS
-                       else offered_by_reply(reply))
+            if ext in VALUE_EXTENSIONS:
+                verdict = value_offered_by_reply(reply)
+            elif ext in FIELD_EXTENSIONS:
+                verdict = field_offered_by_reply(reply)
+            else:
+                verdict = offered_by_reply(reply)
             if verdict is None:
-                # no news: a route as believed, a field assumed (a refusal turns it off later)
-                if ext in FIELD_EXTENSIONS or ext in self.offered:
+                # no news: a route as believed, a field or value assumed (a refusal turns it
+                # off later)
+                if ext in FIELD_EXTENSIONS or ext in VALUE_EXTENSIONS or ext in self.offered:
                     found.add(ext)
                 continue
             learnt = True

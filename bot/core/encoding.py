@@ -1,5 +1,6 @@
 """A route's request as it is sent: the path with its values quoted, the query, and the body's
-bytes without the fields of extensions the core does not offer."""
+bytes without the fields of extensions the core does not offer, and with the spec's reason code
+in place of an extension's the core does not offer (``bot.core.baseline.swap_values``)."""
 
 from __future__ import annotations
 
@@ -17,20 +18,23 @@ from bot.core.routes import Route
 
 def body_of(body: WireModel | Mapping[str, Any], offered: Callable[[str], bool]
             ) -> tuple[bytes, set[str]]:
-    """The request's bytes without the fields of extensions not ``offered``, and the
-    extensions whose fields it still carries."""
+    """The request's bytes without the fields of extensions not ``offered`` (and the spec's
+    reason code in place of theirs), and the extensions whose fields or codes it still
+    carries."""
     if not isinstance(body, WireModel):
         return encode(body), set()
     model = type(body)
     extensions = _EXTENSIONS.get(model)
     if extensions is None:
-        extensions = _EXTENSIONS[model] = frozenset(baseline.extensions_of(model))
+        extensions = _EXTENSIONS[model] = frozenset(baseline.extensions_of(model)
+                                                    | baseline.values_of(model))
     if not extensions:
         if model.wire is WireModel.wire:  # what wire() holds, serialised by pydantic at once
             return body.model_dump_json(by_alias=True, exclude_none=True).encode(), set()
         return encode(body.wire()), set()
     data, _ = baseline.strip(model, body.wire(), offered)
-    sent = {ext for ext in extensions if offered(ext)} & _present(model, data)
+    data, carried = baseline.swap_values(model, data, offered)
+    sent = ({ext for ext in extensions if offered(ext)} & _present(model, data)) | carried
     return encode(data), sent
 
 

@@ -31,6 +31,7 @@ class Extension(StrEnum):
     HEARTBEAT_LEASE = "heartbeat-lease"
     ADVANCE_ATTEMPT = "advance-attempt"
     REPORT_DETAILS = "report-details"
+    PERSON_AWAY = "person-away"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,9 @@ class About:
     purpose: str
     without: str
     routes: tuple[str, ...] = ()  # operation ids it adds; none for a field extension
+    # the enum values it adds to requests (``bot.core.models.enums.EXTENSION_CODES``): a value
+    # extension, detected by its values in the document's enum or by a probe that sends one
+    values: tuple[str, ...] = ()
 
 
 ABOUT: dict[Extension, About] = {
@@ -107,12 +111,22 @@ ABOUT: dict[Extension, About] = {
         "reports name the person, channel, message and reason code; a steward notice is not "
         "reported as a delivery (the steward would count as asked): its steward_notified "
         "event says it went out"),
+    Extension.PERSON_AWAY: About(
+        "the reason code PERSON_AWAY: a candidate passed over because their platform says "
+        "they are away (on holiday, ill, out of office, not to be disturbed)",
+        "the skip, an advance and an escalation's skips carry the spec's DAILY_CAP_EXCEEDED "
+        "(not to be messaged now, nothing to repair, the next candidate asked); the event's "
+        "message says \"was away until …\", and the steward's cards read the bot's own record "
+        "of the skip, so they say away, with the return date",
+        values=("PERSON_AWAY",)),
 }
 
 ROUTE_EXTENSION: dict[str, Extension] = {
     op: ext for ext, about in ABOUT.items() for op in about.routes
 }
-FIELD_EXTENSIONS = frozenset(ext for ext, about in ABOUT.items() if not about.routes)
+FIELD_EXTENSIONS = frozenset(ext for ext, about in ABOUT.items()
+                             if not about.routes and not about.values)
+VALUE_EXTENSIONS = frozenset(ext for ext, about in ABOUT.items() if about.values)
 
 
 class Offered:

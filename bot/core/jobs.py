@@ -31,6 +31,7 @@ from bot.core.models import (
     ReasonCode,
     UnreadJob,
 )
+from bot.core.models.enums import EXTENSION_CODES
 from bot.core.paging import Bound, Listing, walk
 
 log = structlog.get_logger("bot.core.client")
@@ -90,6 +91,12 @@ class JobCalls(BaseCoreClient):
                 return await self._ack("advanceJob", LeasedJob, path={"jobId": job_id},
                                        body=body, resend_without_extensions=False)
             except e.ValidationFailed as exc:
+                if not self.offered.fixed and "enum" in exc.rules \
+                        and reason_code in EXTENSION_CODES:
+                    # the core lacks the code's extension: the spec's code in its place
+                    self._lost(Extension(EXTENSION_CODES[reason_code][0]), "advanceJob")
+                    return await self._ack("advanceJob", LeasedJob, path={"jobId": job_id},
+                                           body=body, resend_without_extensions=False)
                 # only a refused field says the core lacks it (a backwards advance is a 422 too)
                 if self.offered.fixed or "unknown_field" not in exc.rules:
                     raise

@@ -1,12 +1,13 @@
 """Asking the ranking's candidates: one pass over the turns a job's attempt opens.
 
 For each candidate, ``bot/engine/routing.py`` finds the address, ``bot/engine/rbac.py`` gates
-reading, the person's zone decides whether they are within their working hours (``OutOfHours``
-otherwise: the handler holds the job), the store admits the question (daily cap, digest
-batching: ``bot/engine/digests.py`` sends those at the window's end), and the deliverer sends the
-card (the person's next platform when one refuses and nothing went out: ``bot.engine.lasting``). A
-candidate who cannot be asked is a ``Skip`` with a reason code; a skip passes the turn on at once
-(``advance``), so a skip never burns an escalation window.
+reading, a person their platform shows as away is passed over or held until they are back
+(``bot/engine/away.py``), the person's zone decides whether they are within their working
+hours (``OutOfHours`` otherwise: the handler holds the job), the store admits the question
+(daily cap, digest batching: ``bot/engine/digests.py`` sends those at the window's end), and
+the deliverer sends the card (the person's next platform when one refuses and nothing went out:
+``bot.engine.lasting``). A candidate who cannot be asked is a ``Skip`` with a reason code; a
+skip passes the turn on at once (``advance``), so a skip never burns an escalation window.
 """
 
 from __future__ import annotations
@@ -25,19 +26,20 @@ from bot.clock import Clock
 from bot.core import batching
 from bot.core.client import CoreClient
 from bot.core.models import Clarification, DeliveryKind, LeasedJob, Person, ReasonCode, Severity
-from bot.engine import attempts, evidence, reminders, views
+from bot.engine import attempts, away, evidence, reminders, views
+from bot.engine.away import AwayCheck, Verdict
 from bot.engine.delivery import Delivered, Deliverer, Result
 from bot.engine.lasting import LastingRefusals
 from bot.engine.rbac import may_confirm, may_read
 from bot.engine.reminders import Reminders
 from bot.engine.routing import Routing, Unroutable
 from bot.engine.trail import Skip, Trail
-from bot.engine.zones import Zones
+from bot.engine.zones import PersonZone, Zones
 from bot.errors import BotError
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.admissions import Admissions
-from bot.store.base import Admission, CardRecord, Decision, DeliveryKey, DigestItem
+from bot.store.base import Admission, CardRecord, Decision, DeliveryKey, DigestItem, KeyValues
 from bot.store.ledger import DeliveryLedger
 from cards.views import QuestionView
 
@@ -65,8 +67,9 @@ class Walk:
     can_confirm: set[str] = field(default_factory=set)  # asked people whose answer can count
 
 
-class AskingStore(Admissions, DeliveryLedger, Protocol):
-    """What asking uses of the store: the admission, the delivery slots and the cards sent."""
+class AskingStore(Admissions, DeliveryLedger, KeyValues, Protocol):
+    """What asking uses of the store: the admission, the delivery slots and the cards sent,
+    and the record of a person passed over for being away."""
 
 
 @dataclass
@@ -84,6 +87,8 @@ class Asking:
     refusals: LastingRefusals  # remembered lasting refusals: those platforms are tried last
     # each question card's one reminder, indexed when the card goes out (None: no reminders)
     reminders: Reminders | None = None
+    # whether a person is away, and what follows (None: never asked, ``[clarify.away]`` off)
+    away: AwayCheck | None = None
 
     async def walk(self, c: Clarification, job: LeasedJob, turns: range,
                    scope: batching.JobScope) -> Walk:
@@ -151,6 +156,10 @@ class Asking:
         key = DeliveryKey(c.id, person_id, index, DeliveryKind.QUESTION.value)
         # one zone for the hold, the daily cap's day, the card's times and its reminder
         zone = await self.zones.zone(c.tenant_id, person, address)
+        if self.away is not None and not _sent_before(c, person_id, index):
+            passed = await self._away(c, job, key, address, zone)
+            if passed is not None:
+                return passed
         if c.severity is not Severity.CRITICAL:  # critical: at once
             until = self.zones.held(c.tenant_id, zone, self.clock.now())
             if until is not None:
@@ -206,6 +215,31 @@ class Asking:
         await self.delivered(c, job, address, key, recovered=result.recovered, result=result,
                              zone=zone.name)
         return person
+
+    async def _away(self, c: Clarification, job: LeasedJob, key: DeliveryKey,
+                    address: Address, zone: PersonZone) -> Skip | None:
+        """A person their platform shows as away (``bot.engine.away``): passed over (the skip,
+        its record kept for the steward), or held until their first working hour back
+        (``OutOfHours``); None: asked as usual (not away, or their card of this turn is
+        reserved already: a crash's resend is reconciled, never passed over)."""
+        assert self.away is not None
+        now = self.clock.now()
+        decided = await self.away.decide(
+            tenant_id=c.tenant_id, severity=c.severity, address=address, zone=zone, now=now,
+            moves_on_at=reminders.moves_on(now, job.lease_expires_at,
+                                           self.settings.escalation_window))
+        if decided.verdict is Verdict.ASK or decided.away is None \
+                or await self.store.slot(key) is not None:
+            return None
+        if decided.verdict is Verdict.HOLD:
+            assert decided.until is not None
+            away.counted(away.Action.HELD, decided.away)
+            log.info("handler.held_away", source=away.source_label(decided.away),
+                     due=decided.until.isoformat())
+            raise OutOfHours(decided.until)
+        away.counted(away.Action.PASSED_OVER, decided.away)
+        await away.remember(self.store, c.id, key.person_id, decided.away)
+        return away.skip(key.person_id, decided, address.platform)
 
     async def _on_record(self, c: Clarification, job: LeasedJob, key: DeliveryKey) -> None:
         """A question card the core has on record that the store lost: its record kept again

@@ -31,7 +31,7 @@ from bot.core.errors import ExtensionUnavailable
 from bot.core.extensions import Extension
 from bot.core.models import Clarification, ClarificationState, JobState, Person, ReasonCode
 from bot.core.paging import Bound, Listing
-from bot.engine import evidence, views
+from bot.engine import away, evidence, views
 from bot.engine.delivery import Delivered, Deliverer
 from bot.engine.people import display_names
 from bot.engine.routing import Routing
@@ -39,7 +39,7 @@ from bot.engine.trail import pairs
 from bot.engine.zones import Zones
 from bot.metrics import REGISTRY
 from bot.store.base import DeliveryKey, DeliveryLedger, KeyValues, SlotState
-from cards.views import DeadLetterDigestView, DeadLetterItem, SkippedCandidate
+from cards.views import DeadLetterDigestView, DeadLetterItem
 
 KIND = "dead_letter"
 LISTED = "dead-letter-listed"
@@ -226,8 +226,7 @@ class DeadLetterReporter:
             clarification_id=c.id,
             document=views.steward_document(c, steward),
             severity=c.severity,
-            skipped=tuple(SkippedCandidate(person=names.get(s.person_id, s.person_id),
-                                           reason=s.reason_code) for s in skips),
+            skipped=await away.steward_skips(self.store, c.id, skips, names),
             unanswered=tuple(names.get(p, p) for p in waiting),
         )
 

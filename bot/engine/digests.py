@@ -1,14 +1,17 @@
 """Digests: the normal-severity questions held back in a window go out as one message at its end.
 
 At send time every item is checked again: a question that has been answered meanwhile is dropped,
-and the RBAC gate runs again (memberships can change inside a window). Each question in the digest
-keeps its own delivery key, so answers and card updates work exactly as for a single card.
+and the RBAC gate runs again (memberships can change inside a window). A person away when it
+closes gets nothing: the digest waits for them, or its questions are passed over (``_away``).
+Each question in the digest keeps its own delivery key, so answers and card updates work exactly
+as for a single card.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import structlog
@@ -18,8 +21,10 @@ from bot.channel import Address
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core.client import CoreClient
+from bot.core.extensions import Extension
 from bot.core.models import Clarification, DeliveryKind, DeliveryReport, Person, ReasonCode
-from bot.engine import evidence, views
+from bot.engine import away, evidence, views
+from bot.engine.away import AwayCheck, Decision, Verdict
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.rbac import may_read
 from bot.engine.routing import Routing, Unroutable
@@ -33,6 +38,7 @@ from bot.store.base import (
     DigestItem,
     KeyValues,
 )
+from bot.store.keys import batch_parts
 from cards.views import DigestView, QuestionView
 
 log = structlog.get_logger("clarify.digests")
@@ -57,6 +63,10 @@ class DigestSender:
     # close outside them closes at the start of the person's next working hour instead
     zones: Zones
     claim_seconds: int = 300
+    # whether the person is away when the window closes (None: never asked, [clarify.away]
+    # off), and the escalation window: a digest waits for a person back within it
+    away: AwayCheck | None = None
+    window: timedelta = timedelta(hours=48)
 
     async def flush(self) -> int:
         """Send every digest whose window has ended; returns how many went out."""
@@ -72,6 +82,9 @@ class DigestSender:
             zone = None
             if reader is not None:  # else the send says why
                 zone = await self._zone(*reader)
+                if self.away is not None and isinstance(reader[2], Address) \
+                        and await self._away(batch, reader, zone):
+                    continue
                 later = self.zones.held(reader[0].tenant_id, zone, self.clock.now())
                 if later is not None:
                     await self.store.delay_batch(batch_id, until=later)
@@ -80,6 +93,52 @@ class DigestSender:
                 sent += 1
             await self.store.finish_batch(batch_id)
         return sent
+
+    async def _away(self, batch: DigestBatch, reader: _Reader, zone: PersonZone) -> bool:
+        """A person away when their digest's window closes (``bot.engine.away``; they were not
+        when its questions were queued): nothing is sent while they are. Back before its
+        questions could move on (the window's start plus the escalation window), the digest
+        waits for their first working hour back; else its questions are passed over, each a
+        skip with ``PERSON_AWAY``, and the core is asked to start each one's next turn now
+        (``expedite``; without it the next person is asked when the turn's window ends). True
+        when the digest does not go now."""
+        assert self.away is not None
+        c, person, address = reader
+        assert isinstance(address, Address)
+        gone = await self.away.lookup(address, self.clock.now())
+        if gone is None:
+            return False
+        back = self.away.back(c.tenant_id, zone, gone)
+        if back is not None and back < _opened(batch) + self.window:
+            away.counted(away.Action.DIGEST_HELD, gone)
+            await self.store.delay_batch(batch.batch_id, until=back)
+            return True
+        away.counted(away.Action.DIGEST_PASSED_OVER, gone)
+        decision = Decision(Verdict.PASS, gone)
+        for n, item in enumerate(batch.items):
+            question = c if n == 0 else \
+                await self.core.get_clarification(clarification_id=item.clarification_id)
+            if evidence.settled(question):
+                continue
+            skip = away.skip(person.person_id, decision, address.platform)
+            await away.remember(self.store, question.id, person.person_id, gone)
+            await self._event(question, item, "skipped", ReasonCode.PERSON_AWAY,
+                              f"Dropped from the digest: the person {skip.said} "
+                              f"({skip.why}).", platform=address.platform,
+                              cause=skip.why, cause_group=away.CAUSE_GROUP)
+            await self._next_turn(item)
+        await self.store.finish_batch(batch.batch_id)
+        return True
+
+    async def _next_turn(self, item: DigestItem) -> None:
+        """The item's next turn now, where the core can start it early (``expedite``)."""
+        if not self.core.offers(Extension.EXPEDITE):
+            return
+        try:
+            await self.core.expedite_job(job_id=item.job_id, attempt=item.attempt,
+                                         reason_code=ReasonCode.PERSON_AWAY)
+        except e.CoreError as exc:  # the turn's window ends as usual
+            log.warning("digest.expedite_failed", error=type(exc).__name__)
 
     async def _reader(self, batch: DigestBatch) -> _Reader | None:
         """The digest's first clarification, its person and where they are reached now (routed
@@ -263,6 +322,14 @@ class DigestSender:
             ),
             to_core=to_core,
         )
+
+
+def _opened(batch: DigestBatch) -> datetime:
+    """When the batch's window opened (its id names it), else when it closes."""
+    try:
+        return datetime.fromtimestamp(int(batch_parts(batch.batch_id)[1]) / 1000, tz=UTC)
+    except ValueError:
+        return batch.due_at
 
 
 def _question_key(item: DigestItem) -> DeliveryKey:

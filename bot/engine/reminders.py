@@ -14,7 +14,9 @@ The worker's housekeeping pass (``Reminders.flush``) takes the due ones. For eac
    them, or past its move-on time: no reminder (counted by that outcome);
 3. the person's zone as decided now (``bot.engine.zones``: their platform's, kept a day, else
    the core's, else the tenant's), and their tenant's hours: in quiet hours, moved to the next
-   working hour if that is still inside the window, else skipped and counted;
+   working hour if that is still inside the window, else skipped and counted; a person their
+   platform shows as away (``bot.engine.away``) likewise: moved to their first working hour
+   back when that comes before the question moves on, else skipped (``away``);
 4. the reminder's own delivery reserved in the store (kind ``reminder``, SET NX on the
    person's delivery state): the durable mark that makes it once-only. The card is repainted
    in place with the reminder and the move-on line, then the short nudge goes into the card's
@@ -41,13 +43,14 @@ from zoneinfo import ZoneInfo
 import structlog
 
 from bot.audit import EventFacts
-from bot.channel import Address
+from bot.channel import Address, Away
 from bot.chat import for_recipient
 from bot.clock import Clock
 from bot.core import errors as e
 from bot.core.client import CoreClient
 from bot.core.models import Clarification, DeliveryKind, Person
-from bot.engine import evidence, views
+from bot.engine import away, evidence, views
+from bot.engine.away import AwayCheck
 from bot.engine.delivery import Delivered, Deliverer
 from bot.engine.hours import WorkingHours, working_point, working_seconds
 from bot.engine.refresh import CardRefresher
@@ -69,6 +72,7 @@ class Outcome(StrEnum):
     SENT = "sent"
     DEFERRED = "deferred"  # due in quiet hours: moved to the next working hour
     QUIET_HOURS = "quiet_hours"  # the next working hour comes after the question moves on
+    AWAY = "away"  # the person is away until after the question moves on
     SETTLED = "settled"  # answered, conflicted or dead-lettered meanwhile
     ANSWERED = "answered"  # this person answered (the question waits for others)
     DECLINED = "declined"  # this person said they are not the right one
@@ -159,6 +163,9 @@ class Reminders:
     # the people's zones (their platform's first) and their tenants' hours (bot.engine.zones)
     zones: Zones
     claim_seconds: int = CLAIM_SECONDS
+    # whether the person is away (``bot.engine.away``): nothing is sent while they are (None:
+    # never asked, ``[clarify.away]`` off)
+    away: AwayCheck | None = None
     # the index is read at most this often (and whenever a reminder this process indexed falls
     # due): a reminder goes at most this late, and a housekeeping pass costs no store command
     # otherwise
@@ -258,6 +265,10 @@ class Reminders:
             await self._audit(c, card, "reminder_skipped", Outcome.UNREACHABLE.value)
             return Outcome.UNREACHABLE, None
         zone = await self.zones.zone(c.tenant_id, person, address)
+        if self.away is not None:
+            gone = await self.away.lookup(address, now)
+            if gone is not None:
+                return await self._away(c, card, reminder, zone, gone)
         later = self.zones.held(c.tenant_id, zone, now)
         if later is not None and not zone.told:
             # their platform cannot tell it now: looked at again shortly; with no time left,
@@ -276,6 +287,19 @@ class Reminders:
         elif outcome in _SKIPPED:
             await self._audit(c, card, "reminder_skipped", outcome.value)
         return outcome, None
+
+    async def _away(self, c: Clarification, card: CardRecord, reminder: Reminder,
+                    zone: PersonZone, gone: Away) -> tuple[Outcome, datetime | None]:
+        """Nothing is sent to a person while they are away: the reminder waits for their first
+        working hour back when that comes before the question moves on, else it is skipped."""
+        assert self.away is not None
+        back = self.away.back(c.tenant_id, zone, gone)
+        if back is not None and back < reminder.moves_on_at:
+            away.counted(away.Action.REMINDER_DEFERRED, gone)
+            return Outcome.DEFERRED, back
+        away.counted(away.Action.REMINDER_SKIPPED, gone)
+        await self._audit(c, card, "reminder_skipped", "away until it moves on")
+        return Outcome.AWAY, None
 
     async def _card(self, c: Clarification, attempt: int) -> CardRecord | None:
         """The question card of that turn (a digest entry is not reminded: its digest holds

@@ -24,7 +24,7 @@ from bot.clock import Clock
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
 from bot.core.models import Clarification, DeliveryKind, LeasedJob, Person, ReasonCode
-from bot.engine import views
+from bot.engine import away, views
 from bot.engine.delivery import Delivered, Deliverer, Result
 from bot.engine.people import display_names
 from bot.engine.rbac import may_read
@@ -32,7 +32,8 @@ from bot.engine.routing import Routing, Unroutable
 from bot.engine.trail import Skip, Trail, pairs
 from bot.engine.zones import Zones
 from bot.settings import ClarifySettings
-from bot.store.base import DeliveryKey, NoticeItem, NoticeLists
+from bot.store.base import DeliveryKey, KeyValues, NoticeItem, NoticeLists
+from cards.views import SkippedCandidate
 
 # a message went to a steward (tenant, the steward, where): ``bot.interaction.attention`` re-shows
 # their queue
@@ -64,6 +65,9 @@ class Stewards:
     zones: Zones
     # a message went to the steward: their attention queue changed (``bot.interaction.attention``)
     told: Told | None = None
+    # the bot's records of the people passed over for being away (``bot.engine.away``): the
+    # steward reads their return date (None: the skips as the core's trail names them)
+    records: KeyValues | None = None
 
     async def reach(self, c: Clarification, *, scope: JobScope | None = None
                     ) -> Reached | Skip:
@@ -80,6 +84,15 @@ class Stewards:
     async def zone(self, c: Clarification, reached: Reached) -> ZoneInfo:
         """The steward's zone (``bot.engine.zones``): every time their message shows."""
         return (await self.zones.zone(c.tenant_id, reached.person, reached.address)).zone
+
+    async def skipped(self, c: Clarification, skips: list[SkipPair], names: dict[str, str]
+                      ) -> tuple[SkippedCandidate, ...]:
+        """The skips as the steward reads them: a person passed over for being away with
+        their return date, from the bot's record (``bot.engine.away.steward_skips``)."""
+        if self.records is None:
+            return tuple(SkippedCandidate(names.get(s.person_id, s.person_id), s.reason_code)
+                         for s in skips)
+        return await away.steward_skips(self.records, c.id, skips, names)
 
     async def escalate(self, c: Clarification, job: LeasedJob, *, skipped: list[Skip],
                        recovered: list[str], scope: JobScope | None = None) -> bool:
@@ -103,8 +116,7 @@ class Stewards:
                                  scope=scope)
         zone = await self.zone(c, reached)
         message: Message = views.escalation(
-            c, key=key, steward=steward,
-            skipped=[(names[s.person_id], s.reason_code) for s in skips],
+            c, key=key, steward=steward, skipped=await self.skipped(c, skips, names),
             unanswered=[names[p] for p in waiting], confirmed=[names[p] for p in confirmed],
             zone=zone)
         if (not self.settings.redact_fallback
@@ -148,7 +160,7 @@ class Stewards:
         names = await self.names([*(s.person_id for s in skips), *asked], scope=scope)
         view = views.quorum_unreachable(
             c, key=key, steward=reached.person, asked=[names[p] for p in asked], missing=missing,
-            skipped=[(names[s.person_id], s.reason_code) for s in skips],
+            skipped=await self.skipped(c, skips, names),
             zone=await self.zone(c, reached))
         result = await self._deliver(c, reached.person, key, reached.address, view,
                                      now=self.clock.now(), report=False, scope=scope)

@@ -170,7 +170,7 @@ def escalation(
     *,
     key: DeliveryKey,
     steward: Person,
-    skipped: list[tuple[str, ReasonCode]],
+    skipped: tuple[SkippedCandidate, ...],
     unanswered: list[str] | None = None,
     confirmed: list[str] | None = None,
     zone: Zone,
@@ -187,7 +187,7 @@ def escalation(
         card_ref=card_ref(key),
         document=shown,
         severity=c.severity,
-        skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
+        skipped=skipped,
         unanswered=tuple(unanswered or ()),
         confirmed=tuple(confirmed or ()),
         viewer=viewer(steward, zone),
@@ -196,7 +196,7 @@ def escalation(
 
 def quorum_unreachable(
     c: Clarification, *, key: DeliveryKey, steward: Person, asked: list[str], missing: int,
-    skipped: list[tuple[str, ReasonCode]], zone: Zone,
+    skipped: tuple[SkippedCandidate, ...], zone: Zone,
 ) -> StewardQuorumView:
     """Too few people can confirm a critical question: whom it was asked (display names), how
     many confirmations are still missing, skip reasons; no span text."""
@@ -204,7 +204,7 @@ def quorum_unreachable(
         clarification_id=c.id, card_ref=card_ref(key), document=steward_document(c, steward),
         severity=c.severity, required=c.quorum_policy.required_confirmations, missing=missing,
         asked=tuple(asked),
-        skipped=tuple(SkippedCandidate(person=name, reason=code) for name, code in skipped),
+        skipped=skipped,
         viewer=viewer(steward, zone),
         candidates=override_candidates(c, steward) if c.quorum_policy.allow_steward_override
         else ())

@@ -23,6 +23,7 @@ from bot.chat import SlackTenants, UserTenants, WorkspaceTenants
 from bot.clock import Clock
 from bot.core.client import CoreClient
 from bot.engine.asking import Asking
+from bot.engine.away import AwayCheck
 from bot.engine.deadletters import DeadLetterReporter
 from bot.engine.delivery import Deliverer
 from bot.engine.digests import DigestSender
@@ -78,6 +79,7 @@ class Engine:
     storewatch: StoreWatch | None = None
     reach: ReachRecorder | None = None  # the reach record's writer (None: not kept)
     weekly: WeeklyReports | None = None  # the stewards' weekly reach report (None: none)
+    away: AwayCheck | None = None  # whether a person is away (None: [clarify.away] off)
 
 
 @dataclass
@@ -135,6 +137,10 @@ def build_engine(parts: EngineParts) -> Engine:
     # one per engine: every person's zone is decided here, and a profile read is kept once in
     # this process (``bot.engine.zones``)
     zones = Zones(store, channels, parts.clarify.hours)
+    # whether a person is away, asked of their platform (``bot.engine.away``): None when
+    # ``[clarify.away]`` is off, so no platform is asked
+    away = AwayCheck(channels, parts.clarify.away, zones) if parts.clarify.away.enabled \
+        else None
     deliverer = Deliverer(ledger=store, core=core, channels=channels, worker_id=parts.worker_id,
                           sleep=parts.sleep, random=parts.random,
                           locales=partial(platform_locale, zones))  # every card sent, in it
@@ -143,15 +149,15 @@ def build_engine(parts: EngineParts) -> Engine:
     board = AttentionBoard(core=core, clock=clock, tenant=partial(tenant_of, tenants=tenants),
                            ttl_seconds=parts.queue_cache_seconds)
     stewards = Stewards(core, deliverer, routing, trail, clock, parts.clarify, notices=store,
-                        zones=zones, told=board.steward_told)
+                        zones=zones, told=board.steward_told, records=store)
     refresher = CardRefresher(core=core, store=store, channels=channels, clock=clock,
                               zones=zones)
     reminders = Reminders(core=core, store=store, deliverer=deliverer, routing=routing,
                           refresher=refresher, trail=trail, clock=clock, settings=parts.clarify,
-                          zones=zones)
+                          zones=zones, away=away)
     asking = Asking(core=core, store=store, deliverer=deliverer, routing=routing, clock=clock,
                     settings=parts.clarify, trail=trail, zones=zones, refusals=refusals,
-                    reminders=reminders)
+                    reminders=reminders, away=away)
     handler = JobHandler(
         core=core, store=store, routing=routing, clock=clock, settings=parts.clarify,
         stewards=stewards, refresher=refresher, zones=zones, holds=Holds(store, clock),
@@ -162,7 +168,8 @@ def build_engine(parts: EngineParts) -> Engine:
                     lease_seconds=parts.worker.lease_seconds,
                     concurrency=parts.worker.concurrency, outcomes=outcomes)
     digests = DigestSender(core=core, store=store, deliverer=deliverer, routing=routing,
-                           audit=audit, clock=clock, zones=zones)
+                           audit=audit, clock=clock, zones=zones, away=away,
+                           window=parts.clarify.escalation_window)
     notices = NoticeSender(core=core, store=store, deliverer=deliverer, routing=routing,
                            audit=audit, clock=clock, told=board.steward_told, zones=zones)
     dead_letters = DeadLetterReporter(core=core, store=store, deliverer=deliverer,
@@ -206,4 +213,4 @@ def build_engine(parts: EngineParts) -> Engine:
                   digests=digests, notices=notices, reminders=reminders,
                   dead_letters=dead_letters, worker=worker,
                   answers=answers, interactions=interactions, storewatch=watch,
-                  reach=parts.reach, weekly=weekly)
+                  reach=parts.reach, weekly=weekly, away=away)

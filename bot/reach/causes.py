@@ -28,11 +28,14 @@ FIXES: dict[str, str] = {
     "tenant_scope": "tenant scope: map the person's workspace or tenant to this tenant "
                     "(slack.workspaces, teams tenants)",
     "delivery_failed": "the platform refused the message: see the cause in the audit trail",
+    "away": "they were away; the question went to the next person: nothing to fix unless it "
+            "recurs",
 }
 CAUSES = tuple(FIXES)
 # the groups a platform's adapter names (``bot.channel.ChannelError.cause``)
 APP_NOT_INSTALLED = "app_not_installed"
 BLOCKED_OR_UNINSTALLED = "blocked_or_uninstalled"
+AWAY = "away"  # the person's platform said they were away (``bot.engine.away``)
 DEACTIVATED = "deactivated"
 _BLOCKED = ("blocked", "uninstalled", "removed the app", "cannot_dm_bot", "token_revoked",
             "channel_not_found")
@@ -43,7 +46,11 @@ def cause_of(reason_code: str | None, cause: str | None, group: str | None = Non
              ) -> str | None:
     """The cause group of a skip (None: a skip that is no failure to reach them: the daily
     cap, a digest, a decline): by its reason code, else the platform's structured ``group``
-    (a code of ``FIXES``), else the words of its ``cause``."""
+    (a code of ``FIXES``), else the words of its ``cause``. A person away is ``away`` by
+    the code ``PERSON_AWAY`` or by the group the engine gave the skip (a record whose code is
+    the spec's in its place)."""
+    if reason_code == "PERSON_AWAY" or group == AWAY:  # the spec's code in its place too
+        return AWAY
     if reason_code == "NO_READ_PERMISSION":
         return "no_read_permission"
     if reason_code == "TENANT_SCOPE_MISMATCH":

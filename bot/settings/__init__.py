@@ -8,7 +8,13 @@ here, so callers import from ``bot.settings``.
 
 from __future__ import annotations
 
-from bot.settings.clarify import ClarifySettings, Elevations, QuorumSettings, SeveritySettings
+from bot.settings.clarify import (
+    AwaySettings,
+    ClarifySettings,
+    Elevations,
+    QuorumSettings,
+    SeveritySettings,
+)
 from bot.settings.errors import Problem, SettingsError
 from bot.settings.fields import Channels, Guid, Int, MaybeSeverity, Num, Roles, TenantId
 from bot.settings.loader import CONFIG_ENV, ENV_PREFIX, env_var, load_settings, setting_keys
@@ -35,6 +41,7 @@ __all__ = [
     "SECRET_ENV",
     "AnswersSettings",
     "AuditSettings",
+    "AwaySettings",
     "Channels",
     "ClarifySettings",
     "CoreSettings",

@@ -6,7 +6,7 @@ import re
 from datetime import time, timedelta
 from typing import Annotated
 
-from pydantic import AfterValidator, model_validator
+from pydantic import AfterValidator, BeforeValidator, StringConstraints, model_validator
 
 from bot.core.models import AmbiguityKind, Channel, QuorumPolicy, Role, Severity
 from bot.core.policy import critical_quorum_problem
@@ -142,6 +142,45 @@ class HoursSettings(_Table):
         return self
 
 
+def _words(value: object) -> object:
+    """A list of words as TOML writes it, or "a,b" (an environment variable): each stripped,
+    the empty ones left out, their case kept (matching ignores it)."""
+    items = value.split(",") if isinstance(value, str) else value
+    if isinstance(items, list | tuple):
+        return tuple(i.strip() if isinstance(i, str) else i for i in items
+                     if not isinstance(i, str) or i.strip())
+    return value
+
+
+Word = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+Words = Annotated[tuple[Word, ...], BeforeValidator(_words)]
+_WORDS_ALLOWED = "a list of words of at most 100 characters each (comma-separated, or a list)"
+# Slack's own presets ("Vacationing" 🌴, "Out sick" 🤒) and their kin. Not ✈️ (:airplane:): a
+# person travelling is often reachable, and a trip without an end date would pass them over on
+# every question; add it where travel means away.
+AWAY_EMOJI = (":palm_tree:", "🌴", ":beach_with_umbrella:", "🏖️", ":desert_island:", "🏝️",
+              ":face_with_thermometer:", "🤒", ":face_with_head_bandage:", "🤕", ":mask:", "😷")
+# whole words or phrases, any case, in English, German and French
+AWAY_TEXT = ("out of office", "ooo", "on holiday", "on holidays", "on vacation",
+             "vacationing", "on leave", "annual leave", "parental leave", "sick",
+             "urlaub", "krank", "abwesend", "elternzeit", "nicht im büro",
+             "en congé", "en congés", "en vacances", "absent", "absente", "malade",
+             "arrêt maladie", "hors du bureau")
+
+
+class AwaySettings(_Table):
+    """Whether a person their platform shows as away is passed over or waited for
+    (docs/delivery.md, "Away"), and what in a Slack status says away."""
+
+    enabled: bool = True
+    # a status whose emoji is one of these (Slack's ``:name:`` or the character) says away
+    status_emoji: Words = _allowed(AWAY_EMOJI, _WORDS_ALLOWED)
+    # a status whose text holds one of these as whole words, in any case, says away
+    status_text: Words = _allowed(AWAY_TEXT, _WORDS_ALLOWED)
+    # Slack's Do Not Disturb (a snooze, or the person's quiet period now) says away until it ends
+    dnd: bool = True
+
+
 class ClarifySettings(_Table):
     enabled: bool = False
     escalation_window_hours: Num = _allowed(
@@ -159,6 +198,7 @@ class ClarifySettings(_Table):
     quorum: QuorumSettings = QuorumSettings()
     severity: SeveritySettings = SeveritySettings()
     hours: HoursSettings = HoursSettings()
+    away: AwaySettings = AwaySettings()
 
     @property
     def escalation_window(self) -> timedelta:

@@ -60,7 +60,7 @@ class SlackRates(_Table):
     paced: bool = True
 
 
-SLACK_SCOPES = ("chat:write", "im:write", "im:history", "users:read")
+SLACK_SCOPES = ("chat:write", "im:write", "im:history", "users:read", "dnd:read")
 
 
 class SlackOAuthSettings(_Table):

@@ -31,10 +31,12 @@ from bot.core.models import (
     LeasedJob,
     Person,
     PollRequest,
+    ReasonCode,
     ResponseRecord,
     Role,
     Severity,
 )
+from bot.core.models.enums import EXTENSION_CODES
 from bot.core.models.wire import extension_of, is_additive
 from bot.core.routes import ROUTES
 from bot.core.tolerance import SAMPLE, read_json, read_python
@@ -88,7 +90,9 @@ def test_every_extension_has_an_entry_in_the_docs() -> None:
     for ext, about in ABOUT.items():
         for route in about.routes:
             assert route in {r.operation_id for r in ROUTES}
-        if not about.routes:  # a field extension has fields somewhere
+        if about.values:  # a value extension's codes are the contract's, marked as its own
+            assert {EXTENSION_CODES[ReasonCode(v)][0] for v in about.values} == {ext.value}
+        elif not about.routes:  # a field extension has fields somewhere
             assert any(ext.value in extensions_of(r.request) for r in ROUTES if r.request)
 
 

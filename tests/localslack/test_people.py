@@ -73,6 +73,58 @@ async def test_users_info_answers_the_zone_at_the_clock_and_the_locale_when_aske
     assert (ben["tz"], ben["tz_offset"], ben["locale"]) == ("UTC", 0, "en-GB")
 
 
+async def test_users_info_shows_the_status_until_it_expires(
+        slack: LocalSlack, client: AsyncWebClient, clock: ManualClock) -> None:
+    """The profile's status_text, status_emoji and status_expiration, as Slack shows them:
+    empty when none is set, 0 for a status kept until cleared, and cleared once it expired."""
+    quiet = (await client.users_info(user=ANNA))["user"]["profile"]
+    assert (quiet["status_text"], quiet["status_emoji"], quiet["status_expiration"]) == (
+        "", "", 0)
+    back = clock.now() + timedelta(days=3)
+    slack.set_status(ANNA, "Urlaub", ":palm_tree:", until=back)
+    slack.set_status(BEN, "Out sick", ":face_with_thermometer:")
+    anna = (await client.users_info(user=ANNA))["user"]["profile"]
+    assert (anna["status_text"], anna["status_emoji"], anna["status_expiration"]) == (
+        "Urlaub", ":palm_tree:", round(back.timestamp()))
+    assert (await client.users_info(user=BEN))["user"]["profile"]["status_expiration"] == 0
+    clock.advance(timedelta(days=3))
+    expired = (await client.users_info(user=ANNA))["user"]["profile"]
+    assert (expired["status_text"], expired["status_emoji"]) == ("", "")
+    slack.clear_status(BEN)
+    assert (await client.users_info(user=BEN))["user"]["profile"]["status_text"] == ""
+
+
+async def test_dnd_info_answers_another_persons_do_not_disturb(
+        slack: LocalSlack, client: AsyncWebClient, clock: ManualClock) -> None:
+    """As another user (the bot) reads it: on, and its period, while it lasts; never the
+    snooze_* fields Slack shows the person alone; off once it ended."""
+    assert (await client.dnd_info(user=ANNA))["dnd_enabled"] is False
+    start, end = clock.now() - timedelta(minutes=5), clock.now() + timedelta(hours=2)
+    slack.set_dnd(ANNA, start, end)
+    dnd = (await client.dnd_info(user=ANNA)).data
+    assert (dnd["dnd_enabled"], dnd["next_dnd_start_ts"], dnd["next_dnd_end_ts"]) == (
+        True, round(start.timestamp()), round(end.timestamp()))
+    assert not any(k.startswith("snooze") for k in dnd)
+    clock.advance(timedelta(hours=2))
+    assert (await client.dnd_info(user=ANNA))["dnd_enabled"] is False
+    slack.set_dnd(BEN, clock.now(), clock.now() + timedelta(hours=1))
+    slack.clear_dnd(BEN)
+    assert (await client.dnd_info(user=BEN))["dnd_enabled"] is False
+    with pytest.raises(SlackApiError) as unknown:
+        await client.dnd_info(user="U0NOBODY")
+    assert unknown.value.response["error"] == "user_not_found"
+
+
+async def test_dnd_info_needs_its_scope(slack: LocalSlack, client: AsyncWebClient) -> None:
+    """An app installed without dnd:read: missing_scope, naming the scope it needs."""
+    slack.scopes = slack.scopes - {"dnd:read"}
+    with pytest.raises(SlackApiError) as refused:
+        await client.dnd_info(user=ANNA)
+    assert refused.value.response["error"] == "missing_scope"
+    assert refused.value.response["needed"] == "dnd:read"
+    assert [c.error for c in slack.calls_to("dnd.info")] == ["missing_scope"]
+
+
 async def test_a_user_carries_their_workspace(slack: LocalSlack,
                                               client: AsyncWebClient) -> None:
     slack.add_user("U0CARL", team="T0ACME")

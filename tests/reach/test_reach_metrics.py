@@ -39,7 +39,7 @@ async def test_gauges_equal_the_report_over_the_window(reach: ReachLog) -> None:
     assert await gauge.refresh()
     assert gauges() == {"no_alias": 1, "ambiguous_alias": 0, "no_read_permission": 0,
                         "app_not_installed": 1, "blocked_or_uninstalled": 1, "deactivated": 0,
-                        "tenant_scope": 0, "delivery_failed": 0}
+                        "tenant_scope": 0, "delivery_failed": 0, "away": 0}
     report = compute(RECORD, since=clock.now() - timedelta(days=7))
     assert {c.cause: len(c.people) for c in report.causes} == {
         k: v for k, v in gauges().items() if v}

@@ -97,8 +97,10 @@ async def test_a_profile_lookup_never_queues_behind_a_burst_and_leaves_clicks_th
     burst = channel.rates.tier4_per_minute // 5
     reserve = channel.rates.interactive_reserve
     for _ in range(burst - reserve):
+        channel._users.clear()  # each a new read (one of the last minute is answered kept)
         await channel.profile(ahmed)
     start, asked = clock.now(), len(fake_slack.calls)
+    channel._users.clear()
     with pytest.raises(ChannelError) as refused:
         await channel.profile(ahmed)
     assert refused.value.reason == "paced" and refused.value.certain

@@ -6,6 +6,8 @@ from enum import StrEnum
 from typing import Any
 
 UNKNOWN = "unknown"
+# the published document's mark of an enum's values that belong to an extension
+EXTENSION_VALUES = "x-extension-values"
 
 
 class Growing(StrEnum):
@@ -147,6 +149,28 @@ class ReasonCode(StrEnum):
     RESPONDER_NOT_AUTHORISED = "RESPONDER_NOT_AUTHORISED"
     # additive ("Not me"): the asked person said they are not the right person
     CANDIDATE_DECLINED = "CANDIDATE_DECLINED"
+    # the extension ``person-away`` (``EXTENSION_CODES``): the person's platform said they are
+    # away (on holiday, ill, not to be disturbed), so the next candidate was asked
+    PERSON_AWAY = "PERSON_AWAY"
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        """The published enum says which of its codes a core takes only with an extension."""
+        schema = handler(core_schema)
+        named = handler.resolve_ref_schema(schema)
+        named[EXTENSION_VALUES] = {code.value: ext for code, (ext, _) in EXTENSION_CODES.items()}
+        return schema
+
+
+# the reason codes beyond the spec that a core takes only with an extension
+# (``bot.core.extensions``), each with its extension's name and the spec's code a core without
+# it is sent instead (``bot.core.encoding``): the truest the spec has. PERSON_AWAY's is
+# DAILY_CAP_EXCEEDED: like the cap, "not to be messaged now; nothing to repair; the next
+# candidate is asked" (never DELIVERY_FAILED: nothing was refused); the event's message keeps
+# the true words ("was away until …").
+EXTENSION_CODES: dict[ReasonCode, tuple[str, ReasonCode]] = {
+    ReasonCode.PERSON_AWAY: ("person-away", ReasonCode.DAILY_CAP_EXCEEDED),
+}
 
 
 class AuthorityRelation(Growing):
