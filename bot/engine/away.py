@@ -136,12 +136,6 @@ class AwayCheck:
     _near: OrderedDict[str, tuple[float, Away | None]] = field(default_factory=OrderedDict,
                                                                repr=False)
 
-    @property
-    def enabled(self) -> bool:
-        """``[clarify.away] enabled``, and some platform can tell."""
-        return self.settings.enabled and any(isinstance(c, Absences)
-                                             for c in self.channels.values())
-
     async def lookup(self, address: Address, now: datetime) -> Away | None:
         """Whether the person at ``address`` is away now: from this process when asked in the
         last ``PROCESS_SECONDS``, else from their platform; None when they are not, when their
