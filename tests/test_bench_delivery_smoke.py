@@ -60,5 +60,11 @@ def test_delivery_benchmark_smoke_sends_every_card_once_at_most_three_core_calls
         profile_reads, profile_writes = redis.get("get", 0), redis.get("set", 0)
         assert profile_reads <= PEOPLE * workers + 5, row["name"]
         assert profile_writes <= PEOPLE * workers + 5, row["name"]
-        assert slack["users.info"] <= PEOPLE * workers, row["name"]
+        # the away rule reads each person's status fresher than the profile (bot.engine.away:
+        # kept ten minutes, a users.info shared with the profile's within a minute) and their
+        # Do Not Disturb (dnd.info, Slack's Tier 3): in a burst of 100 new people a lookup that
+        # outlasts its 2 s patience sends the card anyway and is asked again a minute later,
+        # so at most two of each a person in each worker over this short run
+        assert slack["users.info"] <= 2 * PEOPLE * workers, row["name"]
+        assert slack.get("dnd.info", 0) <= 2 * PEOPLE * workers, row["name"]
         assert row["redis_per_card"] - (profile_reads + profile_writes) / 300 <= 7, row["name"]
