@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from org_model import HOLIDAYS, Company
+from org_model import Company
 from org_platform import KINDS
 from org_run import Raw
 
@@ -46,10 +46,7 @@ def summarise(raw: Raw, org: Company) -> dict[str, Any]:
     away = Counter(entry.kind for entry in log if entry.away)
     normal_outside = sum(1 for e in log if e.outside and (
         e.kind == "digest" or (e.kind == "card" and severity.get(e.questions[0]) == "normal")))
-    zones = {p.person_id: p.zone for p in org.people}
-    holiday = sum(1 for e in log if e.kind in ("card", "digest", "reminder")
-                  and e.at.astimezone(ZoneInfo(zones[e.person_id])).date()
-                  in HOLIDAYS[zones[e.person_id]])
+    holiday = sum(1 for e in log if e.holiday and e.kind in ("card", "digest", "reminder"))
     return {
         "name": raw.name, "seconds": round(raw.seconds, 1),
         "simulated_days": raw.simulated_days,
@@ -59,6 +56,8 @@ def summarise(raw: Raw, org: Company) -> dict[str, Any]:
         "interruptions": {
             "median": median(weekly), "p95": nearest_rank(weekly, 95), "max": max(weekly),
             "people_reached": sum(1 for w in weekly if w > 0) / len(weekly),
+            "reached_median": median([w for w in weekly if w > 0]),
+            "reached_p95": nearest_rank([w for w in weekly if w > 0], 95),
         },
         "messages": {k: by_kind.get(k, 0) for k in KINDS},
         "to_someone_away": {k: away.get(k, 0) for k in KINDS},
@@ -115,6 +114,9 @@ def rows(results: list[dict[str, Any] | None]) -> list[tuple[str, list[str]]]:
                       f"{r['interruptions']['max']:.1f}")),
         ("people interrupted at least once", cells(
             lambda r: _share(r["interruptions"]["people_reached"]))),
+        ("interruptions per week of those: median / p95", cells(
+            lambda r: _pair(r["interruptions"]["reached_median"],
+                            r["interruptions"]["reached_p95"]))),
         ("cards / reminders / digests / steward messages", cells(lambda r: " / ".join(
             f"{r['messages'][k]:,}" for k in ("card", "reminder", "digest"))
             + f" / {r['messages']['escalation'] + r['messages']['steward']:,}")),

@@ -42,6 +42,7 @@ HOLIDAYS: dict[str, frozenset[date]] = {
 }
 WORK_START, WORK_END = time(8, 0), time(18, 0)  # the people's own hours, Monday to Friday
 SEVERITIES = ("low", "normal", "high", "critical")
+DATES_PER_DOCUMENT = 2.0  # the mean of a document's ambiguous dates (1 + geometric, p = 0.5)
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ class Question:
     severity: str
     workspace: str
     candidates: tuple[str, ...]  # person ids, in rank order (author, named, owner)
+    document: int = 0  # the document whose date it asks about (one document, several dates)
 
 
 @dataclass
@@ -161,6 +163,8 @@ def _lognormal(rng: random.Random, median: float, sigma: float) -> float:
 def company(knobs: Knobs) -> Company:
     """The people (zones, workspaces, stewards, absences, how they answer) and the questions."""
     rng = random.Random(f"org:{knobs.seed}:people")
+    # absences from a stream of their own: another --away-share leaves the rest as it was
+    away = random.Random(f"org:{knobs.seed}:absences")
     n = knobs.people
     spaces = max(1, round(n / knobs.team_size))
     names = [f"ws-{i:03d}" for i in range(spaces)]
@@ -172,7 +176,7 @@ def company(knobs: Knobs) -> Company:
     for i in range(n):
         zone = rng.choices(zones, weights)[0]
         never = rng.random() < knobs.never_share
-        absence = _absence(rng, zone, horizon, knobs) if rng.random() < knobs.away_share \
+        absence = _absence(away, zone, horizon, knobs) if away.random() < knobs.away_share \
             else None
         people.append(Person(
             index=i, person_id=f"p-o{i:05d}", user_id=f"U0O{i:06d}", zone=zone,
@@ -221,31 +225,41 @@ class _Weighted:
 
 
 def _stream(org: Company) -> list[Question]:
-    """Arrivals as a Poisson process, day by day (UTC days; weekend days at a tenth of the
-    rate), each with a severity and 1-3 ranked candidates of one workspace (critical: 2-3),
-    the first its author, all drawn by activity."""
+    """Documents arrive as a Poisson process, day by day (UTC days; weekend days at a tenth of
+    the rate), each with 1 to 10 ambiguous dates (1 + a geometric count: half of the documents
+    have one, a mean of two): a question each, created together, each with a severity of its
+    own and all for the document's 1-3 ranked people of one workspace (a document with a
+    critical date ranks 2-3: its quorum is 2), the first its author, all drawn by activity."""
     knobs = org.knobs
     rng = random.Random(f"org:{knobs.seed}:questions")
     everyone = _Weighted(org.people)
     teams = {w: _Weighted(m) for w, m in org.workspaces.items()}
     found: list[Question] = []
     at = knobs.start
+    document = 0
     while True:
-        day_rate = knobs.rate * knobs.people * (1.0 if at.weekday() < 5 else 0.1)
+        day_rate = knobs.rate / DATES_PER_DOCUMENT * knobs.people \
+            * (1.0 if at.weekday() < 5 else 0.1)
         at += timedelta(days=rng.expovariate(max(day_rate, 1e-9)))
         if at >= knobs.end:
             return found
-        severity = rng.choices(SEVERITIES, knobs.shares)[0]
+        dates = 1
+        while dates < 10 and rng.random() < 0.5:
+            dates += 1
+        severities = rng.choices(SEVERITIES, knobs.shares, k=dates)
         author = everyone.draw(rng)
-        wanted = rng.choice((2, 3)) if severity == "critical" else rng.choice((1, 2, 3))
+        wanted = rng.choice((2, 3)) if "critical" in severities else rng.choice((1, 2, 3))
         wanted = min(wanted, len(org.workspaces[author.workspace]))
         chosen = [author.person_id]
         while len(chosen) < wanted:
             other = teams[author.workspace].draw(rng)
             if other.person_id not in chosen:
                 chosen.append(other.person_id)
-        found.append(Question(n=len(found), at=at, severity=severity,
-                              workspace=author.workspace, candidates=tuple(chosen)))
+        for severity in severities:
+            found.append(Question(n=len(found), at=at, severity=severity,
+                                  workspace=author.workspace, candidates=tuple(chosen),
+                                  document=document))
+        document += 1
 
 
 def reply(org: Company, person: Person, question: int, at: datetime, *, reminded: bool
@@ -290,7 +304,7 @@ def scenario(org: Company, *, clarify_token: str, dev_token: str) -> dict[str, o
 
 def request(q: Question) -> dict[str, object]:
     """The question as ingestion creates it (the reference core's creation request)."""
-    tag = f"q{q.n:06d}"
+    tag, doc = f"q{q.n:06d}", f"d{q.document:06d}"
     authority: dict[str, list[str]] = {"authored_by": [q.candidates[0]],
                                        "named": list(q.candidates[1:2]),
                                        "owned_by": list(q.candidates[2:3])}
@@ -305,9 +319,10 @@ def request(q: Question) -> dict[str, object]:
             {"label": "next calendar quarter", "valid_from": "2026-10-01T00:00:00Z",
              "valid_to": "2027-01-01T00:00:00Z"}],
         "authority": authority,
-        "document": {"document_id": f"doc-{tag}", "title": f"Document {q.n}",
-                     "url": f"https://docs.org.example/{tag}", "content_hash": f"sha256:{tag}",
+        "document": {"document_id": f"doc-{doc}", "title": f"Document {q.document}",
+                     "url": f"https://docs.org.example/{doc}", "content_hash": f"sha256:{doc}",
                      "acl": {"workspace_id": q.workspace,
                              "read_roles": ["viewer", "editor", "steward"]}},
-        "span": {"start": 10, "end": 50, "text": "The renewed term is effective next quarter."},
+        "span": {"start": 100 * q.n, "end": 100 * q.n + 43,
+                 "text": "The renewed term is effective next quarter."},
     }

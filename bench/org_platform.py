@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from org_model import Company, Person
+from org_model import HOLIDAYS, Company, Person
 
 from bot.channel import Address, Away, Message, Profile
 from bot.channels.recording import RecordingChannel, SentMessage
@@ -44,7 +44,7 @@ class Logged:
     questions: tuple[str, ...]  # the clarifications it is about (a digest's several)
     away: bool  # the person was away (by the model) when it went out
     outside: bool  # outside the bot's working hours in the person's zone
-    holiday: bool  # on a day the person does not work (weekend, public holiday, absence)
+    holiday: bool  # on a public holiday of the person's zone (the bot's hours know none)
 
 
 @dataclass
@@ -74,7 +74,7 @@ class OrgPlatform(RecordingChannel):
         self.log.append(Logged(
             at=now, person_id=person.person_id, kind=kind, questions=about,
             away=person.away_at(now) is not None, outside=not HOURS.open_at(now, person.tz),
-            holiday=not person.works_on(now.astimezone(person.tz).date())))
+            holiday=now.astimezone(person.tz).date() in HOLIDAYS[person.zone]))
         if self.on_sent is not None:
             self.on_sent(self.sent[-1], person)
         return ref

@@ -62,9 +62,14 @@ def test_no_normal_card_outside_working_hours_while_the_hours_hold(
 
 
 def test_no_card_to_someone_away_while_away_aware(quick: dict[str, Any]) -> None:
+    """Without away-awareness (a build without the setting, or its run switched off) the
+    company has cards meet someone away; with it, none does."""
+    ran = runs(quick)
+    unaware = ran["no away"] if org.AWAY else ran["all rules"]
+    assert unaware["to_someone_away"]["card"] > 0
     if not org.AWAY:
         pytest.skip("this build has no [clarify.away] setting")
-    for name, run in runs(quick).items():
+    for name, run in ran.items():
         if name != "no away":
             assert run["to_someone_away"]["card"] == 0, name
             assert run["away_asked"] > 0, name
