@@ -16,8 +16,10 @@ simulated time, then the worker does what is due (``run_burst``: a question wait
 step for its first pass). Answers go through the real answer path (``engine.answers``, as
 ``devcore.demo.answer_now`` taps). The core's directory is indexed by chat user for the run
 (``org_run.IndexedDirectory``: the same answers as its scan of every person, at a fraction of
-the cost with thousands of people). The runs, all of one seed (the same company, questions
-and answers card for card):
+the cost with thousands of people), and the engine's memory of away lookups (10 minutes a
+person, kept by ``time.monotonic``) is counted on the simulated clock, as it passes in
+production. The runs, all of one seed (the same company, questions and answers card for
+card):
 
 - ``all rules``: the shipped settings (working hours, one reminder at 75 %, digests of
   normal questions past 3 in 30 minutes, at most 5 a person and day; away-aware asking on where

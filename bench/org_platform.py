@@ -55,7 +55,7 @@ class OrgPlatform(RecordingChannel):
     clock: ManualClock | None = None
     log: list[Logged] = field(default_factory=list)
     on_sent: Callable[[SentMessage, Person], None] | None = None
-    away_asked: int = 0  # how often the engine asked whether someone is away
+    away_lookups: int = 0  # how often the engine asked whether someone is away
 
     def _person(self, address: Address) -> Person | None:
         assert self.org is not None
@@ -84,7 +84,7 @@ class OrgPlatform(RecordingChannel):
         return None if person is None else Profile(time_zone=person.zone, locale=person.locale)
 
     async def away(self, address: Address) -> Away | None:
-        self.away_asked += 1
+        self.away_lookups += 1
         person = self._person(address)
         assert self.clock is not None
         absence = None if person is None else person.away_at(self.clock.now())

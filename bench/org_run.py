@@ -191,6 +191,12 @@ async def run(org: Company, name: str, clarify: dict[str, Any], *, step: timedel
             clarify=ClarifySettings(enabled=True, channels=("slack",), **clarify),
             clock=clock, audit_sink=sink, slack=SLACK, sleep=_no_sleep,
             worker=WorkerConfig(concurrency=8, heartbeat_seconds=3600)))
+        away = getattr(engine, "away", None)  # a build without [clarify.away] has none
+        if away is not None:
+            # the away lookups' memory (10 minutes a person) counted on the simulated clock:
+            # the engine keeps it by time.monotonic, which moving the clock does not move, so a
+            # lookup would otherwise stand for days of the simulation
+            away.monotonic = lambda: clock.now().timestamp()
 
         async def arrive(q: Question) -> None:
             made = await dev.create_clarification(
@@ -234,7 +240,7 @@ async def run(org: Company, name: str, clarify: dict[str, Any], *, step: timedel
     return Raw(name=name, outcomes=outcomes, platform=platform, skips=sink.skips,
                digested=sink.digested, taps=taps, seconds=time.perf_counter() - started,
                simulated_days=(end - knobs.start).total_seconds() / 86400,
-               away_asked=platform.away_asked, numbers=dict(people.number))
+               away_asked=platform.away_lookups, numbers=dict(people.number))
 
 
 def _outcome(org: Company, core: ReferenceCore, q: Question, cid: str | None,
