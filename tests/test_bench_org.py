@@ -20,8 +20,13 @@ from org_model import Absence, Knobs, Person, company, reply  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def quick() -> dict[str, Any]:
-    return org.main(["--quick", "--jobs", "2"])
+def kept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("org") / "quick.json"
+
+
+@pytest.fixture(scope="module")
+def quick(kept: Path) -> dict[str, Any]:
+    return org.main(["--quick", "--jobs", "2", "--json", str(kept)])
 
 
 def runs(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -36,6 +41,15 @@ def test_every_run_ran_and_met_the_same_company(quick: dict[str, Any]) -> None:
     assert (quick["runs"]["no away"] is None) is (not org.AWAY)
     assert len({run["questions"] for run in ran.values()}) == 1
     assert all(run["questions"] > 0 and run["messages"]["card"] > 0 for run in ran.values())
+
+
+def test_a_kept_run_prints_its_table_again(quick: dict[str, Any], kept: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    org.main(["--table", str(kept)])
+    shown = capsys.readouterr().out
+    assert shown.startswith("| measure | all rules | no hours |")
+    assert "| steward escalations |" in shown and "| skips: daily cap / away |" in shown
 
 
 def test_every_question_is_accounted_for(quick: dict[str, Any]) -> None:
