@@ -128,7 +128,9 @@ def rows(results: list[dict[str, Any] | None]) -> list[tuple[str, list[str]]]:
             lambda r: f"{r['on_public_holiday']:,}")),
         ("steward escalations", cells(lambda r: f"{r['escalations']:,}")),
         ("dead letters", cells(lambda r: f"{r['dead_letters']:,}")),
-        ("skips: daily cap", cells(lambda r: f"{r['skips'].get('DAILY_CAP_EXCEEDED', 0):,}")),
+        ("skips: daily cap / away", cells(
+            lambda r: f"{r['skips'].get('DAILY_CAP_EXCEEDED', 0):,} / "
+                      f"{r['skips'].get('PERSON_AWAY', 0):,}")),
         ("wall time of the run, s", cells(lambda r: f"{r['seconds']:.0f}")),
     ]
     return out

@@ -18,16 +18,25 @@ sys.path.insert(0, str(ROOT / "bench"))
 import org  # noqa: E402
 from org_model import Absence, Knobs, Person, company, reply  # noqa: E402
 
+# the end-to-end tests share the --quick runs: some 10 s, in processes of their own
+quick_runs = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
-def quick() -> dict[str, Any]:
-    return org.main(["--quick", "--jobs", "2"])
+def kept(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("org") / "quick.json"
+
+
+@pytest.fixture(scope="module")
+def quick(kept: Path) -> dict[str, Any]:
+    return org.main(["--quick", "--jobs", "2", "--json", str(kept)])
 
 
 def runs(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {name: run for name, run in summary["runs"].items() if run is not None}
 
 
+@quick_runs
 def test_every_run_ran_and_met_the_same_company(quick: dict[str, Any]) -> None:
     names = [v.name for v in org.variants()]
     assert list(quick["runs"]) == names
@@ -38,6 +47,17 @@ def test_every_run_ran_and_met_the_same_company(quick: dict[str, Any]) -> None:
     assert all(run["questions"] > 0 and run["messages"]["card"] > 0 for run in ran.values())
 
 
+@quick_runs
+def test_a_kept_run_prints_its_table_again(quick: dict[str, Any], kept: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    org.main(["--table", str(kept)])
+    shown = capsys.readouterr().out
+    assert shown.startswith("| measure | all rules | no hours |")
+    assert "| steward escalations |" in shown and "| skips: daily cap / away |" in shown
+
+
+@quick_runs
 def test_every_question_is_accounted_for(quick: dict[str, Any]) -> None:
     for run in runs(quick).values():
         assert sum(run["status"].values()) == run["questions"], run["name"]
@@ -45,6 +65,7 @@ def test_every_question_is_accounted_for(quick: dict[str, Any]) -> None:
         assert run["dead_letters"] == run["status"]["dead_lettered"]
 
 
+@quick_runs
 def test_the_interruptions_counted_are_the_messages_the_channel_holds(
         quick: dict[str, Any]) -> None:
     for run in runs(quick).values():
@@ -53,6 +74,7 @@ def test_the_interruptions_counted_are_the_messages_the_channel_holds(
         assert run["escalations"] == run["messages"]["escalation"]
 
 
+@quick_runs
 def test_no_normal_card_outside_working_hours_while_the_hours_hold(
         quick: dict[str, Any]) -> None:
     for name, run in runs(quick).items():
@@ -61,6 +83,7 @@ def test_no_normal_card_outside_working_hours_while_the_hours_hold(
             assert run["reminders_outside_hours"] == 0, name
 
 
+@quick_runs
 def test_no_card_to_someone_away_while_away_aware(quick: dict[str, Any]) -> None:
     """Without away-awareness (a build without the setting, or its run switched off) the
     company has cards meet someone away; with it, no card, reminder or digest does (stewards'
@@ -77,6 +100,7 @@ def test_no_card_to_someone_away_while_away_aware(quick: dict[str, Any]) -> None
             assert run["away_asked"] > 0, name
 
 
+@quick_runs
 def test_a_disabled_rule_shows_in_its_run(quick: dict[str, Any]) -> None:
     ran = runs(quick)
     assert ran["no reminder"]["messages"]["reminder"] == 0
