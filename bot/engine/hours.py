@@ -7,7 +7,7 @@ database, not by fixed offsets.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from functools import lru_cache
@@ -61,9 +61,27 @@ class WorkingHours:
         raise AssertionError("a week always holds a working day")  # pragma: no cover
 
     def closes_at(self, at: datetime, zone: ZoneInfo) -> datetime:
-        """The end of the working period that ``at`` is in (``at`` must be open), in UTC."""
-        local = _aware(at).astimezone(zone)
-        return datetime.combine(local.date(), self.end, tzinfo=zone).astimezone(UTC)
+        """The end of the working period that ``at`` is in (``at`` must be open), in UTC:
+        after ``at`` also when the period ends in an hour the clocks repeat and ``at`` is in
+        that hour's second pass."""
+        at = _aware(at)
+        local = at.astimezone(zone)
+        closes = datetime.combine(local.date(), self.end, tzinfo=zone).astimezone(UTC)
+        if closes <= at:
+            closes = datetime.combine(local.date(), self.end, tzinfo=zone).replace(
+                fold=1).astimezone(UTC)
+        return closes
+
+
+def _periods(hours: WorkingHours, zone: ZoneInfo, start: datetime
+             ) -> Iterator[tuple[datetime, datetime]]:
+    """The working periods from ``start`` on, as (opens, closes) in UTC; the first opens at
+    ``start`` itself when that is inside the hours."""
+    at = _aware(start).astimezone(UTC)
+    while True:
+        opens = hours.next_open(at, zone)
+        at = hours.closes_at(opens, zone)
+        yield opens, at
 
 
 def working_seconds(hours: WorkingHours, zone: ZoneInfo, start: datetime, end: datetime
@@ -73,20 +91,13 @@ def working_seconds(hours: WorkingHours, zone: ZoneInfo, start: datetime, end: d
     its overlap, so nights, days off and weekends count nothing. Real elapsed seconds, each
     day's hours read at that day's offset (the tz database's): a span across a change of the
     clocks counts the hours each side of it as they were lived."""
-    at, end = _aware(start).astimezone(UTC), _aware(end).astimezone(UTC)
+    end = _aware(end).astimezone(UTC)
     total = 0.0
-    while at < end:
-        if not hours.open_at(at, zone):
-            at = hours.next_open(at, zone)
-            continue
-        closes = hours.closes_at(at, zone)
-        if closes <= at:  # an end in an hour the clocks repeat, ``at`` in its second pass
-            local = at.astimezone(zone)
-            closes = datetime.combine(local.date(), hours.end, tzinfo=zone).replace(
-                fold=1).astimezone(UTC)
-        total += (min(closes, end) - at).total_seconds()
-        at = closes
-    return total
+    for opens, closes in _periods(hours, zone, start):
+        if opens >= end:
+            return total
+        total += (min(closes, end) - opens).total_seconds()
+    raise AssertionError("the periods never end")  # pragma: no cover
 
 
 def working_point(hours: WorkingHours, zone: ZoneInfo, start: datetime, seconds: float
@@ -95,22 +106,13 @@ def working_point(hours: WorkingHours, zone: ZoneInfo, start: datetime, seconds:
     have passed since ``start`` (aware), counted as ``working_seconds`` counts them: the
     inverse of ``working_seconds(hours, zone, start, ·)``. An instant that would fall on a
     period's close falls at the next period's opening instead, so it is always in the hours."""
-    at = _aware(start).astimezone(UTC)
     left = max(seconds, 0.0)
-    while True:
-        if not hours.open_at(at, zone):
-            at = hours.next_open(at, zone)
-            continue
-        closes = hours.closes_at(at, zone)
-        if closes <= at:  # an end in an hour the clocks repeat, ``at`` in its second pass
-            local = at.astimezone(zone)
-            closes = datetime.combine(local.date(), hours.end, tzinfo=zone).replace(
-                fold=1).astimezone(UTC)
-        span = (closes - at).total_seconds()
+    for opens, closes in _periods(hours, zone, start):
+        span = (closes - opens).total_seconds()
         if left < span:
-            return at + timedelta(seconds=left)
+            return opens + timedelta(seconds=left)
         left -= span
-        at = closes
+    raise AssertionError("the periods never end")  # pragma: no cover
 
 
 # (tenant, IANA zone name or None, start, end) -> working seconds
