@@ -15,7 +15,6 @@ URL, so the token travels only in that view's requests, and redirects are never 
 from __future__ import annotations
 
 import asyncio
-import math
 import random as _random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -179,7 +178,7 @@ class Connector:
                 if exc.status not in RETRIED:
                     raise _refused(what, exc) from None
                 maybe_done = maybe_done or exc.status in MAYBE_DONE
-                delay = self._backoff(attempt, _retry_after(exc.headers))
+                delay = self._backoff(attempt, pacing.retry_after(exc.headers))
                 log.info("teams.retry", what=what, status=exc.status, delay=round(delay, 2))
                 reason = f"connector_{exc.status}"
                 if exc.status == 429:
@@ -301,13 +300,3 @@ def _refused(what: str, exc: aiohttp.ClientResponseError) -> ConnectorRefused:
     log.warning("teams.refused", what=what, status=exc.status, code=code)
     return ConnectorRefused(exc.status, code)
 
-
-def _retry_after(headers: Any) -> float | None:
-    """The Retry-After in seconds (at least 0), or None: missing, or no finite number (a wait
-    of ``inf`` would spend the send's whole budget; NaN is no wait at all)."""
-    raw = (headers or {}).get("Retry-After")
-    try:
-        seconds = float(raw) if raw is not None else None
-    except (TypeError, ValueError):
-        return None
-    return max(seconds, 0.0) if seconds is not None and math.isfinite(seconds) else None

@@ -38,6 +38,7 @@ import structlog
 from babel.core import get_global
 from yarl import URL
 
+from adapters import pacing
 from adapters.errors import AdapterError
 from bot.channel import ChannelError
 from bot.clock import Clock, zone_named
@@ -259,7 +260,7 @@ class Graph:
                     continue
                 if status not in RETRIED:
                     raise GraphRefused(what, status, _graph_error(body), token.roles)
-                retry_after = _retry_after(headers)
+                retry_after = pacing.retry_after(headers)
                 delay, reason = self._backoff(attempt, retry_after), f"graph_{what}_{status}"
                 if retry_after is not None:
                     self._throttled[(tenant, what)] = self.clock.now() + timedelta(
@@ -324,15 +325,6 @@ def _token_error(body: Any) -> str | None:
         "".join(f" AADSTS{n}" for n in numbers)
     return said.strip() or None
 
-
-def _retry_after(headers: Any) -> float | None:
-    """The Retry-After in seconds (at least 0), or None: missing, or no finite number."""
-    raw = (headers or {}).get("Retry-After")
-    try:
-        seconds = float(raw) if raw is not None else None
-    except (TypeError, ValueError):
-        return None
-    return max(seconds, 0.0) if seconds is not None and math.isfinite(seconds) else None
 
 
 # ---------------------------------------------------------------- Graph's times
