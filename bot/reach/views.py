@@ -43,7 +43,7 @@ def totals(rows: list[Row], timings: list[Timing]) -> ReachTotals:
         bound_before_escalation=early / asked if asked else None,
         median_hours=_hours(_weighted([(t.median_seconds, t.bound) for t in timings])),
         median_working_hours=_hours(_weighted(
-            [(getattr(t, "median_working_seconds", None), t.bound) for t in timings])))
+            [(t.median_working_seconds, t.bound) for t in timings])))
 
 
 def _weighted(values: list[tuple[float | None, int]]) -> float | None:
@@ -102,8 +102,8 @@ def detail(report: Report, *, viewer: Viewer, start: date, end: date,
     timings = tuple(ReachTimingView(
         severity=Severity(t.severity), bound=t.bound, median_hours=_hours(t.median_seconds),
         p90_hours=_hours(t.p90_seconds),
-        median_working_hours=_hours(getattr(t, "median_working_seconds", None)),
-        p90_working_hours=_hours(getattr(t, "p90_working_seconds", None)))
+        median_working_hours=_hours(t.median_working_seconds),
+        p90_working_hours=_hours(t.p90_working_seconds))
         for t in report.timings if t.severity in known)
     causes = tuple(ReachCauseView(
         cause=c.cause, people=len(c.people), questions=c.questions,
