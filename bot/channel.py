@@ -141,6 +141,17 @@ class NotReachable(ChannelError):
         super().__init__(reason, certain=True, retryable=False, lasting=lasting, cause=cause)
 
 
+class NotYet(ChannelError):
+    """The platform is making the person reachable and cannot take the card yet (Teams: its app
+    is being installed for them, or Microsoft Graph asked to wait). Nothing was sent; the engine
+    keeps the person's turn and asks them again at ``at`` (the job is held, as for working
+    hours), unless another platform of theirs takes the card now."""
+
+    def __init__(self, reason: str, *, at: datetime) -> None:
+        super().__init__(reason, certain=True, retryable=False)
+        self.at = at
+
+
 class CredentialsRejected(ChannelError):
     """The platform refused the bot's own credentials (wrong, revoked, inactive): nothing can be
     sent by anyone until an operator fixes ``setting`` (an environment variable's name).

@@ -88,6 +88,19 @@ message("reach.fix.no_read_permission", "Grant the person read access to the doc
 message("reach.cause.app_not_installed", "Teams app not installed")
 message("reach.fix.app_not_installed",
         "Install the app for them, or pre-install it through a Teams setup policy.")
+message("reach.cause.install_permission_missing", "The bot may not install its Teams app")
+message("reach.fix.install_permission_missing",
+        "Grant the bot's app the Microsoft Graph permission "
+        "TeamsAppInstallation.ReadWriteSelfForUser.All, with admin consent.")
+message("reach.cause.app_blocked_by_policy", "Teams app blocked by a policy")
+message("reach.fix.app_blocked_by_policy",
+        "Allow the app in the Teams app permission policy that applies to them.")
+message("reach.cause.no_teams_licence", "No Teams licence")
+message("reach.fix.no_teams_licence",
+        "Assign them a Teams licence, or give them another chat platform.")
+message("reach.cause.install_refused", "Teams refused to install the app")
+message("reach.fix.install_refused",
+        "Look up the refusal in the bot's log (teams.install_refused); it may pass on its own.")
 message("reach.cause.blocked_or_uninstalled", "Blocked the bot or removed the app")
 message("reach.fix.blocked_or_uninstalled",
         "Ask them to unblock the bot or add the app again (Slack: reinstall it in the "

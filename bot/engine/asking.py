@@ -203,6 +203,12 @@ class Asking:
             address = other
             result = await self.deliverer.deliver(key, address, _tagged(view, address), now=now,
                                                   scope=scope)
+        if result.status is Delivered.FAILED and result.later is not None:
+            # the platform is making them reachable (a Teams app being installed for them):
+            # held, their turn kept, asked again then (nothing went out: no second card)
+            log.info("handler.held_for_reach", platform=address.platform,
+                     due=result.later.isoformat())
+            raise OutOfHours(result.later)
         if result.status is Delivered.FAILED:
             if result.certain and tried:
                 return _every_platform_refused(person_id, tried)

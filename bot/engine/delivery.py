@@ -25,6 +25,7 @@ from bot.channel import (
     CredentialsRejected,
     Message,
     NotReachable,
+    NotYet,
 )
 from bot.core.batching import JobScope
 from bot.core.client import CoreClient
@@ -73,6 +74,8 @@ class Result:
     certain: bool = False
     # FAILED: the platform says the refusal will hold for the person's later questions too
     lasting: bool = False
+    # FAILED: the platform can take the card from then on (``NotYet``): the turn is kept
+    later: datetime | None = None
 
 
 @dataclass
@@ -144,6 +147,8 @@ class Deliverer:
             log.warning(
                 "delivery.failed", platform=address.platform, reason=exc.reason, kind=key.kind
             )
+            if isinstance(exc, NotYet):  # the person keeps their turn: asked again then
+                return Result(Delivered.FAILED, why=exc.reason, certain=True, later=exc.at)
             if isinstance(exc, NotReachable):  # nothing can be sent until an operator acts
                 return Result(Delivered.FAILED, reason=ReasonCode.NO_DELIVERY_ALIAS,
                               why=exc.reason, cause_group=exc.cause, certain=exc.certain,

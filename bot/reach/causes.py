@@ -21,6 +21,16 @@ FIXES: dict[str, str] = {
     "no_read_permission": "document ACL: grant the person read access to the source",
     "app_not_installed": "Teams setup policy: install the app for them, or pre-install it "
                          "for the tenant (Slack: install it in their workspace)",
+    "install_permission_missing": "Teams app installs through Microsoft Graph: grant the bot's "
+                                  "Entra app the application permission "
+                                  "TeamsAppInstallation.ReadWriteSelfForUser.All with admin "
+                                  "consent (docs/teams.md, \"Installing the app for people\")",
+    "app_blocked_by_policy": "Teams admin centre: allow the app in the permission policy that "
+                             "applies to them (and in the org-wide app settings)",
+    "no_teams_licence": "the person has no Teams licence (or Teams is off for them): assign "
+                        "one, or give them another platform",
+    "install_refused": "Microsoft Graph refused to install the Teams app for them: see the "
+                       "status and code in the log line teams.install_refused",
     "blocked_or_uninstalled": "ask them to unblock the bot or reinstall the app (Slack: "
                               "reinstall it in the workspace)",
     "deactivated": "the chat account is deactivated: update the person's aliases or the "
@@ -35,6 +45,11 @@ CAUSES = tuple(FIXES)
 # the groups a platform's adapter names (``bot.channel.ChannelError.cause``)
 APP_NOT_INSTALLED = "app_not_installed"
 BLOCKED_OR_UNINSTALLED = "blocked_or_uninstalled"
+# the Teams app could not be installed for them through Microsoft Graph (``adapters.teams.installs``)
+INSTALL_PERMISSION_MISSING = "install_permission_missing"
+APP_BLOCKED_BY_POLICY = "app_blocked_by_policy"
+NO_TEAMS_LICENCE = "no_teams_licence"
+INSTALL_REFUSED = "install_refused"
 AWAY = "away"  # the person's platform said they were away (``bot.engine.away``)
 DEACTIVATED = "deactivated"
 _BLOCKED = ("blocked", "uninstalled", "removed the app", "cannot_dm_bot", "token_revoked",

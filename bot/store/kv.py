@@ -23,6 +23,13 @@ class KeyValues(Protocol):
         ...
 
     # ------------------------------------------------ small documents
+    async def kv_claim(self, namespace: str, key: str, value: str, *, ttl_seconds: int
+                       ) -> bool:
+        """Keep ``value`` only when (namespace, key) holds none: True for the one caller that
+        set it (a claim other processes see; ``kv_put`` replaces it, ``kv_delete`` gives it
+        back)."""
+        ...
+
     async def kv_put(self, namespace: str, key: str, value: str, *, ttl_seconds: int) -> None:
         """Keep a small document (e.g. a digest's contents, for its next page)."""
         ...
@@ -48,6 +55,13 @@ class RedisKeyValues:
     @translated
     async def mark_once(self, namespace: str, key: str, *, ttl_seconds: int) -> bool:
         done = await self._redis.set(self._keys.once(namespace, key), 1, nx=True, ex=ttl_seconds)
+        return bool(done)
+
+    @translated
+    async def kv_claim(self, namespace: str, key: str, value: str, *, ttl_seconds: int
+                       ) -> bool:
+        done = await self._redis.set(self._keys.latest(namespace, key), value, nx=True,
+                                     ex=ttl_seconds)
         return bool(done)
 
     @translated
@@ -88,6 +102,16 @@ class MemoryKeyValues:
             if expires is not None and now < expires:
                 return False
             self._once[(namespace, key)] = now + timedelta(seconds=ttl_seconds)
+            return True
+
+    async def kv_claim(self, namespace: str, key: str, value: str, *, ttl_seconds: int
+                       ) -> bool:
+        async with self._lock:
+            now = self._clock.now()
+            found = self._latest.get((namespace, key))
+            if found is not None and found[1] > now:
+                return False
+            self._latest[(namespace, key)] = (value, now + timedelta(seconds=ttl_seconds))
             return True
 
     async def kv_put(self, namespace: str, key: str, value: str, *, ttl_seconds: int) -> None:

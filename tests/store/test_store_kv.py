@@ -46,3 +46,25 @@ async def test_mark_once_expires_with_the_clock() -> None:
     assert not await store.mark_once("ns", "k", ttl_seconds=60)
     clock.advance(1)
     assert await store.mark_once("ns", "k", ttl_seconds=60)
+
+
+async def test_kv_claim_is_granted_to_one_caller_until_given_back(store: KeyValues) -> None:
+    """kv_claim sets a value only where none is kept: the first caller wins, a second does
+    not (the value stays the first's); kv_put replaces it and kv_delete gives it back."""
+    assert await store.kv_claim("install", "t|u", "pending", ttl_seconds=60)
+    assert not await store.kv_claim("install", "t|u", "other", ttl_seconds=60)
+    assert await store.kv_get("install", "t|u") == "pending"
+    await store.kv_put("install", "t|u", "installed", ttl_seconds=60)
+    assert not await store.kv_claim("install", "t|u", "pending", ttl_seconds=60)
+    assert await store.kv_delete("install", "t|u")
+    assert await store.kv_claim("install", "t|u", "pending", ttl_seconds=60)
+
+
+async def test_kv_claim_expires_with_the_clock() -> None:
+    clock = ManualClock(T0)
+    store = MemoryStore(clock=clock)
+    assert await store.kv_claim("ns", "k", "1", ttl_seconds=60)
+    clock.advance(59)
+    assert not await store.kv_claim("ns", "k", "2", ttl_seconds=60)
+    clock.advance(1)
+    assert await store.kv_claim("ns", "k", "3", ttl_seconds=60)
