@@ -125,6 +125,12 @@ class Metrics:
                       "Away lookups asked of a platform, by outcome (away, present; unknown: "
                       "refused or failed, and later: not answered in time, both counted as not "
                       "away).", outcome=())
+        # the outcomes are preset by adapters.teams.installs, where they are defined
+        self._counter("clarify_teams_installs_total",
+                      "Teams app installs asked of Microsoft Graph for people with no "
+                      "conversation, by outcome (installed, already_installed, "
+                      "permission_missing, blocked_by_policy, no_licence, throttled, "
+                      "unavailable, refused).", outcome=())
         self._counter("clarify_answers_total", "Callbacks handled, by verdict.", verdict=())
         self._counter("clarify_reach_write_failures_total",
                       "Writes to the reach record (and its write path's look-ups of first "

@@ -4,10 +4,12 @@ Connector (``adapters.teams.connector``).
 A proactive card continues the conversation reference the inbound side stored when the person
 installed the app or last wrote (``Store.conversation_get``); with none stored it opens the 1:1
 conversation from the person's AAD object id and tenant, which the connector allows only where
-the app is installed for them (admin pre-install makes that everyone). Where it is not, nobody
-can reach them on Teams until an operator installs it: NotReachable, a NO_DELIVERY_ALIAS skip
-whose reason says so. A 403 with ``MessageWritesBlocked`` (the person blocked or removed the bot)
-fails the delivery with that cause.
+the app is installed for them (admin pre-install makes that everyone). Where it is not, the
+bot installs it for them through Microsoft Graph (``adapters.teams.installs``) and opens the
+chat once the install has reached Teams; with installs off, or refused, nobody can reach them on
+Teams until an operator acts: NotReachable, a NO_DELIVERY_ALIAS skip whose reason says so. A
+403 with ``MessageWritesBlocked`` (the person blocked or removed the bot) fails the delivery
+with that cause.
 
 Crash reconciliation has no history to search: the connector offers no lookup of what a bot sent
 and does not deduplicate sends by any key of ours (``can_find`` and ``idempotent`` are False).
@@ -47,6 +49,7 @@ from adapters.teams.connector import (
     TokenProvider,
 )
 from adapters.teams.graph import Graph, GraphTokens
+from adapters.teams.installs import Installer
 from adapters.teams.render import CARD_CONTENT_TYPE, render
 from bot.channel import (
     Address,
@@ -128,6 +131,9 @@ class TeamsChannel:
     contract_channel: ContractChannel = ContractChannel.TEAMS
     # who is away, through Microsoft Graph (None: teams.read_away is off, or no app id)
     absences: AwayReader | None = None
+    # installs the app for a person with no conversation, through Microsoft Graph (None:
+    # teams.install_app is off, no app id or no teams.catalog_app_id)
+    installer: Installer | None = None
     # 1:1 conversation id -> the AAD object id of its person, for the ``READERS_KEPT`` most
     # recently used (a card updated later is rendered in that person's locale; a forgotten one
     # costs one members lookup at the connector)
@@ -315,10 +321,28 @@ class TeamsChannel:
 
     async def _open(self, address: Address, reach: TeamsReach) -> _Conversation:
         """Open the 1:1 conversation (the same one again if it exists) and store its reference
-        for the next send; NotReachable where the app is not installed for the person."""
+        for the next send. Where the app is not installed for the person, it is installed
+        through Graph (``adapters.teams.installs``; NotYet while it is on its way), or, with
+        installs off, NotReachable."""
         if not self.settings.app_id:
             # anonymous (local) runs cannot open one
             raise NotReachable(NOT_INSTALLED, lasting=True, cause=APP_NOT_INSTALLED)
+        opened = await self._create(address, reach)
+        if opened is not None:
+            return opened
+        if self.installer is None:
+            raise NotReachable(NOT_INSTALLED, lasting=True, cause=APP_NOT_INSTALLED)
+
+        async def found() -> _Conversation | None:
+            # the install's own installationUpdate stores the reference; else the connector
+            # opens the chat once the install has reached it
+            return await self._stored(address, reach) or await self._create(address, reach)
+
+        return await self.installer.reach(reach.aad_tenant_id, address.user_id, found)
+
+    async def _create(self, address: Address, reach: TeamsReach) -> _Conversation | None:
+        """The connector opens the 1:1 conversation and its reference is stored; None where the
+        app is not installed for the person (403, 404)."""
         bot = ChannelAccount(id=f"28:{self.settings.app_id}")
         params = ConversationParameters(
             is_group=False, bot=bot, members=[ChannelAccount(id=address.user_id)],
@@ -330,7 +354,7 @@ class TeamsChannel:
                 op=lambda ops: ops.create_conversation(params))
         except ConnectorRefused as exc:
             if exc.status in (403, 404):
-                raise NotReachable(NOT_INSTALLED, lasting=True, cause=APP_NOT_INSTALLED) from None
+                return None
             raise _failure(exc) from None
         service_url = created.service_url or self.service_url
         reference = ConversationReference(
@@ -360,20 +384,25 @@ def open_teams_channel(settings: TeamsSettings, *, session: aiohttp.ClientSessio
     one for a local run without an app id), the store's shared rate buckets. The token goes to
     Microsoft's connector hosts only, and to ``local_connectors`` (exact origins such as the
     Agents Playground's ``http://127.0.0.1:56150``), which a production mount leaves empty.
-    ``graph_tokens``: the app's Graph tokens, for reading who is away (``teams.read_away``);
-    None: nobody is known to be away on Teams."""
+    ``graph_tokens``: the app's Graph tokens, for reading who is away (``teams.read_away``)
+    and installing the app for people (``teams.install_app``); None: neither."""
     connector = Connector(
         session=session, tokens=tokens, store=store, clock=clock, sleep=sleep,
         hosts=ConnectorHosts(local=local_connectors),
         limits=Limits.of(settings))
-    absences = None
-    if graph_tokens is not None and settings.read_away:
+    absences = installer = None
+    if graph_tokens is not None:
         graph = Graph(session=session, tokens=graph_tokens, clock=clock,
                       base_url=settings.graph_url, concurrency=settings.graph_concurrency,
                       sleep=sleep)
-        absences = AwayReader(graph=graph, settings=settings, clock=clock)
+        if settings.read_away:
+            absences = AwayReader(graph=graph, settings=settings, clock=clock)
+        if settings.install_app and settings.catalog_app_id:
+            installer = Installer(graph=graph, store=store, settings=settings, clock=clock,
+                                  catalog_app_id=settings.catalog_app_id, sleep=sleep)
     return TeamsChannel(connector=connector, codec=codec, store=store, clock=clock,
-                        settings=settings, service_url=settings.service_url, absences=absences)
+                        settings=settings, service_url=settings.service_url, absences=absences,
+                        installer=installer)
 
 
 def _reach(address: Address) -> TeamsReach:

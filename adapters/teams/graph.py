@@ -55,6 +55,9 @@ RETRIED = frozenset({429, 500, 502, 503, 504})
 GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # a Graph error code of at most this many characters is said in logs; longer ones are cut
 CODE_LIMIT = 60
+# the words of Graph's error messages that tell its refusals apart (the message itself is never
+# kept): a licence missing, a policy or block, a user Teams does not know
+MESSAGE_WORDS = ("licen", "policy", "blocked", "not enabled", "disabled")
 
 
 class GraphRefused(AdapterError):
@@ -64,12 +67,14 @@ class GraphRefused(AdapterError):
     carries (None: it does not say)."""
 
     def __init__(self, what: str, status: int, code: str | None,
-                 roles: frozenset[str] | None = None) -> None:
+                 roles: frozenset[str] | None = None, said: frozenset[str] = frozenset()
+                 ) -> None:
         super().__init__(f"graph_{what}_{status}" + (f": {code}" if code else ""))
         self.what = what
         self.status = status
         self.code = code
         self.roles = roles
+        self.said = said  # which of ``MESSAGE_WORDS`` Graph's message holds (never the message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +239,17 @@ class Graph:
                    fresh: bool = False) -> dict[str, Any]:
         """One read of ``users/{user_id}/{path}``: its JSON object; GraphRefused on a final
         4xx; ChannelError when it cannot be had now."""
+        _, body = await self.call(aad_tenant_id, user_id, what, path, fresh=fresh)
+        if not isinstance(body, dict):
+            raise ChannelError(f"graph_{what}_unreadable", certain=True, retryable=False)
+        return body
+
+    async def call(self, aad_tenant_id: str, user_id: str, what: str, path: str, *,
+                   fresh: bool = False, body: dict[str, Any] | None = None,
+                   ok: frozenset[int] = frozenset({200})) -> tuple[int, Any]:
+        """One request to ``users/{user_id}/{path}`` (a GET, or a POST of ``body``): its status
+        (one of ``ok``) and JSON body; GraphRefused on another final 4xx; ChannelError when it
+        cannot be had now."""
         if not GUID.match(user_id):  # an Entra object id, and never anything else in the path
             raise ChannelError("not an Entra object id", certain=True, retryable=False)
         tenant = aad_tenant_id.lower()
@@ -243,23 +259,21 @@ class Graph:
             self._not_throttled(tenant, what)
             token = await self.tokens.token(tenant, fresh=refreshed)
             try:
-                status, headers, body = await self._get(url, token)
+                status, headers, answer = await self._send(url, token, body)
             except TimeoutError:
                 raise ChannelError(f"graph_{what}_timeout", certain=True,
                                    retryable=True) from None
             except aiohttp.ClientError as exc:
                 delay, reason = self._backoff(attempt, None), type(exc).__name__
             else:
-                if status == 200 and isinstance(body, dict):
-                    return body
-                if status == 200:
-                    raise ChannelError(f"graph_{what}_unreadable", certain=True,
-                                       retryable=False)
+                if status in ok:
+                    return status, answer
                 if status == 401 and not refreshed:
                     refreshed = True  # a token that expired in flight: once more, fresh
                     continue
                 if status not in RETRIED:
-                    raise GraphRefused(what, status, _graph_error(body), token.roles)
+                    raise GraphRefused(what, status, _graph_error(answer), token.roles,
+                                       said=_said(answer))
                 retry_after = pacing.retry_after(headers)
                 delay, reason = self._backoff(attempt, retry_after), f"graph_{what}_{status}"
                 if retry_after is not None:
@@ -276,15 +290,23 @@ class Graph:
         log.warning("teams.graph_gave_up", what=what, reason=reason, waited=round(waited, 1))
         raise ChannelError(reason, certain=True, retryable=True)
 
-    async def _get(self, url: URL, token: Token) -> tuple[int, Any, Any]:
+    async def _send(self, url: URL, token: Token, body: dict[str, Any] | None
+                    ) -> tuple[int, Any, Any]:
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.concurrency)
-        async with self._gate, self.session.get(
-                url, headers={"Authorization": f"Bearer {token.value}",
-                              "Accept": "application/json"},
+        async with self._gate, self.session.request(
+                "GET" if body is None else "POST", url, json=body,
+                headers={"Authorization": f"Bearer {token.value}",
+                         "Accept": "application/json"},
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=self.timeout_seconds)) as response:
             return response.status, response.headers, await _json(response)
+
+    def throttled_until(self, aad_tenant_id: str, what: str) -> datetime | None:
+        """Until when Graph asked that ``what`` not be asked again in the tenant (its last
+        Retry-After), or None."""
+        until = self._throttled.get((aad_tenant_id.lower(), what))
+        return until if until is not None and self.clock.now() < until else None
 
     def _not_throttled(self, tenant: str, what: str) -> None:
         until = self._throttled.get((tenant, what))
@@ -312,6 +334,18 @@ def _graph_error(body: Any) -> str | None:
     error = body.get("error") if isinstance(body, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     return code[:CODE_LIMIT] if isinstance(code, str) and code else None
+
+
+def _said(body: Any) -> frozenset[str]:
+    """Which of ``MESSAGE_WORDS`` Graph's error message (or its inner error's) holds: all that
+    is ever taken from a message, to tell one refusal from another."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return frozenset()
+    inner = error.get("innerError") or error.get("innererror")
+    texts = [error.get("message"), inner.get("message") if isinstance(inner, dict) else None]
+    said = " ".join(t for t in texts if isinstance(t, str))[:2000].lower()
+    return frozenset(word for word in MESSAGE_WORDS if word in said)
 
 
 def _token_error(body: Any) -> str | None:

@@ -36,6 +36,7 @@ from adapters.teams.graph import (
     ProviderTokens,
     graph_resource,
 )
+from adapters.teams.installs import off_status as installs_off
 from adapters.teams.invokes import Invokes
 from bot.channel import Channel
 from bot.engine.lasting import LastingRefusals
@@ -68,9 +69,10 @@ def graph_tokens(settings: Settings, session: aiohttp.ClientSession,
                  tokens: AccessTokenProviderBase, base: Base) -> GraphTokens | None:
     """Where the app's Graph tokens come from: client credentials at ``teams.login_url`` (the
     app's id and TEAMS_APP_PASSWORD), or a managed identity's msal provider; None without an
-    app id (a local run: nobody is known to be away)."""
+    app id (a local run: nobody is known to be away, and no app is installed) or with neither
+    read_away nor install_app."""
     teams = settings.teams
-    if teams.app_id is None or not teams.read_away:
+    if teams.app_id is None or not (teams.read_away or teams.install_app):
         return None
     resource = graph_resource(teams.graph_url)
     if teams.app_type == "managed-identity":
@@ -108,6 +110,8 @@ def mount(app: Service, parts: Parts, settings: Settings, *, keys: KeyDirectory 
     # who is away: shown, never counted (without the reads nobody is known to be away)
     app.readiness.details.append(channel.absences.status if channel.absences is not None
                                  else off_status)
+    app.readiness.details.append(channel.installer.status if channel.installer is not None
+                                 else installs_off)
     app.engine.worker.also_check(channel.check_credentials)
     return adapter
 
@@ -124,17 +128,20 @@ def pauses(channel: Channel, settings: Settings, base: Base) -> Pauses | None:
 
 
 async def prepare(app: Service, base: Base) -> None:
-    """Before serving: the Graph permissions for reading who is away, asked of each served
-    tenant's token in the background (start-up never waits on Microsoft; a missing one is
-    logged once as an error and shown in /readyz). The credentials are a readiness check."""
+    """Before serving: the Graph permissions for reading who is away and for installing the
+    app for people, asked of each served tenant's token in the background (start-up never
+    waits on Microsoft; a missing one is logged once and shown in /readyz). The credentials
+    are a readiness check."""
     channel = app.engine.channels.get(NAME)
-    if not isinstance(channel, TeamsChannel) or channel.absences is None:
+    if not isinstance(channel, TeamsChannel):
         return
-    check = asyncio.create_task(channel.absences.check_in_time())
+    checks = [asyncio.create_task(part.check_in_time())
+              for part in (channel.absences, channel.installer) if part is not None]
 
     async def stop() -> None:
-        check.cancel()
-        await asyncio.gather(check, return_exceptions=True)
+        for check in checks:
+            check.cancel()
+        await asyncio.gather(*checks, return_exceptions=True)
 
     base.stack.push_async_callback(stop)
 

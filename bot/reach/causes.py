@@ -45,7 +45,8 @@ CAUSES = tuple(FIXES)
 # the groups a platform's adapter names (``bot.channel.ChannelError.cause``)
 APP_NOT_INSTALLED = "app_not_installed"
 BLOCKED_OR_UNINSTALLED = "blocked_or_uninstalled"
-# the Teams app could not be installed for them through Microsoft Graph (``adapters.teams.installs``)
+# the Teams app could not be installed for them through Microsoft Graph
+# (``adapters.teams.installs``)
 INSTALL_PERMISSION_MISSING = "install_permission_missing"
 APP_BLOCKED_BY_POLICY = "app_blocked_by_policy"
 NO_TEAMS_LICENCE = "no_teams_licence"

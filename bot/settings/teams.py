@@ -110,6 +110,13 @@ class TeamsSettings(_Table):
     login_url: Annotated[str, _url(("http", "https"), None)] = _allowed(
         "https://login.microsoftonline.com",
         "the identity platform's URL, where a tenant's /oauth2/v2.0/token is")
+    # a person with no conversation gets the app installed for them through Microsoft Graph
+    # (docs/teams.md, "Installing the app for people"): application permission
+    # TeamsAppInstallation.ReadWriteSelfForUser.All; on only with an app id and catalog_app_id
+    install_app: bool = True
+    # the app's id in the tenant's Teams app catalog (an org-published app: its catalog id; a
+    # store app: its manifest id); unset: no installs
+    catalog_app_id: Guid | None = _allowed(None, "the Teams app's id in the app catalog, a GUID")
     # Graph reads in flight at once in this process (Graph allows presence 1,500 reads in 30 s
     # per app and tenant, and 4 requests at once per mailbox)
     graph_concurrency: Int = _ints(4, 1, 50)

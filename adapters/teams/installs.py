@@ -1,0 +1,329 @@
+"""The Teams app installed for a person through Microsoft Graph, so that a person with no
+conversation can be reached (docs/teams.md, "Installing the app for people").
+
+Where the connector refuses to open a 1:1 chat (the app is not installed for them), the bot
+installs its own app for them: ``POST {graph_url}/users/{id}/teamwork/installedApps`` with
+``{"teamsApp@odata.bind": "{graph_url}/appCatalogs/teamsApps/{teams.catalog_app_id}"}`` (201
+installed, 409 installed already), then waits, within ``WAITS``, for the conversation: the
+reference the install's own ``installationUpdate`` stores, or the connector opening the chat
+once the install has reached it. Not there within the waits: ``NotYet`` (the engine holds the
+job and asks the person again at ``LATER``: their turn is kept, and the delivery key, released
+since nothing went out, never gives two cards).
+
+Once per person within ``WINDOW``: a claim in the store (``KeyValues.kv_claim``, shared by
+every process) is taken before the POST, so two workers never both install, and the outcome
+replaces it. Installs take a token of the tenant's bucket in the store's shared rate buckets
+first (``RATE_PER_SECOND``, well inside Graph's Teams limits). Refusals:
+
+- the application permission (``PERMISSION``) missing, read off the token's ``roles`` claim
+  (or a 403 while the token says none): no POST, said once as a warning and in ``/readyz``,
+  the person ``NotReachable`` naming the permission; asked again after ``HOLD``;
+- a 403 while the token holds it: the app is blocked by a permission policy, remembered for
+  the tenant (``HOLD``, in the store);
+- the person without Teams (404, or a 403 whose message speaks of a licence): remembered for
+  them (``WINDOW``), a lasting ``NotReachable``;
+- 429, 503 and 504 obey Retry-After (``Graph.call``); one that does not fit its budget, a 5xx
+  or no answer is ``NotYet`` at the Retry-After's end, never a skip;
+- any other 4xx: ``install_refused``, value-free (its status and code in the log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any, Protocol, TypeVar
+
+import structlog
+
+from adapters import pacing
+from adapters.teams.graph import Graph, GraphRefused
+from bot.channel import ChannelError, NotReachable, NotYet
+from bot.clock import Clock
+from bot.metrics import REGISTRY
+from bot.reach.causes import (
+    APP_BLOCKED_BY_POLICY,
+    APP_NOT_INSTALLED,
+    INSTALL_PERMISSION_MISSING,
+    INSTALL_REFUSED,
+    NO_TEAMS_LICENCE,
+)
+from bot.settings import TeamsSettings
+from bot.store.base import KeyValues, RateBuckets
+
+log = structlog.get_logger("clarify.teams")
+
+# the least privileged application permission for an app installing itself for a user, and
+# every one that allows it
+PERMISSION = "TeamsAppInstallation.ReadWriteSelfForUser.All"
+GRANTS = frozenset({PERMISSION, "TeamsAppInstallation.ReadWriteForUser.All",
+                    "TeamsAppInstallation.ReadWriteAndConsentSelfForUser.All",
+                    "TeamsAppInstallation.ReadWriteAndConsentForUser.All"})
+NAMESPACE = "teams-install"  # (tenant|person) -> the install's state; tenant -> "blocked"
+WINDOW = timedelta(hours=24)  # one install asked per person, at most, in this long
+HOLD = timedelta(hours=1)  # a tenant without the permission, or with the app blocked
+LATER = timedelta(seconds=60)  # the conversation not there yet: the person asked again then
+WAITS = (0.0, 1.0, 2.0, 4.0, 8.0)  # looks for the conversation after an install (15 s in all)
+RATE_PER_SECOND = 2.0  # installs per tenant, every process together
+BURST = 5
+STARTUP_CHECK_SECONDS = 30.0
+PENDING, INSTALLED, NO_LICENCE, REFUSED, BLOCKED = (
+    "pending", "installed", "no_licence", "refused", "blocked")
+
+T = TypeVar("T")
+
+
+class Store(KeyValues, RateBuckets, Protocol):
+    """What installs use of the store: the claims and outcomes, the tenant's bucket."""
+
+
+class Outcome(StrEnum):
+    INSTALLED = "installed"
+    ALREADY = "already_installed"
+    PERMISSION_MISSING = "permission_missing"
+    BLOCKED_BY_POLICY = "blocked_by_policy"
+    NO_LICENCE = "no_licence"
+    THROTTLED = "throttled"
+    UNAVAILABLE = "unavailable"
+    REFUSED = "refused"
+
+
+REGISTRY.preset("clarify_teams_installs_total", outcome=Outcome)
+
+
+class Word(StrEnum):
+    """What ``/readyz`` says of installs in one tenant."""
+
+    UNCHECKED = "unchecked"
+    OK = "ok"
+    MISSING = "missing"  # "missing: <permission>"
+    BLOCKED = "blocked_by_policy"
+    NO_TOKEN = "no_token"
+
+
+@dataclass
+class _Tenant:
+    word: Word = Word.UNCHECKED
+    held_until: Any = None  # datetime: no install asked in the tenant before then
+    said: bool = False  # the missing permission was logged (once a process)
+
+
+# what each refusal tells the engine (a skip's reason, without values, and its cause group)
+REFUSALS: dict[str, tuple[str, str, bool]] = {
+    NO_LICENCE: ("the person has no Microsoft Teams licence (or Teams is off for them): the app "
+                 "cannot be installed for them", NO_TEAMS_LICENCE, True),
+    REFUSED: ("Microsoft Graph refused to install the Teams app for this person "
+              "(teams.install_refused in the log); asked again after a day", INSTALL_REFUSED,
+              False),
+    Word.MISSING: (f"the Teams app is not installed for this person and the bot may not install "
+                   f"it: grant the application permission {PERMISSION} to teams.app_id with "
+                   "admin consent", INSTALL_PERMISSION_MISSING, True),
+    Word.BLOCKED: ("the Teams app is blocked for this person by an app permission policy: "
+                   "allow it in the Teams admin centre", APP_BLOCKED_BY_POLICY, True),
+    Word.NO_TOKEN: ("the Teams app is not installed for this person and the tenant gives the "
+                    "bot no Graph token (consent not given)", APP_NOT_INSTALLED, True),
+}
+
+
+def refusal(state: str | None) -> NotReachable | None:
+    """What a kept state (a person's, a tenant's) says of reaching them now (None: try)."""
+    if state not in REFUSALS:
+        return None
+    reason, cause, lasting = REFUSALS[state]
+    return NotReachable(reason, lasting=lasting, cause=cause)
+
+
+@dataclass
+class Installer:
+    graph: Graph
+    store: Store
+    settings: TeamsSettings
+    clock: Clock
+    catalog_app_id: str
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    waits: tuple[float, ...] = WAITS
+    _tenants: dict[str, _Tenant] = field(default_factory=dict, repr=False)
+
+    async def reach(self, aad_tenant_id: str, user_id: str,
+                    found: Callable[[], Awaitable[T | None]]) -> T:
+        """The person's conversation once the app is installed for them: ``found`` gives it
+        when it can be had now (None: not yet). Raises NotReachable (the app cannot be
+        installed for them) or NotYet (it is being installed)."""
+        tenant, user = aad_tenant_id.lower(), user_id.lower()
+        await self._tenant_allows(tenant)
+        key = f"{tenant}|{user}"
+        kept = refusal(await self.store.kv_get(NAMESPACE, key))
+        if kept is not None:
+            raise kept
+        if await self.store.kv_claim(NAMESPACE, key, PENDING,
+                                     ttl_seconds=int(WINDOW.total_seconds())):
+            await self._install(tenant, user, key)
+        # installed now or by another worker (or installing): the conversation, within a bound
+        for delay in self.waits:
+            if delay:
+                await self.sleep(delay)
+            conversation = await found()
+            if conversation is not None:
+                return conversation
+        log.info("teams.install_pending", waited=sum(self.waits))
+        raise NotYet("the Teams app is being installed for this person",
+                     at=self.clock.now() + LATER)
+
+    async def _tenant_allows(self, tenant: str) -> None:
+        state = self._state(tenant)
+        now = self.clock.now()
+        if state.held_until is not None and now < state.held_until:
+            raise _refused(state.word)
+        state.held_until = None
+        if await self.store.kv_get(NAMESPACE, tenant) == BLOCKED:
+            state.word = Word.BLOCKED
+            raise _refused(Word.BLOCKED)
+        try:
+            token = await self.graph.tokens.token(tenant)
+        except GraphRefused as exc:
+            raise self._no_token(tenant, exc.code) from None
+        except ChannelError:
+            raise NotYet("no Graph token now", at=now + LATER) from None
+        if token.roles is not None and not token.roles & GRANTS:
+            raise self._missing(tenant)
+        if token.roles is not None:
+            state.word = Word.OK
+
+    async def _install(self, tenant: str, user: str, key: str) -> None:
+        """POST the install (the claim is this process's); the outcome replaces the claim, or
+        the claim is given back where the person may be installed sooner than the window."""
+        await pacing.take(self.store, self.clock, self.sleep, f"teams:{tenant}:installs",
+                          rate_per_second=RATE_PER_SECOND, burst=BURST, reserve=0)
+        app = f"{self.graph.base_url.rstrip('/')}/appCatalogs/teamsApps/{self.catalog_app_id}"
+        try:
+            status, _ = await self.graph.call(
+                tenant, user, "install", "teamwork/installedApps",
+                body={"teamsApp@odata.bind": app}, ok=frozenset({201, 409}))
+        except GraphRefused as exc:
+            raise await self._refusal(tenant, key, exc) from None
+        except ChannelError as exc:
+            await self.store.kv_delete(NAMESPACE, key)
+            until = self.graph.throttled_until(tenant, "install")
+            outcome = Outcome.THROTTLED if until is not None else Outcome.UNAVAILABLE
+            _count(outcome)
+            log.warning("teams.install_later", outcome=outcome.value, reason=exc.reason)
+            raise NotYet("Microsoft Graph cannot install the Teams app now",
+                         at=until or self.clock.now() + LATER) from None
+        await self.store.kv_put(NAMESPACE, key, INSTALLED,
+                                ttl_seconds=int(WINDOW.total_seconds()))
+        outcome = Outcome.ALREADY if status == 409 else Outcome.INSTALLED
+        _count(outcome)
+        log.info("teams.app_installed", outcome=outcome.value)
+
+    async def _refusal(self, tenant: str, key: str, exc: GraphRefused) -> NotReachable:
+        """What Graph's refusal of the install means, kept for the person or the tenant."""
+        window = int(WINDOW.total_seconds())
+        if exc.what == "token":
+            await self.store.kv_delete(NAMESPACE, key)
+            return self._no_token(tenant, exc.code)
+        licence = "licen" in exc.said or "not enabled" in exc.said
+        if exc.status == 404 or (exc.status == 403 and licence):
+            await self.store.kv_put(NAMESPACE, key, NO_LICENCE, ttl_seconds=window)
+            _count(Outcome.NO_LICENCE)
+            log.info("teams.install_no_licence", status=exc.status, code=exc.code)
+            return _refused(NO_LICENCE)
+        if exc.status == 403:
+            await self.store.kv_delete(NAMESPACE, key)  # asked again once the tenant allows it
+            if exc.roles is None or not exc.roles & GRANTS:
+                _count(Outcome.PERMISSION_MISSING)
+                return self._missing(tenant)
+            _count(Outcome.BLOCKED_BY_POLICY)
+            await self.store.kv_put(NAMESPACE, tenant, BLOCKED,
+                                    ttl_seconds=int(HOLD.total_seconds()))
+            state = self._state(tenant)
+            state.word = Word.BLOCKED
+            log.warning("teams.install_blocked_by_policy", tenant=self._key(tenant),
+                        code=exc.code, fix="allow the app in the Teams app permission policy "
+                        "(docs/teams.md, \"Installing the app for people\")")
+            return _refused(Word.BLOCKED)
+        await self.store.kv_put(NAMESPACE, key, REFUSED, ttl_seconds=window)
+        _count(Outcome.REFUSED)
+        log.warning("teams.install_refused", status=exc.status, code=exc.code)
+        return _refused(REFUSED)
+
+    # ---------------------------------------------------------------- the tenant's state
+
+    def _missing(self, tenant: str) -> NotReachable:
+        state = self._state(tenant)
+        state.word, state.held_until = Word.MISSING, self.clock.now() + HOLD
+        if not state.said:
+            state.said = True
+            log.warning("teams.install_permission_missing", permission=PERMISSION,
+                        tenant=self._key(tenant),
+                        fix=f"grant the application permission {PERMISSION} to teams.app_id "
+                            "with admin consent (docs/teams.md, \"Installing the app for "
+                            "people\"); until then people without the app are not reached")
+        return _refused(Word.MISSING)
+
+    def _no_token(self, tenant: str, code: str | None) -> NotReachable:
+        state = self._state(tenant)
+        state.word, state.held_until = Word.NO_TOKEN, self.clock.now() + HOLD
+        log.info("teams.install_no_token", tenant=self._key(tenant), code=code)
+        return _refused(Word.NO_TOKEN)
+
+    async def check(self) -> None:
+        """Each served tenant's Graph token asked for once, and its ``roles`` compared with
+        ``GRANTS``: a missing permission said once (a warning) and shown in ``/readyz``. Never
+        raises."""
+        for entry in self.settings.tenants:
+            tenant = entry.aad_tenant_id.lower()
+            try:
+                token = await self.graph.tokens.token(tenant)
+            except GraphRefused as exc:
+                self._no_token(tenant, exc.code)
+                continue
+            except Exception as exc:  # noqa: BLE001 (unreachable now: an install will say)
+                log.warning("teams.install_check_failed", tenant=entry.tenant,
+                            error=type(exc).__name__)
+                continue
+            if token.roles is None:
+                continue  # the token does not say: the first install will
+            if token.roles & GRANTS:
+                self._state(tenant).word = Word.OK
+            else:
+                self._missing(tenant)
+
+    async def check_in_time(self, seconds: float = STARTUP_CHECK_SECONDS) -> None:
+        try:
+            await asyncio.wait_for(self.check(), seconds)
+        except TimeoutError:
+            log.warning("teams.install_check_failed", error="TimeoutError")
+
+    def status(self) -> dict[str, object]:
+        """What ``/readyz`` shows of installs per served tenant (never unready: without them
+        people without the app are not reached, as before)."""
+        shown: dict[str, str] = {}
+        for entry in self.settings.tenants:
+            word = self._state(entry.aad_tenant_id.lower()).word
+            shown[entry.tenant] = f"missing: {PERMISSION}" if word is Word.MISSING \
+                else word.value
+        return {"teams_install": shown}
+
+    def _state(self, tenant: str) -> _Tenant:
+        return self._tenants.setdefault(tenant, _Tenant())
+
+    def _key(self, tenant: str) -> str | None:
+        return self.settings.tenant_for(tenant)
+
+
+def off_status() -> dict[str, object]:
+    """``/readyz`` while installs are off (``teams.install_app = false``, no app id, or no
+    ``teams.catalog_app_id``)."""
+    return {"teams_install": "off"}
+
+
+def _refused(state: str) -> NotReachable:
+    found = refusal(state)
+    assert found is not None
+    return found
+
+
+def _count(outcome: Outcome) -> None:
+    REGISTRY.inc("clarify_teams_installs_total", outcome=outcome.value)
