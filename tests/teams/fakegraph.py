@@ -15,6 +15,13 @@ endpoint (client credentials) and the two reads, shaped as Microsoft documents t
   no mailbox 404 ``MailboxNotEnabledForRESTAPI``; one an application access policy leaves out
   403 ``ErrorAccessDenied`` whatever the token says.
 
+- ``POST /v1.0/users/{id}/teamwork/installedApps``: installs the app (``{"teamsApp@odata.bind":
+  ".../appCatalogs/teamsApps/{id}"}``) for the person: 201, then ``on_install`` (a test's fake
+  connector marks the app installed); 409 ``Conflict`` when it is installed already; without an
+  install permission in the token 403 ``Forbidden``; a tenant whose permission policy blocks the
+  app 403 ``Forbidden`` ("...blocked by app permission policy..."); a person without a Teams
+  licence 404 ``NotFound`` (``no_teams``).
+
 Each person's answers are set by the test (``set_presence``, ``set_replies``); every reply and
 status carries a message text (``MESSAGE``) the bot must never log or keep. Failures of the next
 calls of a route are queued with ``fail`` (429 with Retry-After, 503 ...); ``slow`` delays
@@ -26,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -34,7 +42,9 @@ from aiohttp import web
 
 PRESENCE_PERMISSION = "Presence.Read.All"
 MAILBOX_PERMISSION = "MailboxSettings.Read"
+INSTALL_PERMISSION = "TeamsAppInstallation.ReadWriteSelfForUser.All"
 BOTH = frozenset({PRESENCE_PERMISSION, MAILBOX_PERMISSION})
+EVERY = BOTH | {INSTALL_PERMISSION}
 SECRET = "fake-graph-client-secret"
 SIGNING = "fake graph's own signing key, never checked by the bot"
 # what a person wrote for their colleagues: never in a log line, a metric or the store
@@ -43,7 +53,7 @@ MESSAGE = "Private: at my sister's wedding in Porto, call +351 555 0100"
 
 @dataclass(frozen=True)
 class Call:
-    route: str  # "token" | "presence" | "auto_replies"
+    route: str  # "token" | "presence" | "auto_replies" | "install"
     tenant: str | None
     user: str | None
     status: int
@@ -56,6 +66,7 @@ class Fault:
     status: int
     retry_after: str | None = None
     code: str = "TooManyRequests"
+    body: Any = None  # a body of its own (a str: not JSON)
 
 
 def dt(when: str, zone: str) -> dict[str, str]:
@@ -67,7 +78,12 @@ class FakeGraph:
     def __init__(self, *, app_id: str, secret: str = SECRET) -> None:
         self.app_id = app_id
         self.secret = secret
-        self.granted: dict[str, frozenset[str]] = defaultdict(lambda: BOTH)
+        self.granted: dict[str, frozenset[str]] = defaultdict(lambda: EVERY)
+        self.installed: set[str] = set()  # people the app is installed for
+        self.no_teams: set[str] = set()  # people without a Teams licence
+        self.blocking: set[str] = set()  # tenants whose permission policy blocks the app
+        self.on_install: Callable[[str, str], None] = lambda tenant, user: None
+        self.bodies: list[Any] = []  # what each install was asked with
         self.opaque: set[str] = set()  # tenants whose tokens carry no readable claims
         self.refused: set[str] = set()  # tenants where the app gets no token (not consented)
         self.presences: dict[str, dict[str, Any]] = {}
@@ -87,6 +103,7 @@ class FakeGraph:
         app = web.Application()
         app.router.add_post("/{tenant}/oauth2/v2.0/token", self._token)
         app.router.add_get("/v1.0/users/{user}/presence", self._presence)
+        app.router.add_post("/v1.0/users/{user}/teamwork/installedApps", self._install)
         app.router.add_get("/v1.0/users/{user}/mailboxSettings/automaticRepliesSetting",
                            self._auto_replies)
         self._runner = web.AppRunner(app, access_log=None)
@@ -134,9 +151,9 @@ class FakeGraph:
             "externalReplyMessage": f"<html><body><p>{MESSAGE}</p></body></html>"}
 
     def fail(self, route: str, status: int, *, times: int = 1, retry_after: str | None = None,
-             code: str = "TooManyRequests") -> None:
+             code: str = "TooManyRequests", body: Any = None) -> None:
         for _ in range(times):
-            self.faults[route].append(Fault(status, retry_after, code))
+            self.faults[route].append(Fault(status, retry_after, code, body))
 
     def slow(self, route: str, seconds: float) -> None:
         self.delays[route] = seconds
@@ -224,6 +241,45 @@ class FakeGraph:
             return self._said(route, tenant, user, 404, _error(
                 "Request_ResourceNotFound", f"Resource '{user}' does not exist."), roles=roles)
         return self._said(route, tenant, user, 200, answers[user], roles=roles)
+
+    async def _install(self, request: web.Request) -> web.Response:
+        user = request.match_info["user"].lower()
+        try:
+            self.bodies.append(await request.json())
+        except ValueError:
+            self.bodies.append(None)
+        issued = self._issued.get(request.headers.get("Authorization", "").removeprefix(
+            "Bearer "))
+        if issued is None:
+            return self._said("install", None, user, 401, _error(
+                "InvalidAuthenticationToken", "Access token is empty."))
+        tenant, roles = issued
+        if self.faults["install"]:
+            fault = self.faults["install"].popleft()
+            headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+            body = fault.body if fault.body is not None else _error(fault.code, "Try later")
+            if isinstance(body, str):
+                self.calls.append(Call("install", tenant, user, fault.status, roles))
+                return web.Response(status=fault.status, text=body, headers=headers)
+            return self._said("install", tenant, user, fault.status, body, roles=roles,
+                              headers=headers)
+        if INSTALL_PERMISSION not in (roles if roles is not None else self.granted[tenant]):
+            return self._said("install", tenant, user, 403, _error(
+                "Forbidden", "Missing role permissions on the request."), roles=roles)
+        if tenant in self.blocking:
+            return self._said("install", tenant, user, 403, _error(
+                "Forbidden", "The app is blocked by app permission policy for this user."),
+                roles=roles)
+        if user in self.no_teams:
+            return self._said("install", tenant, user, 404, _error(
+                "NotFound", "Failed to execute Skype backend request GetUserRequest."),
+                roles=roles)
+        if user in self.installed:
+            return self._said("install", tenant, user, 409, _error(
+                "Conflict", "App is already installed."), roles=roles)
+        self.installed.add(user)
+        self.on_install(tenant, user)
+        return self._said("install", tenant, user, 201, {}, roles=roles)
 
     def _said(self, route: str, tenant: str | None, user: str | None, status: int,
               body: dict[str, Any], *, roles: frozenset[str] | None = None,
