@@ -38,7 +38,9 @@ async def test_gauges_equal_the_report_over_the_window(reach: ReachLog) -> None:
     gauge = UnreachableGauge(reach, clock=clock)
     assert await gauge.refresh()
     assert gauges() == {"no_alias": 1, "ambiguous_alias": 0, "no_read_permission": 0,
-                        "app_not_installed": 1, "blocked_or_uninstalled": 1, "deactivated": 0,
+                        "app_not_installed": 1, "install_permission_missing": 0,
+                        "app_blocked_by_policy": 0, "no_teams_licence": 0,
+                        "install_refused": 0, "blocked_or_uninstalled": 1, "deactivated": 0,
                         "tenant_scope": 0, "delivery_failed": 0, "away": 0}
     report = compute(RECORD, since=clock.now() - timedelta(days=7))
     assert {c.cause: len(c.people) for c in report.causes} == {
@@ -177,3 +179,31 @@ async def test_a_failed_first_card_lookup_is_counted_and_tried_again() -> None:
     await recorder.housekeep()
     assert histogram("count") == count + 1
     await recorder.aclose()
+
+
+async def test_the_teams_install_refusals_are_counted_each_under_its_cause(
+        reach: ReachLog) -> None:
+    """People the Teams app could not be installed for, as the Teams channel classifies them
+    (``adapters.teams.installs``): the report's table and the gauge count each cause, and the
+    report carries each one's fix."""
+    causes = ("install_permission_missing", "app_blocked_by_policy", "no_teams_licence",
+              "install_refused")
+    entries = [ReachEntry(f"i{n}", T0 + n * H, "acme", "ws-1", "teams", f"p-{cause}", "c1",
+                          Kind.SKIPPED, "normal", "NO_DELIVERY_ALIAS", "the reason's words",
+                          cause_group=cause) for n, cause in enumerate(causes)]
+    entries.append(ReachEntry("i9", T0 + 9 * H, "acme", "ws-1", "teams", "p-twice", "c2",
+                              Kind.SKIPPED, "normal", "NO_DELIVERY_ALIAS", None,
+                              cause_group="no_teams_licence"))
+    await reach.add(entries)
+    clock = ManualClock(T0 + 24 * H)
+    assert await UnreachableGauge(reach, clock=clock).refresh()
+    assert {c: gauges()[c] for c in causes} == {
+        "install_permission_missing": 1, "app_blocked_by_policy": 1, "no_teams_licence": 2,
+        "install_refused": 1}
+    report = compute(entries, since=T0 - H)
+    shown = {c.cause: (len(c.people), c.fix) for c in report.causes}
+    assert {c: shown[c][0] for c in causes} == {
+        "install_permission_missing": 1, "app_blocked_by_policy": 1, "no_teams_licence": 2,
+        "install_refused": 1}
+    assert "TeamsAppInstallation.ReadWriteSelfForUser.All" in shown[
+        "install_permission_missing"][1]
