@@ -298,7 +298,7 @@ class Installer:
 
     def status(self) -> dict[str, object]:
         """What ``/readyz`` shows of installs per served tenant (never unready: without them
-        people without the app are not reached, as before)."""
+        people without the app are simply not reached)."""
         shown: dict[str, str] = {}
         for entry in self.settings.tenants:
             word = self._state(entry.aad_tenant_id.lower()).word

@@ -43,6 +43,7 @@ from tests.teams.fakegraph import SECRET, FakeGraph
 from tests.teams.test_teams_away_processes import ACME_AAD, APP_ID, DEV_TOKEN, SARAH
 
 CATALOG = "3e0d5a7c-1b2f-4c3d-8e9f-0a1b2c3d4e5f"
+ACTION_KEY = "teams installs processes: action signing key"
 
 pytestmark = pytest.mark.slow  # `clarify-bot serve` processes
 
@@ -75,7 +76,7 @@ async def test_serve_installs_the_app_for_a_person_with_no_conversation_and_asks
             sys.executable, "-m", "tests.teams.away_serve", "serve", "--config", str(config),
             "--role", "all", stderr=stderr.open("wb"), cwd=ROOT,
             env=plain_env(PYTHONPATH=str(ROOT), CLARIFY_BOT_CORE_TOKEN=CLARIFY_TOKEN,
-                          CLARIFY_BOT_ACTION_SIGNING_KEY="teams installs processes: action signing key",
+                          CLARIFY_BOT_ACTION_SIGNING_KEY=ACTION_KEY,
                           TEAMS_APP_PASSWORD=SECRET, CLARIFY_TEST_CONNECTOR=connector.origin))
         bot = BotProcess(process, port, stderr)
 
