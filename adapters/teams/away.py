@@ -38,7 +38,7 @@ from typing import Any
 
 import structlog
 
-from adapters.teams.graph import GUID, Graph, GraphRefused, graph_time
+from adapters.teams.graph import GUID, Graph, GraphRefused, graph_time, served_tokens
 from bot.channel import Address, Away, ChannelError, TeamsReach
 from bot.clock import Clock
 from bot.settings import TeamsSettings
@@ -258,16 +258,11 @@ class AwayReader:
         """Each served tenant's Graph token asked for once, and the permissions its ``roles``
         claim names compared with the two reads': a missing one is logged (once) and rests,
         as a refused read would. Never raises."""
-        for entry in self.settings.tenants:
-            tenant = entry.aad_tenant_id.lower()
-            try:
-                token = await self.graph.tokens.token(tenant)
-            except GraphRefused as exc:
-                self._no_token(tenant, exc.code)
-                continue
-            except Exception as exc:  # noqa: BLE001 (unreachable now: the reads will say)
-                log.warning("teams.away_check_failed", tenant=entry.tenant,
-                            error=type(exc).__name__)
+        tenants = ((t.aad_tenant_id, t.tenant) for t in self.settings.tenants)
+        async for tenant, token in served_tokens(self.graph.tokens, tenants,
+                                                 failed="teams.away_check_failed"):
+            if isinstance(token, GraphRefused):
+                self._no_token(tenant, token.code)
                 continue
             for source in SOURCES:
                 state = self._state(tenant, source)

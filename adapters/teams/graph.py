@@ -25,7 +25,7 @@ import asyncio
 import math
 import random as _random
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -318,6 +318,21 @@ class Graph:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return self.retry.delay(attempt, retry_after=retry_after, draw=self.random())
+
+
+async def served_tokens(tokens: GraphTokens, tenants: Iterable[tuple[str, str]], *,
+                        failed: str) -> AsyncIterator[tuple[str, Token | GraphRefused]]:
+    """Each served tenant's Graph token, asked once (a start-up check): (the tenant's Entra id,
+    lowered; its token, or the identity platform's refusal). ``tenants``: (Entra id, tenant
+    key) pairs; one that cannot be asked now is logged as ``failed`` and left out."""
+    for aad_tenant_id, key in tenants:
+        tenant = aad_tenant_id.lower()
+        try:
+            yield tenant, await tokens.token(tenant)
+        except GraphRefused as exc:
+            yield tenant, exc
+        except Exception as exc:  # noqa: BLE001 (unreachable now: the first real call will say)
+            log.warning(failed, tenant=key, error=type(exc).__name__)
 
 
 async def _json(response: aiohttp.ClientResponse) -> Any:

@@ -39,7 +39,7 @@ from typing import Any, Protocol, TypeVar
 import structlog
 
 from adapters import pacing
-from adapters.teams.graph import Graph, GraphRefused
+from adapters.teams.graph import Graph, GraphRefused, served_tokens
 from bot.channel import ChannelError, NotReachable, NotYet
 from bot.clock import Clock
 from bot.metrics import REGISTRY
@@ -272,16 +272,11 @@ class Installer:
         """Each served tenant's Graph token asked for once, and its ``roles`` compared with
         ``GRANTS``: a missing permission said once (a warning) and shown in ``/readyz``. Never
         raises."""
-        for entry in self.settings.tenants:
-            tenant = entry.aad_tenant_id.lower()
-            try:
-                token = await self.graph.tokens.token(tenant)
-            except GraphRefused as exc:
-                self._no_token(tenant, exc.code)
-                continue
-            except Exception as exc:  # noqa: BLE001 (unreachable now: an install will say)
-                log.warning("teams.install_check_failed", tenant=entry.tenant,
-                            error=type(exc).__name__)
+        tenants = ((t.aad_tenant_id, t.tenant) for t in self.settings.tenants)
+        async for tenant, token in served_tokens(self.graph.tokens, tenants,
+                                                 failed="teams.install_check_failed"):
+            if isinstance(token, GraphRefused):
+                self._no_token(tenant, token.code)
                 continue
             if token.roles is None:
                 continue  # the token does not say: the first install will
