@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
@@ -63,6 +63,12 @@ GRANTS = frozenset({PERMISSION, "TeamsAppInstallation.ReadWriteForUser.All",
                     "TeamsAppInstallation.ReadWriteAndConsentForUser.All"})
 NAMESPACE = "teams-install"  # (tenant|person) -> the install's state; tenant -> "blocked"
 WINDOW = timedelta(hours=24)  # one install asked per person, at most, in this long
+# a claim taken before the POST lasts this long: a worker killed before Graph answered holds
+# the person back no longer than this
+CLAIM = timedelta(minutes=5)
+# an install Graph confirmed whose chat the connector still does not open after this long: the
+# person is not reachable (their turn given up: NO_DELIVERY_ALIAS, app_not_installed)
+GIVE_UP = timedelta(minutes=30)
 HOLD = timedelta(hours=1)  # a tenant without the permission, or with the app blocked
 LATER = timedelta(seconds=60)  # the conversation not there yet: the person asked again then
 WAITS = (0.0, 1.0, 2.0, 4.0, 8.0)  # looks for the conversation after an install (15 s in all)
@@ -110,6 +116,8 @@ class _Tenant:
     said: bool = False  # the missing permission was logged (once a process)
 
 
+NOT_OPENED = ("the Teams app was installed for this person but Teams does not open a chat with "
+              "them: install it for them by hand, or check the app's setup policy")
 # what each refusal tells the engine (a skip's reason, without values, and its cause group)
 REFUSALS: dict[str, tuple[str, str, bool]] = {
     NO_LICENCE: ("the person has no Microsoft Teams licence (or Teams is off for them): the app "
@@ -154,12 +162,13 @@ class Installer:
         tenant, user = aad_tenant_id.lower(), user_id.lower()
         await self._tenant_allows(tenant)
         key = f"{tenant}|{user}"
-        kept = refusal(await self.store.kv_get(NAMESPACE, key))
+        state = await self.store.kv_get(NAMESPACE, key)
+        kept = refusal(state)
         if kept is not None:
             raise kept
-        if await self.store.kv_claim(NAMESPACE, key, PENDING,
-                                     ttl_seconds=int(WINDOW.total_seconds())):
-            await self._install(tenant, user, key)
+        if state is None and await self.store.kv_claim(
+                NAMESPACE, key, PENDING, ttl_seconds=int(CLAIM.total_seconds())):
+            state = await self._install(tenant, user, key)
         # installed now or by another worker (or installing): the conversation, within a bound
         for delay in self.waits:
             if delay:
@@ -167,6 +176,9 @@ class Installer:
             conversation = await found()
             if conversation is not None:
                 return conversation
+        if _installed_before(state, self.clock.now() - GIVE_UP):
+            log.warning("teams.install_no_chat", waited_minutes=GIVE_UP.total_seconds() // 60)
+            raise NotReachable(NOT_OPENED, lasting=False, cause=APP_NOT_INSTALLED)
         log.info("teams.install_pending", waited=sum(self.waits))
         raise NotYet("the Teams app is being installed for this person",
                      at=self.clock.now() + LATER)
@@ -191,7 +203,7 @@ class Installer:
         if token.roles is not None:
             state.word = Word.OK
 
-    async def _install(self, tenant: str, user: str, key: str) -> None:
+    async def _install(self, tenant: str, user: str, key: str) -> str:
         """POST the install (the claim is this process's); the outcome replaces the claim, or
         the claim is given back where the person may be installed sooner than the window."""
         await pacing.take(self.store, self.clock, self.sleep, f"teams:{tenant}:installs",
@@ -211,11 +223,13 @@ class Installer:
             log.warning("teams.install_later", outcome=outcome.value, reason=exc.reason)
             raise NotYet("Microsoft Graph cannot install the Teams app now",
                          at=until or self.clock.now() + LATER) from None
-        await self.store.kv_put(NAMESPACE, key, INSTALLED,
+        installed = f"{INSTALLED} {self.clock.now().timestamp():.0f}"
+        await self.store.kv_put(NAMESPACE, key, installed,
                                 ttl_seconds=int(WINDOW.total_seconds()))
         outcome = Outcome.ALREADY if status == 409 else Outcome.INSTALLED
         _count(outcome)
         log.info("teams.app_installed", outcome=outcome.value)
+        return installed
 
     async def _refusal(self, tenant: str, key: str, exc: GraphRefused) -> NotReachable:
         """What Graph's refusal of the install means, kept for the person or the tenant."""
@@ -312,6 +326,16 @@ def off_status() -> dict[str, object]:
     """``/readyz`` while installs are off (``teams.install_app = false``, no app id, or no
     ``teams.catalog_app_id``)."""
     return {"teams_install": "off"}
+
+
+def _installed_before(state: str | None, moment: datetime) -> bool:
+    """Whether ``state`` is an install Graph confirmed before ``moment`` (a state written in
+    another form, or unreadable, is not)."""
+    word, _, stamp = (state or "").partition(" ")
+    try:
+        return word == INSTALLED and float(stamp) < moment.timestamp()
+    except ValueError:
+        return False
 
 
 def _refused(state: str) -> NotReachable:

@@ -22,7 +22,7 @@ from structlog.testing import capture_logs
 
 from adapters.teams.channel import TeamsChannel, open_teams_channel
 from adapters.teams.graph import ClientCredentials
-from adapters.teams.installs import LATER, PERMISSION, WINDOW
+from adapters.teams.installs import CLAIM, GIVE_UP, LATER, NAMESPACE, PERMISSION, WINDOW
 from bot.channel import NotReachable, NotYet
 from bot.clock import ManualClock
 from bot.metrics import REGISTRY
@@ -282,3 +282,34 @@ async def test_installs_off_leave_the_person_not_installed(rig: Rig) -> None:
             await rig.send(channel=channel)
         assert refused.value.cause == "app_not_installed"
     assert rig.installs() == []
+
+
+async def test_a_claim_left_by_a_killed_worker_holds_the_person_back_only_briefly(
+        rig: Rig) -> None:
+    """A worker took the claim and died before Graph answered: the next attempt waits for the
+    install (NotYet) without asking Graph; once the claim has lapsed it installs, once."""
+    await rig.store.kv_claim(NAMESPACE, f"{ORG.lower()}|{SARAH.lower()}", "pending",
+                             ttl_seconds=int(CLAIM.total_seconds()))
+    with pytest.raises(NotYet):
+        await rig.send()
+    assert rig.installs() == [] and rig.connector.posted == []
+    rig.clock.advance(CLAIM)
+    await rig.send()
+    assert rig.installs() == [201]
+    assert len(rig.connector.to(SARAH)) == 1
+
+
+async def test_an_install_whose_chat_never_opens_gives_the_turn_up(rig: Rig) -> None:
+    """Graph said installed, but no chat opens: the turn is kept (NotYet) while the install may
+    still reach Teams, then the person is not reachable (app_not_installed), Graph asked once."""
+    rig.graph.on_install = lambda tenant, user: None
+    with pytest.raises(NotYet):
+        await rig.send()
+    rig.clock.advance(GIVE_UP / 2)
+    with pytest.raises(NotYet):
+        await rig.send()
+    rig.clock.advance(GIVE_UP / 2)
+    with pytest.raises(NotReachable) as refused:
+        await rig.send()
+    assert refused.value.cause == "app_not_installed" and not refused.value.lasting
+    assert rig.installs() == [201] and rig.connector.posted == []
