@@ -129,6 +129,7 @@ class Round:
     bare_cpu: float
     web_cpu: float
     worker_cpu: float
+    core_cpu: float  # the reference core's, answering the bot (on the same cores)
     scripts: float  # Redis scripts per request, the bot's processes' (their round trips)
     script_ms: float  # the milliseconds Redis spent in them, per request
 
@@ -161,6 +162,7 @@ async def take_turns(sides: Mapping[str, Callable[[Any], Awaitable[Burst]]], par
                     cpu[role] = (after[name] - before[name]) * 1000 / len(part)
         rounds.append(Round(bare=got["bare"], bot=got["bot"], bare_cpu=cpu["bare"],
                             web_cpu=cpu["bot web"], worker_cpu=cpu.get("bot worker", 0.0),
+                            core_cpu=cpu["bot core"],
                             scripts=cpu["scripts"], script_ms=cpu["script_ms"]))
     return rounds
 
@@ -168,11 +170,12 @@ async def take_turns(sides: Mapping[str, Callable[[Any], Awaitable[Burst]]], par
 def print_rounds(rounds: list[Round], *, bare_name: str, unit: str) -> None:
     """The table docs/benchmarks.md takes: every round of both sides, then the worst."""
     print(f"| round | side | {unit} | rate/s | p50 ms | p95 ms | p99 ms | max ms | non-200 | "
-          f"CPU ms per {unit[:-1]} (web; worker) | Redis scripts (ms) per {unit[:-1]} |")
+          f"CPU ms per {unit[:-1]} (web; worker; core) | Redis scripts (ms) per {unit[:-1]} |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, r in enumerate(rounds, 1):
         for name, b, cpu, redis in ((bare_name, r.bare, f"{r.bare_cpu:.2f}", "-"),
-                                    ("clarify-bot", r.bot, f"{r.web_cpu:.2f}; {r.worker_cpu:.2f}",
+                                    ("clarify-bot", r.bot,
+                                     f"{r.web_cpu:.2f}; {r.worker_cpu:.2f}; {r.core_cpu:.2f}",
                                      f"{r.scripts:.2f} ({r.script_ms:.3f})")):
             print(f"| {n} | {name} | {len(b.latencies)} | {b.rps:,.0f} | {b.pct(50):.1f} | "
                   f"{b.pct(95):.1f} | {b.pct(99):.1f} | {max(b.latencies) * 1000:.1f} | "
@@ -330,8 +333,8 @@ def roles(args: argparse.Namespace, web_port: int) -> list[tuple[str, str, int]]
 def cpu_names(args: argparse.Namespace) -> dict[str, str]:
     """The processes whose CPU each side's row reports."""
     if args.role == "all":
-        return {"bare": "bare", "bot web": "all"}
-    return {"bare": "bare", "bot web": "web", "bot worker": "worker"}
+        return {"bare": "bare", "bot web": "all", "bot core": "devcore"}
+    return {"bare": "bare", "bot web": "web", "bot worker": "worker", "bot core": "devcore"}
 
 
 async def count_responses(core_url: str, ids: list[str]) -> Counter[tuple[str, str]]:
