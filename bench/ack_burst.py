@@ -1,23 +1,28 @@
 """Slack acknowledgement time under a burst of valid clicks: the full bot beside a bare bolt app.
 
-Run: .venv/bin/python bench/ack_burst.py [--clicks 5000] [--concurrency 50]
-         [--redis redis://127.0.0.1:6379/13] [--people 5] [--consumers 8] [--role split|all]
-         [--workers 1] [--nice 10] [--cache-seconds 10] [--profile]
+Run: .venv/bin/python bench/ack_burst.py [--clicks 1000] [--rounds 3] [--concurrency 50]
+         [--redis redis://127.0.0.1:6379/13] [--people N] [--outcome bind|attest]
+         [--role split|all] [--workers 1] [--consumers N] [--cache-seconds S] [--nice N]
+         [--bot-root PATH] [--profile]
 
 Both sides run in one run, on 127.0.0.1, every server in its own process:
-(a) the bot: ``clarify-bot serve --role web`` (verifies, makes each answer durable, acknowledges)
-    and ``clarify-bot serve --role worker`` (the outbox's consumers forward to the core), on the
-    Redis store; the reference core (``clarify-bot devcore``) loaded with a generated scenario of
-    clicks / people clarifications and ``--people`` verified people (viewers: every answer is
-    recorded as an attestation, none binds, so every answer must appear once); the local Slack
-    stand-in (devslack), where each person is told privately what their answer did;
+(a) the bot as it ships (its settings the shipped ones, but for where things are): ``clarify-bot
+    serve --role web`` (verifies, makes each answer durable, acknowledges) and ``--role worker``
+    (the outbox's consumers forward to the core), as the Procfile deploys them, on the Redis
+    store; from ``--bot-root`` when given (another checkout: the before of a before-and-after);
+    the reference core (``clarify-bot devcore``) with one question per click and one verified
+    person per click (editors, so an answer binds; ``--outcome attest``: viewers), none of them
+    the warm-up's, so nothing of a person or a question is known before their click; the local
+    Slack stand-in (devslack), where each person is told privately what their answer did;
 (b) a bare slack-bolt AsyncApp on aiohttp whose only listener acknowledges.
 Every click is a distinct (clarification, person, answer), signed like Slack (slack_sdk's
-SignatureVerifier). Each side first gets a short warm-up of its own clicks (not counted). The
-report: acknowledgement latency p50/p95/p99/max on both sides and the p99 ratio, then the time
-from the last click's acknowledgement until the outbox is empty, and a check at the core that every
-(clarification, person) has exactly one response. Redis keys live under a throw-away prefix and
-are deleted afterwards; no database is flushed.
+SignatureVerifier). Each side first gets a short warm-up of its own clicks (not counted); then
+the sides take turns, ``--rounds`` rounds of ``--clicks`` each. The report (docs/benchmarks.md,
+"Clicks from distinct people"): per round and side the acknowledgement latency p50/p95/p99/max,
+the rate, the CPU per click of the bare app and of the bot's web, worker and core processes,
+and the Redis scripts per click; the worst round's p99 and rate ratios; and a check at the core
+that every (clarification, person) has exactly one response. Redis keys live under a throw-away
+prefix and are deleted afterwards; no database is flushed.
 """
 
 from __future__ import annotations

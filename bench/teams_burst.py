@@ -1,7 +1,8 @@
 """Teams card clicks under a burst: the full bot's ``/api/messages`` beside a bare Agents SDK bot.
 
-Run: .venv/bin/python bench/teams_burst.py [--invokes 2000] [--concurrency 50] [--people 50]
-         [--redis redis://127.0.0.1:6379/13] [--role split|all] [--rounds 4] [--profile]
+Run: .venv/bin/python bench/teams_burst.py [--invokes 1000] [--rounds 3] [--concurrency 50]
+         [--redis redis://127.0.0.1:6379/13] [--people N] [--outcome bind|attest]
+         [--role split|all] [--consumers N] [--cache-seconds S] [--bot-root PATH] [--profile]
 
 Both sides run in one run, on 127.0.0.1, every server in its own process, token validation on:
 (a) the bot: ``clarify-bot serve`` (``--role web`` and ``--role worker``, or one ``all``) with its
@@ -10,17 +11,19 @@ Both sides run in one run, on 127.0.0.1, every server in its own process, token 
     from Microsoft at 127.0.0.1: the keys that sign Bot Framework tokens (a local JWKS carrying
     endorsements, as Microsoft's does), the bot's own connector token, and the connector's origin
     (a fake Bot Connector, tests/teams/fakeconnector.py, which counts every call); the Redis
-    store; the reference core (``clarify-bot devcore``) with ``--people`` verified viewers, each
-    known by a Teams identity (every answer is an attestation, so every one must appear once);
+    store (from ``--bot-root`` when given); the reference core (``clarify-bot devcore``) with one
+    question and one verified person per invoke (editors, so an answer binds; ``--outcome
+    attest``: viewers), each known by a Teams identity, none of them the warm-up's;
 (b) a bare Agents SDK 1.9 bot: ``AgentApplication`` and ``CloudAdapter`` behind the SDK's own
     ``jwt_authorization_middleware`` (its ``JwtTokenValidator`` pointed at the same JWKS), whose
     only handler answers ``Action.Execute`` with a small card.
 Every invoke is a distinct (clarification, person, answer), an ``adaptiveCard/action`` as Teams
 sends it, with a Bot Framework token signed by the local key (RS256, for the app, with the
 activity's serviceurl). Each side first gets a short warm-up of its own invokes (not counted);
-then the sides take turns, ``--rounds`` rounds each (the same invokes' share each round), so
-that both meet the same background load on a shared machine.
-The report: requests a second, p50, p95, p99 and max latency on both sides and the p99 ratio;
+then the sides take turns, ``--rounds`` rounds of ``--invokes`` each, so that both meet the same
+background load on a shared machine.
+The report (bench/ack_burst.py's table): per round and side the rate, p50, p95, p99 and max
+latency, the CPU per invoke and the Redis scripts per invoke; the worst round's ratios;
 what the bot's invoke responses were (the card, "being recorded", "cannot be reached"); the
 calls the fake connector got (none is for a clicked card); and a check at the core that every
 (clarification, person) has exactly one response. Redis keys live under a throw-away prefix and
