@@ -208,8 +208,7 @@ class AnswerService:
 
     async def _forward_own(self, cb: Callback, handover: Handover | None, tasks: Tasks
                            ) -> Receipt:
-        """Forward an answer this caller accepted (unless a consumer holds it already);
-        ``tasks``: where settling its entry goes on after the response (``_in_place``)."""
+        """Forward an answer this caller accepted (unless a consumer holds it already)."""
         # (as due as ``_accept(wake=False)`` made it: the claim is this caller's)
         at = self.clock.now() + timedelta(seconds=self.policy.own_forward_seconds)
         claimed = await self.store.outbox_claim(now=at, lease_seconds=self.policy.lease_seconds,
@@ -265,10 +264,9 @@ class AnswerService:
 
     async def _in_place(self, entry: OutboxEntry, receipt: Receipt, shown: Answered,
                         handover: Handover, tasks: Tasks) -> Receipt:
-        """The person's own outcome worked out for the click's response (which waits for it);
-        the entry is settled in ``tasks``, after: the core has the answer either way, and an
-        entry not settled (the store failing, the process killed first) is sent again after its
-        lease, which the core answers from its idempotency key without applying it twice."""
+        """The person's own outcome for the click's response; the entry settled in ``tasks``,
+        not waited for: an entry not settled (the store failing, the process killed) is sent
+        again after its lease, which the core answers from its idempotency key, once."""
         tasks.spawn(self._settle(entry))
         view = await self.followups.in_place(shown, handover=handover)
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
@@ -327,8 +325,7 @@ class AnswerService:
         # its tenant, workspace and document ACL (fixed for its lifetime), read while the
         # responder is: neither read waits for the other
         reading = asyncio.ensure_future(self.clarifications.read(
-            cid, lambda: self.core.get_clarification(clarification_id=cid),
-            now=self.clock.now()))
+            cid, lambda: self.core.get_clarification(clarification_id=cid), now=self.clock.now()))
         try:
             person = self.identities.get(cb.who(), now=self.clock.now())
             if person is None:
@@ -341,8 +338,11 @@ class AnswerService:
                 c = await reading
             except e.ClarificationNotFound:
                 return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
-        finally:
-            _let_go(reading)
+        finally:  # a read no longer waited for: stopped, or its failure taken
+            if not reading.done():
+                reading.cancel()
+            elif not reading.cancelled():
+                reading.exception()
         if c.tenant_id != cb.tenant_id:
             await self._refuse(cb, ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback named a clarification of another tenant.")
@@ -422,15 +422,6 @@ class AnswerService:
             extra={"superseded": "true"} if later else {}, occurrence=_occurrence(cb),
             facts=EventFacts.of(c, bound=not later and result.outcome is AnswerOutcome.BOUND),
         ), to_core=False)
-
-
-def _let_go(reading: asyncio.Future[Clarification]) -> None:
-    """A read no longer waited for (the responder answered for nobody, or failed): stopped, or
-    its failure taken, so nothing is left running or unretrieved."""
-    if not reading.done():
-        reading.cancel()
-    elif not reading.cancelled():
-        reading.exception()
 
 
 def _occurrence(cb: Callback) -> str:
