@@ -58,10 +58,13 @@ def _user(n: int) -> str:
     return f"U0B{n:05d}"
 
 
-def scenario(clarifications: int, people: int) -> dict[str, Any]:
-    """One tenant, one workspace, verified viewers, and the clarifications they answer."""
+def scenario(clarifications: int, people: int, *, binding: bool = True) -> dict[str, Any]:
+    """One tenant, one workspace, verified people, and the clarifications they answer:
+    ``binding``, editors (an answer settles the question); else viewers (every answer is an
+    attestation, none binds)."""
+    role = "editor" if binding else "viewer"
     persons = [{"id": f"p-{n}", "tenant": "bench", "display_name": f"Person {n}",
-                "memberships": [{"workspace": "bench-ws", "role": "viewer"}],
+                "memberships": [{"workspace": "bench-ws", "role": role}],
                 "slack": [{"user_id": _user(n), "team_id": TEAM}]} for n in range(people)]
     items = [{
         "tenant_id": "bench", "workspace_id": "bench-ws", "target": f"fact-{n}",

@@ -1,7 +1,8 @@
 """Teams card clicks under a burst: the full bot's ``/api/messages`` beside a bare Agents SDK bot.
 
-Run: .venv/bin/python bench/teams_burst.py [--invokes 2000] [--concurrency 50] [--people 50]
-         [--redis redis://127.0.0.1:6379/13] [--role split|all] [--rounds 4] [--profile]
+Run: .venv/bin/python bench/teams_burst.py [--invokes 1000] [--rounds 3] [--concurrency 50]
+         [--redis redis://127.0.0.1:6379/13] [--people N] [--outcome bind|attest]
+         [--role split|all] [--consumers N] [--cache-seconds S] [--bot-root PATH] [--profile]
 
 Both sides run in one run, on 127.0.0.1, every server in its own process, token validation on:
 (a) the bot: ``clarify-bot serve`` (``--role web`` and ``--role worker``, or one ``all``) with its
@@ -10,17 +11,19 @@ Both sides run in one run, on 127.0.0.1, every server in its own process, token 
     from Microsoft at 127.0.0.1: the keys that sign Bot Framework tokens (a local JWKS carrying
     endorsements, as Microsoft's does), the bot's own connector token, and the connector's origin
     (a fake Bot Connector, tests/teams/fakeconnector.py, which counts every call); the Redis
-    store; the reference core (``clarify-bot devcore``) with ``--people`` verified viewers, each
-    known by a Teams identity (every answer is an attestation, so every one must appear once);
+    store (from ``--bot-root`` when given); the reference core (``clarify-bot devcore``) with one
+    question and one verified person per invoke (editors, so an answer binds; ``--outcome
+    attest``: viewers), each known by a Teams identity, none of them the warm-up's;
 (b) a bare Agents SDK 1.9 bot: ``AgentApplication`` and ``CloudAdapter`` behind the SDK's own
     ``jwt_authorization_middleware`` (its ``JwtTokenValidator`` pointed at the same JWKS), whose
     only handler answers ``Action.Execute`` with a small card.
 Every invoke is a distinct (clarification, person, answer), an ``adaptiveCard/action`` as Teams
 sends it, with a Bot Framework token signed by the local key (RS256, for the app, with the
 activity's serviceurl). Each side first gets a short warm-up of its own invokes (not counted);
-then the sides take turns, ``--rounds`` rounds each (the same invokes' share each round), so
-that both meet the same background load on a shared machine.
-The report: requests a second, p50, p95, p99 and max latency on both sides and the p99 ratio;
+then the sides take turns, ``--rounds`` rounds of ``--invokes`` each, so that both meet the same
+background load on a shared machine.
+The report (bench/ack_burst.py's table): per round and side the rate, p50, p95, p99 and max
+latency, the CPU per invoke and the Redis scripts per invoke; the worst round's ratios;
 what the bot's invoke responses were (the card, "being recorded", "cannot be reached"); the
 calls the fake connector got (none is for a clicked card); and a check at the core that every
 (clarification, person) has exactly one response. Redis keys live under a throw-away prefix and
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import tempfile
 import time
@@ -51,8 +55,18 @@ from ack_burst import (  # noqa: E402
     Processes,
     _free_port,
     _until_up,
+    add_shared,
+    at_the_core,
+    bot_command,
+    bot_root,
+    burst,
     count_responses,
+    cpu_names,
     forget,
+    print_rounds,
+    roles,
+    settings_line,
+    take_turns,
     until_drained,
 )
 from ack_burst_world import ACTION_KEY, CLARIFY_TOKEN, DEV_TOKEN, toml  # noqa: E402
@@ -73,11 +87,13 @@ def aad_user(n: int) -> str:
 # ---------------------------------------------------------------- the world
 
 
-def scenario(clarifications: int, people: int) -> dict[str, Any]:
-    """One tenant, one workspace, verified viewers known by their Teams identity, and the
-    clarifications they answer (nothing is delivered: clarify.enabled is off)."""
+def scenario(clarifications: int, people: int, *, binding: bool = True) -> dict[str, Any]:
+    """One tenant, one workspace, verified people known by their Teams identity (``binding``:
+    editors, whose answer settles the question; else viewers, every answer an attestation),
+    and the clarifications they answer (nothing is delivered: clarify.enabled is off)."""
+    role = "editor" if binding else "viewer"
     persons = [{"id": f"p-{n}", "tenant": "bench", "display_name": f"Person {n}",
-                "memberships": [{"workspace": "bench-ws", "role": "viewer"}],
+                "memberships": [{"workspace": "bench-ws", "role": role}],
                 "teams": [{"aad_object_id": aad_user(n), "tenant_id": AAD_TENANT}]}
                for n in range(people)]
     items = [{
@@ -269,36 +285,13 @@ def invoke(click: Click, *, codec: Any, service_url: str, at: datetime) -> bytes
     return json.dumps(body).encode()
 
 
-@dataclass
-class Burst:
-    latencies: list[float]
-    statuses: Counter[int]
-    shown: Counter[str]
-    seconds: float  # from the first invoke sent to the last answered, summed over rounds
-
-    def pct(self, p: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000
-
-    @property
-    def rps(self) -> float:
-        return len(self.latencies) / self.seconds
-
-    def __add__(self, other: Burst) -> Burst:
-        return Burst(latencies=self.latencies + other.latencies,
-                     statuses=self.statuses + other.statuses, shown=self.shown + other.shown,
-                     seconds=self.seconds + other.seconds)
-
-    def row(self, name: str, recorded: str) -> str:
-        bad = sum(n for status, n in self.statuses.items() if status != 200)
-        return (f"| {name} | {len(self.latencies)} | {self.rps:,.0f} | {self.pct(50):.1f} | "
-                f"{self.pct(95):.1f} | {self.pct(99):.1f} | {max(self.latencies) * 1000:.1f} | "
-                f"{bad} | {recorded} |")
-
-
-def _shown(body: Any) -> str:
+def _shown(raw: bytes) -> str:
     """What an invoke's response put on the card: the outcome, "being recorded", "cannot be
     reached", a message beside the card, or an error."""
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return "error"
     if not isinstance(body, dict) or body.get("statusCode") != 200:
         return "error"
     if body.get("type") != CARD:
@@ -309,39 +302,6 @@ def _shown(body: Any) -> str:
     if RECORDING in text:
         return "being recorded"
     return "card"
-
-
-async def burst(url: str, bodies: list[bytes], token: str, concurrency: int) -> Burst:
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
-    for body in bodies:
-        queue.put_nowait(body)
-    latencies: list[float] = []
-    statuses: Counter[int] = Counter()
-    shown: Counter[str] = Counter()
-    last = 0.0
-    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as http:
-        async def worker() -> None:
-            nonlocal last
-            while not queue.empty():
-                body = queue.get_nowait()
-                started = time.perf_counter()
-                async with http.post(url, data=body, headers=headers) as response:
-                    raw = await response.read()
-                    status = response.status
-                done = time.perf_counter()
-                latencies.append(done - started)
-                last = max(last, done)
-                statuses[status] += 1
-                try:
-                    shown[_shown(json.loads(raw))] += 1
-                except ValueError:
-                    shown["error"] += 1
-
-        first = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return Burst(latencies=latencies, statuses=statuses, shown=shown, seconds=last - first)
 
 
 # ---------------------------------------------------------------- orchestration
@@ -358,20 +318,21 @@ class World:
 
 
 async def start(args: argparse.Namespace, procs: Processes, *, prefix: str,
-                clarifications: int) -> World:
+                clarifications: int, people: int) -> World:
     from ack_burst_world import ACTION_KEY as KEY
 
     core_port, jwks_port, bare_port, web_port = (_free_port() for _ in range(4))
     core_url = f"http://127.0.0.1:{core_port}"
     scenario_file = procs.logs / "scenario.toml"
-    scenario_file.write_text(toml(scenario(clarifications, args.people)))
+    scenario_file.write_text(toml(scenario(clarifications, people,
+                                           binding=args.outcome == "bind")))
     procs.start("devcore", [str(BIN / "clarify-bot"), "devcore", "--port", str(core_port),
                             "--scenario", str(scenario_file)])
     procs.extra["jwks"] = await serve_jwks(jwks_port)  # type: ignore[attr-defined]
     fake = procs.start("connector", [sys.executable, __file__, "--serve", "connector",
-                                     "--people", str(args.people)], stdout=-1)
+                                     "--people", str(people)], stdout=-1)
     jwks = f"http://127.0.0.1:{jwks_port}/keys"
-    await _until_up(f"{core_url}/healthz")
+    await _until_up(f"{core_url}/healthz", within=120)
     await _until_up(jwks)
     assert fake.stdout is not None
     connector_url, calls_url = fake.stdout.readline().decode().split()
@@ -380,18 +341,12 @@ async def start(args: argparse.Namespace, procs: Processes, *, prefix: str,
                          "--jwks", jwks])
     env = {"CLARIFY_BOT_CORE_TOKEN": CLARIFY_TOKEN, "CLARIFY_BOT_ACTION_SIGNING_KEY": KEY,
            "TEAMS_APP_PASSWORD": "bench-unused-msal-is-not-asked"}
-    roles = [("web", "web", web_port), ("worker", "worker", _free_port())] \
-        if args.role == "split" else [("all", "all", web_port)]
-    for name, role, port in roles:
-        config = procs.logs / f"{name}.toml"
-        config.write_text(bot_config(core=core_url, connector=connector_url, redis=args.redis,
-                                     prefix=prefix, port=port))
-        command = [sys.executable, str(SERVE), jwks, origin, "serve", "--config", str(config),
-                   "--role", role]
-        if args.profile:  # cProfile of each bot process, written when it stops
-            command = [sys.executable, "-m", "cProfile", "-o", str(procs.logs / f"{name}.prof"),
-                       *command[1:]]
-        procs.start(name, command, env=env)
+    for name, role, port in roles(args, web_port):
+        (procs.logs / f"{name}.toml").write_text(bot_config(
+            core=core_url, connector=connector_url, redis=args.redis, prefix=prefix, port=port))
+        command, extra, cwd = bot_command(args, procs, name, role, [
+            sys.executable, str(bot_root(args) / SERVE.relative_to(ROOT)), jwks, origin])
+        procs.start(name, command, env={**env, **extra}, cwd=cwd)
     await _until_up(f"http://127.0.0.1:{web_port}/healthz")
     await _until_up(f"http://127.0.0.1:{bare_port}/api/messages", ok=(401, 405))
     return World(core_url=core_url, bot_url=f"http://127.0.0.1:{web_port}/api/messages",
@@ -413,40 +368,51 @@ async def run(args: argparse.Namespace) -> None:
     from tests.teams import tokens
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    per_person = -(-(args.invokes + WARM_UP) // args.people)
+    total = WARM_UP + args.invokes * args.rounds
+    people = args.people or total
     procs = Processes(Path(tempfile.mkdtemp(prefix="teams-burst-")))
     procs.extra = {}  # type: ignore[attr-defined]
     prefix = f"bench{uuid4().hex[:8]}"
     codec = ActionCodec(ACTION_KEY.encode())
     try:
-        world = await start(args, procs, prefix=prefix, clarifications=per_person)
-        ids = [f"clr-{n:05d}" for n in range(1, per_person + 1)]
-        clicks = [Click(cid, user, (n + user) % 2) for n, cid in enumerate(ids)
-                  for user in range(args.people)][:WARM_UP + args.invokes]
+        world = await start(args, procs, prefix=prefix, clarifications=total, people=people)
+        # invoke n: clarification n, person n (of --people, in turn): every (clarification,
+        # person) once, and with one person per invoke nobody's identity is known beforehand
+        clicks = [Click(f"clr-{n + 1:05d}", n % people, n % 2) for n in range(total)]
         base = datetime.now(UTC)
-        bodies = [invoke(c, codec=codec, service_url=world.connector_url,
-                         at=base + timedelta(milliseconds=n)) for n, c in enumerate(clicks)]
         # one Bot Framework token for the run, as the connector reuses one for about an hour
         token = tokens.sign(tokens.claims(serviceurl=world.connector_url, exp=int(time.time())
                                           + 3600))
-        warm, measured = bodies[:WARM_UP], bodies[WARM_UP:]
-        await burst(world.bare_url, warm, token, args.concurrency)
-        await burst(world.bot_url, warm, token, args.concurrency)
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+        requests = [(invoke(c, codec=codec, service_url=world.connector_url,
+                            at=base + timedelta(milliseconds=n)), headers)
+                    for n, c in enumerate(clicks)]
+        warm = requests[:WARM_UP]
+        await burst(world.bare_url, warm, args.concurrency, _shown)
+        await burst(world.bot_url, warm, args.concurrency, _shown)
         await until_drained(args.redis, prefix, 120)
         before = await connector_calls(world.calls_url)
-        # the two sides take turns, a round each, so that both meet the same load from
-        # whatever else the machine runs (a shared machine's load moves within a minute)
-        size = -(-len(measured) // args.rounds)
-        bare = bot = Burst([], Counter(), Counter(), 0.0)
-        for n in range(args.rounds):
-            part = measured[n * size:(n + 1) * size]
-            bare += await burst(world.bare_url, part, token, args.concurrency)
-            bot += await burst(world.bot_url, part, token, args.concurrency)
-        drained, parked = await until_drained(args.redis, prefix, 300)
+        load_before = os.getloadavg()
+        parts = [requests[WARM_UP + n * args.invokes:WARM_UP + (n + 1) * args.invokes]
+                 for n in range(args.rounds)]
+        sides = {"bare": lambda part: burst(world.bare_url, part, args.concurrency, _shown),
+                 "bot": lambda part: burst(world.bot_url, part, args.concurrency, _shown)}
+        rounds = await take_turns(sides, parts, procs, redis_url=args.redis, prefix=prefix,
+                                  cpu_of=cpu_names(args))
+        _, parked = await until_drained(args.redis, prefix, 300)
         await asyncio.sleep(1.0)  # the follow-ups' last background work, if any
         after = await connector_calls(world.calls_url)
-        counts = await count_responses(world.core_url, ids)
-        report(args, bare, bot, drained, parked, counts, clicks, before, after, procs.logs)
+        load = (load_before, os.getloadavg())
+        counts = await count_responses(world.core_url, [c.clarification_id for c in clicks])
+        print(f"\n{settings_line(args, people, f'{args.invokes} invokes')}; logs in {procs.logs}")
+        print_rounds(rounds, bare_name="bare Agents SDK 1.9 bot (a small card)", unit="invokes")
+        shown: Counter[str] = sum((r.bot.shown for r in rounds), Counter())
+        print(f"bot's invoke responses: {dict(shown)}")
+        print(connector_line(before, after, clicks))
+        print(f"outbox parked: {parked}")
+        print(at_the_core(counts, clicks))
+        print(f"load average (1, 5, 15 min) before: {tuple(round(x, 2) for x in load[0])}, "
+              f"after: {tuple(round(x, 2) for x in load[1])}")
     finally:
         procs.stop()
         await forget(args.redis, prefix)
@@ -454,45 +420,23 @@ async def run(args: argparse.Namespace) -> None:
             await procs.extra["jwks"].cleanup()  # type: ignore[attr-defined]
 
 
-def report(args: argparse.Namespace, bare: Burst, bot: Burst, drained: float, parked: int,
-           counts: Counter[tuple[str, str]], clicks: list[Click], before: dict[str, Any],
-           after: dict[str, Any], logs: Path) -> None:
-    wanted = {(c.clarification_id, f"p-{c.user}") for c in clicks}
-    once = all(counts[key] == 1 for key in wanted) and set(counts) == wanted
-    duplicates = sum(n - 1 for n in counts.values() if n > 1)
+def connector_line(before: dict[str, Any], after: dict[str, Any], clicks: list[Click]) -> str:
+    """The connector calls made during the bursts, and how many were for a clicked card (none
+    should be: the invoke's response is the update)."""
     new_paths = after["paths"][len(before["paths"]):]
     routes = Counter(after["routes"]) - Counter(before["routes"])
     clicked = {f"1:{c.clarification_id}:{c.user}" for c in clicks}
     own = sum(1 for path in new_paths if path.rsplit("/", 1)[-1] in clicked)
-    recorded = f"{sum(counts.values())} of {len(wanted)}, each once: {once}"
-    print(f"\n{args.invokes} invokes at concurrency {args.concurrency}, {args.people} people, "
-          f"in {args.rounds} rounds a side, taking turns; bot role {args.role}; logs in {logs}")
-    print("| side | invokes | rps | p50 ms | p95 ms | p99 ms | max ms | non-200 | "
-          "answers at the core |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    print(bare.row("bare Agents SDK 1.9 bot (a small card)", "-"))
-    print(bot.row("clarify-bot", recorded))
-    print(f"\np99 ratio bot/bare: {bot.pct(99) / bare.pct(99):.2f}")
-    print(f"bot's invoke responses: {dict(bot.shown)}")
-    print(f"connector calls during the bursts: {dict(routes) or 'none'}; "
-          f"for a clicked card: {own}")
-    print(f"last invoke answered → outbox empty: {drained:.1f} s (parked: {parked}); "
-          f"duplicates at the core: {duplicates}")
+    return f"connector calls during the bursts: {dict(routes) or 'none'}; for a clicked card: {own}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--invokes", type=int, default=2000)
+    parser.add_argument("--invokes", type=int, default=1000, help="invokes per round and side")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds each side gets, taking turns")
     parser.add_argument("--concurrency", type=int, default=50)
-    parser.add_argument("--people", type=int, default=50)
-    parser.add_argument("--role", choices=["split", "all"], default="split")
-    parser.add_argument("--rounds", type=int, default=4,
-                        help="rounds each side gets, taking turns (1: the bare side's whole "
-                             "burst, then the bot's)")
-    parser.add_argument("--redis", default="redis://127.0.0.1:6379/13")
-    parser.add_argument("--profile", action="store_true",
-                        help="profile each bot process with cProfile (.prof files in the logs "
-                             "folder)")
+    add_shared(parser)
     parser.add_argument("--serve", choices=["bare", "connector"])
     parser.add_argument("--port", type=int)
     parser.add_argument("--jwks")

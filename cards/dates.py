@@ -8,6 +8,7 @@ shown as that date everywhere; converting them would turn 12 June into 11 June i
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -22,8 +23,10 @@ DEFAULT_LOCALE = "en_GB"
 _BARE_ALIASES = {"en": "en_GB"}
 
 
+@functools.lru_cache(maxsize=256)
 def resolve_locale(tag: str | None) -> Locale:
-    """A babel Locale for a tag like ``en-US``; unknown or malformed tags give the default."""
+    """A babel Locale for a tag like ``en-US``; unknown or malformed tags give the default.
+    Remembered per tag: a burst of cards asks for the same few again and again."""
     normalised = (tag or "").replace("-", "_").strip()
     normalised = _BARE_ALIASES.get(normalised, normalised)
     try:
@@ -64,8 +67,10 @@ def instant_day(moment: datetime, zone: str | None) -> date:
     return aware.astimezone(resolve_zone(zone)).date()
 
 
+@functools.lru_cache(maxsize=4096)
 def day_label(day: date, *, locale: str | None, reference_year: int | None = None) -> str:
-    """ "12 June", or "12 June 2027" when the year differs from the reference year."""
+    """ "12 June", or "12 June 2027" when the year differs from the reference year. Remembered
+    (a pure function of its arguments): babel's formatting is most of a card's dates' cost."""
     babel_locale = resolve_locale(locale)
     if reference_year is not None and day.year != reference_year:
         return format_date(day, "long", locale=babel_locale)

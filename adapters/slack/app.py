@@ -168,20 +168,18 @@ class SlackAdapter:
     async def _screen(self, body: dict[str, Any]) -> Read | Refusal:
         """The edge's checks on a verified callback's body (identity shapes, tenant): what was
         read, to go on with, else the refusal, audited."""
-        # a resent callback (Slack's retry, a replay) is the same occurrence, another one not
-        occurrence = occurrence_of("slack", json.dumps(body, sort_keys=True, default=str))
         try:
             read = read_callback(body, self.kit.codec)
         except payloads.ScopeMismatch:
             return await self._refused(Refusal(403, "workspace_not_served"),
-                                       occurrence=occurrence)
+                                       occurrence=_occurrence(body))
         except payloads.MalformedPayload as exc:
             return await self._refused(Refusal(400, "malformed_payload", exc.field),
-                                       occurrence=occurrence)
+                                       occurrence=_occurrence(body))
         if read.who is not None and self.kit.tenant(read.who) is None \
                 and not await self._confirmed(read.who):
             return await self._refused(Refusal(403, "workspace_not_served"),
-                                       occurrence=occurrence)
+                                       occurrence=_occurrence(body))
         return read
 
     async def _confirmed(self, who: payloads.Who) -> bool:
@@ -265,6 +263,12 @@ class SlackAdapter:
     async def drain(self) -> None:
         """Wait for the work still running after its acknowledgement (tests, shutdown)."""
         await self.kit.tasks.drain()
+
+
+def _occurrence(body: dict[str, Any]) -> str:
+    """A refused callback's occurrence: a resent one (Slack's retry, a replay) is the same,
+    another one not (worked out only for a refusal, never for a callback let through)."""
+    return occurrence_of("slack", json.dumps(body, sort_keys=True, default=str))
 
 
 def _is_answer(click: payloads.Click) -> bool:

@@ -26,7 +26,12 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from microsoft_agents.activity import Activity, ActivityTypes, Attachment
+from microsoft_agents.activity import (
+    Activity,
+    ActivityTypes,
+    AdaptiveCardInvokeValue,
+    Attachment,
+)
 from microsoft_agents.hosting.aiohttp import CloudAdapter
 from microsoft_agents.hosting.core import (
     AgentApplication,
@@ -37,6 +42,7 @@ from microsoft_agents.hosting.core import (
     TurnState,
 )
 from microsoft_agents.hosting.core.authorization import Connections
+from pydantic import ValidationError
 
 from adapters.abuse_limits import client_address, limited
 from adapters.bodies import read_body
@@ -57,6 +63,7 @@ from bot.metrics import REGISTRY
 from bot.store.base import Conversations
 from cards import attention
 from cards import reach as reach_cards
+from cards.teams import ANSWER_VERB
 from cards.views import Viewer, with_locale
 
 log = structlog.get_logger("clarify.teams")
@@ -65,6 +72,8 @@ MESSAGES_PATH = "/api/messages"
 MAX_BODY = 128 * 1024
 BODY_SECONDS = 10.0
 _EDGE = "clarify.edge"  # the turn state's key for what the edge read: (tenant, Actor)
+ACTION_INVOKE = "adaptiveCard/action"  # an Adaptive Card's Action.Execute, as Teams names it
+ACTION_EXECUTE = "Action.Execute"
 
 
 @dataclass
@@ -111,7 +120,25 @@ class TeamsAdapter:
             return limited(refused)
         structlog.contextvars.bind_contextvars(activity=str(activity.type)[:40],
                                                teams_user=who.aad_object_id or "-")
+        if (data := _answer_data(activity)) is not _NOT_AN_ANSWER:
+            return await self._answer(activity, who, data)
         return await self._turn(activity, claims.identity, (tenant, who))
+
+    async def _answer(self, activity: Activity, who: Actor, data: object) -> web.Response:
+        """An answer button's invoke, the one activity that comes in bursts: answered here, as
+        the SDK's ``Action.Execute`` route would answer it (the same handler, the same body),
+        without the turn's connector and token clients, state and routing around it, which an
+        answer never uses (docs/teams.md, "Answer invokes")."""
+        try:
+            answered = await self.invokes.on_action(activity, who, data)
+        except Exception as exc:  # a handler's failure: Teams retries; nothing of it is shown
+            log.error("teams.turn_failed", error=type(exc).__name__)
+            return refusal(500, "turn_failed")
+        body = answered.model_dump(mode="json", by_alias=True, exclude_none=True)
+        response = web.json_response(body, status=200)
+        if _refused_for_now(body):
+            response.headers["Retry-After"] = str(NOT_DURABLE_RETRY_AFTER_SECONDS)
+        return response
 
     async def _checked(self, request: web.Request
                        ) -> tuple[Activity, Verified, Actor] | web.Response:
@@ -312,6 +339,25 @@ def _activity(raw: bytes) -> Activity:
             or not activity.from_property.id or activity.recipient is None:
         raise ValueError("no type, channel, conversation, sender or recipient")
     return activity
+
+
+_NOT_AN_ANSWER = object()
+
+
+def _answer_data(activity: Activity) -> object:
+    """The action data of an answer button's ``Action.Execute`` invoke, as the SDK's route for
+    the answer verb would hand it to its handler; ``_NOT_AN_ANSWER`` for any other activity
+    (which takes the SDK's turn, its checks and answers included)."""
+    if activity.type != ActivityTypes.invoke or activity.name != ACTION_INVOKE:
+        return _NOT_AN_ANSWER
+    try:
+        value = AdaptiveCardInvokeValue.model_validate(activity.value)
+    except ValidationError:
+        return _NOT_AN_ANSWER
+    action = value.action
+    if action is None or action.type != ACTION_EXECUTE or action.verb != ANSWER_VERB:
+        return _NOT_AN_ANSWER
+    return action.data
 
 
 def _channel(activity: Activity) -> str | None:

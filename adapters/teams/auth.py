@@ -16,8 +16,9 @@ validation itself is never switched off.
 from __future__ import annotations
 
 import ipaddress
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
@@ -126,13 +127,26 @@ def _endorsements(key: PyJWK | None) -> frozenset[str] | None:
     return frozenset(e for e in found if isinstance(e, str))
 
 
+# How long a token verified whole is taken again without its signature checked anew (at most
+# until its expiry, with the validator's leeway): the Bot Connector sends one token for about
+# an hour, so a burst of invokes costs one verification a minute, not one each
+VERIFIED_SECONDS = 60.0
+VERIFIED_KEPT = 256  # tokens remembered at most (the oldest forgotten first)
+EXPIRY_LEEWAY_SECONDS = 300.0  # the SDK validator's leeway on ``exp``
+
+
 @dataclass
 class TokenGate:
-    """Checks a request's bearer token once; the claims, or ``Unauthorized``."""
+    """Checks a request's bearer token once; the claims, or ``Unauthorized``. A token that
+    passed every check is remembered, by its whole text, for ``VERIFIED_SECONDS`` (never past
+    its ``exp`` and the leeway): the same token again is the same verified claims. Only a token
+    that passed is remembered; any other text, a byte changed, is verified from the start."""
 
     settings: TeamsSettings
     config: AgentAuthConfiguration
     keys: KeyDirectory
+    now: Callable[[], float] = time.time  # the validator's own clock (PyJWT reads time.time)
+    _verified: dict[str, tuple[float, Verified]] = field(default_factory=dict, init=False)
 
     @classmethod
     def build(cls, settings: TeamsSettings, *, keys: KeyDirectory | None = None) -> TokenGate:
@@ -152,6 +166,32 @@ class TokenGate:
         token = token.strip()
         if scheme.lower() != "bearer" or not token or " " in token:
             raise Unauthorized("malformed_header")
+        if (known := self._known(token)) is not None:
+            return known
+        verified = await self._verify(token)
+        self._remember(token, verified)
+        return verified
+
+    def _known(self, token: str) -> Verified | None:
+        """The claims of this very token, verified within ``VERIFIED_SECONDS`` and not expired."""
+        found = self._verified.get(token)
+        if found is None:
+            return None
+        if self.now() >= found[0]:
+            del self._verified[token]
+            return None
+        return found[1]
+
+    def _remember(self, token: str, verified: Verified) -> None:
+        until = min(self.now() + VERIFIED_SECONDS,
+                    float(verified.claims["exp"]) + EXPIRY_LEEWAY_SECONDS)
+        self._verified.pop(token, None)
+        self._verified[token] = (until, verified)
+        while len(self._verified) > VERIFIED_KEPT:
+            del self._verified[next(iter(self._verified))]
+
+    async def _verify(self, token: str) -> Verified:
+        """Every check of the token itself: its shape, then the SDK's validation."""
         self._screen(token)
         validator = JwtTokenValidator(self.config)
         watched = _Watched(self.keys)  # where keys come from; checks unchanged

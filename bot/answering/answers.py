@@ -195,7 +195,7 @@ class AnswerService:
         else QUEUED: the task goes on and the follow-ups show its outcome through the channel."""
         loop = asyncio.get_running_loop()
         handover = Handover() if wait.in_place else None
-        task = wait.tasks.spawn(self._forward_own(cb, handover))
+        task = wait.tasks.spawn(self._forward_own(cb, handover, wait.tasks))
         until = wait.until if wait.until is not None else loop.time() + wait.seconds
         done, _ = await asyncio.wait({task}, timeout=max(0.0, until - loop.time()))
         if task not in done and (handover is None or handover.give_up()):
@@ -206,7 +206,8 @@ class AnswerService:
             return Receipt(AnswerStatus.QUEUED)
         return task.result()
 
-    async def _forward_own(self, cb: Callback, handover: Handover | None) -> Receipt:
+    async def _forward_own(self, cb: Callback, handover: Handover | None, tasks: Tasks
+                           ) -> Receipt:
         """Forward an answer this caller accepted (unless a consumer holds it already)."""
         # (as due as ``_accept(wake=False)`` made it: the claim is this caller's)
         at = self.clock.now() + timedelta(seconds=self.policy.own_forward_seconds)
@@ -215,7 +216,7 @@ class AnswerService:
         if not claimed:
             return Receipt(AnswerStatus.QUEUED)
         with structlog.contextvars.bound_contextvars(**_log_ids(claimed[0])):
-            return await self._process(claimed[0], handover)
+            return await self._process(claimed[0], handover, tasks)
 
     # ---------------------------------------------------------------- one outbox entry
 
@@ -226,10 +227,11 @@ class AnswerService:
         with structlog.contextvars.bound_contextvars(**_log_ids(entry)):
             return await self._process(entry, None)
 
-    async def _process(self, entry: OutboxEntry, handover: Handover | None) -> Receipt:
+    async def _process(self, entry: OutboxEntry, handover: Handover | None,
+                       tasks: Tasks | None = None) -> Receipt:
         """``handover``: a click's response waits for this entry's outcome and shows the
         person's own result (a Teams invoke); only what it shows is worked out here, the rest
-        follows in the background."""
+        follows in the background (in ``tasks``: settling the entry)."""
         assert self.reach is not None
         try:
             receipt = await self._attempt(entry)
@@ -249,8 +251,8 @@ class AnswerService:
                 return await self._park(entry, reason=type(exc).__name__)
             return await self._later(entry, failed=True)
         self.reach.answered()
-        if handover is not None and isinstance(receipt.shown, Answered):
-            return await self._settled_in_place(entry, receipt, receipt.shown, handover)
+        if handover is not None and tasks is not None and isinstance(receipt.shown, Answered):
+            return await self._in_place(entry, receipt, receipt.shown, handover, tasks)
         await self.store.outbox_done(entry, now=self.clock.now())
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
         if receipt.shown is None:
@@ -260,19 +262,21 @@ class AnswerService:
             self.followups.submit(receipt.shown)
         return receipt
 
-    async def _settled_in_place(self, entry: OutboxEntry, receipt: Receipt, shown: Answered,
-                                handover: Handover) -> Receipt:
-        """The entry settled and the person's own outcome worked out side by side (a click's
-        response waits for both). The core has the answer either way: a store that fails to
-        settle the entry leaves it to be sent again after its lease, which the core answers
-        from its idempotency key without applying it twice."""
-        done, view = await asyncio.gather(self.store.outbox_done(entry, now=self.clock.now()),
-                                          self.followups.in_place(shown, handover=handover),
-                                          return_exceptions=True)
-        if isinstance(done, BaseException):
-            log.warning("answers.entry_not_settled", error=type(done).__name__)
+    async def _in_place(self, entry: OutboxEntry, receipt: Receipt, shown: Answered,
+                        handover: Handover, tasks: Tasks) -> Receipt:
+        """The person's own outcome for the click's response; the entry settled in ``tasks``,
+        not waited for: an entry not settled (the store failing, the process killed) is sent
+        again after its lease, which the core answers from its idempotency key, once."""
+        tasks.spawn(self._settle(entry))
+        view = await self.followups.in_place(shown, handover=handover)
         REGISTRY.inc("clarify_answers_total", verdict=receipt.verdict.value)
-        return replace(receipt, view=None if isinstance(view, BaseException) else view)
+        return replace(receipt, view=view)
+
+    async def _settle(self, entry: OutboxEntry) -> None:
+        try:
+            await self.store.outbox_done(entry, now=self.clock.now())
+        except Exception as exc:  # its lease brings it back
+            log.warning("answers.entry_not_settled", error=type(exc).__name__)
 
     async def _attempt(self, entry: OutboxEntry) -> Receipt:
         cb = Callback.from_json(entry.payload)
@@ -317,20 +321,28 @@ class AnswerService:
     async def _forward(self, entry: OutboxEntry, cb: Callback) -> Receipt:
         if cb.tenant_id is None:
             return Receipt(AnswerStatus.OUT_OF_SCOPE, shown=Note(cb=cb))
-        person = self.identities.get(cb.who(), now=self.clock.now())
-        if person is None:
-            found = await self._responder(cb)
-            if isinstance(found, Unlinked):
-                return Receipt(AnswerStatus.UNVERIFIED, shown=Note(cb=cb, unlinked=found))
-            person = found
-            self.identities.keep(cb.who(), person, now=self.clock.now())
         cid = cb.clarification_id
-        try:  # its tenant, workspace and document ACL: fixed for its lifetime
-            c = await self.clarifications.read(
-                cid, lambda: self.core.get_clarification(clarification_id=cid),
-                now=self.clock.now())
-        except e.ClarificationNotFound:
-            return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
+        # its tenant, workspace and document ACL (fixed for its lifetime), read while the
+        # responder is: neither read waits for the other
+        reading = asyncio.ensure_future(self.clarifications.read(
+            cid, lambda: self.core.get_clarification(clarification_id=cid), now=self.clock.now()))
+        try:
+            person = self.identities.get(cb.who(), now=self.clock.now())
+            if person is None:
+                found = await self._responder(cb)
+                if isinstance(found, Unlinked):
+                    return Receipt(AnswerStatus.UNVERIFIED, shown=Note(cb=cb, unlinked=found))
+                person = found
+                self.identities.keep(cb.who(), person, now=self.clock.now())
+            try:
+                c = await reading
+            except e.ClarificationNotFound:
+                return Receipt(AnswerStatus.NOT_ALLOWED, shown=Note(cb=cb))
+        finally:  # a read no longer waited for: stopped, or its failure taken
+            if not reading.done():
+                reading.cancel()
+            elif not reading.cancelled():
+                reading.exception()
         if c.tenant_id != cb.tenant_id:
             await self._refuse(cb, ReasonCode.TENANT_SCOPE_MISMATCH,
                                "A callback named a clarification of another tenant.")

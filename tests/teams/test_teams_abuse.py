@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from bot.abuse_limits import OFF, Bucket, Limits
+from bot.aio import Tasks
 from bot.answering.answers import Receipt
 from bot.answering.waiting import Handover
 from bot.chat import Callback
@@ -121,9 +122,9 @@ async def test_invokes_are_refused_at_the_cap_of_outstanding_tasks(teams: TeamsS
     release = asyncio.Event()
     forward = teams.engine.answers._forward_own
 
-    async def held(cb: Callback, handover: Handover | None) -> Receipt:
+    async def held(cb: Callback, handover: Handover | None, tasks: Tasks) -> Receipt:
         await release.wait()
-        return await forward(cb, handover)
+        return await forward(cb, handover, tasks)
 
     teams.engine.answers._forward_own = held  # type: ignore[method-assign]
     token = sign(claims())
