@@ -63,6 +63,7 @@ from ack_burst_world import (  # noqa: E402
 
 WARM_UP = 200
 BIN = Path(sys.executable).parent
+QUIET, QUIET_STEP = 0.05, 0.25  # servers' CPU (cores) under which the machine counts as quiet
 
 
 # ---------------------------------------------------------------- measuring
@@ -148,7 +149,8 @@ async def take_turns(sides: Mapping[str, Callable[[Any], Awaitable[Burst]]], par
                      ) -> list[Round]:
     """``len(parts)`` rounds: the bare side and the bot take turns on the same requests (the
     bot first in every other round), so that both meet the same load from the rest of the
-    machine; the outbox drained after each bot burst, inside its round."""
+    machine; after each bot burst, inside its round, the outbox drained and the bot's processes
+    quiet again (their follow-ups done), so neither side's burst meets the other's leftovers."""
     rounds = []
     for n, part in enumerate(parts):
         got: dict[str, Burst] = {}
@@ -158,6 +160,7 @@ async def take_turns(sides: Mapping[str, Callable[[Any], Awaitable[Burst]]], par
             got[side] = await sides[side](part)
             if side == "bot":
                 await until_drained(redis_url, prefix, 300)
+                await procs.until_quiet()  # its follow-ups too, before the next side's burst
                 ran = await redis_scripts(redis_url)
                 cpu["scripts"] = (ran[0] - scripts[0]) / len(part)
                 cpu["script_ms"] = (ran[1] - scripts[1]) / 1000 / len(part)
@@ -253,6 +256,24 @@ class Processes:
                                                                  strict=True)}
         used["load generator"] = _cpu_seconds(os.getpid())
         return used
+
+    async def until_quiet(self, within: float = 120.0) -> float:
+        """Seconds until the servers (not this load generator) have used under ``QUIET`` of a
+        core for a whole second: what a burst left behind (an outbox's follow-ups, a
+        collection) is done before the next burst starts."""
+        started = time.perf_counter()
+        last = self.cpu()
+        quiet_since = time.perf_counter()
+        while time.perf_counter() - started < within:
+            await asyncio.sleep(QUIET_STEP)
+            now = self.cpu()
+            busy = sum(now[name] - last[name] for name in self.names) / QUIET_STEP
+            last = now
+            if busy > QUIET:
+                quiet_since = time.perf_counter()
+            elif time.perf_counter() - quiet_since >= 1.0:
+                break
+        return time.perf_counter() - started
 
     def start(self, name: str, command: list[str], env: dict[str, str] | None = None,
               stdout: int | None = None, cwd: Path = ROOT) -> subprocess.Popen[bytes]:
@@ -447,6 +468,7 @@ async def run(args: argparse.Namespace) -> None:
         await burst(servers.bare_url, requests(warm), args.concurrency)
         await burst(servers.bot_url, requests(warm), args.concurrency)
         await until_drained(args.redis, prefix, 120)
+        await procs.until_quiet()
         load_before = os.getloadavg()
         parts = [clicks[WARM_UP + n * args.clicks:WARM_UP + (n + 1) * args.clicks]
                  for n in range(args.rounds)]

@@ -391,6 +391,7 @@ async def run(args: argparse.Namespace) -> None:
         await burst(world.bare_url, warm, args.concurrency, _shown)
         await burst(world.bot_url, warm, args.concurrency, _shown)
         await until_drained(args.redis, prefix, 120)
+        await procs.until_quiet()
         before = await connector_calls(world.calls_url)
         load_before = os.getloadavg()
         parts = [requests[WARM_UP + n * args.invokes:WARM_UP + (n + 1) * args.invokes]
@@ -401,6 +402,7 @@ async def run(args: argparse.Namespace) -> None:
                                   cpu_of=cpu_names(args))
         _, parked = await until_drained(args.redis, prefix, 300)
         await asyncio.sleep(1.0)  # the follow-ups' last background work, if any
+        await procs.until_quiet()
         after = await connector_calls(world.calls_url)
         load = (load_before, os.getloadavg())
         counts = await count_responses(world.core_url, [c.clarification_id for c in clicks])
@@ -421,13 +423,17 @@ async def run(args: argparse.Namespace) -> None:
 
 
 def connector_line(before: dict[str, Any], after: dict[str, Any], clicks: list[Click]) -> str:
-    """The connector calls made during the bursts, and how many were for a clicked card (none
-    should be: the invoke's response is the update)."""
+    """The connector calls the bursts' answers made, their follow-ups included, and how many
+    updated a clicked card. An answer shown in place needs none; one answered "being recorded"
+    in a burst (``answers.in_place_at_once``) has its outcome said by the follow-ups: here, with
+    no card of the bench's delivered by the bot, as a message beside the clicked card (a
+    ``send``; a delivered card is updated instead)."""
     new_paths = after["paths"][len(before["paths"]):]
     routes = Counter(after["routes"]) - Counter(before["routes"])
     clicked = {f"1:{c.clarification_id}:{c.user}" for c in clicks}
     own = sum(1 for path in new_paths if path.rsplit("/", 1)[-1] in clicked)
-    return f"connector calls during the bursts: {dict(routes) or 'none'}; for a clicked card: {own}"
+    return (f"connector calls of the bursts' answers (follow-ups included): "
+            f"{dict(routes) or 'none'}; updates of a clicked card: {own}")
 
 
 def main() -> None:

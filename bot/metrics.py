@@ -156,6 +156,9 @@ class Metrics:
         self._counter("clarify_outbox_parked_total", "Answers parked since the process started.")
         self._counter("clarify_outbox_full_total",
                       "Answers refused (503, not acknowledged) because the outbox was full.")
+        self._counter("clarify_answers_in_burst_total",
+                      "Clicks answered \"being recorded\" at once rather than with their outcome "
+                      "in place: answers.in_place_at_once of this process were waiting already.")
         self._counter("clarify_job_store_retries_total",
                       "Jobs handled again on their lease because the store was unavailable.")
         self._counter("clarify_outbox_unreplicated_total",

@@ -35,8 +35,8 @@ import structlog
 from bot.aio import Tasks
 from bot.answering.followups import Answered, Followups, Note
 from bot.answering.policy import OutboxPolicy
-from bot.answering.requests import answer_request, request_id
-from bot.answering.waiting import FAILING, CoreReach, Handover, waiting_kind
+from bot.answering.requests import answer_request, occurrence, request_id, with_acted
+from bot.answering.waiting import FAILING, CoreReach, Handover, InPlace, waiting_kind
 from bot.audit import Audit, AuditEvent, EventFacts, occurrence_of
 from bot.channel import ContractWords
 from bot.chat import Callback
@@ -134,8 +134,10 @@ class AnswerService:
     words: ContractWords = field(default_factory=lambda: ContractWords.of({}))
     identities: Recent[tuple[str, str, str, str | None, str | None], Person] = field(init=False)
     clarifications: Recent[str, Clarification] = field(init=False)
+    in_place: InPlace = field(init=False)
 
     def __post_init__(self) -> None:
+        self.in_place = InPlace(self.policy.in_place_at_once)
         self.identities = Recent(ttl_seconds=self.policy.cache_seconds)
         self.clarifications = Recent(ttl_seconds=self.policy.cache_seconds)
         if self.reach is None:
@@ -154,17 +156,27 @@ class AnswerService:
         waits for the outcome: the answer is forwarded at once, in a task of the adapter's
         (``Wait``), and the verdict returned is the forward's, or QUEUED when the wait ends
         first (the forward goes on, its outcome follows through the channel)."""
-        cb = _with_acted(cb, self.clock)  # one entry, whoever forwards it
+        cb = with_acted(cb, self.clock)  # one entry, whoever forwards it
+        if wait is not None and not self.in_place.enter():
+            REGISTRY.inc("clarify_answers_in_burst_total")
+            wait = None  # a burst: "being recorded" now, the outcome painted when it comes
         try:
-            verdict = await asyncio.wait_for(self._accept(cb, wake=wait is None),
-                                             respond_within)
+            verdict = await self._durable(cb, respond_within, wake=wait is None)
+            if wait is None or verdict is not AnswerStatus.QUEUED:
+                return Receipt(verdict)
+            return await self._waited(cb, wait)
+        finally:
+            if wait is not None:
+                self.in_place.leave()
+
+    async def _durable(self, cb: Callback, respond_within: float, *, wake: bool
+                       ) -> AnswerStatus:
+        try:
+            return await asyncio.wait_for(self._accept(cb, wake=wake), respond_within)
         except (TimeoutError, StoreError) as exc:
             # under its platform's name, as operators know it (``slack.answer_not_durable``)
             log.error(f"{cb.platform}.answer_not_durable", error=type(exc).__name__)
             raise NotDurable(type(exc).__name__) from None
-        if wait is None or verdict is not AnswerStatus.QUEUED:
-            return Receipt(verdict)
-        return await self._waited(cb, wait)
 
     async def _accept(self, cb: Callback, *, wake: bool) -> AnswerStatus:
         """Make the answer durable and ordered. ``wake`` False: the caller forwards it itself,
@@ -407,7 +419,7 @@ class AnswerService:
         await self.audit.emit(AuditEvent(
             type="answer_refused", at=self.clock.now(), clarification_id=cb.clarification_id,
             message=message, reason_code=reason, channel=cb.platform,
-            extra={"chat_user": cb.user_id}, occurrence=_occurrence(cb),
+            extra={"chat_user": cb.user_id}, occurrence=occurrence(cb),
         ), to_core=to_core)
 
     async def _audit_answer(self, c: Clarification, person: Person, cb: Callback,
@@ -419,24 +431,9 @@ class AnswerService:
             message=("Answer forwarded as superseded by a later answer of the same person; "
                      "recorded, it does not count." if later else
                      f"Answer forwarded; the core's outcome: {result.outcome}."),
-            extra={"superseded": "true"} if later else {}, occurrence=_occurrence(cb),
+            extra={"superseded": "true"} if later else {}, occurrence=occurrence(cb),
             facts=EventFacts.of(c, bound=not later and result.outcome is AnswerOutcome.BOUND),
         ), to_core=False)
-
-
-def _occurrence(cb: Callback) -> str:
-    """One answer (or refusal) a callback: a resent callback is the same one, a later answer
-    of the same person another."""
-    return occurrence_of(cb.platform, cb.user_id, cb.card_ref, cb.answer_index, cb.acted_at,
-                         cb.custom_from, cb.custom_to)
-
-
-def _with_acted(cb: Callback, clock: Clock) -> Callback:
-    """The callback as ``accept`` stored it (the time of receipt when the platform gave none)."""
-    if cb.acted_at > 0:
-        return cb
-    received = cb.received_at or clock.now()
-    return replace(cb, acted_at=round(received.timestamp() * 1_000_000))
 
 
 def _log_ids(entry: OutboxEntry) -> dict[str, str]:

@@ -23,6 +23,10 @@ class OutboxPolicy:
     # under the click waiting for its outcome (if that process dies in between, the consumers
     # forward it this much later)
     own_forward_seconds: float = 10.0
+    # clicks of one process whose response waits for their outcome at once (a Teams invoke
+    # answered with the card); more, in a burst, are answered "being recorded" and go through
+    # the consumers (``bot.answering.waiting.InPlace``)
+    in_place_at_once: int = 4
     backoff_jitter: float = 0.5  # the random share of each wait (bot.retry), not a setting
 
     @property

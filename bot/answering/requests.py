@@ -4,9 +4,12 @@ the action, the custom answer's interval and the responder's rights."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from bot.audit import occurrence_of
 from bot.chat import Callback
+from bot.clock import Clock
 from bot.core.models import (
     AnswerCustomInput,
     AnswerRequest,
@@ -49,3 +52,18 @@ def answer_request(cb: Callback, person: Person, *, rights: Role | None,
         steward_override=cb.steward_override, note=cb.override_note or None,
         responded_at=responded_at(cb), superseded=True if superseded else None,
     )
+
+
+def with_acted(cb: Callback, clock: Clock) -> Callback:
+    """The callback as ``accept`` stored it (the time of receipt when the platform gave none)."""
+    if cb.acted_at > 0:
+        return cb
+    received = cb.received_at or clock.now()
+    return replace(cb, acted_at=round(received.timestamp() * 1_000_000))
+
+
+def occurrence(cb: Callback) -> str:
+    """One answer (or refusal) a callback: a resent callback is the same one, a later answer
+    of the same person another."""
+    return occurrence_of(cb.platform, cb.user_id, cb.card_ref, cb.answer_index, cb.acted_at,
+                         cb.custom_from, cb.custom_to)

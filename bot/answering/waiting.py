@@ -63,6 +63,29 @@ def waiting_kind(reach: CoreReach | None) -> OutcomeKind:
     return OutcomeKind.RECORDING if reach is not None and reach.failing() else OutcomeKind.PENDING
 
 
+@dataclass
+class InPlace:
+    """The clicks of this process whose response waits for their answer's outcome (a Teams
+    invoke answered with the card), at most ``limit`` at once. One more, in a burst, is answered
+    "being recorded" at once instead and goes through the outbox's consumers like a Slack click:
+    its card is painted with the outcome when the core has it (``bot.answering.followups``). A
+    response waiting on the core costs the core's time in the click's own; a burst of them
+    would queue every click behind the core (docs/delivery.md, "Answers in a burst")."""
+
+    limit: int
+    waiting: int = 0
+
+    def enter(self) -> bool:
+        """A click may wait for its outcome (then ``leave`` when it stops waiting)."""
+        if self.waiting >= self.limit:
+            return False
+        self.waiting += 1
+        return True
+
+    def leave(self) -> None:
+        self.waiting -= 1
+
+
 class Holder(Enum):
     """Who shows an answer's outcome that a click's response waits for."""
 

@@ -105,6 +105,9 @@ class AnswersSettings(_Table):
     cache_seconds: Num = _allowed(10.0, "a number of seconds from 0 (off) to 300", ge=0, le=300)
     queue_cache_seconds: Num = _allowed(30.0, "a number of seconds from 0 (off) to 600", ge=0,
                                         le=600)
+    # clicks one process answers with their outcome in place at once (Teams); more are
+    # answered "being recorded" and painted later (0: none waits)
+    in_place_at_once: Int = _ints(4, 0, 1000)
 
 
 class LimitsSettings(_Table):

@@ -84,8 +84,10 @@ async def test_a_verified_token_is_taken_again_until_a_minute_or_its_expiry(
         assert (await teams.post(invoke(action_data(teams.codec, cid, candidate=candidate)),
                                  token)).status == 200
     assert len(lookups) == 1
-    last = token[-1]
-    forged = token[:-1] + ("A" if last != "A" else "B")
+    # one character of the signature's middle (the last one carries padding bits, which
+    # some changes leave undecodable: refused before any key is looked up)
+    at = len(token) - 20
+    forged = token[:at] + ("A" if token[at] != "A" else "B") + token[at + 1:]
     assert (await teams.post(invoke(action_data(teams.codec, cid)), forged)).status == 401
 
     now = time.time()

@@ -78,13 +78,15 @@ def _actions(card: Any) -> Iterator[dict[str, Any]]:
             yield from _actions(value)
 
 
-def _click(kit: Kit, posted: Posted, *, candidate: int, at: datetime) -> dict[str, Any]:
-    """Sarah presses a date on the card the bot sent her, as Teams sends the invoke."""
+def _click(kit: Kit, posted: Posted, *, candidate: int, at: datetime, user: str = SARAH
+           ) -> dict[str, Any]:
+    """Sarah (or ``user``) presses a date on the card the bot sent her, as Teams sends the
+    invoke."""
     sent = (posted.versions or [posted.activity])[0]  # the card as the bot first sent it
     answers = [a for a in _actions(sent.get("attachments"))
                if a.get("verb") == "clarify.answer"]
     data = answers[candidate]["data"]
-    body = activity("invoke", user=SARAH, service_url=kit.fake.url, name="adaptiveCard/action",
+    body = activity("invoke", user=user, service_url=kit.fake.url, name="adaptiveCard/action",
                     replyToId=posted.activity_id,
                     value={"action": {"type": "Action.Execute", "verb": "clarify.answer",
                                       "data": data}})
