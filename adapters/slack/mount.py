@@ -58,7 +58,7 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
     client = web_client(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
-                        rates=settings.slack.rates,
+                        rates=settings.slack.rates, people=base.store,
                         **away_reading(settings.clarify.away))
 
 
