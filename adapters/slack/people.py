@@ -28,7 +28,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import structlog
@@ -54,7 +54,9 @@ PAGE_LIMIT = 200  # members a users.list page asks for (Slack recommends no more
 DND_BATCH = 50  # users a dnd.teamInfo call asks for (Slack's most)
 REFRESH_SECONDS = 3 * 3600  # a workspace is listed again this long after its last listing
 KEPT_SECONDS = 2 * REFRESH_SECONDS  # a member's document older than this counts as absent
-LEASE_SECONDS = 600  # one replica lists a workspace at a time; a broken listing resumes after it
+# one replica lists a workspace in each window of this many seconds; a broken listing resumes
+# from its cursor in the next one
+LEASE_SECONDS = 600
 LISTED, LISTING, CURSOR = "slack-listed", "slack-listing", "slack-listing-cursor"
 
 
@@ -209,6 +211,17 @@ class SlackPeople(SlackAbsences):
             self._wanted[scope] = where
         self._start(scope)
 
+    async def list_workspace(self, where: SlackReach) -> None:
+        """List the workspace's members now, unless listed lately or by another replica (its
+        first fill before anyone is looked up; tests)."""
+        scope = self.directory_of(where)
+        self._wanted[scope] = where
+        await self.list_members(scope)
+
+    async def listings_ended(self) -> None:
+        """Until every listing under way in this process has ended (a drain; tests)."""
+        await asyncio.gather(*self._listings.values(), return_exceptions=True)
+
     async def keep_house(self) -> None:
         """A worker chore: list again each workspace whose listing is due."""
         for scope in list(self._wanted):
@@ -232,7 +245,8 @@ class SlackPeople(SlackAbsences):
         if await people.kv_get(LISTED, scope) is not None:
             self._next_listing[scope] = self.clock.now() + timedelta(seconds=LEASE_SECONDS)
             return
-        if not await people.mark_once(LISTING, scope, ttl_seconds=LEASE_SECONDS):
+        window = int(self.clock.now().timestamp() // LEASE_SECONDS)  # one lister in each
+        if not await people.mark_once(LISTING, f"{scope}|{window}", ttl_seconds=LEASE_SECONDS):
             self._next_listing[scope] = self.clock.now() + timedelta(seconds=LEASE_SECONDS)
             return
         cursor = await people.kv_get(CURSOR, scope) or ""
@@ -246,12 +260,11 @@ class SlackPeople(SlackAbsences):
             raise
         except ChannelError as exc:  # what was read is kept; resumed from the cursor later
             log.warning("slack.listing_broken", reason=exc.reason)
-            await people.kv_delete(LISTING, scope)
-            self._next_listing[scope] = self.clock.now() + timedelta(seconds=USER_FRESH_SECONDS)
+            self._next_listing[scope] = datetime.fromtimestamp((window + 1) * LEASE_SECONDS,
+                                                               tz=UTC)
             return
         await people.kv_put(LISTED, scope, "1", ttl_seconds=REFRESH_SECONDS)
         await people.kv_delete(CURSOR, scope)
-        await people.kv_delete(LISTING, scope)
         self._next_listing[scope] = self.clock.now() + timedelta(seconds=REFRESH_SECONDS)
 
     async def _page(self, scope: str, where: SlackReach, cursor: str) -> str:
