@@ -10,6 +10,8 @@ they are away (``away``) are read from it in one store read, kept a minute in th
   their Do Not Disturb period as ``dnd.teamInfo`` told it. Deleted users and bots are skipped; a
   member read tolerantly (unknown fields, a missing zone, a field of an odd type), one that
   cannot be read at all skipped alone.
+- **Order**: every page is kept as it is read (the zones and locales first, resumable by the
+  cursor), then the Do Not Disturb of everyone listed, a batch at a time.
 - **When**: a workspace is listed when a person of it is first looked up (the first fill), then
   again every ``REFRESH_SECONDS`` by the worker's housekeeping (``keep_house``), one replica at
   a time (a lease in the store). A page that fails (Slack unreachable, a 429 the retries did not
@@ -250,12 +252,14 @@ class SlackPeople(SlackAbsences):
             self._next_listing[scope] = self.clock.now() + timedelta(seconds=LEASE_SECONDS)
             return
         cursor = await people.kv_get(CURSOR, scope) or ""
+        listed: dict[str, str] = {}
         try:
             while True:
-                cursor = await self._page(scope, where, cursor)
+                cursor = await self._page(scope, where, cursor, listed)
                 if not cursor:
                     break
                 await people.kv_put(CURSOR, scope, cursor, ttl_seconds=REFRESH_SECONDS)
+            await self._with_dnd(scope, where, listed)  # the profiles first, then DND
         except CredentialsRejected:
             raise
         except ChannelError as exc:  # what was read is kept; resumed from the cursor later
@@ -267,8 +271,10 @@ class SlackPeople(SlackAbsences):
         await people.kv_delete(CURSOR, scope)
         self._next_listing[scope] = self.clock.now() + timedelta(seconds=REFRESH_SECONDS)
 
-    async def _page(self, scope: str, where: SlackReach, cursor: str) -> str:
-        """One page of users.list kept; the next page's cursor ("" after the last)."""
+    async def _page(self, scope: str, where: SlackReach, cursor: str,
+                    listed: dict[str, str]) -> str:
+        """One page of users.list kept (and added to ``listed``); the next page's cursor (""
+        after the last)."""
         args: dict[str, Any] = {"limit": PAGE_LIMIT, "include_locale": "true"}
         if cursor:
             args["cursor"] = cursor
@@ -283,17 +289,19 @@ class SlackPeople(SlackAbsences):
                 if isinstance(user, Mapping) else None
             if found is not None:
                 docs[found[0]] = found[1]
-        await self._with_dnd(where, docs)
         assert self.people is not None
         await self.people.directory_put(scope, docs, ttl_seconds=KEPT_SECONDS)
+        listed.update(docs)
         meta = page.get("response_metadata")
         following = meta.get("next_cursor") if isinstance(meta, Mapping) else None
         return following if isinstance(following, str) else ""
 
-    async def _with_dnd(self, where: SlackReach, docs: dict[str, str]) -> None:
-        """Each member's Do Not Disturb (``dnd.teamInfo``, 50 at a time) into their document;
-        left out when it cannot be read now (then ``dnd.info`` when needed)."""
-        if not self.away_dnd or str(self._bucket(where)) in self._no_dnd:
+    async def _with_dnd(self, scope: str, where: SlackReach, docs: dict[str, str]) -> None:
+        """Each member's Do Not Disturb (``dnd.teamInfo``, 50 at a time) into their document,
+        kept a batch at a time; left out when it cannot be read now (then ``dnd.info`` when
+        needed)."""
+        if not self.away_dnd or str(self._bucket(where)) in self._no_dnd \
+                or self.people is None:
             return
         ids = list(docs)
         for start in range(0, len(ids), DND_BATCH):
@@ -312,7 +320,7 @@ class SlackPeople(SlackAbsences):
                 log.info("slack.dnd_listing_later", reason=exc.reason)
                 return
             users = told.get("users")
-            for uid in batch:
-                if isinstance(users, Mapping) and uid in users:
-                    docs[uid] = with_dnd(docs[uid], users[uid])
+            await self.people.directory_put(scope, {
+                uid: with_dnd(docs[uid], users[uid]) for uid in batch
+                if isinstance(users, Mapping) and uid in users}, ttl_seconds=KEPT_SECONDS)
 
