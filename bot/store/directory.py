@@ -2,7 +2,9 @@
 ``users.list``) said of each member, as small documents by member id, shared by every replica
 so that a person found there costs their platform no lookup of their own. On Redis one hash per
 workspace (``keys.Keys.directory``; a page of members written in one pipeline, the hash's time
-to live renewed with it, a member read in one ``HGET``), in memory a dict per workspace."""
+to live renewed with it, a member read in one ``HGET``; the workspace and each member named by
+their keyed hash, ``keys.hashed``, so no key or field names anyone), in memory a dict per
+workspace."""
 
 from __future__ import annotations
 
@@ -46,13 +48,14 @@ class RedisDirectories:
             return
         key = self._keys.directory(scope)
         async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.hset(key, mapping=dict(members))  # type: ignore[arg-type]
+            pipe.hset(key, mapping={k.hashed(m): v for m, v in members.items()})  # type: ignore[arg-type]
             pipe.expire(key, ttl_seconds)
             await pipe.execute()
 
     @translated
     async def directory_get(self, scope: str, member: str) -> str | None:
-        value = await self._redis.hget(self._keys.directory(scope), member)  # type: ignore[misc]
+        value = await self._redis.hget(self._keys.directory(scope),  # type: ignore[misc]
+                                       k.hashed(member))
         return value if isinstance(value, str) else None
 
 
