@@ -15,9 +15,9 @@ they are away (``away``) are read from it in one store read, kept a minute in th
 - **When**: a workspace is listed when a person of it is first looked up (the first fill), then
   again every ``REFRESH_SECONDS`` by the worker's housekeeping (``keep_house``), one replica at
   a time (a lease in the store). A page that fails (Slack unreachable, a 429 the retries did not
-  outlast) keeps what was read; the listing resumes from its cursor at the next pass.
+  outlast) keeps what was read; the listing resumes from its cursor in the next lease window.
 - **Fallback**: a person the directory lacks (joined since, a listing not done yet) or whose
-  document is older than ``KEPT_SECONDS`` is read as before (``users.info``, with the profile's
+  document is older than ``KEPT_SECONDS`` is read alone (``users.info``, with the profile's
   patience), and what it said is kept in the directory for the other replicas. A Do Not Disturb
   period that ended since the listing, or one ``dnd.teamInfo`` did not tell, is asked of
   ``dnd.info`` for that person when their away check needs it.

@@ -83,7 +83,7 @@ async def test_a_workspace_listed_page_by_page_costs_no_users_info(
         assert await channel.away(at(user)) is None
     assert (await channel.profile(at("U00001"))).time_zone == "America/New_York"  # type: ignore[union-attr]
     assert slack.calls_to("users.info") == [] and slack.calls_to("dnd.info") == []
-    # bots and deleted users are not kept: they fall back (and are refused as before)
+    # bots and deleted users are not kept: a lookup of one falls back to users.info
     assert await channel.member("UBOT", ACME) is None
     assert await channel.member("UGONE", ACME) is None
 
