@@ -264,7 +264,9 @@ class Row:
     core_calls: dict[str, int] = field(default_factory=dict)
     redis_calls: dict[str, int] = field(default_factory=dict)
     slack_calls: dict[str, int] = field(default_factory=dict)
-    loaded_at: float = 0.0  # when the (first load's) questions were created
+    # when each load's questions were created (the questions of load i: i * chunk onwards)
+    loads: list[float] = field(default_factory=list)
+    chunk: int = 0
     first_posts: dict[str, float] = field(default_factory=dict)  # user: their first card
 
     @property
@@ -295,7 +297,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
     chunk = min(cards, args.chunk)
     loaded = size = chunk
     await _load(world, scenario(chunk, people, tag=f"{tag}0", high_share=high_share))
-    loaded_at = time.time()  # the questions exist from here
+    loads = [time.time()]  # the questions exist from here
     await _json("GET", f"{world.core_url}/_bench/calls?reset=1")
     await _json("POST", f"{world.side_url}/forget")
     await _redis(world.redis_port, "CONFIG", "RESETSTAT")
@@ -345,6 +347,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
             size = min(chunk, cards - loaded)
             await _load(world, scenario(size, people, tag=f"{tag}{loaded}",
                                         high_share=high_share))
+            loads.append(time.time())
             loaded += size
         await asyncio.sleep(0.05)
     last_cpu = sum(_stat(pid)[0] for pid in measured)
@@ -370,7 +373,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
               core_calls=dict(calls), redis_calls=stats, slack_calls=counts["calls"],
               high=sum(high(n, high_share) for n in range(cards)), notices=counts["notices"],
               notices_after=max(0.0, counts["notices_last"] - counts["first"]),
-              loaded_at=loaded_at, first_posts=counts.get("first_posts", {}),
+              loads=loads, chunk=chunk, first_posts=counts.get("first_posts", {}),
               reach_rows_per_card=None if reach_rows is None else reach_rows / max(1, posts))
     if measured and posts > first_count:
         row.cpu_ms = (last_cpu - first_cpu) * 1000 / (posts - first_count)

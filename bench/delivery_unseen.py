@@ -7,9 +7,10 @@ are open now and stay open for the next hour: every card is due at once, and how
 its question it went out is the delay the profiles cost.
 
 Reported: the cards' time against the bound the postMessage buckets imply, each card's delay
-after its question was created (the questions are created before the worker starts: its
-start-up is in the delay), cards posted outside the person's hours (must be 0), and the Slack
-calls the profiles took (users.info, users.list, dnd.info, dnd.teamInfo)."""
+after its question was created (the bench creates the questions in loads of ``--chunk``, the
+next when the last one's cards are out; the first load before the worker starts, so its
+start-up is in the first load's delays), cards posted outside the person's hours (must be 0),
+and the Slack calls the profiles took (users.info, users.list, dnd.info, dnd.teamInfo)."""
 
 from __future__ import annotations
 
@@ -52,12 +53,14 @@ def open_hours() -> str:
 def unseen_report(row: Any, zones: tuple[str, ...], rate: float, burst: int) -> str:
     """The phase's lines under the table."""
     bound = (row.cards - burst) / rate
-    delays = sorted(at - row.loaded_at for at in row.first_posts.values())
+    delays: list[float] = []
     outside = 0
     for channel, at in row.first_posts.items():
-        n = int(channel.removeprefix("U0D"))  # bench users are U0D<n>
+        n = int(channel.removeprefix("U0D"))  # bench users are U0D<n>, question n to user n
+        delays.append(at - row.loads[min(n // row.chunk, len(row.loads) - 1)])
         if not _open(zones[n % len(zones)], datetime.fromtimestamp(at, UTC)):
             outside += 1
+    delays.sort()
     calls = row.slack_calls
     lines = [
         f"unseen people: {row.cards:,} cards to as many people in {', '.join(zones)}; "
