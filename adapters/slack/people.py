@@ -235,7 +235,9 @@ class SlackPeople(SlackAbsences):
         if (running is not None and not running.done()) or scope not in self._wanted \
                 or (due is not None and self.clock.now() < due):
             return
-        self._listings[scope] = asyncio.create_task(self.list_members(scope))
+        task = asyncio.create_task(self.list_members(scope))
+        task.add_done_callback(_said)
+        self._listings[scope] = task
 
     async def list_members(self, scope: str) -> None:
         """List the workspace's members into its directory, from the cursor a broken listing
@@ -324,3 +326,9 @@ class SlackPeople(SlackAbsences):
                 uid: with_dnd(docs[uid], users[uid]) for uid in batch
                 if isinstance(users, Mapping) and uid in users}, ttl_seconds=KEPT_SECONDS)
 
+
+def _said(task: asyncio.Task[None]) -> None:
+    """A listing that ended on an error no page caught (refused credentials, a fault): said,
+    value-free; it is started again when next due."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        log.warning("slack.listing_failed", error=type(error).__name__)
