@@ -54,13 +54,16 @@ def unseen_report(row: Any, zones: tuple[str, ...], rate: float, burst: int) -> 
     """The phase's lines under the table."""
     bound = (row.cards - burst) / rate
     delays: list[float] = []
+    beyond: list[float] = []  # past the moment the postMessage buckets would have let it go
     outside = 0
     for channel, at in row.first_posts.items():
         n = int(channel.removeprefix("U0D"))  # bench users are U0D<n>, question n to user n
         delays.append(at - row.loads[min(n // row.chunk, len(row.loads) - 1)])
+        beyond.append(delays[-1] - max(0.0, (n % row.chunk - burst) / rate))
         if not _open(zones[n % len(zones)], datetime.fromtimestamp(at, UTC)):
             outside += 1
     delays.sort()
+    beyond.sort()
     calls = row.slack_calls
     lines = [
         f"unseen people: {row.cards:,} cards to as many people in {', '.join(zones)}; "
@@ -69,6 +72,9 @@ def unseen_report(row: Any, zones: tuple[str, ...], rate: float, burst: int) -> 
         f"  each card after its question: median {statistics.median(delays):.1f} s, "
         f"95th {delays[int(len(delays) * 0.95) - 1]:.1f} s, max {delays[-1]:.1f} s; "
         f"outside the person's working hours: {outside}" if delays else "  no card",
+        f"  and past the moment the postMessage buckets would let it go (its place in its "
+        f"load): median {statistics.median(beyond):.1f} s, 95th "
+        f"{beyond[int(len(beyond) * 0.95) - 1]:.1f} s, max {beyond[-1]:.1f} s" if beyond else "",
         "  Slack calls: " + ", ".join(f"{m} {calls.get(m, 0):,}" for m in (
             "users.info", "users.list", "dnd.info", "dnd.teamInfo", "chat.postMessage")),
         f"  Redis commands per card {row.redis_per_card:.1f} (EVALSHA "
