@@ -12,7 +12,8 @@ they are away (``away``) are read from it in one store read, kept a minute in th
   cannot be read at all skipped alone.
 - **Order**: every page is kept as it is read (the zones and locales first, resumable by the
   cursor), then the Do Not Disturb of everyone listed, a batch at a time.
-- **When**: a workspace is listed when a person of it is first looked up (the first fill), then
+- **When**: a configured workspace at the worker's first housekeeping pass, any other when a
+  person of it is first looked up (the first fill), then
   again every ``REFRESH_SECONDS`` by the worker's housekeeping (``keep_house``), one replica at
   a time (a lease in the store). A page that fails (Slack unreachable, a 429 the retries did not
   outlast) keeps what was read; the listing resumes from its cursor in the next lease window.
@@ -212,6 +213,11 @@ class SlackPeople(SlackAbsences):
         if isinstance(where, SlackReach):
             self._wanted[scope] = where
         self._start(scope)
+
+    def serves(self, where: SlackReach) -> None:
+        """A workspace the channel serves (a configured one): listed at the next housekeeping
+        pass, before anyone of it is looked up."""
+        self._wanted[self.directory_of(where)] = where
 
     async def list_workspace(self, where: SlackReach) -> None:
         """List the workspace's members now, unless listed lately or by another replica (its

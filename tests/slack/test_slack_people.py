@@ -194,3 +194,16 @@ async def test_a_dnd_period_ended_since_the_listing_is_asked_of_dnd_info(
     found = await channel.away(at("U00005"))
     assert found is not None and found.source == "slack_dnd"
     assert len(slack.calls_to("dnd.info")) == 1
+
+
+async def test_a_served_workspace_is_listed_at_the_first_housekeeping_pass(
+        channel: SlackChannel, slack: LocalSlack) -> None:
+    channel.serves(ACME)
+    assert slack.calls_to("users.list") == []
+    await channel.keep_house()
+    await channel.listings_ended()
+    assert len(slack.calls_to("users.list")) == 3
+    await channel.keep_house()  # listed lately: not again
+    await channel.listings_ended()
+    assert len(slack.calls_to("users.list")) == 3
+    assert slack.calls_to("users.info") == []
