@@ -58,6 +58,7 @@ from delivery_reach import (  # noqa: E402
     reach_database,
     recorder_cost,
 )
+from delivery_unseen import UNSEEN, open_hours, unseen_report, zones_open_now  # noqa: E402
 from delivery_world import (  # noqa: E402
     ACTION_KEY,
     BOT_TOKEN,
@@ -184,9 +185,10 @@ async def start_world(args: argparse.Namespace, world: World) -> None:
     core_port, side_port = _free_port(), _free_port()
     world.start("devcore", [sys.executable, __file__, "--serve", "core", "--port",
                             str(core_port), "--contract", args.contract])
-    people = max(args.people, args.shipped)
+    people = max(args.people, args.shipped, args.unseen)
     slack = world.start("localslack", [sys.executable, __file__, "--serve", "localslack",
-                                      "--people", str(people), "--port", str(side_port)],
+                                      "--people", str(people), "--port", str(side_port),
+                                      *(["--zones", ",".join(args.zones)] if args.zones else [])],
                         stdout=subprocess.PIPE)
     world.core_url = f"http://127.0.0.1:{core_port}"
     world.side_url = f"http://127.0.0.1:{side_port}"
@@ -200,9 +202,15 @@ async def start_world(args: argparse.Namespace, world: World) -> None:
         await asyncio.sleep(0.1)
 
 
+HOURS_OFF = "enabled = false  # real time: the run must not wait for anyone's working hours\n"
+
+
 def worker_config(world: World, *, prefix: str, port: int, paced: bool,
-                  concurrency: int | None) -> str:
+                  concurrency: int | None, hours: str = HOURS_OFF,
+                  post_rate: float | None = None) -> str:
     rates = "" if paced else "[slack.rates]\npaced = false\n"
+    if paced and post_rate:
+        rates = f"[slack.rates]\npost_per_second = {post_rate}\n"
     # the core is fed in loads (``--chunk``): a worker that polls between two loads finds nothing
     # due and would sleep the default poll interval (2 s), which the rate would count; the bench
     # measures delivery, so the workers poll again after IDLE_POLL_SECONDS
@@ -216,8 +224,7 @@ channels = "slack"
 per_person_daily_cap = 1000
 digest_threshold = 100
 [clarify.hours]
-enabled = false  # real time: the run must not wait for anyone's working hours
-[core]
+{hours}[core]
 url = "{world.core_url}"
 [server]
 host = "127.0.0.1"
@@ -257,6 +264,10 @@ class Row:
     core_calls: dict[str, int] = field(default_factory=dict)
     redis_calls: dict[str, int] = field(default_factory=dict)
     slack_calls: dict[str, int] = field(default_factory=dict)
+    # when each load's questions were created (the questions of load i: i * chunk onwards)
+    loads: list[float] = field(default_factory=list)
+    chunk: int = 0
+    first_posts: dict[str, float] = field(default_factory=dict)  # user: their first card
 
     @property
     def rate(self) -> float:
@@ -279,12 +290,14 @@ async def _load(world: World, data: dict[str, Any]) -> None:
 
 async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards: int,
                     people: int, workers: int, paced: bool, concurrency: int | None,
-                    rss_at: int | None = None, high_share: float = 0.0) -> Row:
+                    rss_at: int | None = None, high_share: float = 0.0,
+                    hours: str = HOURS_OFF, post_rate: float | None = None) -> Row:
     tag = uuid4().hex[:8]
     # the reference core scans every job on each poll: a long run is fed in loads of `chunk`
     chunk = min(cards, args.chunk)
     loaded = size = chunk
     await _load(world, scenario(chunk, people, tag=f"{tag}0", high_share=high_share))
+    loads = [time.time()]  # the questions exist from here
     await _json("GET", f"{world.core_url}/_bench/calls?reset=1")
     await _json("POST", f"{world.side_url}/forget")
     await _redis(world.redis_port, "CONFIG", "RESETSTAT")
@@ -297,7 +310,8 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
     for n in range(workers):
         config = world.logs / f"{name}-{n}.toml"
         config.write_text(worker_config(world, prefix=f"bench{tag}", port=_free_port(),
-                                         paced=paced, concurrency=concurrency))
+                                         paced=paced, concurrency=concurrency, hours=hours,
+                                         post_rate=post_rate))
         root = Path(args.bot_root) if args.bot_root else ROOT
         command = [sys.executable, "-c", "from clarify_bot.cli import main; main()", "serve",
                    "--config", str(config), "--role", "worker"]
@@ -333,6 +347,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
             size = min(chunk, cards - loaded)
             await _load(world, scenario(size, people, tag=f"{tag}{loaded}",
                                         high_share=high_share))
+            loads.append(time.time())
             loaded += size
         await asyncio.sleep(0.05)
     last_cpu = sum(_stat(pid)[0] for pid in measured)
@@ -358,6 +373,7 @@ async def bot_phase(args: argparse.Namespace, world: World, *, name: str, cards:
               core_calls=dict(calls), redis_calls=stats, slack_calls=counts["calls"],
               high=sum(high(n, high_share) for n in range(cards)), notices=counts["notices"],
               notices_after=max(0.0, counts["notices_last"] - counts["first"]),
+              loads=loads, chunk=chunk, first_posts=counts.get("first_posts", {}),
               reach_rows_per_card=None if reach_rows is None else reach_rows / max(1, posts))
     if measured and posts > first_count:
         row.cpu_ms = (last_cpu - first_cpu) * 1000 / (posts - first_count)
@@ -397,6 +413,10 @@ async def run(args: argparse.Namespace) -> list[Row]:
             rows.append(await bot_phase(args, world, name="bot as shipped", cards=args.shipped,
                                         people=args.shipped, workers=1, paced=True,
                                         concurrency=None, high_share=args.high_share))
+        if args.unseen:
+            rows.append(await bot_phase(
+                args, world, name=UNSEEN, cards=args.unseen, people=args.unseen, workers=1,
+                paced=True, concurrency=None, hours=open_hours(), post_rate=args.unseen_rate))
         if args.rss:
             rows.append(await bot_phase(args, world, name="bot lifted, RSS run", cards=args.rss,
                                         people=args.people, workers=1, paced=False,
@@ -456,6 +476,9 @@ def report(args: argparse.Namespace, rows: list[Row], logs: Path) -> None:
                   f"steward in {shipped.notices} messages (the last {shipped.notices_after:.0f} "
                   f"s after the first card); questions and notices together "
                   f"{shipped.cards + shipped.notices} posts")
+    unseen = next((r for r in rows if r.name == UNSEEN), None)
+    if unseen:
+        print(unseen_report(unseen, args.zones, args.unseen_rate, SHIPPED_BURST))
     rss = next((r for r in rows if r.rss_mb), None)
     if rss and rss.rss_mb:
         first, last = rss.rss_mb
@@ -478,6 +501,14 @@ def main() -> None:
     parser.add_argument("--high-share", type=float, default=0.0,
                         help="share of the shipped phase's questions at high severity, each "
                              "telling the workspace steward (e.g. 0.13)")
+    parser.add_argument("--unseen", type=int, default=0,
+                        help="a phase of this many people the bot has not seen, with the "
+                        "shipped pacing (posting at --unseen-rate), working hours on, each "
+                        "person in one of six zones open now (0: skip)")
+    parser.add_argument("--unseen-rate", type=float, default=50.0,
+                        help="chat.postMessage per second in the --unseen phase")
+    parser.add_argument("--zones", type=lambda text: tuple(text.split(",")), default=(),
+                        help=argparse.SUPPRESS)  # the fake's zones, chosen by the bench
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--bot-root", help="run the workers from this checkout instead")
     parser.add_argument("--smoke", action="store_true",
@@ -498,10 +529,12 @@ def main() -> None:
     if args.serve == "core":
         serve_core(args.port, contract=args.contract)
     elif args.serve == "localslack":
-        serve_fake_slack(args.people, args.port)
+        serve_fake_slack(args.people, args.port, args.zones)
     else:
         if args.smoke:
             args.cards, args.people, args.shipped, args.rss = 300, 100, 0, 0
+        if args.unseen:
+            args.zones = zones_open_now()
         rows = asyncio.run(run(args))
         if args.json:
             Path(args.json).write_text(json.dumps([asdict(r) for r in rows], indent=1))

@@ -24,6 +24,7 @@ TEAM = "T0BENCH"
 STEWARD_USER = "U0DSTEWARD"  # the workspace steward's Slack user (high-severity notices)
 # how a steward notice message's delivery token ends (batched; one per notice before that)
 NOTICES = ("|steward_notices", "|steward_notice")
+TIER2 = ("users.list", "dnd.teamInfo")  # answered at Slack's Tier 2 by the fake
 
 
 def high(n: int, share: float) -> bool:
@@ -137,10 +138,13 @@ def serve_core(port: int, extend: Callable[[Any, Any], None] | None = None,
 # ---------------------------------------------------------------- the fake Slack
 
 
-def serve_fake_slack(people: int, side_port: int) -> None:
+def serve_fake_slack(people: int, side_port: int, zones: tuple[str, ...] = ()) -> None:
     """The local Slack stand-in (devslack) on a port of its own (printed), and a side door on
     ``side_port``: ``GET /counts`` (calls by method, posts, duplicate cards, first and last
-    post time) and ``POST /forget`` (drops what was recorded, so memory stays flat)."""
+    post time, each person's first card's time) and ``POST /forget`` (drops what was recorded,
+    so memory stays flat). Person ``n``'s zone is ``zones[n % len(zones)]`` (UTC without);
+    ``users.list`` and ``dnd.teamInfo`` answer at Slack's Tier 2 (20 a minute, bursts of 4:
+    more is a 429 with Retry-After)."""
     from aiohttp import web
 
     from devslack import LocalSlack
@@ -148,8 +152,11 @@ def serve_fake_slack(people: int, side_port: int) -> None:
     async def main() -> None:
         async with LocalSlack(timer=time.time) as slack:
             for n in range(people):
-                slack.add_user(user(n))
+                slack.add_user(user(n), tz=zones[n % len(zones)] if zones else "UTC")
             slack.add_user(STEWARD_USER)
+            for method in TIER2:
+                slack.rate_limit(method, per_second=20 / 60, burst=4)
+            first_posts: dict[str, float] = {}
             posted: Counter[str] = Counter()
             seen = {"calls": Counter[str](), "first": 0.0, "last": 0.0, "posts": 0,
                     "notices": 0, "notices_last": 0.0}
@@ -166,6 +173,7 @@ def serve_fake_slack(people: int, side_port: int) -> None:
                         seen["notices_last"] = call.at
                         continue
                     seen["posts"] += 1  # type: ignore[operator]
+                    first_posts.setdefault(str(call.args.get("channel", "")), call.at)
                     seen["first"] = seen["first"] or call.at
                     seen["last"] = call.at
                 for message in slack.messages:
@@ -180,11 +188,13 @@ def serve_fake_slack(people: int, side_port: int) -> None:
                     "calls": dict(seen["calls"]), "posts": seen["posts"],  # type: ignore[call-overload]
                     "duplicates": sum(n - 1 for n in posted.values() if n > 1),
                     "first": seen["first"], "last": seen["last"],
-                    "notices": seen["notices"], "notices_last": seen["notices_last"]})
+                    "notices": seen["notices"], "notices_last": seen["notices_last"],
+                    "first_posts": first_posts})
 
             async def forget(_: web.Request) -> web.Response:
                 fold()
                 posted.clear()
+                first_posts.clear()
                 seen.update({"calls": Counter(), "first": 0.0, "last": 0.0, "posts": 0,
                              "notices": 0, "notices_last": 0.0})
                 return web.json_response({})

@@ -172,7 +172,9 @@ class CredentialsRejected(ChannelError):
 class Profiles(Protocol):
     """The optional part of a channel: the person's own settings on the platform
     (``profile``), None when it cannot tell now. A channel without it leaves the person's zone
-    to the core and the tenant's default (``bot.engine.zones``)."""
+    to the core and the tenant's default (``bot.engine.zones``). A channel whose
+    ``keeps_profiles`` is True keeps what it read in the store itself, for every replica; the
+    engine then keeps no copy of its own."""
 
     async def profile(self, address: Address) -> Profile | None: ...
 
@@ -196,6 +198,15 @@ class Absences(Protocol):
     a permission the bot lacks): the person is then treated as not away, never held."""
 
     async def away(self, address: Address) -> Away | None: ...
+
+
+@runtime_checkable
+class Housekeeping(Protocol):
+    """The optional part of a channel with work of its own in the worker's housekeeping pass
+    (Slack's listing of each workspace's people, refreshed when due); it returns at once,
+    whatever it starts in the background."""
+
+    async def keep_house(self) -> None: ...
 
 
 class Channel(Protocol):

@@ -5,6 +5,7 @@ request's arguments are read (query, form or JSON; a bearer token)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from typing import Any
@@ -90,6 +91,32 @@ def metadata_of(args: Json) -> Json | None:
             or not isinstance(metadata.get("event_payload"), dict)):
         raise SlackError("invalid_metadata_format")
     return metadata
+
+
+def cursor_of(offset: int) -> str:
+    """An opaque paging cursor, as Slack's look (base64 of where the next page starts)."""
+    return base64.b64encode(f"member:{offset}".encode()).decode()
+
+
+def cursor_offset(cursor: object, size: int) -> int:
+    """Where the page of ``cursor`` starts; ``invalid_cursor`` for one this stand-in never
+    gave."""
+    try:
+        word, _, number = base64.b64decode(str(cursor), validate=True).decode().partition(":")
+        offset = int(number)
+    except (ValueError, UnicodeDecodeError):
+        raise SlackError("invalid_cursor") from None
+    if word != "member" or not 0 <= offset <= size:
+        raise SlackError("invalid_cursor")
+    return offset
+
+
+def page_limit(value: object) -> int:
+    """A page's ``limit``: at most 1,000 (Slack's cap); none, 0 or not a number: no limit."""
+    try:
+        return min(1000, max(0, int(str(value)))) if value not in (None, "") else 0
+    except ValueError:
+        return 0
 
 
 def required(args: Json, name: str) -> Any:

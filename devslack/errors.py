@@ -34,12 +34,14 @@ class SlackError(Exception):
 
 @dataclass
 class Fault:
-    """An injected failure of a method: its status, Retry-After, named error, calls left."""
+    """An injected failure of a method: its status, Retry-After, named error, calls left, and
+    how many calls pass before it."""
 
     status: int
     retry_after: int
     error: str | None
     times: int
+    after: int = 0
 
 
 def fault_error(fault: Fault) -> SlackError:

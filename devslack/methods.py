@@ -36,8 +36,10 @@ class WebApi(Seen):
             "views.update": self._views_update,
             "views.publish": self._views_publish,
             "users.info": self._users_info,
+            "users.list": self._users_list,
             "users.lookupByEmail": self._users_lookup_by_email,
             "dnd.info": self._dnd_info,
+            "dnd.teamInfo": self._dnd_team_info,
         }
 
     # ------------------------------------------------------------ auth
@@ -246,6 +248,25 @@ class WebApi(Seen):
             shown["locale"] = user.locale
         return {"user": shown}
 
+    def _users_list(self, args: Json) -> Json:
+        """The members the calling token reaches, a page at a time: ``limit`` of them (at most
+        1,000; none or 0: all that are left), from the opaque ``cursor`` the last page's
+        ``response_metadata.next_cursor`` gave (empty on the last page); deleted users and bots
+        among them, as Slack lists them, and ``listed_first`` (raw members a test sets) ahead of
+        them."""
+        members = [*self.listed_first, *(
+            user.as_slack(self.clock.now()) | (
+                {"locale": user.locale} if checks.flag(args.get("include_locale")) else {})
+            for user in self.users.values() if self._reaches(user))]
+        start = 0
+        if cursor := args.get("cursor"):
+            start = checks.cursor_offset(cursor, len(members))
+        limit = checks.page_limit(args.get("limit"))
+        end = min(len(members), start + limit) if limit else len(members)
+        return {"members": members[start:end], "cache_ts": int(self.clock.now().timestamp()),
+                "response_metadata": {
+                    "next_cursor": checks.cursor_of(end) if end < len(members) else ""}}
+
     def _users_lookup_by_email(self, args: Json) -> Json:
         email = checks.required(args, "email")
         for user in self.users.values():
@@ -260,3 +281,15 @@ class WebApi(Seen):
             raise SlackError("missing_scope", extra={
                 "needed": "dnd:read", "provided": ",".join(sorted(self.scopes))})
         return self._user(args.get("user")).dnd(self.clock.now())
+
+    def _dnd_team_info(self, args: Json) -> Json:
+        """The Do Not Disturb of up to 50 users at once (``users``, comma-separated; required),
+        by user id, as ``dnd.info`` tells each; a user it does not know is left out."""
+        if "dnd:read" not in self.scopes:
+            raise SlackError("missing_scope", extra={
+                "needed": "dnd:read", "provided": ",".join(sorted(self.scopes))})
+        wanted = [u for u in str(args.get("users") or "").split(",") if u]
+        if not wanted:
+            raise SlackError("no_users_provided")
+        now = self.clock.now()
+        return {"users": {u: self.users[u].dnd(now) for u in wanted[:50] if u in self.users}}

@@ -74,6 +74,8 @@ class State:
     modals: dict[str, list[str]] = field(default_factory=dict)  # user id -> open view ids
     view_errors: dict[str, dict[str, str]] = field(default_factory=dict)  # view id -> errors
     users: dict[str, User] = field(default_factory=dict)
+    # raw members users.list shows ahead of the users (a test's malformed ones)
+    listed_first: list[Json] = field(default_factory=list)
     channels: set[str] = field(default_factory=set)
     # a distributed app: its credentials, the workspaces, what was issued
     client_id: str = "1111111111.2222222222"
@@ -163,10 +165,11 @@ class State:
     # ------------------------------------------------------------ fault injection
 
     def fail_next(self, method: str, *, status: int = 429, retry_after: int = 1, times: int = 1,
-                  error: str | None = None) -> None:
-        """The next ``times`` calls to ``method`` fail: 429 with Retry-After, a 5xx, or (status
-        200) ``{"ok": false, "error": error}``."""
-        self._faults.setdefault(method, []).append(Fault(status, retry_after, error, times))
+                  error: str | None = None, after: int = 0) -> None:
+        """The next ``times`` calls to ``method`` fail (after ``after`` calls that pass): 429
+        with Retry-After, a 5xx, or (status 200) ``{"ok": false, "error": error}``."""
+        self._faults.setdefault(method, []).append(
+            Fault(status, retry_after, error, times, after))
 
     def rate_limit(self, method: str, *, per_second: float, burst: float | None = None,
                    per_channel: bool = False) -> None:
@@ -180,7 +183,9 @@ class State:
 
     def _inject_faults(self, method: str, args: Json, now: float) -> None:
         faults = self._faults.get(method)
-        if faults:
+        if faults and faults[0].after > 0:
+            faults[0].after -= 1
+        elif faults:
             fault = faults[0]
             fault.times -= 1
             if fault.times <= 0:

@@ -63,7 +63,7 @@ def status_away(user: Mapping[str, Any], words: StatusWords, now: datetime) -> A
     if not words.away(emoji if isinstance(emoji, str) else None,
                       text if isinstance(text, str) else None):
         return None
-    until = _instant(profile.get("status_expiration"))
+    until = instant(profile.get("status_expiration"))
     if until is not None and until <= now:
         return None  # expired, not cleared yet
     return Away(until, STATUS)
@@ -73,17 +73,17 @@ def dnd_away(dnd: Mapping[str, Any], now: datetime) -> Away | None:
     """What a ``dnd.info`` answer says: away until the snooze or the DND period covering now
     ends, or None."""
     if dnd.get("snooze_enabled") is True:
-        ends = _instant(dnd.get("snooze_endtime"))
+        ends = instant(dnd.get("snooze_endtime"))
         if ends is not None and ends > now:
             return Away(ends, DND)
     if dnd.get("dnd_enabled") is True:
-        start, end = _instant(dnd.get("next_dnd_start_ts")), _instant(dnd.get("next_dnd_end_ts"))
+        start, end = instant(dnd.get("next_dnd_start_ts")), instant(dnd.get("next_dnd_end_ts"))
         if start is not None and end is not None and start <= now < end:
             return Away(end, DND)
     return None
 
 
-def _instant(value: object) -> datetime | None:
+def instant(value: object) -> datetime | None:
     """A Slack epoch (seconds) as an aware instant; 0, absent or not a number: None."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None

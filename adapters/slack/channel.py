@@ -25,7 +25,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from adapters.pacing import Lane
-from adapters.slack.away import PATIENCE_SECONDS, SlackAbsences
+from adapters.slack.away import PATIENCE_SECONDS
+from adapters.slack.people import SlackPeople
 from adapters.slack.render import render
 from adapters.slack.tokens import Workspace
 from adapters.slack.webapi import Ambiguous, raise_if_credentials
@@ -54,7 +55,7 @@ PROFILE_PATIENCE_SECONDS = PATIENCE_SECONDS
 
 
 @dataclass(kw_only=True)
-class SlackChannel(SlackAbsences):
+class SlackChannel(SlackPeople):
     codec: ActionCodec
     platform: str = "slack"
     can_find: bool = True  # conversations.history, by the metadata each card carries
@@ -142,25 +143,34 @@ class SlackChannel(SlackAbsences):
         return found
 
     async def profile(self, address: Address) -> Profile | None:
-        """The person's time zone and locale as Slack keeps them (``users.info`` with
-        ``include_locale``). The engine keeps the answer a day (``bot.engine.zones``).
-        A user Slack does not know is an empty profile; Slack unreachable is a ChannelError."""
+        """The person's time zone and locale as Slack keeps them: from the workspace's
+        directory (``adapters.slack.people``), else ``users.info`` with ``include_locale``
+        (then kept in the directory). Without a directory the engine keeps the answer a day
+        (``bot.engine.zones``). A user Slack does not know is an empty profile; Slack
+        unreachable is a ChannelError."""
+        workspace = _workspace(address)
+        listed = await self.profile_of(address.user_id, workspace)
+        if listed is not None:
+            return listed
         try:
             # bulk: a click's update keeps the bucket's reserve; and never queued behind a
             # burst of other people's lookups: a card has a fallback (bot.engine.zones)
-            return await self._users_info(address.user_id, _workspace(address),
-                                          lane=Lane.BULK, patience=PROFILE_PATIENCE_SECONDS)
+            return await self._users_info(address.user_id, workspace, lane=Lane.BULK,
+                                          patience=PROFILE_PATIENCE_SECONDS, keep=True)
         except ChannelError as exc:
             if exc.reason in ("user_not_found", "users_not_found"):
                 return Profile()
             raise
 
     async def _users_info(self, user_id: str, workspace: Workspace, *,
-                          lane: Lane = Lane.INTERACTIVE, patience: float | None = None
-                          ) -> Profile:
+                          lane: Lane = Lane.INTERACTIVE, patience: float | None = None,
+                          keep: bool = False) -> Profile:
         """``users.info`` with ``include_locale``: the user's time zone and locale (the answer
-        an away lookup of the last minute read, ``adapters.slack.away``)."""
+        an away lookup of the last minute read, ``adapters.slack.away``); with ``keep``, kept
+        in the workspace's directory for every replica."""
         user = await self.user_record(user_id, workspace, lane=lane, patience=patience)
+        if keep:
+            await self.keep_member(user, workspace)
         tz, locale = user.get("tz"), user.get("locale")
         return Profile(time_zone=tz if isinstance(tz, str) and tz else None,
                        locale=locale if isinstance(locale, str) and locale else None)
@@ -243,7 +253,8 @@ class SlackChannel(SlackAbsences):
         if user in self._locales:
             self._locales.move_to_end(user)
             return self._locales[user]
-        locale = (await self._users_info(user, workspace)).locale
+        listed = await self.profile_of(user, workspace)
+        locale = (listed or await self._users_info(user, workspace)).locale
         self._locales[user] = locale
         while len(self._locales) > DM_IDS_KEPT:
             self._locales.popitem(last=False)

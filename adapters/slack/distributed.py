@@ -58,7 +58,8 @@ def open_channel(settings: Settings, base: Base, session: aiohttp.ClientSession
     client = web_client(base_url=settings.slack.api_url, session=session)  # no token
     return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
                         rates=settings.slack.rates,
-                        **away_reading(settings.clarify.away), installations=installations)
+                        **away_reading(settings.clarify.away), installations=installations,
+                        people=base.store)
 
 
 def mount(app: Service, parts: Parts, settings: Settings, channel: SlackChannel

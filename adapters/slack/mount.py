@@ -29,7 +29,7 @@ from adapters.slack.away import away_reading
 from adapters.slack.channel import SlackChannel
 from adapters.slack.web import web_client
 from adapters.slack.webapi import CREDENTIAL_ERRORS
-from bot.channel import CredentialsRejected
+from bot.channel import CredentialsRejected, SlackReach
 from bot.engine.lasting import LastingRefusals
 from bot.process.health import Check, Connecting
 from bot.process.service import Base, Parts, Service, credentials_check
@@ -57,9 +57,13 @@ def open_channel(settings: Settings, base: Base) -> SlackChannel:
         return distributed.open_channel(settings, base, session)
     client = web_client(token=settings.secrets.require("slack_bot_token"),
                             base_url=settings.slack.api_url, session=session)
-    return SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
-                        rates=settings.slack.rates,
-                        **away_reading(settings.clarify.away))
+    channel = SlackChannel(client=client, codec=base.codec, store=base.store, clock=base.clock,
+                           rates=settings.slack.rates, people=base.store,
+                           **away_reading(settings.clarify.away))
+    for served in settings.slack.workspaces:  # listed from the first housekeeping pass on
+        if served.team_id:
+            channel.serves(SlackReach(team_id=served.team_id, enterprise_id=served.enterprise_id))
+    return channel
 
 
 def mount(app: Service, parts: Parts, settings: Settings) -> None:

@@ -73,13 +73,15 @@ class Limit:
 DM = ":dm"  # the per-conversation bucket of chat.postMessage
 
 
-FORM_METHODS = frozenset({"users.info", "dnd.info"})
+FORM_METHODS = frozenset({"users.info", "dnd.info", "users.list", "dnd.teamInfo"})
+TIER2_PER_MINUTE = 20  # Slack's Tier 2 (users.list, dnd.teamInfo): 20 a minute
 
 
 def limits(rates: SlackRates) -> dict[str, Limit]:
     """The buckets per workspace and method that the published tiers imply."""
     tier3 = Limit(rates.tier3_per_minute / 60, max(1, rates.tier3_per_minute // 5))
     tier4 = Limit(rates.tier4_per_minute / 60, max(1, rates.tier4_per_minute // 5))
+    tier2 = Limit(TIER2_PER_MINUTE / 60, max(1, TIER2_PER_MINUTE // 5))
     return {
         "chat.postMessage": Limit(rates.post_per_second, rates.post_burst),
         "chat.postMessage" + DM: Limit(rates.post_per_dm_per_second, rates.post_per_dm_burst),
@@ -91,6 +93,8 @@ def limits(rates: SlackRates) -> dict[str, Limit]:
         "views.publish": tier4,  # the App Home
         "users.info": tier4,  # a person's zone and locale, kept a day (bot.engine.zones)
         "dnd.info": tier3,  # whether a person is away (adapters.slack.away)
+        "users.list": tier2,  # a workspace's people in bulk (adapters.slack.people)
+        "dnd.teamInfo": tier2,  # their Do Not Disturb, 50 a call (adapters.slack.people)
     }
 
 

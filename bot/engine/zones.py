@@ -2,9 +2,10 @@
 
 A person's zone is, in this order (docs/delivery.md, "A person's zone"):
 
-1. their platform's (a channel's optional ``profile``: Slack's ``users.info`` ``tz``, the Teams
-   activity's ``localTimezone``), kept in the store for a day under a keyed hash of the chat
-   identity;
+1. their platform's (a channel's optional ``profile``: Slack's ``tz`` from its directory of
+   the workspace or ``users.info``, the Teams activity's ``localTimezone``), kept in the store
+   for a day under a keyed hash of the chat identity (Slack's: in its directory, which it keeps
+   itself, ``keeps_profiles``);
 2. else the core's person record, when it names a zone other than its default UTC;
 3. else the tenant's default (``[clarify.hours]``).
 
@@ -128,14 +129,17 @@ class Zones:
 
     async def _kept_or_asked(self, key: str, address: Address) -> Profile | None:
         """The store's profile, else the platform's (then kept a day); None when the platform
-        could not be asked now (not kept anywhere: asked again next time)."""
-        kept = await self.store.kv_get(PROFILES, key)
-        if kept is not None:
-            data = json.loads(kept)
-            return Profile(time_zone=data.get("tz"), locale=data.get("locale"))
+        could not be asked now (not kept anywhere: asked again next time). A channel that
+        keeps its profiles in the store itself (``keeps_profiles``: Slack's directory of each
+        workspace) is asked at once, and nothing is kept here."""
         channel = self.channels.get(address.platform)
         if not isinstance(channel, Profiles):  # the platform keeps no such settings
             return Profile()
+        kept_by_channel = getattr(channel, "keeps_profiles", False) is True
+        kept = None if kept_by_channel else await self.store.kv_get(PROFILES, key)
+        if kept is not None:
+            data = json.loads(kept)
+            return Profile(time_zone=data.get("tz"), locale=data.get("locale"))
         try:
             found = await asyncio.wait_for(channel.profile(address), PATIENCE_SECONDS)
         except CredentialsRejected:
@@ -147,6 +151,8 @@ class Zones:
             log.info("hours.profile_later", platform=address.platform)
             return None
         found = found or Profile()
+        if kept_by_channel:
+            return found
         await self.store.kv_put(PROFILES, key,
                                 json.dumps({"tz": found.time_zone, "locale": found.locale}),
                                 ttl_seconds=PROFILE_TTL_SECONDS)

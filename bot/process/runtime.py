@@ -18,7 +18,7 @@ from functools import partial
 from bot.answering.answers import AnswerService, OutboxPolicy
 from bot.answering.followups import Followups
 from bot.audit import Audit, AuditSink
-from bot.channel import Address, Channel, ContractWords
+from bot.channel import Address, Channel, ContractWords, Housekeeping
 from bot.chat import SlackTenants, UserTenants, WorkspaceTenants
 from bot.clock import Clock
 from bot.core.client import CoreClient
@@ -190,7 +190,8 @@ def build_engine(parts: EngineParts) -> Engine:
     chores = [*([watch.check_if_due] if watch is not None else []), held.flush,
               digests.flush, notices.flush, reminders.flush, dead_letters.report,
               *([parts.reach.housekeep] if parts.reach is not None else []),
-              *([weekly.run] if weekly is not None else [])]
+              *([weekly.run] if weekly is not None else []),
+              *(c.keep_house for c in channels.values() if isinstance(c, Housekeeping))]
     # heartbeats pace themselves on real time; only send retries take the injected sleep
     worker = Worker(core=core, handler=handler, held=held, clock=clock, config=parts.worker,
                     chores=chores, random=parts.random, outcomes=outcomes, pauses=parts.pauses)

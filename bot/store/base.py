@@ -12,6 +12,8 @@ replicas, memory for the demo and single-process runs) and its Lua scripts:
 - ``NoticeLists`` (``bot.store.notices``): each steward's batched notices;
 - ``KeyValues`` (``bot.store.kv``): once-only markers and small documents;
 - ``Conversations`` (``bot.store.conversations``): Teams conversation references;
+- ``Directories`` (``bot.store.directory``): a platform's people as a bulk listing said, per
+  workspace;
 - ``RateBuckets`` (``bot.store.rates``): the platforms' rate limits, shared by replicas;
 - ``Outbox`` (``bot.store.outbox``): answers made durable before the acknowledgement.
 
@@ -28,6 +30,7 @@ from typing import Protocol
 
 from bot.store.admissions import Admissions
 from bot.store.conversations import Conversations
+from bot.store.directory import Directories
 from bot.store.holds import HeldJobs
 from bot.store.kv import KeyValues
 from bot.store.ledger import DeliveryLedger
@@ -52,14 +55,15 @@ from bot.store.reminders import ReminderIndex
 
 __all__ = [
     "Acceptance", "Admission", "Admissions", "CardRecord", "Conversations", "Decision",
-    "DeliveryKey", "DeliveryLedger", "DeliverySlot", "DigestBatch", "DigestItem", "HeldJobs",
+    "DeliveryKey", "DeliveryLedger", "DeliverySlot", "DigestBatch", "DigestItem", "Directories",
+    "HeldJobs",
     "KeyValues", "NoticeBatch", "NoticeItem", "NoticeLists", "Outbox", "OutboxEntry",
     "RateBuckets", "ReminderIndex", "SlotState", "Store",
 ]
 
 
 class Store(DeliveryLedger, Admissions, HeldJobs, ReminderIndex, NoticeLists, KeyValues,
-            Conversations, RateBuckets, Outbox, Protocol):
+            Conversations, Directories, RateBuckets, Outbox, Protocol):
     """Every concern of the store at once (what ``MemoryStore`` and ``RedisStore`` are)."""
 
     async def aclose(self) -> None: ...

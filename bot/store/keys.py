@@ -195,6 +195,10 @@ class Keys:
     def latest(self, namespace: str, key: str) -> str:
         return f"{self.prefix}:latest:{namespace}:{hashed(key)}"
 
+    def directory(self, scope: str) -> str:
+        # hash: member id -> document (bot.store.directory); one key per workspace
+        return f"{self.prefix}:directory:{hashed(scope)}"
+
     # ------------------------------------------------ the answer outbox: one slot
     def _outbox(self, name: str) -> str:
         return f"{self.prefix}:{OUTBOX_TAG}:{name}"

@@ -17,6 +17,7 @@ from bot.clock import Clock, SystemClock
 from bot.store import keys as k
 from bot.store.admissions import MemoryAdmissions
 from bot.store.conversations import MemoryConversations
+from bot.store.directory import MemoryDirectories
 from bot.store.generation import Census, MemoryGenerations
 from bot.store.holds import MemoryHolds
 from bot.store.kv import MemoryKeyValues
@@ -28,8 +29,8 @@ from bot.store.reminders import MemoryReminders
 
 
 class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, MemoryNotices,
-                  MemoryKeyValues, MemoryConversations, MemoryRates, MemoryOutbox,
-                  MemoryGenerations):
+                  MemoryKeyValues, MemoryConversations, MemoryDirectories, MemoryRates,
+                  MemoryOutbox, MemoryGenerations):
     def __init__(self, *, clock: Clock | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES) -> None:
         self._clock = clock = clock or SystemClock()
@@ -42,6 +43,7 @@ class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, 
         self._init_reminders()
         self._init_key_values()
         self._init_conversations(clock)
+        self._init_directories(clock)
         self._init_rates(clock)
         self._init_outbox(clock, outbox_max)
         self._generation_init()

@@ -22,6 +22,7 @@ from bot.store import keys as k
 from bot.store.admissions import RedisAdmissions
 from bot.store.connect import client_for, parse_redis_url
 from bot.store.conversations import RedisConversations
+from bot.store.directory import RedisDirectories
 from bot.store.errors import translated as _translated
 from bot.store.generation import RedisGenerations
 from bot.store.holds import RedisHolds
@@ -44,7 +45,8 @@ _IN_TURN: ContextVar[bool] = ContextVar("clarify_store_in_turn", default=False)
 
 
 class RedisStore(RedisLedger, RedisAdmissions, RedisHolds, RedisReminders, RedisNotices,
-                 RedisKeyValues, RedisConversations, RedisRates, RedisOutbox, RedisGenerations):
+                 RedisKeyValues, RedisConversations, RedisDirectories, RedisRates, RedisOutbox,
+                 RedisGenerations):
     """The production store: every concern's Redis implementation over one client (``Store``
     names the concerns). It closes the client on ``aclose`` only when it made the client."""
 
