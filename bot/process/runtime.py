@@ -135,8 +135,9 @@ def build_engine(parts: EngineParts) -> Engine:
     )
     audit = Audit(sink=parts.audit_sink, core=core, observer=parts.reach)
     # one per engine: every person's zone is decided here, and a profile read is kept once in
-    # this process (``bot.engine.zones``)
-    zones = Zones(store, channels, parts.clarify.hours)
+    # this process (``bot.engine.zones``), for as long as the engine's own clock says
+    zones = Zones(store, channels, parts.clarify.hours,
+                  monotonic=lambda: parts.clock.now().timestamp())
     # whether a person is away, asked of their platform (``bot.engine.away``): None when
     # ``[clarify.away]`` is off, so no platform is asked
     away = AwayCheck(channels, parts.clarify.away, zones) if parts.clarify.away.enabled \

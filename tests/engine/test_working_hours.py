@@ -20,7 +20,7 @@ from bot.channel import Address, Message, Profile
 from bot.channels.recording import RecordingChannel, SentMessage
 from bot.clock import ManualClock
 from bot.core.models import DeliveryKind
-from bot.engine import zones
+from bot.engine import held, zones
 from bot.engine.handler import JobOutcome
 from bot.engine.notices import NOTICES_KIND
 from bot.settings import ClarifySettings
@@ -305,6 +305,24 @@ async def test_questions_held_till_the_same_hour_go_out_side_by_side(
     assert await until_sent(rig, "p-ahmed", by=BERLIN_8AM) == BERLIN_8AM
     assert first_card(channel.sent, "p-sarah") is not None
     assert channel.most == 2
+
+
+async def test_more_holds_than_one_batch_all_go_out_in_the_pass_at_the_hour(
+        make_rig: Callable[..., Rig], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held questions are read from the store a batch at a time (``HOLDS_PER_PASS``, one here):
+    the one housekeeping pass at 08:00 releases every question held for it, not one batch."""
+    monkeypatch.setattr(held, "HOLDS_PER_PASS", 1)
+    rig = hours_rig(make_rig)
+    for _ in range(3):
+        await rig.create(authority={"authored_by": ["p-ahmed"]})
+    await rig.burst()
+    assert rig.engine.worker.outcomes.get(JobOutcome.HELD) == 3 and rig.channel.sent == []
+    while rig.clock.now() + STEP < BERLIN_8AM:
+        await rig.later(STEP)
+    assert rig.channel.sent == []
+    rig.clock.set(BERLIN_8AM)
+    await rig.engine.held.flush()
+    assert len([s for s in rig.channel.sent if s.key.kind == QUESTION]) == 3
 
 
 async def test_a_low_question_is_never_asked_at_any_hour(make_rig: Callable[..., Rig]) -> None:
