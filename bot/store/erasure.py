@@ -8,9 +8,10 @@ Teams conversation references (AAD object id, Teams user id, display name), mess
 of sent cards, rate and abuse-limit buckets named by their chat ids (a store before key names
 were hashed named them in clear), and, for answers already forwarded, the outbox's order
 markers, queue entries and parked entries (found by the person's order token and by their chat
-ids). Answers still waiting in the outbox are kept (and counted): they are the person's own
-evidence on its way to the core, erased by running again once forwarded. Every key name comes
-from ``bot.store.keys``.
+ids), and their entries in the directories of people a platform's bulk listing keeps. Answers
+still waiting in the outbox are kept (and counted): they are the person's own evidence on its
+way to the core, erased by running again once forwarded. Every key name comes from
+``bot.store.keys``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
 from bot.chat import person_order_token
-from bot.store.keys import Keys
+from bot.store.keys import Keys, hashed
 
 Client = aioredis.Redis | RedisCluster
 
@@ -76,6 +77,7 @@ async def erase_person(redis: Client, keys: Keys, *, person_id: str,
     done["notices_rewritten"], done["notices_dropped"] = rewritten, dropped
     done["conversation_refs"] = await _erase_conversations(redis, keys, users)
     done["rate_keys"] = await _erase_rate_keys(redis, keys, users)
+    done["directory_entries"] = await _erase_directories(redis, keys, users)
     done["message_refs"] = await _erase_cards(redis, keys, person_id)
     done["digest_pages"] = await _erase_digest_pages(redis, keys, person_id)
     waiting, parked, markers = await _erase_outbox(redis, keys, users,
@@ -83,6 +85,17 @@ async def erase_person(redis: Client, keys: Keys, *, person_id: str,
     done["parked_answers"], done["answer_order_markers"] = parked, markers
     done["answers_waiting_kept"] = waiting
     return done
+
+
+async def _erase_directories(redis: Client, keys: Keys, users: set[str]) -> int:
+    """Their documents in every workspace's directory of people (``bot.store.directory``): a
+    field under the keyed hash of their chat id, in one hash per workspace."""
+    fields = [hashed(user) for user in sorted(users)]
+    removed = 0
+    if fields:
+        async for name in redis.scan_iter(match=keys.directory("*"), count=500):
+            removed += int(await redis.hdel(name, *fields))
+    return removed
 
 
 async def _erase_from_notices(redis: Client, keys: Keys, person_id: str) -> tuple[int, int]:

@@ -107,6 +107,13 @@ async def _fill(prefix: str) -> None:
         for platform, user in (("slack", "U0SARAH"), ("teams", SARAH_AAD), ("slack", "U0AHMED")):
             await store.kv_put(PROFILES, profile_key(platform, user),
                                '{"tz": "Europe/Berlin", "locale": "de-DE"}', ttl_seconds=600)
+        # the Slack directories of people (bot.store.directory): her entries in two workspaces'
+        # and Ahmed's
+        await store.directory_put("inst-a|T0ACME", {"U0SARAH": '{"tz": "Europe/Berlin"}',
+                                                    "U0AHMED": '{"tz": "Europe/Berlin"}'},
+                                  ttl_seconds=600)
+        await store.directory_put("inst-b|T0OTHER", {"U0SARAH": '{"tz": "Europe/Berlin"}'},
+                                  ttl_seconds=600)
         # her Teams conversation (what the Agents SDK's reference holds: ids and her name)
         await store.conversation_put("acme", SARAH_AAD, json.dumps({
             "user": {"id": SARAH_TEAMS, "name": "Sarah Chen", "aadObjectId": SARAH_AAD},
@@ -144,6 +151,14 @@ async def _kept_profiles(prefix: str) -> list[str]:
         return [key for key in (profile_key("slack", "U0SARAH"), profile_key("teams", SARAH_AAD),
                                 profile_key("slack", "U0AHMED"))
                 if await store.kv_get(PROFILES, key) is not None]
+
+
+async def _listed(prefix: str) -> list[tuple[str, str]]:
+    """The directory entries still in the store (of those ``_fill`` wrote)."""
+    async with RedisStore.from_url(URL, prefix=prefix) as store:
+        return [(scope, user) for scope in ("inst-a|T0ACME", "inst-b|T0OTHER")
+                for user in ("U0SARAH", "U0AHMED")
+                if await store.directory_get(scope, user) is not None]
 
 
 def _audit(path: Path) -> None:
@@ -194,6 +209,8 @@ def test_erase_attribution_leaves_no_trace_of_the_person_and_keeps_the_evidence(
     assert store["message_refs"] == 1 and store["answer_order_markers"] == 3  # three questions
     assert (store["conversation_refs"], store["rate_keys"]) == (1, 1)
     assert store["platform_profiles"] == 2  # her Slack and Teams ones, not Ahmed's
+    assert store["directory_entries"] == 2  # hers in both workspaces, not Ahmed's
+    assert asyncio.run(_listed(prefix)) == [("inst-a|T0ACME", "U0AHMED")]
     assert asyncio.run(_kept_profiles(prefix)) == [profile_key("slack", "U0AHMED")]
     assert (store["notices_rewritten"], store["notices_dropped"]) == (1, 1)
     assert store["answers_waiting_kept"] == 0
