@@ -212,7 +212,7 @@ def table(r: dict[str, Any], step: timedelta) -> str:
                  f"{r['reminders_outside']} outside working hours"
                  if r["reminded"] else "none sent (no reminders in this build)")
     rows = [
-        ("people (five zones, 200 each)", f"{r['people']:,}"),
+        (f"people (five zones, {r['people'] // 5:,} each)", f"{r['people']:,}"),
         ("questions created at one moment", f"{r['questions']:,}"),
         ("questions asked within the two days", f"{r['asked']:,}"),
         ("question cards sent", f"{r['cards']:,}"),
