@@ -3,6 +3,7 @@
     BotError
     ├── ChannelError              a platform refused or failed a send (bot.channel)
     │   ├── NotReachable          nobody can reach this person there until an operator acts
+    │   ├── NotYet                not yet reachable there (the Teams app being installed)
     │   └── CredentialsRejected   the platform (or, in a readiness check, the core) refuses the
     │                             bot's own credentials: ``setting`` names what to fix
     ├── NotDurable                an answer not made durable within the platform's time: the
