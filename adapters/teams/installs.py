@@ -75,6 +75,9 @@ WAITS = (0.0, 1.0, 2.0, 4.0, 8.0)  # looks for the conversation after an install
 RATE_PER_SECOND = 2.0  # installs per tenant, every process together
 BURST = 5
 STARTUP_CHECK_SECONDS = 30.0
+# Graph's answers that say the app is installed for the person: 201 (documented), any other
+# 2xx (a proxy's or a later version's word for it), 409 (installed already)
+INSTALLED_STATUSES = frozenset({*range(200, 300), 409})
 PENDING, INSTALLED, NO_LICENCE, REFUSED, BLOCKED = (
     "pending", "installed", "no_licence", "refused", "blocked")
 
@@ -212,7 +215,7 @@ class Installer:
         try:
             status, _ = await self.graph.call(
                 tenant, user, "install", "teamwork/installedApps",
-                body={"teamsApp@odata.bind": app}, ok=frozenset({201, 409}))
+                body={"teamsApp@odata.bind": app}, ok=INSTALLED_STATUSES)
         except GraphRefused as exc:
             raise await self._refusal(tenant, key, exc) from None
         except ChannelError as exc:

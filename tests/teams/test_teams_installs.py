@@ -115,6 +115,16 @@ async def test_201_installs_the_app_and_sends_the_card_once(rig: Rig) -> None:
     assert rig.installs() == [201] and len(rig.connector.to(SARAH)) == 2
 
 
+@pytest.mark.parametrize("status", [200, 202, 204])
+async def test_any_other_2xx_counts_as_installed(rig: Rig, status: int) -> None:
+    rig.graph.installed_status = status
+    await rig.send()
+    assert rig.installs(SARAH) == [status]
+    assert len(rig.connector.to(SARAH)) == 1
+    await rig.send(key=DeliveryKey("clr-2", "p-sarah", 0, "question"))
+    assert rig.installs() == [status]
+
+
 async def test_409_already_installed_counts_as_installed(rig: Rig) -> None:
     rig.graph.installed.add(SARAH)  # installed, but not yet known to the connector
     rig.graph.on_install = lambda tenant, user: None
