@@ -237,7 +237,7 @@ class Installer:
     async def _refusal(self, tenant: str, key: str, exc: GraphRefused) -> NotReachable:
         """What Graph's refusal of the install means, kept for the person or the tenant."""
         window = int(WINDOW.total_seconds())
-        if exc.what == "token":
+        if exc.what == "token" or exc.status == 401:  # the tenant's token, not the person
             await self.store.kv_delete(NAMESPACE, key)
             return self._no_token(tenant, exc.code)
         licence = "licen" in exc.said or "not enabled" in exc.said

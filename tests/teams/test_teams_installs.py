@@ -125,6 +125,19 @@ async def test_any_other_2xx_counts_as_installed(rig: Rig, status: int) -> None:
     assert rig.installs() == [status]
 
 
+async def test_a_401_after_a_fresh_token_holds_the_tenant_not_the_person(rig: Rig) -> None:
+    """Graph refuses even a fresh token (consent withdrawn): the tenant is held an hour, nobody
+    is kept as refused, and the install is asked again after the hold."""
+    rig.graph.fail("install", 401, times=2, code="InvalidAuthenticationToken")
+    with pytest.raises(NotReachable) as refused:
+        await rig.send()
+    assert refused.value.cause == "app_not_installed"
+    assert rig.installs() == [401, 401]
+    rig.clock.advance(timedelta(hours=1))
+    await rig.send()
+    assert rig.installs() == [401, 401, 201] and len(rig.connector.to(SARAH)) == 1
+
+
 async def test_409_already_installed_counts_as_installed(rig: Rig) -> None:
     rig.graph.installed.add(SARAH)  # installed, but not yet known to the connector
     rig.graph.on_install = lambda tenant, user: None
