@@ -38,7 +38,15 @@ from typing import Any
 
 import structlog
 
-from adapters.teams.graph import GUID, Graph, GraphRefused, graph_time, served_tokens
+from adapters.teams.graph import (
+    GUID,
+    STARTUP_CHECK_SECONDS,
+    Graph,
+    GraphRefused,
+    graph_time,
+    in_time,
+    served_tokens,
+)
 from bot.channel import Address, Away, ChannelError, TeamsReach
 from bot.clock import Clock
 from bot.settings import TeamsSettings
@@ -53,7 +61,6 @@ KEPT_PEOPLE = 10_000
 # reads Authorization_RequestDenied, Exchange ErrorAccessDenied)
 DENIED_CODES = frozenset({"Forbidden", "Authorization_RequestDenied", "ErrorAccessDenied",
                           "AccessDenied", "accessDenied"})
-STARTUP_CHECK_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,10 +281,7 @@ class AwayReader:
                     self._missing(tenant, source, state)
 
     async def check_in_time(self, seconds: float = STARTUP_CHECK_SECONDS) -> None:
-        try:
-            await asyncio.wait_for(self.check(), seconds)
-        except TimeoutError:
-            log.warning("teams.away_check_failed", error="TimeoutError")
+        await in_time(self.check(), failed="teams.away_check_failed", seconds=seconds)
 
     def status(self) -> dict[str, object]:
         """What ``/readyz`` shows of the reads, per served tenant (it never makes the bot

@@ -50,6 +50,7 @@ log = structlog.get_logger("clarify.teams")
 GRAPH_RESOURCE = "https://graph.microsoft.com"
 READ_SECONDS = 5.0  # one Graph read, or one token request, whole
 RETRY_BUDGET_SECONDS = 10.0  # waits for Retry-After within one read, in all
+STARTUP_CHECK_SECONDS = 30.0  # a start-up check of every served tenant's token, whole
 TOKEN_MARGIN = timedelta(minutes=5)  # a token is asked for again this long before it expires
 RETRIED = frozenset({429, 500, 502, 503, 504})
 GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -318,6 +319,16 @@ class Graph:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return self.retry.delay(attempt, retry_after=retry_after, draw=self.random())
+
+
+async def in_time(check: Awaitable[None], *, failed: str,
+                  seconds: float = STARTUP_CHECK_SECONDS) -> None:
+    """A start-up check (over ``served_tokens``) given ``seconds``; one still going then is
+    logged as ``failed`` and left (the first real call says the rest)."""
+    try:
+        await asyncio.wait_for(check, seconds)
+    except TimeoutError:
+        log.warning(failed, error="TimeoutError")
 
 
 async def served_tokens(tokens: GraphTokens, tenants: Iterable[tuple[str, str]], *,

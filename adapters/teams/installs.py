@@ -39,7 +39,13 @@ from typing import Any, Protocol, TypeVar
 import structlog
 
 from adapters import pacing
-from adapters.teams.graph import Graph, GraphRefused, served_tokens
+from adapters.teams.graph import (
+    STARTUP_CHECK_SECONDS,
+    Graph,
+    GraphRefused,
+    in_time,
+    served_tokens,
+)
 from bot.channel import ChannelError, NotReachable, NotYet
 from bot.clock import Clock
 from bot.metrics import REGISTRY
@@ -74,7 +80,6 @@ LATER = timedelta(seconds=60)  # the conversation not there yet: the person aske
 WAITS = (0.0, 1.0, 2.0, 4.0, 8.0)  # looks for the conversation after an install (15 s in all)
 RATE_PER_SECOND = 2.0  # installs per tenant, every process together
 BURST = 5
-STARTUP_CHECK_SECONDS = 30.0
 # Graph's answers that say the app is installed for the person: 201 (documented), any other
 # 2xx (a proxy's or a later version's word for it), 409 (installed already)
 INSTALLED_STATUSES = frozenset({*range(200, 300), 409})
@@ -303,10 +308,7 @@ class Installer:
                 self._missing(tenant)
 
     async def check_in_time(self, seconds: float = STARTUP_CHECK_SECONDS) -> None:
-        try:
-            await asyncio.wait_for(self.check(), seconds)
-        except TimeoutError:
-            log.warning("teams.install_check_failed", error="TimeoutError")
+        await in_time(self.check(), failed="teams.install_check_failed", seconds=seconds)
 
     def status(self) -> dict[str, object]:
         """What ``/readyz`` shows of installs per served tenant (never unready: without them
