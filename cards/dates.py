@@ -71,10 +71,9 @@ def instant_day(moment: datetime, zone: str | None) -> date:
 def day_label(day: date, *, locale: str | None, reference_year: int | None = None) -> str:
     """ "12 June", or "12 June 2027" when the year differs from the reference year. Remembered
     (a pure function of its arguments): babel's formatting is most of a card's dates' cost."""
-    babel_locale = resolve_locale(locale)
     if reference_year is not None and day.year != reference_year:
-        return format_date(day, "long", locale=babel_locale)
-    return format_skeleton("MMMMd", day, locale=babel_locale)
+        return full_day(day, locale=locale)
+    return format_skeleton("MMMMd", day, locale=resolve_locale(locale))
 
 
 def full_day(day: date, *, locale: str | None) -> str:
