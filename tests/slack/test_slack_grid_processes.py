@@ -157,6 +157,15 @@ class Grid(SlackPeople):
             return got.status
 
 
+async def polled(url: str, http: aiohttp.ClientSession) -> bool:
+    """The process at ``url`` has polled the core for jobs at least once."""
+    async with http.get(f"{url}/metrics") as got:
+        text = await got.text()
+    return any(line.startswith("clarify_core_request_seconds_count{")
+               and 'operation="pollJobs"' in line and float(line.rsplit(" ", 1)[1]) > 0
+               for line in text.splitlines())
+
+
 @contextlib.asynccontextmanager
 async def grid(tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F811
                devcore_url: str, *, webs: int, workers: int,  # noqa: F811
@@ -192,6 +201,13 @@ async def grid(tmp_path: Path, slack: LocalSlack, database_url: str,  # noqa: F8
             for port in ports:  # every process listening: its installations were read
                 await wait_until(lambda p=port: healthy(f"http://127.0.0.1:{p}", http),
                                  "a process", seconds=60)
+            # a worker answers /healthz before its start-up checks, which read the
+            # installations again; once it has polled the core they are behind it, so an install
+            # after this is news to it (the reread the tests look for)
+            for port, role in zip(ports, roles, strict=True):
+                if role == "worker":
+                    await wait_until(lambda p=port: polled(f"http://127.0.0.1:{p}", http),
+                                     "a worker's first poll", seconds=60)
             yield Grid(slack=slack, http=http, dev=dev, core=core, database_url=database_url,
                        webs=public, url=public[0], logs=logs, audits=audits)
     finally:
