@@ -9,24 +9,21 @@ finds a token at once, and bulk still gets the whole rate while nobody clicks.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from bot.clock import Clock
+from bot.retry import retry_after_seconds
 from bot.store.base import RateBuckets
 
 
-def retry_after(headers: Any) -> float | None:
-    """An HTTP answer's Retry-After in seconds (at least 0), or None: missing, or no finite
-    number (a wait of ``inf`` would spend a call's whole budget; NaN is no wait at all)."""
-    raw = (headers or {}).get("Retry-After")
-    try:
-        seconds = float(raw) if raw is not None else None
-    except (TypeError, ValueError):
-        return None
-    return max(seconds, 0.0) if seconds is not None and math.isfinite(seconds) else None
+def retry_after(headers: Any, now: datetime) -> float | None:
+    """An HTTP answer's Retry-After in seconds (at least 0; delta-seconds or an HTTP date from
+    ``now``), or None: missing, or no finite number (a wait of ``inf`` would spend a call's
+    whole budget; NaN is no wait at all)."""
+    return retry_after_seconds((headers or {}).get("Retry-After"), now)
 
 
 class Lane(StrEnum):

@@ -20,7 +20,33 @@ Each loop's policy, and why no library (tenacity, stamina) does this: docs/relia
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from datetime import datetime
+from email.utils import parsedate_to_datetime
+
+
+def retry_after_seconds(raw: str | None, now: datetime) -> float | None:
+    """The seconds a ``Retry-After`` value asks for (delta-seconds, or an HTTP date measured
+    from ``now``), at least 0; None when missing or not one of those: also for a number that is
+    not finite (``inf``, ``1e999``, ``nan``), which no wait can follow and no JSON log line can
+    carry, and for a date without a zone."""
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
+    try:
+        when = parsedate_to_datetime(str(raw))
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, (when - now).total_seconds())
+
 
 # 2.0 ** 1024 overflows a float; a doubling this far is past any cap anyway
 _MAX_EXPONENT = 1000

@@ -92,6 +92,10 @@ message("reach.cause.install_permission_missing", "The bot may not install its T
 message("reach.fix.install_permission_missing",
         "Grant the bot's app the Microsoft Graph permission "
         "TeamsAppInstallation.ReadWriteSelfForUser.All, with admin consent.")
+message("reach.cause.install_not_own_app", "The bot is set to install another Teams app")
+message("reach.fix.install_not_own_app",
+        "Set teams.catalog_app_id to this bot's app in the tenant's app catalog, with "
+        "webApplicationInfo.id in its package equal to teams.app_id.")
 message("reach.cause.app_blocked_by_policy", "Teams app blocked by a policy")
 message("reach.fix.app_blocked_by_policy",
         "Allow the app in the Teams app permission policy that applies to them.")

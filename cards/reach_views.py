@@ -13,9 +13,9 @@ from cards.views import Viewer
 # the cause groups of a person not reached, as the reach record groups them
 # (``bot.reach.causes.CAUSES``): each has a label and a fix in the catalogs
 REACH_CAUSES = ("no_alias", "ambiguous_alias", "no_read_permission", "app_not_installed",
-                "install_permission_missing", "app_blocked_by_policy", "no_teams_licence",
-                "install_refused", "blocked_or_uninstalled", "deactivated", "tenant_scope",
-                "delivery_failed", "away")
+                "install_permission_missing", "install_not_own_app", "app_blocked_by_policy",
+                "no_teams_licence", "install_refused", "blocked_or_uninstalled", "deactivated",
+                "tenant_scope", "delivery_failed", "away")
 REACH_NAMES_MAX = 10  # names one cause lists in the detail; the rest is a count
 REACH_TOP_CAUSES = 3  # causes the weekly message lists; the rest is a count
 

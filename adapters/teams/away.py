@@ -43,10 +43,10 @@ from adapters.teams.graph import (
     STARTUP_CHECK_SECONDS,
     Graph,
     GraphRefused,
-    graph_time,
     in_time,
     served_tokens,
 )
+from adapters.teams.graph_times import graph_time
 from bot.channel import Address, Away, ChannelError, TeamsReach
 from bot.clock import Clock
 from bot.settings import TeamsSettings

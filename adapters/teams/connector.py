@@ -178,7 +178,7 @@ class Connector:
                 if exc.status not in RETRIED:
                     raise _refused(what, exc) from None
                 maybe_done = maybe_done or exc.status in MAYBE_DONE
-                delay = self._backoff(attempt, pacing.retry_after(exc.headers))
+                delay = self._backoff(attempt, pacing.retry_after(exc.headers, self.clock.now()))
                 log.info("teams.retry", what=what, status=exc.status, delay=round(delay, 2))
                 reason = f"connector_{exc.status}"
                 if exc.status == 429:

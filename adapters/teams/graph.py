@@ -27,21 +27,18 @@ import random as _random
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import cache
+from datetime import datetime, timedelta
 from typing import Any, Protocol
-from zoneinfo import ZoneInfo
 
 import aiohttp
 import jwt
 import structlog
-from babel.core import get_global
 from yarl import URL
 
 from adapters import pacing
 from adapters.errors import AdapterError
 from bot.channel import ChannelError
-from bot.clock import Clock, zone_named
+from bot.clock import Clock
 from bot.metrics import REGISTRY
 from bot.retry import RetryPolicy
 
@@ -52,17 +49,22 @@ READ_SECONDS = 5.0  # one Graph read, or one token request, whole
 RETRY_BUDGET_SECONDS = 10.0  # waits for Retry-After within one read, in all
 STARTUP_CHECK_SECONDS = 30.0  # a start-up check of every served tenant's token, whole
 TOKEN_MARGIN = timedelta(minutes=5)  # a token is asked for again this long before it expires
-RETRIED = frozenset({429, 500, 502, 503, 504})
+# answers asked again after a backoff (Retry-After obeyed): throttling, a request timeout, and
+# every 5xx (``retried``)
+RETRIED = frozenset({408, 425, 429})
 GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # a Graph error code of at most this many characters is said in logs; longer ones are cut
 CODE_LIMIT = 60
 # the words of Graph's error messages that tell its refusals apart (the message itself is never
 # kept): a licence missing, a policy or block, a user Teams does not know
-MESSAGE_WORDS = ("licen", "policy", "blocked", "not enabled", "disabled")
+MESSAGE_WORDS = ("licen", "policy", "blocked", "not enabled", "disabled",
+                 "not allowed to manage")
+SUCCESS = frozenset(range(200, 300))
 
 
 class GraphRefused(AdapterError):
-    """Graph's (or its token endpoint's) final 4xx: ``what`` was asked (``token``,
+    """Graph's (or its token endpoint's) final 4xx (never another status: a 3xx, a 5xx, a 429
+    are ``ChannelError``, no news about the person): ``what`` was asked (``token``,
     ``presence``, ``auto_replies``), ``status`` and ``code`` (Graph's ``error.code``, the token
     endpoint's ``error`` word), never the body; ``roles``: the permissions the token used
     carries (None: it does not say)."""
@@ -247,10 +249,11 @@ class Graph:
 
     async def call(self, aad_tenant_id: str, user_id: str, what: str, path: str, *,
                    fresh: bool = False, body: dict[str, Any] | None = None,
-                   ok: frozenset[int] = frozenset({200})) -> tuple[int, Any]:
+                   ok: frozenset[int] = SUCCESS) -> tuple[int, Any]:
         """One request to ``users/{user_id}/{path}`` (a GET, or a POST of ``body``): its status
-        (one of ``ok``) and JSON body; GraphRefused on another final 4xx; ChannelError when it
-        cannot be had now."""
+        (one of ``ok``: any 2xx unless told) and JSON body; GraphRefused on another final 4xx;
+        ChannelError when it cannot be had now (every 5xx, throttling, no answer, and what is
+        neither a 2xx nor a 4xx: a proxy's redirect says nothing about the person)."""
         if not GUID.match(user_id):  # an Entra object id, and never anything else in the path
             raise ChannelError("not an Entra object id", certain=True, retryable=False)
         tenant = aad_tenant_id.lower()
@@ -272,10 +275,13 @@ class Graph:
                 if status == 401 and not refreshed:
                     refreshed = True  # a token that expired in flight: once more, fresh
                     continue
-                if status not in RETRIED:
-                    raise GraphRefused(what, status, _graph_error(answer), token.roles,
-                                       said=_said(answer))
-                retry_after = pacing.retry_after(headers)
+                if not retried(status):
+                    if 400 <= status < 500:
+                        raise GraphRefused(what, status, _graph_error(answer), token.roles,
+                                           said=_said(answer))
+                    log.warning("teams.graph_unexpected", what=what, status=status)
+                    raise ChannelError(f"graph_{what}_{status}", certain=True, retryable=True)
+                retry_after = pacing.retry_after(headers, self.clock.now())
                 delay, reason = self._backoff(attempt, retry_after), f"graph_{what}_{status}"
                 if retry_after is not None:
                     self._throttled[(tenant, what)] = self.clock.now() + timedelta(
@@ -319,6 +325,11 @@ class Graph:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         return self.retry.delay(attempt, retry_after=retry_after, draw=self.random())
+
+
+def retried(status: int) -> bool:
+    """Whether Graph's answer is asked again after a backoff: throttled, timed out, any 5xx."""
+    return status in RETRIED or 500 <= status < 600
 
 
 async def in_time(check: Awaitable[None], *, failed: str,
@@ -384,63 +395,3 @@ def _token_error(body: Any) -> str | None:
     said = (word[:CODE_LIMIT] if isinstance(word, str) and word else "") + \
         "".join(f" AADSTS{n}" for n in numbers)
     return said.strip() or None
-
-
-
-# ---------------------------------------------------------------- Graph's times
-
-
-def graph_time(value: Any) -> datetime | None:
-    """A Graph ``dateTimeTimeZone`` ({"dateTime": "2026-12-24T17:00:00.0000000", "timeZone":
-    "Pacific Standard Time"}) as an aware time, or None when it holds none. The zone may be an
-    IANA name, a Windows name (``zone_of``) or Outlook's ``tzone://Microsoft/Utc``; a zone named
-    neither way is taken as UTC (a wrong end by at most a day; better than no end)."""
-    if not isinstance(value, dict):
-        return None
-    raw, zone = value.get("dateTime"), value.get("timeZone")
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        moment = datetime.fromisoformat(raw.strip())
-    except ValueError:
-        return None
-    if moment.tzinfo is not None:
-        return moment.astimezone(UTC)
-    found = zone_of(zone)
-    if found is None:
-        # an unknown zone: read as UTC, said without the person (the name is Outlook's)
-        log.info("teams.away_zone_unknown",
-                 zone=zone[:64] if isinstance(zone, str) else type(zone).__name__)
-        found = ZoneInfo("UTC")
-    return moment.replace(tzinfo=found).astimezone(UTC)
-
-
-def zone_of(name: Any) -> ZoneInfo | None:
-    """The zone an Outlook time zone name names: an IANA name as it is, a Windows name through
-    CLDR's table (babel's ``windows_zone_mapping``: "Pacific Standard Time" is
-    America/Los_Angeles, "W. Europe Standard Time" Europe/Berlin), Outlook's UTC spellings.
-    None for anything else."""
-    if not isinstance(name, str) or not name.strip():
-        return None
-    name = name.strip()
-    if name.lower() in ("utc", "tzone://microsoft/utc", "coordinated universal time"):
-        return ZoneInfo("UTC")
-    found = zone_named(name)
-    if found is not None:
-        return found
-    iana = _windows_zones().get(name)
-    if iana is None:
-        return None
-    named = zone_named(iana)
-    if named is not None:
-        return named
-    try:  # a link the tz database keeps (Asia/Calcutta) but zone_named does not list
-        return ZoneInfo(iana)
-    except (KeyError, ValueError, OSError):
-        return None
-
-
-@cache
-def _windows_zones() -> dict[str, str]:
-    mapping = get_global("windows_zone_mapping")
-    return {str(k): str(v) for k, v in mapping.items()}

@@ -18,12 +18,15 @@ first (``RATE_PER_SECOND``, well inside Graph's Teams limits). Refusals:
 - the application permission (``PERMISSION``) missing, read off the token's ``roles`` claim
   (or a 403 while the token says none): no POST, said once as a warning and in ``/readyz``,
   the person ``NotReachable`` naming the permission; asked again after ``HOLD``;
-- a 403 while the token holds it: the app is blocked by a permission policy, remembered for
-  the tenant (``HOLD``, in the store);
+- a 403 saying the app "is not allowed to manage" the catalog app: ``teams.catalog_app_id``
+  is not this bot's app (or the package's ``webApplicationInfo`` names another): said once as
+  a warning and in ``/readyz``, remembered for the tenant (``HOLD``, in the store);
+- another 403 while the token holds it: the app is blocked by a permission policy, remembered
+  for the tenant (``HOLD``, in the store);
 - the person without Teams (404, or a 403 whose message speaks of a licence): remembered for
   them (``WINDOW``), a lasting ``NotReachable``;
-- 429, 503 and 504 obey Retry-After (``Graph.call``); one that does not fit its budget, a 5xx
-  or no answer is ``NotYet`` at the Retry-After's end, never a skip;
+- 429 (and 408, 425, every 5xx) obey Retry-After (``Graph.call``); one that does not fit its
+  budget, a 5xx, a redirect or no answer is ``NotYet`` at the Retry-After's end, never a skip;
 - any other 4xx: ``install_refused``, value-free (its status and code in the log).
 """
 
@@ -52,6 +55,7 @@ from bot.metrics import REGISTRY
 from bot.reach.causes import (
     APP_BLOCKED_BY_POLICY,
     APP_NOT_INSTALLED,
+    INSTALL_NOT_OWN_APP,
     INSTALL_PERMISSION_MISSING,
     INSTALL_REFUSED,
     NO_TEAMS_LICENCE,
@@ -67,7 +71,8 @@ PERMISSION = "TeamsAppInstallation.ReadWriteSelfForUser.All"
 GRANTS = frozenset({PERMISSION, "TeamsAppInstallation.ReadWriteForUser.All",
                     "TeamsAppInstallation.ReadWriteAndConsentSelfForUser.All",
                     "TeamsAppInstallation.ReadWriteAndConsentForUser.All"})
-NAMESPACE = "teams-install"  # (tenant|person) -> the install's state; tenant -> "blocked"
+# (tenant|person) -> the install's state; tenant -> "blocked" or "not_own_app"
+NAMESPACE = "teams-install"
 WINDOW = timedelta(hours=24)  # one install asked per person, at most, in this long
 # a claim taken before the POST lasts this long: a worker killed before Graph answered holds
 # the person back no longer than this
@@ -75,7 +80,7 @@ CLAIM = timedelta(minutes=5)
 # an install Graph confirmed whose chat the connector still does not open after this long: the
 # person is not reachable (their turn given up: NO_DELIVERY_ALIAS, app_not_installed)
 GIVE_UP = timedelta(minutes=30)
-HOLD = timedelta(hours=1)  # a tenant without the permission, or with the app blocked
+HOLD = timedelta(hours=1)  # a tenant without the permission, the app blocked, or not its own
 LATER = timedelta(seconds=60)  # the conversation not there yet: the person asked again then
 WAITS = (0.0, 1.0, 2.0, 4.0, 8.0)  # looks for the conversation after an install (15 s in all)
 RATE_PER_SECOND = 2.0  # installs per tenant, every process together
@@ -83,8 +88,8 @@ BURST = 5
 # Graph's answers that say the app is installed for the person: 201 (documented), any other
 # 2xx (a proxy's or a later version's word for it), 409 (installed already)
 INSTALLED_STATUSES = frozenset({*range(200, 300), 409})
-PENDING, INSTALLED, NO_LICENCE, REFUSED, BLOCKED = (
-    "pending", "installed", "no_licence", "refused", "blocked")
+PENDING, INSTALLED, NO_LICENCE, REFUSED, BLOCKED, NOT_OWN_APP = (
+    "pending", "installed", "no_licence", "refused", "blocked", "not_own_app")
 
 T = TypeVar("T")
 
@@ -98,6 +103,7 @@ class Outcome(StrEnum):
     ALREADY = "already_installed"
     PERMISSION_MISSING = "permission_missing"
     BLOCKED_BY_POLICY = "blocked_by_policy"
+    NOT_OWN_APP = "not_own_app"
     NO_LICENCE = "no_licence"
     THROTTLED = "throttled"
     UNAVAILABLE = "unavailable"
@@ -114,7 +120,12 @@ class Word(StrEnum):
     OK = "ok"
     MISSING = "missing"  # "missing: <permission>"
     BLOCKED = "blocked_by_policy"
+    NOT_OWN_APP = "not_own_app"
     NO_TOKEN = "no_token"
+
+
+# what a tenant's kept state in the store says (``_tenant_allows``)
+TENANT_HOLDS = {BLOCKED: Word.BLOCKED, NOT_OWN_APP: Word.NOT_OWN_APP}
 
 
 @dataclass
@@ -138,6 +149,9 @@ REFUSALS: dict[str, tuple[str, str, bool]] = {
                    "admin consent", INSTALL_PERMISSION_MISSING, True),
     Word.BLOCKED: ("the Teams app is blocked for this person by an app permission policy: "
                    "allow it in the Teams admin centre", APP_BLOCKED_BY_POLICY, True),
+    Word.NOT_OWN_APP: ("the Teams app is not installed for this person and the bot is set to "
+                       "install another app: teams.catalog_app_id must be this bot's app",
+                       INSTALL_NOT_OWN_APP, True),
     Word.NO_TOKEN: ("the Teams app is not installed for this person and the tenant gives the "
                     "bot no Graph token (consent not given)", APP_NOT_INSTALLED, True),
 }
@@ -197,9 +211,10 @@ class Installer:
         if state.held_until is not None and now < state.held_until:
             raise _refused(state.word)
         state.held_until = None
-        if await self.store.kv_get(NAMESPACE, tenant) == BLOCKED:
-            state.word = Word.BLOCKED
-            raise _refused(Word.BLOCKED)
+        held = await self.store.kv_get(NAMESPACE, tenant)
+        if held in TENANT_HOLDS:
+            state.word = TENANT_HOLDS[held]
+            raise _refused(state.word)
         try:
             token = await self.graph.tokens.token(tenant)
         except GraphRefused as exc:
@@ -245,6 +260,8 @@ class Installer:
         if exc.what == "token" or exc.status == 401:  # the tenant's token, not the person
             await self.store.kv_delete(NAMESPACE, key)
             return self._no_token(tenant, exc.code)
+        if exc.status == 403 and "not allowed to manage" in exc.said:
+            return await self._not_own_app(tenant, key, exc)
         licence = "licen" in exc.said or "not enabled" in exc.said
         if exc.status == 404 or (exc.status == 403 and licence):
             await self.store.kv_put(NAMESPACE, key, NO_LICENCE, ttl_seconds=window)
@@ -269,6 +286,22 @@ class Installer:
         _count(Outcome.REFUSED)
         log.warning("teams.install_refused", status=exc.status, code=exc.code)
         return _refused(REFUSED)
+
+    async def _not_own_app(self, tenant: str, key: str, exc: GraphRefused) -> NotReachable:
+        """Graph says the bot's app may not manage the catalog app: every install in the
+        tenant would say the same, so none is asked for ``HOLD`` (every process)."""
+        await self.store.kv_delete(NAMESPACE, key)  # asked again once the setting is fixed
+        await self.store.kv_put(NAMESPACE, tenant, NOT_OWN_APP,
+                                ttl_seconds=int(HOLD.total_seconds()))
+        _count(Outcome.NOT_OWN_APP)
+        state = self._state(tenant)
+        state.word = Word.NOT_OWN_APP
+        log.warning("teams.install_not_own_app", tenant=self._key(tenant), code=exc.code,
+                    setting="teams.catalog_app_id",
+                    fix="set teams.catalog_app_id to this bot's app in the tenant's app catalog, "
+                        "and webApplicationInfo.id in its package to teams.app_id (docs/teams.md, "
+                        "\"Installing the app for people\")")
+        return _refused(Word.NOT_OWN_APP)
 
     # ---------------------------------------------------------------- the tenant's state
 

@@ -4,9 +4,7 @@ rules, Retry-After), a success body as the route's model through the tolerant re
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime
-from email.utils import parsedate_to_datetime
 
 import structlog
 from pydantic import BaseModel, ValidationError
@@ -16,6 +14,7 @@ from bot.core.errors import CoreAPIError, ErrorCode, UnexpectedResponse, excepti
 from bot.core.http import WireResponse
 from bot.core.instruments import INSTRUMENTS
 from bot.core.routes import Route
+from bot.retry import retry_after_seconds
 
 log = structlog.get_logger("bot.core.client")
 
@@ -23,25 +22,8 @@ _MAX_MESSAGE = 300
 
 
 def retry_after(response: WireResponse, now: datetime) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date), or None: also for a
-    number that is not finite (``inf``, ``1e999``, ``nan``), which no wait can follow and no
-    JSON log line can carry."""
-    raw = response.headers.get("Retry-After")
-    if raw is None:
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if math.isfinite(seconds) else None
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, (when - now).total_seconds())
+    """Seconds from a Retry-After header (``bot.retry.retry_after_seconds``), or None."""
+    return retry_after_seconds(response.headers.get("Retry-After"), now)
 
 
 def api_error(response: WireResponse, *, now: datetime, operation: str = "") -> CoreAPIError:

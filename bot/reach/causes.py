@@ -25,6 +25,10 @@ FIXES: dict[str, str] = {
                                   "Entra app the application permission "
                                   "TeamsAppInstallation.ReadWriteSelfForUser.All with admin "
                                   "consent (docs/teams.md, \"Installing the app for people\")",
+    "install_not_own_app": "Teams app installs through Microsoft Graph: teams.catalog_app_id "
+                           "must be this bot's app in the tenant's catalog, and the app "
+                           "package's webApplicationInfo.id its teams.app_id (docs/teams.md, "
+                           "\"Installing the app for people\")",
     "app_blocked_by_policy": "Teams admin centre: allow the app in the permission policy that "
                              "applies to them (and in the org-wide app settings)",
     "no_teams_licence": "the person has no Teams licence (or Teams is off for them): assign "
@@ -48,6 +52,7 @@ BLOCKED_OR_UNINSTALLED = "blocked_or_uninstalled"
 # the Teams app could not be installed for them through Microsoft Graph
 # (``adapters.teams.installs``)
 INSTALL_PERMISSION_MISSING = "install_permission_missing"
+INSTALL_NOT_OWN_APP = "install_not_own_app"
 APP_BLOCKED_BY_POLICY = "app_blocked_by_policy"
 NO_TEAMS_LICENCE = "no_teams_licence"
 INSTALL_REFUSED = "install_refused"

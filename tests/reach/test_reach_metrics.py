@@ -39,7 +39,8 @@ async def test_gauges_equal_the_report_over_the_window(reach: ReachLog) -> None:
     assert await gauge.refresh()
     assert gauges() == {"no_alias": 1, "ambiguous_alias": 0, "no_read_permission": 0,
                         "app_not_installed": 1, "install_permission_missing": 0,
-                        "app_blocked_by_policy": 0, "no_teams_licence": 0,
+                        "install_not_own_app": 0, "app_blocked_by_policy": 0,
+                        "no_teams_licence": 0,
                         "install_refused": 0, "blocked_or_uninstalled": 1, "deactivated": 0,
                         "tenant_scope": 0, "delivery_failed": 0, "away": 0}
     report = compute(RECORD, since=clock.now() - timedelta(days=7))

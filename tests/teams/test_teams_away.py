@@ -22,7 +22,8 @@ import structlog
 
 from adapters.teams.away import PERMISSION_HOLD, TOKEN_HOLD, AwayReader
 from adapters.teams.channel import TeamsChannel, open_teams_channel
-from adapters.teams.graph import ClientCredentials, graph_time, zone_of
+from adapters.teams.graph import ClientCredentials
+from adapters.teams.graph_times import graph_time, zone_of
 from bot.channel import Absences, Address, Away, ChannelError, TeamsReach
 from bot.clock import ManualClock
 from bot.settings import TeamsSettings, TeamsTenant

@@ -14,6 +14,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from email.utils import format_datetime
 from typing import Any
 
 import aiohttp
@@ -22,12 +23,13 @@ from structlog.testing import capture_logs
 
 from adapters.teams.channel import TeamsChannel, open_teams_channel
 from adapters.teams.graph import ClientCredentials
-from adapters.teams.installs import CLAIM, GIVE_UP, LATER, NAMESPACE, PERMISSION, WINDOW
+from adapters.teams.installs import CLAIM, GIVE_UP, HOLD, LATER, NAMESPACE, PERMISSION, WINDOW
 from bot.channel import NotReachable, NotYet
 from bot.clock import ManualClock
 from bot.metrics import REGISTRY
 from bot.reach.causes import (
     APP_BLOCKED_BY_POLICY,
+    INSTALL_NOT_OWN_APP,
     INSTALL_PERMISSION_MISSING,
     INSTALL_REFUSED,
     NO_TEAMS_LICENCE,
@@ -195,6 +197,57 @@ async def test_a_403_while_the_token_holds_the_role_is_a_policy_kept_for_the_ten
     assert rig.installs() == [403]
     assert rig.channel.installer is not None
     assert rig.channel.installer.status()["teams_install"] == {"acme": "blocked_by_policy"}
+
+
+async def test_a_403_not_allowed_to_manage_the_app_is_a_wrong_catalog_id_held_for_the_tenant(
+        rig: Rig) -> None:
+    """Graph's words when the catalog id names another app than the bot's own (or the package's
+    webApplicationInfo differs): said once, shown in /readyz, nobody of the tenant installed for
+    an hour by any worker, and nobody kept as refused."""
+    rig.graph.fail("install", 403, code="Forbidden", body={"error": {
+        "code": "Forbidden", "message": f"AAD App Id '{APP_ID}' is not allowed to manage the "
+                                        "Teams App ''."}})
+    before = counted("not_own_app")
+    with capture_logs() as logs:
+        with pytest.raises(NotReachable) as refused:
+            await rig.send(SARAH)
+    assert refused.value.cause == INSTALL_NOT_OWN_APP and refused.value.lasting
+    [line] = [e for e in logs if e["event"] == "teams.install_not_own_app"]
+    assert line["tenant"] == "acme" and line["setting"] == "teams.catalog_app_id"
+    assert APP_ID not in json.dumps(logs, default=str)
+    with pytest.raises(NotReachable) as again:
+        await rig.send(AHMED, channel=rig.another())
+    assert again.value.cause == INSTALL_NOT_OWN_APP
+    assert rig.installs() == [403] and counted("not_own_app") == before + 1
+    assert rig.channel.installer is not None
+    assert rig.channel.installer.status()["teams_install"] == {"acme": "not_own_app"}
+    assert await rig.store.kv_get(NAMESPACE, f"{ORG}|{SARAH}".lower()) is None
+    rig.clock.advance(HOLD)  # the setting fixed meanwhile: both are installed then
+    await rig.send(SARAH)
+    await rig.send(AHMED)
+    assert rig.installs() == [403, 201, 201]
+
+
+@pytest.mark.parametrize("status", [302, 408, 501, 507])
+async def test_an_answer_that_says_nothing_of_the_person_keeps_the_turn(
+        rig: Rig, status: int) -> None:
+    """A redirect, a request timeout, a 5xx outside the usual three: no news about the person,
+    so no refusal is kept; the turn waits and the install is asked again later."""
+    rig.graph.fail("install", status, times=1 if status == 302 else 3)  # a redirect: no retry
+    with pytest.raises(NotYet):
+        await rig.send()
+    assert rig.installs() and set(rig.installs()) == {status}
+    rig.clock.advance(LATER)
+    await rig.send()
+    assert rig.installs()[-1] == 201 and len(rig.connector.to(SARAH)) == 1
+
+
+async def test_a_retry_after_given_as_a_date_is_waited_out(rig: Rig) -> None:
+    rig.graph.fail("install", 429, retry_after=format_datetime(
+        rig.clock.now() + timedelta(seconds=3), usegmt=True))
+    await rig.send()
+    assert rig.installs(SARAH) == [429, 201]
+    assert 3.0 in rig.sleeps.taken
 
 
 @pytest.mark.parametrize("refusal", ["404", "403 licence"])
