@@ -24,7 +24,10 @@ first (``RATE_PER_SECOND``, well inside Graph's Teams limits). Refusals:
 - another 403 while the token holds it: the app is blocked by a permission policy, remembered
   for the tenant (``HOLD``, in the store);
 - the person without Teams (404, or a 403 whose message speaks of a licence): remembered for
-  them (``WINDOW``), a lasting ``NotReachable``;
+  them (``WINDOW``), a lasting ``NotReachable``. A 404 is weighed first: the app's own
+  installations for the person are read (``GET .../teamwork/installedApps``, which the same
+  permission allows); Teams answering for them means the 404 was the catalog id's (not this
+  bot's app in the tenant's catalog), held for the tenant as above;
 - 429 (and 408, 425, every 5xx) obey Retry-After (``Graph.call``); one that does not fit its
   budget, a 5xx, a redirect or no answer is ``NotYet`` at the Retry-After's end, never a skip;
 - any other 4xx: ``install_refused``, value-free (its status and code in the log).
@@ -237,7 +240,7 @@ class Installer:
                 tenant, user, "install", "teamwork/installedApps",
                 body={"teamsApp@odata.bind": app}, ok=INSTALLED_STATUSES)
         except GraphRefused as exc:
-            raise await self._refusal(tenant, key, exc) from None
+            raise await self._refusal(tenant, user, exc) from None
         except ChannelError as exc:
             await self.store.kv_delete(NAMESPACE, key)
             until = self.graph.throttled_until(tenant, "install")
@@ -254,15 +257,17 @@ class Installer:
         log.info("teams.app_installed", outcome=outcome.value)
         return installed
 
-    async def _refusal(self, tenant: str, key: str, exc: GraphRefused) -> NotReachable:
+    async def _refusal(self, tenant: str, user: str, exc: GraphRefused) -> NotReachable:
         """What Graph's refusal of the install means, kept for the person or the tenant."""
-        window = int(WINDOW.total_seconds())
+        window, key = int(WINDOW.total_seconds()), f"{tenant}|{user}"
         if exc.what == "token" or exc.status == 401:  # the tenant's token, not the person
             await self.store.kv_delete(NAMESPACE, key)
             return self._no_token(tenant, exc.code)
         if exc.status == 403 and "not allowed to manage" in exc.said:
             return await self._not_own_app(tenant, key, exc)
         licence = "licen" in exc.said or "not enabled" in exc.said
+        if exc.status == 404 and await self._teams_knows(tenant, user, key):
+            return await self._not_own_app(tenant, key, exc)
         if exc.status == 404 or (exc.status == 403 and licence):
             await self.store.kv_put(NAMESPACE, key, NO_LICENCE, ttl_seconds=window)
             _count(Outcome.NO_LICENCE)
@@ -287,9 +292,24 @@ class Installer:
         log.warning("teams.install_refused", status=exc.status, code=exc.code)
         return _refused(REFUSED)
 
+    async def _teams_knows(self, tenant: str, user: str, key: str) -> bool:
+        """Whether Teams answers for the person (their installations of this app read): the
+        evidence that an install's 404 was not theirs. Cannot be read now: ``NotYet``, the claim
+        given back (no refusal is kept on a guess)."""
+        try:
+            await self.graph.call(tenant, user, "installed_apps", "teamwork/installedApps")
+        except GraphRefused:
+            return False
+        except ChannelError:
+            await self.store.kv_delete(NAMESPACE, key)
+            raise NotYet("Microsoft Graph cannot say now whether Teams knows this person",
+                         at=self.clock.now() + LATER) from None
+        return True
+
     async def _not_own_app(self, tenant: str, key: str, exc: GraphRefused) -> NotReachable:
-        """Graph says the bot's app may not manage the catalog app: every install in the
-        tenant would say the same, so none is asked for ``HOLD`` (every process)."""
+        """Graph says the bot's app may not manage the catalog app, or answers 404 for a person
+        Teams knows: the catalog id is not this bot's app, every install in the tenant would
+        fail the same, so none is asked for ``HOLD`` (every process)."""
         await self.store.kv_delete(NAMESPACE, key)  # asked again once the setting is fixed
         await self.store.kv_put(NAMESPACE, tenant, NOT_OWN_APP,
                                 ttl_seconds=int(HOLD.total_seconds()))

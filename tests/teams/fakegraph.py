@@ -20,7 +20,10 @@ endpoint (client credentials) and the two reads, shaped as Microsoft documents t
   connector marks the app installed); 409 ``Conflict`` when it is installed already; without an
   install permission in the token 403 ``Forbidden``; a tenant whose permission policy blocks the
   app 403 ``Forbidden`` ("...blocked by app permission policy..."); a person without a Teams
-  licence 404 ``NotFound`` (``no_teams``).
+  licence 404 ``NotFound`` (``no_teams``); with ``catalog`` set, an install of another catalog
+  id 404 ``NotFound`` (an id the tenant's catalog does not hold).
+- ``GET /v1.0/users/{id}/teamwork/installedApps``: the app's own installations for the person
+  (``{"value": [...]}``, empty when not installed); a person without Teams 404 ``NotFound``.
 
 Each person's answers are set by the test (``set_presence``, ``set_replies``); every reply and
 status carries a message text (``MESSAGE``) the bot must never log or keep. Failures of the next
@@ -82,6 +85,7 @@ class FakeGraph:
         self.installed: set[str] = set()  # people the app is installed for
         self.installed_status = 201  # what a successful install answers (no body unless 201)
         self.no_teams: set[str] = set()  # people without a Teams licence
+        self.catalog: str | None = None  # the only catalog id an install may name (None: any)
         self.blocking: set[str] = set()  # tenants whose permission policy blocks the app
         self.on_install: Callable[[str, str], None] = lambda tenant, user: None
         self.bodies: list[Any] = []  # what each install was asked with
@@ -105,6 +109,7 @@ class FakeGraph:
         app.router.add_post("/{tenant}/oauth2/v2.0/token", self._token)
         app.router.add_get("/v1.0/users/{user}/presence", self._presence)
         app.router.add_post("/v1.0/users/{user}/teamwork/installedApps", self._install)
+        app.router.add_get("/v1.0/users/{user}/teamwork/installedApps", self._installed_apps)
         app.router.add_get("/v1.0/users/{user}/mailboxSettings/automaticRepliesSetting",
                            self._auto_replies)
         self._runner = web.AppRunner(app, access_log=None)
@@ -275,6 +280,10 @@ class FakeGraph:
             return self._said("install", tenant, user, 404, _error(
                 "NotFound", "Failed to execute Skype backend request GetUserRequest."),
                 roles=roles)
+        bound = (self.bodies[-1] or {}).get("teamsApp@odata.bind", "")
+        if self.catalog is not None and not str(bound).endswith(f"/{self.catalog}"):
+            return self._said("install", tenant, user, 404, _error(
+                "NotFound", "Not found."), roles=roles)
         if user in self.installed:
             return self._said("install", tenant, user, 409, _error(
                 "Conflict", "App is already installed."), roles=roles)
@@ -284,6 +293,25 @@ class FakeGraph:
             self.calls.append(Call("install", tenant, user, self.installed_status, roles))
             return web.Response(status=self.installed_status)
         return self._said("install", tenant, user, 201, {}, roles=roles)
+
+    async def _installed_apps(self, request: web.Request) -> web.Response:
+        user = request.match_info["user"].lower()
+        issued = self._issued.get(request.headers.get("Authorization", "").removeprefix(
+            "Bearer "))
+        if issued is None:
+            return self._said("installed_apps", None, user, 401, _error(
+                "InvalidAuthenticationToken", "Access token is empty."))
+        tenant, roles = issued
+        if self.faults["installed_apps"]:
+            fault = self.faults["installed_apps"].popleft()
+            return self._said("installed_apps", tenant, user, fault.status,
+                              _error(fault.code, "Try later"), roles=roles)
+        if user in self.no_teams:
+            return self._said("installed_apps", tenant, user, 404, _error(
+                "NotFound", "Failed to execute Skype backend request GetUserRequest."),
+                roles=roles)
+        found = [{"id": f"{user}-app"}] if user in self.installed else []
+        return self._said("installed_apps", tenant, user, 200, {"value": found}, roles=roles)
 
     def _said(self, route: str, tenant: str | None, user: str | None, status: int,
               body: dict[str, Any], *, roles: frozenset[str] | None = None,

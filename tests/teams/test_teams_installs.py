@@ -228,6 +228,38 @@ async def test_a_403_not_allowed_to_manage_the_app_is_a_wrong_catalog_id_held_fo
     assert rig.installs() == [403, 201, 201]
 
 
+async def test_a_404_for_a_person_teams_knows_is_the_catalog_id_of_another_app(
+        rig: Rig) -> None:
+    """The catalog holds no app of that id: Graph's 404 alone reads like a person without
+    Teams, but Teams answers for Sarah (her installations of the app read), so the tenant is
+    held as set to install another app and nobody is kept as without a licence."""
+    rig.graph.catalog = "0a0a0a0a-0000-4000-8000-000000000000"
+    with pytest.raises(NotReachable) as refused:
+        await rig.send(SARAH)
+    assert refused.value.cause == INSTALL_NOT_OWN_APP
+    assert [c.status for c in rig.graph.of("installed_apps", SARAH)] == [200]
+    with pytest.raises(NotReachable):
+        await rig.send(AHMED, channel=rig.another())
+    assert rig.installs() == [404]
+    assert await rig.store.kv_get(NAMESPACE, f"{ORG}|{SARAH}".lower()) is None
+    rig.graph.catalog = CATALOG  # the setting put right
+    rig.clock.advance(HOLD)
+    await rig.send(SARAH)
+    assert rig.installs() == [404, 201]
+
+
+async def test_a_404_that_cannot_be_weighed_now_keeps_the_turn(rig: Rig) -> None:
+    rig.graph.catalog = "0a0a0a0a-0000-4000-8000-000000000000"
+    rig.graph.fail("installed_apps", 503, times=3)
+    with pytest.raises(NotYet):
+        await rig.send()
+    assert await rig.store.kv_get(NAMESPACE, f"{ORG}|{SARAH}".lower()) is None
+    rig.graph.catalog = None
+    rig.clock.advance(LATER)
+    await rig.send()
+    assert rig.installs() == [404, 201] and len(rig.connector.to(SARAH)) == 1
+
+
 @pytest.mark.parametrize("status", [302, 408, 501, 507])
 async def test_an_answer_that_says_nothing_of_the_person_keeps_the_turn(
         rig: Rig, status: int) -> None:
@@ -262,6 +294,9 @@ async def test_a_person_without_teams_is_kept_as_such(rig: Rig, refusal: str) ->
             await rig.send()
         assert refused.value.cause == NO_TEAMS_LICENCE and refused.value.lasting
     assert len(rig.installs(SARAH)) == 1  # the second time asks nothing
+    # a 404 is weighed: Teams does not answer for Sarah either
+    assert [c.status for c in rig.graph.of("installed_apps")] == \
+        ([404] if refusal == "404" else [])
     await rig.send(AHMED)  # another person of the tenant is installed as usual
     assert rig.installs(AHMED) == [201]
 
