@@ -35,13 +35,15 @@ class SlackError(Exception):
 @dataclass
 class Fault:
     """An injected failure of a method: its status, Retry-After, named error, calls left, and
-    how many calls pass before it."""
+    how many calls pass before it; with ``channel``, only calls to that channel count (a
+    person's id stands for the bot's DM with them)."""
 
     status: int
     retry_after: int
     error: str | None
     times: int
     after: int = 0
+    channel: str | None = None
 
 
 def fault_error(fault: Fault) -> SlackError:

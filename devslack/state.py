@@ -165,11 +165,13 @@ class State:
     # ------------------------------------------------------------ fault injection
 
     def fail_next(self, method: str, *, status: int = 429, retry_after: int = 1, times: int = 1,
-                  error: str | None = None, after: int = 0) -> None:
+                  error: str | None = None, after: int = 0, channel: str | None = None) -> None:
         """The next ``times`` calls to ``method`` fail (after ``after`` calls that pass): 429
-        with Retry-After, a 5xx, or (status 200) ``{"ok": false, "error": error}``."""
+        with Retry-After, a 5xx, or (status 200) ``{"ok": false, "error": error}``. With
+        ``channel`` (a channel id, or a person's id for the bot's DM with them), only calls to
+        that channel fail or count; the others pass by."""
         self._faults.setdefault(method, []).append(
-            Fault(status, retry_after, error, times, after))
+            Fault(status, retry_after, error, times, after, channel))
 
     def rate_limit(self, method: str, *, per_second: float, burst: float | None = None,
                    per_channel: bool = False) -> None:
@@ -182,14 +184,16 @@ class State:
         self._buckets.clear()
 
     def _inject_faults(self, method: str, args: Json, now: float) -> None:
-        faults = self._faults.get(method)
+        to = str(args.get("channel", ""))
+        faults = [f for f in self._faults.get(method, ())
+                  if f.channel is None or to in (f.channel, self.dm_channel(f.channel))]
         if faults and faults[0].after > 0:
             faults[0].after -= 1
         elif faults:
             fault = faults[0]
             fault.times -= 1
             if fault.times <= 0:
-                faults.pop(0)
+                self._faults[method].remove(fault)
             raise fault_error(fault)
         if method in self._rates:
             per_second, burst, per_channel = self._rates[method]

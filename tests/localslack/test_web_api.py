@@ -370,6 +370,17 @@ async def test_named_error_repeats_times(client: AsyncWebClient, slack: LocalSla
     assert await open_dm(client) == "D" + ALICE
 
 
+async def test_a_fault_for_one_channel_lets_the_others_by(client: AsyncWebClient,
+                                                          slack: LocalSlack) -> None:
+    """fail_next with a channel fails only the calls to it (a person's id: the DM with them)."""
+    slack.fail_next("chat.postMessage", status=200, error="cannot_dm_bot", channel=ALICE)
+    assert (await client.chat_postMessage(channel=BOB, text="t"))["ok"]
+    error = await slack_error(client.chat_postMessage(channel="D" + ALICE, text="t"))
+    assert error.response["error"] == "cannot_dm_bot"
+    assert (await client.chat_postMessage(channel=ALICE, text="t"))["ok"]
+    assert len(slack.dm_of(BOB)) == 1 and len(slack.dm_of(ALICE)) == 1
+
+
 async def test_rate_limit_bucket_per_channel(client: AsyncWebClient, slack: LocalSlack,
                                              ticker: Ticker) -> None:
     """Beyond the burst a channel gets 429 with Retry-After; another channel and time refill."""

@@ -210,7 +210,9 @@ async def test_every_cause_slack_can_give_is_counted_as_the_core_and_the_stand_i
     async with DevCoreClient(base_url=served["core"], token=DEV_TOKEN) as dev:
         for person, error, cause in (("p-priya", "cannot_dm_bot", "blocked_or_uninstalled"),
                                      ("p-ahmed", "user_disabled", "deactivated")):
-            slack.fail_next("chat.postMessage", status=200, error=error)
+            # her card only: the scenario's other cards may still be going out
+            slack.fail_next("chat.postMessage", status=200, error=error,
+                            channel=f"U0{person.removeprefix('p-').upper()}")
             made[person] = await new_clarification(dev, authority={"authored_by": [
                 "p-tom", "p-olga", person]})
 
