@@ -171,7 +171,7 @@ class ClientCredentials:
         except aiohttp.ClientError as exc:
             raise ChannelError(f"graph_token_{type(exc).__name__}", certain=True,
                                retryable=True) from None
-        if status >= 500 or status == 429:
+        if retried(status) or status < 400 and status != 200:  # a redirect: no refusal either
             raise ChannelError(f"graph_token_{status}", certain=True, retryable=True)
         value = body.get("access_token") if status == 200 else None
         if not isinstance(value, str) or not value:

@@ -174,6 +174,10 @@ class FakeGraph:
         tenant = request.match_info["tenant"].lower()
         form = {k: str(v) for k, v in (await request.post()).items()}
         shown = {k: v for k, v in form.items() if k != "client_secret"}
+        if self.faults["token"]:
+            fault = self.faults["token"].popleft()
+            return self._said("token", tenant, None, fault.status, {"error": fault.code},
+                              form=shown)
         if form.get("grant_type") != "client_credentials" \
                 or form.get("scope") != "https://graph.microsoft.com/.default":
             return self._said("token", tenant, None, 400, {

@@ -274,6 +274,20 @@ async def test_an_answer_that_says_nothing_of_the_person_keeps_the_turn(
     assert rig.installs()[-1] == 201 and len(rig.connector.to(SARAH)) == 1
 
 
+@pytest.mark.parametrize("status", [302, 408, 503])
+async def test_a_token_endpoint_that_says_nothing_of_consent_keeps_the_turn(
+        rig: Rig, status: int) -> None:
+    """The identity platform (or a proxy before it) answering a redirect, a timeout or a 5xx:
+    no news about the tenant's consent, so the tenant is not held for an hour."""
+    rig.graph.fail("token", status)
+    with pytest.raises(NotYet):
+        await rig.send()
+    assert rig.installs() == []
+    rig.clock.advance(LATER)
+    await rig.send()
+    assert rig.installs() == [201]
+
+
 async def test_a_retry_after_given_as_a_date_is_waited_out(rig: Rig) -> None:
     rig.graph.fail("install", 429, retry_after=format_datetime(
         rig.clock.now() + timedelta(seconds=3), usegmt=True))
