@@ -147,9 +147,24 @@ class SlackPeople(SlackAbsences):
 
     def directory_of(self, where: Workspace) -> str:
         """The directory a workspace's members are kept in: its installation (or org) and the
-        workspace itself, so that tenants and the workspaces of one org stay apart."""
-        team = where.team_id if isinstance(where, SlackReach) else None
+        workspace itself, so that tenants and the workspaces of one org stay apart. A bare
+        key names its workspace when it is a team's (``T…``); an org's, or none, does not."""
+        if isinstance(where, SlackReach):
+            team = where.team_id
+        else:
+            team = where if isinstance(where, str) and where.startswith("T") else None
         return f"{self._bucket(where) or '-'}|{team or '-'}"
+
+    def _directories(self, scope: str) -> list[str]:
+        """Where a member may be kept: ``scope``; when it names no workspace (a card's update
+        knows its installation, or nothing, not the reader's workspace), also each directory
+        of the same installation this process lists (with no installation known: each it
+        lists, all under the one token)."""
+        bucket, _, team = scope.partition("|")
+        if team != "-":
+            return [scope]
+        return [scope, *(s for s in self._wanted
+                         if s != scope and (bucket == "-" or s.startswith(f"{bucket}|")))]
 
     async def member(self, user_id: str, where: Workspace) -> Member | None:
         """The member as the directory keeps them (from this process for a minute); None
@@ -163,8 +178,12 @@ class SlackPeople(SlackAbsences):
         kept = self._members.get(key)
         if kept is not None and now < kept[0]:
             return kept[1]
-        text = await self.people.directory_get(scope, user_id)
-        found = read_member(text) if text is not None else None
+        found = None
+        for directory in self._directories(scope):
+            text = await self.people.directory_get(directory, user_id)
+            found = read_member(text) if text is not None else None
+            if found is not None:
+                break
         if found is None or now.timestamp() - found.at > KEPT_SECONDS:
             self._want(scope, where)
             return None

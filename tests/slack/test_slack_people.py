@@ -6,6 +6,7 @@ the rest; workspaces apart; a later listing sees what changed."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -15,11 +16,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack import people
 from adapters.slack.away import away_reading
 from adapters.slack.channel import SlackChannel
+from adapters.slack.render import render
 from bot.channel import Address, Away, SlackReach
 from bot.clock import ManualClock
 from bot.settings import AwaySettings
+from bot.store.base import DeliveryKey
 from bot.store.memory import MemoryStore
 from cards.actions import ActionCodec
+from cards.fixtures import QUESTION
+from cards.views import with_locale
 from devslack import BOT_TOKEN, LocalSlack
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -207,3 +212,23 @@ async def test_a_served_workspace_is_listed_at_the_first_housekeeping_pass(
     await channel.listings_ended()
     assert len(slack.calls_to("users.list")) == 3
     assert slack.calls_to("users.info") == []
+
+
+async def test_a_card_updated_after_a_click_finds_its_reader_in_the_directory(
+        channel: SlackChannel, slack: LocalSlack, clock: ManualClock) -> None:
+    """A card's update knows its DM and installation, not the reader's workspace: the reader is
+    found in the directories the process lists (another worker's: it serves the workspace), so
+    a burst of answers costs no ``users.info`` each, and the card is drawn in their locale."""
+    await channel.list_workspace(ACME)
+    ref = await channel.send(at("U00001"), QUESTION, key=DeliveryKey("clr-1", "p-U00001", 0,
+                                                                    "question"))
+    other = SlackChannel(client=channel.client, codec=channel.codec, store=channel.store,
+                         clock=clock, people=channel.people, **away_reading(AwaySettings()))
+    other.serves(ACME)  # a configured workspace, as the worker's start-up says
+    await other.update(ref, QUESTION)
+    assert slack.calls_to("users.info") == []
+    [update] = slack.calls_to("chat.update")
+    drawn = update.args["blocks"]
+    drawn = json.loads(drawn) if isinstance(drawn, str) else drawn
+    german = render(with_locale(QUESTION, "de-DE"), codec=channel.codec)["blocks"]
+    assert drawn == german != render(QUESTION, codec=channel.codec)["blocks"]
