@@ -140,8 +140,9 @@ def build_engine(parts: EngineParts) -> Engine:
                   monotonic=lambda: parts.clock.now().timestamp())
     # whether a person is away, asked of their platform (``bot.engine.away``): None when
     # ``[clarify.away]`` is off, so no platform is asked
-    away = AwayCheck(channels, parts.clarify.away, zones) if parts.clarify.away.enabled \
-        else None
+    away = AwayCheck(channels, parts.clarify.away, zones,
+                     monotonic=lambda: parts.clock.now().timestamp()) \
+        if parts.clarify.away.enabled else None
     deliverer = Deliverer(ledger=store, core=core, channels=channels, worker_id=parts.worker_id,
                           sleep=parts.sleep, random=parts.random,
                           locales=partial(platform_locale, zones))  # every card sent, in it

@@ -135,6 +135,26 @@ async def test_a_failed_lookup_holds_nothing(rig: Rig) -> None:
     assert rig.channel.away_asked.count("p-sarah") == 1
 
 
+async def test_what_a_lookup_said_is_kept_on_the_engines_clock(rig: Rig) -> None:
+    """Sarah was not away at her first question and sets her status since: within the
+    process's keeping (``PROCESS_SECONDS`` of the engine's clock) her platform is not asked
+    again; once the clock has moved past it, the next question sees her away."""
+    authority = {"authored_by": ["p-sarah", "p-ahmed"]}
+    await rig.create(authority=authority)
+    await rig.burst()
+    rig.channel.away_for["p-sarah"] = Away(MONDAY + timedelta(days=14), "slack_status")
+    rig.clock.advance(timedelta(seconds=away_module.PROCESS_SECONDS - 60))
+    await rig.create(authority=authority)
+    await rig.burst()
+    assert asked(rig) == ["p-sarah", "p-sarah"]
+    assert rig.channel.away_asked.count("p-sarah") == 1
+    rig.clock.advance(timedelta(seconds=120))
+    await rig.create(authority=authority)
+    await rig.burst()
+    assert asked(rig) == ["p-sarah", "p-sarah", "p-ahmed"]
+    assert rig.channel.away_asked.count("p-sarah") == 2
+
+
 @pytest.mark.full_contract
 async def test_a_slow_lookup_holds_nothing(make_rig: Callable[..., Rig],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
