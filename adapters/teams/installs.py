@@ -47,6 +47,7 @@ import structlog
 from adapters import pacing
 from adapters.teams.graph import (
     STARTUP_CHECK_SECONDS,
+    SUCCESS,
     Graph,
     GraphRefused,
     in_time,
@@ -90,7 +91,7 @@ RATE_PER_SECOND = 2.0  # installs per tenant, every process together
 BURST = 5
 # Graph's answers that say the app is installed for the person: 201 (documented), any other
 # 2xx (a proxy's or a later version's word for it), 409 (installed already)
-INSTALLED_STATUSES = frozenset({*range(200, 300), 409})
+INSTALLED_STATUSES = SUCCESS | {409}
 PENDING, INSTALLED, NO_LICENCE, REFUSED, BLOCKED, NOT_OWN_APP = (
     "pending", "installed", "no_licence", "refused", "blocked", "not_own_app")
 
@@ -240,7 +241,7 @@ class Installer:
                 tenant, user, "install", "teamwork/installedApps",
                 body={"teamsApp@odata.bind": app}, ok=INSTALLED_STATUSES)
         except GraphRefused as exc:
-            raise await self._refusal(tenant, user, exc) from None
+            raise await self._refusal(tenant, user, key, exc) from None
         except ChannelError as exc:
             await self.store.kv_delete(NAMESPACE, key)
             until = self.graph.throttled_until(tenant, "install")
@@ -257,9 +258,11 @@ class Installer:
         log.info("teams.app_installed", outcome=outcome.value)
         return installed
 
-    async def _refusal(self, tenant: str, user: str, exc: GraphRefused) -> NotReachable:
-        """What Graph's refusal of the install means, kept for the person or the tenant."""
-        window, key = int(WINDOW.total_seconds()), f"{tenant}|{user}"
+    async def _refusal(self, tenant: str, user: str, key: str, exc: GraphRefused
+                       ) -> NotReachable:
+        """What Graph's refusal of the install means, kept for the person (``key``) or the
+        tenant."""
+        window = int(WINDOW.total_seconds())
         if exc.what == "token" or exc.status == 401:  # the tenant's token, not the person
             await self.store.kv_delete(NAMESPACE, key)
             return self._no_token(tenant, exc.code)
@@ -273,20 +276,16 @@ class Installer:
             _count(Outcome.NO_LICENCE)
             log.info("teams.install_no_licence", status=exc.status, code=exc.code)
             return _refused(NO_LICENCE)
-        if exc.status == 403:
+        if exc.status == 403 and (exc.roles is None or not exc.roles & GRANTS):
             await self.store.kv_delete(NAMESPACE, key)  # asked again once the tenant allows it
-            if exc.roles is None or not exc.roles & GRANTS:
-                _count(Outcome.PERMISSION_MISSING)
-                return self._missing(tenant)
-            _count(Outcome.BLOCKED_BY_POLICY)
-            await self.store.kv_put(NAMESPACE, tenant, BLOCKED,
-                                    ttl_seconds=int(HOLD.total_seconds()))
-            state = self._state(tenant)
-            state.word = Word.BLOCKED
+            _count(Outcome.PERMISSION_MISSING)
+            return self._missing(tenant)
+        if exc.status == 403:
+            refused = await self._hold_tenant(tenant, key, BLOCKED, Outcome.BLOCKED_BY_POLICY)
             log.warning("teams.install_blocked_by_policy", tenant=self._key(tenant),
                         code=exc.code, fix="allow the app in the Teams app permission policy "
                         "(docs/teams.md, \"Installing the app for people\")")
-            return _refused(Word.BLOCKED)
+            return refused
         await self.store.kv_put(NAMESPACE, key, REFUSED, ttl_seconds=window)
         _count(Outcome.REFUSED)
         log.warning("teams.install_refused", status=exc.status, code=exc.code)
@@ -310,18 +309,25 @@ class Installer:
         """Graph says the bot's app may not manage the catalog app, or answers 404 for a person
         Teams knows: the catalog id is not this bot's app, every install in the tenant would
         fail the same, so none is asked for ``HOLD`` (every process)."""
-        await self.store.kv_delete(NAMESPACE, key)  # asked again once the setting is fixed
-        await self.store.kv_put(NAMESPACE, tenant, NOT_OWN_APP,
-                                ttl_seconds=int(HOLD.total_seconds()))
-        _count(Outcome.NOT_OWN_APP)
-        state = self._state(tenant)
-        state.word = Word.NOT_OWN_APP
+        refused = await self._hold_tenant(tenant, key, NOT_OWN_APP, Outcome.NOT_OWN_APP)
         log.warning("teams.install_not_own_app", tenant=self._key(tenant), code=exc.code,
                     setting="teams.catalog_app_id",
                     fix="set teams.catalog_app_id to this bot's app in the tenant's app catalog, "
                         "and webApplicationInfo.id in its package to teams.app_id (docs/teams.md, "
                         "\"Installing the app for people\")")
-        return _refused(Word.NOT_OWN_APP)
+        return refused
+
+    async def _hold_tenant(self, tenant: str, key: str, kept: str, outcome: Outcome
+                           ) -> NotReachable:
+        """No install asked in the tenant for ``HOLD``, by any process (``kept`` in the store,
+        one of ``TENANT_HOLDS``); the person's claim given back, so they are asked again once
+        the hold ends."""
+        await self.store.kv_delete(NAMESPACE, key)
+        await self.store.kv_put(NAMESPACE, tenant, kept, ttl_seconds=int(HOLD.total_seconds()))
+        _count(outcome)
+        word = TENANT_HOLDS[kept]
+        self._state(tenant).word = word
+        return _refused(word)
 
     # ---------------------------------------------------------------- the tenant's state
 

@@ -233,11 +233,9 @@ class FakeGraph:
                 await asyncio.sleep(delay)
         finally:
             self.in_flight -= 1
-        header = request.headers.get("Authorization", "")
-        issued = self._issued.get(header.removeprefix("Bearer "))
+        issued = self._bearer(request)
         if issued is None:
-            return self._said(route, None, user, 401, _error(
-                "InvalidAuthenticationToken", "Access token is empty."))
+            return self._unauthenticated(route, user)
         tenant, roles = issued
         if self.faults[route]:
             fault = self.faults[route].popleft()
@@ -258,11 +256,9 @@ class FakeGraph:
             self.bodies.append(await request.json())
         except ValueError:
             self.bodies.append(None)
-        issued = self._issued.get(request.headers.get("Authorization", "").removeprefix(
-            "Bearer "))
+        issued = self._bearer(request)
         if issued is None:
-            return self._said("install", None, user, 401, _error(
-                "InvalidAuthenticationToken", "Access token is empty."))
+            return self._unauthenticated("install", user)
         tenant, roles = issued
         if self.faults["install"]:
             fault = self.faults["install"].popleft()
@@ -300,11 +296,9 @@ class FakeGraph:
 
     async def _installed_apps(self, request: web.Request) -> web.Response:
         user = request.match_info["user"].lower()
-        issued = self._issued.get(request.headers.get("Authorization", "").removeprefix(
-            "Bearer "))
+        issued = self._bearer(request)
         if issued is None:
-            return self._said("installed_apps", None, user, 401, _error(
-                "InvalidAuthenticationToken", "Access token is empty."))
+            return self._unauthenticated("installed_apps", user)
         tenant, roles = issued
         if self.faults["installed_apps"]:
             fault = self.faults["installed_apps"].popleft()
@@ -316,6 +310,16 @@ class FakeGraph:
                 roles=roles)
         found = [{"id": f"{user}-app"}] if user in self.installed else []
         return self._said("installed_apps", tenant, user, 200, {"value": found}, roles=roles)
+
+    def _bearer(self, request: web.Request) -> tuple[str, frozenset[str] | None] | None:
+        """The tenant and roles of the request's bearer token, as this fake issued it (None:
+        no token it issued)."""
+        return self._issued.get(request.headers.get("Authorization", "").removeprefix(
+            "Bearer "))
+
+    def _unauthenticated(self, route: str, user: str) -> web.Response:
+        return self._said(route, None, user, 401, _error(
+            "InvalidAuthenticationToken", "Access token is empty."))
 
     def _said(self, route: str, tenant: str | None, user: str | None, status: int,
               body: dict[str, Any], *, roles: frozenset[str] | None = None,
