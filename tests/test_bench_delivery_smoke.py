@@ -49,9 +49,12 @@ def test_delivery_benchmark_smoke_sends_every_card_once_at_most_three_core_calls
         # one script a card (the admission, which reserves; the send is recorded by remembering
         # the card), no rate buckets with pacing lifted; at most 6 commands a card in all, those
         # run inside scripts and the workers' polls included, and one more: the card's reminder
-        # indexed by its due time (one ZADD a card)
+        # indexed by its due time (one ZADD a card), and one more: the card's not-yet-reported
+        # mark (written with the card) cleared as its job reports it (one HDEL a card; a
+        # worker killed before the report leaves the mark for an answer's follow-up)
         assert redis.get("evalsha", 0) <= 300 + 50, row["name"]
         assert redis.get("zadd", 0) <= 300, row["name"]
+        assert redis.get("hdel", 0) <= 300, row["name"]
         # and the person's platform profile (zone and locale): read from the store
         # once a person in each worker process (the hours check and the card's locale share
         # it, and so do their next cards), and Slack asked and the answer written a day at
@@ -74,5 +77,5 @@ def test_delivery_benchmark_smoke_sends_every_card_once_at_most_three_core_calls
         assert slack.get("dnd.info", 0) <= 2 * PEOPLE * workers, row["name"]
         kept = 2 * sum(slack.get(m, 0) for m in ("users.info", "users.list", "dnd.teamInfo"))
         assert slack.get("users.list", 0) <= 2 * workers, row["name"]  # one page a listing
-        assert row["redis_per_card"] - (profile_reads + profile_writes + kept) / 300 <= 7, \
+        assert row["redis_per_card"] - (profile_reads + profile_writes + kept) / 300 <= 8, \
             row["name"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
@@ -59,6 +60,11 @@ class JobScope:
     # map back to (with the batch's resolutions and the records read, ``bot.engine.aliases``
     # weighs them)
     asked: list[AskedAlias] = field(default_factory=list)
+    # the cards this job marked in the store as not yet reported (``bot.engine.delivery``), by
+    # delivery id, and how to clear those marks: whoever clears a mark sends its report, so a
+    # report whose mark an answer's follow-up cleared first (taking the job for dead) is theirs
+    marked: dict[str, Hashable] = field(default_factory=dict)
+    take: Callable[[list[Any]], Awaitable[set[Any]]] | None = None
 
     # ---------------------------------------------------------------- people
 
@@ -100,6 +106,27 @@ class JobScope:
         return entry.person
 
     # ---------------------------------------------------------------- reports
+
+    def mark(self, delivery_id: str, key: Hashable,
+             take: Callable[[list[Any]], Awaitable[set[Any]]]) -> None:
+        """The delivery report just held was marked unreported in the store under ``key``."""
+        self.marked[delivery_id] = key
+        self.take = take
+
+    async def sent_elsewhere(self) -> set[str]:
+        """Clear this job's marks: the delivery ids whose mark another cleared first, whose
+        reports this job leaves to them. A store that cannot be read clears none and keeps
+        every report (a core that cannot deduplicate may then hear of a card twice; none is
+        lost)."""
+        marked, self.marked = self.marked, {}
+        if not marked or self.take is None:
+            return set()
+        try:
+            mine = await self.take(list(marked.values()))
+        except Exception as exc:  # the store's own errors, which this layer does not name
+            log.warning("core.report_marks_unread", error=type(exc).__name__)
+            return set()
+        return {delivery_id for delivery_id, key in marked.items() if key not in mine}
 
     def chunks(self) -> Iterator[ReportBatch]:
         deliveries, events = self.deliveries, self.events

@@ -216,9 +216,14 @@ class Deliverer:
         and the card in one step; ``sent``: the message that went out (a question card's record
         keeps what it said of when it moves on, for every later rebuild of it)."""
         card = _card(key, address.platform, ref, sent)
+        # a question card whose report waits for the end of its job is marked unreported in
+        # the same write: a worker killed before the job ends leaves the mark, and an answer to
+        # the card has its report sent then (``bot.answering.followups``), not a window later
+        marked = held is not None and report and scope is not None \
+            and key.kind == DeliveryKind.QUESTION.value
         try:
             if held is not None:
-                await self.ledger.record_sent(held, card)
+                await self.ledger.record_sent(held, card, unreported=marked)
             else:
                 await self.ledger.mark_sent(key, message_ref=ref)
                 await self.ledger.add_card(card)
@@ -230,6 +235,8 @@ class Deliverer:
             raise
         if report:
             await self.report(card, scope=scope)
+            if marked and scope is not None:
+                scope.mark(delivery_id(key), key, self.ledger.take_unreported)
         return Result(status, ref, recovered)
 
     async def report(self, card: CardRecord, *, scope: JobScope | None = None) -> None:

@@ -110,6 +110,9 @@ class Recovery:
                 continue
             if delivery_id(card.delivery) not in known:
                 await self.deliverer.report(card, scope=scope)
+                if card.unreported:  # an answer's follow-up may be sending it: one of us does
+                    scope.mark(delivery_id(card.delivery), card.delivery,
+                               self.store.take_unreported)
 
     async def _unasked(self, c: Clarification, person_id: str, scope: batching.JobScope,
                        *, attempt: int | None = None) -> Skip:

@@ -199,7 +199,8 @@ def build_engine(parts: EngineParts) -> Engine:
                     chores=chores, random=parts.random, outcomes=outcomes, pauses=parts.pauses)
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
-                          workers=parts.followup_workers, board=board)
+                          workers=parts.followup_workers, board=board,
+                          report=deliverer.report)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
                             followups=followups, policy=parts.outbox, random=parts.random,
                             words=words)

@@ -24,7 +24,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
 from bot.chat import person_order_token
-from bot.store.keys import Keys, hashed
+from bot.store.keys import Keys, hashed, is_unreported_field
 
 Client = aioredis.Redis | RedisCluster
 
@@ -172,8 +172,11 @@ async def _erase_cards(redis: Client, keys: Keys, person_id: str) -> int:
     erased = 0
     async for name in redis.scan_iter(match=keys.cards("*"), count=500):
         fields = [f async for f, _ in redis.hscan_iter(name, match=f"*|{_esc(person_id)}|*")]
-        if fields:
-            erased += int(await redis.hdel(name, *fields))
+        if fields:  # the cards and their not-yet-reported marks; the cards counted
+            gone = int(await redis.hdel(name, *fields))
+            cards = sum(1 for f in fields if not is_unreported_field(
+                f.decode() if isinstance(f, bytes) else f))
+            erased += min(gone, cards)
     return erased
 
 

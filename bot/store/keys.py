@@ -94,6 +94,20 @@ def slot_field(token: str) -> str:
     return "s:" + token
 
 
+UNREPORTED = "|unreported"  # no delivery kind is named so: a token never ends this way
+
+
+def unreported_field(token: str) -> str:
+    """The mark beside a card in its clarification's hash (``Keys.cards``): its delivery report
+    may not have reached the core yet (``bot.store.ledger``). Named by the token, so an erasure's
+    match on the person finds it with the card."""
+    return token + UNREPORTED
+
+
+def is_unreported_field(name: str) -> bool:
+    return name.endswith(UNREPORTED)
+
+
 def admission_field(token: str) -> str:
     """An admission's field in its person's hash."""
     return "a:" + token
@@ -162,7 +176,8 @@ class Keys:
         return f"{self.prefix}:generation"
 
     def cards(self, clarification_id: str) -> str:
-        return f"{self.prefix}:cards:{clarification_id}"  # hash: delivery token -> card JSON
+        # hash: delivery token -> card JSON, and the cards' not-yet-reported marks
+        return f"{self.prefix}:cards:{clarification_id}"
 
     def conversation(self, tenant_id: str, aad_object_id: str) -> str:
         # "|" never occurs in a tenant id, so no (tenant, user) pair can name another's key;

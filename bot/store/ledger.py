@@ -8,6 +8,7 @@ clarification's cards one hash; in memory one lock stands in for the scripts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -35,10 +36,12 @@ class DeliveryLedger(Protocol):
         """Record the message reference after a successful send (state SENT)."""
         ...
 
-    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord, *,
+                          unreported: bool = False) -> DeliverySlot:
         """``mark_sent`` and ``add_card`` at once: the slot as this worker holds it becomes SENT
         with the card's reference, and the card is remembered (on Redis the card alone is
-        written: a reserved slot whose card is remembered reads as SENT)."""
+        written: a reserved slot whose card is remembered reads as SENT). ``unreported``: the
+        card is marked as not yet reported to the core, in the same write."""
         ...
 
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
@@ -53,9 +56,19 @@ class DeliveryLedger(Protocol):
     async def slot(self, key: DeliveryKey) -> DeliverySlot | None: ...
 
     # ------------------------------------------------ cards to update
-    async def add_card(self, card: CardRecord) -> None: ...
+    async def add_card(self, card: CardRecord, *, unreported: bool = False) -> None: ...
 
-    async def cards(self, clarification_id: str) -> list[CardRecord]: ...
+    async def cards(self, clarification_id: str) -> list[CardRecord]:
+        """The clarification's cards, each ``unreported`` while its mark is kept."""
+        ...
+
+    async def take_unreported(self, keys: Sequence[DeliveryKey]) -> set[DeliveryKey]:
+        """Clear these cards' not-yet-reported marks; the keys whose mark this call cleared.
+        Each mark is cleared once, whoever asks (the job that sent the card, as it reports it;
+        an answer's follow-up, for a job that died holding it; a later pass of the job): the one
+        that cleared it sends the report, so a core that cannot deduplicate reports never
+        hears of one card twice."""
+        ...
 
     async def replace_card(self, card: CardRecord) -> bool:
         """Replace the record of ``card``'s delivery (its reminder marks it ``reminded``), only
@@ -181,10 +194,11 @@ class RedisLedger:
         return await self._update(key, state=SlotState.SENT, message_ref=message_ref)
 
     @translated
-    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord, *,
+                          unreported: bool = False) -> DeliverySlot:
         """Remembering the card is the record: the slot as reserved reads as SENT from then on
         (``_as_recorded``), so the person's hash is not written again for the send."""
-        await self.add_card(card)
+        await self.add_card(card, unreported=unreported)
         return DeliverySlot(key=slot.key, state=SlotState.SENT, worker_id=slot.worker_id,
                             reserved_at=slot.reserved_at, message_ref=card.message_ref,
                             batch_id=slot.batch_id)
@@ -232,17 +246,38 @@ class RedisLedger:
 
     # ------------------------------------------------ cards to update
     @translated
-    async def add_card(self, card: CardRecord) -> None:
-        name = self._keys.cards(card.delivery.clarification_id)
+    async def add_card(self, card: CardRecord, *, unreported: bool = False) -> None:
+        """The card is a field of its clarification's hash; its mark (``unreported``) another
+        field of the same HSET, named by ``k.unreported_field``."""
+        name, token = self._keys.cards(card.delivery.clarification_id), card.delivery.token()
+        fields = [token, codec.card_json(card)]
+        if unreported:
+            fields += [k.unreported_field(token), "1"]
         async with self._redis.pipeline(transaction=False) as pipe:  # one key: both run
-            pipe.hset(name, card.delivery.token(), codec.card_json(card))
+            pipe.hset(name, items=fields)
             pipe.expire(name, self._ttls.cards)
             await pipe.execute()
 
     @translated
     async def cards(self, clarification_id: str) -> list[CardRecord]:
         raw = await self._redis.hgetall(self._keys.cards(clarification_id))
-        return sorted((codec.card_from(doc) for doc in raw.values()), key=codec.card_order)
+        fields = {_text(name): doc for name, doc in raw.items()}
+        marked = {name for name in fields if k.is_unreported_field(name)}
+        return sorted((_marked(codec.card_from(doc), k.unreported_field(name) in marked)
+                       for name, doc in fields.items() if name not in marked),
+                      key=codec.card_order)
+
+    @translated
+    async def take_unreported(self, keys: Sequence[DeliveryKey]) -> set[DeliveryKey]:
+        """One HDEL a mark, pipelined (a clarification's hash each: on a cluster, several slots)."""
+        if not keys:
+            return set()
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hdel(self._keys.cards(key.clarification_id),
+                          k.unreported_field(key.token()))
+            cleared = await pipe.execute()
+        return {key for key, n in zip(keys, cleared, strict=True) if n}
 
     @translated
     async def replace_card(self, card: CardRecord) -> bool:
@@ -262,6 +297,7 @@ class MemoryLedger:
     def _init_ledger(self, clock: Clock) -> None:
         self._slots: Expiring[str, DeliverySlot] = Expiring(clock)
         self._cards: Expiring[str, dict[str, CardRecord]] = Expiring(clock)
+        self._unreported: Expiring[str, bool] = Expiring(clock)  # by delivery token
 
     async def reserve(self, key: DeliveryKey, *, worker_id: str, now: datetime
                       ) -> tuple[DeliverySlot, bool]:
@@ -274,9 +310,10 @@ class MemoryLedger:
             self._slots.put(key.token(), slot, self._ttls.slot)
             return slot, True
 
-    async def record_sent(self, slot: DeliverySlot, card: CardRecord) -> DeliverySlot:
+    async def record_sent(self, slot: DeliverySlot, card: CardRecord, *,
+                          unreported: bool = False) -> DeliverySlot:
         sent = await self.mark_sent(slot.key, message_ref=card.message_ref)
-        await self.add_card(card)
+        await self.add_card(card, unreported=unreported)
         return sent
 
     async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
@@ -313,16 +350,23 @@ class MemoryLedger:
             return self._slots.get(key.token())
 
     # ------------------------------------------------ cards to update
-    async def add_card(self, card: CardRecord) -> None:
+    async def add_card(self, card: CardRecord, *, unreported: bool = False) -> None:
         async with self._lock:
             by_token = self._cards.get(card.delivery.clarification_id) or {}
             by_token[card.delivery.token()] = card
             self._cards.put(card.delivery.clarification_id, by_token, self._ttls.cards)
+            if unreported:
+                self._unreported.put(card.delivery.token(), True, self._ttls.cards)
 
     async def cards(self, clarification_id: str) -> list[CardRecord]:
         async with self._lock:
-            return sorted((self._cards.get(clarification_id) or {}).values(),
+            return sorted((_marked(card, token in self._unreported) for token, card in
+                           (self._cards.get(clarification_id) or {}).items()),
                           key=codec.card_order)
+
+    async def take_unreported(self, keys: Sequence[DeliveryKey]) -> set[DeliveryKey]:
+        async with self._lock:
+            return {key for key in keys if self._unreported.pop(key.token())}
 
     async def replace_card(self, card: CardRecord) -> bool:
         async with self._lock:
@@ -331,3 +375,13 @@ class MemoryLedger:
                 return False
             by_token[card.delivery.token()] = card
             return True
+
+
+def _marked(card: CardRecord, unreported: bool) -> CardRecord:
+    """The card as read: ``unreported`` as its mark says (never as a record written back by
+    ``replace_card`` said)."""
+    return card if card.unreported is unreported else replace(card, unreported=unreported)
+
+
+def _text(name: str | bytes) -> str:
+    return name.decode() if isinstance(name, bytes) else name

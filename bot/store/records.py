@@ -75,6 +75,10 @@ class CardRecord:
     # card shows its times in it, as the first one did. None: not known (found after a crash,
     # or recorded before zones were kept)
     time_zone: str | None = None
+    # read only, never written with the card: its delivery report may not have reached the core
+    # (the job that sent it holds its reports until it ends, and a worker killed meanwhile lost
+    # them; ``DeliveryLedger.take_unreported`` says who sends it)
+    unreported: bool = False
 
 
 @dataclass(frozen=True, slots=True)

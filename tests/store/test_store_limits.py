@@ -151,7 +151,8 @@ async def test_erasing_a_person_removes_their_keys_on_every_node(
                                  cap=5, threshold=1, window_seconds=WINDOW, batched=True,
                                  reserve_for="w1")
         assert held.reserved is not None
-        await store.record_sent(held.reserved, CardRecord(delivery("c1", person), "slack", "m"))
+        await store.record_sent(held.reserved, CardRecord(delivery("c1", person), "slack", "m"),
+                                unreported=True)  # and the card's not-yet-reported mark
         await admit(store, "c2", person_id=person, threshold=1)  # a digest batch
     await store.outbox_accept("a1", "{}", order_key="c1|slack|acme|U1", acted_at=1, now=T0)
     [entry] = await store.outbox_claim(now=T0, lease_seconds=30, limit=1)
@@ -166,7 +167,9 @@ async def test_erasing_a_person_removes_their_keys_on_every_node(
     assert not [n for n in left if "{p:p1}" in n]
     assert [n for n in left if "{p:p2}" in n]
     assert await store.slot(delivery("c1", "p2")) is not None
-    assert [c.delivery.person_id for c in await store.cards("c1")] == ["p2"]
+    assert [(c.delivery.person_id, c.unreported) for c in await store.cards("c1")] == \
+        [("p2", True)]
+    assert not [f for f in await redis_db.hkeys(f"{prefix}:cards:c1") if "p1" in str(f)]
     assert await store.outbox_size() == 1
 
 
