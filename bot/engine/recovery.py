@@ -103,16 +103,21 @@ class Recovery:
         known = {d.delivery_id for d in c.deliveries}
         # a core that does not keep delivery ids says whom it counts as asked
         by_person = not self.core.offers(Extension.REPORT_DETAILS)
+        # still marked though the core has them (the store was down as their job reported)
+        on_trail: list[DeliveryKey] = []
         for card in await self.store.cards(c.id):
             if card.delivery.kind != DeliveryKind.QUESTION.value:
                 continue
-            if by_person and card.delivery.person_id in c.asked:
+            if (by_person and card.delivery.person_id in c.asked) \
+                    or delivery_id(card.delivery) in known:
+                if card.unreported:
+                    on_trail.append(card.delivery)
                 continue
-            if delivery_id(card.delivery) not in known:
-                await self.deliverer.report(card, scope=scope)
-                if card.unreported:  # an answer's follow-up may be sending it: one of us does
-                    scope.mark(delivery_id(card.delivery), card.delivery,
-                               self.store.take_unreported)
+            await self.deliverer.report(card, scope=scope)
+            if card.unreported:  # an answer's follow-up may be sending it: one of us does
+                scope.mark(delivery_id(card.delivery), card.delivery, self.store.take_unreported)
+        if on_trail:  # cleared, so that no answer's follow-up reports them again
+            await self.store.take_unreported(on_trail)
 
     async def _unasked(self, c: Clarification, person_id: str, scope: batching.JobScope,
                        *, attempt: int | None = None) -> Skip:

@@ -58,6 +58,12 @@ async def question_deliveries(rig: Rig, cid: str) -> list[str]:
     return [d.person_id for d in c.deliveries if d.kind is DeliveryKind.QUESTION]
 
 
+async def marked(rig: Rig, cid: str) -> list[tuple[str, bool]]:
+    """The question cards on record: whose, and whether still marked unreported."""
+    return [(card.delivery.person_id, card.unreported) for card in await rig.store.cards(cid)
+            if card.delivery.kind == DeliveryKind.QUESTION.value]
+
+
 async def test_an_answer_puts_the_card_a_killed_worker_never_reported_on_the_trail(
         rig: Rig) -> None:
     """Sarah's card went out and the worker died before the job's end: her answer's follow-up
@@ -68,11 +74,11 @@ async def test_an_answer_puts_the_card_a_killed_worker_never_reported_on_the_tra
     await rig.burst()
     let_reports_go(rig)
     assert await question_deliveries(rig, cid) == []
-    assert [card.unreported for card in await rig.store.cards(cid)] == [True]
+    assert await marked(rig, cid) == [("p-sarah", True)]
 
     await answered(rig, click(rig, "p-sarah", cid, 0))
     assert await question_deliveries(rig, cid) == ["p-sarah"]
-    assert [card.unreported for card in await rig.store.cards(cid)] == [False]
+    assert await marked(rig, cid) == [("p-sarah", False)]
 
     rig.clock.advance(NEXT_PASS)
     await rig.burst()
@@ -102,13 +108,37 @@ async def test_a_card_is_reported_once_whether_its_job_or_an_answer_reports_firs
     assert await question_deliveries(rig, cid) == ["p-sarah"]
 
 
+async def test_a_mark_its_job_could_not_clear_is_cleared_by_the_next_pass(
+        rig: Rig, worker_core: CoreClient) -> None:
+    """The store could not be reached as the job reported: the report went (none is lost) and
+    the mark stayed. The job's next pass finds the card on the trail and clears the mark, so a
+    later answer's follow-up does not report the card a second time."""
+    cid = await rig.create(authority={"named": ["p-sarah"]}, severity="high")
+    held = hold_reports(rig)
+    await rig.burst()
+    let_reports_go(rig)
+    for scope in held:
+        scope.take = unreachable
+        await worker_core.flush(scope)
+    assert await question_deliveries(rig, cid) == ["p-sarah"]
+    assert await marked(rig, cid) == [("p-sarah", True)]
+
+    rig.clock.advance(NEXT_PASS)
+    await rig.burst()
+    assert await marked(rig, cid) == [("p-sarah", False)]
+    await answered(rig, click(rig, "p-sarah", cid, 0))
+    # (the steward's escalation has gone out by now: a baseline delivery names no kind)
+    assert (await question_deliveries(rig, cid)).count("p-sarah") == 1
+
+
+async def unreachable(_: list[Any]) -> set[Any]:
+    raise ConnectionError("the store is restarting")
+
+
 async def test_a_store_that_cannot_clear_the_marks_loses_no_report() -> None:
     """The job's end cannot reach the store to clear its marks: every report is sent (a core
     that cannot deduplicate may hear of a card twice; none is lost)."""
     key = DeliveryKey("clr-1", "p-sarah", 0, "question")
-
-    async def unreachable(_: list[Any]) -> set[Any]:
-        raise ConnectionError("the store is restarting")
 
     async def someone_else_cleared(_: list[Any]) -> set[Any]:
         return set()
