@@ -307,12 +307,15 @@ class Soak:
         return found
 
 
-async def outbox_size(redis_url: str, prefix: str) -> int:
+async def outbox_size(redis_url: str, prefix: str, *, unreported: bool = False) -> int:
+    """Answers waiting in the outbox; ``unreported``: and clarifications whose cards a killed
+    worker may have left unreported, waiting to be looked at (``bot.engine.unreported``)."""
     from bot.store.redis import RedisStore
 
     try:
         async with RedisStore.from_url(redis_url, prefix=prefix) as store:
-            return await store.outbox_size()
+            return await store.outbox_size() + (
+                await store.unreported_waiting() if unreported else 0)
     except Exception:  # noqa: BLE001 - Redis away for a moment: not empty yet
         return -1
 
@@ -362,11 +365,12 @@ async def run(args: argparse.Namespace) -> bool:
                     rss_start = soak.rss(("web-1", "worker-1"))
                 if not rss_middle and len(people.tally.done) >= args.clarifications // 2:
                     rss_middle = soak.rss(("web-1", "worker-1"))
-                # finished: everyone answered what they received, nothing waits in the outbox,
+                # finished: everyone answered what they received, nothing waits in the outbox
+                # (nor to be looked at for a card a killed worker left unreported),
                 # and every clarification has a response or went to the steward (a card a killed
                 # worker never sent escalates); or nothing moved for longer than an escalation
                 if fed == args.clarifications and faults.done() and not people.busy \
-                        and await outbox_size(redis_url, prefix) == 0:
+                        and await outbox_size(redis_url, prefix, unreported=True) == 0:
                     open_ = (await _json("GET", f"{world.core_url}/_soak/unsettled"))["unsettled"]
                     if not open_ or time.monotonic() - quiet_since > args.window + 15:
                         break

@@ -75,6 +75,9 @@ class Metrics:
         self._counter("clarify_holds_lost_total",
                       "Held jobs whose lease ran out before their hour (every worker down), or "
                       "that no worker could carry on after the store lost its data.")
+        self._counter("clarify_unreported_cards_total",
+                      "Question cards reported to the core after their job's worker died "
+                      "before reporting them, found once someone answered.")
         # a store that lost its data (found by bot.process.storewatch)
         self._counter("clarify_store_data_lost_total",
                       "Times this process found the store came back without its data, by kind "

@@ -135,6 +135,8 @@ def read_callback(body: dict[str, Any], codec: ActionCodec) -> Read:
         actions = body.get("actions")
         action_id = actions[0].get("action_id") if isinstance(actions, list) and actions \
             and isinstance(actions[0], dict) else None
+        if not isinstance(action_id, str):  # a list or an object is no id (and unhashable)
+            action_id = None
         if action_id == blocks.OPEN_DOCUMENT_ACTION:
             return Read(payloads.who(body))
         if action_id in PLAIN_ACTIONS:

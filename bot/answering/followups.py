@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -39,6 +38,7 @@ from bot.engine import outcomes, views
 from bot.engine.aliases import Unlinked
 from bot.engine.refresh import CardRefresher, Version
 from bot.engine.stewards import Stewards
+from bot.engine.unreported import UnreportedCards
 from bot.interaction.attention import AttentionBoard
 from bot.interaction.interactions import placement
 from bot.store.base import CardRecord, DeliveryLedger
@@ -112,9 +112,9 @@ class Followups:
     # a steward's override leaves their attention queue: it is shown anew
     # (``bot.interaction.attention``)
     board: AttentionBoard | None = None
-    # sends a card's delivery report to the core (``Deliverer.report``): a question card still
-    # marked unreported when someone answers was sent by a job that died before its end
-    report: Callable[[CardRecord], Awaitable[None]] | None = None
+    # a question card still marked unreported when someone answers: looked at once its job,
+    # if alive, would have reported it (``bot.engine.unreported``)
+    unreported: UnreportedCards | None = None
     _jobs: deque[Answered | Note | _Rest] = field(default_factory=deque)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -212,7 +212,7 @@ class Followups:
         """Everything an answer changes but the card ``shown`` in place: the person's other
         cards (or a note), everyone else's cards, the steward."""
         c, person, result = job.before, job.person, job.result
-        await self._report_unreported(own.cards)
+        await self._unreported(c.id, own.cards)
         cards = [card for card in own.cards if shown is None
                  or not (card.platform == job.cb.platform and card.message_ref == shown)]
         await self._show_own(job, own.view, own.version, cards, shown=shown, waiting=waiting)
@@ -227,25 +227,16 @@ class Followups:
                                             aad_tenant_id=cb.aad_tenant_id),
                                    person, c.tenant_id)
 
-    async def _report_unreported(self, cards: list[CardRecord]) -> None:
-        """The question cards whose job ended without reporting them (a worker killed after the
-        send; the job holds its reports until it ends): reported now, so that the core's trail
-        shows the card an answer came from without waiting for the job to come back (a window
-        later, or never once the question is settled). Whoever clears a card's mark reports it
-        (``DeliveryLedger.take_unreported``): a job still running leaves it to this, or this to
-        it. A report that fails is reported again by the job's next pass, from the trail."""
-        marked = [card for card in cards
-                  if card.unreported and card.delivery.kind == DeliveryKind.QUESTION.value]
-        if not marked or self.report is None:
+    async def _unreported(self, clarification_id: str, cards: list[CardRecord]) -> None:
+        """A card of the clarification still marked unreported (its job still running, or
+        killed before it reported): the card's report is seen to later, by a worker
+        (``bot.engine.unreported``), so the core's trail shows the card the answer came from."""
+        if self.unreported is None:
             return
         try:
-            taken = await self.store.take_unreported([card.delivery for card in marked])
-            for card in marked:
-                if card.delivery in taken:
-                    await self.report(card)
-                    log.info("followups.unreported_card_reported", kind=card.delivery.kind)
-        except (StoreError, e.CoreError) as exc:
-            log.warning("followups.unreported_card_failed", error=type(exc).__name__)
+            await self.unreported.answered(clarification_id, cards)
+        except StoreError as exc:
+            log.warning("followups.unreported_not_indexed", error=type(exc).__name__)
 
     async def _own_view(self, job: Answered, fresh: Clarification | None, read_at: float,
                         zone: views.Zone) -> tuple[OutcomeView | None, Version]:

@@ -61,10 +61,10 @@ class JobScope:
     # weighs them)
     asked: list[AskedAlias] = field(default_factory=list)
     # the cards this job marked in the store as not yet reported (``bot.engine.delivery``), by
-    # delivery id, and how to clear those marks: whoever clears a mark sends its report, so a
-    # report whose mark an answer's follow-up cleared first (taking the job for dead) is theirs
+    # delivery id, and how to clear those marks once the core has their reports (a worker
+    # killed before then leaves them, for ``bot.engine.unreported``)
     marked: dict[str, Hashable] = field(default_factory=dict)
-    take: Callable[[list[Any]], Awaitable[set[Any]]] | None = None
+    clear: Callable[[list[Any]], Awaitable[None]] | None = None
 
     # ---------------------------------------------------------------- people
 
@@ -108,25 +108,21 @@ class JobScope:
     # ---------------------------------------------------------------- reports
 
     def mark(self, delivery_id: str, key: Hashable,
-             take: Callable[[list[Any]], Awaitable[set[Any]]]) -> None:
+             clear: Callable[[list[Any]], Awaitable[None]]) -> None:
         """The delivery report just held was marked unreported in the store under ``key``."""
         self.marked[delivery_id] = key
-        self.take = take
+        self.clear = clear
 
-    async def sent_elsewhere(self) -> set[str]:
-        """Clear this job's marks: the delivery ids whose mark another cleared first, whose
-        reports this job leaves to them. A store that cannot be read clears none and keeps
-        every report (a core that cannot deduplicate may then hear of a card twice; none is
-        lost)."""
-        marked, self.marked = self.marked, {}
-        if not marked or self.take is None:
-            return set()
+    async def reported(self, delivery_ids: set[str]) -> None:
+        """The core has these reports: their marks are cleared. A store that cannot be reached
+        keeps them (the card is looked at again later, and found on the core's trail)."""
+        keys = [self.marked.pop(d) for d in delivery_ids if d in self.marked]
+        if not keys or self.clear is None:
+            return
         try:
-            mine = await self.take(list(marked.values()))
+            await self.clear(keys)
         except Exception as exc:  # the store's own errors, which this layer does not name
-            log.warning("core.report_marks_unread", error=type(exc).__name__)
-            return set()
-        return {delivery_id for delivery_id, key in marked.items() if key not in mine}
+            log.warning("core.report_marks_kept", error=type(exc).__name__)
 
     def chunks(self) -> Iterator[ReportBatch]:
         deliveries, events = self.deliveries, self.events

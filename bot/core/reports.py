@@ -122,16 +122,14 @@ class ReportCalls(BaseCoreClient):
                     linger: float = batching.LINGER_SECONDS) -> None:
         """Send what the scope holds; jobs ending within ``linger`` of each other share the
         call. A report the core refuses is logged by kind and code (no values); a transport or
-        auth failure raises, as the single report would have. A card's report whose mark in the
-        store someone else cleared first is theirs to send (``JobScope.sent_elsewhere``)."""
+        auth failure raises, as the single report would have (the cards' not-yet-reported
+        marks then stay: ``JobScope.reported``)."""
         if scope.deliveries or scope.events:
-            elsewhere = await scope.sent_elsewhere()
-            taken = batching.JobScope(
-                deliveries=[item for item in scope.deliveries
-                            if item.report.delivery_id not in elsewhere],
-                events=scope.events)
+            taken = batching.JobScope(deliveries=scope.deliveries, events=scope.events)
             scope.deliveries, scope.events = [], []
             await self._report_calls(linger, taken, linger=linger)
+            await scope.reported({item.report.delivery_id for item in taken.deliveries
+                                  if item.report.delivery_id is not None})
 
     async def _send_reports(self, _: float, scopes: list[batching.JobScope]) -> None:
         merged = batching.JobScope(

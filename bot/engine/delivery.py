@@ -217,8 +217,9 @@ class Deliverer:
         keeps what it said of when it moves on, for every later rebuild of it)."""
         card = _card(key, address.platform, ref, sent)
         # a question card whose report waits for the end of its job is marked unreported in
-        # the same write: a worker killed before the job ends leaves the mark, and an answer to
-        # the card has its report sent then (``bot.answering.followups``), not a window later
+        # the same write, and the mark cleared once the core has the report: a worker killed
+        # before then leaves it, and the card is reported soon after someone answers it
+        # (``bot.engine.unreported``), not a window later when the job comes back
         marked = held is not None and report and scope is not None \
             and key.kind == DeliveryKind.QUESTION.value
         try:
@@ -236,7 +237,7 @@ class Deliverer:
         if report:
             await self.report(card, scope=scope)
             if marked and scope is not None:
-                scope.mark(delivery_id(key), key, self.ledger.take_unreported)
+                scope.mark(delivery_id(key), key, self.ledger.clear_unreported)
         return Result(status, ref, recovered)
 
     async def report(self, card: CardRecord, *, scope: JobScope | None = None) -> None:

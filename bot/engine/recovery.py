@@ -25,6 +25,7 @@ from bot.engine.asking import Asking
 from bot.engine.delivery import Delivered, Deliverer, delivery_id
 from bot.engine.holds import HOLD_LEASE_SECONDS, HOLD_MARGIN_SECONDS, LOST_AT, LOST_TURN
 from bot.engine.trail import Skip, Trail
+from bot.engine.unreported import off_trail
 from bot.metrics import REGISTRY
 from bot.settings import ClarifySettings
 from bot.store.base import DeliveryKey, SlotState
@@ -99,25 +100,18 @@ class Recovery:
     async def _report_unreported(self, c: Clarification, scope: batching.JobScope) -> None:
         """Question cards the store holds whose delivery report never reached the core
         (reports go together at the end of a job: a worker killed after the send lost them).
-        Digest entries and steward messages are reported, or not, their own way."""
-        known = {d.delivery_id for d in c.deliveries}
-        # a core that does not keep delivery ids says whom it counts as asked
-        by_person = not self.core.offers(Extension.REPORT_DETAILS)
-        # still marked though the core has them (the store was down as their job reported)
-        on_trail: list[DeliveryKey] = []
-        for card in await self.store.cards(c.id):
-            if card.delivery.kind != DeliveryKind.QUESTION.value:
-                continue
-            if (by_person and card.delivery.person_id in c.asked) \
-                    or delivery_id(card.delivery) in known:
-                if card.unreported:
-                    on_trail.append(card.delivery)
-                continue
+        Digest entries and steward messages are reported, or not, their own way. The cards'
+        not-yet-reported marks are cleared: at once for those on the trail already, once the
+        core has the report for the others (``bot.engine.unreported``)."""
+        lacking, on_trail = off_trail(c, await self.store.cards(c.id), by_person=not
+                                      self.core.offers(Extension.REPORT_DETAILS))
+        for card in lacking:
             await self.deliverer.report(card, scope=scope)
-            if card.unreported:  # an answer's follow-up may be sending it: one of us does
-                scope.mark(delivery_id(card.delivery), card.delivery, self.store.take_unreported)
-        if on_trail:  # cleared, so that no answer's follow-up reports them again
-            await self.store.take_unreported(on_trail)
+            if card.unreported:
+                scope.mark(delivery_id(card.delivery), card.delivery, self.store.clear_unreported)
+        marked = [card.delivery for card in on_trail if card.unreported]
+        if marked:
+            await self.store.clear_unreported(marked)
 
     async def _unasked(self, c: Clarification, person_id: str, scope: batching.JobScope,
                        *, attempt: int | None = None) -> Skip:

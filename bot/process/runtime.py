@@ -13,6 +13,7 @@ import asyncio
 import random as _random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 
 from bot.answering.answers import AnswerService, OutboxPolicy
@@ -39,6 +40,7 @@ from bot.engine.reminders import Reminders
 from bot.engine.routing import Routing
 from bot.engine.stewards import Stewards
 from bot.engine.trail import Trail
+from bot.engine.unreported import UnreportedCards
 from bot.engine.zones import Zones
 from bot.interaction.attention import TTL_SECONDS, AttentionBoard
 from bot.interaction.declines import Declines
@@ -188,9 +190,13 @@ def build_engine(parts: EngineParts) -> Engine:
                            recovery=HoldRecovery(store=store, core=core, audit=audit, clock=clock,
                                                  lease_seconds=parts.worker.lease_seconds,
                                                  reminders=reminders))
+    # question cards a killed worker never reported, looked at a lease after they were sent
+    unreported = UnreportedCards(core=core, store=store, deliverer=deliverer, clock=clock,
+                                 after=timedelta(seconds=parts.worker.lease_seconds))
     # the housekeeping pass, in order: a lost store noticed before held jobs are looked at
     chores = [*([watch.check_if_due] if watch is not None else []), held.flush,
-              digests.flush, notices.flush, reminders.flush, dead_letters.report,
+              digests.flush, notices.flush, reminders.flush, unreported.flush,
+              dead_letters.report,
               *([parts.reach.housekeep] if parts.reach is not None else []),
               *([weekly.run] if weekly is not None else []),
               *(c.keep_house for c in channels.values() if isinstance(c, Housekeeping))]
@@ -200,7 +206,7 @@ def build_engine(parts: EngineParts) -> Engine:
     followups = Followups(core=core, store=store, channels=channels, clock=clock,
                           refresher=refresher, stewards=stewards,
                           workers=parts.followup_workers, board=board,
-                          report=deliverer.report)
+                          unreported=unreported)
     answers = AnswerService(core=core, store=store, audit=audit, clock=clock,
                             followups=followups, policy=parts.outbox, random=parts.random,
                             words=words)

@@ -52,18 +52,19 @@ from bot.store.records import (
     SlotState,
 )
 from bot.store.reminders import ReminderIndex
+from bot.store.unreported import UnreportedIndex
 
 __all__ = [
     "Acceptance", "Admission", "Admissions", "CardRecord", "Conversations", "Decision",
     "DeliveryKey", "DeliveryLedger", "DeliverySlot", "DigestBatch", "DigestItem", "Directories",
     "HeldJobs",
     "KeyValues", "NoticeBatch", "NoticeItem", "NoticeLists", "Outbox", "OutboxEntry",
-    "RateBuckets", "ReminderIndex", "SlotState", "Store",
+    "RateBuckets", "ReminderIndex", "SlotState", "Store", "UnreportedIndex",
 ]
 
 
-class Store(DeliveryLedger, Admissions, HeldJobs, ReminderIndex, NoticeLists, KeyValues,
-            Conversations, Directories, RateBuckets, Outbox, Protocol):
+class Store(DeliveryLedger, Admissions, HeldJobs, ReminderIndex, UnreportedIndex, NoticeLists,
+            KeyValues, Conversations, Directories, RateBuckets, Outbox, Protocol):
     """Every concern of the store at once (what ``MemoryStore`` and ``RedisStore`` are)."""
 
     async def aclose(self) -> None: ...

@@ -156,6 +156,12 @@ class Keys:
         return f"{self.prefix}:batches:due"  # zset: batch id -> due (or lease end) epoch
 
     @property
+    def unreported_due(self) -> str:
+        # zset: clarification id -> when to look at its cards still marked unreported (or the
+        # look's lease end) epoch
+        return f"{self.prefix}:unreported:due"
+
+    @property
     def reminders_due(self) -> str:
         # zset: "<attempt>|<moves on epoch>|<to steward 0/1>|<clarification>" -> due (or lease
         # end) epoch; no person id: the card of that attempt names them

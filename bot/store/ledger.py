@@ -41,7 +41,8 @@ class DeliveryLedger(Protocol):
         """``mark_sent`` and ``add_card`` at once: the slot as this worker holds it becomes SENT
         with the card's reference, and the card is remembered (on Redis the card alone is
         written: a reserved slot whose card is remembered reads as SENT). ``unreported``: the
-        card is marked as not yet reported to the core, in the same write."""
+        card is marked not yet reported to the core in the same write, since the slot's
+        reservation."""
         ...
 
     async def mark_digested(self, key: DeliveryKey, *, batch_id: str, worker_id: str,
@@ -56,18 +57,15 @@ class DeliveryLedger(Protocol):
     async def slot(self, key: DeliveryKey) -> DeliverySlot | None: ...
 
     # ------------------------------------------------ cards to update
-    async def add_card(self, card: CardRecord, *, unreported: bool = False) -> None: ...
+    async def add_card(self, card: CardRecord, *,
+                       unreported_since: datetime | None = None) -> None: ...
 
     async def cards(self, clarification_id: str) -> list[CardRecord]:
-        """The clarification's cards, each ``unreported`` while its mark is kept."""
+        """The clarification's cards, each with ``unreported_since`` while its mark is kept."""
         ...
 
-    async def take_unreported(self, keys: Sequence[DeliveryKey]) -> set[DeliveryKey]:
-        """Clear these cards' not-yet-reported marks; the keys whose mark this call cleared.
-        Each mark is cleared once, whoever asks (the job that sent the card, as it reports it;
-        an answer's follow-up, for a job that died holding it; a later pass of the job): the one
-        that cleared it sends the report, so a core that cannot deduplicate reports never
-        hears of one card twice."""
+    async def clear_unreported(self, keys: Sequence[DeliveryKey]) -> None:
+        """Clear these cards' not-yet-reported marks (the core has their reports)."""
         ...
 
     async def replace_card(self, card: CardRecord) -> bool:
@@ -198,7 +196,7 @@ class RedisLedger:
                           unreported: bool = False) -> DeliverySlot:
         """Remembering the card is the record: the slot as reserved reads as SENT from then on
         (``_as_recorded``), so the person's hash is not written again for the send."""
-        await self.add_card(card, unreported=unreported)
+        await self.add_card(card, unreported_since=slot.reserved_at if unreported else None)
         return DeliverySlot(key=slot.key, state=SlotState.SENT, worker_id=slot.worker_id,
                             reserved_at=slot.reserved_at, message_ref=card.message_ref,
                             batch_id=slot.batch_id)
@@ -246,13 +244,14 @@ class RedisLedger:
 
     # ------------------------------------------------ cards to update
     @translated
-    async def add_card(self, card: CardRecord, *, unreported: bool = False) -> None:
-        """The card is a field of its clarification's hash; its mark (``unreported``) another
-        field of the same HSET, named by ``k.unreported_field``."""
+    async def add_card(self, card: CardRecord, *,
+                       unreported_since: datetime | None = None) -> None:
+        """The card is a field of its clarification's hash; its mark (its time) another field
+        of the same HSET, named by ``k.unreported_field``."""
         name, token = self._keys.cards(card.delivery.clarification_id), card.delivery.token()
         fields = [token, codec.card_json(card)]
-        if unreported:
-            fields += [k.unreported_field(token), "1"]
+        if unreported_since is not None:
+            fields += [k.unreported_field(token), codec.num(codec.epoch(unreported_since))]
         async with self._redis.pipeline(transaction=False) as pipe:  # one key: both run
             pipe.hset(name, items=fields)
             pipe.expire(name, self._ttls.cards)
@@ -262,22 +261,24 @@ class RedisLedger:
     async def cards(self, clarification_id: str) -> list[CardRecord]:
         raw = await self._redis.hgetall(self._keys.cards(clarification_id))
         fields = {_text(name): doc for name, doc in raw.items()}
-        marked = {name for name in fields if k.is_unreported_field(name)}
-        return sorted((_marked(codec.card_from(doc), k.unreported_field(name) in marked)
-                       for name, doc in fields.items() if name not in marked),
+        marks = {name: _since(doc) for name, doc in fields.items() if k.is_unreported_field(name)}
+        return sorted((_marked(codec.card_from(doc), marks.get(k.unreported_field(name)))
+                       for name, doc in fields.items() if name not in marks),
                       key=codec.card_order)
 
     @translated
-    async def take_unreported(self, keys: Sequence[DeliveryKey]) -> set[DeliveryKey]:
-        """One HDEL a mark, pipelined (a clarification's hash each: on a cluster, several slots)."""
-        if not keys:
-            return set()
+    async def clear_unreported(self, keys: Sequence[DeliveryKey]) -> None:
+        """One HDEL a clarification's hash (a cluster's slots apart), pipelined."""
+        by_hash: dict[str, list[str]] = {}
+        for key in keys:
+            by_hash.setdefault(self._keys.cards(key.clarification_id), []).append(
+                k.unreported_field(key.token()))
+        if not by_hash:
+            return
         async with self._redis.pipeline(transaction=False) as pipe:
-            for key in keys:
-                pipe.hdel(self._keys.cards(key.clarification_id),
-                          k.unreported_field(key.token()))
-            cleared = await pipe.execute()
-        return {key for key, n in zip(keys, cleared, strict=True) if n}
+            for name, fields in by_hash.items():
+                pipe.hdel(name, *fields)
+            await pipe.execute()
 
     @translated
     async def replace_card(self, card: CardRecord) -> bool:
@@ -297,7 +298,7 @@ class MemoryLedger:
     def _init_ledger(self, clock: Clock) -> None:
         self._slots: Expiring[str, DeliverySlot] = Expiring(clock)
         self._cards: Expiring[str, dict[str, CardRecord]] = Expiring(clock)
-        self._unreported: Expiring[str, bool] = Expiring(clock)  # by delivery token
+        self._unreported: Expiring[str, datetime] = Expiring(clock)  # by delivery token
 
     async def reserve(self, key: DeliveryKey, *, worker_id: str, now: datetime
                       ) -> tuple[DeliverySlot, bool]:
@@ -313,7 +314,7 @@ class MemoryLedger:
     async def record_sent(self, slot: DeliverySlot, card: CardRecord, *,
                           unreported: bool = False) -> DeliverySlot:
         sent = await self.mark_sent(slot.key, message_ref=card.message_ref)
-        await self.add_card(card, unreported=unreported)
+        await self.add_card(card, unreported_since=slot.reserved_at if unreported else None)
         return sent
 
     async def mark_sent(self, key: DeliveryKey, *, message_ref: str) -> DeliverySlot:
@@ -350,23 +351,25 @@ class MemoryLedger:
             return self._slots.get(key.token())
 
     # ------------------------------------------------ cards to update
-    async def add_card(self, card: CardRecord, *, unreported: bool = False) -> None:
+    async def add_card(self, card: CardRecord, *,
+                       unreported_since: datetime | None = None) -> None:
         async with self._lock:
             by_token = self._cards.get(card.delivery.clarification_id) or {}
             by_token[card.delivery.token()] = card
             self._cards.put(card.delivery.clarification_id, by_token, self._ttls.cards)
-            if unreported:
-                self._unreported.put(card.delivery.token(), True, self._ttls.cards)
+            if unreported_since is not None:
+                self._unreported.put(card.delivery.token(), unreported_since, self._ttls.cards)
 
     async def cards(self, clarification_id: str) -> list[CardRecord]:
         async with self._lock:
-            return sorted((_marked(card, token in self._unreported) for token, card in
+            return sorted((_marked(card, self._unreported.get(token)) for token, card in
                            (self._cards.get(clarification_id) or {}).items()),
                           key=codec.card_order)
 
-    async def take_unreported(self, keys: Sequence[DeliveryKey]) -> set[DeliveryKey]:
+    async def clear_unreported(self, keys: Sequence[DeliveryKey]) -> None:
         async with self._lock:
-            return {key for key in keys if self._unreported.pop(key.token())}
+            for key in keys:
+                self._unreported.pop(key.token())
 
     async def replace_card(self, card: CardRecord) -> bool:
         async with self._lock:
@@ -377,10 +380,17 @@ class MemoryLedger:
             return True
 
 
-def _marked(card: CardRecord, unreported: bool) -> CardRecord:
-    """The card as read: ``unreported`` as its mark says (never as a record written back by
+def _marked(card: CardRecord, since: datetime | None) -> CardRecord:
+    """The card as read: unreported as its mark says (never as a record written back by
     ``replace_card`` said)."""
-    return card if card.unreported is unreported else replace(card, unreported=unreported)
+    return card if card.unreported_since == since else replace(card, unreported_since=since)
+
+
+def _since(raw: str | bytes) -> datetime | None:
+    try:
+        return codec.when(_text(raw))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None  # not a time: read as no mark
 
 
 def _text(name: str | bytes) -> str:

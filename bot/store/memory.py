@@ -26,9 +26,11 @@ from bot.store.notices import MemoryNotices
 from bot.store.outbox.memory import MemoryOutbox
 from bot.store.rates import MemoryRates
 from bot.store.reminders import MemoryReminders
+from bot.store.unreported import MemoryUnreported
 
 
-class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, MemoryNotices,
+class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, MemoryUnreported,
+                  MemoryNotices,
                   MemoryKeyValues, MemoryConversations, MemoryDirectories, MemoryRates,
                   MemoryOutbox, MemoryGenerations):
     def __init__(self, *, clock: Clock | None = None, ttls: k.Ttls | None = None,
@@ -41,6 +43,7 @@ class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, 
         self._init_admissions(clock)
         self._init_holds()
         self._init_reminders()
+        self._init_unreported()
         self._init_key_values()
         self._init_conversations(clock)
         self._init_directories(clock)

@@ -75,10 +75,15 @@ class CardRecord:
     # card shows its times in it, as the first one did. None: not known (found after a crash,
     # or recorded before zones were kept)
     time_zone: str | None = None
-    # read only, never written with the card: its delivery report may not have reached the core
-    # (the job that sent it holds its reports until it ends, and a worker killed meanwhile lost
-    # them; ``DeliveryLedger.take_unreported`` says who sends it)
-    unreported: bool = False
+    # read only, never written with the card: when its not-yet-reported mark was set (the
+    # card's reservation), while the mark is kept. The job that sent it holds its reports until
+    # it ends and clears the mark once the core has them; a worker killed meanwhile leaves it
+    # (``bot.engine.unreported``)
+    unreported_since: datetime | None = None
+
+    @property
+    def unreported(self) -> bool:
+        return self.unreported_since is not None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from bot.store.notices import RedisNotices
 from bot.store.outbox.redis import RedisOutbox
 from bot.store.rates import RedisRates
 from bot.store.reminders import RedisReminders
+from bot.store.unreported import RedisUnreported
 
 Client = aioredis.Redis | RedisCluster
 
@@ -44,7 +45,8 @@ def _seconds(ttl: timedelta | int) -> int:
 _IN_TURN: ContextVar[bool] = ContextVar("clarify_store_in_turn", default=False)
 
 
-class RedisStore(RedisLedger, RedisAdmissions, RedisHolds, RedisReminders, RedisNotices,
+class RedisStore(RedisLedger, RedisAdmissions, RedisHolds, RedisReminders, RedisUnreported,
+                 RedisNotices,
                  RedisKeyValues, RedisConversations, RedisDirectories, RedisRates, RedisOutbox,
                  RedisGenerations):
     """The production store: every concern's Redis implementation over one client (``Store``
@@ -78,6 +80,7 @@ class RedisStore(RedisLedger, RedisAdmissions, RedisHolds, RedisReminders, Redis
         self._admission_scripts()
         self._hold_scripts()
         self._reminder_scripts()
+        self._unreported_scripts()
         self._rate_scripts()
         self._outbox_scripts(outbox_max=outbox_max, replicas=outbox_replicas,
                              replica_wait_ms=outbox_replica_wait_ms)

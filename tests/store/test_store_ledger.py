@@ -159,21 +159,22 @@ async def test_record_sent_marks_the_slot_and_remembers_the_card_at_once(
     assert stored is not None and stored.message_ref == "D1:2.0"
 
 
-async def test_a_card_marked_unreported_has_its_mark_cleared_once(store: DeliveryLedger) -> None:
-    """A card recorded as not yet reported reads so until someone clears its mark; of two that
-    clear it (the job that sent it, an answer's follow-up), one clears it and sends the report.
-    The mark is no card of its own, and a reminder's rewrite of the card does not bring it back."""
+async def test_a_card_marked_unreported_keeps_its_mark_until_it_is_cleared(
+        store: DeliveryLedger) -> None:
+    """A card recorded as not yet reported reads so, since its reservation, until its mark is
+    cleared. The mark is no card of its own, and a reminder's rewrite of the card does not bring
+    it back."""
     key, other = delivery("clar-u"), delivery("clar-u", "p2")
-    slot, _ = await store.reserve(key, worker_id="w1", now=T0)
+    slot, _ = await store.reserve(key, worker_id="w1", now=at(1.5))
     card = CardRecord(delivery=key, platform="slack", message_ref="D1:1.0")
     await store.record_sent(slot, card, unreported=True)
     await store.add_card(CardRecord(delivery=other, platform="teams", message_ref="a:1"))
     listed = await store.cards("clar-u")
-    assert [(c.delivery, c.unreported) for c in listed] == [(key, True), (other, False)]
-    assert await store.take_unreported([key, other]) == {key}  # the unmarked card: none
-    assert await store.take_unreported([key]) == set()  # cleared once
+    assert [(c.delivery, c.unreported_since) for c in listed] == [(key, at(1.5)), (other, None)]
+    assert listed[0].unreported and not listed[1].unreported
+    await store.clear_unreported([key, other, delivery("clar-none")])
     assert [(c.delivery, c.unreported) for c in await store.cards("clar-u")] == \
         [(key, False), (other, False)]
     assert await store.replace_card(replace(listed[0], reminded=True))
     assert [c.unreported for c in await store.cards("clar-u")] == [False, False]
-    assert await store.take_unreported([]) == set()
+    await store.clear_unreported([])
