@@ -273,6 +273,10 @@ class RedisLedger:
         for key in keys:
             by_hash.setdefault(self._keys.cards(key.clarification_id), []).append(
                 k.unreported_field(key.token()))
+        if len(by_hash) == 1:  # the usual job: one clarification, one command
+            [(name, fields)] = by_hash.items()
+            await self._redis.hdel(name, *fields)
+            return
         if not by_hash:
             return
         async with self._redis.pipeline(transaction=False) as pipe:
