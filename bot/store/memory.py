@@ -18,6 +18,7 @@ from bot.store import keys as k
 from bot.store.admissions import MemoryAdmissions
 from bot.store.conversations import MemoryConversations
 from bot.store.directory import MemoryDirectories
+from bot.store.due import MemoryDueSet
 from bot.store.generation import Census, MemoryGenerations
 from bot.store.holds import MemoryHolds
 from bot.store.kv import MemoryKeyValues
@@ -25,14 +26,15 @@ from bot.store.ledger import MemoryLedger
 from bot.store.notices import MemoryNotices
 from bot.store.outbox.memory import MemoryOutbox
 from bot.store.rates import MemoryRates
-from bot.store.reminders import MemoryReminders
-from bot.store.unreported import MemoryUnreported
+from bot.store.reminders import Reminders
+from bot.store.unreported import Unreported
 
 
-class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, MemoryUnreported,
-                  MemoryNotices,
+class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, Reminders, Unreported, MemoryNotices,
                   MemoryKeyValues, MemoryConversations, MemoryDirectories, MemoryRates,
                   MemoryOutbox, MemoryGenerations):
+    _reminders_due: MemoryDueSet  # ``census`` counts it with len, under the lock they share
+
     def __init__(self, *, clock: Clock | None = None, ttls: k.Ttls | None = None,
                  outbox_max: int = k.OUTBOX_MAX_ENTRIES) -> None:
         self._clock = clock = clock or SystemClock()
@@ -42,8 +44,8 @@ class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, 
         self._init_ledger(clock)
         self._init_admissions(clock)
         self._init_holds()
-        self._init_reminders()
-        self._init_unreported()
+        self._reminders_due = MemoryDueSet(self._lock)
+        self._unreported_due = MemoryDueSet(self._lock)
         self._init_key_values()
         self._init_conversations(clock)
         self._init_directories(clock)
@@ -63,7 +65,7 @@ class MemoryStore(MemoryLedger, MemoryAdmissions, MemoryHolds, MemoryReminders, 
 
     async def census(self) -> Census:
         async with self._lock:
-            holds, reminders = len(self._holds), len(self._reminders)
+            holds, reminders = len(self._holds), len(self._reminders_due)
         return Census(holds=holds, reminders=reminders, answers=await self.outbox_size())
 
     def forget(self) -> None:

@@ -23,6 +23,7 @@ from bot.store.admissions import RedisAdmissions
 from bot.store.connect import client_for, parse_redis_url
 from bot.store.conversations import RedisConversations
 from bot.store.directory import RedisDirectories
+from bot.store.due import RedisDueSet
 from bot.store.errors import translated as _translated
 from bot.store.generation import RedisGenerations
 from bot.store.holds import RedisHolds
@@ -31,8 +32,8 @@ from bot.store.ledger import RedisLedger
 from bot.store.notices import RedisNotices
 from bot.store.outbox.redis import RedisOutbox
 from bot.store.rates import RedisRates
-from bot.store.reminders import RedisReminders
-from bot.store.unreported import RedisUnreported
+from bot.store.reminders import Reminders
+from bot.store.unreported import Unreported
 
 Client = aioredis.Redis | RedisCluster
 
@@ -45,8 +46,7 @@ def _seconds(ttl: timedelta | int) -> int:
 _IN_TURN: ContextVar[bool] = ContextVar("clarify_store_in_turn", default=False)
 
 
-class RedisStore(RedisLedger, RedisAdmissions, RedisHolds, RedisReminders, RedisUnreported,
-                 RedisNotices,
+class RedisStore(RedisLedger, RedisAdmissions, RedisHolds, Reminders, Unreported, RedisNotices,
                  RedisKeyValues, RedisConversations, RedisDirectories, RedisRates, RedisOutbox,
                  RedisGenerations):
     """The production store: every concern's Redis implementation over one client (``Store``
@@ -79,8 +79,8 @@ class RedisStore(RedisLedger, RedisAdmissions, RedisHolds, RedisReminders, Redis
         self._ledger_scripts()
         self._admission_scripts()
         self._hold_scripts()
-        self._reminder_scripts()
-        self._unreported_scripts()
+        self._reminders_due = RedisDueSet(redis, self._keys.reminders_due)
+        self._unreported_due = RedisDueSet(redis, self._keys.unreported_due)
         self._rate_scripts()
         self._outbox_scripts(outbox_max=outbox_max, replicas=outbox_replicas,
                              replica_wait_ms=outbox_replica_wait_ms)

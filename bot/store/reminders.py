@@ -2,22 +2,15 @@
 are due, each claimed by one worker at a time, on Redis and in memory.
 
 On Redis one sorted set (``keys.Keys.reminders_due``); a claim is the due sets' one script
-(``bot.store.due``). In memory one lock stands in for it.
+(``bot.store.due``). In memory one lock stands in for it. Both are a ``bot.store.due`` due set.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import datetime
+from typing import Protocol
 
-from bot.store import codec
-from bot.store import keys as k
-from bot.store.due import CLAIM_DUE
-from bot.store.errors import translated
-
-if TYPE_CHECKING:  # redis-py's asyncio client, named for types only (bot.store.redis loads it)
-    import redis.asyncio as aioredis
-    from redis.asyncio.cluster import RedisCluster
+from bot.store.due import DueSet
 
 
 class ReminderIndex(Protocol):
@@ -44,73 +37,23 @@ class ReminderIndex(Protocol):
         ...
 
 
-class RedisReminders:
-    """``ReminderIndex`` for ``RedisStore`` (which provides ``_redis`` and ``_keys``)."""
+class Reminders:
+    """``ReminderIndex`` on the store's due set for reminders (``_reminders_due``: a
+    ``RedisDueSet`` on ``keys.Keys.reminders_due``, or a ``MemoryDueSet``)."""
 
-    _redis: aioredis.Redis | RedisCluster
-    _keys: k.Keys
-
-    def _reminder_scripts(self) -> None:
-        self._claim_reminder_due = self._redis.register_script(CLAIM_DUE)
-
-    @translated
-    async def reminder_add(self, member: str, *, due: datetime) -> None:
-        await self._redis.zadd(self._keys.reminders_due, {member: codec.epoch(due)}, nx=True)
-
-    @translated
-    async def reminders_due(self, *, now: datetime, limit: int = 100) -> list[str]:
-        found = await self._redis.zrangebyscore(
-            self._keys.reminders_due, "-inf", codec.num(codec.epoch(now)), start=0, num=limit)
-        return [str(member) for member in found]
-
-    @translated
-    async def reminder_claim(self, member: str, *, now: datetime, lease_seconds: int) -> bool:
-        at = codec.epoch(now)
-        won = await self._claim_reminder_due(
-            keys=[self._keys.reminders_due],
-            args=[member, codec.num(at), codec.num(at + lease_seconds)])
-        return bool(won)
-
-    @translated
-    async def reminder_later(self, member: str, *, due: datetime) -> None:
-        await self._redis.zadd(self._keys.reminders_due, {member: codec.epoch(due)}, xx=True)
-
-    @translated
-    async def reminder_done(self, member: str) -> None:
-        await self._redis.zrem(self._keys.reminders_due, member)
-
-
-class MemoryReminders:
-    """``ReminderIndex`` for ``MemoryStore`` (one lock stands in for the scripts)."""
-
-    _lock: Any
-
-    def _init_reminders(self) -> None:
-        self._reminders: dict[str, datetime] = {}  # member -> due (or lease end)
+    _reminders_due: DueSet
 
     async def reminder_add(self, member: str, *, due: datetime) -> None:
-        async with self._lock:
-            self._reminders.setdefault(member, due)
+        await self._reminders_due.add(member, due)
 
     async def reminders_due(self, *, now: datetime, limit: int = 100) -> list[str]:
-        async with self._lock:
-            ready = sorted((due, member) for member, due in self._reminders.items()
-                           if due <= now)
-            return [member for _, member in ready[:limit]]
+        return await self._reminders_due.due(now, limit)
 
     async def reminder_claim(self, member: str, *, now: datetime, lease_seconds: int) -> bool:
-        async with self._lock:
-            due = self._reminders.get(member)
-            if due is None or due > now:
-                return False
-            self._reminders[member] = now + timedelta(seconds=lease_seconds)
-            return True
+        return await self._reminders_due.claim(member, now, lease_seconds)
 
     async def reminder_later(self, member: str, *, due: datetime) -> None:
-        async with self._lock:
-            if member in self._reminders:
-                self._reminders[member] = due
+        await self._reminders_due.later(member, due)
 
     async def reminder_done(self, member: str) -> None:
-        async with self._lock:
-            self._reminders.pop(member, None)
+        await self._reminders_due.done(member)

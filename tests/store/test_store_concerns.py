@@ -24,14 +24,17 @@ from bot.store.outbox.memory import MemoryOutbox
 from bot.store.outbox.redis import RedisOutbox
 from bot.store.rates import MemoryRates, RateBuckets, RedisRates
 from bot.store.redis import RedisStore
-from bot.store.reminders import MemoryReminders, RedisReminders, ReminderIndex
+from bot.store.reminders import ReminderIndex, Reminders
+from bot.store.unreported import Unreported, UnreportedIndex
 
-# concern -> (its memory implementation, its Redis implementation)
+# concern -> (its memory implementation, its Redis implementation): one for both where the
+# concern is a due set of ``bot.store.due``, the store's own set handed to it
 CONCERNS: dict[type, tuple[type, type]] = {
     DeliveryLedger: (MemoryLedger, RedisLedger),
     Admissions: (MemoryAdmissions, RedisAdmissions),
     HeldJobs: (MemoryHolds, RedisHolds),
-    ReminderIndex: (MemoryReminders, RedisReminders),
+    ReminderIndex: (Reminders, Reminders),
+    UnreportedIndex: (Unreported, Unreported),
     NoticeLists: (MemoryNotices, RedisNotices),
     KeyValues: (MemoryKeyValues, RedisKeyValues),
     Conversations: (MemoryConversations, RedisConversations),
