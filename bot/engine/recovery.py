@@ -18,7 +18,6 @@ from typing import Protocol
 from bot.channel import Address
 from bot.core import batching
 from bot.core.client import CoreClient
-from bot.core.extensions import Extension
 from bot.core.models import Clarification, DeliveryKind, LeasedJob, ReasonCode
 from bot.engine import attempts
 from bot.engine.asking import Asking
@@ -103,8 +102,7 @@ class Recovery:
         Digest entries and steward messages are reported, or not, their own way. The cards'
         not-yet-reported marks are cleared: at once for those on the trail already, once the
         core has the report for the others (``bot.engine.unreported``)."""
-        lacking, on_trail = off_trail(c, await self.store.cards(c.id), by_person=not
-                                      self.core.offers(Extension.REPORT_DETAILS))
+        lacking, on_trail = off_trail(self.core, c, await self.store.cards(c.id))
         for card in lacking:
             await self.deliverer.report(card, scope=scope)
             if card.unreported:

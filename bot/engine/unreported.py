@@ -20,7 +20,7 @@ the core from having it sent again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
 import structlog
@@ -44,11 +44,12 @@ class UnreportedStore(DeliveryLedger, UnreportedIndex, Protocol):
     """The cards with their marks, and the index of clarifications to look at."""
 
 
-def off_trail(c: Clarification, cards: list[CardRecord], *, by_person: bool
+def off_trail(core: CoreClient, c: Clarification, cards: list[CardRecord]
               ) -> tuple[list[CardRecord], list[CardRecord]]:
-    """The question cards among ``cards`` the core's trail lacks, and those it has. ``by_person``:
-    the core keeps no delivery ids (the baseline), so it says whom it counts as asked."""
+    """The question cards among ``cards`` the core's trail lacks, and those it has: by delivery
+    id, or, on a core that keeps none (the baseline), by whom it says it counts as asked."""
     known = {d.delivery_id for d in c.deliveries}
+    by_person = not core.offers(Extension.REPORT_DETAILS)
     lacking: list[CardRecord] = []
     on_trail: list[CardRecord] = []
     for card in cards:
@@ -60,6 +61,13 @@ def off_trail(c: Clarification, cards: list[CardRecord], *, by_person: bool
         else:
             lacking.append(card)
     return lacking, on_trail
+
+
+def _marked(cards: list[CardRecord]) -> list[tuple[CardRecord, datetime]]:
+    """The question cards still marked unreported, with their marks' times."""
+    return [(card, card.unreported_since) for card in cards
+            if card.unreported_since is not None
+            and card.delivery.kind == DeliveryKind.QUESTION.value]
 
 
 @dataclass
@@ -74,10 +82,10 @@ class UnreportedCards:
     async def answered(self, clarification_id: str, cards: list[CardRecord]) -> None:
         """Someone answered: a question card still marked is looked at once its job, if alive,
         would have reported it (nothing is indexed when no card is marked, the usual case)."""
-        since = [card.unreported_since for card in cards if card.unreported_since is not None
-                 and card.delivery.kind == DeliveryKind.QUESTION.value]
-        if since:
-            await self.store.unreported_add(clarification_id, due=min(since) + self.after)
+        marked = _marked(cards)
+        if marked:
+            await self.store.unreported_add(
+                clarification_id, due=min(since for _, since in marked) + self.after)
 
     async def flush(self) -> None:
         """Housekeeping: every clarification due is looked at by one worker."""
@@ -87,32 +95,27 @@ class UnreportedCards:
                                                      lease_seconds=LOOK_LEASE_SECONDS):
                 continue
             try:
-                await self._look(clarification_id)
+                await self._look(clarification_id, now)
             except (e.CoreError, StoreError) as exc:  # the claim's lease runs out: again later
                 log.warning("unreported.look_failed", error=type(exc).__name__)
 
-    async def _look(self, clarification_id: str) -> None:
-        now = self.clock.now()
-        marked = [card for card in await self.store.cards(clarification_id)
-                  if card.unreported_since is not None
-                  and card.delivery.kind == DeliveryKind.QUESTION.value]
-        due = [card for card in marked if card.unreported_since is not None
-               and card.unreported_since + self.after <= now]
+    async def _look(self, clarification_id: str, now: datetime) -> None:
+        marked = _marked(await self.store.cards(clarification_id))
+        due = [card for card, since in marked if since + self.after <= now]
+        later = [since for _, since in marked if since + self.after > now]
         if due:
             try:
-                c = await self.core.get_clarification(clarification_id=clarification_id)
+                c: Clarification | None = await self.core.get_clarification(
+                    clarification_id=clarification_id)
             except e.NotFound:  # gone from the core (erased): nothing to report to
                 c = None
-            lacking, _ = off_trail(c, due, by_person=not self.core.offers(
-                Extension.REPORT_DETAILS)) if c is not None else ([], due)
+            lacking = [] if c is None else off_trail(self.core, c, due)[0]
             for card in lacking:
                 await self.deliverer.report(card)
                 REGISTRY.inc("clarify_unreported_cards_total")
                 log.info("unreported.card_reported", kind=card.delivery.kind,
                          attempt=card.delivery.attempt)
             await self.store.clear_unreported([card.delivery for card in due])
-        later = [card.unreported_since for card in marked if card not in due
-                 and card.unreported_since is not None]
         if later:  # another job's card, still young: its own time
             await self.store.unreported_later(clarification_id, due=min(later) + self.after)
         else:

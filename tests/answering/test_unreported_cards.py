@@ -39,20 +39,29 @@ async def worker_core(core_url: str, contract: str, clock: ManualClock
         yield client
 
 
-def hold_reports(rig: Rig) -> list[JobScope]:
-    """The jobs' reports held back (a worker killed before its jobs end, or one still
-    running)."""
+async def sent_with_reports_held(rig: Rig) -> tuple[str, list[JobScope]]:
+    """Sarah's card sent, its job's reports held back (a worker killed before its job ends, or
+    one still running): the clarification, and the held reports."""
+    cid = await rig.create(authority={"named": ["p-sarah"]}, severity="high")
     held: list[JobScope] = []
 
     async def hold(scope: JobScope, **_: Any) -> None:
         held.append(scope)
 
     rig.engine.core.flush = hold  # type: ignore[method-assign]
-    return held
-
-
-def let_reports_go(rig: Rig) -> None:
+    await rig.burst()
     del rig.engine.core.flush  # the client's own again
+    return cid, held
+
+
+async def reported_but_still_marked(rig: Rig, worker_core: CoreClient) -> str:
+    """Sarah's card reported by its job, whose store could not clear the mark after."""
+    cid, held = await sent_with_reports_held(rig)
+    for scope in held:
+        scope.clear = unreachable
+        await worker_core.flush(scope)
+    assert await marked(rig, cid) == [("p-sarah", True)]
+    return cid
 
 
 async def asked(rig: Rig, cid: str) -> list[str]:
@@ -77,10 +86,7 @@ async def test_an_answer_puts_the_card_a_killed_worker_never_reported_on_the_tra
     """Sarah's card went out and the worker died before the job's end. Her answer has the card
     looked at a lease after it was sent: reported then, not a window later when the job comes
     back (or, the question settled, never); the job's next pass reports it no second time."""
-    cid = await rig.create(authority={"named": ["p-sarah"]}, severity="high")
-    hold_reports(rig)
-    await rig.burst()
-    let_reports_go(rig)
+    cid, _ = await sent_with_reports_held(rig)
     assert await asked(rig, cid) == []
     assert await marked(rig, cid) == [("p-sarah", True)]
     before = reported_late()
@@ -107,10 +113,7 @@ async def test_a_card_is_reported_once_whether_its_job_or_an_answer_comes_first(
         rig: Rig, worker_core: CoreClient, first: str) -> None:
     """The job still holds its reports when Sarah answers, or has sent them: either way the
     core hears of her card once (the baseline core would record a second delivery)."""
-    cid = await rig.create(authority={"named": ["p-sarah"]}, severity="high")
-    held = hold_reports(rig)
-    await rig.burst()
-    let_reports_go(rig)
+    cid, held = await sent_with_reports_held(rig)
     assert held
     if first == "job":
         for scope in held:
@@ -130,15 +133,8 @@ async def test_a_report_that_reached_the_core_before_the_kill_is_not_sent_again(
         rig: Rig, worker_core: CoreClient) -> None:
     """The core had the report but the mark stayed (the worker killed, or the store away, just
     after): the trail is read before anything is reported, so the card is reported once."""
-    cid = await rig.create(authority={"named": ["p-sarah"]}, severity="high")
-    held = hold_reports(rig)
-    await rig.burst()
-    let_reports_go(rig)
-    for scope in held:
-        scope.clear = unreachable
-        await worker_core.flush(scope)
+    cid = await reported_but_still_marked(rig, worker_core)
     assert await asked(rig, cid) == ["p-sarah"]
-    assert await marked(rig, cid) == [("p-sarah", True)]
     await answered(rig, click(rig, "p-sarah", cid, 0))
     rig.clock.advance(LEASE)
     await rig.burst()
@@ -151,15 +147,7 @@ async def test_a_mark_its_job_could_not_clear_is_cleared_by_the_next_pass(
     """The store could not be reached as the job's reports went: the report went (none is
     lost) and the mark stayed. The job's next pass finds the card on the trail and clears the
     mark, so a later answer has nothing looked at."""
-    cid = await rig.create(authority={"named": ["p-sarah"]}, severity="high")
-    held = hold_reports(rig)
-    await rig.burst()
-    let_reports_go(rig)
-    for scope in held:
-        scope.clear = unreachable
-        await worker_core.flush(scope)
-    assert await marked(rig, cid) == [("p-sarah", True)]
-
+    cid = await reported_but_still_marked(rig, worker_core)
     rig.clock.advance(NEXT_PASS)
     await rig.burst()
     assert await marked(rig, cid) == [("p-sarah", False)]
